@@ -1,0 +1,20 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { benchForwardKinematics } from './fkBench';
+
+// `npm run bench`: prints each figure beside a baseline measured in the same run, and the ratio.
+// Exits non-zero when a target is missed, so a regression is visible.
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const menagerie = path.resolve(repo, '../shared/data/models/unitree_g1_mjcf/g1.xml');
+
+let failed = false;
+console.log(`MotionBench benchmarks — node ${process.version}, ${new Date().toISOString()}`);
+for (const [file, label] of [
+  [path.join(repo, 'assets/g1/g1.xml'), 'our G1 (assets/g1)'],
+  [menagerie, 'Menagerie g1.xml'],
+] as const) {
+  const r = await benchForwardKinematics(file, label);
+  r.lines.forEach((l) => console.log(l));
+  if (r.ratio < 2) failed = true;
+}
+process.exitCode = failed ? 1 : 0;

@@ -1,0 +1,68 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { InputError } from '../domain/problems';
+
+// Shared plumbing of the `motionbench` subcommands: argument parsing with clear usage errors,
+// the --json contract (one JSON document on stdout, everything else on stderr) and the
+// exit-code convention (0 ok, 1 bad input or failed work, 2 bad usage).
+
+export class UsageError extends Error {}
+
+export interface Command {
+  name: string;
+  summary: string;
+  usage: string;
+  run(argv: string[], io: CliIo): Promise<number>;
+}
+
+export interface CliIo {
+  stdout: (s: string) => void;
+  stderr: (s: string) => void;
+}
+
+export const processIo: CliIo = {
+  stdout: (s) => process.stdout.write(s),
+  stderr: (s) => process.stderr.write(s),
+};
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+export function parse<O extends Options>(argv: string[], options: O, usage: string) {
+  try {
+    return parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message.split('\n')[0]}\n${usage}`);
+  }
+}
+
+/** Parses a numeric option; `undefined` when absent. */
+export function numberOption(value: string | boolean | undefined, name: string, check: (v: number) => boolean, what: string): number | undefined {
+  if (value === undefined) return undefined;
+  const v = Number(value);
+  if (typeof value !== 'string' || value.trim() === '' || !Number.isFinite(v) || !check(v)) {
+    throw new UsageError(`--${name} must be ${what}, got "${String(value)}"`);
+  }
+  return v;
+}
+
+export function printJson(io: CliIo, doc: unknown): void {
+  io.stdout(`${JSON.stringify(doc, null, 2)}\n`);
+}
+
+/** Turns an error into the one-line reason printed on stderr and the exit code. */
+export function reportError(io: CliIo, err: unknown): number {
+  if (err instanceof UsageError) {
+    io.stderr(`motionbench: ${err.message}\n`);
+    return 2;
+  }
+  if (err instanceof InputError) {
+    io.stderr(`motionbench: ${err.message.replace(/\n/g, '\n  ')}\n`);
+    return 1;
+  }
+  const e = err as NodeJS.ErrnoException;
+  if (e?.code === 'ENOENT' && e.path) {
+    io.stderr(`motionbench: ${e.path}: no such file\n`);
+    return 1;
+  }
+  io.stderr(`motionbench: ${e instanceof Error ? e.message : String(e)}\n`);
+  return 1;
+}

@@ -1,0 +1,88 @@
+import { G1_JOINT_NAMES } from '../../domain/robot/g1Joints';
+import type { MotionClip } from '../../domain/motion/motionClip';
+import type { JointLimitWarning } from '../../domain/motion/motionClip';
+import { loadClipFile } from '../../services/motion/loadClipFile';
+import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
+import { numberOption, parse, printJson, UsageError, type Command } from '../cliSupport';
+
+const usage = `usage: motionbench clip info <file> [--fps N] [--model <mjcf>] [--json]
+  Reads a motion clip (LAFAN1-G1 CSV, BeyondMimic/mjlab NPZ, motionbench JSON) and prints
+  frames, fps and where it came from, duration, root height range and joint-limit excursions
+  (limits from --model, default: our G1 in assets/).`;
+
+export interface ClipInfo {
+  file: string;
+  name: string;
+  id: string;
+  format: string;
+  frames: number;
+  fps: number;
+  fps_source: string;
+  duration_s: number;
+  joints: number;
+  root_z_min: number;
+  root_z_max: number;
+  limit_violations: { joint: string; frame: number; value: number }[];
+  warnings: { code: string; message: string }[];
+}
+
+export function clipInfo(clip: MotionClip): ClipInfo {
+  let zMin = Infinity;
+  let zMax = -Infinity;
+  for (let f = 0; f < clip.frameCount; f++) {
+    const z = clip.rootPosM[3 * f + 2];
+    if (z < zMin) zMin = z;
+    if (z > zMax) zMax = z;
+  }
+  const limit = clip.warnings.filter((w): w is JointLimitWarning => w.code === 'joint_limit');
+  return {
+    file: clip.provenance.file,
+    name: clip.name,
+    id: clip.id,
+    format: clip.provenance.format,
+    frames: clip.frameCount,
+    fps: clip.fps,
+    fps_source: clip.provenance.fpsSource,
+    duration_s: (clip.frameCount - 1) / clip.fps,
+    joints: G1_JOINT_NAMES.length,
+    root_z_min: zMin,
+    root_z_max: zMax,
+    limit_violations: limit.map((w) => ({ joint: w.joint, frame: w.frame, value: w.value })),
+    warnings: clip.warnings.filter((w) => w.code !== 'joint_limit').map((w) => ({ code: w.code, message: w.message })),
+  };
+}
+
+export const clipInfoCommand: Command = {
+  name: 'clip info',
+  summary: 'frames, fps, duration, root height range and joint-limit excursions of a clip',
+  usage,
+  async run(argv, io) {
+    const { values, positionals } = parse(argv, { fps: { type: 'string' }, model: { type: 'string' }, json: { type: 'boolean' } }, usage);
+    if (values.help) {
+      io.stdout(`${usage}\n`);
+      return 0;
+    }
+    if (positionals.length !== 1) throw new UsageError(`clip info takes one file, got ${positionals.length}\n${usage}`);
+    const fps = numberOption(values.fps, 'fps', (v) => v > 0 && v <= 1000, 'a frame rate in (0, 1000]');
+    const profile = loadRobotProfile(values.model);
+    const clip = loadClipFile(positionals[0], { fps, jointLimitsRad: profile.joints.map((j) => j.rangeRad) });
+    const info = clipInfo(clip);
+    if (values.json) printJson(io, info);
+    else {
+      io.stdout(
+        [
+          `${info.file}`,
+          `  name        ${info.name} (${info.id})`,
+          `  format      ${info.format}`,
+          `  frames      ${info.frames} at ${info.fps} fps (${info.fps_source}), ${info.duration_s.toFixed(3)} s`,
+          `  joints      ${info.joints}`,
+          `  root z      ${info.root_z_min.toFixed(3)} .. ${info.root_z_max.toFixed(3)} m`,
+          `  limits      ${info.limit_violations.length === 0 ? 'within the joint limits of ' + profile.modelName : `${info.limit_violations.length} excursion(s)`}`,
+          ...info.limit_violations.slice(0, 20).map((v) => `    ${v.joint} frame ${v.frame}: ${v.value.toFixed(4)} rad`),
+          ...info.warnings.map((w) => `  warning     ${w.message}`),
+        ].join('\n') + '\n',
+      );
+    }
+    return 0;
+  },
+};

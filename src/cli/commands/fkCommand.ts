@@ -1,0 +1,48 @@
+import { ForwardKinematics } from '../../domain/robot/forwardKinematics';
+import { loadClipFile } from '../../services/motion/loadClipFile';
+import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
+import { numberOption, parse, printJson, UsageError, type Command } from '../cliSupport';
+
+const usage = `usage: motionbench fk --clip <file> --frame <i> [--model <mjcf>] [--fps N] [--json]
+  World pose of every body of the model (model body order, pelvis first) at frame i of the clip:
+  bodies: [{name, pos: [x,y,z] (m), quat: [w,x,y,z]}].`;
+
+export const fkCommand: Command = {
+  name: 'fk',
+  summary: 'world pose of every body at one frame of a clip',
+  usage,
+  async run(argv, io) {
+    const { values, positionals } = parse(
+      argv,
+      { clip: { type: 'string' }, frame: { type: 'string' }, model: { type: 'string' }, fps: { type: 'string' }, json: { type: 'boolean' } },
+      usage,
+    );
+    if (values.help) {
+      io.stdout(`${usage}\n`);
+      return 0;
+    }
+    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
+    if (values.clip === undefined) throw new UsageError(`--clip is required\n${usage}`);
+    const frame = numberOption(values.frame, 'frame', (v) => Number.isInteger(v) && v >= 0, 'a frame index (integer ≥ 0)');
+    if (frame === undefined) throw new UsageError(`--frame is required\n${usage}`);
+    const fps = numberOption(values.fps, 'fps', (v) => v > 0 && v <= 1000, 'a frame rate in (0, 1000]');
+    const profile = loadRobotProfile(values.model);
+    const clip = loadClipFile(values.clip, { fps, jointLimitsRad: profile.joints.map((j) => j.rangeRad) });
+    if (frame >= clip.frameCount) throw new UsageError(`--frame ${frame} is past the clip's last frame (${clip.frameCount - 1})`);
+    const fk = new ForwardKinematics(profile);
+    const pos = new Float64Array(3 * fk.bodyCount);
+    const quat = new Float64Array(4 * fk.bodyCount);
+    fk.computeClipFrame(clip, frame, pos, quat);
+    const bodies = profile.bodies.map((b, i) => ({
+      name: b.name,
+      pos: [pos[3 * i], pos[3 * i + 1], pos[3 * i + 2]],
+      quat: [quat[4 * i], quat[4 * i + 1], quat[4 * i + 2], quat[4 * i + 3]],
+    }));
+    if (values.json) printJson(io, { clip: clip.provenance.file, model: profile.sourceFile, frame, time_s: frame / clip.fps, bodies });
+    else {
+      io.stdout(`${clip.provenance.file} frame ${frame} (t = ${(frame / clip.fps).toFixed(4)} s), model ${profile.modelName}\n`);
+      for (const b of bodies) io.stdout(`  ${b.name.padEnd(28)} pos ${b.pos.map((v) => v.toFixed(5).padStart(9)).join(' ')}   quat ${b.quat.map((v) => v.toFixed(5).padStart(8)).join(' ')}\n`);
+    }
+    return 0;
+  },
+};

@@ -1,0 +1,38 @@
+import { clipInfoCommand } from './commands/clipInfoCommand';
+import { fkCommand } from './commands/fkCommand';
+import { hostCommand } from './commands/hostCommand';
+import { processIo, reportError, type CliIo, type Command } from './cliSupport';
+
+// `motionbench <command>`: every subcommand has --help, exits non-zero with a one-line reason on
+// bad input, and with --json prints exactly one JSON document on stdout.
+const commands: Command[] = [clipInfoCommand, fkCommand, hostCommand];
+
+const topUsage = `usage: motionbench <command> [options]
+
+commands:
+${commands.map((c) => `  ${c.name.padEnd(12)} ${c.summary}`).join('\n')}
+
+Run 'motionbench <command> --help' for a command's options.`;
+
+export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    io.stdout(`${topUsage}\n`);
+    return argv.length === 0 ? 2 : 0;
+  }
+  // Longest matching command name ("clip info" before "clip").
+  const match = commands
+    .filter((c) => {
+      const words = c.name.split(' ');
+      return words.every((w, k) => argv[k] === w);
+    })
+    .sort((a, b) => b.name.length - a.name.length)[0];
+  if (!match) {
+    io.stderr(`motionbench: unknown command "${argv.slice(0, 2).join(' ')}"\n${topUsage}\n`);
+    return 2;
+  }
+  try {
+    return await match.run(argv.slice(match.name.split(' ').length), io);
+  } catch (err) {
+    return reportError(io, err);
+  }
+}

@@ -1,0 +1,47 @@
+import type { Warning } from '../problems';
+
+// A motion clip inside the program: root pose and 29 joint angles per frame, at a stated fps.
+// Layout is frame-major in flat Float64Arrays; quaternions are wxyz; joints are in canonical
+// G1 order (src/domain/robot/g1Joints.ts). Codecs convert at the boundary and nowhere else.
+
+export type ClipFormat = 'lafan1-csv' | 'mjlab-npz' | 'motionbench-json';
+export type CapabilityGroup = 'upper_body' | 'locomotion' | 'in_place' | 'dynamic' | 'low_posture';
+/** Where the fps came from: the file itself, the user (--fps), or inferred from the data. */
+export type FpsSource = 'file' | 'user' | 'inferred';
+
+export interface ClipProvenance {
+  /** File as the user named it. */
+  file: string;
+  format: ClipFormat;
+  /** sha256 of the file bytes, hex. */
+  fileSha256: string;
+  fpsSource: FpsSource;
+}
+
+export interface JointLimitWarning extends Warning {
+  code: 'joint_limit';
+  joint: string;
+  frame: number;
+  value: number;
+}
+
+export interface MotionClip {
+  /** Stable id: `clip-` + first 16 hex of sha256 over fps and the numeric content. */
+  id: string;
+  name: string;
+  fps: number;
+  frameCount: number;
+  /** N×3, metres, world frame, z up. */
+  rootPosM: Float64Array;
+  /** N×4, wxyz, unit. */
+  rootQuatWxyz: Float64Array;
+  /** N×29, radians, canonical joint order. */
+  jointPosRad: Float64Array;
+  /** N×29, rad/s, as stored in the source (NPZ joint_vel); derive with deriveJointVelocities otherwise. */
+  jointVelRadS?: Float64Array;
+  /** Reference world body positions if the source stores them (NPZ body_pos_w): N×B×3, metres. */
+  bodyPosW?: { bodyCount: number; data: Float64Array };
+  capabilityGroup?: CapabilityGroup;
+  provenance: ClipProvenance;
+  warnings: Warning[];
+}
