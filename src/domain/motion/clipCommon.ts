@@ -1,0 +1,322 @@
+// Shared by every motion codec: input limits, fps rules, quaternion clean-up, joint-limit
+// warnings and the content id. Codecs parse and locate errors in their own format, then hand the
+// flat arrays to `finalizeClip`, so every format ends in the same canonical MotionClip.
+
+import { Sha256 } from '../hash/sha256';
+import { InputError, type InputLocation, type Warning } from '../problems';
+import { G1_JOINT_NAMES, G1_NUM_JOINTS } from '../robot/g1Joints';
+import type { CapabilityGroup, ClipFormat, FpsSource, JointLimitWarning, MotionClip } from './motionClip';
+
+/** Largest motion file accepted, bytes (256 MiB). */
+export const MAX_INPUT_BYTES = 256 * 1024 * 1024;
+/** Largest clip accepted, frames (2 M frames = 18.5 h at 30 fps). */
+export const MAX_FRAMES = 2_000_000;
+/** Highest frame rate accepted, Hz. */
+export const MAX_FPS = 1000;
+/** A stored quaternion whose norm differs from 1 by more than this is an error. */
+export const QUAT_NORM_TOLERANCE = 1e-3;
+/** Joint angles beyond a limit by more than this (rad) are reported. */
+export const JOINT_LIMIT_TOLERANCE_RAD = 1e-6;
+/** At most this many joint-limit excursions are listed; the rest are counted. */
+export const MAX_JOINT_LIMIT_WARNINGS = 100;
+
+export type JointLimitsRad = ReadonlyArray<readonly [number, number] | null>;
+
+export interface FpsHint {
+  fps: number;
+  /** How the fps was inferred, for the operator (e.g. "sidecar file walk.json"). */
+  source: string;
+}
+
+export interface DecodeOptions {
+  /** The file as the user named it; used in every error and in provenance. */
+  file: string;
+  /** The user's fps (--fps). For CSV it is the rate; for NPZ/JSON it must equal the file's. */
+  fps?: number;
+  /** An inferred fps for formats that do not state one (CSV); used only without `fps`. */
+  fpsHint?: FpsHint;
+  /** Limits per canonical joint, radians; excursions become 'joint_limit' warnings. */
+  jointLimitsRad?: JointLimitsRad;
+}
+
+/** A joint-limit warning with the extent of the excursion run. */
+export interface JointLimitExcursion extends JointLimitWarning {
+  /** 'lower' or 'upper' limit crossed. */
+  side: 'lower' | 'upper';
+  limit: number;
+  /** Number of consecutive frames outside the limit. */
+  runFrames: number;
+  /** Furthest value reached during the run. */
+  peakValue: number;
+}
+
+export function checkInputSize(bytes: Uint8Array, file: string): void {
+  if (bytes.length > MAX_INPUT_BYTES) {
+    throw new InputError(
+      { file },
+      `file is ${(bytes.length / 1048576).toFixed(1)} MiB, larger than the ${MAX_INPUT_BYTES / 1048576} MiB limit for motion files`,
+    );
+  }
+  if (bytes.length === 0) throw new InputError({ file }, 'file is empty');
+}
+
+export function checkFrameCount(n: number, loc: InputLocation): void {
+  if (n > MAX_FRAMES) throw new InputError(loc, `clip has ${n} frames, more than the limit of ${MAX_FRAMES}`);
+  if (n < 2) throw new InputError(loc, `clip has ${n} frame${n === 1 ? '' : 's'}; at least 2 are needed`);
+}
+
+/** Throws unless fps is a finite number in (0, MAX_FPS]. `what` names its origin in the message. */
+export function checkFps(fps: unknown, loc: InputLocation, what: string): number {
+  if (typeof fps !== 'number' || Number.isNaN(fps)) {
+    throw new InputError(loc, `${what} is not a number (${String(fps)})`);
+  }
+  if (!Number.isFinite(fps) || fps <= 0 || fps > MAX_FPS) {
+    throw new InputError(loc, `${what} ${fps} is invalid: it must be > 0 and ≤ ${MAX_FPS}`);
+  }
+  return fps;
+}
+
+function fpsEqual(a: number, b: number): boolean {
+  return Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b));
+}
+
+/**
+ * fps for formats that state it (NPZ, JSON). The file's value is used; a user fps must agree
+ * with it (an error otherwise: resampling is an explicit step, never a side effect of --fps).
+ * When the file has none, the user's fps is used, else it is an error.
+ */
+export function resolveStatedFps(
+  fileFps: number | undefined,
+  options: DecodeOptions,
+  fpsLoc: InputLocation,
+): { fps: number; fpsSource: FpsSource } {
+  const user = options.fps === undefined ? undefined : checkFps(options.fps, { file: options.file, key: 'fps' }, '--fps');
+  if (fileFps === undefined) {
+    if (user === undefined) throw new InputError(fpsLoc, 'fps is missing from the file; pass --fps N');
+    return { fps: user, fpsSource: 'user' };
+  }
+  checkFps(fileFps, fpsLoc, 'fps');
+  if (user !== undefined && !fpsEqual(user, fileFps)) {
+    throw new InputError(fpsLoc, `the file states fps ${fileFps} but --fps ${user} was given; drop --fps or fix the file`);
+  }
+  return { fps: fileFps, fpsSource: 'file' };
+}
+
+/** Clip name from a path: the base name without its extension. */
+export function clipNameFromFile(file: string): string {
+  const base = file.split(/[\\/]/).pop() ?? file;
+  const dot = base.lastIndexOf('.');
+  return dot > 0 ? base.slice(0, dot) : base;
+}
+
+/** Lower-case extension without the dot ('' if none). */
+export function fileExtension(file: string): string {
+  const base = file.split(/[\\/]/).pop() ?? file;
+  const dot = base.lastIndexOf('.');
+  return dot > 0 ? base.slice(dot + 1).toLowerCase() : '';
+}
+
+/** Norm of the quaternion at `off`, or the error text if it is not within tolerance of 1. */
+export function quatNormProblem(q: ArrayLike<number>, off: number): string | null {
+  const n = Math.hypot(q[off], q[off + 1], q[off + 2], q[off + 3]);
+  if (Math.abs(n - 1) > QUAT_NORM_TOLERANCE) {
+    return `quaternion norm is ${formatNumber(n)}, not 1 (tolerance ${QUAT_NORM_TOLERANCE})`;
+  }
+  return null;
+}
+
+export function formatNumber(v: number): string {
+  if (!Number.isFinite(v)) return String(v);
+  return Math.abs(v) >= 1e-3 || v === 0 ? String(Number(v.toPrecision(7))) : v.toExponential(3);
+}
+
+/**
+ * Normalises N quaternions (wxyz, flat) in place and makes their sign continuous: q and −q are
+ * the same rotation, so frame k is negated when dot(q_k, q_{k−1}) < 0. Frame 0 keeps its sign.
+ * Idempotent: a quaternion whose squared norm is already 1 within 1e-15 is left bit-for-bit as
+ * it is, so decoding an encoded clip reproduces the same numbers (and the same id).
+ */
+export function normaliseQuaternionsInPlace(q: Float64Array, n: number): void {
+  for (let k = 0; k < n; k++) {
+    const o = k * 4;
+    let w = q[o];
+    let x = q[o + 1];
+    let y = q[o + 2];
+    let z = q[o + 3];
+    const n2 = w * w + x * x + y * y + z * z;
+    if (Math.abs(n2 - 1) > 1e-15) {
+      const s = 1 / Math.sqrt(n2);
+      w *= s;
+      x *= s;
+      y *= s;
+      z *= s;
+    }
+    if (k > 0 && w * q[o - 4] + x * q[o - 3] + y * q[o - 2] + z * q[o - 1] < 0) {
+      w = -w;
+      x = -x;
+      y = -y;
+      z = -z;
+    }
+    q[o] = w;
+    q[o + 1] = x;
+    q[o + 2] = y;
+    q[o + 3] = z;
+  }
+}
+
+/**
+ * Joint-limit excursions, frame-major: one warning per run of consecutive frames where a joint is
+ * beyond a limit by more than JOINT_LIMIT_TOLERANCE_RAD, at the run's first frame and value.
+ * At most MAX_JOINT_LIMIT_WARNINGS are listed; a final 'joint_limit_more' warning counts the rest.
+ */
+export function jointLimitWarnings(jointPosRad: Float64Array, frameCount: number, limits: JointLimitsRad): Warning[] {
+  if (limits.length !== G1_NUM_JOINTS) {
+    throw new Error(`jointLimitsRad has ${limits.length} entries, expected ${G1_NUM_JOINTS}`);
+  }
+  const J = G1_NUM_JOINTS;
+  const lo = new Float64Array(J);
+  const hi = new Float64Array(J);
+  for (let j = 0; j < J; j++) {
+    const l = limits[j];
+    lo[j] = l ? l[0] - JOINT_LIMIT_TOLERANCE_RAD : -Infinity;
+    hi[j] = l ? l[1] + JOINT_LIMIT_TOLERANCE_RAD : Infinity;
+  }
+  const open: (JointLimitExcursion | null)[] = new Array<JointLimitExcursion | null>(J).fill(null);
+  const inRun = new Uint8Array(J); // 0 none, 1 below, 2 above
+  const out: Warning[] = [];
+  let total = 0;
+  const close = (j: number) => {
+    const w = open[j];
+    if (w) {
+      w.message = `${w.joint} is ${formatNumber(w.value)} rad at frame ${w.frame}, ${w.side === 'lower' ? 'below its lower' : 'above its upper'} limit ${formatNumber(w.limit)} rad (for ${w.runFrames} frame${w.runFrames === 1 ? '' : 's'}, furthest ${formatNumber(w.peakValue)} rad)`;
+    }
+    open[j] = null;
+    inRun[j] = 0;
+  };
+  for (let k = 0; k < frameCount; k++) {
+    const o = k * J;
+    for (let j = 0; j < J; j++) {
+      const v = jointPosRad[o + j];
+      const state = v < lo[j] ? 1 : v > hi[j] ? 2 : 0;
+      if (state === inRun[j]) {
+        const w = open[j];
+        if (state !== 0 && w) {
+          w.runFrames++;
+          if (state === 1 ? v < w.peakValue : v > w.peakValue) w.peakValue = v;
+        }
+        continue;
+      }
+      if (inRun[j] !== 0) close(j);
+      if (state === 0) continue;
+      inRun[j] = state;
+      total++;
+      if (total <= MAX_JOINT_LIMIT_WARNINGS) {
+        const lim = limits[j] as readonly [number, number];
+        const w: JointLimitExcursion = {
+          code: 'joint_limit',
+          message: '',
+          joint: G1_JOINT_NAMES[j],
+          frame: k,
+          value: v,
+          side: state === 1 ? 'lower' : 'upper',
+          limit: state === 1 ? lim[0] : lim[1],
+          runFrames: 1,
+          peakValue: v,
+        };
+        open[j] = w;
+        out.push(w);
+      }
+    }
+  }
+  for (let j = 0; j < J; j++) if (inRun[j] !== 0) close(j);
+  if (total > MAX_JOINT_LIMIT_WARNINGS) {
+    out.push({
+      code: 'joint_limit_more',
+      message: `${total - MAX_JOINT_LIMIT_WARNINGS} more joint-limit excursions not listed (${total} in all)`,
+    });
+  }
+  return out;
+}
+
+/**
+ * Clip id: `clip-` + the first 16 hex digits of SHA-256 over fps, frameCount, rootPosM,
+ * rootQuatWxyz and jointPosRad, each as little-endian float64 in that order (−0 written as +0).
+ * The same motion at the same fps gets the same id whatever file format it came from.
+ */
+export function computeClipId(
+  fps: number,
+  frameCount: number,
+  rootPosM: Float64Array,
+  rootQuatWxyz: Float64Array,
+  jointPosRad: Float64Array,
+): string {
+  const h = new Sha256();
+  const chunk = new Float64Array(8192);
+  const bytes = new Uint8Array(chunk.buffer);
+  const littleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+  let fill = 0;
+  const flush = () => {
+    if (fill === 0) return;
+    const b = bytes.subarray(0, fill * 8);
+    if (!littleEndian) {
+      for (let i = 0; i < b.length; i += 8) b.subarray(i, i + 8).reverse();
+    }
+    h.update(b);
+    fill = 0;
+  };
+  const push = (v: number) => {
+    chunk[fill++] = v + 0; // −0 → +0
+    if (fill === chunk.length) flush();
+  };
+  push(fps);
+  push(frameCount);
+  for (const arr of [rootPosM, rootQuatWxyz, jointPosRad]) {
+    for (let i = 0; i < arr.length; i++) push(arr[i]);
+  }
+  flush();
+  return 'clip-' + h.digestHex().slice(0, 16);
+}
+
+export interface ClipParts {
+  name: string;
+  format: ClipFormat;
+  fps: number;
+  fpsSource: FpsSource;
+  frameCount: number;
+  rootPosM: Float64Array;
+  /** wxyz, validated (norms within tolerance); normalised and sign-fixed here. */
+  rootQuatWxyz: Float64Array;
+  jointPosRad: Float64Array;
+  jointVelRadS?: Float64Array;
+  bodyPosW?: { bodyCount: number; data: Float64Array };
+  capabilityGroup?: CapabilityGroup;
+  warnings?: Warning[];
+}
+
+/** Builds the MotionClip: quaternion clean-up, joint-limit warnings, ids and provenance. */
+export function finalizeClip(parts: ClipParts, fileBytes: Uint8Array, options: DecodeOptions, fileSha256?: string): MotionClip {
+  const { frameCount } = parts;
+  normaliseQuaternionsInPlace(parts.rootQuatWxyz, frameCount);
+  const warnings: Warning[] = [...(parts.warnings ?? [])];
+  if (options.jointLimitsRad) warnings.push(...jointLimitWarnings(parts.jointPosRad, frameCount, options.jointLimitsRad));
+  const clip: MotionClip = {
+    id: computeClipId(parts.fps, frameCount, parts.rootPosM, parts.rootQuatWxyz, parts.jointPosRad),
+    name: parts.name,
+    fps: parts.fps,
+    frameCount,
+    rootPosM: parts.rootPosM,
+    rootQuatWxyz: parts.rootQuatWxyz,
+    jointPosRad: parts.jointPosRad,
+    provenance: {
+      file: options.file,
+      format: parts.format,
+      fileSha256: fileSha256 ?? new Sha256().update(fileBytes).digestHex(),
+      fpsSource: parts.fpsSource,
+    },
+    warnings,
+  };
+  if (parts.jointVelRadS) clip.jointVelRadS = parts.jointVelRadS;
+  if (parts.bodyPosW) clip.bodyPosW = parts.bodyPosW;
+  if (parts.capabilityGroup) clip.capabilityGroup = parts.capabilityGroup;
+  return clip;
+}

@@ -1,0 +1,188 @@
+// NumPy .npy reader (format versions 1.0, 2.0 and 3.0): magic, header dict (descr,
+// fortran_order, shape), then raw C-order data. Only float32/float64 arrays are converted;
+// everything else is rejected with an InputError naming the member (`key`).
+
+import { InputError } from '../problems';
+
+export interface NpyHeader {
+  descr: string;
+  fortranOrder: boolean;
+  shape: number[];
+  /** Byte offset of the data within the member. */
+  dataOffset: number;
+  version: string;
+}
+
+export interface NpyFloatArray {
+  shape: number[];
+  /** Values in C order, converted to float64. */
+  data: Float64Array;
+  descr: string;
+}
+
+type PyValue = string | number | boolean | null | PyValue[] | { [k: string]: PyValue };
+
+/** Parses the Python literal subset numpy writes in .npy headers. */
+function parsePyLiteral(src: string, fail: (msg: string) => never): PyValue {
+  let i = 0;
+  const ws = () => {
+    while (i < src.length && /\s/.test(src[i])) i++;
+  };
+  const value = (): PyValue => {
+    ws();
+    const c = src[i];
+    if (c === '{') {
+      i++;
+      const obj: { [k: string]: PyValue } = {};
+      for (;;) {
+        ws();
+        if (src[i] === '}') {
+          i++;
+          return obj;
+        }
+        const k = value();
+        if (typeof k !== 'string') fail('header dict keys must be strings');
+        ws();
+        if (src[i] !== ':') fail(`expected ':' at header position ${i}`);
+        i++;
+        obj[k] = value();
+        ws();
+        if (src[i] === ',') i++;
+        else if (src[i] !== '}') fail(`expected ',' or '}' at header position ${i}`);
+      }
+    }
+    if (c === '(' || c === '[') {
+      const close = c === '(' ? ')' : ']';
+      i++;
+      const arr: PyValue[] = [];
+      for (;;) {
+        ws();
+        if (src[i] === close) {
+          i++;
+          return arr;
+        }
+        arr.push(value());
+        ws();
+        if (src[i] === ',') i++;
+        else if (src[i] !== close) fail(`expected ',' or '${close}' at header position ${i}`);
+      }
+    }
+    if (c === "'" || c === '"') {
+      const end = src.indexOf(c, i + 1);
+      if (end < 0) fail('unterminated string in header');
+      const s = src.slice(i + 1, end);
+      i = end + 1;
+      return s;
+    }
+    const m = /^(True|False|None|[-+]?\d+L?)/.exec(src.slice(i, i + 32));
+    if (!m) fail(`unexpected ${c === undefined ? 'end of header' : `'${c}'`} at header position ${i}`);
+    i += m[0].length;
+    if (m[0] === 'True') return true;
+    if (m[0] === 'False') return false;
+    if (m[0] === 'None') return null;
+    return parseInt(m[0], 10);
+  };
+  const v = value();
+  ws();
+  if (i !== src.length) fail(`unexpected text after the header dict at position ${i}`);
+  return v;
+}
+
+export function parseNpyHeader(bytes: Uint8Array, file: string, key: string): NpyHeader {
+  const bad = (msg: string): never => {
+    throw new InputError({ file, key }, msg);
+  };
+  if (bytes.length < 10) bad(`not a readable .npy array: only ${bytes.length} bytes (truncated?)`);
+  const magic = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
+  for (let i = 0; i < 6; i++) if (bytes[i] !== magic[i]) bad('not a .npy array: bad magic (expected "\\x93NUMPY")');
+  const major = bytes[6];
+  const minor = bytes[7];
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let headerLen: number;
+  let start: number;
+  if (major === 1) {
+    headerLen = dv.getUint16(8, true);
+    start = 10;
+  } else if (major === 2 || major === 3) {
+    if (bytes.length < 12) bad('truncated .npy header');
+    headerLen = dv.getUint32(8, true);
+    start = 12;
+  } else {
+    return bad(`unsupported .npy format version ${major}.${minor} (1.0, 2.0 and 3.0 are read)`);
+  }
+  if (headerLen > 1 << 20) bad(`bad .npy header: header length ${headerLen} is implausible`);
+  if (start + headerLen > bytes.length) bad(`.npy header (${headerLen} bytes) runs past the end of the member (truncated?)`);
+  const headerBytes = bytes.subarray(start, start + headerLen);
+  const text = major === 3 ? new TextDecoder('utf-8').decode(headerBytes) : new TextDecoder('latin1').decode(headerBytes);
+  const dict = parsePyLiteral(text, (msg) => bad(`bad .npy header: ${msg}`));
+  if (dict === null || typeof dict !== 'object' || Array.isArray(dict)) return bad('bad .npy header: not a dict');
+  const descr = dict['descr'];
+  const fortran = dict['fortran_order'];
+  const shape = dict['shape'];
+  if (typeof descr !== 'string') bad(`bad .npy header: descr ${descr === undefined ? 'missing' : `${JSON.stringify(descr)} is not a simple dtype (structured arrays are not supported)`}`);
+  if (typeof fortran !== 'boolean') bad('bad .npy header: fortran_order missing or not True/False');
+  if (!Array.isArray(shape) || !shape.every((d) => typeof d === 'number' && Number.isInteger(d) && d >= 0)) {
+    bad('bad .npy header: shape missing or not a tuple of non-negative integers');
+  }
+  return {
+    descr: descr as string,
+    fortranOrder: fortran as boolean,
+    shape: shape as number[],
+    dataOffset: start + headerLen,
+    version: `${major}.${minor}`,
+  };
+}
+
+/** Reads a float32/float64 .npy array (either byte order) into a Float64Array, C order. */
+export function readNpyFloatArray(bytes: Uint8Array, file: string, key: string): NpyFloatArray {
+  const h = parseNpyHeader(bytes, file, key);
+  const bad = (msg: string): never => {
+    throw new InputError({ file, key }, msg);
+  };
+  const m = /^([<>=|])f([48])$/.exec(h.descr);
+  if (!m || m[1] === '|') {
+    bad(`dtype '${h.descr}' is not supported (expected float32 or float64: <f4, <f8, >f4 or >f8)`);
+  }
+  if (h.fortranOrder) bad('fortran_order is True; only C-order arrays are supported (save with np.ascontiguousarray)');
+  const itemSize = Number(m![2]);
+  const littleEndian = m![1] !== '>'; // '=' is the writer's native order: little-endian on every platform numpy ships for
+  let count = 1;
+  for (const d of h.shape) count *= d;
+  const need = count * itemSize;
+  const have = bytes.length - h.dataOffset;
+  if (have < need) bad(`array data is truncated: shape (${h.shape.join(', ')}) needs ${need} bytes, the member has ${have}`);
+  if (have > need) bad(`array data has ${have - need} unexpected trailing bytes for shape (${h.shape.join(', ')})`);
+  const dv = new DataView(bytes.buffer, bytes.byteOffset + h.dataOffset, need);
+  const out = new Float64Array(count);
+  if (itemSize === 4) for (let i = 0; i < count; i++) out[i] = dv.getFloat32(i * 4, littleEndian);
+  else for (let i = 0; i < count; i++) out[i] = dv.getFloat64(i * 8, littleEndian);
+  return { shape: h.shape, data: out, descr: h.descr };
+}
+
+/**
+ * Reads a scalar stored as shape () or (1,), of a float or integer dtype (BeyondMimic's
+ * exporter saves `fps=[50]`, an int64 array; G1 Moves saves float64).
+ */
+export function readNpyScalar(bytes: Uint8Array, file: string, key: string): number {
+  const h = parseNpyHeader(bytes, file, key);
+  const bad = (msg: string): never => {
+    throw new InputError({ file, key }, msg);
+  };
+  const m = /^([<>=|])([fiu])([1248])$/.exec(h.descr);
+  if (!m || (m[2] === 'f' && m[3] !== '4' && m[3] !== '8')) {
+    bad(`dtype '${h.descr}' is not supported for a scalar (expected a float or integer dtype)`);
+  }
+  if (!(h.shape.length === 0 || (h.shape.length === 1 && h.shape[0] === 1))) {
+    bad(`shape (${h.shape.join(', ')}${h.shape.length === 1 ? ',' : ''}) is not a scalar; expected () or (1,)`);
+  }
+  const size = Number(m![3]);
+  if (bytes.length - h.dataOffset < size) bad('array data is truncated');
+  const le = m![1] !== '>';
+  const dv = new DataView(bytes.buffer, bytes.byteOffset + h.dataOffset, size);
+  const kind = m![2];
+  if (kind === 'f') return size === 4 ? dv.getFloat32(0, le) : dv.getFloat64(0, le);
+  if (kind === 'i') {
+    return size === 1 ? dv.getInt8(0) : size === 2 ? dv.getInt16(0, le) : size === 4 ? dv.getInt32(0, le) : Number(dv.getBigInt64(0, le));
+  }
+  return size === 1 ? dv.getUint8(0) : size === 2 ? dv.getUint16(0, le) : size === 4 ? dv.getUint32(0, le) : Number(dv.getBigUint64(0, le));
+}

@@ -1,0 +1,189 @@
+// Minimal ZIP reader for NPZ files (numpy.savez / savez_compressed): the central directory
+// (with ZIP64 extensions, which numpy writes), STORED and DEFLATE members, CRC-32 checked.
+// Encrypted, multi-disk and other compression methods are rejected with a clear error.
+
+import { inflateSync } from 'fflate';
+import { InputError } from '../problems';
+import { MAX_INPUT_BYTES } from './clipCommon';
+
+export interface ZipEntry {
+  name: string;
+  /** 0 = STORED, 8 = DEFLATE. */
+  method: number;
+  flags: number;
+  crc32: number;
+  compressedSize: number;
+  uncompressedSize: number;
+  localHeaderOffset: number;
+}
+
+const SIG_LOCAL = 0x04034b50;
+const SIG_CENTRAL = 0x02014b50;
+const SIG_EOCD = 0x06054b50;
+const SIG_EOCD64 = 0x06064b50;
+const SIG_EOCD64_LOCATOR = 0x07064b50;
+
+export const isZipMagic = (b: Uint8Array): boolean =>
+  b.length >= 4 && b[0] === 0x50 && b[1] === 0x4b && ((b[2] === 3 && b[3] === 4) || (b[2] === 5 && b[3] === 6));
+
+function u64(dv: DataView, off: number, file: string, what: string): number {
+  const lo = dv.getUint32(off, true);
+  const hi = dv.getUint32(off + 4, true);
+  if (hi >= 0x200000) throw new InputError({ file }, `ZIP ${what} is too large (${hi} * 2^32)`);
+  return hi * 0x100000000 + lo;
+}
+
+/** Lists the members of a ZIP archive from its central directory. */
+export function readZipDirectory(bytes: Uint8Array, file: string): ZipEntry[] {
+  const len = bytes.length;
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (len < 22) throw new InputError({ file }, `not a readable ZIP/NPZ archive: only ${len} bytes (truncated file?)`);
+  if (!isZipMagic(bytes)) {
+    throw new InputError({ file }, 'not a ZIP/NPZ archive: bad magic (expected "PK\\x03\\x04")');
+  }
+  let eocd = -1;
+  for (let i = len - 22; i >= Math.max(0, len - 22 - 0xffff); i--) {
+    if (dv.getUint32(i, true) === SIG_EOCD && i + 22 + dv.getUint16(i + 20, true) <= len) {
+      eocd = i;
+      break;
+    }
+  }
+  if (eocd < 0) {
+    throw new InputError({ file }, 'unreadable ZIP/NPZ archive: end of central directory not found (truncated file?)');
+  }
+  const diskNo = dv.getUint16(eocd + 4, true);
+  const cdDisk = dv.getUint16(eocd + 6, true);
+  let entryCount = dv.getUint16(eocd + 10, true);
+  let cdSize = dv.getUint32(eocd + 12, true);
+  let cdOffset = dv.getUint32(eocd + 16, true);
+  if (entryCount === 0xffff || cdSize === 0xffffffff || cdOffset === 0xffffffff) {
+    const loc = eocd - 20;
+    if (loc < 0 || dv.getUint32(loc, true) !== SIG_EOCD64_LOCATOR) {
+      throw new InputError({ file }, 'unreadable ZIP64 archive: ZIP64 end-of-central-directory locator missing');
+    }
+    const rec = u64(dv, loc + 8, file, 'ZIP64 record offset');
+    if (rec + 56 > len || dv.getUint32(rec, true) !== SIG_EOCD64) {
+      throw new InputError({ file }, 'unreadable ZIP64 archive: bad ZIP64 end-of-central-directory record');
+    }
+    entryCount = u64(dv, rec + 32, file, 'entry count');
+    cdSize = u64(dv, rec + 40, file, 'central directory size');
+    cdOffset = u64(dv, rec + 48, file, 'central directory offset');
+  } else if (diskNo !== 0 || cdDisk !== 0) {
+    throw new InputError({ file }, 'multi-disk (split) ZIP archives are not supported');
+  }
+  if (cdOffset + cdSize > len) {
+    throw new InputError({ file }, `unreadable ZIP/NPZ archive: central directory (offset ${cdOffset}, ${cdSize} bytes) lies beyond the end of the ${len}-byte file (truncated?)`);
+  }
+  const entries: ZipEntry[] = [];
+  let p = cdOffset;
+  const decoder = new TextDecoder('utf-8');
+  for (let e = 0; e < entryCount; e++) {
+    if (p + 46 > len || dv.getUint32(p, true) !== SIG_CENTRAL) {
+      throw new InputError({ file }, `unreadable ZIP/NPZ archive: central directory entry ${e} is damaged`);
+    }
+    const flags = dv.getUint16(p + 8, true);
+    const method = dv.getUint16(p + 10, true);
+    const crc32 = dv.getUint32(p + 16, true);
+    let compressedSize = dv.getUint32(p + 20, true);
+    let uncompressedSize = dv.getUint32(p + 24, true);
+    const nameLen = dv.getUint16(p + 28, true);
+    const extraLen = dv.getUint16(p + 30, true);
+    const commentLen = dv.getUint16(p + 32, true);
+    let localHeaderOffset = dv.getUint32(p + 42, true);
+    if (p + 46 + nameLen + extraLen + commentLen > len) {
+      throw new InputError({ file }, `unreadable ZIP/NPZ archive: central directory entry ${e} runs past the end of the file`);
+    }
+    const name = decoder.decode(bytes.subarray(p + 46, p + 46 + nameLen));
+    // ZIP64 extended information: present fields are those whose 32-bit value is 0xFFFFFFFF.
+    let x = p + 46 + nameLen;
+    const xEnd = x + extraLen;
+    while (x + 4 <= xEnd) {
+      const id = dv.getUint16(x, true);
+      const size = dv.getUint16(x + 2, true);
+      if (id === 0x0001) {
+        let q = x + 4;
+        const qEnd = Math.min(q + size, xEnd);
+        if (uncompressedSize === 0xffffffff && q + 8 <= qEnd) {
+          uncompressedSize = u64(dv, q, file, 'member size');
+          q += 8;
+        }
+        if (compressedSize === 0xffffffff && q + 8 <= qEnd) {
+          compressedSize = u64(dv, q, file, 'member size');
+          q += 8;
+        }
+        if (localHeaderOffset === 0xffffffff && q + 8 <= qEnd) {
+          localHeaderOffset = u64(dv, q, file, 'member offset');
+        }
+      }
+      x += 4 + size;
+    }
+    entries.push({ name, method, flags, crc32, compressedSize, uncompressedSize, localHeaderOffset });
+    p += 46 + nameLen + extraLen + commentLen;
+  }
+  return entries;
+}
+
+let crcTable: Uint32Array | null = null;
+
+export function crc32(data: Uint8Array): number {
+  if (!crcTable) {
+    crcTable = new Uint32Array(256);
+    for (let n = 0; n < 256; n++) {
+      let c = n;
+      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+      crcTable[n] = c >>> 0;
+    }
+  }
+  const t = crcTable;
+  let c = 0xffffffff;
+  for (let i = 0; i < data.length; i++) c = t[(c ^ data[i]) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+/**
+ * The uncompressed bytes of one member (a view into `bytes` for STORED members). Errors name
+ * `key` (default: the member name).
+ */
+export function readZipEntry(bytes: Uint8Array, entry: ZipEntry, file: string, key: string = entry.name): Uint8Array {
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (entry.flags & 1) throw new InputError({ file, key }, 'encrypted ZIP members are not supported');
+  if (entry.method !== 0 && entry.method !== 8) {
+    throw new InputError({ file, key }, `ZIP compression method ${entry.method} is not supported (only stored and deflate)`);
+  }
+  if (entry.uncompressedSize > MAX_INPUT_BYTES) {
+    throw new InputError({ file, key }, `member is ${(entry.uncompressedSize / 1048576).toFixed(1)} MiB uncompressed, over the ${MAX_INPUT_BYTES / 1048576} MiB limit`);
+  }
+  const h = entry.localHeaderOffset;
+  if (h + 30 > bytes.length || dv.getUint32(h, true) !== SIG_LOCAL) {
+    throw new InputError({ file, key }, `unreadable ZIP/NPZ archive: local header of the member not found at offset ${h} (truncated or damaged file?)`);
+  }
+  const start = h + 30 + dv.getUint16(h + 26, true) + dv.getUint16(h + 28, true);
+  const end = start + entry.compressedSize;
+  if (end > bytes.length) {
+    throw new InputError({ file, key }, `member data runs past the end of the file (${end} > ${bytes.length} bytes; truncated file?)`);
+  }
+  const raw = bytes.subarray(start, end);
+  let data: Uint8Array;
+  if (entry.method === 0) {
+    if (entry.compressedSize !== entry.uncompressedSize) {
+      throw new InputError({ file, key }, 'stored member has different compressed and uncompressed sizes');
+    }
+    data = raw;
+  } else {
+    try {
+      data = inflateSync(raw, { out: new Uint8Array(entry.uncompressedSize) });
+    } catch (err) {
+      throw new InputError({ file, key }, `DEFLATE data is corrupt (${(err as Error).message})`);
+    }
+    if (data.length !== entry.uncompressedSize) {
+      throw new InputError({ file, key }, `inflated to ${data.length} bytes, expected ${entry.uncompressedSize}`);
+    }
+  }
+  const crc = crc32(data);
+  if (crc !== entry.crc32) {
+    throw new InputError({ file, key }, `CRC-32 mismatch (stored ${hex32(entry.crc32)}, computed ${hex32(crc)}): the file is damaged`);
+  }
+  return data;
+}
+
+const hex32 = (v: number) => v.toString(16).padStart(8, '0');

@@ -1,0 +1,130 @@
+// Reads a motion file from disk and decodes it. For CSV files, which do not state their frame
+// rate, an fps is inferred when the user gave none, in this order:
+//   (a) a sidecar `<stem>.json` beside the file holding {"fps": N};
+//   (b) an NPZ of the same stem beside the file, or in the sibling `npz/` folder when the CSV
+//       sits in a `csv/` folder (the G1 Moves layout): its `fps` member;
+//   (c) the LAFAN1 retargeted-dataset naming convention `<action><n>_subject<m>.csv` → 30 fps.
+// An inferred fps is marked fpsSource 'inferred' with an 'fps_inferred' warning saying how.
+// Nothing is written anywhere.
+
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { InputError } from '../../domain/problems';
+import { checkFps, MAX_INPUT_BYTES, type FpsHint, type JointLimitsRad } from '../../domain/motion/clipCommon';
+import { decodeMotionFile, detectClipFormat } from '../../domain/motion/decodeMotionFile';
+import type { MotionClip } from '../../domain/motion/motionClip';
+import { parseJsonText } from '../../domain/motion/motionbenchJson';
+import { readNpzFps } from '../../domain/motion/mjlabNpz';
+
+export interface LoadClipOptions {
+  /** The user's fps (--fps). */
+  fps?: number;
+  /** Limits per canonical joint (e.g. from RobotProfile.joints[i].rangeRad). */
+  jointLimitsRad?: JointLimitsRad;
+}
+
+/** The LAFAN1 retargeted-dataset file name convention, e.g. `walk1_subject1.csv`. */
+export const LAFAN1_NAME_RE = /^[A-Za-z]+\d+_subject\d+\.csv$/i;
+export const LAFAN1_FPS = 30;
+
+function readBytes(file: string): Uint8Array {
+  let size: number;
+  try {
+    const st = statSync(file);
+    if (st.isDirectory()) throw new InputError({ file }, 'is a directory, not a motion file');
+    size = st.size;
+  } catch (err) {
+    if (err instanceof InputError) throw err;
+    throw new InputError({ file }, `cannot read the file: ${describeFsError(err)}`);
+  }
+  if (size > MAX_INPUT_BYTES) {
+    throw new InputError({ file }, `file is ${(size / 1048576).toFixed(1)} MiB, larger than the ${MAX_INPUT_BYTES / 1048576} MiB limit for motion files`);
+  }
+  try {
+    const buf = readFileSync(file);
+    return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+  } catch (err) {
+    throw new InputError({ file }, `cannot read the file: ${describeFsError(err)}`);
+  }
+}
+
+function describeFsError(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  if (e?.code === 'ENOENT') return 'no such file';
+  if (e?.code === 'EACCES' || e?.code === 'EPERM') return 'permission denied';
+  return e?.message ?? String(err);
+}
+
+function tryRead(file: string): Uint8Array | null {
+  try {
+    const st = statSync(file);
+    if (!st.isFile() || st.size > MAX_INPUT_BYTES) return null;
+    const buf = readFileSync(file);
+    return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The fps hint for a CSV file, or undefined when none can be inferred. A sidecar JSON that
+ * exists but is malformed, or states an invalid fps, is an error naming the sidecar; an
+ * unreadable neighbouring NPZ is skipped.
+ */
+export function inferCsvFpsHint(file: string): FpsHint | undefined {
+  const dir = path.dirname(file);
+  const base = path.basename(file);
+  const ext = path.extname(base);
+  const stem = ext ? base.slice(0, -ext.length) : base;
+
+  // (a) sidecar <stem>.json
+  const sidecar = path.join(dir, `${stem}.json`);
+  if (sidecar !== file) {
+    const bytes = tryRead(sidecar);
+    if (bytes) {
+      const doc = parseJsonText(new TextDecoder('utf-8').decode(bytes), sidecar);
+      if (typeof doc === 'object' && doc !== null && !Array.isArray(doc) && 'fps' in doc) {
+        const fps = checkFps((doc as { fps: unknown }).fps, { file: sidecar, key: 'fps' }, 'fps');
+        return { fps, source: `the sidecar file ${sidecar}` };
+      }
+    }
+  }
+
+  // (b) an NPZ of the same stem beside it, or in ../npz/ for a csv/ folder
+  const candidates = [path.join(dir, `${stem}.npz`)];
+  if (path.basename(dir) === 'csv') candidates.push(path.join(path.dirname(dir), 'npz', `${stem}.npz`));
+  for (const npz of candidates) {
+    const bytes = tryRead(npz);
+    if (!bytes) continue;
+    try {
+      const fps = readNpzFps(bytes, npz);
+      if (fps !== undefined) {
+        checkFps(fps, { file: npz, key: 'fps' }, 'fps');
+        return { fps, source: `the NPZ with the same clip name (${npz})` };
+      }
+    } catch {
+      // a broken neighbour is not this file's problem
+    }
+  }
+
+  // (c) LAFAN1 naming convention
+  if (LAFAN1_NAME_RE.test(base)) {
+    return { fps: LAFAN1_FPS, source: `the LAFAN1 retargeted-dataset file name convention (<action><n>_subject<m>.csv clips are ${LAFAN1_FPS} fps)` };
+  }
+  return undefined;
+}
+
+/** Reads and decodes a motion file (LAFAN1-G1 CSV, mjlab NPZ or motionbench-clip/1 JSON). */
+export function loadClipFile(file: string, options: LoadClipOptions = {}): MotionClip {
+  const bytes = readBytes(file);
+  let fpsHint: FpsHint | undefined;
+  if (options.fps === undefined && bytes.length > 0 && detectClipFormat(bytes, file).format === 'lafan1-csv') {
+    fpsHint = inferCsvFpsHint(file);
+  }
+  return decodeMotionFile(bytes, {
+    file,
+    ...(options.fps !== undefined ? { fps: options.fps } : {}),
+    ...(fpsHint ? { fpsHint } : {}),
+    ...(options.jointLimitsRad ? { jointLimitsRad: options.jointLimitsRad } : {}),
+  });
+}
