@@ -1,0 +1,52 @@
+import type { StateFrame } from '../backend/stateFrame';
+import type { WbcBinding } from './wbcBinding';
+
+// The contract between a backend's control loop and a whole-body controller. A controller is
+// stepped at its binding's control rate with the measured state and the reference, and writes
+// joint targets (and optionally PD gains) into a preallocated command. Controllers must be
+// deterministic given the same inputs: the replay audit depends on it.
+
+/** The reference motion on the control timeline (resampled to the control rate). */
+export interface ControlReference {
+  rateHz: number;
+  frameCount: number;
+  /** frameCount×3, metres. */
+  rootPosM: Float64Array;
+  /** frameCount×4, wxyz. */
+  rootQuatWxyz: Float64Array;
+  /** frameCount×29, rad, canonical order. */
+  jointPosRad: Float64Array;
+}
+
+export interface ControlObservation {
+  /** Control step index k (time k / rate). */
+  step: number;
+  timeS: number;
+  state: StateFrame;
+  reference: ControlReference;
+  /** Reference frame to track at this step (clamped to the last frame). */
+  referenceFrame: number;
+  /** The model's default joint pose (stand keyframe), canonical order, rad. */
+  defaultJointPosRad: Float64Array;
+}
+
+export interface ControlCommand {
+  /** 29 joint position targets, rad, canonical order. */
+  jointTargetRad: Float64Array;
+  /** Per-joint PD gains overriding the model's actuators; null keeps the model's. */
+  kp: Float64Array | null;
+  kd: Float64Array | null;
+}
+
+export interface Controller {
+  readonly binding: WbcBinding;
+  /** Clears internal state (last action, filters) before an episode. */
+  reset(): void;
+  step(obs: ControlObservation, out: ControlCommand): void;
+  /** Frees native resources (ONNX sessions). */
+  dispose?(): Promise<void> | void;
+}
+
+export function createControlCommand(joints = 29): ControlCommand {
+  return { jointTargetRad: new Float64Array(joints), kp: null, kd: null };
+}

@@ -1,0 +1,79 @@
+// A WBC binding is the versioned record of which controller runs a clip (DESIGN §3). Results
+// name the binding id and version; anything that changes behaviour (gains, assist, checkpoint)
+// changes the version, so old results never silently mix with new ones.
+
+export type WbcBindingKind = 'builtin' | 'onnx' | 'remote';
+
+export interface RootAssist {
+  /** Translational stiffness of the virtual gantry on the pelvis, N/m (0 = off). */
+  kpNPerM: number;
+  /** Translational damping, N·s/m. */
+  kdNsPerM: number;
+  /** Rotational stiffness, N·m/rad, and damping, N·m·s/rad. */
+  kpNmPerRad: number;
+  kdNmsPerRad: number;
+}
+
+export interface JointGains {
+  /** Per joint (canonical order) or one value for all; N·m/rad. */
+  kp: number | readonly number[];
+  /** N·m·s/rad. */
+  kd: number | readonly number[];
+}
+
+interface BindingCommon {
+  id: string;
+  version: string;
+  /** Control rate, Hz (50 for everything built in). */
+  controlRateHz: number;
+  /** Free text shown beside results (e.g. "reference tracker, not a policy"). */
+  label: string;
+}
+
+/** Joint PD to the reference angles through the model's position actuators, optional root assist. */
+export interface BuiltinBinding extends BindingCommon {
+  kind: 'builtin';
+  gains: JointGains | null;
+  rootAssist: RootAssist | null;
+  checkpointHash: null;
+}
+
+export interface OnnxBinding extends BindingCommon {
+  kind: 'onnx';
+  /** Path of the .onnx file as the user named it. */
+  modelFile: string;
+  /** sha256 of the .onnx bytes; part of the identity. */
+  checkpointHash: string;
+  interface: PolicyInterface;
+}
+
+/** The simulator or robot runs the policy itself; the console only sends prepare/start/stop. */
+export interface RemoteBinding extends BindingCommon {
+  kind: 'remote';
+  checkpointHash: string | null;
+}
+
+export type WbcBinding = BuiltinBinding | OnnxBinding | RemoteBinding;
+
+export type ObservationTerm =
+  | { term: 'joint_pos_rel_default'; scale: number }
+  | { term: 'joint_vel'; scale: number }
+  | { term: 'base_ang_vel'; scale: number }
+  | { term: 'projected_gravity'; scale: number }
+  | { term: 'reference_joint_pos'; frames: number; scale: number }
+  | { term: 'last_action'; scale: number };
+
+/** The declared observation/action interface of an ONNX policy; checked when it is loaded. */
+export interface PolicyInterface {
+  inputName: string;
+  outputName: string;
+  observation: ObservationTerm[];
+  /** joint target = default pose + actionScale · action + actionOffset (rad), per joint. */
+  actionScale: number | readonly number[];
+  actionOffset: number | readonly number[];
+  gains: JointGains;
+}
+
+export function bindingKey(b: WbcBinding): string {
+  return `${b.id}@${b.version}`;
+}
