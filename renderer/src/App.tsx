@@ -1,0 +1,51 @@
+import { useEffect } from 'react';
+import { bootstrapConsole } from './bootstrap';
+import { useKeyboardShortcuts } from './hooks/useKeyboardShortcuts';
+import { ClipInfo } from './panels/ClipInfo';
+import { ClipPanel } from './panels/ClipPanel';
+import { ErrorBanner } from './panels/ErrorBanner';
+import { JointTable } from './panels/JointTable';
+import { Timeline } from './panels/Timeline';
+import { TopBar } from './panels/TopBar';
+import { startPlaybackLoop } from './playback/playback';
+import { useConnectionStore } from './stores/connectionStore';
+import { Viewport } from './viewport/Viewport';
+
+function Unavailable() {
+  const detail = useConnectionStore((s) => s.detail);
+  return (
+    <div className="unavailable">
+      <h1>Not connected to the MotionBench services</h1>
+      <p>{detail}</p>
+    </div>
+  );
+}
+
+export function App() {
+  useEffect(() => bootstrapConsole(), []);
+  useEffect(() => startPlaybackLoop(), []);
+  useKeyboardShortcuts();
+  const unavailable = useConnectionStore((s) => s.status === 'unavailable');
+
+  return (
+    <div className="app">
+      <TopBar />
+      <ErrorBanner />
+      {unavailable ? (
+        <Unavailable />
+      ) : (
+        <div className="workspace">
+          <aside className="sidebar">
+            <ClipPanel />
+            <ClipInfo />
+            <JointTable />
+          </aside>
+          <main className="center">
+            <Viewport />
+            <Timeline />
+          </main>
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,12 @@
+import type { ApiMethod, ApiOutcome, ApiParams, Transport } from '../../../src/api/contract';
+
+export type ConnectionStatus = 'connecting' | 'connected' | 'disconnected';
+
+/** One way of reaching the console API: Electron IPC or the loopback WebSocket. */
+export interface ApiTransport {
+  readonly kind: Transport;
+  invoke<M extends ApiMethod>(method: M, params: ApiParams<M>): Promise<ApiOutcome<M>>;
+  /** Called on every status change, and once at once with the current status. */
+  onStatus(listener: (status: ConnectionStatus, detail?: string) => void): () => void;
+  close(): void;
+}

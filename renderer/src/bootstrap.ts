@@ -1,0 +1,43 @@
+import { connectConsole, type ConsoleClient } from './api/consoleClient';
+import { ApiCallError } from './api/consoleClient';
+import { resetPlayhead } from './playback/playback';
+import { useClipStore } from './stores/clipStore';
+import { useConnectionStore } from './stores/connectionStore';
+import { setRobotProfile, useRobotStore } from './stores/robotStore';
+
+// Start-up: pick the transport, then on every (re)connection fetch app info and, once, the
+// robot model the viewport draws.
+
+async function loadBasics(client: ConsoleClient): Promise<void> {
+  try {
+    const appInfo = await client.call('app.info', {});
+    useConnectionStore.setState({ appInfo });
+    if (!useRobotStore.getState().profile) {
+      setRobotProfile(await client.call('robot.getProfile', {}));
+      resetPlayhead();
+    }
+  } catch (err) {
+    const error = err instanceof ApiCallError ? err.error : { code: 'internal' as const, message: String(err) };
+    useClipStore.setState({ error: { ...error, message: `robot model: ${error.message}` } });
+  }
+}
+
+export function bootstrapConsole(): () => void {
+  const client = connectConsole();
+  if (!client) {
+    useConnectionStore.setState({
+      status: 'unavailable',
+      detail: 'open the URL printed by `npm run host` (it carries the access token), or start the desktop app',
+    });
+    return () => {};
+  }
+  useConnectionStore.setState({ client, transport: client.transport.kind });
+  const off = client.transport.onStatus((status, detail) => {
+    useConnectionStore.setState({ status, detail: detail ?? null });
+    if (status === 'connected') void loadBasics(client);
+  });
+  return () => {
+    off();
+    client.transport.close();
+  };
+}

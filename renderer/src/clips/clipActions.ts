@@ -1,0 +1,93 @@
+import type { ApiError, ClipDto } from '../../../src/api/contract';
+import { MAX_CLIP_FILE_BYTES } from '../../../src/api/contract';
+import { clipFromDto } from '../../../src/api/clipDto';
+import { ApiCallError } from '../api/consoleClient';
+import { resetPlayhead } from '../playback/playback';
+import { type ClipSource, statedFps, useClipStore } from '../stores/clipStore';
+import { useConnectionStore } from '../stores/connectionStore';
+import { bytesToBase64 } from '../lib/base64';
+
+// Opening clips. Every path ends in `applyResult`: success replaces the clip on display, failure
+// shows the structured error and keeps the previous clip.
+
+const toApiError = (err: unknown): ApiError =>
+  err instanceof ApiCallError ? err.error : { code: 'internal', message: err instanceof Error ? err.message : String(err) };
+
+/** The fps to send, or an error when the field holds something that is not a positive number. */
+function fpsParam(): { fps?: number } | ApiError {
+  const { fpsText } = useClipStore.getState();
+  const fps = statedFps(fpsText);
+  if (fps === undefined) return {};
+  if (Number.isNaN(fps)) return { code: 'bad_params', field: 'params.fps', message: `fps "${fpsText}" is not a positive number` };
+  return { fps };
+}
+
+async function runLoad(source: ClipSource | null, load: (fps: { fps?: number }) => Promise<ClipDto | null>): Promise<void> {
+  const client = useConnectionStore.getState().client;
+  if (!client) {
+    useClipStore.setState({ error: { code: 'internal', message: 'not connected to the console services' } });
+    return;
+  }
+  const fps = fpsParam();
+  if ('code' in fps) {
+    useClipStore.setState({ error: fps });
+    return;
+  }
+  useClipStore.setState({ loading: true, ...(source && { lastSource: source }) });
+  try {
+    const dto = await load(fps);
+    if (!dto) {
+      useClipStore.setState({ loading: false });
+      return;
+    }
+    useClipStore.setState({ loaded: clipFromDto(dto), loading: false, error: null });
+    resetPlayhead();
+  } catch (err) {
+    const error = toApiError(err);
+    // A file chosen in the native dialog that failed: remember it, so Reload can retry it.
+    const lastSource = source ?? (error.location ? ({ kind: 'path', path: error.location.file } as const) : null);
+    useClipStore.setState({ loading: false, error, ...(lastSource && { lastSource }) });
+  }
+}
+
+function loadSource(source: ClipSource): Promise<void> {
+  const client = useConnectionStore.getState().client;
+  return runLoad(source, (fps) =>
+    source.kind === 'bytes'
+      ? client!.call('clips.decode', { fileName: source.fileName, bytesBase64: source.bytesBase64, ...fps })
+      : client!.call('clips.load', { path: source.path, ...fps }),
+  );
+}
+
+/** A file the operator picked in the browser's file input. */
+export async function openClipFile(file: File): Promise<void> {
+  if (file.size > MAX_CLIP_FILE_BYTES) {
+    useClipStore.setState({
+      error: { code: 'too_large', message: `${file.name}: ${file.size} bytes is more than the ${MAX_CLIP_FILE_BYTES}-byte limit` },
+    });
+    return;
+  }
+  const bytesBase64 = bytesToBase64(new Uint8Array(await file.arrayBuffer()));
+  await loadSource({ kind: 'bytes', fileName: file.name, bytesBase64 });
+}
+
+/** Electron: the native "Open clip…" dialog. */
+export async function openClipDialog(): Promise<void> {
+  const client = useConnectionStore.getState().client;
+  await runLoad(null, async (fps) => {
+    const r = await client!.call('clips.openDialog', fps);
+    if (r.cancelled) return null;
+    useClipStore.setState({ lastSource: { kind: 'path', path: r.clip.file } });
+    return r.clip;
+  });
+}
+
+/** Loads the last attempted file again, e.g. after the operator typed an fps. */
+export async function reloadClip(): Promise<void> {
+  const source = useClipStore.getState().lastSource;
+  if (source) await loadSource(source);
+}
+
+export function dismissClipError(): void {
+  useClipStore.setState({ error: null });
+}

@@ -1,0 +1,19 @@
+import type { ApiError } from '../../../src/api/contract';
+
+/** "file, line 12, column 5 [key]" — the parts of an input location that are known. */
+export function formatErrorLocation(error: ApiError): string | null {
+  const loc = error.location;
+  if (!loc) return null;
+  const parts = [loc.file];
+  if (loc.line !== undefined) parts.push(`line ${loc.line}`);
+  if (loc.column !== undefined) parts.push(`column ${loc.column}`);
+  let s = parts.join(', ');
+  if (loc.key !== undefined) s += ` [${loc.key}]`;
+  return s;
+}
+
+/** One readable line: location (when known) and reason. */
+export function formatApiError(error: ApiError): string {
+  const where = formatErrorLocation(error);
+  return where ? `${where}: ${error.reason ?? error.message}` : error.message;
+}

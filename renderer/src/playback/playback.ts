@@ -1,0 +1,116 @@
+import type { MotionClip } from '../../../src/domain/motion/motionClip';
+import { useClipStore } from '../stores/clipStore';
+import { usePlaybackStore } from '../stores/playbackStore';
+import { poseStore } from '../stores/poseStore';
+import { useRobotStore } from '../stores/robotStore';
+
+// The playhead. Seeking and playing go through here; every change of the shown frame writes
+// the joint angles, root pose and forward kinematics of that frame into the transient pose
+// store, which the viewport draws from. One requestAnimationFrame loop advances playback.
+
+/** Playhead in clip seconds (continuous while playing; the shown frame is floor(t·fps)). */
+let playheadS = 0;
+
+const currentClip = (): MotionClip | null => useClipStore.getState().loaded?.clip ?? null;
+
+/** Writes frame `frame` of the current clip (or the model's default pose) into the pose store. */
+function publishPose(frame: number): void {
+  const { profile, fk } = useRobotStore.getState();
+  const clip = currentClip();
+  const prev = poseStore.getState();
+  const bodyCount = fk?.bodyCount ?? 0;
+  const bodyPosM = prev.bodyPosM.length === 3 * bodyCount ? prev.bodyPosM : new Float64Array(3 * bodyCount);
+  const bodyQuatWxyz = prev.bodyQuatWxyz.length === 4 * bodyCount ? prev.bodyQuatWxyz : new Float64Array(4 * bodyCount);
+  const { jointPosRad, rootPosM, rootQuatWxyz } = prev;
+  const nj = jointPosRad.length;
+  if (clip) {
+    jointPosRad.set(clip.jointPosRad.subarray(nj * frame, nj * (frame + 1)));
+    rootPosM.set(clip.rootPosM.subarray(3 * frame, 3 * frame + 3));
+    rootQuatWxyz.set(clip.rootQuatWxyz.subarray(4 * frame, 4 * frame + 4));
+    fk?.computeClipFrame(clip, frame, bodyPosM, bodyQuatWxyz);
+  } else if (profile) {
+    const pose = profile.defaultPose;
+    jointPosRad.set(pose.jointPosRad);
+    rootPosM.set(pose.rootPosM);
+    rootQuatWxyz.set(pose.rootQuatWxyz);
+    fk?.compute(rootPosM, rootQuatWxyz, jointPosRad, bodyPosM, bodyQuatWxyz);
+  }
+  poseStore.setState({
+    clipId: clip?.id ?? null,
+    frame,
+    timeS: clip ? frame / clip.fps : 0,
+    bodyPosM,
+    bodyQuatWxyz,
+    revision: prev.revision + 1,
+  });
+}
+
+const frameAt = (clip: MotionClip, t: number): number =>
+  Math.min(clip.frameCount - 1, Math.max(0, Math.floor(t * clip.fps + 1e-6)));
+
+/** Shows `frame` (clamped to the clip) and moves the playhead there. */
+export function seekFrame(frame: number): void {
+  const clip = currentClip();
+  if (!clip) {
+    publishPose(0);
+    return;
+  }
+  const f = Math.min(clip.frameCount - 1, Math.max(0, Math.round(frame)));
+  playheadS = f / clip.fps;
+  publishPose(f);
+}
+
+export function stepFrames(delta: number): void {
+  pause();
+  seekFrame(poseStore.getState().frame + delta);
+}
+
+export function play(): void {
+  const clip = currentClip();
+  if (!clip || clip.frameCount < 2) return;
+  // Playing from the last frame starts over.
+  if (poseStore.getState().frame >= clip.frameCount - 1) seekFrame(0);
+  usePlaybackStore.setState({ playing: true });
+}
+
+export function pause(): void {
+  if (usePlaybackStore.getState().playing) usePlaybackStore.setState({ playing: false });
+}
+
+export function togglePlay(): void {
+  if (usePlaybackStore.getState().playing) pause();
+  else play();
+}
+
+/** Resets the playhead when a clip or the robot model changes. */
+export function resetPlayhead(): void {
+  pause();
+  seekFrame(0);
+}
+
+/** Advances the playhead with wall-clock time while playing. Returns a function that stops it. */
+export function startPlaybackLoop(): () => void {
+  let last: number | null = null;
+  let raf = 0;
+  const tick = (now: number): void => {
+    raf = requestAnimationFrame(tick);
+    const dtS = last === null ? 0 : Math.min(0.25, (now - last) / 1000);
+    last = now;
+    const { playing, speed, loop } = usePlaybackStore.getState();
+    const clip = currentClip();
+    if (!playing || !clip) return;
+    const endS = (clip.frameCount - 1) / clip.fps;
+    playheadS += dtS * speed;
+    if (playheadS >= endS) {
+      if (loop) playheadS %= endS + 1 / clip.fps;
+      else {
+        playheadS = endS;
+        usePlaybackStore.setState({ playing: false });
+      }
+    }
+    const f = frameAt(clip, playheadS);
+    if (f !== poseStore.getState().frame || poseStore.getState().clipId !== clip.id) publishPose(f);
+  };
+  raf = requestAnimationFrame(tick);
+  return () => cancelAnimationFrame(raf);
+}

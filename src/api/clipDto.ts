@@ -1,0 +1,50 @@
+import type { MotionClip, CapabilityGroup } from '../domain/motion/motionClip';
+import type { ClipDto } from './contract';
+import { MAX_WARNINGS_SENT } from './contract';
+
+// The one place a MotionClip crosses the API boundary: Float64Array -> number[] on the Node
+// side, number[] -> Float64Array in the renderer.
+
+export function clipToDto(clip: MotionClip): ClipDto {
+  const dto: ClipDto = {
+    id: clip.id,
+    name: clip.name,
+    fps: clip.fps,
+    frameCount: clip.frameCount,
+    durationS: clip.frameCount > 1 ? (clip.frameCount - 1) / clip.fps : 0,
+    file: clip.provenance.file,
+    format: clip.provenance.format,
+    fileSha256: clip.provenance.fileSha256,
+    fpsSource: clip.provenance.fpsSource,
+    rootPosM: Array.from(clip.rootPosM),
+    rootQuatWxyz: Array.from(clip.rootQuatWxyz),
+    jointPosRad: Array.from(clip.jointPosRad),
+    warnings: clip.warnings.slice(0, MAX_WARNINGS_SENT).map((w) => ({ ...w })),
+    warningCount: clip.warnings.length,
+  };
+  if (clip.capabilityGroup !== undefined) dto.capabilityGroup = clip.capabilityGroup;
+  return dto;
+}
+
+/** A clip as the renderer holds it: the domain MotionClip plus what the DTO adds. */
+export interface LoadedClip {
+  clip: MotionClip;
+  durationS: number;
+  warningCount: number;
+}
+
+export function clipFromDto(dto: ClipDto): LoadedClip {
+  const clip: MotionClip = {
+    id: dto.id,
+    name: dto.name,
+    fps: dto.fps,
+    frameCount: dto.frameCount,
+    rootPosM: Float64Array.from(dto.rootPosM),
+    rootQuatWxyz: Float64Array.from(dto.rootQuatWxyz),
+    jointPosRad: Float64Array.from(dto.jointPosRad),
+    provenance: { file: dto.file, format: dto.format, fileSha256: dto.fileSha256, fpsSource: dto.fpsSource },
+    warnings: dto.warnings,
+  };
+  if (dto.capabilityGroup !== undefined) clip.capabilityGroup = dto.capabilityGroup as CapabilityGroup;
+  return { clip, durationS: dto.durationS, warningCount: dto.warningCount };
+}

@@ -1,0 +1,125 @@
+import { Buffer } from 'node:buffer';
+import type { ApiError, ApiMethod, ApiOutcome, ApiParams, ApiResult, ClipDto, Transport } from '../../api/contract';
+import { parseRequest } from '../../api/contract';
+import { clipToDto } from '../../api/clipDto';
+import { decodeMotionFile } from '../../domain/motion/decodeMotionFile';
+import { InputError } from '../../domain/problems';
+import type { RobotProfile } from '../../domain/robot/robotProfile';
+import { loadClipFile } from '../motion/loadClipFile';
+import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../robot/loadRobotProfile';
+
+// The console API handler table: one implementation behind both transports (Electron IPC in
+// main/, the loopback WebSocket in src/services/host/). Requests are validated against the
+// contract in `invoke`, the single entry point; handlers receive parsed params only.
+
+export type Handler<M extends ApiMethod> = (params: ApiParams<M>) => Promise<ApiResult<M>> | ApiResult<M>;
+export type HandlerTable = { [M in ApiMethod]: Handler<M> };
+
+export interface ConsoleApiOptions {
+  transport: Transport;
+  /** Robot model (MJCF); defaults to our G1 in assets/. */
+  modelFile?: string;
+  appName?: string;
+  appVersion?: string;
+  /** Handlers a transport adds or replaces (Electron: clips.openDialog). */
+  overrides?: Partial<HandlerTable>;
+}
+
+export interface ConsoleApi {
+  readonly handlers: HandlerTable;
+  /** Validates method and params, dispatches, and maps every failure to an ApiError. Never throws. */
+  invoke(method: unknown, params: unknown): Promise<ApiOutcome>;
+  /** clips.load without the request validation, for transports that already hold a path. */
+  loadClip(path: string, fps?: number): ClipDto;
+}
+
+export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
+  const modelFile = options.modelFile ?? DEFAULT_MODEL_FILE;
+  let profile: RobotProfile | undefined;
+  const getProfile = (): RobotProfile => (profile ??= loadRobotProfile(modelFile));
+
+  /** Joint limits for the decoders' limit warnings; none when the model cannot be read. */
+  const jointLimits = (): ReadonlyArray<readonly [number, number] | null> | undefined => {
+    try {
+      return getProfile().joints.map((j) => j.rangeRad);
+    } catch {
+      return undefined;
+    }
+  };
+
+  const loadClip = (path: string, fps?: number): ClipDto => {
+    const jointLimitsRad = jointLimits();
+    return clipToDto(loadClipFile(path, { ...(fps !== undefined && { fps }), ...(jointLimitsRad && { jointLimitsRad }) }));
+  };
+
+  const handlers: HandlerTable = {
+    'app.info': () => ({
+      name: options.appName ?? 'MotionBench Console',
+      version: options.appVersion ?? '0.0.0-dev',
+      transport: options.transport,
+      modelFile,
+      capabilities: { nativeOpenDialog: options.overrides?.['clips.openDialog'] !== undefined },
+    }),
+    'robot.getProfile': () => getProfile(),
+    'clips.load': ({ path, fps }) => loadClip(path, fps),
+    'clips.decode': ({ fileName, bytesBase64, fps }) => {
+      const bytes = new Uint8Array(Buffer.from(bytesBase64, 'base64'));
+      const jointLimitsRad = jointLimits();
+      const clip = decodeMotionFile(bytes, {
+        file: fileName,
+        ...(fps !== undefined && { fps }),
+        ...(jointLimitsRad && { jointLimitsRad }),
+      });
+      return clipToDto(clip);
+    },
+    'clips.openDialog': () => {
+      throw new UnsupportedError('clips.openDialog is only available in the desktop app; use clips.decode');
+    },
+    ...options.overrides,
+  };
+
+  const invoke = async (method: unknown, params: unknown): Promise<ApiOutcome> => {
+    const req = parseRequest(method, params);
+    if (!req.ok) return req;
+    try {
+      const handler = handlers[req.method] as Handler<ApiMethod>;
+      const result = await handler(req.params);
+      return { ok: true, result };
+    } catch (err) {
+      return { ok: false, error: toApiError(err) };
+    }
+  };
+
+  return { handlers, invoke, loadClip };
+}
+
+export class UnsupportedError extends Error {
+  override readonly name = 'UnsupportedError';
+}
+
+/** Maps anything a handler throws to a structured error the UI can show. */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof InputError) {
+    return { code: 'input_error', message: err.message, location: { ...err.location }, reason: err.reason };
+  }
+  if (err instanceof UnsupportedError) return { code: 'unsupported', message: err.message };
+  const sys = err as NodeJS.ErrnoException;
+  if (sys && typeof sys === 'object' && typeof sys.code === 'string' && typeof sys.path === 'string') {
+    const reason =
+      sys.code === 'ENOENT'
+        ? 'no such file'
+        : sys.code === 'EACCES' || sys.code === 'EPERM'
+          ? 'permission denied'
+          : sys.code === 'EISDIR'
+            ? 'is a directory, not a file'
+            : `cannot read (${sys.code})`;
+    return {
+      code: sys.code === 'ENOENT' ? 'not_found' : 'input_error',
+      message: `${sys.path}: ${reason}`,
+      location: { file: sys.path },
+      reason,
+    };
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return { code: 'internal', message: message || 'internal error' };
+}
