@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchForwardKinematics } from './fkBench';
+import { benchMetrics } from './metricsBench';
 
 // `npm run bench`: prints each figure beside a baseline measured in the same run, and the ratio.
 // Exits non-zero when a target is missed, so a regression is visible.
@@ -16,5 +17,10 @@ for (const [file, label] of [
   const r = await benchForwardKinematics(file, label);
   r.lines.forEach((l) => console.log(l));
   if (r.ratio < 2) failed = true;
+}
+{
+  const r = benchMetrics(path.join(repo, 'assets/g1/g1.xml'), 'batch, our G1 (assets/g1)');
+  r.lines.forEach((l) => console.log(l));
+  if (!r.pass) failed = true;
 }
 process.exitCode = failed ? 1 : 0;

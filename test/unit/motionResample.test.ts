@@ -123,6 +123,21 @@ describe('common timeline (DESIGN §4)', () => {
     for (let c = 0; c < 4; c++) expect(Math.abs(out[c] - want[c])).toBeLessThan(1e-15);
   });
 
+  it('lands on whole source frames exactly: a 50 fps clip resampled to 50 Hz is reproduced bit for bit', () => {
+    const src = syntheticClip(400);
+    const clip: MotionClip = decodeLafan1Csv(enc(csvText(src)), { file: 'x.csv', fps: 50 });
+    const same = resampleClip(clip, 50);
+    expect(same.frameCount).toBe(400);
+    expect(Array.from(same.jointPosRad)).toEqual(Array.from(clip.jointPosRad));
+    expect(Array.from(same.rootQuatWxyz)).toEqual(Array.from(clip.rootQuatWxyz));
+    // and every third 30 fps frame is a 50 Hz frame (k = 5m ↔ source frame 3m), copied as is
+    const c30: MotionClip = decodeLafan1Csv(enc(csvText(src)), { file: 'x.csv', fps: 30 });
+    const r = resampleClip(c30, 50);
+    for (let m = 0; 5 * m < r.frameCount; m++) {
+      expect(Array.from(r.jointPosRad.subarray(5 * m * J, (5 * m + 1) * J))).toEqual(Array.from(c30.jointPosRad.subarray(3 * m * J, (3 * m + 1) * J)));
+    }
+  });
+
   it('resampleClip returns a new clip at rate r with a new id; a same-rate resample keeps the numbers', () => {
     const clip: MotionClip = decodeLafan1Csv(enc(csvText(syntheticClip(31))), { file: 'x.csv', fps: 30 });
     const r50 = resampleClip(clip, 50);

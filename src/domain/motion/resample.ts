@@ -44,11 +44,14 @@ function checkRate(r: number): void {
 }
 
 /**
- * Source frame index i0 and weight α for timeline frame k: f = (k / r) · fps, i0 = floor(f),
- * α = f − i0; when f ≥ N − 1 the last frame is used as is (i0 = N − 1, α = 0).
+ * Source frame index i0 and weight α for timeline frame k: f = t_k · fps with t_k = k / r,
+ * i0 = floor(f), α = f − i0; when f ≥ N − 1 the last frame is used as is (i0 = N − 1, α = 0).
+ * Evaluated as (k · fps) / r: for integer rates k · fps is exact and the one division lands on
+ * whole source frames exactly, whereas (k / r) · fps falls an ulp short for some k (e.g. every
+ * 15th frame at fps = r = 50) and would interpolate where the spec says "use the frame as is".
  */
 export function sourceFramePosition(k: number, r: number, fps: number, frameCount: number): { i0: number; alpha: number } {
-  const f = (k / r) * fps;
+  const f = (k * fps) / r;
   const i0 = Math.floor(f);
   if (i0 >= frameCount - 1) return { i0: frameCount - 1, alpha: 0 };
   return { i0, alpha: f - i0 };
