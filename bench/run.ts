@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchForwardKinematics } from './fkBench';
 import { benchMetrics } from './metricsBench';
+import { benchSimulator } from './simBench';
 
 // `npm run bench`: prints each figure beside a baseline measured in the same run, and the ratio.
 // Exits non-zero when a target is missed, so a regression is visible.
@@ -22,5 +23,13 @@ for (const [file, label] of [
   const r = benchMetrics(path.join(repo, 'assets/g1/g1.xml'), 'batch, our G1 (assets/g1)');
   r.lines.forEach((l) => console.log(l));
   if (!r.pass) failed = true;
+}
+{
+  const r = await benchSimulator(repo, path.join(repo, 'assets/g1/g1.xml'), 'our G1 (assets/g1)');
+  r.lines.forEach((l) => console.log(l));
+  if (!r.pass) failed = true;
+  // Menagerie's G1 (meshes, scene.xml for the floor): for information, no target.
+  const m = await benchSimulator(repo, path.resolve(repo, '../shared/data/models/unitree_g1_mjcf/scene.xml'), 'Menagerie scene.xml', { scaling: false, enforce: false });
+  m.lines.forEach((l) => console.log(l));
 }
 process.exitCode = failed ? 1 : 0;

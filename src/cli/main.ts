@@ -2,11 +2,13 @@ import { clipInfoCommand } from './commands/clipInfoCommand';
 import { fkCommand } from './commands/fkCommand';
 import { hostCommand } from './commands/hostCommand';
 import { metricsCommand } from './commands/metricsCommand';
+import { serveSimCommand } from './commands/serveSimCommand';
+import { simCommand } from './commands/simCommand';
 import { processIo, reportError, type CliIo, type Command } from './cliSupport';
 
 // `motionbench <command>`: every subcommand has --help, exits non-zero with a one-line reason on
 // bad input, and with --json prints exactly one JSON document on stdout.
-const commands: Command[] = [clipInfoCommand, fkCommand, metricsCommand, hostCommand];
+const commands: Command[] = [clipInfoCommand, fkCommand, metricsCommand, simCommand, serveSimCommand, hostCommand];
 
 const topUsage = `usage: motionbench <command> [options]
 

@@ -60,7 +60,12 @@ export type ObservationTerm =
   | { term: 'joint_vel'; scale: number }
   | { term: 'base_ang_vel'; scale: number }
   | { term: 'projected_gravity'; scale: number }
-  | { term: 'reference_joint_pos'; frames: number; scale: number }
+  /**
+   * Reference joint angles (absolute, rad) of `frames` consecutive frames starting at
+   * referenceFrame + offset (default offset 1: the next frame, the pose to reach by the end of
+   * this control interval, as the builtin tracker commands), clamped at the clip end.
+   */
+  | { term: 'reference_joint_pos'; frames: number; scale: number; offset?: number }
   | { term: 'last_action'; scale: number };
 
 /** The declared observation/action interface of an ONNX policy; checked when it is loaded. */
@@ -72,6 +77,12 @@ export interface PolicyInterface {
   actionScale: number | readonly number[];
   actionOffset: number | readonly number[];
   gains: JointGains;
+  /** The policy's own default pose (rad, canonical order) for joint_pos_rel_default and the action; default: the model's. */
+  defaultJointPosRad?: readonly number[];
+  /** Clip every observation entry to ±clipObservation after scaling (rsl_rl `clip_observations`). */
+  clipObservation?: number;
+  /** Clip the raw action to ±clipAction before mapping it to targets (and before it becomes last_action). */
+  clipAction?: number;
 }
 
 export function bindingKey(b: WbcBinding): string {

@@ -1,0 +1,177 @@
+import fs from 'node:fs';
+import { MB_METRICS_1, episodeMetricsJson, type EpisodeMetrics } from '../../domain/metrics';
+import { TRAJECTORY_HASH_LAYOUT } from '../../domain/sim/trajectoryHash';
+import { BUILTIN_LABEL } from '../../domain/sim/builtinBinding';
+import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
+import { loadClipFile } from '../../services/motion/loadClipFile';
+import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
+import { BindingSpecError, resolveBindingSpec } from '../../services/sim/bindingSpec';
+import { EmbeddedSimulator } from '../../services/sim/embeddedSimulator';
+import { runSimEpisode } from '../../services/sim/runSimEpisode';
+import { describeFailure } from '../../services/sim/simEngine';
+import { numberOption, parse, printJson, UsageError, type CliIo, type Command } from '../cliSupport';
+
+const usage = `usage: motionbench sim --clip <file> [--binding builtin[:assist=<N/m>]|<binding.json>] [--model <mjcf>]
+                       [--fps N] [--seed N] [--out <episode.mcap>] [--exec-out <exec.json>] [--json]
+  Runs the clip in the embedded MuJoCo simulator (physics at the model timestep, control and
+  recording at 50 Hz) from the clip's first frame placed on the floor, and reports the
+  mb-metrics/1 readings of the executed motion against the clip (docs/SIMULATOR.md).
+  --binding builtin            reference tracker (joint PD through the position servos, the
+                               model's gains), no root assist — not a policy (default)
+  --binding builtin:assist=N   the same plus a root-assist spring-damper of N N/m on the pelvis
+  --binding <file.json>        a binding file (kind "builtin" or "onnx")
+  --model <mjcf>               a scene with a floor (default: our G1 in assets/; for MuJoCo
+                               Menagerie's G1 use its scene.xml)
+  --fps N                      frame rate of a CSV clip (CSV files do not state one)
+  --seed N                     recorded with the episode (the builtin simulation is deterministic)
+  --out <episode.mcap>         write the episode (reference, executed state, commands, events,
+                               metrics) as an MCAP file Foxglove opens
+  --exec-out <exec.json>       write the executed motion as a motionbench-clip/1 JSON (50 fps),
+                               e.g. for 'motionbench metrics --ref <clip> --exec <exec.json>'
+  --json fields: the fields of 'motionbench metrics --json' (contract, K, failed, failure,
+    progress_soft, mpjpe_l_mm, joint_pos_rmse, …) + outcome, reason, sim_seconds, wall_seconds,
+    real_time_factor, trajectory_sha256, binding {id, version, label, kind}, clip, model, seed.
+  Exit status 0 when the episode ran (completed or hard_failure), 1 on an infrastructure error
+  or bad input, 2 on bad usage.`;
+
+function progressPrinter(io: CliIo): (sim: number, planned: number) => void {
+  const t0 = performance.now();
+  let last = -Infinity;
+  return (sim, planned) => {
+    const now = performance.now();
+    if (now - last < 1000 && sim < planned) return;
+    last = now;
+    const wall = (now - t0) / 1000;
+    const rtf = wall > 0 ? sim / wall : 0;
+    io.stderr(`sim: ${sim.toFixed(1)} / ${planned.toFixed(1)} s simulated (${rtf.toFixed(1)}x real time)\n`);
+  };
+}
+
+function execClipJson(name: string, exec: { frameCount: number; rootPosM: Float64Array; rootQuatWxyz: Float64Array; jointPosRad: Float64Array }, jointNames: string[]): string {
+  const rows = (a: Float64Array, w: number) => Array.from({ length: exec.frameCount }, (_, k) => Array.from(a.subarray(w * k, w * k + w)));
+  return JSON.stringify({
+    format: 'motionbench-clip/1',
+    name,
+    fps: MB_METRICS_1.rateHz,
+    joint_order: jointNames,
+    frames: { root_pos_m: rows(exec.rootPosM, 3), root_quat_wxyz: rows(exec.rootQuatWxyz, 4), joint_pos_rad: rows(exec.jointPosRad, jointNames.length) },
+  });
+}
+
+export function bindingSummary(b: WbcBinding): Record<string, unknown> {
+  return {
+    id: b.id,
+    version: b.version,
+    key: bindingKey(b),
+    kind: b.kind,
+    label: b.label,
+    control_rate_hz: b.controlRateHz,
+    ...(b.kind === 'builtin' ? { gains: b.gains ?? 'model', root_assist: b.rootAssist } : {}),
+    ...(b.kind === 'onnx' ? { checkpoint_hash: b.checkpointHash } : {}),
+  };
+}
+
+export const simCommand: Command = {
+  name: 'sim',
+  summary: 'run a clip in the embedded MuJoCo simulator under a WBC binding',
+  usage,
+  async run(argv, io) {
+    const { values, positionals } = parse(
+      argv,
+      {
+        clip: { type: 'string' },
+        binding: { type: 'string' },
+        model: { type: 'string' },
+        fps: { type: 'string' },
+        seed: { type: 'string' },
+        out: { type: 'string' },
+        'exec-out': { type: 'string' },
+        json: { type: 'boolean' },
+      },
+      usage,
+    );
+    if (values.help) {
+      io.stdout(`${usage}\n`);
+      return 0;
+    }
+    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
+    if (values.clip === undefined) throw new UsageError(`--clip is required\n${usage}`);
+    const fps = numberOption(values.fps, 'fps', (v) => v > 0 && v <= 1000, 'a frame rate in (0, 1000]');
+    const seed = numberOption(values.seed, 'seed', (v) => Number.isSafeInteger(v) && v >= 0, 'an integer ≥ 0') ?? 0;
+    for (const [opt, file] of [
+      ['out', values.out],
+      ['exec-out', values['exec-out']],
+    ] as const) {
+      if (file !== undefined && (file === '' || (fs.existsSync(file) && fs.statSync(file).isDirectory()))) throw new UsageError(`--${opt} must name a file, got "${file}"`);
+    }
+    let binding: WbcBinding;
+    try {
+      binding = await resolveBindingSpec(values.binding ?? 'builtin');
+    } catch (err) {
+      if (err instanceof BindingSpecError) throw new UsageError(err.message);
+      throw err;
+    }
+    const profile = loadRobotProfile(values.model);
+    const clip = loadClipFile(values.clip, { ...(fps !== undefined ? { fps } : {}), jointLimitsRad: profile.joints.map((j) => j.rangeRad) });
+    for (const w of clip.warnings) if (w.code !== 'joint_limit') io.stderr(`motionbench: ${clip.provenance.file}: ${w.message}\n`);
+    if (clip.frameCount < 2) throw new UsageError(`${values.clip}: the clip has ${clip.frameCount} frame; the simulator needs at least 2`);
+
+    const sim = new EmbeddedSimulator({ modelFile: profile.sourceFile, workers: 1 });
+    try {
+      const info = await sim.ready();
+      io.stderr(`sim: ${profile.modelName} (${info.timestepS * 1000} ms physics step), ${clip.name} ${((clip.frameCount - 1) / clip.fps).toFixed(1)} s, binding ${bindingKey(binding)} — ${binding.label}\n`);
+      const result = await runSimEpisode(sim, {
+        clip,
+        binding,
+        profile,
+        seed,
+        out: values.out ?? null,
+        keepFrames: false,
+        onProgress: progressPrinter(io),
+      });
+      const { end, metrics } = result;
+      if (values['exec-out']) fs.writeFileSync(values['exec-out'], execClipJson(`${clip.name} (executed)`, result.executed, profile.joints.map((j) => j.name)));
+      const doc = {
+        ...episodeMetricsJson(metrics),
+        outcome: end.outcome,
+        reason: end.reason,
+        sim_seconds: end.simSeconds,
+        wall_seconds: end.wallSeconds,
+        real_time_factor: end.wallSeconds > 0 ? end.simSeconds / end.wallSeconds : null,
+        trajectory_sha256: end.trajectorySha256,
+        trajectory_hash_layout: TRAJECTORY_HASH_LAYOUT,
+        frames: end.frames,
+        planned_frames: end.plannedFrames,
+        binding: bindingSummary(binding),
+        clip: { file: clip.provenance.file, name: clip.name, id: clip.id, fps: clip.fps, frames: clip.frameCount, sha256: clip.provenance.fileSha256 },
+        model: { file: profile.sourceFile, name: profile.modelName, timestep_s: info.timestepS },
+        seed,
+        initial_state: end.initialState
+          ? { root_pos_m: end.initialState.rootPosM, root_quat_wxyz: end.initialState.rootQuatWxyz, floor_shift_m: end.initialState.floorShiftM, from: 'clip frame 0, placed on the floor' }
+          : null,
+        episode_file: result.episodeFile,
+      };
+      if (values.json) printJson(io, doc);
+      else io.stdout(humanReport(doc, metrics, binding, end.failure ? describeFailure(end.failure) : null));
+      return end.outcome === 'infrastructure_error' ? 1 : 0;
+    } finally {
+      await sim.close();
+    }
+  },
+};
+
+function humanReport(doc: Record<string, unknown>, m: EpisodeMetrics, b: WbcBinding, failure: string | null): string {
+  const r = (v: { available: boolean; value?: number }, d: number, unit: string, scale = 1) => (v.available ? `${((v.value ?? 0) * scale).toFixed(d)} ${unit}`.trimEnd() : 'unavailable');
+  const lines = [
+    `${String(doc.outcome)}: ${String(doc.reason)}`,
+    `  binding        ${bindingKey(b)} — ${b.label}${b.kind === 'builtin' && !b.label.includes(BUILTIN_LABEL) ? ` (${BUILTIN_LABEL})` : ''}`,
+    `  simulated      ${(doc.sim_seconds as number).toFixed(2)} s in ${(doc.wall_seconds as number).toFixed(2)} s (${((doc.real_time_factor as number) ?? 0).toFixed(1)}x real time)`,
+    `  hard failure   ${failure ?? 'none'}`,
+    `  progress-soft  ${r(m.progressSoft, 4, '')}`,
+    `  MPJPE-l        ${r(m.mpjpeLMm, 1, 'cm', 0.1)}`,
+    `  joint RMSE     ${r(m.jointPosRmseRad, 4, 'rad')}`,
+    `  trajectory     sha256 ${String(doc.trajectory_sha256)}`,
+  ];
+  if (doc.episode_file) lines.push(`  episode file   ${String(doc.episode_file)}`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,773 @@
+import { Buffer } from 'node:buffer';
+import WebSocket from 'ws';
+import type {
+  Backend,
+  BackendCapabilities,
+  BackendEvent,
+  BackendLease,
+  BackendListener,
+  EpisodeEnd,
+  EpisodeOutcome,
+  InitialState,
+  Presence,
+  Problem,
+  RunRequest,
+} from '../../domain/backend/backend';
+import {
+  G1_BRIDGE_CONTRACT,
+  G1_BRIDGE_METADATA,
+  G1_BRIDGE_TOPICS,
+  type CommandName,
+  type RootStateMsg,
+  type StopOutcome,
+  type WbcStatusMsg,
+  type WireCommand,
+} from '../../domain/bridge/g1BridgeContract';
+import { frameFromLowState, prepareCommand, resetCommand } from '../../domain/bridge/g1BridgeEncode';
+import { g1BridgeChannel } from '../../domain/bridge/g1BridgeSchemas';
+import { decodeLowState, decodeRootState, decodeWbcStatus } from '../../domain/bridge/g1BridgeValidate';
+import type { WbcBindingKind } from '../../domain/wbc/wbcBinding';
+import { FOXGLOVE_SUBPROTOCOL, FoxgloveClient, StatusLevel, type Channel, type FoxgloveClientInstance, type MessageData, type ServerInfo, type StatusMessage } from './foxgloveWs';
+
+// A Backend for a simulator reached by URL over the Foxglove WebSocket protocol with the
+// `g1-bridge/1` contract (e.g. `motionbench serve-sim`, or any simulator that speaks it).
+// It subscribes to /g1/lowstate, /g1/root_state and /g1/wbc_status, advertises
+// /console/command, and maps the lease onto commands: reset → reset, run → prepare + start
+// (then waits for the episode's end in wbc_status), stop → stop. Link state is presence
+// (connecting → present; stale and lost by the age of the last message; lost at once when the
+// socket closes) plus problems, never exceptions: malformed, duplicate and out-of-order frames
+// are counted, reported and dropped; the socket reconnects with exponential backoff. Frames go
+// to the listener through a bounded queue: while the listener is busy they are coalesced, and
+// beyond the bound the oldest are dropped and counted as a problem.
+
+export interface RemoteSimulatorOptions {
+  /** ws://host:port of a g1-bridge/1 server. */
+  url: string;
+  id?: string;
+  name?: string;
+  /** Presence becomes 'stale' when nothing arrived for this long, ms (default 500). */
+  staleAfterMs?: number;
+  /** … and 'lost' after this long, ms (default 2000); a running episode then ends as link_lost. */
+  lostAfterMs?: number;
+  /** Reconnect after a loss (default true), first after initialDelayMs, doubling up to maxDelayMs. */
+  reconnect?: boolean;
+  reconnectInitialDelayMs?: number;
+  reconnectMaxDelayMs?: number;
+  /** Frames held while the listener is busy; beyond it the oldest are dropped (default 2000). */
+  maxQueuedFrames?: number;
+  /** How long a command waits for its ack, ms (default 15000; prepare carries the whole clip). */
+  commandTimeoutMs?: number;
+  /** acquire() waits this long for the link to be present, ms (default 5000). */
+  connectTimeoutMs?: number;
+  /** A root_state is paired with a lowstate whose stamp is within this, ms (default 20). */
+  rootStateMaxSkewMs?: number;
+  /** Problems of one code are reported at most this often, ms (default 1000); all are counted. */
+  problemIntervalMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface RemoteSimulatorStats {
+  connects: number;
+  /** lowstate messages received / accepted as frames. */
+  received: number;
+  accepted: number;
+  malformed: number;
+  duplicate: number;
+  outOfOrder: number;
+  /** Frames dropped because the listener was too slow. */
+  dropped: number;
+  /** Messages of other topics that failed validation (root_state, wbc_status). */
+  malformedOther: number;
+}
+
+interface PendingAck {
+  command: CommandName;
+  resolve: (message: string) => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+interface ActiveRun {
+  runId: string;
+  started: boolean;
+  episodeStartNs: number | null;
+  frames: number;
+  lastTimeS: number;
+  wallStartMs: number;
+  stopRequested: { outcome: StopOutcome; reason: string } | null;
+  ended: boolean;
+  resolve: (end: EpisodeEnd) => void;
+  promise: Promise<EpisodeEnd>;
+}
+
+export class RemoteSimulatorBackend implements Backend {
+  readonly id: string;
+  readonly name: string;
+  private readonly opts: Required<Omit<RemoteSimulatorOptions, 'id' | 'name' | 'log'>>;
+  private readonly log: (line: string) => void;
+  private _presence: Presence = 'connecting';
+  private listener: BackendListener | null = null;
+  private ws: WebSocket | null = null;
+  private client: FoxgloveClientInstance | null = null;
+  /** Bumped on every new socket: events of older sockets are ignored. */
+  private generation = 0;
+  private closed = false;
+  private everPresent = false;
+  private reconnectDelay: number;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private readonly presenceTimer: NodeJS.Timeout;
+
+  private metadata: Record<string, string> = {};
+  private readonly channels = new Map<number, Channel>();
+  private readonly subscriptions = new Map<number, string>();
+  private commandChannel: number | null = null;
+  private controlRefused = false;
+  /** true/false once the server said whether we control it; null before (or never, for bridges that do not say). */
+  private controlKnown: boolean | null = null;
+  private lastMessageAt = 0;
+  private lastTick: number | null = null;
+  private lastStampNs: number | null = null;
+  private baseStampNs: number | null = null;
+  private latestRoot: RootStateMsg | null = null;
+  private lastStatus: WbcStatusMsg | null = null;
+  private seq = 0;
+  private readonly pending = new Map<number, PendingAck>();
+  private lease: BackendLease | null = null;
+  private run: ActiveRun | null = null;
+
+  private queue: BackendEvent[] = [];
+  private queuedFrames = 0;
+  private delivering = false;
+  private droppedSinceReport = 0;
+  private readonly problemLast = new Map<string, number>();
+  private readonly counts: RemoteSimulatorStats = { connects: 0, received: 0, accepted: 0, malformed: 0, duplicate: 0, outOfOrder: 0, dropped: 0, malformedOther: 0 };
+  private readonly presenceWaiters = new Set<() => void>();
+  private rttMs: number | null = null;
+  private pingSentAt: number | null = null;
+  private pingTicks = 0;
+
+  constructor(options: RemoteSimulatorOptions) {
+    this.id = options.id ?? `remote:${options.url}`;
+    this.name = options.name ?? `simulator at ${options.url}`;
+    this.log = options.log ?? (() => {});
+    this.opts = {
+      url: options.url,
+      staleAfterMs: options.staleAfterMs ?? 500,
+      lostAfterMs: options.lostAfterMs ?? 2000,
+      reconnect: options.reconnect ?? true,
+      reconnectInitialDelayMs: options.reconnectInitialDelayMs ?? 250,
+      reconnectMaxDelayMs: options.reconnectMaxDelayMs ?? 5000,
+      maxQueuedFrames: options.maxQueuedFrames ?? 2000,
+      commandTimeoutMs: options.commandTimeoutMs ?? 15000,
+      connectTimeoutMs: options.connectTimeoutMs ?? 5000,
+      rootStateMaxSkewMs: options.rootStateMaxSkewMs ?? 20,
+      problemIntervalMs: options.problemIntervalMs ?? 1000,
+    };
+    this.reconnectDelay = this.opts.reconnectInitialDelayMs;
+    this.presenceTimer = setInterval(() => this.checkPresence(), Math.max(20, Math.min(100, this.opts.staleAfterMs / 4)));
+    this.presenceTimer.unref();
+    this.connect();
+  }
+
+  get presence(): Presence {
+    return this._presence;
+  }
+
+  get capabilities(): BackendCapabilities {
+    const m = this.metadata;
+    const domain = m[G1_BRIDGE_METADATA.executionDomain] === 'real_robot' ? 'real_robot' : 'simulation';
+    const rate = Number(m[G1_BRIDGE_METADATA.stateRateHz]);
+    const kinds = (m[G1_BRIDGE_METADATA.bindingKinds] ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s): s is WbcBindingKind => s === 'builtin' || s === 'onnx' || s === 'remote');
+    const exact = m[G1_BRIDGE_METADATA.exactReset];
+    return {
+      executionDomain: domain,
+      globalRootPosition: [...this.channels.values()].some((c) => c.topic === G1_BRIDGE_TOPICS.rootState),
+      rootOrientation: true,
+      contacts: m[G1_BRIDGE_METADATA.contacts] === 'true',
+      jointTorque: m[G1_BRIDGE_METADATA.jointTorque] !== 'false',
+      stateRateHz: Number.isFinite(rate) && rate > 0 ? rate : 50,
+      exactReset: exact === undefined ? domain === 'simulation' : exact === 'true',
+      bindingKinds: kinds.length > 0 ? kinds : ['remote'],
+    };
+  }
+
+  stats(): RemoteSimulatorStats {
+    return { ...this.counts };
+  }
+
+  /**
+   * Link figures for the Connections panel (duck-typed by the console's ConnectionRegistry):
+   * the round-trip time of the last WebSocket ping, ms (null before the first pong).
+   */
+  linkStats(): { latencyMs: number | null } {
+    return { latencyMs: this.rttMs };
+  }
+
+  /** The latest wbc_status received, if any. */
+  get wbcStatus(): WbcStatusMsg | null {
+    return this.lastStatus;
+  }
+
+  setListener(listener: BackendListener | null): void {
+    this.listener = listener;
+    if (listener) this.kick();
+    else {
+      this.queue = [];
+      this.queuedFrames = 0;
+    }
+  }
+
+  async acquire(runId: string): Promise<BackendLease> {
+    if (this.closed) throw new Error(`${this.name} is closed`);
+    if (this.lease) throw new Error(`${this.name} is leased by run ${this.lease.runId}`);
+    const placeholder = { runId } as BackendLease;
+    this.lease = placeholder; // reserve at once: a second acquire rejects even while this one waits
+    try {
+      await this.waitPresent(this.opts.connectTimeoutMs);
+      // A g1-bridge/1 server says whether we control it right after we advertise; give it a moment.
+      for (let i = 0; i < 25 && this.controlKnown === null; i++) await new Promise((r) => setTimeout(r, 20));
+      if (this.commandChannel === null) throw new Error(`${this.name}: the server does not accept commands (no ${G1_BRIDGE_TOPICS.command})`);
+      if (this.controlRefused) throw new Error(`${this.name} is controlled by another client; this console can only watch`);
+    } catch (err) {
+      if (this.lease === placeholder) this.lease = null;
+      throw err;
+    }
+    const lease = this.makeLease(runId);
+    this.lease = lease;
+    return lease;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.run && !this.run.ended) {
+      await this.sendCommand({ command: 'stop', args: { reason: 'console closed the link', outcome: 'aborted_by_operator' } }, 1000).catch(() => {});
+      this.endRun(this.run, this.run.stopRequested?.outcome ?? 'aborted_by_operator', 'console closed the link');
+    }
+    this.closed = true;
+    clearInterval(this.presenceTimer);
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.failPending(new Error(`${this.name} closed`));
+    const ws = this.ws;
+    this.ws = null;
+    this.client = null;
+    this.generation++;
+    if (ws) {
+      await new Promise<void>((resolve) => {
+        if (ws.readyState === WebSocket.CLOSED) return resolve();
+        const t = setTimeout(() => {
+          ws.terminate();
+          resolve();
+        }, 1000);
+        ws.once('close', () => {
+          clearTimeout(t);
+          resolve();
+        });
+        if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
+        else ws.close(1000, 'console closed the link');
+      });
+    }
+    this.setPresence('disconnected');
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Lease
+
+  private makeLease(runId: string): BackendLease {
+    let released = false;
+    const check = (): void => {
+      if (released) throw new Error(`lease ${runId} was released`);
+    };
+    return {
+      runId,
+      reset: async (initial: InitialState) => {
+        check();
+        if (this.run && !this.run.ended) throw new Error(`reset refused: run ${runId} is running`);
+        await this.sendCommand(resetCommand(initial, { runId }));
+      },
+      run: async (request: RunRequest) => {
+        check();
+        if (this.run && !this.run.ended) throw new Error(`run ${runId} is already running`);
+        let resolve!: (end: EpisodeEnd) => void;
+        const promise = new Promise<EpisodeEnd>((r) => (resolve = r));
+        const run: ActiveRun = {
+          runId,
+          started: false,
+          episodeStartNs: null,
+          frames: 0,
+          lastTimeS: 0,
+          wallStartMs: performance.now(),
+          stopRequested: null,
+          ended: false,
+          resolve,
+          promise,
+        };
+        this.run = run;
+        try {
+          await this.sendCommand(prepareCommand({ clip: request.clip, binding: request.binding, seed: request.seed, runId }));
+          if (!run.stopRequested) {
+            await this.sendCommand({ command: 'start', args: { run_id: runId } });
+            run.started = true;
+          }
+        } catch (err) {
+          // Refused or unanswered: nothing ran. (A start cancelled by our own stop is not an error.)
+          if (!run.stopRequested) {
+            if (!run.ended) {
+              run.ended = true;
+              if (this.run === run) this.run = null;
+            }
+            throw err;
+          }
+        }
+        if (!run.started && run.stopRequested) {
+          // Stopped before it began: an empty episode with the stop's outcome.
+          this.endRun(run, run.stopRequested.outcome, `${run.stopRequested.reason} (stopped before the episode started)`);
+        }
+        return promise;
+      },
+      stop: async (outcome: StopOutcome, reason: string) => {
+        const run = this.run;
+        if (run && !run.ended) run.stopRequested ??= { outcome, reason };
+        try {
+          await this.sendCommand({ command: 'stop', args: { reason, outcome } }, Math.min(3000, this.opts.commandTimeoutMs));
+        } catch (err) {
+          // The stop could not be confirmed (link down, no ack): end the episode here with the
+          // requested outcome; the server ends it on its own when the controller goes away.
+          if (run && !run.ended && run.started) this.endRun(run, outcome, `${reason} (stop not confirmed by the server: ${(err as Error).message})`);
+        }
+      },
+      release: async () => {
+        if (released) return;
+        const run = this.run;
+        if (run && !run.ended && run.started) {
+          run.stopRequested ??= { outcome: 'aborted_by_operator', reason: 'lease released' };
+          await this.sendCommand({ command: 'stop', args: { reason: 'lease released', outcome: 'aborted_by_operator' } }, 3000).catch(() => {});
+          await Promise.race([run.promise, new Promise((r) => setTimeout(r, 3000))]);
+          if (!run.ended) this.endRun(run, 'aborted_by_operator', 'lease released');
+        } else if (this.ws && this.commandChannel !== null) {
+          // Lets the server drop a prepared-but-unstarted episode and its lease.
+          await this.sendCommand({ command: 'stop', args: { reason: `lease ${runId} released` } }, 3000).catch(() => {});
+        }
+        released = true;
+        if (this.lease?.runId === runId) this.lease = null;
+      },
+    };
+  }
+
+  private endRun(run: ActiveRun, outcome: EpisodeOutcome, reason: string): void {
+    if (run.ended) return;
+    run.ended = true;
+    if (this.run === run) this.run = null;
+    const end: EpisodeEnd = {
+      runId: run.runId,
+      outcome,
+      reason,
+      frames: run.frames,
+      simSeconds: run.lastTimeS,
+      wallSeconds: (performance.now() - run.wallStartMs) / 1000,
+    };
+    this.enqueue({ type: 'episode_end', end });
+    run.resolve(end);
+  }
+
+  private sendCommand(cmd: WireCommand, timeoutMs = this.opts.commandTimeoutMs): Promise<string> {
+    return new Promise<string>((resolve, reject) => {
+      const client = this.client;
+      if (!client || this.commandChannel === null || this._presence === 'lost' || this._presence === 'connecting' || this._presence === 'disconnected') {
+        reject(new Error(`${this.name} is not connected (${this._presence})`));
+        return;
+      }
+      const seq = ++this.seq;
+      const msg = { ...cmd, seq, contract: G1_BRIDGE_CONTRACT };
+      const timer = setTimeout(() => {
+        this.pending.delete(seq);
+        reject(new Error(`${cmd.command}: no answer from ${this.name} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.pending.set(seq, { command: cmd.command, resolve, reject, timer });
+      try {
+        client.sendMessage(this.commandChannel, Buffer.from(JSON.stringify(msg), 'utf8'));
+      } catch (err) {
+        clearTimeout(timer);
+        this.pending.delete(seq);
+        reject(new Error(`${cmd.command}: send failed: ${(err as Error).message}`));
+      }
+    });
+  }
+
+  private failPending(err: Error): void {
+    for (const [seq, p] of this.pending) {
+      clearTimeout(p.timer);
+      p.reject(new Error(`${p.command}: ${err.message}`));
+      this.pending.delete(seq);
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Connection
+
+  private connect(): void {
+    if (this.closed) return;
+    const gen = ++this.generation;
+    this.channels.clear();
+    this.subscriptions.clear();
+    this.commandChannel = null;
+    this.controlRefused = false;
+    this.controlKnown = null;
+    this.metadata = {};
+    this.lastTick = null;
+    this.lastStampNs = null;
+    this.baseStampNs = null;
+    this.latestRoot = null;
+    let ws: WebSocket;
+    try {
+      ws = new WebSocket(this.opts.url, [FOXGLOVE_SUBPROTOCOL], { perMessageDeflate: false, handshakeTimeout: this.opts.connectTimeoutMs });
+    } catch (err) {
+      this.problem('error', 'bad_url', `cannot connect to ${this.opts.url}: ${(err as Error).message}`);
+      this.scheduleReconnect();
+      return;
+    }
+    this.ws = ws;
+    this.pingSentAt = null;
+    ws.on('pong', () => {
+      if (gen !== this.generation || this.pingSentAt === null) return;
+      this.rttMs = performance.now() - this.pingSentAt;
+      this.pingSentAt = null;
+    });
+    const client = new FoxgloveClient({ ws: ws as never });
+    this.client = client;
+    const live = (): boolean => gen === this.generation && !this.closed;
+    client.on('open', () => {
+      if (!live()) return;
+      this.counts.connects++;
+      this.log(`remote: connected to ${this.opts.url}`);
+    });
+    client.on('serverInfo', (info) => live() && this.onServerInfo(client, info));
+    client.on('advertise', (chs) => live() && this.onAdvertise(client, chs));
+    client.on('unadvertise', (ids) => {
+      if (!live()) return;
+      for (const id of ids) this.channels.delete(id);
+      for (const [sub, topic] of this.subscriptions) if (![...this.channels.values()].some((c) => c.topic === topic)) this.subscriptions.delete(sub);
+    });
+    client.on('message', (m) => live() && this.onMessage(m));
+    client.on('status', (s) => live() && this.onServerStatus(s));
+    client.on('error', (err) => {
+      if (!live()) return;
+      this.log(`remote: ${this.opts.url}: ${err?.message ?? String(err)}`);
+    });
+    client.on('close', () => {
+      if (!live()) return;
+      this.onSocketClosed('connection closed');
+    });
+  }
+
+  private onSocketClosed(why: string): void {
+    this.ws = null;
+    this.client = null;
+    this.commandChannel = null;
+    this.generation++;
+    this.failPending(new Error(`link to ${this.opts.url} lost (${why})`));
+    if (this.everPresent) {
+      this.setPresence('lost');
+      this.problem('error', 'link_lost', `link to ${this.opts.url} lost: ${why}`);
+    } else {
+      this.problem('warn', 'connect_failed', `cannot reach ${this.opts.url} (${why}); retrying`);
+    }
+    const run = this.run;
+    if (run && !run.ended && run.started) {
+      const req = run.stopRequested;
+      this.endRun(run, req ? req.outcome : 'link_lost', req ? `${req.reason} (link lost before the server confirmed the end)` : `link to ${this.opts.url} lost during the episode: ${why}`);
+    }
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || !this.opts.reconnect || this.reconnectTimer) return;
+    const delay = this.reconnectDelay;
+    this.reconnectDelay = Math.min(this.opts.reconnectMaxDelayMs, this.reconnectDelay * 2);
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      this.connect();
+    }, delay);
+    this.reconnectTimer.unref();
+  }
+
+  private onServerInfo(client: FoxgloveClientInstance, info: ServerInfo): void {
+    this.metadata = { ...(info.metadata ?? {}) };
+    const contract = this.metadata[G1_BRIDGE_METADATA.contract];
+    if (contract !== undefined && contract !== G1_BRIDGE_CONTRACT) {
+      this.problem('error', 'unsupported_contract', `${this.opts.url} speaks ${contract}, not ${G1_BRIDGE_CONTRACT}; not using it`);
+      this.ws?.close(1000, 'unsupported contract');
+      return;
+    }
+    if (!info.capabilities.includes('clientPublish')) {
+      this.problem('warn', 'watch_only', `${this.opts.url} does not accept client messages: it can be watched, not controlled`);
+    } else {
+      this.commandChannel = client.advertise(g1BridgeChannel('command', G1_BRIDGE_TOPICS.command));
+    }
+    this.lastMessageAt = performance.now();
+    this.reconnectDelay = this.opts.reconnectInitialDelayMs;
+    this.everPresent = true;
+    this.setPresence('present');
+  }
+
+  private onAdvertise(client: FoxgloveClientInstance, chs: Channel[]): void {
+    const wanted: string[] = [G1_BRIDGE_TOPICS.lowstate, G1_BRIDGE_TOPICS.rootState, G1_BRIDGE_TOPICS.wbcStatus];
+    for (const ch of chs) {
+      if (!wanted.includes(ch.topic)) continue;
+      if (ch.schemaName.startsWith('g1-bridge/') && !ch.schemaName.startsWith(`${G1_BRIDGE_CONTRACT}/`)) {
+        this.problem('error', 'unsupported_contract', `${ch.topic} has schema ${ch.schemaName}; this console reads ${G1_BRIDGE_CONTRACT}; not subscribed`);
+        continue;
+      }
+      if (ch.encoding !== 'json') {
+        this.problem('error', 'unsupported_encoding', `${ch.topic} is ${ch.encoding}-encoded; ${G1_BRIDGE_CONTRACT} is JSON; not subscribed`);
+        continue;
+      }
+      if ([...this.channels.values()].some((c) => c.topic === ch.topic)) continue;
+      this.channels.set(ch.id, ch);
+      this.subscriptions.set(client.subscribe(ch.id), ch.topic);
+    }
+  }
+
+  private onServerStatus(s: StatusMessage): void {
+    // The server marks control and command refusals (docs/G1_BRIDGE.md, "Status messages").
+    if (s.id === 'g1-bridge/control-refused') this.controlRefused = true;
+    if (s.id === 'g1-bridge/control-granted') this.controlRefused = false;
+    if (s.id === 'g1-bridge/control-refused' || s.id === 'g1-bridge/control-granted') this.controlKnown = !this.controlRefused;
+    const refused = /^g1-bridge\/refused\/(\d+)$/.exec(s.id ?? '');
+    if (refused) {
+      const p = this.pending.get(Number(refused[1]));
+      if (p) {
+        clearTimeout(p.timer);
+        this.pending.delete(Number(refused[1]));
+        p.reject(new Error(s.message));
+      }
+    }
+    const severity = s.level === StatusLevel.ERROR ? 'error' : s.level === StatusLevel.WARNING ? 'warn' : 'info';
+    this.problem(severity, 'server_status', s.message, true);
+  }
+
+  private ping(): void {
+    const ws = this.ws;
+    if (!ws || ws.readyState !== WebSocket.OPEN) return;
+    if (this.pingSentAt !== null && performance.now() - this.pingSentAt < 5000) return; // one in flight
+    this.pingSentAt = performance.now();
+    try {
+      ws.ping();
+    } catch {
+      this.pingSentAt = null;
+    }
+  }
+
+  private checkPresence(): void {
+    if (++this.pingTicks % 10 === 1) this.ping();
+    // Only a live, answered connection ages; 'lost' lasts until a message or a reconnect.
+    if (this.closed || !this.client || !this.everPresent || this._presence === 'lost' || this.lastMessageAt === 0) return;
+    const age = performance.now() - this.lastMessageAt;
+    const next: Presence = age <= this.opts.staleAfterMs ? 'present' : age <= this.opts.lostAfterMs ? 'stale' : 'lost';
+    if (next === this._presence) return;
+    this.setPresence(next);
+    if (next === 'stale') this.problem('warn', 'link_stale', `nothing from ${this.opts.url} for ${Math.round(age)} ms`);
+    if (next === 'lost') {
+      this.problem('error', 'link_lost', `nothing from ${this.opts.url} for ${Math.round(age)} ms`);
+      const run = this.run;
+      if (run && !run.ended && run.started) {
+        void this.sendCommand({ command: 'stop', args: { reason: 'link lost (console side)' } }, 1000).catch(() => {});
+        this.endRun(run, 'link_lost', `no state from ${this.opts.url} for ${Math.round(age)} ms during the episode`);
+      }
+      // A silent socket is as good as closed: drop it and reconnect.
+      const ws = this.ws;
+      this.onSocketClosed('silent');
+      ws?.terminate();
+    }
+  }
+
+  private setPresence(p: Presence): void {
+    if (p === this._presence) return;
+    this._presence = p;
+    this.enqueue({ type: 'presence', presence: p });
+    if (p === 'present') for (const w of [...this.presenceWaiters]) w();
+  }
+
+  private waitPresent(timeoutMs: number): Promise<void> {
+    if (this._presence === 'present') return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const done = (): void => {
+        clearTimeout(t);
+        this.presenceWaiters.delete(done);
+        resolve();
+      };
+      const t = setTimeout(() => {
+        this.presenceWaiters.delete(done);
+        reject(new Error(`${this.name} is not connected (${this._presence} after ${timeoutMs} ms)`));
+      }, timeoutMs);
+      this.presenceWaiters.add(done);
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Messages
+
+  private onMessage(m: MessageData): void {
+    const topic = this.subscriptions.get(m.subscriptionId);
+    if (topic === undefined) return;
+    this.lastMessageAt = performance.now();
+    if (this._presence !== 'present' && this.everPresent) this.setPresence('present');
+    switch (topic) {
+      case G1_BRIDGE_TOPICS.lowstate:
+        return this.onLowState(m.data);
+      case G1_BRIDGE_TOPICS.rootState: {
+        const r = decodeRootState(m.data);
+        if (!r.ok) {
+          this.counts.malformedOther++;
+          this.problem('warn', 'malformed_root_state', `root_state dropped (${this.counts.malformedOther} malformed non-lowstate messages): ${r.reason}`);
+          return;
+        }
+        this.latestRoot = r.value;
+        return;
+      }
+      case G1_BRIDGE_TOPICS.wbcStatus: {
+        const s = decodeWbcStatus(m.data);
+        if (!s.ok) {
+          this.counts.malformedOther++;
+          this.problem('warn', 'malformed_wbc_status', `wbc_status dropped (${this.counts.malformedOther} malformed non-lowstate messages): ${s.reason}`);
+          return;
+        }
+        return this.onWbcStatus(s.value);
+      }
+    }
+  }
+
+  private onLowState(data: ArrayBufferView): void {
+    this.counts.received++;
+    const d = decodeLowState(data);
+    if (!d.ok) {
+      this.counts.malformed++;
+      this.problem('warn', 'malformed_frame', `lowstate dropped (${this.counts.malformed} malformed so far): ${d.reason}`);
+      return;
+    }
+    const low = d.value;
+    if (this.lastTick !== null) {
+      if (low.tick === this.lastTick) {
+        this.counts.duplicate++;
+        this.problem('warn', 'duplicate_frame', `lowstate tick ${low.tick} received twice; dropped (${this.counts.duplicate} duplicates so far)`);
+        return;
+      }
+      if (low.tick < this.lastTick || (this.lastStampNs !== null && low.stamp_ns < this.lastStampNs)) {
+        this.counts.outOfOrder++;
+        this.problem('warn', 'out_of_order_frame', `lowstate tick ${low.tick} (stamp ${low.stamp_ns}) arrived after tick ${this.lastTick}; dropped (${this.counts.outOfOrder} out of order so far)`);
+        return;
+      }
+    }
+    this.lastTick = low.tick;
+    this.lastStampNs = low.stamp_ns;
+    this.baseStampNs ??= low.stamp_ns;
+    const root = this.latestRoot && Math.abs(this.latestRoot.stamp_ns - low.stamp_ns) <= this.opts.rootStateMaxSkewMs * 1e6 ? this.latestRoot : null;
+    const run = this.run && !this.run.ended && this.run.episodeStartNs !== null ? this.run : null;
+    const t0 = run ? (run.episodeStartNs as number) : this.baseStampNs;
+    const frame = frameFromLowState(low, root, (low.stamp_ns - t0) / 1e9);
+    if (run) {
+      run.frames++;
+      run.lastTimeS = frame.timeS;
+    }
+    this.counts.accepted++;
+    this.enqueue({ type: 'frames', runId: this.run?.runId ?? this.lease?.runId ?? '', frames: [frame] });
+  }
+
+  private onWbcStatus(s: WbcStatusMsg): void {
+    this.lastStatus = s;
+    if (s.ack && s.ack.seq !== null) {
+      const p = this.pending.get(s.ack.seq);
+      if (p) {
+        clearTimeout(p.timer);
+        this.pending.delete(s.ack.seq);
+        if (s.ack.ok) p.resolve(s.ack.message);
+        else p.reject(new Error(`${s.ack.command ?? p.command} refused by ${this.name} (${s.ack.code}): ${s.ack.message}`));
+      }
+    }
+    const run = this.run;
+    if (!run || run.ended || s.run_id !== run.runId) return;
+    if (s.state === 'tracking') {
+      run.episodeStartNs ??= s.episode_start_ns ?? s.stamp_ns ?? this.lastStampNs ?? 0;
+      return;
+    }
+    const startedHere = run.started || (s.ack?.command === 'start' && s.ack.ok);
+    if (!startedHere && run.episodeStartNs === null) return;
+    if (s.state === 'done' || s.state === 'damping' || s.state === 'fault' || s.state === 'idle') {
+      const outcome: EpisodeOutcome = s.outcome ?? (s.state === 'fault' ? 'infrastructure_error' : (run.stopRequested?.outcome ?? 'aborted_by_operator'));
+      this.endRun(run, outcome, s.reason ?? `wbc state ${s.state}`);
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Delivery to the listener (bounded queue, coalescing, drops counted)
+
+  private enqueue(ev: BackendEvent): void {
+    if (!this.listener) return;
+    if (ev.type === 'frames') {
+      const tail = this.queue[this.queue.length - 1];
+      if (tail && tail.type === 'frames' && tail.runId === ev.runId) tail.frames.push(...ev.frames);
+      else this.queue.push({ type: 'frames', runId: ev.runId, frames: [...ev.frames] });
+      this.queuedFrames += ev.frames.length;
+      while (this.queuedFrames > this.opts.maxQueuedFrames) {
+        const i = this.queue.findIndex((e) => e.type === 'frames' && e.frames.length > 0);
+        if (i < 0) break;
+        const e = this.queue[i] as Extract<BackendEvent, { type: 'frames' }>;
+        const n = Math.min(e.frames.length, this.queuedFrames - this.opts.maxQueuedFrames);
+        e.frames.splice(0, n);
+        if (e.frames.length === 0) this.queue.splice(i, 1);
+        this.queuedFrames -= n;
+        this.counts.dropped += n;
+        this.droppedSinceReport += n;
+      }
+    } else {
+      this.queue.push(ev);
+    }
+    this.kick();
+  }
+
+  private kick(): void {
+    if (this.delivering || !this.listener || this.queue.length === 0) return;
+    this.delivering = true;
+    void (async () => {
+      try {
+        while (this.listener && (this.queue.length > 0 || this.droppedSinceReport > 0)) {
+          const batch = this.queue;
+          this.queue = [];
+          this.queuedFrames = 0;
+          if (this.droppedSinceReport > 0) {
+            const n = this.droppedSinceReport;
+            this.droppedSinceReport = 0;
+            batch.unshift({
+              type: 'problem',
+              problem: { severity: 'warn', code: 'frames_dropped', message: `${n} frames dropped: the listener fell behind the stream (${this.counts.dropped} in all)`, atMs: Date.now() },
+            });
+          }
+          try {
+            await this.listener(batch);
+          } catch (err) {
+            this.log(`remote: listener failed: ${(err as Error)?.message ?? String(err)}`);
+          }
+        }
+      } finally {
+        this.delivering = false;
+      }
+    })();
+  }
+
+  private problem(severity: Problem['severity'], code: string, message: string, always = false): void {
+    const now = Date.now();
+    const last = this.problemLast.get(code);
+    if (!always && last !== undefined && now - last < this.opts.problemIntervalMs) return;
+    this.problemLast.set(code, now);
+    this.log(`remote: ${severity}: ${code}: ${message}`);
+    this.enqueue({ type: 'problem', problem: { severity, code, message, atMs: now } });
+  }
+}
+
+/** Creates the backend and starts connecting (presence 'connecting' until the server answers). */
+export function connectRemoteSimulator(options: RemoteSimulatorOptions): RemoteSimulatorBackend {
+  return new RemoteSimulatorBackend(options);
+}
+

@@ -1,0 +1,152 @@
+// Reads an episode file back (src/services/episode/episodeSchemas.ts). Uses the streaming reader
+// over the whole file, so an interrupted file (no summary, e.g. after a kill -9) still yields
+// every complete chunk; `complete` says whether the file ended with a valid footer.
+
+import fs from 'node:fs/promises';
+import { McapStreamReader } from '@mcap/core';
+import { createStateFrame, type StateFrame } from '../../domain/backend/stateFrame';
+import { InputError } from '../../domain/problems';
+import { TrajectoryHasher } from '../../domain/sim/trajectoryHash';
+import { TOPICS, type CommandMessage, type EventMessage, type ExecutedMessage, type MetricsMessage, type ReferenceMessage } from './episodeSchemas';
+
+export interface EpisodeChannelInfo {
+  topic: string;
+  schemaName: string;
+  schemaEncoding: string;
+  messageEncoding: string;
+  messageCount: number;
+}
+
+export interface EpisodeFile {
+  file: string;
+  /** The file ended with a valid footer (the writer closed it). */
+  complete: boolean;
+  metadata: Record<string, Record<string, string>>;
+  channels: EpisodeChannelInfo[];
+  reference: ReferenceMessage[];
+  executed: ExecutedMessage[];
+  commands: CommandMessage[];
+  events: EventMessage[];
+  metrics: MetricsMessage[];
+  /** Log times (ns since the epoch) of the first and last message. */
+  startNs: bigint | null;
+  endNs: bigint | null;
+}
+
+export async function readEpisodeFile(file: string): Promise<EpisodeFile> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await fs.readFile(file);
+  } catch (err) {
+    throw new InputError({ file }, `cannot read the episode file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  const reader = new McapStreamReader({ validateCrcs: true });
+  reader.append(bytes);
+  const decoder = new TextDecoder();
+  const schemas = new Map<number, { name: string; encoding: string }>();
+  const channels = new Map<number, EpisodeChannelInfo>();
+  const out: EpisodeFile = {
+    file,
+    complete: false,
+    metadata: {},
+    channels: [],
+    reference: [],
+    executed: [],
+    commands: [],
+    events: [],
+    metrics: [],
+    startNs: null,
+    endNs: null,
+  };
+  try {
+    for (let rec; (rec = reader.nextRecord()); ) {
+      switch (rec.type) {
+        // (the summary section repeats schemas and channels: keep the first of each)
+        case 'Schema':
+          if (!schemas.has(rec.id)) schemas.set(rec.id, { name: rec.name, encoding: rec.encoding });
+          break;
+        case 'Channel': {
+          if (channels.has(rec.id)) break;
+          const s = schemas.get(rec.schemaId);
+          channels.set(rec.id, { topic: rec.topic, schemaName: s?.name ?? '', schemaEncoding: s?.encoding ?? '', messageEncoding: rec.messageEncoding, messageCount: 0 });
+          break;
+        }
+        case 'Metadata':
+          out.metadata[rec.name] = Object.fromEntries(rec.metadata);
+          break;
+        case 'Message': {
+          const ch = channels.get(rec.channelId);
+          if (!ch) break;
+          ch.messageCount++;
+          if (out.startNs === null || rec.logTime < out.startNs) out.startNs = rec.logTime;
+          if (out.endNs === null || rec.logTime > out.endNs) out.endNs = rec.logTime;
+          const msg = JSON.parse(decoder.decode(rec.data)) as unknown;
+          switch (ch.topic) {
+            case TOPICS.reference:
+              out.reference.push(msg as ReferenceMessage);
+              break;
+            case TOPICS.executed:
+              out.executed.push(msg as ExecutedMessage);
+              break;
+            case TOPICS.commands:
+              out.commands.push(msg as CommandMessage);
+              break;
+            case TOPICS.events:
+              out.events.push(msg as EventMessage);
+              break;
+            case TOPICS.metrics:
+              out.metrics.push(msg as MetricsMessage);
+              break;
+          }
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  } catch (err) {
+    // A truncated tail (interrupted write): keep what was read.
+    if (reader.done()) throw new InputError({ file }, `not a valid MCAP episode file (${(err as Error).message})`);
+  }
+  out.complete = reader.done();
+  out.channels = [...channels.values()];
+  if (out.channels.length === 0) throw new InputError({ file }, 'not an MCAP episode file (no channels)');
+  const byTime = (a: { timeS: number }, b: { timeS: number }) => a.timeS - b.timeS;
+  out.reference.sort(byTime);
+  out.executed.sort(byTime);
+  return out;
+}
+
+/** The executed frames as StateFrames. */
+export function executedStateFrames(ep: EpisodeFile): StateFrame[] {
+  return ep.executed.map((m) => {
+    const f = createStateFrame(m.rootPosM !== null);
+    f.timeS = m.timeS;
+    f.tick = m.tick;
+    f.referenceFrame = m.referenceFrame;
+    if (m.rootPosM && f.rootPosM) f.rootPosM.set(m.rootPosM);
+    f.rootQuatWxyz = m.rootQuatWxyz ? Float64Array.from(m.rootQuatWxyz) : null;
+    f.jointPosRad.set(m.jointPosRad);
+    f.jointVelRadS.set(m.jointVelRadS);
+    f.jointTauNm.set(m.jointTauNm);
+    f.imu.quatWxyz.set(m.imu.quatWxyz);
+    f.imu.gyroRadS.set(m.imu.gyroRadS);
+    f.imu.accelMS2.set(m.imu.accelMS2);
+    f.contacts = m.contacts ? m.contacts.map((c) => ({ ...c })) : null;
+    return f;
+  });
+}
+
+/**
+ * trajectory_sha256 recomputed from the file's executed frames (layout in
+ * src/domain/sim/trajectoryHash.ts); null when the frames lack root pose or velocities.
+ */
+export function trajectorySha256OfEpisode(ep: EpisodeFile): string | null {
+  const J = ep.executed[0]?.jointPosRad.length ?? 29;
+  const h = new TrajectoryHasher(J);
+  for (const m of ep.executed) {
+    if (!m.rootPosM || !m.rootQuatWxyz || !m.rootLinVelMps || !m.rootAngVelRadS) return null;
+    h.add({ timeS: m.timeS, rootPosM: m.rootPosM, rootQuatWxyz: m.rootQuatWxyz, jointPosRad: m.jointPosRad, rootLinVelMps: m.rootLinVelMps, rootAngVelRadS: m.rootAngVelRadS, jointVelRadS: m.jointVelRadS });
+  }
+  return h.digestHex();
+}

@@ -1,0 +1,185 @@
+// One simulated episode end to end: lease a worker, reset, run the clip under the binding,
+// collect the executed frames, reduce them with the batch mb-metrics/1 reducer against the
+// reference, and optionally write the episode file (MCAP). Several episodes may run at once on
+// one EmbeddedSimulator (one per worker): a router on the simulator's single listener hands each
+// episode its own frames.
+
+import fs from 'node:fs/promises';
+import type { BackendEvent, InitialState } from '../../domain/backend/backend';
+import type { StateFrame } from '../../domain/backend/stateFrame';
+import { ClipPairEvaluator, MB_METRICS_1, episodeMetricsJson, type EpisodeMetrics } from '../../domain/metrics';
+import type { MotionClip } from '../../domain/motion/motionClip';
+import { resampleClip } from '../../domain/motion/resample';
+import type { RobotProfile } from '../../domain/robot/robotProfile';
+import { TRAJECTORY_HASH_LAYOUT } from '../../domain/sim/trajectoryHash';
+import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
+import { EpisodeWriter } from '../episode/episodeWriter';
+import { describeFailure } from './simEngine';
+import { isSimFramesEvent, type EmbeddedSimulator, type SimEpisodeEnd, type SimFrameExtras } from './embeddedSimulator';
+import type { SimRunOptions } from './simProtocol';
+
+type FramesHandler = (frames: StateFrame[], extras: SimFrameExtras[]) => Promise<void> | void;
+
+/** Routes the simulator's frames to per-run handlers (installed as the simulator's listener). */
+class EpisodeRouter {
+  readonly handlers = new Map<string, FramesHandler>();
+  constructor(sim: EmbeddedSimulator) {
+    sim.setListener(async (events: BackendEvent[]) => {
+      for (const e of events) {
+        if (isSimFramesEvent(e)) await this.handlers.get(e.runId)?.(e.frames, e.sim.extras);
+      }
+    });
+  }
+}
+const routers = new WeakMap<EmbeddedSimulator, EpisodeRouter>();
+
+let runSerial = 0;
+
+export interface SimEpisodeRequest {
+  clip: MotionClip;
+  binding: WbcBinding;
+  profile: RobotProfile;
+  seed?: number;
+  /** Default: the clip's first frame with its joint velocities, placed on the floor. */
+  initial?: InitialState;
+  /** Write the episode file here. */
+  out?: string | null;
+  runId?: string;
+  runOptions?: SimRunOptions;
+  /** Keep the executed frames in the result (default true). */
+  keepFrames?: boolean;
+  /** Called after each batch with simulated seconds so far and the clip's duration. */
+  onProgress?: (simSeconds: number, plannedSeconds: number) => void;
+  /** Wait for a free worker instead of failing when all are leased (default true). */
+  waitForWorker?: boolean;
+}
+
+export interface SimEpisodeResult {
+  end: SimEpisodeEnd;
+  metrics: EpisodeMetrics;
+  /** The executed trajectory on the 50 Hz timeline, as a clip-like record. */
+  executed: { fps: number; frameCount: number; rootPosM: Float64Array; rootQuatWxyz: Float64Array; jointPosRad: Float64Array };
+  frames: StateFrame[];
+  extras: SimFrameExtras[];
+  episodeFile: string | null;
+}
+
+export async function runSimEpisode(sim: EmbeddedSimulator, req: SimEpisodeRequest): Promise<SimEpisodeResult> {
+  let router = routers.get(sim);
+  if (!router) routers.set(sim, (router = new EpisodeRouter(sim)));
+  const runId = req.runId ?? `sim-${process.pid}-${Date.now().toString(36)}-${++runSerial}`;
+  const seed = req.seed ?? 0;
+  const keep = req.keepFrames ?? true;
+  const ref50 = resampleClip(req.clip, MB_METRICS_1.rateHz);
+  const plannedSeconds = (ref50.frameCount - 1) / MB_METRICS_1.rateHz;
+  const J = req.profile.joints.length;
+  // Executed pose, grown as frames arrive (the clip length bounds it).
+  const cap = ref50.frameCount;
+  const pos = new Float64Array(3 * cap);
+  const quat = new Float64Array(4 * cap);
+  const q = new Float64Array(J * cap);
+  let n = 0;
+  const frames: StateFrame[] = [];
+  const extras: SimFrameExtras[] = [];
+  let writer: EpisodeWriter | null = null;
+  const startMs = Date.now();
+  const lease = await (req.waitForWorker === false ? sim.acquire(runId) : sim.acquireWhenFree(runId));
+  try {
+    if (req.out) {
+      writer = await EpisodeWriter.create(req.out, {
+        startMs,
+        reference: { frameCount: ref50.frameCount, rateHz: ref50.fps, rootPosM: ref50.rootPosM, rootQuatWxyz: ref50.rootQuatWxyz, jointPosRad: ref50.jointPosRad },
+        episode: {
+          run_id: runId,
+          execution_domain: 'simulation',
+          backend: sim.id,
+          clip_id: req.clip.id,
+          clip_name: req.clip.name,
+          clip_file: req.clip.provenance.file,
+          clip_sha256: req.clip.provenance.fileSha256,
+          clip_fps: req.clip.fps,
+          binding: bindingKey(req.binding),
+          binding_kind: req.binding.kind,
+          binding_label: req.binding.label,
+          binding_json: JSON.stringify(req.binding),
+          model_file: req.profile.sourceFile,
+          model_name: req.profile.modelName,
+          seed,
+          contract: MB_METRICS_1.id,
+          started_at: new Date(startMs).toISOString(),
+        },
+      });
+      await writer.writeEvent(0, 'episode_start', `episode ${runId}: ${req.clip.name} under ${bindingKey(req.binding)} (${req.binding.label})`, { seed });
+    }
+    router.handlers.set(runId, async (fs, xs) => {
+      for (let i = 0; i < fs.length && n < cap; i++, n++) {
+        const f = fs[i];
+        pos.set(f.rootPosM!, 3 * n);
+        quat.set(f.rootQuatWxyz!, 4 * n);
+        q.set(f.jointPosRad, J * n);
+      }
+      if (keep) {
+        frames.push(...fs);
+        extras.push(...xs);
+      }
+      if (writer) await writer.writeFrames(fs, xs);
+      req.onProgress?.(n > 0 ? (n - 1) / MB_METRICS_1.rateHz : 0, plannedSeconds);
+    });
+    if (req.initial) await lease.reset(req.initial);
+    const end = await lease.run({ clip: req.clip, binding: req.binding, seed, ...(req.runOptions ? { options: req.runOptions } : {}) });
+    const executed = { fps: MB_METRICS_1.rateHz, frameCount: n, rootPosM: pos.subarray(0, 3 * n), rootQuatWxyz: quat.subarray(0, 4 * n), jointPosRad: q.subarray(0, J * n) };
+    const metrics = n >= 2 ? new ClipPairEvaluator(MB_METRICS_1, req.profile).evaluate(req.clip, executed).metrics : emptyMetrics(end);
+    if (writer) {
+      const t = end.simSeconds;
+      if (end.failure) await writer.writeEvent(end.failure.timeS, 'hard_failure', describeFailure(end.failure), { ...end.failure });
+      if (end.outcome === 'aborted_by_operator' || end.outcome === 'estop' || end.outcome === 'intervention') {
+        await writer.writeEvent(t, 'stop_requested', `${end.outcome}: ${end.reason}`);
+      }
+      await writer.writeEvent(t, 'episode_end', `${end.outcome}: ${end.reason}`, { outcome: end.outcome, frames: end.frames, trajectory_sha256: end.trajectorySha256 });
+      await writer.writeFinalMetrics(t, episodeMetricsJson(metrics));
+      await writer.close({
+        outcome: end.outcome,
+        reason: end.reason,
+        frames: end.frames,
+        planned_frames: end.plannedFrames,
+        sim_seconds: end.simSeconds,
+        wall_seconds: end.wallSeconds,
+        trajectory_sha256: end.trajectorySha256,
+        trajectory_hash_layout: TRAJECTORY_HASH_LAYOUT,
+      });
+      writer = null;
+    }
+    return { end, metrics, executed, frames, extras, episodeFile: req.out ?? null };
+  } catch (err) {
+    // Refused before anything ran (bad initial state, binding): no episode, so no episode file.
+    if (writer) {
+      await writer.abandon();
+      writer = null;
+      if (n === 0 && req.out) await fs.rm(req.out, { force: true });
+    }
+    throw err;
+  } finally {
+    router.handlers.delete(runId);
+    if (writer) await writer.abandon();
+    await lease.release();
+  }
+}
+
+/** Readings of an episode with fewer than two frames: every reading unavailable. */
+function emptyMetrics(end: SimEpisodeEnd): EpisodeMetrics {
+  const u = { available: false as const, reason: `the episode recorded ${end.frames} frame(s): ${end.reason}` };
+  return {
+    contract: MB_METRICS_1.id,
+    K: end.frames,
+    failure: u,
+    progressSoft: u,
+    progressStop: u,
+    mpjpeLMm: u,
+    jointPosRmseRad: u,
+    jointVelRmseRadS: u,
+    jointAccRmsRadS2: u,
+    jointAccP95RadS2: u,
+    jointJerkRmsRadS3: u,
+    jointJerkP95RadS3: u,
+  };
+}

@@ -1,0 +1,149 @@
+import type {
+  Backend,
+  BackendCapabilities,
+  BackendEvent,
+  BackendLease,
+  BackendListener,
+  EpisodeEnd,
+  Presence,
+  Problem,
+} from '../../src/domain/backend/backend';
+import { createStateFrame } from '../../src/domain/backend/stateFrame';
+
+// A scriptable Backend for the console's Connections tests: presence set by the test (or after a
+// delay), a state stream at a chosen rate through the single listener, problems on demand, and an
+// optional linkStats() latency like a remote client's.
+
+export interface FakeBackendOptions {
+  id: string;
+  name?: string;
+  executionDomain?: 'simulation' | 'real_robot';
+  declaredRateHz?: number;
+  /** Presence when created (default 'connecting'). */
+  initialPresence?: Presence;
+  /** Become 'present' after this many ms (and start streaming if streamHz is set). */
+  presentAfterMs?: number;
+  /** Stream state frames at this rate while present (batches every 100 ms). */
+  streamHz?: number;
+  /** Offer linkStats() with this latency. */
+  latencyMs?: number;
+  /** Become 'lost' with a problem after this many ms (instead of present). */
+  lostAfterMs?: number;
+}
+
+export class FakeBackend implements Backend {
+  readonly id: string;
+  readonly name: string;
+  readonly capabilities: BackendCapabilities;
+  private _presence: Presence;
+  private listener: BackendListener | null = null;
+  private timers: NodeJS.Timeout[] = [];
+  private stream: NodeJS.Timeout | null = null;
+  private t = 0;
+  private tick = 0;
+  closed = false;
+  leasedBy: string | null = null;
+  /** Every batch the backend delivered and the listener accepted. */
+  delivered = 0;
+  private readonly latencyMs: number | undefined;
+
+  constructor(private readonly options: FakeBackendOptions) {
+    this.id = options.id;
+    this.name = options.name ?? options.id;
+    this._presence = options.initialPresence ?? 'connecting';
+    this.latencyMs = options.latencyMs;
+    this.capabilities = {
+      executionDomain: options.executionDomain ?? 'simulation',
+      globalRootPosition: true,
+      rootOrientation: true,
+      contacts: false,
+      jointTorque: true,
+      stateRateHz: options.declaredRateHz ?? options.streamHz ?? 50,
+      exactReset: true,
+      bindingKinds: ['builtin'],
+    };
+    if (options.presentAfterMs !== undefined) {
+      this.timers.push(
+        setTimeout(() => {
+          this.setPresence('present');
+          if (options.streamHz) this.startStream(options.streamHz);
+        }, options.presentAfterMs),
+      );
+    }
+    if (options.lostAfterMs !== undefined) {
+      this.timers.push(
+        setTimeout(() => {
+          this.setPresence('lost');
+          this.emitProblem({ severity: 'error', code: 'link_lost', message: `nothing from ${this.name} for 2000 ms`, atMs: Date.now() });
+        }, options.lostAfterMs),
+      );
+    }
+  }
+
+  get presence(): Presence {
+    return this._presence;
+  }
+
+  linkStats(): { latencyMs: number | null } {
+    return { latencyMs: this.latencyMs ?? null };
+  }
+
+  setListener(listener: BackendListener | null): void {
+    this.listener = listener;
+  }
+
+  private emit(events: BackendEvent[]): void {
+    const l = this.listener;
+    if (!l) return;
+    void l(events).then(() => this.delivered++);
+  }
+
+  setPresence(p: Presence): void {
+    this._presence = p;
+    this.emit([{ type: 'presence', presence: p }]);
+  }
+
+  emitProblem(problem: Problem): void {
+    this.emit([{ type: 'problem', problem }]);
+  }
+
+  /** Delivers `n` frames at `hz` (source times advancing), in one batch. */
+  emitFrames(n: number, hz: number): void {
+    const frames = Array.from({ length: n }, () => {
+      const f = createStateFrame();
+      f.timeS = this.t;
+      f.tick = this.tick++;
+      this.t += 1 / hz;
+      return f;
+    });
+    this.emit([{ type: 'frames', runId: 'stream', frames }]);
+  }
+
+  startStream(hz: number): void {
+    if (this.stream) clearInterval(this.stream);
+    const perBatch = Math.max(1, Math.round(hz / 10));
+    this.stream = setInterval(() => this.emitFrames(perBatch, hz), 100);
+  }
+
+  async acquire(runId: string): Promise<BackendLease> {
+    if (this.leasedBy !== null) throw new Error(`already leased by ${this.leasedBy}`);
+    this.leasedBy = runId;
+    const end: EpisodeEnd = { runId, outcome: 'completed', reason: 'fake', frames: 0, simSeconds: 0, wallSeconds: 0 };
+    return {
+      runId,
+      reset: async () => {},
+      run: async () => end,
+      stop: async () => {},
+      release: async () => {
+        this.leasedBy = null;
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const t of this.timers) clearTimeout(t);
+    if (this.stream) clearInterval(this.stream);
+    this._presence = 'disconnected';
+  }
+}
