@@ -3,12 +3,16 @@ import { bootstrapConsole } from './bootstrap';
 import { useKeyboardShortcuts } from './hooks/useKeyboardShortcuts';
 import { ClipInfo } from './panels/ClipInfo';
 import { ClipPanel } from './panels/ClipPanel';
+import { ConnectionsPanel } from './panels/ConnectionsPanel';
 import { ErrorBanner } from './panels/ErrorBanner';
 import { JointTable } from './panels/JointTable';
+import { RunsPanel } from './panels/RunsPanel';
 import { Timeline } from './panels/Timeline';
 import { TopBar } from './panels/TopBar';
 import { startPlaybackLoop } from './playback/playback';
 import { useConnectionStore } from './stores/connectionStore';
+import { startEndpointsPolling } from './stores/endpointsStore';
+import { startOverlayEngine } from './stores/runStore';
 import { Viewport } from './viewport/Viewport';
 
 function Unavailable() {
@@ -24,6 +28,9 @@ function Unavailable() {
 export function App() {
   useEffect(() => bootstrapConsole(), []);
   useEffect(() => startPlaybackLoop(), []);
+  useEffect(() => startOverlayEngine(), []);
+  const connected = useConnectionStore((s) => s.status === 'connected');
+  useEffect(() => (connected ? startEndpointsPolling() : undefined), [connected]);
   useKeyboardShortcuts();
   const unavailable = useConnectionStore((s) => s.status === 'unavailable');
 
@@ -44,6 +51,10 @@ export function App() {
             <Viewport />
             <Timeline />
           </main>
+          <aside className="sidebar sidebar-right">
+            <ConnectionsPanel />
+            <RunsPanel />
+          </aside>
         </div>
       )}
     </div>

@@ -4,6 +4,8 @@ import { resetPlayhead } from './playback/playback';
 import { useClipStore } from './stores/clipStore';
 import { useConnectionStore } from './stores/connectionStore';
 import { setRobotProfile, useRobotStore } from './stores/robotStore';
+import { preloadProfileMeshes } from './viewport/meshCache';
+import { useMeshStore } from './stores/meshStore';
 
 // Start-up: pick the transport, then on every (re)connection fetch app info and, once, the
 // robot model the viewport draws.
@@ -13,8 +15,12 @@ async function loadBasics(client: ConsoleClient): Promise<void> {
     const appInfo = await client.call('app.info', {});
     useConnectionStore.setState({ appInfo });
     if (!useRobotStore.getState().profile) {
-      setRobotProfile(await client.call('robot.getProfile', {}));
+      const profile = await client.call('robot.getProfile', {});
+      setRobotProfile(profile);
       resetPlayhead();
+      preloadProfileMeshes(profile, client);
+    } else if (useMeshStore.getState().failed.length > 0) {
+      preloadProfileMeshes(useRobotStore.getState().profile!, client); // retry after a lost link
     }
   } catch (err) {
     const error = err instanceof ApiCallError ? err.error : { code: 'internal' as const, message: String(err) };

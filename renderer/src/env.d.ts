@@ -1,5 +1,5 @@
 import type { MotionbenchBridge } from '../../src/api/contract';
-import type { MotionbenchTestHooks } from './testing/testHooks';
+import type { MotionbenchDevHooks, MotionbenchTestHooks } from './testing/testHooks';
 
 declare global {
   interface Window {
@@ -7,6 +7,8 @@ declare global {
     motionbench?: MotionbenchBridge;
     /** Read-only state for end-to-end tests (renderer/src/testing/testHooks.ts). */
     __motionbench?: MotionbenchTestHooks;
+    /** Feeds executed runs into the overlay; only with `dev=1` in the page URL. */
+    __motionbenchDev?: MotionbenchDevHooks;
   }
 }
 

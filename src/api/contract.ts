@@ -2,6 +2,8 @@ import { z } from 'zod';
 import type { InputLocation, Warning } from '../domain/problems';
 import type { ClipFormat, FpsSource } from '../domain/motion/motionClip';
 import type { RobotProfile } from '../domain/robot/robotProfile';
+import type { ExecutionDomain, Presence, Problem } from '../domain/backend/backend';
+import { checkBackendUrl, MAX_BACKEND_URL_LENGTH } from './connectionUrl';
 
 // The console API: one typed contract shared by both transports (Electron IPC and the loopback
 // WebSocket of `motionbench host`) and by the renderer. Every request is `{ method, params }`;
@@ -18,9 +20,29 @@ export const MAX_CLIP_FILE_BYTES = Math.floor(((MAX_MESSAGE_BYTES - 64 * 1024) *
 /** Frame rates an operator may state for a clip; anything else is a typo. */
 const fpsSchema = z.number().finite().gt(0).max(10_000);
 
+/** Largest mesh file robot.getMesh sends, bytes (base64 inflates by 4/3). */
+export const MAX_MESH_FILE_BYTES = 40 * 1024 * 1024;
+
+/** Id of a Connections entry: `embedded-sim`, `remote-<n>`. */
+const connectionIdSchema = z.string().min(1).max(64).regex(/^[a-z0-9-]+$/, 'not a connection id');
+
+/** A ws:// or wss:// URL; the reason for a refusal is the one the Connections panel shows. */
+const backendUrlSchema = z
+  .string()
+  .max(MAX_BACKEND_URL_LENGTH)
+  .superRefine((v, ctx) => {
+    const r = checkBackendUrl(v);
+    if (!r.ok) ctx.addIssue({ code: 'custom', message: r.reason });
+  });
+
 export const requestSchemas = {
   'app.info': z.strictObject({}),
   'robot.getProfile': z.strictObject({}),
+  /**
+   * The bytes of one mesh the loaded robot model references (by its MJCF asset name, as in
+   * GeomSpec.mesh.name). Never an arbitrary path: names the profile does not use are not_found.
+   */
+  'robot.getMesh': z.strictObject({ name: z.string().min(1).max(256) }),
   /** Reads a clip file from the machine running the services. */
   'clips.load': z.strictObject({
     path: z.string().min(1).max(4096),
@@ -39,6 +61,16 @@ export const requestSchemas = {
   'clips.openDialog': z.strictObject({
     fps: fpsSchema.optional(),
   }),
+  /** Every endpoint with its status; the embedded simulator is always first. */
+  'connections.list': z.strictObject({}),
+  /** Adds a remote simulator (g1-bridge/1 over foxglove.websocket.v1) and starts connecting. */
+  'connections.add': z.strictObject({ url: backendUrlSchema }),
+  /** Disconnects and forgets a remote entry (the embedded simulator cannot be removed). */
+  'connections.remove': z.strictObject({ id: connectionIdSchema }),
+  /** Creates the entry's backend if needed (starts the embedded simulator, dials a remote one). */
+  'connections.connect': z.strictObject({ id: connectionIdSchema }),
+  /** Closes the entry's backend; the entry stays listed. */
+  'connections.disconnect': z.strictObject({ id: connectionIdSchema }),
 } as const;
 
 export type ApiMethod = keyof typeof requestSchemas;
@@ -90,12 +122,64 @@ export const MAX_WARNINGS_SENT = 200;
 
 export type OpenDialogResult = { cancelled: true } | { cancelled: false; clip: ClipDto };
 
+export type MeshFormat = 'stl' | 'obj';
+
+/** One mesh file of the loaded model, as robot.getMesh returns it. */
+export interface MeshDto {
+  /** MJCF asset name. */
+  name: string;
+  format: MeshFormat;
+  byteLength: number;
+  bytesBase64: string;
+}
+
+export type ConnectionKind = 'embedded_simulator' | 'remote_simulator';
+
+/** One endpoint in the Connections panel (DESIGN §8). */
+export interface ConnectionInfo {
+  id: string;
+  kind: ConnectionKind;
+  /** "Embedded simulator (MuJoCo)", or the remote URL's host:port. */
+  name: string;
+  /** Remote endpoints: the normalised ws:// or wss:// URL; null for the embedded simulator. */
+  url: string | null;
+  executionDomain: ExecutionDomain;
+  /** The backend's link state; 'disconnected' while no backend exists for the entry. */
+  presence: Presence;
+  /** A backend instance exists (the embedded simulator is created on first use). */
+  active: boolean;
+  /** False when this build has no backend implementation for the entry's kind. */
+  available: boolean;
+  /** Measured state-frame rate over the last 2 s, Hz; null when no frames arrived. */
+  rateHz: number | null;
+  /** The rate the backend declares, Hz; null while there is no backend. */
+  declaredRateHz: number | null;
+  /** Milliseconds since the last state frame; null when none arrived yet. */
+  lastFrameAgeMs: number | null;
+  /** Link round-trip latency, ms, when the backend measures it; else null. */
+  latencyMs: number | null;
+  /** The run holding the backend's lease, if any. */
+  leasedRunId: string | null;
+  /** Most recent first, at most MAX_PROBLEMS_SENT. */
+  problems: Problem[];
+  /** Remote entries can be removed; the embedded simulator cannot. */
+  removable: boolean;
+}
+
+export const MAX_PROBLEMS_SENT = 8;
+
 export interface ApiResults {
   'app.info': AppInfo;
   'robot.getProfile': RobotProfile;
+  'robot.getMesh': MeshDto;
   'clips.load': ClipDto;
   'clips.decode': ClipDto;
   'clips.openDialog': OpenDialogResult;
+  'connections.list': ConnectionInfo[];
+  'connections.add': ConnectionInfo;
+  'connections.remove': { removed: string };
+  'connections.connect': ConnectionInfo;
+  'connections.disconnect': ConnectionInfo;
 }
 
 export type ApiResult<M extends ApiMethod> = ApiResults[M];
@@ -113,6 +197,8 @@ export type ApiErrorCode =
   | 'not_found'
   /** The method exists but this transport does not offer it. */
   | 'unsupported'
+  /** The request contradicts the current state (a URL already listed, an entry that cannot be removed). */
+  | 'conflict'
   | 'internal';
 
 export interface ApiError {

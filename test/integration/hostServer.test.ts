@@ -8,6 +8,9 @@ import WebSocket from 'ws';
 import type { ClipDto, WsResponse } from '../../src/api/contract';
 import { MAX_MESSAGE_BYTES } from '../../src/api/contract';
 import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
+import type { ConnectionInfo, MeshDto } from '../../src/api/contract';
+import { FakeBackend } from '../helpers/fakeBackend';
+import { MENAGERIE_G1 } from '../helpers/sharedData';
 
 // The loopback host with a real ws client: who may connect, and what bad requests get back.
 
@@ -199,5 +202,63 @@ describe('loopback host', () => {
     const again = await connect();
     expect(await again.send(JSON.stringify({ id: 1, method: 'app.info', params: {} }))).toMatchObject({ id: 1 });
     again.close();
+  });
+});
+
+describe('loopback host with a model and backends', () => {
+  it('serves the meshes of the model it was started with, and the Connections registry; closes the backends', async () => {
+    const made: FakeBackend[] = [];
+    const meshed = await startHostServer({
+      port: 0,
+      rendererDir: path.join(tmp, 'renderer'),
+      modelFile: MENAGERIE_G1,
+      backends: {
+        embeddedSimulator: () => made[made.push(new FakeBackend({ id: 'sim', presentAfterMs: 0, streamHz: 50 })) - 1],
+        remoteSimulator: ({ id }) => made[made.push(new FakeBackend({ id, initialPresence: 'present', latencyMs: 2 })) - 1],
+      },
+    });
+    const ws = new WebSocket(`ws://127.0.0.1:${meshed.port}/api?token=${meshed.token}`, { headers: { Origin: `http://127.0.0.1:${meshed.port}` }, maxPayload: 1 << 30 });
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    let nextId = 1;
+    const call = (method: string, params: unknown): Promise<WsResponse> =>
+      new Promise((resolve) => {
+        const id = nextId++;
+        const onMessage = (data: WebSocket.RawData): void => {
+          const r = JSON.parse(String(data)) as WsResponse;
+          if (r.id !== id) return;
+          ws.off('message', onMessage);
+          resolve(r);
+        };
+        ws.on('message', onMessage);
+        ws.send(JSON.stringify({ id, method, params }));
+      });
+    try {
+      const info = await call('app.info', {});
+      expect((info as { result: { modelFile: string } }).result.modelFile).toBe(MENAGERIE_G1);
+      const mesh = await call('robot.getMesh', { name: 'pelvis' });
+      const dto = (mesh as { result: MeshDto }).result;
+      expect(dto.format).toBe('stl');
+      expect(Buffer.from(dto.bytesBase64, 'base64').equals(fs.readFileSync(path.join(path.dirname(MENAGERIE_G1), 'assets/pelvis.STL')))).toBe(true);
+      expect(await call('robot.getMesh', { name: '../g1.xml' })).toMatchObject({ error: { code: 'not_found' } });
+
+      expect(await call('connections.connect', { id: 'embedded-sim' })).toMatchObject({ result: { active: true } });
+      expect(await call('connections.add', { url: 'ws://127.0.0.1:9/' })).toMatchObject({ result: { id: 'remote-1', presence: 'present', latencyMs: 2 } });
+      expect(await call('connections.add', { url: 'file:///etc/passwd' })).toMatchObject({ error: { code: 'bad_params', field: 'params.url' } });
+      await new Promise((r) => setTimeout(r, 700));
+      const list = (await call('connections.list', {})) as { result: ConnectionInfo[] };
+      expect(list.result.map((e) => e.id)).toEqual(['embedded-sim', 'remote-1']);
+      expect(list.result[0].presence).toBe('present');
+      expect(list.result[0].rateHz).toBeGreaterThan(40);
+      expect(list.result[0].rateHz).toBeLessThan(60);
+      expect(list.result[0].lastFrameAgeMs).toBeLessThan(500);
+    } finally {
+      ws.close();
+      await meshed.close();
+    }
+    expect(made).toHaveLength(2);
+    expect(made.every((b) => b.closed)).toBe(true);
   });
 });

@@ -60,6 +60,13 @@ export function seekFrame(frame: number): void {
   publishPose(f);
 }
 
+/** Shows the clip frame at time `t` seconds (floor(t·fps), clamped), e.g. a live run's newest sample. */
+export function seekTimeS(t: number): void {
+  const clip = currentClip();
+  if (!clip) return;
+  seekFrame(frameAt(clip, t));
+}
+
 export function stepFrames(delta: number): void {
   pause();
   seekFrame(poseStore.getState().frame + delta);

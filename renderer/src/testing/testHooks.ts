@@ -1,11 +1,32 @@
+import type { ConnectionInfo } from '../../../src/api/contract';
 import { useClipStore } from '../stores/clipStore';
+import { useEndpointsStore } from '../stores/endpointsStore';
+import { useMeshStore, type MeshFailure } from '../stores/meshStore';
 import { useOperatorStore } from '../stores/operatorStore';
 import { usePlaybackStore } from '../stores/playbackStore';
 import { poseStore } from '../stores/poseStore';
+import { useRobotStore } from '../stores/robotStore';
+import {
+  addRun,
+  appendRunFrames,
+  clearRuns,
+  endRun,
+  overlayStore,
+  removeRun,
+  runTrajectory,
+  setRunTrajectory,
+  shownBodyErrors,
+  useRunStore,
+  type RunInit,
+} from '../stores/runStore';
 import { formatApiError } from '../lib/formatApiError';
+import type { PackedTrajectory, RunSample } from '../overlay/runTrajectory';
+import { drawnRunMaterials, drawnRunVisible, referenceBounds } from '../viewport/drawnRobots';
 
 // Read-only view of the console for end-to-end tests, taken from the same stores the viewport
-// and panels draw from (window.__motionbench).
+// and panels draw from (window.__motionbench). With `dev=1` in the page URL, a developer hook
+// (window.__motionbenchDev) also feeds executed runs into the overlay store, until episodes can
+// be loaded through the API.
 
 export interface MotionbenchTestState {
   clipId: string | null;
@@ -19,11 +40,104 @@ export interface MotionbenchTestState {
   bodyPosM: number[];
 }
 
+export interface OverlayRunTestState {
+  id: string;
+  label: string;
+  visible: boolean;
+  live: boolean;
+  samples: number;
+  valid: boolean;
+  clamped: 'before' | 'after' | null;
+  /** Per body, in the error mode shown (metres). */
+  bodyErrM: number[];
+  bodyErrLocalM: number[];
+  bodyErrGlobalM: (number | null)[];
+  maxErrM: number | null;
+  maxErrBody: string | null;
+  mpjpeLocalM: number | null;
+  rootErrM: number | null;
+  /** Executed body positions drawn, bodyCount×3. */
+  bodyPosM: number[];
+  /** '#rrggbb' of each body's material as drawn; null when the run is not in the scene. */
+  drawnColors: string[] | null;
+  /** The run's robot was visible in the last rendered frame. */
+  drawn: boolean;
+}
+
+export interface OverlayTestState {
+  errorMode: 'local' | 'global';
+  showReference: boolean;
+  followLive: boolean;
+  runs: OverlayRunTestState[];
+}
+
+export interface MeshTestState {
+  total: number;
+  loaded: number;
+  failed: MeshFailure[];
+  triangles: number;
+}
+
 export interface MotionbenchTestHooks {
   state(): MotionbenchTestState;
   /** The error banner's text (location and reason), or null when no error is shown. */
   error(): string | null;
   operatorStops(): number;
+  overlay(): OverlayTestState;
+  meshes(): MeshTestState;
+  connections(): ConnectionInfo[];
+  bodyNames(): string[];
+  /** World bounds of the reference robot as drawn (meshes and primitives), or of one body, metres. */
+  referenceBounds(body?: string): { min: number[]; max: number[]; meshes: number } | null;
+}
+
+/** Injects executed runs (dev=1 only). Arrays are plain number arrays, frame-major. */
+export interface MotionbenchDevHooks {
+  addRun(init: RunInit): void;
+  appendFrames(id: string, frames: { timeS: number; rootPosM: number[] | null; rootQuatWxyz: number[] | null; jointPosRad: number[] }[]): void;
+  setTrajectory(id: string, trajectory: { timeS: number[]; rootPosM: number[] | null; rootQuatWxyz: number[] | null; jointPosRad: number[] }): void;
+  endRun(id: string, outcome?: string): void;
+  removeRun(id: string): void;
+  clearRuns(): void;
+}
+
+const finite = (v: number): number | null => (Number.isFinite(v) ? v : null);
+
+function overlayState(): OverlayTestState {
+  const { runs, errorMode, showReference, followLive } = useRunStore.getState();
+  const frames = overlayStore.getState().frames;
+  const bodies = useRobotStore.getState().profile?.bodies ?? [];
+  return {
+    errorMode,
+    showReference,
+    followLive,
+    runs: runs.map((r) => {
+      const f = frames.get(r.id);
+      const shown = shownBodyErrors(r.id);
+      const world = errorMode === 'global' && f !== undefined && !f.rootFromReference;
+      const maxBody = f?.valid ? (world ? f.maxErrGlobalBody : f.maxErrLocalBody) : -1;
+      const materials = drawnRunMaterials.get(r.id);
+      return {
+        id: r.id,
+        label: r.label,
+        visible: r.visible,
+        live: r.live,
+        samples: runTrajectory(r.id)?.count ?? 0,
+        valid: f?.valid ?? false,
+        clamped: f?.clamped ?? null,
+        bodyErrM: shown ? Array.from(shown) : [],
+        bodyErrLocalM: f?.valid ? Array.from(f.bodyErrLocalM) : [],
+        bodyErrGlobalM: f?.valid ? Array.from(f.bodyErrGlobalM, finite) : [],
+        maxErrM: f?.valid ? finite(world ? f.maxErrGlobalM : f.maxErrLocalM) : null,
+        maxErrBody: maxBody >= 0 ? (bodies[maxBody]?.name ?? null) : null,
+        mpjpeLocalM: f?.valid ? finite(f.mpjpeLocalM) : null,
+        rootErrM: f?.valid ? finite(f.rootErrM) : null,
+        bodyPosM: f?.valid ? Array.from(f.bodyPosM) : [],
+        drawnColors: materials ? materials.map((m) => `#${m.color.getHexString()}`) : null,
+        drawn: drawnRunVisible.get(r.id) ?? false,
+      };
+    }),
+  };
 }
 
 export function installTestHooks(): void {
@@ -47,6 +161,36 @@ export function installTestHooks(): void {
       return e ? formatApiError(e) : null;
     },
     operatorStops: () => useOperatorStore.getState().events.length,
+    overlay: overlayState,
+    meshes() {
+      const { total, loaded, failed, triangles } = useMeshStore.getState();
+      return { total, loaded, failed: failed.map((f) => ({ ...f })), triangles };
+    },
+    connections: () => useEndpointsStore.getState().entries.map((e) => ({ ...e, problems: e.problems.map((p) => ({ ...p })) })),
+    bodyNames: () => (useRobotStore.getState().profile?.bodies ?? []).map((b) => b.name),
+    referenceBounds,
   };
   Object.defineProperty(window, '__motionbench', { value: Object.freeze(hooks), configurable: false, writable: false });
+
+  if (new URLSearchParams(window.location.search).get('dev') === '1') {
+    const toSamples = (frames: Parameters<MotionbenchDevHooks['appendFrames']>[1]): RunSample[] =>
+      frames.map((f) => ({ timeS: f.timeS, rootPosM: f.rootPosM, rootQuatWxyz: f.rootQuatWxyz, jointPosRad: f.jointPosRad }));
+    const dev: MotionbenchDevHooks = {
+      addRun: (init) => addRun(init),
+      appendFrames: (id, frames) => appendRunFrames(id, toSamples(frames)),
+      setTrajectory: (id, t) => {
+        const packed: PackedTrajectory = {
+          timeS: Float64Array.from(t.timeS),
+          rootPosM: t.rootPosM ? Float64Array.from(t.rootPosM) : null,
+          rootQuatWxyz: t.rootQuatWxyz ? Float64Array.from(t.rootQuatWxyz) : null,
+          jointPosRad: Float64Array.from(t.jointPosRad),
+        };
+        setRunTrajectory(id, packed);
+      },
+      endRun: (id, outcome) => endRun(id, outcome ?? null),
+      removeRun: (id) => removeRun(id),
+      clearRuns: () => clearRuns(),
+    };
+    Object.defineProperty(window, '__motionbenchDev', { value: Object.freeze(dev), configurable: false, writable: false });
+  }
 }

@@ -13,6 +13,7 @@ const TARGET_HEIGHT_M = 0.65;
 export function CameraRig({ follow }: { follow: boolean }) {
   const camera = useThree((s) => s.camera);
   const domElement = useThree((s) => s.gl.domElement);
+  const invalidate = useThree((s) => s.invalidate);
   const controls = useMemo(() => {
     camera.up.set(0, 0, 1);
     const c = new OrbitControls(camera, domElement);
@@ -25,7 +26,15 @@ export function CameraRig({ follow }: { follow: boolean }) {
     c.update();
     return c;
   }, [camera, domElement]);
-  useEffect(() => () => controls.dispose(), [controls]);
+  useEffect(() => {
+    // The canvas renders on demand: user input asks for a frame; damping asks for more below.
+    const onChange = (): void => invalidate();
+    controls.addEventListener('change', onChange);
+    return () => {
+      controls.removeEventListener('change', onChange);
+      controls.dispose();
+    };
+  }, [controls, invalidate]);
 
   const delta = useRef(new THREE.Vector3());
   useFrame(() => {
@@ -37,7 +46,7 @@ export function CameraRig({ follow }: { follow: boolean }) {
         camera.position.add(delta.current);
       }
     }
-    controls.update();
+    if (controls.update()) invalidate(); // still moving (damping): render another frame
   });
   return null;
 }

@@ -4,13 +4,20 @@ import { setThreeQuaternionFromWxyz, setThreeVectorFromXyz } from './threeConver
 
 // three.js objects for MJCF geoms, with MuJoCo's size semantics (metres):
 //   sphere [r] · capsule, cylinder [r, half-length along the geom's z] · box [hx, hy, hz] ·
-//   ellipsoid [rx, ry, rz].
+//   ellipsoid [rx, ry, rz] · mesh: the file's vertices in the geom frame, times the asset's scale.
 // three.js builds capsules and cylinders along y, so their geometry is turned onto z here.
-// Meshes (STL/OBJ, as in Menagerie's G1) are not drawn yet: our own model has primitives only.
+// Mesh geometry arrives asynchronously (meshCache.ts); the object is hidden until it has it.
+//
+// Three styles of one robot:
+//   model — the model's own colours (a single pose on display)
+//   ghost — translucent, one colour: the reference when executed runs are overlaid
+//   error — one material per body, recoloured every frame by that body's tracking error
 
 const Y_TO_Z = new THREE.Matrix4().makeRotationX(Math.PI / 2);
 
-/** Geometry for one geom in its own frame, or null for types not drawn (plane, mesh). */
+export type RobotStyle = 'model' | 'ghost' | 'error';
+
+/** Geometry for one primitive geom in its own frame, or null for types not built here (plane, mesh). */
 export function geomGeometry(geom: GeomSpec): THREE.BufferGeometry | null {
   const s = geom.size;
   switch (geom.type) {
@@ -32,14 +39,14 @@ export function geomGeometry(geom: GeomSpec): THREE.BufferGeometry | null {
 
 /** Which geoms to draw: the visual groups (0-2) when the model has any, else everything. */
 export function drawableGeoms(profile: RobotProfile): Set<GeomSpec> {
-  const all = profile.bodies.flatMap((b) => b.geoms).filter((g) => g.type !== 'plane' && g.type !== 'mesh');
+  const all = profile.bodies.flatMap((b) => b.geoms).filter((g) => g.type !== 'plane' && (g.type !== 'mesh' || g.mesh !== undefined));
   const visual = all.filter((g) => g.group <= 2);
   return new Set(visual.length > 0 ? visual : all);
 }
 
 const materialCache = new Map<string, THREE.MeshStandardMaterial>();
 
-function materialFor(rgba: readonly [number, number, number, number]): THREE.MeshStandardMaterial {
+function modelMaterial(rgba: readonly [number, number, number, number]): THREE.MeshStandardMaterial {
   const key = rgba.join(',');
   let m = materialCache.get(key);
   if (!m) {
@@ -55,36 +62,87 @@ function materialFor(rgba: readonly [number, number, number, number]): THREE.Mes
   return m;
 }
 
-/**
- * One THREE.Group per body (index = profile body index), each holding that body's drawable geoms
- * at their pose in the body frame. The groups are not nested: each gets its world pose from
- * forward kinematics directly.
- */
-export function buildBodyGroups(profile: RobotProfile): THREE.Group[] {
+/** The reference drawn behind executed runs: light blue, see-through, no depth writes. */
+export const GHOST_COLOR = '#8fb8ff';
+export const GHOST_OPACITY = 0.26;
+let ghost: THREE.MeshStandardMaterial | null = null;
+function ghostMaterial(): THREE.MeshStandardMaterial {
+  ghost ??= new THREE.MeshStandardMaterial({
+    color: new THREE.Color(GHOST_COLOR),
+    roughness: 0.8,
+    metalness: 0,
+    transparent: true,
+    opacity: GHOST_OPACITY,
+    depthWrite: false,
+  });
+  return ghost;
+}
+
+function errorMaterial(): THREE.MeshStandardMaterial {
+  return new THREE.MeshStandardMaterial({ color: 0x888888, roughness: 0.5, metalness: 0.05, emissive: 0x000000 });
+}
+
+export interface BuiltRobot {
+  /** One group per body (index = profile body index), not nested: each is posed from FK directly. */
+  groups: THREE.Group[];
+  /** Style 'error': one material per body, to recolour; else null. */
+  bodyMaterials: THREE.MeshStandardMaterial[] | null;
+  dispose(): void;
+}
+
+/** Resolves mesh geometry by asset name (shared, never disposed by a robot); null = not available. */
+export type MeshLookup = (name: string) => Promise<THREE.BufferGeometry> | null;
+
+const PLACEHOLDER = new THREE.BufferGeometry();
+
+export function buildRobot(profile: RobotProfile, style: RobotStyle, meshes: MeshLookup): BuiltRobot {
   const drawable = drawableGeoms(profile);
-  return profile.bodies.map((body) => {
+  const owned: THREE.BufferGeometry[] = [];
+  const bodyMaterials = style === 'error' ? profile.bodies.map(() => errorMaterial()) : null;
+  let disposed = false;
+  const groups = profile.bodies.map((body, bi) => {
     const group = new THREE.Group();
     group.name = body.name;
     for (const geom of body.geoms) {
       if (!drawable.has(geom)) continue;
-      const geometry = geomGeometry(geom);
-      if (!geometry) continue;
-      const mesh = new THREE.Mesh(geometry, materialFor(geom.rgba));
+      const material = style === 'model' ? modelMaterial(geom.rgba) : style === 'ghost' ? ghostMaterial() : bodyMaterials![bi];
+      let mesh: THREE.Mesh;
+      if (geom.type === 'mesh' && geom.mesh) {
+        mesh = new THREE.Mesh(PLACEHOLDER, material);
+        mesh.visible = false;
+        mesh.scale.set(geom.mesh.scale[0], geom.mesh.scale[1], geom.mesh.scale[2]);
+        const pending = meshes(geom.mesh.name);
+        void pending?.then(
+          (g) => {
+            if (disposed) return;
+            mesh.geometry = g;
+            mesh.visible = true;
+          },
+          () => {}, // counted and shown by the mesh store
+        );
+      } else {
+        const geometry = geomGeometry(geom);
+        if (!geometry) continue;
+        owned.push(geometry);
+        mesh = new THREE.Mesh(geometry, material);
+      }
       if (geom.name) mesh.name = geom.name;
       setThreeVectorFromXyz(mesh.position, geom.posM);
       setThreeQuaternionFromWxyz(mesh.quaternion, geom.quatWxyz);
-      mesh.castShadow = true;
-      mesh.receiveShadow = true;
+      mesh.castShadow = style !== 'ghost';
+      mesh.receiveShadow = style !== 'ghost';
+      if (style === 'ghost') mesh.renderOrder = 1; // after the solids
       group.add(mesh);
     }
     return group;
   });
-}
-
-export function disposeBodyGroups(groups: THREE.Group[]): void {
-  for (const g of groups) {
-    g.traverse((o) => {
-      if (o instanceof THREE.Mesh) o.geometry.dispose();
-    });
-  }
+  return {
+    groups,
+    bodyMaterials,
+    dispose() {
+      disposed = true;
+      for (const g of owned) g.dispose();
+      for (const m of bodyMaterials ?? []) m.dispose();
+    },
+  };
 }

@@ -1,4 +1,5 @@
 import { Buffer } from 'node:buffer';
+import path from 'node:path';
 import type { ApiError, ApiMethod, ApiOutcome, ApiParams, ApiResult, ClipDto, Transport } from '../../api/contract';
 import { parseRequest } from '../../api/contract';
 import { clipToDto } from '../../api/clipDto';
@@ -7,6 +8,10 @@ import { InputError } from '../../domain/problems';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { loadClipFile } from '../motion/loadClipFile';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../robot/loadRobotProfile';
+import { ApiFailure } from './apiFailure';
+import { defaultBackendFactories } from './backendFactories';
+import { ConnectionRegistry, type BackendFactories } from './connectionRegistry';
+import { readProfileMesh } from './meshFiles';
 
 // The console API handler table: one implementation behind both transports (Electron IPC in
 // main/, the loopback WebSocket in src/services/host/). Requests are validated against the
@@ -23,6 +28,8 @@ export interface ConsoleApiOptions {
   appVersion?: string;
   /** Handlers a transport adds or replaces (Electron: clips.openDialog). */
   overrides?: Partial<HandlerTable>;
+  /** Backend implementations for the Connections registry; default: backendFactories.ts. */
+  backends?: BackendFactories;
 }
 
 export interface ConsoleApi {
@@ -31,10 +38,15 @@ export interface ConsoleApi {
   invoke(method: unknown, params: unknown): Promise<ApiOutcome>;
   /** clips.load without the request validation, for transports that already hold a path. */
   loadClip(path: string, fps?: number): ClipDto;
+  /** The endpoints behind connections.* (and, later, the episode runner). */
+  readonly connections: ConnectionRegistry;
+  /** Closes every backend. */
+  close(): Promise<void>;
 }
 
 export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
-  const modelFile = options.modelFile ?? DEFAULT_MODEL_FILE;
+  const modelFile = path.resolve(options.modelFile ?? DEFAULT_MODEL_FILE);
+  const connections = new ConnectionRegistry({ factories: options.backends ?? defaultBackendFactories(), modelFile });
   let profile: RobotProfile | undefined;
   const getProfile = (): RobotProfile => (profile ??= loadRobotProfile(modelFile));
 
@@ -47,9 +59,9 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     }
   };
 
-  const loadClip = (path: string, fps?: number): ClipDto => {
+  const loadClip = (file: string, fps?: number): ClipDto => {
     const jointLimitsRad = jointLimits();
-    return clipToDto(loadClipFile(path, { ...(fps !== undefined && { fps }), ...(jointLimitsRad && { jointLimitsRad }) }));
+    return clipToDto(loadClipFile(file, { ...(fps !== undefined && { fps }), ...(jointLimitsRad && { jointLimitsRad }) }));
   };
 
   const handlers: HandlerTable = {
@@ -61,6 +73,7 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
       capabilities: { nativeOpenDialog: options.overrides?.['clips.openDialog'] !== undefined },
     }),
     'robot.getProfile': () => getProfile(),
+    'robot.getMesh': ({ name }) => readProfileMesh(getProfile(), name),
     'clips.load': ({ path, fps }) => loadClip(path, fps),
     'clips.decode': ({ fileName, bytesBase64, fps }) => {
       const bytes = new Uint8Array(Buffer.from(bytesBase64, 'base64'));
@@ -75,6 +88,14 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     'clips.openDialog': () => {
       throw new UnsupportedError('clips.openDialog is only available in the desktop app; use clips.decode');
     },
+    'connections.list': () => connections.list(),
+    'connections.add': ({ url }) => connections.addRemote(url),
+    'connections.remove': async ({ id }) => {
+      await connections.remove(id);
+      return { removed: id };
+    },
+    'connections.connect': ({ id }) => connections.connect(id),
+    'connections.disconnect': ({ id }) => connections.disconnect(id),
     ...options.overrides,
   };
 
@@ -90,7 +111,7 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     }
   };
 
-  return { handlers, invoke, loadClip };
+  return { handlers, invoke, loadClip, connections, close: () => connections.close() };
 }
 
 export class UnsupportedError extends Error {
@@ -103,6 +124,7 @@ export function toApiError(err: unknown): ApiError {
     return { code: 'input_error', message: err.message, location: { ...err.location }, reason: err.reason };
   }
   if (err instanceof UnsupportedError) return { code: 'unsupported', message: err.message };
+  if (err instanceof ApiFailure) return { code: err.code, message: err.message, ...(err.field !== undefined && { field: err.field }) };
   const sys = err as NodeJS.ErrnoException;
   if (sys && typeof sys === 'object' && typeof sys.code === 'string' && typeof sys.path === 'string') {
     const reason =

@@ -9,6 +9,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { MAX_MESSAGE_BYTES, WS_API_PATH, type WsResponse } from '../../api/contract';
 import { buildContentSecurityPolicy } from '../../api/contentSecurityPolicy';
 import { createConsoleApi, type ConsoleApi } from '../api/consoleApiHandlers';
+import type { BackendFactories } from '../api/connectionRegistry';
 import { dispatchWsMessage } from '../api/wsDispatch';
 
 // The loopback host (`motionbench host`): serves the built renderer over HTTP and the console
@@ -29,6 +30,8 @@ export interface HostServerOptions {
   maxMessageBytes?: number;
   /** One line per notable event (connections refused, ...). Default: silent. */
   log?: (line: string) => void;
+  /** Backend implementations for the Connections panel; default: src/services/api/backendFactories.ts. */
+  backends?: BackendFactories;
 }
 
 export interface HostServer {
@@ -104,6 +107,7 @@ export async function startHostServer(options: HostServerOptions = {}): Promise<
   const api: ConsoleApi = createConsoleApi({
     transport: 'host',
     ...(options.modelFile !== undefined && { modelFile: options.modelFile }),
+    ...(options.backends !== undefined && { backends: options.backends }),
     appVersion: readAppVersion(),
   });
 
@@ -220,8 +224,13 @@ export async function startHostServer(options: HostServerOptions = {}): Promise<
       (closed ??= new Promise<void>((resolve) => {
         for (const client of wss.clients) client.terminate();
         wss.close();
-        server.close(() => resolve());
+        let pending = 2;
+        const done = (): void => {
+          if (--pending === 0) resolve();
+        };
+        server.close(done);
         server.closeAllConnections();
+        void api.close().then(done, done);
       })),
   };
 }

@@ -1,0 +1,32 @@
+import type { BackendFactories } from './connectionRegistry';
+
+// ============================================================================================
+// HOOK: the backend implementations behind the Connections panel.
+//
+// The console's ConnectionRegistry (connectionRegistry.ts) lists the embedded simulator and any
+// ws:// simulator the operator adds, and creates each entry's Backend on first use through the
+// factories returned here. Both transports (the loopback host and Electron main) start from these
+// defaults; tests inject their own through createConsoleApi({ backends }) or
+// startHostServer({ backends }).
+//
+//   embeddedSimulator — the MuJoCo worker-pool Backend of src/services/sim/embeddedSimulator.ts
+//   remoteSimulator   — the g1-bridge/1 client of src/services/bridge/remoteSimulatorBackend.ts
+//
+// Both are imported on first use (dynamic import), so starting the console loads neither MuJoCo
+// nor the bridge client until the operator connects an entry. A factory left out here makes its
+// entries show presence "disconnected" with the problem `backend_unavailable`, and connecting
+// them is refused with code `unsupported`.
+// ============================================================================================
+
+export function defaultBackendFactories(): BackendFactories {
+  return {
+    embeddedSimulator: async ({ modelFile }) => {
+      const { EmbeddedSimulator } = await import('../sim/embeddedSimulator');
+      return new EmbeddedSimulator({ modelFile, name: 'Embedded simulator (MuJoCo)' });
+    },
+    remoteSimulator: async ({ id, url }) => {
+      const { RemoteSimulatorBackend } = await import('../bridge/remoteSimulatorBackend');
+      return new RemoteSimulatorBackend({ id, url });
+    },
+  };
+}

@@ -1,0 +1,391 @@
+import type { ConnectionInfo, ConnectionKind } from '../../api/contract';
+import { MAX_PROBLEMS_SENT } from '../../api/contract';
+import { checkBackendUrl } from '../../api/connectionUrl';
+import type { Backend, BackendEvent, BackendLease, BackendListener, Problem } from '../../domain/backend/backend';
+import { ApiFailure } from './apiFailure';
+
+// The endpoints the console knows (DESIGN §8, Connections panel): the embedded simulator, always
+// listed first, and any remote simulator added by ws:// URL. Each entry holds at most one Backend
+// (src/domain/backend/backend.ts), created on first use by a factory injected at start-up, so
+// this file depends on no simulator or bridge implementation (see backendFactories.ts).
+//
+// The registry owns each backend's single listener: it measures the state-frame rate and the
+// age of the last frame, keeps the latest problems, and fans every batch out to subscribers (an
+// episode runner, a recorder), awaiting them so the backend's backpressure still holds.
+
+export const EMBEDDED_SIM_ID = 'embedded-sim';
+export const EMBEDDED_SIM_NAME = 'Embedded simulator (MuJoCo)';
+
+export interface EmbeddedSimulatorContext {
+  /** The robot model (MJCF) the console uses. */
+  modelFile: string;
+}
+
+export interface RemoteSimulatorContext {
+  /** The registry's id of the entry, e.g. `remote-1`. */
+  id: string;
+  /** Normalised ws:// or wss:// URL. */
+  url: string;
+}
+
+/** Backend implementations, injected where the services start (host, Electron main). */
+export interface BackendFactories {
+  /** The embedded MuJoCo simulator (src/services/sim). */
+  embeddedSimulator?: (ctx: EmbeddedSimulatorContext) => Backend | Promise<Backend>;
+  /** A remote simulator speaking g1-bridge/1 over foxglove.websocket.v1 (src/services/bridge). */
+  remoteSimulator?: (ctx: RemoteSimulatorContext) => Backend | Promise<Backend>;
+}
+
+/**
+ * Link figures a backend may offer beyond the Backend interface (duck-typed: a backend with a
+ * `linkStats()` method, e.g. a remote client timing its pings, gets its latency shown).
+ */
+export interface BackendLinkStats {
+  latencyMs?: number | null;
+}
+
+interface LinkStatsSource {
+  linkStats(): BackendLinkStats;
+}
+const hasLinkStats = (b: Backend): b is Backend & LinkStatsSource => typeof (b as Partial<LinkStatsSource>).linkStats === 'function';
+
+export interface ConnectionRegistryOptions {
+  factories: BackendFactories;
+  modelFile: string;
+  /** Wall clock, ms since the epoch (tests pass their own). */
+  now?: () => number;
+}
+
+/** Window of the measured frame rate, ms. */
+export const RATE_WINDOW_MS = 2000;
+const MAX_PROBLEMS_KEPT = 32;
+const RATE_CAPACITY = 4096;
+
+/** Arrival time and source time of the most recent frames, for a rate over a sliding window. */
+class RateMeter {
+  private readonly arrivalMs = new Float64Array(RATE_CAPACITY);
+  private readonly sourceS = new Float64Array(RATE_CAPACITY);
+  private head = 0; // next write
+  private count = 0;
+  lastArrivalMs: number | null = null;
+
+  record(arrivalMs: number, sourceS: number): void {
+    this.arrivalMs[this.head] = arrivalMs;
+    this.sourceS[this.head] = sourceS;
+    this.head = (this.head + 1) % RATE_CAPACITY;
+    if (this.count < RATE_CAPACITY) this.count++;
+    this.lastArrivalMs = arrivalMs;
+  }
+
+  reset(): void {
+    this.head = 0;
+    this.count = 0;
+    this.lastArrivalMs = null;
+  }
+
+  /**
+   * Frames per second over the frames that arrived within the window: from the frames' own
+   * timestamps when they advance (robust to batching), else from arrival times. Null when fewer
+   * than two frames arrived in the window.
+   */
+  rateHz(nowMs: number): number | null {
+    let n = 0;
+    let firstIdx = -1;
+    for (let k = 0; k < this.count; k++) {
+      const i = (this.head - 1 - k + RATE_CAPACITY) % RATE_CAPACITY;
+      if (this.arrivalMs[i] < nowMs - RATE_WINDOW_MS) break;
+      n++;
+      firstIdx = i;
+    }
+    if (n < 2) return null;
+    const lastIdx = (this.head - 1 + RATE_CAPACITY) % RATE_CAPACITY;
+    const sourceSpan = this.sourceS[lastIdx] - this.sourceS[firstIdx];
+    if (sourceSpan > 0) return (n - 1) / sourceSpan;
+    const arrivalSpanS = (this.arrivalMs[lastIdx] - this.arrivalMs[firstIdx]) / 1000;
+    return arrivalSpanS > 0 ? (n - 1) / arrivalSpanS : null;
+  }
+}
+
+interface Entry {
+  id: string;
+  kind: ConnectionKind;
+  name: string;
+  url: string | null;
+  backend: Backend | null;
+  creating: Promise<Backend> | null;
+  /** Bumped on disconnect/remove, so a backend that finishes being created afterwards is closed. */
+  generation: number;
+  /** Newest first. */
+  problems: Problem[];
+  rate: RateMeter;
+  subscribers: Set<BackendListener>;
+  leasedRunId: string | null;
+}
+
+export class ConnectionRegistry {
+  private readonly entries = new Map<string, Entry>();
+  private readonly factories: BackendFactories;
+  private readonly modelFile: string;
+  private readonly now: () => number;
+  private nextRemote = 1;
+  private closed = false;
+
+  constructor(options: ConnectionRegistryOptions) {
+    this.factories = options.factories;
+    this.modelFile = options.modelFile;
+    this.now = options.now ?? Date.now;
+    this.entries.set(EMBEDDED_SIM_ID, this.newEntry(EMBEDDED_SIM_ID, 'embedded_simulator', EMBEDDED_SIM_NAME, null));
+  }
+
+  private newEntry(id: string, kind: ConnectionKind, name: string, url: string | null): Entry {
+    return { id, kind, name, url, backend: null, creating: null, generation: 0, problems: [], rate: new RateMeter(), subscribers: new Set(), leasedRunId: null };
+  }
+
+  private entry(id: string): Entry {
+    const e = this.entries.get(id);
+    if (!e) throw new ApiFailure('not_found', `no connection "${id}"`, 'params.id');
+    return e;
+  }
+
+  private available(e: Entry): boolean {
+    return e.kind === 'embedded_simulator' ? this.factories.embeddedSimulator !== undefined : this.factories.remoteSimulator !== undefined;
+  }
+
+  private unavailableProblem(e: Entry): Problem {
+    return e.kind === 'embedded_simulator'
+      ? {
+          severity: 'error',
+          code: 'backend_unavailable',
+          message: 'the embedded simulator is not part of this build (no factory registered in src/services/api/backendFactories.ts)',
+          atMs: 0,
+        }
+      : {
+          severity: 'error',
+          code: 'backend_unavailable',
+          message: 'no remote simulator client in this build (no factory registered in src/services/api/backendFactories.ts)',
+          atMs: 0,
+        };
+  }
+
+  private addProblem(e: Entry, problem: Problem): void {
+    e.problems.unshift(problem);
+    if (e.problems.length > MAX_PROBLEMS_KEPT) e.problems.length = MAX_PROBLEMS_KEPT;
+  }
+
+  /** Every entry, the embedded simulator first, then remote ones in the order they were added. */
+  list(): ConnectionInfo[] {
+    return [...this.entries.values()].map((e) => this.info(e));
+  }
+
+  get(id: string): ConnectionInfo {
+    return this.info(this.entry(id));
+  }
+
+  private info(e: Entry): ConnectionInfo {
+    const now = this.now();
+    const b = e.backend;
+    const problems = this.available(e) ? e.problems : [this.unavailableProblem(e), ...e.problems];
+    let latencyMs: number | null = null;
+    if (b && hasLinkStats(b)) {
+      try {
+        const l = b.linkStats().latencyMs;
+        latencyMs = typeof l === 'number' && Number.isFinite(l) ? l : null;
+      } catch {
+        latencyMs = null;
+      }
+    }
+    const last = e.rate.lastArrivalMs;
+    return {
+      id: e.id,
+      kind: e.kind,
+      name: e.name,
+      url: e.url,
+      executionDomain: b?.capabilities.executionDomain ?? 'simulation',
+      presence: b ? b.presence : e.creating ? 'connecting' : 'disconnected',
+      active: b !== null,
+      available: this.available(e),
+      rateHz: e.rate.rateHz(now),
+      declaredRateHz: b ? b.capabilities.stateRateHz : null,
+      lastFrameAgeMs: last === null ? null : Math.max(0, now - last),
+      latencyMs,
+      leasedRunId: e.leasedRunId,
+      problems: problems.slice(0, MAX_PROBLEMS_SENT).map((p) => ({ ...p })),
+      removable: e.kind !== 'embedded_simulator',
+    };
+  }
+
+  /** Adds a remote simulator by URL and starts connecting to it. Refuses duplicates. */
+  async addRemote(urlText: string): Promise<ConnectionInfo> {
+    if (this.closed) throw new ApiFailure('conflict', 'the console services are shutting down');
+    const check = checkBackendUrl(urlText);
+    if (!check.ok) throw new ApiFailure('bad_params', `connections.add: params.url: ${check.reason}`, 'params.url');
+    for (const e of this.entries.values()) {
+      if (e.url === check.url) throw new ApiFailure('conflict', `${check.url} is already listed`, 'params.url');
+    }
+    const id = `remote-${this.nextRemote++}`;
+    const e = this.newEntry(id, 'remote_simulator', new URL(check.url).host, check.url);
+    this.entries.set(id, e);
+    if (this.available(e)) {
+      try {
+        await this.ensureBackend(e);
+      } catch {
+        // Recorded as a problem on the entry; the entry stays listed so the operator sees why.
+      }
+    }
+    return this.info(e);
+  }
+
+  /** Creates the entry's backend if there is none (the embedded simulator starts lazily). */
+  async connect(id: string): Promise<ConnectionInfo> {
+    const e = this.entry(id);
+    await this.ensureBackend(e);
+    return this.info(e);
+  }
+
+  /** The entry's backend, created on first use. */
+  async backend(id: string): Promise<Backend> {
+    return this.ensureBackend(this.entry(id));
+  }
+
+  private ensureBackend(e: Entry): Promise<Backend> {
+    if (this.closed) return Promise.reject(new ApiFailure('conflict', 'the console services are shutting down'));
+    if (e.backend) return Promise.resolve(e.backend);
+    if (e.creating) return e.creating;
+    if (!this.available(e)) {
+      const p = this.unavailableProblem(e);
+      return Promise.reject(new ApiFailure('unsupported', `${e.name}: ${p.message}`));
+    }
+    const generation = e.generation;
+    const create = async (): Promise<Backend> => {
+      const backend =
+        e.kind === 'embedded_simulator'
+          ? await this.factories.embeddedSimulator!({ modelFile: this.modelFile })
+          : await this.factories.remoteSimulator!({ id: e.id, url: e.url! });
+      if (generation !== e.generation || this.closed || !this.entries.has(e.id)) {
+        // Disconnected or removed while it was being created.
+        await backend.close().catch(() => {});
+        throw new ApiFailure('conflict', `${e.name}: disconnected while connecting`);
+      }
+      e.rate.reset();
+      backend.setListener((events) => this.deliver(e, events));
+      e.backend = backend;
+      return backend;
+    };
+    e.creating = create()
+      .catch((err: unknown) => {
+        if (err instanceof ApiFailure) throw err;
+        const message = err instanceof Error ? err.message : String(err);
+        this.addProblem(e, { severity: 'error', code: 'backend_create_failed', message: `could not start: ${message}`, atMs: this.now() });
+        throw new ApiFailure('internal', `${e.name}: could not start: ${message}`);
+      })
+      .finally(() => {
+        e.creating = null;
+      });
+    return e.creating;
+  }
+
+  private async deliver(e: Entry, events: BackendEvent[]): Promise<void> {
+    const now = this.now();
+    for (const ev of events) {
+      if (ev.type === 'frames') {
+        for (const f of ev.frames) e.rate.record(now, f.timeS);
+      } else if (ev.type === 'problem') {
+        this.addProblem(e, { ...ev.problem });
+      }
+    }
+    if (e.subscribers.size === 0) return;
+    await Promise.all(
+      [...e.subscribers].map(async (listener) => {
+        try {
+          await listener(events);
+        } catch (err) {
+          this.addProblem(e, {
+            severity: 'warn',
+            code: 'subscriber_error',
+            message: `a consumer of ${e.name}'s stream failed: ${err instanceof Error ? err.message : String(err)}`,
+            atMs: this.now(),
+          });
+        }
+      }),
+    );
+  }
+
+  /** Receives every event batch of the entry's backend (now and after reconnects). */
+  subscribe(id: string, listener: BackendListener): () => void {
+    const e = this.entry(id);
+    e.subscribers.add(listener);
+    return () => e.subscribers.delete(listener);
+  }
+
+  /** Leases the entry's backend for one episode; the lease's release clears the entry's run id. */
+  async acquire(id: string, runId: string): Promise<BackendLease> {
+    const e = this.entry(id);
+    if (e.leasedRunId !== null) throw new ApiFailure('conflict', `${e.name} is in use by run ${e.leasedRunId}`);
+    const backend = await this.ensureBackend(e);
+    const lease = await backend.acquire(runId);
+    e.leasedRunId = runId;
+    let released = false;
+    return {
+      runId: lease.runId,
+      reset: (initial) => lease.reset(initial),
+      run: (request) => lease.run(request),
+      stop: (outcome, reason) => lease.stop(outcome, reason),
+      release: async () => {
+        if (released) return;
+        released = true;
+        try {
+          await lease.release();
+        } finally {
+          if (e.leasedRunId === runId) e.leasedRunId = null;
+        }
+      },
+    };
+  }
+
+  /** Closes the entry's backend; the entry stays listed. Refused while a run holds the lease. */
+  async disconnect(id: string): Promise<ConnectionInfo> {
+    const e = this.entry(id);
+    await this.closeBackend(e);
+    return this.info(e);
+  }
+
+  /** Disconnects and forgets a remote entry. */
+  async remove(id: string): Promise<void> {
+    const e = this.entry(id);
+    if (e.kind === 'embedded_simulator') throw new ApiFailure('conflict', `${e.name} cannot be removed`, 'params.id');
+    await this.closeBackend(e);
+    this.entries.delete(id);
+  }
+
+  private async closeBackend(e: Entry): Promise<void> {
+    if (e.leasedRunId !== null) throw new ApiFailure('conflict', `${e.name} is in use by run ${e.leasedRunId}: stop the run first`);
+    e.generation++;
+    const b = e.backend;
+    e.backend = null;
+    e.rate.reset();
+    if (!b) return;
+    b.setListener(null);
+    try {
+      await b.close();
+    } catch (err) {
+      this.addProblem(e, { severity: 'warn', code: 'close_failed', message: `closing failed: ${err instanceof Error ? err.message : String(err)}`, atMs: this.now() });
+    }
+  }
+
+  /** Closes every backend (services shutting down). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all(
+      [...this.entries.values()].map(async (e) => {
+        e.generation++;
+        const b = e.backend;
+        e.backend = null;
+        if (b) {
+          b.setListener(null);
+          await b.close().catch(() => {});
+        }
+      }),
+    );
+  }
+}

@@ -1,0 +1,156 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { resampleClip } from '../../src/domain/motion/resample';
+import type { MotionClip } from '../../src/domain/motion/motionClip';
+import { REPO_ROOT } from '../helpers/browserHarness';
+
+// Shared pieces of the console's end-to-end tests: the real `motionbench host` command as a child
+// process, synthetic executed runs, and pixel measurements of the viewport.
+
+export interface HostProcess {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Runs `node bin/motionbench.mjs host --port 0 …args` and resolves with the URL it prints. */
+export function startHostCommand(args: string[]): Promise<HostProcess> {
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin/motionbench.mjs'), 'host', '--port', '0', ...args], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`host did not start within 60 s\nstdout: ${out}\nstderr: ${err}`)), 60_000);
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /MotionBench Console: (http:\/\/\S+)/.exec(out);
+      if (!m) return;
+      clearTimeout(timer);
+      resolve({
+        url: m[1],
+        child,
+        stop: () =>
+          new Promise<void>((done) => {
+            if (child.exitCode !== null) return done();
+            child.once('exit', () => done());
+            child.kill('SIGTERM');
+          }),
+      });
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`host exited with ${code}\nstdout: ${out}\nstderr: ${err}`));
+    });
+  });
+}
+
+export interface SyntheticTrajectory {
+  timeS: number[];
+  rootPosM: number[];
+  rootQuatWxyz: number[];
+  jointPosRad: number[];
+}
+
+/**
+ * An "executed" run made from the reference itself: the clip resampled to 50 Hz (the contract
+ * rate, like a recorded episode) with constant offsets added to some joints.
+ */
+export function syntheticRun(clip: MotionClip, jointOffsetsRad: Record<number, number>, rateHz = 50): SyntheticTrajectory {
+  const r = resampleClip(clip, rateHz);
+  const q = Array.from(r.jointPosRad);
+  for (let k = 0; k < r.frameCount; k++) for (const [j, d] of Object.entries(jointOffsetsRad)) q[29 * k + Number(j)] += d;
+  return {
+    timeS: Array.from({ length: r.frameCount }, (_, k) => k / rateHz),
+    rootPosM: Array.from(r.rootPosM),
+    rootQuatWxyz: Array.from(r.rootQuatWxyz),
+    jointPosRad: q,
+  };
+}
+
+/** Frames k0..k1-1 of a synthetic run, as the dev hook's appendFrames takes them. */
+export function syntheticFrames(t: SyntheticTrajectory, k0: number, k1: number) {
+  return Array.from({ length: k1 - k0 }, (_, i) => {
+    const k = k0 + i;
+    return {
+      timeS: t.timeS[k],
+      rootPosM: t.rootPosM.slice(3 * k, 3 * k + 3),
+      rootQuatWxyz: t.rootQuatWxyz.slice(4 * k, 4 * k + 4),
+      jointPosRad: t.jointPosRad.slice(29 * k, 29 * k + 29),
+    };
+  });
+}
+
+export interface ColourBox {
+  /** Pixels matching. */
+  count: number;
+  /**
+   * Box in canvas pixels (x right, y down) holding the matched pixels between their 1st and 99th
+   * percentiles in x and in y (stray pixels of grid lines do not stretch it); null when none.
+   */
+  box: { x0: number; y0: number; x1: number; y1: number } | null;
+}
+
+/**
+ * Pixels of the viewport canvas that are "robot": bright and unsaturated (the model's grey
+ * shell) or, with `hue`, saturated pixels of that hue range (degrees). From a screenshot decoded
+ * in the page (its CSP allows data: images).
+ */
+export async function canvasColourBox(page: Page, match: { kind: 'bright' } | { kind: 'hue'; min: number; max: number }): Promise<ColourBox> {
+  const png = await page.locator('canvas').first().screenshot();
+  return page.evaluate(
+    async ({ dataUrl, match }) => {
+      const img = new Image();
+      img.src = dataUrl;
+      await img.decode();
+      const c = document.createElement('canvas');
+      c.width = img.naturalWidth;
+      c.height = img.naturalHeight;
+      const ctx = c.getContext('2d')!;
+      ctx.drawImage(img, 0, 0);
+      const { data } = ctx.getImageData(0, 0, c.width, c.height);
+      let count = 0;
+      const xs = new Uint32Array(c.width);
+      const ys = new Uint32Array(c.height);
+      for (let i = 0; i < data.length; i += 4) {
+        const r = data[i] / 255;
+        const g = data[i + 1] / 255;
+        const b = data[i + 2] / 255;
+        const max = Math.max(r, g, b);
+        const min = Math.min(r, g, b);
+        let ok: boolean;
+        if (match.kind === 'bright') ok = 0.299 * r + 0.587 * g + 0.114 * b > 0.43 && max - min < 0.12;
+        else {
+          const d = max - min;
+          if (d < 0.25 || max < 0.3) ok = false;
+          else {
+            const h = max === r ? ((g - b) / d) % 6 : max === g ? (b - r) / d + 2 : (r - g) / d + 4;
+            const hue = (h * 60 + 360) % 360;
+            ok = match.min <= match.max ? hue >= match.min && hue <= match.max : hue >= match.min || hue <= match.max;
+          }
+        }
+        if (!ok) continue;
+        count++;
+        const p = i / 4;
+        xs[p % c.width]++;
+        ys[Math.floor(p / c.width)]++;
+      }
+      const quantile = (hist: Uint32Array, q: number): number => {
+        let acc = 0;
+        for (let i = 0; i < hist.length; i++) {
+          acc += hist[i];
+          if (acc >= q * count) return i;
+        }
+        return hist.length - 1;
+      };
+      return {
+        count,
+        box: count > 0 ? { x0: quantile(xs, 0.01), y0: quantile(ys, 0.01), x1: quantile(xs, 0.99), y1: quantile(ys, 0.99) } : null,
+      };
+    },
+    { dataUrl: `data:image/png;base64,${png.toString('base64')}`, match },
+  );
+}
