@@ -26,13 +26,30 @@ export const processIo: CliIo = {
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
-export function parse<O extends Options>(argv: string[], options: O, usage: string) {
+/**
+ * Parses a subcommand's options (strict: unknown options are usage errors) and refuses more
+ * than `maxPositionals` positional arguments. `--help` is answered by main() before this runs.
+ */
+export function parse<O extends Options>(argv: string[], options: O, usage: string, maxPositionals = 0) {
+  let parsed;
   try {
-    return parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
   } catch (err) {
     throw new UsageError(`${(err as Error).message.split('\n')[0]}\n${usage}`);
   }
+  if (parsed.positionals.length > maxPositionals) throw new UsageError(`unexpected argument "${parsed.positionals[maxPositionals]}"\n${usage}`);
+  return parsed;
 }
+
+export const isHelpRequest = (argv: readonly string[]): boolean => argv.includes('--help') || argv.includes('-h');
+
+/** A frame-rate option (clip fps): in (0, 1000]. */
+export const fpsOption = (value: string | boolean | undefined, name = 'fps'): number | undefined =>
+  numberOption(value, name, (v) => v > 0 && v <= 1000, 'a frame rate in (0, 1000]');
+
+/** A TCP port option; 0 lets the system choose. */
+export const portOption = (value: string | boolean | undefined): number | undefined =>
+  numberOption(value, 'port', (v) => Number.isInteger(v) && v >= 0 && v < 65536, 'a TCP port (0 = any free port)');
 
 /** Parses a numeric option; `undefined` when absent. */
 export function numberOption(value: string | boolean | undefined, name: string, check: (v: number) => boolean, what: string): number | undefined {

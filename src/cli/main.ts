@@ -4,7 +4,7 @@ import { hostCommand } from './commands/hostCommand';
 import { metricsCommand } from './commands/metricsCommand';
 import { serveSimCommand } from './commands/serveSimCommand';
 import { simCommand } from './commands/simCommand';
-import { processIo, reportError, type CliIo, type Command } from './cliSupport';
+import { isHelpRequest, processIo, reportError, type CliIo, type Command } from './cliSupport';
 
 // `motionbench <command>`: every subcommand has --help, exits non-zero with a one-line reason on
 // bad input, and with --json prints exactly one JSON document on stdout.
@@ -33,8 +33,13 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     io.stderr(`motionbench: unknown command "${argv.slice(0, 2).join(' ')}"\n${topUsage}\n`);
     return 2;
   }
+  const rest = argv.slice(match.name.split(' ').length);
+  if (isHelpRequest(rest)) {
+    io.stdout(`${match.usage}\n`);
+    return 0;
+  }
   try {
-    return await match.run(argv.slice(match.name.split(' ').length), io);
+    return await match.run(rest, io);
   } catch (err) {
     return reportError(io, err);
   }

@@ -6,21 +6,14 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadMujocoModel } from '../../src/services/mujoco/mujocoRuntime';
 import { MENAGERIE_G1, REPO_ROOT, sharedData } from '../helpers/sharedData';
+import { motionbench } from '../helpers/runCli';
+
+const run = promisify(execFile);
 
 // The `motionbench` command as a user runs it: a child process, JSON on stdout, one-line reasons
 // on stderr, exit codes 0 / 1 (bad input) / 2 (bad usage).
-const run = promisify(execFile);
-const BIN = path.join(REPO_ROOT, 'bin/motionbench.mjs');
 
-async function mb(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { cwd: REPO_ROOT, maxBuffer: 64 << 20 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const mb = motionbench;
 
 const DANCE = sharedData('motions/lafan1_g1_csv/dance1_subject2.csv');
 const TIKTOK = sharedData('motions/g1_moves/csv/J_Dance18_TikTok.csv');

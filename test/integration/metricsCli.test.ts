@@ -1,27 +1,16 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
-import { MENAGERIE_G1, OUR_G1, REPO_ROOT, sharedData } from '../helpers/sharedData';
+import { MENAGERIE_G1, OUR_G1, sharedData } from '../helpers/sharedData';
+import { motionbench } from '../helpers/runCli';
 import { independentMetrics } from './metricsIndependent';
 
 // `motionbench metrics` as a user runs it: a child process on shared-data clips, one JSON
 // document on stdout with exactly the fields of DESIGN §12, exit codes 0 / 1 / 2.
-const run = promisify(execFile);
-const BIN = path.join(REPO_ROOT, 'bin/motionbench.mjs');
 
-async function mb(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { cwd: REPO_ROOT, maxBuffer: 64 << 20 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const mb = motionbench;
 
 const HANDS_UP = sharedData('motions/g1_moves/csv/B_HandsUp.csv');
 const DANCE = sharedData('motions/lafan1_g1_csv/dance1_subject2.csv');

@@ -1,28 +1,17 @@
 // `motionbench sim` as a user runs it: a child process, real MuJoCo worker, JSON on stdout,
 // progress on stderr, the episode file and the executed motion written when asked.
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEpisodeFile, trajectorySha256OfEpisode } from '../../src/services/episode/episodeReader';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { encodeLinearPolicy, standardInterface, writeBindingFiles } from '../helpers/onnxBuilder';
-import { MENAGERIE_G1, MENAGERIE_SCENE, REPO_ROOT, sharedData } from '../helpers/sharedData';
+import { MENAGERIE_G1, MENAGERIE_SCENE, sharedData } from '../helpers/sharedData';
+import { motionbench } from '../helpers/runCli';
 
-const run = promisify(execFile);
-const BIN = path.join(REPO_ROOT, 'bin/motionbench.mjs');
 
-async function mb(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { cwd: REPO_ROOT, maxBuffer: 64 << 20 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const mb = motionbench;
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-sim-cli-'));
 /** The first 4 s of LAFAN1 dance1 (a test fixture cut at run time, never stored in the repo). */

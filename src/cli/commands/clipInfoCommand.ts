@@ -3,7 +3,7 @@ import type { MotionClip } from '../../domain/motion/motionClip';
 import type { JointLimitWarning } from '../../domain/motion/motionClip';
 import { loadClipFile } from '../../services/motion/loadClipFile';
 import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
-import { numberOption, parse, printJson, UsageError, type Command } from '../cliSupport';
+import { fpsOption, parse, printJson, UsageError, type Command } from '../cliSupport';
 
 const usage = `usage: motionbench clip info <file> [--fps N] [--model <mjcf>] [--json]
   Reads a motion clip (LAFAN1-G1 CSV, BeyondMimic/mjlab NPZ, motionbench JSON) and prints
@@ -57,13 +57,9 @@ export const clipInfoCommand: Command = {
   summary: 'frames, fps, duration, root height range and joint-limit excursions of a clip',
   usage,
   async run(argv, io) {
-    const { values, positionals } = parse(argv, { fps: { type: 'string' }, model: { type: 'string' }, json: { type: 'boolean' } }, usage);
-    if (values.help) {
-      io.stdout(`${usage}\n`);
-      return 0;
-    }
+    const { values, positionals } = parse(argv, { fps: { type: 'string' }, model: { type: 'string' }, json: { type: 'boolean' } }, usage, 1);
     if (positionals.length !== 1) throw new UsageError(`clip info takes one file, got ${positionals.length}\n${usage}`);
-    const fps = numberOption(values.fps, 'fps', (v) => v > 0 && v <= 1000, 'a frame rate in (0, 1000]');
+    const fps = fpsOption(values.fps);
     const profile = loadRobotProfile(values.model);
     const clip = loadClipFile(positionals[0], { fps, jointLimitsRad: profile.joints.map((j) => j.rangeRad) });
     const info = clipInfo(clip);

@@ -1,7 +1,7 @@
 import { ForwardKinematics } from '../../domain/robot/forwardKinematics';
 import { loadClipFile } from '../../services/motion/loadClipFile';
 import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
-import { numberOption, parse, printJson, UsageError, type Command } from '../cliSupport';
+import { fpsOption, numberOption, parse, printJson, UsageError, type Command } from '../cliSupport';
 
 const usage = `usage: motionbench fk --clip <file> --frame <i> [--model <mjcf>] [--fps N] [--json]
   World pose of every body of the model (model body order, pelvis first) at frame i of the clip:
@@ -12,20 +12,15 @@ export const fkCommand: Command = {
   summary: 'world pose of every body at one frame of a clip',
   usage,
   async run(argv, io) {
-    const { values, positionals } = parse(
+    const { values } = parse(
       argv,
       { clip: { type: 'string' }, frame: { type: 'string' }, model: { type: 'string' }, fps: { type: 'string' }, json: { type: 'boolean' } },
       usage,
     );
-    if (values.help) {
-      io.stdout(`${usage}\n`);
-      return 0;
-    }
-    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
     if (values.clip === undefined) throw new UsageError(`--clip is required\n${usage}`);
     const frame = numberOption(values.frame, 'frame', (v) => Number.isInteger(v) && v >= 0, 'a frame index (integer ≥ 0)');
     if (frame === undefined) throw new UsageError(`--frame is required\n${usage}`);
-    const fps = numberOption(values.fps, 'fps', (v) => v > 0 && v <= 1000, 'a frame rate in (0, 1000]');
+    const fps = fpsOption(values.fps);
     const profile = loadRobotProfile(values.model);
     const clip = loadClipFile(values.clip, { fps, jointLimitsRad: profile.joints.map((j) => j.rangeRad) });
     if (frame >= clip.frameCount) throw new UsageError(`--frame ${frame} is past the clip's last frame (${clip.frameCount - 1})`);

@@ -1,5 +1,5 @@
 import { startHostServer } from '../../services/host/hostServer';
-import { numberOption, parse, UsageError, type Command } from '../cliSupport';
+import { portOption, parse, type Command } from '../cliSupport';
 
 const usage = `usage: motionbench host [--port N] [--host 127.0.0.1] [--model <mjcf>]
   Serves the console (the same renderer and API as the Electron app) on a loopback address for
@@ -11,13 +11,8 @@ export const hostCommand: Command = {
   summary: 'serve the console on 127.0.0.1 for a browser (token-guarded)',
   usage,
   async run(argv, io) {
-    const { values, positionals } = parse(argv, { port: { type: 'string' }, host: { type: 'string' }, model: { type: 'string' } }, usage);
-    if (values.help) {
-      io.stdout(`${usage}\n`);
-      return 0;
-    }
-    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
-    const port = numberOption(values.port, 'port', (v) => Number.isInteger(v) && v >= 0 && v < 65536, 'a TCP port (0 = any free port)') ?? 5180;
+    const { values } = parse(argv, { port: { type: 'string' }, host: { type: 'string' }, model: { type: 'string' } }, usage);
+    const port = portOption(values.port) ?? 5180;
     const server = await startHostServer({ port, host: values.host ?? '127.0.0.1', modelFile: values.model });
     io.stdout(`MotionBench Console: ${server.url}\n`);
     io.stderr('Press Ctrl+C to stop.\n');

@@ -5,7 +5,7 @@ import type { MotionClip } from '../../domain/motion/motionClip';
 import { InputError } from '../../domain/problems';
 import { loadClipFile } from '../../services/motion/loadClipFile';
 import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
-import { numberOption, parse, printJson, UsageError, type Command } from '../cliSupport';
+import { fpsOption, parse, printJson, UsageError, type Command } from '../cliSupport';
 
 const usage = `usage: motionbench metrics --ref <file> --exec <file> [--model <mjcf>] [--fps N] [--exec-fps N]
                            [--exec-no-global-root] [--json]
@@ -36,7 +36,7 @@ export const metricsCommand: Command = {
   summary: 'tracking readings (mb-metrics/1) of an executed motion against its reference',
   usage,
   async run(argv, io) {
-    const { values, positionals } = parse(
+    const { values } = parse(
       argv,
       {
         ref: { type: 'string' },
@@ -49,16 +49,10 @@ export const metricsCommand: Command = {
       },
       usage,
     );
-    if (values.help) {
-      io.stdout(`${usage}\n`);
-      return 0;
-    }
-    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
     if (values.ref === undefined) throw new UsageError(`--ref is required\n${usage}`);
     if (values.exec === undefined) throw new UsageError(`--exec is required\n${usage}`);
-    const isRate = (v: number) => v > 0 && v <= 1000;
-    const fps = numberOption(values.fps, 'fps', isRate, 'a frame rate in (0, 1000]');
-    const execFps = numberOption(values['exec-fps'], 'exec-fps', isRate, 'a frame rate in (0, 1000]');
+    const fps = fpsOption(values.fps);
+    const execFps = fpsOption(values['exec-fps'], 'exec-fps');
     const profile = loadRobotProfile(values.model);
     const evaluator = new ClipPairEvaluator(MB_METRICS_1, profile);
     const limits = { jointLimitsRad: profile.joints.map((j) => j.rangeRad) };

@@ -3,7 +3,7 @@ import type { Backend } from '../../domain/backend/backend';
 import { startBridgeServer } from '../../services/bridge/bridgeServer';
 import { DEFAULT_MODEL_FILE } from '../../services/robot/loadRobotProfile';
 import { EmbeddedSimulator } from '../../services/sim/embeddedSimulator';
-import { numberOption, parse, printJson, UsageError, type CliIo, type Command } from '../cliSupport';
+import { portOption, numberOption, parse, printJson, UsageError, type CliIo, type Command } from '../cliSupport';
 
 const usage = `usage: motionbench serve-sim [--port N] [--host 127.0.0.1] [--model <mjcf>] [--workers N] [--speed X] [--json]
   Serves the embedded MuJoCo simulator on the Foxglove WebSocket protocol (foxglove.websocket.v1,
@@ -54,7 +54,7 @@ export function makeServeSimCommand(deps: ServeSimDeps = { createBackend: create
     summary: `serve the embedded simulator over ${G1_BRIDGE_CONTRACT} (Foxglove WebSocket)`,
     usage,
     async run(argv: string[], io: CliIo) {
-      const { values, positionals } = parse(
+      const { values } = parse(
         argv,
         {
           port: { type: 'string' },
@@ -66,12 +66,7 @@ export function makeServeSimCommand(deps: ServeSimDeps = { createBackend: create
         },
         usage,
       );
-      if (values.help) {
-        io.stdout(`${usage}\n`);
-        return 0;
-      }
-      if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
-      const port = numberOption(values.port, 'port', (v) => Number.isInteger(v) && v >= 0 && v < 65536, 'a TCP port (0 = any free port)') ?? 8765;
+      const port = portOption(values.port) ?? 8765;
       const workers = numberOption(values.workers, 'workers', (v) => Number.isInteger(v) && v >= 1 && v <= 64, 'an integer in 1..64') ?? 1;
       const speed = numberOption(values.speed, 'speed', (v) => v >= 0 && v <= 1000, 'a pacing factor in [0, 1000] (1 = real time, 0 = as fast as possible)') ?? 1;
       const host = values.host ?? '127.0.0.1';

@@ -9,7 +9,7 @@ import { BindingSpecError, resolveBindingSpec } from '../../services/sim/binding
 import { EmbeddedSimulator } from '../../services/sim/embeddedSimulator';
 import { runSimEpisode } from '../../services/sim/runSimEpisode';
 import { describeFailure } from '../../services/sim/simEngine';
-import { numberOption, parse, printJson, UsageError, type CliIo, type Command } from '../cliSupport';
+import { fpsOption, numberOption, parse, printJson, UsageError, type CliIo, type Command } from '../cliSupport';
 
 const usage = `usage: motionbench sim --clip <file> [--binding builtin[:assist=<N/m>]|<binding.json>] [--model <mjcf>]
                        [--fps N] [--seed N] [--out <episode.mcap>] [--exec-out <exec.json>] [--json]
@@ -76,7 +76,7 @@ export const simCommand: Command = {
   summary: 'run a clip in the embedded MuJoCo simulator under a WBC binding',
   usage,
   async run(argv, io) {
-    const { values, positionals } = parse(
+    const { values } = parse(
       argv,
       {
         clip: { type: 'string' },
@@ -90,13 +90,8 @@ export const simCommand: Command = {
       },
       usage,
     );
-    if (values.help) {
-      io.stdout(`${usage}\n`);
-      return 0;
-    }
-    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n${usage}`);
     if (values.clip === undefined) throw new UsageError(`--clip is required\n${usage}`);
-    const fps = numberOption(values.fps, 'fps', (v) => v > 0 && v <= 1000, 'a frame rate in (0, 1000]');
+    const fps = fpsOption(values.fps);
     const seed = numberOption(values.seed, 'seed', (v) => Number.isSafeInteger(v) && v >= 0, 'an integer ≥ 0') ?? 0;
     for (const [opt, file] of [
       ['out', values.out],
