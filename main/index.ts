@@ -1,9 +1,10 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { app, BrowserWindow, dialog, ipcMain, session, type IpcMainInvokeEvent } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, session, type IpcMainInvokeEvent, type WebContents } from 'electron';
 import { MAX_MESSAGE_BYTES, type ApiOutcome } from '../src/api/contract';
-import { IPC_INVOKE_CHANNEL } from '../src/api/ipcChannel';
+import { IPC_EVENT_CHANNEL, IPC_INVOKE_CHANNEL } from '../src/api/ipcChannel';
 import { createConsoleApi, type ConsoleApi } from '../src/services/api/consoleApiHandlers';
+import type { EventClient } from '../src/services/api/eventHub';
 import { APP_ORIGIN, registerAppScheme, serveRenderer } from './appProtocol';
 
 // Electron main process: one hardened window, the console API behind one IPC channel validated
@@ -56,6 +57,25 @@ function approximateBytes(value: unknown): number {
   }
 }
 
+/** One push client per page (webContents): sim.frames and sim.end go back on IPC_EVENT_CHANNEL. */
+const clients = new WeakMap<WebContents, EventClient>();
+function clientOf(api: ConsoleApi, wc: WebContents): EventClient {
+  let c = clients.get(wc);
+  if (c && !c.detached) return c;
+  c = api.attachClient({
+    send: (event) => {
+      if (!wc.isDestroyed()) wc.send(IPC_EVENT_CHANNEL, event);
+    },
+  });
+  clients.set(wc, c);
+  const client = c;
+  // A reload or a closed window: the page's runs stop (an unwatched simulation only holds the backend).
+  wc.once('destroyed', () => client.detach());
+  wc.once('did-navigate', () => client.detach()); // main frame only, never in-page
+  wc.once('render-process-gone', () => client.detach());
+  return client;
+}
+
 function registerIpc(api: ConsoleApi): void {
   ipcMain.handle(IPC_INVOKE_CHANNEL, async (event, method: unknown, params: unknown): Promise<ApiOutcome> => {
     if (!fromOurPage(event)) return { ok: false, error: { code: 'bad_request', message: 'caller is not the console page' } };
@@ -63,7 +83,7 @@ function registerIpc(api: ConsoleApi): void {
     if (size > MAX_MESSAGE_BYTES) {
       return { ok: false, error: { code: 'too_large', message: `request of ~${size} bytes exceeds the ${MAX_MESSAGE_BYTES}-byte limit`, field: 'params' } };
     }
-    return api.invoke(method, params);
+    return api.invoke(method, params, { client: clientOf(api, event.sender) });
   });
 }
 

@@ -7,6 +7,7 @@ import { ConnectionsPanel } from './panels/ConnectionsPanel';
 import { ErrorBanner } from './panels/ErrorBanner';
 import { JointTable } from './panels/JointTable';
 import { RunsPanel } from './panels/RunsPanel';
+import { SimPanel } from './panels/SimPanel';
 import { Timeline } from './panels/Timeline';
 import { TopBar } from './panels/TopBar';
 import { startPlaybackLoop } from './playback/playback';
@@ -53,6 +54,7 @@ export function App() {
           </main>
           <aside className="sidebar sidebar-right">
             <ConnectionsPanel />
+            <SimPanel />
             <RunsPanel />
           </aside>
         </div>

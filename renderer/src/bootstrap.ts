@@ -6,6 +6,7 @@ import { useConnectionStore } from './stores/connectionStore';
 import { setRobotProfile, useRobotStore } from './stores/robotStore';
 import { preloadProfileMeshes } from './viewport/meshCache';
 import { useMeshStore } from './stores/meshStore';
+import { handleApiEvent, reconcileSimRuns } from './sim/simActions';
 
 // Start-up: pick the transport, then on every (re)connection fetch app info and, once, the
 // robot model the viewport draws.
@@ -38,12 +39,19 @@ export function bootstrapConsole(): () => void {
     return () => {};
   }
   useConnectionStore.setState({ client, transport: client.transport.kind });
+  const offEvents = client.transport.onEvent(handleApiEvent);
+  let wasConnected = false;
   const off = client.transport.onStatus((status, detail) => {
     useConnectionStore.setState({ status, detail: detail ?? null });
-    if (status === 'connected') void loadBasics(client);
+    if (status === 'connected') {
+      void loadBasics(client);
+      if (wasConnected) void reconcileSimRuns(); // runs that went on while the link was down
+      wasConnected = true;
+    }
   });
   return () => {
     off();
+    offEvents();
     client.transport.close();
   };
 }

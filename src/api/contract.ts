@@ -4,6 +4,9 @@ import type { ClipFormat, FpsSource } from '../domain/motion/motionClip';
 import type { RobotProfile } from '../domain/robot/robotProfile';
 import type { ExecutionDomain, Presence, Problem } from '../domain/backend/backend';
 import { checkBackendUrl, MAX_BACKEND_URL_LENGTH } from './connectionUrl';
+import { simRequestSchemas, type ApiEvent, type SimRunResult, type SimRunStarted } from './simContract';
+
+export * from './simContract';
 
 // The console API: one typed contract shared by both transports (Electron IPC and the loopback
 // WebSocket of `motionbench host`) and by the renderer. Every request is `{ method, params }`;
@@ -71,6 +74,8 @@ export const requestSchemas = {
   'connections.connect': z.strictObject({ id: connectionIdSchema }),
   /** Closes the entry's backend; the entry stays listed. */
   'connections.disconnect': z.strictObject({ id: connectionIdSchema }),
+  // sim.run, sim.stop, sim.result, events.ack: see simContract.ts.
+  ...simRequestSchemas,
 } as const;
 
 export type ApiMethod = keyof typeof requestSchemas;
@@ -180,6 +185,11 @@ export interface ApiResults {
   'connections.remove': { removed: string };
   'connections.connect': ConnectionInfo;
   'connections.disconnect': ConnectionInfo;
+  'sim.run': SimRunStarted;
+  /** The runs a stop reached (already-ended runs are not listed). */
+  'sim.stop': { stopped: string[] };
+  'sim.result': SimRunResult;
+  'events.ack': { seq: number };
 }
 
 export type ApiResult<M extends ApiMethod> = ApiResults[M];
@@ -225,15 +235,22 @@ export const wsRequestSchema = z.strictObject({
 
 export type WsRequest = z.infer<typeof wsRequestSchema>;
 export type WsResponse = { id: string | number | null; result: unknown } | { id: string | number | null; error: ApiError };
+/** A server→client push on the WebSocket (no id: it answers no request). */
+export interface WsEventMessage {
+  event: ApiEvent;
+}
+export type WsServerMessage = WsResponse | WsEventMessage;
 
 /** WebSocket path of the console API on the loopback host. */
 export const WS_API_PATH = '/api';
 
-export { IPC_INVOKE_CHANNEL } from './ipcChannel';
+export { IPC_EVENT_CHANNEL, IPC_INVOKE_CHANNEL } from './ipcChannel';
 
 /** What the preload exposes on `window.motionbench`. */
 export interface MotionbenchBridge {
   invoke<M extends ApiMethod>(method: M, params: ApiParams<M>): Promise<ApiOutcome<M>>;
+  /** Server→client pushes (sim.frames, sim.end); unvalidated here, the renderer checks them. Returns an unsubscribe. */
+  onEvent(listener: (event: unknown) => void): () => void;
 }
 
 /**

@@ -1,8 +1,11 @@
-import type { MotionbenchBridge } from '../../../src/api/contract';
+import type { ApiEvent, MotionbenchBridge } from '../../../src/api/contract';
 import type { ApiTransport } from './transport';
+import { deliverApiEvent } from './apiEvents';
 
 /** The preload's `window.motionbench` bridge: always connected while the window lives. */
 export function createElectronTransport(bridge: MotionbenchBridge): ApiTransport {
+  const eventListeners = new Set<(e: ApiEvent) => void>();
+  const off = bridge.onEvent((raw) => deliverApiEvent(raw, eventListeners));
   return {
     kind: 'electron',
     invoke: (method, params) => bridge.invoke(method, params),
@@ -10,6 +13,12 @@ export function createElectronTransport(bridge: MotionbenchBridge): ApiTransport
       listener('connected');
       return () => {};
     },
-    close() {},
+    onEvent(listener) {
+      eventListeners.add(listener);
+      return () => eventListeners.delete(listener);
+    },
+    close() {
+      off();
+    },
   };
 }

@@ -1,10 +1,13 @@
-import type { ApiError, ApiMethod, ApiOutcome, ApiParams, WsResponse } from '../../../src/api/contract';
+import type { ApiError, ApiEvent, ApiMethod, ApiOutcome, ApiParams, WsResponse } from '../../../src/api/contract';
 import { WS_API_PATH } from '../../../src/api/contract';
+import { deliverApiEvent } from './apiEvents';
 import type { ApiTransport, ConnectionStatus } from './transport';
 
 // The loopback host's WebSocket: {id, method, params} → {id, result} | {id, error}. Reconnects
 // with a capped back-off; requests made while disconnected wait for the next connection up to
 // REQUEST_TIMEOUT_MS, and requests in flight when the link drops fail with a structured error.
+// Messages without an id are pushes ({ event }); each is validated against the contract's schema
+// before it reaches a listener (an invalid one is dropped with a console warning).
 
 const REQUEST_TIMEOUT_MS = 60_000;
 const MAX_BACKOFF_MS = 5_000;
@@ -29,6 +32,7 @@ export function createWsTransport(socketUrl: string): ApiTransport {
   let closedByUs = false;
   const pending = new Map<number, Pending>();
   const listeners = new Set<(s: ConnectionStatus, d?: string) => void>();
+  const eventListeners = new Set<(e: ApiEvent) => void>();
   let waiters: Array<() => void> = [];
 
   const setStatus = (s: ConnectionStatus, d?: string): void => {
@@ -57,10 +61,14 @@ export function createWsTransport(socketUrl: string): ApiTransport {
       for (const wake of w) wake();
     };
     ws.onmessage = (ev: MessageEvent<string>) => {
-      let msg: WsResponse;
+      let msg: WsResponse | { event: unknown };
       try {
-        msg = JSON.parse(ev.data) as WsResponse;
+        msg = JSON.parse(ev.data) as WsResponse | { event: unknown };
       } catch {
+        return;
+      }
+      if ('event' in msg) {
+        deliverApiEvent(msg.event, eventListeners);
         return;
       }
       if (typeof msg.id !== 'number') return;
@@ -106,6 +114,10 @@ export function createWsTransport(socketUrl: string): ApiTransport {
       listeners.add(listener);
       listener(status, detail);
       return () => listeners.delete(listener);
+    },
+    onEvent(listener) {
+      eventListeners.add(listener);
+      return () => eventListeners.delete(listener);
     },
     close() {
       closedByUs = true;

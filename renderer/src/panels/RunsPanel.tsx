@@ -1,6 +1,6 @@
 import { useThrottledStore } from '../hooks/useThrottledStore';
 import { errorColorHex } from '../overlay/errorScale';
-import { overlayStore, runTrajectory, setFollowLive, setRunVisible, useRunStore, type OverlayState } from '../stores/runStore';
+import { overlayStore, removeRun, runTrajectory, setFollowLive, setRunVisible, useRunStore, type OverlayState } from '../stores/runStore';
 import { useRobotStore } from '../stores/robotStore';
 
 // Executed runs overlaid on the reference: visibility per run and, at the shown frame, the
@@ -66,20 +66,32 @@ export function RunsPanel() {
         <ul className="run-list">
           {runs.map((r) => {
             const f = figs[r.id];
-            const status = r.live ? 'live' : r.outcome ?? 'replay';
+            const status = r.live ? 'live' : (r.outcome?.replace(/_/g, ' ') ?? 'replay');
             const bodyName = f && f.maxBody >= 0 ? (bodies?.[f.maxBody]?.name ?? `#${f.maxBody}`) : '—';
             return (
               <li key={r.id} className={r.visible ? 'run' : 'run hidden-run'} data-testid={`run-${r.id}`}>
                 <div className="run-line">
                   <label className="check" title="Show / hide this run">
                     <input type="checkbox" checked={r.visible} onChange={(e) => setRunVisible(r.id, e.target.checked)} data-testid={`run-visible-${r.id}`} />
-                    <span className="run-label" title={`${r.id} · ${r.source} · ${r.domain}`}>
+                    <span className="run-label" title={`${r.label} · ${r.id} · ${r.source} · ${r.domain}`}>
                       {r.label}
                     </span>
                   </label>
-                  <span className={`badge badge-${r.live ? 'live' : 'done'}`}>{status}</span>
+                  <span className={`badge badge-${r.live ? 'live' : 'done'}`} data-testid={`run-status-${r.id}`}>
+                    {status}
+                  </span>
                   <span className="badge badge-domain">{r.domain === 'real_robot' ? 'real' : 'sim'}</span>
+                  {!r.live && (
+                    <button type="button" className="icon-button" title="Remove this run from the overlay" aria-label={`Remove ${r.label}`} onClick={() => removeRun(r.id)} data-testid={`run-remove-${r.id}`}>
+                      ×
+                    </button>
+                  )}
                 </div>
+                {r.note && (
+                  <div className="run-note" data-testid={`run-note-${r.id}`}>
+                    {r.note}
+                  </div>
+                )}
                 {f?.valid ? (
                   <div className="run-figures" data-testid={`run-figures-${r.id}`}>
                     <span className="err-chip" style={{ background: errorColorHex(f.maxErrM) }} />

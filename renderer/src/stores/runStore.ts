@@ -36,6 +36,8 @@ export interface RunMeta {
   live: boolean;
   /** How the episode ended, once it has. */
   outcome: string | null;
+  /** Shown with the run wherever its results are (e.g. "builtin = reference tracker, not a policy"). */
+  note: string | null;
 }
 
 export interface RunListState {
@@ -85,6 +87,7 @@ export interface RunInit {
   /** Default true: frames will be appended. */
   live?: boolean;
   visible?: boolean;
+  note?: string;
 }
 
 function requireRun(id: string): RunTrajectory {
@@ -117,6 +120,7 @@ export function addRun(init: RunInit): void {
     visible: init.visible ?? true,
     live: init.live ?? true,
     outcome: null,
+    note: init.note ?? null,
   };
   useRunStore.setState((s) => ({ clipId: clip.id, runs: [...s.runs, meta] }));
   recomputeOverlay();

@@ -1,4 +1,5 @@
-import type { ConnectionInfo } from '../../../src/api/contract';
+import type { ConnectionInfo, SimEndEvent } from '../../../src/api/contract';
+import { simLiveStore, useSimStore, type SimRunUiState } from '../stores/simStore';
 import { useClipStore } from '../stores/clipStore';
 import { useEndpointsStore } from '../stores/endpointsStore';
 import { useMeshStore, type MeshFailure } from '../stores/meshStore';
@@ -58,6 +59,12 @@ export interface OverlayRunTestState {
   rootErrM: number | null;
   /** Executed body positions drawn, bodyCount×3. */
   bodyPosM: number[];
+  /** The executed pose shown (sampled at the playhead): root position, root quaternion wxyz, joint angles. */
+  rootPosM: number[];
+  rootQuatWxyz: number[];
+  jointPosRad: number[];
+  note: string | null;
+  outcome: string | null;
   /** '#rrggbb' of each body's material as drawn; null when the run is not in the scene. */
   drawnColors: string[] | null;
   /** The run's robot was visible in the last rendered frame. */
@@ -69,6 +76,25 @@ export interface OverlayTestState {
   showReference: boolean;
   followLive: boolean;
   runs: OverlayRunTestState[];
+}
+
+export interface SimRunTestState {
+  runId: string;
+  ordinal: number;
+  clipId: string;
+  connectionId: string;
+  bindingSpec: string;
+  bindingLabel: string;
+  state: SimRunUiState;
+  plannedFrames: number;
+  framesReceived: number;
+  droppedFrames: number;
+  /** Renderer clock, ms. */
+  startedAtMs: number;
+  stopRequestedAtMs: number | null;
+  endReceivedAtMs: number | null;
+  end: SimEndEvent | null;
+  replayFromRecording: boolean;
 }
 
 export interface MeshTestState {
@@ -89,6 +115,8 @@ export interface MotionbenchTestHooks {
   bodyNames(): string[];
   /** World bounds of the reference robot as drawn (meshes and primitives), or of one body, metres. */
   referenceBounds(body?: string): { min: number[]; max: number[]; meshes: number } | null;
+  /** Simulation runs started from this console, oldest first. */
+  sim(): SimRunTestState[];
 }
 
 /** Injects executed runs (dev=1 only). Arrays are plain number arrays, frame-major. */
@@ -133,6 +161,11 @@ function overlayState(): OverlayTestState {
         mpjpeLocalM: f?.valid ? finite(f.mpjpeLocalM) : null,
         rootErrM: f?.valid ? finite(f.rootErrM) : null,
         bodyPosM: f?.valid ? Array.from(f.bodyPosM) : [],
+        rootPosM: f?.valid ? Array.from(f.rootPosM) : [],
+        rootQuatWxyz: f?.valid ? Array.from(f.rootQuatWxyz) : [],
+        jointPosRad: f?.valid ? Array.from(f.jointPosRad) : [],
+        note: r.note,
+        outcome: r.outcome,
         drawnColors: materials ? materials.map((m) => `#${m.color.getHexString()}`) : null,
         drawn: drawnRunVisible.get(r.id) ?? false,
       };
@@ -169,6 +202,26 @@ export function installTestHooks(): void {
     connections: () => useEndpointsStore.getState().entries.map((e) => ({ ...e, problems: e.problems.map((p) => ({ ...p })) })),
     bodyNames: () => (useRobotStore.getState().profile?.bodies ?? []).map((b) => b.name),
     referenceBounds,
+    sim: () => {
+      const live = simLiveStore.getState().runs;
+      return useSimStore.getState().runs.map((r) => ({
+        runId: r.runId,
+        ordinal: r.ordinal,
+        clipId: r.clipId,
+        connectionId: r.connectionId,
+        bindingSpec: r.binding.spec,
+        bindingLabel: r.binding.label,
+        state: r.state,
+        plannedFrames: r.plannedFrames,
+        framesReceived: live.get(r.runId)?.framesReceived ?? 0,
+        droppedFrames: live.get(r.runId)?.droppedFrames ?? 0,
+        startedAtMs: r.startedAtMs,
+        stopRequestedAtMs: r.stopRequestedAtMs,
+        endReceivedAtMs: r.endReceivedAtMs,
+        end: r.end ? structuredClone(r.end) : null,
+        replayFromRecording: r.replayFromRecording,
+      }));
+    },
   };
   Object.defineProperty(window, '__motionbench', { value: Object.freeze(hooks), configurable: false, writable: false });
 

@@ -172,6 +172,17 @@ export class ConnectionRegistry {
     if (e.problems.length > MAX_PROBLEMS_KEPT) e.problems.length = MAX_PROBLEMS_KEPT;
   }
 
+  /** Records a problem on an entry (shown in the Connections panel), e.g. from the episode runner. */
+  reportProblem(id: string, problem: Problem): void {
+    const e = this.entries.get(id);
+    if (e) this.addProblem(e, { ...problem });
+  }
+
+  /** The entry's backend if it exists now (never creates one). */
+  existingBackend(id: string): Backend | null {
+    return this.entries.get(id)?.backend ?? null;
+  }
+
   /** Every entry, the embedded simulator first, then remote ones in the order they were added. */
   list(): ConnectionInfo[] {
     return [...this.entries.values()].map((e) => this.info(e));

@@ -8,16 +8,25 @@ import { InputError } from '../../domain/problems';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { loadClipFile } from '../motion/loadClipFile';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../robot/loadRobotProfile';
+import type { MotionClip } from '../../domain/motion/motionClip';
 import { ApiFailure } from './apiFailure';
 import { defaultBackendFactories } from './backendFactories';
+import { ClipCache } from './clipCache';
 import { ConnectionRegistry, type BackendFactories } from './connectionRegistry';
+import { EventHub, type EventClient, type EventSink } from './eventHub';
 import { readProfileMesh } from './meshFiles';
+import { SimRunManager } from './simRuns';
 
 // The console API handler table: one implementation behind both transports (Electron IPC in
 // main/, the loopback WebSocket in src/services/host/). Requests are validated against the
 // contract in `invoke`, the single entry point; handlers receive parsed params only.
 
-export type Handler<M extends ApiMethod> = (params: ApiParams<M>) => Promise<ApiResult<M>> | ApiResult<M>;
+/** Who is calling: the transport's client, where it can receive pushes (sim.frames, sim.end). */
+export interface CallContext {
+  client?: EventClient;
+}
+
+export type Handler<M extends ApiMethod> = (params: ApiParams<M>, ctx: CallContext) => Promise<ApiResult<M>> | ApiResult<M>;
 export type HandlerTable = { [M in ApiMethod]: Handler<M> };
 
 export interface ConsoleApiOptions {
@@ -35,12 +44,19 @@ export interface ConsoleApiOptions {
 export interface ConsoleApi {
   readonly handlers: HandlerTable;
   /** Validates method and params, dispatches, and maps every failure to an ApiError. Never throws. */
-  invoke(method: unknown, params: unknown): Promise<ApiOutcome>;
+  invoke(method: unknown, params: unknown, ctx?: CallContext): Promise<ApiOutcome>;
   /** clips.load without the request validation, for transports that already hold a path. */
   loadClip(path: string, fps?: number): ClipDto;
-  /** The endpoints behind connections.* (and, later, the episode runner). */
+  /** The endpoints behind connections.* and sim.*. */
   readonly connections: ConnectionRegistry;
-  /** Closes every backend. */
+  /** Console simulation runs (sim.*). */
+  readonly sims: SimRunManager;
+  /**
+   * A transport's client that can receive pushes: pass it in every call's context; detach it when
+   * the client goes away (its runs are then stopped).
+   */
+  attachClient(sink: EventSink): EventClient;
+  /** Stops every run and closes every backend. */
   close(): Promise<void>;
 }
 
@@ -49,6 +65,33 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
   const connections = new ConnectionRegistry({ factories: options.backends ?? defaultBackendFactories(), modelFile });
   let profile: RobotProfile | undefined;
   const getProfile = (): RobotProfile => (profile ??= loadRobotProfile(modelFile));
+  const clips = new ClipCache();
+  // Pushes to clients; a client that falls behind gets frames skipped for display, reported here.
+  const hub = new EventHub({
+    onDropped: (runId, clientId, dropped, final) => {
+      const connectionId = (() => {
+        try {
+          return sims.result(runId).started.connectionId;
+        } catch {
+          return null;
+        }
+      })();
+      if (!connectionId) return;
+      connections.reportProblem(connectionId, {
+        severity: 'warn',
+        code: 'display_frames_dropped',
+        message: final
+          ? `run ${runId}: console client ${clientId} fell behind; ${dropped} frame(s) were not sent for display (the recording is complete: replay fetches it)`
+          : `run ${runId}: console client ${clientId} is falling behind; frames are being skipped for display (the recording is complete)`,
+        atMs: Date.now(),
+      });
+    },
+  });
+  const sims = new SimRunManager({ registry: connections, clips, hub, profile: getProfile });
+  const remember = (clip: MotionClip): MotionClip => {
+    clips.put(clip);
+    return clip;
+  };
 
   /** Joint limits for the decoders' limit warnings; none when the model cannot be read. */
   const jointLimits = (): ReadonlyArray<readonly [number, number] | null> | undefined => {
@@ -61,7 +104,7 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
 
   const loadClip = (file: string, fps?: number): ClipDto => {
     const jointLimitsRad = jointLimits();
-    return clipToDto(loadClipFile(file, { ...(fps !== undefined && { fps }), ...(jointLimitsRad && { jointLimitsRad }) }));
+    return clipToDto(remember(loadClipFile(file, { ...(fps !== undefined && { fps }), ...(jointLimitsRad && { jointLimitsRad }) })));
   };
 
   const handlers: HandlerTable = {
@@ -83,7 +126,7 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
         ...(fps !== undefined && { fps }),
         ...(jointLimitsRad && { jointLimitsRad }),
       });
-      return clipToDto(clip);
+      return clipToDto(remember(clip));
     },
     'clips.openDialog': () => {
       throw new UnsupportedError('clips.openDialog is only available in the desktop app; use clips.decode');
@@ -96,22 +139,37 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     },
     'connections.connect': ({ id }) => connections.connect(id),
     'connections.disconnect': ({ id }) => connections.disconnect(id),
+    'sim.run': (params, ctx) => sims.run(params, ctx.client ?? null),
+    'sim.stop': (params) => sims.stop(params),
+    'sim.result': ({ runId }) => sims.result(runId),
+    'events.ack': ({ seq }, ctx) => {
+      if (!ctx.client) throw new UnsupportedError('events.ack: this caller receives no pushes');
+      return { seq: ctx.client.ack(seq) };
+    },
     ...options.overrides,
   };
 
-  const invoke = async (method: unknown, params: unknown): Promise<ApiOutcome> => {
+  const invoke = async (method: unknown, params: unknown, ctx: CallContext = {}): Promise<ApiOutcome> => {
     const req = parseRequest(method, params);
     if (!req.ok) return req;
     try {
       const handler = handlers[req.method] as Handler<ApiMethod>;
-      const result = await handler(req.params);
+      const result = await handler(req.params, ctx);
       return { ok: true, result };
     } catch (err) {
       return { ok: false, error: toApiError(err) };
     }
   };
 
-  return { handlers, invoke, loadClip, connections, close: () => connections.close() };
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      await sims.close();
+      hub.close();
+      await connections.close();
+    })());
+
+  return { handlers, invoke, loadClip, connections, sims, attachClient: (sink) => hub.attach(sink), close };
 }
 
 export class UnsupportedError extends Error {

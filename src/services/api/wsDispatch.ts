@@ -1,12 +1,12 @@
 import type { WsResponse } from '../../api/contract';
 import { MAX_MESSAGE_BYTES, wsRequestSchema } from '../../api/contract';
-import type { ConsoleApi } from './consoleApiHandlers';
+import type { CallContext, ConsoleApi } from './consoleApiHandlers';
 
 // JSON-RPC-ish framing of the console API on a WebSocket: {id, method, params} in,
 // {id, result} | {id, error} out. A bad frame gets a structured error with id null (or the id,
 // when it could be read); it never closes the connection.
 
-export async function dispatchWsMessage(api: ConsoleApi, data: string, maxBytes = MAX_MESSAGE_BYTES): Promise<WsResponse> {
+export async function dispatchWsMessage(api: ConsoleApi, data: string, maxBytes = MAX_MESSAGE_BYTES, ctx: CallContext = {}): Promise<WsResponse> {
   if (data.length > maxBytes) {
     return { id: null, error: { code: 'too_large', message: `message of ${data.length} bytes exceeds the ${maxBytes}-byte limit` } };
   }
@@ -32,6 +32,6 @@ export async function dispatchWsMessage(api: ConsoleApi, data: string, maxBytes 
     };
   }
   const { id, method, params } = frame.data;
-  const outcome = await api.invoke(method, params);
+  const outcome = await api.invoke(method, params, ctx);
   return outcome.ok ? { id, result: outcome.result } : { id, error: outcome.error };
 }

@@ -6,7 +6,7 @@ import type { Duplex } from 'node:stream';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { MAX_MESSAGE_BYTES, WS_API_PATH, type WsResponse } from '../../api/contract';
+import { MAX_MESSAGE_BYTES, WS_API_PATH, type WsServerMessage } from '../../api/contract';
 import { buildContentSecurityPolicy } from '../../api/contentSecurityPolicy';
 import { createConsoleApi, type ConsoleApi } from '../api/consoleApiHandlers';
 import type { BackendFactories } from '../api/connectionRegistry';
@@ -192,14 +192,18 @@ export async function startHostServer(options: HostServerOptions = {}): Promise<
   });
 
   wss.on('connection', (ws: WebSocket) => {
+    // This socket's pushes (sim.frames, sim.end), flow-controlled by its events.ack calls.
+    const client = api.attachClient({ send: (event) => send(ws, { event }) });
+    const ctx = { client };
     ws.on('message', (data, isBinary) => {
       if (isBinary) {
         send(ws, { id: null, error: { code: 'bad_request', message: 'send JSON text frames, not binary' } });
         return;
       }
       const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
-      void dispatchWsMessage(api, text, maxMessageBytes).then((response) => send(ws, response));
+      void dispatchWsMessage(api, text, maxMessageBytes, ctx).then((response) => send(ws, response));
     });
+    ws.on('close', () => client.detach());
     ws.on('error', (err) => log(`host: WebSocket error: ${err.message}`));
   });
 
@@ -235,7 +239,7 @@ export async function startHostServer(options: HostServerOptions = {}): Promise<
   };
 }
 
-function send(ws: WebSocket, response: WsResponse): void {
+function send(ws: WebSocket, message: WsServerMessage): void {
   if (ws.readyState !== ws.OPEN) return;
-  ws.send(JSON.stringify(response));
+  ws.send(JSON.stringify(message));
 }
