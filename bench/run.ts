@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { benchForwardKinematics } from './fkBench';
 import { benchMetrics } from './metricsBench';
 import { benchSimulator } from './simBench';
+import { benchTraceWrite } from './traceBench';
 
 // `npm run bench`: prints each figure beside a baseline measured in the same run, and the ratio.
 // Exits non-zero when a target is missed, so a regression is visible.
@@ -31,5 +32,10 @@ for (const [file, label] of [
   // Menagerie's G1 (meshes, scene.xml for the floor): for information, no target.
   const m = await benchSimulator(repo, path.resolve(repo, '../shared/data/models/unitree_g1_mjcf/scene.xml'), 'Menagerie scene.xml', { scaling: false, enforce: false });
   m.lines.forEach((l) => console.log(l));
+}
+{
+  const r = await benchTraceWrite();
+  r.lines.forEach((l) => console.log(l));
+  if (!r.pass) failed = true;
 }
 process.exitCode = failed ? 1 : 0;

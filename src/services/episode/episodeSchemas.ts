@@ -9,11 +9,20 @@
 //   /executed/state   the executed StateFrames (50 Hz), plus the simulator's root velocities
 //   /commands         the command of each control step at a recorded frame: joint targets,
 //                     effective PD gains, root-assist wrench
-//   /events           episode_start, hard_failure, stop_requested, problem, episode_end
+//   /events           episode_start, hard_failure, stop_requested, problem, episode_end, and the
+//                     trace store's refusal, human_reset, intervention, recovery, … (EPISODE_EVENT_TYPES)
 //   /metrics          live readings per frame (kind "live") and the final readings ("final")
 // Metadata records: "episode" (what ran) and "result" (how it ended, trajectory_sha256).
 
+import { TRACE_EVENT_KINDS } from '../../domain/trace/records';
+
 export const EPISODE_FORMAT = 'motionbench-episode/1';
+
+/**
+ * Event types on /events. The trace store (src/services/trace) records the same kinds in
+ * campaign.sqlite; refusal and human_reset always carry a reason (DESIGN §6).
+ */
+export const EPISODE_EVENT_TYPES = TRACE_EVENT_KINDS;
 
 export const TOPICS = {
   reference: '/reference',
@@ -106,7 +115,8 @@ export const SCHEMAS: Record<EpisodeTopic, { name: string; schema: object }> = {
       'Episode event',
       {
         timeS: num,
-        type: { type: 'string', enum: ['episode_start', 'hard_failure', 'stop_requested', 'problem', 'episode_end'] },
+        type: { type: 'string', enum: [...EPISODE_EVENT_TYPES] },
+        reason: { type: 'string', description: 'why (refusals and human-gated resets always have one)' },
         message: { type: 'string' },
         data: { type: 'object' },
       },
@@ -163,12 +173,13 @@ export interface CommandMessage {
   rootAssistWrench?: { forceN: number[]; torqueNm: number[] } | null;
 }
 
-export type EpisodeEventType = 'episode_start' | 'hard_failure' | 'stop_requested' | 'problem' | 'episode_end';
+export type EpisodeEventType = (typeof EPISODE_EVENT_TYPES)[number];
 
 export interface EventMessage {
   timeS: number;
   type: EpisodeEventType;
   message: string;
+  reason?: string;
   data?: Record<string, unknown>;
 }
 

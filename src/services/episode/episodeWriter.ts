@@ -1,12 +1,14 @@
-// Writes an episode file (src/services/episode/episodeSchemas.ts) with @mcap/core. Frames are
-// written as they arrive, in time order (reference frame k just before executed frame k), into
-// small chunks (128 KiB) so a killed process loses at most the last chunk; close() writes the
-// summary (indexes, statistics) Foxglove uses for random access. The caller awaits each call
-// before the next (McapWriter's rule); the backend's listener backpressure makes that natural.
+// Writes an episode file (src/services/episode/episodeSchemas.ts). Frames are written as they
+// arrive, in time order (reference frame k just before executed frame k), into chunks: by default
+// a chunk closes when it passes 128 KiB; a flush policy (every N frames, every T ms of wall time,
+// fdatasync at each chunk) bounds what a killed process can lose to the open chunk. close()
+// writes the summary (indexes, statistics) Foxglove uses for random access. The caller awaits
+// each call before the next; the backend's listener backpressure makes that natural. Writing goes
+// through ChunkedMcapWriter (same @mcap/core record builders, explicit chunk boundaries).
 
-import fs from 'node:fs/promises';
-import { McapWriter, type IWritable } from '@mcap/core';
+import { performance } from 'node:perf_hooks';
 import type { StateFrame } from '../../domain/backend/stateFrame';
+import { ChunkedMcapWriter } from './chunkedMcapWriter';
 import { EPISODE_FORMAT, SCHEMAS, TOPICS, type CommandMessage, type EpisodeEventType, type EpisodeTopic, type ExecutedMessage, type MetricsMessage, type ReferenceMessage } from './episodeSchemas';
 
 /** Simulator data beside a frame (SimFrameExtras fits this shape). */
@@ -27,20 +29,28 @@ export interface ReferenceFrames {
   jointPosRad: Float64Array;
 }
 
-class FileWritable implements IWritable {
-  private pos = 0n;
-  constructor(private readonly fh: fs.FileHandle) {}
-  async write(buffer: Uint8Array): Promise<void> {
-    let off = 0;
-    while (off < buffer.length) {
-      const { bytesWritten } = await this.fh.write(buffer, off, buffer.length - off);
-      off += bytesWritten;
-    }
-    this.pos += BigInt(buffer.length);
-  }
-  position(): bigint {
-    return this.pos;
-  }
+/** When chunks close, and whether they are synced to disk. */
+export interface FlushPolicy {
+  /** Close a chunk after this many executed frames (default: no frame limit). */
+  everyFrames?: number;
+  /** Close a chunk once its first message is this many ms old (wall clock), checked as frames arrive and by a timer (default: no time limit). */
+  intervalMs?: number;
+  /** Close a chunk when it passes this many bytes (default 128 KiB). */
+  maxChunkBytes?: number;
+  /** fdatasync after every chunk (default false). */
+  fsync?: boolean;
+  /** writeFrames waits for the disk while more than this many bytes are queued (default 8 MiB). */
+  maxBacklogBytes?: number;
+}
+
+export interface EpisodeWriterStats {
+  /** Executed frames written (queued or in the file). */
+  frames: number;
+  /** Executed frames in closed chunks that reached the file (with fsync: the disk). */
+  durableFrames: number;
+  chunks: number;
+  /** Bytes handed to the OS. */
+  bytes: number;
 }
 
 const arr = (a: ArrayLike<number> | null | undefined): number[] | null => (a ? Array.from(a) : null);
@@ -49,6 +59,10 @@ const encoder = new TextEncoder();
 export interface EpisodeWriterOptions {
   /** Wall-clock start of the episode, ms since the epoch (default: now). */
   startMs?: number;
+  /** Chunking and durability (default: 128 KiB chunks, no fsync). */
+  flush?: FlushPolicy;
+  /** Refuse to replace an existing file (default false). */
+  exclusive?: boolean;
   /** Metadata record "episode": what ran (values are stringified). */
   episode: Record<string, string | number | boolean | null>;
   /** The reference, written frame by frame alongside the executed state. */
@@ -60,36 +74,53 @@ export class EpisodeWriter {
   private readonly seq = new Map<EpisodeTopic, number>();
   private readonly startNs: bigint;
   private refWritten = 0;
+  private framesWritten = 0;
+  private framesInChunk = 0;
   private closed = false;
+  private closedWith: { bytes: number; sha256: string } | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly everyFrames: number;
+  private readonly intervalMs: number;
+  private readonly maxBacklog: number;
 
   private constructor(
     readonly file: string,
-    private readonly fh: fs.FileHandle,
-    private readonly writer: McapWriter,
+    private readonly mcap: ChunkedMcapWriter,
     private readonly reference: ReferenceFrames | null,
     startMs: number,
+    policy: FlushPolicy,
   ) {
     this.startNs = BigInt(Math.round(startMs)) * 1_000_000n;
+    this.everyFrames = policy.everyFrames ?? Infinity;
+    this.intervalMs = policy.intervalMs ?? Infinity;
+    this.maxBacklog = policy.maxBacklogBytes ?? 8 * 1024 * 1024;
+    if (Number.isFinite(this.intervalMs)) {
+      // A stalled stream must not keep frames in memory longer than the interval.
+      this.timer = setInterval(() => this.flushIfDue(), Math.max(10, this.intervalMs / 2));
+      this.timer.unref();
+    }
   }
 
-  /** Creates (truncates) the file and writes the header, schemas, channels and the "episode" metadata. */
+  /** Creates (truncates, or with `exclusive` refuses to replace) the file and writes the header, schemas, channels and the "episode" metadata. */
   static async create(file: string, options: EpisodeWriterOptions): Promise<EpisodeWriter> {
-    const fh = await fs.open(file, 'w');
+    const policy = options.flush ?? {};
+    const mcap = await ChunkedMcapWriter.open(file, { chunkSizeBytes: policy.maxChunkBytes ?? 128 * 1024, fsync: policy.fsync ?? false, exclusive: options.exclusive ?? false });
+    const w = new EpisodeWriter(file, mcap, options.reference ?? null, options.startMs ?? Date.now(), policy);
     try {
-      const writer = new McapWriter({ writable: new FileWritable(fh), chunkSize: 128 * 1024 });
-      const w = new EpisodeWriter(file, fh, writer, options.reference ?? null, options.startMs ?? Date.now());
-      await writer.start({ profile: '', library: `motionbench (${EPISODE_FORMAT})` });
+      mcap.start({ profile: '', library: `motionbench (${EPISODE_FORMAT})` });
       for (const topic of Object.values(TOPICS)) {
         const s = SCHEMAS[topic];
-        const schemaId = await writer.registerSchema({ name: s.name, encoding: 'jsonschema', data: encoder.encode(JSON.stringify(s.schema)) });
-        const channelId = await writer.registerChannel({ schemaId, topic, messageEncoding: 'json', metadata: new Map() });
+        const schemaId = mcap.registerSchema({ name: s.name, encoding: 'jsonschema', data: encoder.encode(JSON.stringify(s.schema)) });
+        const channelId = mcap.registerChannel({ schemaId, topic, messageEncoding: 'json', metadata: new Map() });
         w.channels.set(topic, channelId);
         w.seq.set(topic, 0);
       }
-      await writer.addMetadata({ name: 'episode', metadata: stringMap({ format: EPISODE_FORMAT, ...options.episode }) });
+      mcap.addMetadata({ name: 'episode', metadata: stringMap({ format: EPISODE_FORMAT, ...options.episode }) });
+      await mcap.settle();
       return w;
     } catch (err) {
-      await fh.close();
+      w.stopTimer();
+      await mcap.abandon({ dropOpenChunk: true });
       throw err;
     }
   }
@@ -98,14 +129,14 @@ export class EpisodeWriter {
     return this.startNs + BigInt(Math.round(timeS * 1e9));
   }
 
-  private async put(topic: EpisodeTopic, timeS: number, msg: object): Promise<void> {
+  private put(topic: EpisodeTopic, timeS: number, msg: object): void {
     const t = this.timeNs(timeS);
     const sequence = this.seq.get(topic)!;
     this.seq.set(topic, sequence + 1);
-    await this.writer.addMessage({ channelId: this.channels.get(topic)!, sequence, logTime: t, publishTime: t, data: encoder.encode(JSON.stringify(msg)) });
+    this.mcap.addMessage({ channelId: this.channels.get(topic)!, sequence, logTime: t, publishTime: t, data: encoder.encode(JSON.stringify(msg)) });
   }
 
-  private async referenceUpTo(frameInclusive: number): Promise<void> {
+  private referenceUpTo(frameInclusive: number): void {
     const r = this.reference;
     if (!r) return;
     const J = r.jointPosRad.length / r.frameCount;
@@ -119,8 +150,18 @@ export class EpisodeWriter {
         rootQuatWxyz: Array.from(r.rootQuatWxyz.subarray(4 * k, 4 * k + 4)),
         jointPosRad: Array.from(r.jointPosRad.subarray(J * k, J * k + J)),
       };
-      await this.put(TOPICS.reference, m.timeS, m);
+      this.put(TOPICS.reference, m.timeS, m);
     }
+  }
+
+  private flushChunk(): void {
+    if (this.mcap.flushChunk()) this.framesInChunk = 0;
+  }
+
+  private flushIfDue(): void {
+    if (this.closed || this.mcap.failure) return;
+    const since = this.mcap.openChunkSince;
+    if (since > 0 && performance.now() - since >= this.intervalMs) this.flushChunk();
   }
 
   /** Executed frames (with the reference up to each frame, commands and live metrics when given). */
@@ -129,7 +170,9 @@ export class EpisodeWriter {
       const f = frames[i];
       const x = extras?.[i] ?? null;
       const k = f.referenceFrame ?? f.tick;
-      await this.referenceUpTo(k);
+      // Reference frames on its own timeline: the one commanded, or (no referenceFrame, e.g. a
+      // 500 Hz robot stream) the one at this frame's time.
+      this.referenceUpTo(f.referenceFrame ?? (this.reference ? Math.floor(f.timeS * this.reference.rateHz + 1e-9) : 0));
       const m: ExecutedMessage = {
         timeS: f.timeS,
         tick: f.tick,
@@ -144,7 +187,7 @@ export class EpisodeWriter {
         rootLinVelMps: arr(x?.rootLinVelMps),
         rootAngVelRadS: arr(x?.rootAngVelRadS),
       };
-      await this.put(TOPICS.executed, f.timeS, m);
+      this.put(TOPICS.executed, f.timeS, m);
       if (x?.command) {
         const w = x.assistWrench;
         const c: CommandMessage = {
@@ -155,35 +198,68 @@ export class EpisodeWriter {
           ...(x.command.kd ? { kd: Array.from(x.command.kd) } : {}),
           rootAssistWrench: w ? { forceN: [w[0], w[1], w[2]], torqueNm: [w[3], w[4], w[5]] } : null,
         };
-        await this.put(TOPICS.commands, f.timeS, c);
+        this.put(TOPICS.commands, f.timeS, c);
       }
       if (x?.live) {
         const l: MetricsMessage = { timeS: f.timeS, kind: 'live', frame: k, mpjpeLMm: x.live.mpjpeLMm, jointRmseRad: x.live.jointRmseRad, firstFailureFrame: x.live.firstFailureFrame };
-        await this.put(TOPICS.metrics, f.timeS, l);
+        this.put(TOPICS.metrics, f.timeS, l);
       }
+      this.framesWritten++;
+      if (++this.framesInChunk >= this.everyFrames) this.flushChunk();
     }
+    this.flushIfDue();
+    await this.mcap.throttle(this.maxBacklog);
   }
 
-  async writeEvent(timeS: number, type: EpisodeEventType, message: string, data?: Record<string, unknown>): Promise<void> {
-    await this.put(TOPICS.events, timeS, { timeS, type, message, ...(data ? { data } : {}) });
+  async writeEvent(timeS: number, type: EpisodeEventType, message: string, data?: Record<string, unknown>, reason?: string): Promise<void> {
+    this.put(TOPICS.events, timeS, { timeS, type, message, ...(reason ? { reason } : {}), ...(data ? { data } : {}) });
+    await this.mcap.throttle(this.maxBacklog);
   }
 
   /** The final readings (the `motionbench metrics --json` document) on /metrics. */
   async writeFinalMetrics(timeS: number, readings: Record<string, unknown>): Promise<void> {
     const m: MetricsMessage = { timeS, kind: 'final', readings };
-    await this.put(TOPICS.metrics, timeS, m);
+    this.put(TOPICS.metrics, timeS, m);
+    await this.mcap.throttle(this.maxBacklog);
   }
 
-  /** Writes the rest of the reference, the "result" metadata and the summary, and closes the file. */
-  async close(result: Record<string, string | number | boolean | null>): Promise<void> {
-    if (this.closed) return;
+  /** Closes the open chunk and waits until everything so far is in the file (with fsync: on disk). */
+  async flush(): Promise<void> {
+    this.flushChunk();
+    await this.mcap.settle();
+  }
+
+  stats(): EpisodeWriterStats {
+    return { frames: this.framesWritten, durableFrames: this.mcap.durableMessages(this.channels.get(TOPICS.executed)!), chunks: this.mcap.chunks, bytes: this.mcap.bytesWritten };
+  }
+
+  /** The first write failure, if any (the file keeps what was written before it). */
+  get failure(): Error | null {
+    return this.mcap.failure;
+  }
+
+  private stopTimer(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** Writes the rest of the reference, the "result" metadata and the summary, and closes the file; returns its size and sha256. */
+  async close(result: Record<string, string | number | boolean | null>): Promise<{ bytes: number; sha256: string }> {
+    if (this.closed) {
+      if (this.closedWith) return this.closedWith;
+      throw new Error(`episode file ${this.file} was abandoned, not closed`);
+    }
     this.closed = true;
+    this.stopTimer();
     try {
-      if (this.reference) await this.referenceUpTo(this.reference.frameCount - 1);
-      await this.writer.addMetadata({ name: 'result', metadata: stringMap(result) });
-      await this.writer.end();
-    } finally {
-      await this.fh.close();
+      if (this.reference) this.referenceUpTo(this.reference.frameCount - 1);
+      this.mcap.flushChunk();
+      this.mcap.addMetadata({ name: 'result', metadata: stringMap(result) });
+      this.closedWith = await this.mcap.end();
+      return this.closedWith;
+    } catch (err) {
+      await this.mcap.abandon({ dropOpenChunk: false });
+      throw err;
     }
   }
 
@@ -191,7 +267,8 @@ export class EpisodeWriter {
   async abandon(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.fh.close();
+    this.stopTimer();
+    await this.mcap.abandon();
   }
 }
 

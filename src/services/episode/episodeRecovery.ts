@@ -1,0 +1,165 @@
+// Recovery of an episode file whose writer stopped (kill -9, power loss, disk full): the file
+// has a header, schemas, channels and whole chunks, then possibly a partial chunk and no summary.
+// A streaming reader (@mcap/core McapStreamReader, CRCs checked) reads it front to back in
+// blocks, never holding the whole file; every complete chunk is recovered, the partial tail is
+// dropped. Optionally the recovered records are rewritten beside it as a valid, indexed MCAP (with
+// a "recovery" metadata record), written to a temporary name and renamed, so a crash during
+// recovery never leaves a half-written copy under the final name. The original is not modified.
+
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { McapStreamReader } from '@mcap/core';
+import { ChunkedMcapWriter, EpisodeFileError, errnoOf, syncDirectory } from './chunkedMcapWriter';
+import { TOPICS } from './episodeSchemas';
+
+export interface EpisodeRecoveryReport {
+  file: string;
+  /** The file exists. */
+  exists: boolean;
+  /** Size of the file, bytes. */
+  bytes: number;
+  /** The file ended with a valid footer (it was closed properly). */
+  complete: boolean;
+  /** Messages recovered per topic. */
+  messages: Record<string, number>;
+  /** Executed frames recovered (/executed/state messages). */
+  executedFrames: number;
+  /** Episode time of the last recovered executed frame, seconds. */
+  lastExecutedTimeS: number | null;
+  /** Metadata records recovered, by name. */
+  metadata: Record<string, Record<string, string>>;
+  /** Why reading stopped before the end of the bytes, beyond a plain truncation (e.g. a CRC mismatch). */
+  error: string | null;
+  /** The rewritten, indexed copy, when one was asked for and written. */
+  rewrittenFile: string | null;
+}
+
+export interface RecoverOptions {
+  /** Write the recovered records to this file as a valid MCAP (only when the source is incomplete). */
+  rewriteTo?: string | null;
+  /** Extra entries for the rewritten file's "recovery" metadata record. */
+  recoveryMetadata?: Record<string, string>;
+  /** Read block size, bytes (default 1 MiB). */
+  blockBytes?: number;
+}
+
+export async function recoverEpisodeFile(file: string, options: RecoverOptions = {}): Promise<EpisodeRecoveryReport> {
+  const report: EpisodeRecoveryReport = { file, exists: false, bytes: 0, complete: false, messages: {}, executedFrames: 0, lastExecutedTimeS: null, metadata: {}, error: null, rewrittenFile: null };
+  let fh: fsp.FileHandle;
+  try {
+    fh = await fsp.open(file, 'r');
+  } catch (err) {
+    if (errnoOf(err) === 'ENOENT') return report;
+    throw new EpisodeFileError(file, errnoOf(err), 'cannot read the episode file', { cause: err });
+  }
+  report.exists = true;
+  const tmp = options.rewriteTo ? `${options.rewriteTo}.tmp-${process.pid}` : null;
+  const sink: { w: ChunkedMcapWriter | null } = { w: null };
+  try {
+    report.bytes = (await fh.stat()).size;
+    const reader = new McapStreamReader({ validateCrcs: true });
+    const schemaIds = new Map<number, number>();
+    const channels = new Map<number, { topic: string; outId: number | null }>();
+    const decoder = new TextDecoder();
+    // Whether to rewrite is known only once we know the file is incomplete; records are replayed
+    // into the writer as they come (opened lazily on the first record), and the copy is deleted
+    // again if the source turns out complete.
+    const writer = async (): Promise<ChunkedMcapWriter | null> => {
+      if (!tmp) return null;
+      if (!sink.w) {
+        sink.w = await ChunkedMcapWriter.open(tmp, { chunkSizeBytes: 1024 * 1024, fsync: true });
+        sink.w.start({ profile: '', library: 'motionbench (recovered)' });
+      }
+      return sink.w;
+    };
+    const block = new Uint8Array(options.blockBytes ?? 1024 * 1024);
+    let offset = 0;
+    let stopped = false;
+    while (!stopped && offset < report.bytes) {
+      const { bytesRead } = await fh.read(block, 0, block.length, offset);
+      if (bytesRead === 0) break;
+      offset += bytesRead;
+      reader.append(block.subarray(0, bytesRead));
+      try {
+        for (let rec; (rec = reader.nextRecord()); ) {
+          const w = await writer();
+          switch (rec.type) {
+            case 'Schema':
+              if (!schemaIds.has(rec.id)) schemaIds.set(rec.id, w ? w.registerSchema({ name: rec.name, encoding: rec.encoding, data: rec.data }) : rec.id);
+              break;
+            case 'Channel':
+              if (!channels.has(rec.id)) {
+                const schemaId = rec.schemaId === 0 ? 0 : schemaIds.get(rec.schemaId);
+                const outId = w && schemaId !== undefined ? w.registerChannel({ schemaId, topic: rec.topic, messageEncoding: rec.messageEncoding, metadata: rec.metadata }) : null;
+                channels.set(rec.id, { topic: rec.topic, outId });
+              }
+              break;
+            case 'Metadata':
+              if (!report.metadata[rec.name]) {
+                report.metadata[rec.name] = Object.fromEntries(rec.metadata);
+                w?.addMetadata({ name: rec.name, metadata: rec.metadata });
+              }
+              break;
+            case 'Message': {
+              const ch = channels.get(rec.channelId);
+              if (!ch) break;
+              report.messages[ch.topic] = (report.messages[ch.topic] ?? 0) + 1;
+              if (ch.topic === TOPICS.executed) {
+                report.executedFrames++;
+                try {
+                  const t = (JSON.parse(decoder.decode(rec.data)) as { timeS?: unknown }).timeS;
+                  if (typeof t === 'number') report.lastExecutedTimeS = t;
+                } catch {
+                  /* a message that is not JSON still counts as recovered bytes */
+                }
+              }
+              if (w && ch.outId !== null) w.addMessage({ ...rec, channelId: ch.outId });
+              break;
+            }
+            default:
+              break;
+          }
+        }
+      } catch (err) {
+        // Bytes that do not parse (a torn write in the middle, a CRC mismatch): keep what came before.
+        report.error = (err as Error).message;
+        stopped = true;
+      }
+      await sink.w?.throttle(8 * 1024 * 1024);
+    }
+    report.complete = !stopped && reader.done();
+    const w = sink.w;
+    if (w) {
+      if (report.complete) {
+        await w.abandon({ dropOpenChunk: true });
+        await fsp.rm(tmp!, { force: true });
+      } else {
+        w.addMetadata({
+          name: 'recovery',
+          metadata: new Map(
+            Object.entries({
+              source_file: path.basename(file),
+              source_bytes: String(report.bytes),
+              recovered_executed_frames: String(report.executedFrames),
+              stopped_by: report.error ?? 'end of the readable data (truncated file)',
+              ...(options.recoveryMetadata ?? {}),
+            }),
+          ),
+        });
+        await w.end();
+        await fsp.rename(tmp!, options.rewriteTo!);
+        await syncDirectory(path.dirname(options.rewriteTo!));
+        report.rewrittenFile = options.rewriteTo!;
+      }
+    }
+    return report;
+  } catch (err) {
+    if (sink.w) {
+      await sink.w.abandon({ dropOpenChunk: true });
+      await fsp.rm(tmp!, { force: true }).catch(() => undefined);
+    }
+    throw err;
+  } finally {
+    await fh.close();
+  }
+}

@@ -1,0 +1,58 @@
+// Independent checks of MCAP files for the trace tests: @mcap/core's indexed reader (what
+// Foxglove relies on: footer → summary → chunk indexes) and a byte-level check of the two CRCs
+// the writer computes itself (data section in DataEnd, summary in the footer), recomputed here
+// from the file bytes with node's zlib.crc32 — not with the writer's code.
+
+import fs from 'node:fs';
+import zlib from 'node:zlib';
+import { McapIndexedReader, type IReadable } from '@mcap/core';
+
+export interface IndexedSummary {
+  topics: Record<string, number>;
+  chunkCount: number;
+  metadata: Record<string, Record<string, string>>;
+  executed: { timeS: number; jointPosRad: number[]; tick: number }[];
+  schemaCount: number;
+}
+
+export async function readIndexed(file: string): Promise<IndexedSummary> {
+  const fh = await fs.promises.open(file, 'r');
+  try {
+    const readable: IReadable = {
+      size: async () => BigInt((await fh.stat()).size),
+      read: async (offset, size) => {
+        const buf = new Uint8Array(Number(size));
+        await fh.read(buf, 0, Number(size), Number(offset));
+        return buf;
+      },
+    };
+    const reader = await McapIndexedReader.Initialize({ readable });
+    const topics: Record<string, number> = {};
+    for (const [id, n] of reader.statistics!.channelMessageCounts) topics[reader.channelsById.get(id)!.topic] = Number(n);
+    const metadata: Record<string, Record<string, string>> = {};
+    for await (const m of reader.readMetadata()) metadata[m.name] = Object.fromEntries(m.metadata);
+    const executed: IndexedSummary['executed'] = [];
+    for await (const m of reader.readMessages({ topics: ['/executed/state'] })) executed.push(JSON.parse(new TextDecoder().decode(m.data)));
+    return { topics, chunkCount: reader.statistics!.chunkCount, metadata, executed, schemaCount: reader.schemasById.size };
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Recomputes the data-section CRC (DataEnd) and the summary CRC (Footer) from the bytes. */
+export function checkMcapCrcs(bytes: Uint8Array): { dataSection: boolean; summary: boolean } {
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const n = bytes.length;
+  // footer: opcode 0x02, u64 length 20, u64 summaryStart, u64 summaryOffsetStart, u32 crc; then 8 magic bytes
+  const footer = n - 8 - (1 + 8 + 20);
+  if (bytes[footer] !== 0x02) throw new Error('no footer record');
+  const summaryStart = Number(dv.getBigUint64(footer + 9, true));
+  const summaryCrc = dv.getUint32(footer + 25, true);
+  const summaryOk = zlib.crc32(bytes.subarray(summaryStart, footer + 25)) === summaryCrc;
+  // DataEnd (opcode 0x0f, u64 length 4, u32 crc) ends right before the summary
+  const dataEnd = summaryStart - (1 + 8 + 4);
+  if (bytes[dataEnd] !== 0x0f) throw new Error('no DataEnd record before the summary');
+  const dataCrc = dv.getUint32(dataEnd + 9, true);
+  const dataOk = zlib.crc32(bytes.subarray(0, dataEnd)) === dataCrc;
+  return { dataSection: dataOk, summary: summaryOk };
+}
