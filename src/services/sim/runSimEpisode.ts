@@ -48,6 +48,12 @@ export interface SimEpisodeRequest {
   runOptions?: SimRunOptions;
   /** Keep the executed frames in the result (default true). */
   keepFrames?: boolean;
+  /**
+   * Receives every batch of executed frames while the episode runs (awaited: a slow consumer
+   * pauses the worker). Used to stream an episode into the trace store's EpisodeRecorder so a
+   * crash loses at most the open chunk.
+   */
+  onFrames?: (frames: StateFrame[], extras: SimFrameExtras[]) => Promise<void> | void;
   /** Called after each batch with simulated seconds so far and the clip's duration. */
   onProgress?: (simSeconds: number, plannedSeconds: number) => void;
   /** Wait for a free worker instead of failing when all are leased (default true). */
@@ -123,6 +129,7 @@ export async function runSimEpisode(sim: EmbeddedSimulator, req: SimEpisodeReque
         extras.push(...xs);
       }
       if (writer) await writer.writeFrames(fs, xs);
+      if (req.onFrames) await req.onFrames(fs, xs);
       req.onProgress?.(n > 0 ? (n - 1) / MB_METRICS_1.rateHz : 0, plannedSeconds);
     });
     if (req.initial) await lease.reset(req.initial);
