@@ -1,6 +1,7 @@
 import { clipInfoCommand } from './commands/clipInfoCommand';
 import { fkCommand } from './commands/fkCommand';
 import { hostCommand } from './commands/hostCommand';
+import { emulateInterlockCommand, interlockListCommand, interlockMonitorCommand } from './commands/interlockCommand';
 import { metricsCommand } from './commands/metricsCommand';
 import { serveSimCommand } from './commands/serveSimCommand';
 import { simCommand } from './commands/simCommand';
@@ -8,12 +9,14 @@ import { isHelpRequest, processIo, reportError, type CliIo, type Command } from 
 
 // `motionbench <command>`: every subcommand has --help, exits non-zero with a one-line reason on
 // bad input, and with --json prints exactly one JSON document on stdout.
-const commands: Command[] = [clipInfoCommand, fkCommand, metricsCommand, simCommand, serveSimCommand, hostCommand];
+const commands: Command[] = [clipInfoCommand, fkCommand, metricsCommand, simCommand, serveSimCommand, hostCommand, emulateInterlockCommand, interlockMonitorCommand, interlockListCommand];
+
+const NAME_WIDTH = Math.max(...commands.map((c) => c.name.length));
 
 const topUsage = `usage: motionbench <command> [options]
 
 commands:
-${commands.map((c) => `  ${c.name.padEnd(12)} ${c.summary}`).join('\n')}
+${commands.map((c) => `  ${c.name.padEnd(NAME_WIDTH)} ${c.summary}`).join('\n')}
 
 Run 'motionbench <command> --help' for a command's options.`;
 
