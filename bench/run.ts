@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchForwardKinematics } from './fkBench';
 import { benchMetrics } from './metricsBench';
+import { benchQualification } from './qualificationBench';
 import { benchSimulator } from './simBench';
 import { benchTraceWrite } from './traceBench';
 
@@ -35,6 +36,11 @@ for (const [file, label] of [
 }
 {
   const r = await benchTraceWrite();
+  r.lines.forEach((l) => console.log(l));
+  if (!r.pass) failed = true;
+}
+{
+  const r = await benchQualification();
   r.lines.forEach((l) => console.log(l));
   if (!r.pass) failed = true;
 }

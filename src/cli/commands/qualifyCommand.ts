@@ -1,0 +1,190 @@
+import { customPolicy, MB_ADMISSION_1, type AdmissionPolicy } from '../../domain/qualification';
+import { BUILTIN_LABEL } from '../../domain/sim/builtinBinding';
+import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
+import { QualificationRequestError, runQualification, type QualificationProgress, type QualificationSummary } from '../../services/qualification';
+import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
+import { BindingSpecError, resolveBindingSpec } from '../../services/sim/bindingSpec';
+import { loadWorkload } from '../../services/workload';
+import { numberOption, parse, printJson, processIo, UsageError, type CliIo, type Command } from '../cliSupport';
+
+const usage = `usage: motionbench qualify --workload <core-v1|dir> --binding <spec> [--binding <spec> …] --campaign <dir>
+                           [--limit N] [--clip <name|id> …] [--workers N] [--rollouts N] [--model <mjcf>] [--json]
+  MotionBench qualification in the embedded MuJoCo simulator: every binding × clip of the workload
+  snapshot, N seeded rollouts per pair from slightly perturbed starts, each recorded as an episode
+  of the campaign (episodes/<run_id>.mcap + campaign.sqlite), and one admission decision per pair
+  under policy mb-admission/1 with every reason for a rejection (docs/QUALIFICATION.md).
+  Re-running on the same campaign skips pairs already decided under the same versions and resumes
+  an interrupted run (Ctrl-C cancels cleanly; run the command again to finish).
+  --workload core-v1|<dir>     the built-in snapshot, or a folder with a workload.json
+  --binding <spec>             builtin (reference tracker, not a policy), builtin:assist=<N/m>, or a
+                               binding file (kind builtin or onnx); repeat for several bindings
+  --campaign <dir>             the campaign folder (created when missing)
+  --limit N                    only the first N clips of the snapshot (after --clip)
+  --clip <name|id>             only this clip; repeat for several
+  --workers N                  simulator worker threads (default: $MOTIONBENCH_SIM_WORKERS or the core count)
+  --rollouts N                 rollouts per pair (default 3; another value is policy mb-admission/1+custom-…)
+  --model <mjcf>               a scene with a floor (default: our G1 in assets/)
+  Progress and ETA go to stderr (a bar on a terminal, one line per pair otherwise).
+  --json: one document: campaign, snapshot, policy, contract, counts, and every pair with its
+    status (decided | skipped | pending), admitted and reasons.
+  Exit status 0 when the run finished (whatever the decisions), 1 on bad input or a failure,
+  2 on bad usage, 130 when cancelled.`;
+
+function fmtDuration(s: number | null): string {
+  if (s === null || !Number.isFinite(s)) return '--:--';
+  const t = Math.round(s);
+  const h = Math.floor(t / 3600);
+  const m = Math.floor((t % 3600) / 60);
+  const sec = t % 60;
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${String(sec).padStart(2, '0')}` : `${m}:${String(sec).padStart(2, '0')}`;
+}
+
+/** Progress on stderr: a redrawn bar on a terminal, plain lines otherwise. */
+export function progressReporter(io: CliIo, tty: boolean): { onProgress: (p: QualificationProgress) => void; finish: () => void } {
+  let last = 0;
+  let drawn = false;
+  const bar = (p: QualificationProgress) => {
+    const frac = p.clipSecondsPlanned > 0 ? p.clipSecondsDone / p.clipSecondsPlanned : p.pairsTotal > 0 ? p.pairsDone / p.pairsTotal : 1;
+    const width = 24;
+    const fill = Math.max(0, Math.min(width, Math.round(frac * width)));
+    const rate = p.elapsedS > 0 ? p.clipSecondsDone / p.elapsedS : 0;
+    return `[${'#'.repeat(fill)}${'.'.repeat(width - fill)}] ${p.pairsDone}/${p.pairsTotal} pairs (${p.admitted} admitted, ${p.rejected} rejected) · ${rate.toFixed(1)} clip-s/s · ETA ${fmtDuration(p.etaS)}`;
+  };
+  const onProgress = (p: QualificationProgress) => {
+    if (tty) {
+      const now = performance.now();
+      if (p.kind === 'tick' && now - last < 200) return;
+      last = now;
+      if (p.kind === 'pair' && p.pair && p.pair.admitted === false) {
+        io.stderr(`\r\x1b[2K  rejected ${p.pair.binding} × ${p.pair.clipName}: ${p.pair.reasons[0] ?? ''}\n`);
+      }
+      io.stderr(`\r\x1b[2K${bar(p)}`);
+      drawn = true;
+      return;
+    }
+    if (p.kind === 'plan') {
+      io.stderr(`qualify: ${p.pairsTotal} pairs, ${p.pairsSkipped} already decided, ${p.rolloutsPlanned} rollouts to run (${p.clipSecondsPlanned.toFixed(0)} clip-seconds)\n`);
+    } else if (p.kind === 'pair' && p.pair) {
+      const what = p.pair.admitted ? 'admitted' : `rejected (${p.pair.reasons.length} reason${p.pair.reasons.length === 1 ? '' : 's'}: ${p.pair.reasons.map((r) => r.split(':')[0]).join(', ')})`;
+      io.stderr(`qualify: ${p.pairsDone}/${p.pairsTotal} ${p.pair.binding} × ${p.pair.clipName}: ${what} — ETA ${fmtDuration(p.etaS)}\n`);
+    } else if (p.kind === 'retry' && p.rollout) {
+      io.stderr(`qualify: rollout ${p.rollout.index} ended infrastructure_error (${p.rollout.reason}); retrying\n`);
+    }
+  };
+  return { onProgress, finish: () => drawn && io.stderr('\n') };
+}
+
+export function summaryJson(s: QualificationSummary, bindings: readonly WbcBinding[]): Record<string, unknown> {
+  return {
+    campaign: { dir: s.campaignDir, id: s.campaignId },
+    snapshot: s.snapshot,
+    policy: s.policy,
+    contract: s.contract,
+    rollout_protocol: s.protocol,
+    bindings: bindings.map((b) => ({ key: bindingKey(b), id: b.id, version: b.version, kind: b.kind, label: b.label, note: b.kind === 'builtin' ? BUILTIN_LABEL : null })),
+    pairs_total: s.pairsTotal,
+    pairs_skipped: s.pairsSkipped,
+    pairs_decided: s.pairsDecided,
+    pairs_pending: s.pairsPending,
+    admitted: s.admitted,
+    rejected: s.rejected,
+    episodes_recorded: s.episodesRecorded,
+    infrastructure_retries: s.infrastructureRetries,
+    recovered_episodes: s.recoveredEpisodes,
+    sim_seconds: s.simSeconds,
+    wall_seconds: s.wallSeconds,
+    clip_seconds_per_wall_second: s.wallSeconds > 0 ? s.simSeconds / s.wallSeconds : null,
+    cancelled: s.cancelled,
+    pairs: s.pairs.map((p) => ({ binding: p.binding, clip: p.clipName, clip_id: p.clipId, group: p.group, parent_trace_id: p.parentTraceId, status: p.status, admitted: p.admitted, reasons: p.reasons })),
+  };
+}
+
+export const qualifyCommand: Command = {
+  name: 'qualify',
+  summary: 'qualify WBC bindings on a workload snapshot in simulation (admission with reasons)',
+  usage,
+  async run(argv, io) {
+    const { values } = parse(
+      argv,
+      {
+        workload: { type: 'string' },
+        binding: { type: 'string', multiple: true },
+        campaign: { type: 'string' },
+        limit: { type: 'string' },
+        clip: { type: 'string', multiple: true },
+        workers: { type: 'string' },
+        rollouts: { type: 'string' },
+        model: { type: 'string' },
+        json: { type: 'boolean' },
+      },
+      usage,
+    );
+    if (values.workload === undefined) throw new UsageError(`--workload is required\n${usage}`);
+    if (!values.binding || values.binding.length === 0) throw new UsageError(`--binding is required\n${usage}`);
+    if (values.campaign === undefined || values.campaign === '') throw new UsageError(`--campaign is required\n${usage}`);
+    const limit = numberOption(values.limit, 'limit', (v) => Number.isInteger(v) && v >= 1, 'an integer ≥ 1');
+    const workers = numberOption(values.workers, 'workers', (v) => Number.isInteger(v) && v >= 1 && v <= 64, 'an integer in 1..64');
+    const rollouts = numberOption(values.rollouts, 'rollouts', (v) => Number.isInteger(v) && v >= 1 && v <= 100, 'an integer in 1..100');
+    const policy: AdmissionPolicy = rollouts === undefined || rollouts === MB_ADMISSION_1.parameters.rollouts ? MB_ADMISSION_1 : customPolicy({ rollouts });
+    const bindings: WbcBinding[] = [];
+    for (const spec of values.binding) {
+      try {
+        bindings.push(await resolveBindingSpec(spec));
+      } catch (err) {
+        if (err instanceof BindingSpecError) throw new UsageError(err.message);
+        throw err;
+      }
+    }
+    const keys = bindings.map(bindingKey);
+    const dup = keys.find((k, i) => keys.indexOf(k) !== i);
+    if (dup) throw new UsageError(`--binding: ${dup} is given twice`);
+    const profile = loadRobotProfile(values.model);
+    const workload = loadWorkload(values.workload, { profile });
+    const controller = new AbortController();
+    let interrupts = 0;
+    const onSigint = () => {
+      interrupts++;
+      if (interrupts === 1) {
+        io.stderr('\nqualify: cancelling — the running rollouts finish, then the run stops; decisions are kept and the rest runs next time (Ctrl-C again to quit at once)\n');
+        controller.abort();
+      } else process.exit(130);
+    };
+    process.on('SIGINT', onSigint);
+    const tty = io === processIo && !!process.stderr.isTTY;
+    const progress = progressReporter(io, tty);
+    io.stderr(`qualify: ${workload.snapshot.id}@${workload.snapshot.version} (${workload.snapshot.clips.length} clips) × ${bindings.map((b) => `${bindingKey(b)}${b.kind === 'builtin' ? ` [${BUILTIN_LABEL}]` : ''}`).join(', ')} under ${policy.id}/${policy.version}, ${policy.parameters.rollouts} rollouts per pair → ${values.campaign}\n`);
+    let summary: QualificationSummary;
+    try {
+      summary = await runQualification({
+        campaignDir: values.campaign,
+        workload,
+        bindings,
+        profile,
+        policy,
+        ...(workers !== undefined ? { workers } : {}),
+        ...(limit !== undefined ? { limit } : {}),
+        ...(values.clip && values.clip.length > 0 ? { clips: values.clip } : {}),
+        signal: controller.signal,
+        onProgress: progress.onProgress,
+      });
+    } catch (err) {
+      if (err instanceof QualificationRequestError) throw new UsageError(err.message);
+      throw err;
+    } finally {
+      progress.finish();
+      process.off('SIGINT', onSigint);
+    }
+    if (values.json) printJson(io, summaryJson(summary, bindings));
+    else {
+      const rate = summary.wallSeconds > 0 ? summary.simSeconds / summary.wallSeconds : 0;
+      const lines = [
+        `${summary.cancelled ? 'cancelled' : 'qualified'}: ${summary.pairsTotal} pairs — ${summary.admitted} admitted, ${summary.rejected} rejected${summary.pairsPending ? `, ${summary.pairsPending} pending` : ''} (${summary.pairsSkipped} already decided, skipped)`,
+        `  policy ${summary.policy.key}, contract ${summary.contract}, snapshot ${summary.snapshot.id}@${summary.snapshot.version} (${summary.snapshot.hash.slice(0, 16)}…)`,
+        `  ${summary.episodesRecorded} episodes recorded, ${summary.simSeconds.toFixed(1)} clip-seconds in ${summary.wallSeconds.toFixed(1)} s (${rate.toFixed(1)} clip-s per wall-s)${summary.infrastructureRetries ? `, ${summary.infrastructureRetries} infrastructure retries` : ''}${summary.recoveredEpisodes ? `, ${summary.recoveredEpisodes} interrupted episode(s) recovered` : ''}`,
+        `  campaign ${summary.campaignDir} — see 'motionbench report --campaign ${summary.campaignDir}'`,
+      ];
+      io.stdout(`${lines.join('\n')}\n`);
+    }
+    return summary.cancelled ? 130 : 0;
+  },
+};

@@ -1,0 +1,460 @@
+// The qualification pipeline (DESIGN §1 step 2, issue 5 item 4): every WBC binding × clip of a
+// workload snapshot, N seeded rollouts per pair across the simulator's worker pool, each
+// rollout recorded as an episode of the pair's parent trace (simulation branch, MCAP file,
+// metrics row), and one admission decision per pair with its reasons.
+//
+// Resume and skip (docs/QUALIFICATION.md):
+//   - A rollout k of a pair is *settled* when an episode of the pair's simulation branch with
+//     rollout_index k, the same snapshot hash and the same rollout protocol (perturbation and
+//     measurement parameters) finished with an outcome other than infrastructure_error and has
+//     its measures recorded. Settled rollouts are never rerun.
+//   - An infrastructure_error (a simulator fault, or an interrupted episode — kill -9, a
+//     cancelled run) is rerun; after `maxInfrastructureAttempts` finished attempts that all ended
+//     in infrastructure_error the rollout is reported as unrunnable and the pair decided.
+//     Interrupted episodes (a killed process, a cancellation) do not count as attempts.
+//   - A pair is *done* when its admission under this policy id and version exists for this
+//     snapshot and protocol and names exactly the settled rollouts: it is skipped entirely. The
+//     parent trace identity already fixes the binding version and checkpoint, the clip content,
+//     the model hash, the adapter and the contract.
+// Cancellation (AbortSignal): no new rollout starts; the rollouts already running finish and are
+// recorded as usual (at the simulator's speed that is well under a second), decisions already
+// stored stay, and the unfinished pairs stay pending until the campaign is run again.
+
+import type { MetricContract } from '../../domain/metrics';
+import { MB_METRICS_1 } from '../../domain/metrics';
+import type { MotionClip } from '../../domain/motion/motionClip';
+import {
+  decideAdmission,
+  MB_ADMISSION_1,
+  policyKey,
+  resolvedLimits,
+  rolloutProtocolKey,
+  rolloutSeed,
+  type AdmissionDecision,
+  type AdmissionPolicy,
+  type RolloutEvidence,
+  type RolloutMeasures,
+  type UnrunnableRollout,
+} from '../../domain/qualification';
+import type { RobotProfile } from '../../domain/robot/robotProfile';
+import type { EpisodeRecord } from '../../domain/trace/records';
+import type { WorkloadClipMeta, LoadedWorkload } from '../../domain/workload/snapshot';
+import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
+import { EmbeddedSimulator } from '../sim/embeddedSimulator';
+import { fileSha256, openCampaign, parentTraceInputs, type CampaignStore } from '../trace';
+import { modelActuatorLimits } from './modelLimits';
+import { MEASURES_EVENT_KIND, runRollout, type RolloutContext } from './rolloutRunner';
+
+export interface QualificationOptions {
+  campaignDir: string;
+  workload: LoadedWorkload;
+  bindings: readonly WbcBinding[];
+  /** The robot model the simulator runs (its file is hashed into every parent trace). */
+  profile: RobotProfile;
+  /** Default MB_ADMISSION_1. */
+  policy?: AdmissionPolicy;
+  /** Simulator workers (default: the simulator's default). Ignored when `simulator` is given. */
+  workers?: number;
+  /** Only these clips (names or ids), in snapshot order. */
+  clips?: readonly string[];
+  /** Only the first N clips (after `clips`). */
+  limit?: number;
+  /** A simulator to run on (left open); default: a new one with `workers` workers, closed at the end. */
+  simulator?: EmbeddedSimulator;
+  signal?: AbortSignal;
+  onProgress?: (p: QualificationProgress) => void;
+}
+
+export interface PairOutcome {
+  binding: string;
+  clipId: string;
+  clipName: string;
+  group: string;
+  parentTraceId: string;
+  /** skipped: decided before under the same versions; decided: decided in this run; pending: not decided (cancelled). */
+  status: 'skipped' | 'decided' | 'pending';
+  admitted: boolean | null;
+  reasons: string[];
+}
+
+export interface QualificationProgress {
+  kind: 'plan' | 'rollout' | 'pair' | 'tick' | 'retry';
+  pairsTotal: number;
+  pairsDone: number;
+  pairsSkipped: number;
+  admitted: number;
+  rejected: number;
+  rolloutsPlanned: number;
+  rolloutsDone: number;
+  /** Clip seconds this run plans to simulate, and has simulated so far (partial rollouts included). */
+  clipSecondsPlanned: number;
+  clipSecondsDone: number;
+  elapsedS: number;
+  /** Seconds left at the observed rate; null until something was simulated. */
+  etaS: number | null;
+  /** What just happened (for 'rollout', 'pair', 'retry'). */
+  pair?: PairOutcome;
+  rollout?: { index: number; attempt: number; runId: string; outcome: string; reason: string };
+}
+
+export interface QualificationSummary {
+  campaignDir: string;
+  campaignId: string;
+  snapshot: { id: string; version: string; hash: string };
+  policy: { id: string; version: string; key: string };
+  contract: string;
+  protocol: string;
+  bindings: { key: string; kind: string; label: string }[];
+  pairs: PairOutcome[];
+  pairsTotal: number;
+  pairsSkipped: number;
+  pairsDecided: number;
+  pairsPending: number;
+  admitted: number;
+  rejected: number;
+  episodesRecorded: number;
+  infrastructureRetries: number;
+  simSeconds: number;
+  wallSeconds: number;
+  cancelled: boolean;
+  /** Episodes the campaign found interrupted on open (a previous run was killed) and marked. */
+  recoveredEpisodes: number;
+}
+
+interface PairPlan {
+  binding: WbcBinding;
+  clip: MotionClip;
+  meta: WorkloadClipMeta;
+  parentTraceId: string;
+  settled: Map<number, RolloutEvidence>;
+  infraAttempts: Map<number, { attempts: number; reason: string }>;
+  todo: number[];
+  unrunnable: UnrunnableRollout[];
+  outcome: PairOutcome;
+}
+
+export class QualificationCancelled extends Error {
+  override readonly name = 'QualificationCancelled';
+}
+
+/** A request that cannot be run as given (unknown clip, a binding twice, no binding). */
+export class QualificationRequestError extends Error {
+  override readonly name = 'QualificationRequestError';
+}
+
+/** Selects the clips of a run: `clips` (names or ids) then the first `limit`. Throws on an unknown name. */
+export function selectClips(workload: LoadedWorkload, clips?: readonly string[], limit?: number): { meta: WorkloadClipMeta; clip: MotionClip }[] {
+  let list = workload.snapshot.clips.map((meta, i) => ({ meta, clip: workload.clips[i] }));
+  if (clips && clips.length > 0) {
+    const want = new Set(clips);
+    const known = new Set(list.flatMap((c) => [c.meta.name, c.meta.id]));
+    const unknown = [...want].filter((w) => !known.has(w));
+    if (unknown.length > 0) throw new QualificationRequestError(`workload ${workload.snapshot.id}@${workload.snapshot.version} has no clip ${unknown.map((u) => `"${u}"`).join(', ')}`);
+    list = list.filter((c) => want.has(c.meta.name) || want.has(c.meta.id));
+  }
+  if (limit !== undefined) list = list.slice(0, limit);
+  return list;
+}
+
+export async function runQualification(o: QualificationOptions): Promise<QualificationSummary> {
+  const t0 = performance.now();
+  const policy = o.policy ?? MB_ADMISSION_1;
+  const contract: MetricContract = MB_METRICS_1;
+  const pKey = policyKey(policy);
+  const protocol = rolloutProtocolKey(policy);
+  const snap = o.workload.snapshot;
+  if (o.bindings.length === 0) throw new QualificationRequestError('qualification needs at least one binding');
+  const keys = o.bindings.map(bindingKey);
+  const dup = keys.find((k, i) => keys.indexOf(k) !== i);
+  if (dup) throw new QualificationRequestError(`binding ${dup} is given twice`);
+  const selected = selectClips(o.workload, o.clips, o.limit);
+  if (o.signal?.aborted) throw new QualificationCancelled('qualification cancelled before it started');
+
+  const store = await openCampaign(o.campaignDir, { create: true });
+  let sim: EmbeddedSimulator | null = null;
+  const ownSim = !o.simulator;
+  try {
+    store.putWorkloadSnapshot(snap);
+    const modelSha256 = fileSha256(o.profile.sourceFile);
+
+    // ---- plan
+    const plans: PairPlan[] = [];
+    for (const binding of o.bindings) {
+      for (const { meta, clip } of selected) {
+        const parent = store.ensureParentTrace(parentTraceInputs({ binding, clip, profile: o.profile, contract, modelSha256 }));
+        plans.push(planPair(store, policy, protocol, snap.snapshot_hash, binding, clip, meta, parent.id));
+      }
+    }
+    let pairsSkipped = 0;
+    for (const p of plans) {
+      if (p.outcome.status === 'skipped') pairsSkipped++;
+    }
+    const rolloutsPlanned = plans.reduce((a, p) => a + p.todo.length, 0);
+    const clipSecondsPlanned = plans.reduce((a, p) => a + p.todo.length * p.meta.duration_s, 0);
+
+    const progress: QualificationProgress = {
+      kind: 'plan',
+      pairsTotal: plans.length,
+      pairsDone: pairsSkipped,
+      pairsSkipped,
+      admitted: 0,
+      rejected: 0,
+      rolloutsPlanned,
+      rolloutsDone: 0,
+      clipSecondsPlanned,
+      clipSecondsDone: 0,
+      elapsedS: 0,
+      etaS: null,
+    };
+    for (const p of plans) {
+      if (p.outcome.status === 'skipped') {
+        if (p.outcome.admitted) progress.admitted++;
+        else progress.rejected++;
+      }
+    }
+    const partial = new Map<string, number>();
+    let doneSeconds = 0;
+    const emit = (kind: QualificationProgress['kind'], extra: Partial<QualificationProgress> = {}) => {
+      const elapsed = (performance.now() - t0) / 1000;
+      let inFlight = 0;
+      for (const v of partial.values()) inFlight += v;
+      progress.clipSecondsDone = Math.min(clipSecondsPlanned, doneSeconds + inFlight);
+      progress.elapsedS = elapsed;
+      const rate = progress.clipSecondsDone > 0 && elapsed > 0 ? progress.clipSecondsDone / elapsed : 0;
+      progress.etaS = rate > 0 ? Math.max(0, (clipSecondsPlanned - progress.clipSecondsDone) / rate) : null;
+      progress.kind = kind;
+      o.onProgress?.({ ...progress, ...extra });
+    };
+    emit('plan');
+
+    // Pairs whose rollouts are all settled (or unrunnable) but that have no current decision.
+    let episodesRecorded = 0;
+    let retries = 0;
+    let simSeconds = 0;
+    const decide = (p: PairPlan) => {
+      const d = decidePair(store, policy, contract, snap, p, modelSha256);
+      p.outcome.status = 'decided';
+      p.outcome.admitted = d.admitted;
+      p.outcome.reasons = d.reasons;
+      progress.pairsDone++;
+      if (d.admitted) progress.admitted++;
+      else progress.rejected++;
+      emit('pair', { pair: { ...p.outcome } });
+    };
+    for (const p of plans) if (p.outcome.status === 'pending' && p.todo.length === 0) decide(p);
+
+    // ---- run
+    const jobs: { plan: PairPlan; k: number }[] = [];
+    for (const p of plans) for (const k of p.todo) jobs.push({ plan: p, k });
+    let cancelled = false;
+    let failure: unknown = null;
+    const onAbort = () => {
+      cancelled = true;
+    };
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+    if (o.signal?.aborted) onAbort();
+    if (jobs.length > 0 && !cancelled) {
+      sim = o.simulator ?? new EmbeddedSimulator({ modelFile: o.profile.sourceFile, ...(o.workers !== undefined ? { workers: o.workers } : {}) });
+      const [limits] = await Promise.all([modelActuatorLimits(o.profile), ownSim ? sim.ready() : null]);
+      const ctx: RolloutContext = {
+        store,
+        sim,
+        profile: o.profile,
+        policy,
+        policyKey: pKey,
+        protocolKey: protocol,
+        snapshotHash: snap.snapshot_hash,
+        limits,
+        onSimSeconds: (runId, s) => {
+          partial.set(runId, s);
+          emit('tick');
+        },
+      };
+      const remaining = new Map<PairPlan, number>();
+      for (const p of plans) if (p.todo.length > 0) remaining.set(p, p.todo.length);
+      const worker = async () => {
+        while (jobs.length > 0 && !cancelled && failure === null) {
+          const { plan, k } = jobs.shift()!;
+          try {
+            const settled = await runUntilSettled(ctx, plan, k, policy, () => cancelled || failure !== null, (r) => {
+              episodesRecorded++;
+              simSeconds += r.simSeconds;
+              partial.delete(r.runId);
+              if (r.outcome === 'infrastructure_error') {
+                retries++;
+                emit('retry', { rollout: { index: k, attempt: r.attempt, runId: r.runId, outcome: r.outcome, reason: r.reason } });
+              }
+            });
+            if (settled === 'cancelled') break;
+            doneSeconds += plan.meta.duration_s;
+            progress.rolloutsDone++;
+            emit('rollout', { rollout: settled.rollout, pair: { ...plan.outcome } });
+            const left = remaining.get(plan)! - 1;
+            remaining.set(plan, left);
+            if (left === 0) decide(plan);
+          } catch (err) {
+            if (failure === null) failure = err;
+            break;
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: sim.workerCount }, () => worker()));
+    }
+    o.signal?.removeEventListener('abort', onAbort);
+    if (failure !== null) throw failure;
+
+    const pairs = plans.map((p) => p.outcome);
+    const decidedNow = pairs.filter((p) => p.status === 'decided').length;
+    return {
+      campaignDir: store.dir,
+      campaignId: store.campaign.id,
+      snapshot: { id: snap.id, version: snap.version, hash: snap.snapshot_hash },
+      policy: { id: policy.id, version: policy.version, key: pKey },
+      contract: contract.id,
+      protocol,
+      bindings: o.bindings.map((b) => ({ key: bindingKey(b), kind: b.kind, label: b.label })),
+      pairs,
+      pairsTotal: plans.length,
+      pairsSkipped,
+      pairsDecided: decidedNow,
+      pairsPending: pairs.filter((p) => p.status === 'pending').length,
+      admitted: pairs.filter((p) => p.admitted === true).length,
+      rejected: pairs.filter((p) => p.admitted === false).length,
+      episodesRecorded,
+      infrastructureRetries: retries,
+      simSeconds,
+      wallSeconds: (performance.now() - t0) / 1000,
+      cancelled: cancelled && pairs.some((p) => p.status === 'pending'),
+      recoveredEpisodes: store.recovered.length,
+    };
+  } finally {
+    if (sim && ownSim) await sim.close();
+    store.close();
+  }
+}
+
+/** Runs rollout k of a pair until it settles, is unrunnable, or the run is cancelled. */
+async function runUntilSettled(
+  ctx: RolloutContext,
+  plan: PairPlan,
+  k: number,
+  policy: AdmissionPolicy,
+  stopped: () => boolean,
+  onEpisode: (r: { runId: string; outcome: string; reason: string; attempt: number; simSeconds: number }) => void,
+): Promise<'cancelled' | { rollout: NonNullable<QualificationProgress['rollout']> }> {
+  const prior = plan.infraAttempts.get(k) ?? { attempts: 0, reason: '' };
+  let attempts = prior.attempts;
+  let lastReason = prior.reason;
+  while (attempts < policy.parameters.maxInfrastructureAttempts) {
+    if (stopped()) return 'cancelled';
+    const seed = rolloutSeed(plan.parentTraceId, k);
+    const r = await runRollout(ctx, { parentTraceId: plan.parentTraceId, binding: plan.binding, clip: plan.clip, rolloutIndex: k, seed, attempt: attempts + 1 });
+    onEpisode({ runId: r.episode.runId, outcome: r.end.outcome, reason: r.end.reason, attempt: attempts + 1, simSeconds: r.end.simSeconds });
+    if (r.end.outcome !== 'infrastructure_error') {
+      plan.settled.set(k, { rolloutIndex: k, runId: r.episode.runId, seed, outcome: r.end.outcome, reason: r.end.reason, metrics: r.metrics, measures: r.measures });
+      return { rollout: { index: k, attempt: attempts + 1, runId: r.episode.runId, outcome: r.end.outcome, reason: r.end.reason } };
+    }
+    attempts++;
+    lastReason = r.end.reason;
+  }
+  plan.unrunnable.push({ rolloutIndex: k, attempts, reason: lastReason });
+  return { rollout: { index: k, attempt: attempts, runId: '', outcome: 'infrastructure_error', reason: `unrunnable after ${attempts} attempt(s): ${lastReason}` } };
+}
+
+interface QualMeta {
+  policy?: string;
+  protocol?: string;
+}
+const qualMeta = (e: EpisodeRecord): QualMeta => ((e.meta?.qualification ?? {}) as QualMeta);
+
+/** What is settled, what must run, and whether the pair's decision is current. */
+function planPair(
+  store: CampaignStore,
+  policy: AdmissionPolicy,
+  protocol: string,
+  snapshotHash: string,
+  binding: WbcBinding,
+  clip: MotionClip,
+  meta: WorkloadClipMeta,
+  parentTraceId: string,
+): PairPlan {
+  const N = policy.parameters.rollouts;
+  const eps = store.findEpisodes({ parentTraceId, executionDomain: 'simulation', snapshotHash }).filter((e) => qualMeta(e).protocol === protocol);
+  const measures = new Map<string, RolloutMeasures>();
+  for (const ev of store.listEvents({ parentTraceId, kind: 'note' })) {
+    const d = ev.detail as { kind?: string; protocol?: string; measures?: RolloutMeasures };
+    if (ev.runId && d.kind === MEASURES_EVENT_KIND && d.protocol === protocol && d.measures) measures.set(ev.runId, d.measures);
+  }
+  const settled = new Map<number, RolloutEvidence>();
+  const infraAttempts = new Map<number, { attempts: number; reason: string }>();
+  const todo: number[] = [];
+  const unrunnable: UnrunnableRollout[] = [];
+  for (let k = 0; k < N; k++) {
+    const mine = eps.filter((e) => e.rolloutIndex === k);
+    const ok = mine
+      .filter((e) => e.status === 'finished' && e.outcome !== 'infrastructure_error' && measures.has(e.runId))
+      .sort((a, b) => (a.endedAt ?? '').localeCompare(b.endedAt ?? '') || a.runId.localeCompare(b.runId))[0];
+    if (ok) {
+      settled.set(k, { rolloutIndex: k, runId: ok.runId, seed: ok.seed, outcome: ok.outcome!, reason: ok.reason, metrics: store.getMetrics(ok.runId, MB_METRICS_1.id)?.result ?? null, measures: measures.get(ok.runId)! });
+      continue;
+    }
+    // Finished infrastructure errors count as attempts; interrupted episodes (kill -9, cancellation) do not.
+    const infra = mine.filter((e) => e.status === 'finished' && e.outcome === 'infrastructure_error').sort((a, b) => (a.endedAt ?? '').localeCompare(b.endedAt ?? ''));
+    if (infra.length > 0) infraAttempts.set(k, { attempts: infra.length, reason: infra[infra.length - 1].reason ?? 'infrastructure error' });
+    if (infra.length >= policy.parameters.maxInfrastructureAttempts) unrunnable.push({ rolloutIndex: k, attempts: infra.length, reason: infra[infra.length - 1].reason ?? 'infrastructure error' });
+    else todo.push(k);
+  }
+  const outcome: PairOutcome = {
+    binding: bindingKey(binding),
+    clipId: clip.id,
+    clipName: meta.name,
+    group: meta.group,
+    parentTraceId,
+    status: 'pending',
+    admitted: null,
+    reasons: [],
+  };
+  if (todo.length === 0) {
+    const adm = store.listAdmissions({ parentTraceId, policyId: policy.id, policyVersion: policy.version })[0];
+    const ev = adm?.evidence as { snapshot_hash?: string; protocol?: string; rollouts?: { run_id: string }[]; unrunnable?: unknown[] } | undefined;
+    const runIds = [...settled.values()].map((r) => r.runId).sort();
+    const decidedOn = (ev?.rollouts ?? []).map((r) => r.run_id).sort();
+    if (adm && ev && ev.snapshot_hash === snapshotHash && ev.protocol === protocol && JSON.stringify(runIds) === JSON.stringify(decidedOn) && (ev.unrunnable?.length ?? 0) === unrunnable.length) {
+      outcome.status = 'skipped';
+      outcome.admitted = adm.admitted;
+      outcome.reasons = adm.reasons;
+    }
+  }
+  return { binding, clip, meta, parentTraceId, settled, infraAttempts, todo, unrunnable, outcome };
+}
+
+function decidePair(store: CampaignStore, policy: AdmissionPolicy, contract: MetricContract, snap: LoadedWorkload['snapshot'], p: PairPlan, modelSha256: string): AdmissionDecision {
+  const rollouts = [...p.settled.values()].sort((a, b) => a.rolloutIndex - b.rolloutIndex);
+  const d = decideAdmission(policy, contract, { clipName: p.meta.name, group: p.meta.group, rollouts, unrunnable: p.unrunnable });
+  store.putAdmission({
+    parentTraceId: p.parentTraceId,
+    policyId: policy.id,
+    policyVersion: policy.version,
+    admitted: d.admitted,
+    reasons: d.reasons,
+    evidence: {
+      policy: policyKey(policy),
+      policy_parameters: policy.parameters,
+      limits: { ...resolvedLimits(policy, contract.thresholds), mpjpe_l_mm: policy.parameters.maxMpjpeLMm, saturation_fraction: policy.parameters.maxSaturationFraction },
+      contract: contract.id,
+      binding: bindingKey(p.binding),
+      binding_kind: p.binding.kind,
+      binding_label: p.binding.label,
+      checkpoint_hash: p.binding.checkpointHash ?? null,
+      model_sha256: modelSha256,
+      snapshot: { id: snap.id, version: snap.version },
+      snapshot_hash: snap.snapshot_hash,
+      clip: { id: p.clip.id, name: p.meta.name, group: p.meta.group },
+      protocol: rolloutProtocolKey(policy),
+      rollouts: rollouts.map((r) => ({ index: r.rolloutIndex, run_id: r.runId, seed: r.seed, outcome: r.outcome })),
+      unrunnable: p.unrunnable,
+      criteria: d.criteria,
+    },
+  });
+  return d;
+}
