@@ -6,6 +6,7 @@ import { ClipPanel } from './panels/ClipPanel';
 import { ConnectionsPanel } from './panels/ConnectionsPanel';
 import { ErrorBanner } from './panels/ErrorBanner';
 import { JointTable } from './panels/JointTable';
+import { QualificationBoard } from './panels/QualificationBoard';
 import { RunsPanel } from './panels/RunsPanel';
 import { SimPanel } from './panels/SimPanel';
 import { Timeline } from './panels/Timeline';
@@ -51,6 +52,7 @@ export function App() {
           <main className="center">
             <Viewport />
             <Timeline />
+            <QualificationBoard />
           </main>
           <aside className="sidebar sidebar-right">
             <ConnectionsPanel />

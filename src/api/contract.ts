@@ -4,9 +4,11 @@ import type { ClipFormat, FpsSource } from '../domain/motion/motionClip';
 import type { RobotProfile } from '../domain/robot/robotProfile';
 import type { ExecutionDomain, Presence, Problem } from '../domain/backend/backend';
 import { checkBackendUrl, MAX_BACKEND_URL_LENGTH } from './connectionUrl';
+import { qualificationRequestSchemas, type QualificationResults } from './qualificationContract';
 import { simRequestSchemas, type ApiEvent, type SimRunResult, type SimRunStarted } from './simContract';
 
 export * from './simContract';
+export * from './qualificationContract';
 
 // The console API: one typed contract shared by both transports (Electron IPC and the loopback
 // WebSocket of `motionbench host`) and by the renderer. Every request is `{ method, params }`;
@@ -76,6 +78,8 @@ export const requestSchemas = {
   'connections.disconnect': z.strictObject({ id: connectionIdSchema }),
   // sim.run, sim.stop, sim.result, events.ack: see simContract.ts.
   ...simRequestSchemas,
+  // qualification.*: see qualificationContract.ts.
+  ...qualificationRequestSchemas,
 } as const;
 
 export type ApiMethod = keyof typeof requestSchemas;
@@ -173,7 +177,7 @@ export interface ConnectionInfo {
 
 export const MAX_PROBLEMS_SENT = 8;
 
-export interface ApiResults {
+export interface ApiResults extends QualificationResults {
   'app.info': AppInfo;
   'robot.getProfile': RobotProfile;
   'robot.getMesh': MeshDto;

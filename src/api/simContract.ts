@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { qualificationProgressEventSchema } from './qualificationContract';
 
 // The simulation-run part of the console API (issue 4, item 7): `sim.run` starts the loaded clip
 // on a connection under a builtin binding and returns at once; the executed frames then reach the
@@ -198,7 +199,7 @@ export const simEndEventSchema = z.strictObject({
   stopRequestedAtMs: z.number().nullable(),
 });
 
-export const apiEventSchema = z.discriminatedUnion('type', [simFramesEventSchema, simEndEventSchema]);
+export const apiEventSchema = z.discriminatedUnion('type', [simFramesEventSchema, simEndEventSchema, qualificationProgressEventSchema]);
 
 export type SimFramesEvent = z.infer<typeof simFramesEventSchema>;
 export type SimEndEvent = z.infer<typeof simEndEventSchema>;

@@ -5,6 +5,7 @@ import type { RunSample } from '../overlay/runTrajectory';
 import { useClipStore } from '../stores/clipStore';
 import { useConnectionStore } from '../stores/connectionStore';
 import { useEndpointsStore } from '../stores/endpointsStore';
+import { onQualificationProgress } from '../qualification/qualificationActions';
 import { addRun, appendRunFrames, endRun, MAX_RUNS, runTrajectory, setRunTrajectory, useRunStore } from '../stores/runStore';
 import { bumpSimLive, patchSimRun, simLive, useSimStore, type SimRunRecord } from '../stores/simStore';
 
@@ -22,7 +23,7 @@ export const BUILTIN_NOTE = `builtin = ${BUILTIN_LABEL}`;
 const message = (err: unknown): string => (err instanceof ApiCallError ? err.error.message : err instanceof Error ? err.message : String(err));
 
 /** Events of runs whose sim.run answer has not arrived yet (frames can overtake it). */
-const early = new Map<string, ApiEvent[]>();
+const early = new Map<string, (SimFramesEvent | SimEndEvent)[]>();
 const MAX_EARLY_EVENTS = 256;
 let ordinal = 0;
 /** A STOP pressed while sim.run was in flight: the run it returns is stopped at once. */
@@ -39,6 +40,14 @@ function ack(seq: number): void {
 
 /** Handles one validated push from the services. */
 export function handleApiEvent(e: ApiEvent): void {
+  if (e.type === 'qualification.progress') {
+    try {
+      onQualificationProgress(e);
+    } finally {
+      ack(e.seq);
+    }
+    return;
+  }
   try {
     if (!record(e.runId)) {
       // Not (yet) ours: keep a few in case sim.run's answer is on its way.
@@ -241,7 +250,7 @@ export async function startSimRun(): Promise<void> {
     early.delete(started.runId);
     for (const e of pending ?? []) {
       if (e.type === 'sim.frames') onFrames(e);
-      else onEnd(e);
+      else if (e.type === 'sim.end') onEnd(e);
     }
   } catch (err) {
     useSimStore.setState({ error: message(err) });

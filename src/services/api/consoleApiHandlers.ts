@@ -15,6 +15,7 @@ import { ClipCache } from './clipCache';
 import { ConnectionRegistry, type BackendFactories } from './connectionRegistry';
 import { EventHub, type EventClient, type EventSink } from './eventHub';
 import { readProfileMesh } from './meshFiles';
+import { QualificationJobs } from './qualificationJobs';
 import { SimRunManager } from './simRuns';
 
 // The console API handler table: one implementation behind both transports (Electron IPC in
@@ -51,6 +52,8 @@ export interface ConsoleApi {
   readonly connections: ConnectionRegistry;
   /** Console simulation runs (sim.*). */
   readonly sims: SimRunManager;
+  /** Qualification runs and the board's campaign reads (qualification.*). */
+  readonly qualification: QualificationJobs;
   /**
    * A transport's client that can receive pushes: pass it in every call's context; detach it when
    * the client goes away (its runs are then stopped).
@@ -88,6 +91,7 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     },
   });
   const sims = new SimRunManager({ registry: connections, clips, hub, profile: getProfile });
+  const qualification = new QualificationJobs({ hub, profile: getProfile });
   const remember = (clip: MotionClip): MotionClip => {
     clips.put(clip);
     return clip;
@@ -142,6 +146,12 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     'sim.run': (params, ctx) => sims.run(params, ctx.client ?? null),
     'sim.stop': (params) => sims.stop(params),
     'sim.result': ({ runId }) => sims.result(runId),
+    'qualification.open': (p) => qualification.open(p),
+    'qualification.report': (p) => qualification.report(p),
+    'qualification.start': (p) => qualification.start(p),
+    'qualification.cancel': (p) => qualification.cancel(p),
+    'qualification.status': (p) => qualification.status(p),
+    'qualification.replay': (p) => qualification.replay(p),
     'events.ack': ({ seq }, ctx) => {
       if (!ctx.client) throw new UnsupportedError('events.ack: this caller receives no pushes');
       return { seq: ctx.client.ack(seq) };
@@ -165,11 +175,12 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
   const close = (): Promise<void> =>
     (closing ??= (async () => {
       await sims.close();
+      await qualification.close();
       hub.close();
       await connections.close();
     })());
 
-  return { handlers, invoke, loadClip, connections, sims, attachClient: (sink) => hub.attach(sink), close };
+  return { handlers, invoke, loadClip, connections, sims, qualification, attachClient: (sink) => hub.attach(sink), close };
 }
 
 export class UnsupportedError extends Error {

@@ -3,6 +3,7 @@ import {
   MAX_UNACKED_PUSHES,
   PUSH_RATE_HZ,
   type ApiEvent,
+  type QualificationProgressEvent,
   type SimEndEvent,
   type SimFramesEvent,
 } from '../../api/contract';
@@ -112,7 +113,7 @@ class Client implements EventClient {
     return () => this.detachListeners.delete(listener);
   }
 
-  push(event: Omit<SimFramesEvent, 'seq'> | Omit<SimEndEvent, 'seq'>): void {
+  push(event: Omit<SimFramesEvent, 'seq'> | Omit<SimEndEvent, 'seq'> | Omit<QualificationProgressEvent, 'seq'>): void {
     const e = { ...event, seq: this.nextSeq++ } as ApiEvent;
     try {
       this.sink.send(e);
@@ -160,6 +161,18 @@ export class EventHub {
   }
 
   /** New frames were recorded (starts the push timer if it is idle). */
+  /** Sends one low-rate status event (qualification.progress) to a client, outside the frame streams. */
+  notify(client: EventClient, event: Omit<QualificationProgressEvent, 'seq'>): void {
+    const c = client as Client;
+    if (c.detached) return;
+    c.push(event);
+  }
+
+  /** Sends one low-rate status event to every attached client. */
+  broadcast(event: Omit<QualificationProgressEvent, 'seq'>): void {
+    for (const c of [...this.clients]) if (!c.detached) c.push(event);
+  }
+
   wake(): void {
     this.schedule();
   }

@@ -1,0 +1,256 @@
+import { CAPABILITY_GROUP_IDS, type QualificationCellDto, type QualificationReportDto } from '../../../src/api/contract';
+import {
+  cancelQualification,
+  openCampaign,
+  patchBoardForm,
+  replayPair,
+  setGroupFilter,
+  startQualification,
+  startRequestFromForm,
+  toggleBoard,
+  useQualificationStore,
+  type GroupFilter,
+} from '../qualification/qualificationActions';
+import { useConnectionStore } from '../stores/connectionStore';
+
+// The Qualification board (DESIGN §8, issue 5 item 6): rows = clips (filter by capability group),
+// columns = WBC bindings, cells coloured by admission (green admitted, red rejected, grey pending,
+// blue running); hover shows the reasons; a click replays the pair's worst rollout in the viewport.
+
+const GROUP_TEXT: Record<string, string> = { upper_body: 'upper body', locomotion: 'locomotion', in_place: 'in place', dynamic: 'dynamic', low_posture: 'low posture' };
+
+const pct = (v: number | null) => (v === null ? '—' : `${(v * 100).toFixed(0)}%`);
+const cm = (mm: number | null) => (mm === null ? '—' : `${(mm / 10).toFixed(1)}`);
+const fmtS = (s: number | null) => {
+  if (s === null || !Number.isFinite(s)) return '--:--';
+  const t = Math.round(s);
+  return `${Math.floor(t / 60)}:${String(t % 60).padStart(2, '0')}`;
+};
+
+function cellTitle(c: QualificationCellDto | undefined, running: boolean, clipName: string, binding: string): string {
+  const head = `${binding} × ${clipName}`;
+  if (running) return `${head}: running now`;
+  if (!c) return `${head}: pending (not run yet)`;
+  if (c.state === 'pending') return `${head}: pending (rollouts recorded, no decision yet)`;
+  const figs = `SR ${pct(c.sr)} · progress-soft ${c.progressSoft === null ? '—' : c.progressSoft.toFixed(3)} · MPJPE-l ${cm(c.mpjpeLMm)} cm · ${c.rollouts} rollout(s)`;
+  return c.state === 'admitted' ? `${head}: admitted\n${figs}\nclick: replay the worst rollout` : `${head}: rejected\n${figs}\n${c.reasons.map((r) => `• ${r}`).join('\n')}\nclick: replay the worst rollout at its worst frame`;
+}
+
+function Matrix({ report }: { report: QualificationReportDto }) {
+  const groupFilter = useQualificationStore((s) => s.groupFilter);
+  const selected = useQualificationStore((s) => s.selected);
+  const job = useQualificationStore((s) => s.job);
+  const jobHere = job && job.state === 'running' && job.campaignDir.replace(/\/+$/, '') === report.campaignDir.replace(/\/+$/, '') ? job : null;
+  const running = new Set((jobHere?.running ?? []).map((r) => `${r.bindingKey}|${r.clipId}`));
+  const cells = new Map(report.cells.map((c) => [`${c.bindingKey}|${c.clipId}`, c]));
+  const rows = report.clips.filter((c) => groupFilter === 'all' || c.group === groupFilter);
+  return (
+    <div className="qual-matrix-wrap">
+      <table className="qual-matrix" data-testid="qual-matrix">
+        <thead>
+          <tr>
+            <th className="qual-clip-col">clip</th>
+            <th className="qual-group-col">group</th>
+            {report.bindings.map((b) => (
+              <th key={b.key} data-testid={`qual-col-${b.key}`} title={`${b.key} (${b.kind})${b.note ? `: ${b.note}` : ''}`}>
+                <div className="qual-binding">{b.key.replace(/@.*$/, '')}</div>
+                <div className="qual-binding-ver muted">@{b.key.split('@')[1] ?? ''}</div>
+                <div className="qual-note" data-testid={`qual-label-${b.key}`}>{b.label}</div>
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((clip) => (
+            <tr key={clip.id} data-testid={`qual-row-${clip.name}`} data-group={clip.group ?? ''}>
+              <td className="qual-clip-col mono" title={`${clip.name} (${clip.id})${clip.durationS ? `, ${clip.durationS.toFixed(1)} s` : ''}`}>
+                {clip.name}
+              </td>
+              <td className="qual-group-col muted">{clip.group ? GROUP_TEXT[clip.group] : '—'}</td>
+              {report.bindings.map((b) => {
+                const key = `${b.key}|${clip.id}`;
+                const c = cells.get(key);
+                const isRunning = running.has(key);
+                const state = isRunning ? 'running' : (c?.state ?? 'pending');
+                const isSel = selected?.bindingKey === b.key && selected.clipId === clip.id;
+                const canReplay = !!c && c.rollouts > 0;
+                return (
+                  <td key={b.key} className="qual-cell-td">
+                    <button
+                      type="button"
+                      className={`qual-cell qual-${state}${isSel ? ' qual-selected' : ''}`}
+                      title={cellTitle(c, isRunning, clip.name, b.key)}
+                      disabled={!canReplay}
+                      onClick={() => void replayPair(b.key, clip.id)}
+                      data-testid={`qual-cell-${b.key}-${clip.name}`}
+                      data-state={state}
+                      data-reasons={c?.reasons.length ?? 0}
+                    >
+                      {state === 'admitted' ? '✓' : state === 'rejected' ? `✗ ${c!.reasons.map((r) => r.split(':')[0]).slice(0, 2).join(', ')}${c!.reasons.length > 2 ? '…' : ''}` : state === 'running' ? '▶ running' : '·'}
+                      {c && c.mpjpeLMm !== null && state !== 'running' && <span className="qual-cell-fig">{cm(c.mpjpeLMm)} cm</span>}
+                    </button>
+                  </td>
+                );
+              })}
+            </tr>
+          ))}
+          {rows.length === 0 && (
+            <tr>
+              <td colSpan={2 + report.bindings.length} className="muted">
+                no clip {groupFilter === 'all' ? 'in this campaign yet' : `of group ${GROUP_TEXT[groupFilter]}`}
+              </td>
+            </tr>
+          )}
+        </tbody>
+        <tfoot>
+          <tr>
+            <th className="qual-clip-col" colSpan={2} title="per binding, over the decided pairs: admitted/pairs, SR (pooled over rollouts), MPJPE-l (macro-average over clips)">
+              summary
+            </th>
+            {report.bindings.map((b) => (
+              <td key={b.key} className="qual-summary" data-testid={`qual-summary-${b.key}`}>
+                <div>
+                  <b className={b.summary.admitted === b.summary.pairs && b.summary.pairs > 0 ? 'ok-text' : b.summary.rejected > 0 ? 'bad-text' : ''}>
+                    {b.summary.admitted}/{b.summary.pairs}
+                  </b>{' '}
+                  admitted
+                </div>
+                <div className="muted small">
+                  SR {pct(b.summary.sr)} · MPJPE-l {cm(b.summary.mpjpeLMm)} cm
+                </div>
+              </td>
+            ))}
+          </tr>
+        </tfoot>
+      </table>
+    </div>
+  );
+}
+
+function Progress() {
+  const job = useQualificationStore((s) => s.job);
+  if (!job) return null;
+  const frac = Math.max(0, Math.min(1, job.fraction));
+  const stateClass = job.state === 'running' ? 'badge-live' : job.state === 'completed' ? 'ok-text' : job.state === 'cancelled' ? 'warn-text' : 'bad-text';
+  return (
+    <div className="qual-progress" data-testid="qual-progress" data-state={job.state}>
+      <div className="row small">
+        <span className={`badge ${stateClass}`} data-testid="qual-job-state">
+          {job.state}
+        </span>
+        <span className="mono" data-testid="qual-pairs">
+          {job.pairsDone}/{job.pairsTotal} pairs
+        </span>
+        <span className="ok-text">{job.admitted} admitted</span>
+        <span className="bad-text">{job.rejected} rejected</span>
+        <span className="muted mono">
+          {fmtS(job.elapsedS)} elapsed{job.state === 'running' ? ` · ETA ${fmtS(job.etaS)}` : ''}
+        </span>
+        {job.running.length > 0 && <span className="muted qual-current">now: {job.running.map((r) => `${r.bindingKey.replace(/@.*$/, '')} × ${r.clipName}`).join(', ')}</span>}
+      </div>
+      <div className="sim-progress" title={`${(frac * 100).toFixed(0)}% of the planned clip-seconds`}>
+        <div className="sim-progress-bar" style={{ width: `${frac * 100}%` }} data-testid="qual-progress-bar" />
+      </div>
+      {job.error && <div className="field-error">{job.error}</div>}
+    </div>
+  );
+}
+
+function ReplayInfo() {
+  const replay = useQualificationStore((s) => s.replay);
+  const replaying = useQualificationStore((s) => s.replaying);
+  if (replaying) return <div className="small muted">loading the rollout…</div>;
+  if (!replay) return null;
+  return (
+    <div className="qual-replay small" data-testid="qual-replay" data-run-id={replay.runId} data-worst-frame={replay.worst.frame} data-worst-time={replay.worst.timeS}>
+      <span className="strong">replay</span> {replay.bindingKey} × {replay.clipId.slice(0, 18)} · rollout {replay.rolloutIndex ?? '?'} ({replay.outcome ?? '—'}) · {replay.worst.kind === 'first_failure' ? 'first failure' : 'max body error'} at frame{' '}
+      <b className="mono">{replay.worst.frame}</b> (t = {replay.worst.timeS.toFixed(2)} s): {replay.worst.detail}
+    </div>
+  );
+}
+
+export function QualificationBoard() {
+  const open = useQualificationStore((s) => s.open);
+  const form = useQualificationStore((s) => s.form);
+  const report = useQualificationStore((s) => s.report);
+  const error = useQualificationStore((s) => s.error);
+  const loading = useQualificationStore((s) => s.loading);
+  const starting = useQualificationStore((s) => s.starting);
+  const job = useQualificationStore((s) => s.job);
+  const groupFilter = useQualificationStore((s) => s.groupFilter);
+  const connected = useConnectionStore((s) => s.status === 'connected');
+  const req = startRequestFromForm(form);
+  const running = job?.state === 'running';
+  return (
+    <section className={`panel qual-board${open ? '' : ' qual-closed'}`} data-testid="qual-board" aria-label="Qualification board">
+      <div className="panel-head">
+        <h2>
+          <button type="button" className="link qual-toggle" onClick={toggleBoard} aria-expanded={open} data-testid="qual-toggle">
+            {open ? '▾' : '▸'} Qualification board
+          </button>
+        </h2>
+        {report && (
+          <span className="muted small" data-testid="qual-policy">
+            {report.policy} · {report.contract ?? '—'} · {report.snapshots.map((s) => `${s.id}@${s.version}`).join(', ')}
+          </span>
+        )}
+      </div>
+      {open && (
+        <>
+          <div className="qual-controls">
+            <label className="qual-dir">
+              <span>Campaign</span>
+              <input type="text" placeholder="/path/to/campaign" value={form.campaignDir} onChange={(e) => patchBoardForm({ campaignDir: e.target.value })} onKeyDown={(e) => e.key === 'Enter' && void openCampaign()} data-testid="qual-dir" />
+            </label>
+            <button type="button" disabled={!connected} onClick={() => void openCampaign(false)} data-testid="qual-open">
+              {loading ? 'Reading…' : 'Open'}
+            </button>
+            <button type="button" disabled={!connected} onClick={() => void openCampaign(true)} title="create the campaign folder if it does not exist" data-testid="qual-create">
+              New
+            </button>
+            <label>
+              <span>Bindings</span>
+              <input type="text" value={form.bindingsText} onChange={(e) => patchBoardForm({ bindingsText: e.target.value })} title="builtin = reference tracker, not a policy; builtin:assist=<N/m> adds the root assist" data-testid="qual-bindings" />
+            </label>
+            <label className="qual-small">
+              <span>Rollouts</span>
+              <input type="text" inputMode="numeric" value={form.rolloutsText} onChange={(e) => patchBoardForm({ rolloutsText: e.target.value })} title="rollouts per pair (3 = mb-admission/1; another value is a custom policy version)" data-testid="qual-rollouts" />
+            </label>
+            <label className="qual-small">
+              <span>Limit</span>
+              <input type="text" inputMode="numeric" placeholder="all" value={form.limitText} onChange={(e) => patchBoardForm({ limitText: e.target.value })} data-testid="qual-limit" />
+            </label>
+            <label>
+              <span>Clips</span>
+              <input type="text" placeholder="all (or names, comma-separated)" value={form.clipsText} onChange={(e) => patchBoardForm({ clipsText: e.target.value })} data-testid="qual-clips" />
+            </label>
+            <button type="button" className="primary" disabled={!connected || running || starting || !req.ok || !form.campaignDir.trim()} title={req.ok ? `qualify core-v1${groupFilter !== 'all' ? ` (${GROUP_TEXT[groupFilter]} clips)` : ''} in the embedded simulator` : req.reason} onClick={() => void startQualification()} data-testid="qual-start">
+              {starting ? 'Starting…' : 'Start qualification'}
+            </button>
+            <button type="button" disabled={!running} onClick={() => void cancelQualification()} title="cancel: running rollouts finish, decisions are kept (STOP / Space cancels too)" data-testid="qual-cancel">
+              Cancel
+            </button>
+          </div>
+          <div className="row qual-filter" role="group" aria-label="capability group">
+            {(['all', ...CAPABILITY_GROUP_IDS] as GroupFilter[]).map((g) => (
+              <button key={g} type="button" className={`chip${groupFilter === g ? ' chip-on' : ''}`} aria-pressed={groupFilter === g} onClick={() => setGroupFilter(g)} data-testid={`qual-filter-${g}`}>
+                {g === 'all' ? 'all groups' : GROUP_TEXT[g]}
+              </button>
+            ))}
+            <span className="qual-legend small">
+              <i className="qual-swatch qual-admitted" /> admitted <i className="qual-swatch qual-rejected" /> rejected <i className="qual-swatch qual-pending" /> pending <i className="qual-swatch qual-running" /> running
+            </span>
+          </div>
+          <Progress />
+          {error && (
+            <div className="field-error" role="alert" data-testid="qual-error">
+              {error}
+            </div>
+          )}
+          {report ? <Matrix report={report} /> : <div className="muted small">Open a campaign folder (or create one) to see its WBC × clip matrix.</div>}
+          <ReplayInfo />
+        </>
+      )}
+    </section>
+  );
+}

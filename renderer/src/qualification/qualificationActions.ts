@@ -1,0 +1,228 @@
+import { create } from 'zustand';
+import type { CapabilityGroupId, QualificationJobStatus, QualificationProgressEvent, QualificationReplayDto, QualificationReportDto } from '../../../src/api/contract';
+import { clipFromDto } from '../../../src/api/clipDto';
+import { BUILTIN_LABEL } from '../../../src/domain/sim/builtinBinding';
+import { ApiCallError } from '../api/consoleClient';
+import { pause, resetPlayhead, seekTimeS } from '../playback/playback';
+import { useClipStore } from '../stores/clipStore';
+import { useConnectionStore } from '../stores/connectionStore';
+import { addRun, clearRuns, endRun, setRunTrajectory } from '../stores/runStore';
+
+// The Qualification board (issue 5 item 6): a campaign's WBC × clip matrix (qualification.report),
+// a run started and cancelled from here (qualification.start / cancel; progress arrives as
+// qualification.progress pushes), and a click on a cell replays that pair's worst rollout
+// (qualification.replay): the reference clip becomes the clip on display (ghost), the executed
+// run is overlaid (solid, per-body error colours) and the playhead goes to the worst frame.
+
+export type GroupFilter = 'all' | CapabilityGroupId;
+
+export interface BoardForm {
+  campaignDir: string;
+  bindingsText: string;
+  rolloutsText: string;
+  limitText: string;
+  clipsText: string;
+}
+
+export interface QualificationBoardState {
+  open: boolean;
+  form: BoardForm;
+  report: QualificationReportDto | null;
+  loading: boolean;
+  error: string | null;
+  job: QualificationJobStatus | null;
+  starting: boolean;
+  groupFilter: GroupFilter;
+  selected: { bindingKey: string; clipId: string } | null;
+  replay: Omit<QualificationReplayDto, 'reference' | 'executed'> | null;
+  replaying: boolean;
+}
+
+export const useQualificationStore = create<QualificationBoardState>(() => ({
+  open: true,
+  form: { campaignDir: '', bindingsText: 'builtin, builtin:assist=3000', rolloutsText: '1', limitText: '', clipsText: '' },
+  report: null,
+  loading: false,
+  error: null,
+  job: null,
+  starting: false,
+  groupFilter: 'all',
+  selected: null,
+  replay: null,
+  replaying: false,
+}));
+
+const message = (err: unknown): string => (err instanceof ApiCallError ? err.error.message : err instanceof Error ? err.message : String(err));
+const client = () => useConnectionStore.getState().client;
+
+export const patchBoardForm = (patch: Partial<BoardForm>): void => useQualificationStore.setState((s) => ({ form: { ...s.form, ...patch } }));
+export const setGroupFilter = (groupFilter: GroupFilter): void => useQualificationStore.setState({ groupFilter });
+export const toggleBoard = (): void => useQualificationStore.setState((s) => ({ open: !s.open }));
+
+/** The start request from the form, or the reason it cannot be sent. */
+export function startRequestFromForm(form: BoardForm): { ok: true; bindings: string[]; rollouts?: number; limit?: number; clips?: string[] } | { ok: false; reason: string } {
+  const bindings = form.bindingsText.split(/[\s,]+/).filter(Boolean);
+  if (bindings.length === 0) return { ok: false, reason: 'give at least one binding (builtin, builtin:assist=3000)' };
+  const bad = bindings.find((b) => !/^builtin(?::assist=\d{1,7}(?:\.\d{1,6})?)?$/.test(b));
+  if (bad) return { ok: false, reason: `binding "${bad}": expected builtin or builtin:assist=<N/m>` };
+  const int = (t: string, what: string, min: number, max: number): number | undefined | string => {
+    if (t.trim() === '') return undefined;
+    const v = Number(t);
+    return Number.isInteger(v) && v >= min && v <= max ? v : `${what} must be an integer in ${min}..${max}`;
+  };
+  const rollouts = int(form.rolloutsText, 'rollouts', 1, 10);
+  if (typeof rollouts === 'string') return { ok: false, reason: rollouts };
+  const limit = int(form.limitText, 'limit', 1, 1000);
+  if (typeof limit === 'string') return { ok: false, reason: limit };
+  const clips = form.clipsText.split(/[\s,]+/).filter(Boolean);
+  return { ok: true, bindings, ...(rollouts !== undefined && { rollouts }), ...(limit !== undefined && { limit }), ...(clips.length > 0 && { clips }) };
+}
+
+let refreshing = false;
+let refreshAgain = false;
+/** Reads the campaign's matrix again (one request in flight; a request meanwhile runs after it). */
+export async function refreshReport(): Promise<void> {
+  const c = client();
+  const dir = useQualificationStore.getState().form.campaignDir.trim();
+  if (!c || !dir) return;
+  if (refreshing) {
+    refreshAgain = true;
+    return;
+  }
+  refreshing = true;
+  useQualificationStore.setState({ loading: true });
+  try {
+    const report = await c.call('qualification.report', { campaignDir: dir });
+    useQualificationStore.setState({ report, error: null });
+  } catch (err) {
+    useQualificationStore.setState({ error: message(err) });
+  } finally {
+    refreshing = false;
+    useQualificationStore.setState({ loading: false });
+    if (refreshAgain) {
+      refreshAgain = false;
+      void refreshReport();
+    }
+  }
+}
+
+/** Opens (or with create, creates) the campaign in the form and reads its matrix. */
+export async function openCampaign(create = false): Promise<void> {
+  const c = client();
+  const dir = useQualificationStore.getState().form.campaignDir.trim();
+  if (!c) return;
+  if (!dir) {
+    useQualificationStore.setState({ error: 'give the campaign folder (an absolute path on the machine running the services)' });
+    return;
+  }
+  try {
+    const r = await c.call('qualification.open', { campaignDir: dir, ...(create && { create: true }) });
+    patchBoardForm({ campaignDir: r.campaignDir });
+    useQualificationStore.setState({ error: null, selected: null, replay: null });
+    await refreshReport();
+  } catch (err) {
+    useQualificationStore.setState({ error: message(err), report: null });
+  }
+}
+
+export async function startQualification(): Promise<void> {
+  const c = client();
+  const { form } = useQualificationStore.getState();
+  if (!c) return;
+  const req = startRequestFromForm(form);
+  if (!req.ok) {
+    useQualificationStore.setState({ error: req.reason });
+    return;
+  }
+  const dir = form.campaignDir.trim();
+  if (!dir) {
+    useQualificationStore.setState({ error: 'give the campaign folder first' });
+    return;
+  }
+  const groupFilter = useQualificationStore.getState().groupFilter;
+  useQualificationStore.setState({ starting: true, error: null });
+  try {
+    const { ok: _ok, ...rest } = req;
+    const job = await c.call('qualification.start', { campaignDir: dir, workload: 'core-v1', ...rest, ...(groupFilter !== 'all' && !rest.clips && { groups: [groupFilter] }) });
+    useQualificationStore.setState({ job });
+    await refreshReport();
+  } catch (err) {
+    useQualificationStore.setState({ error: message(err) });
+  } finally {
+    useQualificationStore.setState({ starting: false });
+  }
+}
+
+export async function cancelQualification(reason = 'cancelled from the Qualification board'): Promise<void> {
+  const c = client();
+  const job = useQualificationStore.getState().job;
+  if (!c || !job || job.state !== 'running') return;
+  try {
+    await c.call('qualification.cancel', { jobId: job.jobId, reason });
+  } catch (err) {
+    useQualificationStore.setState({ error: message(err) });
+  }
+}
+
+/** The operator's STOP: cancels every qualification run in the services. */
+export function cancelAllQualifications(source: string): void {
+  void client()
+    ?.call('qualification.cancel', { all: true, reason: `operator stop (${source})` })
+    .catch(() => undefined);
+}
+
+let lastDecided = -1;
+let refreshTimer: ReturnType<typeof setTimeout> | null = null;
+/** A qualification.progress push: the job's figures; the matrix is re-read when a pair was decided (at most 2 per second) and at the end. */
+export function onQualificationProgress(e: QualificationProgressEvent): void {
+  const { seq: _seq, type: _type, ...status } = e;
+  const cur = useQualificationStore.getState().job;
+  if (cur && cur.jobId !== status.jobId && cur.state === 'running' && status.state !== 'running') return;
+  useQualificationStore.setState({ job: status });
+  const dir = useQualificationStore.getState().form.campaignDir.trim();
+  if (!dir || dir.replace(/\/+$/, '') !== status.campaignDir.replace(/\/+$/, '')) return;
+  const ended = status.state !== 'running';
+  if (ended || status.pairsDone !== lastDecided) {
+    lastDecided = status.pairsDone;
+    if (ended) void refreshReport();
+    else if (!refreshTimer) {
+      refreshTimer = setTimeout(() => {
+        refreshTimer = null;
+        void refreshReport();
+      }, 500);
+    }
+  }
+}
+
+/** Click on a cell: loads the pair's reference clip and its worst rollout into the viewport, at the worst frame. */
+export async function replayPair(bindingKey: string, clipId: string): Promise<void> {
+  const c = client();
+  const dir = useQualificationStore.getState().form.campaignDir.trim();
+  if (!c || !dir) return;
+  useQualificationStore.setState({ selected: { bindingKey, clipId }, replaying: true, error: null });
+  try {
+    const r = await c.call('qualification.replay', { campaignDir: dir, bindingKey, clipId });
+    const { reference, executed, ...info } = r;
+    pause();
+    clearRuns();
+    useClipStore.setState({ loaded: clipFromDto(reference), error: null, lastSource: null });
+    resetPlayhead();
+    const id = `qual:${r.runId}`;
+    addRun({
+      id,
+      label: `${bindingKey} · rollout ${r.rolloutIndex ?? '?'}${r.outcome ? ` · ${r.outcome}` : ''}`,
+      domain: 'simulation',
+      source: 'campaign',
+      live: false,
+      ...(bindingKey.startsWith('builtin') && { note: `builtin = ${BUILTIN_LABEL}` }),
+    });
+    setRunTrajectory(id, executed);
+    endRun(id, r.outcome);
+    seekTimeS(r.worst.timeS);
+    useQualificationStore.setState({ replay: info });
+  } catch (err) {
+    useQualificationStore.setState({ error: `replay ${bindingKey} × ${clipId}: ${message(err)}` });
+  } finally {
+    useQualificationStore.setState({ replaying: false });
+  }
+}

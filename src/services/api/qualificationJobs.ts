@@ -1,0 +1,415 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type {
+  ApiParams,
+  CapabilityGroupId,
+  QualificationBindingDto,
+  QualificationCellDto,
+  QualificationClipDto,
+  QualificationJobStatus,
+  QualificationOpenResult,
+  QualificationProgressEvent,
+  QualificationReplayDto,
+  QualificationReportDto,
+} from '../../api/contract';
+import { clipToDto } from '../../api/clipDto';
+import { ClipPairEvaluator, MB_METRICS_1 } from '../../domain/metrics';
+import type { MotionClip } from '../../domain/motion/motionClip';
+import { customPolicy, MB_ADMISSION_1, matrixCell, type AdmissionPolicy } from '../../domain/qualification';
+import type { RobotProfile } from '../../domain/robot/robotProfile';
+import { BUILTIN_LABEL } from '../../domain/sim/builtinBinding';
+import type { LoadedWorkload } from '../../domain/workload/snapshot';
+import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
+import { readEpisodeFile } from '../episode/episodeReader';
+import { buildCampaignReport, QualificationCancelled, QualificationRequestError, runQualification, selectClips, type QualificationProgress } from '../qualification';
+import { resolveBindingSpec } from '../sim/bindingSpec';
+import { openCampaign, type CampaignStore } from '../trace';
+import { loadWorkload } from '../workload';
+import { ApiFailure } from './apiFailure';
+import type { EventHub } from './eventHub';
+
+// Qualification from the console (issue 5 item 6): the board's campaign, matrix, runs and replay.
+// A run is runQualification (src/services/qualification) in this process with an AbortController;
+// its progress goes to every console as `qualification.progress` pushes (at most PUSH_HZ, plus every
+// decided pair and the end), and `qualification.status` answers the same figures on demand.
+// One run at a time: the simulator pool is the machine's cores.
+
+const PUSH_HZ = 4;
+/** Default simulator workers for a run started from the console. */
+const DEFAULT_WORKERS = 2;
+
+interface Job {
+  status: QualificationJobStatus;
+  controller: AbortController;
+  /** Planned pairs in run order (binding × clip), with whether each is decided. */
+  plan: { bindingKey: string; clipId: string; clipName: string; decided: boolean }[];
+  workers: number;
+  done: Promise<void>;
+}
+
+let serial = 0;
+
+export interface QualificationJobsOptions {
+  hub: EventHub;
+  profile: () => RobotProfile;
+  now?: () => number;
+}
+
+function campaignProblem(err: unknown, dir: string): never {
+  const e = err as { code?: string; message?: string };
+  if (e && e.code === 'not_found') throw new ApiFailure('not_found', e.message ?? `no campaign at ${dir}`, 'params.campaignDir');
+  if (err instanceof ApiFailure) throw err;
+  throw new ApiFailure('input_error', `${dir}: ${e?.message ?? String(err)}`, 'params.campaignDir');
+}
+
+export class QualificationJobs {
+  private readonly jobs = new Map<string, Job>();
+  private lastJobId: string | null = null;
+  private workload: LoadedWorkload | null = null;
+  private evaluator: ClipPairEvaluator | null = null;
+  private readonly now: () => number;
+
+  constructor(private readonly o: QualificationJobsOptions) {
+    this.now = o.now ?? Date.now;
+  }
+
+  private coreV1(): LoadedWorkload {
+    return (this.workload ??= loadWorkload('core-v1', { profile: this.o.profile() }));
+  }
+
+  private async withStore<T>(dir: string, fn: (s: CampaignStore) => T | Promise<T>): Promise<T> {
+    const abs = path.resolve(dir);
+    if (!fs.existsSync(path.join(abs, 'campaign.sqlite'))) {
+      throw new ApiFailure('not_found', fs.existsSync(abs) ? `${abs} is not a campaign (no campaign.sqlite): open it with create to start one` : `no campaign at ${abs} (the folder does not exist)`, 'params.campaignDir');
+    }
+    let store: CampaignStore;
+    try {
+      store = await openCampaign(abs, { readOnly: true });
+    } catch (err) {
+      campaignProblem(err, abs);
+    }
+    try {
+      return await fn(store);
+    } finally {
+      store.close();
+    }
+  }
+
+  async open(p: ApiParams<'qualification.open'>): Promise<QualificationOpenResult> {
+    const abs = path.resolve(p.campaignDir);
+    const existed = fs.existsSync(path.join(abs, 'campaign.sqlite'));
+    if (!existed && !p.create) {
+      throw new ApiFailure('not_found', fs.existsSync(abs) ? `${abs} is not a campaign (no campaign.sqlite); tick "create" to start one there` : `no campaign at ${abs}; tick "create" to start one`, 'params.campaignDir');
+    }
+    if (fs.existsSync(abs) && !fs.statSync(abs).isDirectory()) throw new ApiFailure('input_error', `${abs} is a file, not a folder`, 'params.campaignDir');
+    let store: CampaignStore;
+    try {
+      store = await openCampaign(abs, existed ? { readOnly: true } : { create: true });
+    } catch (err) {
+      campaignProblem(err, abs);
+    }
+    try {
+      return { campaignDir: store.dir, campaignId: store.campaign.id, name: store.campaign.name, created: !existed };
+    } finally {
+      store.close();
+    }
+  }
+
+  async report(p: ApiParams<'qualification.report'>): Promise<QualificationReportDto> {
+    return this.withStore(p.campaignDir, (store) => {
+      const r = buildCampaignReport(store);
+      const clips = new Map<string, QualificationClipDto>();
+      const durations = new Map<string, number>();
+      for (const s of r.snapshots) {
+        const snap = store.getWorkloadSnapshot(s.snapshotHash);
+        for (const c of snap?.clips ?? []) durations.set(c.id, c.duration_s);
+      }
+      // Rows: the clips of the report, in snapshot order; also the planned clips of a running job on this campaign.
+      for (const pr of r.pairs) {
+        if (!clips.has(pr.clipId)) clips.set(pr.clipId, { id: pr.clipId, name: pr.clipName, group: (pr.group as CapabilityGroupId | null) ?? null, durationS: durations.get(pr.clipId) ?? null });
+      }
+      const cells: QualificationCellDto[] = r.pairs.map((pr) => {
+        const c = matrixCell([pr]);
+        return {
+          bindingKey: pr.bindingKey,
+          clipId: pr.clipId,
+          state: pr.decision ? (pr.decision.admitted ? 'admitted' : 'rejected') : 'pending',
+          reasons: pr.decision?.reasons ?? [],
+          rollouts: pr.rollouts.length,
+          sr: c.sr,
+          progressSoft: c.progressSoft,
+          mpjpeLMm: c.mpjpeLMm,
+          decidedAt: pr.decidedAt,
+        };
+      });
+      const bindingKeys = new Set(r.bindings.map((b) => b.key));
+      const bindings: QualificationBindingDto[] = r.bindings.map((b) => {
+        const c = matrixCell(r.pairs.filter((pr) => pr.bindingKey === b.key));
+        return {
+          key: b.key,
+          kind: b.kind,
+          label: b.label,
+          note: b.note,
+          summary: { pairs: c.pairs, admitted: c.admitted, rejected: c.rejected, pending: c.pending, sr: c.sr, progressSoft: c.progressSoft, mpjpeLMm: c.mpjpeLMm },
+        };
+      });
+      const job = this.activeJobFor(store.dir);
+      if (job) {
+        const wl = this.coreV1();
+        for (const pl of job.plan) {
+          if (!clips.has(pl.clipId)) {
+            const meta = wl.snapshot.clips.find((c) => c.id === pl.clipId);
+            clips.set(pl.clipId, { id: pl.clipId, name: pl.clipName, group: (meta?.group as CapabilityGroupId | undefined) ?? null, durationS: meta?.duration_s ?? null });
+          }
+          if (!bindingKeys.has(pl.bindingKey)) {
+            bindingKeys.add(pl.bindingKey);
+            const builtin = pl.bindingKey.startsWith('builtin');
+            bindings.push({ key: pl.bindingKey, kind: builtin ? 'builtin' : 'unknown', label: builtin ? BUILTIN_LABEL : pl.bindingKey, note: builtin ? BUILTIN_LABEL : null, summary: { pairs: 0, admitted: 0, rejected: 0, pending: 0, sr: null, progressSoft: null, mpjpeLMm: null } });
+          }
+        }
+      }
+      // Clip rows in snapshot order (core-v1 order when known).
+      const order = new Map<string, number>();
+      for (const s of r.snapshots) store.getWorkloadSnapshot(s.snapshotHash)?.clips.forEach((c, i) => order.has(c.id) || order.set(c.id, i));
+      if (job) this.coreV1().snapshot.clips.forEach((c, i) => order.has(c.id) || order.set(c.id, i));
+      const rows = [...clips.values()].sort((a, b) => (order.get(a.id) ?? 1e9) - (order.get(b.id) ?? 1e9) || a.name.localeCompare(b.name));
+      return {
+        campaignDir: store.dir,
+        campaignId: store.campaign.id,
+        policy: r.policy.key,
+        contract: r.contracts[0] ?? null,
+        snapshots: r.snapshots.map((s) => ({ id: s.id, version: s.version, snapshotHash: s.snapshotHash })),
+        bindings,
+        clips: rows,
+        cells,
+        generatedAt: r.generatedAt,
+      };
+    });
+  }
+
+  private activeJobFor(dir: string): Job | null {
+    for (const j of this.jobs.values()) if (j.status.state === 'running' && path.resolve(j.status.campaignDir) === path.resolve(dir)) return j;
+    return null;
+  }
+
+  async start(p: ApiParams<'qualification.start'>): Promise<QualificationJobStatus> {
+    const running = [...this.jobs.values()].find((j) => j.status.state === 'running');
+    if (running) throw new ApiFailure('conflict', `qualification ${running.status.jobId} is running on ${running.status.campaignDir}: cancel it or wait for its end`);
+    const abs = path.resolve(p.campaignDir);
+    if (fs.existsSync(abs) && !fs.statSync(abs).isDirectory()) throw new ApiFailure('input_error', `${abs} is a file, not a folder`, 'params.campaignDir');
+    const bindings: WbcBinding[] = [];
+    for (const spec of p.bindings) bindings.push(await resolveBindingSpec(spec));
+    const keys = bindings.map(bindingKey);
+    const dup = keys.find((k, i) => keys.indexOf(k) !== i);
+    if (dup) throw new ApiFailure('bad_params', `binding ${dup} is given twice`, 'params.bindings');
+    const profile = this.o.profile();
+    const full = this.coreV1();
+    // Capability groups first, then clips, then limit.
+    let selectedNames: string[] | undefined = p.clips;
+    if (p.groups) {
+      const inGroups = full.snapshot.clips.filter((c) => p.groups!.includes(c.group as CapabilityGroupId)).map((c) => c.id);
+      selectedNames = p.clips ? inGroups.filter((id) => p.clips!.some((c) => c === id || full.snapshot.clips.find((m) => m.id === id)?.name === c)) : inGroups;
+      if (selectedNames.length === 0) throw new ApiFailure('bad_params', `no clip of core-v1 in group(s) ${p.groups.join(', ')}${p.clips ? ' among the clips given' : ''}`, 'params.groups');
+    }
+    let selected: { meta: { id: string; name: string } }[];
+    try {
+      selected = selectClips(full, selectedNames, p.limit);
+    } catch (err) {
+      if (err instanceof QualificationRequestError) throw new ApiFailure('bad_params', err.message, 'params.clips');
+      throw err;
+    }
+    const policy: AdmissionPolicy = p.rollouts === undefined || p.rollouts === MB_ADMISSION_1.parameters.rollouts ? MB_ADMISSION_1 : customPolicy({ rollouts: p.rollouts });
+    const jobId = `qual-${this.now().toString(36)}-${++serial}`;
+    const controller = new AbortController();
+    const workers = p.workers ?? DEFAULT_WORKERS;
+    const status: QualificationJobStatus = {
+      jobId,
+      campaignDir: abs,
+      state: 'running',
+      bindings: keys,
+      pairsTotal: keys.length * selected.length,
+      pairsDone: 0,
+      admitted: 0,
+      rejected: 0,
+      fraction: 0,
+      elapsedS: 0,
+      etaS: null,
+      running: [],
+      lastPair: null,
+      error: null,
+      startedAtMs: this.now(),
+      endedAtMs: null,
+    };
+    const plan = keys.flatMap((k) => selected.map((s) => ({ bindingKey: k, clipId: s.meta.id, clipName: s.meta.name, decided: false })));
+    const job: Job = { status, controller, plan, workers, done: Promise.resolve() };
+    this.jobs.set(jobId, job);
+    this.lastJobId = jobId;
+    let lastPush = 0;
+    const push = (force: boolean) => {
+      const t = this.now();
+      if (!force && t - lastPush < 1000 / PUSH_HZ) return;
+      lastPush = t;
+      this.o.hub.broadcast(this.event(job));
+    };
+    const onProgress = (q: QualificationProgress) => {
+      status.pairsTotal = q.pairsTotal;
+      status.pairsDone = q.pairsDone;
+      status.admitted = q.admitted;
+      status.rejected = q.rejected;
+      status.fraction = q.clipSecondsPlanned > 0 ? Math.min(1, q.clipSecondsDone / q.clipSecondsPlanned) : q.pairsTotal > 0 ? q.pairsDone / q.pairsTotal : 1;
+      status.elapsedS = q.elapsedS;
+      status.etaS = q.etaS;
+      if (q.kind === 'plan') {
+        // Pairs decided before (skipped) are not running.
+        status.fraction = q.rolloutsPlanned === 0 ? 1 : 0;
+      }
+      if (q.pair && (q.pair.status === 'decided' || q.pair.status === 'skipped')) {
+        const pl = plan.find((x) => x.clipId === q.pair!.clipId && x.bindingKey === q.pair!.binding);
+        if (pl) pl.decided = true;
+        if (q.kind === 'pair') status.lastPair = { bindingKey: q.pair.binding, clipId: q.pair.clipId, clipName: q.pair.clipName, admitted: q.pair.admitted, reasons: q.pair.reasons };
+      }
+      // Rollouts are taken in plan order, one per worker: the running pairs are the first undecided ones.
+      status.running = q.kind === 'plan' && q.rolloutsPlanned === 0 ? [] : plan.filter((x) => !x.decided).slice(0, workers).map(({ bindingKey: b, clipId, clipName }) => ({ bindingKey: b, clipId, clipName }));
+      push(q.kind === 'pair' || q.kind === 'plan');
+    };
+    job.done = (async () => {
+      try {
+        const summary = await runQualification({ campaignDir: abs, workload: full, bindings, profile, policy, workers, clips: selected.map((s) => s.meta.id), signal: controller.signal, onProgress });
+        status.state = summary.cancelled ? 'cancelled' : 'completed';
+        status.pairsDone = summary.pairsTotal - summary.pairsPending;
+        status.admitted = summary.admitted;
+        status.rejected = summary.rejected;
+        if (!summary.cancelled) status.fraction = 1;
+      } catch (err) {
+        if (err instanceof QualificationCancelled) status.state = 'cancelled';
+        else {
+          status.state = 'failed';
+          status.error = err instanceof Error ? err.message : String(err);
+        }
+      } finally {
+        status.running = [];
+        status.etaS = null;
+        status.endedAtMs = this.now();
+        status.elapsedS = (status.endedAtMs - status.startedAtMs) / 1000;
+        push(true);
+      }
+    })();
+    push(true);
+    return { ...status };
+  }
+
+  private event(job: Job): Omit<QualificationProgressEvent, 'seq'> {
+    const s = job.status;
+    return { type: 'qualification.progress', ...s, running: s.running.map((r) => ({ ...r })), lastPair: s.lastPair ? { ...s.lastPair, reasons: [...s.lastPair.reasons] } : null };
+  }
+
+  cancel(p: ApiParams<'qualification.cancel'>): { cancelled: string[] } {
+    const targets = p.all ? [...this.jobs.values()] : [this.jobs.get(p.jobId!)].filter((j): j is Job => !!j);
+    if (!p.all && targets.length === 0) throw new ApiFailure('not_found', `no qualification job "${p.jobId}"`, 'params.jobId');
+    const out: string[] = [];
+    for (const j of targets) {
+      if (j.status.state !== 'running' || j.controller.signal.aborted) continue;
+      j.controller.abort(p.reason ?? 'operator cancel');
+      out.push(j.status.jobId);
+    }
+    return { cancelled: out };
+  }
+
+  status(p: ApiParams<'qualification.status'>): QualificationJobStatus | null {
+    const id = p.jobId ?? this.lastJobId;
+    if (!id) return null;
+    const j = this.jobs.get(id);
+    if (!j) {
+      if (p.jobId) throw new ApiFailure('not_found', `no qualification job "${p.jobId}"`, 'params.jobId');
+      return null;
+    }
+    return { ...j.status };
+  }
+
+  async replay(p: ApiParams<'qualification.replay'>): Promise<QualificationReplayDto> {
+    const found = await this.withStore(p.campaignDir, (store) => {
+      const r = buildCampaignReport(store);
+      const pair = r.pairs.find((x) => x.bindingKey === p.bindingKey && x.clipId === p.clipId);
+      if (!pair) throw new ApiFailure('not_found', `no pair ${p.bindingKey} × ${p.clipId} in this campaign`, 'params.clipId');
+      let rollouts = pair.rollouts.map((x) => ({ runId: x.runId, index: x.rolloutIndex, outcome: x.outcome, failed: x.failed, progressSoft: x.progressSoft, mpjpeLMm: x.mpjpeLMm }));
+      if (rollouts.length === 0) {
+        rollouts = store
+          .findEpisodes({ parentTraceId: pair.parentTraceId, executionDomain: 'simulation' })
+          .filter((e) => e.status === 'finished')
+          .map((e) => ({ runId: e.runId, index: e.rolloutIndex, outcome: e.outcome, failed: e.outcome === 'hard_failure', progressSoft: null, mpjpeLMm: null }));
+      }
+      if (rollouts.length === 0) throw new ApiFailure('not_found', `pair ${p.bindingKey} × ${p.clipId} has no finished rollout yet`, 'params.clipId');
+      // Worst: a failed rollout (lowest progress first), else the highest MPJPE-l.
+      const score = (x: (typeof rollouts)[number]) => (x.failed ? 1e9 - (x.progressSoft ?? 0) * 1e6 : (x.mpjpeLMm ?? 0));
+      const worst = [...rollouts].sort((a, b) => score(b) - score(a))[0];
+      return { pair, worst, file: store.episodeFile(worst.runId) };
+    });
+    const ep = await readEpisodeFile(found.file);
+    const wl = this.coreV1();
+    const i = wl.snapshot.clips.findIndex((c) => c.id === p.clipId);
+    let clip: MotionClip;
+    if (i >= 0) clip = wl.clips[i];
+    else throw new ApiFailure('not_found', `clip ${p.clipId} is not in core-v1: replay of other workloads is not supported yet`, 'params.clipId');
+    const n = ep.executed.length;
+    const hasRoot = n > 0 && ep.executed.every((m) => m.rootPosM !== null);
+    const hasQuat = n > 0 && ep.executed.every((m) => m.rootQuatWxyz !== null);
+    const exec = {
+      frames: n,
+      timeS: ep.executed.map((m) => m.timeS),
+      rootPosM: hasRoot ? ep.executed.flatMap((m) => m.rootPosM!) : null,
+      rootQuatWxyz: hasQuat ? ep.executed.flatMap((m) => m.rootQuatWxyz!) : null,
+      jointPosRad: ep.executed.flatMap((m) => m.jointPosRad),
+    };
+    let worst: QualificationReplayDto['worst'] = { frame: 0, timeS: 0, kind: 'max_error', detail: 'no executed frames' };
+    if (n >= 2 && exec.rootPosM && exec.rootQuatWxyz) {
+      this.evaluator ??= new ClipPairEvaluator(MB_METRICS_1, this.o.profile());
+      const t0 = exec.timeS[0];
+      const fps = n > 1 ? (n - 1) / (exec.timeS[n - 1] - t0) : MB_METRICS_1.rateHz;
+      const ev = this.evaluator.evaluate(clip, { fps, frameCount: n, rootPosM: Float64Array.from(exec.rootPosM), rootQuatWxyz: Float64Array.from(exec.rootQuatWxyz), jointPosRad: Float64Array.from(exec.jointPosRad) });
+      const f = ev.metrics.failure;
+      if (f.available && f.value) {
+        worst = { frame: f.value.frame, timeS: f.value.frame / MB_METRICS_1.rateHz, kind: 'first_failure', detail: `${f.value.condition} of ${f.value.body}: ${f.value.error.toFixed(3)} > ${f.value.threshold}` };
+      } else {
+        // The frame with the largest body error (root translation removed, as MPJPE-l).
+        const B = ev.exec.bodyPosM.length / ev.K / 3;
+        const root = this.o.profile().rootBodyIndex;
+        let best = -1;
+        let bestK = 0;
+        let bestB = 0;
+        for (let k = 0; k < ev.K; k++) {
+          const o = k * B * 3;
+          for (let b = 0; b < B; b++) {
+            let s = 0;
+            for (let a = 0; a < 3; a++) {
+              const d = ev.exec.bodyPosM[o + 3 * b + a] - ev.exec.bodyPosM[o + 3 * root + a] - (ev.ref.bodyPosM[o + 3 * b + a] - ev.ref.bodyPosM[o + 3 * root + a]);
+              s += d * d;
+            }
+            if (s > best) {
+              best = s;
+              bestK = k;
+              bestB = b;
+            }
+          }
+        }
+        worst = { frame: bestK, timeS: bestK / MB_METRICS_1.rateHz, kind: 'max_error', detail: `largest body error ${(Math.sqrt(best) * 100).toFixed(1)} cm (${this.o.profile().bodies[bestB]?.name ?? `body ${bestB}`})` };
+      }
+    }
+    return {
+      bindingKey: p.bindingKey,
+      clipId: p.clipId,
+      runId: found.worst.runId,
+      rolloutIndex: found.worst.index,
+      outcome: found.worst.outcome,
+      admitted: found.pair.decision ? found.pair.decision.admitted : null,
+      reasons: found.pair.decision?.reasons ?? [],
+      reference: clipToDto(clip),
+      executed: exec,
+      worst,
+    };
+  }
+
+  async close(): Promise<void> {
+    for (const j of this.jobs.values()) if (j.status.state === 'running') j.controller.abort('the console services are shutting down');
+    await Promise.race([Promise.all([...this.jobs.values()].map((j) => j.done)), new Promise((r) => setTimeout(r, 5000).unref())]);
+  }
+}
