@@ -1,5 +1,5 @@
-import { useEffect, useRef, useState } from 'react';
 import { poseStore, type PoseState } from '../stores/poseStore';
+import { useThrottledStore } from './useThrottledStore';
 
 /**
  * A value derived from the transient pose store, re-rendered at most `hz` times a second (and
@@ -7,28 +7,5 @@ import { poseStore, type PoseState } from '../stores/poseStore';
  * directly, so React never runs at the playback rate.
  */
 export function useThrottledPose<T>(select: (s: PoseState) => T, hz = 12): T {
-  const selectRef = useRef(select);
-  selectRef.current = select;
-  const [value, setValue] = useState(() => select(poseStore.getState()));
-  useEffect(() => {
-    const intervalMs = 1000 / hz;
-    let lastMs = 0;
-    let timer: ReturnType<typeof setTimeout> | null = null;
-    const flush = (): void => {
-      timer = null;
-      lastMs = performance.now();
-      setValue(selectRef.current(poseStore.getState()));
-    };
-    flush();
-    const unsubscribe = poseStore.subscribe(() => {
-      if (timer !== null) return;
-      const wait = Math.max(0, lastMs + intervalMs - performance.now());
-      timer = setTimeout(flush, wait);
-    });
-    return () => {
-      unsubscribe();
-      if (timer !== null) clearTimeout(timer);
-    };
-  }, [hz]);
-  return value;
+  return useThrottledStore(poseStore, select, hz);
 }

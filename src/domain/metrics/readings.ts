@@ -85,6 +85,25 @@ export interface EpisodeMetrics {
   jointJerkP95RadS3: Reading<number>;
 }
 
+/** An episode too short to read (fewer than two frames): every reading unavailable, with `reason`. */
+export function allReadingsUnavailable(contractId: string, frames: number, reason: string): EpisodeMetrics {
+  const u = { available: false as const, reason };
+  return {
+    contract: contractId,
+    K: frames,
+    failure: u,
+    progressSoft: u,
+    progressStop: u,
+    mpjpeLMm: u,
+    jointPosRmseRad: u,
+    jointVelRmseRadS: u,
+    jointAccRmsRadS2: u,
+    jointAccP95RadS2: u,
+    jointJerkRmsRadS3: u,
+    jointJerkP95RadS3: u,
+  };
+}
+
 /** The numeric readings of an episode, in the order of DESIGN §12. */
 export const NUMERIC_READINGS = [
   'progressSoft',

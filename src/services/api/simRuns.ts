@@ -1,6 +1,6 @@
 import type { ApiParams, SimBindingInfo, SimEndEvent, SimFramesEvent, SimRunResult, SimRunStarted, SimRunState } from '../../api/contract';
 import type { BackendEvent, BackendLease, EpisodeEnd, EpisodeOutcome } from '../../domain/backend/backend';
-import { ClipPairEvaluator, MB_METRICS_1, type EpisodeMetrics, type HardFailure } from '../../domain/metrics';
+import { allReadingsUnavailable, ClipPairEvaluator, MB_METRICS_1, type EpisodeMetrics, type HardFailure } from '../../domain/metrics';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { clipHead } from '../../domain/sim/clipWindow';
@@ -153,21 +153,7 @@ export interface SimRunManagerOptions {
 
 /** Readings of a run with fewer than two frames: every reading unavailable, with the reason. */
 function unavailableMetrics(frames: number, why: string): EpisodeMetrics {
-  const u = { available: false as const, reason: `the run recorded ${frames} frame(s): ${why}` };
-  return {
-    contract: MB_METRICS_1.id,
-    K: frames,
-    failure: u,
-    progressSoft: u,
-    progressStop: u,
-    mpjpeLMm: u,
-    jointPosRmseRad: u,
-    jointVelRmseRadS: u,
-    jointAccRmsRadS2: u,
-    jointAccP95RadS2: u,
-    jointJerkRmsRadS3: u,
-    jointJerkP95RadS3: u,
-  };
+  return allReadingsUnavailable(MB_METRICS_1.id, frames, `the run recorded ${frames} frame(s): ${why}`);
 }
 
 export function bindingInfo(spec: string, b: WbcBinding): SimBindingInfo {

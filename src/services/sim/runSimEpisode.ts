@@ -7,7 +7,7 @@
 import fs from 'node:fs/promises';
 import type { BackendEvent, InitialState } from '../../domain/backend/backend';
 import type { StateFrame } from '../../domain/backend/stateFrame';
-import { ClipPairEvaluator, MB_METRICS_1, episodeMetricsJson, type EpisodeMetrics } from '../../domain/metrics';
+import { allReadingsUnavailable, ClipPairEvaluator, MB_METRICS_1, episodeMetricsJson, type EpisodeMetrics } from '../../domain/metrics';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { resampleClip } from '../../domain/motion/resample';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
@@ -174,19 +174,5 @@ export async function runSimEpisode(sim: EmbeddedSimulator, req: SimEpisodeReque
 
 /** Readings of an episode with fewer than two frames: every reading unavailable. */
 function emptyMetrics(end: SimEpisodeEnd): EpisodeMetrics {
-  const u = { available: false as const, reason: `the episode recorded ${end.frames} frame(s): ${end.reason}` };
-  return {
-    contract: MB_METRICS_1.id,
-    K: end.frames,
-    failure: u,
-    progressSoft: u,
-    progressStop: u,
-    mpjpeLMm: u,
-    jointPosRmseRad: u,
-    jointVelRmseRadS: u,
-    jointAccRmsRadS2: u,
-    jointAccP95RadS2: u,
-    jointJerkRmsRadS3: u,
-    jointJerkP95RadS3: u,
-  };
+  return allReadingsUnavailable(MB_METRICS_1.id, end.frames, `the episode recorded ${end.frames} frame(s): ${end.reason}`);
 }
