@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
+import WebSocket from 'ws';
 import { resampleClip } from '../../src/domain/motion/resample';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { REPO_ROOT } from '../helpers/browserHarness';
@@ -153,4 +154,29 @@ export async function canvasColourBox(page: Page, match: { kind: 'bright' } | { 
     },
     { dataUrl: `data:image/png;base64,${png.toString('base64')}`, match },
   );
+}
+
+/**
+ * One console API call over the host's WebSocket, as a client independent of the page: same
+ * token and same-origin header as the page uses; rejects with the API error's message.
+ */
+export async function hostApiCall<T>(server: { port: number; token: string }, method: string, params: unknown): Promise<T> {
+  const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api?token=${server.token}`, { headers: { Origin: `http://127.0.0.1:${server.port}` }, maxPayload: 1 << 30 });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  try {
+    return await new Promise<T>((resolve, reject) => {
+      ws.on('message', (data) => {
+        const m = JSON.parse(String(data)) as { id?: number; result?: T; error?: { message: string } };
+        if (m.id !== 1) return;
+        if (m.error) reject(new Error(m.error.message));
+        else resolve(m.result as T);
+      });
+      ws.send(JSON.stringify({ id: 1, method, params }));
+    });
+  } finally {
+    ws.close();
+  }
 }

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
+import { hostApiCall } from './e2eSupport';
 import type { QualificationJobStatus, QualificationReplayDto, QualificationReportDto } from '../../src/api/contract';
 import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
 import { openCampaign } from '../../src/services/trace';
@@ -29,26 +29,7 @@ const pageErrors: string[] = [];
 const state = (): Promise<MotionbenchTestState> => page.evaluate(() => window.__motionbench!.state());
 const overlay = (): Promise<OverlayTestState> => page.evaluate(() => window.__motionbench!.overlay());
 
-async function apiCall<T>(method: string, params: unknown): Promise<T> {
-  const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api?token=${server.token}`, { headers: { Origin: `http://127.0.0.1:${server.port}` }, maxPayload: 1 << 30 });
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
-  try {
-    return await new Promise<T>((resolve, reject) => {
-      ws.on('message', (data) => {
-        const m = JSON.parse(String(data)) as { id?: number; result?: T; error?: { message: string } };
-        if (m.id !== 1) return;
-        if (m.error) reject(new Error(m.error.message));
-        else resolve(m.result as T);
-      });
-      ws.send(JSON.stringify({ id: 1, method, params }));
-    });
-  } finally {
-    ws.close();
-  }
-}
+const apiCall = <T>(method: string, params: unknown): Promise<T> => hostApiCall<T>(server, method, params);
 
 const jobState = () => page.locator('[data-testid=qual-job-state]').textContent();
 

@@ -3,7 +3,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import type { SimEndEvent, SimRunResult } from '../../src/api/contract';
 import { ClipPairEvaluator, episodeMetricsJson, MB_METRICS_1, type EpisodeMetrics, type HardFailure } from '../../src/domain/metrics';
 import { decodeMotionFile } from '../../src/domain/motion/decodeMotionFile';
@@ -17,7 +16,7 @@ import { errorColorHex } from '../../renderer/src/overlay/errorScale';
 import { conditionText, formatReadingValue, OUTCOME_TEXT, READING_ROWS, UNAVAILABLE_TEXT } from '../../renderer/src/sim/readingsFormat';
 import type { MotionbenchTestState, OverlayTestState, SimRunTestState } from '../../renderer/src/testing/testHooks';
 import { ensureRendererBuilt, launchChromium, REPO_ROOT, screenshot, SHARED_DATA } from '../helpers/browserHarness';
-import { canvasColourBox } from './e2eSupport';
+import { canvasColourBox, hostApiCall } from './e2eSupport';
 
 // Issue 4 item 7: the viewport runs a clip in simulation and shows executed (solid) over reference
 // (ghost) with per-body error colour. Against the real services (`motionbench host` in-process,
@@ -48,27 +47,7 @@ const overlay = (): Promise<OverlayTestState> => page.evaluate(() => window.__mo
 const sims = (): Promise<SimRunTestState[]> => page.evaluate(() => window.__motionbench!.sim());
 const lastSim = async (): Promise<SimRunTestState> => (await sims()).at(-1)!;
 
-/** An API client of the same host, independent of the page (for the recording). */
-async function apiCall<T>(method: string, params: unknown): Promise<T> {
-  const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api?token=${server.token}`, { headers: { Origin: `http://127.0.0.1:${server.port}` }, maxPayload: 1 << 30 });
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
-  try {
-    return await new Promise<T>((resolve, reject) => {
-      ws.on('message', (data) => {
-        const m = JSON.parse(String(data)) as { id?: number; result?: T; error?: { message: string } };
-        if (m.id !== 1) return;
-        if (m.error) reject(new Error(m.error.message));
-        else resolve(m.result as T);
-      });
-      ws.send(JSON.stringify({ id: 1, method, params }));
-    });
-  } finally {
-    ws.close();
-  }
-}
+const apiCall = <T>(method: string, params: unknown): Promise<T> => hostApiCall<T>(server, method, params);
 
 /** `motionbench sim … --json`, for the trajectory hash and readings it prints. */
 function cliSim(args: string[]): Promise<Record<string, unknown>> {

@@ -1,4 +1,5 @@
 import { slerpWxyzInto } from '../../../src/domain/motion/resample';
+import { growRows, grownCapacity } from '../../../src/domain/buffers/growableRows';
 
 // One executed run's trajectory, as the overlay holds it: time, root pose and joint angles per
 // sample, in growable Float64Arrays (amortised doubling, so a live run appends without
@@ -65,20 +66,14 @@ export class RunTrajectory {
   }
 
   private reserve(n: number): void {
-    const cap = this.timeS.length;
-    if (n <= cap) return;
-    let c = cap;
-    while (c < n) c *= 2;
-    const grow = (a: Float64Array, w: number): Float64Array => {
-      const b = new Float64Array(w * c);
-      b.set(a.subarray(0, w * this.count));
-      return b;
-    };
-    this.timeS = grow(this.timeS, 1);
-    this.rootPosM = grow(this.rootPosM, 3);
-    this.rootQuatWxyz = grow(this.rootQuatWxyz, 4);
-    this.jointPosRad = grow(this.jointPosRad, this.jointCount);
+    if (n <= this.timeS.length) return;
+    const c = grownCapacity(this.timeS.length, n);
+    this.timeS = growRows(this.timeS, 1, this.count, c);
+    this.rootPosM = growRows(this.rootPosM, 3, this.count, c);
+    this.rootQuatWxyz = growRows(this.rootQuatWxyz, 4, this.count, c);
+    this.jointPosRad = growRows(this.jointPosRad, this.jointCount, this.count, c);
   }
+
 
   clear(): void {
     this.count = 0;

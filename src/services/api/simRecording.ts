@@ -1,4 +1,5 @@
 import type { StateFrame } from '../../domain/backend/stateFrame';
+import { growRows, grownCapacity } from '../../domain/buffers/growableRows';
 import { slerpWxyzInto } from '../../domain/motion/resample';
 
 // The executed frames of one console run, as the services keep them: time, root pose, joint
@@ -40,23 +41,17 @@ export class SimRecording {
   }
 
   private reserve(n: number): void {
-    const cap = this.timeS.length;
-    if (n <= cap) return;
-    let c = cap;
-    while (c < n) c *= 2;
-    const grow = (a: Float64Array, w: number): Float64Array => {
-      const b = new Float64Array(w * c);
-      b.set(a.subarray(0, w * this.count));
-      return b;
-    };
-    this.timeS = grow(this.timeS, 1);
-    this.rootPosM = grow(this.rootPosM, 3);
-    this.rootQuatWxyz = grow(this.rootQuatWxyz, 4);
-    this.jointPosRad = grow(this.jointPosRad, this.jointCount);
-    this.liveMpjpeLMm = grow(this.liveMpjpeLMm, 1);
-    this.liveJointRmseRad = grow(this.liveJointRmseRad, 1);
-    this.liveFailFrame = grow(this.liveFailFrame, 1);
+    if (n <= this.timeS.length) return;
+    const c = grownCapacity(this.timeS.length, n);
+    this.timeS = growRows(this.timeS, 1, this.count, c);
+    this.rootPosM = growRows(this.rootPosM, 3, this.count, c);
+    this.rootQuatWxyz = growRows(this.rootQuatWxyz, 4, this.count, c);
+    this.jointPosRad = growRows(this.jointPosRad, this.jointCount, this.count, c);
+    this.liveMpjpeLMm = growRows(this.liveMpjpeLMm, 1, this.count, c);
+    this.liveJointRmseRad = growRows(this.liveJointRmseRad, 1, this.count, c);
+    this.liveFailFrame = growRows(this.liveFailFrame, 1, this.count, c);
   }
+
 
   /**
    * Appends a frame (copied). Frames whose time goes backwards, or whose joint vector has the
