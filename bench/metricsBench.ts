@@ -1,4 +1,5 @@
 import { BatchEpisodeReducer } from '../src/domain/metrics/batchReducer';
+import { seededUniform } from '../src/domain/stats/prng';
 import { bodyPositions, type PoseFrames } from '../src/domain/metrics/clipPairMetrics';
 import { MB_METRICS_1 } from '../src/domain/metrics/metricContract';
 import { metricLayoutFor } from '../src/domain/metrics/metricLayout';
@@ -13,17 +14,6 @@ import { fmtRate } from './benchSupport';
 // than the FK of the same frames, i.e. metric time / FK time < 1.
 export const METRICS_TARGET_RATIO = 1;
 
-/** Small deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * One synthetic pair: R walks forward with yaw sway and sinusoidal joints within the joint
@@ -31,7 +21,7 @@ function rng(seed: number): () => number {
  * drops 0.3 m two thirds of the way through (a hard failure), so the failure path is exercised.
  */
 export function makePair(seed: number, K: number, limits: ([number, number] | null)[], ref: PoseFrames, exec: PoseFrames): void {
-  const rand = rng(seed);
+  const rand = seededUniform(seed);
   const J = limits.length;
   const amp = limits.map((l) => (l ? 0.15 * (l[1] - l[0]) * rand() : 0.15));
   const mid = limits.map((l) => (l ? 0.5 * (l[0] + l[1]) : 0));

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { seededUniform } from '../../src/domain/stats/prng';
 import path from 'node:path';
 import type { ControlObservation, ControlReference } from '../../src/domain/wbc/controller';
 import { createStateFrame } from '../../src/domain/backend/stateFrame';
@@ -244,16 +245,10 @@ export function standardInterface(over: Partial<PolicyInterface> = {}, frames = 
   };
 }
 
-/** Deterministic pseudo-random numbers in [-1, 1) (mulberry32). */
+/** Deterministic pseudo-random numbers in [-1, 1). */
 export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1;
-  };
+  const u = seededUniform(seed);
+  return () => u() * 2 - 1;
 }
 
 /** A reference of `frames` frames whose joint j at frame k is 0.01·k + 0.001·j (rad). */

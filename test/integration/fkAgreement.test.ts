@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { seededUniform } from '../../src/domain/stats/prng';
 import { ForwardKinematics } from '../../src/domain/robot/forwardKinematics';
 import { readMjcf } from '../../src/domain/robot/mjcfReader';
 import { loadMujocoModel } from '../../src/services/mujoco/mujocoRuntime';
@@ -12,17 +13,6 @@ import path from 'node:path';
 // random root position, random (unnormalised) root quaternion, joint angles uniform over each
 // joint's range widened by 20% on both sides (FK must not care about limits).
 
-/** Small deterministic PRNG so a failure can be reproduced. */
-function mulberry32(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function maxDeviation(modelFile: string, samples: number, seed: number) {
   const profile = loadRobotProfile(modelFile);
@@ -34,7 +24,7 @@ async function maxDeviation(modelFile: string, samples: number, seed: number) {
     expect(bodyIds.every((id) => id > 0)).toBe(true);
     // The joint layout in qpos: free joint (7) then the 29 hinges in canonical order.
     expect(model.nq).toBe(36);
-    const rand = mulberry32(seed);
+    const rand = seededUniform(seed);
     const pos = new Float64Array(3 * fk.bodyCount);
     const quat = new Float64Array(4 * fk.bodyCount);
     let maxPos = 0;
@@ -102,7 +92,7 @@ describe('forward kinematics agrees with mujoco-js mj_kinematics', () => {
     const profile = readMjcf({ file, readText: (p) => fs.readFileSync(p, 'utf8'), endEffectors: [] });
     const fk = new ForwardKinematics(profile);
     const mj = await loadMujocoModel(file);
-    const rand = mulberry32(3);
+    const rand = seededUniform(3);
     const pos = new Float64Array(3 * fk.bodyCount);
     const quat = new Float64Array(4 * fk.bodyCount);
     let maxPos = 0;

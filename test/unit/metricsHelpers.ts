@@ -1,6 +1,7 @@
 // Builders for metric tests: frames on the 50 Hz common timeline made from our G1's standing
 // pose, perturbed per test, with FK body positions; and both reducer forms over them.
 import { BatchEpisodeReducer } from '../../src/domain/metrics/batchReducer';
+import { seededUniform } from '../../src/domain/stats/prng';
 import { bodyPositions, type PoseFrames } from '../../src/domain/metrics/clipPairMetrics';
 import { MB_METRICS_1, type MetricContract } from '../../src/domain/metrics/metricContract';
 import { metricLayoutFor, type MetricFrames } from '../../src/domain/metrics/metricLayout';
@@ -80,21 +81,10 @@ export function value<T>(r: { available: true; value: T } | { available: false; 
   return r.value;
 }
 
-/** Small deterministic PRNG (mulberry32). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A moving reference: walking root with yaw sway, joints oscillating about the standing pose. */
 export function moving(K: number, seed = 1): Frames {
-  const rand = mulberry32(seed);
+  const rand = seededUniform(seed);
   const f = standing(K);
   const amp = Array.from({ length: J }, () => 0.3 * rand());
   const om = Array.from({ length: J }, () => 2 * Math.PI * (0.2 + rand()));

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { seededUniform } from '../../src/domain/stats/prng';
 import { BatchEpisodeReducer } from '../../src/domain/metrics/batchReducer';
 import { ClipPairEvaluator, StreamingPoseMetrics } from '../../src/domain/metrics/clipPairMetrics';
 import { MB_METRICS_1 } from '../../src/domain/metrics/metricContract';
@@ -7,7 +8,7 @@ import { StreamingEpisodeReducer } from '../../src/domain/metrics/streamingReduc
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { sharedData } from '../helpers/sharedData';
-import { batch, edit, J, layout, moving, mulberry32, profile, stream, value, yawRoot, type Frames } from './metricsHelpers';
+import { batch, edit, J, layout, moving, profile, stream, value, yawRoot, type Frames } from './metricsHelpers';
 
 // "Live (streaming) and batch reducers give identical numbers on the same frames" (DESIGN §4).
 // Identical means exact equality (toEqual compares numbers with Object.is), not a tolerance: both
@@ -15,7 +16,7 @@ import { batch, edit, J, layout, moving, mulberry32, profile, stream, value, yaw
 // JavaScript rounds every operation the same way everywhere.
 
 const noisy = (ref: Frames, seed: number, extra: (k: number, f: Frames) => void = () => undefined): Frames => {
-  const rand = mulberry32(seed);
+  const rand = seededUniform(seed);
   return edit(ref, 0, ref.K, (k, f) => {
     for (let j = 0; j < J; j++) f.jointPosRad[J * k + j] += 0.05 * (rand() - 0.5);
     f.rootPosM[3 * k] += 0.01 * (rand() - 0.5);
@@ -78,7 +79,7 @@ describe('streaming = batch on real clips', () => {
 
   /** The clip delayed by `delay` source frames, with seeded joint noise and a root offset. */
   function perturbed(c: MotionClip, delay: number, seed: number): MotionClip {
-    const rand = mulberry32(seed);
+    const rand = seededUniform(seed);
     const N = c.frameCount;
     const rootPosM = new Float64Array(3 * N);
     const rootQuatWxyz = new Float64Array(4 * N);

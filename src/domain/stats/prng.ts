@@ -125,3 +125,9 @@ export class Xoshiro128StarStar {
     return out;
   }
 }
+
+/** `() => nextFloat()` of a fresh generator: seeded uniform numbers on [0, 1) for test data and benchmarks. */
+export function seededUniform(seed: number): () => number {
+  const rng = new Xoshiro128StarStar(seed);
+  return () => rng.nextFloat();
+}
