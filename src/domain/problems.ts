@@ -35,3 +35,24 @@ export interface Warning {
   code: string;
   message: string;
 }
+
+/** A validation issue as schema libraries report it (zod's shape): where, and what is wrong. */
+export interface SchemaIssue {
+  path: readonly PropertyKey[];
+  message: string;
+}
+
+/** `interface.observation[4].frames`-style key of an issue path; `(root)` for the document itself. */
+export function issueKey(path: readonly PropertyKey[]): string {
+  let s = '';
+  for (const k of path) s += typeof k === 'number' ? `[${k}]` : s ? `.${String(k)}` : String(k);
+  return s || '(root)';
+}
+
+/** One InputError for a file's schema issues: located at the first, counting (and naming) the rest. */
+export function inputErrorFromIssues(file: string, issues: readonly SchemaIssue[]): InputError {
+  const [first, ...rest] = issues;
+  let reason = first.message;
+  if (rest.length > 0) reason += ` (and ${rest.length} more: ${rest.map((i) => `[${issueKey(i.path)}] ${i.message}`).join('; ')})`;
+  return new InputError({ file, key: issueKey(first.path) }, reason);
+}

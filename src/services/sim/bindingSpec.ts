@@ -20,7 +20,7 @@
 
 import fs from 'node:fs';
 import { z } from 'zod';
-import { InputError } from '../../domain/problems';
+import { InputError, inputErrorFromIssues } from '../../domain/problems';
 import { makeBuiltinBinding, rootAssistFromStiffness } from '../../domain/sim/builtinBinding';
 import type { BuiltinBinding, WbcBinding } from '../../domain/wbc/wbcBinding';
 import { loadOnnxBinding } from '../wbc/loadOnnxBinding';
@@ -53,20 +53,11 @@ export const builtinBindingFileSchema = z.strictObject({
     .optional(),
 });
 
-function pathKey(p: readonly PropertyKey[]): string {
-  let s = '';
-  for (const k of p) s += typeof k === 'number' ? `[${k}]` : s ? `.${String(k)}` : String(k);
-  return s || '(root)';
-}
-
 /** Validates the JSON of a builtin binding file; errors name the file and the field. */
 export function parseBuiltinBindingJson(json: unknown, file: string): BuiltinBinding {
   const r = builtinBindingFileSchema.safeParse(json);
   if (!r.success) {
-    const [first, ...rest] = r.error.issues;
-    let reason = first.message;
-    if (rest.length > 0) reason += ` (and ${rest.length} more: ${rest.map((i) => `[${pathKey(i.path)}] ${i.message}`).join('; ')})`;
-    throw new InputError({ file, key: pathKey(first.path) }, reason);
+    throw inputErrorFromIssues(file, r.error.issues);
   }
   const d = r.data;
   let rootAssist = null;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { InputError } from '../../domain/problems';
+import { InputError, inputErrorFromIssues } from '../../domain/problems';
 import { policyInterfaceProblems } from '../../domain/wbc/observationBuilder';
 import type { ObservationTerm, OnnxBinding, PolicyInterface } from '../../domain/wbc/wbcBinding';
 
@@ -70,12 +70,6 @@ export const onnxBindingFileSchema = z.strictObject({
 
 export type OnnxBindingFile = z.input<typeof onnxBindingFileSchema>;
 
-function pathKey(p: readonly PropertyKey[]): string {
-  let s = '';
-  for (const k of p) s += typeof k === 'number' ? `[${k}]` : s ? `.${String(k)}` : String(k);
-  return s || '(root)';
-}
-
 /**
  * Validates parsed binding JSON. `file` names the json in messages; `modelFile` in the result
  * is resolved against `baseDir` (the json's directory). Does not read the .onnx.
@@ -83,10 +77,7 @@ function pathKey(p: readonly PropertyKey[]): string {
 export function parseOnnxBindingJson(json: unknown, file: string, baseDir: string): Omit<OnnxBinding, 'checkpointHash'> & { checkpointHash?: string } {
   const r = onnxBindingFileSchema.safeParse(json);
   if (!r.success) {
-    const [first, ...rest] = r.error.issues;
-    let reason = first.message;
-    if (rest.length > 0) reason += ` (and ${rest.length} more: ${rest.map((i) => `[${pathKey(i.path)}] ${i.message}`).join('; ')})`;
-    throw new InputError({ file, key: pathKey(first.path) }, reason);
+    throw inputErrorFromIssues(file, r.error.issues);
   }
   const d = r.data;
   const iface: PolicyInterface = {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { sha256Hex } from '../../domain/hash/sha256';
-import { InputError } from '../../domain/problems';
+import { InputError, inputErrorFromIssues } from '../../domain/problems';
 import { CORE_V1_ID, CORE_V1_VERSION, generateCoreV1, type GeneratedCoreV1 } from '../../domain/workload/coreV1';
 import { CAPABILITY_GROUPS, snapshotDifferences, WORKLOAD_HASH_SCHEME, WORKLOAD_SNAPSHOT_FORMAT, type WorkloadSnapshot } from '../../domain/workload/snapshot';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../robot/loadRobotProfile';
@@ -60,8 +60,7 @@ export function readFrozenCoreV1(file = CORE_V1_MANIFEST_FILE): FrozenSnapshotFi
   }
   const r = frozenSchema.safeParse(json);
   if (!r.success) {
-    const i = r.error.issues[0];
-    throw new InputError({ file, key: i.path.map(String).join('.') || '(root)' }, i.message);
+    throw inputErrorFromIssues(file, r.error.issues);
   }
   return r.data;
 }
