@@ -15,7 +15,8 @@ export interface IndexedSummary {
   schemaCount: number;
 }
 
-export async function readIndexed(file: string): Promise<IndexedSummary> {
+/** Opens a file with @mcap/core's indexed reader (footer → summary → chunk indexes), as Foxglove does. */
+export async function withIndexedMcap<T>(file: string, use: (reader: McapIndexedReader) => Promise<T>): Promise<T> {
   const fh = await fs.promises.open(file, 'r');
   try {
     const readable: IReadable = {
@@ -26,7 +27,14 @@ export async function readIndexed(file: string): Promise<IndexedSummary> {
         return buf;
       },
     };
-    const reader = await McapIndexedReader.Initialize({ readable });
+    return await use(await McapIndexedReader.Initialize({ readable }));
+  } finally {
+    await fh.close();
+  }
+}
+
+export function readIndexed(file: string): Promise<IndexedSummary> {
+  return withIndexedMcap(file, async (reader) => {
     const topics: Record<string, number> = {};
     for (const [id, n] of reader.statistics!.channelMessageCounts) topics[reader.channelsById.get(id)!.topic] = Number(n);
     const metadata: Record<string, Record<string, string>> = {};
@@ -34,9 +42,7 @@ export async function readIndexed(file: string): Promise<IndexedSummary> {
     const executed: IndexedSummary['executed'] = [];
     for await (const m of reader.readMessages({ topics: ['/executed/state'] })) executed.push(JSON.parse(new TextDecoder().decode(m.data)));
     return { topics, chunkCount: reader.statistics!.chunkCount, metadata, executed, schemaCount: reader.schemasById.size };
-  } finally {
-    await fh.close();
-  }
+  });
 }
 
 /** Recomputes the data-section CRC (DataEnd) and the summary CRC (Footer) from the bytes. */

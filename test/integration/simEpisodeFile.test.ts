@@ -4,8 +4,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { McapIndexedReader, type IReadable } from '@mcap/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withIndexedMcap } from '../helpers/traceMcap';
 import { episodeMetricsJson } from '../../src/domain/metrics';
 import { makeBuiltinBinding, rootAssistFromStiffness } from '../../src/domain/sim/builtinBinding';
 import { clipHead } from '../../src/domain/sim/clipWindow';
@@ -64,17 +64,7 @@ describe('episode file (MCAP)', () => {
   });
 
   it('opens with @mcap/core’s indexed reader: JSON channels with jsonschema schemas, ns log times', async () => {
-    const fh = await fs.promises.open(file, 'r');
-    try {
-      const readable: IReadable = {
-        size: async () => BigInt((await fh.stat()).size),
-        read: async (offset, size) => {
-          const buf = new Uint8Array(Number(size));
-          await fh.read(buf, 0, Number(size), Number(offset));
-          return buf;
-        },
-      };
-      const reader = await McapIndexedReader.Initialize({ readable });
+    await withIndexedMcap(file, async (reader) => {
       const channels = [...reader.channelsById.values()];
       expect(channels.map((c) => c.topic).sort()).toEqual(Object.values(TOPICS).sort());
       for (const c of channels) {
@@ -104,9 +94,7 @@ describe('episode file (MCAP)', () => {
       const meta = [];
       for await (const m of reader.readMetadata()) meta.push(m.name);
       expect(meta).toEqual(['episode', 'result']);
-    } finally {
-      await fh.close();
-    }
+    });
   });
 
   it('an interrupted file (no summary) still yields its complete chunks', async () => {
