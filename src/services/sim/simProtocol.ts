@@ -3,6 +3,7 @@
 // worker's episode loop never has to yield to its event loop), and the message types.
 
 import type { InitialState } from '../../domain/backend/backend';
+import type { MotionClip } from '../../domain/motion/motionClip';
 import type { HardFailure } from '../../domain/metrics';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import { trajectoryFrameWidth } from '../../domain/sim/trajectoryHash';
@@ -119,16 +120,7 @@ export const STOP_CODES: Record<StopOutcome, number> = { aborted_by_operator: ST
 export const STOP_OUTCOMES: Record<number, StopOutcome> = { [STOP_ABORTED]: 'aborted_by_operator', [STOP_ESTOP]: 'estop', [STOP_INTERVENTION]: 'intervention' };
 
 /** The clip as sent to a worker (typed arrays are copied by structured clone). */
-export interface WireClip {
-  id: string;
-  name: string;
-  fps: number;
-  frameCount: number;
-  rootPosM: Float64Array;
-  rootQuatWxyz: Float64Array;
-  jointPosRad: Float64Array;
-  jointVelRadS?: Float64Array;
-}
+export type WireClip = Pick<MotionClip, 'id' | 'name' | 'fps' | 'frameCount' | 'rootPosM' | 'rootQuatWxyz' | 'jointPosRad' | 'jointVelRadS'>;
 
 export interface SimRunOptions {
   /** Frames per batch sent to the main thread (default 10 = 0.2 s of simulated time). */
