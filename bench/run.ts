@@ -44,4 +44,5 @@ for (const [file, label] of [
   r.lines.forEach((l) => console.log(l));
   if (!r.pass) failed = true;
 }
+if (!(await import('./robotLinkLatency').then((m) => m.benchRobotLinkLatency()).then((r) => (r.lines.forEach((l) => console.log(l)), r.pass)))) failed = true;
 process.exitCode = failed ? 1 : 0;

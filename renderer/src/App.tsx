@@ -1,6 +1,7 @@
 import { useEffect } from 'react';
 import { bootstrapConsole } from './bootstrap';
 import { useKeyboardShortcuts } from './hooks/useKeyboardShortcuts';
+import { CalibrationPanel } from './panels/CalibrationPanel';
 import { ClipInfo } from './panels/ClipInfo';
 import { ClipPanel } from './panels/ClipPanel';
 import { ConnectionsPanel } from './panels/ConnectionsPanel';
@@ -10,6 +11,7 @@ import { QualificationBoard } from './panels/QualificationBoard';
 import { RunsPanel } from './panels/RunsPanel';
 import { SimPanel } from './panels/SimPanel';
 import { Timeline } from './panels/Timeline';
+import { TrialRunnerPanel } from './panels/TrialRunnerPanel';
 import { TopBar } from './panels/TopBar';
 import { startPlaybackLoop } from './playback/playback';
 import { useConnectionStore } from './stores/connectionStore';
@@ -56,6 +58,8 @@ export function App() {
           </main>
           <aside className="sidebar sidebar-right">
             <ConnectionsPanel />
+            <TrialRunnerPanel />
+            <CalibrationPanel />
             <SimPanel />
             <RunsPanel />
           </aside>

@@ -6,9 +6,11 @@ import type { ExecutionDomain, Presence, Problem } from '../domain/backend/backe
 import { checkBackendUrl, MAX_BACKEND_URL_LENGTH } from './connectionUrl';
 import { qualificationRequestSchemas, type QualificationResults } from './qualificationContract';
 import { simRequestSchemas, type ApiEvent, type SimRunResult, type SimRunStarted } from './simContract';
+import { trialRequestSchemas, type TrialResults } from './trialContract';
 
 export * from './simContract';
 export * from './qualificationContract';
+export * from './trialContract';
 
 // The console API: one typed contract shared by both transports (Electron IPC and the loopback
 // WebSocket of `motionbench host`) and by the renderer. Every request is `{ method, params }`;
@@ -68,8 +70,11 @@ export const requestSchemas = {
   }),
   /** Every endpoint with its status; the embedded simulator is always first. */
   'connections.list': z.strictObject({}),
-  /** Adds a remote simulator (g1-bridge/1 over foxglove.websocket.v1) and starts connecting. */
-  'connections.add': z.strictObject({ url: backendUrlSchema }),
+  /**
+   * Adds a remote endpoint (g1-bridge/1 over foxglove.websocket.v1) and starts connecting: a
+   * simulator (default) or the physical robot (`kind: 'robot'`: robot link limits, stale 50 ms, lost 100 ms).
+   */
+  'connections.add': z.strictObject({ url: backendUrlSchema, kind: z.enum(['remote_simulator', 'robot']).optional() }),
   /** Disconnects and forgets a remote entry (the embedded simulator cannot be removed). */
   'connections.remove': z.strictObject({ id: connectionIdSchema }),
   /** Creates the entry's backend if needed (starts the embedded simulator, dials a remote one). */
@@ -80,6 +85,8 @@ export const requestSchemas = {
   ...simRequestSchemas,
   // qualification.*: see qualificationContract.ts.
   ...qualificationRequestSchemas,
+  // interlock.*, calibration.*, trial.*: see trialContract.ts.
+  ...trialRequestSchemas,
 } as const;
 
 export type ApiMethod = keyof typeof requestSchemas;
@@ -142,7 +149,7 @@ export interface MeshDto {
   bytesBase64: string;
 }
 
-export type ConnectionKind = 'embedded_simulator' | 'remote_simulator';
+export type ConnectionKind = 'embedded_simulator' | 'remote_simulator' | 'robot';
 
 /** One endpoint in the Connections panel (DESIGN §8). */
 export interface ConnectionInfo {
@@ -177,7 +184,7 @@ export interface ConnectionInfo {
 
 export const MAX_PROBLEMS_SENT = 8;
 
-export interface ApiResults extends QualificationResults {
+export interface ApiResults extends QualificationResults, TrialResults {
   'app.info': AppInfo;
   'robot.getProfile': RobotProfile;
   'robot.getMesh': MeshDto;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { qualificationProgressEventSchema } from './qualificationContract';
+import { trialEventSchemas } from './trialContract';
 
 // The simulation-run part of the console API (issue 4, item 7): `sim.run` starts the loaded clip
 // on a connection under a builtin binding and returns at once; the executed frames then reach the
@@ -199,7 +200,7 @@ export const simEndEventSchema = z.strictObject({
   stopRequestedAtMs: z.number().nullable(),
 });
 
-export const apiEventSchema = z.discriminatedUnion('type', [simFramesEventSchema, simEndEventSchema, qualificationProgressEventSchema]);
+export const apiEventSchema = z.discriminatedUnion('type', [simFramesEventSchema, simEndEventSchema, qualificationProgressEventSchema, ...trialEventSchemas]);
 
 export type SimFramesEvent = z.infer<typeof simFramesEventSchema>;
 export type SimEndEvent = z.infer<typeof simEndEventSchema>;

@@ -1,17 +1,19 @@
 import { clipInfoCommand } from './commands/clipInfoCommand';
 import { fkCommand } from './commands/fkCommand';
 import { hostCommand } from './commands/hostCommand';
+import { emulateRobotCommand } from './commands/emulateRobotCommand';
 import { emulateInterlockCommand, interlockListCommand, interlockMonitorCommand } from './commands/interlockCommand';
 import { metricsCommand } from './commands/metricsCommand';
 import { qualifyCommand } from './commands/qualifyCommand';
 import { reportCommand } from './commands/reportCommand';
 import { serveSimCommand } from './commands/serveSimCommand';
 import { simCommand } from './commands/simCommand';
+import { calibrateCommand, trialCommand } from './commands/trialCommands';
 import { isHelpRequest, processIo, reportError, type CliIo, type Command } from './cliSupport';
 
 // `motionbench <command>`: every subcommand has --help, exits non-zero with a one-line reason on
 // bad input, and with --json prints exactly one JSON document on stdout.
-const commands: Command[] = [clipInfoCommand, fkCommand, metricsCommand, simCommand, qualifyCommand, reportCommand, serveSimCommand, hostCommand, emulateInterlockCommand, interlockMonitorCommand, interlockListCommand];
+const commands: Command[] = [clipInfoCommand, fkCommand, metricsCommand, simCommand, qualifyCommand, reportCommand, serveSimCommand, emulateRobotCommand, calibrateCommand, trialCommand, hostCommand, emulateInterlockCommand, interlockMonitorCommand, interlockListCommand];
 
 const NAME_WIDTH = Math.max(...commands.map((c) => c.name.length));
 

@@ -5,15 +5,16 @@ import type { BackendEvent, EpisodeEnd, Presence, Problem } from '../../src/doma
 import type { StateFrame } from '../../src/domain/backend/stateFrame';
 import { resampleClip } from '../../src/domain/motion/resample';
 import { makeBuiltinBinding } from '../../src/domain/sim/builtinBinding';
+import { G1_BRIDGE_LIMITS } from '../../src/domain/bridge/g1BridgeContract';
 import { initialStateFromClipFrame } from '../../src/domain/sim/initialState';
 import { startBridgeServer, type BridgeServer } from '../../src/services/bridge/bridgeServer';
-import { RemoteSimulatorBackend, type RemoteSimulatorOptions } from '../../src/services/bridge/remoteSimulatorBackend';
+import { BridgeClientBackend, type BridgeClientOptions } from '../../src/services/bridge/bridgeClientBackend';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { sharedData } from '../helpers/sharedData';
 import { FakeBackend } from '../unit/bridgeFakeBackend';
 import { PlainClient, RawBridgeServer, lowState, sleep, waitFor } from './bridgeTestClient';
 
-// RemoteSimulatorBackend (the console's client for any g1-bridge/1 simulator added by URL)
+// BridgeClientBackend (the console's client for any g1-bridge/1 simulator or robot)
 // against the bridge server over a fake backend, and against a raw server sending bad frames.
 
 const HANDS_UP = loadClipFile(sharedData('motions/g1_moves/npz/B_HandsUp.npz'));
@@ -54,8 +55,8 @@ async function serve(opts: { speed?: number; globalRoot?: boolean; port?: number
   return { server, backend };
 }
 
-function remote(url: string, opts: Partial<RemoteSimulatorOptions> = {}): { backend: RemoteSimulatorBackend; rec: Recorder } {
-  const backend = new RemoteSimulatorBackend({ url, reconnectInitialDelayMs: 50, reconnectMaxDelayMs: 200, ...opts });
+function remote(url: string, opts: Partial<BridgeClientOptions> = {}): { backend: BridgeClientBackend; rec: Recorder } {
+  const backend = new BridgeClientBackend({ url, reconnectInitialDelayMs: 50, reconnectMaxDelayMs: 200, ...opts });
   const rec = new Recorder();
   backend.setListener(rec.listener);
   cleanups.push(() => backend.close());
@@ -72,7 +73,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-describe('RemoteSimulatorBackend against the bridge server', () => {
+describe('BridgeClientBackend against the bridge server', () => {
   it('declares capabilities from what is advertised and runs a clip end to end', async () => {
     const { server, backend: fake } = await serve();
     const { backend, rec } = remote(server.url, { id: 'remote-1' });
@@ -201,7 +202,7 @@ describe('RemoteSimulatorBackend against the bridge server', () => {
   });
 });
 
-describe('RemoteSimulatorBackend against a raw server', () => {
+describe('BridgeClientBackend against a raw server', () => {
   async function raw(opts: { withRoot?: boolean } = {}): Promise<RawBridgeServer> {
     const s = await RawBridgeServer.start(opts);
     cleanups.push(() => s.close());
@@ -232,8 +233,51 @@ describe('RemoteSimulatorBackend against a raw server', () => {
     expect(msgs).toMatch(/q: must have 29 values, found 28/);
     expect(msgs).toMatch(/NaN is not a JSON number/);
     expect(msgs).toMatch(/imu\.quat_wxyz: quaternion/);
+    // oversized, a string and a NaN inside an array: counted, dropped, the link stays up
+    const big = { ...lowState(15, 1_500_000), pad: 'x'.repeat(G1_BRIDGE_LIMITS.lowStateBytes) };
+    s.publish(s.channel.lowstate, big);
+    s.publish(s.channel.lowstate, { ...lowState(16, 1_600_000), q: [...new Array(28).fill(0), '0.1'] });
+    s.publish(s.channel.lowstate, JSON.stringify(lowState(17, 1_700_000)).replace('"tau_est":[0', '"tau_est":[NaN'));
+    s.publish(s.channel.lowstate, lowState(18, 1_800_000));
+    await waitFor(() => backend.stats().received === 11, 3000, 'the second batch');
+    expect(backend.stats()).toMatchObject({ received: 11, accepted: 3, malformed: 6, oversized: 1 });
+    await waitFor(() => rec.frames.length === 3, 1000, 'three frames');
+    expect(rec.frames[2].tick).toBe(18);
+    expect(rec.codes()).toContain('oversized_frame');
+    const all = rec.problems.map((p) => p.message).join('\n');
+    expect(all).toMatch(/more than the 65536-byte limit/);
+    expect(all).toMatch(/q\[28\]: must be a finite number, found/);
+    expect(backend.presence).toBe('present');
     // a robot-like server without metadata for reset/kinds still gives sensible capabilities
     expect(backend.capabilities).toMatchObject({ globalRootPosition: false, stateRateHz: 500, exactReset: true, bindingKinds: ['remote'] });
+  });
+
+  it('takes a 500 Hz stream whole: every frame accepted and delivered in order, none dropped', async () => {
+    const s = await raw();
+    const { backend, rec } = remote(s.url);
+    await waitFor(() => backend.presence === 'present' && s.sockets.size === 1, 3000, 'present');
+    await sleep(50);
+    // 1 s at 500 Hz, in bursts of 5 every 10 ms (as a busy publisher sends)
+    const N = 500;
+    let k = 0;
+    await new Promise<void>((resolve) => {
+      const timer = setInterval(() => {
+        for (let i = 0; i < 5 && k < N; i++, k++) s.publish(s.channel.lowstate, lowState(k + 1, 2_000_000 * (k + 1), 0.001 * k));
+        if (k >= N) {
+          clearInterval(timer);
+          resolve();
+        }
+      }, 10);
+    });
+    await waitFor(() => rec.frames.length === N, 3000, `${N} frames`);
+    expect(rec.frames.map((f) => f.tick)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
+    expect(rec.frames[N - 1].timeS).toBeCloseTo((N - 1) * 0.002, 12);
+    expect(rec.frames[N - 1].jointPosRad[0]).toBeCloseTo(0.001 * (N - 1), 12);
+    expect(backend.stats()).toMatchObject({ received: N, accepted: N, dropped: 0, missingTicks: 0, tickGapEvents: 0, malformed: 0 });
+    const link = backend.linkStats();
+    expect(link.stateRateHz).toBeGreaterThan(0);
+    expect(link.stateRateHz).toBeLessThanOrEqual(N);
+    expect(link.oneWayLatencyMs).toBeNull(); // the server declares no stamp origin
   });
 
   it('goes stale, then lost, when the stream stops, and present again when it resumes', async () => {

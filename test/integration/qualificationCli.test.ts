@@ -136,7 +136,7 @@ describe('motionbench qualify + report (real simulator, trace store, MCAP)', () 
     const r = await motionbench('report', '--campaign', campaign, '--format', 'json');
     expect(r.code, r.stderr).toBe(0);
     const rep = JSON.parse(r.stdout);
-    expect(rep).toMatchObject({ format: 'motionbench-qualification-report/1', contract: 'mb-metrics/1', policy: { key: 'mb-admission/1' } });
+    expect(rep).toMatchObject({ format: 'motionbench-qualification-report/2', contract: 'mb-metrics/1', policy: { key: 'mb-admission/1' } });
     expect(rep.snapshots).toEqual([expect.objectContaining({ id: 'core-v1', version: '1', snapshot_hash: (first.snapshot as { hash: string }).hash, clips: 47 })]);
     expect(rep.bindings.map((b: { key: string; note: string }) => [b.key, b.note])).toEqual(
       expect.arrayContaining([
@@ -183,7 +183,7 @@ describe('motionbench qualify + report (real simulator, trace store, MCAP)', () 
     const csv = await inProcess('report', '--campaign', campaign, '--format', 'csv');
     expect(csv.code, csv.stderr).toBe(0);
     const lines = csv.stdout.trim().split('\n');
-    expect(lines[0]).toBe('level,contract,policy,snapshot,snapshot_hash,binding,binding_kind,binding_note,group,clip,clip_id,pairs,admitted,rejected,pending,rollouts,sr,progress_soft,mpjpe_l_mm,decision,reasons');
+    expect(lines[0]).toBe('level,contract,policy,snapshot,snapshot_hash,binding,binding_kind,binding_note,group,clip,clip_id,pairs,admitted,rejected,pending,rollouts,sr,progress_soft,mpjpe_l_mm,decision,reasons,reading,unit,sim,real,gap_percent,clips_used,excluded,calibration_id,sim_trials,real_trials,sim_failed,real_failed,excluded_trials,unavailable');
     const pairRows = lines.filter((l) => l.startsWith('pair,'));
     expect(pairRows).toHaveLength(4);
     expect(pairRows.filter((l) => l.includes(',rejected,')).join('\n')).toContain('success_rate: SR 0.0%');

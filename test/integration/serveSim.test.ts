@@ -8,7 +8,7 @@ import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { makeBuiltinBinding, rootAssistFromStiffness } from '../../src/domain/sim/builtinBinding';
 import { initialStateFromClipFrame } from '../../src/domain/sim/initialState';
 import { StatusLevel } from '../../src/services/bridge/foxgloveWs';
-import { RemoteSimulatorBackend } from '../../src/services/bridge/remoteSimulatorBackend';
+import { BridgeClientBackend } from '../../src/services/bridge/bridgeClientBackend';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { REPO_ROOT, sharedData } from '../helpers/sharedData';
 import { PlainClient, sleep, waitFor } from './bridgeTestClient';
@@ -163,7 +163,7 @@ describe('motionbench serve-sim (real MuJoCo) with a plain Foxglove client', () 
 
 describe('RemoteSimulatorBackend against motionbench serve-sim (real MuJoCo)', () => {
   it('runs a clip end to end over the link', async () => {
-    const remote = new RemoteSimulatorBackend({ url, id: 'remote-serve-sim' });
+    const remote = new BridgeClientBackend({ url, id: 'remote-serve-sim' });
     const frames: StateFrame[] = [];
     const events: BackendEvent[] = [];
     remote.setListener(async (evs) => {

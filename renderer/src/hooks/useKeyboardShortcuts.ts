@@ -5,14 +5,20 @@ import { useClipStore } from '../stores/clipStore';
 
 // Global keys. STOP (Space, Escape) is handled first, in the capture phase, whatever has focus,
 // and also swallows the key-up so a focused button is not "clicked" by the same Space press.
+// One exception: a text field marked data-stop-keys="escape" (the reset note a human types)
+// takes Space as a space; Escape still stops there.
 // Frame keys: ←/→ one frame, Shift+←/→ ten, Home/End, P play/pause.
 
 const isTextEntry = (t: EventTarget | null): boolean =>
   t instanceof HTMLInputElement ? t.type !== 'range' && t.type !== 'checkbox' && t.type !== 'button' : t instanceof HTMLTextAreaElement || t instanceof HTMLSelectElement;
 
+/** A text field where Space types a space (Escape remains STOP). */
+const spaceTypes = (t: EventTarget | null): boolean => t instanceof HTMLElement && t.dataset.stopKeys === 'escape' && isTextEntry(t);
+
 export function useKeyboardShortcuts(): void {
   useEffect(() => {
     const onKeyDown = (e: KeyboardEvent): void => {
+      if (e.code === 'Space' && spaceTypes(e.target)) return;
       if (e.code === 'Space' || e.key === 'Escape') {
         e.preventDefault();
         e.stopPropagation();
@@ -47,7 +53,7 @@ export function useKeyboardShortcuts(): void {
       }
     };
     const onKeyUp = (e: KeyboardEvent): void => {
-      if (e.code === 'Space') e.preventDefault();
+      if (e.code === 'Space' && !spaceTypes(e.target)) e.preventDefault();
     };
     window.addEventListener('keydown', onKeyDown, { capture: true });
     window.addEventListener('keyup', onKeyUp, { capture: true });

@@ -11,7 +11,8 @@ import { useConnectionStore } from '../stores/connectionStore';
 
 // DESIGN §8 Connections: every endpoint with its presence, measured state rate, age of the last
 // frame (and link latency where the backend measures it), and its latest problems. The embedded
-// simulator is always first. Remote simulators are added by ws:// or wss:// URL.
+// simulator is always first. Remote simulators and the robot are added by ws:// or wss:// URL
+// (the robot's link is fresh only with a frame younger than 50 ms: its age is shown in red beyond).
 
 const PRESENCE_TEXT: Record<ConnectionInfo['presence'], string> = {
   disconnected: 'disconnected',
@@ -32,7 +33,7 @@ function Endpoint({ e, busy }: { e: ConnectionInfo; busy: boolean }) {
         <span className="endpoint-name" title={e.url ?? e.name}>
           {e.name}
         </span>
-        <span className="badge badge-domain">{e.executionDomain === 'real_robot' ? 'robot' : 'sim'}</span>
+        <span className="badge badge-domain">{e.kind === 'robot' || e.executionDomain === 'real_robot' ? 'robot' : 'sim'}</span>
       </div>
       <div className="endpoint-stats mono">
         <span className="endpoint-presence" data-testid={`endpoint-presence-${e.id}`}>
@@ -42,7 +43,9 @@ function Endpoint({ e, busy }: { e: ConnectionInfo; busy: boolean }) {
           <span data-testid={`endpoint-rate-${e.id}`}>{e.rateHz === null ? '— Hz' : `${e.rateHz.toFixed(1)} Hz`}</span>
           {e.declaredRateHz !== null && <span className="muted">/{e.declaredRateHz}</span>}
         </span>
-        <span title="age of the last state frame">age {ms(e.lastFrameAgeMs)}</span>
+        <span title={e.kind === 'robot' ? 'age of the last state frame (the robot link is fresh below 50 ms)' : 'age of the last state frame'} className={e.kind === 'robot' && e.lastFrameAgeMs !== null && e.lastFrameAgeMs >= 50 ? 'bad-text' : undefined} data-testid={`endpoint-age-${e.id}`}>
+          age {ms(e.lastFrameAgeMs)}
+        </span>
         <span title="link round-trip latency, where the backend measures it">rtt {ms(e.latencyMs)}</span>
         {e.leasedRunId && <span className="badge badge-live" title={`leased by run ${e.leasedRunId}`}>in use</span>}
       </div>
@@ -82,7 +85,7 @@ function Endpoint({ e, busy }: { e: ConnectionInfo; busy: boolean }) {
 }
 
 export function ConnectionsPanel() {
-  const { entries, pollError, urlText, actionError, busy, polledAtMs } = useEndpointsStore();
+  const { entries, pollError, urlText, addKind, actionError, busy, polledAtMs } = useEndpointsStore();
   const connected = useConnectionStore((s) => s.status === 'connected');
   const problem = urlProblem(urlText);
   const adding = busy.includes('add');
@@ -110,12 +113,22 @@ export function ConnectionsPanel() {
           void addEndpoint();
         }}
       >
+        <select
+          value={addKind}
+          aria-label="What the URL is"
+          title="a remote simulator, or the physical robot (its bridge or motionbench emulate-robot)"
+          data-testid="endpoint-kind"
+          onChange={(e) => useEndpointsStore.setState({ addKind: e.target.value as 'remote_simulator' | 'robot' })}
+        >
+          <option value="remote_simulator">sim</option>
+          <option value="robot">robot</option>
+        </select>
         <input
           type="text"
-          placeholder="ws://host:port (remote simulator)"
+          placeholder={addKind === 'robot' ? 'ws://robot-pc:port (g1-bridge/1)' : 'ws://host:port (remote simulator)'}
           value={urlText}
           spellCheck={false}
-          aria-label="Remote simulator URL"
+          aria-label={addKind === 'robot' ? 'Robot URL' : 'Remote simulator URL'}
           aria-invalid={problem !== null}
           data-testid="endpoint-url"
           onChange={(e) => useEndpointsStore.setState({ urlText: e.target.value, actionError: null })}

@@ -6,6 +6,7 @@ import { useClipStore } from '../stores/clipStore';
 import { useConnectionStore } from '../stores/connectionStore';
 import { useEndpointsStore } from '../stores/endpointsStore';
 import { onQualificationProgress } from '../qualification/qualificationActions';
+import { handleTrialEvent } from '../trial/trialActions';
 import { addRun, appendRunFrames, endRun, MAX_RUNS, runTrajectory, setRunTrajectory, useRunStore } from '../stores/runStore';
 import { bumpSimLive, patchSimRun, simLive, useSimStore, type SimRunRecord } from '../stores/simStore';
 
@@ -43,6 +44,15 @@ export function handleApiEvent(e: ApiEvent): void {
   if (e.type === 'qualification.progress') {
     try {
       onQualificationProgress(e);
+    } finally {
+      ack(e.seq);
+    }
+    return;
+  }
+  if (e.type !== 'sim.frames' && e.type !== 'sim.end') {
+    // interlock, calibration and trial pushes (src/api/trialContract.ts)
+    try {
+      handleTrialEvent(e);
     } finally {
       ack(e.seq);
     }

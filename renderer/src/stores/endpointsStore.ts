@@ -17,6 +17,8 @@ export interface EndpointsState {
   pollError: string | null;
   /** The URL field, as typed. */
   urlText: string;
+  /** What the URL is: a remote simulator or the physical robot (robot link limits). */
+  addKind: 'remote_simulator' | 'robot';
   /** Why the last add/connect/remove failed (shown under the form). */
   actionError: { action: string; message: string } | null;
   /** Entry ids (or 'add') with an action in flight. */
@@ -28,6 +30,7 @@ export const useEndpointsStore = create<EndpointsState>(() => ({
   polledAtMs: null,
   pollError: null,
   urlText: '',
+  addKind: 'remote_simulator',
   actionError: null,
   busy: [],
 }));
@@ -97,7 +100,8 @@ export async function addEndpoint(): Promise<void> {
     useEndpointsStore.setState({ actionError: { action: 'add', message: check.reason } });
     return;
   }
-  const ok = await act('add', 'add', () => useConnectionStore.getState().client!.call('connections.add', { url: check.url }));
+  const kind = useEndpointsStore.getState().addKind;
+  const ok = await act('add', 'add', () => useConnectionStore.getState().client!.call('connections.add', { url: check.url, ...(kind === 'robot' && { kind }) }));
   if (ok) useEndpointsStore.setState({ urlText: '' });
 }
 

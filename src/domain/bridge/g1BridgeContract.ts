@@ -63,6 +63,8 @@ export const G1_BRIDGE_METADATA = {
   commands: 'commands',
   backendId: 'backend_id',
   backendName: 'backend_name',
+  /** Unix time, ms (decimal string), of the publisher's stamp_ns = 0: lets a client on a synchronised clock measure one-way latency. */
+  stampOriginUnixMs: 'stamp_origin_unix_ms',
 } as const;
 
 // ---------------------------------------------------------------------------------------------

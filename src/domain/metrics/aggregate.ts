@@ -48,11 +48,18 @@ export function meanOfReadings(readings: readonly Reading<number>[], what = 'rea
   return availableReading(s / readings.length);
 }
 
-/** SR: the share of episodes with no hard failure (0..1). */
-export function successRate(episodes: readonly EpisodeMetrics[]): Reading<number> {
+/**
+ * A trial's readings. `stoppedBy` names the outcome (e.g. `estop`, `intervention`) of a trial
+ * stopped before its end: it is a failed trial for SR whatever its readings show.
+ */
+export type TrialMetrics = EpisodeMetrics & { readonly stoppedBy?: string };
+
+/** SR: the share of episodes with no hard failure (0..1); a stopped trial counts as failed. */
+export function successRate(episodes: readonly TrialMetrics[]): Reading<number> {
   if (episodes.length === 0) return unavailableReading('no episodes');
   let ok = 0;
   for (let i = 0; i < episodes.length; i++) {
+    if (episodes[i].stoppedBy) continue;
     const f = episodeFailed(episodes[i]);
     if (!f.available) return unavailableReading(episodes.length === 1 ? f.reason : `failure detection unavailable in episode ${i + 1} of ${episodes.length}: ${f.reason}`);
     if (!f.value) ok++;
@@ -77,7 +84,7 @@ export interface PairSummary {
 }
 
 /** Trials → pair: SR over the episodes and the mean of every numeric reading. */
-export function summarizePair(episodes: readonly EpisodeMetrics[]): PairSummary {
+export function summarizePair(episodes: readonly TrialMetrics[]): PairSummary {
   const contract = commonContract(episodes);
   const readings = { successRate: successRate(episodes) } as Record<AggregateKey, Reading<number>>;
   for (const key of NUMERIC_READINGS) {
@@ -95,8 +102,8 @@ export interface MatchedPair {
   clipId: string;
   /** Capability group of the clip; 'unassigned' when the clip has none. */
   group?: CapabilityGroup;
-  sim: readonly EpisodeMetrics[];
-  real: readonly EpisodeMetrics[];
+  sim: readonly TrialMetrics[];
+  real: readonly TrialMetrics[];
 }
 
 export interface GapRow {

@@ -9,3 +9,4 @@ export * from './batchReducer';
 export * from './streamingReducer';
 export * from './clipPairMetrics';
 export * from './aggregate';
+export * from './liveTracking';

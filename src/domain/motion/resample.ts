@@ -51,10 +51,24 @@ function checkRate(r: number): void {
  * 15th frame at fps = r = 50) and would interpolate where the spec says "use the frame as is".
  */
 export function sourceFramePosition(k: number, r: number, fps: number, frameCount: number): { i0: number; alpha: number } {
-  const f = (k * fps) / r;
+  const f = sourceFrameOffset(k, r, fps);
   const i0 = Math.floor(f);
   if (i0 >= frameCount - 1) return { i0: frameCount - 1, alpha: 0 };
   return { i0, alpha: f - i0 };
+}
+
+/** f = t_k · fps for timeline frame k at rate r, as (k · fps) / r (see sourceFramePosition). */
+export function sourceFrameOffset(k: number, r: number, fps: number): number {
+  return (k * fps) / r;
+}
+
+/**
+ * `width` values linearly interpolated between the rows at `a[ao]` and `b[bo]` with weight α:
+ * a + (b − a)·α, written to `out[oo]`. The one expression every resampler and the live
+ * resampler use, so their numbers agree bit for bit.
+ */
+export function lerpRowInto(out: Float64Array, oo: number, a: Float64Array, ao: number, b: Float64Array, bo: number, width: number, alpha: number): void {
+  for (let c = 0; c < width; c++) out[oo + c] = a[ao + c] + (b[bo + c] - a[ao + c]) * alpha;
 }
 
 /** Linear resampling of `width` values per frame (frame-major `data`) to K frames at rate r. */
@@ -68,8 +82,7 @@ export function resampleLinear(data: Float64Array, width: number, fps: number, f
     if (alpha === 0) {
       for (let c = 0; c < width; c++) out[o + c] = data[a + c];
     } else {
-      const b = a + width;
-      for (let c = 0; c < width; c++) out[o + c] = data[a + c] + (data[b + c] - data[a + c]) * alpha;
+      lerpRowInto(out, o, data, a, data, a + width, width, alpha);
     }
   }
   return out;

@@ -10,7 +10,8 @@ import type { BackendFactories } from './connectionRegistry';
 // startHostServer({ backends }).
 //
 //   embeddedSimulator — the MuJoCo worker-pool Backend of src/services/sim/embeddedSimulator.ts
-//   remoteSimulator   — the g1-bridge/1 client of src/services/bridge/remoteSimulatorBackend.ts
+//   remoteSimulator   — the g1-bridge/1 client of src/services/bridge/bridgeClientBackend.ts
+//   robot             — the same client with the robot link limits (connectRobot: stale 50 ms, lost 100 ms)
 //
 // Both are imported on first use (dynamic import), so starting the console loads neither MuJoCo
 // nor the bridge client until the operator connects an entry. A factory left out here makes its
@@ -25,8 +26,12 @@ export function defaultBackendFactories(): BackendFactories {
       return new EmbeddedSimulator({ modelFile, name: 'Embedded simulator (MuJoCo)' });
     },
     remoteSimulator: async ({ id, url }) => {
-      const { RemoteSimulatorBackend } = await import('../bridge/remoteSimulatorBackend');
-      return new RemoteSimulatorBackend({ id, url });
+      const { connectRemoteSimulator } = await import('../bridge/bridgeClientBackend');
+      return connectRemoteSimulator({ id, url });
+    },
+    robot: async ({ id, url }) => {
+      const { connectRobot } = await import('../bridge/bridgeClientBackend');
+      return connectRobot({ id, url });
     },
   };
 }

@@ -5,7 +5,8 @@ import type { Backend, BackendEvent, BackendLease, BackendListener, Problem } fr
 import { ApiFailure } from './apiFailure';
 
 // The endpoints the console knows (DESIGN §8, Connections panel): the embedded simulator, always
-// listed first, and any remote simulator added by ws:// URL. Each entry holds at most one Backend
+// listed first, any remote simulator added by ws:// URL, and the physical robot (a g1-bridge/1
+// server on the robot PC, or the robot emulator) added by ws:// URL as kind `robot`. Each entry holds at most one Backend
 // (src/domain/backend/backend.ts), created on first use by a factory injected at start-up, so
 // this file depends on no simulator or bridge implementation (see backendFactories.ts).
 //
@@ -34,7 +35,12 @@ export interface BackendFactories {
   embeddedSimulator?: (ctx: EmbeddedSimulatorContext) => Backend | Promise<Backend>;
   /** A remote simulator speaking g1-bridge/1 over foxglove.websocket.v1 (src/services/bridge). */
   remoteSimulator?: (ctx: RemoteSimulatorContext) => Backend | Promise<Backend>;
+  /** The physical robot over g1-bridge/1, with the robot link limits (stale 50 ms, lost 100 ms). */
+  robot?: (ctx: RemoteSimulatorContext) => Backend | Promise<Backend>;
 }
+
+/** Kinds added by URL. */
+export type RemoteKind = Exclude<ConnectionKind, 'embedded_simulator'>;
 
 /**
  * Link figures a backend may offer beyond the Backend interface (duck-typed: a backend with a
@@ -128,6 +134,7 @@ export class ConnectionRegistry {
   private readonly modelFile: string;
   private readonly now: () => number;
   private nextRemote = 1;
+  private nextRobot = 1;
   private closed = false;
 
   constructor(options: ConnectionRegistryOptions) {
@@ -147,8 +154,12 @@ export class ConnectionRegistry {
     return e;
   }
 
+  private factoryOf(kind: ConnectionKind): ((ctx: never) => Backend | Promise<Backend>) | undefined {
+    return kind === 'embedded_simulator' ? this.factories.embeddedSimulator : kind === 'robot' ? this.factories.robot : this.factories.remoteSimulator;
+  }
+
   private available(e: Entry): boolean {
-    return e.kind === 'embedded_simulator' ? this.factories.embeddedSimulator !== undefined : this.factories.remoteSimulator !== undefined;
+    return this.factoryOf(e.kind) !== undefined;
   }
 
   private unavailableProblem(e: Entry): Problem {
@@ -162,7 +173,7 @@ export class ConnectionRegistry {
       : {
           severity: 'error',
           code: 'backend_unavailable',
-          message: 'no remote simulator client in this build (no factory registered in src/services/api/backendFactories.ts)',
+          message: `no ${e.kind === 'robot' ? 'robot' : 'remote simulator'} client in this build (no factory registered in src/services/api/backendFactories.ts)`,
           atMs: 0,
         };
   }
@@ -176,6 +187,11 @@ export class ConnectionRegistry {
   reportProblem(id: string, problem: Problem): void {
     const e = this.entries.get(id);
     if (e) this.addProblem(e, { ...problem });
+  }
+
+  /** The entry's kind, or null when there is no such entry. */
+  kindOf(id: string): ConnectionKind | null {
+    return this.entries.get(id)?.kind ?? null;
   }
 
   /** The entry's backend if it exists now (never creates one). */
@@ -211,7 +227,7 @@ export class ConnectionRegistry {
       kind: e.kind,
       name: e.name,
       url: e.url,
-      executionDomain: b?.capabilities.executionDomain ?? 'simulation',
+      executionDomain: b?.capabilities.executionDomain ?? (e.kind === 'robot' ? 'real_robot' : 'simulation'),
       presence: b ? b.presence : e.creating ? 'connecting' : 'disconnected',
       active: b !== null,
       available: this.available(e),
@@ -225,16 +241,16 @@ export class ConnectionRegistry {
     };
   }
 
-  /** Adds a remote simulator by URL and starts connecting to it. Refuses duplicates. */
-  async addRemote(urlText: string): Promise<ConnectionInfo> {
+  /** Adds a remote simulator (or, with kind 'robot', the robot) by URL and starts connecting to it. Refuses duplicates. */
+  async addRemote(urlText: string, kind: RemoteKind = 'remote_simulator'): Promise<ConnectionInfo> {
     if (this.closed) throw new ApiFailure('conflict', 'the console services are shutting down');
     const check = checkBackendUrl(urlText);
     if (!check.ok) throw new ApiFailure('bad_params', `connections.add: params.url: ${check.reason}`, 'params.url');
     for (const e of this.entries.values()) {
       if (e.url === check.url) throw new ApiFailure('conflict', `${check.url} is already listed`, 'params.url');
     }
-    const id = `remote-${this.nextRemote++}`;
-    const e = this.newEntry(id, 'remote_simulator', new URL(check.url).host, check.url);
+    const id = kind === 'robot' ? `robot-${this.nextRobot++}` : `remote-${this.nextRemote++}`;
+    const e = this.newEntry(id, kind, kind === 'robot' ? `Robot ${new URL(check.url).host}` : new URL(check.url).host, check.url);
     this.entries.set(id, e);
     if (this.available(e)) {
       try {
@@ -271,7 +287,9 @@ export class ConnectionRegistry {
       const backend =
         e.kind === 'embedded_simulator'
           ? await this.factories.embeddedSimulator!({ modelFile: this.modelFile })
-          : await this.factories.remoteSimulator!({ id: e.id, url: e.url! });
+          : e.kind === 'robot'
+            ? await this.factories.robot!({ id: e.id, url: e.url! })
+            : await this.factories.remoteSimulator!({ id: e.id, url: e.url! });
       if (generation !== e.generation || this.closed || !this.entries.has(e.id)) {
         // Disconnected or removed while it was being created.
         await backend.close().catch(() => {});

@@ -16,7 +16,9 @@ import { ConnectionRegistry, type BackendFactories } from './connectionRegistry'
 import { EventHub, type EventClient, type EventSink } from './eventHub';
 import { readProfileMesh } from './meshFiles';
 import { QualificationJobs } from './qualificationJobs';
+import { InterlockSessions } from './interlockSessions';
 import { SimRunManager } from './simRuns';
+import { TrialJobs, type TrialServices } from './trialJobs';
 
 // The console API handler table: one implementation behind both transports (Electron IPC in
 // main/, the loopback WebSocket in src/services/host/). Requests are validated against the
@@ -40,6 +42,8 @@ export interface ConsoleApiOptions {
   overrides?: Partial<HandlerTable>;
   /** Backend implementations for the Connections registry; default: backendFactories.ts. */
   backends?: BackendFactories;
+  /** The trial services (calibration capture, matched pairs, admitted pairs); default src/services/trial. */
+  trialServices?: TrialServices;
 }
 
 export interface ConsoleApi {
@@ -54,6 +58,10 @@ export interface ConsoleApi {
   readonly sims: SimRunManager;
   /** Qualification runs and the board's campaign reads (qualification.*). */
   readonly qualification: QualificationJobs;
+  /** The interlock box (interlock.*). */
+  readonly interlocks: InterlockSessions;
+  /** Calibration captures and matched-pair trials (calibration.*, trial.*). */
+  readonly trials: TrialJobs;
   /**
    * A transport's client that can receive pushes: pass it in every call's context; detach it when
    * the client goes away (its runs are then stopped).
@@ -92,6 +100,8 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
   });
   const sims = new SimRunManager({ registry: connections, clips, hub, profile: getProfile });
   const qualification = new QualificationJobs({ hub, profile: getProfile });
+  const interlocks: InterlockSessions = new InterlockSessions({ log: (line) => process.stderr.write(`${line}\n`), beforeOpen: (): void => trials.warmUp() });
+  const trials: TrialJobs = new TrialJobs({ hub, registry: connections, interlocks, clips, profile: getProfile, ...(options.trialServices && { services: options.trialServices }) });
   const remember = (clip: MotionClip): MotionClip => {
     clips.put(clip);
     return clip;
@@ -136,7 +146,7 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
       throw new UnsupportedError('clips.openDialog is only available in the desktop app; use clips.decode');
     },
     'connections.list': () => connections.list(),
-    'connections.add': ({ url }) => connections.addRemote(url),
+    'connections.add': ({ url, kind }) => connections.addRemote(url, kind),
     'connections.remove': async ({ id }) => {
       await connections.remove(id);
       return { removed: id };
@@ -152,6 +162,21 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     'qualification.cancel': (p) => qualification.cancel(p),
     'qualification.status': (p) => qualification.status(p),
     'qualification.replay': (p) => qualification.replay(p),
+    'interlock.list': () => interlocks.list(),
+    'interlock.open': ({ path: device }) => interlocks.open(device),
+    'interlock.close': () => interlocks.close(),
+    'interlock.arm': () => interlocks.arm(),
+    'interlock.disarm': () => interlocks.disarm(),
+    'interlock.status': () => interlocks.status(),
+    'calibration.capture': (p) => trials.captureCalibration(p),
+    'calibration.accept': (p) => trials.acceptCalibration(p),
+    'calibration.cancel': () => trials.cancelCapture(),
+    'trial.queue': (p) => trials.queue(p),
+    'trial.start': (p) => trials.start(p),
+    'trial.confirm': (p) => trials.confirm(p),
+    'trial.stop': (p) => trials.stop(p),
+    'trial.status': (p) => trials.status(p),
+    'trial.episode': (p) => trials.episode(p),
     'events.ack': ({ seq }, ctx) => {
       if (!ctx.client) throw new UnsupportedError('events.ack: this caller receives no pushes');
       return { seq: ctx.client.ack(seq) };
@@ -174,13 +199,15 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= (async () => {
+      await trials.close();
       await sims.close();
       await qualification.close();
+      await interlocks.shutdown();
       hub.close();
       await connections.close();
     })());
 
-  return { handlers, invoke, loadClip, connections, sims, qualification, attachClient: (sink) => hub.attach(sink), close };
+  return { handlers, invoke, loadClip, connections, sims, qualification, interlocks, trials, attachClient: (sink) => hub.attach(sink), close };
 }
 
 export class UnsupportedError extends Error {

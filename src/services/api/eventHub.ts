@@ -6,7 +6,13 @@ import {
   type QualificationProgressEvent,
   type SimEndEvent,
   type SimFramesEvent,
+  type TrialApiEvent,
 } from '../../api/contract';
+
+/** An event as a producer hands it over: the hub numbers it per client. */
+export type UnsequencedEvent<E = ApiEvent> = E extends unknown ? Omit<E, 'seq'> : never;
+/** Low-rate status pushes outside the frame streams (qualification, interlock, calibration, trials). */
+export type StatusEvent = UnsequencedEvent<QualificationProgressEvent | TrialApiEvent>;
 
 // Server→client pushes of the console API, with flow control per client. Both transports attach
 // one EventSink per client (a WebSocket of the loopback host, a webContents in Electron); a run's
@@ -113,7 +119,7 @@ class Client implements EventClient {
     return () => this.detachListeners.delete(listener);
   }
 
-  push(event: Omit<SimFramesEvent, 'seq'> | Omit<SimEndEvent, 'seq'> | Omit<QualificationProgressEvent, 'seq'>): void {
+  push(event: Omit<SimFramesEvent, 'seq'> | Omit<SimEndEvent, 'seq'> | StatusEvent): void {
     const e = { ...event, seq: this.nextSeq++ } as ApiEvent;
     try {
       this.sink.send(e);
@@ -160,19 +166,42 @@ export class EventHub {
     this.schedule();
   }
 
-  /** New frames were recorded (starts the push timer if it is idle). */
   /** Sends one low-rate status event (qualification.progress) to a client, outside the frame streams. */
-  notify(client: EventClient, event: Omit<QualificationProgressEvent, 'seq'>): void {
+  notify(client: EventClient, event: StatusEvent): void {
     const c = client as Client;
     if (c.detached) return;
     c.push(event);
   }
 
   /** Sends one low-rate status event to every attached client. */
-  broadcast(event: Omit<QualificationProgressEvent, 'seq'>): void {
+  broadcast(event: StatusEvent): void {
     for (const c of [...this.clients]) if (!c.detached) c.push(event);
   }
 
+  /**
+   * Sends a transient push (safety.status, trial.live: superseded by the next one) to every
+   * client that keeps up; a client with maxUnacked pushes unacknowledged is skipped, never
+   * queued for, and `skipped` is told. `make` builds the event per client (it may carry that
+   * client's own skip count) or returns null to send nothing to it.
+   */
+  broadcastTransient(make: (clientId: number) => StatusEvent | null, skipped?: (clientId: number) => void): void {
+    for (const c of [...this.clients]) {
+      if (c.detached) continue;
+      if (c.unacked >= this.maxUnacked) {
+        skipped?.(c.id);
+        continue;
+      }
+      const e = make(c.id);
+      if (e) c.push(e);
+    }
+  }
+
+  /** Clients attached now (ids). */
+  clientIds(): number[] {
+    return [...this.clients].filter((c) => !c.detached).map((c) => c.id);
+  }
+
+  /** New frames were recorded (starts the push timer if it is idle). */
   wake(): void {
     this.schedule();
   }

@@ -31,6 +31,14 @@ import { FOXGLOVE_SUBPROTOCOL, FoxgloveServer, ServerCapability, StatusLevel, ty
 // client at a time (others watch). Commands map onto a BackendLease: reset → lease.reset,
 // prepare + start → lease.run, stop → lease.stop. Malformed client messages are counted and
 // answered, never fatal. Listens on 127.0.0.1 unless told otherwise.
+//
+// Robot mode (`robot` option; the robot emulator, src/services/robotEmulator/): the backend is a
+// live robot that publishes its state all the time on its own clock. Frames are published as
+// they come, unpaced, with the backend's tick and stamp (a frame's timeS is the robot clock in
+// seconds since `stampOriginUnixMs`, declared in serverInfo as `stamp_origin_unix_ms`), also
+// between episodes; prepare lets the robot load the binding; the episode's time 0 is the robot's;
+// damp and hold act on the motors at once; the robot reports state changes of its own (e-stop,
+// human reset) through `robotState`.
 
 export interface BridgeServerOptions {
   backend: Backend;
@@ -56,6 +64,35 @@ export interface BridgeServerOptions {
   closeBackend?: boolean;
   /** One line per notable event (connections, control, refusals). Default: silent. */
   log?: (line: string) => void;
+  /** Robot mode (see the file header). */
+  robot?: RobotBridgeHooks;
+  /** Client channels accepted besides /console/command (e.g. the robot emulator's /emulator/control). */
+  clientChannels?: ClientChannelHandler[];
+}
+
+/** What the server needs from a live robot backend (robot mode). */
+export interface RobotBridgeHooks {
+  /** Unix time, ms (may be fractional), of stamp_ns = 0. */
+  stampOriginUnixMs: number;
+  /** The robot clock now, integer ns since the origin. */
+  nowNs(): number;
+  /** Loads the clip and binding for `runId` (a prepare); rejects with the reason to refuse it. */
+  prepare(runId: string, clip: MotionClip, binding: WbcBinding): Promise<void>;
+  /** stamp_ns of time 0 of the episode lease.run() has just begun (called right after run()); null if it did not begin. */
+  episodeStartNs(runId: string): number | null;
+  /** Damps the motors at once (every damp command, before any episode is stopped). */
+  damp(reason: string): void;
+  /** Holds the current pose (every hold command, after the episode, if any, is stopped). */
+  hold(reason: string): void;
+  /** True while the motors are damped: an episode ending then leaves the state `damping`. */
+  isDamping(): boolean;
+}
+
+/** A client channel the server accepts besides /console/command. */
+export interface ClientChannelHandler {
+  topic: string;
+  /** Handles one message; the answer goes to the sender as a Foxglove status (info if ok, error if not) with `id`. */
+  handle(data: Uint8Array, client: string): { ok: boolean; message: string; id?: string };
 }
 
 export interface BridgeServerStats {
@@ -76,6 +113,14 @@ export interface BridgeServer {
   readonly port: number;
   stats(): BridgeServerStats;
   close(): Promise<void>;
+  /** Robot mode: the robot changed state on its own (e-stop, human reset); ignored while an episode runs. Drops what was prepared. */
+  robotState(state: WbcState, reason: string): void;
+  /** Publishes nothing (no topic) for `ms` from now; the connections stay open. */
+  suspendPublishing(ms: number): void;
+  /** Terminates every client connection at once; returns how many. */
+  dropClients(): number;
+  /** Whether an episode is running. */
+  readonly episodeRunning: boolean;
 }
 
 /** Ids of the Foxglove status messages a client may act on (docs/G1_BRIDGE.md, "Status messages"). */
@@ -109,6 +154,8 @@ interface Episode {
   stopCause: 'stop' | 'damp' | 'hold' | 'disconnect' | 'shutdown' | null;
   /** Frames the backend produced after the stop and that were not published. */
   droppedAfterStop: number;
+  /** Robot mode: the run began by lease.run(), its promise. */
+  robotRun?: Promise<EpisodeEnd>;
   listenerEnded: boolean;
   done: Promise<void>;
 }
@@ -135,7 +182,11 @@ class BridgeSession implements BridgeServer {
   private readonly rootSource: RootStateSource;
   private readonly sessionTag = randomBytes(3).toString('hex');
   private readonly startHr = process.hrtime.bigint();
-  private readonly startEpochNs = BigInt(Date.now()) * 1_000_000n;
+  private readonly startEpochNs: bigint;
+  private readonly robot: RobotBridgeHooks | null;
+  private readonly extraChannels: Map<string, ClientChannelHandler>;
+  private suspendedUntil = 0;
+  private suspendedFrames = 0;
   private heartbeat: NodeJS.Timeout | null = null;
 
   private controller: ClientState | null = null;
@@ -168,6 +219,9 @@ class BridgeSession implements BridgeServer {
     this.speed = options.speed ?? 1;
     if (!(this.speed >= 0) || !Number.isFinite(this.speed)) throw new Error(`speed must be ≥ 0, got ${options.speed}`);
     this.log = options.log ?? (() => {});
+    this.robot = options.robot ?? null;
+    this.extraChannels = new Map((options.clientChannels ?? []).map((h) => [h.topic, h]));
+    this.startEpochNs = this.robot ? BigInt(Math.round(this.robot.stampOriginUnixMs * 1e6)) : BigInt(Date.now()) * 1_000_000n;
     const caps = this.backend.capabilities;
     this.rootSource = options.rootStateSource ?? (caps.executionDomain === 'simulation' ? 'sim' : 'mocap');
     this.foxglove = new FoxgloveServer({
@@ -185,6 +239,7 @@ class BridgeSession implements BridgeServer {
         [G1_BRIDGE_METADATA.commands]: (caps.exactReset ? ['prepare', 'start', 'stop', 'damp', 'hold', 'reset'] : ['prepare', 'start', 'stop', 'damp', 'hold']).join(','),
         [G1_BRIDGE_METADATA.backendId]: this.backend.id,
         [G1_BRIDGE_METADATA.backendName]: this.backend.name,
+        ...(this.robot ? { [G1_BRIDGE_METADATA.stampOriginUnixMs]: String(this.robot.stampOriginUnixMs) } : {}),
       },
     });
     this.channels = {
@@ -245,6 +300,35 @@ class BridgeSession implements BridgeServer {
       commands: { ...this.counts.commands },
       slowClientsDropped: this.counts.slowClientsDropped,
     };
+  }
+
+  get episodeRunning(): boolean {
+    return this.episode !== null;
+  }
+
+  robotState(state: WbcState, reason: string): void {
+    if (this.episode || this.closing) return;
+    if (this.lease) {
+      const lease = this.lease;
+      this.lease = null;
+      void lease.release().catch(() => {});
+    }
+    this.prepared = null;
+    this.setState(state, reason);
+  }
+
+  suspendPublishing(ms: number): void {
+    this.suspendedUntil = Math.max(this.suspendedUntil, performance.now() + ms);
+  }
+
+  private get suspended(): boolean {
+    return this.suspendedUntil > 0 && performance.now() < this.suspendedUntil;
+  }
+
+  dropClients(): number {
+    const all = [...this.clients.values()];
+    for (const c of all) c.ws.terminate();
+    return all.length;
   }
 
   async close(): Promise<void> {
@@ -320,6 +404,7 @@ class BridgeSession implements BridgeServer {
   private onAdvertise(ws: WebSocket, channelId: number, topic: string, encoding: string, schemaName: string | undefined): void {
     const client = this.clients.get(ws);
     if (!client) return;
+    if (this.extraChannels.has(topic)) return;
     if (topic !== G1_BRIDGE_TOPICS.command) {
       this.status(client, 'warn', `client channel ${topic} is not part of ${G1_BRIDGE_CONTRACT}; its messages are ignored (publish commands on ${G1_BRIDGE_TOPICS.command})`);
       return;
@@ -386,6 +471,19 @@ class BridgeSession implements BridgeServer {
   private onClientMessage(ws: WebSocket, channelId: number, topic: string, data: ArrayBufferView): void {
     const client = this.clients.get(ws);
     if (!client) return;
+    const extra = this.extraChannels.get(topic);
+    if (extra) {
+      const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+      let r: { ok: boolean; message: string; id?: string };
+      try {
+        r = extra.handle(bytes, client.name);
+      } catch (err) {
+        r = { ok: false, message: `${topic}: ${(err as Error)?.message ?? String(err)}` };
+      }
+      this.log(`serve: ${client.name}: ${topic}: ${r.ok ? '' : 'refused: '}${r.message}`);
+      this.status(client, r.ok ? 'info' : 'error', r.message, r.id);
+      return;
+    }
     if (topic !== G1_BRIDGE_TOPICS.command || client.commandChannel !== channelId) {
       this.counts.commands.refused++;
       this.status(client, 'error', `message on ${topic} ignored: only ${G1_BRIDGE_TOPICS.command} (${G1_BRIDGE_SCHEMA_NAMES.command}, JSON) is accepted`);
@@ -478,6 +576,13 @@ class BridgeSession implements BridgeServer {
           return this.refuse(client, cmd, 'unsupported', `binding kind ${cmd.binding.kind} is not supported here (supported: ${kinds.join(', ')})`);
         }
         const lease = await this.ensureLease(cmd.runId);
+        if (this.robot) {
+          try {
+            await this.robot.prepare(lease.runId, cmd.clip, cmd.binding);
+          } catch (err) {
+            return this.refuse(client, cmd, 'backend_error', `prepare failed: ${(err as Error)?.message ?? String(err)}`);
+          }
+        }
         this.prepared = { clip: cmd.clip, binding: cmd.binding, seed: cmd.seed };
         this.lastEpisode = null;
         this.setState('ready', `prepared ${cmd.clip.name}`, false);
@@ -500,12 +605,15 @@ class BridgeSession implements BridgeServer {
 
   private async execStop(cmd: Extract<BridgeCommand, { command: 'stop' | 'damp' | 'hold' }>, client: ClientState): Promise<void> {
     const outcome = cmd.command === 'stop' ? cmd.outcome : 'aborted_by_operator';
+    if (this.robot && cmd.command === 'damp') this.robot.damp(cmd.reason);
     if (this.episode) {
       const runId = this.episode.runId;
       const ok = await this.stopEpisode(cmd.command, outcome, cmd.reason);
+      if (this.robot && cmd.command === 'hold') this.robot.hold(cmd.reason);
       if (!ok.ok) return this.refuse(client, cmd, 'backend_error', `stop failed: ${ok.error}`);
       return this.accept(cmd, `${cmd.command}: stopping run ${runId} (${outcome})`);
     }
+    if (this.robot && cmd.command === 'hold') this.robot.hold(cmd.reason);
     // Nothing running: drop any prepared episode and report the requested mode.
     if (this.lease) {
       const lease = this.lease;
@@ -513,7 +621,7 @@ class BridgeSession implements BridgeServer {
       await lease.release().catch(() => {});
     }
     this.prepared = null;
-    if (cmd.command === 'damp') this.setState('damping', cmd.reason, false);
+    if (cmd.command === 'damp' || (this.robot?.isDamping() ?? false)) this.setState('damping', cmd.reason, false);
     else this.setState('idle', cmd.reason, false);
     return this.accept(cmd, `${cmd.command}: nothing was running`);
   }
@@ -535,12 +643,16 @@ class BridgeSession implements BridgeServer {
   // Episodes and publishing
 
   private clockNs(): number {
+    if (this.robot) return this.robot.nowNs();
     return Number(process.hrtime.bigint() - this.startHr);
   }
 
   private startEpisode(lease: BackendLease, prepared: { clip: MotionClip; binding: WbcBinding; seed: number }, ack: CommandAck): void {
     const periodNs = Math.round(1e9 / Math.max(1, this.backend.capabilities.stateRateHz));
-    const startNs = Math.max(this.clockNs(), this.lastStampNs + periodNs);
+    // Robot mode: the robot begins the episode in run() (at its next sample) and says when its time 0 is.
+    const robotRun = this.robot ? lease.run({ clip: prepared.clip, binding: prepared.binding, seed: prepared.seed }) : undefined;
+    const robotStart = this.robot ? this.robot.episodeStartNs(lease.runId) : null;
+    const startNs = robotStart ?? Math.max(this.clockNs(), this.lastStampNs + periodNs);
     let resolveDone!: () => void;
     const ep: Episode = {
       runId: lease.runId,
@@ -552,6 +664,7 @@ class BridgeSession implements BridgeServer {
       refFrame: 0,
       stopCause: null,
       droppedAfterStop: 0,
+      robotRun,
       listenerEnded: false,
       done: new Promise<void>((r) => (resolveDone = r)),
     };
@@ -559,8 +672,7 @@ class BridgeSession implements BridgeServer {
     this.setState('tracking', `tracking ${prepared.clip.name}`, false);
     this.ack(ack);
     const wallT0 = performance.now();
-    lease
-      .run({ clip: prepared.clip, binding: prepared.binding, seed: prepared.seed })
+    (robotRun ?? lease.run({ clip: prepared.clip, binding: prepared.binding, seed: prepared.seed }))
       .then(
         (end) => end,
         (err): EpisodeEnd => ({
@@ -593,7 +705,8 @@ class BridgeSession implements BridgeServer {
     let reason = end.reason;
     if (ep.droppedAfterStop > 0) reason += ` (${ep.droppedAfterStop} frames computed after the stop were not published)`;
     this.lastEpisode = { runId: ep.runId, clipId: ep.clip.id, frame: ep.refFrame, startNs: ep.startNs, outcome: end.outcome, reason };
-    const state: WbcState = cause === 'damp' ? 'damping' : cause === 'hold' ? 'idle' : end.outcome === 'infrastructure_error' ? 'fault' : 'done';
+    const state: WbcState =
+      cause === 'damp' || (this.robot?.isDamping() ?? false) ? 'damping' : cause === 'hold' ? 'idle' : end.outcome === 'infrastructure_error' ? 'fault' : 'done';
     this.log(`serve: run ${ep.runId} ended: ${end.outcome} after ${ep.frames} frames (${reason})`);
     this.setState(state, reason);
   }
@@ -625,6 +738,7 @@ class BridgeSession implements BridgeServer {
 
   private publishStatus(ack?: CommandAck): void {
     if (this.closing && !ack) return;
+    if (this.suspended) return;
     const msg = this.statusMessage(ack);
     this.send(this.channels.wbcStatus, msg.stamp_ns ?? 0, msg);
     this.counts.published.wbcStatus++;
@@ -664,6 +778,7 @@ class BridgeSession implements BridgeServer {
   }
 
   private async publishFrames(frames: StateFrame[]): Promise<void> {
+    if (this.robot) return this.publishRobotFrames(frames);
     for (const f of frames) {
       const ep = this.episode;
       if (this.closing) return;
@@ -707,6 +822,39 @@ class BridgeSession implements BridgeServer {
       this.counts.published.lowstate++;
       await this.drainSlowClients();
     }
+  }
+
+  /** Robot mode: every frame at once, with the robot's tick and stamp (timeS on the robot clock). */
+  private async publishRobotFrames(frames: StateFrame[]): Promise<void> {
+    for (const f of frames) {
+      if (this.closing) return;
+      if (this.suspended) {
+        this.suspendedFrames++;
+        continue;
+      }
+      const ep = this.episode;
+      let stampNs = Math.round(f.timeS * 1e9);
+      if (stampNs < this.lastStampNs) stampNs = this.lastStampNs;
+      this.lastStampNs = stampNs;
+      if (ep && !ep.stopCause && f.referenceFrame !== null) {
+        ep.frames++;
+        ep.lastTimeS = (stampNs - ep.startNs) / 1e9;
+        ep.refFrame = f.referenceFrame;
+      }
+      if (this.channels.rootState !== null) {
+        const root = rootStateFromFrame(f, stampNs, this.rootSource);
+        if (root) {
+          this.send(this.channels.rootState, stampNs, root);
+          this.counts.published.rootState++;
+        }
+      }
+      this.tick = f.tick;
+      const low = lowStateFromFrame(f, f.tick, stampNs);
+      if (!(ep && f.referenceFrame !== null)) delete low.ref_frame;
+      this.send(this.channels.lowstate, stampNs, low);
+      this.counts.published.lowstate++;
+    }
+    await this.drainSlowClients();
   }
 
   /** Holds the stream while a client's send buffer is above the high-water mark; drops clients that stay there. */

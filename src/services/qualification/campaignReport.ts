@@ -1,7 +1,8 @@
 // `motionbench report`: the qualification matrix of a campaign from its index (read-only),
-// as Markdown, CSV or JSON (issue 5 item 5). Every report names the metric contract, the
-// admission policy and the workload snapshot, and labels builtin bindings as what they are: a
-// reference tracker, not a policy.
+// as Markdown, CSV or JSON (issue 5 item 5), followed by the sim-to-real gap section (Table 11,
+// issue 6 item 8; src/services/report/gapSection.ts, docs/GAP_REPORT.md). Every report names the
+// metric contract, the admission policy and the workload snapshot, and labels builtin bindings as
+// what they are: a reference tracker, not a policy.
 
 import type { CapabilityGroup } from '../../domain/motion/motionClip';
 import {
@@ -15,10 +16,12 @@ import {
 import { BUILTIN_LABEL } from '../../domain/sim/builtinBinding';
 import type { AdmissionRecord, EpisodeResultRow } from '../../domain/trace/records';
 import { CAPABILITY_GROUPS, type WorkloadSnapshot } from '../../domain/workload/snapshot';
+import { buildGapSection, DEFAULT_GAP_SORT, GAP_CSV_COLUMNS, gapCsvRows, gapJson, gapMarkdown, type GapSection, type GapSortKey } from '../report/gapSection';
 import type { CampaignStore } from '../trace';
 
 export type ReportFormat = 'md' | 'csv' | 'json';
-export const REPORT_FORMAT_ID = 'motionbench-qualification-report/1';
+/** /2 added the `gap` section (JSON), the gap rows and columns (CSV) and the gap section (Markdown). */
+export const REPORT_FORMAT_ID = 'motionbench-qualification-report/2';
 
 export interface ReportBinding {
   key: string;
@@ -45,11 +48,21 @@ export interface CampaignReport {
   snapshots: { id: string; version: string; snapshotHash: string; clips: number }[];
   bindings: ReportBinding[];
   pairs: ReportPair[];
+  /** The sim-to-real gap section (matched pairs: parent traces with a calibration). */
+  gap: GapSection;
+  /** Order of the gap section's per-clip rows. */
+  gapSort: GapSortKey;
   generatedAt: string;
 }
 
-/** Reads everything the report needs (one query per table). `policy` = `mb-admission/<version>`; default: the base policy if it has decisions, else the one with most. */
-export function buildCampaignReport(store: CampaignStore, options: { policy?: string } = {}): CampaignReport {
+/**
+ * Reads everything the report needs (one query per table, one per matched-pair episode for the
+ * gap section). `policy` = `mb-admission/<version>`; default: the base policy if it has
+ * decisions, else the one with most. `gapSort`: order of the gap section's per-clip rows
+ * (default |Gap %| of MPJPE-l). `gapContract`: the contract of the gap section (default: the one
+ * with most matched pairs).
+ */
+export function buildCampaignReport(store: CampaignStore, options: { policy?: string; gapSort?: GapSortKey; gapContract?: string } = {}): CampaignReport {
   const admissions = store.listAdmissions();
   const byPolicy = new Map<string, AdmissionRecord[]>();
   for (const a of admissions) {
@@ -147,6 +160,8 @@ export function buildCampaignReport(store: CampaignStore, options: { policy?: st
     snapshots: snapshots.filter((s) => pairs.some((p) => p.snapshotHash === s.snapshotHash)),
     bindings: bindings.filter((b) => pairs.some((p) => p.bindingKey === b.key)),
     pairs,
+    gap: buildGapSection(store, options.gapContract !== undefined ? { contract: options.gapContract } : {}),
+    gapSort: options.gapSort ?? DEFAULT_GAP_SORT,
     generatedAt: new Date().toISOString(),
   };
 }
@@ -214,6 +229,7 @@ export function reportJson(r: CampaignReport): Record<string, unknown> {
       rollouts: p.rollouts.map((e) => ({ run_id: e.runId, rollout_index: e.rolloutIndex, seed: e.seed, outcome: e.outcome, failed: e.failed, progress_soft: e.progressSoft, mpjpe_l_mm: e.mpjpeLMm })),
       summary: cellJson(matrixCell([p])),
     })),
+    gap: gapJson(r.gap, r.gapSort),
   };
 }
 
@@ -272,6 +288,7 @@ export function reportMarkdown(r: CampaignReport): string {
     for (const p of pending) L.push(`- \`${p.bindingKey}\` × ${p.clipName} (${p.group ?? 'n/a'})`);
     L.push('');
   }
+  L.push(...gapMarkdown(r.gap, r.gapSort));
   return L.join('\n');
 }
 
@@ -303,9 +320,14 @@ export const REPORT_CSV_COLUMNS = [
   'mpjpe_l_mm',
   'decision',
   'reasons',
+  ...GAP_CSV_COLUMNS,
 ] as const;
 
-/** One table: `binding` rows (all groups), `group` rows, then one `pair` row per pair (reasons joined with " | "). */
+/**
+ * One table: `binding` rows (all groups), `group` rows, then one `pair` row per pair (reasons
+ * joined with " | "); then the gap section's `gap_binding`, `gap_group` and `gap_clip` rows (one
+ * per reading), which fill the gap columns at the end (empty on qualification rows).
+ */
 export function reportCsv(r: CampaignReport): string {
   const matrix = qualificationMatrix(r.pairs);
   const contract = r.contracts.join(' ');
@@ -336,6 +358,7 @@ export function reportCsv(r: CampaignReport): string {
       reasons: (p.decision?.reasons ?? []).join(' | '),
     });
   }
+  for (const g of gapCsvRows(r.gap, r.gapSort)) push(g);
   return `${lines.join('\n')}\n`;
 }
 

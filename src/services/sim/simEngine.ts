@@ -486,6 +486,96 @@ export class SimEngine {
     vec.delete();
   }
 
+  // -------------------------------------------------------------------------------------------
+  // Live stepping (the robot emulator, src/services/robotEmulator/): one physics step at a time,
+  // driven from outside, on the MjData that applyInitialState made. The split mirrors run():
+  //   liveStep1       mj_step1: kinematics and position/velocity sensors of the current state
+  //   liveReadState   the state into a StateFrame (as run() records it)
+  //   liveActuate     joint targets and servo gains; liveRootWrench: xfrc_applied on the pelvis
+  //   liveStep2       mj_step2: actuation, constraints, integration
+  // mj_step1 + mj_step2 compute what mj_step computes, so a loop that issues the same commands
+  // at the same physics steps as run() reproduces run()'s trajectory. None of this changes run().
+
+  /** The position servos' own gains per canonical joint: kp (N·m/rad) and kd (N·m·s/rad). */
+  modelJointGains(): { kp: Float64Array; kd: Float64Array } {
+    const kp = new Float64Array(this.jointCount);
+    const kd = new Float64Array(this.jointCount);
+    for (let j = 0; j < this.jointCount; j++) {
+      const a = this.actOfJoint[j];
+      kp[j] = this.gainprm0[a * NGAIN];
+      kd[j] = -this.biasprm0[a * NBIAS + 2];
+    }
+    return { kp, kd };
+  }
+
+  /** Each joint's dry friction (dof_frictionloss), N·m, canonical order. */
+  jointFrictionLoss(): Float64Array {
+    const f = this.mj.model.dof_frictionloss as Float64Array;
+    return Float64Array.from(this.dofAdr, (a) => f[a]);
+  }
+
+  /** Sets each joint's dry friction (dof_frictionloss), N·m: a change of this engine's model, kept until dispose. */
+  setJointFrictionLoss(valuesNm: ArrayLike<number>): void {
+    if (valuesNm.length !== this.jointCount) throw new RangeError(`friction needs ${this.jointCount} values, got ${valuesNm.length}`);
+    const f = this.mj.model.dof_frictionloss as Float64Array;
+    for (let j = 0; j < this.jointCount; j++) {
+      const v = valuesNm[j];
+      if (!(Number.isFinite(v) && v >= 0)) throw new RangeError(`friction of ${this.profile.joints[j].name} must be a finite number ≥ 0 N·m, got ${v}`);
+      f[this.dofAdr[j]] = v;
+    }
+  }
+
+  /** Simulated time of the live MjData, s. */
+  get liveTimeS(): number {
+    return this.data.time;
+  }
+
+  /** mj_step1 on the live state. */
+  liveStep1(): void {
+    this.checkViews();
+    this.mj.mujoco.mj_step1(this.mj.model, this.data);
+  }
+
+  /** The live state (after liveStep1) into `sf`, as run() reads it; time, tick and reference frame are the caller's. */
+  liveReadState(sf: StateFrame, rootLinVel: Float64Array, rootAngVel: Float64Array): void {
+    this.checkViews();
+    this.readState(sf, rootLinVel, rootAngVel);
+  }
+
+  /** The live joint angles (qpos of the 29 hinges), rad, canonical order. */
+  liveJointPosRad(out: Float64Array): void {
+    this.checkViews();
+    const q = this.views.qpos;
+    for (let j = 0; j < this.jointCount; j++) out[j] = q[this.qposAdr[j]];
+  }
+
+  /** Joint targets (ctrl of the position servos) and gains (null = the model's), as run() applies a command. */
+  liveActuate(targetRad: ArrayLike<number>, kp: Float64Array | null, kd: Float64Array | null): void {
+    this.checkViews();
+    this.applyGains(kp, kd);
+    const ctrl = this.views.ctrl;
+    for (let j = 0; j < this.jointCount; j++) ctrl[this.actOfJoint[j]] = targetRad[j];
+  }
+
+  /** The wrench on the root body (world frame: force N, torque N·m), or null for none. */
+  liveRootWrench(wrench: ArrayLike<number> | null): void {
+    this.checkViews();
+    const o = 6 * this.rootBody;
+    for (let c = 0; c < 6; c++) this.views.xfrc[o + c] = wrench ? wrench[c] : 0;
+  }
+
+  /** qpos and qvel of the live state (views: read them before the next step, never keep them). */
+  liveQposQvel(): { qpos: Float64Array; qvel: Float64Array } {
+    this.checkViews();
+    return { qpos: this.views.qpos, qvel: this.views.qvel };
+  }
+
+  /** mj_step2 on the live state (completes the physics step liveStep1 began). */
+  liveStep2(): void {
+    this.checkViews();
+    this.mj.mujoco.mj_step2(this.mj.model, this.data);
+  }
+
   /**
    * Runs one episode synchronously from `request.initial` to the end of the clip (or a stop),
    * handing recorded frames to the sink in batches.

@@ -26,11 +26,17 @@ import {
 import { frameFromLowState, prepareCommand, resetCommand } from '../../domain/bridge/g1BridgeEncode';
 import { g1BridgeChannel } from '../../domain/bridge/g1BridgeSchemas';
 import { decodeLowState, decodeRootState, decodeWbcStatus } from '../../domain/bridge/g1BridgeValidate';
+import type { StateFrame } from '../../domain/backend/stateFrame';
 import type { WbcBindingKind } from '../../domain/wbc/wbcBinding';
+import { SampleRing } from '../../domain/interlock/sampleRing';
 import { FOXGLOVE_SUBPROTOCOL, FoxgloveClient, StatusLevel, type Channel, type FoxgloveClientInstance, type MessageData, type ServerInfo, type StatusMessage } from './foxgloveWs';
 
-// A Backend for a simulator reached by URL over the Foxglove WebSocket protocol with the
-// `g1-bridge/1` contract (e.g. `motionbench serve-sim`, or any simulator that speaks it).
+// The console's one client of `g1-bridge/1` (Foxglove WebSocket protocol): a Backend for a
+// simulator reached by URL (`motionbench serve-sim`, or any simulator that speaks it), the robot
+// emulator, or the physical robot through its bridge. The two uses differ only in defaults:
+// connectRemoteSimulator (link present while any message arrives within 500 ms, lost after 2 s)
+// and connectRobot (freshness from lowstate only, stale after 50 ms — DESIGN §6 — and lost after
+// 100 ms, when a running episode ends `link_lost`).
 // It subscribes to /g1/lowstate, /g1/root_state and /g1/wbc_status, advertises
 // /console/command, and maps the lease onto commands: reset → reset, run → prepare + start
 // (then waits for the episode's end in wbc_status), stop → stop. Link state is presence
@@ -40,7 +46,7 @@ import { FOXGLOVE_SUBPROTOCOL, FoxgloveClient, StatusLevel, type Channel, type F
 // to the listener through a bounded queue: while the listener is busy they are coalesced, and
 // beyond the bound the oldest are dropped and counted as a problem.
 
-export interface RemoteSimulatorOptions {
+export interface BridgeClientOptions {
   /** ws://host:port of a g1-bridge/1 server. */
   url: string;
   id?: string;
@@ -63,10 +69,47 @@ export interface RemoteSimulatorOptions {
   rootStateMaxSkewMs?: number;
   /** Problems of one code are reported at most this often, ms (default 1000); all are counted. */
   problemIntervalMs?: number;
+  /**
+   * What keeps the link fresh: 'any_message' (default: lowstate, root_state or wbc_status — a
+   * simulator between episodes may only send its status heartbeat) or 'lowstate' (the robot: only
+   * an accepted lowstate counts, so a bridge that keeps its heartbeat but freezes, repeats or
+   * garbles lowstate goes stale and lost like a silent one).
+   */
+  freshnessFrom?: 'any_message' | 'lowstate';
+  /** One-way latency percentiles are over this many most recent frames (default 1000). */
+  latencyWindow?: number;
+  /**
+   * Called synchronously for every accepted lowstate, before the frame is queued for the
+   * listener: the frame, its publisher stamp (ns) and when it was received (performance.now(),
+   * ms). For consumers that time their own processing (oneWayLatencyMs turns a stamp into a
+   * latency). The frame is the one the listener will get; do not modify it.
+   */
+  onFrameReceived?: (frame: StateFrame, stampNs: number, receivedAtMs: number) => void;
   log?: (line: string) => void;
 }
 
-export interface RemoteSimulatorStats {
+/** Link figures (the Connections panel reads `latencyMs`; the rest is for the trial runner and benchmarks). */
+export interface BridgeLinkStats {
+  /** Round-trip time of the last WebSocket ping, ms; null before the first pong. */
+  latencyMs: number | null;
+  /** Accepted lowstates over the last second, Hz. */
+  stateRateHz: number;
+  /** Age of the last accepted lowstate, ms; null before the first. */
+  lastStateAgeMs: number | null;
+  /** Tick gaps since the backend was made: ticks missing between accepted lowstates, and how many gaps. */
+  missingTicks: number;
+  tickGapEvents: number;
+  /**
+   * One-way latency publisher stamp → receipt, ms, over the last `latencyWindow` frames; null
+   * unless the server declares `stamp_origin_unix_ms` (the Unix time of its stamp clock's zero).
+   * Meaningful only when both machines' wall clocks agree (same host, or NTP/PTP to < 1 ms).
+   */
+  oneWayLatencyMs: { p50: number; p99: number; max: number; count: number } | null;
+  /** Frames dropped because the listener fell behind. */
+  dropped: number;
+}
+
+export interface BridgeClientStats {
   connects: number;
   /** lowstate messages received / accepted as frames. */
   received: number;
@@ -78,7 +121,17 @@ export interface RemoteSimulatorStats {
   dropped: number;
   /** Messages of other topics that failed validation (root_state, wbc_status). */
   malformedOther: number;
+  /** lowstates larger than G1_BRIDGE_LIMITS.lowStateBytes (also counted as malformed). */
+  oversized: number;
+  /** Ticks missing between consecutive accepted lowstates, and the number of such gaps. */
+  missingTicks: number;
+  tickGapEvents: number;
 }
+
+/** Server metadata key of the stamp clock's origin (Unix ms at stamp_ns = 0). */
+const STAMP_ORIGIN_KEY = G1_BRIDGE_METADATA.stampOriginUnixMs;
+/** Receive times kept for the rate over the last second (enough for a 5 kHz stream). */
+const STATE_TIME_RING = 8192;
 
 interface PendingAck {
   command: CommandName;
@@ -100,10 +153,11 @@ interface ActiveRun {
   promise: Promise<EpisodeEnd>;
 }
 
-export class RemoteSimulatorBackend implements Backend {
+export class BridgeClientBackend implements Backend {
   readonly id: string;
   readonly name: string;
-  private readonly opts: Required<Omit<RemoteSimulatorOptions, 'id' | 'name' | 'log'>>;
+  private readonly opts: Required<Omit<BridgeClientOptions, 'id' | 'name' | 'log' | 'onFrameReceived'>>;
+  private readonly onFrameReceived: BridgeClientOptions['onFrameReceived'];
   private readonly log: (line: string) => void;
   private _presence: Presence = 'connecting';
   private listener: BackendListener | null = null;
@@ -116,6 +170,9 @@ export class RemoteSimulatorBackend implements Backend {
   private reconnectDelay: number;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private readonly presenceTimer: NodeJS.Timeout;
+  /** Fires when the freshness age reaches the next threshold (stale or lost); re-armed lazily. */
+  private deadlineTimer: NodeJS.Timeout | null = null;
+  private deadlineAt = 0;
 
   private metadata: Record<string, string> = {};
   private readonly channels = new Map<number, Channel>();
@@ -124,7 +181,17 @@ export class RemoteSimulatorBackend implements Backend {
   private controlRefused = false;
   /** true/false once the server said whether we control it; null before (or never, for bridges that do not say). */
   private controlKnown: boolean | null = null;
+  /** When the link was last fresh (performance.now(), ms): the last message, or the last accepted lowstate (freshnessFrom). */
   private lastMessageAt = 0;
+  /** When the last lowstate was accepted (performance.now(), ms), 0 before the first. */
+  private lastStateAt = 0;
+  /** Receive times of recent accepted lowstates (ring, for the rate over the last second). */
+  private readonly stateTimes = new Float64Array(STATE_TIME_RING);
+  private stateTimesNext = 0;
+  private stateTimesFilled = 0;
+  /** Smallest positive tick step seen (a source may count ticks in other units than samples). */
+  private tickStep = 0;
+  private readonly latency: SampleRing;
   private lastTick: number | null = null;
   private lastStampNs: number | null = null;
   private baseStampNs: number | null = null;
@@ -140,16 +207,29 @@ export class RemoteSimulatorBackend implements Backend {
   private delivering = false;
   private droppedSinceReport = 0;
   private readonly problemLast = new Map<string, number>();
-  private readonly counts: RemoteSimulatorStats = { connects: 0, received: 0, accepted: 0, malformed: 0, duplicate: 0, outOfOrder: 0, dropped: 0, malformedOther: 0 };
+  private readonly counts: BridgeClientStats = {
+    connects: 0,
+    received: 0,
+    accepted: 0,
+    malformed: 0,
+    duplicate: 0,
+    outOfOrder: 0,
+    dropped: 0,
+    malformedOther: 0,
+    oversized: 0,
+    missingTicks: 0,
+    tickGapEvents: 0,
+  };
   private readonly presenceWaiters = new Set<() => void>();
   private rttMs: number | null = null;
   private pingSentAt: number | null = null;
   private pingTicks = 0;
 
-  constructor(options: RemoteSimulatorOptions) {
+  constructor(options: BridgeClientOptions) {
     this.id = options.id ?? `remote:${options.url}`;
     this.name = options.name ?? `simulator at ${options.url}`;
     this.log = options.log ?? (() => {});
+    this.onFrameReceived = options.onFrameReceived;
     this.opts = {
       url: options.url,
       staleAfterMs: options.staleAfterMs ?? 500,
@@ -162,8 +242,17 @@ export class RemoteSimulatorBackend implements Backend {
       connectTimeoutMs: options.connectTimeoutMs ?? 5000,
       rootStateMaxSkewMs: options.rootStateMaxSkewMs ?? 20,
       problemIntervalMs: options.problemIntervalMs ?? 1000,
+      freshnessFrom: options.freshnessFrom ?? 'any_message',
+      latencyWindow: options.latencyWindow ?? 1000,
     };
+    if (!(this.opts.staleAfterMs > 0 && this.opts.lostAfterMs >= this.opts.staleAfterMs)) {
+      throw new RangeError(`${this.name}: need 0 < staleAfterMs ≤ lostAfterMs, got ${this.opts.staleAfterMs} and ${this.opts.lostAfterMs}`);
+    }
+    this.latency = new SampleRing(Math.max(1, Math.floor(this.opts.latencyWindow)));
     this.reconnectDelay = this.opts.reconnectInitialDelayMs;
+    // The interval pings and is a backstop; the thresholds themselves are met by the deadline
+    // timer (armDeadline), so 'lost' comes lostAfterMs after the last fresh message plus only the
+    // timer's own lateness (~1 ms on an idle loop), not plus a polling period.
     this.presenceTimer = setInterval(() => this.checkPresence(), Math.max(20, Math.min(100, this.opts.staleAfterMs / 4)));
     this.presenceTimer.unref();
     this.connect();
@@ -194,16 +283,51 @@ export class RemoteSimulatorBackend implements Backend {
     };
   }
 
-  stats(): RemoteSimulatorStats {
+  stats(): BridgeClientStats {
     return { ...this.counts };
   }
 
   /**
-   * Link figures for the Connections panel (duck-typed by the console's ConnectionRegistry):
-   * the round-trip time of the last WebSocket ping, ms (null before the first pong).
+   * Link figures (duck-typed by the console's ConnectionRegistry, which shows `latencyMs`):
+   * ping round trip, state rate over the last second, age of the last lowstate, tick gaps and,
+   * when the server declares its stamp clock's origin, one-way latency percentiles.
    */
-  linkStats(): { latencyMs: number | null } {
-    return { latencyMs: this.rttMs };
+  linkStats(): BridgeLinkStats {
+    const now = performance.now();
+    let n = 0;
+    const cap = this.stateTimes.length;
+    for (let i = 1; i <= this.stateTimesFilled; i++) {
+      if (now - this.stateTimes[(this.stateTimesNext - i + cap) % cap] > 1000) break;
+      n++;
+    }
+    const p50 = this.latency.percentile(50);
+    return {
+      latencyMs: this.rttMs,
+      stateRateHz: n,
+      lastStateAgeMs: this.lastStateAt === 0 ? null : now - this.lastStateAt,
+      missingTicks: this.counts.missingTicks,
+      tickGapEvents: this.counts.tickGapEvents,
+      oneWayLatencyMs: p50 === null ? null : { p50, p99: this.latency.percentile(99) as number, max: this.latency.maxEver as number, count: this.latency.count },
+      dropped: this.counts.dropped,
+    };
+  }
+
+  /**
+   * One-way latency of a frame stamped `stampNs` by the publisher, as of `atMs`
+   * (performance.now() of this process, default now), ms: (wall clock now − stamp origin) −
+   * stamp. Null unless the server declared `stamp_origin_unix_ms`.
+   */
+  oneWayLatencyMs(stampNs: number, atMs: number = performance.now()): number | null {
+    const origin = this.stampOriginUnixMs;
+    return origin === null ? null : performance.timeOrigin + atMs - origin - stampNs / 1e6;
+  }
+
+  /** `stamp_origin_unix_ms` of the server's metadata, parsed; null when absent or invalid. */
+  get stampOriginUnixMs(): number | null {
+    const v = this.metadata[STAMP_ORIGIN_KEY];
+    if (v === undefined) return null;
+    const n = Number(v);
+    return v.trim() !== '' && Number.isFinite(n) ? n : null;
   }
 
   /** The latest wbc_status received, if any. */
@@ -248,6 +372,7 @@ export class RemoteSimulatorBackend implements Backend {
     }
     this.closed = true;
     clearInterval(this.presenceTimer);
+    this.clearDeadline();
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.failPending(new Error(`${this.name} closed`));
     const ws = this.ws;
@@ -372,6 +497,17 @@ export class RemoteSimulatorBackend implements Backend {
     run.resolve(end);
   }
 
+  /**
+   * Sends `stop` or `damp` whoever holds the lease (a safety trip must reach the robot at once);
+   * resolves on the ack, rejects when the link is down or the ack does not come within 1 s.
+   */
+  sendStop(command: 'stop' | 'damp', reason: string, outcome?: StopOutcome): Promise<void> {
+    const run = this.run;
+    if (command === 'stop' && outcome && run && !run.ended) run.stopRequested ??= { outcome, reason };
+    const cmd: WireCommand = command === 'stop' ? { command: 'stop', args: { reason, ...(outcome ? { outcome } : {}) } } : { command: 'damp', args: { reason } };
+    return this.sendCommand(cmd, 1000).then(() => undefined);
+  }
+
   private sendCommand(cmd: WireCommand, timeoutMs = this.opts.commandTimeoutMs): Promise<string> {
     return new Promise<string>((resolve, reject) => {
       const client = this.client;
@@ -394,6 +530,18 @@ export class RemoteSimulatorBackend implements Backend {
         reject(new Error(`${cmd.command}: send failed: ${(err as Error).message}`));
       }
     });
+  }
+
+  /** Writes a stop on the command channel now, whatever the presence, without waiting for an ack. */
+  private sendStopNow(reason: string): void {
+    const client = this.client;
+    if (!client || this.commandChannel === null) return;
+    try {
+      const msg = { command: 'stop', args: { reason }, seq: ++this.seq, contract: G1_BRIDGE_CONTRACT };
+      client.sendMessage(this.commandChannel, Buffer.from(JSON.stringify(msg), 'utf8'));
+    } catch (err) {
+      this.log(`bridge client: stop not sent: ${(err as Error).message}`);
+    }
   }
 
   private failPending(err: Error): void {
@@ -420,6 +568,7 @@ export class RemoteSimulatorBackend implements Backend {
     this.lastStampNs = null;
     this.baseStampNs = null;
     this.latestRoot = null;
+    this.tickStep = 0;
     let ws: WebSocket;
     try {
       ws = new WebSocket(this.opts.url, [FOXGLOVE_SUBPROTOCOL], { perMessageDeflate: false, handshakeTimeout: this.opts.connectTimeoutMs });
@@ -441,7 +590,7 @@ export class RemoteSimulatorBackend implements Backend {
     client.on('open', () => {
       if (!live()) return;
       this.counts.connects++;
-      this.log(`remote: connected to ${this.opts.url}`);
+      this.log(`bridge client: connected to ${this.opts.url}`);
     });
     client.on('serverInfo', (info) => live() && this.onServerInfo(client, info));
     client.on('advertise', (chs) => live() && this.onAdvertise(client, chs));
@@ -454,7 +603,7 @@ export class RemoteSimulatorBackend implements Backend {
     client.on('status', (s) => live() && this.onServerStatus(s));
     client.on('error', (err) => {
       if (!live()) return;
-      this.log(`remote: ${this.opts.url}: ${err?.message ?? String(err)}`);
+      this.log(`bridge client: ${this.opts.url}: ${err?.message ?? String(err)}`);
     });
     client.on('close', () => {
       if (!live()) return;
@@ -463,6 +612,7 @@ export class RemoteSimulatorBackend implements Backend {
   }
 
   private onSocketClosed(why: string): void {
+    this.clearDeadline();
     this.ws = null;
     this.client = null;
     this.commandChannel = null;
@@ -506,10 +656,46 @@ export class RemoteSimulatorBackend implements Backend {
     } else {
       this.commandChannel = client.advertise(g1BridgeChannel('command', G1_BRIDGE_TOPICS.command));
     }
-    this.lastMessageAt = performance.now();
+    if (this.metadata[STAMP_ORIGIN_KEY] !== undefined && this.stampOriginUnixMs === null) {
+      this.problem('warn', 'bad_metadata', `${this.opts.url}: ${STAMP_ORIGIN_KEY} is not a number ("${this.metadata[STAMP_ORIGIN_KEY]}"); one-way latency not measured`);
+    }
+    this.markFresh(performance.now());
     this.reconnectDelay = this.opts.reconnectInitialDelayMs;
     this.everPresent = true;
     this.setPresence('present');
+  }
+
+  /** The link is fresh as of `now`: re-arms the deadline and leaves stale/lost at once. */
+  private markFresh(now: number): void {
+    this.lastMessageAt = now;
+    if (this._presence !== 'present' && this.everPresent && this.client) this.setPresence('present');
+    this.armDeadline();
+  }
+
+  /**
+   * Keeps one timer set for the next threshold (stale, then lost) of the current freshness age.
+   * Fresh messages only move lastMessageAt; when the timer fires early (because fresher messages
+   * came meanwhile) it re-arms for the remainder, so a 500 Hz stream costs one timer per
+   * staleAfterMs, not one per frame.
+   */
+  private armDeadline(): void {
+    if (this.closed || !this.client || this.lastMessageAt === 0 || this._presence === 'lost') return;
+    const threshold = this._presence === 'stale' ? this.opts.lostAfterMs : this.opts.staleAfterMs;
+    const at = this.lastMessageAt + threshold;
+    if (this.deadlineTimer && this.deadlineAt <= at) return; // fires no later than needed; re-arms then
+    this.clearDeadline();
+    this.deadlineAt = at;
+    this.deadlineTimer = setTimeout(() => {
+      this.deadlineTimer = null;
+      this.checkPresence();
+      this.armDeadline();
+    }, Math.max(0, at - performance.now()) + 0.5);
+    this.deadlineTimer.unref();
+  }
+
+  private clearDeadline(): void {
+    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = null;
   }
 
   private onAdvertise(client: FoxgloveClientInstance, chs: Channel[]): void {
@@ -565,7 +751,7 @@ export class RemoteSimulatorBackend implements Backend {
     // Only a live, answered connection ages; 'lost' lasts until a message or a reconnect.
     if (this.closed || !this.client || !this.everPresent || this._presence === 'lost' || this.lastMessageAt === 0) return;
     const age = performance.now() - this.lastMessageAt;
-    const next: Presence = age <= this.opts.staleAfterMs ? 'present' : age <= this.opts.lostAfterMs ? 'stale' : 'lost';
+    const next: Presence = age < this.opts.staleAfterMs ? 'present' : age < this.opts.lostAfterMs ? 'stale' : 'lost';
     if (next === this._presence) return;
     this.setPresence(next);
     if (next === 'stale') this.problem('warn', 'link_stale', `nothing from ${this.opts.url} for ${Math.round(age)} ms`);
@@ -573,13 +759,23 @@ export class RemoteSimulatorBackend implements Backend {
       this.problem('error', 'link_lost', `nothing from ${this.opts.url} for ${Math.round(age)} ms`);
       const run = this.run;
       if (run && !run.ended && run.started) {
-        void this.sendCommand({ command: 'stop', args: { reason: 'link lost (console side)' } }, 1000).catch(() => {});
+        // DESIGN §6: a trip sends stop at once. No ack is awaited (the link is deemed gone); the
+        // stop is written before the socket is closed, so it goes out if the socket still carries.
+        this.sendStopNow('link lost (console side)');
         this.endRun(run, 'link_lost', `no state from ${this.opts.url} for ${Math.round(age)} ms during the episode`);
       }
-      // A silent socket is as good as closed: drop it and reconnect.
+      // A silent socket is as good as closed: drop it (close flushes the stop first; terminate
+      // if the peer does not answer the close) and reconnect.
       const ws = this.ws;
       this.onSocketClosed('silent');
-      ws?.terminate();
+      if (ws) {
+        try {
+          ws.close(1001, 'no state');
+        } catch {
+          ws.terminate();
+        }
+        setTimeout(() => ws.terminate(), 1000).unref();
+      }
     }
   }
 
@@ -612,8 +808,7 @@ export class RemoteSimulatorBackend implements Backend {
   private onMessage(m: MessageData): void {
     const topic = this.subscriptions.get(m.subscriptionId);
     if (topic === undefined) return;
-    this.lastMessageAt = performance.now();
-    if (this._presence !== 'present' && this.everPresent) this.setPresence('present');
+    if (this.opts.freshnessFrom === 'any_message') this.markFresh(performance.now());
     switch (topic) {
       case G1_BRIDGE_TOPICS.lowstate:
         return this.onLowState(m.data);
@@ -640,11 +835,13 @@ export class RemoteSimulatorBackend implements Backend {
   }
 
   private onLowState(data: ArrayBufferView): void {
+    const receivedAt = performance.now();
     this.counts.received++;
     const d = decodeLowState(data);
     if (!d.ok) {
       this.counts.malformed++;
-      this.problem('warn', 'malformed_frame', `lowstate dropped (${this.counts.malformed} malformed so far): ${d.reason}`);
+      if (d.code === 'oversized') this.counts.oversized++;
+      this.problem('warn', d.code === 'oversized' ? 'oversized_frame' : 'malformed_frame', `lowstate dropped (${this.counts.malformed} malformed so far): ${d.reason}`);
       return;
     }
     const low = d.value;
@@ -660,8 +857,27 @@ export class RemoteSimulatorBackend implements Backend {
         return;
       }
     }
+    if (this.lastTick !== null) {
+      // A step larger than the smallest step seen means samples never arrived (dropped by the
+      // bridge, the network or the publisher's own send buffer).
+      const step = low.tick - this.lastTick;
+      if (this.tickStep === 0 || step < this.tickStep) this.tickStep = step;
+      const missing = Math.round(step / this.tickStep) - 1;
+      if (missing > 0) {
+        this.counts.missingTicks += missing;
+        this.counts.tickGapEvents++;
+        this.problem('warn', 'tick_gap', `lowstate ticks ${this.lastTick} → ${low.tick}: ${missing} samples missing (${this.counts.missingTicks} in ${this.counts.tickGapEvents} gaps so far)`);
+      }
+    }
     this.lastTick = low.tick;
     this.lastStampNs = low.stamp_ns;
+    this.lastStateAt = receivedAt;
+    this.stateTimes[this.stateTimesNext] = receivedAt;
+    this.stateTimesNext = (this.stateTimesNext + 1) % this.stateTimes.length;
+    if (this.stateTimesFilled < this.stateTimes.length) this.stateTimesFilled++;
+    const origin = this.stampOriginUnixMs;
+    if (origin !== null) this.latency.add(performance.timeOrigin + receivedAt - origin - low.stamp_ns / 1e6);
+    if (this.opts.freshnessFrom === 'lowstate') this.markFresh(receivedAt);
     this.baseStampNs ??= low.stamp_ns;
     const root = this.latestRoot && Math.abs(this.latestRoot.stamp_ns - low.stamp_ns) <= this.opts.rootStateMaxSkewMs * 1e6 ? this.latestRoot : null;
     const run = this.run && !this.run.ended && this.run.episodeStartNs !== null ? this.run : null;
@@ -672,7 +888,16 @@ export class RemoteSimulatorBackend implements Backend {
       run.lastTimeS = frame.timeS;
     }
     this.counts.accepted++;
-    this.enqueue({ type: 'frames', runId: this.run?.runId ?? this.lease?.runId ?? '', frames: [frame] });
+    if (this.onFrameReceived) {
+      try {
+        this.onFrameReceived(frame, low.stamp_ns, receivedAt);
+      } catch (err) {
+        this.log(`bridge client: onFrameReceived failed: ${(err as Error)?.message ?? String(err)}`);
+      }
+    }
+    // A frame belongs to a run only while that episode runs (its clock is the episode's); frames
+    // before the start or after the end carry no run id.
+    this.enqueue({ type: 'frames', runId: run ? run.runId : '', frames: [frame] });
   }
 
   private onWbcStatus(s: WbcStatusMsg): void {
@@ -747,7 +972,7 @@ export class RemoteSimulatorBackend implements Backend {
           try {
             await this.listener(batch);
           } catch (err) {
-            this.log(`remote: listener failed: ${(err as Error)?.message ?? String(err)}`);
+            this.log(`bridge client: listener failed: ${(err as Error)?.message ?? String(err)}`);
           }
         }
       } finally {
@@ -761,13 +986,37 @@ export class RemoteSimulatorBackend implements Backend {
     const last = this.problemLast.get(code);
     if (!always && last !== undefined && now - last < this.opts.problemIntervalMs) return;
     this.problemLast.set(code, now);
-    this.log(`remote: ${severity}: ${code}: ${message}`);
+    this.log(`bridge client: ${severity}: ${code}: ${message}`);
     this.enqueue({ type: 'problem', problem: { severity, code, message, atMs: now } });
   }
 }
 
-/** Creates the backend and starts connecting (presence 'connecting' until the server answers). */
-export function connectRemoteSimulator(options: RemoteSimulatorOptions): RemoteSimulatorBackend {
-  return new RemoteSimulatorBackend(options);
+/** Creates the backend for a simulator and starts connecting (presence 'connecting' until the server answers). */
+export function connectRemoteSimulator(options: BridgeClientOptions): BridgeClientBackend {
+  return new BridgeClientBackend(options);
+}
+
+/** Link thresholds of the robot (DESIGN §6, issue 6 item 10). */
+export const ROBOT_LINK_DEFAULTS = {
+  /** Moving the robot needs a lowstate younger than this (DESIGN §6): presence 'stale' beyond it. */
+  staleAfterMs: 50,
+  /** A running episode ends `link_lost` this long after the last accepted lowstate. */
+  lostAfterMs: 100,
+  /** 2 s of frames at 500 Hz held while the listener is busy. */
+  maxQueuedFrames: 1000,
+  freshnessFrom: 'lowstate',
+} as const satisfies Partial<BridgeClientOptions>;
+
+/**
+ * Creates the backend for the robot (its bridge, or `motionbench emulate-robot`) and starts
+ * connecting: ROBOT_LINK_DEFAULTS unless overridden.
+ */
+export function connectRobot(options: BridgeClientOptions): BridgeClientBackend {
+  return new BridgeClientBackend({
+    id: `robot:${options.url}`,
+    name: `robot at ${options.url}`,
+    ...ROBOT_LINK_DEFAULTS,
+    ...options,
+  });
 }
 

@@ -1,0 +1,427 @@
+import { z } from 'zod';
+import type { ClipDto } from './contract';
+import { campaignDirSchema } from './qualificationContract';
+
+// The real-robot part of the console API (issue 6 item 9; DESIGN §6, §8): the serial interlock
+// (interlock.*), the initial-state calibration (calibration.*) and the matched sim/real trials
+// (trial.*) of the Trial runner and Calibration panels.
+//
+// Pushes (server → client, validated in the renderer like every ApiEvent):
+//   safety.status          5 Hz while an interlock is open or a robot is connected: interlock
+//                          state and age of its last status, each robot link's age — the lights
+//   calibration.stillness  a few Hz during a capture: the hold-still meter
+//   trial.progress         every phase change, refusal, trip, episode end and prompt answer, with
+//                          the job's whole status (the panel replaces what it shows)
+//   trial.prompt           the runner asks the operator (confirm a trial, confirm a reset)
+//   trial.live             the running real trial's 50 Hz readings and robot joint angles, batched
+//                          at ~15 Hz; a client that falls behind gets batches skipped (counted),
+//                          never queued — the recording in the campaign is complete
+//
+// (No import from simContract.ts: it imports the event schemas from here.)
+
+const finite = z.number().finite();
+const connectionIdSchema = z.string().min(1).max(64).regex(/^[a-z0-9-]+$/, 'not a connection id');
+const trialJobIdSchema = z.string().min(1).max(64).regex(/^trial-[a-z0-9-]+$/, 'not a trial job id');
+const captureIdSchema = z.string().min(1).max(64).regex(/^capture-[a-z0-9-]+$/, 'not a capture id');
+const promptIdSchema = z.string().min(1).max(64).regex(/^prompt-[a-z0-9-]+$/, 'not a prompt id');
+const runIdSchema = z.string().min(1).max(128).regex(/^[\w.:-]+$/, 'not a run id');
+/** A pair id is a parent trace id or a unique prefix of one (as `motionbench trial --pair`). */
+const pairIdSchema = z.string().min(4).max(128).regex(/^[\w.:-]+$/, 'not a pair id');
+const calibrationIdSchema = z.string().min(4).max(64).regex(/^cal-[0-9a-f]+$/, 'not a calibration id');
+const clipRefSchema = z.string().min(1).max(128).regex(/^[\w.:-]+$/, 'not a clip id or name');
+
+/** A serial device on the services' machine: an absolute path (/dev/ttyUSB0, a pty link) or COMn. */
+export const serialDevicePathSchema = z
+  .string()
+  .min(1)
+  .max(1024)
+  .refine((v) => !v.includes('\0'), 'contains a NUL character')
+  .refine((v) => v.startsWith('/') || /^COM[0-9]{1,3}$/i.test(v), 'must be an absolute device path (e.g. /dev/ttyUSB0) or COMn');
+
+/** Real trials per pair the console may ask for (3 = DESIGN §1). */
+export const MAX_TRIALS_PER_PAIR = 10;
+/** Longest a capture waits for a still window, s. */
+export const MAX_CAPTURE_WAIT_S = 120;
+/** An operator's note on a reset or a confirmation. */
+export const MAX_NOTE_CHARS = 500;
+
+export const trialRequestSchemas = {
+  /** Serial ports on the services' machine (guarded: never SerialPort.list() without udev). */
+  'interlock.list': z.strictObject({}),
+  /** Opens the interlock box on `path` (one per console; a second open is refused until interlock.close). */
+  'interlock.open': z.strictObject({ path: serialDevicePathSchema }),
+  /** Closes the box (DISARM first; a trip if it was armed). */
+  'interlock.close': z.strictObject({}),
+  /** Sends ARM; answers once the box reports ARMED, or with the refusal reason. */
+  'interlock.arm': z.strictObject({}),
+  'interlock.disarm': z.strictObject({}),
+  /** The interlock's status now (the same figures as the safety.status push); null when none is open. */
+  'interlock.status': z.strictObject({}),
+  /**
+   * Waits for the robot on `connectionId` to hold still, averages its start configuration and
+   * answers with the record and its residuals vs the clip's first frame (`clipId`, core-v1 id or
+   * name, or a clip the console loaded). Nothing is stored until calibration.accept.
+   */
+  'calibration.capture': z.strictObject({
+    connectionId: connectionIdSchema,
+    campaignDir: campaignDirSchema,
+    clipId: clipRefSchema.optional(),
+    /** Give up after this long without a still window, s (default 20). */
+    timeoutS: z.number().finite().gt(0).max(MAX_CAPTURE_WAIT_S).optional(),
+  }),
+  /** Stores a captured record in its campaign (putCalibration) → the calibration id for trial.start. */
+  'calibration.accept': z.strictObject({ captureId: captureIdSchema }),
+  /** Abandons a capture that is waiting for stillness (the STOP does it too). */
+  'calibration.cancel': z.strictObject({}),
+  /** Qualification pairs admitted under the current contract, with how far their matched pair has got. */
+  'trial.queue': z.strictObject({ campaignDir: campaignDirSchema, trials: z.number().int().min(1).max(MAX_TRIALS_PER_PAIR).optional() }),
+  /**
+   * Starts the matched pair `pairId` (simulation branch + `trials` real trials) on the robot
+   * `connectionId`, with the interlock this console has open. Returns at once; progress,
+   * prompts and live readings follow as pushes.
+   */
+  'trial.start': z.strictObject({
+    campaignDir: campaignDirSchema,
+    pairId: pairIdSchema,
+    connectionId: connectionIdSchema,
+    calibrationId: calibrationIdSchema.optional(),
+    trials: z.number().int().min(1).max(MAX_TRIALS_PER_PAIR).optional(),
+  }),
+  /** The operator's answer to a prompt (confirm a trial: ok; confirm a reset: ok + who/what in note). */
+  'trial.confirm': z.strictObject({ jobId: trialJobIdSchema, promptId: promptIdSchema, ok: z.boolean(), note: z.string().max(MAX_NOTE_CHARS).optional() }),
+  /**
+   * Operator stop of one job or of all (STOP, Space, Escape): the running trial ends as
+   * aborted_by_operator (`intervention: true`: the operator intervened physically), stop + damp go out at once.
+   */
+  'trial.stop': z
+    .strictObject({ jobId: trialJobIdSchema.optional(), all: z.literal(true).optional(), intervention: z.boolean().optional(), reason: z.string().max(200).optional() })
+    .refine((p) => (p.jobId === undefined) !== (p.all === undefined), { message: 'give either jobId or all: true', path: ['jobId'] }),
+  /** A job's status; without jobId the most recent job. */
+  'trial.status': z.strictObject({ jobId: trialJobIdSchema.optional() }),
+  /** One recorded episode of a campaign (the sim branch for the overlay, a real trial for replay). */
+  'trial.episode': z.strictObject({ campaignDir: campaignDirSchema, runId: runIdSchema }),
+} as const;
+
+// ---- results -------------------------------------------------------------------------------
+
+/** The interlock as the lights show it: SAFE / ARMED / ESTOP / LOST, or CLOSED without a box. */
+export type InterlockLight = 'SAFE' | 'ARMED' | 'ESTOP' | 'LOST' | 'CLOSED';
+
+export interface SerialPortDto {
+  path: string;
+  manufacturer?: string;
+  serialNumber?: string;
+  vendorId?: string;
+  productId?: string;
+  pnpId?: string;
+}
+
+export interface InterlockListDto {
+  ports: SerialPortDto[];
+  method: 'serialport' | 'dev-scan';
+  note: string | null;
+}
+
+export interface TrialStartResult {
+  status: TrialJobStatus;
+  /** The pair's reference clip (the viewport shows it as the clip on display); null when not in core-v1. */
+  reference: ClipDto | null;
+}
+
+export interface TrialEpisodeDto {
+  runId: string;
+  executionDomain: 'simulation' | 'real_robot';
+  outcome: string | null;
+  /** The executed trajectory at 50 Hz (frame-major); rootPosM null without a global root. */
+  executed: { frames: number; timeS: number[]; rootPosM: number[] | null; rootQuatWxyz: number[] | null; jointPosRad: number[] };
+}
+
+/** One decided qualification pair of the queue (src/services/trial/admittedPairs.ts); only admitted ones can run. */
+export interface AdmittedPairDto {
+  pairId: string;
+  clipId: string;
+  clipName: string;
+  bindingKey: string;
+  bindingLabel: string;
+  contractId: string;
+  admitted: boolean;
+  /** Why it was not admitted (empty when admitted). */
+  reasons: string[];
+  decidedAt: string;
+  snapshotHash: string | null;
+  matched: { parentTraceId: string; calibrationId: string; simDone: boolean; realDone: number; remaining: number } | null;
+}
+
+export interface TrialQueueDto {
+  campaignDir: string;
+  trials: number;
+  pairs: AdmittedPairDto[];
+}
+
+// ---- events and the shapes they share (zod: the renderer validates every push) -------------
+
+const nullableFinite = finite.nullable();
+
+export const interlockStatusSchema = z.strictObject({
+  path: z.string(),
+  open: z.boolean(),
+  /** The console's view (InterlockMonitor): disconnected | safe | armed | estop | lost. */
+  state: z.enum(['disconnected', 'safe', 'armed', 'estop', 'lost']),
+  light: z.enum(['SAFE', 'ARMED', 'ESTOP', 'LOST', 'CLOSED']),
+  /** What the box last said in a counted status. */
+  deviceState: z.enum(['SAFE', 'ARMED', 'ESTOP']).nullable(),
+  /** Armed by this console and the last ARMED status fresh: what the safety gate asks. */
+  armedAndFresh: z.boolean(),
+  armPending: z.boolean(),
+  disarmPending: z.boolean(),
+  /** ms since the last counted status; null before the first. */
+  lastStatusAgeMs: nullableFinite,
+  rttMs: nullableFinite,
+  lastTrip: z.strictObject({ reason: z.string(), detail: z.string(), agoMs: finite }).nullable(),
+  lastEvent: z.strictObject({ event: z.string(), agoMs: finite }).nullable(),
+  garbageLines: z.number().int().min(0),
+  trips: z.number().int().min(0),
+});
+export type InterlockStatusDto = z.infer<typeof interlockStatusSchema>;
+
+export const robotLinkStatusSchema = z.strictObject({
+  connectionId: z.string(),
+  name: z.string(),
+  presence: z.enum(['disconnected', 'connecting', 'present', 'stale', 'lost']),
+  lastFrameAgeMs: nullableFinite,
+  rateHz: nullableFinite,
+  latencyMs: nullableFinite,
+  /** Last frame younger than the robot-link limit (50 ms): the only state the link light shows green. */
+  fresh: z.boolean(),
+  freshLimitMs: finite,
+  /** A global root is measured (motion capture); otherwise the live robot is drawn at the reference root. */
+  globalRoot: z.boolean(),
+});
+export type RobotLinkStatusDto = z.infer<typeof robotLinkStatusSchema>;
+
+export const safetyStatusEventSchema = z.strictObject({
+  type: z.literal('safety.status'),
+  seq: z.number().int().min(0),
+  atMs: finite,
+  interlock: interlockStatusSchema.nullable(),
+  robots: z.array(robotLinkStatusSchema),
+});
+export type SafetyStatusEvent = z.infer<typeof safetyStatusEventSchema>;
+
+const notStillReasonSchema = z.object({ code: z.string(), message: z.string(), joint: z.string().optional() });
+/** StillnessStats (src/domain/calibration/stillness.ts): all numbers. */
+const stillnessStatsSchema = z.record(z.string(), z.number());
+
+export const stillnessSchema = z.strictObject({
+  still: z.boolean(),
+  windowFilledS: finite,
+  windowNeededS: finite,
+  reasons: z.array(notStillReasonSchema),
+  stats: stillnessStatsSchema.nullable(),
+});
+export type StillnessDto = z.infer<typeof stillnessSchema>;
+
+export const calibrationStillnessEventSchema = z.strictObject({
+  type: z.literal('calibration.stillness'),
+  seq: z.number().int().min(0),
+  captureId: z.string(),
+  connectionId: z.string(),
+  progress: stillnessSchema,
+});
+export type CalibrationStillnessEvent = z.infer<typeof calibrationStillnessEventSchema>;
+
+/** StartResiduals (src/domain/calibration/residuals.ts). */
+export const startResidualsSchema = z.strictObject({
+  jointRad: z.array(finite),
+  maxAbsJointRad: finite,
+  maxAbsJoint: z.string(),
+  rmsJointRad: finite,
+  rollRad: finite,
+  pitchRad: finite,
+  headingRad: nullableFinite,
+  rootPosM: z.tuple([finite, finite, finite]).nullable(),
+});
+export type StartResidualsDto = z.infer<typeof startResidualsSchema>;
+
+export type CalibrationCaptureDto =
+  | {
+      ok: true;
+      captureId: string;
+      connectionId: string;
+      campaignDir: string;
+      robotUnit: string;
+      capturedAt: string;
+      clip: { id: string; name: string } | null;
+      /** The record calibration.accept stores (CalibrationRecord, JSON). */
+      record: Record<string, unknown>;
+      /** Measurement vs the clip's first frame; null without a clip. */
+      residualsVsClip: StartResidualsDto | null;
+      /** The clip's first-frame joint angles, rad (for the table); null without a clip. */
+      clipStartJointRad: number[] | null;
+      /** The measured start joint angles, rad. */
+      measuredJointRad: number[];
+      stats: Record<string, number>;
+    }
+  | { ok: false; captureId: string; message: string; reasons: { code: string; message: string; joint?: string }[]; stats: Record<string, number> | null };
+
+export interface CalibrationAcceptResult {
+  calibrationId: string;
+  campaignDir: string;
+  captureId: string;
+}
+
+export const TRIAL_PHASES = ['calibrating', 'simulating', 'waiting_reset', 'checking_calibration', 'waiting_confirmation', 'running', 'done', 'stopped'] as const;
+const OUTCOMES = ['completed', 'hard_failure', 'intervention', 'estop', 'link_lost', 'aborted_by_operator', 'infrastructure_error'] as const;
+
+export const trialPromptSchema = z.strictObject({
+  promptId: z.string(),
+  kind: z.enum(['confirm_trial', 'confirm_reset']),
+  askedAtMs: finite,
+  /** confirm_trial: what the operator confirms. */
+  trial: z
+    .strictObject({
+      pairId: z.string(),
+      runId: z.string(),
+      trialIndex: z.number().int(),
+      trials: z.number().int(),
+      clipName: z.string(),
+      binding: z.string(),
+      calibrationCheck: z.strictObject({ maxJointDiffRad: finite, attitudeDiffRad: finite }),
+    })
+    .nullable(),
+  /** confirm_reset: which trial follows the reset, and why one is needed. */
+  reset: z.strictObject({ trialIndex: z.number().int(), afterOutcome: z.enum(OUTCOMES).nullable(), tripped: z.boolean() }).nullable(),
+});
+export type TrialPromptDto = z.infer<typeof trialPromptSchema>;
+
+const refusalSchema = z.strictObject({ code: z.string(), condition: z.string(), message: z.string() });
+
+export const trialEpisodeEndSchema = z.strictObject({
+  runId: z.string(),
+  domain: z.enum(['simulation', 'real_robot']),
+  trialIndex: z.number().int().nullable(),
+  outcome: z.enum(OUTCOMES),
+  reason: z.string(),
+  frames: z.number().int().min(0),
+});
+
+export const trialJobStatusSchema = z.strictObject({
+  jobId: z.string(),
+  campaignDir: z.string(),
+  pairId: z.string(),
+  connectionId: z.string(),
+  calibrationId: z.string().nullable(),
+  trials: z.number().int(),
+  state: z.enum(['running', 'completed', 'stopped', 'failed']),
+  phase: z.enum(TRIAL_PHASES).nullable(),
+  phaseMessage: z.string(),
+  trialIndex: z.number().int().nullable(),
+  clip: z.strictObject({ id: z.string(), name: z.string() }).nullable(),
+  binding: z.string().nullable(),
+  prompt: trialPromptSchema.nullable(),
+  /** The last refusal of the safety gate, reasons verbatim. */
+  refusals: z.array(refusalSchema),
+  lastTrip: z.strictObject({ cause: z.string(), reason: z.string(), outcome: z.enum(OUTCOMES) }).nullable(),
+  episodes: z.array(trialEpisodeEndSchema),
+  /** The real trial running now (its live readings arrive as trial.live). */
+  liveRunId: z.string().nullable(),
+  stopRequested: z.strictObject({ atMs: finite, intervention: z.boolean(), reason: z.string() }).nullable(),
+  result: z
+    .strictObject({
+      parentTraceId: z.string(),
+      calibrationId: z.string(),
+      sim: z.strictObject({ runId: z.string(), outcome: z.string(), resumed: z.boolean(), mpjpeLMm: nullableFinite }),
+      real: z.array(z.strictObject({ runId: z.string(), trialIndex: z.number().int(), outcome: z.string(), reason: z.string(), frames: z.number().int(), resumed: z.boolean(), mpjpeLMm: nullableFinite })),
+      remaining: z.number().int(),
+      stoppedEarly: z.string().nullable(),
+    })
+    .nullable(),
+  error: z.string().nullable(),
+  startedAtMs: finite,
+  endedAtMs: nullableFinite,
+});
+export type TrialJobStatus = z.infer<typeof trialJobStatusSchema>;
+export type TrialJobState = TrialJobStatus['state'];
+export type TrialPhaseDto = (typeof TRIAL_PHASES)[number];
+
+/** What happened (the runner's TrialProgressEvent without the 50 Hz `live` and the `stillness` ones). */
+export const trialProgressDetailSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('phase'), phase: z.enum(TRIAL_PHASES), trialIndex: z.number().int().nullable(), message: z.string() }),
+  z.strictObject({ type: z.literal('refusal'), runId: z.string().nullable(), reasons: z.array(refusalSchema) }),
+  z.strictObject({ type: z.literal('trip'), cause: z.string(), reason: z.string(), outcome: z.enum(OUTCOMES), runId: z.string().nullable() }),
+  trialEpisodeEndSchema.extend({ type: z.literal('episode_end') }).strict(),
+  z.strictObject({ type: z.literal('prompt_answered'), promptId: z.string(), ok: z.boolean() }),
+  z.strictObject({ type: z.literal('ended'), state: z.enum(['completed', 'stopped', 'failed']), message: z.string() }),
+]);
+export type TrialProgressDetail = z.infer<typeof trialProgressDetailSchema>;
+
+export const trialProgressEventSchema = z.strictObject({
+  type: z.literal('trial.progress'),
+  seq: z.number().int().min(0),
+  jobId: z.string(),
+  status: trialJobStatusSchema,
+  detail: trialProgressDetailSchema.nullable(),
+});
+export type TrialProgressPush = z.infer<typeof trialProgressEventSchema>;
+
+export const trialPromptEventSchema = z.strictObject({
+  type: z.literal('trial.prompt'),
+  seq: z.number().int().min(0),
+  jobId: z.string(),
+  prompt: trialPromptSchema,
+});
+export type TrialPromptEvent = z.infer<typeof trialPromptEventSchema>;
+
+/** Samples of the running real trial since the last batch (each array `count` long, joints count×29). */
+export const trialLiveEventSchema = z.strictObject({
+  type: z.literal('trial.live'),
+  seq: z.number().int().min(0),
+  jobId: z.string(),
+  runId: z.string(),
+  count: z.number().int().min(1).max(10_000),
+  /** Frame index on the 50 Hz contract timeline, and its clip time, s. */
+  frame: z.array(z.number().int().min(0)),
+  timeS: z.array(finite),
+  mpjpeLMm: z.array(nullableFinite),
+  jointRmseRad: z.array(nullableFinite),
+  failed: z.array(z.boolean()),
+  /** The first failure, once one tripped ("root_height of pelvis at frame 123 …"). */
+  failure: z.string().nullable(),
+  /** The robot's measured joint angles at each sample, count×29, rad. */
+  jointPosRad: z.array(finite),
+  /** count×3 / count×4 when the robot has a global root (motion capture); else null: drawn at the reference root. */
+  rootPosM: z.array(finite).nullable(),
+  rootQuatWxyz: z.array(finite).nullable(),
+  /** Samples not sent to this client so far (it fell behind). */
+  skipped: z.number().int().min(0),
+});
+export type TrialLiveEvent = z.infer<typeof trialLiveEventSchema>;
+
+/** Every push this file defines (simContract.ts joins them into apiEventSchema). */
+export const trialEventSchemas = [safetyStatusEventSchema, calibrationStillnessEventSchema, trialProgressEventSchema, trialPromptEventSchema, trialLiveEventSchema] as const;
+export type TrialApiEvent = SafetyStatusEvent | CalibrationStillnessEvent | TrialProgressPush | TrialPromptEvent | TrialLiveEvent;
+
+export interface TrialResults {
+  'interlock.list': InterlockListDto;
+  'interlock.open': InterlockStatusDto;
+  'interlock.close': { closed: string | null };
+  'interlock.arm': { ok: boolean; reason: string | null; detail: string | null; status: InterlockStatusDto };
+  'interlock.disarm': { ok: boolean; reason: string | null; detail: string | null; status: InterlockStatusDto };
+  'interlock.status': InterlockStatusDto | null;
+  'calibration.capture': CalibrationCaptureDto;
+  'calibration.accept': CalibrationAcceptResult;
+  'calibration.cancel': { cancelled: string[] };
+  'trial.queue': TrialQueueDto;
+  'trial.start': TrialStartResult;
+  'trial.confirm': { answered: string };
+  'trial.stop': { stopped: string[] };
+  'trial.status': TrialJobStatus | null;
+  'trial.episode': TrialEpisodeDto;
+}
+
+/** Robot-link freshness limit for the lights, ms (DESIGN §6: last lowstate < 50 ms old). */
+export const ROBOT_LINK_FRESH_MS = 50;
+/** safety.status push rate, Hz. */
+export const SAFETY_STATUS_HZ = 5;
+/** trial.live batch rate, Hz. */
+export const TRIAL_LIVE_PUSH_HZ = 15;

@@ -1,0 +1,5 @@
+export * from './robotEmulatorProfile';
+export * from './actuatorDelayLine';
+export * from './sensorNoise';
+export * from './emulatorControl';
+export * from './standingClip';

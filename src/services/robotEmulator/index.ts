@@ -1,0 +1,2 @@
+export * from './robotEmulatorCore';
+export * from './robotEmulator';

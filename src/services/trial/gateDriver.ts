@@ -1,0 +1,104 @@
+import { performance } from 'node:perf_hooks';
+import type { BackendEvent } from '../../domain/backend/backend';
+import { SafetyGate } from '../../domain/safety/safetyGate';
+import type { GateEffects, GateEvent, GateTrip, MotionDecision, MotionKind, SafetyGateConfig } from '../../domain/safety/safetyTypes';
+import type { CampaignStore } from '../trace';
+import type { InterlockFeed } from './interlockFeed';
+import type { RobotLink } from './trialTypes';
+
+// The pure SafetyGate (src/domain/safety) wired to the real world for one trial session:
+//   inputs  — every interlock status/e-stop/loss (InterlockFeed), every batch of robot frames
+//             (`lowstate` at its arrival time), the link's presence going `lost`, and a 10 ms tick
+//             that drives the gate's watchdogs (interlock silent > 100 ms, no lowstate > 100 ms);
+//   outputs — the gate's actions (stop, damp) are sent at once through the RobotLink, its trace
+//             events (refusals, trips, human resets) go to the campaign, its problems to the log,
+//             and a trip is handed to the session (which ends the episode with the trip's outcome).
+// Every input is stamped with performance.now() (or the interlock's own reading of it), clamped
+// so the gate's clock never goes backwards.
+
+const TICK_MS = 10;
+
+export interface GateDriverOptions {
+  link: RobotLink;
+  interlock: InterlockFeed;
+  store: CampaignStore;
+  parentTraceId?: string | null;
+  config?: Partial<SafetyGateConfig>;
+  onTrip?: (trip: GateTrip) => void;
+  log?: (line: string) => void;
+}
+
+export class GateDriver {
+  readonly gate: SafetyGate;
+  private lastMs = 0;
+  private readonly unsubscribers: (() => void)[] = [];
+  private readonly timer: NodeJS.Timeout;
+  private closed = false;
+  parentTraceId: string | null;
+
+  constructor(private readonly o: GateDriverOptions) {
+    this.gate = new SafetyGate(o.config ?? {});
+    this.parentTraceId = o.parentTraceId ?? null;
+    this.unsubscribers.push(o.interlock.subscribe((e) => this.feed(e)));
+    this.unsubscribers.push(
+      o.link.subscribe(async (events: BackendEvent[]) => {
+        for (const e of events) {
+          if (e.type === 'frames' && e.frames.length > 0) this.feed({ type: 'lowstate', atMs: this.now() });
+          else if (e.type === 'presence' && e.presence === 'lost') this.feed({ type: 'link_lost', atMs: this.now(), reason: `the robot link (${o.link.backend.name}) is lost` });
+        }
+      }),
+    );
+    this.timer = setInterval(() => this.feed({ type: 'tick', atMs: this.now() }), TICK_MS);
+  }
+
+  /** The gate's clock: performance.now(), never earlier than the last input. */
+  now(): number {
+    return Math.max(performance.now(), this.lastMs);
+  }
+
+  /** Feeds one event; runs its effects (stop/damp sent at once, trace written, trip reported). */
+  feed(event: GateEvent): GateEffects | null {
+    if (this.closed) return null;
+    const atMs = Math.max(event.atMs, this.lastMs);
+    this.lastMs = atMs;
+    const fx = this.gate.handle({ ...event, atMs } as GateEvent);
+    this.apply(fx);
+    return fx;
+  }
+
+  requestMotion(kind: MotionKind): MotionDecision {
+    const atMs = this.now();
+    this.lastMs = atMs;
+    const d = this.gate.requestMotion(kind, atMs);
+    this.apply(d.effects);
+    return d;
+  }
+
+  private apply(fx: GateEffects): void {
+    for (const a of fx.actions) {
+      const trip = fx.trip;
+      if (a.command === 'stop') {
+        const outcome = trip?.outcome;
+        void this.o.link.stop(outcome === 'estop' || outcome === 'intervention' || outcome === 'link_lost' ? outcome : 'aborted_by_operator', a.reason);
+      } else void this.o.link.damp(a.reason);
+    }
+    for (const t of fx.trace) {
+      try {
+        // A refusal comes before its episode is stored (nothing ran): it names the run in its detail.
+        const stored = t.runId !== null && this.o.store.getEpisode(t.runId) !== null;
+        this.o.store.recordEvent({ kind: t.kind, reason: t.reason, runId: stored ? t.runId : null, parentTraceId: stored ? null : this.parentTraceId, detail: { ...t.detail, run_id: t.runId } });
+      } catch (err) {
+        this.o.log?.(`trace: cannot record ${t.kind}: ${(err as Error).message}`);
+      }
+    }
+    for (const p of fx.problems) this.o.log?.(`safety gate: ${p.severity}: ${p.message}`);
+    if (fx.trip) this.o.onTrip?.(fx.trip);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.timer);
+    for (const u of this.unsubscribers) u();
+  }
+}

@@ -1,0 +1,35 @@
+import type { MotionClip } from '../../domain/motion/motionClip';
+import { clipContentSha256 } from '../../domain/trace/parentTrace';
+import type { ParentTraceRecord } from '../../domain/trace/records';
+import type { LoadedWorkload } from '../../domain/workload/snapshot';
+import type { CampaignStore } from '../trace';
+import { loadWorkload } from '../workload';
+import { listAdmittedPairs, resolvePair, type AdmittedPair } from './admittedPairs';
+
+// The clip of a qualification pair, from the workload it was decided on: the built-in snapshot is
+// regenerated, a folder workload must be given. The clip's content must hash to the pair's
+// reference (a changed clip is a different experiment and needs qualifying again).
+
+export class PairClipError extends Error {
+  override readonly name = 'PairClipError';
+}
+
+export function clipForPair(store: CampaignStore, pair: AdmittedPair, qual: ParentTraceRecord, workload?: LoadedWorkload): MotionClip {
+  let w = workload;
+  if (!w) {
+    const snap = pair.snapshotHash ? store.getWorkloadSnapshot(pair.snapshotHash) : null;
+    if (snap && snap.source === 'builtin') w = loadWorkload(snap.id);
+    else throw new PairClipError(`the clip of pair ${pair.pairId} (${pair.clipName}) comes from ${snap ? `the folder workload ${snap.id}` : 'an unknown workload'}: give the workload it was qualified on (--workload <dir>)`);
+  }
+  const clip = w.clips.find((c) => c.id === qual.identity.clipId);
+  if (!clip) throw new PairClipError(`workload ${w.snapshot.id} has no clip ${qual.identity.clipId} (${pair.clipName}) of pair ${pair.pairId}`);
+  if (clipContentSha256(clip) !== qual.identity.referenceSha256) {
+    throw new PairClipError(`clip ${clip.name} (${clip.id}) differs from the one pair ${pair.pairId} was qualified with (content hash changed): qualify it again`);
+  }
+  return clip;
+}
+
+export function clipForPairId(store: CampaignStore, pairId: string, workload?: LoadedWorkload): { pair: AdmittedPair; clip: MotionClip } {
+  const pair = resolvePair(listAdmittedPairs(store), pairId);
+  return { pair, clip: clipForPair(store, pair, store.getParentTrace(pair.pairId)!, workload) };
+}

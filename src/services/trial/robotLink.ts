@@ -1,0 +1,58 @@
+import type { Backend, BackendEvent, BackendListener } from '../../domain/backend/backend';
+import type { StopOutcome } from '../../domain/bridge/g1BridgeContract';
+import type { RobotLink } from './trialTypes';
+
+// A RobotLink over a g1-bridge/1 client Backend for processes without the console's
+// ConnectionRegistry (the CLI): fans the backend's single listener out to watchers, awaiting each
+// so the backend's backpressure holds, and sends stop/damp through the client's unleased command
+// path (a trip must stop the robot whoever holds the lease).
+
+/** What a g1-bridge/1 client offers beyond Backend for trips (BridgeClientBackend.sendStop). */
+export interface StopCommandSender {
+  sendStop(command: 'stop' | 'damp', reason: string, outcome?: StopOutcome): Promise<void>;
+}
+
+export const canSendStop = (b: Backend): b is Backend & StopCommandSender => typeof (b as Partial<StopCommandSender>).sendStop === 'function';
+
+/** Installs one listener on the backend that forwards every batch to the watchers. */
+export function fanOutBackend(backend: Backend): { subscribe(listener: BackendListener): () => void } {
+  const watchers = new Set<BackendListener>();
+  backend.setListener(async (events: BackendEvent[]) => {
+    for (const w of [...watchers]) {
+      try {
+        await w(events);
+      } catch {
+        // A failing watcher must not starve the others (each reports its own trouble).
+      }
+    }
+  });
+  return {
+    subscribe(listener) {
+      watchers.add(listener);
+      return () => watchers.delete(listener);
+    },
+  };
+}
+
+export function robotLinkFor(backend: Backend, options: { robotUnit?: string; subscribe?: (l: BackendListener) => () => void; log?: (line: string) => void } = {}): RobotLink {
+  const log = options.log ?? (() => {});
+  const subscribe = options.subscribe ?? fanOutBackend(backend).subscribe;
+  const send = async (command: 'stop' | 'damp', reason: string, outcome?: StopOutcome): Promise<void> => {
+    if (!canSendStop(backend)) {
+      log(`robot: ${backend.name} cannot send ${command} (not a g1-bridge/1 client)`);
+      return;
+    }
+    try {
+      await backend.sendStop(command, reason, outcome);
+    } catch (err) {
+      log(`robot: ${command} not confirmed by ${backend.name}: ${(err as Error).message}`);
+    }
+  };
+  return {
+    backend,
+    subscribe,
+    robotUnit: options.robotUnit ?? backend.id,
+    stop: (outcome, reason) => send('stop', reason, outcome === 'link_lost' ? undefined : outcome),
+    damp: (reason) => send('damp', reason),
+  };
+}

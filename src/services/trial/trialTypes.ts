@@ -1,0 +1,135 @@
+import type { Backend, BackendListener, EpisodeOutcome } from '../../domain/backend/backend';
+import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StartResiduals } from '../../domain/calibration/residuals';
+import type { NotStillReason, StillnessStats } from '../../domain/calibration/stillness';
+import type { EpisodeMetrics } from '../../domain/metrics/readings';
+import type { MotionClip } from '../../domain/motion/motionClip';
+import type { RobotProfile } from '../../domain/robot/robotProfile';
+import type { Refusal, GateTrip } from '../../domain/safety/safetyTypes';
+import type { CalibrationRecord } from '../../domain/trace/records';
+import type { WbcBinding } from '../../domain/wbc/wbcBinding';
+import type { EmbeddedSimulator } from '../sim/embeddedSimulator';
+import type { CampaignStore } from '../trace';
+import type { LoadedWorkload } from '../../domain/workload/snapshot';
+import type { InterlockFeed } from './interlockFeed';
+
+// The matched sim/real trial (issue 6 items 5–7; DESIGN §3 Trace, §6): the contracts between the
+// trial runner (matchedTrialRunner.ts), its callers (the CLI's `calibrate` and `trial`, the
+// console's Trial runner and Calibration panels) and the robot link.
+
+/**
+ * The robot link as the trial runner uses it: the g1-bridge/1 client Backend, a way to watch its
+ * events without taking its single listener (the console's ConnectionRegistry fans out; the CLI
+ * uses fanOutBackend), and the stop/damp commands a trip sends at once.
+ */
+export interface RobotLink {
+  backend: Backend;
+  /** Adds a watcher of every event batch; returns the unsubscribe. */
+  subscribe(listener: BackendListener): () => void;
+  /** Sends `stop` (with an outcome) then holds; never gated, never throws (failures are logged). */
+  stop(outcome: Extract<EpisodeOutcome, 'aborted_by_operator' | 'estop' | 'intervention' | 'link_lost'>, reason: string): Promise<void>;
+  /** Sends `damp`; never gated, never throws. */
+  damp(reason: string): Promise<void>;
+  /** Robot unit (serial or inventory name) for calibrations and episodes. */
+  readonly robotUnit: string;
+}
+
+/** Stillness as it evolves during a capture (pushed to the Calibration panel at a few Hz). */
+export interface StillnessProgress {
+  still: boolean;
+  /** Seconds of still window collected / needed. */
+  windowFilledS: number;
+  windowNeededS: number;
+  reasons: NotStillReason[];
+  stats: StillnessStats | null;
+}
+
+export interface CalibrationCaptureRequest {
+  link: RobotLink;
+  profile: RobotProfile;
+  /** The clip whose first frame the measurement is compared with (residual (b)); optional. */
+  clip?: MotionClip | null;
+  /** Give up after this long without a still window, ms (default 20 000). */
+  timeoutMs?: number;
+  onProgress?: (p: StillnessProgress) => void;
+  signal?: AbortSignal;
+}
+
+export type CalibrationCaptureResult =
+  | { ok: true; record: CalibrationRecord; residualsVsClip: StartResiduals | null; stats: StillnessStats }
+  | { ok: false; message: string; reasons: NotStillReason[]; stats: StillnessStats | null };
+
+/** What the operator is asked; the CLI answers on the terminal (or --yes), the console with buttons. */
+export interface OperatorPrompts {
+  /** Confirm motion for this real trial (shown: pair, trial index, calibration check, interlock). */
+  confirmTrial(info: TrialConfirmInfo): Promise<boolean>;
+  /**
+   * Human-gated reset before a trial (after the previous one, or after a trip): the operator puts
+   * the robot back at its start pose and says so; resolves with a note (who/what), or null to give up.
+   */
+  confirmReset(info: { trialIndex: number; afterOutcome: EpisodeOutcome | null; tripped: boolean }): Promise<string | null>;
+}
+
+export interface TrialConfirmInfo {
+  pairId: string;
+  runId: string;
+  trialIndex: number;
+  trials: number;
+  clipName: string;
+  binding: string;
+  /** Fresh capture vs the pair's calibration (max joint difference, rad; attitude, rad). */
+  calibrationCheck: { maxJointDiffRad: number; attitudeDiffRad: number };
+}
+
+/** Progress of a matched pair for the console and the CLI. */
+export type TrialProgressEvent =
+  | { type: 'phase'; phase: TrialPhase; trialIndex: number | null; message: string }
+  | { type: 'refusal'; runId: string | null; reasons: Refusal[] }
+  | { type: 'trip'; trip: GateTrip }
+  | { type: 'episode_end'; runId: string; domain: 'simulation' | 'real_robot'; trialIndex: number | null; outcome: EpisodeOutcome; reason: string; frames: number }
+  /** 50 Hz live readings of the running real trial. */
+  | { type: 'live'; runId: string; frame: number; timeS: number; mpjpeLMm: number | null; jointRmseRad: number | null; failed: boolean; failure: string | null }
+  | { type: 'stillness'; progress: StillnessProgress };
+
+export type TrialPhase = 'calibrating' | 'simulating' | 'waiting_reset' | 'checking_calibration' | 'waiting_confirmation' | 'running' | 'done' | 'stopped';
+
+export interface MatchedPairRequest {
+  store: CampaignStore;
+  link: RobotLink;
+  /** The interlock box (openInterlockFeed): its link for ARM/DISARM and its events for the gate. */
+  interlock: InterlockFeed;
+  /** Where the pair's clip comes from (default: core-v1 when the decision was made on it). */
+  workload?: LoadedWorkload;
+  sim: EmbeddedSimulator;
+  profile: RobotProfile;
+  /** The admitted qualification pair: its parent trace id (or a unique prefix). */
+  pairId: string;
+  /** Real-robot trials (default 3). */
+  trials?: number;
+  /** Use this stored calibration for the pair instead of capturing one. */
+  calibrationId?: string | null;
+  operator: OperatorPrompts;
+  onProgress?: (e: TrialProgressEvent) => void;
+  /** Operator stop (button, key, SIGINT): ends the running trial as aborted_by_operator (or intervention). */
+  signal?: AbortSignal;
+  log?: (line: string) => void;
+}
+
+export interface MatchedPairResult {
+  pairId: string;
+  parentTraceId: string;
+  calibrationId: string;
+  clip: Pick<MotionClip, 'id' | 'name'>;
+  binding: Pick<WbcBinding, 'id' | 'version' | 'label'>;
+  sim: { runId: string; outcome: EpisodeOutcome; metrics: EpisodeMetrics | null; resumed: boolean };
+  real: { runId: string; trialIndex: number; outcome: EpisodeOutcome; reason: string; frames: number; metrics: EpisodeMetrics | null; resumed: boolean }[];
+  /** Trials still owed (a stop or a refusal ended the session early); a later call resumes. */
+  remaining: number;
+  stoppedEarly: string | null;
+}
+
+/** A frame as the runner sees it: the StateFrame and when it arrived (performance.now(), ms). */
+export interface TimedFrame {
+  frame: StateFrame;
+  receivedAtMs: number;
+}

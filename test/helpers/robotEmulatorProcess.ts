@@ -1,0 +1,76 @@
+import { Buffer } from 'node:buffer';
+import { spawn, type ChildProcess } from 'node:child_process';
+import WebSocket from 'ws';
+import { EMULATOR_CONTROL_SCHEMA_NAME, EMULATOR_CONTROL_TOPIC, type EmulatorControlAction } from '../../src/domain/robotEmulator/emulatorControl';
+import { FOXGLOVE_SUBPROTOCOL, FoxgloveClient } from '../../src/services/bridge/foxgloveWs';
+import { MOTIONBENCH_BIN } from './runCli';
+import { REPO_ROOT } from './sharedData';
+
+// `motionbench emulate-robot` as a real child process for the trial tests: started on a free
+// port, its ws:// URL read from its --json line, its stderr kept, and a small Foxglove client on
+// its `/emulator/control` channel to play the human (human_reset) or inject faults.
+
+export interface EmulatorProcess {
+  readonly url: string;
+  readonly child: ChildProcess;
+  /** Everything the emulator wrote on stderr so far. */
+  stderr(): string;
+  /** Sends a control action (the human beside the robot, or a fault). */
+  control(action: EmulatorControlAction): Promise<void>;
+  /** Resolves when the process has exited. */
+  readonly exited: Promise<number | null>;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export async function startEmulatorProcess(args: string[] = []): Promise<EmulatorProcess> {
+  const child = spawn(process.execPath, [MOTIONBENCH_BIN, 'emulate-robot', '--port', '0', '--json', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`emulate-robot did not print its URL within 30 s; stderr:\n${err}`)), 30_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString('utf8');
+      try {
+        const doc = JSON.parse(out) as { url?: string };
+        if (doc.url) {
+          clearTimeout(t);
+          resolve(doc.url);
+        }
+      } catch {
+        // not the whole document yet
+      }
+    });
+    void exited.then((code) => reject(new Error(`emulate-robot exited (${code}) before listening; stderr:\n${err}`)));
+  });
+
+  let controlClient: { client: InstanceType<typeof FoxgloveClient>; channel: number; ws: WebSocket } | null = null;
+  const connectControl = async () => {
+    const ws = new WebSocket(url, [FOXGLOVE_SUBPROTOCOL]);
+    const client = new FoxgloveClient({ ws: ws as never });
+    client.on('error', () => {});
+    await new Promise<void>((resolve, reject) => {
+      client.on('serverInfo', () => resolve());
+      ws.once('error', reject);
+    });
+    const channel = client.advertise({ topic: EMULATOR_CONTROL_TOPIC, encoding: 'json', schemaName: EMULATOR_CONTROL_SCHEMA_NAME });
+    return { client, channel, ws };
+  };
+
+  return {
+    url,
+    child,
+    exited,
+    stderr: () => err,
+    async control(action) {
+      if (!controlClient || controlClient.ws.readyState !== WebSocket.OPEN) controlClient = await connectControl();
+      controlClient.client.sendMessage(controlClient.channel, Buffer.from(JSON.stringify(action), 'utf8'));
+    },
+    async stop(signal = 'SIGTERM') {
+      controlClient?.ws.terminate();
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}
