@@ -15,7 +15,7 @@ import { PlainClient, sleep, waitFor } from './bridgeTestClient';
 
 // `motionbench serve-sim` as a user runs it — the real CLI in a child process with the real
 // embedded MuJoCo simulator (our G1) — driven by a plain @foxglove/ws-protocol client, then by
-// the console's RemoteSimulatorBackend, over loopback. The stream is paced in real time.
+// the console's BridgeClientBackend, over loopback. The stream is paced in real time.
 
 const BIN = path.join(REPO_ROOT, 'bin/motionbench.mjs');
 const HANDS_UP = loadClipFile(sharedData('motions/g1_moves/npz/B_HandsUp.npz')); // 60 fps, 7.33 s
@@ -161,7 +161,7 @@ describe('motionbench serve-sim (real MuJoCo) with a plain Foxglove client', () 
   });
 });
 
-describe('RemoteSimulatorBackend against motionbench serve-sim (real MuJoCo)', () => {
+describe('BridgeClientBackend against motionbench serve-sim (real MuJoCo)', () => {
   it('runs a clip end to end over the link', async () => {
     const remote = new BridgeClientBackend({ url, id: 'remote-serve-sim' });
     const frames: StateFrame[] = [];

@@ -112,9 +112,15 @@ function LiveReadings({ job }: { job: TrialJobStatus }) {
         <span title="RMS joint-angle error of the latest frame, rad">
           joint RMSE <b className="mono" data-testid="trial-rmse">{live.jointRmseRad === null ? '—' : live.jointRmseRad.toFixed(3)}</b> rad
         </span>
-        <span className={live.failed ? 'badge trial-fail-flag' : 'badge badge-done'} data-testid="trial-failure-flag" title={live.failure ?? 'no hard failure so far'}>
-          {live.failed ? 'FAILED' : 'no failure'}
-        </span>
+        {live.samples > 0 && live.mpjpeLMm === null && !live.failed ? (
+          <span className="badge" data-testid="trial-failure-flag" title="hard-failure detection needs the root’s global position and heading: unavailable without motion capture (never shown as “no failure”)">
+            failure n/a
+          </span>
+        ) : (
+          <span className={live.failed ? 'badge trial-fail-flag' : 'badge badge-done'} data-testid="trial-failure-flag" title={live.failure ?? 'no hard failure so far'}>
+            {live.failed ? 'FAILED' : 'no failure'}
+          </span>
+        )}
       </div>
       <div className="sim-progress" title={duration ? `${live.timeS.toFixed(2)} of ${duration.toFixed(2)} s` : undefined}>
         <div className="sim-progress-bar" style={{ width: `${frac * 100}%` }} data-testid="trial-progress-bar" />
