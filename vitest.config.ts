@@ -1,7 +1,26 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: `unit` (unit + integration, fast, real MuJoCo/loopback where the test says so)
-// and `e2e` (drives the real console in Debian Chromium through `npm run host`).
+// Three projects, run one group after the other (sequence.groupOrder):
+//   0 `unit`     — unit + integration tests, files in parallel (real MuJoCo/loopback where the test
+//                  says so);
+//   1 `e2e`      — drives the real console in Debian Chromium through `npm run host`, one file at a time;
+//   2 `realtime` — tests that measure wall-clock behaviour of real processes: 500 Hz streams, trip
+//                  times within 100 ms, e-stops, the robot emulator and matched trials. They run one
+//                  file at a time on an otherwise idle machine, because a starved event loop (other
+//                  test files on a 2-core machine) is exactly what they detect: under load they
+//                  report real stalls as failures.
+const REALTIME = [
+  'test/integration/trialReliability.test.ts',
+  'test/integration/trialResume.test.ts',
+  'test/integration/matchedPairEndToEnd.test.ts',
+  'test/integration/robotLinkClient.test.ts',
+  'test/integration/robotLinkSoak.test.ts',
+  'test/integration/robotEmulator.test.ts',
+  'test/integration/robotEmulatorCli.test.ts',
+  'test/integration/interlockPty.test.ts',
+  'test/integration/interlockCli.test.ts',
+];
+
 export default defineConfig({
   test: {
     projects: [
@@ -9,9 +28,11 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'],
+          exclude: REALTIME,
           environment: 'node',
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -22,6 +43,18 @@ export default defineConfig({
           testTimeout: 180_000,
           hookTimeout: 180_000,
           fileParallelism: false,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          name: 'realtime',
+          include: REALTIME,
+          environment: 'node',
+          testTimeout: 240_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+          sequence: { groupOrder: 2 },
         },
       },
     ],

@@ -83,3 +83,16 @@ export function reportError(io: CliIo, err: unknown): number {
   io.stderr(`motionbench: ${e instanceof Error ? e.message : String(e)}\n`);
   return 1;
 }
+
+/** Resolves with the signal's name at the first SIGINT or SIGTERM (long-running servers stop cleanly on either). */
+export function untilSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve(signal);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}

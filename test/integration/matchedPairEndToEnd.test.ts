@@ -41,7 +41,6 @@ beforeAll(async () => {
   interlock = await openInterlockFeed({ path: pty.consolePath, log: () => {} });
   sim = new EmbeddedSimulator({ modelFile: profile.sourceFile, workers: 1 });
   await sim.ready();
-  await emu.control({ action: 'human_reset' }); // the operator stands the robot up first
 }, 60_000);
 
 afterAll(async () => {

@@ -2,7 +2,8 @@
 // robot contract at 500 Hz, episodes through the console's own client (connectRemoteSimulator),
 // the emulator-only control channel and its faults as a client sees them; and the emulator core
 // stepped without a wall clock for the long checks (equality with the simulator at zero
-// perturbation, the sign of the declared gap, standing for 60 s, damping).
+// perturbation, the sign of the declared gap, standing for 60 s, damping); and the real-time loop
+// behind real time with the interlock box on a real pty (it must stay responsive).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BackendEvent, InitialState } from '../../src/domain/backend/backend';
 import { decodeWireClip, G1_BRIDGE_TOPICS } from '../../src/domain/bridge';
@@ -20,13 +21,16 @@ import { makeBuiltinBinding, rootAssistFromStiffness } from '../../src/domain/si
 import { BuiltinTracker } from '../../src/domain/sim/builtinTracker';
 import { clipHead } from '../../src/domain/sim/clipWindow';
 import { initialStateFromClipFrame } from '../../src/domain/sim/initialState';
+import type { InterlockTrip } from '../../src/domain/interlock';
 import { connectRemoteSimulator, type BridgeClientBackend } from '../../src/services/bridge/bridgeClientBackend';
+import { openInterlock, type InterlockLink } from '../../src/services/interlock';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { RobotEmulatorCore, startRobotEmulator, type RobotEmulator } from '../../src/services/robotEmulator';
 import { SimEngine } from '../../src/services/sim/simEngine';
 import type { FrameBatch } from '../../src/services/sim/simProtocol';
+import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { OUR_G1, sharedData } from '../helpers/sharedData';
-import { PlainClient, sleep } from './bridgeTestClient';
+import { PlainClient, sleep, waitFor } from './bridgeTestClient';
 
 const binding = makeBuiltinBinding({ rootAssist: rootAssistFromStiffness(3000) });
 
@@ -406,4 +410,92 @@ describe('robot emulator core (no wall clock)', () => {
       core.dispose();
     }
   });
+});
+
+/** Busy-waits `ms` (a step that costs that much more on a busy machine). */
+function burn(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    // on purpose
+  }
+}
+
+// Regression: under CPU load the emulated robot was found lying face down ~1 s after start. The
+// catch-up loop computed 50 steps before yielding; with steps slower than real time (a cold JIT
+// on a busy machine) that blocked the process for 100+ ms, so the interlock box living in it
+// stopped answering heartbeats, the console's 100 ms silence rule tripped, its safety gate sent
+// `damp`, and the standing robot fell. Here a step is made to cost 2.5 ms for 1 s (by wrapping
+// the core's step()); the box runs on a real socat PTY and the console's interlock link on the
+// other end sends `damp` on a trip, as the gate does.
+describe('robot emulator real-time loop behind real time (box on a real pty)', () => {
+  let emuIl: RobotEmulator | null = null;
+  let pty: TestPtyPair | null = null;
+  let link: InterlockLink | null = null;
+  let gate: PlainClient | null = null;
+  afterEach(async () => {
+    await gate?.close();
+    await link?.close().catch(() => {});
+    await emuIl?.close();
+    await pty?.dispose();
+    gate = link = emuIl = pty = null;
+  });
+
+  it('stays responsive while steps are slower than real time: no interlock trip, no damp, the robot keeps standing', async () => {
+    pty = await makePtyPair();
+    const log: string[] = [];
+    emuIl = await startRobotEmulator({ interlockPath: pty.devicePath, mocap: true, log: (l) => log.push(l) });
+    const e = emuIl;
+    const standingZ = e.core.engine.liveQposQvel().qpos[2];
+
+    // The console: its interlock link, and on any trip a damp over g1-bridge/1 (the gate's action).
+    gate = await PlainClient.connect(e.url, { subscribe: false });
+    gate.advertiseCommands();
+    const g = gate;
+    const trips: InterlockTrip[] = [];
+    link = await openInterlock({
+      path: pty.consolePath,
+      log: () => {},
+      onTrip: (t) => {
+        trips.push(t);
+        g.command({ command: 'damp', args: { reason: `interlock ${t.reason}: ${t.detail}` } });
+      },
+    });
+    await waitFor(() => link!.state === 'safe', 3000, 'the box answering heartbeats (SAFE)');
+
+    // The event loop's longest gap, seen by a 2 ms timer in this (the emulator's) process.
+    let last = performance.now();
+    let maxGapMs = 0;
+    const probe = setInterval(() => {
+      const now = performance.now();
+      maxGapMs = Math.max(maxGapMs, now - last);
+      last = now;
+    }, 2);
+
+    // 1 s of wall time during which every step costs 2.5 ms (> the 2 ms it stands for): the loop
+    // falls further and further behind, then catches up when steps are cheap again.
+    const step = e.core.step.bind(e.core);
+    const slowUntil = performance.now() + 1000;
+    e.core.step = () => {
+      if (performance.now() < slowUntil) burn(2.5);
+      return step();
+    };
+    await sleep(1000);
+    const behindMs = e.stats().maxLateMs;
+    // Behind = the wall clock minus the due time of the next step (step k is due at t0 + k·2 ms).
+    const t0 = e.stampOriginUnixMs - performance.timeOrigin;
+    const behind = (): number => performance.now() - (t0 + e.stats().ticks * e.core.dtS * 1000);
+    await waitFor(() => behind() < 20, 5000, 'the loop to catch up');
+    await sleep(300);
+    clearInterval(probe);
+
+    const z = e.core.engine.liveQposQvel().qpos[2];
+    console.log(`loop behind real time by up to ${behindMs.toFixed(0)} ms; longest event-loop gap ${maxGapMs.toFixed(1)} ms; trips ${trips.length}; pelvis z ${z.toFixed(3)} m (standing ${standingZ.toFixed(3)} m)`);
+    expect(behindMs).toBeGreaterThan(150); // the loop really was behind
+    expect(maxGapMs).toBeLessThan(50); // … yet it let I/O in: well under the 100 ms silence limit
+    expect(trips.map((t) => `${t.reason}: ${t.detail}`)).toEqual([]);
+    expect(log.filter((l) => l.includes('motors: damped'))).toEqual([]);
+    expect(e.core.mode).toBe('stand');
+    expect(Math.abs(z - standingZ)).toBeLessThan(0.02);
+    expect(log.some((l) => /behind real time/.test(l))).toBe(true); // the operator is told
+  }, 20_000);
 });

@@ -134,6 +134,7 @@ describe('motionbench emulate-robot (child process, real pty interlock)', () => 
     expect(await exit).toBe(0);
     expect(stderr).toMatch(/emulate-robot: SIGTERM: stopping/);
     expect(stderr).toMatch(/emulate-robot: stopped; \d+ samples/);
-    expect(stderr).toMatch(/e-stop: interlock e-stop: motors damped/);
+    expect(stderr).toMatch(/motors: damped \(e-stop: interlock e-stop\)/);
+    expect(stderr).toMatch(/motors: tracking .* \(start of run cli-run-1\)/);
   }, 20_000);
 });

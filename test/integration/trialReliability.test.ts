@@ -65,10 +65,6 @@ async function startRig(dir: string): Promise<Rig> {
   const emu = await startEmulatorProcess(['--interlock', pty.devicePath, '--mocap']);
   const interlock = await openInterlockFeed({ path: pty.consolePath, log: () => {} });
   const store = await openCampaign(dir);
-  // The operator stands the robot up before the session (and the runner refuses a calibration of
-  // a robot that is not standing at the clip's start).
-  await emu.control({ action: 'human_reset' });
-  await new Promise((r) => setTimeout(r, 500));
   return {
     pty,
     emu,
@@ -147,7 +143,7 @@ describe('trial reliability (real processes)', () => {
     const tripMs = tripAtMs! - injectedAtMs;
     console.log(`kill -9 emulator → link_lost trip after ${tripMs.toFixed(1)} ms`);
     expect(tripMs).toBeLessThanOrEqual(100);
-    expect(last.frames).toBeGreaterThan(900); // ≥ 2 s at 500 Hz were recorded and kept
+    expect(last.frames).toBeGreaterThan(500); // the ≥ 1 s at 500 Hz recorded before the kill is kept
     expect(result.stoppedEarly).toMatch(/does not resume by itself/);
     expect(result.remaining).toBeGreaterThan(0);
     const ep = rig!.store.getEpisode(last.runId)!;

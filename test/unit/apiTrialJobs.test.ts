@@ -175,7 +175,7 @@ describe('calibration from the console', () => {
           ok: true,
           record: { ...record(req.link.robotUnit), clipId: req.clip!.id },
           residualsVsClip: { jointRad: new Array(29).fill(0.01), maxAbsJointRad: 0.01, maxAbsJoint: 'left_hip_pitch_joint', rmsJointRad: 0.01, rollRad: 0.001, pitchRad: -0.002, headingRad: null, rootPosM: null },
-          stats: { frames: 500, spanS: 1, rateHz: 500, tickGaps: 0, missingTicks: 0, maxIntervalS: 0.002, maxAbsJointVelRadS: 0.001, maxAbsJointVelJoint: 0, maxGyroRadS: 0.001, maxJointRangeRad: 0.001, maxJointRangeJoint: 0 },
+          stats: { frames: 500, spanS: 1, rateHz: 500, tickGaps: 0, missingTicks: 0, maxIntervalS: 0.002, maxAbsJointVelRadS: 0.001, maxAbsJointVelJoint: 0, maxJointVelRmsRadS: 0.0005, maxJointVelRmsJoint: 0, maxGyroRadS: 0.001, maxJointRangeRad: 0.001, maxJointRangeJoint: 0 },
         };
       },
     });

@@ -137,8 +137,26 @@ describe('stillness and capture', () => {
     expect(v.value).toBeCloseTo(0.2, 12);
     expect(v.limit).toBe(0.05);
     expect(r.reasons.find((x) => x.code === 'joint_drift')?.joint).toBe('left_knee_joint');
-    expect(r.message).toMatch(/not still.*left_knee_joint is moving: \|velocity\| 0\.2000 rad\/s > 0\.05 rad\/s/);
+    expect(r.message).toMatch(/not still.*left_knee_joint is moving: RMS velocity 0\.2000 rad\/s over the window > 0\.05 rad\/s/);
     expect(r.reasons.some((x) => x.code === 'gyro')).toBe(false);
+  });
+
+  it('encoder velocity noise is not motion: the check judges each joint’s RMS velocity over the window', () => {
+    // Sample velocities of a standing robot: every third frame reads ±0.07 rad/s (above the
+    // 0.05 limit), the rest 0 — RMS 0.07/√3 ≈ 0.040 rad/s. The largest sample would refuse it.
+    const noisy = stream({ mutate: (f, k) => f.jointVelRadS.fill(k % 3 === 0 ? (k % 2 === 0 ? 0.07 : -0.07) : 0) });
+    const ok = captureCalibration(noisy, { robotUnit: 'u', atMs: 0 });
+    expect(ok.ok).toBe(true);
+    if (!ok.ok) return;
+    expect(ok.record.stillness.maxAbsJointVelRadS).toBeCloseTo(0.07, 12);
+    expect(ok.record.stillness.maxJointVelRmsRadS).toBeCloseTo(0.07 / Math.sqrt(3), 2);
+    // A joint really turning at 0.06 rad/s (RMS 0.06) is refused by the same limit.
+    const turning = captureCalibration(stream({ mutate: (f) => (f.jointVelRadS[7] = 0.06) }), { robotUnit: 'u', atMs: 0 });
+    expect(turning.ok).toBe(false);
+    if (turning.ok) return;
+    const v = turning.reasons.find((x) => x.code === 'joint_velocity')!;
+    expect(v.joint).toBe(G1_JOINT_NAMES[7]);
+    expect(v.value).toBeCloseTo(0.06, 12);
   });
 
   it('a slow drift under the velocity limit is still rejected by the position range', () => {

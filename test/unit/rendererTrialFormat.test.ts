@@ -73,7 +73,7 @@ describe('calibration view', () => {
       windowFilledS: 0.25,
       windowNeededS: 1,
       reasons: [{ code: 'joint_velocity', message: 'left_knee_joint moves at 0.2 rad/s (limit 0.05)', joint: 'left_knee_joint' }],
-      stats: { maxAbsJointVelRadS: 0.2, maxGyroRadS: 0.01 },
+      stats: { maxAbsJointVelRadS: 0.3, maxJointVelRmsRadS: 0.2, maxGyroRadS: 0.01 },
     });
     expect(m).toMatchObject({ fill: 0.25, still: false, jointVelRadS: 0.2, gyroRadS: 0.01, why: 'left_knee_joint moves at 0.2 rad/s (limit 0.05)' });
     expect(m.jointVelLimitRadS).toBeGreaterThan(0);

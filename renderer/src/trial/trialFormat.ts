@@ -81,7 +81,7 @@ export function stillnessMeter(p: StillnessDto | null): StillnessMeter {
   return {
     fill: p.still ? 1 : fill,
     still: p.still,
-    jointVelRadS: num(p.stats?.maxAbsJointVelRadS),
+    jointVelRadS: num(p.stats?.maxJointVelRmsRadS),
     jointVelLimitRadS: t.maxJointVelRadS,
     gyroRadS: num(p.stats?.maxGyroRadS),
     gyroLimitRadS: t.maxGyroRadS,

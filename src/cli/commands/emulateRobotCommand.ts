@@ -3,7 +3,7 @@ import { G1_BRIDGE_CONTRACT, G1_BRIDGE_TOPICS } from '../../domain/bridge/g1Brid
 import { DEFAULT_ROBOT_EMULATOR_PROFILE, EMULATOR_CONTROL_TOPIC, parseFaultSpec, parseRobotEmulatorProfile, type RobotEmulatorProfile, type ScheduledFault } from '../../domain/robotEmulator';
 import { DEFAULT_MODEL_FILE } from '../../services/robot/loadRobotProfile';
 import { startRobotEmulator } from '../../services/robotEmulator/robotEmulator';
-import { numberOption, parse, portOption, printJson, UsageError, type CliIo, type Command } from '../cliSupport';
+import { numberOption, parse, portOption, printJson, UsageError, type CliIo, type Command, untilSignal } from '../cliSupport';
 
 // `motionbench emulate-robot`: a Unitree G1 behind its robot-PC bridge, emulated
 // (docs/ROBOT_EMULATOR.md).
@@ -31,18 +31,6 @@ Prints the ws:// URL once listening; logs to stderr; Ctrl+C (SIGINT) or SIGTERM 
 export interface EmulateRobotDeps {
   /** Resolves when the emulator should stop (default: SIGINT or SIGTERM). */
   untilStopped(): Promise<string>;
-}
-
-function untilSignal(): Promise<string> {
-  return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve(signal);
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
 }
 
 export function makeEmulateRobotCommand(deps: EmulateRobotDeps = { untilStopped: untilSignal }): Command {

@@ -4,22 +4,10 @@ import { startInterlockEmulator, type InterlockEmulator } from '../../services/i
 import { listSerialPorts } from '../../services/interlock/listSerialPorts';
 import { startPtyPair, type PtyPair } from '../../services/interlock/ptyPair';
 import { openInterlock } from '../../services/interlock/serialInterlock';
-import { numberOption, parse, printJson, UsageError, type CliIo, type Command } from '../cliSupport';
+import { numberOption, parse, printJson, UsageError, untilSignal, type CliIo, type Command } from '../cliSupport';
 
 // `motionbench emulate-interlock`, `motionbench interlock monitor`, `motionbench interlock list`:
 // the serial safety interlock from the command line (docs/INTERLOCK.md).
-
-function untilSignal(): Promise<string> {
-  return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve(signal);
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
-}
 
 // ---- emulate-interlock ---------------------------------------------------------------------
 

@@ -3,7 +3,7 @@ import type { Backend } from '../../domain/backend/backend';
 import { startBridgeServer } from '../../services/bridge/bridgeServer';
 import { DEFAULT_MODEL_FILE } from '../../services/robot/loadRobotProfile';
 import { EmbeddedSimulator } from '../../services/sim/embeddedSimulator';
-import { portOption, numberOption, parse, printJson, UsageError, type CliIo, type Command } from '../cliSupport';
+import { portOption, numberOption, parse, printJson, UsageError, type CliIo, type Command, untilSignal } from '../cliSupport';
 
 const usage = `usage: motionbench serve-sim [--port N] [--host 127.0.0.1] [--model <mjcf>] [--workers N] [--speed X] [--json]
   Serves the embedded MuJoCo simulator on the Foxglove WebSocket protocol (foxglove.websocket.v1,
@@ -34,18 +34,6 @@ async function createEmbedded(options: { modelFile: string; workers: number }): 
     throw err;
   }
   return sim;
-}
-
-function untilSignal(): Promise<string> {
-  return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve(signal);
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
 }
 
 export function makeServeSimCommand(deps: ServeSimDeps = { createBackend: createEmbedded, untilStopped: untilSignal }): Command {

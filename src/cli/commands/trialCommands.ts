@@ -211,7 +211,6 @@ export const trialCommand: Command = {
     const pairId = required(values.pair, 'pair', trialUsage);
     const modelFile = values.model ?? DEFAULT_MODEL_FILE;
     const profile = loadRobotProfile(modelFile);
-    const workload = values.workload ? loadWorkload(values.workload, { profile }) : undefined;
     const store = await openCampaign(dir);
     const cleanups: (() => Promise<unknown> | unknown)[] = [() => store.close()];
     const abort = new AbortController();
@@ -224,14 +223,17 @@ export const trialCommand: Command = {
     cleanups.unshift(() => prompts.close());
     try {
       resolvePair(listAdmittedPairs(store, trials), pairId); // a bad --pair fails before anything connects
+      // The clip (and its workload, regenerated for core-v1) before the interlock opens: its
+      // heartbeats must not wait for seconds of synchronous work.
+      const { workload } = clipForPairId(store, pairId, values.workload ? loadWorkload(values.workload, { profile }) : undefined);
       const log = (l: string): void => io.stderr(`${l}\n`);
+      const sim = new EmbeddedSimulator({ modelFile, workers: 1, id: 'trial-sim', name: 'embedded simulator (matched pair)' });
+      cleanups.unshift(() => sim.close());
+      await sim.ready();
       const interlock = await openInterlockFeed({ path: device, log: (l) => log(`interlock: ${l}`) });
       cleanups.unshift(() => interlock.close());
       const link = await openRobotLink(url, { robotUnit: values['robot-unit'], log });
       cleanups.unshift(() => link.close());
-      const sim = new EmbeddedSimulator({ modelFile, workers: 1, id: 'trial-sim', name: 'embedded simulator (matched pair)' });
-      cleanups.unshift(() => sim.close());
-      await sim.ready();
       const r = await runMatchedPair({
         store,
         link,
@@ -241,7 +243,7 @@ export const trialCommand: Command = {
         pairId,
         trials,
         ...(values.calibration ? { calibrationId: values.calibration } : {}),
-        ...(workload ? { workload } : {}),
+        workload,
         operator: prompts,
         onProgress: reportProgress(io),
         signal: abort.signal,

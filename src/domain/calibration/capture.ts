@@ -120,6 +120,7 @@ export function captureFromDetector(detector: StillnessDetector, options: Omit<C
     missingTicks: status.stats.missingTicks,
     maxIntervalS: status.stats.maxIntervalS,
     maxAbsJointVelRadS: status.stats.maxAbsJointVelRadS,
+    maxJointVelRmsRadS: status.stats.maxJointVelRmsRadS,
     maxGyroRadS: status.stats.maxGyroRadS,
     maxJointRangeRad: status.stats.maxJointRangeRad,
     maxJointStdRad: Math.max(...std),

@@ -2,7 +2,10 @@
 // A StillnessDetector is fed StateFrames (500 Hz typical) into a preallocated ring buffer —
 // push() allocates nothing — and, on demand, judges whether the robot has been still over the
 // last `windowS` seconds:
-//   • every |joint velocity| ≤ maxJointVelRadS in every frame of the window,
+//   • every joint's RMS velocity over the window ≤ maxJointVelRadS (an RMS, not the largest
+//     sample: encoder velocities of a standing robot are noisy — σ ≈ 0.02 rad/s would put the
+//     largest of 500 × 29 samples above 0.05 rad/s by chance, while a joint really moving at
+//     0.05 rad/s has an RMS of at least that),
 //   • the gyro norm ≤ maxGyroRadS in every frame,
 //   • every joint's position range (max − min) over the window ≤ maxJointRangeRad,
 //   • the window is covered (oldest kept frame at least windowS before the newest), has no time
@@ -15,7 +18,7 @@ import { G1_JOINT_NAMES, G1_NUM_JOINTS } from '../robot/g1Joints';
 export interface StillnessThresholds {
   /** Length of the still window, s (default 1.0). */
   windowS: number;
-  /** Largest |joint velocity| allowed in any frame of the window, rad/s (default 0.05). */
+  /** Largest RMS velocity of any joint over the window, rad/s (default 0.05). */
   maxJointVelRadS: number;
   /** Largest gyro norm allowed in any frame of the window, rad/s (default 0.03). */
   maxGyroRadS: number;
@@ -63,9 +66,12 @@ export interface StillnessStats {
   missingTicks: number;
   /** Longest interval between consecutive frames, s. */
   maxIntervalS: number;
-  /** Largest |joint velocity| over joints and frames, rad/s, and its joint index. */
+  /** Largest |joint velocity| over joints and frames, rad/s, and its joint index (a statistic; the check uses the RMS). */
   maxAbsJointVelRadS: number;
   maxAbsJointVelJoint: number;
+  /** Largest per-joint RMS velocity over the window, rad/s, and its joint index (what the check judges). */
+  maxJointVelRmsRadS: number;
+  maxJointVelRmsJoint: number;
   /** Largest gyro norm, rad/s. */
   maxGyroRadS: number;
   /** Largest joint position range, rad, and its joint index. */
@@ -96,6 +102,7 @@ export class StillnessDetector {
   private readonly tick: Float64Array;
   private readonly q: Float64Array; // capacity × J
   private readonly maxDq: Float64Array; // per frame max |dq|
+  private readonly dq: Float64Array; // capacity × J
   private readonly maxDqJoint: Int32Array;
   private readonly gyro: Float64Array; // per frame gyro norm
   private readonly imuQuat: Float64Array; // capacity × 4
@@ -109,6 +116,7 @@ export class StillnessDetector {
   // Scratch for evaluate().
   private readonly qMin: Float64Array;
   private readonly qMax: Float64Array;
+  private readonly dqSq: Float64Array;
 
   constructor(thresholds: Partial<StillnessThresholds> = {}, options: StillnessDetectorOptions = {}) {
     const t = { ...DEFAULT_STILLNESS_THRESHOLDS, ...thresholds };
@@ -125,6 +133,7 @@ export class StillnessDetector {
     this.tick = new Float64Array(C);
     this.q = new Float64Array(C * J);
     this.maxDq = new Float64Array(C);
+    this.dq = new Float64Array(C * J);
     this.maxDqJoint = new Int32Array(C);
     this.gyro = new Float64Array(C);
     this.imuQuat = new Float64Array(C * 4);
@@ -135,6 +144,7 @@ export class StillnessDetector {
     this.badJoint = new Int32Array(C);
     this.qMin = new Float64Array(J);
     this.qMax = new Float64Array(J);
+    this.dqSq = new Float64Array(J);
   }
 
   /** Frames currently held. */
@@ -162,6 +172,7 @@ export class StillnessDetector {
       const qj = f.jointPosRad[j];
       const v = Math.abs(f.jointVelRadS[j]);
       this.q[s * J + j] = qj;
+      this.dq[s * J + j] = f.jointVelRadS[j];
       if (!(Number.isFinite(qj) && Number.isFinite(v))) {
         if (bad < 0) bad = j;
         ok = false;
@@ -223,6 +234,8 @@ export class StillnessDetector {
       maxIntervalS: 0,
       maxAbsJointVelRadS: 0,
       maxAbsJointVelJoint: -1,
+      maxJointVelRmsRadS: 0,
+      maxJointVelRmsJoint: -1,
       maxGyroRadS: 0,
       maxJointRangeRad: 0,
       maxJointRangeJoint: -1,
@@ -240,7 +253,8 @@ export class StillnessDetector {
     stats.rateHz = n >= 2 && stats.spanS > 0 ? (n - 1) / stats.spanS : 0;
     this.qMin.fill(Infinity);
     this.qMax.fill(-Infinity);
-    let dqAt = 0;
+    this.dqSq.fill(0);
+    let finiteFrames = 0;
     let gAt = 0;
     let nonFinite = -1;
     for (let i = i0; i < this.size; i++) {
@@ -262,7 +276,11 @@ export class StillnessDetector {
       if (this.maxDq[s] > stats.maxAbsJointVelRadS) {
         stats.maxAbsJointVelRadS = this.maxDq[s];
         stats.maxAbsJointVelJoint = this.maxDqJoint[s];
-        dqAt = this.timeS[s];
+      }
+      finiteFrames++;
+      for (let j = 0; j < J; j++) {
+        const d = this.dq[s * J + j];
+        this.dqSq[j] += d * d;
       }
       if (this.gyro[s] > stats.maxGyroRadS) {
         stats.maxGyroRadS = this.gyro[s];
@@ -272,6 +290,13 @@ export class StillnessDetector {
         const v = this.q[s * J + j];
         if (v < this.qMin[j]) this.qMin[j] = v;
         if (v > this.qMax[j]) this.qMax[j] = v;
+      }
+    }
+    for (let j = 0; j < J && finiteFrames > 0; j++) {
+      const rms = Math.sqrt(this.dqSq[j] / finiteFrames);
+      if (rms > stats.maxJointVelRmsRadS) {
+        stats.maxJointVelRmsRadS = rms;
+        stats.maxJointVelRmsJoint = j;
       }
     }
     for (let j = 0; j < J; j++) {
@@ -303,16 +328,15 @@ export class StillnessDetector {
     if (stats.maxIntervalS > t.maxGapS) {
       reasons.push({ code: 'frame_gap', message: `a ${fmt(stats.maxIntervalS * 1000, 1)} ms gap between frames inside the window (limit ${fmt(t.maxGapS * 1000, 1)} ms)`, value: stats.maxIntervalS, limit: t.maxGapS });
     }
-    if (stats.maxAbsJointVelRadS > t.maxJointVelRadS) {
-      const j = stats.maxAbsJointVelJoint;
+    if (stats.maxJointVelRmsRadS > t.maxJointVelRadS) {
+      const j = stats.maxJointVelRmsJoint;
       reasons.push({
         code: 'joint_velocity',
-        message: `${name(j)} is moving: |velocity| ${fmt(stats.maxAbsJointVelRadS)} rad/s > ${t.maxJointVelRadS} rad/s`,
+        message: `${name(j)} is moving: RMS velocity ${fmt(stats.maxJointVelRmsRadS)} rad/s over the window > ${t.maxJointVelRadS} rad/s`,
         joint: name(j),
         jointIndex: j,
-        value: stats.maxAbsJointVelRadS,
+        value: stats.maxJointVelRmsRadS,
         limit: t.maxJointVelRadS,
-        atS: dqAt,
       });
     }
     if (stats.maxGyroRadS > t.maxGyroRadS) {

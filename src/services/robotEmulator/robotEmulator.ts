@@ -81,8 +81,17 @@ export interface RobotEmulator {
 }
 
 const MAX_QUEUED_FRAMES = 1000;
-/** Steps computed in one go before yielding to I/O while catching up. */
-const CATCH_UP_BATCH = 50;
+/**
+ * Longest run of steps computed in one go while catching up, ms of wall time, before the loop
+ * yields to I/O. A budget in time, not in steps: on a busy machine (or with a cold JIT) one step
+ * can cost more than the 2 ms it stands for, and a fixed batch of steps then blocks the process
+ * for 100 ms and more — the interlock box living in this process stops answering heartbeats,
+ * the console's 100 ms silence rule trips, and its safety gate damps the (standing) robot, which
+ * falls. 5 ms keeps every heartbeat answer (20 ms period) well inside the limit.
+ */
+const CATCH_UP_SLICE_MS = 5;
+/** Behind real time by more than this, ms, the loop says so on the log (and again when it caught up). */
+const BEHIND_LOG_MS = 50;
 
 interface ActiveRun {
   runId: string;
@@ -112,6 +121,8 @@ class EmulatedRobotBackend implements Backend {
     private readonly core: RobotEmulatorCore,
     private readonly nominalNs: (tick: number) => number,
     mocap: boolean,
+    /** Logs a change of what the motors do, with its cause. */
+    private readonly motors: (what: string, cause: string) => void,
   ) {
     this.capabilities = {
       executionDomain: 'real_robot',
@@ -213,6 +224,7 @@ class EmulatedRobotBackend implements Backend {
       else throw new Error(`binding ${request.binding.id} was not prepared`);
       const startTick = this.core.beginEpisode({ runId, clip: request.clip as MotionClip, binding: request.binding, controller });
       this.episodes++;
+      this.motors(`tracking ${request.clip.name} with ${request.binding.id}`, `start of run ${runId}`);
       return new Promise<EpisodeEnd>((resolve) => {
         this.run = { runId, startNs: this.nominalNs(startTick), wallStartMs: performance.now(), resolve };
       });
@@ -230,6 +242,7 @@ class EmulatedRobotBackend implements Backend {
     const run = this.run;
     if (!run || run.runId !== end.runId) return;
     this.run = null;
+    this.motors(this.core.mode === 'damp' ? 'still damped' : 'standing, holding its pose', `run ${end.runId} ended ${end.outcome}: ${end.reason}`);
     const e: EpisodeEnd = { runId: end.runId, outcome: end.outcome, reason: end.reason, frames: end.steps + 1, simSeconds: end.simSeconds, wallSeconds: (performance.now() - run.wallStartMs) / 1000 };
     this.pendingEvents.push({ type: 'episode_end', end: e });
     this.kick();
@@ -256,7 +269,12 @@ export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Pr
   const nowNs = (): number => Math.round((performance.now() - t0) * 1e6);
   const nominalNs = (tick: number): number => Math.round((tick - tick0) * dtMs * 1e6);
 
-  const backend = new EmulatedRobotBackend(core, nominalNs, profile.mocap);
+  // Every change of what the motors do is logged with its cause: an operator wants to know why
+  // the robot went limp (or stood up) without a trace of the console.
+  const motors = (what: string, cause: string): void => {
+    log(`emulate-robot: motors: ${what} (${cause}) at tick ${core.tick}, t = ${(nominalNs(core.tick) / 1e9).toFixed(3)} s`);
+  };
+  const backend = new EmulatedRobotBackend(core, nominalNs, profile.mocap, motors);
   let interlock: InterlockEmulator | null = null;
   let server: BridgeServer | null = null;
   const controlEnabled = options.controlChannel ?? true;
@@ -290,25 +308,40 @@ export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Pr
     if (r.episodeEnd) backend.finishRun(r.episodeEnd);
   };
 
-  // The real-time loop.
+  // The real-time loop: each turn computes the steps that are due, for at most CATCH_UP_SLICE_MS,
+  // then yields — at once (setImmediate: I/O is polled first) while still behind, else with a
+  // timer until the next step is due.
   let timer: NodeJS.Timeout | null = null;
   let immediate: NodeJS.Immediate | null = null;
   let stopped = false;
+  /** Set while the loop is more than BEHIND_LOG_MS behind: when it started and the worst lateness. */
+  let behind: { sinceMs: number; worstMs: number } | null = null;
   const loop = (): void => {
     timer = null;
     immediate = null;
     if (stopped) return;
-    let n = 0;
+    const sliceEnd = performance.now() + CATCH_UP_SLICE_MS;
     for (;;) {
       const now = performance.now();
       const due = dueMs(core.tick);
       if (due > now) break;
-      if (now - due > maxLateMs) maxLateMs = now - due;
+      const lateMs = now - due;
+      if (lateMs > maxLateMs) maxLateMs = lateMs;
+      if (lateMs > BEHIND_LOG_MS) {
+        if (!behind) {
+          behind = { sinceMs: now, worstMs: lateMs };
+          log(`emulate-robot: the real-time loop is ${lateMs.toFixed(0)} ms behind real time at tick ${core.tick} (a busy machine or a stalled process): catching up step by step`);
+        } else if (lateMs > behind.worstMs) behind.worstMs = lateMs;
+      }
       onSample(core.step());
-      if (++n >= CATCH_UP_BATCH) {
+      if (performance.now() >= sliceEnd) {
         immediate = setImmediate(loop);
         return;
       }
+    }
+    if (behind) {
+      log(`emulate-robot: the real-time loop caught up at tick ${core.tick}, ${(performance.now() - behind.sinceMs).toFixed(0)} ms after it fell behind (at worst ${behind.worstMs.toFixed(0)} ms behind)`);
+      behind = null;
     }
     const wait = dueMs(core.tick) - performance.now();
     timer = setTimeout(loop, Math.max(0, Math.floor(wait)));
@@ -316,11 +349,11 @@ export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Pr
 
   const estop = (reason: string): void => {
     core.damp();
+    motors('damped', `e-stop: ${reason}`);
     if (backend.run) {
       const end = core.endEpisode('estop', reason);
       if (end) backend.finishRun(end);
     } else server?.robotState('damping', reason);
-    log(`emulate-robot: e-stop: ${reason}: motors damped`);
   };
 
   const control = (a: EmulatorControlAction): { ok: boolean; message: string } => {
@@ -330,6 +363,7 @@ export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Pr
         if (backend.run || server?.episodeRunning) return { ok: false, message: 'human_reset refused: an episode is running; stop it first' };
         if (interlock?.state === 'ESTOP') return { ok: false, message: 'human_reset refused: the e-stop is pressed (the motors have no power); release it first (release_estop)' };
         const r = core.humanReset();
+        motors('standing at the start pose', 'human_reset');
         server?.robotState('idle', 'human reset: the robot was put back in its standing start pose');
         return { ok: true, message: `human_reset: robot standing at the start pose (root z ${r.rootPosM[2].toFixed(3)} m)` };
       }
@@ -382,10 +416,16 @@ export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Pr
         nowNs,
         prepare: (runId, _clip, binding) => backend.prepare(runId, binding),
         episodeStartNs: (runId) => backend.episodeStartNs(runId),
-        damp: () => core.damp(),
-        hold: () => {
+        damp: (reason) => {
+          core.damp();
+          motors('damped', `damp command: ${reason}`);
+        },
+        hold: (reason) => {
           // With the box's e-stop latched the motors have no power: the robot stays damped.
-          if (!core.episodeRunId && interlock?.state !== 'ESTOP') core.hold();
+          if (!core.episodeRunId && interlock?.state !== 'ESTOP') {
+            core.hold();
+            motors('holding the current pose', `hold command: ${reason}`);
+          } else motors('hold ignored', `hold command: ${reason}; ${core.episodeRunId ? `episode ${core.episodeRunId} runs` : 'the interlock e-stop is latched'}`);
         },
         isDamping: () => core.mode === 'damp',
       },

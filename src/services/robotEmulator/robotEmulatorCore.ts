@@ -14,7 +14,7 @@ import type { ResolvedInitialState } from '../sim/simProtocol';
 
 // The robot emulator's physics, without a wall clock: one MuJoCo G1 (a SimEngine of its own)
 // stepped one physics step (2 ms) at a time, with the declared dynamics differences of a
-// RobotEmulatorProfile. The real-time loop (robotEmulatorLoop.ts) calls step() at 500 Hz; tests
+// RobotEmulatorProfile. The real-time loop (robotEmulator.ts) calls step() at 500 Hz; tests
 // and benchmarks call it as fast as it runs.
 //
 // Each step k (the robot's sample counter, `tick`):

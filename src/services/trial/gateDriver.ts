@@ -44,7 +44,11 @@ export class GateDriver {
       o.link.subscribe(async (events: BackendEvent[]) => {
         for (const e of events) {
           if (e.type === 'frames' && e.frames.length > 0) this.feed({ type: 'lowstate', atMs: this.now() });
-          else if (e.type === 'presence' && e.presence === 'lost') this.feed({ type: 'link_lost', atMs: this.now(), reason: `the robot link (${o.link.backend.name}) is lost` });
+          // A lost link trips only while the robot moves under this gate; otherwise the stale
+          // lowstate refuses motion (a trip would damp a robot standing idle).
+          else if (e.type === 'presence' && e.presence === 'lost' && this.gate.snapshot().episode?.moving) {
+            this.feed({ type: 'link_lost', atMs: this.now(), reason: `the robot link (${o.link.backend.name}) is lost` });
+          }
         }
       }),
     );

@@ -33,7 +33,11 @@ export async function openInterlockFeed(options: Omit<OpenInterlockOptions, 'onT
     onTrip: (trip, snapshot) => {
       if (trip.reason === 'estop_event' || trip.reason === 'status_estop') emit({ type: 'estop', atMs: trip.atMs, reason: `interlock: ${trip.detail}` });
       else if (trip.reason === 'device_disarmed') emit({ type: 'interlock_status', atMs: trip.atMs, status: 'SAFE' });
-      else emit({ type: 'interlock_lost', atMs: trip.atMs, reason: `interlock ${trip.reason}: ${trip.detail}` });
+      // A link lost while it was armed (motion may have been permitted) is a trip. One lost before
+      // arming — e.g. a box that takes longer than 100 ms to answer after the port opens — only
+      // leaves the status stale, which refuses motion (docs/SAFETY_GATE.md: outside motion, a lost
+      // link refuses, it does not trip; a trip would also damp a robot standing idle).
+      else if (trip.wasArmed) emit({ type: 'interlock_lost', atMs: trip.atMs, reason: `interlock ${trip.reason}: ${trip.detail}` });
       options.onTrip?.(trip, snapshot);
     },
   });

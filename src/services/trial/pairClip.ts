@@ -15,6 +15,15 @@ export class PairClipError extends Error {
 }
 
 export function clipForPair(store: CampaignStore, pair: AdmittedPair, qual: ParentTraceRecord, workload?: LoadedWorkload): MotionClip {
+  return pairWorkload(store, pair, qual, workload).clip;
+}
+
+/**
+ * The pair's clip with the workload it came from. Loading the built-in snapshot regenerates it
+ * (≈ 0.6 s of synchronous work): callers with a live robot or interlock link do this before
+ * opening them, so the heartbeats never wait for it.
+ */
+export function pairWorkload(store: CampaignStore, pair: AdmittedPair, qual: ParentTraceRecord, workload?: LoadedWorkload): { clip: MotionClip; workload: LoadedWorkload } {
   let w = workload;
   if (!w) {
     const snap = pair.snapshotHash ? store.getWorkloadSnapshot(pair.snapshotHash) : null;
@@ -26,10 +35,10 @@ export function clipForPair(store: CampaignStore, pair: AdmittedPair, qual: Pare
   if (clipContentSha256(clip) !== qual.identity.referenceSha256) {
     throw new PairClipError(`clip ${clip.name} (${clip.id}) differs from the one pair ${pair.pairId} was qualified with (content hash changed): qualify it again`);
   }
-  return clip;
+  return { clip, workload: w };
 }
 
-export function clipForPairId(store: CampaignStore, pairId: string, workload?: LoadedWorkload): { pair: AdmittedPair; clip: MotionClip } {
+export function clipForPairId(store: CampaignStore, pairId: string, workload?: LoadedWorkload): { pair: AdmittedPair; clip: MotionClip; workload: LoadedWorkload } {
   const pair = resolvePair(listAdmittedPairs(store), pairId);
-  return { pair, clip: clipForPair(store, pair, store.getParentTrace(pair.pairId)!, workload) };
+  return { pair, ...pairWorkload(store, pair, store.getParentTrace(pair.pairId)!, workload) };
 }
