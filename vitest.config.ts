@@ -12,6 +12,7 @@ import { defineConfig } from 'vitest/config';
 const REALTIME = [
   'test/integration/trialReliability.test.ts',
   'test/integration/trialResume.test.ts',
+  'test/integration/calibrateCli.test.ts',
   'test/integration/matchedPairEndToEnd.test.ts',
   'test/integration/robotLinkClient.test.ts',
   'test/integration/robotLinkSoak.test.ts',
