@@ -6,6 +6,7 @@ import { ClipInfo } from './panels/ClipInfo';
 import { ClipPanel } from './panels/ClipPanel';
 import { ConnectionsPanel } from './panels/ConnectionsPanel';
 import { ErrorBanner } from './panels/ErrorBanner';
+import { GapReviewPanel } from './panels/GapReviewPanel';
 import { JointTable } from './panels/JointTable';
 import { QualificationBoard } from './panels/QualificationBoard';
 import { RunsPanel } from './panels/RunsPanel';
@@ -55,6 +56,7 @@ export function App() {
             <Viewport />
             <Timeline />
             <QualificationBoard />
+            <GapReviewPanel />
           </main>
           <aside className="sidebar sidebar-right">
             <ConnectionsPanel />

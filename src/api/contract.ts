@@ -7,10 +7,12 @@ import { checkBackendUrl, MAX_BACKEND_URL_LENGTH } from './connectionUrl';
 import { qualificationRequestSchemas, type QualificationResults } from './qualificationContract';
 import { simRequestSchemas, type ApiEvent, type SimRunResult, type SimRunStarted } from './simContract';
 import { trialRequestSchemas, type TrialResults } from './trialContract';
+import { gapRequestSchemas, type GapResults } from './gapContract';
 
 export * from './simContract';
 export * from './qualificationContract';
 export * from './trialContract';
+export * from './gapContract';
 
 // The console API: one typed contract shared by both transports (Electron IPC and the loopback
 // WebSocket of `motionbench host`) and by the renderer. Every request is `{ method, params }`;
@@ -87,6 +89,8 @@ export const requestSchemas = {
   ...qualificationRequestSchemas,
   // interlock.*, calibration.*, trial.*: see trialContract.ts.
   ...trialRequestSchemas,
+  // gap.*: see gapContract.ts.
+  ...gapRequestSchemas,
 } as const;
 
 export type ApiMethod = keyof typeof requestSchemas;
@@ -184,7 +188,7 @@ export interface ConnectionInfo {
 
 export const MAX_PROBLEMS_SENT = 8;
 
-export interface ApiResults extends QualificationResults, TrialResults {
+export interface ApiResults extends QualificationResults, TrialResults, GapResults {
   'app.info': AppInfo;
   'robot.getProfile': RobotProfile;
   'robot.getMesh': MeshDto;

@@ -14,6 +14,7 @@ import { defaultBackendFactories } from './backendFactories';
 import { ClipCache } from './clipCache';
 import { ConnectionRegistry, type BackendFactories } from './connectionRegistry';
 import { EventHub, type EventClient, type EventSink } from './eventHub';
+import { GapReview } from './gapReview';
 import { readProfileMesh } from './meshFiles';
 import { QualificationJobs } from './qualificationJobs';
 import { InterlockSessions } from './interlockSessions';
@@ -100,6 +101,7 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
   });
   const sims = new SimRunManager({ registry: connections, clips, hub, profile: getProfile });
   const qualification = new QualificationJobs({ hub, profile: getProfile });
+  const gaps = new GapReview({ profile: getProfile });
   const interlocks: InterlockSessions = new InterlockSessions({ log: (line) => process.stderr.write(`${line}\n`), beforeOpen: (): void => trials.warmUp() });
   const trials: TrialJobs = new TrialJobs({ hub, registry: connections, interlocks, clips, profile: getProfile, ...(options.trialServices && { services: options.trialServices }) });
   const remember = (clip: MotionClip): MotionClip => {
@@ -162,6 +164,8 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     'qualification.cancel': (p) => qualification.cancel(p),
     'qualification.status': (p) => qualification.status(p),
     'qualification.replay': (p) => qualification.replay(p),
+    'gap.report': (p) => gaps.report(p),
+    'gap.replay': (p) => gaps.replay(p),
     'interlock.list': () => interlocks.list(),
     'interlock.open': ({ path: device }) => interlocks.open(device),
     'interlock.close': () => interlocks.close(),
