@@ -12,8 +12,8 @@ import { sleep, waitFor } from './bridgeTestClient';
 // The robot side of the link: connectRobot against a robot-like g1-bridge/1 publisher running as
 // its own process (bench/robotLinkPublisher.ts, 500 Hz lowstate, wbc_status heartbeat, stamps on
 // a declared stamp_origin_unix_ms clock). Freshness figures, tick gaps, and the robot's link
-// thresholds: a frozen lowstate ends a running episode `link_lost` 100 ms after the last frame
-// even though the heartbeat goes on; a killed publisher loses the link at once.
+// thresholds: a frozen lowstate ends a running episode `link_lost` within 100 ms of the last
+// frame even though the heartbeat goes on; a killed publisher loses the link at once.
 
 const HANDS_UP = loadClipFile(sharedData('motions/g1_moves/npz/B_HandsUp.npz'));
 
@@ -94,7 +94,7 @@ describe('the robot link (connectRobot) against a robot-like publisher process',
     expect(backend.stats()).toMatchObject({ missingTicks: 7, tickGapEvents: 1, malformed: 0, duplicate: 0, outOfOrder: 0 });
   });
 
-  it('ends a running episode link_lost 100 ms after the last lowstate while the heartbeat goes on, and sends stop', async () => {
+  it('ends a running episode link_lost within 100 ms of the last lowstate while the heartbeat goes on, and sends stop', async () => {
     const pub = await publisher(500);
     const { backend, presence, frameAt } = robot(pub.url);
     const lease = await backend.acquire('robot-run-1');
@@ -107,17 +107,44 @@ describe('the robot link (connectRobot) against a robot-like publisher process',
     const endAt = performance.now();
     const silenceMs = endAt - frameAt.last;
     expect(end.outcome).toBe('link_lost');
-    expect(end.reason).toMatch(/no state from .* for 1\d\d ms during the episode/);
+    expect(end.reason).toMatch(/no state from .* for (9\d|100) ms during the episode/);
     expect(end.frames).toBeGreaterThan(100);
-    // the deadline timer fires at 100 ms; allow for timer lateness on a busy machine
-    expect(silenceMs).toBeGreaterThanOrEqual(ROBOT_LINK_DEFAULTS.lostAfterMs - 1);
-    expect(silenceMs).toBeLessThan(ROBOT_LINK_DEFAULTS.lostAfterMs + 40);
+    // DESIGN §6 bound: within 100 ms of the last lowstate. The loss is declared at 95 ms (the 5 ms
+    // margin absorbs the deadline timer's lateness), never before.
+    expect(silenceMs).toBeGreaterThanOrEqual(ROBOT_LINK_DEFAULTS.lostAfterMs - 5);
+    expect(silenceMs).toBeLessThanOrEqual(ROBOT_LINK_DEFAULTS.lostAfterMs);
+    console.log(`robot link: frozen lowstate → link_lost end ${silenceMs.toFixed(2)} ms after the last lowstate`);
     expect(presence.slice(0, 3)).toEqual(['present', 'stale', 'lost']);
     await waitFor(() => pub.lines.some((l) => l.command === 'stop' && /link lost/.test(String(l.reason))), 3000, 'the stop sent on link loss');
     await lease.release();
     // the stream resumes: present again after a reconnect
     pub.send('resume');
     await waitFor(() => backend.presence === 'present', 5000, 'present again');
+  });
+
+  it('does not take a pause of the console itself for a silent link: the lowstates that came meanwhile are read first', async () => {
+    const pub = await publisher(500);
+    const { backend, presence, frameAt } = robot(pub.url);
+    const lease = await backend.acquire('robot-run-2');
+    let ended = false;
+    const running = lease.run({ clip: HANDS_UP, binding: makeBuiltinBinding(), seed: 0 }).finally(() => (ended = true));
+    await waitFor(() => pub.lines.some((l) => l.command === 'start'), 10_000, 'start');
+    await waitFor(() => frameAt.count > 100, 5000, 'frames');
+    // This process stalls for 150 ms (as under a long GC or a starved CPU) while the publisher
+    // process goes on sending: when the loop wakes, its timers run before the socket is read.
+    const before = frameAt.count;
+    const until = performance.now() + 150;
+    while (performance.now() < until) {
+      // busy
+    }
+    await sleep(50);
+    expect(frameAt.count - before).toBeGreaterThan(50); // the frames sent during the stall were read
+    expect(ended).toBe(false);
+    expect(presence).not.toContain('lost');
+    expect(backend.stats()).toMatchObject({ connects: 1, missingTicks: 0 });
+    await lease.stop('aborted_by_operator', 'test over');
+    expect((await running).outcome).toBe('aborted_by_operator');
+    await lease.release();
   });
 
   it('loses the link at once when the publisher process dies', async () => {

@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_PROBLEMS_SENT } from '../../src/api/contract';
 import { ApiFailure } from '../../src/services/api/apiFailure';
 import { ConnectionRegistry, EMBEDDED_SIM_ID, EMBEDDED_SIM_NAME, RATE_WINDOW_MS, type BackendFactories } from '../../src/services/api/connectionRegistry';
+import type { BackendListener } from '../../src/domain/backend/backend';
+import { createStateFrame } from '../../src/domain/backend/stateFrame';
 import { FakeBackend } from '../helpers/fakeBackend';
 
 // The Connections registry with scripted backends and a hand-driven clock.
@@ -125,6 +127,46 @@ describe('ConnectionRegistry', () => {
       advance(40);
     }
     expect(registry.get(EMBEDDED_SIM_ID).rateHz).toBeCloseTo(25, 6);
+  });
+
+  it('shows a 500 Hz robot stream as 500 Hz across episode starts and ends (its clock restarts there)', async () => {
+    // The robot link times frames from the episode start during an episode and from the
+    // connection's first frame outside one (bridgeClientBackend): stamps jump back at a start and
+    // forward at an end. The bridge client hands frames over in batches (here 5 per 10 ms).
+    let listener: BackendListener | null = null;
+    class RobotLike extends FakeBackend {
+      override setListener(l: BackendListener | null): void {
+        listener = l;
+        super.setListener(l);
+      }
+    }
+    const { registry, advance } = setup({ robot: ({ id }) => new RobotLike({ id, initialPresence: 'present', executionDomain: 'real_robot', declaredRateHz: 500 }) });
+    const r = await registry.addRemote('ws://127.0.0.1:9100', 'robot');
+    let tick = 0;
+    const batch = (timeS: (k: number) => number): void => {
+      const frames = Array.from({ length: 5 }, (_, k) => {
+        const f = createStateFrame();
+        f.tick = tick++;
+        f.timeS = timeS(k);
+        return f;
+      });
+      void listener!([{ type: 'frames', runId: 'robot', frames }]);
+      advance(10);
+    };
+    const rates: number[] = [];
+    const sample = (i: number): void => {
+      if (i % 10 === 9) rates.push(registry.get(r.id).rateHz!);
+    };
+    const connectedS = 30; // the connection's clock: 30 s of stream before the episode
+    for (let i = 0; i < 300; i++, sample(i)) batch((k) => connectedS + (5 * i + k) / 500); // 3 s idle
+    for (let i = 0; i < 300; i++, sample(i)) batch((k) => (5 * i + k) / 500); // 3 s episode, clock from its start
+    for (let i = 0; i < 300; i++, sample(i)) batch((k) => connectedS + 6 + (5 * i + k) / 500); // 3 s idle again
+    expect(rates).toHaveLength(90);
+    for (const hz of rates.slice(1)) {
+      expect(hz).toBeGreaterThan(495);
+      expect(hz).toBeLessThan(505);
+    }
+    expect(registry.get(r.id)).toMatchObject({ declaredRateHz: 500, lastFrameAgeMs: 10 });
   });
 
   it('keeps the newest problems first, bounded, and shows the backend latency', async () => {

@@ -60,6 +60,13 @@ export interface RunRequest {
   binding: WbcBinding;
   /** Seed for anything stochastic (sensor noise, perturbations); recorded with the episode. */
   seed: number;
+  /**
+   * Asked after the backend has the clip prepared and right before the start goes out (a real
+   * robot's last permission check: the safety gate). `true` starts; a string refuses with that
+   * reason — nothing starts and run() resolves `aborted_by_operator` with the reason and 0 frames.
+   * Backends that prepare and start in one step may ask it just before starting.
+   */
+  beforeStart?: () => Promise<true | string>;
 }
 
 export interface EpisodeEnd {

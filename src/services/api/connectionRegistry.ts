@@ -65,7 +65,16 @@ export interface ConnectionRegistryOptions {
 /** Window of the measured frame rate, ms. */
 export const RATE_WINDOW_MS = 2000;
 const MAX_PROBLEMS_KEPT = 32;
+/** Frames kept for the rate: the whole window up to 2 kHz; beyond, the rate is over the newest 4096. */
 const RATE_CAPACITY = 4096;
+/**
+ * A step of the frames' own clock is trusted when it is positive and at most this much longer
+ * than the step of their arrival times, s. Batching delays arrivals (frames of one batch arrive
+ * together, a step of 0 after a source step of up to one period), so the slack must exceed the
+ * longest source period shown (20 ms at 50 Hz) and the longest batch gap; a restart of the
+ * source clock is a jump of seconds (below).
+ */
+const SOURCE_STEP_SLACK_S = 0.25;
 
 /** Arrival time and source time of the most recent frames, for a rate over a sliding window. */
 class RateMeter {
@@ -90,25 +99,34 @@ class RateMeter {
   }
 
   /**
-   * Frames per second over the frames that arrived within the window: from the frames' own
-   * timestamps when they advance (robust to batching), else from arrival times. Null when fewer
-   * than two frames arrived in the window.
+   * Frames per second over the frames that arrived within the window: (n − 1) frame intervals
+   * over their summed duration. Each interval is taken from the frames' own timestamps (exact
+   * under batching, where a listener gets many frames at one arrival time) unless that step is
+   * not a plausible one of a running clock — zero or negative, or longer than the arrival step
+   * plus SOURCE_STEP_SLACK_S — and then from the arrival times. That is what happens when the
+   * source clock restarts: a robot link's frames are timed from the episode start during an
+   * episode and from the connection's first frame outside one, so at an episode's start the
+   * stamps jump back and at its end they jump forward by the time since the connection. Taken
+   * end to end (first to last stamp in the window), such a jump read a 500 Hz robot as 100 Hz
+   * for 2 s after every episode. Null when fewer than two frames arrived in the window.
    */
   rateHz(nowMs: number): number | null {
     let n = 0;
-    let firstIdx = -1;
+    let spanS = 0;
+    let laterIdx = -1;
     for (let k = 0; k < this.count; k++) {
       const i = (this.head - 1 - k + RATE_CAPACITY) % RATE_CAPACITY;
       if (this.arrivalMs[i] < nowMs - RATE_WINDOW_MS) break;
+      if (laterIdx >= 0) {
+        const sourceStepS = this.sourceS[laterIdx] - this.sourceS[i];
+        const arrivalStepS = Math.max(0, this.arrivalMs[laterIdx] - this.arrivalMs[i]) / 1000;
+        spanS += sourceStepS > 0 && sourceStepS <= arrivalStepS + SOURCE_STEP_SLACK_S ? sourceStepS : arrivalStepS;
+      }
       n++;
-      firstIdx = i;
+      laterIdx = i;
     }
     if (n < 2) return null;
-    const lastIdx = (this.head - 1 + RATE_CAPACITY) % RATE_CAPACITY;
-    const sourceSpan = this.sourceS[lastIdx] - this.sourceS[firstIdx];
-    if (sourceSpan > 0) return (n - 1) / sourceSpan;
-    const arrivalSpanS = (this.arrivalMs[lastIdx] - this.arrivalMs[firstIdx]) / 1000;
-    return arrivalSpanS > 0 ? (n - 1) / arrivalSpanS : null;
+    return spanS > 0 ? (n - 1) / spanS : null;
   }
 }
 

@@ -35,7 +35,7 @@ import { FOXGLOVE_SUBPROTOCOL, FoxgloveClient, StatusLevel, type Channel, type F
 // simulator reached by URL (`motionbench serve-sim`, or any simulator that speaks it), the robot
 // emulator, or the physical robot through its bridge. The two uses differ only in defaults:
 // connectRemoteSimulator (link present while any message arrives within 500 ms, lost after 2 s)
-// and connectRobot (freshness from lowstate only, stale after 50 ms — DESIGN §6 — and lost after
+// and connectRobot (freshness from lowstate only, stale after 50 ms — DESIGN §6 — and lost within
 // 100 ms, when a running episode ends `link_lost`).
 // It subscribes to /g1/lowstate, /g1/root_state and /g1/wbc_status, advertises
 // /console/command, and maps the lease onto commands: reset → reset, run → prepare + start
@@ -53,8 +53,20 @@ export interface BridgeClientOptions {
   name?: string;
   /** Presence becomes 'stale' when nothing arrived for this long, ms (default 500). */
   staleAfterMs?: number;
-  /** … and 'lost' after this long, ms (default 2000); a running episode then ends as link_lost. */
+  /**
+   * … and 'lost' after this long, ms (default 2000); a running episode then ends as link_lost.
+   * An upper bound: the loss is declared lostMarginMs earlier (see there), so that it comes
+   * within lostAfterMs even when the deadline timer fires late.
+   */
   lostAfterMs?: number;
+  /**
+   * How much earlier than lostAfterMs the loss is declared, ms (default 5, at most
+   * lostAfterMs − staleAfterMs). A Node timer fires late by its own lateness (~1–2 ms on an
+   * idle loop with 1 ms timer granularity, a few ms on a loaded one); declaring 'lost' when the
+   * last fresh message is lostAfterMs − lostMarginMs old keeps the worst case within lostAfterMs
+   * as long as the lateness stays below the margin.
+   */
+  lostMarginMs?: number;
   /** Reconnect after a loss (default true), first after initialDelayMs, doubling up to maxDelayMs. */
   reconnect?: boolean;
   reconnectInitialDelayMs?: number;
@@ -132,6 +144,13 @@ export interface BridgeClientStats {
 const STAMP_ORIGIN_KEY = G1_BRIDGE_METADATA.stampOriginUnixMs;
 /** Receive times kept for the rate over the last second (enough for a 5 kHz stream). */
 const STATE_TIME_RING = 8192;
+/**
+ * Default lostMarginMs: the deadline timer's lateness it absorbs. Measured lateness of the lost
+ * deadline on loopback: ~1–2 ms idle (Node timers have 1 ms granularity and start from the
+ * loop's cached clock); 5 ms leaves room for a busy loop while a 100 ms robot link still
+ * declares its loss no earlier than 95 ms after the last lowstate.
+ */
+const LOST_MARGIN_MS = 5;
 
 interface PendingAck {
   command: CommandName;
@@ -173,6 +192,10 @@ export class BridgeClientBackend implements Backend {
   /** Fires when the freshness age reaches the next threshold (stale or lost); re-armed lazily. */
   private deadlineTimer: NodeJS.Timeout | null = null;
   private deadlineAt = 0;
+  /** A stale/lost verdict waiting for this loop turn's I/O to be read (checkPresence). */
+  private verdictCheck: NodeJS.Immediate | null = null;
+  /** The freshness age at which the link is declared lost: lostAfterMs − lostMarginMs (≥ staleAfterMs). */
+  private readonly lostAtAgeMs: number;
 
   private metadata: Record<string, string> = {};
   private readonly channels = new Map<number, Channel>();
@@ -234,6 +257,7 @@ export class BridgeClientBackend implements Backend {
       url: options.url,
       staleAfterMs: options.staleAfterMs ?? 500,
       lostAfterMs: options.lostAfterMs ?? 2000,
+      lostMarginMs: options.lostMarginMs ?? LOST_MARGIN_MS,
       reconnect: options.reconnect ?? true,
       reconnectInitialDelayMs: options.reconnectInitialDelayMs ?? 250,
       reconnectMaxDelayMs: options.reconnectMaxDelayMs ?? 5000,
@@ -248,11 +272,13 @@ export class BridgeClientBackend implements Backend {
     if (!(this.opts.staleAfterMs > 0 && this.opts.lostAfterMs >= this.opts.staleAfterMs)) {
       throw new RangeError(`${this.name}: need 0 < staleAfterMs ≤ lostAfterMs, got ${this.opts.staleAfterMs} and ${this.opts.lostAfterMs}`);
     }
+    if (!(this.opts.lostMarginMs >= 0)) throw new RangeError(`${this.name}: lostMarginMs must be ≥ 0, got ${this.opts.lostMarginMs}`);
+    this.lostAtAgeMs = Math.max(this.opts.staleAfterMs, this.opts.lostAfterMs - this.opts.lostMarginMs);
     this.latency = new SampleRing(Math.max(1, Math.floor(this.opts.latencyWindow)));
     this.reconnectDelay = this.opts.reconnectInitialDelayMs;
     // The interval pings and is a backstop; the thresholds themselves are met by the deadline
-    // timer (armDeadline), so 'lost' comes lostAfterMs after the last fresh message plus only the
-    // timer's own lateness (~1 ms on an idle loop), not plus a polling period.
+    // timer (armDeadline), so 'lost' comes lostAfterMs − lostMarginMs after the last fresh message
+    // plus only the timer's own lateness (~1–2 ms on an idle loop), not plus a polling period.
     this.presenceTimer = setInterval(() => this.checkPresence(), Math.max(20, Math.min(100, this.opts.staleAfterMs / 4)));
     this.presenceTimer.unref();
     this.connect();
@@ -432,6 +458,15 @@ export class BridgeClientBackend implements Backend {
         this.run = run;
         try {
           await this.sendCommand(prepareCommand({ clip: request.clip, binding: request.binding, seed: request.seed, runId }));
+          let permission: true | string = true;
+          if (!run.stopRequested && request.beforeStart) {
+            try {
+              permission = await request.beforeStart();
+            } catch (err) {
+              permission = `the start check failed: ${(err as Error)?.message ?? String(err)}`;
+            }
+          }
+          if (permission !== true) run.stopRequested ??= { outcome: 'aborted_by_operator', reason: `start refused: ${permission}` };
           if (!run.stopRequested) {
             await this.sendCommand({ command: 'start', args: { run_id: runId } });
             run.started = true;
@@ -680,7 +715,8 @@ export class BridgeClientBackend implements Backend {
    */
   private armDeadline(): void {
     if (this.closed || !this.client || this.lastMessageAt === 0 || this._presence === 'lost') return;
-    const threshold = this._presence === 'stale' ? this.opts.lostAfterMs : this.opts.staleAfterMs;
+    if (this.verdictCheck) return; // a verdict is pending; it re-arms after
+    const threshold = this._presence === 'stale' ? this.lostAtAgeMs : this.opts.staleAfterMs;
     const at = this.lastMessageAt + threshold;
     if (this.deadlineTimer && this.deadlineAt <= at) return; // fires no later than needed; re-arms then
     this.clearDeadline();
@@ -696,6 +732,8 @@ export class BridgeClientBackend implements Backend {
   private clearDeadline(): void {
     if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
     this.deadlineTimer = null;
+    if (this.verdictCheck) clearImmediate(this.verdictCheck);
+    this.verdictCheck = null;
   }
 
   private onAdvertise(client: FoxgloveClientInstance, chs: Channel[]): void {
@@ -746,13 +784,26 @@ export class BridgeClientBackend implements Backend {
     }
   }
 
-  private checkPresence(): void {
-    if (++this.pingTicks % 10 === 1) this.ping();
+  private checkPresence(afterIo = false): void {
+    if (!afterIo && ++this.pingTicks % 10 === 1) this.ping();
     // Only a live, answered connection ages; 'lost' lasts until a message or a reconnect.
     if (this.closed || !this.client || !this.everPresent || this._presence === 'lost' || this.lastMessageAt === 0) return;
     const age = performance.now() - this.lastMessageAt;
-    const next: Presence = age < this.opts.staleAfterMs ? 'present' : age < this.opts.lostAfterMs ? 'stale' : 'lost';
+    const next: Presence = age < this.opts.staleAfterMs ? 'present' : age < this.lostAtAgeMs ? 'stale' : 'lost';
     if (next === this._presence) return;
+    if (!afterIo) {
+      // Judge silence only once the socket has been read. Timers run before the poll phase of a
+      // loop turn, so after a pause of this process (a GC, the CPU taken by others) lowstates
+      // that arrived in time would still sit unread and the link would be judged silent for the
+      // console's own pause. setImmediate runs right after this turn's poll phase: a genuine
+      // silence is declared < 1 ms later, a console stall does not end an episode link_lost.
+      this.verdictCheck ??= setImmediate(() => {
+        this.verdictCheck = null;
+        this.checkPresence(true);
+        this.armDeadline();
+      });
+      return;
+    }
     this.setPresence(next);
     if (next === 'stale') this.problem('warn', 'link_stale', `nothing from ${this.opts.url} for ${Math.round(age)} ms`);
     if (next === 'lost') {
@@ -1000,7 +1051,10 @@ export function connectRemoteSimulator(options: BridgeClientOptions): BridgeClie
 export const ROBOT_LINK_DEFAULTS = {
   /** Moving the robot needs a lowstate younger than this (DESIGN §6): presence 'stale' beyond it. */
   staleAfterMs: 50,
-  /** A running episode ends `link_lost` this long after the last accepted lowstate. */
+  /**
+   * A running episode ends `link_lost` within this long after the last accepted lowstate: the
+   * loss is declared at 95 ms (lostMarginMs 5 absorbs the timer's lateness).
+   */
   lostAfterMs: 100,
   /** 2 s of frames at 500 Hz held while the listener is busy. */
   maxQueuedFrames: 1000,

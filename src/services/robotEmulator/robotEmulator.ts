@@ -288,7 +288,10 @@ export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Pr
   let lastPublished: StateFrame | null = null;
 
   const onSample = (r: CoreStepResult): void => {
-    const stampNs = nowNs();
+    // The sample's time is its step's scheduled time (the state belongs to t0 + k·dt of the
+    // simulated robot), not the moment a late loop gets to publish it: a consumer placing samples
+    // on their time grid (live metrics) must not see a catch-up burst as a stretched stream.
+    const stampNs = nominalNs(r.frame.tick);
     let out: StateFrame;
     if (frozen && performance.now() < freezeUntilMs) {
       out = cloneStateFrame(frozen);

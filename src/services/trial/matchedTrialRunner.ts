@@ -14,6 +14,7 @@ import { clipForPair } from './pairClip';
 import { countingEpisodes, listAdmittedPairs, matchedTracesOf, resolvePair } from './admittedPairs';
 import { GateDriver } from './gateDriver';
 import { LiveTrial } from './liveTrial';
+import type { EpisodeRecorder } from '../trace/episodeRecorder';
 import { captureRobotCalibration } from './robotCalibration';
 import { initialStateOf, runSimBranch, settledState } from './simBranch';
 import type { MatchedPairRequest, MatchedPairResult, TrialProgressEvent } from './trialTypes';
@@ -283,45 +284,65 @@ export async function runMatchedPair(req: MatchedPairRequest): Promise<MatchedPa
       const lease = await link.backend.acquire(runId);
       let outcomeOverride: { outcome: EpisodeOutcome; reason: string } | null = null;
       try {
-        for (const kind of ['prepare', 'start'] as const) {
-          const d = gate.requestMotion(kind);
-          if (!d.allowed) {
-            progress({ type: 'refusal', runId, reasons: d.reasons });
-            closeGateEpisode('aborted_by_operator', `${kind} refused`);
-            stopSession(`${kind} refused by the safety gate: ${d.reasons.map((r) => r.message).join('; ')}`);
-            break;
-          }
+        const prepare = gate.requestMotion('prepare');
+        if (!prepare.allowed) {
+          progress({ type: 'refusal', runId, reasons: prepare.reasons });
+          closeGateEpisode('aborted_by_operator', 'prepare refused');
+          stopSession(`prepare refused by the safety gate: ${prepare.reasons.map((r) => r.message).join('; ')}`);
+          break;
         }
-        if (stoppedEarly !== null) break;
-
-        // e. the recorded trial
+        // e. the recorded trial. `start` is asked of the gate when the robot has the clip
+        // prepared, right before it is sent; only then is the episode opened in the campaign (a
+        // refused start moved nothing and is a refusal, not an episode).
         progress({ type: 'phase', phase: 'running', trialIndex: index, message: `trial ${index + 1} of ${trials} running` });
-        const ref50 = resampleClip(clip, MB_METRICS_1.rateHz);
-        const rec = await store.beginEpisode({
-          parentTraceId: matched.id,
-          executionDomain: 'real_robot',
-          backendId: link.backend.id,
-          seed: index,
-          runId,
-          robotUnit: link.robotUnit,
-          rolloutIndex: index,
-          snapshotHash: pair.snapshotHash,
-          reference: { frameCount: ref50.frameCount, rateHz: ref50.fps, rootPosM: ref50.rootPosM, rootQuatWxyz: ref50.rootQuatWxyz, jointPosRad: ref50.jointPosRad },
-          fileMetadata: { clip_name: clip.name, binding_kind: binding.kind, binding_label: binding.label, calibration_id: calibrationId, fresh_calibration_id: freshId, trial_index: index, state_rate_hz: caps.stateRateHz },
-          meta: { matchedPair: { calibrationId, freshCalibrationId: freshId, calibrationCheck: diff, trialIndex: index, qualificationPair: pair.pairId } },
-        });
-        const live = new LiveTrial({ clip, profile, runId, hasGlobalRoot: caps.globalRootPosition, streamRateHz: caps.stateRateHz, backend: link.backend, onReading: (r) => progress({ type: 'live', runId, ...r }) });
+        let startRefusal: Refusal[] | null = null;
+        let recording: { rec: EpisodeRecorder; live: LiveTrial } | null = null;
         let recordError: unknown = null;
         let failureRecorded = false;
+        const openRecording = async (): Promise<void> => {
+          const ref50 = resampleClip(clip, MB_METRICS_1.rateHz);
+          const rec = await store.beginEpisode({
+            parentTraceId: matched.id,
+            executionDomain: 'real_robot',
+            backendId: link.backend.id,
+            seed: index,
+            runId,
+            robotUnit: link.robotUnit,
+            rolloutIndex: index,
+            snapshotHash: pair.snapshotHash,
+            reference: { frameCount: ref50.frameCount, rateHz: ref50.fps, rootPosM: ref50.rootPosM, rootQuatWxyz: ref50.rootQuatWxyz, jointPosRad: ref50.jointPosRad },
+            fileMetadata: { clip_name: clip.name, binding_kind: binding.kind, binding_label: binding.label, calibration_id: calibrationId, fresh_calibration_id: freshId, trial_index: index, state_rate_hz: caps.stateRateHz },
+            meta: { matchedPair: { calibrationId, freshCalibrationId: freshId, calibrationCheck: diff, trialIndex: index, qualificationPair: pair.pairId } },
+          });
+          const live = new LiveTrial({ clip, profile, runId, hasGlobalRoot: caps.globalRootPosition, streamRateHz: caps.stateRateHz, backend: link.backend, onReading: (r) => progress({ type: 'live', runId, ...r }) });
+          recording = { rec, live };
+        };
+        const beforeStart = async (): Promise<true | string> => {
+          const d = gate.requestMotion('start');
+          if (!d.allowed) {
+            startRefusal = d.reasons;
+            progress({ type: 'refusal', runId, reasons: d.reasons });
+            return d.reasons.map((r) => r.message).join('; ');
+          }
+          try {
+            await openRecording();
+          } catch (err) {
+            recordError = err;
+            return `the episode could not be recorded: ${(err as Error).message}`;
+          }
+          return true;
+        };
         const unsubscribe = link.subscribe(async (events: BackendEvent[]) => {
-          const accepted = live.accept(events);
+          const r = recording as { rec: EpisodeRecorder; live: LiveTrial } | null;
+          if (!r) return;
+          const accepted = r.live.accept(events);
           if (accepted.length === 0 || recordError !== null) return;
           try {
-            await rec.frames(accepted);
-            const f = live.failure();
+            await r.rec.frames(accepted);
+            const f = r.live.failure();
             if (f && !failureRecorded) {
               failureRecorded = true;
-              await rec.event('hard_failure', { tS: f.timeS, reason: f.text, detail: { ...f.failure } });
+              await r.rec.event('hard_failure', { tS: f.timeS, reason: f.text, detail: { ...f.failure } });
             }
           } catch (err) {
             recordError = err;
@@ -335,15 +356,32 @@ export async function runMatchedPair(req: MatchedPairRequest): Promise<MatchedPa
         const tripsBefore = gateTrips.length;
         let end: EpisodeEnd;
         try {
-          end = await lease.run({ clip, binding, seed: index });
+          end = await lease.run({ clip, binding, seed: index, beforeStart });
         } catch (err) {
           end = { runId, outcome: 'infrastructure_error', reason: `the robot did not run the clip: ${(err as Error).message}`, frames: 0, simSeconds: 0, wallSeconds: 0 };
         } finally {
           req.signal?.removeEventListener('abort', onAbort);
         }
+        const opened = recording as { rec: EpisodeRecorder; live: LiveTrial } | null;
         // Frames already queued for the listener still arrive after the end: let them land.
-        await live.drained(200);
+        if (opened) await opened.live.drained(200);
         unsubscribe();
+        if (!opened) {
+          // Nothing started: a refused start (a refusal, already traced by the gate), or a robot
+          // that refused or failed the prepare, or a recorder that could not open (retried).
+          const refusal = startRefusal as Refusal[] | null;
+          if (refusal) {
+            closeGateEpisode('aborted_by_operator', 'start refused');
+            stopSession(`start refused by the safety gate: ${refusal.map((r) => r.message).join('; ')}`);
+            break;
+          }
+          const why = recordError !== null ? `the episode could not be recorded: ${(recordError as Error).message}` : end.reason;
+          store.recordEvent({ kind: 'problem', reason: `trial ${index + 1} did not start: ${why}`, parentTraceId: matched.id, detail: { run_id: runId, trial_index: index } });
+          closeGateEpisode('infrastructure_error', why);
+          if (++infraRetries > MAX_INFRA_RETRIES) stopSession(`trial ${index + 1} did not start ${infraRetries} times: ${why}`);
+          continue;
+        }
+        const { rec, live } = opened;
         const trip = gateTrips.slice(tripsBefore).find((t) => t.runId === runId) ?? null;
         if (trip) outcomeOverride = { outcome: trip.outcome, reason: `${trip.reason} (${trip.cause})` };
         else if (end.outcome === 'completed' && live.failure()) outcomeOverride = { outcome: 'hard_failure', reason: `hard failure: ${live.failure()!.text}` };
