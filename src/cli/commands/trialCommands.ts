@@ -5,7 +5,6 @@ import { loadRobotProfile, DEFAULT_MODEL_FILE } from '../../services/robot/loadR
 import { EmbeddedSimulator } from '../../services/sim/embeddedSimulator';
 import { openCampaign } from '../../services/trace';
 import { captureRobotCalibration, listAdmittedPairs, runMatchedPair, type OperatorPrompts, type TrialProgressEvent } from '../../services/trial';
-import { resolvePair } from '../../services/trial/admittedPairs';
 import { openInterlockFeed } from '../../services/trial/interlockFeed';
 import { openRobotLink } from '../../services/trial/openRobotLink';
 import { clipForPairId } from '../../services/trial/pairClip';
@@ -222,9 +221,8 @@ export const trialCommand: Command = {
     const prompts = terminalPrompts(io, values.yes === true);
     cleanups.unshift(() => prompts.close());
     try {
-      resolvePair(listAdmittedPairs(store, trials), pairId); // a bad --pair fails before anything connects
-      // The clip (and its workload, regenerated for core-v1) before the interlock opens: its
-      // heartbeats must not wait for seconds of synchronous work.
+      // A bad --pair fails before anything connects; the clip (and its workload, regenerated for
+      // core-v1) is loaded before the interlock opens: its heartbeats must not wait for that work.
       const { workload } = clipForPairId(store, pairId, values.workload ? loadWorkload(values.workload, { profile }) : undefined);
       const log = (l: string): void => io.stderr(`${l}\n`);
       const sim = new EmbeddedSimulator({ modelFile, workers: 1, id: 'trial-sim', name: 'embedded simulator (matched pair)' });

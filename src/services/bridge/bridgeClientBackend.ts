@@ -376,7 +376,7 @@ export class BridgeClientBackend implements Backend {
     const placeholder = { runId } as BackendLease;
     this.lease = placeholder; // reserve at once: a second acquire rejects even while this one waits
     try {
-      await this.waitPresent(this.opts.connectTimeoutMs);
+      await this.whenPresent(this.opts.connectTimeoutMs);
       // A g1-bridge/1 server says whether we control it right after we advertise; give it a moment.
       for (let i = 0; i < 25 && this.controlKnown === null; i++) await new Promise((r) => setTimeout(r, 20));
       if (this.commandChannel === null) throw new Error(`${this.name}: the server does not accept commands (no ${G1_BRIDGE_TOPICS.command})`);
@@ -837,7 +837,8 @@ export class BridgeClientBackend implements Backend {
     if (p === 'present') for (const w of [...this.presenceWaiters]) w();
   }
 
-  private waitPresent(timeoutMs: number): Promise<void> {
+  /** Resolves once the link is present; rejects naming the presence after `timeoutMs`. */
+  whenPresent(timeoutMs: number): Promise<void> {
     if (this._presence === 'present') return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const done = (): void => {

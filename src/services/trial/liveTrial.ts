@@ -38,6 +38,7 @@ export class LiveTrial {
   /** Frames accepted (and handed back for recording). */
   frames = 0;
   lastTimeS = 0;
+  /** Frames dropped here for coming before the episode's time 0 (the metrics keep their own refusals). */
   readonly problems: string[] = [];
   private ended = false;
   private endWaiters: (() => void)[] = [];
@@ -52,10 +53,6 @@ export class LiveTrial {
     });
   }
 
-  get recorded(): number {
-    return this.frames;
-  }
-
   /** This run's frames of a batch, in order; pushes them into the live metrics. */
   accept(events: readonly BackendEvent[]): StateFrame[] {
     const out: StateFrame[] = [];
@@ -66,16 +63,14 @@ export class LiveTrial {
       }
       if (e.type !== 'frames' || e.runId !== this.o.runId || this.ended) continue;
       for (const f of e.frames) {
-        if (!(f.timeS >= 0) || (this.frames > 0 && !(f.timeS > this.lastTimeS))) {
-          this.problem(`frame at t = ${f.timeS} s after t = ${this.lastTimeS} s dropped (time must increase)`);
+        if (!(f.timeS >= 0)) {
+          this.problem(`frame at t = ${f.timeS} s dropped: before the episode's time 0`);
           continue;
         }
         const before = this.metrics.reading.frame;
+        // Out-of-order and non-finite frames are refused (and kept as problems) by the metrics.
         const problem = this.metrics.push(f);
-        if (problem) {
-          this.problem(problem.message);
-          if (!problem.accepted) continue;
-        }
+        if (problem && !problem.accepted) continue;
         this.frames++;
         this.lastTimeS = f.timeS;
         out.push(f);

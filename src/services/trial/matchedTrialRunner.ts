@@ -11,7 +11,7 @@ import type { CalibrationRecord } from '../../domain/trace/records';
 import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
 import { parentTraceInputs } from '../trace/parentInputs';
 import { clipForPair } from './pairClip';
-import { countingEpisodes, listAdmittedPairs, matchedTracesOf, resolvePair } from './admittedPairs';
+import { countingEpisodes, listAdmittedPairs, resolvePair } from './admittedPairs';
 import { GateDriver } from './gateDriver';
 import { LiveTrial } from './liveTrial';
 import type { EpisodeRecorder } from '../trace/episodeRecorder';
@@ -122,7 +122,8 @@ export async function runMatchedPair(req: MatchedPairRequest): Promise<MatchedPa
     gate.feed({ type: 'admission', atMs: gate.now(), pairId: pair.pairId, admitted: pair.admitted, contractId: qual.identity.contractId, bindingKey: bindingKey(binding), reasons: pair.reasons });
 
     // ---- 1. the pair's calibration
-    const resumed = !req.calibrationId ? matchedTracesOf(store, qual).sort((a, b) => countingEpisodes(store, b.id, 'real_robot').length - countingEpisodes(store, a.id, 'real_robot').length)[0] : undefined;
+    // Resume the most advanced matched pair of this qualification pair (listAdmittedPairs found it).
+    const resumed = !req.calibrationId && pair.matched ? store.getParentTrace(pair.matched.parentTraceId) : null;
     let pairCal: CalibrationRecord;
     let calibrationId: string;
     if (resumed) {
@@ -391,8 +392,8 @@ export async function runMatchedPair(req: MatchedPairRequest): Promise<MatchedPa
         if (TRIP_OUTCOMES.includes(outcome)) await rec.event('stop_requested', { reason: `${outcome}: ${reason}`, detail: { outcome, trip: trip ?? null } });
         if (recordError !== null) throw recordError;
         const metrics: EpisodeMetrics = live.frames >= 2 ? live.result() : allReadingsUnavailable(MB_METRICS_1.id, live.frames, `the trial recorded ${live.frames} frame(s): ${reason}`);
-        const episode = await rec.finish({ ...end, outcome, reason, frames: live.recorded, simSeconds: live.lastTimeS }, metrics, {
-          result: { state_rate_hz: caps.stateRateHz, live_problems: live.problems.length, dropped_by_link: live.linkDrops() },
+        const episode = await rec.finish({ ...end, outcome, reason, frames: live.frames, simSeconds: live.lastTimeS }, metrics, {
+          result: { state_rate_hz: caps.stateRateHz, refused_frames: live.metrics.reading.refusedFrames + live.problems.length, dropped_by_link: live.linkDrops() },
         });
         progress({ type: 'episode_end', runId, domain: 'real_robot', trialIndex: index, outcome, reason, frames: episode.frameCount });
         lastOutcome = outcome;

@@ -8,11 +8,13 @@ import type { RobotLink } from './trialTypes';
 export async function openRobotLink(url: string, o: { robotUnit?: string | undefined; connectTimeoutMs?: number; log?: (line: string) => void } = {}): Promise<RobotLink & { close(): Promise<void> }> {
   const backend = connectRobot({ url, ...(o.log ? { log: o.log } : {}) });
   const link = robotLinkFor(backend, { ...(o.robotUnit ? { robotUnit: o.robotUnit } : {}), ...(o.log ? { log: o.log } : {}) });
-  const deadline = Date.now() + (o.connectTimeoutMs ?? 5000);
-  while (backend.presence !== 'present' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  if (backend.presence !== 'present') {
+  const timeoutMs = o.connectTimeoutMs ?? 5000;
+  try {
+    await backend.whenPresent(timeoutMs);
+  } catch {
+    const presence = backend.presence;
     await backend.close();
-    throw new Error(`cannot reach the robot at ${url} (${backend.presence} after ${o.connectTimeoutMs ?? 5000} ms)`);
+    throw new Error(`cannot reach the robot at ${url} (${presence} after ${timeoutMs} ms)`);
   }
   return { ...link, robotUnit: o.robotUnit ?? backend.id, close: () => backend.close() };
 }

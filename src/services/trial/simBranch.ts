@@ -1,17 +1,13 @@
-import { randomBytes } from 'node:crypto';
 import type { InitialState } from '../../domain/backend/backend';
 import type { StateFrame } from '../../domain/backend/stateFrame';
 import { MB_METRICS_1, type EpisodeMetrics } from '../../domain/metrics';
 import type { MotionClip } from '../../domain/motion/motionClip';
-import { resampleClip } from '../../domain/motion/resample';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
-import { TRAJECTORY_HASH_LAYOUT } from '../../domain/sim/trajectoryHash';
-import { makeRunId } from '../../domain/trace/ids';
 import type { CalibrationRecord, EpisodeRecord } from '../../domain/trace/records';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import type { EmbeddedSimulator, SimEpisodeEnd } from '../sim/embeddedSimulator';
+import { recordSimEpisode } from '../sim/recordSimEpisode';
 import { runSimEpisode } from '../sim/runSimEpisode';
-import { describeFailure } from '../sim/simEngine';
 import type { CampaignStore } from '../trace';
 
 // The simulation side of a matched pair (DESIGN §3): the embedded simulator started from the
@@ -76,44 +72,14 @@ export interface SimBranchRun {
 export async function runSimBranch(
   o: { store: CampaignStore; sim: EmbeddedSimulator; profile: RobotProfile; parentTraceId: string; clip: MotionClip; binding: WbcBinding; calibrationId: string; initial: InitialState; seed: number; snapshotHash: string | null },
 ): Promise<SimBranchRun> {
-  const runId = makeRunId('simulation', Date.now(), randomBytes(4).toString('hex'));
-  const ref50 = resampleClip(o.clip, MB_METRICS_1.rateHz);
-  const rec = await o.store.beginEpisode({
-    parentTraceId: o.parentTraceId,
-    executionDomain: 'simulation',
-    backendId: o.sim.id,
-    seed: o.seed,
-    runId,
-    snapshotHash: o.snapshotHash,
-    reference: { frameCount: ref50.frameCount, rateHz: ref50.fps, rootPosM: ref50.rootPosM, rootQuatWxyz: ref50.rootQuatWxyz, jointPosRad: ref50.jointPosRad },
-    fileMetadata: { clip_name: o.clip.name, binding_kind: o.binding.kind, binding_label: o.binding.label, calibration_id: o.calibrationId, matched_pair: true },
-    meta: { matchedPair: { calibrationId: o.calibrationId, initialState: o.initial } },
+  const r = await recordSimEpisode({
+    ...o,
+    what: 'simulation branch failed',
+    episode: {
+      snapshotHash: o.snapshotHash,
+      fileMetadata: { clip_name: o.clip.name, binding_kind: o.binding.kind, binding_label: o.binding.label, calibration_id: o.calibrationId, matched_pair: true },
+      meta: { matchedPair: { calibrationId: o.calibrationId, initialState: o.initial } },
+    },
   });
-  let frameError: unknown = null;
-  try {
-    const r = await runSimEpisode(o.sim, {
-      clip: o.clip,
-      binding: o.binding,
-      profile: o.profile,
-      seed: o.seed,
-      initial: o.initial,
-      runId,
-      keepFrames: false,
-      onFrames: async (frames, extras) => {
-        if (frameError !== null) return;
-        try {
-          await rec.frames(frames, extras);
-        } catch (err) {
-          frameError = err;
-        }
-      },
-    });
-    if (frameError !== null) throw frameError;
-    if (r.end.failure) await rec.event('hard_failure', { tS: r.end.failure.timeS, reason: describeFailure(r.end.failure), detail: { ...r.end.failure } });
-    const episode = await rec.finish({ ...r.end }, r.metrics, { trajectorySha256: r.end.trajectorySha256, result: { trajectory_hash_layout: TRAJECTORY_HASH_LAYOUT } });
-    return { episode, end: r.end, metrics: r.metrics };
-  } catch (err) {
-    if (rec.status === 'recording') await rec.abort(`simulation branch failed: ${(err as Error)?.message ?? String(err)}`).catch(() => undefined);
-    throw err;
-  }
+  return { episode: r.episode, end: r.end, metrics: r.metrics };
 }
