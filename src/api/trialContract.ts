@@ -303,6 +303,8 @@ export const trialEpisodeEndSchema = z.strictObject({
   outcome: z.enum(OUTCOMES),
   reason: z.string(),
   frames: z.number().int().min(0),
+  /** Ended in an earlier session of this matched pair (listed again when the session resumes). */
+  resumed: z.boolean(),
 });
 
 export const trialJobStatusSchema = z.strictObject({

@@ -110,6 +110,8 @@ describe('console: Connections panel', () => {
     await page.locator('[data-testid=endpoint-add]').click();
     await expect.poll(async () => (await entry('remote-2'))?.presence, { timeout: 10_000 }).toBe('lost');
     await expect.poll(() => page.locator('[data-testid=endpoint-problem-remote-2]').textContent()).toContain('nothing from');
+    // A link that is lost now reads as an error, not as an earlier problem.
+    await expect(page.locator('[data-testid=endpoint-problem-remote-2]').getAttribute('data-tone')).resolves.not.toBe('past');
     await expect(page.locator('[data-testid=endpoint-remote-2]').getAttribute('class')).resolves.toContain('presence-lost');
     await page.waitForTimeout(600);
     await screenshot(page, '31-connections-three-endpoints');

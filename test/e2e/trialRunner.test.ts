@@ -22,8 +22,9 @@ import { hostApiCall, startHostCommand, type HostProcess } from './e2eSupport';
 // console in Chromium. A campaign with one admitted pair is made first (runQualification: ub_wave_right ×
 // builtin:assist=3000). Through the UI: connect the robot and the interlock (lights), capture a
 // calibration (hold-still meter, residuals vs the clip start), accept it, start the matched pair,
-// confirm the real trial, watch the live readings move, press Space → the trial ends
-// aborted_by_operator with its frames kept.
+// confirm the real trial, watch the live readings move, press the box's e-stop → the trial ends
+// `estop`; resume the pair (its simulation branch listed from the first session, a human reset),
+// confirm the next trial, press Space → the trial ends aborted_by_operator with its frames kept.
 
 const CLIP = 'ub_wave_right';
 
@@ -32,6 +33,9 @@ interface RobotUnderTest {
   url: string;
   /** The human beside the robot puts it back at its standing start pose. */
   humanReset(): Promise<void>;
+  /** Someone presses the interlock box's e-stop, and later releases it. */
+  pressEstop(): Promise<void>;
+  releaseEstop(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -44,7 +48,13 @@ async function startRobot(interlockDevice: string, dir: string): Promise<RobotUn
   const profile = path.join(dir, 'robot-profile.json');
   fs.writeFileSync(profile, JSON.stringify({ format: 'motionbench-robot-emulator/1', encoderNoise: { qRad: 0.0005, dqRadS: 0.005 } }));
   const emu = await startEmulatorProcess(['--interlock', interlockDevice, '--seed', '3', '--profile', profile]);
-  return { url: emu.url, humanReset: () => emu.control({ action: 'human_reset' }), stop: () => emu.stop() };
+  return {
+    url: emu.url,
+    humanReset: () => emu.control({ action: 'human_reset' }),
+    pressEstop: () => emu.control({ action: 'estop' }),
+    releaseEstop: () => emu.control({ action: 'release_estop' }),
+    stop: () => emu.stop(),
+  };
 }
 
 let tmp: string;
@@ -135,20 +145,23 @@ describe('console: Trial runner and Calibration', () => {
     }
   }, 40_000);
 
-  it('runs the matched pair: sim branch, confirm, live readings move, Space → aborted_by_operator', async () => {
+  it('runs the matched pair: sim branch, confirm, live readings move, e-stop → estop, resume, Space → aborted_by_operator', async () => {
     onTestFailed(async () => {
       await screenshot(page, 'trial-runner-failed').catch(() => undefined);
       console.log(`trial e2e failed; the job: ${JSON.stringify(await apiCall('trial.status', {}).catch((e: unknown) => String(e)))}`);
     });
     const jobState = () => attr('trial-job', 'data-state');
+    const outcomeOf = (index: number) => page.locator(`[data-testid=trial-episode-real-${index}]`).getAttribute('data-outcome');
     let resets = 0;
     let trips = 0;
+    let estopped: { index: number; ms: number } | null = null;
     let stopped: { index: number; stopMs: number } | null = null;
-    // One real trial per session; a session a gate trip ended (an interlock silence when the
-    // services' process starves for CPU on this shared machine: the box e-stops, the robot goes
-    // limp, the trial ends link_lost) is resumed with one more trial, as an operator would.
+    // One real trial per session. The first trial that runs is ended by the box's e-stop, the next
+    // by Space. A session a spontaneous gate trip ended (an interlock silence when the services'
+    // process starves for CPU on this shared machine: the box e-stops, the robot goes limp, the
+    // trial ends link_lost) is resumed with one more trial, as an operator would.
     for (let session = 1; stopped === null; session++) {
-      expect(session, 'sessions ended by trips before Space could be pressed').toBeLessThan(4);
+      expect(session, 'sessions ended by trips before the e-stop and Space could be pressed').toBeLessThan(5);
       await tid('trial-count').fill(String(session));
       await tid('trial-start').click();
       await expect.poll(jobState, { timeout: 5_000 }).toBe('running');
@@ -161,6 +174,7 @@ describe('console: Trial runner and Calibration', () => {
         if ((await jobState()) !== 'running') break;
         const kind = await attr('trial-prompt', 'data-kind');
         if (kind === 'confirm_reset') {
+          expect(session, 'a reset is asked for only when the pair has a real trial already').toBeGreaterThan(1);
           expect(++resets).toBeLessThan(6);
           await robot.humanReset();
           await new Promise((r) => setTimeout(r, 1500)); // let it settle before the fresh-calibration check
@@ -171,6 +185,9 @@ describe('console: Trial runner and Calibration', () => {
         }
         expect(kind).toBe('confirm_trial');
         await expect(tid('trial-episode-sim').getAttribute('data-outcome')).resolves.toBe('completed');
+        // A resumed session lists the simulation branch of the first one (it is not run again).
+        await expect(tid('trial-episode-sim').getAttribute('data-resumed')).resolves.toBe(session === 1 ? 'false' : 'true');
+        if (session > 1) await expect(tid('trial-episode-real-0').getAttribute('data-resumed')).resolves.toBe('true');
         await tid('trial-confirm').click();
         // Running: the interlock armed, readings arriving.
         await expect.poll(async () => (await attr('trial-job', 'data-phase')) === 'running' || (await jobState()) !== 'running', { timeout: 10_000 }).toBe(true);
@@ -190,19 +207,37 @@ describe('console: Trial runner and Calibration', () => {
         // Without motion capture MPJPE-l is unavailable (shown as —, never as 0) and the robot is drawn at the reference root.
         await expect(tid('trial-root-note').textContent()).resolves.toMatch(/drawn at the reference root/);
         await expect(tid('trial-mpjpe').textContent()).resolves.toBe('n/a');
-        await screenshot(page, 'trial-runner-live');
-        await tid('trial-panel').screenshot({ path: path.join(SCREENSHOT_DIR, 'trial-runner-panel-live.png') });
+        const index = (await apiCall<TrialJobStatus>('trial.status', {})).trialIndex!;
+
+        if (estopped === null) {
+          // E-STOP on the box: the trial ends `estop`, its frames kept; the light shows it.
+          await screenshot(page, 'trial-runner-live');
+          await tid('trial-panel').screenshot({ path: path.join(SCREENSHOT_DIR, 'trial-runner-panel-live.png') });
+          const at = Date.now();
+          await robot.pressEstop();
+          await expect.poll(() => outcomeOf(index), { timeout: 5_000 }).toMatch(/./);
+          const outcome = await outcomeOf(index);
+          if (outcome === 'estop') {
+            estopped = { index, ms: Date.now() - at };
+            await expect.poll(() => attr('light-interlock', 'data-label'), { timeout: 2_000 }).toBe('ESTOP');
+            expect(await attr('light-interlock', 'data-colour')).toBe('red');
+            await expect(tid('trial-panel').textContent()).resolves.toMatch(/TRIP estop/);
+            await screenshot(page, 'trial-runner-estop');
+          } else trips++; // a spontaneous trip raced the e-stop
+          await robot.releaseEstop();
+          await expect.poll(() => attr('light-interlock', 'data-label'), { timeout: 2_000 }).toBe('SAFE');
+          await expect.poll(jobState, { timeout: 10_000 }).not.toBe('running');
+          break;
+        }
 
         // STOP: Space, with focus anywhere.
-        const index = (await apiCall<TrialJobStatus>('trial.status', {})).trialIndex!;
         const stopAt = Date.now();
         await page.keyboard.press('Space');
-        await expect.poll(() => page.locator(`[data-testid=trial-episode-real-${index}]`).getAttribute('data-outcome'), { timeout: 5_000 }).toMatch(/./);
-        const outcome = await page.locator(`[data-testid=trial-episode-real-${index}]`).getAttribute('data-outcome');
-        if (outcome === 'aborted_by_operator') stopped = { index, stopMs: Date.now() - stopAt };
+        await expect.poll(() => outcomeOf(index), { timeout: 5_000 }).toMatch(/./);
+        if ((await outcomeOf(index)) === 'aborted_by_operator') stopped = { index, stopMs: Date.now() - stopAt };
         else trips++; // a trip raced the key
       }
-      if (stopped === null) {
+      if (stopped === null && !live) {
         trips++;
         await expect.poll(jobState, { timeout: 10_000 }).not.toBe('running');
       }
@@ -213,9 +248,15 @@ describe('console: Trial runner and Calibration', () => {
     expect(real.outcome).toBe('aborted_by_operator');
     expect(real.frames).toBeGreaterThan(100); // the frames recorded before the stop are kept
     expect(status.stopRequested?.reason).toBe('operator stop (key:Space)');
+    // The e-stopped trial of the earlier session is listed with its outcome and frames, as history.
+    expect(estopped, 'the e-stop ended a trial').not.toBeNull();
+    const estop = status.episodes.find((e) => e.domain === 'real_robot' && e.trialIndex === estopped!.index)!;
+    expect(estop).toMatchObject({ outcome: 'estop', resumed: true });
+    expect(estop.frames).toBeGreaterThan(100);
+    expect(status.episodes.find((e) => e.domain === 'simulation')).toMatchObject({ outcome: 'completed', resumed: true });
     await expect(tid('last-stop').textContent()).resolves.toContain('Space');
     console.log(
-      `trial e2e: Space → aborted_by_operator shown in ${stopped.stopMs} ms; ${real.frames} robot frames kept; ${resets} human reset(s), ${trips} session(s) ended by gate trips${status.lastTrip ? ` (last: ${status.lastTrip.cause}: ${status.lastTrip.reason})` : ''}`,
+      `trial e2e: e-stop → estop shown in ${estopped?.ms} ms; Space → aborted_by_operator shown in ${stopped.stopMs} ms; ${real.frames} robot frames kept; ${resets} human reset(s), ${trips} spontaneous gate trip(s)${status.lastTrip ? ` (last: ${status.lastTrip.cause}: ${status.lastTrip.reason})` : ''}`,
     );
     await screenshot(page, 'trial-runner-stopped');
     await tid('trial-panel').screenshot({ path: path.join(SCREENSHOT_DIR, 'trial-runner-panel-stopped.png') });

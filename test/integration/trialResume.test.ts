@@ -121,6 +121,13 @@ describe('a matched pair session resumes after the trial process is killed', () 
       [2, false],
     ]);
     for (const t of doc.real) expect(['completed', 'hard_failure']).toContain(t.outcome);
+    // The operator sees the pair's history at the start of the resumed session: the simulation
+    // branch and trial 1 from the first run, each once, before the trials of this one.
+    const err2 = second.stderr();
+    expect(err2.match(/^\(earlier session\) simulation episode /gm), err2).toHaveLength(1);
+    expect(err2.match(/^\(earlier session\) real_robot episode .* \(trial 1\): /gm), err2).toHaveLength(1);
+    expect(err2).not.toMatch(/^\(earlier session\) real_robot episode .* \(trial [23]\)/m);
+    expect(err2.indexOf('(earlier session) simulation episode')).toBeLessThan(err2.search(/^real_robot episode .* \(trial 2\)/m));
 
     store = await openCampaign(dir);
     try {

@@ -236,7 +236,7 @@ describe('matched trials from the console', () => {
             resolve();
           });
         });
-        req.onProgress?.({ type: 'episode_end', runId: 'real_robot-1-aa', domain: 'real_robot', trialIndex: 0, outcome: req.signal?.reason === 'intervention' ? 'intervention' : 'aborted_by_operator', reason: 'the operator pressed stop', frames: frame });
+        req.onProgress?.({ type: 'episode_end', runId: 'real_robot-1-aa', domain: 'real_robot', trialIndex: 0, outcome: req.signal?.reason === 'intervention' ? 'intervention' : 'aborted_by_operator', reason: 'the operator pressed stop', frames: frame, resumed: false });
         return { pairId: req.pairId, parentTraceId: 'pt-m', calibrationId: 'cal-1', clip: { id: 'c', name: 'tiny_clip' }, binding: { id: 'builtin', version: '1', label: 'x' }, sim: { runId: 'sim-1', outcome: 'completed', metrics: null, resumed: false }, real: [], remaining: 1, stoppedEarly: 'stopped by the operator' };
       },
     });

@@ -132,5 +132,11 @@ describe('phase line', () => {
     const base = { state: 'stopped', error: null, result: null, stopRequested: { atMs: 1, intervention: false, reason: 'operator stop (key:Space)' }, phase: 'stopped', trialIndex: null, trials: 1, phaseMessage: 'x' } as unknown as Parameters<typeof phaseLine>[0];
     expect(phaseLine(base)).toBe('stopped: operator stop (key:Space)');
     expect(phaseLine({ ...base, state: 'running', phase: 'waiting_confirmation', trialIndex: 0, phaseMessage: 'confirm trial 1 of 1' })).toBe('waiting confirmation · trial 1/1 — confirm trial 1 of 1');
+    // A completed session names its real trials' outcomes: an e-stopped trial does not hide behind "completed".
+    const ep = (trialIndex: number, outcome: string, resumed: boolean) => ({ runId: `r${trialIndex}`, domain: 'real_robot', trialIndex, outcome, reason: '', frames: 10, resumed });
+    const sim = { runId: 's', domain: 'simulation', trialIndex: null, outcome: 'completed', reason: '', frames: 10, resumed: true };
+    const done = { ...base, state: 'completed', stopRequested: null, episodes: [sim, ep(0, 'estop', true), ep(1, 'completed', false), ep(2, 'completed', false)] } as unknown as Parameters<typeof phaseLine>[0];
+    expect(phaseLine(done)).toBe('completed — real trials: 1 estop, 2 completed');
+    expect(phaseLine({ ...done, episodes: [sim] } as typeof done)).toBe('completed');
   });
 });

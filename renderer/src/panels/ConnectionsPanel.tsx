@@ -8,6 +8,7 @@ import {
   useEndpointsStore,
 } from '../stores/endpointsStore';
 import { useConnectionStore } from '../stores/connectionStore';
+import { problemView } from '../connections/problemView';
 
 // DESIGN §8 Connections: every endpoint with its presence, measured state rate, age of the last
 // frame (and link latency where the backend measures it), and its latest problems. The embedded
@@ -26,6 +27,8 @@ const ms = (v: number | null): string => (v === null ? '—' : v < 1000 ? `${Mat
 
 function Endpoint({ e, busy }: { e: ConnectionInfo; busy: boolean }) {
   const [first, ...rest] = e.problems;
+  // Re-rendered with every connections push (the rates change), so the age stays current.
+  const view = first ? problemView(first, e.presence, Date.now()) : null;
   return (
     <li className={`endpoint presence-${e.presence}`} data-testid={`endpoint-${e.id}`}>
       <div className="endpoint-line">
@@ -49,9 +52,11 @@ function Endpoint({ e, busy }: { e: ConnectionInfo; busy: boolean }) {
         <span title="link round-trip latency, where the backend measures it">rtt {ms(e.latencyMs)}</span>
         {e.leasedRunId && <span className="badge badge-live" title={`leased by run ${e.leasedRunId}`}>in use</span>}
       </div>
-      {first && (
-        <div className={`endpoint-problem sev-${first.severity}`} data-testid={`endpoint-problem-${e.id}`} title={e.problems.map((p) => `${p.code}: ${p.message}`).join('\n')}>
+      {first && view && (
+        <div className={`endpoint-problem sev-${view.tone}`} data-testid={`endpoint-problem-${e.id}`} data-tone={view.tone} title={e.problems.map((p) => `${p.code}: ${p.message}`).join('\n')}>
+          {view.tone === 'past' && 'earlier: '}
           {first.message}
+          {view.age && <span className="muted"> · {view.age}</span>}
           {rest.length > 0 && <span className="muted"> · +{rest.length} more</span>}
         </div>
       )}

@@ -185,8 +185,9 @@ function Job({ job }: { job: TrialJobStatus }) {
       {job.episodes.length > 0 && (
         <ul className="trial-episodes small" data-testid="trial-episodes">
           {job.episodes.map((e) => (
-            <li key={e.runId} data-testid={`trial-episode-${e.domain === 'simulation' ? 'sim' : `real-${e.trialIndex}`}`} data-outcome={e.outcome}>
+            <li key={e.runId} data-testid={`trial-episode-${e.domain === 'simulation' ? 'sim' : `real-${e.trialIndex}`}`} data-outcome={e.outcome} data-resumed={e.resumed ? 'true' : 'false'}>
               <span className="badge badge-domain">{e.domain === 'simulation' ? 'sim' : `real ${(e.trialIndex ?? 0) + 1}`}</span> <b>{e.outcome.replace(/_/g, ' ')}</b> <span className="muted">· {e.frames} frames · {e.reason}</span>
+              {e.resumed && <span className="muted" data-testid="trial-episode-earlier"> · earlier session</span>}
             </li>
           ))}
         </ul>

@@ -111,10 +111,20 @@ export const deg = (rad: number): string => `${((rad * 180) / Math.PI).toFixed(1
 export function phaseLine(s: TrialJobStatus): string {
   if (s.state !== 'running') {
     const tail = s.error ?? s.result?.stoppedEarly ?? s.stopRequested?.reason ?? null;
-    return `${s.state}${tail ? `: ${tail}` : ''}`;
+    // "completed" says the session ran every trial asked for, not that the robot completed them:
+    // the outcomes follow, so an e-stopped trial never hides behind a green word.
+    const outcomes = s.state === 'completed' ? realOutcomeSummary(s) : '';
+    return `${s.state}${tail ? `: ${tail}` : ''}${outcomes ? ` — real trials: ${outcomes}` : ''}`;
   }
   const idx = s.trialIndex !== null ? ` · trial ${s.trialIndex + 1}/${s.trials}` : '';
   return `${(s.phase ?? 'starting').replace(/_/g, ' ')}${idx} — ${s.phaseMessage}`;
+}
+
+/** "2 completed, 1 estop": the real trials' outcomes (earlier sessions included), in first-seen order. */
+export function realOutcomeSummary(s: TrialJobStatus): string {
+  const counts = new Map<string, number>();
+  for (const e of s.episodes) if (e.domain === 'real_robot') counts.set(e.outcome, (counts.get(e.outcome) ?? 0) + 1);
+  return [...counts].map(([o, n]) => `${n} ${o.replace(/_/g, ' ')}`).join(', ');
 }
 
 /** Real trials done / owed, from the episodes the job saw (an infrastructure error does not count). */

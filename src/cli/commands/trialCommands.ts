@@ -167,7 +167,7 @@ function reportProgress(io: CliIo): (e: TrialProgressEvent) => void {
         io.stderr(`TRIP ${e.trip.cause}: ${e.trip.reason} → ${e.trip.outcome}\n`);
         break;
       case 'episode_end':
-        io.stderr(`${e.domain} episode ${e.runId}${e.trialIndex !== null ? ` (trial ${e.trialIndex + 1})` : ''}: ${e.outcome} after ${e.frames} frames — ${e.reason}\n`);
+        io.stderr(`${e.resumed ? '(earlier session) ' : ''}${e.domain} episode ${e.runId}${e.trialIndex !== null ? ` (trial ${e.trialIndex + 1})` : ''}: ${e.outcome} after ${e.frames} frames — ${e.reason}\n`);
         break;
       case 'live': {
         const now = performance.now();

@@ -610,7 +610,7 @@ export class TrialJobs {
         return;
       case 'episode_end': {
         this.flushLive(job);
-        const end = { runId: e.runId, domain: e.domain, trialIndex: e.trialIndex, outcome: e.outcome, reason: e.reason, frames: e.frames };
+        const end = { runId: e.runId, domain: e.domain, trialIndex: e.trialIndex, outcome: e.outcome, reason: e.reason, frames: e.frames, resumed: e.resumed };
         s.episodes.push(end);
         if (s.liveRunId === e.runId) s.liveRunId = null;
         this.pushProgress(job, { type: 'episode_end', ...end });

@@ -158,12 +158,13 @@ export async function runMatchedPair(req: MatchedPairRequest): Promise<MatchedPa
     const simDone = countingEpisodes(store, matched.id, 'simulation')[0];
     if (simDone) {
       simResult = { runId: simDone.runId, outcome: simDone.outcome!, metrics: store.getMetrics(simDone.runId, MB_METRICS_1.id)?.result ?? null, resumed: true };
+      progress({ type: 'episode_end', runId: simDone.runId, domain: 'simulation', trialIndex: null, outcome: simDone.outcome!, reason: simDone.reason ?? '', frames: simDone.frameCount, resumed: true });
     } else {
       progress({ type: 'phase', phase: 'simulating', trialIndex: null, message: `simulation branch: ${clip.name} from the calibrated start` });
       let r: Awaited<ReturnType<typeof runSimBranch>> | null = null;
       for (let attempt = 0; attempt <= MAX_INFRA_RETRIES; attempt++) {
         r = await runSimBranch({ store, sim, profile, parentTraceId: matched.id, clip, binding, calibrationId, initial: initialStateOf(pairCal), seed: 0, snapshotHash: pair.snapshotHash });
-        progress({ type: 'episode_end', runId: r.episode.runId, domain: 'simulation', trialIndex: null, outcome: r.end.outcome, reason: r.end.reason, frames: r.end.frames });
+        progress({ type: 'episode_end', runId: r.episode.runId, domain: 'simulation', trialIndex: null, outcome: r.end.outcome, reason: r.end.reason, frames: r.end.frames, resumed: false });
         if (r.end.outcome !== 'infrastructure_error') break;
       }
       simResult = { runId: r!.episode.runId, outcome: r!.end.outcome, metrics: r!.metrics, resumed: false };
@@ -173,6 +174,7 @@ export async function runMatchedPair(req: MatchedPairRequest): Promise<MatchedPa
     const real: MatchedPairResult['real'] = [];
     for (const e of countingEpisodes(store, matched.id, 'real_robot')) {
       real.push({ runId: e.runId, trialIndex: e.rolloutIndex ?? -1, outcome: e.outcome!, reason: e.reason ?? '', frames: e.frameCount, metrics: store.getMetrics(e.runId, MB_METRICS_1.id)?.result ?? null, resumed: true });
+      progress({ type: 'episode_end', runId: e.runId, domain: 'real_robot', trialIndex: e.rolloutIndex ?? -1, outcome: e.outcome!, reason: e.reason ?? '', frames: e.frameCount, resumed: true });
     }
     let lastOutcome: EpisodeOutcome | null = real.length > 0 ? real[real.length - 1].outcome : null;
     let needsReset = store.findEpisodes({ parentTraceId: matched.id, executionDomain: 'real_robot' }).length > 0;
@@ -395,7 +397,7 @@ export async function runMatchedPair(req: MatchedPairRequest): Promise<MatchedPa
         const episode = await rec.finish({ ...end, outcome, reason, frames: live.frames, simSeconds: live.lastTimeS }, metrics, {
           result: { state_rate_hz: caps.stateRateHz, refused_frames: live.metrics.reading.refusedFrames + live.problems.length, dropped_by_link: live.linkDrops() },
         });
-        progress({ type: 'episode_end', runId, domain: 'real_robot', trialIndex: index, outcome, reason, frames: episode.frameCount });
+        progress({ type: 'episode_end', runId, domain: 'real_robot', trialIndex: index, outcome, reason, frames: episode.frameCount, resumed: false });
         lastOutcome = outcome;
         needsReset = true;
         if (outcome === 'infrastructure_error') {

@@ -86,7 +86,12 @@ export type TrialProgressEvent =
   | { type: 'phase'; phase: TrialPhase; trialIndex: number | null; message: string }
   | { type: 'refusal'; runId: string | null; reasons: Refusal[] }
   | { type: 'trip'; trip: GateTrip }
-  | { type: 'episode_end'; runId: string; domain: 'simulation' | 'real_robot'; trialIndex: number | null; outcome: EpisodeOutcome; reason: string; frames: number }
+  /**
+   * An episode of the pair ended. `resumed`: it ended in an earlier session of this matched pair
+   * and is reported once, at the start of the resumed session, so the operator sees the pair's
+   * whole history (the simulation branch is never run twice).
+   */
+  | { type: 'episode_end'; runId: string; domain: 'simulation' | 'real_robot'; trialIndex: number | null; outcome: EpisodeOutcome; reason: string; frames: number; resumed: boolean }
   /** 50 Hz live readings of the running real trial. */
   | { type: 'live'; runId: string; frame: number; timeS: number; mpjpeLMm: number | null; jointRmseRad: number | null; failed: boolean; failure: string | null }
   | { type: 'stillness'; progress: StillnessProgress };
