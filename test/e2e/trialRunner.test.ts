@@ -221,7 +221,8 @@ describe('console: Trial runner and Calibration', () => {
             estopped = { index, ms: Date.now() - at };
             await expect.poll(() => attr('light-interlock', 'data-label'), { timeout: 2_000 }).toBe('ESTOP');
             expect(await attr('light-interlock', 'data-colour')).toBe('red');
-            await expect(tid('trial-panel').textContent()).resolves.toMatch(/TRIP estop/);
+            // The trip is the console's interlock (estop) or the robot reporting the box's e-stop (backend_stop), whichever lands first.
+            await expect(tid('trial-trip').textContent()).resolves.toMatch(/^TRIP (estop|backend_stop): .*→ estop$/);
             await screenshot(page, 'trial-runner-estop');
           } else trips++; // a spontaneous trip raced the e-stop
           await robot.releaseEstop();

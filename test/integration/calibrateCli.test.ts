@@ -76,21 +76,39 @@ describe('motionbench calibrate / trial --list', () => {
     const store = await openCampaign(dir);
     const before = store.listEvents({ kind: 'calibration' }).length;
     store.close();
-    // Another console drives the robot through the clip: it is moving while we try to calibrate.
+    // Another console drives the robot through the clip, again and again, for as long as the
+    // capture may take: it is moving whenever we try to calibrate, however slowly the CLI starts.
     const driver = connectRobot({ url: emu.url });
     driver.setListener(async () => {});
-    const lease = await driver.acquire('real-20261129T000000Z-0123abcd');
     const clip = loadWorkload('core-v1').clips.find((c) => c.name === 'ub_wave_right')!;
-    const running = lease.run({ clip, binding: await resolveBindingSpec('builtin:assist=3000'), seed: 0 });
+    const binding = await resolveBindingSpec('builtin:assist=3000');
+    let driving = true;
+    let lease: Awaited<ReturnType<typeof driver.acquire>> | null = null;
+    let firstStarted!: () => void;
+    const started = new Promise<void>((r) => (firstStarted = r));
+    const drive = (async () => {
+      for (let n = 0; driving; n++) {
+        lease = await driver.acquire(`real-20261129T000000Z-${(0x0123abcd + n).toString(16).padStart(8, '0')}`);
+        try {
+          const running = lease.run({ clip, binding, seed: 0, beforeStart: async () => (firstStarted(), true) });
+          await running;
+        } finally {
+          await lease.release();
+          lease = null;
+        }
+      }
+    })();
     try {
+      await started;
       await new Promise((r) => setTimeout(r, 500));
       const r = await motionbench('calibrate', '--robot', emu.url, '--campaign', dir, '--timeout', '3');
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/calibration refused: the robot was not still for 1 s within 3000 ms: .*is moving: RMS velocity/);
     } finally {
-      await lease.stop('aborted_by_operator', 'test over');
-      await running.catch(() => undefined);
-      await lease.release();
+      driving = false;
+      const current = lease as Awaited<ReturnType<typeof driver.acquire>> | null;
+      await current?.stop('aborted_by_operator', 'test over').catch(() => undefined);
+      await drive.catch(() => undefined);
       await driver.close();
     }
     const after = await openCampaign(dir);

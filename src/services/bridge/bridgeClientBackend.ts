@@ -186,6 +186,8 @@ export class BridgeClientBackend implements Backend {
   private generation = 0;
   private closed = false;
   private everPresent = false;
+  /** This connection's serverInfo has arrived (reset on every connect). */
+  private serverInfoSeen = false;
   private reconnectDelay: number;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private readonly presenceTimer: NodeJS.Timeout;
@@ -599,6 +601,7 @@ export class BridgeClientBackend implements Backend {
     this.controlRefused = false;
     this.controlKnown = null;
     this.metadata = {};
+    this.serverInfoSeen = false;
     this.lastTick = null;
     this.lastStampNs = null;
     this.baseStampNs = null;
@@ -694,6 +697,20 @@ export class BridgeClientBackend implements Backend {
     if (this.metadata[STAMP_ORIGIN_KEY] !== undefined && this.stampOriginUnixMs === null) {
       this.problem('warn', 'bad_metadata', `${this.opts.url}: ${STAMP_ORIGIN_KEY} is not a number ("${this.metadata[STAMP_ORIGIN_KEY]}"); one-way latency not measured`);
     }
+    this.serverInfoSeen = true;
+    this.presentWhenKnown();
+  }
+
+  /**
+   * Present once the server has said what it is (serverInfo: contract, execution domain, rate)
+   * and has advertised its lowstate channel — not at serverInfo alone: the channels decide the
+   * capabilities (a root_state channel = a global root), and a caller that starts work on
+   * presence reads them at once. The advertisement is a separate WebSocket message, which on a
+   * loaded machine can arrive in a later read than serverInfo.
+   */
+  private presentWhenKnown(): void {
+    if (!this.serverInfoSeen || this._presence === 'present') return;
+    if (![...this.channels.values()].some((c) => c.topic === G1_BRIDGE_TOPICS.lowstate)) return;
     this.markFresh(performance.now());
     this.reconnectDelay = this.opts.reconnectInitialDelayMs;
     this.everPresent = true;
@@ -752,6 +769,7 @@ export class BridgeClientBackend implements Backend {
       this.channels.set(ch.id, ch);
       this.subscriptions.set(client.subscribe(ch.id), ch.topic);
     }
+    this.presentWhenKnown();
   }
 
   private onServerStatus(s: StatusMessage): void {
