@@ -5,7 +5,7 @@ import { measuredVsClipStart, withClip, withSettledState, type StartResiduals } 
 import { allReadingsUnavailable, MB_METRICS_1, type EpisodeMetrics } from '../../domain/metrics';
 import { resampleClip } from '../../domain/motion/resample';
 import { G1_JOINT_NAMES } from '../../domain/robot/g1Joints';
-import type { GateTrip, Refusal } from '../../domain/safety/safetyTypes';
+import { REFUSAL_CODES, type GateTrip, type Refusal, type RefusalCode } from '../../domain/safety/safetyTypes';
 import { makeRunId } from '../../domain/trace/ids';
 import type { CalibrationRecord } from '../../domain/trace/records';
 import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
@@ -109,8 +109,8 @@ export async function runMatchedPair(req: MatchedPairRequest): Promise<MatchedPa
   if (!bindingRec) refuseSession(`binding ${pair.bindingKey} of pair ${pair.pairId} is not stored in the campaign`);
   const binding: WbcBinding = bindingRec!.binding;
   const clip = clipForPair(store, pair, qual, req.workload);
-  const caps = link.backend.capabilities;
-  if (caps.executionDomain !== 'real_robot') refuseSession(`${link.backend.name} is a ${caps.executionDomain} backend; real-robot trials need a robot (or motionbench emulate-robot)`);
+  const domain = link.backend.capabilities.executionDomain;
+  if (domain !== 'real_robot') refuseSession(`${link.backend.name} is a ${domain} backend; real-robot trials need a robot (or motionbench emulate-robot)`);
 
   const gateTrips: GateTrip[] = [];
   const gate = new GateDriver({ link, interlock, store, parentTraceId: qual.id, log, onTrip: (t) => {
@@ -225,10 +225,11 @@ export async function runMatchedPair(req: MatchedPairRequest): Promise<MatchedPa
       progress({ type: 'phase', phase: 'checking_calibration', trialIndex: index, message: 'hold still: checking the start pose against the pair calibration' });
       const fresh = await captureRobotCalibration({ link, profile, clip, onProgress: (p) => progress({ type: 'stillness', progress: p }), ...(req.signal ? { signal: req.signal } : {}) });
       const runId = makeRunId('real_robot', Date.now(), randomBytes(4).toString('hex'));
-      const refuseTrial = (reasons: Refusal[] | string[], why: string): void => {
+      // `code`: what the runner's own refusals are about (the start-pose check by default).
+      const refuseTrial = (reasons: Refusal[] | string[], why: string, code: RefusalCode = 'no_calibration'): void => {
         const list = reasons.map((r) => (typeof r === 'string' ? r : r.message));
         store.recordEvent({ kind: 'refusal', reason: why, parentTraceId: matched.id, detail: { run_id: runId, trial_index: index, reasons: list } });
-        progress({ type: 'refusal', runId, reasons: reasons.map((r) => (typeof r === 'string' ? { code: 'no_calibration', condition: 'calibration', message: r, values: {} } : r)) as Refusal[] });
+        progress({ type: 'refusal', runId, reasons: reasons.map((r) => (typeof r === 'string' ? { code, condition: REFUSAL_CODES[code], message: r, values: {} } : r)) as Refusal[] });
       };
       if (!fresh.ok) {
         refuseTrial(fresh.reasons.map((r) => r.message), fresh.message);
@@ -254,6 +255,11 @@ export async function runMatchedPair(req: MatchedPairRequest): Promise<MatchedPa
       const closeGateEpisode = (outcome: EpisodeOutcome, reason: string): void => {
         gate.feed({ type: 'episode_end', atMs: gate.now(), runId, outcome, reason });
       };
+      // A trial that never started (not confirmed, not armed, prepare or start refused) closes the
+      // gate's episode with an outcome that is not a safety end: the gate takes estop, link_lost,
+      // intervention and aborted_by_operator as the robot side stopping — a trip, which sends stop
+      // and damp, and a damped G1 standing idle collapses. The refusal is already traced.
+      const closeUnstartedGateEpisode = (reason: string): void => closeGateEpisode('infrastructure_error', reason);
       progress({ type: 'phase', phase: 'waiting_confirmation', trialIndex: index, message: `confirm trial ${index + 1} of ${trials}: ${clip.name} × ${bindingKey(binding)}` });
       const confirmed = await operator.confirmTrial({
         pairId: pair.pairId,
@@ -265,8 +271,8 @@ export async function runMatchedPair(req: MatchedPairRequest): Promise<MatchedPa
         calibrationCheck: { maxJointDiffRad: diff.maxJointDiffRad, attitudeDiffRad: diff.attitudeDiffRad },
       });
       if (!confirmed || req.signal?.aborted) {
-        refuseTrial(['the operator did not confirm the trial'], 'not confirmed by the operator');
-        closeGateEpisode('aborted_by_operator', 'not confirmed');
+        refuseTrial(['the operator did not confirm the trial'], 'not confirmed by the operator', 'no_confirmation');
+        closeUnstartedGateEpisode('not confirmed');
         stopSession('the operator did not confirm the trial');
         break;
       }
@@ -276,8 +282,8 @@ export async function runMatchedPair(req: MatchedPairRequest): Promise<MatchedPa
       if (!interlock.link.isArmedAndFresh()) {
         const armed = await interlock.link.arm();
         if (!armed.ok) {
-          refuseTrial([`the interlock did not arm (${armed.reason}): ${armed.detail}`], 'interlock not armed');
-          closeGateEpisode('aborted_by_operator', 'interlock not armed');
+          refuseTrial([`the interlock did not arm (${armed.reason}): ${armed.detail}`], 'interlock not armed', 'interlock_not_armed');
+          closeUnstartedGateEpisode('interlock not armed');
           stopSession(`the interlock did not arm: ${armed.detail}`);
           break;
         }
@@ -285,12 +291,15 @@ export async function runMatchedPair(req: MatchedPairRequest): Promise<MatchedPa
         for (let i = 0; i < 20 && gate.gate.preview(gate.now()).some((r) => r.condition === 'interlock'); i++) await new Promise((r) => setTimeout(r, 10));
       }
       const lease = await link.backend.acquire(runId);
+      // Read on each trial, with the robot leased (so present): what this connection advertised
+      // (motion capture or not, the state rate) — a reconnect may have changed it.
+      const caps = link.backend.capabilities;
       let outcomeOverride: { outcome: EpisodeOutcome; reason: string } | null = null;
       try {
         const prepare = gate.requestMotion('prepare');
         if (!prepare.allowed) {
           progress({ type: 'refusal', runId, reasons: prepare.reasons });
-          closeGateEpisode('aborted_by_operator', 'prepare refused');
+          closeUnstartedGateEpisode('prepare refused');
           stopSession(`prepare refused by the safety gate: ${prepare.reasons.map((r) => r.message).join('; ')}`);
           break;
         }
@@ -374,7 +383,7 @@ export async function runMatchedPair(req: MatchedPairRequest): Promise<MatchedPa
           // that refused or failed the prepare, or a recorder that could not open (retried).
           const refusal = startRefusal as Refusal[] | null;
           if (refusal) {
-            closeGateEpisode('aborted_by_operator', 'start refused');
+            closeUnstartedGateEpisode('start refused');
             stopSession(`start refused by the safety gate: ${refusal.map((r) => r.message).join('; ')}`);
             break;
           }
