@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hostApiCall } from './e2eSupport';
+import { canvasColourBox, hostApiCall } from './e2eSupport';
 import type { GapReplayDto, GapReportDto } from '../../src/api/contract';
 import { AGGREGATE_KEYS } from '../../src/domain/metrics/aggregate';
 import { MB_METRICS_1 } from '../../src/domain/metrics/metricContract';
@@ -21,6 +21,8 @@ import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { runSimEpisode } from '../../src/services/sim/runSimEpisode';
 import { openCampaign, type CampaignStore } from '../../src/services/trace';
 import { loadWorkload } from '../../src/services/workload';
+import { errorColorHex } from '../../renderer/src/overlay/errorScale';
+import { runColorHex } from '../../renderer/src/overlay/runColors';
 import type { MotionbenchTestState, OverlayTestState } from '../../renderer/src/testing/testHooks';
 import { ensureRendererBuilt, launchChromium, screenshot } from '../helpers/browserHarness';
 import { fixtureInputs } from '../helpers/traceFixtures';
@@ -35,7 +37,9 @@ import { fixtureInputs } from '../helpers/traceFixtures';
 //     honest, different trajectories and metrics; they say nothing about a G1.
 // Checks: the panel's Table 11 equals buildGapSection on the same store, a header click sorts the
 // per-clip table as the report's rule, a clip click overlays reference + sim + three real trials
-// and moves the playhead to the worst frame (whose MPJPE-l the overlay's own FK agrees with).
+// and moves the playhead to the worst frame (whose MPJPE-l the overlay's own FK agrees with),
+// each run drawn in its own identity colour (overlay colour mode "by run", checked on canvas
+// pixels), and the per-clip table fits the centre column at 1600×1100 without horizontal scroll.
 
 const profile = loadRobotProfile();
 const EXCERPT_S = 2.5;
@@ -49,10 +53,25 @@ let page: Page;
 let tmp: string;
 let dir: string;
 let section: GapSection;
+/** Overlay id of the real trial with the worst frame (set by the replay test). */
+let worstRun: string;
 const pageErrors: string[] = [];
 
 const state = (): Promise<MotionbenchTestState> => page.evaluate(() => window.__motionbench!.state());
 const overlay = (): Promise<OverlayTestState> => page.evaluate(() => window.__motionbench!.overlay());
+
+const rgbOf = (hex: string) => [1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16));
+/** Two '#rrggbb' within 2/255 per channel (the drawn colour goes through linear RGB and back). */
+const hexClose = (a: string, b: string) => rgbOf(a).every((v, c) => Math.abs(v - rgbOf(b)[c]) <= 2);
+function hueOf(hex: string): number {
+  const [r, g, b] = rgbOf(hex).map((v) => v / 255);
+  const max = Math.max(r, g, b);
+  const d = max - Math.min(r, g, b);
+  const h = max === r ? ((g - b) / d) % 6 : max === g ? (b - r) / d + 2 : (r - g) / d + 4;
+  return (h * 60 + 360) % 360;
+}
+/** Saturated canvas pixels within ±35° of a colour's hue (shading, tone mapping and the ghost in front shift it a little). */
+const pixelsOfHue = (hex: string) => canvasColourBox(page, { kind: 'hue', min: (hueOf(hex) + 325) % 360, max: (hueOf(hex) + 35) % 360 }).then((b) => b.count);
 
 function excerpt(c: MotionClip, seconds: number): MotionClip {
   const n = Math.floor(seconds * c.fps) + 1;
@@ -182,6 +201,28 @@ describe('console: Gap review', () => {
     }
     // Per-clip trial counts.
     for (const p of section.pairs) await expect(page.locator(`[data-testid="gap-clip-${p.clipName}-real-trials"]`).textContent()).resolves.toMatch(/^3/);
+    // Per-clip readings: every cell shows the clip's Gap % and "sim → real", as the report does.
+    for (const clip of w.clips) {
+      const name = section.pairs.find((p) => p.clipId === clip.clipId)!.clipName;
+      for (const row of w.rows) {
+        const key = row.key;
+        const json = READING_INFO[key].json;
+        const cell = page.locator(`[data-testid="gap-clip-${name}-${json}"]`);
+        const side = (r: (typeof clip.sim.readings)[typeof key]) => (r.available ? displayValue(key, r) : 'n/a');
+        await expect(cell.locator('.gap-pct').textContent(), `${name} ${json} gap`).resolves.toBe(clip.gapPercent[key].available ? displayGap(clip.gapPercent[key]) : 'n/a');
+        const simReal = (await cell.locator('.gap-sim-real').textContent())!.replace(/\s+/g, ' ');
+        expect(simReal, `${name} ${json} sim → real`).toBe(`${side(clip.sim.readings[key])} → ${side(clip.real.readings[key])}`);
+      }
+    }
+    // The per-clip table fits the centre column: no horizontal scroll, nothing past its right edge.
+    const fit = await page.locator(`[data-testid="gap-clips-${w.wbc}"]`).evaluate((t) => {
+      const body = t.closest('.gap-body')!;
+      const panel = t.closest('[data-testid=gap-review]')!;
+      return { bodyScroll: body.scrollWidth, bodyClient: body.clientWidth, tableRight: t.getBoundingClientRect().right, panelRight: panel.getBoundingClientRect().right, tableWidth: t.getBoundingClientRect().width };
+    });
+    expect(fit.bodyScroll, JSON.stringify(fit)).toBeLessThanOrEqual(fit.bodyClient);
+    expect(fit.tableRight).toBeLessThanOrEqual(fit.panelRight);
+    expect(fit.tableWidth).toBeGreaterThan(600); // the centre column, not a collapsed table
     await screenshot(page, 'gap-review-table');
   });
 
@@ -218,7 +259,7 @@ describe('console: Gap review', () => {
     expect(s.frame).toBe(replay.worst!.frame);
     await expect(page.locator('[data-testid=gap-worst-frame]').textContent()).resolves.toBe(String(replay.worst!.frame));
     // The overlay's own FK at the playhead agrees with the worst frame's MPJPE-l.
-    const worstRun = `gap:${replay.worst!.runId}`;
+    worstRun = `gap:${replay.worst!.runId}`;
     const shownCm = Number(await page.locator(`[data-testid="run-mpjpe-${worstRun}"]`).textContent());
     expect(Math.abs(shownCm - replay.worst!.value / 10)).toBeLessThan(0.06);
     // The legend names every run and where its root comes from.
@@ -231,6 +272,79 @@ describe('console: Gap review', () => {
     const rep = await hostApiCall<GapReportDto>(server, 'gap.report', { campaignDir: dir, sort: 'clip' });
     expect(rep.bindings[0].clips.map((c) => c.clip)).toEqual(section.pairs.map((p) => p.clipName).sort());
     await screenshot(page, 'gap-review-replay');
+  });
+
+  it('colours the replayed runs by run: sim branch and real trials in distinct swatch colours, by error on request', async () => {
+    const ids = (await overlay()).runs.map((r) => r.id);
+    const [simId, real0] = ids;
+    const mode = page.locator('[data-testid=color-mode]');
+    await expect(mode.getAttribute('data-mode')).resolves.toBe('run'); // the replay switched it
+    // Swatches: slot k's colour per run, in the replay legend and the viewport legend alike; all different.
+    const swatch = (id: string) => page.locator(`[data-testid="gap-swatch-${id}"]`).getAttribute('data-color');
+    const colours: string[] = [];
+    for (const [k, id] of ids.entries()) {
+      const c = (await swatch(id))!;
+      expect(c).toBe(runColorHex(k));
+      await expect(page.locator(`[data-testid="run-color-${id}"]`).getAttribute('data-color')).resolves.toBe(c);
+      colours.push(c);
+    }
+    expect(new Set(colours).size).toBe(ids.length);
+    // What is drawn: every body of a run in its swatch colour.
+    await expect.poll(async () => (await overlay()).runs.every((r, k) => r.drawn && r.drawnColors !== null && r.drawnColors.every((d) => hexClose(d, colours[k])))).toBe(true);
+
+    // Canvas pixels: the sim branch alone shows its hue and not the real trial's, and the other way
+    // round. While counting, the ghost is off (its light blue, layered where its bodies overlap,
+    // would count as blue) and the HTML over the canvas hidden (the element screenshot has its
+    // swatches and buttons).
+    await page.locator('[data-testid=show-reference]').uncheck();
+    const overCanvas = (visibility: string) => page.evaluate((v) => document.querySelectorAll<HTMLElement>('.viewport-overlay, .error-legend').forEach((e) => (e.style.visibility = v)), visibility);
+    await overCanvas('hidden');
+    const simHex = colours[0];
+    const realHex = colours[1];
+    expect(Math.abs(hueOf(simHex) - hueOf(realHex))).toBeGreaterThan(90);
+    const shown = async (visible: string[]) => {
+      await expect.poll(async () => (await overlay()).runs.filter((r) => r.drawn).map((r) => r.id)).toEqual(visible);
+      await page.waitForTimeout(200);
+    };
+    await page.locator(`[data-testid="gap-solo-${simId}"]`).click();
+    await shown([simId]);
+    const simAlone = { sim: await pixelsOfHue(simHex), real: await pixelsOfHue(realHex) };
+    await screenshot(page, 'gap-review-by-run-sim');
+    await page.locator(`[data-testid="gap-solo-${real0}"]`).click();
+    await shown([real0]);
+    const realAlone = { sim: await pixelsOfHue(simHex), real: await pixelsOfHue(realHex) };
+    await screenshot(page, 'gap-review-by-run-real0');
+    expect(simAlone.sim, JSON.stringify({ simAlone, realAlone })).toBeGreaterThan(1500);
+    expect(simAlone.real).toBeLessThan(simAlone.sim / 10);
+    expect(realAlone.real, JSON.stringify({ simAlone, realAlone })).toBeGreaterThan(1500);
+    expect(realAlone.sim).toBeLessThan(realAlone.real / 10);
+    await page.locator(`[data-testid="gap-solo-${real0}"]`).click(); // again: all
+    await shown(ids);
+    await overCanvas('');
+
+    // Back to "by error": bodies in the error scale, the sim branch's blue gone from the canvas.
+    await page.locator('[data-testid=color-mode-error]').click();
+    await expect(mode.getAttribute('data-mode')).resolves.toBe('error');
+    await expect(page.locator(`[data-testid="gap-swatch-${simId}"]`).getAttribute('data-color')).resolves.toBe('');
+    await expect
+      .poll(async () => {
+        const r = (await overlay()).runs[0];
+        return r.drawnColors !== null && r.bodyErrM.length > 0 && r.drawnColors.every((d, b) => hexClose(d, errorColorHex(r.bodyErrM[b])));
+      })
+      .toBe(true);
+    await page.waitForTimeout(200);
+    await overCanvas('hidden');
+    const byError = await pixelsOfHue(simHex);
+    expect(byError, JSON.stringify({ byError, simAlone })).toBeLessThan(simAlone.sim / 10);
+    await overCanvas('');
+    await page.locator('[data-testid=color-mode-run]').click();
+    await expect(mode.getAttribute('data-mode')).resolves.toBe('run');
+    await page.locator('[data-testid=show-reference]').check();
+    await screenshot(page, 'gap-review-by-run');
+    await expect.poll(async () => (await overlay()).runs[0].drawnColors?.every((d) => hexClose(d, simHex)) ?? false).toBe(true);
+  });
+
+  it('"solo" shows the worst trial alone', async () => {
     await page.locator(`[data-testid="gap-solo-${worstRun}"]`).click();
     await expect.poll(async () => (await overlay()).runs.filter((r) => r.visible).map((r) => r.id)).toEqual([worstRun]);
     await screenshot(page, 'gap-review-solo-worst');

@@ -6,14 +6,15 @@ import { ApiCallError } from '../api/consoleClient';
 import { pause, resetPlayhead, seekTimeS } from '../playback/playback';
 import { useClipStore } from '../stores/clipStore';
 import { useConnectionStore } from '../stores/connectionStore';
-import { addRun, clearRuns, endRun, setRunTrajectory, setRunVisible, useRunStore } from '../stores/runStore';
+import { addRun, clearRuns, endRun, setColorMode, setRunTrajectory, setRunVisible, useRunStore } from '../stores/runStore';
 
 // The Gap review panel's state and actions (DESIGN §8 "Gap review"): a campaign's Table 11 per
 // binding (gap.report, the numbers of `motionbench report`), the per-clip table sorted by a
 // column the operator clicks (the report's rule: |Gap %| largest first, unavailable last, ties by
 // clip name), and a click on a clip (gap.replay) that puts the reference on display as the ghost,
 // overlays the simulation branch and the real trials through the run store (the same overlay as
-// the Runs panel and the Qualification board) and moves the playhead to the worst frame.
+// the Runs panel and the Qualification board), colours them by run (each its own colour; the
+// operator can switch back to error colours) and moves the playhead to the worst frame.
 
 /** A column of the per-clip table: a reading's JSON name or `clip`. */
 export type GapSortColumn = string;
@@ -172,6 +173,7 @@ export async function replayGapPair(parentTraceId: string): Promise<void> {
     resetPlayhead();
     const note = r.binding.startsWith('builtin') ? `builtin = ${BUILTIN_LABEL}` : undefined;
     const runs: GapReplayRunInfo[] = [];
+    // Sim branch first: it gets colour slot 0 (blue), the real trials the next ones.
     for (const run of [...(sim ? [sim] : []), ...real]) {
       const id = `gap:${run.runId}`;
       const label = replayRunLabel(run);
@@ -180,6 +182,7 @@ export async function replayGapPair(parentTraceId: string): Promise<void> {
       endRun(id, run.outcome);
       runs.push({ id, label, domain: run.domain, rootMeasured: run.rootMeasured, resampling: run.resampling, sourceRateHz: run.sourceRateHz, outcome: run.outcome });
     }
+    setColorMode('run');
     if (r.worst) seekTimeS(r.worst.timeS);
     useGapReviewStore.setState({ replay: { ...info, runs } });
   } catch (err) {

@@ -14,6 +14,8 @@ import {
   unavailableReason,
   useGapReviewStore,
 } from '../gap/gapReview';
+import { errorLegendGradient } from '../overlay/errorScale';
+import { runColor } from '../overlay/runColors';
 import { useConnectionStore } from '../stores/connectionStore';
 import { useRunStore } from '../stores/runStore';
 import { GHOST_COLOR } from '../viewport/geomObjects';
@@ -21,8 +23,9 @@ import { GHOST_COLOR } from '../viewport/geomObjects';
 // The Gap review panel (DESIGN §8): per binding, Table 11 (Sim, Real, Gap % of every reading with
 // the clips used and the excluded clips with reasons), the same by capability group, and the
 // per-clip table sortable by clicking a column header. A click on a clip replays the matched pair
-// in the viewport (reference ghost, sim branch, real trials) at the worst frame; the legend says
-// what is drawn how, and whether the real root is measured or placed at the reference root.
+// in the viewport (reference ghost, sim branch, real trials) at the worst frame, each run in its
+// own colour (overlay colour mode "by run"); the legend says what is drawn how, and whether the
+// real root is measured or placed at the reference root.
 
 const SHORT: Record<string, string> = {
   sr: 'SR',
@@ -35,6 +38,8 @@ const SHORT: Record<string, string> = {
   joint_jerk_rms: 'jerk RMS',
   joint_jerk_p95: 'jerk P95',
 };
+
+const ERROR_GRADIENT = errorLegendGradient();
 
 /** Table columns as wide as their content (the board's matrix columns are 150 px). */
 const NARROW = { minWidth: 0, whiteSpace: 'nowrap' } as const;
@@ -96,55 +101,73 @@ function RowsTable({ rows, testPrefix }: { rows: GapRowDto[]; testPrefix: string
   );
 }
 
+/**
+ * "sim → real" of one reading. In a narrow column it wraps before the arrow (a no-break space
+ * keeps the arrow with the Real value), so right-aligned Sim and Real stack with their digits
+ * aligned: "0.68" over "→ 0.94".
+ */
+const simToReal = (reading: string, v: { sim: GapRowDto['sim']; real: GapRowDto['real'] }) => `${formatGapValue(reading, v.sim)} →\u00a0${formatGapValue(reading, v.real)}`;
+
+/**
+ * The per-clip table, sized to the centre column: per reading one cell with the Gap % on top and
+ * "sim → real" below it, short headers (full name, unit and sort rule in their tooltip), the clip's
+ * group under its name and the trial counts in one column.
+ */
 function ClipTable({ b }: { b: GapBindingDto }) {
   const sort = useGapReviewStore((s) => s.sort);
   const selected = useGapReviewStore((s) => s.selected);
   const replaying = useGapReviewStore((s) => s.replaying);
   const clips = sortGapClips(b.clips, sort);
-  const head = (column: string, text: string, title: string) => (
-    <th key={column} style={NARROW} aria-sort={sort.column === column ? (sort.reversed ? 'ascending' : 'descending') : 'none'}>
-      <button type="button" className="link gap-sort" title={title} onClick={() => clickSortColumn(column)} data-testid={`gap-sort-${column}`}>
+  const head = (column: string, text: string, title: string, numeric: boolean) => (
+    <th key={column} style={NARROW} className={numeric ? 'gap-num' : undefined} title={title} aria-sort={sort.column === column ? (sort.reversed ? 'ascending' : 'descending') : 'none'}>
+      <button type="button" className="link gap-sort" onClick={() => clickSortColumn(column)} data-testid={`gap-sort-${column}`}>
         {text}
         {sort.column === column ? (sort.reversed ? ' ▲' : ' ▼') : ''}
       </button>
     </th>
   );
   return (
-    <table className="qual-matrix gap-table" data-testid={`gap-clips-${b.binding}`}>
+    <table className="qual-matrix gap-table gap-clip-table" data-testid={`gap-clips-${b.binding}`}>
       <thead>
         <tr>
-          {head('clip', 'clip', 'sort by clip name')}
-          <th style={NARROW}>group</th>
-          <th style={NARROW} title="simulation episodes used (failed, stopped)">sim</th>
-          <th style={NARROW} title="real trials used (failed, stopped)">real</th>
-          <th style={NARROW}>excluded trials</th>
-          {GAP_READINGS.map((r) => head(r.json, SHORT[r.json] ?? r.label, `${readingName(r.json)}: Sim / Real (Gap %). Click: sort by |Gap %| (largest first, n/a last); again: reversed`))}
+          {head('clip', 'clip', 'Clip and its capability group. Click: sort by clip name; again: reversed', false)}
+          <th style={NARROW} title="Trials used: simulation episodes / real trials, with (failed, stopped); below: trials excluded from the readings">
+            sim / real
+          </th>
+          {GAP_READINGS.map((r) => head(r.json, SHORT[r.json] ?? r.label, `${readingName(r.json)}\nGap % = (Real − Sim)/Sim, below: Sim → Real\nClick: sort by |Gap %| (largest first, n/a last); again: reversed`, true))}
         </tr>
       </thead>
       <tbody>
         {clips.map((c) => {
           const excluded = [...c.simTrials.excluded.map((e) => `sim: ${e.count} ${e.reason}`), ...c.realTrials.excluded.map((e) => `real: ${e.count} ${e.reason}`)];
+          const excludedCount = [...c.simTrials.excluded, ...c.realTrials.excluded].reduce((n, e) => n + e.count, 0);
           return (
             <tr key={c.parentTraceId} className={selected === c.parentTraceId ? 'gap-selected' : undefined} data-testid={`gap-clip-${c.clip}`}>
               <td className="qual-clip-col">
                 <button type="button" className="link mono" disabled={replaying} title={`replay ${c.clip}: reference, sim branch and real trials at the worst frame\ncalibration ${c.calibrationId}${c.capturedAt ? ` (${c.capturedAt})` : ''}`} onClick={() => void replayGapPair(c.parentTraceId)} data-testid={`gap-replay-${c.clip}`}>
                   {c.clip}
                 </button>
+                <span className="gap-sub" data-testid={`gap-clip-${c.clip}-group`}>
+                  {c.group.replace(/_/g, ' ')}
+                </span>
               </td>
-              <td className="qual-group-col muted">{c.group.replace(/_/g, ' ')}</td>
-              <td className="mono" data-testid={`gap-clip-${c.clip}-sim-trials`}>
-                {trialCountsText(c.simTrials)}
+              <td className="mono" title={excluded.length ? `excluded trials: ${excluded.join('; ')}` : 'no excluded trials'}>
+                <span data-testid={`gap-clip-${c.clip}-sim-trials`}>{trialCountsText(c.simTrials)}</span>
+                {' / '}
+                <span data-testid={`gap-clip-${c.clip}-real-trials`}>{trialCountsText(c.realTrials)}</span>
+                {excludedCount > 0 && (
+                  <span className="gap-sub gap-excl" data-testid={`gap-clip-${c.clip}-excluded`}>
+                    {excludedCount} excluded
+                  </span>
+                )}
               </td>
-              <td className="mono" data-testid={`gap-clip-${c.clip}-real-trials`}>
-                {trialCountsText(c.realTrials)}
-              </td>
-              <td className="small">{excluded.length ? excluded.join('; ') : <span className="muted">0</span>}</td>
               {GAP_READINGS.map((r) => {
                 const v = c.readings[r.json];
                 const why = [v.sim.reason && `Sim: ${v.sim.reason}`, v.real.reason && `Real: ${v.real.reason}`, v.gapPercent.value === null && v.sim.value !== null && v.real.value !== null ? v.gapPercent.reason : null].filter(Boolean).join('\n');
                 return (
-                  <td key={r.json} className="gap-cell mono" title={why || undefined} data-testid={`gap-clip-${c.clip}-${r.json}`} data-gap={v.gapPercent.value ?? ''}>
-                    {formatGapValue(r.json, v.sim)} / {formatGapValue(r.json, v.real)} <b>({formatGapPercent(v.gapPercent)})</b>
+                  <td key={r.json} className="gap-cell mono" title={`${readingName(r.json)}: Sim ${formatGapValue(r.json, v.sim)} → Real ${formatGapValue(r.json, v.real)}, Gap ${formatGapPercent(v.gapPercent)}${why ? `\n${why}` : ''}`} data-testid={`gap-clip-${c.clip}-${r.json}`} data-gap={v.gapPercent.value ?? ''}>
+                    <span className={v.gapPercent.value === null ? 'gap-pct muted' : 'gap-pct'}>{formatGapPercent(v.gapPercent)}</span>
+                    <span className="gap-sub gap-sim-real">{simToReal(r.json, v)}</span>
                   </td>
                 );
               })}
@@ -174,7 +197,7 @@ function Binding({ b }: { b: GapBindingDto }) {
           </div>
         ))}
       </details>
-      <div className="small muted">Per clip: Sim / Real (Gap %). Click a header to sort, a clip to replay it.</div>
+      <div className="small muted">Per clip: Gap % and, below it, Sim → Real (units in the header tooltips). Click a header to sort, a clip to replay it.</div>
       <ClipTable b={b} />
     </div>
   );
@@ -184,6 +207,7 @@ function ReplayLegend() {
   const replay = useGapReviewStore((s) => s.replay);
   const replaying = useGapReviewStore((s) => s.replaying);
   const runs = useRunStore((s) => s.runs);
+  const byRun = useRunStore((s) => s.colorMode === 'run');
   if (replaying) return <div className="small muted">loading the pair…</div>;
   if (!replay) return null;
   const w = replay.worst;
@@ -202,13 +226,19 @@ function ReplayLegend() {
       </div>
       <ul className="gap-legend" data-testid="gap-legend">
         <li>
-          <i className="qual-swatch" style={{ background: GHOST_COLOR, opacity: 0.7, marginLeft: 0 }} /> reference — translucent light-blue ghost (50 Hz, as recorded with the sim episode)
+          <i className="run-swatch" style={{ background: GHOST_COLOR, opacity: 0.7 }} /> reference — translucent light-blue ghost (50 Hz, as recorded with the sim episode)
         </li>
         {replay.runs.map((r) => {
           const meta = runs.find((x) => x.id === r.id);
+          const color = meta ? runColor(meta.colorSlot) : null;
           return (
             <li key={r.id} data-testid={`gap-legend-${r.id}`} data-root={r.domain === 'simulation' ? 'simulated' : r.rootMeasured ? 'measured' : 'reference'}>
-              <i className="qual-swatch" style={{ background: 'linear-gradient(90deg,#2fbf4f,#e8c33a,#e0453a)', marginLeft: 0 }} /> <b>{r.label}</b> — solid, bodies coloured by error (green→red);{' '}
+              {byRun && color ? (
+                <i className="run-swatch" style={{ background: color.hex }} title={color.name} data-testid={`gap-swatch-${r.id}`} data-color={color.hex} />
+              ) : (
+                <i className="run-swatch" style={{ background: ERROR_GRADIENT }} title="body error, green → yellow → red" data-testid={`gap-swatch-${r.id}`} data-color="" />
+              )}{' '}
+              <b>{r.label}</b> — solid, {byRun && color ? `drawn in ${color.name}` : 'bodies coloured by error (green→red)'};{' '}
               {r.domain === 'simulation' ? 'root simulated' : r.rootMeasured ? 'root measured (motion capture)' : 'no motion capture: root drawn at the reference root'} · {r.sourceRateHz.toFixed(0)} Hz → 50 Hz ({r.resampling.replace(/_/g, ' ')}){' '}
               <button type="button" className="link" onClick={() => soloGapRun(r.id)} title="show this run alone (click again: all)" data-testid={`gap-solo-${r.id}`}>
                 {meta && !meta.visible ? 'hidden · show' : 'solo'}
@@ -218,7 +248,7 @@ function ReplayLegend() {
         })}
       </ul>
       <div className="muted">
-        Every executed run is drawn in the error colours, so runs are told apart by position and with “solo”.
+        {byRun ? 'Each executed run in its own colour (not an error scale); “by error” in the viewport legend colours every body by its error instead.' : 'Every executed run is drawn in the error colours; “by run” in the viewport legend gives each run its own colour.'}
         {replay.notShown.length > 0 && ` Not shown (excluded from the readings): ${replay.notShown.map((t) => `${t.domain === 'simulation' ? 'sim' : `real trial ${t.trialIndex ?? '?'}`}: ${t.reason}`).join('; ')}.`}
       </div>
     </div>

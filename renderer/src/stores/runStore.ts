@@ -1,6 +1,7 @@
 import { create } from 'zustand';
 import { createStore } from 'zustand/vanilla';
 import { bodyErrors, computeRunFrame, createRunFrame, type ErrorMode, type RunFrame } from '../overlay/overlayCompute';
+import { nextRunColorSlot } from '../overlay/runColors';
 import { RunTrajectory, type PackedTrajectory, type RunSample } from '../overlay/runTrajectory';
 import { pause, seekTimeS } from '../playback/playback';
 import { useClipStore } from './clipStore';
@@ -12,7 +13,8 @@ import { useRobotStore } from './robotStore';
 //
 // Three layers, by rate:
 //   useRunStore      React, low rate: which runs exist, their labels, visibility, live/ended,
-//                    the error mode and the ghost and follow-live toggles.
+//                    colour slots, the colour and error modes and the ghost and follow-live
+//                    toggles.
 //   trajectories     per run, a RunTrajectory of typed arrays (time, root pose, joint angles),
 //                    appended to by live frames or replaced by a recorded episode. No React.
 //   overlayStore     transient, rewritten for every shown frame: each run's pose at the
@@ -24,6 +26,13 @@ import { useRobotStore } from './robotStore';
 // the newest sample when follow-live is on. One store, both modes.
 
 export type RunDomain = 'simulation' | 'real_robot';
+
+/**
+ * What the executed robots' body colours show: `error` — each body's position error against the
+ * reference (green → yellow → red, the default); `run` — the run's identity colour (runColors.ts),
+ * one colour per run, so overlaid runs are told apart.
+ */
+export type OverlayColorMode = 'error' | 'run';
 
 export interface RunMeta {
   id: string;
@@ -38,13 +47,17 @@ export interface RunMeta {
   outcome: string | null;
   /** Shown with the run wherever its results are (e.g. "builtin = reference tracker, not a policy"). */
   note: string | null;
+  /** Its identity colour (runColor(colorSlot)), fixed while it is overlaid; distinct among the runs shown. */
+  colorSlot: number;
 }
 
 export interface RunListState {
   /** The reference clip the runs belong to; runs are cleared when another clip is loaded. */
   clipId: string | null;
   runs: RunMeta[];
-  /** Which error the body colours show. */
+  /** Body colours by error or by run; back to `error` whenever the runs are cleared. */
+  colorMode: OverlayColorMode;
+  /** Which error the body colours (in `error` colour mode) and the figures show. */
   errorMode: ErrorMode;
   /** Draw the reference (as a ghost) while runs are shown. */
   showReference: boolean;
@@ -57,6 +70,7 @@ export const MAX_RUNS = 8;
 export const useRunStore = create<RunListState>(() => ({
   clipId: null,
   runs: [],
+  colorMode: 'error',
   errorMode: 'local',
   showReference: true,
   followLive: true,
@@ -121,6 +135,7 @@ export function addRun(init: RunInit): void {
     live: init.live ?? true,
     outcome: null,
     note: init.note ?? null,
+    colorSlot: nextRunColorSlot(useRunStore.getState().runs.map((r) => r.colorSlot)),
   };
   useRunStore.setState((s) => ({ clipId: clip.id, runs: [...s.runs, meta] }));
   recomputeOverlay();
@@ -160,10 +175,11 @@ export function removeRun(id: string): void {
   recomputeOverlay();
 }
 
+/** Drops every run. The colour mode returns to `error`: "by run" is chosen per set of runs (a Gap review replay). */
 export function clearRuns(): void {
   trajectories.clear();
   frames.clear();
-  useRunStore.setState({ runs: [], clipId: null });
+  useRunStore.setState({ runs: [], clipId: null, colorMode: 'error' });
   recomputeOverlay();
 }
 
@@ -175,6 +191,7 @@ export function setErrorMode(errorMode: ErrorMode): void {
   useRunStore.setState({ errorMode });
   recomputeOverlay(); // panels re-read the figures in the new mode
 }
+export const setColorMode = (colorMode: OverlayColorMode): void => useRunStore.setState({ colorMode });
 export const setShowReference = (showReference: boolean): void => useRunStore.setState({ showReference });
 export const setFollowLive = (followLive: boolean): void => useRunStore.setState({ followLive });
 

@@ -4,6 +4,7 @@ import * as THREE from 'three';
 import type { Group } from 'three';
 import type { RobotProfile } from '../../../src/domain/robot/robotProfile';
 import { errorColorRgb } from '../overlay/errorScale';
+import { runColorRgb } from '../overlay/runColors';
 import { useConnectionStore } from '../stores/connectionStore';
 import { poseStore } from '../stores/poseStore';
 import { overlayStore, shownBodyErrors, useRunStore } from '../stores/runStore';
@@ -16,7 +17,8 @@ import { setThreeQuaternionFromWxyz, setThreeVectorFromXyz } from './threeConver
 //   ReferenceRobot — the reference clip frame on display (poseStore): the model's own colours,
 //                    or a translucent ghost while executed runs are overlaid
 //   RunRobot       — one executed run at the playhead (overlayStore), each body coloured by its
-//                    position error against the reference
+//                    position error against the reference, or (colour mode "by run") the whole
+//                    robot in the run's identity colour
 
 const NO_GROUPS: THREE.Group[] = [];
 const NO_MATERIALS: THREE.MeshStandardMaterial[] = [];
@@ -98,8 +100,10 @@ export function RunRobot({ profile, runId }: { profile: RobotProfile; runId: str
     drawnRunVisible.set(runId, show);
     if (!show) return;
     poseGroups(groups, frame.bodyPosM, frame.bodyQuatWxyz);
+    const byRun = useRunStore.getState().colorMode === 'run';
+    if (byRun) runColorRgb(meta.colorSlot, rgb);
     for (let b = 0; b < materials.length; b++) {
-      errorColorRgb(errors[b], rgb);
+      if (!byRun) errorColorRgb(errors[b], rgb);
       const m = materials[b];
       m.color.setRGB(rgb[0], rgb[1], rgb[2], THREE.SRGBColorSpace);
       m.emissive.copy(m.color).multiplyScalar(0.22);
