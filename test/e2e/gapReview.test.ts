@@ -286,6 +286,7 @@ describe('console: Gap review', () => {
       const c = (await swatch(id))!;
       expect(c).toBe(runColorHex(k));
       await expect(page.locator(`[data-testid="run-color-${id}"]`).getAttribute('data-color')).resolves.toBe(c);
+      await expect(page.locator(`[data-testid="run-swatch-${id}"]`).getAttribute('data-color')).resolves.toBe(c); // the Overlay panel's list
       colours.push(c);
     }
     expect(new Set(colours).size).toBe(ids.length);
@@ -326,6 +327,7 @@ describe('console: Gap review', () => {
     await page.locator('[data-testid=color-mode-error]').click();
     await expect(mode.getAttribute('data-mode')).resolves.toBe('error');
     await expect(page.locator(`[data-testid="gap-swatch-${simId}"]`).getAttribute('data-color')).resolves.toBe('');
+    await expect(page.locator(`[data-testid="run-swatch-${simId}"]`).count()).resolves.toBe(0); // identity swatches only in "by run"
     await expect
       .poll(async () => {
         const r = (await overlay()).runs[0];

@@ -232,6 +232,22 @@ describe('matched trial runner: trials that must not start', () => {
     expect(lastPhase(s)).toMatchObject({ phase: 'stopped', message: r.stoppedEarly });
     expect(s.interlock.calls).toEqual(['arm', 'disarm']);
     expect(s.robot.released).toEqual([runId]);
+    expect(s.resets).toBe(0);
+
+    // The next session of the pair: no episode was stored, but the trip sent damp (the robot may
+    // be down), so it starts with a human reset before anything moves.
+    s.robot.setPresence('present');
+    s.robot.script.afterPrepareAck = undefined;
+    s.robot.script.onAcquire = () => {
+      s.interlock.status('ARMED');
+      s.clock.freeze();
+    };
+    s.robot.script.onRelease = () => s.clock.thaw();
+    const r2 = await runSession(s, { trials: 1 });
+    expect(s.resets).toBe(1);
+    expect(traceOf(s, r2, 'human_reset')).toHaveLength(1);
+    expect(r2.stoppedEarly).toBeNull();
+    expect(r2.real.map((t) => t.outcome)).toEqual(['completed']);
   });
 
   it('(b) the robot refuses or fails the prepare: a problem each time, two retries, then the session stops', async () => {

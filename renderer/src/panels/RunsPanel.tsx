@@ -1,5 +1,6 @@
 import { useThrottledStore } from '../hooks/useThrottledStore';
 import { errorColorHex } from '../overlay/errorScale';
+import { runColor } from '../overlay/runColors';
 import { overlayStore, removeRun, runTrajectory, setFollowLive, setRunVisible, useRunStore, type OverlayState } from '../stores/runStore';
 import { useRobotStore } from '../stores/robotStore';
 
@@ -45,6 +46,7 @@ export function RunsPanel() {
   const runs = useRunStore((s) => s.runs);
   const followLive = useRunStore((s) => s.followLive);
   const errorMode = useRunStore((s) => s.errorMode);
+  const byRun = useRunStore((s) => s.colorMode === 'run');
   const bodies = useRobotStore((s) => s.profile?.bodies);
   const figs = useThrottledStore(overlayStore, (s) => figures(s, errorMode), 8);
   const anyLive = runs.some((r) => r.live);
@@ -60,7 +62,7 @@ export function RunsPanel() {
       </div>
       {runs.length === 0 ? (
         <p className="muted small">
-          Executed runs of the loaded clip appear here, drawn as solids over the reference ghost and coloured by body error.
+          Executed runs of the loaded clip appear here, drawn as solids over the reference ghost and coloured by body error (or, “by run” in the viewport legend, each in its own colour).
         </p>
       ) : (
         <ul className="run-list">
@@ -73,6 +75,7 @@ export function RunsPanel() {
                 <div className="run-line">
                   <label className="check" title="Show / hide this run">
                     <input type="checkbox" checked={r.visible} onChange={(e) => setRunVisible(r.id, e.target.checked)} data-testid={`run-visible-${r.id}`} />
+                    {byRun && <i className="run-swatch" style={{ background: runColor(r.colorSlot).hex }} title={`drawn in ${runColor(r.colorSlot).name}`} data-testid={`run-swatch-${r.id}`} data-color={runColor(r.colorSlot).hex} />}
                     <span className="run-label" title={`${r.label} · ${r.id} · ${r.source} · ${r.domain}`}>
                       {r.label}
                     </span>

@@ -177,7 +177,12 @@ export async function runMatchedPair(req: MatchedPairRequest): Promise<MatchedPa
       progress({ type: 'episode_end', runId: e.runId, domain: 'real_robot', trialIndex: e.rolloutIndex ?? -1, outcome: e.outcome!, reason: e.reason ?? '', frames: e.frameCount, resumed: true });
     }
     let lastOutcome: EpisodeOutcome | null = real.length > 0 ? real[real.length - 1].outcome : null;
-    let needsReset = store.findEpisodes({ parentTraceId: matched.id, executionDomain: 'real_robot' }).length > 0;
+    // A trip that left no episode behind (the link lost after the prepare ack) sent damp all the
+    // same, and the robot may be down: a resumed session starts with a human reset then too.
+    const lastStop = store.listEvents({ parentTraceId: matched.id, kind: 'stop_requested' }).at(-1);
+    const lastReset = store.listEvents({ parentTraceId: matched.id, kind: 'human_reset' }).at(-1);
+    const trippedSinceReset = lastStop !== undefined && (lastReset === undefined || lastReset.id < lastStop.id);
+    let needsReset = trippedSinceReset || store.findEpisodes({ parentTraceId: matched.id, executionDomain: 'real_robot' }).length > 0;
     let stoppedEarly: string | null = null;
     let infraRetries = 0;
     let resetAttempts = 0;
