@@ -309,7 +309,9 @@ export class RobotEmulatorCore {
     const J = this.J;
     const sf = this.ctlSf;
     // The binding sees what the robot measures (noisy joints and IMU) and the root pose of the
-    // robot's own state estimator (taken as exact).
+    // robot's own state estimator, taken as exact. No observation term of the bindings this
+    // console runs reads the global root (projected gravity comes from the noisy IMU attitude);
+    // the builtin tracker's root assist is a gantry in the physics, not an estimate.
     sf.jointPosRad.set(this.measured.jointPosRad);
     sf.jointVelRadS.set(this.measured.jointVelRadS);
     sf.jointTauNm.set(this.measured.jointTauNm);
