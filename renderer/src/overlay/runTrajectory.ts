@@ -28,6 +28,24 @@ export interface PackedTrajectory {
   jointPosRad: ArrayLike<number>;
 }
 
+/**
+ * The `count` samples of a batch pushed frame-major (a sim.frames or trial.live push), one
+ * RunSample each; the joint count follows from the batch's size.
+ */
+export function unpackSamples(b: { count: number; timeS: readonly number[]; rootPosM: readonly number[] | null; rootQuatWxyz: readonly number[] | null; jointPosRad: readonly number[] }): RunSample[] {
+  const J = b.jointPosRad.length / b.count;
+  const out: RunSample[] = new Array(b.count);
+  for (let i = 0; i < b.count; i++) {
+    out[i] = {
+      timeS: b.timeS[i],
+      rootPosM: b.rootPosM ? b.rootPosM.slice(3 * i, 3 * i + 3) : null,
+      rootQuatWxyz: b.rootQuatWxyz ? b.rootQuatWxyz.slice(4 * i, 4 * i + 4) : null,
+      jointPosRad: b.jointPosRad.slice(J * i, J * i + J),
+    };
+  }
+  return out;
+}
+
 export interface SamplePosition {
   /** Sample index at or before t (clamped to the ends). */
   i0: number;

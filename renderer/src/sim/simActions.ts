@@ -1,7 +1,7 @@
 import type { ApiEvent, ApiParams, SimEndEvent, SimFramesEvent, SimRunResult, SimRunStarted } from '../../../src/api/contract';
 import { BUILTIN_LABEL } from '../../../src/domain/sim/builtinBinding';
 import { ApiCallError, type ConsoleClient } from '../api/consoleClient';
-import type { RunSample } from '../overlay/runTrajectory';
+import { unpackSamples } from '../overlay/runTrajectory';
 import { useClipStore } from '../stores/clipStore';
 import { useConnectionStore } from '../stores/connectionStore';
 import { useEndpointsStore } from '../stores/endpointsStore';
@@ -77,17 +77,7 @@ export function handleApiEvent(e: ApiEvent): void {
 }
 
 function onFrames(e: SimFramesEvent): void {
-  const J = e.jointPosRad.length / e.count;
-  const samples: RunSample[] = new Array(e.count);
-  for (let i = 0; i < e.count; i++) {
-    samples[i] = {
-      timeS: e.timeS[i],
-      rootPosM: e.rootPosM ? e.rootPosM.slice(3 * i, 3 * i + 3) : null,
-      rootQuatWxyz: e.rootQuatWxyz ? e.rootQuatWxyz.slice(4 * i, 4 * i + 4) : null,
-      jointPosRad: e.jointPosRad.slice(J * i, J * i + J),
-    };
-  }
-  if (useRunStore.getState().runs.some((r) => r.id === e.runId)) appendRunFrames(e.runId, samples);
+  if (useRunStore.getState().runs.some((r) => r.id === e.runId)) appendRunFrames(e.runId, unpackSamples(e));
   const l = simLive(e.runId);
   l.framesReceived += e.count;
   l.droppedFrames = e.droppedFrames;

@@ -9,7 +9,7 @@ import type {
 } from '../../../src/api/contract';
 import { clipFromDto } from '../../../src/api/clipDto';
 import { ApiCallError, type ConsoleClient } from '../api/consoleClient';
-import type { RunSample } from '../overlay/runTrajectory';
+import { unpackSamples } from '../overlay/runTrajectory';
 import { pause, resetPlayhead } from '../playback/playback';
 import { useClipStore } from '../stores/clipStore';
 import { useConnectionStore } from '../stores/connectionStore';
@@ -131,17 +131,8 @@ function onLive(e: TrialLiveEvent): void {
   trialLiveStore.setState((prev) => applyTrialLive(prev, e, performance.now()));
   const id = liveRunOverlayId(e.runId);
   if (!useRunStore.getState().runs.some((r) => r.id === id && r.live)) return;
-  const samples: RunSample[] = new Array(e.count);
-  for (let i = 0; i < e.count; i++) {
-    samples[i] = {
-      timeS: e.timeS[i],
-      rootPosM: e.rootPosM ? e.rootPosM.slice(3 * i, 3 * i + 3) : null,
-      rootQuatWxyz: e.rootQuatWxyz ? e.rootQuatWxyz.slice(4 * i, 4 * i + 4) : null,
-      jointPosRad: e.jointPosRad.slice(29 * i, 29 * i + 29),
-    };
-  }
   try {
-    appendRunFrames(id, samples);
+    appendRunFrames(id, unpackSamples(e));
   } catch {
     // the run was removed from the overlay meanwhile
   }

@@ -52,6 +52,24 @@ export function createStateFrame(withRoot = true): StateFrame {
   };
 }
 
+/** What a robot's own sensors give: encoders (angle, velocity, torque estimate) and the IMU. */
+export interface SensorReadings {
+  jointPosRad: ArrayLike<number>;
+  jointVelRadS: ArrayLike<number>;
+  jointTauNm: ArrayLike<number>;
+  imu: { quatWxyz: ArrayLike<number>; gyroRadS: ArrayLike<number>; accelMS2: ArrayLike<number> };
+}
+
+/** Copies the sensor readings of `src` into `dst` in place (no allocation); time, tick and root are left as they are. */
+export function copySensorReadings(src: SensorReadings, dst: StateFrame): void {
+  dst.jointPosRad.set(src.jointPosRad);
+  dst.jointVelRadS.set(src.jointVelRadS);
+  dst.jointTauNm.set(src.jointTauNm);
+  dst.imu.quatWxyz.set(src.imu.quatWxyz);
+  dst.imu.gyroRadS.set(src.imu.gyroRadS);
+  dst.imu.accelMS2.set(src.imu.accelMS2);
+}
+
 /** Deep copy, for consumers that keep frames beyond the listener call. */
 export function cloneStateFrame(f: StateFrame): StateFrame {
   return {

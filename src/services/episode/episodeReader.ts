@@ -4,7 +4,7 @@
 
 import fs from 'node:fs/promises';
 import { McapStreamReader } from '@mcap/core';
-import { createStateFrame, type StateFrame } from '../../domain/backend/stateFrame';
+import { copySensorReadings, createStateFrame, type StateFrame } from '../../domain/backend/stateFrame';
 import { InputError } from '../../domain/problems';
 import { TrajectoryHasher } from '../../domain/sim/trajectoryHash';
 import { TOPICS, type CommandMessage, type EventMessage, type ExecutedMessage, type MetricsMessage, type ReferenceMessage } from './episodeSchemas';
@@ -126,12 +126,7 @@ export function executedStateFrames(ep: EpisodeFile): StateFrame[] {
     f.referenceFrame = m.referenceFrame;
     if (m.rootPosM && f.rootPosM) f.rootPosM.set(m.rootPosM);
     f.rootQuatWxyz = m.rootQuatWxyz ? Float64Array.from(m.rootQuatWxyz) : null;
-    f.jointPosRad.set(m.jointPosRad);
-    f.jointVelRadS.set(m.jointVelRadS);
-    f.jointTauNm.set(m.jointTauNm);
-    f.imu.quatWxyz.set(m.imu.quatWxyz);
-    f.imu.gyroRadS.set(m.imu.gyroRadS);
-    f.imu.accelMS2.set(m.imu.accelMS2);
+    copySensorReadings(m, f);
     f.contacts = m.contacts ? m.contacts.map((c) => ({ ...c })) : null;
     return f;
   });

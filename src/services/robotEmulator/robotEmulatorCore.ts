@@ -1,5 +1,5 @@
 import type { EpisodeOutcome, InitialState } from '../../domain/backend/backend';
-import { cloneStateFrame, createStateFrame, type StateFrame } from '../../domain/backend/stateFrame';
+import { cloneStateFrame, copySensorReadings, createStateFrame, type StateFrame } from '../../domain/backend/stateFrame';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { resampleClip } from '../../domain/motion/resample';
 import { ActuatorDelayLine, type ActuatorCommand } from '../../domain/robotEmulator/actuatorDelayLine';
@@ -312,12 +312,7 @@ export class RobotEmulatorCore {
     // robot's own state estimator, taken as exact. No observation term of the bindings this
     // console runs reads the global root (projected gravity comes from the noisy IMU attitude);
     // the builtin tracker's root assist is a gantry in the physics, not an estimate.
-    sf.jointPosRad.set(this.measured.jointPosRad);
-    sf.jointVelRadS.set(this.measured.jointVelRadS);
-    sf.jointTauNm.set(this.measured.jointTauNm);
-    sf.imu.quatWxyz.set(this.measured.imu.quatWxyz);
-    sf.imu.gyroRadS.set(this.measured.imu.gyroRadS);
-    sf.imu.accelMS2.set(this.measured.imu.accelMS2);
+    copySensorReadings(this.measured, sf);
     sf.rootPosM!.set(this.trueSf.rootPosM!);
     sf.rootQuatWxyz!.set(this.trueSf.rootQuatWxyz!);
     const tS = n / ep.rateHz;
@@ -386,12 +381,7 @@ export class RobotEmulatorCore {
     const p = this.profile;
     m.tick = t.tick;
     m.timeS = t.timeS;
-    m.jointPosRad.set(t.jointPosRad);
-    m.jointVelRadS.set(t.jointVelRadS);
-    m.jointTauNm.set(t.jointTauNm);
-    m.imu.quatWxyz.set(t.imu.quatWxyz);
-    m.imu.gyroRadS.set(t.imu.gyroRadS);
-    m.imu.accelMS2.set(t.imu.accelMS2);
+    copySensorReadings(t, m);
     this.noise.perturb(m.jointPosRad, p.encoderNoise.qRad);
     this.noise.perturb(m.jointVelRadS, p.encoderNoise.dqRadS);
     this.noise.perturb(m.imu.gyroRadS, p.imuNoise.gyroRadS);
