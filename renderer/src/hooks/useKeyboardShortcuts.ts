@@ -1,28 +1,27 @@
 import { useEffect } from 'react';
 import { pause, seekFrame, stepFrames, togglePlay } from '../playback/playback';
 import { operatorStop } from '../safety/operatorStop';
+import { stopKeyDown, stopKeyUp } from '../safety/stopKeys';
 import { useClipStore } from '../stores/clipStore';
 
-// Global keys. STOP (Space, Escape) is handled first, in the capture phase, whatever has focus,
-// and also swallows the key-up so a focused button is not "clicked" by the same Space press.
-// One exception: a text field marked data-stop-keys="escape" (the reset note a human types)
-// takes Space as a space; Escape still stops there.
+// Global keys. STOP (Escape anywhere; Space unless focus is in a text field, list or editable
+// content — renderer/src/safety/stopKeys.ts) is decided first, on the window in the capture phase,
+// so no focused widget sees the key before it or can stop its propagation; a STOP key is
+// swallowed, key-up included, so a focused button is not also "clicked" by the same Space press.
 // Frame keys: ←/→ one frame, Shift+←/→ ten, Home/End, P play/pause.
 
+/** Focus where the frame keys are left to the control (arrows move a caret, a select, a radio group). */
 const isTextEntry = (t: EventTarget | null): boolean =>
-  t instanceof HTMLInputElement ? t.type !== 'range' && t.type !== 'checkbox' && t.type !== 'button' : t instanceof HTMLTextAreaElement || t instanceof HTMLSelectElement;
-
-/** A text field where Space types a space (Escape remains STOP). */
-const spaceTypes = (t: EventTarget | null): boolean => t instanceof HTMLElement && t.dataset.stopKeys === 'escape' && isTextEntry(t);
+  t instanceof HTMLInputElement ? t.type !== 'range' && t.type !== 'checkbox' && t.type !== 'button' : t instanceof HTMLTextAreaElement || t instanceof HTMLSelectElement || (t instanceof HTMLElement && t.isContentEditable);
 
 export function useKeyboardShortcuts(): void {
   useEffect(() => {
     const onKeyDown = (e: KeyboardEvent): void => {
-      if (e.code === 'Space' && spaceTypes(e.target)) return;
-      if (e.code === 'Space' || e.key === 'Escape') {
+      const stop = stopKeyDown(e);
+      if (stop.kind !== 'pass') {
         e.preventDefault();
         e.stopPropagation();
-        if (!e.repeat) operatorStop(e.key === 'Escape' ? 'key:Escape' : 'key:Space');
+        if (stop.kind === 'stop') operatorStop(stop.source);
         return;
       }
       if (e.ctrlKey || e.metaKey || e.altKey || isTextEntry(e.target)) return;
@@ -53,7 +52,9 @@ export function useKeyboardShortcuts(): void {
       }
     };
     const onKeyUp = (e: KeyboardEvent): void => {
-      if (e.code === 'Space' && !spaceTypes(e.target)) e.preventDefault();
+      if (stopKeyUp(e).kind === 'pass') return;
+      e.preventDefault();
+      e.stopPropagation();
     };
     window.addEventListener('keydown', onKeyDown, { capture: true });
     window.addEventListener('keyup', onKeyUp, { capture: true });

@@ -227,7 +227,7 @@ export function QualificationBoard() {
             <button type="button" className="primary" disabled={!connected || running || starting || !req.ok || !form.campaignDir.trim()} title={req.ok ? `qualify core-v1${groupFilter !== 'all' ? ` (${GROUP_TEXT[groupFilter]} clips)` : ''} in the embedded simulator` : req.reason} onClick={() => void startQualification()} data-testid="qual-start">
               {starting ? 'Starting…' : 'Start qualification'}
             </button>
-            <button type="button" disabled={!running} onClick={() => void cancelQualification()} title="cancel: running rollouts finish, decisions are kept (STOP / Space cancels too)" data-testid="qual-cancel">
+            <button type="button" disabled={!running} onClick={() => void cancelQualification()} title="cancel: running rollouts finish, decisions are kept (STOP, Esc or Space, cancels too)" data-testid="qual-cancel">
               Cancel
             </button>
           </div>

@@ -273,7 +273,7 @@ export function SimPanel() {
           >
             {starting ? 'Starting…' : 'Run in simulation'}
           </button>
-          <button type="button" disabled={open.length === 0} onClick={() => open.forEach((r) => void stopSimRun(r.runId))} data-testid="sim-stop" title="stop the run (STOP / Space stops everything)">
+          <button type="button" disabled={open.length === 0} onClick={() => open.forEach((r) => void stopSimRun(r.runId))} data-testid="sim-stop" title="stop the run (STOP, Esc or Space, stops everything)">
             Stop
           </button>
         </div>

@@ -1,4 +1,5 @@
 import { operatorStop } from '../safety/operatorStop';
+import { STOP_KEYS_TITLE } from '../safety/stopKeys';
 import { useConnectionStore } from '../stores/connectionStore';
 import { useOperatorStore } from '../stores/operatorStore';
 
@@ -33,7 +34,7 @@ function LastStop() {
   );
 }
 
-/** App name, link status and the always-visible STOP (Space / Esc). */
+/** App name, link status and the always-visible STOP (Esc anywhere; Space outside text fields). */
 export function TopBar() {
   return (
     <header className="topbar">
@@ -48,10 +49,16 @@ export function TopBar() {
         type="button"
         className="stop-button"
         data-testid="stop-button"
-        title="Stop (Space or Esc)"
+        title={STOP_KEYS_TITLE}
+        aria-keyshortcuts="Escape Space"
         onClick={() => operatorStop('button')}
       >
-        STOP <kbd>Space</kbd>
+        STOP
+        <span className="stop-keys" data-testid="stop-keys">
+          <kbd>Esc</kbd>
+          {' / '}
+          <kbd>Space</kbd>
+        </span>
       </button>
     </header>
   );

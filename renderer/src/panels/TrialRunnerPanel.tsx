@@ -21,7 +21,7 @@ import { SafetyLights } from './SafetyLights';
 // matched pair at a time (1 simulation branch + N real trials) with the runner's prompts answered
 // here, the gate's refusal reasons verbatim, and the live readings of the running trial from the
 // transient store (10 Hz on screen, never React state per frame). STOP is the top bar's button,
-// Space and Escape; the Stop / Intervention buttons here stop this job only.
+// Escape and Space (Space not while typing in a field); the Stop / Intervention buttons here stop this job only.
 
 const cm = (mm: number | null): string => (mm === null ? '—' : (mm / 10).toFixed(1));
 
@@ -80,8 +80,8 @@ function Prompt({ job }: { job: TrialJobStatus }) {
         {r.tripped ? ' — the safety gate tripped' : ''}
       </div>
       <label className="trial-note">
-        <span className="small muted">who / what (kept in the trace; Space types here, Esc = STOP)</span>
-        <input type="text" value={note} data-stop-keys="escape" onChange={(e) => patchTrialForm({ resetNote: e.target.value })} data-testid="trial-reset-note" />
+        <span className="small muted">who / what (kept in the trace; Esc = STOP)</span>
+        <input type="text" value={note} onChange={(e) => patchTrialForm({ resetNote: e.target.value })} data-testid="trial-reset-note" />
       </label>
       <div className="row">
         <button type="button" className="primary" disabled={busy || note.trim() === ''} onClick={() => void answerPrompt(true)} data-testid="trial-confirm">

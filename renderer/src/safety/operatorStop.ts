@@ -5,10 +5,11 @@ import { stopAllTrials } from '../trial/trialActions';
 import { recordOperatorStop, type StopSource } from '../stores/operatorStore';
 
 /**
- * The operator's STOP (button, Space, Escape): stops every real-robot trial (trial.stop all: the
- * runner's gate sends stop + damp at once and the trial ends aborted_by_operator; a calibration
- * capture is abandoned), every simulation run (sim.stop all) and every qualification run
- * (qualification.cancel all), pauses playback and records the event. The robot goes first.
+ * The operator's STOP (button; Escape, Space outside text fields: ./stopKeys.ts): stops every
+ * real-robot trial (trial.stop all: the runner's gate sends stop + damp at once and the trial
+ * ends aborted_by_operator; a calibration capture is abandoned), every simulation run (sim.stop
+ * all) and every qualification run (qualification.cancel all), pauses playback and records the
+ * event. The robot goes first.
  */
 export function operatorStop(source: StopSource): void {
   stopAllTrials(source);
