@@ -15,6 +15,7 @@ const REALTIME = [
   'test/integration/calibrateCli.test.ts',
   'test/integration/matchedPairEndToEnd.test.ts',
   'test/integration/robotLinkClient.test.ts',
+  'test/integration/hostileBridge.test.ts',
   'test/integration/robotLinkSoak.test.ts',
   'test/integration/robotEmulator.test.ts',
   'test/integration/robotEmulatorCli.test.ts',

@@ -23,7 +23,11 @@ import { FoxgloveServer, ServerCapability } from '../src/services/bridge/foxglov
 // line {url, rateHz} when listening, and one JSON line per command received.
 //
 // stdin, one command per line: `freeze` (stop lowstate, keep the heartbeat), `resume`,
-// `skip <n>` (leave n ticks out once), `quit`.
+// `skip <n>` (leave n ticks out once), `quit`; and, to play a broken or hostile bridge in the
+// tests (test/helpers/hostileBridge.ts): `raw <text>` (send <text> verbatim as a text frame to
+// every client: malformed protocol messages), `ack-delay <command> <ms>` (answer that command
+// only after <ms>), `no-ack <command>` (never answer it), `stall <ms>` (block this process's
+// event loop for <ms>: a robot PC that hangs — nothing is sent or read meanwhile).
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -77,7 +81,12 @@ server.on('message', (ev) => {
   const name = cmd.command ?? null;
   const args = cmd.args ?? {};
   process.stdout.write(`${JSON.stringify({ command: name, seq, reason: args.reason ?? null, outcome: args.outcome ?? null })}\n`);
-  const ok = (message: string): void => status({ seq, command: name, ok: true, code: 'ok', message });
+  const delay = name !== null ? ackDelayMs.get(name) : undefined;
+  const ok = (message: string): void => {
+    if (delay === Infinity) return;
+    if (delay !== undefined) setTimeout(() => status({ seq, command: name, ok: true, code: 'ok', message }), delay);
+    else status({ seq, command: name, ok: true, code: 'ok', message });
+  };
   switch (name) {
     case 'prepare':
       state = 'ready';
@@ -104,6 +113,8 @@ const wss = new WebSocketServer({ host: '127.0.0.1', port, handleProtocols: (p) 
 wss.on('connection', (ws, req) => server.handleConnection(ws as never, `${req.socket.remoteAddress}:${req.socket.remotePort}`));
 
 let frozen = false;
+/** Commands whose ack is delayed (ms; Infinity = never answered). */
+const ackDelayMs = new Map<string, number>();
 let skip = 0;
 let tick = 0;
 let sent = 0;
@@ -145,10 +156,21 @@ wss.on('listening', () => {
 });
 
 readline.createInterface({ input: process.stdin }).on('line', (line) => {
-  const [cmd, n] = line.trim().split(/\s+/);
+  const [cmd, n = ''] = line.trim().split(/\s+/);
   if (cmd === 'freeze') frozen = true;
   else if (cmd === 'resume') frozen = false;
   else if (cmd === 'skip') skip += Number(n) || 0;
   else if (cmd === 'quit') process.exit(0);
+  else if (cmd === 'raw') {
+    const text = line.trim().slice(4);
+    for (const c of wss.clients) c.send(text);
+  } else if (cmd === 'ack-delay') ackDelayMs.set(n, Number(line.trim().split(/\s+/)[2]) || 0);
+  else if (cmd === 'no-ack') ackDelayMs.set(n, Infinity);
+  else if (cmd === 'stall') {
+    const until = performance.now() + (Number(n) || 0);
+    while (performance.now() < until) {
+      // busy: the process hangs
+    }
+  }
 });
 process.stdin.on('end', () => process.exit(0));

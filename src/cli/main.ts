@@ -10,6 +10,7 @@ import { serveSimCommand } from './commands/serveSimCommand';
 import { simCommand } from './commands/simCommand';
 import { calibrateCommand, trialCommand } from './commands/trialCommands';
 import { isHelpRequest, processIo, reportError, type CliIo, type Command } from './cliSupport';
+import { installLastResort } from '../services/safety/lastResort';
 
 // `motionbench <command>`: every subcommand has --help, exits non-zero with a one-line reason on
 // bad input, and with --json prints exactly one JSON document on stdout.
@@ -45,6 +46,8 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     io.stdout(`${match.usage}\n`);
     return 0;
   }
+  // An error nobody caught stops every robot link before the process dies (DESIGN §6).
+  if (io === processIo) installLastResort({ log: (line) => io.stderr(`${line}\n`) });
   try {
     return await match.run(rest, io);
   } catch (err) {

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { vi } from 'vitest';
-import type { Backend, BackendCapabilities, BackendEvent, BackendLease, BackendListener, EpisodeEnd, Presence, RunRequest } from '../../src/domain/backend/backend';
+import type { Backend, BackendCapabilities, BackendEvent, BackendLease, BackendListener, EpisodeEnd, EpisodeOutcome, Presence, RunRequest, StopDelivery } from '../../src/domain/backend/backend';
 import { createStateFrame, type StateFrame } from '../../src/domain/backend/stateFrame';
-import type { StopOutcome } from '../../src/domain/bridge/g1BridgeContract';
+import { STOP_OUTCOMES, type StopOutcome } from '../../src/domain/bridge/g1BridgeContract';
 import type { DeviceState, InterlockSnapshot, InterlockState } from '../../src/domain/interlock';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import type { GateEvent } from '../../src/domain/safety/safetyTypes';
@@ -20,8 +20,8 @@ import type { StopCommandSender } from '../../src/services/trial/robotLink';
 //   ScriptedRobot    — a real_robot Backend (and the unleased stop/damp path of a g1-bridge/1
 //                      client) standing still at a given pose. It streams that pose faster than
 //                      real time (a stillness window fills in ~0.2 s), answers each prepare as the
-//                      test says, calls RunRequest.beforeStart like BridgeClientBackend (skipped
-//                      when a stop with an outcome arrived first), and records every command it
+//                      test says, calls RunRequest.beforeStart and mayTransmit like BridgeClientBackend
+//                      (any stop or damp latches the run: no start after it), and records every command it
 //                      receives, so "no start was sent" is a fact the test can check.
 //   ScriptedInterlock — an InterlockFeed whose box says ARMED/SAFE as the test decides, answers ARM
 //                      as scripted, and heartbeats its status to the gate every 20 ms.
@@ -125,7 +125,7 @@ export class ScriptedRobot implements Backend, StopCommandSender {
   private readonly timer: NodeJS.Timeout;
   private lease: string | null = null;
   private prepares = 0;
-  private active: { runId: string; stopRequested: { outcome: StopOutcome; reason: string } | null } | null = null;
+  private active: { runId: string; stopRequested: { outcome: EpisodeOutcome; reason: string } | null } | null = null;
   private episodeStreaming = false;
 
   /** A robot standing still at the clip's first frame (joints; IMU attitude = the clip's root attitude). */
@@ -201,13 +201,18 @@ export class ScriptedRobot implements Backend, StopCommandSender {
         const answer = this.script.prepare?.(runId, this.prepares) ?? { type: 'ack' };
         this.prepares++;
         if (answer.type === 'refuse') throw new Error(`prepare refused by ${this.name}: ${answer.reason}`);
-        const run = { runId, stopRequested: null as { outcome: StopOutcome; reason: string } | null };
+        const run = { runId, stopRequested: null as { outcome: EpisodeOutcome; reason: string } | null };
         this.active = run;
         if (answer.type === 'fail') return end('infrastructure_error', answer.reason);
         this.script.afterPrepareAck?.(runId);
         let permission: true | string = true;
-        if (!run.stopRequested && request.beforeStart) permission = await request.beforeStart();
+        if (request.beforeStart) permission = await request.beforeStart();
         if (permission !== true) run.stopRequested ??= { outcome: 'aborted_by_operator', reason: `start refused: ${permission}` };
+        // As BridgeClientBackend: the last synchronous check right before the start is written.
+        if (!run.stopRequested && request.mayTransmit) {
+          const last = request.mayTransmit('start');
+          if (last !== true) run.stopRequested = { outcome: 'aborted_by_operator', reason: `start not sent: ${last}` };
+        }
         if (run.stopRequested) return end(run.stopRequested.outcome, `${run.stopRequested.reason} (stopped before the episode started)`);
         this.commands.push({ command: 'start', runId });
         return this.streamEpisode(runId, end);
@@ -246,9 +251,14 @@ export class ScriptedRobot implements Backend, StopCommandSender {
   }
 
   /** The unleased stop/damp path (a safety trip reaches the robot whoever holds the lease). */
-  async sendStop(command: 'stop' | 'damp', reason: string, outcome?: StopOutcome): Promise<void> {
-    this.commands.push({ command, runId: this.active?.runId ?? null, reason, ...(outcome ? { outcome } : {}) });
-    if (command === 'stop' && outcome && this.active) this.active.stopRequested ??= { outcome, reason };
+  async sendStop(command: 'stop' | 'damp', reason: string, outcome?: EpisodeOutcome): Promise<StopDelivery> {
+    // What arrives on the wire: g1-bridge/1 stops carry only its own outcomes (a link_lost stop is plain).
+    const wire = outcome !== undefined && (STOP_OUTCOMES as readonly string[]).includes(outcome) ? outcome : undefined;
+    this.commands.push({ command, runId: this.active?.runId ?? null, reason, ...(wire ? { outcome: wire } : {}) });
+    // As BridgeClientBackend: any stop or damp latches the active run (no start after it).
+    if (this.active) this.active.stopRequested ??= { outcome: outcome ?? 'aborted_by_operator', reason };
+    const at = performance.now();
+    return { command, reason, attempts: 1, answer: 'ok', message: command, firstSentAtMs: at, settledAtMs: at };
   }
 
   async close(): Promise<void> {

@@ -67,6 +67,13 @@ export interface RunRequest {
    * Backends that prepare and start in one step may ask it just before starting.
    */
   beforeStart?: () => Promise<true | string>;
+  /**
+   * The very last permission, asked synchronously right before the start is written, with nothing
+   * awaited between the answer and the write (a real robot's safety gate: anything may have tripped
+   * while beforeStart awaited). `true` writes the start; a string refuses as beforeStart does.
+   * Backends that have no such write (a simulator in this process) ask it right before starting.
+   */
+  mayTransmit?: (command: 'start') => true | string;
 }
 
 export interface EpisodeEnd {
@@ -110,4 +117,23 @@ export interface Backend {
   /** Exclusive use for one episode, bound to its run_id. Rejects if already leased. */
   acquire(runId: string): Promise<BackendLease>;
   close(): Promise<void>;
+}
+
+/**
+ * How a stop or damp reached the robot (DESIGN §6: a trip sends stop and damp at once). It is
+ * written on the socket as long as one is open, whatever the link's freshness, and written again
+ * at short intervals until the server answers it, the socket closes, or the retries run out. The trace keeps this record: what was sent, how often, and what came back.
+ */
+export interface StopDelivery {
+  command: 'stop' | 'damp';
+  reason: string;
+  /** Times it was written on a socket (0: no socket was open). */
+  attempts: number;
+  /** The server's answer: acknowledged (`ok`), refused (`refused`, with its message), or none. */
+  answer: 'ok' | 'refused' | null;
+  /** The ack or refusal text, or why no answer came. */
+  message: string;
+  /** performance.now() of the first write and of the answer (or of giving up), ms. */
+  firstSentAtMs: number | null;
+  settledAtMs: number;
 }

@@ -49,7 +49,16 @@ import {
 export type GateInput =
   | { kind: 'event'; event: GateEvent }
   /** A motion command the console wants to send (or `reset`, which a robot refuses). */
-  | { kind: 'request'; command: MotionKind | 'reset'; atMs: number };
+  | { kind: 'request'; command: MotionKind | 'reset'; atMs: number }
+  /**
+   * A motion command granted earlier (by a `request`) is about to be written to the robot now,
+   * for episode `runId`. Between a grant and the write there may be awaits (the robot's prepare
+   * ack, opening the episode's recording); anything can trip meanwhile. The transport asks this
+   * synchronously, with nothing awaited between the answer and the write: the command goes out
+   * only if the gate has not tripped, the episode it was granted for is still open and moving
+   * (granted), and the interlock and robot link are still fresh at this instant.
+   */
+  | { kind: 'transmit'; command: MotionKind; runId: string; atMs: number };
 
 export interface GateStepResult {
   state: GateState;
@@ -334,6 +343,7 @@ export function reduceGate(state: GateState, input: GateInput, config: SafetyGat
     const decision = refuse(state, fx, command, at, [refusal('clock_backwards', message, { requestMs: isFiniteNumber(atMs) ? atMs : null, clockMs: state.clockMs })]);
     return { state, effects: fx, decision };
   }
+  if (input.kind === 'transmit') return transmitStep(state, input, fx, config);
   if (!isMotionCommand(command)) {
     const decision = refuse(state, fx, command, atMs, [
       refusal('not_a_robot_command', command === 'reset' ? 'reset puts a simulator in an exact state; a real robot has no reset' : `unknown command ${JSON.stringify(command)}`, { command }),
@@ -348,6 +358,48 @@ export function reduceGate(state: GateState, input: GateInput, config: SafetyGat
   s = { ...s, episode: { ...ep, moving: true } };
   if (command === 'start') s = { ...s, confirmation: { ...s.confirmation!, usedAtMs: atMs } };
   return { state: s, effects: fx, decision: { allowed: true, command, runId: ep.runId, effects: fx } };
+}
+
+/** Every reason a granted command may not be written now (empty: it may). */
+export function transmitRefusals(s: GateState, runId: string, nowMs: number, cfg: SafetyGateConfig): Refusal[] {
+  const out: Refusal[] = [];
+  const t = s.tripped;
+  if (t !== null) {
+    out.push(
+      refusal('tripped', `tripped ${formatDuration(nowMs - t.atMs)} ago by ${tripCauseText(t.cause)} (${t.reason}); nothing that moves the robot is sent after a trip`, {
+        cause: t.cause,
+        trippedAtMs: t.atMs,
+        runId: t.runId,
+      }),
+    );
+  }
+  const ep = s.episode;
+  if (ep === null || ep.runId !== runId) {
+    out.push(refusal('not_granted', ep === null ? `episode ${runId} is no longer open` : `episode ${runId} is not the open episode (${ep.runId})`, { runId, openRunId: ep?.runId ?? null }));
+  } else if (!ep.moving) {
+    out.push(refusal('not_granted', `no motion was granted for episode ${runId}`, { runId }));
+  }
+  // The freshness conditions of a request, again at the instant of the write.
+  for (const r of motionRefusals({ ...s, tripped: null }, nowMs, cfg)) if (r.condition === 'interlock' || r.condition === 'link') out.push(r);
+  return out;
+}
+
+function transmitStep(state: GateState, input: Extract<GateInput, { kind: 'transmit' }>, fx: GateEffects, config: SafetyGateConfig): GateStepResult {
+  const { command, runId, atMs } = input;
+  let s: GateState = { ...state, clockMs: atMs, seq: state.seq + 1 };
+  s = watchdog(s, fx, atMs, config);
+  const reasons = !isMotionCommand(command)
+    ? [refusal('not_a_robot_command', `unknown command ${JSON.stringify(command)}`, { command: String(command) })]
+    : transmitRefusals(s, runId, atMs, config);
+  if (reasons.length === 0) return { state: s, effects: fx, decision: { allowed: true, command, runId, effects: fx } };
+  fx.trace.push({
+    kind: 'refusal',
+    reason: `${String(command)} not sent: ${reasons.map((r) => r.message).join('; ')}`,
+    atMs,
+    runId,
+    detail: { command, stage: 'transmit', codes: reasons.map((r) => r.code), refusals: reasons },
+  });
+  return { state: s, effects: fx, decision: { allowed: false, command, reasons, effects: fx } };
 }
 
 /** What a motion request would be told at `nowMs`, without changing anything (for status lights). */
@@ -379,6 +431,16 @@ export class SafetyGate {
   /** May this motion command be sent now? An allowed `start` uses up the operator's confirmation. */
   requestMotion(kind: MotionKind, nowMs: number): MotionDecision {
     const r = reduceGate(this.state, { kind: 'request', command: kind, atMs: nowMs }, this.config);
+    this.state = r.state;
+    return r.decision!;
+  }
+
+  /**
+   * The last check before a granted motion command is written (see GateInput `transmit`): ask it
+   * synchronously and write only on `allowed`, with nothing awaited in between.
+   */
+  transmit(kind: MotionKind, runId: string, nowMs: number): MotionDecision {
+    const r = reduceGate(this.state, { kind: 'transmit', command: kind, runId, atMs: nowMs }, this.config);
     this.state = r.state;
     return r.decision!;
   }

@@ -141,6 +141,8 @@ export const REFUSAL_CODES = {
   // human-gated resets
   not_tripped: 'trip',
   interlock_estop: 'interlock',
+  /** A motion command is about to be written that the gate did not grant for this episode (or the episode changed since). */
+  not_granted: 'episode',
 } as const satisfies Record<string, GateCondition>;
 
 export type RefusalCode = keyof typeof REFUSAL_CODES;

@@ -12,11 +12,13 @@ import type {
   Presence,
   Problem,
   RunRequest,
+  StopDelivery,
 } from '../../domain/backend/backend';
 import {
   G1_BRIDGE_CONTRACT,
   G1_BRIDGE_METADATA,
   G1_BRIDGE_TOPICS,
+  STOP_OUTCOMES,
   type CommandName,
   type RootStateMsg,
   type StopOutcome,
@@ -29,6 +31,8 @@ import { decodeLowState, decodeRootState, decodeWbcStatus } from '../../domain/b
 import type { StateFrame } from '../../domain/backend/stateFrame';
 import type { WbcBindingKind } from '../../domain/wbc/wbcBinding';
 import { SampleRing } from '../../domain/interlock/sampleRing';
+import { registerEmergencyStop } from '../safety/lastResort';
+import { checkedServerSocket } from './checkedServerSocket';
 import { FOXGLOVE_SUBPROTOCOL, FoxgloveClient, StatusLevel, type Channel, type FoxgloveClientInstance, type MessageData, type ServerInfo, type StatusMessage } from './foxgloveWs';
 
 // The console's one client of `g1-bridge/1` (Foxglove WebSocket protocol): a Backend for a
@@ -133,6 +137,8 @@ export interface BridgeClientStats {
   dropped: number;
   /** Messages of other topics that failed validation (root_state, wbc_status). */
   malformedOther: number;
+  /** Protocol (control or binary) frames refused before parsing, or whose handling threw. */
+  malformedControl: number;
   /** lowstates larger than G1_BRIDGE_LIMITS.lowStateBytes (also counted as malformed). */
   oversized: number;
   /** Ticks missing between consecutive accepted lowstates, and the number of such gaps. */
@@ -156,8 +162,26 @@ interface PendingAck {
   command: CommandName;
   resolve: (message: string) => void;
   reject: (err: Error) => void;
-  timer: NodeJS.Timeout;
+  /** The ack deadline; null for a safety command, whose delivery loop keeps its own retry timer. */
+  timer: NodeJS.Timeout | null;
 }
+
+/** The server answered a command with a refusal (its ack said no, or a refused status). */
+export class CommandRefusedError extends Error {
+  override readonly name = 'CommandRefusedError';
+}
+
+/** A stop/damp is written again this often until answered (ms). */
+export const SAFETY_RETRY_MS = 100;
+/** … at most this many times (2 s of retries). */
+export const SAFETY_MAX_ATTEMPTS = 20;
+/**
+ * A socket whose lowstate fell silent is kept this long at least (ms), so that the stop and damp of
+ * the trip that follows go out on it and their acks can come back (the server may be alive with
+ * only its state stream frozen); it is dropped once no stop/damp is in flight, at the latest
+ * SAFETY_RETRY_MS × SAFETY_MAX_ATTEMPTS + this after the loss.
+ */
+const SILENT_SOCKET_GRACE_MS = 300;
 
 interface ActiveRun {
   runId: string;
@@ -166,7 +190,11 @@ interface ActiveRun {
   frames: number;
   lastTimeS: number;
   wallStartMs: number;
-  stopRequested: { outcome: StopOutcome; reason: string } | null;
+  /**
+   * Set by the first stop or damp sent while the run is active (a trip, the operator, a lease
+   * release): a latch — nothing that moves the robot (start) is written for this run after it.
+   */
+  stopRequested: { outcome: EpisodeOutcome; reason: string } | null;
   ended: boolean;
   resolve: (end: EpisodeEnd) => void;
   promise: Promise<EpisodeEnd>;
@@ -241,11 +269,18 @@ export class BridgeClientBackend implements Backend {
     outOfOrder: 0,
     dropped: 0,
     malformedOther: 0,
+    malformedControl: 0,
     oversized: 0,
     missingTicks: 0,
     tickGapEvents: 0,
   };
   private readonly presenceWaiters = new Set<() => void>();
+  /** Removes this link from the last-resort handler's list (close()). */
+  private readonly unregisterEmergencyStop: () => void;
+  /** Stop/damp deliveries still waiting for an answer (the silent socket is kept while any is). */
+  private safetyInFlight = 0;
+  /** The drop of a silent socket, pending until its stop/damp deliveries settle. */
+  private silentDrop: { timer: NodeJS.Timeout; sinceMs: number; ws: WebSocket } | null = null;
   private rttMs: number | null = null;
   private pingSentAt: number | null = null;
   private pingTicks = 0;
@@ -283,7 +318,27 @@ export class BridgeClientBackend implements Backend {
     // plus only the timer's own lateness (~1–2 ms on an idle loop), not plus a polling period.
     this.presenceTimer = setInterval(() => this.checkPresence(), Math.max(20, Math.min(100, this.opts.staleAfterMs / 4)));
     this.presenceTimer.unref();
+    this.unregisterEmergencyStop = registerEmergencyStop({ name: this.name, stopNow: (reason) => this.emergencyStopNow(reason) });
     this.connect();
+  }
+
+  /**
+   * The last resort's stop (src/services/safety/lastResort.ts): stop — and damp, for a robot —
+   * written on the open socket now, synchronously, no ack awaited (the process is about to exit).
+   */
+  private emergencyStopNow(reason: string): void {
+    const client = this.client;
+    const ws = this.ws;
+    if (!client || !ws || ws.readyState !== WebSocket.OPEN || this.commandChannel === null) return;
+    const cmds: WireCommand[] = [{ command: 'stop', args: { reason } }];
+    if (this.capabilities.executionDomain === 'real_robot') cmds.push({ command: 'damp', args: { reason } });
+    for (const cmd of cmds) {
+      try {
+        client.sendMessage(this.commandChannel, Buffer.from(JSON.stringify({ ...cmd, seq: ++this.seq, contract: G1_BRIDGE_CONTRACT }), 'utf8'));
+      } catch {
+        // The socket is going; nothing more can be done from here.
+      }
+    }
   }
 
   get presence(): Presence {
@@ -395,10 +450,11 @@ export class BridgeClientBackend implements Backend {
   async close(): Promise<void> {
     if (this.closed) return;
     if (this.run && !this.run.ended) {
-      await this.sendCommand({ command: 'stop', args: { reason: 'console closed the link', outcome: 'aborted_by_operator' } }, 1000).catch(() => {});
+      await this.sendStop('stop', 'console closed the link', 'aborted_by_operator');
       this.endRun(this.run, this.run.stopRequested?.outcome ?? 'aborted_by_operator', 'console closed the link');
     }
     this.closed = true;
+    this.unregisterEmergencyStop();
     clearInterval(this.presenceTimer);
     this.clearDeadline();
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
@@ -461,7 +517,9 @@ export class BridgeClientBackend implements Backend {
         try {
           await this.sendCommand(prepareCommand({ clip: request.clip, binding: request.binding, seed: request.seed, runId }));
           let permission: true | string = true;
-          if (!run.stopRequested && request.beforeStart) {
+          // Asked even when a stop latched the run meanwhile: its answer is the caller's record of
+          // why nothing started (the gate's refusal); the latch blocks the start whatever it says.
+          if (request.beforeStart) {
             try {
               permission = await request.beforeStart();
             } catch (err) {
@@ -469,9 +527,22 @@ export class BridgeClientBackend implements Backend {
             }
           }
           if (permission !== true) run.stopRequested ??= { outcome: 'aborted_by_operator', reason: `start refused: ${permission}` };
+          // The last check and the write in one turn: nothing is awaited between the gate's answer
+          // and the start on the socket, and a stop/damp sent while beforeStart awaited latched
+          // run.stopRequested (issue 10 item 1).
+          if (!run.stopRequested && request.mayTransmit) {
+            let last: true | string;
+            try {
+              last = request.mayTransmit('start');
+            } catch (err) {
+              last = `the last start check failed: ${(err as Error)?.message ?? String(err)}`;
+            }
+            if (last !== true) run.stopRequested = { outcome: 'aborted_by_operator', reason: `start not sent: ${last}` };
+          }
           if (!run.stopRequested) {
-            await this.sendCommand({ command: 'start', args: { run_id: runId } });
+            const started = this.sendCommand({ command: 'start', args: { run_id: runId } });
             run.started = true;
+            await started;
           }
         } catch (err) {
           // Refused or unanswered: nothing ran. (A start cancelled by our own stop is not an error.)
@@ -491,14 +562,10 @@ export class BridgeClientBackend implements Backend {
       },
       stop: async (outcome: StopOutcome, reason: string) => {
         const run = this.run;
-        if (run && !run.ended) run.stopRequested ??= { outcome, reason };
-        try {
-          await this.sendCommand({ command: 'stop', args: { reason, outcome } }, Math.min(3000, this.opts.commandTimeoutMs));
-        } catch (err) {
-          // The stop could not be confirmed (link down, no ack): end the episode here with the
-          // requested outcome; the server ends it on its own when the controller goes away.
-          if (run && !run.ended && run.started) this.endRun(run, outcome, `${reason} (stop not confirmed by the server: ${(err as Error).message})`);
-        }
+        const d = await this.sendStop('stop', reason, outcome);
+        // Not confirmed (link down, no ack): end the episode here with the requested outcome;
+        // the server ends it on its own when the controller goes away.
+        if (d.answer !== 'ok' && run && !run.ended && run.started) this.endRun(run, outcome, `${reason} (stop not confirmed by the server: ${d.message})`);
       },
       release: async () => {
         if (released) return;
@@ -535,14 +602,67 @@ export class BridgeClientBackend implements Backend {
   }
 
   /**
-   * Sends `stop` or `damp` whoever holds the lease (a safety trip must reach the robot at once);
-   * resolves on the ack, rejects when the link is down or the ack does not come within 1 s.
+   * Sends `stop` or `damp` whoever holds the lease (a safety trip must reach the robot at once):
+   * written at once on any open socket, whatever the link's freshness, and again every
+   * SAFETY_RETRY_MS until answered or the socket closes (StopDelivery says what happened; never
+   * rejects). Any stop or damp latches the active run: no start follows it. `outcome` is the
+   * episode's outcome as the console records it; on the wire a stop carries it only when
+   * g1-bridge/1 has it (a `link_lost` stop goes out as a plain stop).
    */
-  sendStop(command: 'stop' | 'damp', reason: string, outcome?: StopOutcome): Promise<void> {
+  sendStop(command: 'stop' | 'damp', reason: string, outcome?: EpisodeOutcome): Promise<StopDelivery> {
     const run = this.run;
-    if (command === 'stop' && outcome && run && !run.ended) run.stopRequested ??= { outcome, reason };
-    const cmd: WireCommand = command === 'stop' ? { command: 'stop', args: { reason, ...(outcome ? { outcome } : {}) } } : { command: 'damp', args: { reason } };
-    return this.sendCommand(cmd, 1000).then(() => undefined);
+    if (run && !run.ended) run.stopRequested ??= { outcome: outcome ?? 'aborted_by_operator', reason };
+    const wireOutcome = outcome !== undefined && (STOP_OUTCOMES as readonly string[]).includes(outcome) ? (outcome as StopOutcome) : undefined;
+    const cmd: WireCommand = command === 'stop' ? { command: 'stop', args: { reason, ...(wireOutcome ? { outcome: wireOutcome } : {}) } } : { command: 'damp', args: { reason } };
+    return this.deliverSafety(command, reason, cmd);
+  }
+
+  private deliverSafety(command: 'stop' | 'damp', reason: string, cmd: WireCommand): Promise<StopDelivery> {
+    this.safetyInFlight++;
+    return new Promise<StopDelivery>((resolve) => {
+      const seqs: number[] = [];
+      let attempts = 0;
+      let firstSentAtMs: number | null = null;
+      let retry: NodeJS.Timeout | null = null;
+      let settled = false;
+      const finish = (answer: StopDelivery['answer'], message: string): void => {
+        if (settled) return;
+        settled = true;
+        if (retry) clearTimeout(retry);
+        for (const q of seqs) this.pending.delete(q);
+        this.safetyInFlight--;
+        resolve({ command, reason, attempts, answer, message, firstSentAtMs, settledAtMs: performance.now() });
+        this.dropSilentSocketIfDrained();
+      };
+      const attempt = (): void => {
+        retry = null;
+        if (settled) return;
+        if (attempts >= SAFETY_MAX_ATTEMPTS) return finish(null, `no answer from ${this.name} to ${attempts} writes over ${attempts * SAFETY_RETRY_MS} ms`);
+        const client = this.client;
+        const ws = this.ws;
+        if (!client || !ws || ws.readyState !== WebSocket.OPEN || this.commandChannel === null) {
+          return finish(null, attempts === 0 ? `not sent: no open socket to ${this.opts.url} (${this._presence})` : `the socket to ${this.opts.url} closed after ${attempts} write(s), unanswered`);
+        }
+        const seq = ++this.seq;
+        seqs.push(seq);
+        this.pending.set(seq, {
+          command: cmd.command,
+          resolve: (m) => finish('ok', m),
+          // A refusal is an answer (retrying cannot change it); a failPending (the socket closed) is not.
+          reject: (err) => (err instanceof CommandRefusedError ? finish('refused', err.message) : finish(null, `${err.message} after ${attempts} write(s)`)),
+          timer: null,
+        });
+        try {
+          client.sendMessage(this.commandChannel, Buffer.from(JSON.stringify({ ...cmd, seq, contract: G1_BRIDGE_CONTRACT }), 'utf8'));
+          attempts++;
+          firstSentAtMs ??= performance.now();
+        } catch (err) {
+          return finish(null, `${command} not written: ${(err as Error).message}`);
+        }
+        retry = setTimeout(attempt, SAFETY_RETRY_MS);
+      };
+      attempt();
+    });
   }
 
   private sendCommand(cmd: WireCommand, timeoutMs = this.opts.commandTimeoutMs): Promise<string> {
@@ -569,21 +689,9 @@ export class BridgeClientBackend implements Backend {
     });
   }
 
-  /** Writes a stop on the command channel now, whatever the presence, without waiting for an ack. */
-  private sendStopNow(reason: string): void {
-    const client = this.client;
-    if (!client || this.commandChannel === null) return;
-    try {
-      const msg = { command: 'stop', args: { reason }, seq: ++this.seq, contract: G1_BRIDGE_CONTRACT };
-      client.sendMessage(this.commandChannel, Buffer.from(JSON.stringify(msg), 'utf8'));
-    } catch (err) {
-      this.log(`bridge client: stop not sent: ${(err as Error).message}`);
-    }
-  }
-
   private failPending(err: Error): void {
     for (const [seq, p] of this.pending) {
-      clearTimeout(p.timer);
+      if (p.timer) clearTimeout(p.timer);
       p.reject(new Error(`${p.command}: ${err.message}`));
       this.pending.delete(seq);
     }
@@ -622,9 +730,10 @@ export class BridgeClientBackend implements Backend {
       this.rttMs = performance.now() - this.pingSentAt;
       this.pingSentAt = null;
     });
-    const client = new FoxgloveClient({ ws: ws as never });
-    this.client = client;
     const live = (): boolean => gen === this.generation && !this.closed;
+    // Every frame is checked before the library parses it; a bad one is a counted problem.
+    const client = new FoxgloveClient({ ws: checkedServerSocket(ws, { onBadFrame: (reason) => live() && this.onBadServerFrame(reason) }) });
+    this.client = client;
     client.on('open', () => {
       if (!live()) return;
       this.counts.connects++;
@@ -772,6 +881,11 @@ export class BridgeClientBackend implements Backend {
     this.presentWhenKnown();
   }
 
+  private onBadServerFrame(reason: string): void {
+    this.counts.malformedControl++;
+    this.problem('warn', 'malformed_server_message', `${this.opts.url}: ${reason} (${this.counts.malformedControl} refused so far)`);
+  }
+
   private onServerStatus(s: StatusMessage): void {
     // The server marks control and command refusals (docs/G1_BRIDGE.md, "Status messages").
     if (s.id === 'g1-bridge/control-refused') this.controlRefused = true;
@@ -781,9 +895,9 @@ export class BridgeClientBackend implements Backend {
     if (refused) {
       const p = this.pending.get(Number(refused[1]));
       if (p) {
-        clearTimeout(p.timer);
+        if (p.timer) clearTimeout(p.timer);
         this.pending.delete(Number(refused[1]));
-        p.reject(new Error(s.message));
+        p.reject(new CommandRefusedError(s.message));
       }
     }
     const severity = s.level === StatusLevel.ERROR ? 'error' : s.level === StatusLevel.WARNING ? 'warn' : 'info';
@@ -827,25 +941,58 @@ export class BridgeClientBackend implements Backend {
     if (next === 'lost') {
       this.problem('error', 'link_lost', `nothing from ${this.opts.url} for ${Math.round(age)} ms`);
       const run = this.run;
-      if (run && !run.ended && run.started) {
-        // DESIGN §6: a trip sends stop at once. No ack is awaited (the link is deemed gone); the
-        // stop is written before the socket is closed, so it goes out if the socket still carries.
-        this.sendStopNow('link lost (console side)');
-        this.endRun(run, 'link_lost', `no state from ${this.opts.url} for ${Math.round(age)} ms during the episode`);
+      if (run && !run.ended) {
+        // DESIGN §6: a lost link stops the robot at once — a prepared run too (its start must
+        // never follow). The stop goes out on the socket, which is still open, and is retried
+        // until answered; the safety gate's stop and damp follow on the same socket.
+        void this.sendStop('stop', `link lost (console side): no state for ${Math.round(age)} ms`, 'link_lost');
+        if (run.started) this.endRun(run, 'link_lost', `no state from ${this.opts.url} for ${Math.round(age)} ms during the episode`);
       }
-      // A silent socket is as good as closed: drop it (close flushes the stop first; terminate
-      // if the peer does not answer the close) and reconnect.
-      const ws = this.ws;
-      this.onSocketClosed('silent');
-      if (ws) {
-        try {
-          ws.close(1001, 'no state');
-        } catch {
-          ws.terminate();
-        }
-        setTimeout(() => ws.terminate(), 1000).unref();
-      }
+      // A silent socket is then dropped and the link reconnects — but only once the stop/damp
+      // deliveries on it have settled (or their retries ran out), and not before a short grace
+      // for the trip's own stop and damp to arrive (the gate trips on this presence event).
+      this.scheduleSilentDrop();
     }
+  }
+
+  private scheduleSilentDrop(): void {
+    const ws = this.ws;
+    if (!ws || this.silentDrop) return;
+    const timer = setTimeout(() => this.dropSilentSocketIfDrained(true), SILENT_SOCKET_GRACE_MS);
+    timer.unref();
+    this.silentDrop = { timer, sinceMs: performance.now(), ws };
+  }
+
+  /** Drops the silent socket once its grace passed and no stop/damp is in flight (or the retries' time ran out). */
+  private dropSilentSocketIfDrained(graceOver = false): void {
+    const d = this.silentDrop;
+    if (!d) return;
+    if (d.ws !== this.ws || this._presence !== 'lost') {
+      // Another socket by now, or this one came back to life (state flows again): nothing to drop.
+      clearTimeout(d.timer);
+      this.silentDrop = null;
+      return;
+    }
+    const age = performance.now() - d.sinceMs;
+    const deadline = SILENT_SOCKET_GRACE_MS + SAFETY_RETRY_MS * SAFETY_MAX_ATTEMPTS;
+    if ((!graceOver && age < SILENT_SOCKET_GRACE_MS) || (this.safetyInFlight > 0 && age < deadline)) {
+      if (graceOver || this.safetyInFlight > 0) {
+        clearTimeout(d.timer);
+        d.timer = setTimeout(() => this.dropSilentSocketIfDrained(true), this.safetyInFlight > 0 ? Math.max(1, deadline - age) : Math.max(1, SILENT_SOCKET_GRACE_MS - age));
+        d.timer.unref();
+      }
+      return;
+    }
+    clearTimeout(d.timer);
+    this.silentDrop = null;
+    const ws = d.ws;
+    this.onSocketClosed('silent');
+    try {
+      ws.close(1001, 'no state');
+    } catch {
+      ws.terminate();
+    }
+    setTimeout(() => ws.terminate(), 1000).unref();
   }
 
   private setPresence(p: Presence): void {
@@ -975,10 +1122,10 @@ export class BridgeClientBackend implements Backend {
     if (s.ack && s.ack.seq !== null) {
       const p = this.pending.get(s.ack.seq);
       if (p) {
-        clearTimeout(p.timer);
+        if (p.timer) clearTimeout(p.timer);
         this.pending.delete(s.ack.seq);
         if (s.ack.ok) p.resolve(s.ack.message);
-        else p.reject(new Error(`${s.ack.command ?? p.command} refused by ${this.name} (${s.ack.code}): ${s.ack.message}`));
+        else p.reject(new CommandRefusedError(`${s.ack.command ?? p.command} refused by ${this.name} (${s.ack.code}): ${s.ack.message}`));
       }
     }
     const run = this.run;

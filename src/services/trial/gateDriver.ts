@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { BackendEvent } from '../../domain/backend/backend';
+import type { BackendEvent, StopDelivery } from '../../domain/backend/backend';
 import { SafetyGate } from '../../domain/safety/safetyGate';
 import type { GateEffects, GateEvent, GateTrip, MotionDecision, MotionKind, SafetyGateConfig } from '../../domain/safety/safetyTypes';
 import type { CampaignStore } from '../trace';
@@ -78,25 +78,62 @@ export class GateDriver {
     return d;
   }
 
+  /**
+   * The last check before the granted `kind` is written for episode `runId` (SafetyGate.transmit):
+   * synchronous, so the caller writes the command in the same turn, with nothing awaited between.
+   */
+  transmit(kind: MotionKind, runId: string): MotionDecision {
+    const atMs = this.now();
+    this.lastMs = atMs;
+    const d = this.gate.transmit(kind, runId, atMs);
+    this.apply(d.effects);
+    return d;
+  }
+
   private apply(fx: GateEffects): void {
     for (const a of fx.actions) {
       const trip = fx.trip;
-      if (a.command === 'stop') {
-        const outcome = trip?.outcome;
-        void this.o.link.stop(outcome === 'estop' || outcome === 'intervention' || outcome === 'link_lost' ? outcome : 'aborted_by_operator', a.reason);
-      } else void this.o.link.damp(a.reason);
+      const runId = trip?.runId ?? null;
+      // Both are written at once, in order, without awaiting each other; each is retried by the
+      // link until answered, and what happened to it is traced when it settles.
+      const sent =
+        a.command === 'stop'
+          ? this.o.link.stop(trip?.outcome === 'estop' || trip?.outcome === 'intervention' || trip?.outcome === 'link_lost' ? trip.outcome : 'aborted_by_operator', a.reason)
+          : this.o.link.damp(a.reason);
+      void sent.then((d) => this.recordDelivery(d, runId, trip?.cause ?? null));
     }
-    for (const t of fx.trace) {
-      try {
-        // A refusal comes before its episode is stored (nothing ran): it names the run in its detail.
-        const stored = t.runId !== null && this.o.store.getEpisode(t.runId) !== null;
-        this.o.store.recordEvent({ kind: t.kind, reason: t.reason, runId: stored ? t.runId : null, parentTraceId: stored ? null : this.parentTraceId, detail: { ...t.detail, run_id: t.runId } });
-      } catch (err) {
-        this.o.log?.(`trace: cannot record ${t.kind}: ${(err as Error).message}`);
-      }
-    }
+    for (const t of fx.trace) this.record(t.kind, t.reason, t.runId, t.detail);
     for (const p of fx.problems) this.o.log?.(`safety gate: ${p.severity}: ${p.message}`);
     if (fx.trip) this.o.onTrip?.(fx.trip);
+  }
+
+  /** One trace event: on the episode when it is stored, else on the parent trace naming the run. */
+  private record(kind: 'refusal' | 'human_reset' | 'stop_requested' | 'problem' | 'note', reason: string, runId: string | null, detail: Record<string, unknown>): void {
+    try {
+      // A refusal comes before its episode is stored (nothing ran): it names the run in its detail.
+      const stored = runId !== null && this.o.store.getEpisode(runId) !== null;
+      this.o.store.recordEvent({ kind, reason, runId: stored ? runId : null, parentTraceId: stored ? null : this.parentTraceId, detail: { ...detail, run_id: runId } });
+    } catch (err) {
+      this.o.log?.(`trace: cannot record ${kind}: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * What became of a trip's stop or damp (DESIGN §6, issue 10 item 3): acknowledged → a `note`
+   * with the writes and the ack time (the trip itself is the `stop_requested` event, which the
+   * runner reads as "tripped since the last reset"); refused or unanswered → a `problem`.
+   * Recorded even after close() (a delivery may settle after the session ended).
+   */
+  private recordDelivery(d: StopDelivery, runId: string | null, cause: string | null): void {
+    const after = d.firstSentAtMs === null ? null : Math.round((d.settledAtMs - d.firstSentAtMs) * 10) / 10;
+    const detail = { delivery: { command: d.command, attempts: d.attempts, answer: d.answer, message: d.message, settled_after_ms: after }, cause };
+    if (d.answer === 'ok') {
+      this.record('note', `${d.command} acknowledged by ${this.o.link.backend.name} (${d.attempts} write(s), answered ${after} ms after the first): ${d.message}`, runId, detail);
+    } else {
+      const what = d.answer === 'refused' ? `refused by ${this.o.link.backend.name}` : d.attempts === 0 ? 'not sent' : `sent ${d.attempts}× without an answer`;
+      this.record('problem', `${d.command} of the trip ${what}: ${d.message}`, runId, detail);
+      this.o.log?.(`safety gate: ${d.command} ${what}: ${d.message}`);
+    }
   }
 
   close(): void {

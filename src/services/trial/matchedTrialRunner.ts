@@ -334,6 +334,18 @@ export async function runMatchedPair(req: MatchedPairRequest): Promise<MatchedPa
           const live = new LiveTrial({ clip, profile, runId, hasGlobalRoot: caps.globalRootPosition, streamRateHz: caps.stateRateHz, backend: link.backend, onReading: (r) => progress({ type: 'live', runId, ...r }) });
           recording = { rec, live };
         };
+        // The gate is asked twice: before the recording opens (beforeStart: nothing is opened for a
+        // refused start) and once more, synchronously, right before the start is written
+        // (mayTransmit): the awaits in between — the recording's SQLite row and MCAP file — leave
+        // time for a trip, and a start after a trip must be impossible (issue 10 item 1).
+        let notSent: Refusal[] | null = null;
+        const mayTransmit = (): true | string => {
+          const d = gate.transmit('start', runId);
+          if (d.allowed) return true;
+          notSent = d.reasons;
+          progress({ type: 'refusal', runId, reasons: d.reasons });
+          return d.reasons.map((r) => r.message).join('; ');
+        };
         const beforeStart = async (): Promise<true | string> => {
           const d = gate.requestMotion('start');
           if (!d.allowed) {
@@ -373,7 +385,7 @@ export async function runMatchedPair(req: MatchedPairRequest): Promise<MatchedPa
         const tripsBefore = gateTrips.length;
         let end: EpisodeEnd;
         try {
-          end = await lease.run({ clip, binding, seed: index, beforeStart });
+          end = await lease.run({ clip, binding, seed: index, beforeStart, mayTransmit });
         } catch (err) {
           end = { runId, outcome: 'infrastructure_error', reason: `the robot did not run the clip: ${(err as Error).message}`, frames: 0, simSeconds: 0, wallSeconds: 0 };
         } finally {
@@ -412,6 +424,15 @@ export async function runMatchedPair(req: MatchedPairRequest): Promise<MatchedPa
           result: { state_rate_hz: caps.stateRateHz, refused_frames: live.metrics.reading.refusedFrames + live.problems.length, dropped_by_link: live.linkDrops() },
         });
         progress({ type: 'episode_end', runId, domain: 'real_robot', trialIndex: index, outcome, reason, frames: episode.frameCount, resumed: false });
+        const unsent = notSent as Refusal[] | null;
+        if (unsent) {
+          // The start was granted, then refused at the write: the episode is recorded (its
+          // recording was open) with what ended it, and the session stops for the operator.
+          lastOutcome = outcome;
+          needsReset = true;
+          stopSession(`start not sent: ${unsent.map((r) => r.message).join('; ')}`);
+          break;
+        }
         lastOutcome = outcome;
         needsReset = true;
         if (outcome === 'infrastructure_error') {

@@ -1,5 +1,4 @@
-import type { Backend, BackendEvent, BackendListener } from '../../domain/backend/backend';
-import type { StopOutcome } from '../../domain/bridge/g1BridgeContract';
+import type { Backend, BackendEvent, BackendListener, EpisodeOutcome, StopDelivery } from '../../domain/backend/backend';
 import type { RobotLink } from './trialTypes';
 
 // A RobotLink over a g1-bridge/1 client Backend for processes without the console's
@@ -9,7 +8,7 @@ import type { RobotLink } from './trialTypes';
 
 /** What a g1-bridge/1 client offers beyond Backend for trips (BridgeClientBackend.sendStop). */
 export interface StopCommandSender {
-  sendStop(command: 'stop' | 'damp', reason: string, outcome?: StopOutcome): Promise<void>;
+  sendStop(command: 'stop' | 'damp', reason: string, outcome?: EpisodeOutcome): Promise<StopDelivery>;
 }
 
 export const canSendStop = (b: Backend): b is Backend & StopCommandSender => typeof (b as Partial<StopCommandSender>).sendStop === 'function';
@@ -37,22 +36,28 @@ export function fanOutBackend(backend: Backend): { subscribe(listener: BackendLi
 export function robotLinkFor(backend: Backend, options: { robotUnit?: string; subscribe?: (l: BackendListener) => () => void; log?: (line: string) => void } = {}): RobotLink {
   const log = options.log ?? (() => {});
   const subscribe = options.subscribe ?? fanOutBackend(backend).subscribe;
-  const send = async (command: 'stop' | 'damp', reason: string, outcome?: StopOutcome): Promise<void> => {
+  const send = async (command: 'stop' | 'damp', reason: string, outcome?: EpisodeOutcome): Promise<StopDelivery> => {
     if (!canSendStop(backend)) {
       log(`robot: ${backend.name} cannot send ${command} (not a g1-bridge/1 client)`);
-      return;
+      return { command, reason, attempts: 0, answer: null, message: `${backend.name} has no stop/damp path (not a g1-bridge/1 client)`, firstSentAtMs: null, settledAtMs: performance.now() };
     }
     try {
-      await backend.sendStop(command, reason, outcome);
+      const d = await backend.sendStop(command, reason, outcome);
+      if (d.answer !== 'ok') log(`robot: ${command} not confirmed by ${backend.name}: ${d.message}`);
+      return d;
     } catch (err) {
+      // sendStop never rejects by contract; a sender that does is reported, not thrown.
       log(`robot: ${command} not confirmed by ${backend.name}: ${(err as Error).message}`);
+      return { command, reason, attempts: 0, answer: null, message: (err as Error).message, firstSentAtMs: null, settledAtMs: performance.now() };
     }
   };
   return {
     backend,
     subscribe,
     robotUnit: options.robotUnit ?? backend.id,
-    stop: (outcome, reason) => send('stop', reason, outcome === 'link_lost' ? undefined : outcome),
+    // The outcome travels whole (a link_lost stop latches the run like any other); the client
+    // puts on the wire only what g1-bridge/1 knows.
+    stop: (outcome, reason) => send('stop', reason, outcome),
     damp: (reason) => send('damp', reason),
   };
 }

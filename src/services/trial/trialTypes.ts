@@ -1,4 +1,4 @@
-import type { Backend, BackendListener, EpisodeOutcome } from '../../domain/backend/backend';
+import type { Backend, BackendListener, EpisodeOutcome, StopDelivery } from '../../domain/backend/backend';
 import type { StateFrame } from '../../domain/backend/stateFrame';
 import type { StartResiduals } from '../../domain/calibration/residuals';
 import type { NotStillReason, StillnessStats } from '../../domain/calibration/stillness';
@@ -26,10 +26,13 @@ export interface RobotLink {
   backend: Backend;
   /** Adds a watcher of every event batch; returns the unsubscribe. */
   subscribe(listener: BackendListener): () => void;
-  /** Sends `stop` (with an outcome) then holds; never gated, never throws (failures are logged). */
-  stop(outcome: Extract<EpisodeOutcome, 'aborted_by_operator' | 'estop' | 'intervention' | 'link_lost'>, reason: string): Promise<void>;
-  /** Sends `damp`; never gated, never throws. */
-  damp(reason: string): Promise<void>;
+  /**
+   * Sends `stop` (with an outcome) then holds; never gated, never throws. Resolves with what
+   * happened to it (written how often, answered or not), for the trace.
+   */
+  stop(outcome: Extract<EpisodeOutcome, 'aborted_by_operator' | 'estop' | 'intervention' | 'link_lost'>, reason: string): Promise<StopDelivery>;
+  /** Sends `damp`; never gated, never throws; resolves with its delivery. */
+  damp(reason: string): Promise<StopDelivery>;
   /** Robot unit (serial or inventory name) for calibrations and episodes. */
   readonly robotUnit: string;
 }
