@@ -189,4 +189,58 @@ describe('trial reliability (real processes)', () => {
     expect(later).toEqual([]);
     await w!.close();
   }, 150_000);
+  it('issue 10 item 1, the attack: the event loop held 400 ms while the episode is opened (SQLite write lock) → the interlock trips, and no start ever reaches the robot', async () => {
+    const { dir, pairId } = await qualifiedCampaign();
+    rig = await startRig(dir);
+    const r = rig;
+    const watcher = await PlainClient.connect(r.emu.url);
+    const link = await openRobotLink(r.emu.url, { robotUnit: 'g1-emulated-reliability' });
+    // What a busy SQLite does to beginEpisode (busy_timeout spins the one thread): the loop that
+    // carries the interlock heartbeat and the gate's ticks stands still for 400 ms, between the
+    // gate's grant of the start and the start's write.
+    const beginEpisode = r.store.beginEpisode.bind(r.store);
+    let heldMs = 0;
+    r.store.beginEpisode = (async (...args: Parameters<typeof beginEpisode>) => {
+      const t0 = performance.now();
+      while (performance.now() - t0 < 400) {
+        // the write lock is held elsewhere
+      }
+      heldMs = performance.now() - t0;
+      return beginEpisode(...args);
+    }) as typeof beginEpisode;
+    const events: TrialProgressEvent[] = [];
+    try {
+      const result = await runMatchedPair({
+        store: r.store,
+        link,
+        interlock: r.interlock,
+        sim,
+        profile,
+        pairId,
+        trials: 1,
+        workload,
+        operator: { confirmTrial: async () => true, confirmReset: async () => 'test operator reset the robot' },
+        onProgress: (e) => events.push(e),
+      });
+      await new Promise((res) => setTimeout(res, 500));
+      expect(heldMs).toBeGreaterThanOrEqual(400);
+      const trip = events.find((e): e is Extract<TrialProgressEvent, { type: 'trip' }> => e.type === 'trip');
+      expect(trip?.trip.cause).toMatch(/interlock_lost|estop|interlock_disarmed/);
+      // Nothing ran: the start was refused at the write, after the trip; the robot never tracked.
+      const acks = watcher.of('/g1/wbc_status').map((m) => m.msg?.ack?.command).filter(Boolean);
+      expect(acks).toContain('prepare');
+      expect(acks).not.toContain('start');
+      expect(watcher.of('/g1/wbc_status').some((m) => m.msg?.state === 'tracking')).toBe(false);
+      expect(result.real.every((t) => t.frames === 0)).toBe(true);
+      // The trip latched the run before the write: the episode is on record with the trip's
+      // outcome and no frame (the attack recorded 15 s of motion and exited 0).
+      expect(result.real.map((t) => [t.outcome, t.frames])).toEqual([['link_lost', 0]]);
+      const deliveries = r.store.listEvents({ kind: 'note' }).filter((e) => /^(stop|damp) acknowledged/.test(e.reason ?? ''));
+      expect(deliveries.map((e) => (e.reason ?? '').split(' ')[0]).sort()).toEqual(['damp', 'stop']);
+      console.log(`attack replay: loop held ${heldMs.toFixed(0)} ms after the grant → ${trip?.trip.cause} trip; start not sent; ${deliveries.map((e) => e.reason).join(' | ')}`);
+    } finally {
+      await watcher.close();
+      await link.close();
+    }
+  }, 150_000);
 });

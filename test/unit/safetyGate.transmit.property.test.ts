@@ -69,7 +69,7 @@ function play(g: SafetyGate, steps: Step[], finalDtMs: number): Played {
     p.atMs += s.dtMs;
     const fx = g.handle({ ...s.event, atMs: p.atMs } as GateEvent);
     if (fx.actions.length > 0) p.tripped = true;
-    const e = s.event;
+    const e = { ...s.event, atMs: p.atMs } as GateEvent;
     if (e.type === 'episode_end') p.episodeClosed = true;
     if (e.type === 'lowstate') p.lastLowstateAtMs = p.atMs;
     if (e.type === 'interlock_status') {
