@@ -21,6 +21,7 @@ const REALTIME = [
   'test/integration/robotEmulatorCli.test.ts',
   'test/integration/interlockPty.test.ts',
   'test/integration/interlockCli.test.ts',
+  'test/integration/hostStopLatency.test.ts',
 ];
 
 export default defineConfig({

@@ -5,6 +5,7 @@ import { MAX_MESSAGE_BYTES, type ApiOutcome } from '../src/api/contract';
 import { IPC_EVENT_CHANNEL, IPC_INVOKE_CHANNEL } from '../src/api/ipcChannel';
 import { createConsoleApi, type ConsoleApi } from '../src/services/api/consoleApiHandlers';
 import type { EventClient } from '../src/services/api/eventHub';
+import { installLastResort } from '../src/services/safety/lastResort';
 import { APP_ORIGIN, registerAppScheme, serveRenderer } from './appProtocol';
 
 // Electron main process: one hardened window, the console API behind one IPC channel validated
@@ -35,7 +36,7 @@ function createApi(): ConsoleApi {
         const r = owner ? await dialog.showOpenDialog(owner, options) : await dialog.showOpenDialog(options);
         const file = r.filePaths[0];
         if (r.canceled || !file) return { cancelled: true };
-        return { cancelled: false, clip: api.loadClip(file, fps) };
+        return { cancelled: false, clip: await api.loadClip(file, fps) };
       },
     },
   });
@@ -125,6 +126,9 @@ function createWindow(): BrowserWindow {
 }
 
 app.enableSandbox();
+
+// An error nobody caught stops every robot link before the process dies (DESIGN §6).
+installLastResort();
 
 void app.whenReady().then(() => {
   hardenSessions();

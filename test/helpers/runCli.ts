@@ -23,3 +23,17 @@ export async function motionbench(...args: string[]): Promise<CliResult> {
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
 }
+
+/**
+ * `motionbench` killed (SIGKILL) after `timeoutMs`: for hostile inputs that an old reader would
+ * read forever. A killed run has code null and `killed` set.
+ */
+export async function motionbenchWithin(timeoutMs: number, ...args: string[]): Promise<CliResult & { killed?: boolean }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [MOTIONBENCH_BIN, ...args], { cwd: REPO_ROOT, maxBuffer: 64 << 20, timeout: timeoutMs, killSignal: 'SIGKILL' });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string; killed?: boolean };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr, ...(e.killed && { killed: true }) };
+  }
+}

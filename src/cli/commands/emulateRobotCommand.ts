@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { G1_BRIDGE_CONTRACT, G1_BRIDGE_TOPICS } from '../../domain/bridge/g1BridgeContract';
 import { DEFAULT_ROBOT_EMULATOR_PROFILE, EMULATOR_CONTROL_TOPIC, parseFaultSpec, parseRobotEmulatorProfile, type RobotEmulatorProfile, type ScheduledFault } from '../../domain/robotEmulator';
+import { readBoundedText } from '../../services/files/boundedRead';
 import { DEFAULT_MODEL_FILE } from '../../services/robot/loadRobotProfile';
 import { startRobotEmulator } from '../../services/robotEmulator/robotEmulator';
 import { numberOption, parse, portOption, printJson, UsageError, type CliIo, type Command, untilSignal } from '../cliSupport';
@@ -69,7 +69,7 @@ export function makeEmulateRobotCommand(deps: EmulateRobotDeps = { untilStopped:
         }
       }
       let profile: RobotEmulatorProfile = DEFAULT_ROBOT_EMULATOR_PROFILE;
-      if (values.profile !== undefined) profile = parseRobotEmulatorProfile(readFileSync(values.profile, 'utf8'), values.profile);
+      if (values.profile !== undefined) profile = parseRobotEmulatorProfile(readBoundedText(values.profile, 'json'), values.profile);
       const modelFile = values.model ?? DEFAULT_MODEL_FILE;
 
       io.stderr(`emulate-robot: loading ${modelFile}…\n`);

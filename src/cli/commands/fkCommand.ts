@@ -18,7 +18,7 @@ export const fkCommand: Command = {
       usage,
     );
     if (values.clip === undefined) throw new UsageError(`--clip is required\n${usage}`);
-    const frame = numberOption(values.frame, 'frame', (v) => Number.isInteger(v) && v >= 0, 'a frame index (integer ≥ 0)');
+    const frame = numberOption(values.frame, 'frame', (v) => Number.isSafeInteger(v) && v >= 0, 'a non-negative integer (a frame index)');
     if (frame === undefined) throw new UsageError(`--frame is required\n${usage}`);
     const fps = fpsOption(values.fps);
     const profile = loadRobotProfile(values.model);

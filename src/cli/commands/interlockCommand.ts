@@ -4,20 +4,22 @@ import { startInterlockEmulator, type InterlockEmulator } from '../../services/i
 import { listSerialPorts } from '../../services/interlock/listSerialPorts';
 import { startPtyPair, type PtyPair } from '../../services/interlock/ptyPair';
 import { openInterlock } from '../../services/interlock/serialInterlock';
-import { numberOption, parse, printJson, UsageError, untilSignal, type CliIo, type Command } from '../cliSupport';
+import { checkOutputFiles, numberOption, parse, printJson, UsageError, untilSignal, type CliIo, type Command } from '../cliSupport';
 
 // `motionbench emulate-interlock`, `motionbench interlock monitor`, `motionbench interlock list`:
 // the serial safety interlock from the command line (docs/INTERLOCK.md).
 
 // ---- emulate-interlock ---------------------------------------------------------------------
 
-const emulateUsage = `usage: motionbench emulate-interlock (--pty <device> | --make-pty <link>) [--watchdog-ms N] [--trip-to safe|estop] [--json]
+const emulateUsage = `usage: motionbench emulate-interlock (--pty <device> | --make-pty <link>) [--watchdog-ms N] [--trip-to safe|estop] [--force] [--json]
   Emulates the serial interlock box (${INTERLOCK_PROTOCOL.baudRate} 8N1, docs/INTERLOCK.md) on a serial device: answers
   every "HB <seq>" with "ST <SAFE|ARMED|ESTOP> <seq>", obeys ARM/DISARM, and trips itself when
   heartbeats stop for longer than the watchdog.
   --pty P          open serial device P as the box (e.g. one end of a socat pty pair)
   --make-pty L     start socat and make the pair: L is the console's end (give it to the console),
-                   L.box the emulator's; both vanish when this command stops
+                   L.box the emulator's; both vanish when this command stops. An existing L or
+                   L.box is refused (socat would replace it, then delete it)
+  --force          with --make-pty: replace an existing L / L.box (e.g. links left by a crash)
   --watchdog-ms N  heartbeat watchdog (default ${INTERLOCK_PROTOCOL.silenceLimitMs})
   --trip-to T      where the watchdog trips the box: safe (default) or estop (latched until reset)
   --json           print {device, console_path, pid, watchdog_ms, trip_to} as JSON once ready
@@ -35,8 +37,12 @@ export function makeEmulateInterlockCommand(deps: EmulateInterlockDeps = { until
     summary: 'emulate the serial interlock box on a serial device or a new pty pair',
     usage: emulateUsage,
     async run(argv: string[], io: CliIo) {
-      const { values } = parse(argv, { pty: { type: 'string' }, 'make-pty': { type: 'string' }, 'watchdog-ms': { type: 'string' }, 'trip-to': { type: 'string' }, json: { type: 'boolean' } }, emulateUsage);
+      const { values } = parse(argv, { pty: { type: 'string' }, 'make-pty': { type: 'string' }, 'watchdog-ms': { type: 'string' }, 'trip-to': { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' } }, emulateUsage);
       if ((values.pty === undefined) === (values['make-pty'] === undefined)) throw new UsageError(`give exactly one of --pty and --make-pty\n${emulateUsage}`);
+      if (values['make-pty'] !== undefined) {
+        const link = values['make-pty'];
+        checkOutputFiles([{ option: 'make-pty', file: link }, { option: 'make-pty (its .box end)', file: link === '' ? undefined : `${link}.box` }], [], values.force === true);
+      }
       const watchdogMs = numberOption(values['watchdog-ms'], 'watchdog-ms', (v) => v >= 20 && v <= 10_000, 'a time in [20, 10000] ms') ?? INTERLOCK_PROTOCOL.silenceLimitMs;
       const tripTo = values['trip-to'] ?? 'safe';
       if (tripTo !== 'safe' && tripTo !== 'estop') throw new UsageError(`--trip-to must be safe or estop, got "${tripTo}"`);

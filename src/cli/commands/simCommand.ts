@@ -4,15 +4,16 @@ import { TRAJECTORY_HASH_LAYOUT } from '../../domain/sim/trajectoryHash';
 import { BUILTIN_LABEL } from '../../domain/sim/builtinBinding';
 import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
 import { loadClipFile } from '../../services/motion/loadClipFile';
+import { modelFileReferences } from '../../services/mujoco/mujocoRuntime';
 import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
 import { BindingSpecError, resolveBindingSpec } from '../../services/sim/bindingSpec';
 import { EmbeddedSimulator } from '../../services/sim/embeddedSimulator';
 import { runSimEpisode } from '../../services/sim/runSimEpisode';
 import { describeFailure } from '../../services/sim/simEngine';
-import { fpsOption, numberOption, parse, printJson, UsageError, type CliIo, type Command } from '../cliSupport';
+import { checkOutputFiles, fpsOption, numberOption, parse, printJson, UsageError, type CliIo, type Command } from '../cliSupport';
 
 const usage = `usage: motionbench sim --clip <file> [--binding builtin[:assist=<N/m>]|<binding.json>] [--model <mjcf>]
-                       [--fps N] [--seed N] [--out <episode.mcap>] [--exec-out <exec.json>] [--json]
+                       [--fps N] [--seed N] [--out <episode.mcap>] [--exec-out <exec.json>] [--force] [--json]
   Runs the clip in the embedded MuJoCo simulator (physics at the model timestep, control and
   recording at 50 Hz) from the clip's first frame placed on the floor, and reports the
   mb-metrics/1 readings of the executed motion against the clip (docs/SIMULATOR.md).
@@ -28,6 +29,9 @@ const usage = `usage: motionbench sim --clip <file> [--binding builtin[:assist=<
                                metrics) as an MCAP file Foxglove opens
   --exec-out <exec.json>       write the executed motion as a motionbench-clip/1 JSON (50 fps),
                                e.g. for 'motionbench metrics --ref <clip> --exec <exec.json>'
+  --force                      overwrite an existing --out / --exec-out file (without it an
+                               existing file is refused); an input (the clip, the model, a mesh,
+                               the binding or its ONNX file) is never written over, even with --force
   --json fields: the fields of 'motionbench metrics --json' (contract, K, failed, failure,
     progress_soft, mpjpe_l_mm, joint_pos_rmse, …) + outcome, reason, sim_seconds, wall_seconds,
     real_time_factor, trajectory_sha256, binding {id, version, label, kind}, clip, model, seed.
@@ -86,6 +90,7 @@ export const simCommand: Command = {
         seed: { type: 'string' },
         out: { type: 'string' },
         'exec-out': { type: 'string' },
+        force: { type: 'boolean' },
         json: { type: 'boolean' },
       },
       usage,
@@ -93,12 +98,13 @@ export const simCommand: Command = {
     if (values.clip === undefined) throw new UsageError(`--clip is required\n${usage}`);
     const fps = fpsOption(values.fps);
     const seed = numberOption(values.seed, 'seed', (v) => Number.isSafeInteger(v) && v >= 0, 'an integer ≥ 0') ?? 0;
-    for (const [opt, file] of [
-      ['out', values.out],
-      ['exec-out', values['exec-out']],
-    ] as const) {
-      if (file !== undefined && (file === '' || (fs.existsSync(file) && fs.statSync(file).isDirectory()))) throw new UsageError(`--${opt} must name a file, got "${file}"`);
-    }
+    const force = values.force === true;
+    const outputs = [
+      { option: 'out', file: values.out },
+      { option: 'exec-out', file: values['exec-out'] },
+    ];
+    // Before anything is loaded (cheap usage errors first); again below with every input known.
+    checkOutputFiles(outputs, [{ what: 'the --clip file', file: values.clip }, { what: 'the --model file', file: values.model }], force);
     let binding: WbcBinding;
     try {
       binding = await resolveBindingSpec(values.binding ?? 'builtin');
@@ -110,6 +116,17 @@ export const simCommand: Command = {
     const clip = loadClipFile(values.clip, { ...(fps !== undefined ? { fps } : {}), jointLimitsRad: profile.joints.map((j) => j.rangeRad) });
     for (const w of clip.warnings) if (w.code !== 'joint_limit') io.stderr(`motionbench: ${clip.provenance.file}: ${w.message}\n`);
     if (clip.frameCount < 2) throw new UsageError(`${values.clip}: the clip has ${clip.frameCount} frame; the simulator needs at least 2`);
+    checkOutputFiles(
+      outputs,
+      [
+        { what: 'the --clip file', file: values.clip },
+        { what: values.model !== undefined ? 'the --model file' : 'the model', file: profile.sourceFile },
+        ...modelFileReferences(profile.sourceFile).map((r) => ({ what: `${r.kind === 'include' ? 'a file included by' : `a ${r.kind} of`} the model`, file: r.file })),
+        ...(values.binding !== undefined && fs.existsSync(values.binding) ? [{ what: 'the --binding file', file: values.binding }] : []),
+        ...(binding.kind === 'onnx' ? [{ what: "the binding's ONNX model", file: binding.modelFile }] : []),
+      ],
+      force,
+    );
 
     const sim = new EmbeddedSimulator({ modelFile: profile.sourceFile, workers: 1 });
     try {
@@ -121,11 +138,12 @@ export const simCommand: Command = {
         profile,
         seed,
         out: values.out ?? null,
+        outExclusive: !force,
         keepFrames: false,
         onProgress: progressPrinter(io),
       });
       const { end, metrics } = result;
-      if (values['exec-out']) fs.writeFileSync(values['exec-out'], execClipJson(`${clip.name} (executed)`, result.executed, profile.joints.map((j) => j.name)));
+      if (values['exec-out']) fs.writeFileSync(values['exec-out'], execClipJson(`${clip.name} (executed)`, result.executed, profile.joints.map((j) => j.name)), { flag: force ? 'w' : 'wx' });
       const doc = {
         ...episodeMetricsJson(metrics),
         outcome: end.outcome,

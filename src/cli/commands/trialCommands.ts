@@ -46,8 +46,14 @@ const trialUsage = `usage: motionbench trial --campaign <dir> --robot <ws-url> -
                        session: it never resumes by itself)
   --list               list the campaign's decided pairs with their matched progress
   --json               one document with the pair, the calibration and every episode's outcome
-  Exit status 0 when every trial ran, 1 on bad input, a refusal or a failure, 3 when the session
-  stopped early (a trip, an unconfirmed trial), 2 on bad usage.`;
+  Exit status (docs/TRIALS.md):
+    0  every real trial of the pair ran to its end: completed, or hard_failure (the controller
+       fell: a measured result, recorded with its metrics)
+    1  bad input, a refusal or a failure
+    2  bad usage
+    3  the session stopped early (a trip, an unconfirmed trial): trials remain; run again to resume
+    4  every trial ran, but one was cut short (estop, link_lost, intervention,
+       aborted_by_operator): the trials are recorded, none remain`;
 
 const shared = {
   robot: { type: 'string' },
@@ -182,6 +188,20 @@ function reportProgress(io: CliIo): (e: TrialProgressEvent) => void {
   };
 }
 
+/**
+ * Exit status 0 only when every real trial ran to its end (completed, or hard_failure: the
+ * controller's own result, which the metrics describe); 3 when trials remain; 4 when one was cut
+ * short by a stop (e-stop, link loss, intervention, operator) — its numbers do not describe the
+ * controller, and a script must not read the session as clean.
+ */
+function trialExitCode(r: { stoppedEarly: string | null; remaining: number; real: { trialIndex: number; outcome: string; reason: string }[] }, io: CliIo): number {
+  if (r.stoppedEarly || r.remaining > 0 || r.real.length === 0) return 3;
+  const notCompleted = r.real.filter((t) => t.outcome !== 'completed' && t.outcome !== 'hard_failure');
+  if (notCompleted.length === 0) return 0;
+  io.stderr(`motionbench: not every real trial ran to its end: ${notCompleted.map((t) => `trial ${t.trialIndex + 1} ${t.outcome} (${t.reason})`).join('; ')}\n`);
+  return 4;
+}
+
 export const trialCommand: Command = {
   name: 'trial',
   summary: 'run a matched sim/real pair: calibration, simulation branch, real-robot trials',
@@ -255,7 +275,7 @@ export const trialCommand: Command = {
         for (const t of r.real) io.stdout(`  real${t.trialIndex + 1}  ${t.runId}  ${t.outcome.padEnd(20)} MPJPE-l ${mm(t.metrics)}  joint RMSE ${rad(t.metrics)}\n`);
         if (r.stoppedEarly) io.stdout(`  stopped early: ${r.stoppedEarly} (${r.remaining} trial(s) remain; run the command again to resume)\n`);
       }
-      return r.stoppedEarly ? 3 : 0;
+      return trialExitCode(r, io);
     } finally {
       process.off('SIGINT', onSigint);
       for (const c of cleanups) await Promise.resolve(c()).catch(() => undefined);

@@ -362,7 +362,7 @@ export class EpisodeAccumulator {
       };
     }
     const finite = (v: number, what: string): Reading<number> =>
-      Number.isFinite(v) ? availableReading(v) : none(`${what} is not finite: the frames contain NaN or infinite values`);
+      Number.isFinite(v) ? availableReading(v) : none(`${what} is not finite: the frames contain NaN or infinite values, or values so large that it overflows`);
 
     // Hard failure and progress-soft.
     let failure: EpisodeMetrics['failure'];
@@ -421,7 +421,8 @@ export class EpisodeAccumulator {
     } else {
       jointVelRmseRadS = finite(Math.sqrt(this.velSqSum / (interior * J)), 'joint-velocity RMSE');
       jointAccRmsRadS2 = finite(Math.sqrt(this.accSqSum / (interior * J)), 'joint-acceleration RMS');
-      jointAccP95RadS2 = jointAccRmsRadS2.available ? availableReading(percentileLinearInPlace(this.accAbs, this.accCount, 95)) : jointAccRmsRadS2;
+      // The P95 shares the RMS's values: when those are not finite, so is the P95 (its own reason).
+      jointAccP95RadS2 = jointAccRmsRadS2.available ? finite(percentileLinearInPlace(this.accAbs, this.accCount, 95), 'joint-acceleration P95') : finite(NaN, 'joint-acceleration P95');
     }
     let jointJerkRmsRadS3: Reading<number>;
     let jointJerkP95RadS3: Reading<number>;
@@ -431,7 +432,7 @@ export class EpisodeAccumulator {
       jointJerkP95RadS3 = why;
     } else {
       jointJerkRmsRadS3 = finite(Math.sqrt(this.jerkSqSum / ((K - 3) * J)), 'joint-jerk RMS');
-      jointJerkP95RadS3 = jointJerkRmsRadS3.available ? availableReading(percentileLinearInPlace(this.jerkAbs, this.jerkCount, 95)) : jointJerkRmsRadS3;
+      jointJerkP95RadS3 = jointJerkRmsRadS3.available ? finite(percentileLinearInPlace(this.jerkAbs, this.jerkCount, 95), 'joint-jerk P95') : finite(NaN, 'joint-jerk P95');
     }
     return {
       contract: this.contract.id,

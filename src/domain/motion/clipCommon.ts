@@ -13,6 +13,12 @@ export const MAX_INPUT_BYTES = 256 * 1024 * 1024;
 export const MAX_FRAMES = 2_000_000;
 /** Highest frame rate accepted, Hz. */
 export const MAX_FPS = 1000;
+/** Lowest frame rate accepted, Hz (a clip sampled more slowly than this is not a motion capture). */
+export const MIN_FPS = 1;
+/** Largest root position coordinate accepted, m (|x|, |y|, |z| each; a lab is far smaller). */
+export const MAX_ROOT_POS_M = 1000;
+/** Largest joint angle accepted, rad (|q| ≤ 4π: two turns either way; G1 hinges move < 2π). */
+export const MAX_JOINT_ANGLE_RAD = 4 * Math.PI;
 /** A stored quaternion whose norm differs from 1 by more than this is an error. */
 export const QUAT_NORM_TOLERANCE = 1e-3;
 /** Joint angles beyond a limit by more than this (rad) are reported. */
@@ -65,15 +71,52 @@ export function checkFrameCount(n: number, loc: InputLocation): void {
   if (n < 2) throw new InputError(loc, `clip has ${n} frame${n === 1 ? '' : 's'}; at least 2 are needed`);
 }
 
-/** Throws unless fps is a finite number in (0, MAX_FPS]. `what` names its origin in the message. */
+/** Throws unless fps is a finite number in [MIN_FPS, MAX_FPS]. `what` names its origin in the message. */
 export function checkFps(fps: unknown, loc: InputLocation, what: string): number {
   if (typeof fps !== 'number' || Number.isNaN(fps)) {
     throw new InputError(loc, `${what} is not a number (${String(fps)})`);
   }
   if (!Number.isFinite(fps) || fps <= 0 || fps > MAX_FPS) {
-    throw new InputError(loc, `${what} ${fps} is invalid: it must be > 0 and ≤ ${MAX_FPS}`);
+    throw new InputError(loc, `${what} ${fps} is invalid: it must be > 0 and ≤ ${MAX_FPS} (frame rates in [${MIN_FPS}, ${MAX_FPS}] Hz are accepted)`);
+  }
+  if (fps < MIN_FPS) {
+    throw new InputError(loc, `${what} ${fps} is invalid: it is below ${MIN_FPS} Hz (frame rates in [${MIN_FPS}, ${MAX_FPS}] Hz are accepted)`);
   }
   return fps;
+}
+
+/**
+ * Why a stored value is physically absurd, or null: root (or, in NPZ, body) position coordinates
+ * beyond ±MAX_ROOT_POS_M, joint angles beyond ±MAX_JOINT_ANGLE_RAD. Non-finite values are each codec's
+ * own error (checked first, with its wording).
+ */
+export function boundProblem(kind: 'root_pos' | 'joint_pos', v: number): string | null {
+  if (kind === 'root_pos') {
+    return Math.abs(v) > MAX_ROOT_POS_M ? `position ${formatNumber(v)} m is beyond ±${MAX_ROOT_POS_M} m (MAX_ROOT_POS_M): not a motion in a lab` : null;
+  }
+  return Math.abs(v) > MAX_JOINT_ANGLE_RAD ? `joint angle ${formatNumber(v)} rad is beyond ±4π rad (MAX_JOINT_ANGLE_RAD): not a joint angle` : null;
+}
+
+/**
+ * Refuses UTF-16 text (a byte-order mark FF FE or FE FF, or NUL bytes, which UTF-8 text never
+ * has): decoded as UTF-8 it would be garbage with a misleading error. Located at the first NUL.
+ */
+export function checkNotUtf16(bytes: Uint8Array, file: string): void {
+  const bom = bytes.length >= 2 && ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff));
+  if (bom) {
+    throw new InputError({ file, line: 1, column: 1 }, `the file is UTF-16 encoded (byte-order mark ${bytes[0] === 0xff ? 'FF FE' : 'FE FF'}); save as UTF-8`);
+  }
+  const nul = bytes.indexOf(0);
+  if (nul < 0) return;
+  let line = 1;
+  let lineStart = 0;
+  for (let k = 0; k < nul; k++) {
+    if (bytes[k] === 0x0a) {
+      line++;
+      lineStart = k + 1;
+    }
+  }
+  throw new InputError({ file, line, column: nul - lineStart + 1 }, 'the file contains NUL bytes: it looks UTF-16 encoded (or binary); save as UTF-8');
 }
 
 function fpsEqual(a: number, b: number): boolean {

@@ -7,9 +7,11 @@
 import { InputError, type Warning } from '../problems';
 import { G1_NUM_JOINTS } from '../robot/g1Joints';
 import {
+  boundProblem,
   checkFps,
   checkFrameCount,
   checkInputSize,
+  checkNotUtf16,
   clipNameFromFile,
   finalizeClip,
   quatNormProblem,
@@ -52,6 +54,7 @@ export function decodeLafan1Csv(input: Uint8Array | string, options: DecodeOptio
   const { file } = options;
   const bytes = typeof input === 'string' ? new TextEncoder().encode(input) : input;
   checkInputSize(bytes, file);
+  checkNotUtf16(bytes, file);
   const { fps, fpsSource, warnings } = resolveCsvFps(options);
 
   let text = typeof input === 'string' ? input : new TextDecoder('utf-8').decode(bytes);
@@ -95,6 +98,8 @@ export function decodeLafan1Csv(input: Uint8Array | string, options: DecodeOptio
         const hint = looksLikeHeader ? ' (a header row? LAFAN1-G1 CSV has none)' : '';
         throw new InputError(loc, f.trim() === '' ? 'empty field, expected a number' : `'${truncate(f)}' is not a number${hint}`);
       }
+      const absurd = c < 3 ? boundProblem('root_pos', v) : c >= 7 ? boundProblem('joint_pos', v) : null;
+      if (absurd) throw new InputError({ file, line: lineNo, column: c + 1 }, absurd);
       row[c] = v;
     }
     const qProblem = quatNormProblem(row, 3);

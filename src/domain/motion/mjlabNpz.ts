@@ -6,21 +6,46 @@
 //   body_quat_w  (N, B, 4)    world body orientations, wxyz; body 0 = pelvis (root)
 // Other members (body_lin_vel_w, body_ang_vel_w, ...) are ignored. Arrays must be C-order
 // float32 or float64 of either byte order.
+//
+// Nothing is inflated before it is known to fit: first every member's .npy header is read from the
+// head of its ZIP entry; dtypes and shapes are checked against each other and against what the
+// decoder needs, the byte size the shape states is compared with the size the ZIP entry declares,
+// and the declared sizes of the members read must fit NPZ_INFLATE_BUDGET_BYTES. Only then are the
+// members inflated (each one stopped if it would inflate past its declared size: zipArchive.ts).
 
 import { InputError } from '../problems';
 import { G1_JOINT_NAMES, G1_NUM_JOINTS } from '../robot/g1Joints';
 import {
+  boundProblem,
   checkFrameCount,
   checkInputSize,
   clipNameFromFile,
   finalizeClip,
+  MAX_INPUT_BYTES,
   quatNormProblem,
   resolveStatedFps,
   type DecodeOptions,
 } from './clipCommon';
 import type { MotionClip } from './motionClip';
-import { readNpyFloatArray, readNpyScalar, type NpyFloatArray } from './npyArray';
-import { readZipDirectory, readZipEntry, type ZipEntry } from './zipArchive';
+import {
+  checkNpyDataSize,
+  checkNpyFloatHeader,
+  checkNpyScalarHeader,
+  npyHeaderExtent,
+  parseNpyHeader,
+  readNpyFloatArray,
+  readNpyScalar,
+  type NpyFloatArray,
+  type NpyHeader,
+} from './npyArray';
+import { readZipDirectory, readZipEntry, readZipEntryHead, type ZipEntry } from './zipArchive';
+
+/**
+ * Most bytes the members of one NPZ may inflate to, in all: no more than the largest plain motion
+ * file read (MAX_INPUT_BYTES), so a small compressed file cannot cost more memory than a big CSV.
+ * Real clips are far below (a 60 s G1 Moves clip inflates to about 1 MB).
+ */
+export const NPZ_INFLATE_BUDGET_BYTES = MAX_INPUT_BYTES;
 
 const REQUIRED_KEYS = 'fps, joint_pos, joint_vel, body_pos_w, body_quat_w';
 
@@ -33,19 +58,38 @@ export function listNpzMembers(bytes: Uint8Array, file: string): Map<string, Zip
   return members;
 }
 
+/** A member's .npy header, read from the head of its ZIP entry without inflating the data. */
+export function peekNpyHeader(bytes: Uint8Array, entry: ZipEntry, file: string, key: string): NpyHeader {
+  let head = readZipEntryHead(bytes, entry, file, 12, key);
+  const extent = npyHeaderExtent(head, file, key);
+  if (extent > head.length) head = readZipEntryHead(bytes, entry, file, extent, key);
+  return parseNpyHeader(head, file, key);
+}
+
+/** The fps member, checked from its header (a scalar whose ZIP entry declares a scalar's size) before it is inflated. */
+function readFpsMember(bytes: Uint8Array, entry: ZipEntry, file: string): number {
+  const h = peekNpyHeader(bytes, entry, file, 'fps');
+  const { size } = checkNpyScalarHeader(h, file, 'fps');
+  checkNpyDataSize(h, size, entry.uncompressedSize - h.dataOffset, file, 'fps');
+  return readNpyScalar(readZipEntry(bytes, entry, file, 'fps'), file, 'fps');
+}
+
 /** The fps stored in an NPZ, or undefined when it has no `fps` member. Throws on a bad file. */
 export function readNpzFps(bytes: Uint8Array, file: string): number | undefined {
   const e = listNpzMembers(bytes, file).get('fps');
-  return e ? readNpyScalar(readZipEntry(bytes, e, file, 'fps'), file, 'fps') : undefined;
+  return e ? readFpsMember(bytes, e, file) : undefined;
 }
 
 const shapeText = (s: number[]) => `(${s.join(', ')}${s.length === 1 ? ',' : ''})`;
 
-function checkFinite(a: NpyFloatArray, file: string, key: string, describe: (flat: number) => string, limit = a.data.length): void {
+/** Every value finite and, with `bound`, physically plausible (clipCommon.boundProblem). */
+function checkFinite(a: NpyFloatArray, file: string, key: string, describe: (flat: number) => string, bound?: 'root_pos' | 'joint_pos'): void {
   const d = a.data;
-  for (let i = 0; i < limit; i++) {
+  for (let i = 0; i < d.length; i++) {
     const v = d[i];
     if (v - v !== 0) throw new InputError({ file, key }, `${describe(i)} is ${v} (NaN and Inf are not allowed)`);
+    const absurd = bound ? boundProblem(bound, v) : null;
+    if (absurd) throw new InputError({ file, key }, `${describe(i)}: ${absurd}`);
   }
 }
 
@@ -54,60 +98,94 @@ export function decodeMjlabNpz(bytes: Uint8Array, options: DecodeOptions): Motio
   checkInputSize(bytes, file);
   const members = listNpzMembers(bytes, file);
   if (members.size === 0) throw new InputError({ file }, `NPZ archive has no .npy members (expected ${REQUIRED_KEYS})`);
-  const read = (key: string, required: boolean): NpyFloatArray | undefined => {
-    const e = members.get(key);
-    if (!e) {
+
+  // 1. Headers only: dtype, shape and declared size of every member used, before any inflation.
+  interface Planned {
+    key: string;
+    entry: ZipEntry;
+    header: NpyHeader;
+    shape: number[];
+    itemSize: number;
+  }
+  const plan = (key: string, required: boolean): Planned | undefined => {
+    const entry = members.get(key);
+    if (!entry) {
       if (required) {
         throw new InputError({ file, key }, `key ${key} is missing; an mjlab motion NPZ has ${REQUIRED_KEYS} (found: ${[...members.keys()].join(', ')})`);
       }
       return undefined;
     }
-    return readNpyFloatArray(readZipEntry(bytes, e, file, key), file, key);
+    const header = peekNpyHeader(bytes, entry, file, key);
+    const { itemSize } = checkNpyFloatHeader(header, file, key);
+    return { key, entry, header, shape: header.shape, itemSize };
   };
+  /** The ZIP entry declares exactly the bytes the header's shape needs. */
+  const declared = (p: Planned) => checkNpyDataSize(p.header, p.itemSize, p.entry.uncompressedSize - p.header.dataOffset, file, p.key);
 
   const fpsEntry = members.get('fps');
-  const fileFps = fpsEntry ? readNpyScalar(readZipEntry(bytes, fpsEntry, file, 'fps'), file, 'fps') : undefined;
+  const fileFps = fpsEntry ? readFpsMember(bytes, fpsEntry, file) : undefined;
   const { fps, fpsSource } = resolveStatedFps(fileFps, options, { file, key: 'fps' });
 
   const J = G1_NUM_JOINTS;
-  const jointPos = read('joint_pos', true)!;
-  if (jointPos.shape.length !== 2 || jointPos.shape[1] !== J) {
-    throw new InputError({ file, key: 'joint_pos' }, `shape ${shapeText(jointPos.shape)} is wrong; expected (N, ${J})`);
+  const jp = plan('joint_pos', true)!;
+  if (jp.shape.length !== 2 || jp.shape[1] !== J) {
+    throw new InputError({ file, key: 'joint_pos' }, `shape ${shapeText(jp.shape)} is wrong; expected (N, ${J})`);
   }
-  const N = jointPos.shape[0];
+  const N = jp.shape[0];
   checkFrameCount(N, { file, key: 'joint_pos' });
-  const sameN = (a: NpyFloatArray, key: string) => {
-    if (a.shape[0] !== N) {
-      throw new InputError({ file, key }, `has ${a.shape[0]} frames but joint_pos has ${N}; all arrays must have the same first dimension`);
+  declared(jp);
+  const sameN = (p: Planned) => {
+    if (p.shape[0] !== N) {
+      throw new InputError({ file, key: p.key }, `has ${p.shape[0]} frames but joint_pos has ${N}; all arrays must have the same first dimension`);
     }
   };
-
-  const jointVel = read('joint_vel', false);
-  if (jointVel) {
-    if (jointVel.shape.length !== 2 || jointVel.shape[1] !== J) {
-      throw new InputError({ file, key: 'joint_vel' }, `shape ${shapeText(jointVel.shape)} is wrong; expected (N, ${J})`);
+  const jv = plan('joint_vel', false);
+  if (jv) {
+    if (jv.shape.length !== 2 || jv.shape[1] !== J) {
+      throw new InputError({ file, key: 'joint_vel' }, `shape ${shapeText(jv.shape)} is wrong; expected (N, ${J})`);
     }
-    sameN(jointVel, 'joint_vel');
+    sameN(jv);
+    declared(jv);
   }
-  const bodyPos = read('body_pos_w', true)!;
-  if (bodyPos.shape.length !== 3 || bodyPos.shape[2] !== 3 || bodyPos.shape[1] < 1) {
-    throw new InputError({ file, key: 'body_pos_w' }, `shape ${shapeText(bodyPos.shape)} is wrong; expected (N, B, 3) with B ≥ 1 bodies`);
+  const bp = plan('body_pos_w', true)!;
+  if (bp.shape.length !== 3 || bp.shape[2] !== 3 || bp.shape[1] < 1) {
+    throw new InputError({ file, key: 'body_pos_w' }, `shape ${shapeText(bp.shape)} is wrong; expected (N, B, 3) with B ≥ 1 bodies`);
   }
-  sameN(bodyPos, 'body_pos_w');
-  const B = bodyPos.shape[1];
-  const bodyQuat = read('body_quat_w', true)!;
-  if (bodyQuat.shape.length !== 3 || bodyQuat.shape[2] !== 4 || bodyQuat.shape[1] < 1) {
-    throw new InputError({ file, key: 'body_quat_w' }, `shape ${shapeText(bodyQuat.shape)} is wrong; expected (N, B, 4) with B ≥ 1 bodies`);
+  sameN(bp);
+  declared(bp);
+  const B = bp.shape[1];
+  const bq = plan('body_quat_w', true)!;
+  if (bq.shape.length !== 3 || bq.shape[2] !== 4 || bq.shape[1] < 1) {
+    throw new InputError({ file, key: 'body_quat_w' }, `shape ${shapeText(bq.shape)} is wrong; expected (N, B, 4) with B ≥ 1 bodies`);
   }
-  sameN(bodyQuat, 'body_quat_w');
-  if (bodyQuat.shape[1] !== B) {
-    throw new InputError({ file, key: 'body_quat_w' }, `has ${bodyQuat.shape[1]} bodies but body_pos_w has ${B}`);
+  sameN(bq);
+  if (bq.shape[1] !== B) {
+    throw new InputError({ file, key: 'body_quat_w' }, `has ${bq.shape[1]} bodies but body_pos_w has ${B}`);
   }
+  declared(bq);
+
+  // 2. The budget: what the members read will inflate to, in all (their declared sizes, now
+  //    known to agree with their headers; each inflation stops at its declared size).
+  const used = [jp, jv, bp, bq].filter((p): p is Planned => p !== undefined);
+  const total = used.reduce((a, p) => a + p.entry.uncompressedSize, fpsEntry?.uncompressedSize ?? 0);
+  if (total > NPZ_INFLATE_BUDGET_BYTES) {
+    throw new InputError(
+      { file },
+      `the arrays would inflate to ${(total / 1048576).toFixed(1)} MiB (${used.map((p) => `${p.key} ${shapeText(p.shape)}`).join(', ')}), more than the ${NPZ_INFLATE_BUDGET_BYTES / 1048576} MiB budget for one NPZ`,
+    );
+  }
+
+  // 3. Inflate and convert, one member at a time.
+  const read = (p: Planned): NpyFloatArray => readNpyFloatArray(readZipEntry(bytes, p.entry, file, p.key), file, p.key);
+  const jointPos = read(jp);
+  const jointVel = jv ? read(jv) : undefined;
+  const bodyPos = read(bp);
+  const bodyQuat = read(bq);
 
   const jointAt = (i: number) => `joint_pos[${Math.floor(i / J)}, ${i % J}] (${G1_JOINT_NAMES[i % J]})`;
-  checkFinite(jointPos, file, 'joint_pos', jointAt);
+  checkFinite(jointPos, file, 'joint_pos', jointAt, 'joint_pos');
   if (jointVel) checkFinite(jointVel, file, 'joint_vel', (i) => `joint_vel[${Math.floor(i / J)}, ${i % J}] (${G1_JOINT_NAMES[i % J]})`);
-  checkFinite(bodyPos, file, 'body_pos_w', (i) => `body_pos_w[${Math.floor(i / (3 * B))}, ${Math.floor(i / 3) % B}, ${i % 3}]`);
+  checkFinite(bodyPos, file, 'body_pos_w', (i) => `body_pos_w[${Math.floor(i / (3 * B))}, ${Math.floor(i / 3) % B}, ${i % 3}]`, 'root_pos');
 
   const rootPosM = new Float64Array(N * 3);
   const rootQuatWxyz = new Float64Array(N * 4);

@@ -17,8 +17,10 @@
 import { InputError } from '../problems';
 import { G1_JOINT_NAMES, G1_NUM_JOINTS } from '../robot/g1Joints';
 import {
+  boundProblem,
   checkFrameCount,
   checkInputSize,
+  checkNotUtf16,
   clipNameFromFile,
   finalizeClip,
   quatNormProblem,
@@ -236,7 +238,7 @@ function checkJointOrder(order: unknown, file: string): void {
   }
 }
 
-function readRows(frames: Record<string, unknown>, name: string, width: number, file: string, expectN: number | undefined): Float64Array {
+function readRows(frames: Record<string, unknown>, name: string, width: number, file: string, expectN: number | undefined, bound?: 'root_pos' | 'joint_pos'): Float64Array {
   const key = `frames.${name}`;
   const rows = frames[name];
   if (!Array.isArray(rows)) throw new InputError({ file, key }, `must be an array of frames ([${width} numbers] each), found ${rows === undefined ? 'nothing' : typeName(rows)}`);
@@ -254,6 +256,8 @@ function readRows(frames: Record<string, unknown>, name: string, width: number, 
       if (typeof v !== 'number' || !Number.isFinite(v)) {
         throw new InputError({ file, key: `${key}[${k}][${c}]` }, `must be a finite number, found ${typeName(v)}`);
       }
+      const absurd = bound ? boundProblem(bound, v) : null;
+      if (absurd) throw new InputError({ file, key: `${key}[${k}][${c}]` }, absurd);
       out[k * width + c] = v;
     }
   }
@@ -265,6 +269,7 @@ export function decodeMotionbenchJson(input: Uint8Array | string, options: Decod
   const { file } = options;
   const bytes = typeof input === 'string' ? new TextEncoder().encode(input) : input;
   checkInputSize(bytes, file);
+  checkNotUtf16(bytes, file);
   let text = typeof input === 'string' ? input : new TextDecoder('utf-8').decode(bytes);
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const doc = parseJsonText(text, file);
@@ -293,11 +298,11 @@ export function decodeMotionbenchJson(input: Uint8Array | string, options: Decod
   checkJointOrder(doc.joint_order, file);
   const frames = doc.frames;
   if (!isObject(frames)) throw new InputError({ file, key: 'frames' }, `must be an object with root_pos_m, root_quat_wxyz and joint_pos_rad, found ${frames === undefined ? 'nothing' : typeName(frames)}`);
-  const rootPosM = readRows(frames, 'root_pos_m', 3, file, undefined);
+  const rootPosM = readRows(frames, 'root_pos_m', 3, file, undefined, 'root_pos');
   const N = rootPosM.length / 3;
   checkFrameCount(N, { file, key: 'frames.root_pos_m' });
   const rootQuatWxyz = readRows(frames, 'root_quat_wxyz', 4, file, N);
-  const jointPosRad = readRows(frames, 'joint_pos_rad', G1_NUM_JOINTS, file, N);
+  const jointPosRad = readRows(frames, 'joint_pos_rad', G1_NUM_JOINTS, file, N, 'joint_pos');
   for (let k = 0; k < N; k++) {
     const problem = quatNormProblem(rootQuatWxyz, k * 4);
     if (problem) throw new InputError({ file, key: `frames.root_quat_wxyz[${k}]` }, problem);

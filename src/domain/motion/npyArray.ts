@@ -88,13 +88,14 @@ function parsePyLiteral(src: string, fail: (msg: string) => never): PyValue {
   return v;
 }
 
-export function parseNpyHeader(bytes: Uint8Array, file: string, key: string): NpyHeader {
-  const bad = (msg: string): never => {
-    throw new InputError({ file, key }, msg);
-  };
+/** The .npy magic string. */
+const NPY_MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
+/** Longest .npy header dict accepted, bytes. */
+export const MAX_NPY_HEADER_BYTES = 1 << 20;
+
+function npyPreamble(bytes: Uint8Array, bad: (msg: string) => never): { major: number; minor: number; start: number; headerLen: number } {
   if (bytes.length < 10) bad(`not a readable .npy array: only ${bytes.length} bytes (truncated?)`);
-  const magic = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
-  for (let i = 0; i < 6; i++) if (bytes[i] !== magic[i]) bad('not a .npy array: bad magic (expected "\\x93NUMPY")');
+  for (let i = 0; i < 6; i++) if (bytes[i] !== NPY_MAGIC[i]) bad('not a .npy array: bad magic (expected "\\x93NUMPY")');
   const major = bytes[6];
   const minor = bytes[7];
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -110,7 +111,26 @@ export function parseNpyHeader(bytes: Uint8Array, file: string, key: string): Np
   } else {
     return bad(`unsupported .npy format version ${major}.${minor} (1.0, 2.0 and 3.0 are read)`);
   }
-  if (headerLen > 1 << 20) bad(`bad .npy header: header length ${headerLen} is implausible`);
+  if (headerLen > MAX_NPY_HEADER_BYTES) bad(`bad .npy header: header length ${headerLen} is implausible`);
+  return { major, minor, start, headerLen };
+}
+
+/**
+ * How many leading bytes of a member hold its whole .npy header, from its first 12 bytes (or all
+ * of a shorter member): read that many, then parseNpyHeader, without touching the data.
+ */
+export function npyHeaderExtent(head: Uint8Array, file: string, key: string): number {
+  const { start, headerLen } = npyPreamble(head.length >= 12 ? head.subarray(0, 12) : head, (msg): never => {
+    throw new InputError({ file, key }, msg);
+  });
+  return start + headerLen;
+}
+
+export function parseNpyHeader(bytes: Uint8Array, file: string, key: string): NpyHeader {
+  const bad = (msg: string): never => {
+    throw new InputError({ file, key }, msg);
+  };
+  const { major, minor, start, headerLen } = npyPreamble(bytes, bad);
   if (start + headerLen > bytes.length) bad(`.npy header (${headerLen} bytes) runs past the end of the member (truncated?)`);
   const headerBytes = bytes.subarray(start, start + headerLen);
   const text = major === 3 ? new TextDecoder('utf-8').decode(headerBytes) : new TextDecoder('latin1').decode(headerBytes);
@@ -133,25 +153,41 @@ export function parseNpyHeader(bytes: Uint8Array, file: string, key: string): Np
   };
 }
 
+const shapeText = (shape: number[]) => `(${shape.join(', ')})`;
+
+/** Element count of a shape (may exceed 2^53 for hostile headers: then only "too many" matters). */
+export const npyElementCount = (shape: number[]): number => shape.reduce((a, d) => a * d, 1);
+
+/**
+ * Checks a header describes a C-order float32/float64 array (either byte order) and returns its
+ * item size and byte order. Errors as readNpyFloatArray reports them.
+ */
+export function checkNpyFloatHeader(h: NpyHeader, file: string, key: string): { itemSize: 4 | 8; littleEndian: boolean } {
+  const m = /^([<>=|])f([48])$/.exec(h.descr);
+  if (!m || m[1] === '|') {
+    throw new InputError({ file, key }, `dtype '${h.descr}' is not supported (expected float32 or float64: <f4, <f8, >f4 or >f8)`);
+  }
+  if (h.fortranOrder) throw new InputError({ file, key }, 'fortran_order is True; only C-order arrays are supported (save with np.ascontiguousarray)');
+  return { itemSize: Number(m[2]) as 4 | 8, littleEndian: m[1] !== '>' }; // '=' is the writer's native order: little-endian on every platform numpy ships for
+}
+
+/**
+ * Checks that `dataBytes` (the bytes after the header: from the ZIP entry's declared size, or the
+ * member itself) is exactly what the header's shape and item size need.
+ */
+export function checkNpyDataSize(h: NpyHeader, itemSize: number, dataBytes: number, file: string, key: string): void {
+  const need = npyElementCount(h.shape) * itemSize;
+  if (dataBytes < need) throw new InputError({ file, key }, `array data is truncated: shape ${shapeText(h.shape)} needs ${need} bytes, the member has ${dataBytes}`);
+  if (dataBytes > need) throw new InputError({ file, key }, `array data has ${dataBytes - need} unexpected trailing bytes for shape ${shapeText(h.shape)}`);
+}
+
 /** Reads a float32/float64 .npy array (either byte order) into a Float64Array, C order. */
 export function readNpyFloatArray(bytes: Uint8Array, file: string, key: string): NpyFloatArray {
   const h = parseNpyHeader(bytes, file, key);
-  const bad = (msg: string): never => {
-    throw new InputError({ file, key }, msg);
-  };
-  const m = /^([<>=|])f([48])$/.exec(h.descr);
-  if (!m || m[1] === '|') {
-    bad(`dtype '${h.descr}' is not supported (expected float32 or float64: <f4, <f8, >f4 or >f8)`);
-  }
-  if (h.fortranOrder) bad('fortran_order is True; only C-order arrays are supported (save with np.ascontiguousarray)');
-  const itemSize = Number(m![2]);
-  const littleEndian = m![1] !== '>'; // '=' is the writer's native order: little-endian on every platform numpy ships for
-  let count = 1;
-  for (const d of h.shape) count *= d;
+  const { itemSize, littleEndian } = checkNpyFloatHeader(h, file, key);
+  const count = npyElementCount(h.shape);
+  checkNpyDataSize(h, itemSize, bytes.length - h.dataOffset, file, key);
   const need = count * itemSize;
-  const have = bytes.length - h.dataOffset;
-  if (have < need) bad(`array data is truncated: shape (${h.shape.join(', ')}) needs ${need} bytes, the member has ${have}`);
-  if (have > need) bad(`array data has ${have - need} unexpected trailing bytes for shape (${h.shape.join(', ')})`);
   const dv = new DataView(bytes.buffer, bytes.byteOffset + h.dataOffset, need);
   const out = new Float64Array(count);
   if (itemSize === 4) for (let i = 0; i < count; i++) out[i] = dv.getFloat32(i * 4, littleEndian);
@@ -160,11 +196,10 @@ export function readNpyFloatArray(bytes: Uint8Array, file: string, key: string):
 }
 
 /**
- * Reads a scalar stored as shape () or (1,), of a float or integer dtype (BeyondMimic's
- * exporter saves `fps=[50]`, an int64 array; G1 Moves saves float64).
+ * Checks a header describes a scalar of a float or integer dtype, shape () or (1,); returns its
+ * item size, kind and byte order. Errors as readNpyScalar reports them.
  */
-export function readNpyScalar(bytes: Uint8Array, file: string, key: string): number {
-  const h = parseNpyHeader(bytes, file, key);
+export function checkNpyScalarHeader(h: NpyHeader, file: string, key: string): { size: 1 | 2 | 4 | 8; kind: 'f' | 'i' | 'u'; littleEndian: boolean } {
   const bad = (msg: string): never => {
     throw new InputError({ file, key }, msg);
   };
@@ -175,11 +210,18 @@ export function readNpyScalar(bytes: Uint8Array, file: string, key: string): num
   if (!(h.shape.length === 0 || (h.shape.length === 1 && h.shape[0] === 1))) {
     bad(`shape (${h.shape.join(', ')}${h.shape.length === 1 ? ',' : ''}) is not a scalar; expected () or (1,)`);
   }
-  const size = Number(m![3]);
-  if (bytes.length - h.dataOffset < size) bad('array data is truncated');
-  const le = m![1] !== '>';
+  return { size: Number(m![3]) as 1 | 2 | 4 | 8, kind: m![2] as 'f' | 'i' | 'u', littleEndian: m![1] !== '>' };
+}
+
+/**
+ * Reads a scalar stored as shape () or (1,), of a float or integer dtype (BeyondMimic's
+ * exporter saves `fps=[50]`, an int64 array; G1 Moves saves float64).
+ */
+export function readNpyScalar(bytes: Uint8Array, file: string, key: string): number {
+  const h = parseNpyHeader(bytes, file, key);
+  const { size, kind, littleEndian: le } = checkNpyScalarHeader(h, file, key);
+  if (bytes.length - h.dataOffset < size) throw new InputError({ file, key }, 'array data is truncated');
   const dv = new DataView(bytes.buffer, bytes.byteOffset + h.dataOffset, size);
-  const kind = m![2];
   if (kind === 'f') return size === 4 ? dv.getFloat32(0, le) : dv.getFloat64(0, le);
   if (kind === 'i') {
     return size === 1 ? dv.getInt8(0) : size === 2 ? dv.getInt16(0, le) : size === 4 ? dv.getInt32(0, le) : Number(dv.getBigInt64(0, le));

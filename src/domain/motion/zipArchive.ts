@@ -1,8 +1,12 @@
 // Minimal ZIP reader for NPZ files (numpy.savez / savez_compressed): the central directory
 // (with ZIP64 extensions, which numpy writes), STORED and DEFLATE members, CRC-32 checked.
 // Encrypted, multi-disk and other compression methods are rejected with a clear error.
+// DEFLATE members are inflated as a stream in small input slices, into a buffer of the size the
+// central directory declares: a member that would inflate past its declared size is refused as
+// soon as it does (a ZIP bomb costs neither memory nor time beyond what it declares), and the
+// head of a member (an .npy header) can be read without inflating the rest.
 
-import { inflateSync } from 'fflate';
+import { Inflate } from 'fflate';
 import { InputError } from '../problems';
 import { MAX_INPUT_BYTES } from './clipCommon';
 
@@ -140,11 +144,13 @@ export function crc32(data: Uint8Array): number {
   return (c ^ 0xffffffff) >>> 0;
 }
 
-/**
- * The uncompressed bytes of one member (a view into `bytes` for STORED members). Errors name
- * `key` (default: the member name).
- */
-export function readZipEntry(bytes: Uint8Array, entry: ZipEntry, file: string, key: string = entry.name): Uint8Array {
+/** Compressed input per Inflate.push: bounds one push's output (DEFLATE inflates at most ~1032:1). */
+const INFLATE_SLICE_BYTES = 16 * 1024;
+/** The same when only a member's head is read: at most ~260 kB inflated per push. */
+const HEAD_SLICE_BYTES = 256;
+
+/** The member's stored (compressed) bytes, after checking it is one we can read. */
+function memberData(bytes: Uint8Array, entry: ZipEntry, file: string, key: string): Uint8Array {
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (entry.flags & 1) throw new InputError({ file, key }, 'encrypted ZIP members are not supported');
   if (entry.method !== 0 && entry.method !== 8) {
@@ -162,23 +168,68 @@ export function readZipEntry(bytes: Uint8Array, entry: ZipEntry, file: string, k
   if (end > bytes.length) {
     throw new InputError({ file, key }, `member data runs past the end of the file (${end} > ${bytes.length} bytes; truncated file?)`);
   }
-  const raw = bytes.subarray(start, end);
-  let data: Uint8Array;
-  if (entry.method === 0) {
-    if (entry.compressedSize !== entry.uncompressedSize) {
-      throw new InputError({ file, key }, 'stored member has different compressed and uncompressed sizes');
-    }
-    data = raw;
-  } else {
-    try {
-      data = inflateSync(raw, { out: new Uint8Array(entry.uncompressedSize) });
-    } catch (err) {
-      throw new InputError({ file, key }, `DEFLATE data is corrupt (${(err as Error).message})`);
-    }
-    if (data.length !== entry.uncompressedSize) {
-      throw new InputError({ file, key }, `inflated to ${data.length} bytes, expected ${entry.uncompressedSize}`);
-    }
+  if (entry.method === 0 && entry.compressedSize !== entry.uncompressedSize) {
+    throw new InputError({ file, key }, 'stored member has different compressed and uncompressed sizes');
   }
+  return bytes.subarray(start, end);
+}
+
+/**
+ * Inflates `raw` into at most `want` bytes. With `want` = the declared size, the whole member:
+ * more output than declared is refused on the spot. With a smaller `want`, only the head: stops
+ * once `want` bytes are out.
+ */
+function inflateBounded(raw: Uint8Array, declared: number, want: number, file: string, key: string): Uint8Array {
+  const whole = want >= declared;
+  const out = new Uint8Array(Math.min(want, declared));
+  let n = 0;
+  let overflow = false;
+  const inflater = new Inflate((chunk) => {
+    const room = out.length - n;
+    if (chunk.length > room) {
+      if (whole) overflow = true;
+      out.set(chunk.subarray(0, room), n);
+      n = out.length;
+    } else {
+      out.set(chunk, n);
+      n += chunk.length;
+    }
+  });
+  try {
+    const slice = whole ? INFLATE_SLICE_BYTES : HEAD_SLICE_BYTES;
+    for (let p = 0; p < raw.length; p += slice) {
+      const end = Math.min(p + slice, raw.length);
+      inflater.push(raw.subarray(p, end), end === raw.length);
+      if (overflow) throw new InputError({ file, key }, `inflates to more than the ${declared} bytes its ZIP entry declares (damaged or hostile file)`);
+      if (!whole && n >= want) return out;
+    }
+  } catch (err) {
+    if (err instanceof InputError) throw err;
+    throw new InputError({ file, key }, `DEFLATE data is corrupt (${(err as Error).message})`);
+  }
+  if (whole && n !== declared) throw new InputError({ file, key }, `inflated to ${n} bytes, expected ${declared}`);
+  return out.subarray(0, n);
+}
+
+/**
+ * The first `n` uncompressed bytes of a member (fewer if it is shorter), inflating no more of it
+ * than that: for reading an .npy header before deciding whether to inflate the data. Not CRC-checked.
+ */
+export function readZipEntryHead(bytes: Uint8Array, entry: ZipEntry, file: string, n: number, key: string = entry.name): Uint8Array {
+  const raw = memberData(bytes, entry, file, key);
+  const want = Math.min(n, entry.uncompressedSize);
+  if (entry.method === 0) return raw.subarray(0, want);
+  if (want === 0) return new Uint8Array(0);
+  return inflateBounded(raw, entry.uncompressedSize, want, file, key);
+}
+
+/**
+ * The uncompressed bytes of one member (a view into `bytes` for STORED members). Errors name
+ * `key` (default: the member name).
+ */
+export function readZipEntry(bytes: Uint8Array, entry: ZipEntry, file: string, key: string = entry.name): Uint8Array {
+  const raw = memberData(bytes, entry, file, key);
+  const data = entry.method === 0 ? raw : inflateBounded(raw, entry.uncompressedSize, entry.uncompressedSize, file, key);
   const crc = crc32(data);
   if (crc !== entry.crc32) {
     throw new InputError({ file, key }, `CRC-32 mismatch (stored ${hex32(entry.crc32)}, computed ${hex32(crc)}): the file is damaged`);

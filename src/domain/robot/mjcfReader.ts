@@ -1,7 +1,7 @@
 import { InputError, type InputLocation } from '../problems';
 import { QUAT_IDENTITY, quatFromAxisAngle, quatFromMat3, quatMul, quatNormalize, quatRotate } from '../math/quat';
 import type { QuatWxyz, Vec3M } from '../units';
-import { parseXml, type XmlElement } from '../xml/parseXml';
+import { MAX_XML_DEPTH, parseXml, type XmlElement } from '../xml/parseXml';
 import { G1_END_EFFECTORS, G1_JOINT_NAMES } from './g1Joints';
 import type { ActuatorSpec, BodyJoint, BodySpec, GeomSpec, GeomType, JointSpec, RobotPose, RobotProfile } from './robotProfile';
 
@@ -48,7 +48,8 @@ export function readMjcf(options: MjcfReadOptions): RobotProfile {
   const jointOrder = options.jointOrder ?? G1_JOINT_NAMES;
   const endEffectors = options.endEffectors ?? G1_END_EFFECTORS;
   const rootDir = dirname(options.file);
-  const root = loadWithIncludes(options.file, options.readText, rootDir, new Set());
+  const root = loadWithIncludes(options.file, options.readText, rootDir, { includes: 0, chars: 0 }, [], null);
+  checkModelSize(root);
   if (root.name !== 'mujoco') throw new InputError(where(root), `the root element is <${root.name}>; an MJCF model starts with <mujoco>`);
 
   const compiler: Compiler = { degrees: true, eulerseq: 'xyz', meshdir: '', autolimits: true };
@@ -448,24 +449,130 @@ export function readMjcf(options: MjcfReadOptions): RobotProfile {
   };
 }
 
-function loadWithIncludes(file: string, readText: (p: string) => string, rootDir: string, stack: Set<string>): XmlElement {
-  if (stack.has(file)) throw new InputError({ file }, `include cycle: ${[...stack, file].join(' -> ')}`);
+/** A file an MJCF model's assets name (what MuJoCo opens when it compiles the model). */
+export interface MjcfFileReference {
+  kind: 'include' | 'mesh' | 'texture' | 'hfield' | 'skin';
+  /** The path as the reader joins it: the model's folder, the compiler's meshdir/texturedir/assetdir, the attribute. */
+  file: string;
+  /** The <include> or asset element naming it (its file may be an included file), with the attribute as key. */
+  declaredAt: InputLocation;
+}
+
+/**
+ * Every file the model reads besides itself: the included files (each once, in document order),
+ * then every file named by the model's <asset>s (mesh, hfield and skin files under meshdir,
+ * texture files under texturedir; assetdir for both when they are not set), includes expanded
+ * under the same limits as readMjcf. Pure: the caller checks the files (see services/mujoco).
+ */
+export function readMjcfFileReferences(options: Pick<MjcfReadOptions, 'file' | 'readText'>): MjcfFileReference[] {
+  const rootDir = dirname(options.file);
+  const out: MjcfFileReference[] = [];
+  const seenIncludes = new Set<string>();
+  const onInclude = (file: string, via: XmlElement): void => {
+    const key = normalizePath(file);
+    if (seenIncludes.has(key)) return;
+    seenIncludes.add(key);
+    out.push({ kind: 'include', file, declaredAt: where(via, 'file') });
+  };
+  const root = loadWithIncludes(options.file, options.readText, rootDir, { includes: 0, chars: 0, onInclude }, [], null);
+  checkModelSize(root);
+  let assetdir: string | undefined;
+  let meshdir: string | undefined;
+  let texturedir: string | undefined;
+  for (const c of root.children.filter((e) => e.name === 'compiler')) {
+    assetdir = c.attrs.assetdir ?? assetdir;
+    meshdir = c.attrs.meshdir ?? meshdir;
+    texturedir = c.attrs.texturedir ?? texturedir;
+  }
+  const dirFor = (kind: MjcfFileReference['kind']): string => (kind === 'texture' ? (texturedir ?? assetdir) : (meshdir ?? assetdir)) ?? '';
+  for (const asset of root.children.filter((e) => e.name === 'asset')) {
+    for (const a of asset.children) {
+      if (a.name !== 'mesh' && a.name !== 'texture' && a.name !== 'hfield' && a.name !== 'skin') continue;
+      const kind = a.name;
+      // A cube texture may name one file per face (fileright, fileleft, …).
+      for (const [attr, value] of Object.entries(a.attrs)) {
+        if (!(attr === 'file' || (kind === 'texture' && attr.startsWith('file'))) || value.trim() === '') continue;
+        const dir = dirFor(kind);
+        out.push({ kind, file: joinPath(rootDir, joinPath(dir === '' ? '.' : dir, value)), declaredAt: where(a, attr) });
+      }
+    }
+  }
+  return out;
+}
+
+/** Most <include> expansions in one model, counting each time a file is included again. */
+export const MAX_MJCF_INCLUDES = 256;
+/** Longest chain of includes (the model file including a file including a file …). */
+export const MAX_MJCF_INCLUDE_DEPTH = 16;
+/** Most characters read for one model, over the model file and every include expansion (64 Mi). */
+export const MAX_MJCF_TEXT_CHARS = 64 * 1024 * 1024;
+/** Most elements in one model once its includes are expanded. */
+export const MAX_MJCF_ELEMENTS = 500_000;
+/** Deepest element nesting of the model once its includes are expanded (the reader walks it recursively). */
+export const MAX_MJCF_DEPTH = MAX_XML_DEPTH;
+
+/** `a/./b/../c` → `a/c` (for recognising the same file in include chains; no file system here). */
+function normalizePath(p: string): string {
+  const abs = p.startsWith('/');
+  const out: string[] = [];
+  for (const seg of p.split('/')) {
+    if (seg === '' || seg === '.') continue;
+    if (seg === '..' && out.length > 0 && out[out.length - 1] !== '..') out.pop();
+    else if (seg !== '..' || !abs) out.push(seg);
+  }
+  return (abs ? '/' : '') + (out.join('/') || (abs ? '' : '.'));
+}
+
+interface IncludeBudget {
+  includes: number;
+  chars: number;
+  /** Told of every include expansion once its file has been read. */
+  onInclude?: (file: string, via: XmlElement) => void;
+}
+
+/** One link of an include chain: the file, and the <include> that brought it in (null for the model file). */
+interface IncludeLink {
+  file: string;
+  key: string;
+  via: XmlElement | null;
+}
+
+const chainText = (chain: readonly IncludeLink[], last: string): string => [...chain.map((c) => c.file), last].join(' -> ');
+
+function loadWithIncludes(file: string, readText: (p: string) => string, rootDir: string, budget: IncludeBudget, chain: readonly IncludeLink[], via: XmlElement | null): XmlElement {
+  const key = normalizePath(file);
+  if (via) {
+    const at = where(via, 'file');
+    if (chain.some((c) => c.key === key)) throw new InputError(at, `include cycle: ${chainText(chain, file)}`);
+    if (chain.length > MAX_MJCF_INCLUDE_DEPTH) {
+      throw new InputError(at, `includes are nested more than ${MAX_MJCF_INCLUDE_DEPTH} deep: ${chainText(chain, file)}`);
+    }
+    if (++budget.includes > MAX_MJCF_INCLUDES) {
+      throw new InputError(at, `the model expands more than ${MAX_MJCF_INCLUDES} <include>s (each inclusion of a file counts, so files that include each other several times multiply): ${chainText(chain, file)}`);
+    }
+  }
   let text: string;
   try {
     text = readText(file);
   } catch (err) {
-    throw new InputError({ file }, `cannot read the file (${err instanceof Error ? err.message : String(err)})`);
+    const from = via ? ` (included from ${via.file}:${via.line}:${via.column})` : '';
+    throw new InputError({ file }, `cannot read the file (${err instanceof Error ? err.message : String(err)})${from}`);
+  }
+  if (via) budget.onInclude?.(file, via);
+  budget.chars += text.length;
+  if (budget.chars > MAX_MJCF_TEXT_CHARS) {
+    throw new InputError(via ? where(via, 'file') : { file }, `the model and its includes are more than ${MAX_MJCF_TEXT_CHARS / 1048576} Mi characters of XML (the limit for one model)`);
   }
   const root = parseXml(text, file);
-  const next = new Set(stack).add(file);
+  const next = [...chain, { file, key, via }];
   const expand = (el: XmlElement): void => {
     const out: XmlElement[] = [];
     for (const child of el.children) {
       if (child.name === 'include') {
         if (child.attrs.file === undefined) throw new InputError(where(child, 'file'), '<include> needs a file attribute');
         // MuJoCo resolves include paths against the directory of the top-level model file.
-        const inc = loadWithIncludes(joinPath(rootDir, child.attrs.file), readText, rootDir, next);
-        out.push(...(inc.name === 'mujoco' ? inc.children : [inc]));
+        const inc = loadWithIncludes(joinPath(rootDir, child.attrs.file), readText, rootDir, budget, next, child);
+        for (const c of inc.name === 'mujoco' ? inc.children : [inc]) out.push(c);
       } else {
         expand(child);
         out.push(child);
@@ -475,6 +582,18 @@ function loadWithIncludes(file: string, readText: (p: string) => string, rootDir
   };
   expand(root);
   return root;
+}
+
+/** Refuses an expanded model deeper than MAX_MJCF_DEPTH or larger than MAX_MJCF_ELEMENTS (iteratively: no recursion here). */
+function checkModelSize(root: XmlElement): void {
+  const stack: [XmlElement, number][] = [[root, 1]];
+  let count = 0;
+  while (stack.length > 0) {
+    const [el, depth] = stack.pop()!;
+    if (depth > MAX_MJCF_DEPTH) throw new InputError(where(el), `<${el.name}> is nested ${depth} elements deep once the includes are expanded, deeper than the limit of ${MAX_MJCF_DEPTH}`);
+    if (++count > MAX_MJCF_ELEMENTS) throw new InputError(where(el), `the model has more than ${MAX_MJCF_ELEMENTS} elements once the includes are expanded (the limit for one model)`);
+    for (let k = el.children.length - 1; k >= 0; k--) stack.push([el.children[k], depth + 1]);
+  }
 }
 
 function num(el: XmlElement, key: string, s: string): number {

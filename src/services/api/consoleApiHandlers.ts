@@ -1,12 +1,10 @@
-import { Buffer } from 'node:buffer';
 import path from 'node:path';
 import type { ApiError, ApiMethod, ApiOutcome, ApiParams, ApiResult, ClipDto, Transport } from '../../api/contract';
 import { parseRequest } from '../../api/contract';
 import { clipToDto } from '../../api/clipDto';
-import { decodeMotionFile } from '../../domain/motion/decodeMotionFile';
 import { InputError } from '../../domain/problems';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
-import { loadClipFile } from '../motion/loadClipFile';
+import { OffThreadFiles, type ClipTaskOptions, type DecodedClip } from '../files/offThread';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../robot/loadRobotProfile';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { ApiFailure } from './apiFailure';
@@ -16,6 +14,7 @@ import { ConnectionRegistry, type BackendFactories } from './connectionRegistry'
 import { EventHub, type EventClient, type EventSink } from './eventHub';
 import { GapReview } from './gapReview';
 import { readProfileMesh } from './meshFiles';
+import { plainResult, SerializedResult } from './serializedResult';
 import { QualificationJobs } from './qualificationJobs';
 import { InterlockSessions } from './interlockSessions';
 import { SimRunManager } from './simRuns';
@@ -30,7 +29,9 @@ export interface CallContext {
   client?: EventClient;
 }
 
-export type Handler<M extends ApiMethod> = (params: ApiParams<M>, ctx: CallContext) => Promise<ApiResult<M>> | ApiResult<M>;
+/** What a handler returns: the result, or the result already serialized off the event loop. */
+export type HandlerValue<M extends ApiMethod> = ApiResult<M> | SerializedResult<ApiResult<M>>;
+export type Handler<M extends ApiMethod> = (params: ApiParams<M>, ctx: CallContext) => Promise<HandlerValue<M>> | HandlerValue<M>;
 export type HandlerTable = { [M in ApiMethod]: Handler<M> };
 
 export interface ConsoleApiOptions {
@@ -51,8 +52,13 @@ export interface ConsoleApi {
   readonly handlers: HandlerTable;
   /** Validates method and params, dispatches, and maps every failure to an ApiError. Never throws. */
   invoke(method: unknown, params: unknown, ctx?: CallContext): Promise<ApiOutcome>;
+  /**
+   * invoke for a transport that sends JSON: a result serialized off the event loop (clips.load,
+   * clips.decode) comes back as its bytes, to be sent as they are.
+   */
+  invokeWire(method: unknown, params: unknown, ctx?: CallContext): Promise<WireOutcome>;
   /** clips.load without the request validation, for transports that already hold a path. */
-  loadClip(path: string, fps?: number): ClipDto;
+  loadClip(path: string, fps?: number): Promise<ClipDto>;
   /** The endpoints behind connections.* and sim.*. */
   readonly connections: ConnectionRegistry;
   /** Console simulation runs (sim.*). */
@@ -72,12 +78,17 @@ export interface ConsoleApi {
   close(): Promise<void>;
 }
 
+/** An outcome whose result may be JSON serialized already (UTF-8 bytes of the result value). */
+export type WireOutcome = ApiOutcome | { ok: true; serialized: Uint8Array };
+
 export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
   const modelFile = path.resolve(options.modelFile ?? DEFAULT_MODEL_FILE);
   const connections = new ConnectionRegistry({ factories: options.backends ?? defaultBackendFactories(), modelFile });
   let profile: RobotProfile | undefined;
   const getProfile = (): RobotProfile => (profile ??= loadRobotProfile(modelFile));
   const clips = new ClipCache();
+  // Clip decoding and campaign opening run in a worker thread: never on the loop that carries STOP.
+  const files = new OffThreadFiles();
   // Pushes to clients; a client that falls behind gets frames skipped for display, reported here.
   const hub = new EventHub({
     onDropped: (runId, clientId, dropped, final) => {
@@ -100,7 +111,7 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     },
   });
   const sims = new SimRunManager({ registry: connections, clips, hub, profile: getProfile });
-  const qualification = new QualificationJobs({ hub, profile: getProfile });
+  const qualification = new QualificationJobs({ hub, files, profile: getProfile });
   const gaps = new GapReview({ profile: getProfile });
   const interlocks: InterlockSessions = new InterlockSessions({ log: (line) => process.stderr.write(`${line}\n`), beforeOpen: (): void => trials.warmUp() });
   const trials: TrialJobs = new TrialJobs({ hub, registry: connections, interlocks, clips, profile: getProfile, ...(options.trialServices && { services: options.trialServices }) });
@@ -109,19 +120,19 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     return clip;
   };
 
-  /** Joint limits for the decoders' limit warnings; none when the model cannot be read. */
-  const jointLimits = (): ReadonlyArray<readonly [number, number] | null> | undefined => {
-    try {
-      return getProfile().joints.map((j) => j.rangeRad);
-    } catch {
-      return undefined;
-    }
+  /** A clip decoded in the file worker, remembered here; its ClipDto JSON was made there too. */
+  const decoded = ({ clip, dtoJson }: DecodedClip): SerializedResult<ClipDto> => {
+    remember(clip);
+    return new SerializedResult(dtoJson, () => clipToDto(clip));
   };
-
-  const loadClip = (file: string, fps?: number): ClipDto => {
-    const jointLimitsRad = jointLimits();
-    return clipToDto(remember(loadClipFile(file, { ...(fps !== undefined && { fps }), ...(jointLimitsRad && { jointLimitsRad }) })));
-  };
+  // Joint limits for the limit warnings: from the profile when this thread has it already, else
+  // the worker reads the model itself (no MJCF parsing on the event loop for a clip).
+  const clipOptions = (fps: number | undefined): ClipTaskOptions => ({
+    ...(fps !== undefined && { fps }),
+    ...(profile ? { jointLimitsRad: profile.joints.map((j) => j.rangeRad) } : { limitsModelFile: modelFile }),
+  });
+  const loadClipOffThread = async (file: string, fps?: number): Promise<SerializedResult<ClipDto>> => decoded(await files.loadClip(file, clipOptions(fps)));
+  const loadClip = async (file: string, fps?: number): Promise<ClipDto> => (await loadClipOffThread(file, fps)).value();
 
   const handlers: HandlerTable = {
     'app.info': () => ({
@@ -133,17 +144,8 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     }),
     'robot.getProfile': () => getProfile(),
     'robot.getMesh': ({ name }) => readProfileMesh(getProfile(), name),
-    'clips.load': ({ path, fps }) => loadClip(path, fps),
-    'clips.decode': ({ fileName, bytesBase64, fps }) => {
-      const bytes = new Uint8Array(Buffer.from(bytesBase64, 'base64'));
-      const jointLimitsRad = jointLimits();
-      const clip = decodeMotionFile(bytes, {
-        file: fileName,
-        ...(fps !== undefined && { fps }),
-        ...(jointLimitsRad && { jointLimitsRad }),
-      });
-      return clipToDto(remember(clip));
-    },
+    'clips.load': ({ path, fps }) => loadClipOffThread(path, fps),
+    'clips.decode': async ({ fileName, bytesBase64, fps }) => decoded(await files.decodeClip(fileName, bytesBase64, clipOptions(fps))),
     'clips.openDialog': () => {
       throw new UnsupportedError('clips.openDialog is only available in the desktop app; use clips.decode');
     },
@@ -188,13 +190,24 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     ...options.overrides,
   };
 
-  const invoke = async (method: unknown, params: unknown, ctx: CallContext = {}): Promise<ApiOutcome> => {
+  const invokeWire = async (method: unknown, params: unknown, ctx: CallContext = {}): Promise<WireOutcome> => {
     const req = parseRequest(method, params);
     if (!req.ok) return req;
     try {
       const handler = handlers[req.method] as Handler<ApiMethod>;
       const result = await handler(req.params, ctx);
-      return { ok: true, result };
+      return result instanceof SerializedResult ? { ok: true, serialized: result.json } : { ok: true, result };
+    } catch (err) {
+      return { ok: false, error: toApiError(err) };
+    }
+  };
+
+  const invoke = async (method: unknown, params: unknown, ctx: CallContext = {}): Promise<ApiOutcome> => {
+    const req = parseRequest(method, params);
+    if (!req.ok) return req;
+    try {
+      const handler = handlers[req.method] as Handler<ApiMethod>;
+      return { ok: true, result: plainResult(await handler(req.params, ctx)) };
     } catch (err) {
       return { ok: false, error: toApiError(err) };
     }
@@ -209,9 +222,10 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
       await interlocks.shutdown();
       hub.close();
       await connections.close();
+      await files.close();
     })());
 
-  return { handlers, invoke, loadClip, connections, sims, qualification, interlocks, trials, attachClient: (sink) => hub.attach(sink), close };
+  return { handlers, invoke, invokeWire, loadClip, connections, sims, qualification, interlocks, trials, attachClient: (sink) => hub.attach(sink), close };
 }
 
 export class UnsupportedError extends Error {

@@ -1,8 +1,9 @@
-import fs from 'node:fs';
 import { Buffer } from 'node:buffer';
 import path from 'node:path';
 import { MAX_MESH_FILE_BYTES, type MeshDto, type MeshFormat } from '../../api/contract';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
+import { InputError } from '../../domain/problems';
+import { readBoundedFile } from '../files/boundedRead';
 import { ApiFailure } from './apiFailure';
 
 // robot.getMesh: the bytes of a mesh the loaded model references. The caller names a mesh asset;
@@ -31,10 +32,16 @@ export function readProfileMesh(profile: RobotProfile, name: string): MeshDto {
   if (!format) {
     throw new ApiFailure('unsupported', `mesh "${name}" (${path.basename(file)}): only STL and OBJ meshes can be drawn`);
   }
-  const size = fs.statSync(file).size; // ENOENT and friends map to structured errors in toApiError
-  if (size > MAX_MESH_FILE_BYTES) {
-    throw new ApiFailure('too_large', `mesh "${name}" (${path.basename(file)}) is ${size} bytes, more than the ${MAX_MESH_FILE_BYTES}-byte limit`);
+  // A regular file of at most MAX_MESH_FILE_BYTES, judged on the open descriptor; ENOENT and
+  // friends map to structured errors in toApiError.
+  let bytes: Uint8Array;
+  try {
+    bytes = readBoundedFile(file, { bytes: MAX_MESH_FILE_BYTES, what: 'meshes sent to the console' });
+  } catch (err) {
+    if (err instanceof InputError && /larger than|grew past/.test(err.reason)) {
+      throw new ApiFailure('too_large', `mesh "${name}" (${path.basename(file)}): ${err.reason}`);
+    }
+    throw err;
   }
-  const bytes = fs.readFileSync(file);
   return { name, format, byteLength: bytes.length, bytesBase64: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('base64') };
 }

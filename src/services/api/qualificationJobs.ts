@@ -25,7 +25,9 @@ import { buildCampaignReport, QualificationCancelled, QualificationRequestError,
 import { resolveBindingSpec } from '../sim/bindingSpec';
 import { openCampaign, type CampaignStore } from '../trace';
 import { loadWorkload } from '../workload';
+import type { OffThreadFiles } from '../files/offThread';
 import { ApiFailure } from './apiFailure';
+import { campaignProblem } from './campaignOpen';
 import type { EventHub } from './eventHub';
 
 // Qualification from the console (issue 5 item 6): the board's campaign, matrix, runs and replay.
@@ -51,15 +53,10 @@ let serial = 0;
 
 export interface QualificationJobsOptions {
   hub: EventHub;
+  /** The console's file worker: qualification.open runs there. */
+  files: OffThreadFiles;
   profile: () => RobotProfile;
   now?: () => number;
-}
-
-function campaignProblem(err: unknown, dir: string): never {
-  const e = err as { code?: string; message?: string };
-  if (e && e.code === 'not_found') throw new ApiFailure('not_found', e.message ?? `no campaign at ${dir}`, 'params.campaignDir');
-  if (err instanceof ApiFailure) throw err;
-  throw new ApiFailure('input_error', `${dir}: ${e?.message ?? String(err)}`, 'params.campaignDir');
 }
 
 export class QualificationJobs {
@@ -95,24 +92,9 @@ export class QualificationJobs {
     }
   }
 
+  /** Checks, creates or opens the campaign in the file worker (campaignOpen.ts), off the event loop. */
   async open(p: ApiParams<'qualification.open'>): Promise<QualificationOpenResult> {
-    const abs = path.resolve(p.campaignDir);
-    const existed = fs.existsSync(path.join(abs, 'campaign.sqlite'));
-    if (!existed && !p.create) {
-      throw new ApiFailure('not_found', fs.existsSync(abs) ? `${abs} is not a campaign (no campaign.sqlite); tick "create" to start one there` : `no campaign at ${abs}; tick "create" to start one`, 'params.campaignDir');
-    }
-    if (fs.existsSync(abs) && !fs.statSync(abs).isDirectory()) throw new ApiFailure('input_error', `${abs} is a file, not a folder`, 'params.campaignDir');
-    let store: CampaignStore;
-    try {
-      store = await openCampaign(abs, existed ? { readOnly: true } : { create: true });
-    } catch (err) {
-      campaignProblem(err, abs);
-    }
-    try {
-      return { campaignDir: store.dir, campaignId: store.campaign.id, name: store.campaign.name, created: !existed };
-    } finally {
-      store.close();
-    }
+    return this.o.files.openCampaign(p.campaignDir, p.create === true);
   }
 
   async report(p: ApiParams<'qualification.report'>): Promise<QualificationReportDto> {

@@ -4,9 +4,19 @@ import type { CallContext, ConsoleApi } from './consoleApiHandlers';
 
 // JSON-RPC-ish framing of the console API on a WebSocket: {id, method, params} in,
 // {id, result} | {id, error} out. A bad frame gets a structured error with id null (or the id,
-// when it could be read); it never closes the connection.
+// when it could be read); it never closes the connection. A result the services serialized off
+// the event loop (a decoded clip) comes back as its JSON bytes, for the transport to send as they
+// are (sendWsResponse in src/services/host/hostServer.ts).
 
-export async function dispatchWsMessage(api: ConsoleApi, data: string, maxBytes = MAX_MESSAGE_BYTES, ctx: CallContext = {}): Promise<WsResponse> {
+/** A response whose result is JSON already: `{"id": id, "result": <resultJson>}` on the wire. */
+export interface WsSerializedResponse {
+  id: string | number;
+  resultJson: Uint8Array;
+}
+
+export const isSerializedResponse = (r: WsResponse | WsSerializedResponse): r is WsSerializedResponse => 'resultJson' in r;
+
+export async function dispatchWsMessage(api: ConsoleApi, data: string, maxBytes = MAX_MESSAGE_BYTES, ctx: CallContext = {}): Promise<WsResponse | WsSerializedResponse> {
   if (data.length > maxBytes) {
     return { id: null, error: { code: 'too_large', message: `message of ${data.length} bytes exceeds the ${maxBytes}-byte limit` } };
   }
@@ -32,6 +42,7 @@ export async function dispatchWsMessage(api: ConsoleApi, data: string, maxBytes 
     };
   }
   const { id, method, params } = frame.data;
-  const outcome = await api.invoke(method, params, ctx);
-  return outcome.ok ? { id, result: outcome.result } : { id, error: outcome.error };
+  const outcome = await api.invokeWire(method, params, ctx);
+  if (!outcome.ok) return { id, error: outcome.error };
+  return 'serialized' in outcome ? { id, resultJson: outcome.serialized } : { id, result: outcome.result };
 }

@@ -2,11 +2,11 @@
 // over the whole file, so an interrupted file (no summary, e.g. after a kill -9) still yields
 // every complete chunk; `complete` says whether the file ended with a valid footer.
 
-import fs from 'node:fs/promises';
 import { McapStreamReader } from '@mcap/core';
 import { copySensorReadings, createStateFrame, type StateFrame } from '../../domain/backend/stateFrame';
 import { InputError } from '../../domain/problems';
 import { TrajectoryHasher } from '../../domain/sim/trajectoryHash';
+import { readBoundedFileAsync } from '../files/boundedRead';
 import { TOPICS, type CommandMessage, type EventMessage, type ExecutedMessage, type MetricsMessage, type ReferenceMessage } from './episodeSchemas';
 
 export interface EpisodeChannelInfo {
@@ -36,9 +36,9 @@ export interface EpisodeFile {
 export async function readEpisodeFile(file: string): Promise<EpisodeFile> {
   let bytes: Uint8Array;
   try {
-    bytes = await fs.readFile(file);
+    bytes = await readBoundedFileAsync(file, 'episode');
   } catch (err) {
-    throw new InputError({ file }, `cannot read the episode file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new InputError({ file }, `cannot read the episode file (${err instanceof InputError ? err.reason : ((err as NodeJS.ErrnoException).code ?? (err as Error).message)})`);
   }
   const reader = new McapStreamReader({ validateCrcs: true });
   reader.append(bytes);

@@ -10,7 +10,7 @@ import { MAX_MESSAGE_BYTES, WS_API_PATH, type WsServerMessage } from '../../api/
 import { buildContentSecurityPolicy } from '../../api/contentSecurityPolicy';
 import { createConsoleApi, type ConsoleApi } from '../api/consoleApiHandlers';
 import type { BackendFactories } from '../api/connectionRegistry';
-import { dispatchWsMessage } from '../api/wsDispatch';
+import { dispatchWsMessage, isSerializedResponse, type WsSerializedResponse } from '../api/wsDispatch';
 
 // The loopback host (`motionbench host`): serves the built renderer over HTTP and the console
 // API on a WebSocket at /api, so the console runs in a browser and end-to-end tests drive the
@@ -201,7 +201,7 @@ export async function startHostServer(options: HostServerOptions = {}): Promise<
         return;
       }
       const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
-      void dispatchWsMessage(api, text, maxMessageBytes, ctx).then((response) => send(ws, response));
+      void dispatchWsMessage(api, text, maxMessageBytes, ctx).then((response) => (isSerializedResponse(response) ? sendSerialized(ws, response) : send(ws, response)));
     });
     ws.on('close', () => client.detach());
     ws.on('error', (err) => log(`host: WebSocket error: ${err.message}`));
@@ -242,4 +242,16 @@ export async function startHostServer(options: HostServerOptions = {}): Promise<
 function send(ws: WebSocket, message: WsServerMessage): void {
   if (ws.readyState !== ws.OPEN) return;
   ws.send(JSON.stringify(message));
+}
+
+/**
+ * A response whose result was serialized off the event loop: one text message in three fragments
+ * (`{"id":…,"result":`, the bytes as they are, `}`), so the result is neither parsed, copied nor
+ * stringified here. The three sends are synchronous: nothing interleaves with the fragments.
+ */
+function sendSerialized(ws: WebSocket, r: WsSerializedResponse): void {
+  if (ws.readyState !== ws.OPEN) return;
+  ws.send(Buffer.from(`{"id":${JSON.stringify(r.id)},"result":`), { binary: false, fin: false });
+  ws.send(Buffer.from(r.resultJson.buffer, r.resultJson.byteOffset, r.resultJson.byteLength), { binary: false, fin: false });
+  ws.send(Buffer.from('}'), { binary: false, fin: true });
 }

@@ -5,16 +5,17 @@
 //       sits in a `csv/` folder (the G1 Moves layout): its `fps` member;
 //   (c) the LAFAN1 retargeted-dataset naming convention `<action><n>_subject<m>.csv` → 30 fps.
 // An inferred fps is marked fpsSource 'inferred' with an 'fps_inferred' warning saying how.
-// Nothing is written anywhere.
+// Nothing is written anywhere. Files are read through src/services/files/boundedRead.ts: regular
+// files only, at most FILE_LIMITS.clip bytes (a sidecar JSON: FILE_LIMITS.json).
 
-import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../../domain/problems';
-import { checkFps, MAX_INPUT_BYTES, type FpsHint, type JointLimitsRad } from '../../domain/motion/clipCommon';
+import { checkFps, type FpsHint, type JointLimitsRad } from '../../domain/motion/clipCommon';
 import { decodeMotionFile, detectClipFormat } from '../../domain/motion/decodeMotionFile';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { parseJsonText } from '../../domain/motion/motionbenchJson';
 import { readNpzFps } from '../../domain/motion/mjlabNpz';
+import { describeOpenError, readBoundedFile, type FileKind } from '../files/boundedRead';
 
 export interface LoadClipOptions {
   /** The user's fps (--fps). */
@@ -28,39 +29,21 @@ export const LAFAN1_NAME_RE = /^[A-Za-z]+\d+_subject\d+\.csv$/i;
 export const LAFAN1_FPS = 30;
 
 function readBytes(file: string): Uint8Array {
-  let size: number;
   try {
-    const st = statSync(file);
-    if (st.isDirectory()) throw new InputError({ file }, 'is a directory, not a motion file');
-    size = st.size;
+    return readBoundedFile(file, 'clip');
   } catch (err) {
-    if (err instanceof InputError) throw err;
-    throw new InputError({ file }, `cannot read the file: ${describeFsError(err)}`);
-  }
-  if (size > MAX_INPUT_BYTES) {
-    throw new InputError({ file }, `file is ${(size / 1048576).toFixed(1)} MiB, larger than the ${MAX_INPUT_BYTES / 1048576} MiB limit for motion files`);
-  }
-  try {
-    const buf = readFileSync(file);
-    return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-  } catch (err) {
-    throw new InputError({ file }, `cannot read the file: ${describeFsError(err)}`);
+    if (err instanceof InputError) {
+      if (/^is a directory/.test(err.reason)) throw new InputError({ file }, 'is a directory, not a motion file');
+      throw err;
+    }
+    throw new InputError({ file }, `cannot read the file: ${describeOpenError(err)}`);
   }
 }
 
-function describeFsError(err: unknown): string {
-  const e = err as NodeJS.ErrnoException;
-  if (e?.code === 'ENOENT') return 'no such file';
-  if (e?.code === 'EACCES' || e?.code === 'EPERM') return 'permission denied';
-  return e?.message ?? String(err);
-}
-
-function tryRead(file: string): Uint8Array | null {
+/** A neighbour (sidecar JSON, same-stem NPZ) when it is a readable regular file within `kind`'s limit, else null. */
+function tryRead(file: string, kind: FileKind): Uint8Array | null {
   try {
-    const st = statSync(file);
-    if (!st.isFile() || st.size > MAX_INPUT_BYTES) return null;
-    const buf = readFileSync(file);
-    return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+    return readBoundedFile(file, kind);
   } catch {
     return null;
   }
@@ -80,7 +63,7 @@ export function inferCsvFpsHint(file: string): FpsHint | undefined {
   // (a) sidecar <stem>.json
   const sidecar = path.join(dir, `${stem}.json`);
   if (sidecar !== file) {
-    const bytes = tryRead(sidecar);
+    const bytes = tryRead(sidecar, 'json');
     if (bytes) {
       const doc = parseJsonText(new TextDecoder('utf-8').decode(bytes), sidecar);
       if (typeof doc === 'object' && doc !== null && !Array.isArray(doc) && 'fps' in doc) {
@@ -94,7 +77,7 @@ export function inferCsvFpsHint(file: string): FpsHint | undefined {
   const candidates = [path.join(dir, `${stem}.npz`)];
   if (path.basename(dir) === 'csv') candidates.push(path.join(path.dirname(dir), 'npz', `${stem}.npz`));
   for (const npz of candidates) {
-    const bytes = tryRead(npz);
+    const bytes = tryRead(npz, 'clip');
     if (!bytes) continue;
     try {
       const fps = readNpzFps(bytes, npz);

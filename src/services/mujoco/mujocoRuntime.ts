@@ -1,6 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import loadMujocoModule, { type MainModule, type MjData, type MjModel } from 'mujoco-js';
+import { InputError } from '../../domain/problems';
+import { readMjcfFileReferences, type MjcfFileReference } from '../../domain/robot/mjcfReader';
+import { FILE_LIMITS, readBoundedFile } from '../files/boundedRead';
+
+/** Everything copied from a model's directory into MEMFS, MiB. */
+const MODEL_TREE_LIMIT_MIB = 512;
 
 // One MuJoCo WASM instance per thread, loaded lazily. Models are loaded from the host file
 // system by copying the model file, everything it <include>s and every mesh it references into
@@ -23,6 +29,9 @@ export interface LoadedMujocoModel {
   dispose(): void;
 }
 
+/** The files copyTree copies into MEMFS (models, meshes, images). */
+const COPIED_FILE_RE = /\.(xml|stl|obj|msh|png)$/i;
+
 /** Copies a directory tree into MEMFS (only files below `maxBytes` total, to stay bounded). */
 function copyTree(mj: MainModule, hostDir: string, memDir: string, budget: { bytes: number }): void {
   const FS = (mj as unknown as { FS: EmscriptenFS }).FS;
@@ -32,10 +41,12 @@ function copyTree(mj: MainModule, hostDir: string, memDir: string, budget: { byt
     const memPath = `${memDir}/${entry.name}`;
     if (entry.isDirectory()) {
       copyTree(mj, hostPath, memPath, budget);
-    } else if (entry.isFile() && /\.(xml|stl|obj|msh|png)$/i.test(entry.name)) {
-      const bytes = fs.readFileSync(hostPath);
+    } else if (entry.isFile() && COPIED_FILE_RE.test(entry.name)) {
+      // A regular file (judged on the open descriptor: a symlink to a device is refused), within
+      // the per-file mesh limit and what is left of the directory's budget.
+      const left = Math.max(0, budget.bytes);
+      const bytes = readBoundedFile(hostPath, left >= FILE_LIMITS.mesh.bytes ? 'mesh' : { bytes: left, what: `what is left of the ${MODEL_TREE_LIMIT_MIB} MiB load limit of a model directory` });
       budget.bytes -= bytes.length;
-      if (budget.bytes < 0) throw new Error(`${hostDir}: model directory is larger than the 512 MiB load limit`);
       FS.writeFile(memPath, bytes);
     }
   }
@@ -47,15 +58,51 @@ interface EmscriptenFS {
   rmdir(p: string): void;
 }
 
+const toPosix = (p: string): string => p.split(path.sep).join('/');
+
+/** The files an MJCF model reads besides itself (includes, meshes, textures, …), from disk. Throws InputError. */
+export function modelFileReferences(modelFile: string): MjcfFileReference[] {
+  return readMjcfFileReferences({ file: toPosix(modelFile), readText: (p) => fs.readFileSync(p, 'utf8') });
+}
+
+/**
+ * Every file the model's includes and assets name must exist, inside the model's folder (the only
+ * one copied into MuJoCo's file system) and of a type that is copied; otherwise MuJoCo's compiler
+ * fails with a bare "mjCError". Throws an InputError at the <include> or asset element (its file,
+ * line and column) that names the file, and names the model being loaded when that element is in
+ * an included file.
+ */
+export function checkModelFiles(modelFile: string): void {
+  const refs = modelFileReferences(modelFile);
+  const folder = path.dirname(path.resolve(modelFile));
+  for (const r of refs) {
+    const of = r.declaredAt.file === toPosix(modelFile) ? '' : ` (in the model ${modelFile})`;
+    let isFile = false;
+    try {
+      isFile = fs.statSync(r.file).isFile();
+    } catch {
+      isFile = false;
+    }
+    if (!isFile) throw new InputError(r.declaredAt, `${r.kind} file ${r.file} does not exist${of}`);
+    const rel = path.relative(folder, path.resolve(r.file));
+    if (rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) {
+      throw new InputError(r.declaredAt, `${r.kind} file ${r.file} is outside the model's folder ${folder}${of}; the simulator loads the model's folder only: move the file into it`);
+    }
+    if (!COPIED_FILE_RE.test(r.file)) throw new InputError(r.declaredAt, `${r.kind} file ${r.file} is not a type the simulator loads (.xml, .stl, .obj, .msh, .png)${of}`);
+  }
+}
+
 /**
  * Loads an MJCF file (and the directory it lives in: includes, meshes) into MuJoCo.
- * Throws an Error naming the file and MuJoCo's own message when the model does not compile.
+ * Throws an InputError naming the asset and the MJCF when a file the model needs is missing
+ * (checkModelFiles), an Error naming the file and MuJoCo's own message when it does not compile.
  */
 export async function loadMujocoModel(modelFile: string): Promise<LoadedMujocoModel> {
+  checkModelFiles(modelFile);
   const mj = await loadMujoco();
   const absolute = path.resolve(modelFile);
   const memRoot = `/models/m${mountCounter++}`;
-  copyTree(mj, path.dirname(absolute), memRoot, { bytes: 512 * 1024 * 1024 });
+  copyTree(mj, path.dirname(absolute), memRoot, { bytes: MODEL_TREE_LIMIT_MIB * 1024 * 1024 });
   let model: MjModel;
   try {
     model = mj.MjModel.loadFromXML(`${memRoot}/${path.basename(absolute)}`);

@@ -23,6 +23,7 @@ import { z } from 'zod';
 import { InputError, inputErrorFromIssues } from '../../domain/problems';
 import { makeBuiltinBinding, rootAssistFromStiffness } from '../../domain/sim/builtinBinding';
 import type { BuiltinBinding, WbcBinding } from '../../domain/wbc/wbcBinding';
+import { readBoundedText } from '../files/boundedRead';
 import { loadOnnxBinding } from '../wbc/loadOnnxBinding';
 
 const JOINTS = 29;
@@ -106,9 +107,9 @@ export async function resolveBindingSpec(spec: string): Promise<WbcBinding> {
   }
   let json: unknown;
   try {
-    json = JSON.parse(fs.readFileSync(spec, 'utf8'));
+    json = JSON.parse(readBoundedText(spec, 'json'));
   } catch (err) {
-    throw new InputError({ file: spec }, `not a readable JSON binding file (${(err as Error).message})`);
+    throw new InputError({ file: spec }, `not a readable JSON binding file (${err instanceof InputError ? err.reason : (err as Error).message})`);
   }
   const kind = typeof json === 'object' && json !== null ? (json as { kind?: unknown }).kind : undefined;
   if (kind === 'onnx') return loadOnnxBinding(spec);

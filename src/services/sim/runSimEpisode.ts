@@ -44,6 +44,8 @@ export interface SimEpisodeRequest {
   initial?: InitialState;
   /** Write the episode file here. */
   out?: string | null;
+  /** Refuse to replace an existing `out` file (EEXIST) instead of truncating it (default false). */
+  outExclusive?: boolean;
   runId?: string;
   runOptions?: SimRunOptions;
   /** Keep the executed frames in the result (default true). */
@@ -93,6 +95,7 @@ export async function runSimEpisode(sim: EmbeddedSimulator, req: SimEpisodeReque
   try {
     if (req.out) {
       writer = await EpisodeWriter.create(req.out, {
+        exclusive: req.outExclusive ?? false,
         startMs,
         reference: { frameCount: ref50.frameCount, rateHz: ref50.fps, rootPosM: ref50.rootPosM, rootQuatWxyz: ref50.rootQuatWxyz, jointPosRad: ref50.jointPosRad },
         episode: {

@@ -45,6 +45,7 @@ import {
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import { CAPABILITY_GROUPS, snapshotHash, type WorkloadSnapshot } from '../../domain/workload/snapshot';
 import { recoverEpisodeFile, type EpisodeRecoveryReport } from '../episode/episodeRecovery';
+import { createFolderTree, FolderRefusedError } from '../files/folders';
 import { EpisodeWriter, type FlushPolicy, type ReferenceFrames } from '../episode/episodeWriter';
 import { fromFsError, fromSqliteError, TraceStoreError } from './errors';
 import { EpisodeRecorder, RECORDER_FLUSH_POLICY, type RecorderHost } from './episodeRecorder';
@@ -168,8 +169,14 @@ export async function openCampaign(dir: string, options: OpenCampaignOptions = {
   if (!st) {
     if (!options.create || readOnly) throw new TraceStoreError('not_found', abs, `no campaign at ${abs} (the folder does not exist)`);
     try {
-      fs.mkdirSync(abs, { recursive: true });
+      // Checked (no /proc, /sys, /dev; a writable folder above) and made one level at a time:
+      // a recursive mkdir spins forever under /proc (src/services/files/folders.ts).
+      createFolderTree(abs);
     } catch (err) {
+      if (err instanceof FolderRefusedError) {
+        const code = err.code === 'not_writable' ? 'read_only' : err.code === 'not_a_folder' ? 'not_a_campaign' : 'invalid';
+        throw new TraceStoreError(code, abs, `cannot create the campaign folder ${abs}: ${err.message}`, { cause: err });
+      }
       throw fromFsError(err, abs, 'cannot create the campaign folder');
     }
   } else if (!st.isDirectory()) {

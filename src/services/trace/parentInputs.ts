@@ -6,11 +6,13 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import type { MetricContract } from '../../domain/metrics/metricContract';
 import type { MotionClip } from '../../domain/motion/motionClip';
+import { InputError } from '../../domain/problems';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { bodySetOf, clipContentSha256, DEFAULT_ADAPTER_VERSION } from '../../domain/trace/parentTrace';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
+import { readBoundedFile } from '../files/boundedRead';
 import type { ParentTraceInputs } from './campaignStore';
-import { fromFsError } from './errors';
+import { fromFsError, TraceStoreError } from './errors';
 
 const fileHashes = new Map<string, { size: number; mtimeMs: number; sha256: string }>();
 
@@ -20,10 +22,11 @@ export function fileSha256(file: string): string {
     const st = fs.statSync(file);
     const hit = fileHashes.get(file);
     if (hit && hit.size === st.size && hit.mtimeMs === st.mtimeMs) return hit.sha256;
-    const sha256 = createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+    const sha256 = createHash('sha256').update(readBoundedFile(file, 'hashed')).digest('hex');
     fileHashes.set(file, { size: st.size, mtimeMs: st.mtimeMs, sha256 });
     return sha256;
   } catch (err) {
+    if (err instanceof InputError) throw new TraceStoreError('invalid', file, `cannot hash ${file}: ${err.reason}`, { cause: err });
     throw fromFsError(err, file, 'cannot hash');
   }
 }

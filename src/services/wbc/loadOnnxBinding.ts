@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { InputError, inputErrorFromIssues } from '../../domain/problems';
 import { policyInterfaceProblems } from '../../domain/wbc/observationBuilder';
 import type { ObservationTerm, OnnxBinding, PolicyInterface } from '../../domain/wbc/wbcBinding';
+import { readBoundedFileAsync, readBoundedTextAsync } from '../files/boundedRead';
 
 // binding.json for an `onnx` WBC binding (docs/ONNX_POLICIES.md). Validated with zod; every
 // error names the file and the field path (`binding.json [interface.observation[2].frames]: …`).
@@ -107,14 +107,15 @@ export function parseOnnxBindingJson(json: unknown, file: string, baseDir: strin
 
 /**
  * Reads and validates a binding.json, reads the .onnx it names (relative to the json) and sets
- * checkpointHash = sha256 of its bytes. Throws InputError naming the file (and field).
+ * checkpointHash = sha256 of its bytes. Throws InputError naming the file (and field). Both are
+ * regular files within FILE_LIMITS.json / FILE_LIMITS.onnxModel (src/services/files/boundedRead.ts).
  */
 export async function loadOnnxBinding(file: string): Promise<OnnxBinding> {
   let text: string;
   try {
-    text = await fs.readFile(file, 'utf8');
+    text = await readBoundedTextAsync(file, 'json');
   } catch (e) {
-    throw new InputError({ file }, `cannot read the binding file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new InputError({ file }, `cannot read the binding file (${e instanceof InputError ? e.reason : ((e as NodeJS.ErrnoException).code ?? (e as Error).message)})`);
   }
   let json: unknown;
   try {
@@ -125,9 +126,9 @@ export async function loadOnnxBinding(file: string): Promise<OnnxBinding> {
   const parsed = parseOnnxBindingJson(json, file, path.dirname(path.resolve(file)));
   let bytes: Uint8Array;
   try {
-    bytes = await fs.readFile(parsed.modelFile);
+    bytes = await readBoundedFileAsync(parsed.modelFile, 'onnxModel');
   } catch (e) {
-    throw new InputError({ file, key: 'modelFile' }, `cannot read ${parsed.modelFile} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new InputError({ file, key: 'modelFile' }, `cannot read ${parsed.modelFile} (${e instanceof InputError ? e.reason : ((e as NodeJS.ErrnoException).code ?? (e as Error).message)})`);
   }
   const hash = onnxCheckpointHash(bytes);
   if (parsed.checkpointHash !== undefined && parsed.checkpointHash !== hash)

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import fs from 'node:fs/promises';
 import { Tensor, type InferenceSession } from 'onnxruntime-node';
 import { binding as ortBinding, initOrt, type Binding } from 'onnxruntime-node/dist/binding.js';
 import { InputError } from '../../domain/problems';
 import { describeObservation, observationSize, policyInterfaceProblems } from '../../domain/wbc/observationBuilder';
 import type { OnnxBinding, PolicyInterface } from '../../domain/wbc/wbcBinding';
+import { readBoundedFileAsync } from '../files/boundedRead';
 
 // Opening an ONNX policy session and checking it against the binding's declared interface.
 // Every mismatch is found here, when the binding is loaded — never mid-rollout: the declared
@@ -177,9 +177,9 @@ export async function openOnnxPolicy(binding: OnnxBinding, joints = 29, modelByt
   let bytes = modelBytes;
   if (!bytes) {
     try {
-      bytes = await fs.readFile(binding.modelFile);
+      bytes = await readBoundedFileAsync(binding.modelFile, 'onnxModel');
     } catch (e) {
-      fail(binding, `cannot read the model (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+      fail(binding, `cannot read the model (${e instanceof InputError ? e.reason : ((e as NodeJS.ErrnoException).code ?? (e as Error).message)})`);
     }
   }
   const hash = createHash('sha256').update(bytes).digest('hex');

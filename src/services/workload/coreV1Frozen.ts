@@ -1,7 +1,6 @@
 // The frozen core-v1 snapshot (assets/workloads/core-v1.json) and the check that the generator
 // still produces it, bit for bit. See docs/WORKLOAD.md ("Freezing and re-freezing").
 
-import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
@@ -9,6 +8,7 @@ import { sha256Hex } from '../../domain/hash/sha256';
 import { InputError, inputErrorFromIssues } from '../../domain/problems';
 import { CORE_V1_ID, CORE_V1_VERSION, generateCoreV1, type GeneratedCoreV1 } from '../../domain/workload/coreV1';
 import { CAPABILITY_GROUPS, snapshotDifferences, WORKLOAD_HASH_SCHEME, WORKLOAD_SNAPSHOT_FORMAT, type WorkloadSnapshot } from '../../domain/workload/snapshot';
+import { readBoundedFile, readBoundedText } from '../files/boundedRead';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../robot/loadRobotProfile';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -48,8 +48,9 @@ export type FrozenSnapshotFile = z.infer<typeof frozenSchema>;
 export function readFrozenCoreV1(file = CORE_V1_MANIFEST_FILE): FrozenSnapshotFile {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readBoundedText(file, 'json');
   } catch (e) {
+    if (e instanceof InputError) throw new InputError({ file }, `cannot read the frozen core-v1 manifest (${e.reason})`);
     throw new InputError({ file }, `cannot read the frozen core-v1 manifest (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); create it with: ${REFREEZE_COMMAND}`);
   }
   let json: unknown;
@@ -86,7 +87,7 @@ export function frozenDocument(snapshot: WorkloadSnapshot, modelFile = DEFAULT_M
 
 function fileSha256(file: string): string {
   try {
-    return sha256Hex(fs.readFileSync(file));
+    return sha256Hex(readBoundedFile(file, 'mjcf'));
   } catch {
     return 'unreadable';
   }

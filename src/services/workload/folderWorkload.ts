@@ -20,12 +20,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { MAX_FPS } from '../../domain/motion/clipCommon';
+import { MAX_FPS, MIN_FPS } from '../../domain/motion/clipCommon';
 import { detectClipFormat } from '../../domain/motion/decodeMotionFile';
 import type { CapabilityGroup, MotionClip } from '../../domain/motion/motionClip';
 import { InputError, type InputLocation } from '../../domain/problems';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { buildSnapshot, CAPABILITY_GROUPS, type LoadedWorkload } from '../../domain/workload/snapshot';
+import { readBoundedText, readFileHead } from '../files/boundedRead';
 import { loadClipFile } from '../motion/loadClipFile';
 
 export const WORKLOAD_MANIFEST_FILE = 'workload.json';
@@ -52,7 +53,7 @@ const clipEntrySchema = z.strictObject(
     group: groupSchema,
     fps: z
       .number({ error: 'must be a number (frames per second)' })
-      .refine((v) => Number.isFinite(v) && v > 0 && v <= MAX_FPS, `must be a number > 0 and ≤ ${MAX_FPS}`)
+      .refine((v) => Number.isFinite(v) && v >= MIN_FPS && v <= MAX_FPS, `must be a frame rate in [${MIN_FPS}, ${MAX_FPS}] Hz`)
       .optional(),
     name: z
       .string({ error: 'must be a string' })
@@ -116,10 +117,29 @@ function relativePathProblem(p: string): string | null {
   return null;
 }
 
-/** Clip files in the folder (relative, '/'-separated), hidden entries and the manifest skipped. */
-function scanClipFiles(dir: string): string[] {
+/**
+ * Clip files in the folder (relative, '/'-separated), hidden entries and the manifest skipped.
+ * Symbolic links to files are entries of the folder. Links to folders are followed only inside the
+ * folder (by realpath) and only to a folder not scanned yet (device + inode): a link leading out
+ * of the folder, or back to a folder already scanned (a loop), is one problem naming the link.
+ */
+function scanClipFiles(dir: string): { files: string[]; problems: InputError[] } {
   const out: string[] = [];
+  const problems: InputError[] = [];
   let seen = 0;
+  let root: string;
+  const visited = new Set<string>();
+  const idOf = (st: fs.Stats): string => `${st.dev}:${st.ino}`;
+  try {
+    root = fs.realpathSync(dir);
+    visited.add(idOf(fs.statSync(root)));
+  } catch {
+    return { files: out, problems };
+  }
+  const inside = (real: string): boolean => {
+    const rel = path.relative(root, real);
+    return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
+  };
   const walk = (rel: string, depth: number) => {
     if (depth > MAX_SCAN_DEPTH) return;
     let entries: fs.Dirent[];
@@ -133,38 +153,58 @@ function scanClipFiles(dir: string): string[] {
       if (++seen > MAX_SCAN_ENTRIES) return;
       if (e.name.startsWith('.')) continue;
       const r = rel ? `${rel}/${e.name}` : e.name;
+      const full = path.join(dir, r);
       let isDir = e.isDirectory();
       let isFile = e.isFile();
+      let st: fs.Stats | null = null;
       if (e.isSymbolicLink()) {
         try {
-          const st = fs.statSync(path.join(dir, r));
+          st = fs.statSync(full);
           isDir = st.isDirectory();
           isFile = st.isFile();
         } catch {
-          continue;
+          continue; // a dangling link (or a link loop the system itself refuses: ELOOP)
+        }
+        if (isDir) {
+          let real: string;
+          try {
+            real = fs.realpathSync(full);
+          } catch {
+            continue;
+          }
+          if (!inside(real)) {
+            problems.push(new InputError({ file: full }, `is a symbolic link to ${real}, outside the workload folder ${root}; the folder scan does not follow it (move or copy the clips into the folder)`));
+            continue;
+          }
         }
       }
-      if (isDir) walk(r, depth + 1);
-      else if (isFile && r !== WORKLOAD_MANIFEST_FILE && CLIP_EXTENSIONS.has(path.extname(e.name).toLowerCase())) out.push(r);
+      if (isDir) {
+        try {
+          st ??= fs.statSync(full);
+        } catch {
+          continue;
+        }
+        const id = idOf(st);
+        if (visited.has(id)) {
+          let real = full;
+          try {
+            real = fs.realpathSync(full);
+          } catch {
+            // keep the link's own name
+          }
+          problems.push(new InputError({ file: full }, `leads to ${real}, a folder the scan has already been through (a symbolic-link loop); remove the link`));
+          continue;
+        }
+        visited.add(id);
+        walk(r, depth + 1);
+      } else if (isFile && r !== WORKLOAD_MANIFEST_FILE && CLIP_EXTENSIONS.has(path.extname(e.name).toLowerCase())) out.push(r);
     }
   };
   walk('', 0);
-  return out;
+  return { files: out, problems };
 }
 
 const stemOf = (p: string) => p.slice(0, p.length - path.extname(p).length);
-
-/** The first `n` bytes of a file (fewer if it is shorter). */
-function readHead(file: string, n: number): Uint8Array {
-  const fd = fs.openSync(file, 'r');
-  try {
-    const buf = new Uint8Array(n);
-    const got = fs.readSync(fd, buf, 0, n, 0);
-    return buf.subarray(0, got);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
 
 export interface FolderWorkloadOptions {
   /** Robot model whose joint limits produce joint_limit warnings on the clips. */
@@ -180,7 +220,8 @@ export function loadFolderWorkload(dirOrManifest: string, options: FolderWorkloa
   let dir = dirOrManifest;
   let manifestFile = path.join(dir, WORKLOAD_MANIFEST_FILE);
   try {
-    if (fs.statSync(dirOrManifest).isFile()) {
+    // Anything but a folder is taken as the manifest itself (a device or FIFO is then refused by the read).
+    if (!fs.statSync(dirOrManifest).isDirectory()) {
       manifestFile = dirOrManifest;
       dir = path.dirname(dirOrManifest);
     }
@@ -189,8 +230,9 @@ export function loadFolderWorkload(dirOrManifest: string, options: FolderWorkloa
   }
   let text: string;
   try {
-    text = fs.readFileSync(manifestFile, 'utf8');
+    text = readBoundedText(manifestFile, 'json'); // a regular file within FILE_LIMITS.json
   } catch (e) {
+    if (e instanceof InputError) throw new InputError({ file: manifestFile }, `cannot read the manifest (${e.reason})`);
     const code = (e as NodeJS.ErrnoException).code;
     throw new InputError(
       { file: manifestFile },
@@ -216,7 +258,9 @@ export function loadFolderWorkload(dirOrManifest: string, options: FolderWorkloa
   const keyOf = (k: string) => `clips[${JSON.stringify(k)}]`;
 
   // listed files exist; folder files are listed
-  const onDisk = scanClipFiles(dir);
+  const scan = scanClipFiles(dir);
+  const onDisk = scan.files;
+  problems.push(...scan.problems);
   for (const k of listed) {
     if (relativePathProblem(k)) continue;
     const full = path.join(dir, ...k.split('/'));
@@ -246,7 +290,7 @@ export function loadFolderWorkload(dirOrManifest: string, options: FolderWorkloa
     const entry = m.clips[k];
     const full = path.join(dir, ...k.split('/'));
     try {
-      const format = detectClipFormat(readHead(full, 64), full).format;
+      const format = detectClipFormat(readFileHead(full, 64), full).format;
       if (format === 'lafan1-csv' && entry.fps === undefined) {
         problems.push(new InputError({ file: manifestFile, key: `${keyOf(k)}.fps` }, `${k} is a CSV clip, which does not state its frame rate: give "fps" (e.g. 30 for LAFAN1 retargeted clips, 60 for G1 Moves)`));
         continue;

@@ -1,0 +1,83 @@
+// The console's file worker thread (started by offThread.ts through simWorkerBootstrap.mjs, which
+// registers tsx): reads and decodes clips and opens campaign folders, one task at a time, so the
+// main thread's event loop stays free for STOP. A decoded clip is posted with its typed arrays
+// transferred and its ClipDto already serialized to UTF-8 JSON.
+
+import { Buffer } from 'node:buffer';
+import fs from 'node:fs';
+import os from 'node:os';
+import { parentPort } from 'node:worker_threads';
+import { clipToDto } from '../../api/clipDto';
+import { decodeMotionFile } from '../../domain/motion/decodeMotionFile';
+import type { JointLimitsRad } from '../../domain/motion/clipCommon';
+import type { MotionClip } from '../../domain/motion/motionClip';
+import { loadClipFile } from '../motion/loadClipFile';
+import { loadRobotProfile } from '../robot/loadRobotProfile';
+import { clipTransferList, serializeError, type ClipTaskOptions, type DecodedClip, type FileTask, type FileTaskReply } from './offThread';
+
+if (!parentPort) throw new Error('fileWorker.ts must run in a worker thread');
+const port = parentPort;
+
+/** Niceness of this thread: on a loaded machine the scheduler runs the main thread (STOP) first. */
+const WORKER_NICE = 10;
+try {
+  // Linux: niceness is per thread; /proc/thread-self names this thread's id.
+  const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
+  if (Number.isInteger(tid) && tid > 0) os.setPriority(tid, WORKER_NICE);
+} catch {
+  // elsewhere (or not permitted): normal priority
+}
+
+/** Joint limits per model file, read once in this thread (null: the model cannot be read). */
+const limitsByModel = new Map<string, JointLimitsRad | null>();
+
+function jointLimitsOf(o: ClipTaskOptions): JointLimitsRad | undefined {
+  if (o.jointLimitsRad) return o.jointLimitsRad;
+  if (o.limitsModelFile === undefined) return undefined;
+  let limits = limitsByModel.get(o.limitsModelFile);
+  if (limits === undefined) {
+    try {
+      limits = loadRobotProfile(o.limitsModelFile).joints.map((j) => j.rangeRad);
+    } catch {
+      limits = null;
+    }
+    limitsByModel.set(o.limitsModelFile, limits);
+  }
+  return limits ?? undefined;
+}
+
+const clipOptions = (o: ClipTaskOptions) => {
+  const jointLimitsRad = jointLimitsOf(o);
+  return { ...(o.fps !== undefined && { fps: o.fps }), ...(jointLimitsRad && { jointLimitsRad }) };
+};
+
+function postClip(id: number, clip: MotionClip): void {
+  // TextEncoder gives the JSON its own ArrayBuffer (Buffer.from may use the shared pool).
+  const dtoJson = new TextEncoder().encode(JSON.stringify(clipToDto(clip)));
+  const value: DecodedClip = { clip, dtoJson };
+  port.postMessage({ id, ok: true, value } satisfies FileTaskReply, clipTransferList(clip, [dtoJson]));
+}
+
+async function run(id: number, task: FileTask): Promise<void> {
+  switch (task.kind) {
+    case 'clip.load':
+      postClip(id, loadClipFile(task.file, clipOptions(task.options)));
+      return;
+    case 'clip.decode': {
+      const bytes = new Uint8Array(Buffer.from(task.bytesBase64, 'base64'));
+      postClip(id, decodeMotionFile(bytes, { file: task.fileName, ...clipOptions(task.options) }));
+      return;
+    }
+    case 'campaign.open': {
+      // Loaded on first use: the clip tasks need none of the campaign store (SQLite, MCAP).
+      const { openCampaignFolder } = await import('../api/campaignOpen');
+      const value = await openCampaignFolder(task.campaignDir, task.create);
+      port.postMessage({ id, ok: true, value } satisfies FileTaskReply);
+      return;
+    }
+  }
+}
+
+port.on('message', (msg: { id: number; task: FileTask }) => {
+  run(msg.id, msg.task).catch((err: unknown) => port.postMessage({ id: msg.id, ok: false, error: serializeError(err) } satisfies FileTaskReply));
+});

@@ -1,0 +1,206 @@
+// Heavy file work of the console API, off the event loop that carries the operator's STOP, the
+// interlock heartbeat and every other request: clip decoding (clips.load, clips.decode) and the
+// campaign opening of qualification.open run in one worker thread (fileWorker.ts, started through
+// the simulator's tsx bootstrap). A decoded clip comes back with its typed arrays transferred, not
+// copied, and with its API result already serialized to JSON in the worker, so the main thread
+// neither converts 18 M numbers nor stringifies them (a 200 MB CSV: 4 s of decoding, 2 s of DTO
+// and JSON here otherwise).
+//
+// Every task has a deadline. A task that misses it is answered with an error at once; the worker,
+// presumed stuck, is terminated and the next task starts a fresh one.
+
+import { Worker } from 'node:worker_threads';
+import type { QualificationOpenResult } from '../../api/contract';
+import type { JointLimitsRad } from '../../domain/motion/clipCommon';
+import type { MotionClip } from '../../domain/motion/motionClip';
+import { InputError, type InputLocation } from '../../domain/problems';
+import { ApiFailure } from '../api/apiFailure';
+import { TraceStoreError, type TraceStoreErrorCode } from '../trace/errors';
+
+/** Longest a clip may take to read and decode off the event loop (a 256 MiB CSV takes ~6 s here). */
+export const CLIP_TASK_TIMEOUT_MS = 120_000;
+/** Longest qualification.open may take to check, create or open a campaign folder. */
+export const CAMPAIGN_OPEN_TIMEOUT_MS = 30_000;
+/**
+ * The worker's V8 heap limit, MiB: a 256 MiB CSV needs about 1.5 GiB while it decodes. A task that
+ * needs more ends the worker (ERR_WORKER_OUT_OF_MEMORY, answered as an error), never the host.
+ */
+export const FILE_WORKER_HEAP_MIB = 4096;
+
+export interface ClipTaskOptions {
+  fps?: number;
+  jointLimitsRad?: JointLimitsRad;
+  /**
+   * The robot model whose joint limits produce the joint_limit warnings, read (once) in the
+   * worker rather than on the event loop; none when it cannot be read. Ignored with jointLimitsRad.
+   */
+  limitsModelFile?: string;
+}
+
+export type FileTask =
+  | { kind: 'clip.load'; file: string; options: ClipTaskOptions }
+  | { kind: 'clip.decode'; fileName: string; bytesBase64: string; options: ClipTaskOptions }
+  | { kind: 'campaign.open'; campaignDir: string; create: boolean };
+
+/** A clip decoded in the worker: the clip (arrays transferred) and its ClipDto as UTF-8 JSON. */
+export interface DecodedClip {
+  clip: MotionClip;
+  dtoJson: Uint8Array;
+}
+
+export interface SerializedError {
+  name: string;
+  message: string;
+  code?: string;
+  path?: string;
+  field?: string;
+  location?: InputLocation;
+  reason?: string;
+}
+
+export type FileTaskReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: SerializedError };
+
+/** An error as it crosses the thread boundary: the fields the API's error mapping reads. */
+export function serializeError(err: unknown): SerializedError {
+  if (err instanceof InputError) return { name: 'InputError', message: err.message, location: { ...err.location }, reason: err.reason };
+  if (err instanceof ApiFailure) return { name: 'ApiFailure', message: err.message, code: err.code, ...(err.field !== undefined && { field: err.field }) };
+  if (err instanceof TraceStoreError) return { name: 'TraceStoreError', message: err.message, code: err.code, path: err.path };
+  const e = err as NodeJS.ErrnoException;
+  if (e && typeof e === 'object') {
+    return {
+      name: typeof e.name === 'string' ? e.name : 'Error',
+      message: typeof e.message === 'string' ? e.message : String(err),
+      ...(typeof e.code === 'string' && { code: e.code }),
+      ...(typeof e.path === 'string' && { path: e.path }),
+    };
+  }
+  return { name: 'Error', message: String(err) };
+}
+
+/** The error again, as the type the API's error mapping (toApiError) recognises. */
+export function reviveError(s: SerializedError): Error {
+  if (s.name === 'InputError' && s.location && s.reason !== undefined) return new InputError(s.location, s.reason);
+  if (s.name === 'ApiFailure') return new ApiFailure(s.code as ApiFailure['code'], s.message, s.field);
+  if (s.name === 'TraceStoreError') return new TraceStoreError(s.code as TraceStoreErrorCode, s.path ?? '', s.message);
+  const e = new Error(s.message) as NodeJS.ErrnoException;
+  e.name = s.name;
+  if (s.code !== undefined) e.code = s.code;
+  if (s.path !== undefined) e.path = s.path;
+  return e;
+}
+
+/** The buffers of a clip that can be transferred (an array that owns its whole buffer), once each. */
+export function clipTransferList(clip: MotionClip, extra: Uint8Array[] = []): ArrayBuffer[] {
+  const out = new Set<ArrayBuffer>();
+  const add = (a: ArrayBufferView | undefined) => {
+    if (a && a.buffer instanceof ArrayBuffer && a.byteOffset === 0 && a.byteLength === a.buffer.byteLength) out.add(a.buffer);
+  };
+  add(clip.rootPosM);
+  add(clip.rootQuatWxyz);
+  add(clip.jointPosRad);
+  add(clip.jointVelRadS);
+  add(clip.bodyPosW?.data);
+  for (const e of extra) add(e);
+  return [...out];
+}
+
+const BOOTSTRAP = new URL('../sim/simWorkerBootstrap.mjs', import.meta.url);
+const WORKER_ENTRY = new URL('./fileWorker.ts', import.meta.url);
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(err: Error): void;
+  timer: NodeJS.Timeout;
+  worker: Worker;
+}
+
+let serial = 0;
+
+/** The console's file worker: started on first use, replaced after a crash or a missed deadline. */
+export class OffThreadFiles {
+  private worker: Worker | null = null;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private closed = false;
+
+  loadClip(file: string, options: ClipTaskOptions = {}): Promise<DecodedClip> {
+    return this.run({ kind: 'clip.load', file, options }, CLIP_TASK_TIMEOUT_MS, `reading ${file}`) as Promise<DecodedClip>;
+  }
+
+  decodeClip(fileName: string, bytesBase64: string, options: ClipTaskOptions = {}): Promise<DecodedClip> {
+    return this.run({ kind: 'clip.decode', fileName, bytesBase64, options }, CLIP_TASK_TIMEOUT_MS, `decoding ${fileName}`) as Promise<DecodedClip>;
+  }
+
+  openCampaign(campaignDir: string, create: boolean): Promise<QualificationOpenResult> {
+    return this.run({ kind: 'campaign.open', campaignDir, create }, CAMPAIGN_OPEN_TIMEOUT_MS, `opening the campaign ${campaignDir}`) as Promise<QualificationOpenResult>;
+  }
+
+  /** Tasks still waiting for the worker. */
+  get busy(): number {
+    return this.pending.size;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const w = this.worker;
+    this.worker = null;
+    this.failAll(w, new Error('the console services are shutting down'));
+    if (w) await w.terminate().catch(() => undefined);
+  }
+
+  private run(task: FileTask, timeoutMs: number, what: string): Promise<unknown> {
+    if (this.closed) return Promise.reject(new Error('the console services are shut down'));
+    const worker = this.ensureWorker();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (!this.pending.delete(id)) return;
+        reject(new ApiFailure('internal', `${what} did not finish within ${Math.round(timeoutMs / 1000)} s; it was abandoned`));
+        this.discard(worker, new Error(`${what} did not finish in time: the file worker was restarted`));
+      }, timeoutMs);
+      timer.unref();
+      this.pending.set(id, { resolve, reject, timer, worker });
+      worker.ref(); // keeps the process alive while a task is out
+      worker.postMessage({ id, task });
+    });
+  }
+
+  private ensureWorker(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(BOOTSTRAP, {
+      workerData: { entry: WORKER_ENTRY.href },
+      name: `motionbench-files-${serial++}`,
+      resourceLimits: { maxOldGenerationSizeMb: FILE_WORKER_HEAP_MIB },
+    });
+    worker.unref(); // an idle worker never keeps the process alive
+    worker.on('message', (reply: FileTaskReply) => {
+      const p = this.pending.get(reply.id);
+      if (!p) return;
+      this.pending.delete(reply.id);
+      clearTimeout(p.timer);
+      if (![...this.pending.values()].some((q) => q.worker === worker)) worker.unref();
+      if (reply.ok) p.resolve(reply.value);
+      else p.reject(reviveError(reply.error));
+    });
+    worker.on('error', (err) => this.discard(worker, new Error(`the file worker failed: ${err?.message ?? String(err)}`)));
+    worker.on('exit', (code) => this.discard(worker, new Error(`the file worker exited (code ${code})`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  /** Drops a worker (stuck, crashed or exited): its tasks fail, the next task starts a new one. */
+  private discard(worker: Worker, err: Error): void {
+    if (this.worker === worker) this.worker = null;
+    this.failAll(worker, err);
+    void worker.terminate().catch(() => undefined);
+  }
+
+  private failAll(worker: Worker | null, err: Error): void {
+    for (const [id, p] of this.pending) {
+      if (worker && p.worker !== worker) continue;
+      this.pending.delete(id);
+      clearTimeout(p.timer);
+      p.reject(err);
+    }
+  }
+}
