@@ -540,9 +540,15 @@ export class BridgeClientBackend implements Backend {
             if (last !== true) run.stopRequested = { outcome: 'aborted_by_operator', reason: `start not sent: ${last}` };
           }
           if (!run.stopRequested) {
+            // Written in this turn; from now on a link loss ends the run link_lost (it may move).
             const started = this.sendCommand({ command: 'start', args: { run_id: runId } });
             run.started = true;
-            await started;
+            try {
+              await started;
+            } catch (err) {
+              run.started = false; // refused or unanswered: the robot did not start it
+              throw err;
+            }
           }
         } catch (err) {
           // Refused or unanswered: nothing ran. (A start cancelled by our own stop is not an error.)
