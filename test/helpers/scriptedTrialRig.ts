@@ -86,6 +86,8 @@ export interface RobotScript {
   prepare?: (runId: string, attempt: number) => PrepareAnswer;
   /** Runs between the prepare ack and the start check, synchronously (nothing else can run). */
   afterPrepareAck?: (runId: string) => void;
+  /** Called after beforeStart resolved and right before mayTransmit (what happens while the recording opens). */
+  beforeTransmit?: (runId: string) => void;
   /** Runs in acquire(), after the robot has sent a fresh state and before the lease is returned. */
   onAcquire?: (runId: string) => void;
   /** Runs when the lease is released. */
@@ -208,6 +210,7 @@ export class ScriptedRobot implements Backend, StopCommandSender {
         let permission: true | string = true;
         if (request.beforeStart) permission = await request.beforeStart();
         if (permission !== true) run.stopRequested ??= { outcome: 'aborted_by_operator', reason: `start refused: ${permission}` };
+        this.script.beforeTransmit?.(runId);
         // As BridgeClientBackend: the last synchronous check right before the start is written.
         if (!run.stopRequested && request.mayTransmit) {
           const last = request.mayTransmit('start');

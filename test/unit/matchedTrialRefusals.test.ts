@@ -193,6 +193,33 @@ describe('matched trial runner: trials that must not start', () => {
     expect(s.robot.released).toEqual([runId]);
   });
 
+  it('(a) start not sent: granted, then the link goes stale while the recording opens → refused at the write, no start, episode of 0 frames, session stopped', async () => {
+    const s = await rig(({ robot, interlock, clock }) => {
+      robot.script.beforeTransmit = () => {
+        // Between the gate's grant (beforeStart) and the write: 70 ms without a lowstate.
+        interlock.status('ARMED');
+        clock.advance(70);
+        interlock.status('ARMED');
+      };
+    });
+    const r = await runSession(s);
+    const runId = s.robot.acquired[0];
+    const refusals = ofType(s, 'refusal');
+    expect(refusals).toHaveLength(1);
+    expect(refusals[0]).toMatchObject({ runId, reasons: [{ code: 'link_stale' }] });
+    // Traced on the episode (its recording was open when the write was refused).
+    const traced = s.store.listEvents({ runId, kind: 'refusal' });
+    expect(traced.map((e) => e.reason)).toEqual([expect.stringMatching(/^start not sent: robot link stale: last lowstate 7\d(\.\d+)? ms ago \(limit 50 ms\)$/)]);
+    // No start reached the robot; the prepared robot was stopped and damped (the episode ended by a stop).
+    expect(commandNames(s)).toEqual(['prepare', 'stop', 'damp']);
+    const eps = realEpisodes(s);
+    expect(eps).toHaveLength(1);
+    expect(eps[0]).toMatchObject({ runId, frameCount: 0, outcome: 'aborted_by_operator' });
+    expect(r.stoppedEarly).toMatch(/^start not sent: robot link stale/);
+    expect(s.interlock.calls).toEqual(['arm', 'disarm']);
+    expect(s.robot.released).toEqual([runId]);
+  });
+
   it('(a) start refused after a trip: the robot link is lost between the prepare ack and the start check', async () => {
     const s = await rig(({ robot, interlock }) => {
       robot.script.afterPrepareAck = () => {

@@ -424,15 +424,6 @@ export async function runMatchedPair(req: MatchedPairRequest): Promise<MatchedPa
           result: { state_rate_hz: caps.stateRateHz, refused_frames: live.metrics.reading.refusedFrames + live.problems.length, dropped_by_link: live.linkDrops() },
         });
         progress({ type: 'episode_end', runId, domain: 'real_robot', trialIndex: index, outcome, reason, frames: episode.frameCount, resumed: false });
-        const unsent = notSent as Refusal[] | null;
-        if (unsent) {
-          // The start was granted, then refused at the write: the episode is recorded (its
-          // recording was open) with what ended it, and the session stops for the operator.
-          lastOutcome = outcome;
-          needsReset = true;
-          stopSession(`start not sent: ${unsent.map((r) => r.message).join('; ')}`);
-          break;
-        }
         lastOutcome = outcome;
         needsReset = true;
         if (outcome === 'infrastructure_error') {
@@ -440,6 +431,13 @@ export async function runMatchedPair(req: MatchedPairRequest): Promise<MatchedPa
         } else {
           real.push({ runId, trialIndex: index, outcome, reason, frames: episode.frameCount, metrics, resumed: false });
           infraRetries = 0;
+        }
+        const unsent = notSent as Refusal[] | null;
+        if (unsent) {
+          // The start was granted, then refused at the write: the episode is recorded (its
+          // recording was open) with what ended it, and the session stops for the operator.
+          stopSession(`start not sent: ${unsent.map((r) => r.message).join('; ')}`);
+          break;
         }
       } finally {
         await lease.release().catch(() => undefined);
