@@ -3,7 +3,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { REPO_ROOT } from './sharedData';
 
-// A robot-like g1-bridge/1 server in its own process (bench/robotLinkPublisher.ts: 500 Hz
+// A robot-like g1-bridge/1 server in its own process — well-behaved until a test says otherwise (bench/robotLinkPublisher.ts: 500 Hz
 // lowstate, wbc_status heartbeat, acks) that a test can turn hostile or broken: malformed
 // protocol messages sent verbatim, acks delayed or never sent, the state stream frozen, the
 // whole process hung. Every command it receives is recorded, so "no start reached the robot"
@@ -32,6 +32,8 @@ export interface HostileBridge {
   delayAck(command: string, ms: number): void;
   /** Blocks the server's event loop for `ms`: nothing is sent or read meanwhile. */
   stall(ms: number): void;
+  /** Leaves `n` lowstate ticks out once (a gap in the stream). */
+  skip(n: number): void;
   /** Names of the commands received so far. */
   names(): (string | null)[];
   stop(): Promise<void>;
@@ -76,6 +78,7 @@ export async function startHostileBridge(rateHz = 500): Promise<HostileBridge> {
     resume: () => send('resume'),
     delayAck: (command, ms) => send(ms === Infinity ? `no-ack ${command}` : `ack-delay ${command} ${Math.round(ms)}`),
     stall: (ms) => send(`stall ${Math.round(ms)}`),
+    skip: (n) => send(`skip ${Math.round(n)}`),
     names: () => commands.map((c) => c.command),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

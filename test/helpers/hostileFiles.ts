@@ -10,6 +10,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { MAX_INPUT_BYTES } from '../../src/domain/motion/clipCommon';
 import { G1_NUM_JOINTS } from '../../src/domain/robot/g1Joints';
+import { npyBytes, zipEntries } from '../unit/motionTestHelpers';
 import { REPO_ROOT } from './sharedData';
 
 /** A character device that reads as an endless stream of zero bytes. */
@@ -61,16 +62,9 @@ interface BombMember {
   pattern: Uint8Array;
 }
 
-/** A version 1.0 .npy header for a C-order <f8 array of `shape`. */
+/** A version 1.0 .npy header for a C-order <f8 array of `shape` (npyBytes without values). */
 export function npyHeader(shape: number[]): Uint8Array {
-  let dict = `{'descr': '<f8', 'fortran_order': False, 'shape': (${shape.join(', ')}${shape.length === 1 ? ',' : ''}), }`;
-  const total = 10 + dict.length + 1;
-  dict += ' '.repeat((64 - (total % 64)) % 64) + '\n';
-  const out = new Uint8Array(10 + dict.length);
-  out.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]);
-  new DataView(out.buffer).setUint16(8, dict.length, true);
-  for (let i = 0; i < dict.length; i++) out[10 + i] = dict.charCodeAt(i);
-  return out;
+  return npyBytes(shape, []);
 }
 
 /** DEFLATEs a header plus `dataBytes` of a repeated pattern, streaming through native zlib (no big buffer); returns the stream and CRC-32. */
@@ -107,54 +101,7 @@ export interface DeflatedMember {
 
 /** A ZIP (no ZIP64: every member < 4 GiB) of DEFLATE members, declaring what each member says. */
 export function zipOf(members: DeflatedMember[]): Uint8Array {
-  const enc = new TextEncoder();
-  const locals: Uint8Array[] = [];
-  const centrals: Uint8Array[] = [];
-  let offset = 0;
-  for (const m of members) {
-    const name = enc.encode(m.name);
-    const lh = new Uint8Array(30 + name.length);
-    const l = new DataView(lh.buffer);
-    l.setUint32(0, 0x04034b50, true);
-    l.setUint16(4, 20, true);
-    l.setUint16(8, 8, true);
-    l.setUint32(14, m.crc, true);
-    l.setUint32(18, m.compressed.length, true);
-    l.setUint32(22, m.size, true);
-    l.setUint16(26, name.length, true);
-    lh.set(name, 30);
-    const ch = new Uint8Array(46 + name.length);
-    const c = new DataView(ch.buffer);
-    c.setUint32(0, 0x02014b50, true);
-    c.setUint16(4, 20, true);
-    c.setUint16(6, 20, true);
-    c.setUint16(10, 8, true);
-    c.setUint32(16, m.crc, true);
-    c.setUint32(20, m.compressed.length, true);
-    c.setUint32(24, m.size, true);
-    c.setUint16(28, name.length, true);
-    c.setUint32(42, offset, true);
-    ch.set(name, 46);
-    locals.push(lh, m.compressed);
-    centrals.push(ch);
-    offset += lh.length + m.compressed.length;
-  }
-  const cdSize = centrals.reduce((a, b) => a + b.length, 0);
-  const eocd = new Uint8Array(22);
-  const e = new DataView(eocd.buffer);
-  e.setUint32(0, 0x06054b50, true);
-  e.setUint16(8, members.length, true);
-  e.setUint16(10, members.length, true);
-  e.setUint32(12, cdSize, true);
-  e.setUint32(16, offset, true);
-  const parts = [...locals, ...centrals, eocd];
-  const out = new Uint8Array(parts.reduce((a, b) => a + b.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
+  return zipEntries(members.map((m) => ({ name: m.name, method: 8, body: m.compressed, crc: m.crc, size: m.size })));
 }
 
 /** Frames and bodies of the amplification NPZ: joint_pos (N, 29) float64 is just under the per-member limit. */
@@ -233,7 +180,7 @@ export interface ChildLoadReport {
 }
 
 /** Which of the services' readers hostileLoadChild.ts runs on the file. */
-export type ChildReader = 'clip' | 'mjcf' | 'onnx' | 'binding' | 'workload' | 'episode' | 'hash' | 'mesh';
+export type ChildReader = 'clip' | 'mjcf' | 'mujoco' | 'onnx' | 'binding' | 'workload' | 'episode' | 'hash' | 'mesh';
 
 /** Reads `file` with one of the services' readers in a fresh `node --import tsx` process, under a watchdog, and reports its memory. */
 export function readInChild(reader: ChildReader, file: string, fps?: number): Promise<ChildLoadReport> {

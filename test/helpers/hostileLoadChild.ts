@@ -19,6 +19,7 @@ import { fileSha256 } from '../../src/services/trace/parentInputs';
 import { loadOnnxBinding } from '../../src/services/wbc/loadOnnxBinding';
 import { loadFolderWorkload } from '../../src/services/workload/folderWorkload';
 import type { RobotProfile } from '../../src/domain/robot/robotProfile';
+import { loadMujocoModel } from '../../src/services/mujoco/mujocoRuntime';
 
 export const WATCHDOG_RSS_MIB = 1024;
 export const WATCHDOG_MS = 15_000;
@@ -56,6 +57,9 @@ async function read(): Promise<void> {
       return;
     case 'mjcf':
       loadRobotProfile(file);
+      return;
+    case 'mujoco':
+      (await loadMujocoModel(file)).dispose();
       return;
     case 'onnx':
       await loadOnnxBinding(file);

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { vi } from 'vitest';
 import type { Backend, BackendCapabilities, BackendEvent, BackendLease, BackendListener, EpisodeEnd, EpisodeOutcome, Presence, RunRequest, StopDelivery } from '../../src/domain/backend/backend';
 import { createStateFrame, type StateFrame } from '../../src/domain/backend/stateFrame';
-import { STOP_OUTCOMES, type StopOutcome } from '../../src/domain/bridge/g1BridgeContract';
+import { wireStopOutcome, type StopOutcome } from '../../src/domain/bridge/g1BridgeContract';
 import type { DeviceState, InterlockSnapshot, InterlockState } from '../../src/domain/interlock';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import type { GateEvent } from '../../src/domain/safety/safetyTypes';
@@ -256,7 +256,7 @@ export class ScriptedRobot implements Backend, StopCommandSender {
   /** The unleased stop/damp path (a safety trip reaches the robot whoever holds the lease). */
   async sendStop(command: 'stop' | 'damp', reason: string, outcome?: EpisodeOutcome): Promise<StopDelivery> {
     // What arrives on the wire: g1-bridge/1 stops carry only its own outcomes (a link_lost stop is plain).
-    const wire = outcome !== undefined && (STOP_OUTCOMES as readonly string[]).includes(outcome) ? outcome : undefined;
+    const wire = wireStopOutcome(outcome);
     this.commands.push({ command, runId: this.active?.runId ?? null, reason, ...(wire ? { outcome: wire } : {}) });
     // As BridgeClientBackend: any stop or damp latches the active run (no start after it).
     if (this.active) this.active.stopRequested ??= { outcome: outcome ?? 'aborted_by_operator', reason };

@@ -94,6 +94,12 @@ describe('devices and FIFOs where a file is expected', () => {
     expectRefused(r, /part\.xml: cannot read the file \(not a regular file \(character device\)\)/);
   });
 
+  it('the simulator’s model loader refuses the same /dev/zero include at the include, before MuJoCo copies the folder', async () => {
+    const model = mjcfIncluding(sub('mjcf-sim'), DEV_ZERO);
+    const r = await readInChild('mujoco', model);
+    expectRefused(r, /part\.xml: cannot read the file \(not a regular file \(character device\)\)/);
+  });
+
   it('a workload folder whose workload.json is /dev/zero, and /dev/zero named as the workload, are refused', async () => {
     const folder = workloadWithManifest(sub('workload'), DEV_ZERO);
     expectRefused(await readInChild('workload', folder), /workload\.json: cannot read the manifest \(not a regular file \(character device\)\)/);

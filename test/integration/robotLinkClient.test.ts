@@ -1,12 +1,10 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import path from 'node:path';
-import readline from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BackendEvent, EpisodeEnd, Presence } from '../../src/domain/backend/backend';
 import { makeBuiltinBinding } from '../../src/domain/sim/builtinBinding';
 import { ROBOT_LINK_DEFAULTS, connectRobot, type BridgeClientBackend } from '../../src/services/bridge/bridgeClientBackend';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
-import { REPO_ROOT, sharedData } from '../helpers/sharedData';
+import { startHostileBridge, type HostileBridge } from '../helpers/hostileBridge';
+import { sharedData } from '../helpers/sharedData';
 import { sleep, waitFor } from './bridgeTestClient';
 
 // The robot side of the link: connectRobot against a robot-like g1-bridge/1 publisher running as
@@ -17,31 +15,15 @@ import { sleep, waitFor } from './bridgeTestClient';
 
 const HANDS_UP = loadClipFile(sharedData('motions/g1_moves/npz/B_HandsUp.npz'));
 
-interface Publisher {
-  url: string;
-  child: ChildProcessWithoutNullStreams;
-  lines: Array<Record<string, unknown>>;
-  send(line: string): void;
-}
-
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const f of cleanups.splice(0).reverse()) await f();
 });
 
-async function publisher(rateHz = 500): Promise<Publisher> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench/robotLinkPublisher.ts'), '--rate', String(rateHz)], { cwd: REPO_ROOT });
-  cleanups.push(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  const lines: Array<Record<string, unknown>> = [];
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr += String(d)));
-  readline.createInterface({ input: child.stdout }).on('line', (l) => lines.push(JSON.parse(l)));
-  await waitFor(() => lines.length > 0 || child.exitCode !== null, 20_000, `the publisher to listen (${stderr})`);
-  const url = lines[0]?.url;
-  if (typeof url !== 'string') throw new Error(`publisher did not start: ${stderr}`);
-  return { url, child, lines, send: (line) => child.stdin.write(`${line}\n`) };
+async function publisher(rateHz = 500): Promise<HostileBridge> {
+  const pub = await startHostileBridge(rateHz);
+  cleanups.push(() => pub.stop());
+  return pub;
 }
 
 function robot(url: string): { backend: BridgeClientBackend; presence: Presence[]; frameAt: { last: number; count: number }; ends: EpisodeEnd[] } {
@@ -88,7 +70,7 @@ describe('the robot link (connectRobot) against a robot-like publisher process',
     expect(s.oneWayLatencyMs!.p99).toBeGreaterThanOrEqual(s.oneWayLatencyMs!.p50);
     expect(s.missingTicks).toBe(0);
     expect(backend.oneWayLatencyMs(0, 0)).toBeCloseTo(performance.timeOrigin - backend.stampOriginUnixMs!, 6);
-    pub.send('skip 7');
+    pub.skip(7);
     await waitFor(() => backend.linkStats().tickGapEvents === 1, 3000, 'the tick gap');
     expect(backend.linkStats()).toMatchObject({ missingTicks: 7, tickGapEvents: 1, dropped: 0 });
     expect(backend.stats()).toMatchObject({ missingTicks: 7, tickGapEvents: 1, malformed: 0, duplicate: 0, outOfOrder: 0 });
@@ -99,10 +81,10 @@ describe('the robot link (connectRobot) against a robot-like publisher process',
     const { backend, presence, frameAt } = robot(pub.url);
     const lease = await backend.acquire('robot-run-1');
     const running = lease.run({ clip: HANDS_UP, binding: makeBuiltinBinding(), seed: 0 });
-    await waitFor(() => pub.lines.some((l) => l.command === 'start'), 10_000, 'start');
+    await waitFor(() => pub.commands.some((l) => l.command === 'start'), 10_000, 'start');
     const before = frameAt.count;
     await waitFor(() => frameAt.count > before + 100, 5000, '100 frames of the episode');
-    pub.send('freeze');
+    pub.freeze();
     const end = await running;
     const endAt = performance.now();
     const silenceMs = endAt - frameAt.last;
@@ -115,10 +97,10 @@ describe('the robot link (connectRobot) against a robot-like publisher process',
     expect(silenceMs).toBeLessThanOrEqual(ROBOT_LINK_DEFAULTS.lostAfterMs);
     console.log(`robot link: frozen lowstate → link_lost end ${silenceMs.toFixed(2)} ms after the last lowstate`);
     expect(presence.slice(0, 3)).toEqual(['present', 'stale', 'lost']);
-    await waitFor(() => pub.lines.some((l) => l.command === 'stop' && /link lost/.test(String(l.reason))), 3000, 'the stop sent on link loss');
+    await waitFor(() => pub.commands.some((l) => l.command === 'stop' && /link lost/.test(String(l.reason))), 3000, 'the stop sent on link loss');
     await lease.release();
     // the stream resumes: present again after a reconnect
-    pub.send('resume');
+    pub.resume();
     await waitFor(() => backend.presence === 'present', 5000, 'present again');
   });
 
@@ -128,7 +110,7 @@ describe('the robot link (connectRobot) against a robot-like publisher process',
     const lease = await backend.acquire('robot-run-2');
     let ended = false;
     const running = lease.run({ clip: HANDS_UP, binding: makeBuiltinBinding(), seed: 0 }).finally(() => (ended = true));
-    await waitFor(() => pub.lines.some((l) => l.command === 'start'), 10_000, 'start');
+    await waitFor(() => pub.commands.some((l) => l.command === 'start'), 10_000, 'start');
     await waitFor(() => frameAt.count > 100, 5000, 'frames');
     // This process stalls for 150 ms (as under a long GC or a starved CPU) while the publisher
     // process goes on sending: when the loop wakes, its timers run before the socket is read.

@@ -4,31 +4,11 @@
 // size exceeded", "Invalid code point" or a hang.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { InputError } from '../../src/domain/problems';
 import { MAX_MJCF_DEPTH, MAX_MJCF_INCLUDE_DEPTH, MAX_MJCF_INCLUDES, readMjcf, readMjcfFileReferences } from '../../src/domain/robot/mjcfReader';
 import { MAX_XML_DEPTH, parseXml } from '../../src/domain/xml/parseXml';
 import { deepAcrossIncludes, deeplyNestedBodies, deeplyNestedXml, exponentialIncludes, includeChain, includeCycle } from '../helpers/hostileInputs';
 import { MENAGERIE_SCENE } from '../helpers/sharedData';
-
-function readVirtual(files: Record<string, string>, entry: string) {
-  return readMjcf({
-    file: entry,
-    readText: (p) => {
-      if (!(p in files)) throw new Error(`ENOENT: ${p}`);
-      return files[p];
-    },
-  });
-}
-
-function captureError(fn: () => unknown): InputError {
-  try {
-    fn();
-  } catch (err) {
-    if (!(err instanceof InputError)) throw new Error(`expected an InputError, got ${String(err)}`);
-    return err;
-  }
-  throw new Error('expected an InputError, nothing was thrown');
-}
+import { captureError, readVirtual } from './mjcfTestHelpers';
 
 describe('XML reader: nesting and character references', () => {
   it('20 000 nested elements: a located error at the first element past MAX_XML_DEPTH, not a stack overflow', () => {

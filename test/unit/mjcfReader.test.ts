@@ -1,10 +1,9 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { G1_END_EFFECTORS, G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
-import { readMjcf } from '../../src/domain/robot/mjcfReader';
-import { InputError } from '../../src/domain/problems';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { MENAGERIE_G1, MENAGERIE_SCENE, OUR_G1 } from '../helpers/sharedData';
+import { captureError, readVirtual } from './mjcfTestHelpers';
 
 const MENAGERIE_TEXT = fs.readFileSync(MENAGERIE_G1, 'utf8');
 const BODY_ORDER = [
@@ -14,27 +13,6 @@ const BODY_ORDER = [
   'left_shoulder_pitch_link', 'left_shoulder_roll_link', 'left_shoulder_yaw_link', 'left_elbow_link', 'left_wrist_roll_link', 'left_wrist_pitch_link', 'left_wrist_yaw_link',
   'right_shoulder_pitch_link', 'right_shoulder_roll_link', 'right_shoulder_yaw_link', 'right_elbow_link', 'right_wrist_roll_link', 'right_wrist_pitch_link', 'right_wrist_yaw_link',
 ];
-
-/** Reads a model given as in-memory files, to test variants without writing to disk. */
-function readVirtual(files: Record<string, string>, entry: string, endEffectors?: string[]) {
-  return readMjcf({
-    file: entry,
-    endEffectors,
-    readText: (p) => {
-      if (!(p in files)) throw new Error(`ENOENT: ${p}`);
-      return files[p];
-    },
-  });
-}
-function captureError(fn: () => unknown): InputError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(InputError);
-    return err as InputError;
-  }
-  throw new Error('expected an InputError, nothing was thrown');
-}
 
 describe('MJCF reader on MuJoCo Menagerie g1.xml', () => {
   const profile = loadRobotProfile(MENAGERIE_G1);

@@ -103,24 +103,30 @@ export interface ZipMember {
   badCrc?: boolean;
 }
 
-/** A ZIP archive (local headers, central directory, end record), like numpy.savez writes. */
-export function zipBytes(members: ZipMember[]): Uint8Array {
+/** One ZIP entry as stored: its bytes (compressed or not), the CRC-32 and uncompressed size it declares. */
+export interface ZipEntry {
+  name: string;
+  method: 0 | 8;
+  body: Uint8Array;
+  crc: number;
+  size: number;
+}
+
+/** A ZIP archive (local headers, central directory, end record) of entries as given, declaring what each says. */
+export function zipEntries(entries: ZipEntry[]): Uint8Array {
   const chunks: Uint8Array[] = [];
   const central: Uint8Array[] = [];
   let offset = 0;
-  for (const m of members) {
+  for (const m of entries) {
     const name = enc(m.name);
-    const method = m.method ?? 0;
-    const body = method === 8 ? deflateSync(m.data) : m.data;
-    const crc = (crc32(m.data) ^ (m.badCrc ? 1 : 0)) >>> 0;
     const local = new Uint8Array(30 + name.length);
     const l = new DataView(local.buffer);
     l.setUint32(0, 0x04034b50, true);
     l.setUint16(4, 20, true);
-    l.setUint16(8, method, true);
-    l.setUint32(14, crc, true);
-    l.setUint32(18, body.length, true);
-    l.setUint32(22, m.data.length, true);
+    l.setUint16(8, m.method, true);
+    l.setUint32(14, m.crc, true);
+    l.setUint32(18, m.body.length, true);
+    l.setUint32(22, m.size, true);
     l.setUint16(26, name.length, true);
     local.set(name, 30);
     const cd = new Uint8Array(46 + name.length);
@@ -128,23 +134,23 @@ export function zipBytes(members: ZipMember[]): Uint8Array {
     c.setUint32(0, 0x02014b50, true);
     c.setUint16(4, 20, true);
     c.setUint16(6, 20, true);
-    c.setUint16(10, method, true);
-    c.setUint32(16, crc, true);
-    c.setUint32(20, body.length, true);
-    c.setUint32(24, m.data.length, true);
+    c.setUint16(10, m.method, true);
+    c.setUint32(16, m.crc, true);
+    c.setUint32(20, m.body.length, true);
+    c.setUint32(24, m.size, true);
     c.setUint16(28, name.length, true);
     c.setUint32(42, offset, true);
     cd.set(name, 46);
-    chunks.push(local, body);
+    chunks.push(local, m.body);
     central.push(cd);
-    offset += local.length + body.length;
+    offset += local.length + m.body.length;
   }
   const cdSize = central.reduce((s, b) => s + b.length, 0);
   const eocd = new Uint8Array(22);
   const e = new DataView(eocd.buffer);
   e.setUint32(0, 0x06054b50, true);
-  e.setUint16(8, members.length, true);
-  e.setUint16(10, members.length, true);
+  e.setUint16(8, entries.length, true);
+  e.setUint16(10, entries.length, true);
   e.setUint32(12, cdSize, true);
   e.setUint32(16, offset, true);
   const all = [...chunks, ...central, eocd];
@@ -155,6 +161,16 @@ export function zipBytes(members: ZipMember[]): Uint8Array {
     p += b.length;
   }
   return out;
+}
+
+/** A ZIP archive (local headers, central directory, end record), like numpy.savez writes. */
+export function zipBytes(members: ZipMember[]): Uint8Array {
+  return zipEntries(
+    members.map((m) => {
+      const method = m.method ?? 0;
+      return { name: m.name, method, body: method === 8 ? deflateSync(m.data) : m.data, crc: (crc32(m.data) ^ (m.badCrc ? 1 : 0)) >>> 0, size: m.data.length };
+    }),
+  );
 }
 
 export interface NpzArrays {

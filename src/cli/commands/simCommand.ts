@@ -4,7 +4,7 @@ import { TRAJECTORY_HASH_LAYOUT } from '../../domain/sim/trajectoryHash';
 import { BUILTIN_LABEL } from '../../domain/sim/builtinBinding';
 import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
 import { loadClipFile } from '../../services/motion/loadClipFile';
-import { modelFileReferences } from '../../services/mujoco/mujocoRuntime';
+import { modelFileReferences } from '../../services/robot/loadRobotProfile';
 import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
 import { BindingSpecError, resolveBindingSpec } from '../../services/sim/bindingSpec';
 import { EmbeddedSimulator } from '../../services/sim/embeddedSimulator';

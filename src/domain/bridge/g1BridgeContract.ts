@@ -135,6 +135,14 @@ export const EPISODE_OUTCOMES: readonly EpisodeOutcome[] = [
 export type StopOutcome = Extract<EpisodeOutcome, 'aborted_by_operator' | 'estop' | 'intervention'>;
 export const STOP_OUTCOMES: readonly StopOutcome[] = ['aborted_by_operator', 'estop', 'intervention'];
 
+/**
+ * The outcome a `stop` carries on the wire for an episode outcome the console records: only
+ * g1-bridge/1's own stop outcomes travel (a `link_lost` stop goes out as a plain stop).
+ */
+export function wireStopOutcome(outcome: EpisodeOutcome | undefined): StopOutcome | undefined {
+  return outcome !== undefined && (STOP_OUTCOMES as readonly string[]).includes(outcome) ? (outcome as StopOutcome) : undefined;
+}
+
 /** The answer to one command, carried by the wbc_status published right after it. */
 export interface CommandAck {
   /** The command's `seq`, or null when it had none or could not be read. */

@@ -83,6 +83,14 @@ function linkChecks(s: GateState, nowMs: number, cfg: SafetyGateConfig, out: Ref
   }
 }
 
+/** The interlock (ARMED, fresh) and robot-link (fresh lowstate) conditions at `nowMs`: what may not have changed between a grant and its write. */
+export function freshnessRefusals(s: GateState, nowMs: number, cfg: SafetyGateConfig): Refusal[] {
+  const out: Refusal[] = [];
+  interlockChecks(s, nowMs, cfg, out);
+  linkChecks(s, nowMs, cfg, out);
+  return out;
+}
+
 /**
  * Every failing condition for a motion command at `nowMs` (empty: motion may be sent).
  * `nowMs` must not be earlier than the state's clock (the reducer checks that first).
@@ -99,8 +107,7 @@ export function motionRefusals(s: GateState, nowMs: number, cfg: SafetyGateConfi
       ),
     );
   }
-  interlockChecks(s, nowMs, cfg, out);
-  linkChecks(s, nowMs, cfg, out);
+  out.push(...freshnessRefusals(s, nowMs, cfg));
 
   const ep = s.episode;
   if (ep === null) {

@@ -26,7 +26,7 @@
 
 import type { EpisodeOutcome, Problem } from '../backend/backend';
 import { runIdProblem } from '../trace/ids';
-import { formatDuration, motionRefusals, refusal, resetRefusals, TRIP_OUTCOMES, tripCauseText, tripOutcome } from './safetyConditions';
+import { formatDuration, freshnessRefusals, motionRefusals, refusal, resetRefusals, TRIP_OUTCOMES, tripCauseText, tripOutcome } from './safetyConditions';
 import {
   DEFAULT_SAFETY_GATE_CONFIG,
   GATE_EVENT_TYPES,
@@ -380,7 +380,7 @@ export function transmitRefusals(s: GateState, runId: string, nowMs: number, cfg
     out.push(refusal('not_granted', `no motion was granted for episode ${runId}`, { runId }));
   }
   // The freshness conditions of a request, again at the instant of the write.
-  for (const r of motionRefusals({ ...s, tripped: null }, nowMs, cfg)) if (r.condition === 'interlock' || r.condition === 'link') out.push(r);
+  out.push(...freshnessRefusals(s, nowMs, cfg));
   return out;
 }
 

@@ -190,27 +190,27 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     ...options.overrides,
   };
 
-  const invokeWire = async (method: unknown, params: unknown, ctx: CallContext = {}): Promise<WireOutcome> => {
+  /** Validates, dispatches, and maps a failure to an ApiError; the handler's value as it returned it. */
+  const dispatch = async (method: unknown, params: unknown, ctx: CallContext): Promise<{ ok: true; value: HandlerValue<ApiMethod> } | Extract<ApiOutcome, { ok: false }>> => {
     const req = parseRequest(method, params);
     if (!req.ok) return req;
     try {
       const handler = handlers[req.method] as Handler<ApiMethod>;
-      const result = await handler(req.params, ctx);
-      return result instanceof SerializedResult ? { ok: true, serialized: result.json } : { ok: true, result };
+      return { ok: true, value: await handler(req.params, ctx) };
     } catch (err) {
       return { ok: false, error: toApiError(err) };
     }
   };
 
+  const invokeWire = async (method: unknown, params: unknown, ctx: CallContext = {}): Promise<WireOutcome> => {
+    const r = await dispatch(method, params, ctx);
+    if (!r.ok) return r;
+    return r.value instanceof SerializedResult ? { ok: true, serialized: r.value.json } : { ok: true, result: r.value };
+  };
+
   const invoke = async (method: unknown, params: unknown, ctx: CallContext = {}): Promise<ApiOutcome> => {
-    const req = parseRequest(method, params);
-    if (!req.ok) return req;
-    try {
-      const handler = handlers[req.method] as Handler<ApiMethod>;
-      return { ok: true, result: plainResult(await handler(req.params, ctx)) };
-    } catch (err) {
-      return { ok: false, error: toApiError(err) };
-    }
+    const r = await dispatch(method, params, ctx);
+    return r.ok ? { ok: true, result: plainResult(r.value) } : r;
   };
 
   let closing: Promise<void> | undefined;

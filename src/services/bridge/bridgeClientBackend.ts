@@ -18,7 +18,7 @@ import {
   G1_BRIDGE_CONTRACT,
   G1_BRIDGE_METADATA,
   G1_BRIDGE_TOPICS,
-  STOP_OUTCOMES,
+  wireStopOutcome,
   type CommandName,
   type RootStateMsg,
   type StopOutcome,
@@ -182,6 +182,7 @@ export const SAFETY_MAX_ATTEMPTS = 20;
  * SAFETY_RETRY_MS × SAFETY_MAX_ATTEMPTS + this after the loss.
  */
 const SILENT_SOCKET_GRACE_MS = 300;
+const SILENT_SOCKET_MAX_MS = SILENT_SOCKET_GRACE_MS + SAFETY_RETRY_MS * SAFETY_MAX_ATTEMPTS;
 
 interface ActiveRun {
   runId: string;
@@ -280,7 +281,7 @@ export class BridgeClientBackend implements Backend {
   /** Stop/damp deliveries still waiting for an answer (the silent socket is kept while any is). */
   private safetyInFlight = 0;
   /** The drop of a silent socket, pending until its stop/damp deliveries settle. */
-  private silentDrop: { timer: NodeJS.Timeout; sinceMs: number; ws: WebSocket } | null = null;
+  private silentDrop: { timer: NodeJS.Timeout | null; sinceMs: number; ws: WebSocket } | null = null;
   private rttMs: number | null = null;
   private pingSentAt: number | null = null;
   private pingTicks = 0;
@@ -327,14 +328,13 @@ export class BridgeClientBackend implements Backend {
    * written on the open socket now, synchronously, no ack awaited (the process is about to exit).
    */
   private emergencyStopNow(reason: string): void {
-    const client = this.client;
-    const ws = this.ws;
-    if (!client || !ws || ws.readyState !== WebSocket.OPEN || this.commandChannel === null) return;
+    const path = this.openCommandPath();
+    if (!path) return;
     const cmds: WireCommand[] = [{ command: 'stop', args: { reason } }];
     if (this.capabilities.executionDomain === 'real_robot') cmds.push({ command: 'damp', args: { reason } });
     for (const cmd of cmds) {
       try {
-        client.sendMessage(this.commandChannel, Buffer.from(JSON.stringify({ ...cmd, seq: ++this.seq, contract: G1_BRIDGE_CONTRACT }), 'utf8'));
+        this.write(path.client, path.channel, cmd, ++this.seq);
       } catch {
         // The socket is going; nothing more can be done from here.
       }
@@ -618,7 +618,7 @@ export class BridgeClientBackend implements Backend {
   sendStop(command: 'stop' | 'damp', reason: string, outcome?: EpisodeOutcome): Promise<StopDelivery> {
     const run = this.run;
     if (run && !run.ended) run.stopRequested ??= { outcome: outcome ?? 'aborted_by_operator', reason };
-    const wireOutcome = outcome !== undefined && (STOP_OUTCOMES as readonly string[]).includes(outcome) ? (outcome as StopOutcome) : undefined;
+    const wireOutcome = wireStopOutcome(outcome);
     const cmd: WireCommand = command === 'stop' ? { command: 'stop', args: { reason, ...(wireOutcome ? { outcome: wireOutcome } : {}) } } : { command: 'damp', args: { reason } };
     return this.deliverSafety(command, reason, cmd);
   }
@@ -644,9 +644,8 @@ export class BridgeClientBackend implements Backend {
         retry = null;
         if (settled) return;
         if (attempts >= SAFETY_MAX_ATTEMPTS) return finish(null, `no answer from ${this.name} to ${attempts} writes over ${attempts * SAFETY_RETRY_MS} ms`);
-        const client = this.client;
-        const ws = this.ws;
-        if (!client || !ws || ws.readyState !== WebSocket.OPEN || this.commandChannel === null) {
+        const path = this.openCommandPath();
+        if (!path) {
           return finish(null, attempts === 0 ? `not sent: no open socket to ${this.opts.url} (${this._presence})` : `the socket to ${this.opts.url} closed after ${attempts} write(s), unanswered`);
         }
         const seq = ++this.seq;
@@ -659,7 +658,7 @@ export class BridgeClientBackend implements Backend {
           timer: null,
         });
         try {
-          client.sendMessage(this.commandChannel, Buffer.from(JSON.stringify({ ...cmd, seq, contract: G1_BRIDGE_CONTRACT }), 'utf8'));
+          this.write(path.client, path.channel, cmd, seq);
           attempts++;
           firstSentAtMs ??= performance.now();
         } catch (err) {
@@ -678,21 +677,32 @@ export class BridgeClientBackend implements Backend {
         reject(new Error(`${this.name} is not connected (${this._presence})`));
         return;
       }
+      const channel = this.commandChannel;
       const seq = ++this.seq;
-      const msg = { ...cmd, seq, contract: G1_BRIDGE_CONTRACT };
       const timer = setTimeout(() => {
         this.pending.delete(seq);
         reject(new Error(`${cmd.command}: no answer from ${this.name} within ${timeoutMs} ms`));
       }, timeoutMs);
       this.pending.set(seq, { command: cmd.command, resolve, reject, timer });
       try {
-        client.sendMessage(this.commandChannel, Buffer.from(JSON.stringify(msg), 'utf8'));
+        this.write(client, channel, cmd, seq);
       } catch (err) {
         clearTimeout(timer);
         this.pending.delete(seq);
         reject(new Error(`${cmd.command}: send failed: ${(err as Error).message}`));
       }
     });
+  }
+
+  /** Writes one command with its seq on the command channel (throws what the socket throws). */
+  private write(client: FoxgloveClientInstance, channel: number, cmd: WireCommand, seq: number): void {
+    client.sendMessage(channel, Buffer.from(JSON.stringify({ ...cmd, seq, contract: G1_BRIDGE_CONTRACT }), 'utf8'));
+  }
+
+  /** The client and channel when a socket is open and commands can be written on it (freshness aside). */
+  private openCommandPath(): { client: FoxgloveClientInstance; channel: number } | null {
+    const { client, ws, commandChannel } = this;
+    return client && ws && ws.readyState === WebSocket.OPEN && commandChannel !== null ? { client, channel: commandChannel } : null;
   }
 
   private failPending(err: Error): void {
@@ -964,32 +974,31 @@ export class BridgeClientBackend implements Backend {
   private scheduleSilentDrop(): void {
     const ws = this.ws;
     if (!ws || this.silentDrop) return;
-    const timer = setTimeout(() => this.dropSilentSocketIfDrained(true), SILENT_SOCKET_GRACE_MS);
-    timer.unref();
-    this.silentDrop = { timer, sinceMs: performance.now(), ws };
+    this.silentDrop = { timer: null, sinceMs: performance.now(), ws };
+    this.dropSilentSocketIfDrained();
   }
 
-  /** Drops the silent socket once its grace passed and no stop/damp is in flight (or the retries' time ran out). */
-  private dropSilentSocketIfDrained(graceOver = false): void {
+  /**
+   * Drops the silent socket once SILENT_SOCKET_GRACE_MS passed and no stop/damp is in flight on it
+   * (at the latest SILENT_SOCKET_MAX_MS after the loss); until then re-checks when that can change.
+   */
+  private dropSilentSocketIfDrained(): void {
     const d = this.silentDrop;
     if (!d) return;
+    if (d.timer) clearTimeout(d.timer);
+    d.timer = null;
     if (d.ws !== this.ws || this._presence !== 'lost') {
       // Another socket by now, or this one came back to life (state flows again): nothing to drop.
-      clearTimeout(d.timer);
       this.silentDrop = null;
       return;
     }
     const age = performance.now() - d.sinceMs;
-    const deadline = SILENT_SOCKET_GRACE_MS + SAFETY_RETRY_MS * SAFETY_MAX_ATTEMPTS;
-    if ((!graceOver && age < SILENT_SOCKET_GRACE_MS) || (this.safetyInFlight > 0 && age < deadline)) {
-      if (graceOver || this.safetyInFlight > 0) {
-        clearTimeout(d.timer);
-        d.timer = setTimeout(() => this.dropSilentSocketIfDrained(true), this.safetyInFlight > 0 ? Math.max(1, deadline - age) : Math.max(1, SILENT_SOCKET_GRACE_MS - age));
-        d.timer.unref();
-      }
+    const waitMs = age < SILENT_SOCKET_GRACE_MS ? SILENT_SOCKET_GRACE_MS - age : this.safetyInFlight > 0 ? SILENT_SOCKET_MAX_MS - age : 0;
+    if (waitMs > 0) {
+      d.timer = setTimeout(() => this.dropSilentSocketIfDrained(), waitMs);
+      d.timer.unref();
       return;
     }
-    clearTimeout(d.timer);
     this.silentDrop = null;
     const ws = d.ws;
     this.onSocketClosed('silent');

@@ -14,6 +14,8 @@ export interface CheckedSocketEvents {
   onBadFrame(reason: string): void;
 }
 
+const UTF8 = new TextDecoder('utf-8');
+
 export function checkedServerSocket(ws: WebSocket, events: CheckedSocketEvents): IWebSocket {
   const sock: IWebSocket = {
     binaryType: 'arraybuffer',
@@ -45,7 +47,7 @@ export function checkedServerSocket(ws: WebSocket, events: CheckedSocketEvents):
       if (c.ignored) return;
       return guarded('binary message', () => sock.onmessage?.({ data: bytes }));
     }
-    const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
+    const text = UTF8.decode(bytes);
     const c = checkServerText(text);
     if (!c.ok) return events.onBadFrame(`message refused: ${c.reason}`);
     if (c.ignored) return;

@@ -64,11 +64,29 @@ function tooLarge(file: string, size: number, l: FileLimit): InputError {
   return new InputError({ file }, `file is ${mib(size)} MiB, larger than the ${limitText(l)} limit for ${l.what}`);
 }
 
-/** Throws unless the opened descriptor is a regular file within the limit. */
-function checkOpened(file: string, st: fs.Stats, l: FileLimit): void {
+/** Throws unless the opened descriptor is a regular file. */
+function checkRegular(file: string, st: fs.Stats): void {
   if (st.isDirectory()) throw new InputError({ file }, 'is a directory, not a regular file');
   if (!st.isFile()) throw new InputError({ file }, `not a regular file (${describeType(st)})`);
+}
+
+/** Throws unless the opened descriptor is a regular file within the limit. */
+function checkOpened(file: string, st: fs.Stats, l: FileLimit): void {
+  checkRegular(file, st);
   if (st.size > l.bytes) throw tooLarge(file, st.size, l);
+}
+
+/**
+ * The read buffer: sized from the descriptor (+1 byte to see growth) at first, doubled only if
+ * the file grows while it is read — refused once it holds more than the limit.
+ */
+function roomFor(buf: Buffer | null, n: number, size: number, file: string, l: FileLimit): Buffer {
+  if (buf === null) return Buffer.allocUnsafe(Math.min(size, l.bytes) + 1);
+  if (n < buf.length) return buf;
+  if (n > l.bytes) throw grew(file, l);
+  const bigger = Buffer.allocUnsafe(Math.min(Math.max(buf.length * 2, 64 * 1024), l.bytes + 1));
+  buf.copy(bigger, 0, 0, n);
+  return bigger;
 }
 
 function grew(file: string, l: FileLimit): InputError {
@@ -82,16 +100,10 @@ export function readBoundedFile(file: string, kind: FileKind | FileLimit): Uint8
   try {
     const st = fs.fstatSync(fd);
     checkOpened(file, st, l);
-    // One buffer sized from the descriptor (+1 to see growth); more only if the file grows.
-    let buf = Buffer.allocUnsafe(Math.min(st.size, l.bytes) + 1);
+    let buf = roomFor(null, 0, st.size, file, l);
     let n = 0;
     for (;;) {
-      if (n === buf.length) {
-        if (n > l.bytes) throw grew(file, l);
-        const bigger = Buffer.allocUnsafe(Math.min(Math.max(buf.length * 2, 64 * 1024), l.bytes + 1));
-        buf.copy(bigger, 0, 0, n);
-        buf = bigger;
-      }
+      buf = roomFor(buf, n, st.size, file, l);
       const got = fs.readSync(fd, buf, n, buf.length - n, null);
       if (got === 0) break;
       n += got;
@@ -116,15 +128,10 @@ export async function readBoundedFileAsync(file: string, kind: FileKind | FileLi
   try {
     const st = await h.stat();
     checkOpened(file, st, l);
-    let buf = Buffer.allocUnsafe(Math.min(st.size, l.bytes) + 1);
+    let buf = roomFor(null, 0, st.size, file, l);
     let n = 0;
     for (;;) {
-      if (n === buf.length) {
-        if (n > l.bytes) throw grew(file, l);
-        const bigger = Buffer.allocUnsafe(Math.min(Math.max(buf.length * 2, 64 * 1024), l.bytes + 1));
-        buf.copy(bigger, 0, 0, n);
-        buf = bigger;
-      }
+      buf = roomFor(buf, n, st.size, file, l);
       const { bytesRead } = await h.read(buf, n, buf.length - n, null);
       if (bytesRead === 0) break;
       n += bytesRead;
@@ -146,9 +153,7 @@ export async function readBoundedTextAsync(file: string, kind: FileKind | FileLi
 export function readFileHead(file: string, n: number): Uint8Array {
   const fd = fs.openSync(file, OPEN_FLAGS);
   try {
-    const st = fs.fstatSync(fd);
-    if (st.isDirectory()) throw new InputError({ file }, 'is a directory, not a regular file');
-    if (!st.isFile()) throw new InputError({ file }, `not a regular file (${describeType(st)})`);
+    checkRegular(file, fs.fstatSync(fd));
     const buf = new Uint8Array(n);
     let got = 0;
     while (got < n) {

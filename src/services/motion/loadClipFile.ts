@@ -32,10 +32,7 @@ function readBytes(file: string): Uint8Array {
   try {
     return readBoundedFile(file, 'clip');
   } catch (err) {
-    if (err instanceof InputError) {
-      if (/^is a directory/.test(err.reason)) throw new InputError({ file }, 'is a directory, not a motion file');
-      throw err;
-    }
+    if (err instanceof InputError) throw err;
     throw new InputError({ file }, `cannot read the file: ${describeOpenError(err)}`);
   }
 }

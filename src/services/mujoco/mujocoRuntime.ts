@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import loadMujocoModule, { type MainModule, type MjData, type MjModel } from 'mujoco-js';
 import { InputError } from '../../domain/problems';
-import { readMjcfFileReferences, type MjcfFileReference } from '../../domain/robot/mjcfReader';
 import { FILE_LIMITS, readBoundedFile } from '../files/boundedRead';
+import { modelFileReferences, toPosixPath } from '../robot/loadRobotProfile';
 
 /** Everything copied from a model's directory into MEMFS, MiB. */
 const MODEL_TREE_LIMIT_MIB = 512;
@@ -58,13 +58,6 @@ interface EmscriptenFS {
   rmdir(p: string): void;
 }
 
-const toPosix = (p: string): string => p.split(path.sep).join('/');
-
-/** The files an MJCF model reads besides itself (includes, meshes, textures, …), from disk. Throws InputError. */
-export function modelFileReferences(modelFile: string): MjcfFileReference[] {
-  return readMjcfFileReferences({ file: toPosix(modelFile), readText: (p) => fs.readFileSync(p, 'utf8') });
-}
-
 /**
  * Every file the model's includes and assets name must exist, inside the model's folder (the only
  * one copied into MuJoCo's file system) and of a type that is copied; otherwise MuJoCo's compiler
@@ -76,7 +69,7 @@ export function checkModelFiles(modelFile: string): void {
   const refs = modelFileReferences(modelFile);
   const folder = path.dirname(path.resolve(modelFile));
   for (const r of refs) {
-    const of = r.declaredAt.file === toPosix(modelFile) ? '' : ` (in the model ${modelFile})`;
+    const of = r.declaredAt.file === toPosixPath(modelFile) ? '' : ` (in the model ${modelFile})`;
     let isFile = false;
     try {
       isFile = fs.statSync(r.file).isFile();

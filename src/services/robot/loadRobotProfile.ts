@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readMjcf } from '../../domain/robot/mjcfReader';
+import { readMjcf, readMjcfFileReferences, type MjcfFileReference } from '../../domain/robot/mjcfReader';
 import { InputError } from '../../domain/problems';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { describeOpenError, readBoundedText } from '../files/boundedRead';
@@ -13,7 +13,15 @@ export const DEFAULT_MODEL_FILE = path.resolve(path.dirname(fileURLToPath(import
  * file is a regular file of at most FILE_LIMITS.mjcf bytes (src/services/files/boundedRead.ts).
  */
 export function loadRobotProfile(file: string = DEFAULT_MODEL_FILE): RobotProfile {
-  return readMjcf({ file: toPosix(file), readText: readModelText });
+  return readMjcf({ file: toPosixPath(file), readText: readModelText });
+}
+
+/**
+ * The files an MJCF model reads besides itself (includes, meshes, textures, …), read from disk as
+ * loadRobotProfile reads them (bounded, regular files only). Throws InputError.
+ */
+export function modelFileReferences(modelFile: string): MjcfFileReference[] {
+  return readMjcfFileReferences({ file: toPosixPath(modelFile), readText: readModelText });
 }
 
 /** The reader's readText: its errors become "cannot read the file (<reason>)" located at the file. */
@@ -25,4 +33,5 @@ function readModelText(p: string): string {
   }
 }
 
-const toPosix = (p: string): string => p.split(path.sep).join('/');
+/** A path with `/` separators, as the MJCF reader names files. */
+export const toPosixPath = (p: string): string => p.split(path.sep).join('/');

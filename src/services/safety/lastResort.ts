@@ -73,10 +73,8 @@ export function installLastResort(options: LastResortOptions = {}): () => void {
     log(`motionbench: fatal ${kind}: ${text}`);
     const stopped = stopEveryRobot(`console process failed (${kind}): ${err instanceof Error ? err.message : String(err)}`.slice(0, 200), log);
     log(`motionbench: last resort: stop and damp sent to ${stopped.length} link(s)${stopped.length > 0 ? `: ${stopped.join(', ')}` : ''}; exiting`);
-    const t = setTimeout(() => exit(EXIT_FATAL), flushMs);
-    t.unref?.();
-    // unref'd, so an otherwise idle loop would exit at once with code 0: hold it with a ref'd one.
-    setTimeout(() => {}, flushMs + 50);
+    // A ref'd timer: it also holds an otherwise idle loop open until the stops are written.
+    setTimeout(() => exit(EXIT_FATAL), flushMs);
   };
   const onException = (err: unknown): void => fatal('uncaught exception', err);
   const onRejection = (err: unknown): void => fatal('unhandled rejection', err);

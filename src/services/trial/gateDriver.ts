@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { BackendEvent, StopDelivery } from '../../domain/backend/backend';
+import type { TraceEventKind } from '../../domain/trace/records';
 import { SafetyGate } from '../../domain/safety/safetyGate';
 import type { GateEffects, GateEvent, GateTrip, MotionDecision, MotionKind, SafetyGateConfig } from '../../domain/safety/safetyTypes';
 import type { CampaignStore } from '../trace';
@@ -108,7 +109,7 @@ export class GateDriver {
   }
 
   /** One trace event: on the episode when it is stored, else on the parent trace naming the run. */
-  private record(kind: 'refusal' | 'human_reset' | 'stop_requested' | 'problem' | 'note', reason: string, runId: string | null, detail: Record<string, unknown>): void {
+  private record(kind: TraceEventKind, reason: string, runId: string | null, detail: Record<string, unknown>): void {
     try {
       // A refusal comes before its episode is stored (nothing ran): it names the run in its detail.
       const stored = runId !== null && this.o.store.getEpisode(runId) !== null;
