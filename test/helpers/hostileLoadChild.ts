@@ -19,13 +19,14 @@ import { fileSha256 } from '../../src/services/trace/parentInputs';
 import { loadOnnxBinding } from '../../src/services/wbc/loadOnnxBinding';
 import { loadFolderWorkload } from '../../src/services/workload/folderWorkload';
 import type { RobotProfile } from '../../src/domain/robot/robotProfile';
-import { loadMujocoModel } from '../../src/services/mujoco/mujocoRuntime';
 
 export const WATCHDOG_RSS_MIB = 1024;
 export const WATCHDOG_MS = 15_000;
 
 const [mode, file, fps] = process.argv.slice(2);
 const MiB = 1024 * 1024;
+// MuJoCo's runtime module (its WASM build) is imported before the baseline, and only for its mode.
+const mujocoRuntime = mode === 'mujoco' ? await import('../../src/services/mujoco/mujocoRuntime') : null;
 const rssBeforeMiB = process.memoryUsage().rss / MiB;
 
 // The watchdog runs plain JS (eval) in its own thread: it keeps running while the main thread is
@@ -59,7 +60,7 @@ async function read(): Promise<void> {
       loadRobotProfile(file);
       return;
     case 'mujoco':
-      (await loadMujocoModel(file)).dispose();
+      (await mujocoRuntime!.loadMujocoModel(file)).dispose();
       return;
     case 'onnx':
       await loadOnnxBinding(file);
