@@ -4,6 +4,7 @@ import { hostCommand } from './commands/hostCommand';
 import { emulateRobotCommand } from './commands/emulateRobotCommand';
 import { emulateInterlockCommand, interlockListCommand, interlockMonitorCommand } from './commands/interlockCommand';
 import { metricsCommand } from './commands/metricsCommand';
+import { policyInfoCommand } from './commands/policyInfoCommand';
 import { qualifyCommand } from './commands/qualifyCommand';
 import { reportCommand } from './commands/reportCommand';
 import { serveSimCommand } from './commands/serveSimCommand';
@@ -14,7 +15,7 @@ import { installLastResort } from '../services/safety/lastResort';
 
 // `motionbench <command>`: every subcommand has --help, exits non-zero with a one-line reason on
 // bad input, and with --json prints exactly one JSON document on stdout.
-const commands: Command[] = [clipInfoCommand, fkCommand, metricsCommand, simCommand, qualifyCommand, reportCommand, serveSimCommand, emulateRobotCommand, calibrateCommand, trialCommand, hostCommand, emulateInterlockCommand, interlockMonitorCommand, interlockListCommand];
+const commands: Command[] = [clipInfoCommand, policyInfoCommand, fkCommand, metricsCommand, simCommand, qualifyCommand, reportCommand, serveSimCommand, emulateRobotCommand, calibrateCommand, trialCommand, hostCommand, emulateInterlockCommand, interlockMonitorCommand, interlockListCommand];
 
 const NAME_WIDTH = Math.max(...commands.map((c) => c.name.length));
 

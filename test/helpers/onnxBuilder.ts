@@ -280,6 +280,7 @@ export function makeObservation(reference: ControlReference, defaultPose: ArrayL
     reference,
     referenceFrame: Math.min(step, reference.frameCount - 1),
     defaultJointPosRad: Float64Array.from(defaultPose),
+    rootLinVelMps: null,
   };
 }
 

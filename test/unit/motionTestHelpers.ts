@@ -1,6 +1,7 @@
 // Builders for motion-codec tests: synthetic clips, CSV text, .npy members and ZIP archives
 // written byte by byte (so malformed variants are easy to make).
 import { deflateSync } from 'fflate';
+import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
 import { expect } from 'vitest';
 import { InputError } from '../../src/domain/problems';
 import { crc32 } from '../../src/domain/motion/zipArchive';
@@ -183,6 +184,24 @@ export interface NpzArrays {
 }
 
 /** Default .npy members for a synthetic clip (B = 2 bodies, wxyz root quaternion on body 0). */
+/** A 1-D unicode .npy member ('<U n', UTF-32LE, NUL padded), as numpy saves a list of strings. */
+export function npyStringBytes(values: readonly string[]): Uint8Array {
+  const width = Math.max(1, ...values.map((v) => [...v].length));
+  let dict = `{'descr': '<U${width}', 'fortran_order': False, 'shape': (${values.length},), }`;
+  dict += ' '.repeat((64 - ((10 + dict.length + 1) % 64)) % 64) + '\n';
+  const head = new Uint8Array(10 + dict.length);
+  head.set([0x93, ...enc('NUMPY'), 1, 0, dict.length & 0xff, dict.length >> 8]);
+  head.set(enc(dict), 10);
+  const data = new Uint8Array(4 * width * values.length);
+  const dv = new DataView(data.buffer);
+  values.forEach((v, i) => [...v].forEach((ch, c) => dv.setUint32((i * width + c) * 4, ch.codePointAt(0)!, true)));
+  const out = new Uint8Array(head.length + data.length);
+  out.set(head);
+  out.set(data, head.length);
+  return out;
+}
+
+/** Members of a synthetic NPZ; it names its joints (canonical order), so its joint order is decided. */
 export function npzMembersFor(c: SyntheticClip, descr = '<f8', fps = 50): Record<string, Uint8Array> {
   const B = 2;
   const bodyPos: number[] = [];
@@ -198,6 +217,7 @@ export function npzMembersFor(c: SyntheticClip, descr = '<f8', fps = 50): Record
     joint_vel: npyBytes([c.N, J], new Array(c.N * J).fill(0.25), { descr }),
     body_pos_w: npyBytes([c.N, B, 3], bodyPos, { descr }),
     body_quat_w: npyBytes([c.N, B, 4], bodyQuat, { descr }),
+    joint_names: npyStringBytes(G1_JOINT_NAMES),
   };
 }
 

@@ -124,7 +124,7 @@ describe('builtin binding', () => {
     const tracker = new BuiltinTracker(b, J);
     const ref = clipOf(4, 50);
     const cmd = createControlCommand(J);
-    const obs = { step: 0, timeS: 0, state: createStateFrame(), reference: { rateHz: 50, frameCount: 4, rootPosM: ref.rootPosM, rootQuatWxyz: ref.rootQuatWxyz, jointPosRad: ref.jointPosRad }, referenceFrame: 1, defaultJointPosRad: new Float64Array(J) };
+    const obs = { step: 0, timeS: 0, state: createStateFrame(), reference: { rateHz: 50, frameCount: 4, rootPosM: ref.rootPosM, rootQuatWxyz: ref.rootQuatWxyz, jointPosRad: ref.jointPosRad }, referenceFrame: 1, defaultJointPosRad: new Float64Array(J), rootLinVelMps: null };
     tracker.step(obs, cmd);
     expect(Array.from(cmd.jointTargetRad)).toEqual(Array.from(ref.jointPosRad.subarray(2 * J, 3 * J)));
     expect(cmd.kp![7]).toBe(107);

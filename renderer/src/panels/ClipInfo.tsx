@@ -1,7 +1,8 @@
 import { useClipStore } from '../stores/clipStore';
+import type { ClipFormat } from '../../../src/domain/motion/motionClip';
 
 const FPS_SOURCE_TEXT = { file: 'from file', user: 'stated', inferred: 'inferred' } as const;
-const FORMAT_TEXT = { 'lafan1-csv': 'LAFAN1-G1 CSV', 'mjlab-npz': 'mjlab NPZ', 'motionbench-json': 'MotionBench JSON' } as const;
+const FORMAT_TEXT: Record<ClipFormat, string> = { 'lafan1-csv': 'LAFAN1-G1 CSV', 'mjlab-npz': 'mjlab NPZ', 'motionbench-json': 'MotionBench JSON', 'policy-baked': 'reference baked into a policy' };
 
 /** Facts about the loaded clip. */
 export function ClipInfo() {

@@ -1,3 +1,4 @@
+import { ForwardKinematics } from '../../domain/robot/forwardKinematics';
 import { G1_JOINT_NAMES } from '../../domain/robot/g1Joints';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import type { JointLimitWarning } from '../../domain/motion/motionClip';
@@ -12,6 +13,8 @@ const usage = `usage: motionbench clip info <file> [--fps N] [--model <mjcf>] [-
 
 export interface ClipInfo {
   file: string;
+  /** How the file's joint order was decided (NPZ), 'canonical (the format fixes it)', or null. */
+  joint_order: string | null;
   name: string;
   id: string;
   format: string;
@@ -45,6 +48,7 @@ export function clipInfo(clip: MotionClip): ClipInfo {
     fps_source: clip.provenance.fpsSource,
     duration_s: (clip.frameCount - 1) / clip.fps,
     joints: G1_JOINT_NAMES.length,
+    joint_order: clip.provenance.jointOrder ?? (clip.provenance.format === 'mjlab-npz' ? null : 'canonical (the format fixes it)'),
     root_z_min: zMin,
     root_z_max: zMax,
     limit_violations: limit.map((w) => ({ joint: w.joint, frame: w.frame, value: w.value })),
@@ -61,7 +65,7 @@ export const clipInfoCommand: Command = {
     if (positionals.length !== 1) throw new UsageError(`clip info takes one file, got ${positionals.length}\n${usage}`);
     const fps = fpsOption(values.fps);
     const profile = loadRobotProfile(values.model);
-    const clip = loadClipFile(positionals[0], { fps, jointLimitsRad: profile.joints.map((j) => j.rangeRad) });
+    const clip = loadClipFile(positionals[0], { fps, jointLimitsRad: profile.joints.map((j) => j.rangeRad), kinematics: new ForwardKinematics(profile) });
     const info = clipInfo(clip);
     if (values.json) printJson(io, info);
     else {
@@ -71,7 +75,7 @@ export const clipInfoCommand: Command = {
           `  name        ${info.name} (${info.id})`,
           `  format      ${info.format}`,
           `  frames      ${info.frames} at ${info.fps} fps (${info.fps_source}), ${info.duration_s.toFixed(3)} s`,
-          `  joints      ${info.joints}`,
+          `  joints      ${info.joints}${info.joint_order ? `, order ${info.joint_order}` : ''}`,
           `  root z      ${info.root_z_min.toFixed(3)} .. ${info.root_z_max.toFixed(3)} m`,
           `  limits      ${info.limit_violations.length === 0 ? 'within the joint limits of ' + profile.modelName : `${info.limit_violations.length} excursion(s)`}`,
           ...info.limit_violations.slice(0, 20).map((v) => `    ${v.joint} frame ${v.frame}: ${v.value.toFixed(4)} rad`),

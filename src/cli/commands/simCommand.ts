@@ -9,10 +9,13 @@ import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
 import { BindingSpecError, resolveBindingSpec } from '../../services/sim/bindingSpec';
 import { EmbeddedSimulator } from '../../services/sim/embeddedSimulator';
 import { runSimEpisode } from '../../services/sim/runSimEpisode';
+import { isPolicySpec } from '../../services/wbc/loadPolicy';
+import { checkClipMatchesBaked, planPolicy, type PolicyPlan } from '../../services/wbc/policyRun';
+import type { MotionClip } from '../../domain/motion/motionClip';
 import { describeFailure } from '../../services/sim/simEngine';
 import { checkOutputFiles, fpsOption, numberOption, parse, printJson, UsageError, type CliIo, type Command } from '../cliSupport';
 
-const usage = `usage: motionbench sim --clip <file> [--binding builtin[:assist=<N/m>]|<binding.json>] [--model <mjcf>]
+const usage = `usage: motionbench sim [--clip <file>] [--binding builtin[:assist=<N/m>]|<binding.json>|<policy.onnx|folder>] [--model <mjcf>]
                        [--fps N] [--seed N] [--out <episode.mcap>] [--exec-out <exec.json>] [--force] [--json]
   Runs the clip in the embedded MuJoCo simulator (physics at the model timestep, control and
   recording at 50 Hz) from the clip's first frame placed on the floor, and reports the
@@ -21,6 +24,10 @@ const usage = `usage: motionbench sim --clip <file> [--binding builtin[:assist=<
                                model's gains), no root assist — not a policy (default)
   --binding builtin:assist=N   the same plus a root-assist spring-damper of N N/m on the pelvis
   --binding <file.json>        a binding file (kind "builtin" or "onnx")
+  --binding <policy.onnx|dir>  a released tracking policy as it is (BeyondMimic, unitree_rl_mjlab
+                               deploy folder, wbc-mjlab folder, holosoma export; docs/POLICIES.md),
+                               on its family's physics; --clip may be omitted for a policy that
+                               carries its reference motion (a --clip must then be that motion)
   --model <mjcf>               a scene with a floor (default: our G1 in assets/; for MuJoCo
                                Menagerie's G1 use its scene.xml)
   --fps N                      frame rate of a CSV clip (CSV files do not state one)
@@ -34,7 +41,9 @@ const usage = `usage: motionbench sim --clip <file> [--binding builtin[:assist=<
                                the binding or its ONNX file) is never written over, even with --force
   --json fields: the fields of 'motionbench metrics --json' (contract, K, failed, failure,
     progress_soft, mpjpe_l_mm, joint_pos_rmse, …) + outcome, reason, sim_seconds, wall_seconds,
-    real_time_factor, trajectory_sha256, binding {id, version, label, kind}, clip, model, seed.
+    real_time_factor, trajectory_sha256, binding {kind, family, id, version, label,
+    root_assist_n_per_m, …}, clip, model, seed; for a policy also policy {adapter, physics,
+    alignment, needs, baked_fk_residual_m, notes}.
   Exit status 0 when the episode ran (completed or hard_failure), 1 on an infrastructure error
   or bad input, 2 on bad usage.`;
 
@@ -72,6 +81,25 @@ export function bindingSummary(b: WbcBinding): Record<string, unknown> {
     control_rate_hz: b.controlRateHz,
     ...(b.kind === 'builtin' ? { gains: b.gains ?? 'model', root_assist: b.rootAssist } : {}),
     ...(b.kind === 'onnx' ? { checkpoint_hash: b.checkpointHash } : {}),
+    family: b.kind === 'onnx' ? (b.family ?? 'declared') : null,
+    root_assist_n_per_m: b.kind === 'builtin' ? (b.rootAssist?.kpNPerM ?? 0) : 0,
+  };
+}
+
+function policySummary(plan: PolicyPlan): Record<string, unknown> {
+  const s = plan.loaded.spec;
+  const p = s.physics;
+  return {
+    adapter: s.adapter,
+    policy_path: plan.loaded.policyPath,
+    files: plan.loaded.files,
+    physics: { id: p.id, source: p.source, timestep_s: p.timestepS, decimation: p.decimation, armature_kg_m2: p.armatureKgM2, effort_limit_nm: p.effortLimitNm, friction_loss_nm: p.frictionLossNm, damping_nms_per_rad: p.dampingNmsPerRad },
+    alignment: s.alignment,
+    needs: s.needs,
+    baked_clip_id: plan.baked?.clip.id ?? null,
+    baked_fk_residual_m: plan.baked?.fkResidualM ?? null,
+    start: 'reference frame 0 placed on the floor (the families reset to a reference frame in training); the reference is aligned to the robot by the family rule above',
+    notes: s.notes,
   };
 }
 
@@ -95,7 +123,8 @@ export const simCommand: Command = {
       },
       usage,
     );
-    if (values.clip === undefined) throw new UsageError(`--clip is required\n${usage}`);
+    const policySpec = values.binding !== undefined && isPolicySpec(values.binding);
+    if (values.clip === undefined && !policySpec) throw new UsageError(`--clip is required\n${usage}`);
     const fps = fpsOption(values.fps);
     const seed = numberOption(values.seed, 'seed', (v) => Number.isSafeInteger(v) && v >= 0, 'an integer ≥ 0') ?? 0;
     const force = values.force === true;
@@ -105,25 +134,40 @@ export const simCommand: Command = {
     ];
     // Before anything is loaded (cheap usage errors first); again below with every input known.
     checkOutputFiles(outputs, [{ what: 'the --clip file', file: values.clip }, { what: 'the --model file', file: values.model }], force);
+    const profile = loadRobotProfile(values.model);
     let binding: WbcBinding;
+    let plan: PolicyPlan | null = null;
     try {
-      binding = await resolveBindingSpec(values.binding ?? 'builtin');
+      if (policySpec) {
+        plan = planPolicy(values.binding!, profile);
+        binding = plan.binding;
+      } else binding = await resolveBindingSpec(values.binding ?? 'builtin');
     } catch (err) {
       if (err instanceof BindingSpecError) throw new UsageError(err.message);
       throw err;
     }
-    const profile = loadRobotProfile(values.model);
-    const clip = loadClipFile(values.clip, { ...(fps !== undefined ? { fps } : {}), jointLimitsRad: profile.joints.map((j) => j.rangeRad) });
+    let clip: MotionClip;
+    if (values.clip !== undefined) {
+      clip = loadClipFile(values.clip, { ...(fps !== undefined ? { fps } : {}), jointLimitsRad: profile.joints.map((j) => j.rangeRad) });
+      if (plan?.baked) checkClipMatchesBaked(clip, plan.baked.clip, plan.loaded.modelFile);
+    } else if (plan?.baked) clip = plan.baked.clip;
+    else throw new UsageError(`${values.binding}: this policy carries no reference motion; pass --clip <file> with the motion to track`);
+    if (plan?.baked?.fkResidualM) {
+      const r = plan.baked.fkResidualM;
+      const line = `sim: the baked reference's FK on ${profile.modelName}: body-position residual max ${(r.max * 1000).toFixed(1)} mm (${r.worstBody}, frame ${r.worstFrame}), mean ${(r.mean * 1000).toFixed(2)} mm over ${r.bodies} bodies\n`;
+      io.stderr(r.max > 0.02 ? `motionbench: warning: ${line.slice(5)}` : line);
+    }
     for (const w of clip.warnings) if (w.code !== 'joint_limit') io.stderr(`motionbench: ${clip.provenance.file}: ${w.message}\n`);
     if (clip.frameCount < 2) throw new UsageError(`${values.clip}: the clip has ${clip.frameCount} frame; the simulator needs at least 2`);
     checkOutputFiles(
       outputs,
       [
-        { what: 'the --clip file', file: values.clip },
+        ...(values.clip !== undefined ? [{ what: 'the --clip file', file: values.clip }] : []),
         { what: values.model !== undefined ? 'the --model file' : 'the model', file: profile.sourceFile },
         ...modelFileReferences(profile.sourceFile).map((r) => ({ what: `${r.kind === 'include' ? 'a file included by' : `a ${r.kind} of`} the model`, file: r.file })),
         ...(values.binding !== undefined && fs.existsSync(values.binding) ? [{ what: 'the --binding file', file: values.binding }] : []),
         ...(binding.kind === 'onnx' ? [{ what: "the binding's ONNX model", file: binding.modelFile }] : []),
+        ...(plan ? plan.loaded.files.map((f) => ({ what: 'a file of the policy', file: f })) : []),
       ],
       force,
     );
@@ -156,8 +200,9 @@ export const simCommand: Command = {
         frames: end.frames,
         planned_frames: end.plannedFrames,
         binding: bindingSummary(binding),
+        ...(plan ? { policy: policySummary(plan) } : {}),
         clip: { file: clip.provenance.file, name: clip.name, id: clip.id, fps: clip.fps, frames: clip.frameCount, sha256: clip.provenance.fileSha256 },
-        model: { file: profile.sourceFile, name: profile.modelName, timestep_s: info.timestepS },
+        model: { file: profile.sourceFile, name: profile.modelName, timestep_s: plan ? plan.loaded.spec.physics.timestepS : info.timestepS, ...(plan ? { model_timestep_s: info.timestepS } : {}) },
         seed,
         initial_state: end.initialState
           ? { root_pos_m: end.initialState.rootPosM, root_quat_wxyz: end.initialState.rootQuatWxyz, floor_shift_m: end.initialState.floorShiftM, from: 'clip frame 0, placed on the floor' }

@@ -2,6 +2,7 @@
 // warnings and the content id. Codecs parse and locate errors in their own format, then hand the
 // flat arrays to `finalizeClip`, so every format ends in the same canonical MotionClip.
 
+import type { ForwardKinematics } from '../robot/forwardKinematics';
 import { Sha256 } from '../hash/sha256';
 import { InputError, type InputLocation, type Warning } from '../problems';
 import { G1_JOINT_NAMES, G1_NUM_JOINTS } from '../robot/g1Joints';
@@ -43,6 +44,12 @@ export interface DecodeOptions {
   fpsHint?: FpsHint;
   /** Limits per canonical joint, radians; excursions become 'joint_limit' warnings. */
   jointLimitsRad?: JointLimitsRad;
+  /**
+   * The model's kinematics, to decide an NPZ's joint order from its body_pos_w when it has no
+   * joint_names (src/domain/motion/npzJointOrder.ts). Without it the order is not checked and the
+   * clip carries a 'joint_order_unverified' warning.
+   */
+  kinematics?: ForwardKinematics;
 }
 
 /** A joint-limit warning with the extent of the excursion run. */

@@ -11,13 +11,13 @@ import type { Warning } from '../problems';
 import { checkInputSize, fileExtension, type DecodeOptions } from './clipCommon';
 import { decodeLafan1Csv } from './lafan1Csv';
 import { decodeMjlabNpz } from './mjlabNpz';
-import type { ClipFormat, MotionClip } from './motionClip';
+import type { ClipFileFormat, MotionClip } from './motionClip';
 import { decodeMotionbenchJson } from './motionbenchJson';
 import { isZipMagic } from './zipArchive';
 
 export type { DecodeOptions, FpsHint, JointLimitsRad } from './clipCommon';
 
-const EXTENSION_FORMAT: Record<string, ClipFormat> = {
+const EXTENSION_FORMAT: Record<string, ClipFileFormat> = {
   csv: 'lafan1-csv',
   npz: 'mjlab-npz',
   json: 'motionbench-json',
@@ -31,7 +31,7 @@ function startsWithBrace(bytes: Uint8Array): boolean {
 }
 
 /** The format a file's content indicates ('lafan1-csv' when neither ZIP nor JSON). */
-export function detectClipFormat(bytes: Uint8Array, file: string): { format: ClipFormat; byContent: boolean } {
+export function detectClipFormat(bytes: Uint8Array, file: string): { format: ClipFileFormat; byContent: boolean } {
   if (isZipMagic(bytes)) return { format: 'mjlab-npz', byContent: true };
   if (startsWithBrace(bytes)) return { format: 'motionbench-json', byContent: true };
   const ext = EXTENSION_FORMAT[fileExtension(file)];

@@ -35,9 +35,11 @@ import {
   parseNpyHeader,
   readNpyFloatArray,
   readNpyScalar,
+  readNpyStringArray,
   type NpyFloatArray,
   type NpyHeader,
 } from './npyArray';
+import { orderFromFkResidual, orderFromJointNames, reorderToCanonical, type NpzJointOrderDecision } from './npzJointOrder';
 import { readZipDirectory, readZipEntry, readZipEntryHead, type ZipEntry } from './zipArchive';
 
 /**
@@ -190,6 +192,15 @@ export function decodeMjlabNpz(bytes: Uint8Array, options: DecodeOptions): Motio
   const rootPosM = new Float64Array(N * 3);
   const rootQuatWxyz = new Float64Array(N * 4);
   const q = bodyQuat.data;
+  const orderDecision = (): NpzJointOrderDecision | null => {
+    const namesEntry = members.get('joint_names');
+    if (namesEntry && namesEntry.uncompressedSize <= 64 * 1024) {
+      const names = readNpyStringArray(readZipEntry(bytes, namesEntry, file, 'joint_names'), file, 'joint_names');
+      if (names) return orderFromJointNames(names, file);
+    }
+    if (!options.kinematics) return null;
+    return orderFromFkResidual(file, N, rootPosM, rootQuatWxyz, jointPos.data, bodyPos.data, B, options.kinematics);
+  };
   for (let k = 0; k < N; k++) {
     const src = k * B * 4;
     for (let c = 0; c < 4; c++) {
@@ -203,7 +214,17 @@ export function decodeMjlabNpz(bytes: Uint8Array, options: DecodeOptions): Motio
     rootPosM.set(bodyPos.data.subarray(p, p + 3), k * 3);
   }
 
-  return finalizeClip(
+  const order = orderDecision();
+  if (order) {
+    reorderToCanonical(jointPos.data, N, order.order);
+    if (jointVel) reorderToCanonical(jointVel.data, N, order.order);
+  }
+  const orderText = !order
+    ? null
+    : order.by === 'joint_names'
+      ? `${order.order} (from joint_names)`
+      : `${order.order} (from FK against body_pos_w: mean body residual ${(order.residualM!.canonical * 1000).toFixed(2)} mm in model order, ${(order.residualM!.isaaclab * 1000).toFixed(2)} mm in Isaac Lab order)`;
+  const clip = finalizeClip(
     {
       name: clipNameFromFile(file),
       format: 'mjlab-npz',
@@ -215,8 +236,11 @@ export function decodeMjlabNpz(bytes: Uint8Array, options: DecodeOptions): Motio
       jointPosRad: jointPos.data,
       ...(jointVel ? { jointVelRadS: jointVel.data } : {}),
       bodyPosW: { bodyCount: B, data: bodyPos.data },
+      ...(order ? {} : { warnings: [{ code: 'joint_order_unverified', message: 'joint order not checked (no joint_names, no model to check body_pos_w against): read as the model order' }] }),
     },
     bytes,
     options,
   );
+  if (orderText) clip.provenance.jointOrder = orderText;
+  return clip;
 }

@@ -4,7 +4,9 @@ import type { Warning } from '../problems';
 // Layout is frame-major in flat Float64Arrays; quaternions are wxyz; joints are in canonical
 // G1 order (src/domain/robot/g1Joints.ts). Codecs convert at the boundary and nowhere else.
 
-export type ClipFormat = 'lafan1-csv' | 'mjlab-npz' | 'motionbench-json';
+/** File formats of clips; `policy-baked` is a reference motion carried inside a policy file. */
+export type ClipFormat = 'lafan1-csv' | 'mjlab-npz' | 'motionbench-json' | 'policy-baked';
+export type ClipFileFormat = Exclude<ClipFormat, 'policy-baked'>;
 export type CapabilityGroup = 'upper_body' | 'locomotion' | 'in_place' | 'dynamic' | 'low_posture';
 /** Where the fps came from: the file itself, the user (--fps), or inferred from the data. */
 export type FpsSource = 'file' | 'user' | 'inferred';
@@ -16,6 +18,8 @@ export interface ClipProvenance {
   /** sha256 of the file bytes, hex. */
   fileSha256: string;
   fpsSource: FpsSource;
+  /** How the joint order of the file was decided, when it had to be (NPZ): e.g. "isaaclab (from FK …)". */
+  jointOrder?: string;
 }
 
 export interface JointLimitWarning extends Warning {

@@ -228,3 +228,31 @@ export function readNpyScalar(bytes: Uint8Array, file: string, key: string): num
   }
   return size === 1 ? dv.getUint8(0) : size === 2 ? dv.getUint16(0, le) : size === 4 ? dv.getUint32(0, le) : Number(dv.getBigUint64(0, le));
 }
+
+/**
+ * Reads a 1-D fixed-width unicode .npy array (dtype '<U n' / '>U n': UTF-32 code units, NUL
+ * padded) as strings, or returns null when the member holds something else (e.g. a pickled
+ * object array, dtype 'O', which cannot be read without running Python).
+ */
+export function readNpyStringArray(bytes: Uint8Array, file: string, key: string): string[] | null {
+  const h = parseNpyHeader(bytes, file, key);
+  const m = /^([<>=|])U(\d+)$/.exec(h.descr);
+  if (!m || h.shape.length !== 1 || h.fortranOrder) return null;
+  const width = Number(m[2]);
+  const count = h.shape[0];
+  checkNpyDataSize(h, 4 * width, bytes.length - h.dataOffset, file, key);
+  const dv = new DataView(bytes.buffer, bytes.byteOffset + h.dataOffset, 4 * width * count);
+  const little = m[1] !== '>';
+  const out: string[] = [];
+  for (let i = 0; i < count; i++) {
+    let s = '';
+    for (let c = 0; c < width; c++) {
+      const cp = dv.getUint32((i * width + c) * 4, little);
+      if (cp === 0) break;
+      if (cp > 0x10ffff) throw new InputError({ file, key }, `element ${i} holds an invalid code point ${cp}`);
+      s += String.fromCodePoint(cp);
+    }
+    out.push(s);
+  }
+  return out;
+}

@@ -1,4 +1,5 @@
 import type { StateFrame } from '../backend/stateFrame';
+import type { PhysicsProfile } from '../sim/physicsProfile';
 import type { WbcBinding } from './wbcBinding';
 
 // The contract between a backend's control loop and a whole-body controller. A controller is
@@ -28,6 +29,11 @@ export interface ControlObservation {
   referenceFrame: number;
   /** The model's default joint pose (stand keyframe), canonical order, rad. */
   defaultJointPosRad: Float64Array;
+  /**
+   * Root (pelvis) linear velocity, world frame, m/s, from the backend's state estimate (the
+   * simulator's free joint); null when the backend has none.
+   */
+  rootLinVelMps: Float64Array | null;
 }
 
 export interface ControlCommand {
@@ -40,6 +46,12 @@ export interface ControlCommand {
 
 export interface Controller {
   readonly binding: WbcBinding;
+  /**
+   * The physics the controller was trained with, which the simulator applies to its model for
+   * the episode (timestep, decimation, armature, effort limits, friction); null keeps the
+   * model's own physics.
+   */
+  readonly physics: PhysicsProfile | null;
   /** Clears internal state (last action, filters) before an episode. */
   reset(): void;
   step(obs: ControlObservation, out: ControlCommand): void;

@@ -1,3 +1,5 @@
+import type { PolicyFamily } from './trackingPolicy';
+
 // A WBC binding is the versioned record of which controller runs a clip (DESIGN §3). Results
 // name the binding id and version; anything that changes behaviour (gains, assist, checkpoint)
 // changes the version, so old results never silently mix with new ones.
@@ -38,8 +40,11 @@ export interface BuiltinBinding extends BindingCommon {
   checkpointHash: null;
 }
 
+/** An ONNX policy with an interface declared in a binding file (docs/ONNX_POLICIES.md). */
 export interface OnnxBinding extends BindingCommon {
   kind: 'onnx';
+  /** Absent: the interface is declared. (A released family's binding is a PolicyBinding.) */
+  family?: undefined;
   /** Path of the .onnx file as the user named it. */
   modelFile: string;
   /** sha256 of the .onnx bytes; part of the identity. */
@@ -53,7 +58,29 @@ export interface RemoteBinding extends BindingCommon {
   checkpointHash: string | null;
 }
 
-export type WbcBinding = BuiltinBinding | OnnxBinding | RemoteBinding;
+/**
+ * A released tracking policy read as it is by its family's adapter (src/domain/wbc/
+ * policyFamilies.ts). The binding is the identity only (JSON-safe): whoever runs it reads the
+ * files again and refuses them if they no longer hash to `checkpointHash`.
+ */
+export interface PolicyBinding extends BindingCommon {
+  kind: 'onnx';
+  family: PolicyFamily;
+  /** The .onnx file or policy folder as the user named it. */
+  policyPath: string;
+  /** The .onnx the folder resolves to. */
+  modelFile: string;
+  /** sha256 over the .onnx, its external data and its configuration files, in order. */
+  checkpointHash: string;
+  /** `<family>/<n>`: the adapter that read it. */
+  adapter: string;
+  /** The physics profile id the policy runs with (src/domain/sim/physicsProfile.ts). */
+  physicsId: string;
+  /** The clip id of the motion baked into the file, or null. */
+  bakedClipId: string | null;
+}
+
+export type WbcBinding = BuiltinBinding | OnnxBinding | PolicyBinding | RemoteBinding;
 
 export type ObservationTerm =
   | { term: 'joint_pos_rel_default'; scale: number }

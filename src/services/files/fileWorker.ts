@@ -11,7 +11,7 @@ import { clipToDto } from '../../api/clipDto';
 import { decodeMotionFile } from '../../domain/motion/decodeMotionFile';
 import type { JointLimitsRad } from '../../domain/motion/clipCommon';
 import type { MotionClip } from '../../domain/motion/motionClip';
-import { loadClipFile } from '../motion/loadClipFile';
+import { g1Kinematics, loadClipFile } from '../motion/loadClipFile';
 import { loadRobotProfile } from '../robot/loadRobotProfile';
 import { clipTransferList, serializeError, type ClipTaskOptions, type DecodedClip, type FileTask, type FileTaskReply } from './offThread';
 
@@ -65,7 +65,7 @@ async function run(id: number, task: FileTask): Promise<void> {
       return;
     case 'clip.decode': {
       const bytes = new Uint8Array(Buffer.from(task.bytesBase64, 'base64'));
-      postClip(id, decodeMotionFile(bytes, { file: task.fileName, ...clipOptions(task.options) }));
+      postClip(id, decodeMotionFile(bytes, { file: task.fileName, ...clipOptions(task.options), kinematics: g1Kinematics() }));
       return;
     }
     case 'campaign.open': {

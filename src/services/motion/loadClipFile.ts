@@ -9,6 +9,8 @@
 // files only, at most FILE_LIMITS.clip bytes (a sidecar JSON: FILE_LIMITS.json).
 
 import path from 'node:path';
+import { ForwardKinematics } from '../../domain/robot/forwardKinematics';
+import { loadRobotProfile } from '../robot/loadRobotProfile';
 import { InputError } from '../../domain/problems';
 import { checkFps, type FpsHint, type JointLimitsRad } from '../../domain/motion/clipCommon';
 import { decodeMotionFile, detectClipFormat } from '../../domain/motion/decodeMotionFile';
@@ -22,6 +24,15 @@ export interface LoadClipOptions {
   fps?: number;
   /** Limits per canonical joint (e.g. from RobotProfile.joints[i].rangeRad). */
   jointLimitsRad?: JointLimitsRad;
+  /** The kinematics an NPZ's joint order is checked against (default: our G1's). */
+  kinematics?: ForwardKinematics;
+}
+
+let defaultKinematics: ForwardKinematics | undefined;
+/** Our G1's kinematics (assets/g1/g1.xml), read once: the NPZ joint-order check's default. */
+export function g1Kinematics(): ForwardKinematics {
+  defaultKinematics ??= new ForwardKinematics(loadRobotProfile());
+  return defaultKinematics;
 }
 
 /** The LAFAN1 retargeted-dataset file name convention, e.g. `walk1_subject1.csv`. */
@@ -106,5 +117,6 @@ export function loadClipFile(file: string, options: LoadClipOptions = {}): Motio
     ...(options.fps !== undefined ? { fps: options.fps } : {}),
     ...(fpsHint ? { fpsHint } : {}),
     ...(options.jointLimitsRad ? { jointLimitsRad: options.jointLimitsRad } : {}),
+    kinematics: options.kinematics ?? g1Kinematics(),
   });
 }

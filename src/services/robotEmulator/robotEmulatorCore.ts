@@ -227,7 +227,7 @@ export class RobotEmulatorCore {
       reference,
       lastCtl: refCtl.frameCount - 1,
       assist: binding.kind === 'builtin' && binding.rootAssist && binding.rootAssist.kpNPerM > 0 ? new RootAssistController(binding.rootAssist) : null,
-      obs: { step: 0, timeS: 0, state: this.ctlSf, reference, referenceFrame: 0, defaultJointPosRad: this.engine.defaultJointPosRad },
+      obs: { step: 0, timeS: 0, state: this.ctlSf, reference, referenceFrame: 0, defaultJointPosRad: this.engine.defaultJointPosRad, rootLinVelMps: null },
     };
     this._mode = 'tracking';
     return this._tick;

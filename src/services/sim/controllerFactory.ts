@@ -1,6 +1,8 @@
 // Builds the Controller for a WBC binding inside a simulator worker. One entry per binding kind:
 //   builtin — the reference tracker (src/domain/sim/builtinTracker.ts);
-//   onnx    — `createOnnxController(binding, profile)` exported by ./onnxController.ts (written
+//   onnx    — a released policy family (PolicyBinding): the tracking-policy controller
+//             (src/services/wbc/trackingPolicyController.ts); a declared interface:
+//             `createOnnxController(binding, profile)` exported by ./onnxController.ts (written
 //             separately; loaded on first use so a build without it still runs builtin bindings);
 //   remote  — refused: the remote simulator or robot runs that policy itself.
 
@@ -38,6 +40,10 @@ export async function createController(binding: WbcBinding, profile: RobotProfil
     case 'builtin':
       return new BuiltinTracker(binding, profile.joints.length);
     case 'onnx': {
+      if (binding.family !== undefined) {
+        const { createTrackingPolicyController } = await import('../wbc/trackingPolicyController');
+        return createTrackingPolicyController(binding, profile);
+      }
       onnxFactory ??= loadOnnxFactory();
       const factory = await onnxFactory.catch((err: unknown) => {
         onnxFactory = undefined;

@@ -80,6 +80,7 @@ export async function createOnnxController(
 
   const controller: OnnxController = {
     binding,
+    physics: null,
     observationSize: D,
     observation,
     lastAction,

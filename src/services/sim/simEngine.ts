@@ -25,6 +25,7 @@ import type { MotionClip } from '../../domain/motion/motionClip';
 import { resampleClip } from '../../domain/motion/resample';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { checkInitialState } from '../../domain/sim/initialState';
+import { physicsProblems, type PhysicsProfile } from '../../domain/sim/physicsProfile';
 import { RootAssistController } from '../../domain/sim/rootAssist';
 import { Xoshiro128StarStar } from '../../domain/stats/prng';
 import { createControlCommand, type ControlObservation, type ControlReference, type Controller } from '../../domain/wbc/controller';
@@ -577,15 +578,64 @@ export class SimEngine {
   }
 
   /**
+   * Applies a controller's physics profile to the model (timestep, per-joint armature, dry
+   * friction, damping, and effort limits as the position servos' force range); returns the
+   * function that restores the model's own values. Joints are matched by canonical index.
+   */
+  applyPhysics(p: PhysicsProfile): () => void {
+    const problems = physicsProblems(p, this.jointCount);
+    if (problems.length) throw new RangeError(`physics profile ${p.id}: ${problems.join('; ')}`);
+    const { model } = this.mj;
+    const opt = model.opt;
+    const arm = model.dof_armature as Float64Array;
+    const fric = model.dof_frictionloss as Float64Array;
+    const damp = model.dof_damping as Float64Array;
+    const range = model.actuator_forcerange as Float64Array;
+    const limited = model.actuator_forcelimited as Uint8Array;
+    const saved = { timestep: opt.timestep, arm: arm.slice(), fric: fric.slice(), damp: damp.slice(), range: range.slice(), limited: limited.slice() };
+    opt.timestep = p.timestepS;
+    for (let j = 0; j < this.jointCount; j++) {
+      const d = this.dofAdr[j];
+      arm[d] = p.armatureKgM2[j];
+      fric[d] = p.frictionLossNm[j];
+      damp[d] = p.dampingNmsPerRad[j];
+      const a = this.actOfJoint[j];
+      range[2 * a] = -p.effortLimitNm[j];
+      range[2 * a + 1] = p.effortLimitNm[j];
+      limited[a] = 1;
+    }
+    return () => {
+      const o = this.mj.model.opt;
+      o.timestep = saved.timestep;
+      (this.mj.model.dof_armature as Float64Array).set(saved.arm);
+      (this.mj.model.dof_frictionloss as Float64Array).set(saved.fric);
+      (this.mj.model.dof_damping as Float64Array).set(saved.damp);
+      (this.mj.model.actuator_forcerange as Float64Array).set(saved.range);
+      (this.mj.model.actuator_forcelimited as Uint8Array).set(saved.limited);
+    };
+  }
+
+  /**
    * Runs one episode synchronously from `request.initial` to the end of the clip (or a stop),
-   * handing recorded frames to the sink in batches.
+   * handing recorded frames to the sink in batches. A controller with a physics profile runs on
+   * that physics; the model's own is restored afterwards.
    */
   run(request: EngineRunRequest, sink: EngineSink): WorkerEpisodeEnd {
+    const physics = request.controller.physics;
+    const restore = physics ? this.applyPhysics(physics) : null;
+    try {
+      return this.runEpisode(request, sink, physics);
+    } finally {
+      restore?.();
+    }
+  }
+
+  private runEpisode(request: EngineRunRequest, sink: EngineSink, physics: PhysicsProfile | null): WorkerEpisodeEnd {
     const { mujoco, model } = this.mj;
     const { binding, controller } = request;
     const J = this.jointCount;
     const L = this.layout;
-    const dt = this.timestepS;
+    const dt = model.opt.timestep;
     const controlRate = binding.controlRateHz;
     const M = Math.round(controlRate / RECORD_RATE_HZ);
     if (!(M >= 1 && Math.abs(M * RECORD_RATE_HZ - controlRate) < 1e-9)) {
@@ -594,6 +644,9 @@ export class SimEngine {
     const S = Math.round(1 / (controlRate * dt));
     if (!(S >= 1 && Math.abs(S * controlRate * dt - 1) < 1e-9)) {
       throw new RangeError(`binding ${binding.id}@${binding.version}: control period 1/${controlRate} s is not a whole number of ${dt} s physics steps`);
+    }
+    if (physics && S !== physics.decimation) {
+      throw new RangeError(`binding ${binding.id}@${binding.version}: ${S} physics steps per control step, its physics profile ${physics.id} says ${physics.decimation}`);
     }
     const clip = { name: 'clip', id: 'clip', provenance: { file: '', format: 'motionbench-json', fileSha256: '', fpsSource: 'file' }, warnings: [], ...request.clip } as MotionClip;
     const ref50 = resampleClip(clip, RECORD_RATE_HZ);
@@ -616,7 +669,7 @@ export class SimEngine {
     const rootLinVel = new Float64Array(3);
     const rootAngVel = new Float64Array(3);
     const cmd = createControlCommand(J);
-    const obs: ControlObservation = { step: 0, timeS: 0, state: sf, reference, referenceFrame: 0, defaultJointPosRad: this.defaultJointPosRad };
+    const obs: ControlObservation = { step: 0, timeS: 0, state: sf, reference, referenceFrame: 0, defaultJointPosRad: this.defaultJointPosRad, rootLinVelMps: rootLinVel };
     const assist = binding.kind === 'builtin' && binding.rootAssist && binding.rootAssist.kpNPerM > 0 ? new RootAssistController(binding.rootAssist) : null;
     const wrench = new Float64Array(6);
     const metrics = new StreamingPoseMetrics(MB_METRICS_1, this.profile, undefined, { expectedFrames: K });

@@ -52,11 +52,16 @@ export interface OnnxSession {
   release(): void;
 }
 
-/** Loads ONNX bytes into a native session with the given options (throws onnxruntime's error). */
-export function createOnnxSession(bytes: Uint8Array, options: InferenceSession.SessionOptions = ONNX_SESSION_OPTIONS): OnnxSession {
+/**
+ * Loads ONNX bytes, or a model file by path, into a native session with the given options
+ * (throws onnxruntime's error). A model whose weights live in an external-data file beside it
+ * (`policy.onnx.data`) must be loaded by path: onnxruntime resolves the data relative to it.
+ */
+export function createOnnxSession(model: Uint8Array | { path: string }, options: InferenceSession.SessionOptions = ONNX_SESSION_OPTIONS): OnnxSession {
   initOrt();
   const native = new ortBinding.InferenceSession();
-  native.loadModel(bytes.buffer as ArrayBuffer, bytes.byteOffset, bytes.byteLength, { ...options });
+  if (model instanceof Uint8Array) native.loadModel(model.buffer as ArrayBuffer, model.byteOffset, model.byteLength, { ...options });
+  else native.loadModel(model.path, { ...options });
   const fetchesFor = new Map<string, Record<string, null>>();
   const runOptions = {};
   let released = false;

@@ -1,0 +1,90 @@
+import { G1_JOINT_NAMES } from '../../domain/robot/g1Joints';
+import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
+import { planPolicy, type PolicyPlan } from '../../services/wbc/policyRun';
+import { parse, printJson, UsageError, type Command } from '../cliSupport';
+
+const usage = `usage: motionbench policy info <file.onnx|folder> [--model <mjcf>] [--json]
+  Reads a released tracking policy as it is — a BeyondMimic/whole_body_tracking or holosoma .onnx,
+  a unitree_rl_mjlab deploy folder (exported/policy.onnx + params/deploy.yaml) or a wbc-mjlab
+  folder (policy.onnx + config.yaml) — and prints what the console will run (docs/POLICIES.md):
+  family, id, version (content hash), graph inputs/outputs, joint order and names, the
+  observation term by term, control rate, physics, PD gains, default pose and action mapping
+  (canonical joint order), the baked reference motion and what the policy needs from a backend.
+  --model <mjcf>   the robot model the baked motion's FK is checked on (default: our G1)
+  --json fields: family, id, version, adapter, files, inputs, outputs [{name, shape, dtype}],
+    joint_order, joint_names, observation [{term, kind, size, history, checked_against}],
+    observation_size, control_rate_hz, sim_dt_s, decimation, physics, gains {kp, kd},
+    default_joint_pos, action {mode, scale, offset, clip}, anchor_body, alignment,
+    motion ({frames, fps, clip_id, fk_residual_m} or null), needs, metadata_keys, notes.
+  Exit status 0 when the policy was read, 1 when it is refused (the reason names the file and field).`;
+
+export function policyInfo(plan: PolicyPlan): Record<string, unknown> {
+  const { loaded, binding, baked } = plan;
+  const s = loaded.spec;
+  const arr = (a: ArrayLike<number>) => Array.from(a);
+  return {
+    family: s.family,
+    id: binding.id,
+    version: binding.version,
+    adapter: s.adapter,
+    files: loaded.files,
+    inputs: loaded.info.inputs,
+    outputs: loaded.info.outputs,
+    joint_order: s.jointOrder.label,
+    joint_names: s.jointOrder.policyNames,
+    canonical_joint_names: G1_JOINT_NAMES,
+    observation: s.observation.map((t) => ({ term: t.name, kind: t.kind, size: t.size, history: t.history, checked_against: t.checkedAgainst })),
+    observation_size: s.observationSize,
+    control_rate_hz: s.controlRateHz,
+    sim_dt_s: s.physics.timestepS,
+    decimation: s.physics.decimation,
+    physics: s.physics,
+    gains: { kp: arr(s.kp), kd: arr(s.kd) },
+    default_joint_pos: arr(s.defaultJointPosRad),
+    action: { mode: s.action.mode, scale: arr(s.action.scale), offset: arr(s.action.offset), clip: s.action.clip },
+    anchor_body: s.anchorBody,
+    alignment: s.alignment,
+    motion: baked ? { frames: baked.clip.frameCount, fps: baked.clip.fps, clip_id: baked.clip.id, fk_residual_m: baked.fkResidualM } : null,
+    needs: s.needs,
+    metadata_keys: Object.keys(loaded.info.metadata),
+    notes: s.notes,
+  };
+}
+
+export const policyInfoCommand: Command = {
+  name: 'policy info',
+  summary: 'family, interface, observation, gains and baked motion of a released tracking policy',
+  usage,
+  async run(argv, io) {
+    const { values, positionals } = parse(argv, { model: { type: 'string' }, json: { type: 'boolean' } }, usage, 1);
+    if (positionals.length !== 1) throw new UsageError(`policy info takes one file or folder, got ${positionals.length}\n${usage}`);
+    const profile = loadRobotProfile(values.model);
+    const plan = planPolicy(positionals[0], profile);
+    const info = policyInfo(plan);
+    if (values.json) {
+      printJson(io, info);
+      return 0;
+    }
+    const s = plan.loaded.spec;
+    const m = plan.baked;
+    const r = m?.fkResidualM;
+    const lines = [
+      `${plan.loaded.policyPath}`,
+      `  family       ${s.family} (adapter ${s.adapter})`,
+      `  binding      ${plan.binding.id}@${plan.binding.version}`,
+      `  files        ${plan.loaded.files.join(', ')}`,
+      `  inputs       ${plan.loaded.info.inputs.map((v) => `${v.name} [${v.shape.join(', ')}] ${v.dtype}`).join(', ')}`,
+      `  outputs      ${plan.loaded.info.outputs.map((v) => `${v.name} [${v.shape.join(', ')}]`).join(', ')}`,
+      `  joint order  ${s.jointOrder.label} (remapped to the model's order by name)`,
+      `  observation  ${s.observationSize} = ${s.observation.map((t) => `${t.name} ${t.size}${t.history > 1 ? `×${t.history}` : ''}`).join(' + ')}`,
+      `  control      ${s.controlRateHz} Hz; physics ${s.physics.id} (${s.physics.timestepS * 1000} ms × ${s.physics.decimation})`,
+      `  action       ${s.action.mode}${s.action.clip !== null ? `, clip ±${s.action.clip}` : ''}`,
+      `  anchor       ${s.anchorBody}; alignment ${s.alignment.rotation} rotation, ${s.alignment.translation} translation`,
+      `  motion       ${m ? `${m.clip.frameCount} frames at ${m.clip.fps} fps baked in (${m.clip.id})${r ? `; FK on ${profile.modelName}: residual max ${(r.max * 1000).toFixed(2)} mm, mean ${(r.mean * 1000).toFixed(3)} mm over ${r.bodies} bodies` : ''}` : 'none baked in: run it with --clip'}`,
+      `  needs        ${s.needs.length ? s.needs.join(', ') : 'nothing beyond joints and IMU'}`,
+      ...s.notes.map((n) => `  note         ${n}`),
+    ];
+    io.stdout(`${lines.join('\n')}\n`);
+    return 0;
+  },
+};

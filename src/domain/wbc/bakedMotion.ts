@@ -1,0 +1,178 @@
+import { computeClipId } from '../motion/clipCommon';
+import type { MotionClip } from '../motion/motionClip';
+import type { ForwardKinematics } from '../robot/forwardKinematics';
+import type { RobotProfile } from '../robot/robotProfile';
+import { policyToCanonical } from './jointOrder';
+import type { OnnxModelInfo } from './onnxModelInfo';
+import type { TrackingPolicySpec } from './trackingPolicy';
+import { angularVelocity, gradient, type TrackingReference } from './trackingReference';
+
+// The reference motion a policy file carries (issue 11 item 5), as a MotionClip the console can
+// show, record and score, and as the TrackingReference the policy observes — both from the
+// exporter's own per-frame values:
+//   beyondmimic   joint_pos/joint_vel (policy order) and body_*_w over `body_names`
+//                 (wxyz; root = pelvis, body 0; anchor = anchor_body_name)
+//   holosoma-wbt  joint_pos/joint_vel (dof_names order) and the torso pose only: ref_pos_xyz,
+//                 ref_quat_xyzw (xyzw → wxyz here); the pelvis is recovered from the torso through
+//                 the waist joints by the model's kinematics
+// The clip id is computed like every other clip's (fps and numeric content), so the same motion
+// gets the same id wherever it came from.
+
+export interface BakedMotionResult {
+  clip: MotionClip;
+  reference: TrackingReference;
+  /**
+   * FK of the clip on the model against the poses the file carries: max and mean body-position
+   * residual (m) over all frames and carried bodies that the model has (null if none compare).
+   */
+  fkResidualM: { max: number; mean: number; bodies: number; worstBody: string; worstFrame: number } | null;
+}
+
+export class BakedMotionError extends Error {
+  override readonly name = 'BakedMotionError';
+}
+
+function constant(info: OnnxModelInfo, name: string): Float32Array {
+  const c = info.timeIndexed[name];
+  if (!c) throw new BakedMotionError(`${info.file}: no baked "${name}"`);
+  return c.data;
+}
+
+export function bakedMotion(info: OnnxModelInfo, spec: TrackingPolicySpec, profile: RobotProfile, fk: ForwardKinematics, name: string): BakedMotionResult {
+  const baked = spec.baked;
+  if (!baked) throw new BakedMotionError(`${info.file}: the ${spec.family} policy carries no reference motion`);
+  const F = baked.frames;
+  const J = spec.jointOrder.canonicalOf.length;
+  const jp = constant(info, 'joint_pos');
+  const jv = constant(info, 'joint_vel');
+  const jointPosRad = new Float64Array(F * J);
+  const jointVelRadS = new Float64Array(F * J);
+  for (let f = 0; f < F; f++) {
+    policyToCanonical(spec.jointOrder, jp, jointPosRad, f * J, f * J);
+    policyToCanonical(spec.jointOrder, jv, jointVelRadS, f * J, f * J);
+  }
+  const rootPosM = new Float64Array(3 * F);
+  const rootQuatWxyz = new Float64Array(4 * F);
+  const anchorPosM = new Float64Array(3 * F);
+  const anchorQuatWxyz = new Float64Array(4 * F);
+  const anchorLinVelMps = new Float64Array(3 * F);
+  const anchorAngVelRadS = new Float64Array(3 * F);
+  const bodyIndex = (n: string) => profile.bodies.findIndex((b) => b.name === n);
+  const anchorModel = bodyIndex(spec.anchorBody);
+  if (anchorModel < 0) throw new BakedMotionError(`${info.file}: the model has no body "${spec.anchorBody}" (the policy's anchor)`);
+  const B = profile.bodies.length;
+  const pos = new Float64Array(3 * B);
+  const quat = new Float64Array(4 * B);
+
+  if (spec.family === 'beyondmimic') {
+    const nb = baked.bodyNames.length;
+    const bp = constant(info, 'body_pos_w');
+    const bq = constant(info, 'body_quat_w');
+    const bl = constant(info, 'body_lin_vel_w');
+    const ba = constant(info, 'body_ang_vel_w');
+    const a = baked.bodyNames.indexOf(spec.anchorBody);
+    for (let f = 0; f < F; f++) {
+      for (let c = 0; c < 3; c++) {
+        rootPosM[3 * f + c] = bp[f * nb * 3 + c];
+        anchorPosM[3 * f + c] = bp[(f * nb + a) * 3 + c];
+        anchorLinVelMps[3 * f + c] = bl[(f * nb + a) * 3 + c];
+        anchorAngVelRadS[3 * f + c] = ba[(f * nb + a) * 3 + c];
+      }
+      for (let c = 0; c < 4; c++) {
+        rootQuatWxyz[4 * f + c] = bq[f * nb * 4 + c];
+        anchorQuatWxyz[4 * f + c] = bq[(f * nb + a) * 4 + c];
+      }
+    }
+  } else if (spec.family === 'holosoma-wbt') {
+    const rp = constant(info, 'ref_pos_xyz');
+    const rq = constant(info, 'ref_quat_xyzw');
+    const zero = [0, 0, 0];
+    const ident = [1, 0, 0, 0];
+    for (let f = 0; f < F; f++) {
+      const w = rq[4 * f + 3], x = rq[4 * f], y = rq[4 * f + 1], z = rq[4 * f + 2];
+      anchorQuatWxyz.set([w, x, y, z], 4 * f);
+      anchorPosM.set([rp[3 * f], rp[3 * f + 1], rp[3 * f + 2]], 3 * f);
+      // torso in the pelvis frame for this frame's joints; pelvis = torso ⊗ (torso in pelvis)⁻¹
+      fk.compute(zero, ident, jointPosRad.subarray(f * J, f * J + J), pos, quat);
+      const tw = quat[4 * anchorModel], tx = -quat[4 * anchorModel + 1], ty = -quat[4 * anchorModel + 2], tz = -quat[4 * anchorModel + 3];
+      const pw = w * tw - x * tx - y * ty - z * tz;
+      const px = w * tx + x * tw + y * tz - z * ty;
+      const py = w * ty - x * tz + y * tw + z * tx;
+      const pz = w * tz + x * ty - y * tx + z * tw;
+      rootQuatWxyz.set([pw, px, py, pz], 4 * f);
+      const o = [pos[3 * anchorModel], pos[3 * anchorModel + 1], pos[3 * anchorModel + 2]];
+      const r = rotate([pw, px, py, pz], o);
+      rootPosM.set([rp[3 * f] - r[0], rp[3 * f + 1] - r[1], rp[3 * f + 2] - r[2]], 3 * f);
+    }
+    gradient(anchorPosM, F, 3, 1 / baked.fps, anchorLinVelMps);
+    angularVelocity(anchorQuatWxyz, F, 1 / baked.fps, anchorAngVelRadS);
+  } else throw new BakedMotionError(`${info.file}: no baked-motion reader for family ${spec.family}`);
+
+  for (let f = 0; f < F; f++) {
+    const o = 4 * f;
+    const n = Math.hypot(rootQuatWxyz[o], rootQuatWxyz[o + 1], rootQuatWxyz[o + 2], rootQuatWxyz[o + 3]);
+    const s = rootQuatWxyz[o] < 0 ? -1 / n : 1 / n;
+    for (let c = 0; c < 4; c++) rootQuatWxyz[o + c] *= s;
+  }
+
+  // FK of the clip on this model against the carried body positions.
+  let fkResidualM: BakedMotionResult['fkResidualM'] = null;
+  const carried =
+    spec.family === 'beyondmimic'
+      ? baked.bodyNames.map((bn, i) => ({ i, m: bodyIndex(bn), name: bn })).filter((b) => b.m >= 0)
+      : [{ i: 0, m: anchorModel, name: spec.anchorBody }];
+  if (carried.length > 0) {
+    const bp = spec.family === 'beyondmimic' ? constant(info, 'body_pos_w') : constant(info, 'ref_pos_xyz');
+    const nb = spec.family === 'beyondmimic' ? baked.bodyNames.length : 1;
+    let max = 0, sum = 0, count = 0, worstBody = '', worstFrame = 0;
+    for (let f = 0; f < F; f++) {
+      fk.compute(rootPosM, rootQuatWxyz, jointPosRad, pos, quat, 3 * f, 4 * f, J * f);
+      for (const b of carried) {
+        const d = Math.hypot(pos[3 * b.m] - bp[(f * nb + b.i) * 3], pos[3 * b.m + 1] - bp[(f * nb + b.i) * 3 + 1], pos[3 * b.m + 2] - bp[(f * nb + b.i) * 3 + 2]);
+        sum += d;
+        count++;
+        if (d > max) {
+          max = d;
+          worstBody = b.name;
+          worstFrame = f;
+        }
+      }
+    }
+    fkResidualM = { max, mean: sum / count, bodies: carried.length, worstBody, worstFrame };
+  }
+
+  const fps = baked.fps;
+  const clip: MotionClip = {
+    id: computeClipId(fps, F, rootPosM, rootQuatWxyz, jointPosRad),
+    name,
+    fps,
+    frameCount: F,
+    rootPosM,
+    rootQuatWxyz,
+    jointPosRad,
+    jointVelRadS,
+    provenance: { file: info.file, format: 'policy-baked', fileSha256: '', fpsSource: 'file' },
+    warnings: [],
+  };
+  const reference: TrackingReference = {
+    frames: F,
+    rateHz: fps,
+    jointPosRad,
+    jointVelRadS,
+    rootPosM,
+    rootQuatWxyz,
+    anchorPosM,
+    anchorQuatWxyz,
+    anchorLinVelMps,
+    anchorAngVelRadS,
+  };
+  return { clip, reference, fkResidualM };
+}
+
+function rotate(q: readonly number[], v: readonly number[]): number[] {
+  const [w, x, y, z] = q;
+  const tx = 2 * (y * v[2] - z * v[1]);
+  const ty = 2 * (z * v[0] - x * v[2]);
+  const tz = 2 * (x * v[1] - y * v[0]);
+  return [v[0] + w * tx + (y * tz - z * ty), v[1] + w * ty + (z * tx - x * tz), v[2] + w * tz + (x * ty - y * tx)];
+}

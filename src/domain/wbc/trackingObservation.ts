@@ -1,0 +1,246 @@
+import { canonicalToPolicy, type JointOrderMap } from './jointOrder';
+import type { TrackingReference } from './trackingReference';
+import type { ReferenceAlignment, TrackingPolicySpec, TrackingTerm } from './trackingPolicy';
+
+// Builds a tracking policy's flat float32 observation, term by term, as its family's deploy code
+// does (the formulas are on TrackingTermKind in ./trackingPolicy.ts; each term names the peer
+// file it was checked against). Joint terms are written in the policy's joint order through the
+// name-built table. History: per term, oldest entry first; on the first step after reset every
+// entry is the current value (Isaac Lab's CircularBuffer fills an empty buffer with the first
+// push). The reference is aligned to the robot once, at the first step (the deploy codes do it
+// when the policy starts), and kept for the episode. Allocation-free per step.
+
+export interface TrackingRobotState {
+  /** Canonical order. */
+  jointPosRad: ArrayLike<number>;
+  jointVelRadS: ArrayLike<number>;
+  /** Root (pelvis) orientation, world, wxyz. */
+  rootQuatWxyz: ArrayLike<number>;
+  /** Root position, world, m (needed only by translation alignment). */
+  rootPosM: ArrayLike<number>;
+  /** Root linear velocity, world frame, m/s; null when the backend has no state estimate. */
+  rootLinVelMps: ArrayLike<number> | null;
+  /** Root angular velocity in the root frame (pelvis IMU gyro), rad/s. */
+  gyroRadS: ArrayLike<number>;
+  /** Anchor body pose (world), from forward kinematics of the measured state. */
+  anchorPosM: ArrayLike<number>;
+  anchorQuatWxyz: ArrayLike<number>;
+}
+
+type Q = Float64Array;
+
+function quatMulInto(a: ArrayLike<number>, ao: number, b: ArrayLike<number>, bo: number, out: Q): void {
+  const aw = a[ao], ax = a[ao + 1], ay = a[ao + 2], az = a[ao + 3];
+  const bw = b[bo], bx = b[bo + 1], by = b[bo + 2], bz = b[bo + 3];
+  out[0] = aw * bw - ax * bx - ay * by - az * bz;
+  out[1] = aw * bx + ax * bw + ay * bz - az * by;
+  out[2] = aw * by - ax * bz + ay * bw + az * bx;
+  out[3] = aw * bz + ax * by - ay * bx + az * bw;
+}
+
+/** v' = R(q)ᵀ·v (q wxyz, unit): a world vector in the frame q. */
+function rotateInv(q: ArrayLike<number>, qo: number, vx: number, vy: number, vz: number, out: Float32Array | Float64Array, o: number, s: Float64Array | null): void {
+  const w = q[qo], x = -q[qo + 1], y = -q[qo + 2], z = -q[qo + 3];
+  // t = 2·(u × v); v' = v + w·t + u × t, with u = (x, y, z) of the conjugate.
+  const tx = 2 * (y * vz - z * vy);
+  const ty = 2 * (z * vx - x * vz);
+  const tz = 2 * (x * vy - y * vx);
+  out[o] = (vx + w * tx + (y * tz - z * ty)) * (s ? s[0] : 1);
+  out[o + 1] = (vy + w * ty + (z * tx - x * tz)) * (s ? s[1] : 1);
+  out[o + 2] = (vz + w * tz + (x * ty - y * tx)) * (s ? s[2] : 1);
+}
+
+function rotate(q: ArrayLike<number>, vx: number, vy: number, vz: number, out: Q, o: number): void {
+  const w = q[0], x = q[1], y = q[2], z = q[3];
+  const tx = 2 * (y * vz - z * vy);
+  const ty = 2 * (z * vx - x * vz);
+  const tz = 2 * (x * vy - y * vx);
+  out[o] = vx + w * tx + (y * tz - z * ty);
+  out[o + 1] = vy + w * ty + (z * tx - x * tz);
+  out[o + 2] = vz + w * tz + (x * ty - y * tx);
+}
+
+/** The yaw-only part of q (rotation about world z with the same heading). */
+function yawOf(q: ArrayLike<number>, qo: number, out: Q): void {
+  const w = q[qo], x = q[qo + 1], y = q[qo + 2], z = q[qo + 3];
+  const yaw = Math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z));
+  out[0] = Math.cos(yaw / 2);
+  out[1] = 0;
+  out[2] = 0;
+  out[3] = Math.sin(yaw / 2);
+}
+
+export class TrackingObservationBuilder {
+  readonly observation: Float32Array;
+  /** The reference alignment applied this episode: q_align (wxyz) and t_align (m). */
+  readonly alignQuat = new Float64Array([1, 0, 0, 0]);
+  readonly alignPos = new Float64Array(3);
+  private aligned = false;
+  private readonly joints: number;
+  private readonly current: Float32Array[];
+  private readonly history: Float32Array[];
+  private readonly filled: boolean[];
+  private readonly scratchJ: Float64Array;
+  private readonly q1 = new Float64Array(4);
+  private readonly q2 = new Float64Array(4);
+  private readonly v1 = new Float64Array(3);
+
+  constructor(
+    private readonly spec: Pick<TrackingPolicySpec, 'observation' | 'observationSize' | 'jointOrder' | 'defaultJointPosRad' | 'alignment'>,
+  ) {
+    this.joints = spec.jointOrder.canonicalOf.length;
+    this.observation = new Float32Array(spec.observationSize);
+    this.current = spec.observation.map((t) => new Float32Array(t.size));
+    this.history = spec.observation.map((t) => new Float32Array(t.size * t.history));
+    this.filled = spec.observation.map(() => false);
+    this.scratchJ = new Float64Array(this.joints);
+  }
+
+  reset(): void {
+    this.aligned = false;
+    this.alignQuat.set([1, 0, 0, 0]);
+    this.alignPos.fill(0);
+    this.filled.fill(false);
+  }
+
+  /** Fixes the reference alignment from the robot's state and the reference's first frame. */
+  private align(a: ReferenceAlignment, robot: TrackingRobotState, ref: TrackingReference, frame: number): void {
+    const rq = a.robotBody === 'anchor' ? robot.anchorQuatWxyz : robot.rootQuatWxyz;
+    const rp = a.robotBody === 'anchor' ? robot.anchorPosM : robot.rootPosM;
+    const mq = a.referenceBody === 'anchor' ? ref.anchorQuatWxyz : ref.rootQuatWxyz;
+    const mp = a.referenceBody === 'anchor' ? ref.anchorPosM : ref.rootPosM;
+    if (a.rotation === 'yaw') {
+      yawOf(rq, 0, this.q1);
+      yawOf(mq, 4 * frame, this.q2);
+      this.q2[3] = -this.q2[3]; // inverse of a yaw
+      quatMulInto(this.q1, 0, this.q2, 0, this.alignQuat);
+    }
+    if (a.translation !== 'none') {
+      rotate(this.alignQuat, mp[3 * frame], mp[3 * frame + 1], mp[3 * frame + 2], this.v1, 0);
+      this.alignPos[0] = rp[0] - this.v1[0];
+      this.alignPos[1] = rp[1] - this.v1[1];
+      this.alignPos[2] = a.translation === 'xyz' ? rp[2] - this.v1[2] : 0;
+    }
+    this.aligned = true;
+  }
+
+  private toPolicy(map: JointOrderMap, canonical: ArrayLike<number>, offset: number, out: Float32Array, o: number, scale: readonly number[] | null, subtract: ArrayLike<number> | null): void {
+    const s = this.scratchJ;
+    if (subtract) {
+      for (let j = 0; j < this.joints; j++) s[j] = canonical[offset + j] - subtract[j];
+      canonicalToPolicy(map, s, out, 0, o);
+    } else canonicalToPolicy(map, canonical, out, offset, o);
+    if (scale) for (let j = 0; j < this.joints; j++) out[o + j] *= scale[j];
+  }
+
+  private writeTerm(t: TrackingTerm, out: Float32Array, robot: TrackingRobotState, ref: TrackingReference, f: number, lastAction: ArrayLike<number>): void {
+    const n = this.joints;
+    const map = this.spec.jointOrder;
+    const sc = t.scale;
+    switch (t.kind) {
+      case 'ref_joint_pos_vel':
+        this.toPolicy(map, ref.jointPosRad, f * n, out, 0, sc ? sc.slice(0, n) : null, null);
+        this.toPolicy(map, ref.jointVelRadS, f * n, out, n, sc ? sc.slice(n) : null, null);
+        return;
+      case 'ref_joint_pos':
+        this.toPolicy(map, ref.jointPosRad, f * n, out, 0, sc, null);
+        return;
+      case 'joint_pos_rel':
+        this.toPolicy(map, robot.jointPosRad, 0, out, 0, sc, this.spec.defaultJointPosRad);
+        return;
+      case 'joint_vel_rel':
+        this.toPolicy(map, robot.jointVelRadS, 0, out, 0, sc, null);
+        return;
+      case 'last_action':
+        for (let i = 0; i < n; i++) out[i] = lastAction[i] * (sc ? sc[i] : 1);
+        return;
+      case 'base_ang_vel_b':
+        for (let c = 0; c < 3; c++) out[c] = robot.gyroRadS[c] * (sc ? sc[c] : 1);
+        return;
+      case 'base_lin_vel_b': {
+        const v = robot.rootLinVelMps;
+        if (!v) throw new Error('base_lin_vel needs a state estimate of the root velocity; this backend has none');
+        rotateInv(robot.rootQuatWxyz, 0, v[0], v[1], v[2], out, 0, sc ? Float64Array.from(sc) : null);
+        return;
+      }
+      case 'projected_gravity':
+        rotateInv(robot.rootQuatWxyz, 0, 0, 0, -1, out, 0, sc ? Float64Array.from(sc) : null);
+        return;
+      case 'ref_anchor_pos_b': {
+        // aligned reference anchor − robot anchor, in the robot anchor frame
+        rotate(this.alignQuat, ref.anchorPosM[3 * f], ref.anchorPosM[3 * f + 1], ref.anchorPosM[3 * f + 2], this.v1, 0);
+        const dx = this.v1[0] + this.alignPos[0] - robot.anchorPosM[0];
+        const dy = this.v1[1] + this.alignPos[1] - robot.anchorPosM[1];
+        const dz = this.v1[2] + this.alignPos[2] - robot.anchorPosM[2];
+        rotateInv(robot.anchorQuatWxyz, 0, dx, dy, dz, out, 0, sc ? Float64Array.from(sc) : null);
+        return;
+      }
+      case 'ref_anchor_ori_b': {
+        // q = q_robot⁻¹ ⊗ (q_align ⊗ q_ref); out = columns 0, 1 of R(q), row-major
+        quatMulInto(this.alignQuat, 0, ref.anchorQuatWxyz, 4 * f, this.q1);
+        const r = robot.anchorQuatWxyz;
+        this.q2[0] = r[0];
+        this.q2[1] = -r[1];
+        this.q2[2] = -r[2];
+        this.q2[3] = -r[3];
+        const q = this.q1;
+        quatMulInto(this.q2, 0, this.q1, 0, q === this.q1 ? this.q1 : q);
+        const w = this.q1[0], x = this.q1[1], y = this.q1[2], z = this.q1[3];
+        const nn = w * w + x * x + y * y + z * z;
+        const s2 = nn > 0 ? 2 / nn : 0;
+        const m00 = 1 - s2 * (y * y + z * z), m01 = s2 * (x * y - w * z);
+        const m10 = s2 * (x * y + w * z), m11 = 1 - s2 * (x * x + z * z);
+        const m20 = s2 * (x * z - w * y), m21 = s2 * (y * z + w * x);
+        const vals = [m00, m01, m10, m11, m20, m21];
+        for (let c = 0; c < 6; c++) out[c] = vals[c] * (sc ? sc[c] : 1);
+        return;
+      }
+      case 'ref_anchor_height':
+        out[0] = ref.anchorPosM[3 * f + 2] * (sc ? sc[0] : 1);
+        return;
+      case 'ref_anchor_lin_vel_b': {
+        const v = ref.anchorLinVelMps;
+        rotateInv(ref.anchorQuatWxyz, 4 * f, v[3 * f], v[3 * f + 1], v[3 * f + 2], out, 0, sc ? Float64Array.from(sc) : null);
+        return;
+      }
+      case 'ref_anchor_ang_vel_b': {
+        const v = ref.anchorAngVelRadS;
+        rotateInv(ref.anchorQuatWxyz, 4 * f, v[3 * f], v[3 * f + 1], v[3 * f + 2], out, 0, sc ? Float64Array.from(sc) : null);
+        return;
+      }
+      case 'ref_gravity_b':
+        rotateInv(ref.anchorQuatWxyz, 4 * f, 0, 0, -1, out, 0, sc ? Float64Array.from(sc) : null);
+        return;
+    }
+  }
+
+  /**
+   * Writes the observation for reference frame `frame` (clamped to the reference) and returns
+   * it. `lastAction` is the previous raw action in policy order (zeros after reset).
+   */
+  build(robot: TrackingRobotState, ref: TrackingReference, frame: number, lastAction: ArrayLike<number>): Float32Array {
+    const f = Math.max(0, Math.min(ref.frames - 1, frame));
+    if (!this.aligned) this.align(this.spec.alignment, robot, ref, f);
+    const terms = this.spec.observation;
+    let o = 0;
+    for (let i = 0; i < terms.length; i++) {
+      const t = terms[i];
+      const cur = this.current[i];
+      this.writeTerm(t, cur, robot, ref, f, lastAction);
+      if (t.clip !== null) for (let c = 0; c < cur.length; c++) cur[c] = Math.max(-t.clip, Math.min(t.clip, cur[c]));
+      const h = this.history[i];
+      if (t.history === 1) this.observation.set(cur, o);
+      else {
+        if (!this.filled[i]) for (let k = 0; k < t.history; k++) h.set(cur, k * t.size);
+        else {
+          h.copyWithin(0, t.size);
+          h.set(cur, (t.history - 1) * t.size);
+        }
+        this.observation.set(h, o);
+      }
+      this.filled[i] = true;
+      o += t.size * t.history;
+    }
+    return this.observation;
+  }
+}

@@ -1,0 +1,148 @@
+import type { PhysicsProfile } from '../sim/physicsProfile';
+import type { JointOrderMap } from './jointOrder';
+
+// A released tracking policy as the console runs it, whatever family exported it: the resolved
+// interface a family adapter (./policyFamilies.ts) reads from the file, its metadata or its
+// deploy configuration. Everything per joint is stored in canonical order except where a field
+// says "policy order"; `jointOrder` is the name-built table between the two.
+
+export type PolicyFamily = 'beyondmimic' | 'mjlab-deploy' | 'wbc-mjlab' | 'holosoma-wbt';
+
+/**
+ * The observation terms the families use, by what they compute (the family's own name is kept
+ * in TrackingTerm.name). Joint terms are in policy order; `_b` means "expressed in the body
+ * frame" (robot anchor, robot root or reference root, as each term says).
+ *   ref_joint_pos_vel   2n  reference joint angles then joint velocities at the current frame
+ *   ref_joint_pos        n  reference joint angles at the current frame
+ *   ref_anchor_pos_b     3  aligned reference anchor position in the robot anchor frame
+ *   ref_anchor_ori_b     6  R(q_robot_anchor⁻¹ · q_ref_anchor): columns 0 and 1, row-major
+ *                          [R00, R01, R10, R11, R20, R21]
+ *   base_lin_vel_b       3  root linear velocity in the root frame (needs a state estimate)
+ *   base_ang_vel_b       3  root angular velocity in the root frame (the pelvis IMU gyro)
+ *   projected_gravity    3  world −z in the root frame
+ *   joint_pos_rel        n  q − default pose
+ *   joint_vel_rel        n  dq (the default velocity is 0)
+ *   last_action          n  the previous raw action
+ *   ref_anchor_height    1  reference anchor z (world)
+ *   ref_anchor_lin_vel_b 3  reference anchor linear velocity in the reference anchor frame
+ *   ref_anchor_ang_vel_b 3  reference anchor angular velocity in the reference anchor frame
+ *   ref_gravity_b        3  world −z in the reference anchor frame
+ */
+export type TrackingTermKind =
+  | 'ref_joint_pos_vel'
+  | 'ref_joint_pos'
+  | 'ref_anchor_pos_b'
+  | 'ref_anchor_ori_b'
+  | 'base_lin_vel_b'
+  | 'base_ang_vel_b'
+  | 'projected_gravity'
+  | 'joint_pos_rel'
+  | 'joint_vel_rel'
+  | 'last_action'
+  | 'ref_anchor_height'
+  | 'ref_anchor_lin_vel_b'
+  | 'ref_anchor_ang_vel_b'
+  | 'ref_gravity_b';
+
+export function trackingTermSize(kind: TrackingTermKind, joints: number): number {
+  switch (kind) {
+    case 'ref_joint_pos_vel':
+      return 2 * joints;
+    case 'ref_joint_pos':
+    case 'joint_pos_rel':
+    case 'joint_vel_rel':
+    case 'last_action':
+      return joints;
+    case 'ref_anchor_ori_b':
+      return 6;
+    case 'ref_anchor_height':
+      return 1;
+    default:
+      return 3;
+  }
+}
+
+export interface TrackingTerm {
+  /** The family's own name for it (observation_names, deploy.yaml key, …). */
+  name: string;
+  kind: TrackingTermKind;
+  /** Values per history entry. */
+  size: number;
+  /** History length (1 = the current value only); entries oldest first. */
+  history: number;
+  /** Per-value scale (length size), or null for 1. */
+  scale: readonly number[] | null;
+  /** Symmetric clip after scaling, or null. */
+  clip: number | null;
+  /** The peer source this term was checked against. */
+  checkedAgainst: string;
+}
+
+export type BackendNeed = 'base_lin_vel' | 'root_pose';
+
+/**
+ * How the reference is placed relative to the robot at the start (from the family's deploy
+ * code): rotation about world z that takes the reference heading onto the robot's, and whether
+ * the reference is also translated so its anchor starts where the robot's anchor is.
+ */
+export interface ReferenceAlignment {
+  rotation: 'none' | 'yaw';
+  translation: 'none' | 'xy' | 'xyz';
+  /** Whose heading/position is compared: the anchor body or the root (pelvis), per side. */
+  robotBody: 'anchor' | 'root';
+  referenceBody: 'anchor' | 'root';
+  checkedAgainst: string;
+}
+
+export interface PolicyAction {
+  /** default_offset: target = offset + scale·a; reference_residual: target = ref q + scale·a. */
+  mode: 'default_offset' | 'reference_residual';
+  /** Canonical order. */
+  scale: Float64Array;
+  offset: Float64Array;
+  /** Symmetric clip of the raw action, or null. */
+  clip: number | null;
+}
+
+export interface BakedMotion {
+  frames: number;
+  fps: number;
+  /** Names of the bodies the graph carries poses for (BeyondMimic), or just the root (holosoma). */
+  bodyNames: readonly string[];
+}
+
+export interface TrackingPolicySpec {
+  family: PolicyFamily;
+  /** `<family>/<adapter version>`: bumped whenever the adapter's reading of a file changes. */
+  adapter: string;
+  /** Graph input names. */
+  obsInput: string;
+  /** The time_step input (float32 [1, 1]) of policies that carry their reference, else null. */
+  timeInput: string | null;
+  actionOutput: string;
+  jointOrder: JointOrderMap;
+  observation: TrackingTerm[];
+  observationSize: number;
+  controlRateHz: number;
+  physics: PhysicsProfile;
+  /** Canonical order, N·m/rad and N·m·s/rad. */
+  kp: Float64Array;
+  kd: Float64Array;
+  /** Canonical order, rad: joint_pos_rel is relative to it. */
+  defaultJointPosRad: Float64Array;
+  action: PolicyAction;
+  anchorBody: string;
+  alignment: ReferenceAlignment;
+  needs: BackendNeed[];
+  /** The reference carried inside the file, or null (the motion must be supplied). */
+  baked: BakedMotion | null;
+  /** Anything the adapter decided that a reader of the result should know. */
+  notes: string[];
+}
+
+export function observationSizeOf(terms: readonly TrackingTerm[]): number {
+  return terms.reduce((s, t) => s + t.size * t.history, 0);
+}
+
+export const describeTerms = (terms: readonly TrackingTerm[]): string =>
+  terms.map((t) => `${t.name} ${t.size}${t.history > 1 ? `×${t.history}` : ''}`).join(' + ');

@@ -1,0 +1,193 @@
+// Opens a released tracking policy as it is (issue 11 items 1–2): an .onnx file, or a folder
+// that holds one with its deploy configuration, and decides the family from what the files say:
+//   <dir>/params/deploy.yaml + <dir>/exported/policy.onnx     mjlab-deploy (unitree_rl_mjlab)
+//   <dir>/config.yaml (wbc_tracking_params_v1) + policy.onnx   wbc-mjlab
+//   .onnx with metadata experiment_config (holosoma env)        holosoma-wbt
+//   .onnx with metadata observation_names + anchor_body_name    beyondmimic
+// An .onnx named directly inside such a folder is read with its folder. Anything else is
+// refused with what was looked for. YAML is read with `yaml` (eemeli/yaml: maintained, keeps
+// node positions), so a bad field is reported with its line and column.
+
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { isMap, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
+import { InputError } from '../../domain/problems';
+import { beyondmimicSpec, holosomaSpec, mjlabDeploySpec, wbcMjlabSpec, type ConfigSource } from '../../domain/wbc/policyFamilies';
+import type { OnnxModelInfo } from '../../domain/wbc/onnxModelInfo';
+import type { TrackingPolicySpec } from '../../domain/wbc/trackingPolicy';
+import type { PolicyBinding } from '../../domain/wbc/wbcBinding';
+import { readBoundedFile } from '../files/boundedRead';
+import { readOnnxFile } from './onnxModelReader';
+
+export interface LoadedPolicy {
+  /** As the user named it. */
+  policyPath: string;
+  modelFile: string;
+  info: OnnxModelInfo;
+  spec: TrackingPolicySpec;
+  /** sha256 over the .onnx, its external data and config files, in that order. */
+  contentHash: string;
+  /** Files that make up the policy, in hashing order. */
+  files: string[];
+  /** A short name: the .onnx stem, or the folder name for folder layouts. */
+  name: string;
+}
+
+interface YamlSource extends ConfigSource {
+  doc: Document;
+  lines: LineCounter;
+}
+
+function readYaml(file: string): YamlSource {
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(readBoundedFile(file, 'json'));
+  } catch (e) {
+    throw e instanceof InputError ? e : new InputError({ file }, `cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    const e = doc.errors[0];
+    const pos = e.linePos?.[0];
+    throw new InputError({ file, ...(pos ? { line: pos.line, column: pos.col } : {}) }, `not valid YAML (${e.message.split('\n')[0]})`);
+  }
+  return { file, data: doc.toJS({ maxAliasCount: 100 }), doc, lines };
+}
+
+/** Re-throws an adapter's InputError about a YAML key with the key's line and column. */
+function located<T>(src: YamlSource, run: () => T): T {
+  try {
+    return run();
+  } catch (e) {
+    if (!(e instanceof InputError) || e.location.file !== src.file || e.location.key === undefined) throw e;
+    const keyPath = e.location.key.split(/\.|\[(\d+)\]/).filter((k) => k !== undefined && k !== '').map((k) => (/^\d+$/.test(k) ? Number(k) : k));
+    let node: unknown = src.doc.contents;
+    let found: unknown = null;
+    for (const k of keyPath) {
+      if (isMap(node)) {
+        const pair = node.items.find((p) => (p.key as { value?: unknown })?.value === k);
+        if (!pair) break;
+        found = pair.key;
+        node = pair.value;
+      } else if (isSeq(node) && typeof k === 'number') {
+        node = node.items[k];
+        found = node;
+      } else break;
+    }
+    const range = (found as { range?: [number, number, number] } | null)?.range;
+    if (!range) throw e;
+    const pos = src.lines.linePos(range[0]);
+    throw new InputError({ file: src.file, line: pos.line, column: pos.col, key: e.location.key }, e.reason);
+  }
+}
+
+const isFile = (p: string) => {
+  try {
+    return fs.statSync(p).isFile();
+  } catch {
+    return false;
+  }
+};
+
+type Layout =
+  | { family: 'mjlab-deploy'; onnx: string; config: string; name: string }
+  | { family: 'wbc-mjlab'; onnx: string; config: string; name: string }
+  | { family: 'onnx'; onnx: string; name: string };
+
+function layoutOf(spec: string): Layout {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(spec);
+  } catch {
+    throw new InputError({ file: spec }, 'no such policy file or folder');
+  }
+  const abs = path.resolve(spec);
+  const dir = st.isDirectory() ? abs : path.dirname(abs);
+  const up = path.dirname(dir);
+  if (st.isDirectory()) {
+    if (isFile(path.join(dir, 'params', 'deploy.yaml')) && isFile(path.join(dir, 'exported', 'policy.onnx')))
+      return { family: 'mjlab-deploy', onnx: path.join(dir, 'exported', 'policy.onnx'), config: path.join(dir, 'params', 'deploy.yaml'), name: path.basename(dir) };
+    if (isFile(path.join(dir, 'config.yaml')) && isFile(path.join(dir, 'policy.onnx')))
+      return { family: 'wbc-mjlab', onnx: path.join(dir, 'policy.onnx'), config: path.join(dir, 'config.yaml'), name: path.basename(dir) };
+    const onnx = fs.readdirSync(dir).filter((f) => f.endsWith('.onnx'));
+    if (onnx.length === 1) return { family: 'onnx', onnx: path.join(dir, onnx[0]), name: path.basename(onnx[0], '.onnx') };
+    throw new InputError(
+      { file: spec },
+      onnx.length === 0
+        ? 'the folder holds no policy: expected exported/policy.onnx with params/deploy.yaml (unitree_rl_mjlab), policy.onnx with config.yaml (wbc-mjlab), or one .onnx file'
+        : `the folder holds ${onnx.length} .onnx files (${onnx.join(', ')}); name one`,
+    );
+  }
+  if (!abs.endsWith('.onnx')) throw new InputError({ file: spec }, 'not an .onnx file or a policy folder');
+  if (path.basename(dir) === 'exported' && isFile(path.join(up, 'params', 'deploy.yaml')))
+    return { family: 'mjlab-deploy', onnx: abs, config: path.join(up, 'params', 'deploy.yaml'), name: path.basename(up) };
+  if (isFile(path.join(dir, 'config.yaml')) && /wbc_tracking_params_v1/.test(fs.readFileSync(path.join(dir, 'config.yaml'), 'utf8').slice(0, 4096)))
+    return { family: 'wbc-mjlab', onnx: abs, config: path.join(dir, 'config.yaml'), name: path.basename(dir) };
+  return { family: 'onnx', onnx: abs, name: path.basename(abs, '.onnx') };
+}
+
+function hashFiles(files: { path: string; bytes?: Uint8Array }[]): string {
+  const h = createHash('sha256');
+  for (const f of files) {
+    const b = f.bytes ?? fs.readFileSync(f.path);
+    h.update(`${path.basename(f.path)}\0${b.length}\0`);
+    h.update(b);
+  }
+  return h.digest('hex');
+}
+
+/** Reads a policy file or folder; throws InputError naming the file, field and (YAML) line. */
+export function loadTrackingPolicy(policyPath: string): LoadedPolicy {
+  const layout = layoutOf(policyPath);
+  const { info, bytes, externalFiles } = readOnnxFile(layout.onnx);
+  const files: { path: string; bytes?: Uint8Array }[] = [{ path: layout.onnx, bytes }, ...externalFiles.map((p) => ({ path: p }))];
+  let spec: TrackingPolicySpec;
+  if (layout.family === 'mjlab-deploy' || layout.family === 'wbc-mjlab') {
+    const cfg = readYaml(layout.config);
+    files.push({ path: layout.config });
+    spec = located(cfg, () => (layout.family === 'mjlab-deploy' ? mjlabDeploySpec(info, cfg) : wbcMjlabSpec(info, cfg)));
+  } else if (info.metadata.experiment_config !== undefined) {
+    spec = holosomaSpec(info);
+  } else if (info.metadata.observation_names !== undefined || info.metadata.anchor_body_name !== undefined) {
+    spec = beyondmimicSpec(info);
+  } else {
+    throw new InputError(
+      { file: layout.onnx },
+      `the policy's family cannot be told: its metadata has neither observation_names (BeyondMimic) nor experiment_config (holosoma)${
+        Object.keys(info.metadata).length ? ` (keys: ${Object.keys(info.metadata).join(', ')})` : ' (it has no metadata)'
+      }, and no deploy.yaml or config.yaml sits beside it; refused rather than guessed`,
+    );
+  }
+  return { policyPath, modelFile: layout.onnx, info, spec, contentHash: hashFiles(files), files: files.map((f) => f.path), name: layout.name };
+}
+
+/** The binding of a loaded policy: id `<family>/<name>`, version `<adapter>+<hash12>@<physics>`. */
+export function policyBinding(p: LoadedPolicy, bakedClipId: string | null): PolicyBinding {
+  const s = p.spec;
+  return {
+    kind: 'onnx',
+    family: s.family,
+    id: `${s.family}/${p.name}`,
+    version: `${s.adapter}+${p.contentHash.slice(0, 12)}@${s.physics.id}`,
+    controlRateHz: s.controlRateHz,
+    label: `${s.family} policy ${p.name} (${s.adapter}, physics ${s.physics.id})`,
+    policyPath: p.policyPath,
+    modelFile: p.modelFile,
+    checkpointHash: p.contentHash,
+    adapter: s.adapter,
+    physicsId: s.physics.id,
+    bakedClipId,
+  };
+}
+
+/** True when a --binding spec names a policy file or folder (not builtin…, not a binding.json). */
+export function isPolicySpec(spec: string): boolean {
+  if (spec.endsWith('.onnx')) return true;
+  try {
+    return fs.statSync(spec).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,184 @@
+import { Tensor } from 'onnxruntime-node';
+import { InputError } from '../../domain/problems';
+import { ForwardKinematics } from '../../domain/robot/forwardKinematics';
+import type { RobotProfile } from '../../domain/robot/robotProfile';
+import type { PhysicsProfile } from '../../domain/sim/physicsProfile';
+import { G1_JOINT_NAMES } from '../../domain/robot/g1Joints';
+import { G1_ISAACLAB_JOINT_NAMES, jointOrderFromNames } from '../../domain/wbc/jointOrder';
+import { bakedMotion, type BakedMotionResult } from '../../domain/wbc/bakedMotion';
+import type { ControlCommand, ControlObservation, Controller } from '../../domain/wbc/controller';
+import { TrackingObservationBuilder, type TrackingRobotState } from '../../domain/wbc/trackingObservation';
+import type { TrackingPolicySpec } from '../../domain/wbc/trackingPolicy';
+import { trackingReferenceFromClip, type TrackingReference } from '../../domain/wbc/trackingReference';
+import type { PolicyBinding } from '../../domain/wbc/wbcBinding';
+import { loadTrackingPolicy, type LoadedPolicy } from './loadPolicy';
+import { createOnnxSession, type OnnxSession } from './onnxPolicySession';
+
+// The controller of a released tracking policy (any family): per control step it computes the
+// robot anchor pose by forward kinematics of the measured state, builds the family's
+// observation (src/domain/wbc/trackingObservation.ts), runs the network once (onnxruntime-node,
+// the same fixed single-threaded options as every policy: deterministic), and maps the raw
+// action to joint targets with the policy's PD gains:
+//   default_offset      target = offset + scale · a
+//   reference_residual  target = reference joint angles of this frame + scale · a
+// Policies that carry their reference observe it (the exporter's values, indexed by the frame);
+// the others observe the clip the episode runs, by FK and central differences. The frame at
+// control step k is k (the training pairing of every family; see TrackingPolicySpec.notes).
+
+export class TrackingPolicyError extends Error {
+  override readonly name = 'TrackingPolicyError';
+}
+
+export interface TrackingPolicyController extends Controller {
+  readonly binding: PolicyBinding;
+  readonly physics: PhysicsProfile;
+  readonly spec: TrackingPolicySpec;
+  readonly baked: BakedMotionResult | null;
+  /** The observation fed at the latest step (reused). */
+  readonly observation: Float32Array;
+  /** The latest raw action, policy order. */
+  readonly lastAction: Float32Array;
+  step(obs: ControlObservation, out: ControlCommand): void;
+  dispose(): void;
+}
+
+export interface TrackingControllerOptions {
+  /** A policy already read (its hash is still checked against the binding). */
+  loaded?: LoadedPolicy;
+  /**
+   * Deliberate faults for negative controls in tests, never set in production paths:
+   * wrong_joint_order reads the policy's joints in the other common order (Isaac Lab for a
+   * canonical-order policy, canonical for any other), in the observation and the action alike;
+   * anchor_zeroed feeds the robot anchor as the identity pose at the origin.
+   */
+  fault?: 'wrong_joint_order' | 'anchor_zeroed';
+}
+
+/** Opens the policy the binding names and checks it still is the one bound. */
+export function createTrackingPolicyController(binding: PolicyBinding, profile: RobotProfile, options: TrackingControllerOptions = {}): TrackingPolicyController {
+  const loaded = options.loaded ?? loadTrackingPolicy(binding.policyPath);
+  if (loaded.contentHash !== binding.checkpointHash)
+    throw new InputError({ file: binding.policyPath }, `the policy files hash to ${loaded.contentHash.slice(0, 12)}…, the binding was made for ${binding.checkpointHash.slice(0, 12)}…; they changed since`);
+  const spec: TrackingPolicySpec =
+    options.fault === 'wrong_joint_order'
+      ? { ...loaded.spec, jointOrder: jointOrderFromNames(loaded.spec.jointOrder.label === 'canonical' ? G1_ISAACLAB_JOINT_NAMES : G1_JOINT_NAMES) }
+      : loaded.spec;
+  const J = profile.joints.length;
+  if (spec.jointOrder.canonicalOf.length !== J) throw new InputError({ file: binding.policyPath }, `the policy drives ${spec.jointOrder.canonicalOf.length} joints; the model has ${J}`);
+  const fk = new ForwardKinematics(profile);
+  const anchor = profile.bodies.findIndex((b) => b.name === spec.anchorBody);
+  if (anchor < 0) throw new InputError({ file: binding.policyPath }, `the model ${profile.sourceFile} has no body "${spec.anchorBody}" (the policy's anchor)`);
+  const baked = spec.baked ? bakedMotion(loaded.info, spec, profile, fk, loaded.name) : null;
+
+  let session: OnnxSession;
+  try {
+    session = createOnnxSession({ path: loaded.modelFile });
+  } catch (e) {
+    throw new InputError({ file: loaded.modelFile }, `onnxruntime cannot load the model (${(e as Error).message})`);
+  }
+  const builder = new TrackingObservationBuilder(spec);
+  const observation = builder.observation;
+  const feeds: Record<string, Tensor> = { [spec.obsInput]: new Tensor('float32', observation, [1, spec.observationSize]) };
+  const timeBuf = new Float32Array(1);
+  if (spec.timeInput) feeds[spec.timeInput] = new Tensor('float32', timeBuf, [1, 1]);
+  // One trial inference at load: the output must be 29 finite values.
+  try {
+    const out = session.run(feeds, spec.actionOutput);
+    if (out.size !== J) throw new InputError({ file: loaded.modelFile }, `output "${spec.actionOutput}" has ${out.size} values at run time; expected ${J}`);
+    const d = out.data as Float32Array;
+    for (let j = 0; j < J; j++) if (!Number.isFinite(d[j])) throw new InputError({ file: loaded.modelFile }, `a trial inference gave a non-finite action (joint ${j}: ${d[j]})`);
+  } catch (e) {
+    session.release();
+    throw e instanceof InputError ? e : new InputError({ file: loaded.modelFile }, `a trial inference failed (${(e as Error).message})`);
+  }
+
+  const lastAction = new Float32Array(J);
+  const pos = new Float64Array(3 * fk.bodyCount);
+  const quat = new Float64Array(4 * fk.bodyCount);
+  const anchorPos = new Float64Array(3);
+  const anchorQuat = new Float64Array(4);
+  const zeroPos = new Float64Array(3);
+  const robot: TrackingRobotState = {
+    jointPosRad: new Float64Array(J),
+    jointVelRadS: new Float64Array(J),
+    rootQuatWxyz: new Float64Array(4),
+    rootPosM: zeroPos,
+    rootLinVelMps: null,
+    gyroRadS: new Float64Array(3),
+    anchorPosM: anchorPos,
+    anchorQuatWxyz: anchorQuat,
+  };
+  const { canonicalOf } = spec.jointOrder;
+  const { scale, offset, mode, clip } = spec.action;
+  let clipReference: TrackingReference | null = null;
+  let disposed = false;
+  const fault = options.fault;
+
+  const referenceFor = (obs: ControlObservation): TrackingReference => {
+    if (baked) return baked.reference;
+    if (!clipReference) {
+      const r = obs.reference;
+      if (Math.abs(r.rateHz - spec.controlRateHz) > 1e-9) throw new TrackingPolicyError(`the reference is on a ${r.rateHz} Hz timeline; the policy steps at ${spec.controlRateHz} Hz`);
+      clipReference = trackingReferenceFromClip(r, fk, anchor, profile.rootBodyIndex);
+    }
+    return clipReference;
+  };
+
+  return {
+    binding,
+    physics: spec.physics,
+    spec,
+    baked,
+    observation,
+    lastAction,
+    reset() {
+      lastAction.fill(0);
+      builder.reset();
+      clipReference = null;
+    },
+    step(obs, out) {
+      if (disposed) throw new TrackingPolicyError(`${loaded.modelFile}: step after dispose`);
+      const ref = referenceFor(obs);
+      const st = obs.state;
+      const rq = st.rootQuatWxyz ?? st.imu.quatWxyz;
+      const rp = st.rootPosM ?? zeroPos;
+      fk.compute(rp, rq, st.jointPosRad, pos, quat);
+      for (let c = 0; c < 3; c++) anchorPos[c] = pos[3 * anchor + c];
+      for (let c = 0; c < 4; c++) anchorQuat[c] = quat[4 * anchor + c];
+      if (fault === 'anchor_zeroed') {
+        anchorPos.fill(0);
+        anchorQuat.set([1, 0, 0, 0]);
+      }
+      (robot.jointPosRad as Float64Array).set(st.jointPosRad);
+      (robot.jointVelRadS as Float64Array).set(st.jointVelRadS);
+      (robot.rootQuatWxyz as Float64Array).set(rq);
+      robot.rootPosM = rp;
+      (robot.gyroRadS as Float64Array).set(st.imu.gyroRadS);
+      robot.rootLinVelMps = obs.rootLinVelMps;
+      const f = Math.min(obs.referenceFrame, ref.frames - 1);
+      builder.build(robot, ref, f, lastAction);
+      timeBuf[0] = f;
+      const a = session.run(feeds, spec.actionOutput).data as Float32Array;
+      for (let i = 0; i < J; i++) if (!Number.isFinite(a[i])) throw new TrackingPolicyError(`${loaded.modelFile}: the policy produced a non-finite action (${a[i]} for ${spec.jointOrder.policyNames[i]}) at control step ${obs.step}`);
+      const tgt = out.jointTargetRad;
+      const J2 = J * f;
+      for (let i = 0; i < J; i++) {
+        let v = a[i];
+        if (clip !== null) v = v > clip ? clip : v < -clip ? -clip : v;
+        lastAction[i] = v;
+        const c = canonicalOf[i];
+        const base = mode === 'default_offset' ? offset[c] : ref.jointPosRad[J2 + c];
+        tgt[c] = base + scale[c] * v;
+      }
+      if (out.kp === null || out.kp.length !== J) out.kp = new Float64Array(J);
+      if (out.kd === null || out.kd.length !== J) out.kd = new Float64Array(J);
+      out.kp.set(spec.kp);
+      out.kd.set(spec.kd);
+    },
+    dispose() {
+      if (disposed) return;
+      disposed = true;
+      session.release();
+    },
+  };
+}
