@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchForwardKinematics } from './fkBench';
 import { benchMetrics } from './metricsBench';
+import { benchPolicies } from './policyBench';
 import { benchQualification } from './qualificationBench';
 import { benchSimulator } from './simBench';
 import { benchTraceWrite } from './traceBench';
@@ -33,6 +34,11 @@ for (const [file, label] of [
   // Menagerie's G1 (meshes, scene.xml for the floor): for information, no target.
   const m = await benchSimulator(repo, path.resolve(repo, '../shared/data/models/unitree_g1_mjcf/scene.xml'), 'Menagerie scene.xml', { scaling: false, enforce: false });
   m.lines.forEach((l) => console.log(l));
+}
+{
+  const r = await benchPolicies(repo);
+  r.lines.forEach((l) => console.log(l));
+  if (!r.pass) failed = true;
 }
 {
   const r = await benchTraceWrite();

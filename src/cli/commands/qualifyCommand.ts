@@ -5,9 +5,12 @@ import { QualificationRequestError, runQualification, type QualificationProgress
 import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
 import { BindingSpecError, resolveBindingSpec } from '../../services/sim/bindingSpec';
 import { loadWorkload } from '../../services/workload';
+import { POLICIES_WORKLOAD_ID, policyMotionsWorkload } from '../../services/workload/policyWorkload';
+import { isPolicySpec } from '../../services/wbc/loadPolicy';
+import { planPolicy, type PolicyPlan } from '../../services/wbc/policyRun';
 import { numberOption, parse, printJson, processIo, UsageError, type CliIo, type Command } from '../cliSupport';
 
-const usage = `usage: motionbench qualify --workload <core-v1|dir> --binding <spec> [--binding <spec> …] --campaign <dir>
+const usage = `usage: motionbench qualify [--workload <core-v1|policies|dir>] --binding <spec> [--binding <spec> …] --campaign <dir>
                            [--limit N] [--clip <name|id> …] [--workers N] [--rollouts N] [--model <mjcf>] [--json]
   MotionBench qualification in the embedded MuJoCo simulator: every binding × clip of the workload
   snapshot, N seeded rollouts per pair from slightly perturbed starts, each recorded as an episode
@@ -16,8 +19,13 @@ const usage = `usage: motionbench qualify --workload <core-v1|dir> --binding <sp
   Re-running on the same campaign skips pairs already decided under the same versions and resumes
   an interrupted run (Ctrl-C cancels cleanly; run the command again to finish).
   --workload core-v1|<dir>     the built-in snapshot, or a folder with a workload.json
+  --workload policies          the --binding policies' own motions (baked references, a wbc-mjlab
+                               clip library, a deploy folder's motion files); the default when
+                               every --binding is a released policy
   --binding <spec>             builtin (reference tracker, not a policy), builtin:assist=<N/m>, or a
-                               binding file (kind builtin or onnx); repeat for several bindings
+                               binding file (kind builtin or onnx), or a released policy (.onnx or
+                               policy folder); repeat for several bindings. A policy that carries
+                               its reference motion is paired only with that clip
   --campaign <dir>             the campaign folder (created when missing)
   --limit N                    only the first N clips of the snapshot (after --clip)
   --clip <name|id>             only this clip; repeat for several
@@ -119,27 +127,34 @@ export const qualifyCommand: Command = {
       },
       usage,
     );
-    if (values.workload === undefined) throw new UsageError(`--workload is required\n${usage}`);
     if (!values.binding || values.binding.length === 0) throw new UsageError(`--binding is required\n${usage}`);
     if (values.campaign === undefined || values.campaign === '') throw new UsageError(`--campaign is required\n${usage}`);
     const limit = numberOption(values.limit, 'limit', (v) => Number.isInteger(v) && v >= 1, 'an integer ≥ 1');
     const workers = numberOption(values.workers, 'workers', (v) => Number.isInteger(v) && v >= 1 && v <= 64, 'an integer in 1..64');
     const rollouts = numberOption(values.rollouts, 'rollouts', (v) => Number.isInteger(v) && v >= 1 && v <= 100, 'an integer in 1..100');
     const policy: AdmissionPolicy = rollouts === undefined || rollouts === MB_ADMISSION_1.parameters.rollouts ? MB_ADMISSION_1 : customPolicy({ rollouts });
+    const profile = loadRobotProfile(values.model);
     const bindings: WbcBinding[] = [];
+    const plans: PolicyPlan[] = [];
     for (const spec of values.binding) {
       try {
-        bindings.push(await resolveBindingSpec(spec));
+        if (isPolicySpec(spec)) {
+          const plan = planPolicy(spec, profile);
+          plans.push(plan);
+          bindings.push(plan.binding);
+        } else bindings.push(await resolveBindingSpec(spec, profile));
       } catch (err) {
         if (err instanceof BindingSpecError) throw new UsageError(err.message);
         throw err;
       }
     }
+    const workloadSpec = values.workload ?? (plans.length === bindings.length ? POLICIES_WORKLOAD_ID : undefined);
+    if (workloadSpec === undefined) throw new UsageError(`--workload is required (it may be omitted only when every --binding is a released policy: then it is "${POLICIES_WORKLOAD_ID}")\n${usage}`);
+    if (workloadSpec === POLICIES_WORKLOAD_ID && plans.length !== bindings.length) throw new UsageError(`--workload ${POLICIES_WORKLOAD_ID} is made of the --binding policies' own motions; every --binding must be a released policy`);
     const keys = bindings.map(bindingKey);
     const dup = keys.find((k, i) => keys.indexOf(k) !== i);
     if (dup) throw new UsageError(`--binding: ${dup} is given twice`);
-    const profile = loadRobotProfile(values.model);
-    const workload = loadWorkload(values.workload, { profile });
+    const workload = workloadSpec === POLICIES_WORKLOAD_ID ? policyMotionsWorkload(plans, profile) : loadWorkload(workloadSpec, { profile });
     const controller = new AbortController();
     let interrupts = 0;
     const onSigint = () => {

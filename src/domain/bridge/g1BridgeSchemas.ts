@@ -151,6 +151,11 @@ const bindingSchema: Schema = {
     controlRateHz: { type: 'number', exclusiveMinimum: 0, maximum: 2000 },
     label: { type: 'string' },
     checkpointHash: { type: ['string', 'null'] },
+    family: { enum: ['beyondmimic', 'mjlab-deploy', 'wbc-mjlab', 'holosoma-wbt'], description: 'a released tracking policy (kind onnx): the robot reads policyPath and checks checkpointHash' },
+    policyPath: { type: 'string' },
+    adapter: { type: 'string' },
+    physicsId: { type: 'string' },
+    bakedClipId: { type: ['string', 'null'] },
     gains: { oneOf: [gains, { type: 'null' }] },
     rootAssist: {
       oneOf: [

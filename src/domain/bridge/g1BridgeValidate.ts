@@ -4,6 +4,7 @@ import type { MotionClip } from '../motion/motionClip';
 import { InputError, formatLocation } from '../problems';
 import { G1_NUM_JOINTS } from '../robot/g1Joints';
 import { policyInterfaceProblems } from '../wbc/observationBuilder';
+import { POLICY_FAMILIES } from '../wbc/trackingPolicy';
 import type { JointGains, ObservationTerm, PolicyInterface, RootAssist, WbcBinding } from '../wbc/wbcBinding';
 import {
   ACK_CODES,
@@ -443,6 +444,21 @@ export function decodeWireBinding(v: unknown, path = 'binding'): Validation<WbcB
     }
     if (kind === 'onnx') {
       if (hash === null) fail(join(path, 'checkpointHash'), 'is required for an onnx binding (sha256 of the .onnx bytes)');
+      if (o.family !== undefined) {
+        // A released policy: the identity only; the robot reads the files at policyPath itself
+        // and refuses them unless they hash to checkpointHash.
+        return {
+          ...common,
+          kind,
+          family: oneOf(o.family, join(path, 'family'), POLICY_FAMILIES),
+          policyPath: str(o.policyPath, join(path, 'policyPath'), 4096),
+          modelFile: str(o.modelFile, join(path, 'modelFile'), 4096),
+          checkpointHash: hash as string,
+          adapter: str(o.adapter, join(path, 'adapter'), 200),
+          physicsId: str(o.physicsId, join(path, 'physicsId'), 200),
+          bakedClipId: nullable((x, p) => str(x, p))(o.bakedClipId ?? null, join(path, 'bakedClipId')),
+        };
+      }
       return {
         ...common,
         kind,

@@ -223,7 +223,7 @@ export function decodeMjlabNpz(bytes: Uint8Array, options: DecodeOptions): Motio
     ? null
     : order.by === 'joint_names'
       ? `${order.order} (from joint_names)`
-      : `${order.order} (from FK against body_pos_w: mean body residual ${(order.residualM!.canonical * 1000).toFixed(2)} mm in model order, ${(order.residualM!.isaaclab * 1000).toFixed(2)} mm in Isaac Lab order)`;
+      : `${order.order} (from FK against body_pos_w: median body residual ${(order.residualM!.canonical * 1000).toFixed(2)} mm in model order, ${(order.residualM!.isaaclab * 1000).toFixed(2)} mm in Isaac Lab order)`;
   const clip = finalizeClip(
     {
       name: clipNameFromFile(file),

@@ -12,8 +12,8 @@ import { G1_ISAACLAB_JOINT_NAMES } from '../wbc/jointOrder';
 //      order, against the file's own body_pos_w: the right order reproduces the stored bodies to
 //      float precision, the wrong one is centimetres off. Body order in the file is not assumed
 //      either (Isaac Lab stores bodies breadth-first): every FK body is matched to the nearest
-//      stored body, after removing each side's centroid (some exporters store body 0 with an
-//      offset of a few centimetres);
+//      stored body, after removing each side's centroid, and the median over bodies and frames
+//      is compared (wbc-mjlab's clips store body 0 a few centimetres off the rest);
 //   3. else refuse.
 
 export type NpzJointOrder = 'canonical' | 'isaaclab';
@@ -21,11 +21,11 @@ export type NpzJointOrder = 'canonical' | 'isaaclab';
 export interface NpzJointOrderDecision {
   order: NpzJointOrder;
   by: 'joint_names' | 'fk_residual';
-  /** Mean nearest-body residual per candidate order, metres (fk_residual only). */
+  /** Median nearest-body residual per candidate order, metres (fk_residual only). */
   residualM?: Record<NpzJointOrder, number>;
 }
 
-/** Decision thresholds: the right order is within 10 mm on average, the wrong one 3× and 20 mm worse. */
+/** Decision thresholds: the right order's median residual is within 10 mm, the wrong one's 3× and 20 mm worse. */
 export const ORDER_RESIDUAL_ACCEPT_M = 0.01;
 export const ORDER_RESIDUAL_MARGIN_M = 0.02;
 
@@ -80,8 +80,7 @@ export function orderFromFkResidual(
   const residualM = {} as Record<NpzJointOrder, number>;
   for (const order of Object.keys(ORDERS) as NpzJointOrder[]) {
     const map = columnsToCanonical(order);
-    let sum = 0;
-    let n = 0;
+    const residuals: number[] = [];
     for (let f = 0; f < frames; f += step) {
       for (let i = 0; i < J; i++) joints[map[i]] = jointPos[f * J + i];
       fk.compute([rootPosM[3 * f], rootPosM[3 * f + 1], rootPosM[3 * f + 2]], [rootQuatWxyz[4 * f], rootQuatWxyz[4 * f + 1], rootQuatWxyz[4 * f + 2], rootQuatWxyz[4 * f + 3]], joints, pos, quat);
@@ -94,18 +93,18 @@ export function orderFromFkResidual(
           const d = Math.hypot(pos[3 * b] - cf[0] - (bodyPosW[o] - cs[0]), pos[3 * b + 1] - cf[1] - (bodyPosW[o + 1] - cs[1]), pos[3 * b + 2] - cf[2] - (bodyPosW[o + 2] - cs[2]));
           if (d < best) best = d;
         }
-        sum += best;
-        n++;
+        residuals.push(best);
       }
     }
-    residualM[order] = sum / n;
+    residuals.sort((a, b) => a - b);
+    residualM[order] = residuals[Math.floor(residuals.length / 2)];
   }
   const [best, other] = residualM.canonical <= residualM.isaaclab ? (['canonical', 'isaaclab'] as const) : (['isaaclab', 'canonical'] as const);
   const mm = (v: number) => `${(v * 1000).toFixed(1)} mm`;
   if (!(residualM[best] < ORDER_RESIDUAL_ACCEPT_M && residualM[other] > 3 * residualM[best] && residualM[other] - residualM[best] > ORDER_RESIDUAL_MARGIN_M))
     throw new InputError(
       { file, key: 'joint_pos' },
-      `the joint order cannot be decided: the file has no joint_names, and forward kinematics against its body_pos_w fits neither order well enough (mean body residual: model order ${mm(residualM.canonical)}, Isaac Lab order ${mm(residualM.isaaclab)}); refused rather than misread`,
+      `the joint order cannot be decided: the file has no joint_names, and forward kinematics against its body_pos_w fits neither order well enough (median body residual: model order ${mm(residualM.canonical)}, Isaac Lab order ${mm(residualM.isaaclab)}); refused rather than misread`,
     );
   return { order: best, by: 'fk_residual', residualM };
 }

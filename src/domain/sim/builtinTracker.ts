@@ -27,6 +27,7 @@ export function expandGains(g: JointGains['kp'], jointCount: number, what: strin
 export class BuiltinTracker implements Controller {
   /** The builtin tracker runs on the model's own physics. */
   readonly physics = null;
+  readonly needs = [];
   private readonly kp: Float64Array | null;
   private readonly kd: Float64Array | null;
 

@@ -1,5 +1,6 @@
 import type { StateFrame } from '../backend/stateFrame';
 import type { PhysicsProfile } from '../sim/physicsProfile';
+import type { BackendNeed } from './trackingPolicy';
 import type { WbcBinding } from './wbcBinding';
 
 // The contract between a backend's control loop and a whole-body controller. A controller is
@@ -52,6 +53,11 @@ export interface Controller {
    * model's own physics.
    */
   readonly physics: PhysicsProfile | null;
+  /**
+   * What the controller needs from the backend beyond joints and IMU (e.g. base_lin_vel: a state
+   * estimate of the root velocity). A backend that cannot supply a need refuses the controller.
+   */
+  readonly needs: readonly BackendNeed[];
   /** Clears internal state (last action, filters) before an episode. */
   reset(): void;
   step(obs: ControlObservation, out: ControlCommand): void;

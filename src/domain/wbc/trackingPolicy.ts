@@ -6,7 +6,8 @@ import type { JointOrderMap } from './jointOrder';
 // deploy configuration. Everything per joint is stored in canonical order except where a field
 // says "policy order"; `jointOrder` is the name-built table between the two.
 
-export type PolicyFamily = 'beyondmimic' | 'mjlab-deploy' | 'wbc-mjlab' | 'holosoma-wbt';
+export const POLICY_FAMILIES = ['beyondmimic', 'mjlab-deploy', 'wbc-mjlab', 'holosoma-wbt'] as const;
+export type PolicyFamily = (typeof POLICY_FAMILIES)[number];
 
 /**
  * The observation terms the families use, by what they compute (the family's own name is kept

@@ -112,6 +112,14 @@ export interface PolicyInterface {
   clipAction?: number;
 }
 
+/**
+ * Whether a binding can be run on a clip: a released policy that carries its reference tracks
+ * only that motion (issue 11 item 5); every other binding tracks any clip.
+ */
+export function bindingTracksClip(b: WbcBinding, clipId: string): boolean {
+  return !(b.kind === 'onnx' && b.family !== undefined && b.bakedClipId !== null && b.bakedClipId !== clipId);
+}
+
 export function bindingKey(b: WbcBinding): string {
   return `${b.id}@${b.version}`;
 }

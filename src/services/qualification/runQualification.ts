@@ -39,7 +39,7 @@ import {
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import type { EpisodeRecord } from '../../domain/trace/records';
 import type { WorkloadClipMeta, LoadedWorkload } from '../../domain/workload/snapshot';
-import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
+import { bindingKey, bindingTracksClip, type WbcBinding } from '../../domain/wbc/wbcBinding';
 import { EmbeddedSimulator } from '../sim/embeddedSimulator';
 import { fileSha256, openCampaign, parentTraceInputs, type CampaignStore } from '../trace';
 import { modelActuatorLimits } from './modelLimits';
@@ -181,6 +181,7 @@ export async function runQualification(o: QualificationOptions): Promise<Qualifi
     const plans: PairPlan[] = [];
     for (const binding of o.bindings) {
       for (const { meta, clip } of selected) {
+        if (!bindingTracksClip(binding, clip.id)) continue; // a policy's baked reference is its only motion
         const parent = store.ensureParentTrace(parentTraceInputs({ binding, clip, profile: o.profile, contract, modelSha256 }));
         plans.push(planPair(store, policy, protocol, snap.snapshot_hash, binding, clip, meta, parent.id));
       }

@@ -204,6 +204,14 @@ class EmulatedRobotBackend implements Backend {
   /** Loads the binding for `runId` (a prepare): an ONNX session is created here, not at start. */
   async prepare(runId: string, binding: WbcBinding): Promise<void> {
     const controller = await createController(binding, this.core.engine.profile);
+    // The emulated G1 streams joints, IMU and (its estimator's) root pose, no root velocity.
+    const missing = controller.needs.filter((n) => n === 'base_lin_vel');
+    if (missing.length > 0) {
+      if (controller.dispose) await controller.dispose();
+      throw new Error(
+        `binding ${binding.id} needs ${missing.join(', ')} (a state estimate of the root velocity), which this robot does not stream; run a variant trained without state estimation (e.g. BeyondMimic's *_wose exports)`,
+      );
+    }
     this.dropPrepared();
     this.prepared = { runId, controller };
   }

@@ -79,6 +79,8 @@ interface Episode {
   lastCtl: number;
   assist: RootAssistController | null;
   obs: ControlObservation;
+  /** Restores the model's own physics after a controller with a physics profile (null: none applied). */
+  restorePhysics: (() => void) | null;
 }
 
 export interface RobotEmulatorCoreOptions {
@@ -215,6 +217,10 @@ export class RobotEmulatorCore {
     const refCtl = resampleClip(clip, rate);
     const reference: ControlReference = { rateHz: rate, frameCount: refCtl.frameCount, rootPosM: refCtl.rootPosM, rootQuatWxyz: refCtl.rootQuatWxyz, jointPosRad: refCtl.jointPosRad };
     req.controller.reset();
+    // A released policy brings its physics (armature, effort limits, friction). The emulator's
+    // physics step stays its own (the lowstate clock), so the policy's PD runs at that rate.
+    const physics = req.controller.physics;
+    const restorePhysics = physics ? this.engine.applyPhysics({ ...physics, timestepS: this.dtS }) : null;
     this.episode = {
       runId: req.runId,
       clip,
@@ -228,6 +234,7 @@ export class RobotEmulatorCore {
       lastCtl: refCtl.frameCount - 1,
       assist: binding.kind === 'builtin' && binding.rootAssist && binding.rootAssist.kpNPerM > 0 ? new RootAssistController(binding.rootAssist) : null,
       obs: { step: 0, timeS: 0, state: this.ctlSf, reference, referenceFrame: 0, defaultJointPosRad: this.engine.defaultJointPosRad, rootLinVelMps: null },
+      restorePhysics,
     };
     this._mode = 'tracking';
     return this._tick;
@@ -241,6 +248,7 @@ export class RobotEmulatorCore {
     const ep = this.episode;
     if (!ep) return null;
     this.episode = null;
+    ep.restorePhysics?.();
     this.clearWrench();
     if (this._mode === 'tracking') this.hold();
     const steps = Math.max(0, this._tick - 1 - ep.startTick);
@@ -346,6 +354,7 @@ export class RobotEmulatorCore {
 
   private finish(ep: Episode, outcome: EpisodeOutcome, reason: string, i: number): CoreEpisodeEnd {
     this.episode = null;
+    ep.restorePhysics?.();
     this.clearWrench();
     if (outcome === 'completed') {
       // done: hold the last target (already in the command), at the robot's stand gains.

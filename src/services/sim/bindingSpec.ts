@@ -2,6 +2,7 @@
 //   builtin                      the reference tracker with the model's servo gains, no assist
 //   builtin:assist=<N/m>         … plus root assist of that stiffness (other gains by rule, see
 //                                src/domain/sim/builtinBinding.ts)
+//   <file.onnx|policy folder>    a released tracking policy (src/services/wbc/loadPolicy.ts)
 //   <file.json>                  a binding file: `"kind": "builtin"` (below) or `"kind": "onnx"`
 //                                (docs/ONNX_POLICIES.md, src/services/wbc/loadOnnxBinding.ts)
 //
@@ -24,7 +25,11 @@ import { InputError, inputErrorFromIssues } from '../../domain/problems';
 import { makeBuiltinBinding, rootAssistFromStiffness } from '../../domain/sim/builtinBinding';
 import type { BuiltinBinding, WbcBinding } from '../../domain/wbc/wbcBinding';
 import { readBoundedText } from '../files/boundedRead';
+import type { RobotProfile } from '../../domain/robot/robotProfile';
+import { loadRobotProfile } from '../robot/loadRobotProfile';
 import { loadOnnxBinding } from '../wbc/loadOnnxBinding';
+import { isPolicySpec } from '../wbc/loadPolicy';
+import { planPolicy } from '../wbc/policyRun';
 
 const JOINTS = 29;
 const finite = z.number().refine(Number.isFinite, 'expected a finite number');
@@ -84,10 +89,11 @@ export function parseBuiltinBindingJson(json: unknown, file: string): BuiltinBin
 const SPEC_RE = /^builtin(?::(.*))?$/;
 
 /**
- * Parses `builtin`, `builtin:assist=<N/m>` or a binding file. Throws InputError (bad file) or
- * Error with a one-line reason (bad spec).
+ * Parses `builtin`, `builtin:assist=<N/m>`, a binding file, or a released policy (.onnx or policy
+ * folder, read by its family's adapter; its baked clip id is computed on `profile`, default our
+ * G1). Throws InputError (bad file) or Error with a one-line reason (bad spec).
  */
-export async function resolveBindingSpec(spec: string): Promise<WbcBinding> {
+export async function resolveBindingSpec(spec: string, profile?: RobotProfile): Promise<WbcBinding> {
   const m = SPEC_RE.exec(spec.trim());
   if (m) {
     if (m[1] === undefined || m[1] === '') return makeBuiltinBinding();
@@ -102,6 +108,7 @@ export async function resolveBindingSpec(spec: string): Promise<WbcBinding> {
     }
     return makeBuiltinBinding({ rootAssist: assist ? rootAssistFromStiffness(assist) : null });
   }
+  if (isPolicySpec(spec)) return planPolicy(spec, profile ?? loadRobotProfile()).binding;
   if (!fs.existsSync(spec)) {
     throw new BindingSpecError(`--binding ${spec}: not "builtin", "builtin:assist=<N/m>" or an existing binding file`);
   }

@@ -81,6 +81,7 @@ export async function createOnnxController(
   const controller: OnnxController = {
     binding,
     physics: null,
+    needs: [],
     observationSize: D,
     observation,
     lastAction,

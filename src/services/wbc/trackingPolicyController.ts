@@ -127,6 +127,7 @@ export function createTrackingPolicyController(binding: PolicyBinding, profile: 
   return {
     binding,
     physics: spec.physics,
+    needs: spec.needs,
     spec,
     baked,
     observation,

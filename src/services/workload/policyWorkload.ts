@@ -1,0 +1,91 @@
+// The `policies` workload: the motions released policies were trained to track, taken from the
+// policies themselves, so a campaign can qualify them on their own motions:
+//   a baked reference (BeyondMimic, holosoma)           that clip (clip id from its content)
+//   wbc-mjlab                                           the clips its clips/manifest.yaml lists
+//                                                       that exist in clips/ (missing ones are
+//                                                       skipped, as the shipped folder lists 9 of
+//                                                       which 4 are present)
+//   unitree_rl_mjlab deploy folder                      the .csv/.npz motion files in the folder
+// Capability groups are measured, not guessed from names: root travel > 1 m → locomotion;
+// pelvis below 0.5 m at some frame → low_posture; otherwise dynamic (every such clip here is a
+// whole-body dance, jump or kick). A policy with a baked reference is paired only with that clip
+// (bindingTracksClip).
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import type { CapabilityGroup, MotionClip } from '../../domain/motion/motionClip';
+import { InputError } from '../../domain/problems';
+import type { RobotProfile } from '../../domain/robot/robotProfile';
+import { buildSnapshot, type LoadedWorkload } from '../../domain/workload/snapshot';
+import { readBoundedText } from '../files/boundedRead';
+import { loadClipFile } from '../motion/loadClipFile';
+import type { PolicyPlan } from '../wbc/policyRun';
+
+export const POLICIES_WORKLOAD_ID = 'policies';
+
+/** The capability group of a clip by what it does (see the header). */
+export function measuredGroup(clip: Pick<MotionClip, 'frameCount' | 'rootPosM'>): CapabilityGroup {
+  const p = clip.rootPosM;
+  let travel = 0;
+  let lowest = Infinity;
+  for (let f = 0; f < clip.frameCount; f++) {
+    travel = Math.max(travel, Math.hypot(p[3 * f] - p[0], p[3 * f + 1] - p[1]));
+    lowest = Math.min(lowest, p[3 * f + 2]);
+  }
+  if (travel > 1) return 'locomotion';
+  if (lowest < 0.5) return 'low_posture';
+  return 'dynamic';
+}
+
+function folderMotions(plan: PolicyPlan, profile: RobotProfile): MotionClip[] {
+  const s = plan.loaded.spec;
+  const limits = { jointLimitsRad: profile.joints.map((j) => j.rangeRad) };
+  if (s.family === 'wbc-mjlab') {
+    const dir = path.join(path.dirname(plan.loaded.modelFile), 'clips');
+    const manifest = path.join(dir, 'manifest.yaml');
+    if (!fs.existsSync(manifest)) throw new InputError({ file: manifest }, 'the wbc-mjlab folder has no clips/manifest.yaml: its clip library cannot be read');
+    const doc = parseYaml(readBoundedText(manifest, 'json')) as { clips?: { name?: unknown; file?: unknown }[] } | null;
+    if (!doc || !Array.isArray(doc.clips)) throw new InputError({ file: manifest, key: 'clips' }, 'expected a list of {name, file}');
+    return doc.clips
+      .filter((c) => typeof c.file === 'string' && fs.existsSync(path.join(dir, c.file as string)))
+      .map((c) => {
+        const clip = loadClipFile(path.join(dir, c.file as string), limits);
+        if (typeof c.name === 'string') clip.name = c.name;
+        return clip;
+      });
+  }
+  if (s.family === 'mjlab-deploy') {
+    const dir = path.dirname(path.dirname(plan.loaded.modelFile));
+    return fs
+      .readdirSync(dir)
+      .filter((f) => /\.(csv|npz)$/i.test(f))
+      .sort()
+      .map((f) => loadClipFile(path.join(dir, f), limits));
+  }
+  return [];
+}
+
+/** The policies' own motions as one workload snapshot (clips deduplicated by content id). */
+export function policyMotionsWorkload(plans: readonly PolicyPlan[], profile: RobotProfile): LoadedWorkload {
+  const clips: MotionClip[] = [];
+  const seen = new Set<string>();
+  for (const plan of plans) {
+    const own = plan.baked ? [plan.baked.clip] : folderMotions(plan, profile);
+    if (own.length === 0) throw new InputError({ file: plan.loaded.policyPath }, 'the policy carries no motion and its folder holds none: give a --workload with the clips it should track');
+    for (const c of own) {
+      if (seen.has(c.id)) continue;
+      seen.add(c.id);
+      c.capabilityGroup = measuredGroup(c);
+      clips.push(c);
+    }
+  }
+  const names = new Set<string>();
+  for (const c of clips) {
+    let n = c.name;
+    for (let i = 2; names.has(n); i++) n = `${c.name}-${i}`;
+    c.name = n;
+    names.add(n);
+  }
+  return { snapshot: buildSnapshot(POLICIES_WORKLOAD_ID, '1', 'folder', clips), clips };
+}
