@@ -137,9 +137,14 @@ function joints(file: string, key: string, names: readonly string[]): JointOrder
   }
 }
 
-function term(table: TermTable, file: string, key: string, name: string, history: number, scale: readonly number[] | null, clip: number | null, family: string): TrackingTerm {
+function knownTerm(table: TermTable, file: string, key: string, name: string, family: string): { kind: TrackingTermKind; checkedAgainst: string; size: number } {
   const t = table[name];
   if (!t) fail(file, key, `observation term "${name}" is not one the ${family} adapter knows (known: ${Object.keys(table).join(', ')}); refusing rather than guessing its meaning`);
+  return { ...t, size: trackingTermSize(t.kind, JOINTS) };
+}
+
+function term(table: TermTable, file: string, key: string, name: string, history: number, scale: readonly number[] | null, clip: number | null, family: string): TrackingTerm {
+  const t = knownTerm(table, file, key, name, family);
   const size = trackingTermSize(t.kind, JOINTS);
   if (scale !== null && scale.length !== size) fail(file, `${key}.scale`, `${scale.length} values for a term of size ${size}`);
   if (!(Number.isInteger(history) && history >= 1)) fail(file, `${key}.history_length`, `expected an integer ≥ 1, got ${history}`);
@@ -311,8 +316,8 @@ export function mjlabDeploySpec(info: OnnxModelInfo, deploy: ConfigSource): Trac
   const terms = Object.entries(obs).map(([name, cfg]) => {
     const key = `observations.${name}`;
     if (!isRecord(cfg)) fail(f, key, 'expected a map with scale, clip and history_length');
-    const size = MJLAB_DEPLOY_TERMS[name] ? trackingTermSize(MJLAB_DEPLOY_TERMS[name].kind, JOINTS) : 0;
-    const sc = cfg.scale === undefined ? null : numberList(f, `${key}.scale`, cfg.scale, size || (Array.isArray(cfg.scale) ? cfg.scale.length : 0));
+    const { size } = knownTerm(MJLAB_DEPLOY_TERMS, f, key, name, 'mjlab-deploy');
+    const sc = cfg.scale === undefined ? null : numberList(f, `${key}.scale`, cfg.scale, size);
     const clip = cfg.clip === null || cfg.clip === undefined ? null : num(deploy, cfg.clip, `${key}.clip`, true);
     const hist = cfg.history_length === undefined ? 1 : num(deploy, cfg.history_length, `${key}.history_length`, true);
     return term(MJLAB_DEPLOY_TERMS, f, key, name, hist, sc, clip, 'mjlab-deploy');
@@ -383,9 +388,8 @@ export function wbcMjlabSpec(info: OnnxModelInfo, config: ConfigSource): Trackin
   const terms = Object.entries(obs).map(([name, cfg]) => {
     const key = `actor_observations.${name}`;
     if (!isRecord(cfg)) fail(f, key, 'expected a map with dim, scale and params');
-    const t = WBC_TERMS[name];
-    const size = t ? trackingTermSize(t.kind, JOINTS) : 0;
-    if (t && cfg.dim !== size) fail(f, `${key}.dim`, `is ${JSON.stringify(cfg.dim)}; the term computes ${size} values`);
+    const { size } = knownTerm(WBC_TERMS, f, key, name, 'wbc-mjlab');
+    if (cfg.dim !== size) fail(f, `${key}.dim`, `is ${JSON.stringify(cfg.dim)}; the term computes ${size} values`);
     const sc = cfg.scale === undefined ? null : numberList(f, `${key}.scale`, cfg.scale, size);
     return term(WBC_TERMS, f, key, name, hist, sc, null, 'wbc-mjlab');
   });
@@ -474,8 +478,8 @@ export function holosomaSpec(info: OnnxModelInfo): TrackingPolicySpec {
     const key = k(['observation', 'groups', 'actor_obs', 'terms', name]);
     const t = (groups.terms as Record<string, unknown>)[name];
     if (!isRecord(t)) fail(f, key, 'expected a term map');
-    const sc = t.scale === undefined || t.scale === 1 ? null : typeof t.scale === 'number' ? [t.scale] : null;
-    if (sc !== null) fail(f, `${key}.scale`, `a scale other than 1 is not supported by this adapter version (got ${JSON.stringify(t.scale)})`);
+    if (t.scale !== undefined && t.scale !== 1)
+      fail(f, `${key}.scale`, `a scale other than the number 1 is not supported by this adapter version (got ${JSON.stringify(t.scale)})`);
     const c = t.clip === null || t.clip === undefined ? null : num(src, t.clip, `${key}.clip`, true);
     return term(HOLOSOMA_TERMS, f, key, name, hist, null, c, 'holosoma-wbt');
   });

@@ -3,11 +3,15 @@ import { clipContentSha256 } from '../../domain/trace/parentTrace';
 import type { ParentTraceRecord } from '../../domain/trace/records';
 import type { LoadedWorkload } from '../../domain/workload/snapshot';
 import type { CampaignStore } from '../trace';
+import { loadRobotProfile } from '../robot/loadRobotProfile';
+import { planPolicy } from '../wbc/policyRun';
 import { loadWorkload } from '../workload';
+import { POLICIES_WORKLOAD_ID, policyMotionsWorkload } from '../workload/policyWorkload';
 import { listAdmittedPairs, resolvePair, type AdmittedPair } from './admittedPairs';
 
 // The clip of a qualification pair, from the workload it was decided on: the built-in snapshot is
-// regenerated, a folder workload must be given. The clip's content must hash to the pair's
+// regenerated, the `policies` workload is read again from the pair's policy, a folder workload
+// must be given. The clip's content must hash to the pair's
 // reference (a changed clip is a different experiment and needs qualifying again).
 
 export class PairClipError extends Error {
@@ -28,7 +32,12 @@ export function pairWorkload(store: CampaignStore, pair: AdmittedPair, qual: Par
   if (!w) {
     const snap = pair.snapshotHash ? store.getWorkloadSnapshot(pair.snapshotHash) : null;
     if (snap && snap.source === 'builtin') w = loadWorkload(snap.id);
-    else throw new PairClipError(`the clip of pair ${pair.pairId} (${pair.clipName}) comes from ${snap ? `the folder workload ${snap.id}` : 'an unknown workload'}: give the workload it was qualified on (--workload <dir>)`);
+    else if (snap && snap.id === POLICIES_WORKLOAD_ID) {
+      // The motions of the campaign's policies, read again from the policies (checked by content below).
+      const profile = loadRobotProfile();
+      const policies = store.listBindings().flatMap((r) => (r.binding.kind === 'onnx' && r.binding.family !== undefined ? [r.binding.policyPath] : []));
+      w = policyMotionsWorkload([...new Set(policies)].map((p) => planPolicy(p, profile)), profile);
+    } else throw new PairClipError(`the clip of pair ${pair.pairId} (${pair.clipName}) comes from ${snap ? `the folder workload ${snap.id}` : 'an unknown workload'}: give the workload it was qualified on (--workload <dir>)`);
   }
   const clip = w.clips.find((c) => c.id === qual.identity.clipId);
   if (!clip) throw new PairClipError(`workload ${w.snapshot.id} has no clip ${qual.identity.clipId} (${pair.clipName}) of pair ${pair.pairId}`);

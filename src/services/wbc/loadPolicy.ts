@@ -50,8 +50,8 @@ function readYaml(file: string): YamlSource {
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
   if (doc.errors.length > 0) {
     const e = doc.errors[0];
-    const pos = e.linePos?.[0];
-    throw new InputError({ file, ...(pos ? { line: pos.line, column: pos.col } : {}) }, `not valid YAML (${e.message.split('\n')[0]})`);
+    const pos = lines.linePos(e.pos[0]);
+    throw new InputError({ file, line: pos.line, column: pos.col }, `not valid YAML (${e.message.split('\n')[0]})`);
   }
   return { file, data: doc.toJS({ maxAliasCount: 100 }), doc, lines };
 }
