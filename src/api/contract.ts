@@ -8,6 +8,7 @@ import { qualificationRequestSchemas, type QualificationResults } from './qualif
 import { simRequestSchemas, type ApiEvent, type SimRunResult, type SimRunStarted } from './simContract';
 import { trialRequestSchemas, type TrialResults } from './trialContract';
 import { gapRequestSchemas, type GapResults } from './gapContract';
+import { policyRequestSchemas, type PolicyResults } from './policyContract';
 
 export * from './simContract';
 export * from './qualificationContract';
@@ -91,6 +92,7 @@ export const requestSchemas = {
   ...trialRequestSchemas,
   // gap.*: see gapContract.ts.
   ...gapRequestSchemas,
+  ...policyRequestSchemas,
 } as const;
 
 export type ApiMethod = keyof typeof requestSchemas;
@@ -188,7 +190,7 @@ export interface ConnectionInfo {
 
 export const MAX_PROBLEMS_SENT = 8;
 
-export interface ApiResults extends QualificationResults, TrialResults, GapResults {
+export interface ApiResults extends QualificationResults, TrialResults, GapResults, PolicyResults {
   'app.info': AppInfo;
   'robot.getProfile': RobotProfile;
   'robot.getMesh': MeshDto;

@@ -38,7 +38,8 @@ export const qualificationRequestSchemas = {
   /** Starts a qualification run in the embedded simulator; returns its job id at once. */
   'qualification.start': z.strictObject({
     campaignDir: campaignDirSchema,
-    workload: z.literal('core-v1'),
+    /** core-v1, or `policies`: the motions of the opened policies named in bindings (all bindings must be policies). */
+    workload: z.enum(['core-v1', 'policies']),
     bindings: z.array(bindingSpecSchema).min(1).max(MAX_QUALIFICATION_BINDINGS),
     /** Rollouts per pair (default 3 = mb-admission/1; any other value is a custom policy version). */
     rollouts: z.number().int().min(1).max(10).optional(),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { qualificationProgressEventSchema } from './qualificationContract';
 import { trialEventSchemas } from './trialContract';
+import { POLICY_ID_RE } from './policyContract';
 
 // The simulation-run part of the console API (issue 4, item 7): `sim.run` starts the loaded clip
 // on a connection under a builtin binding and returns at once; the executed frames then reach the
@@ -16,7 +17,10 @@ import { trialEventSchemas } from './trialContract';
 // `{ id, result | error }` responses) or on the Electron event channel, and the renderer validates
 // it with `apiEventSchema` before using it.
 
-/** A builtin binding spec the console may send: `builtin` or `builtin:assist=<N/m>`. Never a file path. */
+/**
+ * A binding spec the console may send: `builtin`, `builtin:assist=<N/m>`, or a policy opened with
+ * policies.open, by its id (`policy-<16 hex>`). Never a file path.
+ */
 export const CONSOLE_BINDING_SPEC_RE = /^builtin(?::assist=(\d{1,7}(?:\.\d{1,6})?))?$/;
 export const MAX_ASSIST_N_PER_M = 1e6;
 
@@ -24,9 +28,10 @@ export const bindingSpecSchema = z
   .string()
   .max(64)
   .superRefine((v, ctx) => {
+    if (POLICY_ID_RE.test(v)) return;
     const m = CONSOLE_BINDING_SPEC_RE.exec(v);
     if (!m) {
-      ctx.addIssue({ code: 'custom', message: `expected "builtin" or "builtin:assist=<N/m>", got ${JSON.stringify(v.slice(0, 40))}` });
+      ctx.addIssue({ code: 'custom', message: `expected "builtin", "builtin:assist=<N/m>" or an opened policy's id (policy-…), got ${JSON.stringify(v.slice(0, 40))}` });
       return;
     }
     if (m[1] !== undefined && Number(m[1]) > MAX_ASSIST_N_PER_M) {

@@ -78,11 +78,19 @@ export interface OnnxValueInfo {
   dims: (number | string)[];
 }
 
+/** An integer node attribute (AttributeProto type INT), e.g. Cast `to`, Gather `axis`. Non-negative. */
+export interface OnnxIntAttribute {
+  name: string;
+  i: number;
+}
+
 export interface OnnxNode {
   opType: string;
   inputs: string[];
   outputs: string[];
   name?: string;
+  /** Integer attributes only (enough for Cast `to` and Gather `axis`). */
+  attributes?: OnnxIntAttribute[];
 }
 
 export interface OnnxGraphSpec {
@@ -93,6 +101,8 @@ export interface OnnxGraphSpec {
   outputs: OnnxValueInfo[];
   opset?: number;
   irVersion?: number;
+  /** ModelProto.metadata_props (field 14), in insertion order: what exporters write there. */
+  metadata?: Record<string, string>;
 }
 
 function rawData(type: OnnxElemType, values: ArrayLike<number>): Uint8Array {
@@ -145,6 +155,8 @@ function nodeProto(n: OnnxNode, i: number): ProtoWriter {
   for (const s of n.outputs) w.string(2, s);
   w.string(3, n.name ?? `${n.opType}_${i}`);
   w.string(4, n.opType);
+  // AttributeProto: name = 1, i = 3, type = 20 (AttributeType INT = 2).
+  for (const a of n.attributes ?? []) w.message(5, new ProtoWriter().string(1, a.name).varint(3, a.i).varint(20, 2));
   return w;
 }
 
@@ -162,7 +174,56 @@ export function encodeOnnxModel(spec: OnnxGraphSpec): Uint8Array {
   model.string(2, 'motionbench-test'); // producer_name
   model.message(7, graph); // graph
   model.message(8, new ProtoWriter().string(1, '').varint(2, spec.opset ?? 13)); // opset_import
+  // metadata_props: StringStringEntryProto { key = 1, value = 2 }
+  for (const [k, v] of Object.entries(spec.metadata ?? {})) model.message(14, new ProtoWriter().string(1, k).string(2, v));
   return model.finish();
+}
+
+export interface BakedPolicySpec {
+  /** metadata_props, e.g. a released export's, verbatim. */
+  metadata?: Record<string, string>;
+  /** Observation width D: input `obs` float32 [1, D]. */
+  obsDim: number;
+  /**
+   * The baked reference: output name → a float32 table [F, ...]. Each becomes an initializer
+   * `<name>_table` and an output `<name>` = Gather(table, frame) of shape [1, ...], where frame is
+   * the input `time_step` (float32 [1, 1]) cast to int64 and reshaped to [1].
+   */
+  baked: Record<string, { dims: number[]; data: ArrayLike<number> }>;
+  /** Nodes that compute the output `actions` ([1, actionDim]) from `obs`, and their initializers. */
+  actionNodes: OnnxNode[];
+  actionInitializers: OnnxInitializer[];
+  /** Default 29. */
+  actionDim?: number;
+}
+
+/**
+ * A policy shaped as the BeyondMimic / whole_body_tracking exporter writes it: inputs obs and
+ * time_step, outputs actions and the baked motion (each a constant gathered by the frame index).
+ */
+export function encodeBakedPolicy(spec: BakedPolicySpec): Uint8Array {
+  const nodes: OnnxNode[] = [
+    { opType: 'Cast', inputs: ['time_step'], outputs: ['time_step_i64'], attributes: [{ name: 'to', i: OnnxDataType.int64 }] },
+    { opType: 'Reshape', inputs: ['time_step_i64', 'frame_index_shape'], outputs: ['frame_index'] },
+    ...spec.actionNodes,
+  ];
+  const initializers: OnnxInitializer[] = [{ name: 'frame_index_shape', dims: [1], type: 'int64', values: [1] }, ...spec.actionInitializers];
+  const outputs: OnnxValueInfo[] = [{ name: 'actions', type: 'float32', dims: [1, spec.actionDim ?? 29] }];
+  for (const [name, t] of Object.entries(spec.baked)) {
+    initializers.push({ name: `${name}_table`, dims: t.dims, type: 'float32', values: t.data });
+    nodes.push({ opType: 'Gather', inputs: [`${name}_table`, 'frame_index'], outputs: [name], attributes: [{ name: 'axis', i: 0 }] });
+    outputs.push({ name, type: 'float32', dims: [1, ...t.dims.slice(1)] });
+  }
+  return encodeOnnxModel({
+    nodes,
+    initializers,
+    inputs: [
+      { name: 'obs', type: 'float32', dims: [1, spec.obsDim] },
+      { name: 'time_step', type: 'float32', dims: [1, 1] },
+    ],
+    outputs,
+    ...(spec.metadata ? { metadata: spec.metadata } : {}),
+  });
 }
 
 export interface LinearPolicySpec {

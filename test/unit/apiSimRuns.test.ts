@@ -13,6 +13,7 @@ import { createStateFrame } from '../../src/domain/backend/stateFrame';
 import { ClipPairEvaluator, MB_METRICS_1 } from '../../src/domain/metrics';
 import { computeClipId } from '../../src/domain/motion/clipCommon';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
+import { PolicyRegistry } from '../../src/services/api/policyRegistry';
 import { ClipCache } from '../../src/services/api/clipCache';
 import { ConnectionRegistry } from '../../src/services/api/connectionRegistry';
 import { EventHub, type DisplaySource } from '../../src/services/api/eventHub';
@@ -295,7 +296,7 @@ function setup(backend: ScriptedBackend) {
   const registry = new ConnectionRegistry({ factories: { embeddedSimulator: () => backend }, modelFile: DEFAULT_MODEL_FILE });
   const clips = new ClipCache(2);
   const hub = new EventHub({ pushRateHz: 50 });
-  const manager = new SimRunManager({ registry, clips, hub, profile: () => profile });
+  const manager = new SimRunManager({ registry, clips, hub, profile: () => profile, bindings: new PolicyRegistry({ clips, profile: () => profile }) });
   const got: ApiEvent[] = [];
   const client = hub.attach({
     send: (e) => {

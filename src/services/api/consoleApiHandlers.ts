@@ -15,6 +15,7 @@ import { EventHub, type EventClient, type EventSink } from './eventHub';
 import { GapReview } from './gapReview';
 import { readProfileMesh } from './meshFiles';
 import { plainResult, SerializedResult } from './serializedResult';
+import { PolicyRegistry } from './policyRegistry';
 import { QualificationJobs } from './qualificationJobs';
 import { InterlockSessions } from './interlockSessions';
 import { SimRunManager } from './simRuns';
@@ -110,8 +111,9 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
       });
     },
   });
-  const sims = new SimRunManager({ registry: connections, clips, hub, profile: getProfile });
-  const qualification = new QualificationJobs({ hub, files, profile: getProfile });
+  const policies = new PolicyRegistry({ clips, profile: getProfile });
+  const sims = new SimRunManager({ registry: connections, clips, hub, profile: getProfile, bindings: policies });
+  const qualification = new QualificationJobs({ hub, files, profile: getProfile, policies });
   const gaps = new GapReview({ profile: getProfile });
   const interlocks: InterlockSessions = new InterlockSessions({ log: (line) => process.stderr.write(`${line}\n`), beforeOpen: (): void => trials.warmUp() });
   const trials: TrialJobs = new TrialJobs({ hub, registry: connections, interlocks, clips, profile: getProfile, ...(options.trialServices && { services: options.trialServices }) });
@@ -145,6 +147,7 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     'robot.getProfile': () => getProfile(),
     'robot.getMesh': ({ name }) => readProfileMesh(getProfile(), name),
     'clips.load': ({ path, fps }) => loadClipOffThread(path, fps),
+    'policies.open': ({ path }) => policies.open(path),
     'clips.decode': async ({ fileName, bytesBase64, fps }) => decoded(await files.decodeClip(fileName, bytesBase64, clipOptions(fps))),
     'clips.openDialog': () => {
       throw new UnsupportedError('clips.openDialog is only available in the desktop app; use clips.decode');

@@ -22,11 +22,13 @@ import type { LoadedWorkload } from '../../domain/workload/snapshot';
 import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
 import { readEpisodeFile } from '../episode/episodeReader';
 import { buildCampaignReport, QualificationCancelled, QualificationRequestError, runQualification, selectClips, type QualificationProgress } from '../qualification';
-import { resolveBindingSpec } from '../sim/bindingSpec';
 import { openCampaign, type CampaignStore } from '../trace';
 import { loadWorkload } from '../workload';
 import type { OffThreadFiles } from '../files/offThread';
 import { ApiFailure } from './apiFailure';
+import type { PolicyRegistry } from './policyRegistry';
+import type { PolicyPlan } from '../wbc/policyRun';
+import { policyMotionsWorkload } from '../workload/policyWorkload';
 import { campaignProblem } from './campaignOpen';
 import type { EventHub } from './eventHub';
 
@@ -56,6 +58,8 @@ export interface QualificationJobsOptions {
   /** The console's file worker: qualification.open runs there. */
   files: OffThreadFiles;
   profile: () => RobotProfile;
+  /** Resolves console binding specs (builtin…, or an opened policy's id) and holds the opened policies. */
+  policies: Pick<PolicyRegistry, 'resolve' | 'get' | 'bakedClip'>;
   now?: () => number;
 }
 
@@ -180,18 +184,24 @@ export class QualificationJobs {
     const abs = path.resolve(p.campaignDir);
     if (fs.existsSync(abs) && !fs.statSync(abs).isDirectory()) throw new ApiFailure('input_error', `${abs} is a file, not a folder`, 'params.campaignDir');
     const bindings: WbcBinding[] = [];
-    for (const spec of p.bindings) bindings.push(await resolveBindingSpec(spec));
+    for (const spec of p.bindings) bindings.push(await this.o.policies.resolve(spec, 'params.bindings'));
     const keys = bindings.map(bindingKey);
     const dup = keys.find((k, i) => keys.indexOf(k) !== i);
     if (dup) throw new ApiFailure('bad_params', `binding ${dup} is given twice`, 'params.bindings');
     const profile = this.o.profile();
-    const full = this.coreV1();
+    let full: LoadedWorkload;
+    if (p.workload === 'policies') {
+      const plans = p.bindings.map((spec) => this.o.policies.get(spec));
+      if (plans.some((x) => x === undefined))
+        throw new ApiFailure('bad_params', 'workload "policies" is made of the motions of the policies given as bindings: every binding must be an opened policy (policy-…)', 'params.workload');
+      full = policyMotionsWorkload(plans as PolicyPlan[], profile);
+    } else full = this.coreV1();
     // Capability groups first, then clips, then limit.
     let selectedNames: string[] | undefined = p.clips;
     if (p.groups) {
       const inGroups = full.snapshot.clips.filter((c) => p.groups!.includes(c.group as CapabilityGroupId)).map((c) => c.id);
       selectedNames = p.clips ? inGroups.filter((id) => p.clips!.some((c) => c === id || full.snapshot.clips.find((m) => m.id === id)?.name === c)) : inGroups;
-      if (selectedNames.length === 0) throw new ApiFailure('bad_params', `no clip of core-v1 in group(s) ${p.groups.join(', ')}${p.clips ? ' among the clips given' : ''}`, 'params.groups');
+      if (selectedNames.length === 0) throw new ApiFailure('bad_params', `no clip of ${full.snapshot.id} in group(s) ${p.groups.join(', ')}${p.clips ? ' among the clips given' : ''}`, 'params.groups');
     }
     let selected: { meta: { id: string; name: string } }[];
     try {
@@ -330,8 +340,10 @@ export class QualificationJobs {
     const wl = this.coreV1();
     const i = wl.snapshot.clips.findIndex((c) => c.id === p.clipId);
     let clip: MotionClip;
+    const baked = this.o.policies.bakedClip(p.clipId);
     if (i >= 0) clip = wl.clips[i];
-    else throw new ApiFailure('not_found', `clip ${p.clipId} is not in core-v1: replay of other workloads is not supported yet`, 'params.clipId');
+    else if (baked) clip = baked;
+    else throw new ApiFailure('not_found', `clip ${p.clipId} is neither in core-v1 nor the motion of an opened policy: replay of other workloads is not supported yet`, 'params.clipId');
     const n = ep.executed.length;
     const hasRoot = n > 0 && ep.executed.every((m) => m.rootPosM !== null);
     const hasQuat = n > 0 && ep.executed.every((m) => m.rootQuatWxyz !== null);

@@ -5,12 +5,12 @@ import type { MotionClip } from '../../domain/motion/motionClip';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { clipHead } from '../../domain/sim/clipWindow';
 import { initialStateFromClipFrame } from '../../domain/sim/initialState';
-import type { WbcBinding } from '../../domain/wbc/wbcBinding';
-import { resolveBindingSpec } from '../sim/bindingSpec';
+import { bindingTracksClip, type WbcBinding } from '../../domain/wbc/wbcBinding';
 import { ApiFailure } from './apiFailure';
 import type { ClipCache } from './clipCache';
 import type { ConnectionRegistry } from './connectionRegistry';
 import type { DisplaySource, EventClient, EventHub } from './eventHub';
+import type { PolicyRegistry } from './policyRegistry';
 import { SimRecording } from './simRecording';
 
 // Console simulation runs (sim.run / sim.stop / sim.result): one episode of a loaded clip on one
@@ -148,6 +148,8 @@ export interface SimRunManagerOptions {
   hub: EventHub;
   /** The console's robot model (the contract's FK model; the embedded simulator runs the same file). */
   profile: () => RobotProfile;
+  /** Resolves a console binding spec (builtin…, or an opened policy's id). */
+  bindings: Pick<PolicyRegistry, 'resolve'>;
   now?: () => number;
 }
 
@@ -193,7 +195,9 @@ export class SimRunManager {
     }
     const holder = this.busy.get(params.connectionId) ?? info.leasedRunId;
     if (holder) throw new ApiFailure('conflict', `${info.name} is in use by run ${holder}: stop it or wait for its end`, 'params.connectionId');
-    const binding = await resolveBindingSpec(params.binding);
+    const binding = await this.o.bindings.resolve(params.binding, 'params.binding');
+    if (!bindingTracksClip(binding, full.id))
+      throw new ApiFailure('bad_params', `${binding.id} tracks only the motion baked into it (${binding.kind === 'onnx' && binding.family ? binding.bakedClipId : ''}); open that clip (it came with the policy) to run it`, 'params.binding');
     const clip = params.maxSeconds !== undefined ? clipHead(full, params.maxSeconds) : full;
     const profile = this.o.profile();
     const runId = `sim-${this.now().toString(36)}-${++serial}`;

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import type { ClipDto } from './contract';
+
+// Released tracking policies in the console (issue 11 item 7): `policies.open` reads a policy file
+// or folder on the machine running the services (as clips.load reads a clip), registers it under
+// a content-derived id, and returns what an operator needs to judge it: family, interface, needs,
+// physics, and the baked reference motion (registered as a clip, ready to view and run). The
+// renderer then names the policy by that id in sim.run and qualification.start bindings — never
+// by a path.
+
+/** A registered policy: `policy-` + the first 16 hex digits of its content hash. */
+export const POLICY_ID_RE = /^policy-[0-9a-f]{16}$/;
+
+export const policyRequestSchemas = {
+  'policies.open': z.strictObject({ path: z.string().min(1).max(4096) }),
+} as const;
+
+export interface PolicyTermDto {
+  /** The family's own name for the term. */
+  term: string;
+  size: number;
+  history: number;
+}
+
+export interface PolicyInfoDto {
+  /** The id to name it by in bindings (sim.run, qualification.start). */
+  policyId: string;
+  path: string;
+  family: string;
+  adapter: string;
+  bindingId: string;
+  bindingVersion: string;
+  files: string[];
+  inputs: { name: string; shape: (number | string)[]; dtype: string }[];
+  outputs: { name: string; shape: (number | string)[]; dtype: string }[];
+  /** 'canonical' | 'isaaclab' | 'custom': how the file orders its joints (remapped by name). */
+  jointOrder: string;
+  observation: PolicyTermDto[];
+  observationSize: number;
+  controlRateHz: number;
+  physicsId: string;
+  timestepS: number;
+  decimation: number;
+  actionMode: string;
+  anchorBody: string;
+  needs: string[];
+  notes: string[];
+  /** The motion the file carries, or null (the policy tracks the clip it is run on). */
+  motion: { frames: number; fps: number; clipId: string; fkResidualMaxM: number | null } | null;
+  /** That motion as a clip the services hold (null without one). */
+  bakedClip: ClipDto | null;
+}
+
+export interface PolicyResults {
+  'policies.open': PolicyInfoDto;
+}

@@ -1,0 +1,76 @@
+import { clipToDto } from '../../api/clipDto';
+import type { PolicyInfoDto } from '../../api/policyContract';
+import { POLICY_ID_RE } from '../../api/policyContract';
+import type { MotionClip } from '../../domain/motion/motionClip';
+import type { RobotProfile } from '../../domain/robot/robotProfile';
+import type { WbcBinding } from '../../domain/wbc/wbcBinding';
+import { resolveBindingSpec } from '../sim/bindingSpec';
+import { planPolicy, type PolicyPlan } from '../wbc/policyRun';
+import { ApiFailure } from './apiFailure';
+import type { ClipCache } from './clipCache';
+
+// The policies this console's services opened (policies.open), by `policy-<hash16>`: the
+// renderer names them by that id in bindings, so it never sends a path to run. Opening the same
+// files again gives the same id. The baked motion of a policy goes into the clip cache, so it can
+// be shown and run like any clip.
+
+export class PolicyRegistry {
+  private readonly plans = new Map<string, PolicyPlan>();
+
+  constructor(
+    private readonly o: { clips: ClipCache; profile: () => RobotProfile },
+  ) {}
+
+  /** Reads the policy (InputError naming the file on bad input) and registers it. */
+  open(policyPath: string): PolicyInfoDto {
+    const plan = planPolicy(policyPath, this.o.profile());
+    const policyId = `policy-${plan.loaded.contentHash.slice(0, 16)}`;
+    this.plans.set(policyId, plan);
+    if (plan.baked) this.o.clips.put(plan.baked.clip);
+    const s = plan.loaded.spec;
+    return {
+      policyId,
+      path: plan.loaded.policyPath,
+      family: s.family,
+      adapter: s.adapter,
+      bindingId: plan.binding.id,
+      bindingVersion: plan.binding.version,
+      files: plan.loaded.files,
+      inputs: plan.loaded.info.inputs,
+      outputs: plan.loaded.info.outputs,
+      jointOrder: s.jointOrder.label,
+      observation: s.observation.map((t) => ({ term: t.name, size: t.size, history: t.history })),
+      observationSize: s.observationSize,
+      controlRateHz: s.controlRateHz,
+      physicsId: s.physics.id,
+      timestepS: s.physics.timestepS,
+      decimation: s.physics.decimation,
+      actionMode: s.action.mode,
+      anchorBody: s.anchorBody,
+      needs: [...s.needs],
+      notes: [...s.notes],
+      motion: plan.baked ? { frames: plan.baked.clip.frameCount, fps: plan.baked.clip.fps, clipId: plan.baked.clip.id, fkResidualMaxM: plan.baked.fkResidualM?.max ?? null } : null,
+      bakedClip: plan.baked ? clipToDto(plan.baked.clip) : null,
+    };
+  }
+
+  get(policyId: string): PolicyPlan | undefined {
+    return this.plans.get(policyId);
+  }
+
+  /** The baked motion (a clip) of an opened policy, by clip id. */
+  bakedClip(clipId: string): MotionClip | undefined {
+    for (const p of this.plans.values()) if (p.baked?.clip.id === clipId) return p.baked.clip;
+    return undefined;
+  }
+
+  /** A console binding spec: an opened policy's id, or builtin…; `field` names the parameter in errors. */
+  async resolve(spec: string, field: string): Promise<WbcBinding> {
+    if (POLICY_ID_RE.test(spec)) {
+      const plan = this.plans.get(spec);
+      if (!plan) throw new ApiFailure('not_found', `policy ${spec} is not open in the console services: open it again (policies.open)`, field);
+      return plan.binding;
+    }
+    return resolveBindingSpec(spec);
+  }
+}
