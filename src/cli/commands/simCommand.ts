@@ -11,6 +11,7 @@ import { EmbeddedSimulator } from '../../services/sim/embeddedSimulator';
 import { runSimEpisode } from '../../services/sim/runSimEpisode';
 import { isPolicySpec } from '../../services/wbc/loadPolicy';
 import { checkClipMatchesBaked, planPolicy, type PolicyPlan } from '../../services/wbc/policyRun';
+import { policyInfo } from './policyInfoCommand';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { describeFailure } from '../../services/sim/simEngine';
 import { checkOutputFiles, fpsOption, numberOption, parse, printJson, UsageError, type CliIo, type Command } from '../cliSupport';
@@ -86,20 +87,20 @@ export function bindingSummary(b: WbcBinding): Record<string, unknown> {
   };
 }
 
+/** What `policy info` says of the policy, minus the per-joint tables (they are there). */
 function policySummary(plan: PolicyPlan): Record<string, unknown> {
-  const s = plan.loaded.spec;
-  const p = s.physics;
+  const info = policyInfo(plan);
   return {
-    adapter: s.adapter,
+    adapter: info.adapter,
     policy_path: plan.loaded.policyPath,
-    files: plan.loaded.files,
-    physics: { id: p.id, source: p.source, timestep_s: p.timestepS, decimation: p.decimation, armature_kg_m2: p.armatureKgM2, effort_limit_nm: p.effortLimitNm, friction_loss_nm: p.frictionLossNm, damping_nms_per_rad: p.dampingNmsPerRad },
-    alignment: s.alignment,
-    needs: s.needs,
+    files: info.files,
+    physics: info.physics,
+    alignment: info.alignment,
+    needs: info.needs,
     baked_clip_id: plan.baked?.clip.id ?? null,
     baked_fk_residual_m: plan.baked?.fkResidualM ?? null,
     start: 'reference frame 0 placed on the floor (the families reset to a reference frame in training); the reference is aligned to the robot by the family rule above',
-    notes: s.notes,
+    notes: info.notes,
   };
 }
 

@@ -288,6 +288,38 @@ function num(src: ConfigSource, v: unknown, key: string, positive = false): numb
 }
 
 /**
+ * The common shape of the mjlab-trained folder families (mjlab-deploy, wbc-mjlab): one `obs`
+ * input, `actions` out, no baked motion, the mjlab G1 physics at 5 ms × (step_dt / 5 ms).
+ */
+function mjlabFolderSpec(
+  family: 'mjlab-deploy' | 'wbc-mjlab',
+  info: OnnxModelInfo,
+  file: string,
+  order: JointOrderMap,
+  terms: TrackingTerm[],
+  stepDtS: number,
+  joint: { kp: readonly number[]; kd: readonly number[]; def: readonly number[] },
+  rest: Pick<TrackingPolicySpec, 'action' | 'anchorBody' | 'alignment' | 'notes'>,
+): TrackingPolicySpec {
+  return spec({
+    family,
+    adapter: ADAPTER_VERSIONS[family],
+    obsInput: 'obs',
+    timeInput: null,
+    actionOutput: 'actions',
+    jointOrder: order,
+    observation: terms,
+    observationSize: checkIo(info, 'obs', null, 'actions', terms),
+    physics: physicsChecked(file, mjlabG1Physics(0.005, Math.round(stepDtS / 0.005)), stepDtS),
+    kp: toCanonical(order, joint.kp),
+    kd: toCanonical(order, joint.kd),
+    defaultJointPosRad: toCanonical(order, joint.def),
+    baked: null,
+    ...rest,
+  });
+}
+
+/**
  * unitree_rl_mjlab deploy folder: exported/policy.onnx (+ .onnx.data) and params/deploy.yaml, read
  * as deploy/robots/g1's State_Mimic does. The policy acts in the order of `joint_ids_map`: policy
  * joint i drives SDK motor joint_ids_map[i], and the SDK motor order is the canonical order
@@ -322,20 +354,7 @@ export function mjlabDeploySpec(info: OnnxModelInfo, deploy: ConfigSource): Trac
     const hist = cfg.history_length === undefined ? 1 : num(deploy, cfg.history_length, `${key}.history_length`, true);
     return term(MJLAB_DEPLOY_TERMS, f, key, name, hist, sc, clip, 'mjlab-deploy');
   });
-  const D = checkIo(info, 'obs', null, 'actions', terms);
-  return spec({
-    family: 'mjlab-deploy',
-    adapter: ADAPTER_VERSIONS['mjlab-deploy'],
-    obsInput: 'obs',
-    timeInput: null,
-    actionOutput: 'actions',
-    jointOrder: order,
-    observation: terms,
-    observationSize: D,
-    physics: physicsChecked(f, mjlabG1Physics(0.005, Math.round(stepDt / 0.005)), stepDt),
-    kp: toCanonical(order, kp),
-    kd: toCanonical(order, kd),
-    defaultJointPosRad: toCanonical(order, def),
+  return mjlabFolderSpec('mjlab-deploy', info, f, order, terms, stepDt, { kp, kd, def }, {
     action: { mode: 'default_offset', scale: toCanonical(order, scale), offset: toCanonical(order, offset), clip: null },
     anchorBody: 'torso_link',
     alignment: {
@@ -345,7 +364,6 @@ export function mjlabDeploySpec(info: OnnxModelInfo, deploy: ConfigSource): Trac
       referenceBody: 'root',
       checkedAgainst: `${MIMIC} State_Mimic::enter (init_quat = yaw(robot torso) · yaw(motion root)ᵀ; no translation)`,
     },
-    baked: null,
     notes: [
       'the motion is supplied as a clip (State_Mimic reads it from motion_file); frame k at control step k (MotionLoader_::update, dt 1/50)',
       'anchor torso_link: the deploy code composes root·Rz(q12)·Rx(q13)·Ry(q14); forward kinematics of the model gives the same rotation',
@@ -393,24 +411,9 @@ export function wbcMjlabSpec(info: OnnxModelInfo, config: ConfigSource): Trackin
     const sc = cfg.scale === undefined ? null : numberList(f, `${key}.scale`, cfg.scale, size);
     return term(WBC_TERMS, f, key, name, hist, sc, null, 'wbc-mjlab');
   });
-  const originZ = field(config, d, ['tracking'], 'tracking parameters');
-  void originZ;
   const anchor = field(config, d, ['tracking', 'anchor_body_name'], 'the anchor body');
   if (typeof anchor !== 'string') fail(f, 'tracking.anchor_body_name', 'expected a body name');
-  const D = checkIo(info, 'obs', null, 'actions', terms);
-  return spec({
-    family: 'wbc-mjlab',
-    adapter: ADAPTER_VERSIONS['wbc-mjlab'],
-    obsInput: 'obs',
-    timeInput: null,
-    actionOutput: 'actions',
-    jointOrder: order,
-    observation: terms,
-    observationSize: D,
-    physics: physicsChecked(f, mjlabG1Physics(0.005, Math.round(stepDt / 0.005)), stepDt),
-    kp: toCanonical(order, kp),
-    kd: toCanonical(order, kd),
-    defaultJointPosRad: toCanonical(order, def),
+  return mjlabFolderSpec('wbc-mjlab', info, f, order, terms, stepDt, { kp, kd, def }, {
     action: { mode: 'reference_residual', scale: toCanonical(order, scale), offset: new Float64Array(JOINTS), clip: null },
     anchorBody: anchor,
     alignment: {
@@ -420,7 +423,6 @@ export function wbcMjlabSpec(info: OnnxModelInfo, config: ConfigSource): Trackin
       referenceBody: 'anchor',
       checkedAgainst: `${WBC}: every reference term is in the reference's own frame, so no alignment enters the observation`,
     },
-    baked: null,
     notes: [
       'target = reference joint angles of frame k + scale · action (ReferenceJointPositionAction, wbc_mdp_registrations.cpp)',
       'ref_base_height is the anchor z minus env_origin_z (0 in robot_defaults.yaml)',

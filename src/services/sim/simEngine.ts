@@ -717,7 +717,14 @@ export class SimEngine {
         obs.step = n;
         obs.timeS = tS;
         obs.referenceFrame = sf.referenceFrame;
-        controller.step(obs, cmd);
+        try {
+          controller.step(obs, cmd);
+        } catch (err) {
+          // A controller that cannot produce a command (a policy's non-finite action) ends the
+          // episode as an infrastructure error; the simulator itself is sound.
+          end = { outcome: 'infrastructure_error', reason: `the controller failed at t = ${tS.toFixed(3)} s: ${(err as Error)?.message ?? String(err)}` };
+          break;
+        }
         const tgt = cmd.jointTargetRad;
         let bad = -1;
         for (let j = 0; j < J; j++) if (!Number.isFinite(tgt[j])) bad = j;

@@ -11,6 +11,7 @@ import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { bakedMotion, type BakedMotionResult } from '../../domain/wbc/bakedMotion';
 import type { PolicyBinding } from '../../domain/wbc/wbcBinding';
 import { loadTrackingPolicy, policyBinding, type LoadedPolicy } from './loadPolicy';
+import { openPolicySession } from './trackingPolicyController';
 
 export interface PolicyPlan {
   binding: PolicyBinding;
@@ -18,8 +19,14 @@ export interface PolicyPlan {
   baked: BakedMotionResult | null;
 }
 
+/**
+ * Reads a policy for a run on `profile`: its files (InputError on bad input), a trial inference
+ * (a policy whose action is not finite is refused here, before anything is recorded), its baked
+ * motion as a clip, and its binding.
+ */
 export function planPolicy(policyPath: string, profile: RobotProfile): PolicyPlan {
   const loaded = loadTrackingPolicy(policyPath);
+  openPolicySession(loaded.modelFile, loaded.spec, undefined, profile.joints.length).session.release();
   const baked = loaded.spec.baked ? bakedMotion(loaded.info, loaded.spec, profile, new ForwardKinematics(profile), loaded.name) : null;
   return { binding: policyBinding(loaded, baked?.clip.id ?? null), loaded, baked };
 }

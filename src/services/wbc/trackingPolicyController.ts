@@ -54,6 +54,38 @@ export interface TrackingControllerOptions {
   fault?: 'wrong_joint_order' | 'anchor_zeroed';
 }
 
+/**
+ * Loads the policy's session (by path, so external weights resolve) and runs one trial inference
+ * on a zero observation at frame 0: the action must be `joints` finite values, else InputError
+ * naming the .onnx. The feeds wrap `observation` and a one-value time buffer, reused per step.
+ */
+export function openPolicySession(
+  modelFile: string,
+  spec: Pick<TrackingPolicySpec, 'obsInput' | 'timeInput' | 'actionOutput' | 'observationSize'>,
+  observation: Float32Array = new Float32Array(spec.observationSize),
+  joints = 29,
+): { session: OnnxSession; feeds: Record<string, Tensor>; timeBuf: Float32Array } {
+  let session: OnnxSession;
+  try {
+    session = createOnnxSession({ path: modelFile });
+  } catch (e) {
+    throw new InputError({ file: modelFile }, `onnxruntime cannot load the model (${(e as Error).message})`);
+  }
+  const feeds: Record<string, Tensor> = { [spec.obsInput]: new Tensor('float32', observation, [1, spec.observationSize]) };
+  const timeBuf = new Float32Array(1);
+  if (spec.timeInput) feeds[spec.timeInput] = new Tensor('float32', timeBuf, [1, 1]);
+  try {
+    const out = session.run(feeds, spec.actionOutput);
+    if (out.size !== joints) throw new InputError({ file: modelFile }, `output "${spec.actionOutput}" has ${out.size} values at run time; expected ${joints}`);
+    const d = out.data as Float32Array;
+    for (let j = 0; j < joints; j++) if (!Number.isFinite(d[j])) throw new InputError({ file: modelFile }, `a trial inference gave a non-finite action (joint ${j}: ${d[j]})`);
+  } catch (e) {
+    session.release();
+    throw e instanceof InputError ? e : new InputError({ file: modelFile }, `a trial inference failed (${(e as Error).message})`);
+  }
+  return { session, feeds, timeBuf };
+}
+
 /** Opens the policy the binding names and checks it still is the one bound. */
 export function createTrackingPolicyController(binding: PolicyBinding, profile: RobotProfile, options: TrackingControllerOptions = {}): TrackingPolicyController {
   const loaded = options.loaded ?? loadTrackingPolicy(binding.policyPath);
@@ -70,27 +102,9 @@ export function createTrackingPolicyController(binding: PolicyBinding, profile: 
   if (anchor < 0) throw new InputError({ file: binding.policyPath }, `the model ${profile.sourceFile} has no body "${spec.anchorBody}" (the policy's anchor)`);
   const baked = spec.baked ? bakedMotion(loaded.info, spec, profile, fk, loaded.name) : null;
 
-  let session: OnnxSession;
-  try {
-    session = createOnnxSession({ path: loaded.modelFile });
-  } catch (e) {
-    throw new InputError({ file: loaded.modelFile }, `onnxruntime cannot load the model (${(e as Error).message})`);
-  }
   const builder = new TrackingObservationBuilder(spec);
   const observation = builder.observation;
-  const feeds: Record<string, Tensor> = { [spec.obsInput]: new Tensor('float32', observation, [1, spec.observationSize]) };
-  const timeBuf = new Float32Array(1);
-  if (spec.timeInput) feeds[spec.timeInput] = new Tensor('float32', timeBuf, [1, 1]);
-  // One trial inference at load: the output must be 29 finite values.
-  try {
-    const out = session.run(feeds, spec.actionOutput);
-    if (out.size !== J) throw new InputError({ file: loaded.modelFile }, `output "${spec.actionOutput}" has ${out.size} values at run time; expected ${J}`);
-    const d = out.data as Float32Array;
-    for (let j = 0; j < J; j++) if (!Number.isFinite(d[j])) throw new InputError({ file: loaded.modelFile }, `a trial inference gave a non-finite action (joint ${j}: ${d[j]})`);
-  } catch (e) {
-    session.release();
-    throw e instanceof InputError ? e : new InputError({ file: loaded.modelFile }, `a trial inference failed (${(e as Error).message})`);
-  }
+  const { session, feeds, timeBuf } = openPolicySession(loaded.modelFile, spec, observation, J);
 
   const lastAction = new Float32Array(J);
   const pos = new Float64Array(3 * fk.bodyCount);
