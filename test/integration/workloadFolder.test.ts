@@ -10,19 +10,19 @@ import { encodeLafan1Csv } from '../../src/domain/motion/lafan1Csv';
 import { encodeClipJson } from '../../src/domain/motion/motionbenchJson';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { InputError } from '../../src/domain/problems';
-import { G1_NUM_JOINTS } from '../../src/domain/robot/g1Joints';
+import { G1_JOINT_NAMES, G1_NUM_JOINTS } from '../../src/domain/robot/g1Joints';
 import { generateCoreV1 } from '../../src/domain/workload/coreV1';
 import { snapshotHash } from '../../src/domain/workload/snapshot';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { loadFolderWorkload, WorkloadInputError } from '../../src/services/workload/folderWorkload';
 import { loadWorkload } from '../../src/services/workload/loadWorkload';
-import { npyBytes, zipBytes } from '../unit/motionTestHelpers';
+import { npyBytes, npyStringBytes, zipBytes } from '../unit/motionTestHelpers';
 
 const profile = loadRobotProfile();
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-workload-'));
 let clips: Record<string, MotionClip>;
 
-/** An mjlab-style NPZ of a clip: fps, joint_pos, joint_vel, body_pos_w / body_quat_w (root only). */
+/** An mjlab-style NPZ of a clip: fps, joint_pos, joint_vel, body_pos_w / body_quat_w (root only), joint_names (root-only bodies cannot tell the joint order). */
 function npzOf(c: MotionClip): Uint8Array {
   const N = c.frameCount;
   const vel = new Float64Array(N * G1_NUM_JOINTS);
@@ -32,6 +32,7 @@ function npzOf(c: MotionClip): Uint8Array {
     { name: 'joint_vel.npy', data: npyBytes([N, G1_NUM_JOINTS], vel) },
     { name: 'body_pos_w.npy', data: npyBytes([N, 1, 3], c.rootPosM) },
     { name: 'body_quat_w.npy', data: npyBytes([N, 1, 4], c.rootQuatWxyz) },
+    { name: 'joint_names.npy', data: npyStringBytes(G1_JOINT_NAMES) },
   ]);
 }
 
