@@ -39,7 +39,7 @@ function quatMulInto(a: ArrayLike<number>, ao: number, b: ArrayLike<number>, bo:
 }
 
 /** v' = R(q)ᵀ·v (q wxyz, unit): a world vector in the frame q. */
-function rotateInv(q: ArrayLike<number>, qo: number, vx: number, vy: number, vz: number, out: Float32Array | Float64Array, o: number, s: Float64Array | null): void {
+function rotateInv(q: ArrayLike<number>, qo: number, vx: number, vy: number, vz: number, out: Float32Array | Float64Array, o: number, s: readonly number[] | null): void {
   const w = q[qo], x = -q[qo + 1], y = -q[qo + 2], z = -q[qo + 3];
   // t = 2·(u × v); v' = v + w·t + u × t, with u = (x, y, z) of the conjugate.
   const tx = 2 * (y * vz - z * vy);
@@ -160,11 +160,11 @@ export class TrackingObservationBuilder {
       case 'base_lin_vel_b': {
         const v = robot.rootLinVelMps;
         if (!v) throw new Error('base_lin_vel needs a state estimate of the root velocity; this backend has none');
-        rotateInv(robot.rootQuatWxyz, 0, v[0], v[1], v[2], out, 0, sc ? Float64Array.from(sc) : null);
+        rotateInv(robot.rootQuatWxyz, 0, v[0], v[1], v[2], out, 0, sc);
         return;
       }
       case 'projected_gravity':
-        rotateInv(robot.rootQuatWxyz, 0, 0, 0, -1, out, 0, sc ? Float64Array.from(sc) : null);
+        rotateInv(robot.rootQuatWxyz, 0, 0, 0, -1, out, 0, sc);
         return;
       case 'ref_anchor_pos_b': {
         // aligned reference anchor − robot anchor, in the robot anchor frame
@@ -172,7 +172,7 @@ export class TrackingObservationBuilder {
         const dx = this.v1[0] + this.alignPos[0] - robot.anchorPosM[0];
         const dy = this.v1[1] + this.alignPos[1] - robot.anchorPosM[1];
         const dz = this.v1[2] + this.alignPos[2] - robot.anchorPosM[2];
-        rotateInv(robot.anchorQuatWxyz, 0, dx, dy, dz, out, 0, sc ? Float64Array.from(sc) : null);
+        rotateInv(robot.anchorQuatWxyz, 0, dx, dy, dz, out, 0, sc);
         return;
       }
       case 'ref_anchor_ori_b': {
@@ -183,16 +183,17 @@ export class TrackingObservationBuilder {
         this.q2[1] = -r[1];
         this.q2[2] = -r[2];
         this.q2[3] = -r[3];
-        const q = this.q1;
-        quatMulInto(this.q2, 0, this.q1, 0, q === this.q1 ? this.q1 : q);
+        quatMulInto(this.q2, 0, this.q1, 0, this.q1); // in place: quatMulInto reads both operands first
         const w = this.q1[0], x = this.q1[1], y = this.q1[2], z = this.q1[3];
         const nn = w * w + x * x + y * y + z * z;
         const s2 = nn > 0 ? 2 / nn : 0;
-        const m00 = 1 - s2 * (y * y + z * z), m01 = s2 * (x * y - w * z);
-        const m10 = s2 * (x * y + w * z), m11 = 1 - s2 * (x * x + z * z);
-        const m20 = s2 * (x * z - w * y), m21 = s2 * (y * z + w * x);
-        const vals = [m00, m01, m10, m11, m20, m21];
-        for (let c = 0; c < 6; c++) out[c] = vals[c] * (sc ? sc[c] : 1);
+        out[0] = 1 - s2 * (y * y + z * z); // R00
+        out[1] = s2 * (x * y - w * z); // R01
+        out[2] = s2 * (x * y + w * z); // R10
+        out[3] = 1 - s2 * (x * x + z * z); // R11
+        out[4] = s2 * (x * z - w * y); // R20
+        out[5] = s2 * (y * z + w * x); // R21
+        if (sc) for (let c = 0; c < 6; c++) out[c] *= sc[c];
         return;
       }
       case 'ref_anchor_height':
@@ -200,16 +201,16 @@ export class TrackingObservationBuilder {
         return;
       case 'ref_anchor_lin_vel_b': {
         const v = ref.anchorLinVelMps;
-        rotateInv(ref.anchorQuatWxyz, 4 * f, v[3 * f], v[3 * f + 1], v[3 * f + 2], out, 0, sc ? Float64Array.from(sc) : null);
+        rotateInv(ref.anchorQuatWxyz, 4 * f, v[3 * f], v[3 * f + 1], v[3 * f + 2], out, 0, sc);
         return;
       }
       case 'ref_anchor_ang_vel_b': {
         const v = ref.anchorAngVelRadS;
-        rotateInv(ref.anchorQuatWxyz, 4 * f, v[3 * f], v[3 * f + 1], v[3 * f + 2], out, 0, sc ? Float64Array.from(sc) : null);
+        rotateInv(ref.anchorQuatWxyz, 4 * f, v[3 * f], v[3 * f + 1], v[3 * f + 2], out, 0, sc);
         return;
       }
       case 'ref_gravity_b':
-        rotateInv(ref.anchorQuatWxyz, 4 * f, 0, 0, -1, out, 0, sc ? Float64Array.from(sc) : null);
+        rotateInv(ref.anchorQuatWxyz, 4 * f, 0, 0, -1, out, 0, sc);
         return;
     }
   }
