@@ -8,6 +8,7 @@ import { ConnectionsPanel } from './panels/ConnectionsPanel';
 import { ErrorBanner } from './panels/ErrorBanner';
 import { GapReviewPanel } from './panels/GapReviewPanel';
 import { JointTable } from './panels/JointTable';
+import { PolicyPanel } from './panels/PolicyPanel';
 import { QualificationBoard } from './panels/QualificationBoard';
 import { RunsPanel } from './panels/RunsPanel';
 import { SimPanel } from './panels/SimPanel';
@@ -50,6 +51,7 @@ export function App() {
           <aside className="sidebar">
             <ClipPanel />
             <ClipInfo />
+            <PolicyPanel />
             <JointTable />
           </aside>
           <main className="center">

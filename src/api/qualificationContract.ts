@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import type { ClipDto } from './contract';
+import { POLICY_ID_RE } from './policyContract';
 
 // (No import from simContract.ts: it imports the progress event schema from here.)
 const bindingSpecSchema = z
   .string()
   .max(64)
-  .regex(/^builtin(?::assist=(\d{1,7}(?:\.\d{1,6})?))?$/, 'expected "builtin" or "builtin:assist=<N/m>"');
+  .refine((v) => POLICY_ID_RE.test(v) || /^builtin(?::assist=(\d{1,7}(?:\.\d{1,6})?))?$/.test(v), 'expected "builtin", "builtin:assist=<N/m>" or an opened policy\'s id (policy-…)');
 
 // The qualification part of the console API (issue 5 item 6): the Qualification board opens a
 // campaign folder on the machine running the services, reads its matrix (bindings × clips with
@@ -25,7 +26,8 @@ export const campaignDirSchema = z
   .refine((v) => v.startsWith('/') || /^[A-Za-z]:[\\/]/.test(v), 'must be an absolute path');
 
 const jobIdSchema = z.string().min(1).max(64).regex(/^qual-[a-z0-9-]+$/, 'not a qualification job id');
-const bindingKeySchema = z.string().min(1).max(200).regex(/^[\w.:=+@-]+$/, 'not a binding key');
+/** `<id>@<version>`: a released policy's is e.g. `beyondmimic/Violin@beyondmimic/1+4265e949255c@mjlab-g1/1@5ms×4`. */
+const bindingKeySchema = z.string().min(1).max(200).regex(/^[\w.:=+@/×-]+$/u, 'not a binding key');
 const clipIdSchema = z.string().min(1).max(128).regex(/^[\w.:-]+$/, 'not a clip id');
 
 export const MAX_QUALIFICATION_BINDINGS = 8;

@@ -40,8 +40,8 @@ export function ClipInfo() {
           </>
         )}
         <dt>SHA-256</dt>
-        <dd className="mono muted" title={p.fileSha256}>
-          {p.fileSha256.slice(0, 16)}…
+        <dd className="mono muted" title={p.fileSha256 || 'no file hash: the motion came with a policy (Policy panel)'}>
+          {p.fileSha256 ? `${p.fileSha256.slice(0, 16)}…` : '—'}
         </dd>
       </dl>
       <Warnings warnings={clip.warnings} count={warningCount} />

@@ -3,8 +3,10 @@ import {
   cancelQualification,
   openCampaign,
   patchBoardForm,
+  policyStartRequestFromForm,
   replayPair,
   setGroupFilter,
+  startPolicyQualification,
   startQualification,
   startRequestFromForm,
   toggleBoard,
@@ -12,10 +14,12 @@ import {
   type GroupFilter,
 } from '../qualification/qualificationActions';
 import { useConnectionStore } from '../stores/connectionStore';
+import { usePolicyStore, type PolicyInfo } from '../stores/policyStore';
 
 // The Qualification board (DESIGN §8, issue 5 item 6): rows = clips (filter by capability group),
 // columns = WBC bindings, cells coloured by admission (green admitted, red rejected, grey pending,
 // blue running); hover shows the reasons; a click replays the pair's worst rollout in the viewport.
+// With a policy open (Policy panel), a second start qualifies that policy on its own motions.
 
 const GROUP_TEXT: Record<string, string> = { upper_body: 'upper body', locomotion: 'locomotion', in_place: 'in place', dynamic: 'dynamic', low_posture: 'low posture' };
 
@@ -54,7 +58,7 @@ function Matrix({ report }: { report: QualificationReportDto }) {
             {report.bindings.map((b) => (
               <th key={b.key} data-testid={`qual-col-${b.key}`} title={`${b.key} (${b.kind})${b.note ? `: ${b.note}` : ''}`}>
                 <div className="qual-binding">{b.key.replace(/@.*$/, '')}</div>
-                <div className="qual-binding-ver muted">@{b.key.split('@')[1] ?? ''}</div>
+                <div className="qual-binding-ver muted">@{b.key.includes('@') ? b.key.slice(b.key.indexOf('@') + 1) : ''}</div>
                 <div className="qual-note" data-testid={`qual-label-${b.key}`}>{b.label}</div>
               </th>
             ))}
@@ -156,6 +160,33 @@ function Progress() {
   );
 }
 
+/** The policy open in the Policy panel, and the start that qualifies it on its own motions. */
+function PolicyStart({ policy, disabled }: { policy: PolicyInfo; disabled: boolean }) {
+  const form = useQualificationStore((s) => s.form);
+  const starting = useQualificationStore((s) => s.starting);
+  const req = policyStartRequestFromForm(form);
+  const motions = policy.motion ? 'its baked motion' : 'the motions that came with it';
+  return (
+    <div className="row qual-policy-start small" data-testid="qual-policy-start">
+      <span className="muted">Policy</span>
+      <span className="mono strong qual-policy-name" title={`${policy.bindingId}@${policy.bindingVersion} (${policy.policyId})`}>
+        {policy.bindingId}
+      </span>
+      <span className="muted">on {motions} (workload policies; rollouts and limit as above)</span>
+      <button
+        type="button"
+        className="primary small"
+        disabled={disabled || starting || !req.ok || !form.campaignDir.trim()}
+        title={req.ok ? `qualify ${policy.bindingId} on ${motions} in the embedded simulator` : req.reason}
+        onClick={() => void startPolicyQualification()}
+        data-testid="qual-start-policy"
+      >
+        {starting ? 'Starting…' : 'Qualify this policy'}
+      </button>
+    </div>
+  );
+}
+
 function ReplayInfo() {
   const replay = useQualificationStore((s) => s.replay);
   const replaying = useQualificationStore((s) => s.replaying);
@@ -179,6 +210,7 @@ export function QualificationBoard() {
   const job = useQualificationStore((s) => s.job);
   const groupFilter = useQualificationStore((s) => s.groupFilter);
   const connected = useConnectionStore((s) => s.status === 'connected');
+  const policy = usePolicyStore((s) => s.info);
   const req = startRequestFromForm(form);
   const running = job?.state === 'running';
   return (
@@ -231,6 +263,7 @@ export function QualificationBoard() {
               Cancel
             </button>
           </div>
+          {policy && <PolicyStart policy={policy} disabled={!connected || running} />}
           <div className="row qual-filter" role="group" aria-label="capability group">
             {(['all', ...CAPABILITY_GROUP_IDS] as GroupFilter[]).map((g) => (
               <button key={g} type="button" className={`chip${groupFilter === g ? ' chip-on' : ''}`} aria-pressed={groupFilter === g} onClick={() => setGroupFilter(g)} data-testid={`qual-filter-${g}`}>

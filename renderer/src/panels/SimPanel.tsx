@@ -1,14 +1,17 @@
 import { useThrottledStore } from '../hooks/useThrottledStore';
 import { pause, seekTimeS } from '../playback/playback';
 import { OUTCOME_TEXT, READING_ROWS, showFailure, showReading } from '../sim/readingsFormat';
+import { policyNote } from '../policies/policyActions';
 import { BUILTIN_NOTE, simRequestFromForm, startSimRun, stopSimRun } from '../sim/simActions';
 import { useClipStore } from '../stores/clipStore';
 import { useConnectionStore } from '../stores/connectionStore';
 import { useEndpointsStore } from '../stores/endpointsStore';
-import { patchSimForm, simLiveStore, useSimStore, type PaceChoice, type SimRunRecord } from '../stores/simStore';
+import { usePolicyStore } from '../stores/policyStore';
+import { patchSimForm, simLiveStore, useSimStore, type BindingChoice, type PaceChoice, type SimRunRecord } from '../stores/simStore';
 
 // Sim trial: run the clip on display in a simulator (the embedded MuJoCo one by default) under
-// the builtin reference tracker, with or without root assist, watch it live in the viewport
+// the builtin reference tracker, with or without root assist, or under the released policy open
+// in the Policy panel (its physics, no assist), watch it live in the viewport
 // (executed solid over the reference ghost), stop it, and read its mb-metrics/1 readings when it
 // ends — one column per run of this clip, so runs with and without assist compare side by side.
 
@@ -22,7 +25,7 @@ function outcomeClass(o: string | undefined): string {
 
 function shortLabel(r: SimRunRecord): string {
   const b = r.binding;
-  if (b.kind !== 'builtin') return `${b.id}@${b.version}`;
+  if (b.kind !== 'builtin') return b.id.split('/').at(-1) ?? b.id;
   return b.assistNPerM !== null ? `assist ${b.assistNPerM}` : 'no assist';
 }
 
@@ -108,7 +111,7 @@ function ReadingsTable({ runs }: { runs: SimRunRecord[] }) {
           <tr>
             <th>mb-metrics/1</th>
             {cols.map((r) => (
-              <th key={r.runId} title={`${r.runId} · ${r.binding.label} · seed ${r.seed} · ${r.connectionName}`} data-testid={`sim-col-${r.runId}`}>
+              <th key={r.runId} title={`${r.runId} · ${r.binding.kind === 'builtin' ? '' : `${r.binding.id}@${r.binding.version} · `}${r.binding.label} · seed ${r.seed} · ${r.connectionName}`} data-testid={`sim-col-${r.runId}`}>
                 #{r.ordinal}
                 <span className="col-sub">{shortLabel(r)}</span>
               </th>
@@ -182,6 +185,7 @@ export function SimPanel() {
   const entries = useEndpointsStore((s) => s.entries);
   const connected = useConnectionStore((s) => s.status === 'connected');
   const clip = useClipStore((s) => s.loaded?.clip ?? null);
+  const policy = usePolicyStore((s) => s.info);
   const open = runs.filter((r) => r.state !== 'ended');
   const busyHere = open.some((r) => r.connectionId === form.connectionId);
   const request = simRequestFromForm();
@@ -217,9 +221,14 @@ export function SimPanel() {
         <label className="sim-field">
           <span>Binding</span>
           <span className="sim-binding">
-            <select value={form.bindingChoice} onChange={(e) => patchSimForm({ bindingChoice: e.target.value as 'builtin' | 'assist' })} data-testid="sim-binding" aria-label="Binding">
+            <select value={form.bindingChoice} onChange={(e) => patchSimForm({ bindingChoice: e.target.value as BindingChoice })} data-testid="sim-binding" aria-label="Binding">
               <option value="assist">builtin + root assist</option>
               <option value="builtin">builtin, no assist</option>
+              {(policy || form.bindingChoice === 'policy') && (
+                <option value="policy" title={policy ? `${policy.bindingId}@${policy.bindingVersion} (${policy.policyId})` : undefined}>
+                  policy: {policy?.bindingId ?? 'none open'}
+                </option>
+              )}
             </select>
             {form.bindingChoice === 'assist' && (
               <>
@@ -260,7 +269,7 @@ export function SimPanel() {
           </label>
         </div>
         <div className="sim-note" data-testid="sim-note">
-          {BUILTIN_NOTE}
+          {form.bindingChoice !== 'policy' ? BUILTIN_NOTE : policy ? policyNote(policy) : 'open a policy in the Policy panel'}
         </div>
         <div className="row sim-actions">
           <button
@@ -287,8 +296,8 @@ export function SimPanel() {
       {clipRuns.length > 0 && (
         <>
           <ReadingsTable runs={clipRuns} />
-          <div className="sim-note small" title="DESIGN §9: results of the builtin binding are labelled as what it is">
-            {BUILTIN_NOTE} · readings: batch mb-metrics/1 over the recorded run
+          <div className="sim-note small" title="DESIGN §9: results of the builtin binding are labelled as what it is" data-testid="sim-readings-note">
+            {clipRuns.some((r) => r.binding.kind === 'builtin') && `${BUILTIN_NOTE} · `}readings: batch mb-metrics/1 over the recorded run
           </div>
         </>
       )}

@@ -6,6 +6,8 @@ import { ApiCallError } from '../api/consoleClient';
 import { pause, resetPlayhead, seekTimeS } from '../playback/playback';
 import { useClipStore } from '../stores/clipStore';
 import { useConnectionStore } from '../stores/connectionStore';
+import { usePolicyStore } from '../stores/policyStore';
+import { reopenPolicy } from '../policies/policyActions';
 import { addRun, clearRuns, endRun, setRunTrajectory } from '../stores/runStore';
 
 // The Qualification board (issue 5 item 6): a campaign's WBC × clip matrix (qualification.report),
@@ -13,6 +15,8 @@ import { addRun, clearRuns, endRun, setRunTrajectory } from '../stores/runStore'
 // qualification.progress pushes), and a click on a cell replays that pair's worst rollout
 // (qualification.replay): the reference clip becomes the clip on display (ghost), the executed
 // run is overlaid (solid, per-body error colours) and the playhead goes to the worst frame.
+// The policy open in the Policy panel can be qualified from here too, on its own motions
+// (workload 'policies': its baked motion, or the clips that came with it).
 
 export type GroupFilter = 'all' | CapabilityGroupId;
 
@@ -59,12 +63,8 @@ export const patchBoardForm = (patch: Partial<BoardForm>): void => useQualificat
 export const setGroupFilter = (groupFilter: GroupFilter): void => useQualificationStore.setState({ groupFilter });
 export const toggleBoard = (): void => useQualificationStore.setState((s) => ({ open: !s.open }));
 
-/** The start request from the form, or the reason it cannot be sent. */
-export function startRequestFromForm(form: BoardForm): { ok: true; bindings: string[]; rollouts?: number; limit?: number; clips?: string[] } | { ok: false; reason: string } {
-  const bindings = form.bindingsText.split(/[\s,]+/).filter(Boolean);
-  if (bindings.length === 0) return { ok: false, reason: 'give at least one binding (builtin, builtin:assist=3000)' };
-  const bad = bindings.find((b) => !/^builtin(?::assist=\d{1,7}(?:\.\d{1,6})?)?$/.test(b));
-  if (bad) return { ok: false, reason: `binding "${bad}": expected builtin or builtin:assist=<N/m>` };
+/** The rollouts and limit fields, or the reason they cannot be sent. */
+function countsFromForm(form: BoardForm): { ok: true; rollouts?: number; limit?: number } | { ok: false; reason: string } {
   const int = (t: string, what: string, min: number, max: number): number | undefined | string => {
     if (t.trim() === '') return undefined;
     const v = Number(t);
@@ -74,8 +74,33 @@ export function startRequestFromForm(form: BoardForm): { ok: true; bindings: str
   if (typeof rollouts === 'string') return { ok: false, reason: rollouts };
   const limit = int(form.limitText, 'limit', 1, 1000);
   if (typeof limit === 'string') return { ok: false, reason: limit };
+  return { ok: true, ...(rollouts !== undefined && { rollouts }), ...(limit !== undefined && { limit }) };
+}
+
+/** The start request from the form, or the reason it cannot be sent. */
+export function startRequestFromForm(form: BoardForm): { ok: true; bindings: string[]; rollouts?: number; limit?: number; clips?: string[] } | { ok: false; reason: string } {
+  const bindings = form.bindingsText.split(/[\s,]+/).filter(Boolean);
+  if (bindings.length === 0) return { ok: false, reason: 'give at least one binding (builtin, builtin:assist=3000)' };
+  const bad = bindings.find((b) => !/^builtin(?::assist=\d{1,7}(?:\.\d{1,6})?)?$/.test(b));
+  if (bad) return { ok: false, reason: `binding "${bad}": expected builtin or builtin:assist=<N/m>` };
+  const counts = countsFromForm(form);
+  if (!counts.ok) return counts;
+  const { ok: _ok, ...rest } = counts;
   const clips = form.clipsText.split(/[\s,]+/).filter(Boolean);
-  return { ok: true, bindings, ...(rollouts !== undefined && { rollouts }), ...(limit !== undefined && { limit }), ...(clips.length > 0 && { clips }) };
+  return { ok: true, bindings, ...rest, ...(clips.length > 0 && { clips }) };
+}
+
+/**
+ * The request that qualifies the open policy on its own motions, or the reason it cannot be
+ * sent. The rollouts and limit fields apply; the bindings, clips and group filter belong to core-v1.
+ */
+export function policyStartRequestFromForm(form: BoardForm): { ok: true; policyId: string; rollouts?: number; limit?: number } | { ok: false; reason: string } {
+  const info = usePolicyStore.getState().info;
+  if (!info) return { ok: false, reason: 'open a policy first (Policy panel)' };
+  const counts = countsFromForm(form);
+  if (!counts.ok) return counts;
+  const { ok: _ok, ...rest } = counts;
+  return { ok: true, policyId: info.policyId, ...rest };
 }
 
 let refreshing = false;
@@ -144,6 +169,42 @@ export async function startQualification(): Promise<void> {
   try {
     const { ok: _ok, ...rest } = req;
     const job = await c.call('qualification.start', { campaignDir: dir, workload: 'core-v1', ...rest, ...(groupFilter !== 'all' && !rest.clips && { groups: [groupFilter] }) });
+    useQualificationStore.setState({ job });
+    await refreshReport();
+  } catch (err) {
+    useQualificationStore.setState({ error: message(err) });
+  } finally {
+    useQualificationStore.setState({ starting: false });
+  }
+}
+
+/** Starts qualifying the open policy on its own motions (workload 'policies') in the board's campaign. */
+export async function startPolicyQualification(): Promise<void> {
+  const c = client();
+  const { form } = useQualificationStore.getState();
+  if (!c) return;
+  const req = policyStartRequestFromForm(form);
+  if (!req.ok) {
+    useQualificationStore.setState({ error: req.reason });
+    return;
+  }
+  const dir = form.campaignDir.trim();
+  if (!dir) {
+    useQualificationStore.setState({ error: 'give the campaign folder first' });
+    return;
+  }
+  const { ok: _ok, policyId, ...rest } = req;
+  const params = { campaignDir: dir, workload: 'policies' as const, bindings: [policyId], ...rest };
+  useQualificationStore.setState({ starting: true, error: null });
+  try {
+    let job: QualificationJobStatus;
+    try {
+      job = await c.call('qualification.start', params);
+    } catch (err) {
+      // The services forgot the policy (restarted): open it again and retry once.
+      if (err instanceof ApiCallError && err.error.code === 'not_found' && err.error.field === 'params.bindings' && (await reopenPolicy(c))) job = await c.call('qualification.start', params);
+      else throw err;
+    }
     useQualificationStore.setState({ job });
     await refreshReport();
   } catch (err) {

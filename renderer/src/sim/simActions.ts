@@ -1,16 +1,20 @@
 import type { ApiEvent, ApiParams, SimEndEvent, SimFramesEvent, SimRunResult, SimRunStarted } from '../../../src/api/contract';
 import { BUILTIN_LABEL } from '../../../src/domain/sim/builtinBinding';
+import { POLICY_ID_RE } from '../../../src/api/policyContract';
 import { ApiCallError, type ConsoleClient } from '../api/consoleClient';
 import { unpackSamples } from '../overlay/runTrajectory';
 import { useClipStore } from '../stores/clipStore';
 import { useConnectionStore } from '../stores/connectionStore';
 import { useEndpointsStore } from '../stores/endpointsStore';
 import { onQualificationProgress } from '../qualification/qualificationActions';
+import { policyMotionShown, reopenPolicy } from '../policies/policyActions';
+import { usePolicyStore } from '../stores/policyStore';
 import { handleTrialEvent } from '../trial/trialActions';
 import { addRun, appendRunFrames, endRun, MAX_RUNS, runTrajectory, setRunTrajectory, useRunStore } from '../stores/runStore';
 import { bumpSimLive, patchSimRun, simLive, useSimStore, type SimRunRecord } from '../stores/simStore';
 
-// Running the clip on display in simulation (sim.run) and following the run: its pushed frames go
+// Running the clip on display in simulation (sim.run) under the builtin tracker or the policy
+// open in the Policy panel (by its id), and following the run: its pushed frames go
 // into the overlay's run store as a live run (solid over the reference ghost, follow-live moves
 // the playhead), its end closes the run there and fills the readings table; after the end the run
 // stays for replay. If frames were skipped for display on the way (the console fell behind), the
@@ -141,6 +145,11 @@ export function simRequestFromForm(): { ok: true; params: ApiParams<'sim.run'> }
     const t = f.assistText.trim();
     if (!/^\d{1,7}(\.\d{1,6})?$/.test(t) || !(Number(t) > 0) || Number(t) > 1e6) return { ok: false, reason: `root assist "${f.assistText}": a stiffness in N/m, more than 0 and at most 1000000` };
     binding = `builtin:assist=${Number(t)}`;
+  } else if (f.bindingChoice === 'policy') {
+    const { info, bakedClip } = usePolicyStore.getState();
+    if (!info) return { ok: false, reason: 'open a policy first (Policy panel)' };
+    if (!policyMotionShown(info, clip.id)) return { ok: false, reason: `policy ${info.bindingId} tracks only the motion baked into it (${bakedClip?.clip.name ?? info.motion!.clipId}): show its motion (Policy panel) to run it` };
+    binding = info.policyId;
   }
   const seedText = f.seedText.trim();
   const seed = seedText === '' ? 0 : Number(seedText);
@@ -163,6 +172,7 @@ export function simRequestFromForm(): { ok: true; params: ApiParams<'sim.run'> }
 
 /** Sends the clip on display to the services again (they forgot it, e.g. after a restart). */
 async function resendClip(c: ConsoleClient, clipId: string): Promise<boolean> {
+  if (usePolicyStore.getState().info?.motion?.clipId === clipId) return reopenPolicy(c); // a policy's baked motion
   const { lastSource, fpsText } = useClipStore.getState();
   if (!lastSource) return false;
   const fps = Number(fpsText.trim());
@@ -174,9 +184,17 @@ async function resendClip(c: ConsoleClient, clipId: string): Promise<boolean> {
   return dto.id === clipId;
 }
 
+/** Re-sends what sim.run's not_found names: the clip on display, or the open policy. */
+function bringBack(c: ConsoleClient, params: ApiParams<'sim.run'>, field: string | undefined): Promise<boolean> {
+  if (field === 'params.clipId') return resendClip(c, params.clipId);
+  if (field === 'params.binding' && POLICY_ID_RE.test(params.binding) && usePolicyStore.getState().info?.policyId === params.binding) return reopenPolicy(c);
+  return Promise.resolve(false);
+}
+
 export function runLabel(started: SimRunStarted, n: number): string {
   const b = started.binding;
-  const what = b.kind === 'builtin' ? (b.assistNPerM !== null ? `builtin + assist ${b.assistNPerM} N/m` : 'builtin, no assist') : `${b.id}@${b.version}`;
+  // A policy's version (adapter + content hash + physics) is long: its label goes in the run's note.
+  const what = b.kind === 'builtin' ? (b.assistNPerM !== null ? `builtin + assist ${b.assistNPerM} N/m` : 'builtin, no assist') : (b.id.split('/').at(-1) ?? b.id);
   return `#${n} ${what} · seed ${started.seed}`;
 }
 
@@ -201,13 +219,15 @@ export async function startSimRun(): Promise<void> {
   useSimStore.setState({ starting: true, error: null });
   stopWhileStarting = null;
   try {
-    let started: SimRunStarted;
-    try {
-      started = await c.call('sim.run', req.params);
-    } catch (err) {
-      if (err instanceof ApiCallError && err.error.code === 'not_found' && err.error.field === 'params.clipId' && (await resendClip(c, req.params.clipId))) {
+    let started: SimRunStarted | null = null;
+    // The services forgot the clip or the policy (restarted, cache eviction): send it again and retry, once each.
+    for (let attempt = 0; !started; attempt++) {
+      try {
         started = await c.call('sim.run', req.params);
-      } else throw err;
+      } catch (err) {
+        if (attempt < 2 && err instanceof ApiCallError && err.error.code === 'not_found' && (await bringBack(c, req.params, err.error.field))) continue;
+        throw err;
+      }
     }
     const n = ++ordinal;
     const endpoint = useEndpointsStore.getState().entries.find((e) => e.id === started.connectionId);
@@ -239,7 +259,7 @@ export async function startSimRun(): Promise<void> {
           domain: 'simulation',
           source: started.connectionId,
           live: true,
-          ...(started.binding.kind === 'builtin' ? { note: BUILTIN_NOTE } : {}),
+          note: started.binding.kind === 'builtin' ? BUILTIN_NOTE : started.binding.label,
         });
       } catch (err) {
         useSimStore.setState({ error: `the run is not overlaid: ${message(err)}` });

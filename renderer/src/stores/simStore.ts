@@ -31,7 +31,8 @@ export interface SimRunRecord {
   replayFromRecording: boolean;
 }
 
-export type BindingChoice = 'builtin' | 'assist';
+/** The builtin tracker with or without root assist, or the policy open in the Policy panel. */
+export type BindingChoice = 'builtin' | 'assist' | 'policy';
 export type PaceChoice = '1' | '2' | '5' | 'max';
 
 export interface SimFormState {

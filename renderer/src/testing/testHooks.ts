@@ -4,6 +4,7 @@ import { useClipStore } from '../stores/clipStore';
 import { useEndpointsStore } from '../stores/endpointsStore';
 import { useMeshStore, type MeshFailure } from '../stores/meshStore';
 import { useOperatorStore } from '../stores/operatorStore';
+import { usePolicyStore, type PolicyInfo } from '../stores/policyStore';
 import { usePlaybackStore } from '../stores/playbackStore';
 import { poseStore } from '../stores/poseStore';
 import { useRobotStore } from '../stores/robotStore';
@@ -97,6 +98,18 @@ export interface SimRunTestState {
   replayFromRecording: boolean;
 }
 
+export interface PolicyTestState {
+  pathText: string;
+  opening: boolean;
+  /** The open policy as policies.open returned it (without the baked clip's arrays). */
+  info: PolicyInfo | null;
+  /** The id of the baked motion the panel holds, or null. */
+  bakedClipId: string | null;
+  /** The panel's error, as shown (location and reason), and its code. */
+  error: string | null;
+  errorCode: string | null;
+}
+
 export interface MeshTestState {
   total: number;
   loaded: number;
@@ -117,6 +130,8 @@ export interface MotionbenchTestHooks {
   referenceBounds(body?: string): { min: number[]; max: number[]; meshes: number } | null;
   /** Simulation runs started from this console, oldest first. */
   sim(): SimRunTestState[];
+  /** The Policy panel's state. */
+  policy(): PolicyTestState;
 }
 
 /** Injects executed runs (dev=1 only). Arrays are plain number arrays, frame-major. */
@@ -221,6 +236,10 @@ export function installTestHooks(): void {
         end: r.end ? structuredClone(r.end) : null,
         replayFromRecording: r.replayFromRecording,
       }));
+    },
+    policy: () => {
+      const { pathText, opening, info, bakedClip, error } = usePolicyStore.getState();
+      return { pathText, opening, info: info ? structuredClone(info) : null, bakedClipId: bakedClip?.clip.id ?? null, error: error ? formatApiError(error) : null, errorCode: error?.code ?? null };
     },
   };
   Object.defineProperty(window, '__motionbench', { value: Object.freeze(hooks), configurable: false, writable: false });

@@ -38,7 +38,8 @@ function constant(info: OnnxModelInfo, name: string): Float32Array {
   return c.data;
 }
 
-export function bakedMotion(info: OnnxModelInfo, spec: TrackingPolicySpec, profile: RobotProfile, fk: ForwardKinematics, name: string): BakedMotionResult {
+/** `sourceSha256`: the policy's content hash, recorded as the clip's file hash. */
+export function bakedMotion(info: OnnxModelInfo, spec: TrackingPolicySpec, profile: RobotProfile, fk: ForwardKinematics, name: string, sourceSha256: string): BakedMotionResult {
   const baked = spec.baked;
   if (!baked) throw new BakedMotionError(`${info.file}: the ${spec.family} policy carries no reference motion`);
   const F = baked.frames;
@@ -151,7 +152,7 @@ export function bakedMotion(info: OnnxModelInfo, spec: TrackingPolicySpec, profi
     rootQuatWxyz,
     jointPosRad,
     jointVelRadS,
-    provenance: { file: info.file, format: 'policy-baked', fileSha256: '', fpsSource: 'file' },
+    provenance: { file: info.file, format: 'policy-baked', fileSha256: sourceSha256, fpsSource: 'file' },
     warnings: [],
   };
   const reference: TrackingReference = {

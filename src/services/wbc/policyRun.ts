@@ -27,7 +27,7 @@ export interface PolicyPlan {
 export function planPolicy(policyPath: string, profile: RobotProfile): PolicyPlan {
   const loaded = loadTrackingPolicy(policyPath);
   openPolicySession(loaded.modelFile, loaded.spec, undefined, profile.joints.length).session.release();
-  const baked = loaded.spec.baked ? bakedMotion(loaded.info, loaded.spec, profile, new ForwardKinematics(profile), loaded.name) : null;
+  const baked = loaded.spec.baked ? bakedMotion(loaded.info, loaded.spec, profile, new ForwardKinematics(profile), loaded.name, loaded.contentHash) : null;
   return { binding: policyBinding(loaded, baked?.clip.id ?? null), loaded, baked };
 }
 

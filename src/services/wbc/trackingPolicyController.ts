@@ -100,7 +100,7 @@ export function createTrackingPolicyController(binding: PolicyBinding, profile: 
   const fk = new ForwardKinematics(profile);
   const anchor = profile.bodies.findIndex((b) => b.name === spec.anchorBody);
   if (anchor < 0) throw new InputError({ file: binding.policyPath }, `the model ${profile.sourceFile} has no body "${spec.anchorBody}" (the policy's anchor)`);
-  const baked = spec.baked ? bakedMotion(loaded.info, spec, profile, fk, loaded.name) : null;
+  const baked = spec.baked ? bakedMotion(loaded.info, spec, profile, fk, loaded.name, loaded.contentHash) : null;
 
   const builder = new TrackingObservationBuilder(spec);
   const observation = builder.observation;

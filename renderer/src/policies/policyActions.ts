@@ -1,0 +1,95 @@
+import type { ApiError } from '../../../src/api/contract';
+import { clipFromDto, type LoadedClip } from '../../../src/api/clipDto';
+import { ApiCallError, type ConsoleClient } from '../api/consoleClient';
+import { resetPlayhead } from '../playback/playback';
+import { useClipStore } from '../stores/clipStore';
+import { useConnectionStore } from '../stores/connectionStore';
+import { usePolicyStore, type PolicyInfo } from '../stores/policyStore';
+
+// Opening a released policy (policies.open) by a path on the machine running the services: a
+// policy file (.onnx) or a policy folder (unitree_rl_mjlab's exported/ + params/, wbc-mjlab's
+// policy.onnx + config.yaml, or a folder with one .onnx). Success replaces the policy in the
+// Policy panel and, when the file carries its own motion, puts that motion on display as the
+// loaded clip (the viewport shows it, the Sim panel runs it); failure shows the structured error
+// in the panel and keeps the previous policy. Runs and qualifications then name the policy by its
+// id (policy-…), never by the path.
+
+const toApiError = (err: unknown): ApiError =>
+  err instanceof ApiCallError ? err.error : { code: 'internal', message: err instanceof Error ? err.message : String(err) };
+
+export const patchPolicyPath = (pathText: string): void => usePolicyStore.setState({ pathText });
+
+/** The baked motion on display, as a clip opened from a file would be (no file to reload: lastSource null). */
+function showClip(loaded: LoadedClip): void {
+  useClipStore.setState({ loaded, loading: false, error: null, lastSource: null });
+  resetPlayhead();
+}
+
+/** Opens the policy named in the path field. */
+export async function openPolicy(): Promise<void> {
+  const client = useConnectionStore.getState().client;
+  if (!client) {
+    usePolicyStore.setState({ error: { code: 'internal', message: 'not connected to the console services' } });
+    return;
+  }
+  const { pathText, opening } = usePolicyStore.getState();
+  if (opening) return;
+  const path = pathText.trim();
+  if (path === '') {
+    usePolicyStore.setState({ error: { code: 'bad_params', field: 'params.path', message: 'give a policy file (.onnx) or folder: a path on the machine running the services' } });
+    return;
+  }
+  usePolicyStore.setState({ opening: true });
+  try {
+    const { bakedClip, ...info } = await client.call('policies.open', { path });
+    const loaded = bakedClip ? clipFromDto(bakedClip) : null;
+    usePolicyStore.setState({ info, bakedClip: loaded, error: null, opening: false });
+    if (loaded) showClip(loaded);
+  } catch (err) {
+    usePolicyStore.setState({ error: toApiError(err), opening: false });
+  }
+}
+
+/** Puts the open policy's baked motion back on display (after another clip was opened). */
+export function showPolicyMotion(): void {
+  const loaded = usePolicyStore.getState().bakedClip;
+  if (loaded) showClip(loaded);
+}
+
+export function dismissPolicyError(): void {
+  usePolicyStore.setState({ error: null });
+}
+
+/** The open policy's baked motion is the clip on display (or it has none). */
+export function policyMotionShown(info: PolicyInfo, clipId: string | null): boolean {
+  return info.motion === null || info.motion.clipId === clipId;
+}
+
+/**
+ * The services forgot the open policy or its motion (restarted, or the clip cache evicted it):
+ * opens it again by its path. True when it came back under the same ids.
+ */
+export async function reopenPolicy(client: ConsoleClient): Promise<boolean> {
+  const info = usePolicyStore.getState().info;
+  if (!info) return false;
+  const dto = await client.call('policies.open', { path: info.path });
+  return dto.policyId === info.policyId && (dto.motion?.clipId ?? null) === (info.motion?.clipId ?? null);
+}
+
+/** What a need asks of the backend, and where it can be met. */
+const NEED_TEXT: Record<string, { what: string; where?: string }> = {
+  base_lin_vel: { what: 'a root-velocity estimate', where: 'simulation only; the G1 does not stream it' },
+  root_pose: { what: 'a root-position estimate' },
+};
+
+/** "base_lin_vel (a root-velocity estimate): simulation only; the G1 does not stream it". */
+export function needText(need: string): string {
+  const t = NEED_TEXT[need];
+  if (!t) return need;
+  return `${need} (${t.what})${t.where ? `: ${t.where}` : ''}`;
+}
+
+/** The note a policy binding carries in the Sim panel. */
+export function policyNote(info: PolicyInfo): string {
+  return `released policy ${info.family}, physics ${info.physicsId}, no root assist`;
+}
