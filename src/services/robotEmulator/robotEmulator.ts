@@ -169,6 +169,7 @@ class EmulatedRobotBackend implements Backend {
       .catch(() => {})
       .finally(() => {
         this.delivering = false;
+        this.settlePublishWaiters();
         this.kick();
       });
   }
@@ -214,6 +215,33 @@ class EmulatedRobotBackend implements Backend {
     }
     this.dropPrepared();
     this.prepared = { runId, controller };
+    // Loading a policy (file reads, an ONNX session, a trial inference) held this process's loop
+    // for tens of milliseconds, so the lowstate stream paused: answer the prepare only once the
+    // stream is flowing again, as a robot PC would once its control loop runs (else the console's
+    // start check would see a stale link it has every reason to refuse).
+    await this.streamResumed(3, 250);
+  }
+
+  private publishWaiters: { target: number; resolve: () => void }[] = [];
+
+  /** Resolves once `samples` more lowstates went to the bridge (at most after `capMs`; at once without a listener). */
+  private streamResumed(samples: number, capMs: number): Promise<void> {
+    if (!this.listener) return Promise.resolve();
+    return new Promise((resolve) => {
+      const w = { target: this.published + samples, resolve };
+      this.publishWaiters.push(w);
+      setTimeout(() => {
+        this.publishWaiters = this.publishWaiters.filter((x) => x !== w);
+        resolve();
+      }, capMs).unref();
+    });
+  }
+
+  private settlePublishWaiters(): void {
+    if (this.publishWaiters.length === 0) return;
+    const due = this.publishWaiters.filter((w) => this.published >= w.target);
+    this.publishWaiters = this.publishWaiters.filter((w) => this.published < w.target);
+    for (const w of due) w.resolve();
   }
 
   private dropPrepared(): void {
