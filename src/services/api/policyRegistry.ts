@@ -3,7 +3,7 @@ import type { PolicyInfoDto } from '../../api/policyContract';
 import { POLICY_ID_RE } from '../../api/policyContract';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
-import type { WbcBinding } from '../../domain/wbc/wbcBinding';
+import { bindingKey, type PolicyBinding, type WbcBinding } from '../../domain/wbc/wbcBinding';
 import { resolveBindingSpec } from '../sim/bindingSpec';
 import { planPolicy, type PolicyPlan } from '../wbc/policyRun';
 import { ApiFailure } from './apiFailure';
@@ -56,6 +56,12 @@ export class PolicyRegistry {
 
   get(policyId: string): PolicyPlan | undefined {
     return this.plans.get(policyId);
+  }
+
+  /** The binding of an opened policy, by its key (`id@version`). */
+  bindingByKey(key: string): PolicyBinding | undefined {
+    for (const p of this.plans.values()) if (bindingKey(p.binding) === key) return p.binding;
+    return undefined;
   }
 
   /** The baked motion (a clip) of an opened policy, by clip id. */

@@ -59,7 +59,7 @@ export interface QualificationJobsOptions {
   files: OffThreadFiles;
   profile: () => RobotProfile;
   /** Resolves console binding specs (builtin…, or an opened policy's id) and holds the opened policies. */
-  policies: Pick<PolicyRegistry, 'resolve' | 'get' | 'bakedClip'>;
+  policies: Pick<PolicyRegistry, 'resolve' | 'get' | 'bakedClip' | 'bindingByKey'>;
   now?: () => number;
 }
 
@@ -150,7 +150,14 @@ export class QualificationJobs {
           if (!bindingKeys.has(pl.bindingKey)) {
             bindingKeys.add(pl.bindingKey);
             const builtin = pl.bindingKey.startsWith('builtin');
-            bindings.push({ key: pl.bindingKey, kind: builtin ? 'builtin' : 'unknown', label: builtin ? BUILTIN_LABEL : pl.bindingKey, note: builtin ? BUILTIN_LABEL : null, summary: { pairs: 0, admitted: 0, rejected: 0, pending: 0, sr: null, progressSoft: null, mpjpeLMm: null } });
+            const policy = this.o.policies.bindingByKey(pl.bindingKey);
+            bindings.push({
+              key: pl.bindingKey,
+              kind: builtin ? 'builtin' : policy ? policy.kind : 'unknown',
+              label: builtin ? BUILTIN_LABEL : (policy?.label ?? pl.bindingKey),
+              note: builtin ? BUILTIN_LABEL : null,
+              summary: { pairs: 0, admitted: 0, rejected: 0, pending: 0, sr: null, progressSoft: null, mpjpeLMm: null },
+            });
           }
         }
       }

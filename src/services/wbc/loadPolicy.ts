@@ -17,7 +17,7 @@ import { beyondmimicSpec, holosomaSpec, mjlabDeploySpec, wbcMjlabSpec, type Conf
 import type { OnnxModelInfo } from '../../domain/wbc/onnxModelInfo';
 import type { TrackingPolicySpec } from '../../domain/wbc/trackingPolicy';
 import type { PolicyBinding } from '../../domain/wbc/wbcBinding';
-import { readBoundedFile } from '../files/boundedRead';
+import { readBoundedFile, readFileHead } from '../files/boundedRead';
 import { readOnnxFile } from './onnxModelReader';
 
 export interface LoadedPolicy {
@@ -123,7 +123,7 @@ function layoutOf(spec: string): Layout {
   if (!abs.endsWith('.onnx')) throw new InputError({ file: spec }, 'not an .onnx file or a policy folder');
   if (path.basename(dir) === 'exported' && isFile(path.join(up, 'params', 'deploy.yaml')))
     return { family: 'mjlab-deploy', onnx: abs, config: path.join(up, 'params', 'deploy.yaml'), name: path.basename(up) };
-  if (isFile(path.join(dir, 'config.yaml')) && /wbc_tracking_params_v1/.test(fs.readFileSync(path.join(dir, 'config.yaml'), 'utf8').slice(0, 4096)))
+  if (isFile(path.join(dir, 'config.yaml')) && /wbc_tracking_params_v1/.test(new TextDecoder().decode(readFileHead(path.join(dir, 'config.yaml'), 4096))))
     return { family: 'wbc-mjlab', onnx: abs, config: path.join(dir, 'config.yaml'), name: path.basename(dir) };
   return { family: 'onnx', onnx: abs, name: path.basename(abs, '.onnx') };
 }
@@ -131,7 +131,7 @@ function layoutOf(spec: string): Layout {
 function hashFiles(files: { path: string; bytes?: Uint8Array }[]): string {
   const h = createHash('sha256');
   for (const f of files) {
-    const b = f.bytes ?? fs.readFileSync(f.path);
+    const b = f.bytes ?? readBoundedFile(f.path, 'onnxModel'); // external weights or a config file: bounded like the model
     h.update(`${path.basename(f.path)}\0${b.length}\0`);
     h.update(b);
   }
