@@ -14,6 +14,7 @@ import { openInterlockFeed, type InterlockFeed } from '../../src/services/trial/
 import { openRobotLink } from '../../src/services/trial/openRobotLink';
 import { loadWorkload } from '../../src/services/workload';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
+import { resettingOperator } from '../helpers/emulatorOperator';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
 
 // Issue 6, "Done when": robot emulator (a separate process, default declared perturbations,
@@ -76,15 +77,7 @@ describe('matched pair end to end (emulator + interlock + embedded simulator)', 
         pairId: pair.pairId.slice(0, 12),
         trials: 3,
         workload,
-        operator: {
-          confirmTrial: async () => true,
-          confirmReset: async (info) => {
-            // The human beside the robot puts it back at its standing start pose.
-            await emu.control({ action: 'human_reset' });
-            resets.push(`trial ${info.trialIndex} after ${info.afterOutcome}`);
-            return `robot put back on its feet by the test operator before trial ${info.trialIndex + 1}`;
-          },
-        },
+        operator: resettingOperator(emu, resets),
         onProgress: (e) => {
           events.push(e);
           if (e.type === 'refusal') console.log(`refusal: ${e.reasons.map((x) => x.message).join('; ')}`);

@@ -14,6 +14,7 @@ import { openRobotLink } from '../../src/services/trial/openRobotLink';
 import { planPolicy } from '../../src/services/wbc/policyRun';
 import { policyMotionsWorkload } from '../../src/services/workload/policyWorkload';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
+import { resettingOperator } from '../helpers/emulatorOperator';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
 import { sharedData } from '../helpers/sharedData';
 
@@ -77,15 +78,7 @@ describe('a released policy as a matched pair (emulator running it onboard + int
         pairId: pair.pairId.slice(0, 12),
         trials: 3,
         workload,
-        operator: {
-          confirmTrial: async () => true,
-          confirmReset: async (info) => {
-            // The human beside the robot puts it back at its standing start pose.
-            await emu.control({ action: 'human_reset' });
-            resets.push(`trial ${info.trialIndex} after ${info.afterOutcome}`);
-            return `robot put back on its feet by the test operator before trial ${info.trialIndex + 1}`;
-          },
-        },
+        operator: resettingOperator(emu, resets),
         onProgress: (e) => {
           events.push(e);
           if (e.type === 'refusal') console.log(`refusal: ${e.reasons.map((x) => x.message).join('; ')}`);
@@ -94,9 +87,9 @@ describe('a released policy as a matched pair (emulator running it onboard + int
       expect(r.stoppedEarly).toBeNull();
       expect(r.binding.id).toBe('beyondmimic/Jump_wose');
       expect(r.sim.outcome).toBe('completed');
+      console.log(`policy e2e real trials: ${r.real.map((t) => `${t.outcome} (${t.frames} frames${t.outcome === 'completed' ? '' : `: ${t.reason}`})`).join(', ')}`);
       expect(r.real).toHaveLength(3);
       for (const t of r.real) expect(['completed', 'hard_failure']).toContain(t.outcome);
-      console.log(`policy e2e real trials: ${r.real.map((t) => `${t.outcome} (${t.frames} frames)`).join(', ')}`);
       // 500 Hz recording of a 3.3 s motion: ~1,640 frames per trial.
       for (const t of r.real) expect(t.frames).toBeGreaterThan(1500);
 

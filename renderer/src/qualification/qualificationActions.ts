@@ -2,7 +2,7 @@ import { create } from 'zustand';
 import type { CapabilityGroupId, QualificationJobStatus, QualificationProgressEvent, QualificationReplayDto, QualificationReportDto } from '../../../src/api/contract';
 import { clipFromDto } from '../../../src/api/clipDto';
 import { BUILTIN_LABEL } from '../../../src/domain/sim/builtinBinding';
-import { ApiCallError } from '../api/consoleClient';
+import { ApiCallError, type ConsoleClient } from '../api/consoleClient';
 import { pause, resetPlayhead, seekTimeS } from '../playback/playback';
 import { useClipStore } from '../stores/clipStore';
 import { useConnectionStore } from '../stores/connectionStore';
@@ -150,25 +150,28 @@ export async function openCampaign(create = false): Promise<void> {
   }
 }
 
-export async function startQualification(): Promise<void> {
+/**
+ * Starts a job on the board's campaign folder: `req` is the form's request (or why it is not
+ * one), `start` issues qualification.start with the folder.
+ */
+async function startJob<R extends { ok: true }>(
+  req: R | { ok: false; reason: string },
+  start: (c: ConsoleClient, campaignDir: string, req: R) => Promise<QualificationJobStatus>,
+): Promise<void> {
   const c = client();
-  const { form } = useQualificationStore.getState();
   if (!c) return;
-  const req = startRequestFromForm(form);
   if (!req.ok) {
     useQualificationStore.setState({ error: req.reason });
     return;
   }
-  const dir = form.campaignDir.trim();
+  const dir = useQualificationStore.getState().form.campaignDir.trim();
   if (!dir) {
     useQualificationStore.setState({ error: 'give the campaign folder first' });
     return;
   }
-  const groupFilter = useQualificationStore.getState().groupFilter;
   useQualificationStore.setState({ starting: true, error: null });
   try {
-    const { ok: _ok, ...rest } = req;
-    const job = await c.call('qualification.start', { campaignDir: dir, workload: 'core-v1', ...rest, ...(groupFilter !== 'all' && !rest.clips && { groups: [groupFilter] }) });
+    const job = await start(c, dir, req);
     useQualificationStore.setState({ job });
     await refreshReport();
   } catch (err) {
@@ -178,40 +181,26 @@ export async function startQualification(): Promise<void> {
   }
 }
 
+export function startQualification(): Promise<void> {
+  const { form, groupFilter } = useQualificationStore.getState();
+  return startJob(startRequestFromForm(form), (c, campaignDir, { ok: _ok, ...rest }) =>
+    c.call('qualification.start', { campaignDir, workload: 'core-v1', ...rest, ...(groupFilter !== 'all' && !rest.clips && { groups: [groupFilter] }) }),
+  );
+}
+
 /** Starts qualifying the open policy on its own motions (workload 'policies') in the board's campaign. */
-export async function startPolicyQualification(): Promise<void> {
-  const c = client();
+export function startPolicyQualification(): Promise<void> {
   const { form } = useQualificationStore.getState();
-  if (!c) return;
-  const req = policyStartRequestFromForm(form);
-  if (!req.ok) {
-    useQualificationStore.setState({ error: req.reason });
-    return;
-  }
-  const dir = form.campaignDir.trim();
-  if (!dir) {
-    useQualificationStore.setState({ error: 'give the campaign folder first' });
-    return;
-  }
-  const { ok: _ok, policyId, ...rest } = req;
-  const params = { campaignDir: dir, workload: 'policies' as const, bindings: [policyId], ...rest };
-  useQualificationStore.setState({ starting: true, error: null });
-  try {
-    let job: QualificationJobStatus;
+  return startJob(policyStartRequestFromForm(form), async (c, campaignDir, { ok: _ok, policyId, ...rest }) => {
+    const params = { campaignDir, workload: 'policies' as const, bindings: [policyId], ...rest };
     try {
-      job = await c.call('qualification.start', params);
+      return await c.call('qualification.start', params);
     } catch (err) {
       // The services forgot the policy (restarted): open it again and retry once.
-      if (err instanceof ApiCallError && err.error.code === 'not_found' && err.error.field === 'params.bindings' && (await reopenPolicy(c))) job = await c.call('qualification.start', params);
-      else throw err;
+      if (err instanceof ApiCallError && err.error.code === 'not_found' && err.error.field === 'params.bindings' && (await reopenPolicy(c))) return c.call('qualification.start', params);
+      throw err;
     }
-    useQualificationStore.setState({ job });
-    await refreshReport();
-  } catch (err) {
-    useQualificationStore.setState({ error: message(err) });
-  } finally {
-    useQualificationStore.setState({ starting: false });
-  }
+  });
 }
 
 export async function cancelQualification(reason = 'cancelled from the Qualification board'): Promise<void> {

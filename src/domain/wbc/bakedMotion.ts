@@ -1,7 +1,9 @@
+import { QUAT_IDENTITY, quatConj, quatMul, quatRotate } from '../math/quat';
 import { computeClipId } from '../motion/clipCommon';
 import type { MotionClip } from '../motion/motionClip';
 import type { ForwardKinematics } from '../robot/forwardKinematics';
 import type { RobotProfile } from '../robot/robotProfile';
+import type { QuatWxyz } from '../units';
 import { policyToCanonical } from './jointOrder';
 import type { OnnxModelInfo } from './onnxModelInfo';
 import type { TrackingPolicySpec } from './trackingPolicy';
@@ -88,21 +90,16 @@ export function bakedMotion(info: OnnxModelInfo, spec: TrackingPolicySpec, profi
     const rp = constant(info, 'ref_pos_xyz');
     const rq = constant(info, 'ref_quat_xyzw');
     const zero = [0, 0, 0];
-    const ident = [1, 0, 0, 0];
     for (let f = 0; f < F; f++) {
-      const w = rq[4 * f + 3], x = rq[4 * f], y = rq[4 * f + 1], z = rq[4 * f + 2];
-      anchorQuatWxyz.set([w, x, y, z], 4 * f);
+      const torso: QuatWxyz = [rq[4 * f + 3], rq[4 * f], rq[4 * f + 1], rq[4 * f + 2]]; // xyzw → wxyz
+      anchorQuatWxyz.set(torso, 4 * f);
       anchorPosM.set([rp[3 * f], rp[3 * f + 1], rp[3 * f + 2]], 3 * f);
       // torso in the pelvis frame for this frame's joints; pelvis = torso ⊗ (torso in pelvis)⁻¹
-      fk.compute(zero, ident, jointPosRad.subarray(f * J, f * J + J), pos, quat);
-      const tw = quat[4 * anchorModel], tx = -quat[4 * anchorModel + 1], ty = -quat[4 * anchorModel + 2], tz = -quat[4 * anchorModel + 3];
-      const pw = w * tw - x * tx - y * ty - z * tz;
-      const px = w * tx + x * tw + y * tz - z * ty;
-      const py = w * ty - x * tz + y * tw + z * tx;
-      const pz = w * tz + x * ty - y * tx + z * tw;
-      rootQuatWxyz.set([pw, px, py, pz], 4 * f);
-      const o = [pos[3 * anchorModel], pos[3 * anchorModel + 1], pos[3 * anchorModel + 2]];
-      const r = rotate([pw, px, py, pz], o);
+      fk.compute(zero, QUAT_IDENTITY, jointPosRad.subarray(f * J, f * J + J), pos, quat);
+      const inPelvis: QuatWxyz = [quat[4 * anchorModel], quat[4 * anchorModel + 1], quat[4 * anchorModel + 2], quat[4 * anchorModel + 3]];
+      const pelvis = quatMul(torso, quatConj(inPelvis));
+      rootQuatWxyz.set(pelvis, 4 * f);
+      const r = quatRotate(pelvis, [pos[3 * anchorModel], pos[3 * anchorModel + 1], pos[3 * anchorModel + 2]]);
       rootPosM.set([rp[3 * f] - r[0], rp[3 * f + 1] - r[1], rp[3 * f + 2] - r[2]], 3 * f);
     }
     gradient(anchorPosM, F, 3, 1 / baked.fps, anchorLinVelMps);
@@ -168,12 +165,4 @@ export function bakedMotion(info: OnnxModelInfo, spec: TrackingPolicySpec, profi
     anchorAngVelRadS,
   };
   return { clip, reference, fkResidualM };
-}
-
-function rotate(q: readonly number[], v: readonly number[]): number[] {
-  const [w, x, y, z] = q;
-  const tx = 2 * (y * v[2] - z * v[1]);
-  const ty = 2 * (z * v[0] - x * v[2]);
-  const tz = 2 * (x * v[1] - y * v[0]);
-  return [v[0] + w * tx + (y * tz - z * ty), v[1] + w * ty + (z * tx - x * tz), v[2] + w * tz + (x * ty - y * tx)];
 }

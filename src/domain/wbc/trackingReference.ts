@@ -80,10 +80,10 @@ export function angularVelocity(q: ArrayLike<number>, frames: number, dt: number
 }
 
 /**
- * The reference of a clip already on the control timeline: FK for the anchor, central
- * differences for velocities. `anchorBody` and `rootBody` are profile body indices.
+ * The reference of a clip already on the control timeline: FK for the anchor (a profile body
+ * index), central differences for velocities.
  */
-export function trackingReferenceFromClip(clip: ClipOnTimeline, fk: ForwardKinematics, anchorBody: number, rootBody: number): TrackingReference {
+export function trackingReferenceFromClip(clip: ClipOnTimeline, fk: ForwardKinematics, anchorBody: number): TrackingReference {
   const F = clip.frameCount;
   const J = fk.jointCount;
   const B = fk.bodyCount;
@@ -99,7 +99,6 @@ export function trackingReferenceFromClip(clip: ClipOnTimeline, fk: ForwardKinem
     fk.compute(rootPosM, rootQuatWxyz, jointPosRad, pos, quat, 3 * f, 4 * f, J * f);
     for (let c = 0; c < 3; c++) anchorPosM[3 * f + c] = pos[3 * anchorBody + c];
     for (let c = 0; c < 4; c++) anchorQuatWxyz[4 * f + c] = quat[4 * anchorBody + c];
-    if (rootBody !== 0) throw new RangeError('the root body must be the first body of the model');
   }
   const jointVelRadS = new Float64Array(J * F);
   gradient(jointPosRad, F, J, dt, jointVelRadS);

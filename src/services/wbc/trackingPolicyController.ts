@@ -133,7 +133,7 @@ export function createTrackingPolicyController(binding: PolicyBinding, profile: 
     if (!clipReference) {
       const r = obs.reference;
       if (Math.abs(r.rateHz - spec.controlRateHz) > 1e-9) throw new TrackingPolicyError(`the reference is on a ${r.rateHz} Hz timeline; the policy steps at ${spec.controlRateHz} Hz`);
-      clipReference = trackingReferenceFromClip(r, fk, anchor, profile.rootBodyIndex);
+      clipReference = trackingReferenceFromClip(r, fk, anchor);
     }
     return clipReference;
   };
