@@ -13,10 +13,10 @@ import {
 } from '../../domain/robotEmulator';
 import { BuiltinTracker } from '../../domain/sim/builtinTracker';
 import type { Controller } from '../../domain/wbc/controller';
-import type { WbcBinding } from '../../domain/wbc/wbcBinding';
+import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
 import { startBridgeServer, type BridgeServer } from '../bridge/bridgeServer';
 import { startInterlockEmulator, type InterlockEmulator } from '../interlock/interlockEmulator';
-import { createController } from '../sim/controllerFactory';
+import { createController, preloadPolicyControllers } from '../sim/controllerFactory';
 import { RobotEmulatorCore, type CoreEpisodeEnd, type CoreStepResult } from './robotEmulatorCore';
 
 // `motionbench emulate-robot`: a process that pretends to be a Unitree G1 behind its robot-PC
@@ -116,6 +116,12 @@ class EmulatedRobotBackend implements Backend {
   private delivering = false;
   private leased: string | null = null;
   private prepared: { runId: string; controller: Controller } | null = null;
+  /**
+   * The binding the robot has loaded, kept across episodes as a robot PC keeps its policy: a
+   * prepare of the same binding (id@version: its checkpoint hash and physics are part of the
+   * version) reuses it after a reset instead of reading and loading it again.
+   */
+  private loaded: { key: string; controller: Controller } | null = null;
 
   constructor(
     private readonly core: RobotEmulatorCore,
@@ -202,24 +208,39 @@ class EmulatedRobotBackend implements Backend {
     };
   }
 
-  /** Loads the binding for `runId` (a prepare): an ONNX session is created here, not at start. */
+  /**
+   * Loads the binding for `runId` (a prepare): an ONNX session is created here, not at start; a
+   * binding already loaded for an earlier episode is reused.
+   */
   async prepare(runId: string, binding: WbcBinding): Promise<void> {
-    const controller = await createController(binding, this.core.engine.profile);
-    // The emulated G1 streams joints, IMU and (its estimator's) root pose, no root velocity.
-    const missing = controller.needs.filter((n) => n === 'base_lin_vel');
-    if (missing.length > 0) {
-      if (controller.dispose) await controller.dispose();
-      throw new Error(
-        `binding ${binding.id} needs ${missing.join(', ')} (a state estimate of the root velocity), which this robot does not stream; run a variant trained without state estimation (e.g. BeyondMimic's *_wose exports)`,
-      );
+    const key = bindingKey(binding);
+    this.prepared = null;
+    if (this.loaded?.key !== key) {
+      this.unload();
+      const controller = await createController(binding, this.core.engine.profile);
+      // The emulated G1 streams joints, IMU and (its estimator's) root pose, no root velocity.
+      const missing = controller.needs.filter((n) => n === 'base_lin_vel');
+      if (missing.length > 0) {
+        if (controller.dispose) await controller.dispose();
+        throw new Error(
+          `binding ${binding.id} needs ${missing.join(', ')} (a state estimate of the root velocity), which this robot does not stream; run a variant trained without state estimation (e.g. BeyondMimic's *_wose exports)`,
+        );
+      }
+      this.loaded = { key, controller };
+      // Loading a policy (file reads, an ONNX session, a trial inference) held this process's loop
+      // for tens of milliseconds, so the lowstate stream paused: answer the prepare only once the
+      // stream is flowing again, as a robot PC would once its control loop runs (else the console's
+      // start check would see a stale link it has every reason to refuse).
+      await this.streamResumed(3, 250);
     }
-    this.dropPrepared();
-    this.prepared = { runId, controller };
-    // Loading a policy (file reads, an ONNX session, a trial inference) held this process's loop
-    // for tens of milliseconds, so the lowstate stream paused: answer the prepare only once the
-    // stream is flowing again, as a robot PC would once its control loop runs (else the console's
-    // start check would see a stale link it has every reason to refuse).
-    await this.streamResumed(3, 250);
+    this.prepared = { runId, controller: this.loaded!.controller };
+  }
+
+  /** Frees the loaded binding (ONNX session), e.g. when the emulator closes. */
+  unload(): void {
+    const l = this.loaded;
+    this.loaded = null;
+    if (l?.controller.dispose) void Promise.resolve(l.controller.dispose()).catch(() => {});
   }
 
   private publishWaiters: { target: number; resolve: () => void }[] = [];
@@ -245,9 +266,7 @@ class EmulatedRobotBackend implements Backend {
   }
 
   private dropPrepared(): void {
-    const p = this.prepared;
     this.prepared = null;
-    if (p?.controller.dispose) void Promise.resolve(p.controller.dispose()).catch(() => {});
   }
 
   /** Begins the episode synchronously at the next sample (the bridge asks its start right after). */
@@ -294,6 +313,8 @@ export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Pr
   const log = options.log ?? (() => {});
   const base = options.profile ?? DEFAULT_ROBOT_EMULATOR_PROFILE;
   const profile: RobotEmulatorProfile = { ...base, mocap: options.mocap ?? base.mocap, seed: options.seed ?? base.seed };
+  // Before anything real-time starts: the first policy prepare then does not stall the stream.
+  await preloadPolicyControllers();
   const core = await RobotEmulatorCore.create({ profile, modelFile: options.modelFile });
   const dtMs = core.dtS * 1000;
 
@@ -521,6 +542,7 @@ export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Pr
         if (timer) clearTimeout(timer);
         if (immediate) clearImmediate(immediate);
         await interlock?.close().catch(() => {});
+        backend.unload();
         core.dispose();
       })();
       return closing;

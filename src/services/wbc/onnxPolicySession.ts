@@ -52,6 +52,11 @@ export interface OnnxSession {
   release(): void;
 }
 
+/** Initialises onnxruntime-node's native runtime (once per process; later calls are free). */
+export function warmUpOnnxRuntime(): void {
+  initOrt();
+}
+
 /**
  * Loads ONNX bytes, or a model file by path, into a native session with the given options
  * (throws onnxruntime's error). A model whose weights live in an external-data file beside it
