@@ -28,11 +28,17 @@ const median = (xs: number[]): number => {
 };
 
 /** Interleaves the candidates over `rounds` rounds after one warm-up round. */
-export function compareRates(candidates: { label: string; op: (n: number) => void; batch: number }[], rounds = 5, msPerRound = 400): RateResult[] {
+export function compareRates(
+  candidates: { label: string; op: (n: number) => void; batch: number }[],
+  rounds = 5,
+  msPerRound = 400,
+): RateResult[] {
   for (const c of candidates) measureRate(c.op, c.batch, msPerRound / 2);
   const samples = candidates.map(() => [] as number[]);
-  for (let r = 0; r < rounds; r++) candidates.forEach((c, k) => samples[k].push(measureRate(c.op, c.batch, msPerRound)));
+  for (let r = 0; r < rounds; r++)
+    candidates.forEach((c, k) => samples[k].push(measureRate(c.op, c.batch, msPerRound)));
   return candidates.map((c, k) => ({ label: c.label, perSecond: median(samples[k]), rounds: samples[k] }));
 }
 
-export const fmtRate = (v: number): string => (v >= 1e6 ? `${(v / 1e6).toFixed(2)} M/s` : v >= 1e3 ? `${(v / 1e3).toFixed(1)} k/s` : `${v.toFixed(1)} /s`);
+export const fmtRate = (v: number): string =>
+  v >= 1e6 ? `${(v / 1e6).toFixed(2)} M/s` : v >= 1e3 ? `${(v / 1e3).toFixed(1)} k/s` : `${v.toFixed(1)} /s`;

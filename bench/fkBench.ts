@@ -7,14 +7,17 @@ import { compareRates, fmtRate } from './benchSupport';
 // and the same 4,096 random configurations. Target (issue 2): ours ≥ 2× mj_kinematics.
 export const FK_TARGET_RATIO = 2;
 
-export async function benchForwardKinematics(modelFile: string, label: string): Promise<{ ratio: number; lines: string[] }> {
+export async function benchForwardKinematics(
+  modelFile: string,
+  label: string,
+): Promise<{ ratio: number; lines: string[] }> {
   const profile = loadRobotProfile(modelFile);
   const fk = new ForwardKinematics(profile);
   const mj = await loadMujocoModel(modelFile);
   const configs = 4096;
   const qpos = new Float64Array(36 * configs);
   let seed = 12345;
-  const rand = (): number => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const rand = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   for (let i = 0; i < configs; i++) {
     qpos.set([rand(), rand(), 0.8, 1, 0.1 * rand(), 0.1 * rand(), 0.1 * rand()], 36 * i);
     profile.joints.forEach((j, k) => {

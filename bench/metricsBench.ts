@@ -14,13 +14,18 @@ import { fmtRate } from './benchSupport';
 // than the FK of the same frames, i.e. metric time / FK time < 1.
 export const METRICS_TARGET_RATIO = 1;
 
-
 /**
  * One synthetic pair: R walks forward with yaw sway and sinusoidal joints within the joint
  * ranges; E is R delayed by 1 frame, with joint noise and root offsets. Every tenth clip's E
  * drops 0.3 m two thirds of the way through (a hard failure), so the failure path is exercised.
  */
-export function makePair(seed: number, K: number, limits: ([number, number] | null)[], ref: PoseFrames, exec: PoseFrames): void {
+export function makePair(
+  seed: number,
+  K: number,
+  limits: ([number, number] | null)[],
+  ref: PoseFrames,
+  exec: PoseFrames,
+): void {
   const rand = seededUniform(seed);
   const J = limits.length;
   const amp = limits.map((l) => (l ? 0.15 * (l[1] - l[0]) * rand() : 0.15));
@@ -66,13 +71,19 @@ export function benchMetrics(modelFile: string, label: string, clips = 1000, sec
   const K = Math.floor(50 * seconds + 1e-9) + 1;
   const J = fk.jointCount;
   const B = fk.bodyCount;
-  const newPose = (): PoseFrames => ({ rootPosM: new Float64Array(3 * K), rootQuatWxyz: new Float64Array(4 * K), jointPosRad: new Float64Array(J * K) });
+  const newPose = (): PoseFrames => ({
+    rootPosM: new Float64Array(3 * K),
+    rootQuatWxyz: new Float64Array(4 * K),
+    jointPosRad: new Float64Array(J * K),
+  });
   const ref = newPose();
   const exec = newPose();
   const refBodies = new Float64Array(K * B * 3);
   const execBodies = new Float64Array(K * B * 3);
   const scratch = { pos: new Float64Array(3 * B), quat: new Float64Array(4 * B) };
-  const limits = profile.joints.map((j) => (j.rangeRad ? [j.rangeRad[0], j.rangeRad[1]] : null) as [number, number] | null);
+  const limits = profile.joints.map(
+    (j) => (j.rangeRad ? [j.rangeRad[0], j.rangeRad[1]] : null) as [number, number] | null,
+  );
   const refFrames = { rootQuatWxyz: ref.rootQuatWxyz, jointPosRad: ref.jointPosRad, bodyPosM: refBodies };
   const execFrames = { rootQuatWxyz: exec.rootQuatWxyz, jointPosRad: exec.jointPosRad, bodyPosM: execBodies };
 

@@ -12,7 +12,10 @@ import { loadClipFile } from '../src/services/motion/loadClipFile';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../src/services/robot/loadRobotProfile';
 import { SimEngine, type EngineSink } from '../src/services/sim/simEngine';
 import { planPolicy, type PolicyPlan } from '../src/services/wbc/policyRun';
-import { createTrackingPolicyController, type TrackingPolicyController } from '../src/services/wbc/trackingPolicyController';
+import {
+  createTrackingPolicyController,
+  type TrackingPolicyController,
+} from '../src/services/wbc/trackingPolicyController';
 import { compareRates, type RateResult } from './benchSupport';
 
 // Released tracking policies in the simulator (issue 11, item 9), on the default G1
@@ -52,7 +55,12 @@ interface Captured {
 }
 
 /** Runs `controller` on `clip` in the engine, keeping a deep copy of every control step. */
-function captureRollout(engine: SimEngine, binding: WbcBinding, controller: Controller, clip: MotionClip): { steps: Captured[]; outcome: string } {
+function captureRollout(
+  engine: SimEngine,
+  binding: WbcBinding,
+  controller: Controller,
+  clip: MotionClip,
+): { steps: Captured[]; outcome: string } {
   const steps: Captured[] = [];
   const recorder: Controller = {
     binding: controller.binding,
@@ -63,7 +71,11 @@ function captureRollout(engine: SimEngine, binding: WbcBinding, controller: Cont
       controller.step(obs, cmd);
       const { qpos, qvel } = engine.liveQposQvel();
       steps.push({
-        obs: { ...obs, state: cloneStateFrame(obs.state), rootLinVelMps: obs.rootLinVelMps ? obs.rootLinVelMps.slice() : null },
+        obs: {
+          ...obs,
+          state: cloneStateFrame(obs.state),
+          rootLinVelMps: obs.rootLinVelMps ? obs.rootLinVelMps.slice() : null,
+        },
         qpos: qpos.slice(),
         qvel: qvel.slice(),
         target: cmd.jointTargetRad.slice(),
@@ -72,7 +84,10 @@ function captureRollout(engine: SimEngine, binding: WbcBinding, controller: Cont
       });
     },
   };
-  const end = engine.run({ clip, binding, controller: recorder, seed: 1, initial: initialStateFromClipFrame(clip) }, discard);
+  const end = engine.run(
+    { clip, binding, controller: recorder, seed: 1, initial: initialStateFromClipFrame(clip) },
+    discard,
+  );
   return { steps, outcome: end.outcome };
 }
 
@@ -87,10 +102,19 @@ function openPolicy(policyPath: string, profile: RobotProfile, clipFor: (plan: P
   const plan = planPolicy(policyPath, profile);
   const controller = createTrackingPolicyController(plan.binding, profile, { loaded: plan.loaded });
   const spec = plan.loaded.spec;
-  return { label: `${plan.loaded.name} (${spec.family}, ${spec.observationSize} obs)`, plan, controller, clip: clipFor(plan) };
+  return {
+    label: `${plan.loaded.name} (${spec.family}, ${spec.observationSize} obs)`,
+    plan,
+    controller,
+    clip: clipFor(plan),
+  };
 }
 
-export async function benchPolicies(repo: string, modelFile = DEFAULT_MODEL_FILE, label = 'our G1 (assets/g1)'): Promise<{ pass: boolean; lines: string[] }> {
+export async function benchPolicies(
+  repo: string,
+  modelFile = DEFAULT_MODEL_FILE,
+  label = 'our G1 (assets/g1)',
+): Promise<{ pass: boolean; lines: string[] }> {
   const policies = path.resolve(repo, '../shared/data/policies');
   const lafan = path.resolve(repo, '../shared/data/motions/lafan1_g1_csv');
   const profile = loadRobotProfile(modelFile);
@@ -104,7 +128,11 @@ export async function benchPolicies(repo: string, modelFile = DEFAULT_MODEL_FILE
     const violin = openPolicy(path.join(policies, 'beyondmimic/Violin.onnx'), profile, (p) => p.baked!.clip);
     cases.push(violin);
     // The unitree_rl_mjlab folder carries no reference: it was trained on LAFAN1 dance1_subject2.
-    cases.push(openPolicy(path.join(policies, 'unitree_rl_mjlab_mimic_dance1_subject2'), profile, () => loadClipFile(path.join(lafan, 'dance1_subject2.csv'), limits)));
+    cases.push(
+      openPolicy(path.join(policies, 'unitree_rl_mjlab_mimic_dance1_subject2'), profile, () =>
+        loadClipFile(path.join(lafan, 'dance1_subject2.csv'), limits),
+      ),
+    );
     const builtinBinding = makeBuiltinBinding();
     const builtin = new BuiltinTracker(builtinBinding, J);
     const physics = violin.controller.physics;
@@ -112,7 +140,9 @@ export async function benchPolicies(repo: string, modelFile = DEFAULT_MODEL_FILE
     const builtinSteps = Math.round(1 / (builtinBinding.controlRateHz * engine.timestepS));
 
     // (a) step cost on recorded observations, beside the builtin tracker and one physics interval.
-    const captures = cases.map((c) => captureRollout(engine, c.plan.binding, c.controller, clipHead(c.clip, STEP_CAPTURE_S)));
+    const captures = cases.map((c) =>
+      captureRollout(engine, c.plan.binding, c.controller, clipHead(c.clip, STEP_CAPTURE_S)),
+    );
     const cmd = createControlCommand(J);
     const cycle = (steps: Captured[], fn: (s: Captured) => void) => {
       let i = 0;
@@ -139,7 +169,11 @@ export async function benchPolicies(repo: string, modelFile = DEFAULT_MODEL_FILE
         }
       };
       rates = compareRates([
-        ...cases.map((c, k) => ({ label: c.label, batch: 20, op: cycle(captures[k].steps, (s) => c.controller.step(s.obs, cmd)) })),
+        ...cases.map((c, k) => ({
+          label: c.label,
+          batch: 20,
+          op: cycle(captures[k].steps, (s) => c.controller.step(s.obs, cmd)),
+        })),
         { label: 'builtin', batch: 2000, op: cycle(vSteps, (s) => builtin.step(s.obs, cmd)) },
         { label: 'physics', batch: 10, op: cycle(vSteps, interval) },
       ]);

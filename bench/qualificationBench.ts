@@ -3,11 +3,25 @@ import os from 'node:os';
 import path from 'node:path';
 import { createStateFrame } from '../src/domain/backend/stateFrame';
 import { MB_METRICS_1, type EpisodeMetrics } from '../src/domain/metrics';
-import { customPolicy, decideAdmission, policyKey, rolloutProtocolKey, rolloutSeed, ROLLOUT_MEASURES_SCHEME, type RolloutEvidence, type RolloutMeasures } from '../src/domain/qualification';
+import {
+  customPolicy,
+  decideAdmission,
+  policyKey,
+  rolloutProtocolKey,
+  rolloutSeed,
+  ROLLOUT_MEASURES_SCHEME,
+  type RolloutEvidence,
+  type RolloutMeasures,
+} from '../src/domain/qualification';
 import { makeBuiltinBinding, rootAssistFromStiffness } from '../src/domain/sim/builtinBinding';
 import { Xoshiro128StarStar } from '../src/domain/stats/prng';
 import type { LoadedWorkload } from '../src/domain/workload/snapshot';
-import { buildCampaignReport, formatReport, MEASURES_EVENT_KIND, runQualification } from '../src/services/qualification';
+import {
+  buildCampaignReport,
+  formatReport,
+  MEASURES_EVENT_KIND,
+  runQualification,
+} from '../src/services/qualification';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../src/services/robot/loadRobotProfile';
 import { EmbeddedSimulator } from '../src/services/sim/embeddedSimulator';
 import { runSimEpisode } from '../src/services/sim/runSimEpisode';
@@ -56,7 +70,9 @@ export async function benchQualificationThroughput(rounds = 3): Promise<{ pass: 
   const profile = loadRobotProfile(DEFAULT_MODEL_FILE);
   const workload = loadWorkload('core-v1', { profile });
   const clips = subset(workload);
-  const clipSeconds = workload.snapshot.clips.filter((c) => clips.includes(c.name)).reduce((a, c) => a + c.duration_s, 0);
+  const clipSeconds = workload.snapshot.clips
+    .filter((c) => clips.includes(c.name))
+    .reduce((a, c) => a + c.duration_s, 0);
   const binding = makeBuiltinBinding();
   const policy = customPolicy({ rollouts: 1 });
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-qual-bench-'));
@@ -68,9 +84,18 @@ export async function benchQualificationThroughput(rounds = 3): Promise<{ pass: 
     let n = 0;
     const qualify = async (w: 1 | 2) => {
       const t0 = performance.now();
-      const s = await runQualification({ campaignDir: path.join(root, `c${n++}`), workload, bindings: [binding], profile, policy, clips, simulator: sims[w] });
+      const s = await runQualification({
+        campaignDir: path.join(root, `c${n++}`),
+        workload,
+        bindings: [binding],
+        profile,
+        policy,
+        clips,
+        simulator: sims[w],
+      });
       const wall = (performance.now() - t0) / 1000;
-      if (s.episodesRecorded !== clips.length) throw new Error(`expected ${clips.length} episodes, got ${s.episodesRecorded}`);
+      if (s.episodesRecorded !== clips.length)
+        throw new Error(`expected ${clips.length} episodes, got ${s.episodesRecorded}`);
       return s.simSeconds / wall;
     };
     const list = clips.map((name) => workload.clips[workload.snapshot.clips.findIndex((c) => c.name === name)]);
@@ -97,7 +122,8 @@ export async function benchQualificationThroughput(rounds = 3): Promise<{ pass: 
     for (let r = 0; r < rounds; r++) {
       // Alternate the order so a disturbance does not always hit the same candidate.
       const order = r % 2 === 0 ? (['q1', 'q2', 'raw2'] as const) : (['raw2', 'q2', 'q1'] as const);
-      for (const k of order) results[k].push(k === 'q1' ? await qualify(1) : k === 'q2' ? await qualify(2) : await raw());
+      for (const k of order)
+        results[k].push(k === 'q1' ? await qualify(1) : k === 'q2' ? await qualify(2) : await raw());
     }
     const own = process.cpuUsage(c0);
     otherCores = Math.max(0, (machineBusyMs() - m0 - (own.user + own.system) / 1000) / (performance.now() - w0));
@@ -125,7 +151,12 @@ export async function benchQualificationThroughput(rounds = 3): Promise<{ pass: 
 }
 
 /** Writes a synthetic campaign of `bindings × clips × rollouts` episodes through the store API; returns its folder. */
-export async function syntheticCampaign(dir: string, nBindings = 10, nClips = 25, rollouts = 4): Promise<{ episodes: number; ms: number }> {
+export async function syntheticCampaign(
+  dir: string,
+  nBindings = 10,
+  nClips = 25,
+  rollouts = 4,
+): Promise<{ episodes: number; ms: number }> {
   const t0 = performance.now();
   const profile = loadRobotProfile(DEFAULT_MODEL_FILE);
   const workload = loadWorkload('core-v1', { profile });
@@ -155,7 +186,18 @@ export async function syntheticCampaign(dir: string, nBindings = 10, nClips = 25
           const metrics: EpisodeMetrics = {
             contract: MB_METRICS_1.id,
             K,
-            failure: ok(failed ? { frame: ff, timeS: ff / 50, condition: 'root_height' as const, body: 'pelvis', error: 0.3, threshold: 0.25 } : null),
+            failure: ok(
+              failed
+                ? {
+                    frame: ff,
+                    timeS: ff / 50,
+                    condition: 'root_height' as const,
+                    body: 'pelvis',
+                    error: 0.3,
+                    threshold: 0.25,
+                  }
+                : null,
+            ),
             progressSoft: ok(failed ? ff / (K - 1) : 1),
             progressStop: ok(failed ? { frame: ff, cause: 'hard_failure' as const } : null),
             mpjpeLMm: ok(mp),
@@ -169,28 +211,96 @@ export async function syntheticCampaign(dir: string, nBindings = 10, nClips = 25
           const measures: RolloutMeasures = {
             scheme: ROLLOUT_MEASURES_SCHEME,
             frames: K,
-            margins: { frames: K - 1, rootHeight: { maxM: failed ? 0.7 : 0.05 * rng.nextFloat(), frame: 10 }, rootOrientation: { maxRad: failed ? 1.7 : 0.2 * rng.nextFloat(), frame: 20 }, endEffectorHeight: { maxM: failed ? 0.7 : 0.2 * rng.nextFloat(), frame: 30, body: 'left_wrist_yaw_link' } },
-            saturation: { samples: K * 29, saturated: 0, fraction: 0.03 * rng.nextFloat(), torqueSaturated: 0, targetSaturated: 0, worstJoint: null, jointsWithForceLimit: 29, framesWithoutCommand: 0 },
-            floorContacts: failed ? [{ body: 'torso_link', other: ['floor'], frames: 100, runs: [[ff, ff + 100]], firstFrame: ff, firstTimeS: ff / 50, maxForceN: 900 }] : [],
+            margins: {
+              frames: K - 1,
+              rootHeight: { maxM: failed ? 0.7 : 0.05 * rng.nextFloat(), frame: 10 },
+              rootOrientation: { maxRad: failed ? 1.7 : 0.2 * rng.nextFloat(), frame: 20 },
+              endEffectorHeight: { maxM: failed ? 0.7 : 0.2 * rng.nextFloat(), frame: 30, body: 'left_wrist_yaw_link' },
+            },
+            saturation: {
+              samples: K * 29,
+              saturated: 0,
+              fraction: 0.03 * rng.nextFloat(),
+              torqueSaturated: 0,
+              targetSaturated: 0,
+              worstJoint: null,
+              jointsWithForceLimit: 29,
+              framesWithoutCommand: 0,
+            },
+            floorContacts: failed
+              ? [
+                  {
+                    body: 'torso_link',
+                    other: ['floor'],
+                    frames: 100,
+                    runs: [[ff, ff + 100]],
+                    firstFrame: ff,
+                    firstTimeS: ff / 50,
+                    maxForceN: 900,
+                  },
+                ]
+              : [],
             contactsKnown: true,
           };
-          const rec = await store.beginEpisode({ parentTraceId: parent.id, executionDomain: 'simulation', backendId: 'synthetic', seed, rolloutIndex: k, snapshotHash: workload.snapshot.snapshot_hash, flush: { fsync: false }, meta: { qualification: { policy: policyKey(policy), protocol, rollout: k } } });
+          const rec = await store.beginEpisode({
+            parentTraceId: parent.id,
+            executionDomain: 'simulation',
+            backendId: 'synthetic',
+            seed,
+            rolloutIndex: k,
+            snapshotHash: workload.snapshot.snapshot_hash,
+            flush: { fsync: false },
+            meta: { qualification: { policy: policyKey(policy), protocol, rollout: k } },
+          });
           frame.timeS = 0;
           await rec.frames([frame]);
-          await rec.event('note', { detail: { kind: MEASURES_EVENT_KIND, policy: policyKey(policy), protocol, rollout: k, measures } });
+          await rec.event('note', {
+            detail: { kind: MEASURES_EVENT_KIND, policy: policyKey(policy), protocol, rollout: k, measures },
+          });
           const outcome = failed ? ('hard_failure' as const) : ('completed' as const);
-          const ep = await rec.finish({ runId: rec.runId, outcome, reason: failed ? 'hard failure' : 'reached the end of the clip', frames: 1, simSeconds: meta.duration_s, wallSeconds: 0.1 }, metrics);
+          const ep = await rec.finish(
+            {
+              runId: rec.runId,
+              outcome,
+              reason: failed ? 'hard failure' : 'reached the end of the clip',
+              frames: 1,
+              simSeconds: meta.duration_s,
+              wallSeconds: 0.1,
+            },
+            metrics,
+          );
           evidence.push({ rolloutIndex: k, runId: ep.runId, seed, outcome, reason: ep.reason, metrics, measures });
           episodes++;
         }
-        const d = decideAdmission(policy, MB_METRICS_1, { clipName: meta.name, group: meta.group, rollouts: evidence, unrunnable: [] });
+        const d = decideAdmission(policy, MB_METRICS_1, {
+          clipName: meta.name,
+          group: meta.group,
+          rollouts: evidence,
+          unrunnable: [],
+        });
         store.putAdmission({
           parentTraceId: parent.id,
           policyId: policy.id,
           policyVersion: policy.version,
           admitted: d.admitted,
           reasons: d.reasons,
-          evidence: { policy: policyKey(policy), policy_parameters: policy.parameters, contract: MB_METRICS_1.id, binding: `${binding.id}@${binding.version}`, snapshot_hash: workload.snapshot.snapshot_hash, clip: { id: clip.id, name: meta.name, group: meta.group }, protocol, rollouts: evidence.map((e) => ({ index: e.rolloutIndex, run_id: e.runId, seed: e.seed, outcome: e.outcome })), unrunnable: [], criteria: d.criteria },
+          evidence: {
+            policy: policyKey(policy),
+            policy_parameters: policy.parameters,
+            contract: MB_METRICS_1.id,
+            binding: `${binding.id}@${binding.version}`,
+            snapshot_hash: workload.snapshot.snapshot_hash,
+            clip: { id: clip.id, name: meta.name, group: meta.group },
+            protocol,
+            rollouts: evidence.map((e) => ({
+              index: e.rolloutIndex,
+              run_id: e.runId,
+              seed: e.seed,
+              outcome: e.outcome,
+            })),
+            unrunnable: [],
+            criteria: d.criteria,
+          },
         });
       }
     }
@@ -212,7 +322,8 @@ export async function benchReportTime(rounds = 5): Promise<{ pass: boolean; line
         const store = await openCampaign(dir, { readOnly: true });
         try {
           if (f === 'query') {
-            if (store.episodeResults({ executionDomain: 'simulation', calibrationId: null }).length !== gen.episodes) throw new Error('episode count mismatch');
+            if (store.episodeResults({ executionDomain: 'simulation', calibrationId: null }).length !== gen.episodes)
+              throw new Error('episode count mismatch');
           } else {
             const rep = buildCampaignReport(store);
             if (rep.pairs.length * 4 !== gen.episodes) throw new Error('pair count mismatch');
@@ -232,7 +343,10 @@ export async function benchReportTime(rounds = 5): Promise<{ pass: boolean; line
       lines: [
         `report time (synthetic campaign: ${gen.episodes} episodes, 250 pairs, 10 bindings; written through the store API in ${(gen.ms / 1000).toFixed(1)} s; median of ${rounds} runs, each opening the campaign read-only):`,
         `  store.episodeResults() alone ${m('query').toFixed(0)} ms (baseline)`,
-        ...(['md', 'csv', 'json'] as const).map((f) => `  report --format ${f.padEnd(4)} ${m(f).toFixed(0)} ms (${(bytes[f] / 1024).toFixed(0)} KiB), ratio to the query ${(m(f) / m('query')).toFixed(2)}x`),
+        ...(['md', 'csv', 'json'] as const).map(
+          (f) =>
+            `  report --format ${f.padEnd(4)} ${m(f).toFixed(0)} ms (${(bytes[f] / 1024).toFixed(0)} KiB), ratio to the query ${(m(f) / m('query')).toFixed(2)}x`,
+        ),
         `  target <= ${REPORT_TIME_TARGET_MS} ms per format: ${ok ? 'PASS' : 'ABOVE TARGET'}`,
       ],
     };

@@ -41,11 +41,16 @@ interface Phase {
   inProcess?: string;
 }
 
-const pct = (p: Phase, q: number): number => (p.n === 0 ? NaN : percentileLinearInPlace(p.latencies.slice(0, p.n), p.n, q));
+const pct = (p: Phase, q: number): number =>
+  p.n === 0 ? NaN : percentileLinearInPlace(p.latencies.slice(0, p.n), p.n, q);
 const ms = (v: number): string => `${v < 1 ? v.toFixed(3) : v.toFixed(2)} ms`;
 
 async function startPublisher(rateHz: number): Promise<{ url: string; child: ChildProcessWithoutNullStreams }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'bench/robotLinkPublisher.ts'), '--rate', String(rateHz)], { cwd: REPO });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(REPO, 'bench/robotLinkPublisher.ts'), '--rate', String(rateHz)],
+    { cwd: REPO },
+  );
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += String(d)));
   const url = await new Promise<string>((resolve, reject) => {
@@ -103,7 +108,13 @@ async function bareClient(url: string, rateHz: number): Promise<Phase> {
 async function robotClient(url: string, rateHz: number): Promise<Phase> {
   const profile = loadRobotProfile(path.join(REPO, 'assets/g1/g1.xml'));
   const reference = loadClipFile(path.resolve(REPO, '../shared/data/motions/lafan1_g1_csv/dance1_subject2.csv'));
-  const live = new LiveTrackingMetrics({ contract: MB_METRICS_1, profile, reference, availability: NO_MOTION_CAPTURE, streamRateHz: rateHz });
+  const live = new LiveTrackingMetrics({
+    contract: MB_METRICS_1,
+    profile,
+    reference,
+    availability: NO_MOTION_CAPTURE,
+    streamRateHz: rateHz,
+  });
   const cap = Math.ceil((rateHz * CLIENT_MS) / 1000) * 2 + 1000;
   const latencies = new Float64Array(cap);
   const inProcess = new Float64Array(cap);
@@ -183,7 +194,9 @@ export async function benchRobotLinkLatency(): Promise<{ lines: string[]; pass: 
       );
       if (rateHz === 500 && (!(o99 <= P99_LIMIT_MS) || ours.dropped > 0 || ours.n === 0)) {
         pass = false;
-        lines.push(`           FAIL: ${ours.n === 0 ? 'no frames measured' : ours.dropped > 0 ? `${ours.dropped} frames dropped` : `p99 ${ms(o99)} > ${P99_LIMIT_MS} ms`}`);
+        lines.push(
+          `           FAIL: ${ours.n === 0 ? 'no frames measured' : ours.dropped > 0 ? `${ours.dropped} frames dropped` : `p99 ${ms(o99)} > ${P99_LIMIT_MS} ms`}`,
+        );
       }
     } finally {
       pub.child.kill('SIGKILL');

@@ -3,7 +3,12 @@ import type { AddressInfo } from 'node:net';
 import process from 'node:process';
 import readline from 'node:readline';
 import { WebSocketServer } from 'ws';
-import { G1_BRIDGE_CONTRACT, G1_BRIDGE_METADATA, G1_BRIDGE_TOPICS, type WbcState } from '../src/domain/bridge/g1BridgeContract';
+import {
+  G1_BRIDGE_CONTRACT,
+  G1_BRIDGE_METADATA,
+  G1_BRIDGE_TOPICS,
+  type WbcState,
+} from '../src/domain/bridge/g1BridgeContract';
 import { g1BridgeChannel } from '../src/domain/bridge/g1BridgeSchemas';
 import { FoxgloveServer, ServerCapability } from '../src/services/bridge/foxgloveWs';
 
@@ -65,8 +70,23 @@ let runId: string | null = null;
 let episodeStartNs: number | null = null;
 let outcome: string | null = null;
 
-function status(ack?: { seq: number | null; command: string | null; ok: boolean; code: string; message: string }): void {
-  const msg = { state, clip_id: null, frame: null, stamp_ns: nowNs(), run_id: runId, episode_start_ns: episodeStartNs, outcome, ...(ack ? { ack } : {}) };
+function status(ack?: {
+  seq: number | null;
+  command: string | null;
+  ok: boolean;
+  code: string;
+  message: string;
+}): void {
+  const msg = {
+    state,
+    clip_id: null,
+    frame: null,
+    stamp_ns: nowNs(),
+    run_id: runId,
+    episode_start_ns: episodeStartNs,
+    outcome,
+    ...(ack ? { ack } : {}),
+  };
   server.sendMessage(wbcStatus, BigInt(Date.now()) * 1_000_000n, Buffer.from(JSON.stringify(msg), 'utf8'));
 }
 
@@ -80,7 +100,9 @@ server.on('message', (ev) => {
   const seq = typeof cmd.seq === 'number' ? cmd.seq : null;
   const name = cmd.command ?? null;
   const args = cmd.args ?? {};
-  process.stdout.write(`${JSON.stringify({ command: name, seq, reason: args.reason ?? null, outcome: args.outcome ?? null })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ command: name, seq, reason: args.reason ?? null, outcome: args.outcome ?? null })}\n`,
+  );
   const delay = name !== null ? ackDelayMs.get(name) : undefined;
   const ok = (message: string): void => {
     if (delay === Infinity) return;
@@ -105,12 +127,25 @@ server.on('message', (ev) => {
       state = name === 'stop' ? (state === 'tracking' ? 'done' : 'idle') : name === 'damp' ? 'damping' : 'idle';
       return ok(name);
     default:
-      return status({ seq, command: null, ok: false, code: 'unsupported', message: `${String(name)} is not supported here` });
+      return status({
+        seq,
+        command: null,
+        ok: false,
+        code: 'unsupported',
+        message: `${String(name)} is not supported here`,
+      });
   }
 });
 
-const wss = new WebSocketServer({ host: '127.0.0.1', port, handleProtocols: (p) => server.handleProtocols(p), perMessageDeflate: false });
-wss.on('connection', (ws, req) => server.handleConnection(ws as never, `${req.socket.remoteAddress}:${req.socket.remotePort}`));
+const wss = new WebSocketServer({
+  host: '127.0.0.1',
+  port,
+  handleProtocols: (p) => server.handleProtocols(p),
+  perMessageDeflate: false,
+});
+wss.on('connection', (ws, req) =>
+  server.handleConnection(ws as never, `${req.socket.remoteAddress}:${req.socket.remotePort}`),
+);
 
 let frozen = false;
 /** Commands whose ack is delayed (ms; Infinity = never answered). */

@@ -32,7 +32,12 @@ for (const [file, label] of [
   r.lines.forEach((l) => console.log(l));
   if (!r.pass) failed = true;
   // Menagerie's G1 (meshes, scene.xml for the floor): for information, no target.
-  const m = await benchSimulator(repo, path.resolve(repo, '../shared/data/models/unitree_g1_mjcf/scene.xml'), 'Menagerie scene.xml', { scaling: false, enforce: false });
+  const m = await benchSimulator(
+    repo,
+    path.resolve(repo, '../shared/data/models/unitree_g1_mjcf/scene.xml'),
+    'Menagerie scene.xml',
+    { scaling: false, enforce: false },
+  );
   m.lines.forEach((l) => console.log(l));
 }
 {
@@ -50,5 +55,10 @@ for (const [file, label] of [
   r.lines.forEach((l) => console.log(l));
   if (!r.pass) failed = true;
 }
-if (!(await import('./robotLinkLatency').then((m) => m.benchRobotLinkLatency()).then((r) => (r.lines.forEach((l) => console.log(l)), r.pass)))) failed = true;
+if (
+  !(await import('./robotLinkLatency')
+    .then((m) => m.benchRobotLinkLatency())
+    .then((r) => (r.lines.forEach((l) => console.log(l)), r.pass)))
+)
+  failed = true;
 process.exitCode = failed ? 1 : 0;

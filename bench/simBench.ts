@@ -38,10 +38,20 @@ function machineBusyMs(): number {
   return t;
 }
 
-export async function benchSimulator(repo: string, modelFile: string, label: string, options: SimBenchOptions = {}): Promise<{ pass: boolean; lines: string[] }> {
+export async function benchSimulator(
+  repo: string,
+  modelFile: string,
+  label: string,
+  options: SimBenchOptions = {},
+): Promise<{ pass: boolean; lines: string[] }> {
   const scaling = options.scaling ?? true;
   const enforce = options.enforce ?? true;
-  const verdict = (ok: boolean) => (enforce ? (ok ? 'PASS' : 'BELOW TARGET') : `(information only: ${ok ? 'would pass' : 'below'} the target set for our G1)`);
+  const verdict = (ok: boolean) =>
+    enforce
+      ? ok
+        ? 'PASS'
+        : 'BELOW TARGET'
+      : `(information only: ${ok ? 'would pass' : 'below'} the target set for our G1)`;
   const lafan = path.resolve(repo, '../shared/data/motions/lafan1_g1_csv');
   const profile = loadRobotProfile(modelFile);
   const limits = { jointLimitsRad: profile.joints.map((j) => j.rangeRad) };

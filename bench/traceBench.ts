@@ -55,7 +55,11 @@ const message = (f: StateFrame) => ({
   jointPosRad: Array.from(f.jointPosRad),
   jointVelRadS: Array.from(f.jointVelRadS),
   jointTauNm: Array.from(f.jointTauNm),
-  imu: { quatWxyz: Array.from(f.imu.quatWxyz), gyroRadS: Array.from(f.imu.gyroRadS), accelMS2: Array.from(f.imu.accelMS2) },
+  imu: {
+    quatWxyz: Array.from(f.imu.quatWxyz),
+    gyroRadS: Array.from(f.imu.gyroRadS),
+    accelMS2: Array.from(f.imu.accelMS2),
+  },
   contacts: null,
   rootLinVelMps: null,
   rootAngVelRadS: null,
@@ -103,9 +107,25 @@ export async function benchTraceWrite(): Promise<{ pass: boolean; lines: string[
     let chunks = 0;
     const recorder = async (): Promise<number> => {
       const t0 = performance.now();
-      const rec = await store.beginEpisode({ parentTraceId: parent.id, executionDomain: 'real_robot', backendId: 'bench', robotUnit: 'bench-unit', seed: 0 });
+      const rec = await store.beginEpisode({
+        parentTraceId: parent.id,
+        executionDomain: 'real_robot',
+        backendId: 'bench',
+        robotUnit: 'bench-unit',
+        seed: 0,
+      });
       for (let i = 0; i < N; i += BATCH) await rec.frames(fs500.slice(i, i + BATCH));
-      const ep = await rec.finish({ runId: rec.runId, outcome: 'completed', reason: 'bench', frames: N, simSeconds: (N - 1) / RATE_HZ, wallSeconds: 0 }, metrics);
+      const ep = await rec.finish(
+        {
+          runId: rec.runId,
+          outcome: 'completed',
+          reason: 'bench',
+          frames: N,
+          simSeconds: (N - 1) / RATE_HZ,
+          wallSeconds: 0,
+        },
+        metrics,
+      );
       const s = (performance.now() - t0) / 1000;
       bytes = ep.mcapBytes ?? 0;
       chunks = rec.stats().chunks;

@@ -7,6 +7,7 @@ import { createConsoleApi, type ConsoleApi } from '../src/services/api/consoleAp
 import type { EventClient } from '../src/services/api/eventHub';
 import { installLastResort } from '../src/services/safety/lastResort';
 import { APP_ORIGIN, registerAppScheme, serveRenderer } from './appProtocol';
+import { keepDrawingProcessesLow } from './drawingPriority';
 
 // Electron main process: one hardened window, the console API behind one IPC channel validated
 // against the zod contract (in ConsoleApi.invoke), and the native "Open clip…" dialog.
@@ -79,10 +80,18 @@ function clientOf(api: ConsoleApi, wc: WebContents): EventClient {
 
 function registerIpc(api: ConsoleApi): void {
   ipcMain.handle(IPC_INVOKE_CHANNEL, async (event, method: unknown, params: unknown): Promise<ApiOutcome> => {
-    if (!fromOurPage(event)) return { ok: false, error: { code: 'bad_request', message: 'caller is not the console page' } };
+    if (!fromOurPage(event))
+      return { ok: false, error: { code: 'bad_request', message: 'caller is not the console page' } };
     const size = approximateBytes(params);
     if (size > MAX_MESSAGE_BYTES) {
-      return { ok: false, error: { code: 'too_large', message: `request of ~${size} bytes exceeds the ${MAX_MESSAGE_BYTES}-byte limit`, field: 'params' } };
+      return {
+        ok: false,
+        error: {
+          code: 'too_large',
+          message: `request of ~${size} bytes exceeds the ${MAX_MESSAGE_BYTES}-byte limit`,
+          field: 'params',
+        },
+      };
     }
     return api.invoke(method, params, { client: clientOf(api, event.sender) });
   });
@@ -135,6 +144,7 @@ void app.whenReady().then(() => {
   serveRenderer(RENDERER_DIR);
   registerIpc(createApi());
   createWindow();
+  keepDrawingProcessesLow();
   app.on('activate', () => {
     if (BrowserWindow.getAllWindows().length === 0) createWindow();
   });

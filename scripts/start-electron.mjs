@@ -22,7 +22,9 @@ function electronBinary() {
 
 const binary = electronBinary();
 if (!binary) {
-  process.stderr.write('Electron binary not installed (it cannot be downloaded here): run `npm run host` and open the printed URL in a browser instead.\n');
+  process.stderr.write(
+    'Electron binary not installed (it cannot be downloaded here): run `npm run host` and open the printed URL in a browser instead.\n',
+  );
   process.exit(1);
 }
 

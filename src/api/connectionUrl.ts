@@ -15,7 +15,8 @@ export const MAX_BACKEND_URL_LENGTH = 2048;
 export function checkBackendUrl(text: string): BackendUrlCheck {
   const t = text.trim();
   if (t === '') return { ok: false, reason: 'enter a ws:// or wss:// URL' };
-  if (t.length > MAX_BACKEND_URL_LENGTH) return { ok: false, reason: `longer than ${MAX_BACKEND_URL_LENGTH} characters` };
+  if (t.length > MAX_BACKEND_URL_LENGTH)
+    return { ok: false, reason: `longer than ${MAX_BACKEND_URL_LENGTH} characters` };
   if (/\s/.test(t)) return { ok: false, reason: 'contains whitespace' };
   let u: URL;
   try {

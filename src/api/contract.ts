@@ -34,7 +34,11 @@ const fpsSchema = z.number().finite().gt(0).max(10_000);
 export const MAX_MESH_FILE_BYTES = 40 * 1024 * 1024;
 
 /** Id of a Connections entry: `embedded-sim`, `remote-<n>`. */
-const connectionIdSchema = z.string().min(1).max(64).regex(/^[a-z0-9-]+$/, 'not a connection id');
+const connectionIdSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z0-9-]+$/, 'not a connection id');
 
 /** A ws:// or wss:// URL; the reason for a refusal is the one the Connections panel shows. */
 const backendUrlSchema = z
@@ -182,7 +186,11 @@ export interface ConnectionInfo {
   latencyMs: number | null;
   /** The run holding the backend's lease, if any. */
   leasedRunId: string | null;
-  /** Most recent first, at most MAX_PROBLEMS_SENT. */
+  /**
+   * Current problems only, at most MAX_PROBLEMS_SENT: the conditions that hold (newest first), then
+   * incidents of the last 10 s (newest first). `code` is a BackendProblemCode
+   * (src/domain/backend/problemCodes.ts), typed as string here so that a newer backend's code reads.
+   */
   problems: Problem[];
   /** Remote entries can be removed; the embedded simulator cannot. */
   removable: boolean;
@@ -213,23 +221,48 @@ export type ApiResult<M extends ApiMethod> = ApiResults[M];
 
 // ---- errors --------------------------------------------------------------------------------
 
-export type ApiErrorCode =
+/**
+ * Every code an ApiError may carry. The services' typed errors are mapped to these in one place,
+ * by error type (src/services/api/apiErrorMap.ts; the table is in docs/CONSOLE.md, "Errors").
+ */
+export const API_ERROR_CODES = [
   /** The message is not valid JSON or not a {id, method, params} object. */
-  | 'bad_request'
-  | 'unknown_method'
-  | 'bad_params'
-  | 'too_large'
-  /** A user file could not be read or decoded; `location` says where. */
-  | 'input_error'
-  | 'not_found'
-  /** The method exists but this transport does not offer it. */
-  | 'unsupported'
+  'bad_request',
+  'unknown_method',
+  /** The params do not fit the method (or, past validation, contradict each other). */
+  'bad_params',
+  'too_large',
+  /** A user file or folder could not be read, decoded or used; `location` says where when known. */
+  'input_error',
+  'not_found',
+  /** The method exists but this transport (or this build) does not offer it. */
+  'unsupported',
   /** The request contradicts the current state (a URL already listed, an entry that cannot be removed). */
-  | 'conflict'
-  | 'internal';
+  'conflict',
+  /** Another process holds what the request needs (the campaign database's lock): try again later. */
+  'busy',
+  /** A rule refused the request (a trial on a pair not admitted, a command the robot declined); `reasons` says why. */
+  'refused',
+  /** The disk failed the request: no space left, a file-size limit, an I/O error. */
+  'storage',
+  'internal',
+] as const;
+
+export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
+
+/** The typed error behind an ApiError, where it has a code of its own (TraceStoreError 'busy', errno 'ENOENT'). */
+export interface ApiErrorOrigin {
+  /** The error's type: TraceStoreError, FolderRefusedError, EpisodeFileError, StatsError, SystemError (errno). */
+  type: string;
+  /** Its own code: a TraceStoreErrorCode, a FolderRefusal, an errno name, a StatsErrorCode. */
+  code: string;
+  /** The file or folder concerned, where the error names one. */
+  path?: string;
+}
 
 export interface ApiError {
   code: ApiErrorCode;
+  /** The error's own message, verbatim. */
   message: string;
   /** The offending request field, dotted (e.g. `params.fps`). */
   field?: string;
@@ -237,9 +270,31 @@ export interface ApiError {
   location?: InputLocation;
   /** For input_error: what is wrong, without the location. */
   reason?: string;
+  /** Every reason, verbatim and in order: a refusal's (always, for refused), a folder's several problems. */
+  reasons?: string[];
+  origin?: ApiErrorOrigin;
 }
 
-export type ApiOutcome<M extends ApiMethod = ApiMethod> = { ok: true; result: ApiResult<M> } | { ok: false; error: ApiError };
+/** ApiError as a schema: what either transport may answer (tests hold every mapped error to it). */
+export const apiErrorSchema = z.strictObject({
+  code: z.enum(API_ERROR_CODES),
+  message: z.string(),
+  field: z.string().optional(),
+  location: z
+    .strictObject({
+      file: z.string(),
+      line: z.number().int().optional(),
+      column: z.number().int().optional(),
+      key: z.string().optional(),
+    })
+    .optional(),
+  reason: z.string().optional(),
+  reasons: z.array(z.string()).optional(),
+  origin: z.strictObject({ type: z.string(), code: z.string(), path: z.string().optional() }).optional(),
+}) satisfies z.ZodType<ApiError>;
+
+export type ApiOutcome<M extends ApiMethod = ApiMethod> =
+  { ok: true; result: ApiResult<M> } | { ok: false; error: ApiError };
 
 // ---- WebSocket framing (loopback host) -----------------------------------------------------
 
@@ -251,7 +306,8 @@ export const wsRequestSchema = z.strictObject({
 });
 
 export type WsRequest = z.infer<typeof wsRequestSchema>;
-export type WsResponse = { id: string | number | null; result: unknown } | { id: string | number | null; error: ApiError };
+export type WsResponse =
+  { id: string | number | null; result: unknown } | { id: string | number | null; error: ApiError };
 /** A server→client push on the WebSocket (no id: it answers no request). */
 export interface WsEventMessage {
   event: ApiEvent;

@@ -16,7 +16,11 @@ const sortNames: string[] = [...AGGREGATE_KEYS.map((k) => READING_INFO[k].json),
 export const GAP_SORT_NAMES = sortNames as [string, ...string[]];
 
 /** A parent trace id (`pt-<hex>`, as the trace store makes them). */
-const parentTraceIdSchema = z.string().min(1).max(128).regex(/^[\w.:-]+$/, 'not a parent trace id');
+const parentTraceIdSchema = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[\w.:-]+$/, 'not a parent trace id');
 
 export const gapRequestSchemas = {
   /** Table 11 of a campaign (read-only). `sort`: the per-clip order (default mpjpe_l_mm). */
@@ -37,7 +41,12 @@ export interface GapReadingInfo {
   unit: string;
 }
 
-export const GAP_READINGS: readonly GapReadingInfo[] = AGGREGATE_KEYS.map((key) => ({ key, json: READING_INFO[key].json, label: READING_INFO[key].label, unit: READING_INFO[key].unit }));
+export const GAP_READINGS: readonly GapReadingInfo[] = AGGREGATE_KEYS.map((key) => ({
+  key,
+  json: READING_INFO[key].json,
+  label: READING_INFO[key].label,
+  unit: READING_INFO[key].unit,
+}));
 
 /** A value in stored units, or null with why. */
 export interface GapValueDto {
@@ -91,6 +100,8 @@ export interface GapClipDto {
 export interface GapBindingDto {
   /** `id@version`. */
   binding: string;
+  /** What people read (src/domain/wbc/bindingName.ts): "builtin@pd1-… · assist 3000 N/m". */
+  name: string;
   kind: string | null;
   label: string | null;
   /** "reference tracker, not a policy" for builtin bindings. */
@@ -111,7 +122,15 @@ export interface GapReportDto {
   sort: string;
   bindings: GapBindingDto[];
   /** Calibrated pairs not in the tables (superseded, incomplete, other contract). */
-  skipped: { binding: string; clipId: string; clip: string; parentTraceId: string; calibrationId: string; why: string; reason: string }[];
+  skipped: {
+    binding: string;
+    clipId: string;
+    clip: string;
+    parentTraceId: string;
+    calibrationId: string;
+    why: string;
+    reason: string;
+  }[];
   generatedAt: string;
 }
 
@@ -157,6 +176,8 @@ export interface GapWorstFrameDto {
 export interface GapReplayDto {
   parentTraceId: string;
   binding: string;
+  /** The binding's name (as GapBindingDto.name). */
+  bindingName: string;
   clipId: string;
   clip: string;
   calibrationId: string;

@@ -6,7 +6,10 @@ import { POLICY_ID_RE } from './policyContract';
 const bindingSpecSchema = z
   .string()
   .max(64)
-  .refine((v) => POLICY_ID_RE.test(v) || /^builtin(?::assist=(\d{1,7}(?:\.\d{1,6})?))?$/.test(v), 'expected "builtin", "builtin:assist=<N/m>" or an opened policy\'s id (policy-…)');
+  .refine(
+    (v) => POLICY_ID_RE.test(v) || /^builtin(?::assist=(\d{1,7}(?:\.\d{1,6})?))?$/.test(v),
+    'expected "builtin", "builtin:assist=<N/m>" or an opened policy\'s id (policy-…)',
+  );
 
 // The qualification part of the console API (issue 5 item 6): the Qualification board opens a
 // campaign folder on the machine running the services, reads its matrix (bindings × clips with
@@ -25,10 +28,22 @@ export const campaignDirSchema = z
   .refine((v) => !v.includes('\0'), 'contains a NUL character')
   .refine((v) => v.startsWith('/') || /^[A-Za-z]:[\\/]/.test(v), 'must be an absolute path');
 
-const jobIdSchema = z.string().min(1).max(64).regex(/^qual-[a-z0-9-]+$/, 'not a qualification job id');
+const jobIdSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^qual-[a-z0-9-]+$/, 'not a qualification job id');
 /** `<id>@<version>`: a released policy's is e.g. `beyondmimic/Violin@beyondmimic/1+4265e949255c@mjlab-g1/1@5ms×4`. */
-const bindingKeySchema = z.string().min(1).max(200).regex(/^[\w.:=+@/×-]+$/u, 'not a binding key');
-const clipIdSchema = z.string().min(1).max(128).regex(/^[\w.:-]+$/, 'not a clip id');
+const bindingKeySchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[\w.:=+@/×-]+$/u, 'not a binding key');
+const clipIdSchema = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[\w.:-]+$/, 'not a clip id');
 
 export const MAX_QUALIFICATION_BINDINGS = 8;
 
@@ -55,12 +70,23 @@ export const qualificationRequestSchemas = {
   }),
   /** Cancels a job (or every job with all: true — the operator's STOP). */
   'qualification.cancel': z
-    .strictObject({ jobId: jobIdSchema.optional(), all: z.literal(true).optional(), reason: z.string().max(200).optional() })
-    .refine((p) => (p.jobId === undefined) !== (p.all === undefined), { message: 'give either jobId or all: true', path: ['jobId'] }),
+    .strictObject({
+      jobId: jobIdSchema.optional(),
+      all: z.literal(true).optional(),
+      reason: z.string().max(200).optional(),
+    })
+    .refine((p) => (p.jobId === undefined) !== (p.all === undefined), {
+      message: 'give either jobId or all: true',
+      path: ['jobId'],
+    }),
   /** A job's state (the same figures the progress pushes carry); without jobId the most recent job. */
   'qualification.status': z.strictObject({ jobId: jobIdSchema.optional() }),
   /** The worst rollout of one pair, for replay: reference and executed trajectories at 50 Hz and the worst frame. */
-  'qualification.replay': z.strictObject({ campaignDir: campaignDirSchema, bindingKey: bindingKeySchema, clipId: clipIdSchema }),
+  'qualification.replay': z.strictObject({
+    campaignDir: campaignDirSchema,
+    bindingKey: bindingKeySchema,
+    clipId: clipIdSchema,
+  }),
 } as const;
 
 // ---- results -------------------------------------------------------------------------------
@@ -89,12 +115,22 @@ export interface QualificationClipDto {
 
 export interface QualificationBindingDto {
   key: string;
+  /** What people read (src/domain/wbc/bindingName.ts): "builtin@pd1-… · assist 3000 N/m". */
+  name: string;
   kind: string;
   label: string;
   /** "reference tracker, not a policy" for builtin bindings. */
   note: string | null;
   /** Summary over the decided pairs (docs/QUALIFICATION.md, "Matrix numbers"). */
-  summary: { pairs: number; admitted: number; rejected: number; pending: number; sr: number | null; progressSoft: number | null; mpjpeLMm: number | null };
+  summary: {
+    pairs: number;
+    admitted: number;
+    rejected: number;
+    pending: number;
+    sr: number | null;
+    progressSoft: number | null;
+    mpjpeLMm: number | null;
+  };
 }
 
 export interface QualificationReportDto {
@@ -134,7 +170,13 @@ export interface QualificationJobStatus {
   etaS: number | null;
   /** Pairs with a rollout running now (binding key, clip id). */
   running: { bindingKey: string; clipId: string; clipName: string }[];
-  lastPair: { bindingKey: string; clipId: string; clipName: string; admitted: boolean | null; reasons: string[] } | null;
+  lastPair: {
+    bindingKey: string;
+    clipId: string;
+    clipName: string;
+    admitted: boolean | null;
+    reasons: string[];
+  } | null;
   error: string | null;
   startedAtMs: number;
   endedAtMs: number | null;
@@ -151,7 +193,13 @@ export interface QualificationReplayDto {
   /** The reference clip (as clips.load returns it, so the viewport shows it as the clip on display). */
   reference: ClipDto;
   /** The executed trajectory at 50 Hz (frame-major). */
-  executed: { frames: number; timeS: number[]; rootPosM: number[] | null; rootQuatWxyz: number[] | null; jointPosRad: number[] };
+  executed: {
+    frames: number;
+    timeS: number[];
+    rootPosM: number[] | null;
+    rootQuatWxyz: number[] | null;
+    jointPosRad: number[];
+  };
   worst: { frame: number; timeS: number; kind: 'first_failure' | 'max_error'; detail: string };
 }
 
@@ -184,7 +232,10 @@ export const qualificationProgressEventSchema = z.strictObject({
   elapsedS: num,
   etaS: num.nullable(),
   running: z.array(pairRef),
-  lastPair: pairRef.extend({ admitted: z.boolean().nullable(), reasons: z.array(z.string()) }).strict().nullable(),
+  lastPair: pairRef
+    .extend({ admitted: z.boolean().nullable(), reasons: z.array(z.string()) })
+    .strict()
+    .nullable(),
   error: z.string().nullable(),
   startedAtMs: num,
   endedAtMs: num.nullable(),

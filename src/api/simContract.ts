@@ -31,7 +31,10 @@ export const bindingSpecSchema = z
     if (POLICY_ID_RE.test(v)) return;
     const m = CONSOLE_BINDING_SPEC_RE.exec(v);
     if (!m) {
-      ctx.addIssue({ code: 'custom', message: `expected "builtin", "builtin:assist=<N/m>" or an opened policy's id (policy-…), got ${JSON.stringify(v.slice(0, 40))}` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected "builtin", "builtin:assist=<N/m>" or an opened policy's id (policy-…), got ${JSON.stringify(v.slice(0, 40))}`,
+      });
       return;
     }
     if (m[1] !== undefined && Number(m[1]) > MAX_ASSIST_N_PER_M) {
@@ -39,8 +42,16 @@ export const bindingSpecSchema = z
     }
   });
 
-const runIdSchema = z.string().min(1).max(128).regex(/^[\w.:-]+$/, 'not a run id');
-const connectionIdSchema = z.string().min(1).max(64).regex(/^[a-z0-9-]+$/, 'not a connection id');
+const runIdSchema = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[\w.:-]+$/, 'not a run id');
+const connectionIdSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z0-9-]+$/, 'not a connection id');
 
 /** Longest clip stretch a run may be limited to, s (and the smallest). */
 export const MAX_RUN_SECONDS = 3600;
@@ -53,7 +64,11 @@ export const simRequestSchemas = {
    */
   'sim.run': z.strictObject({
     connectionId: connectionIdSchema,
-    clipId: z.string().min(1).max(64).regex(/^clip-[0-9a-f]+$/, 'not a clip id'),
+    clipId: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(/^clip-[0-9a-f]+$/, 'not a clip id'),
     binding: bindingSpecSchema,
     seed: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
     /** Run no faster than this multiple of real time (default 1: live); null = as fast as it goes. Embedded simulator only. */
@@ -69,7 +84,10 @@ export const simRequestSchemas = {
       /** Why, for the record (e.g. "operator stop (key:Space)"). */
       reason: z.string().max(200).optional(),
     })
-    .refine((p) => (p.runId === undefined) !== (p.all === undefined), { message: 'give either runId or all: true', path: ['runId'] }),
+    .refine((p) => (p.runId === undefined) !== (p.all === undefined), {
+      message: 'give either runId or all: true',
+      path: ['runId'],
+    }),
   /** A run's state, its end (once ended) and its full recorded trajectory. */
   'sim.result': z.strictObject({ runId: runIdSchema }),
   /** The caller has processed every push up to and including `seq`. */
@@ -132,7 +150,10 @@ const num = finite;
 const nullableNum = finite.nullable();
 
 export const readingSchema = <T extends z.ZodType>(value: T) =>
-  z.union([z.strictObject({ available: z.literal(true), value }), z.strictObject({ available: z.literal(false), reason: z.string() })]);
+  z.union([
+    z.strictObject({ available: z.literal(true), value }),
+    z.strictObject({ available: z.literal(false), reason: z.string() }),
+  ]);
 
 export const hardFailureSchema = z.strictObject({
   frame: z.number().int().min(0),
@@ -148,7 +169,11 @@ export const episodeMetricsSchema = z.strictObject({
   K: z.number().int().min(0),
   failure: readingSchema(hardFailureSchema.nullable()),
   progressSoft: readingSchema(num),
-  progressStop: readingSchema(z.strictObject({ frame: z.number().int(), cause: z.enum(['hard_failure', 'drift_xy', 'drift_heading']) }).nullable()),
+  progressStop: readingSchema(
+    z
+      .strictObject({ frame: z.number().int(), cause: z.enum(['hard_failure', 'drift_xy', 'drift_heading']) })
+      .nullable(),
+  ),
   mpjpeLMm: readingSchema(num),
   jointPosRmseRad: readingSchema(num),
   jointVelRmseRadS: readingSchema(num),
@@ -186,7 +211,15 @@ export const simEndEventSchema = z.strictObject({
   type: z.literal('sim.end'),
   seq: z.number().int().min(0),
   runId: runIdSchema,
-  outcome: z.enum(['completed', 'hard_failure', 'intervention', 'estop', 'link_lost', 'aborted_by_operator', 'infrastructure_error']),
+  outcome: z.enum([
+    'completed',
+    'hard_failure',
+    'intervention',
+    'estop',
+    'link_lost',
+    'aborted_by_operator',
+    'infrastructure_error',
+  ]),
   reason: z.string(),
   /** Frames recorded. */
   frames: z.number().int().min(0),
@@ -194,7 +227,10 @@ export const simEndEventSchema = z.strictObject({
   simSeconds: num,
   wallSeconds: num,
   /** sha256 of the recorded trajectory (embedded simulator); null where the backend gives none. */
-  trajectorySha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  trajectorySha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable(),
   /** The streaming detector's first hard failure (frames 0..K−2), or null. */
   failure: hardFailureSchema.nullable(),
   /** Batch mb-metrics/1 readings of the recording against the reference (the `motionbench metrics` numbers). */
@@ -205,7 +241,12 @@ export const simEndEventSchema = z.strictObject({
   stopRequestedAtMs: z.number().nullable(),
 });
 
-export const apiEventSchema = z.discriminatedUnion('type', [simFramesEventSchema, simEndEventSchema, qualificationProgressEventSchema, ...trialEventSchemas]);
+export const apiEventSchema = z.discriminatedUnion('type', [
+  simFramesEventSchema,
+  simEndEventSchema,
+  qualificationProgressEventSchema,
+  ...trialEventSchemas,
+]);
 
 export type SimFramesEvent = z.infer<typeof simFramesEventSchema>;
 export type SimEndEvent = z.infer<typeof simEndEventSchema>;
@@ -217,7 +258,10 @@ export function parseApiEvent(value: unknown): { ok: true; event: ApiEvent } | {
   const r = apiEventSchema.safeParse(value);
   if (r.success) return { ok: true, event: r.data };
   const issue = r.error.issues[0];
-  return { ok: false, reason: `${(issue?.path ?? []).map(String).join('.') || '(event)'}: ${issue?.message ?? 'invalid'}` };
+  return {
+    ok: false,
+    reason: `${(issue?.path ?? []).map(String).join('.') || '(event)'}: ${issue?.message ?? 'invalid'}`,
+  };
 }
 
 /** Pushes a client may leave unacknowledged before the services hold back (coalesce) frames. */

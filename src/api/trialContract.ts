@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ClipDto } from './contract';
+import { WBC_STATES, type WbcState } from '../domain/bridge/g1BridgeContract';
 import { campaignDirSchema } from './qualificationContract';
 
 // The real-robot part of the console API (issue 6 item 9; DESIGN §6, §8): the serial interlock
@@ -20,15 +21,47 @@ import { campaignDirSchema } from './qualificationContract';
 // (No import from simContract.ts: it imports the event schemas from here.)
 
 const finite = z.number().finite();
-const connectionIdSchema = z.string().min(1).max(64).regex(/^[a-z0-9-]+$/, 'not a connection id');
-const trialJobIdSchema = z.string().min(1).max(64).regex(/^trial-[a-z0-9-]+$/, 'not a trial job id');
-const captureIdSchema = z.string().min(1).max(64).regex(/^capture-[a-z0-9-]+$/, 'not a capture id');
-const promptIdSchema = z.string().min(1).max(64).regex(/^prompt-[a-z0-9-]+$/, 'not a prompt id');
-const runIdSchema = z.string().min(1).max(128).regex(/^[\w.:-]+$/, 'not a run id');
+const connectionIdSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z0-9-]+$/, 'not a connection id');
+const trialJobIdSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^trial-[a-z0-9-]+$/, 'not a trial job id');
+const captureIdSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^capture-[a-z0-9-]+$/, 'not a capture id');
+const promptIdSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^prompt-[a-z0-9-]+$/, 'not a prompt id');
+const runIdSchema = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[\w.:-]+$/, 'not a run id');
 /** A pair id is a parent trace id or a unique prefix of one (as `motionbench trial --pair`). */
-const pairIdSchema = z.string().min(4).max(128).regex(/^[\w.:-]+$/, 'not a pair id');
-const calibrationIdSchema = z.string().min(4).max(64).regex(/^cal-[0-9a-f]+$/, 'not a calibration id');
-const clipRefSchema = z.string().min(1).max(128).regex(/^[\w.:-]+$/, 'not a clip id or name');
+const pairIdSchema = z
+  .string()
+  .min(4)
+  .max(128)
+  .regex(/^[\w.:-]+$/, 'not a pair id');
+const calibrationIdSchema = z
+  .string()
+  .min(4)
+  .max(64)
+  .regex(/^cal-[0-9a-f]+$/, 'not a calibration id');
+const clipRefSchema = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[\w.:-]+$/, 'not a clip id or name');
 
 /** A serial device on the services' machine: an absolute path (/dev/ttyUSB0, a pty link) or COMn. */
 export const serialDevicePathSchema = z
@@ -36,7 +69,10 @@ export const serialDevicePathSchema = z
   .min(1)
   .max(1024)
   .refine((v) => !v.includes('\0'), 'contains a NUL character')
-  .refine((v) => v.startsWith('/') || /^COM[0-9]{1,3}$/i.test(v), 'must be an absolute device path (e.g. /dev/ttyUSB0) or COMn');
+  .refine(
+    (v) => v.startsWith('/') || /^COM[0-9]{1,3}$/i.test(v),
+    'must be an absolute device path (e.g. /dev/ttyUSB0) or COMn',
+  );
 
 /** Real trials per pair the console may ask for (3 = DESIGN §1). */
 export const MAX_TRIALS_PER_PAIR = 10;
@@ -74,7 +110,10 @@ export const trialRequestSchemas = {
   /** Abandons a capture that is waiting for stillness (the STOP does it too). */
   'calibration.cancel': z.strictObject({}),
   /** Qualification pairs admitted under the current contract, with how far their matched pair has got. */
-  'trial.queue': z.strictObject({ campaignDir: campaignDirSchema, trials: z.number().int().min(1).max(MAX_TRIALS_PER_PAIR).optional() }),
+  'trial.queue': z.strictObject({
+    campaignDir: campaignDirSchema,
+    trials: z.number().int().min(1).max(MAX_TRIALS_PER_PAIR).optional(),
+  }),
   /**
    * Starts the matched pair `pairId` (simulation branch + `trials` real trials) on the robot
    * `connectionId`, with the interlock this console has open. Returns at once; progress,
@@ -88,18 +127,37 @@ export const trialRequestSchemas = {
     trials: z.number().int().min(1).max(MAX_TRIALS_PER_PAIR).optional(),
   }),
   /** The operator's answer to a prompt (confirm a trial: ok; confirm a reset: ok + who/what in note). */
-  'trial.confirm': z.strictObject({ jobId: trialJobIdSchema, promptId: promptIdSchema, ok: z.boolean(), note: z.string().max(MAX_NOTE_CHARS).optional() }),
+  'trial.confirm': z.strictObject({
+    jobId: trialJobIdSchema,
+    promptId: promptIdSchema,
+    ok: z.boolean(),
+    note: z.string().max(MAX_NOTE_CHARS).optional(),
+  }),
   /**
    * Operator stop of one job or of all (STOP, Space, Escape): the running trial ends as
    * aborted_by_operator (`intervention: true`: the operator intervened physically), stop + damp go out at once.
    */
   'trial.stop': z
-    .strictObject({ jobId: trialJobIdSchema.optional(), all: z.literal(true).optional(), intervention: z.boolean().optional(), reason: z.string().max(200).optional() })
-    .refine((p) => (p.jobId === undefined) !== (p.all === undefined), { message: 'give either jobId or all: true', path: ['jobId'] }),
+    .strictObject({
+      jobId: trialJobIdSchema.optional(),
+      all: z.literal(true).optional(),
+      intervention: z.boolean().optional(),
+      reason: z.string().max(200).optional(),
+    })
+    .refine((p) => (p.jobId === undefined) !== (p.all === undefined), {
+      message: 'give either jobId or all: true',
+      path: ['jobId'],
+    }),
   /** A job's status; without jobId the most recent job. */
   'trial.status': z.strictObject({ jobId: trialJobIdSchema.optional() }),
   /** One recorded episode of a campaign (the sim branch for the overlay, a real trial for replay). */
   'trial.episode': z.strictObject({ campaignDir: campaignDirSchema, runId: runIdSchema }),
+  /**
+   * The robot emulator's human reset (`/emulator/control` human_reset): stands the robot up at its
+   * start pose. Refused unless the connection declares the emulator's control channel
+   * (robot.emulatorControl); a real robot is put back by a person.
+   */
+  'robot.emulatorReset': z.strictObject({ connectionId: connectionIdSchema }),
 } as const;
 
 // ---- results -------------------------------------------------------------------------------
@@ -133,7 +191,13 @@ export interface TrialEpisodeDto {
   executionDomain: 'simulation' | 'real_robot';
   outcome: string | null;
   /** The executed trajectory at 50 Hz (frame-major); rootPosM null without a global root. */
-  executed: { frames: number; timeS: number[]; rootPosM: number[] | null; rootQuatWxyz: number[] | null; jointPosRad: number[] };
+  executed: {
+    frames: number;
+    timeS: number[];
+    rootPosM: number[] | null;
+    rootQuatWxyz: number[] | null;
+    jointPosRad: number[];
+  };
 }
 
 /** One decided qualification pair of the queue (src/services/trial/admittedPairs.ts); only admitted ones can run. */
@@ -142,6 +206,8 @@ export interface AdmittedPairDto {
   clipId: string;
   clipName: string;
   bindingKey: string;
+  /** What people read (src/domain/wbc/bindingName.ts): "builtin@pd1-… · assist 3000 N/m". */
+  bindingName: string;
   bindingLabel: string;
   contractId: string;
   admitted: boolean;
@@ -149,7 +215,13 @@ export interface AdmittedPairDto {
   reasons: string[];
   decidedAt: string;
   snapshotHash: string | null;
-  matched: { parentTraceId: string; calibrationId: string; simDone: boolean; realDone: number; remaining: number } | null;
+  matched: {
+    parentTraceId: string;
+    calibrationId: string;
+    simDone: boolean;
+    realDone: number;
+    remaining: number;
+  } | null;
 }
 
 export interface TrialQueueDto {
@@ -177,6 +249,8 @@ export const interlockStatusSchema = z.strictObject({
   /** ms since the last counted status; null before the first. */
   lastStatusAgeMs: nullableFinite,
   rttMs: nullableFinite,
+  /** The largest gap between counted statuses over the last TIMING_WINDOW_MS (5 s), ms; null before one. */
+  statusGapMaxMs: nullableFinite,
   lastTrip: z.strictObject({ reason: z.string(), detail: z.string(), agoMs: finite }).nullable(),
   lastEvent: z.strictObject({ event: z.string(), agoMs: finite }).nullable(),
   garbageLines: z.number().int().min(0),
@@ -196,6 +270,19 @@ export const robotLinkStatusSchema = z.strictObject({
   freshLimitMs: finite,
   /** A global root is measured (motion capture); otherwise the live robot is drawn at the reference root. */
   globalRoot: z.boolean(),
+  /** The robot controller's last /g1/wbc_status; null before the first. */
+  wbc: z
+    .strictObject({
+      state: z.enum(WBC_STATES as [WbcState, ...WbcState[]]),
+      reason: z.string().max(500).nullable(),
+    })
+    .nullable(),
+  /** Angle of the IMU's up axis from the world's, rad (from lowstate imu.quat_wxyz); null before a frame. */
+  tiltRad: nullableFinite,
+  /** The largest gap between lowstate deliveries over the last TIMING_WINDOW_MS (5 s), ms. */
+  frameGapMaxMs: nullableFinite,
+  /** The link declares the robot emulator's control channel: robot.emulatorReset is offered. */
+  emulatorControl: z.boolean(),
 });
 export type RobotLinkStatusDto = z.infer<typeof robotLinkStatusSchema>;
 
@@ -262,7 +349,13 @@ export type CalibrationCaptureDto =
       measuredJointRad: number[];
       stats: Record<string, number>;
     }
-  | { ok: false; captureId: string; message: string; reasons: { code: string; message: string; joint?: string }[]; stats: Record<string, number> | null };
+  | {
+      ok: false;
+      captureId: string;
+      message: string;
+      reasons: { code: string; message: string; joint?: string }[];
+      stats: Record<string, number> | null;
+    };
 
 export interface CalibrationAcceptResult {
   calibrationId: string;
@@ -270,8 +363,25 @@ export interface CalibrationAcceptResult {
   captureId: string;
 }
 
-export const TRIAL_PHASES = ['calibrating', 'simulating', 'waiting_reset', 'checking_calibration', 'waiting_confirmation', 'running', 'done', 'stopped'] as const;
-const OUTCOMES = ['completed', 'hard_failure', 'intervention', 'estop', 'link_lost', 'aborted_by_operator', 'infrastructure_error'] as const;
+export const TRIAL_PHASES = [
+  'calibrating',
+  'simulating',
+  'waiting_reset',
+  'checking_calibration',
+  'waiting_confirmation',
+  'running',
+  'done',
+  'stopped',
+] as const;
+const OUTCOMES = [
+  'completed',
+  'hard_failure',
+  'intervention',
+  'estop',
+  'link_lost',
+  'aborted_by_operator',
+  'infrastructure_error',
+] as const;
 
 export const trialPromptSchema = z.strictObject({
   promptId: z.string(),
@@ -286,11 +396,14 @@ export const trialPromptSchema = z.strictObject({
       trials: z.number().int(),
       clipName: z.string(),
       binding: z.string(),
+      bindingName: z.string(),
       calibrationCheck: z.strictObject({ maxJointDiffRad: finite, attitudeDiffRad: finite }),
     })
     .nullable(),
   /** confirm_reset: which trial follows the reset, and why one is needed. */
-  reset: z.strictObject({ trialIndex: z.number().int(), afterOutcome: z.enum(OUTCOMES).nullable(), tripped: z.boolean() }).nullable(),
+  reset: z
+    .strictObject({ trialIndex: z.number().int(), afterOutcome: z.enum(OUTCOMES).nullable(), tripped: z.boolean() })
+    .nullable(),
 });
 export type TrialPromptDto = z.infer<typeof trialPromptSchema>;
 
@@ -320,6 +433,8 @@ export const trialJobStatusSchema = z.strictObject({
   trialIndex: z.number().int().nullable(),
   clip: z.strictObject({ id: z.string(), name: z.string() }).nullable(),
   binding: z.string().nullable(),
+  /** The binding's name (as AdmittedPairDto.bindingName). */
+  bindingName: z.string().nullable(),
   prompt: trialPromptSchema.nullable(),
   /** The last refusal of the safety gate, reasons verbatim. */
   refusals: z.array(refusalSchema),
@@ -333,7 +448,17 @@ export const trialJobStatusSchema = z.strictObject({
       parentTraceId: z.string(),
       calibrationId: z.string(),
       sim: z.strictObject({ runId: z.string(), outcome: z.string(), resumed: z.boolean(), mpjpeLMm: nullableFinite }),
-      real: z.array(z.strictObject({ runId: z.string(), trialIndex: z.number().int(), outcome: z.string(), reason: z.string(), frames: z.number().int(), resumed: z.boolean(), mpjpeLMm: nullableFinite })),
+      real: z.array(
+        z.strictObject({
+          runId: z.string(),
+          trialIndex: z.number().int(),
+          outcome: z.string(),
+          reason: z.string(),
+          frames: z.number().int(),
+          resumed: z.boolean(),
+          mpjpeLMm: nullableFinite,
+        }),
+      ),
       remaining: z.number().int(),
       stoppedEarly: z.string().nullable(),
     })
@@ -348,9 +473,20 @@ export type TrialPhaseDto = (typeof TRIAL_PHASES)[number];
 
 /** What happened (the runner's TrialProgressEvent without the 50 Hz `live` and the `stillness` ones). */
 export const trialProgressDetailSchema = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('phase'), phase: z.enum(TRIAL_PHASES), trialIndex: z.number().int().nullable(), message: z.string() }),
+  z.strictObject({
+    type: z.literal('phase'),
+    phase: z.enum(TRIAL_PHASES),
+    trialIndex: z.number().int().nullable(),
+    message: z.string(),
+  }),
   z.strictObject({ type: z.literal('refusal'), runId: z.string().nullable(), reasons: z.array(refusalSchema) }),
-  z.strictObject({ type: z.literal('trip'), cause: z.string(), reason: z.string(), outcome: z.enum(OUTCOMES), runId: z.string().nullable() }),
+  z.strictObject({
+    type: z.literal('trip'),
+    cause: z.string(),
+    reason: z.string(),
+    outcome: z.enum(OUTCOMES),
+    runId: z.string().nullable(),
+  }),
   trialEpisodeEndSchema.extend({ type: z.literal('episode_end') }).strict(),
   z.strictObject({ type: z.literal('prompt_answered'), promptId: z.string(), ok: z.boolean() }),
   z.strictObject({ type: z.literal('ended'), state: z.enum(['completed', 'stopped', 'failed']), message: z.string() }),
@@ -399,9 +535,46 @@ export const trialLiveEventSchema = z.strictObject({
 });
 export type TrialLiveEvent = z.infer<typeof trialLiveEventSchema>;
 
+/**
+ * The live robot, whether or not a trial runs: each connected robot's newest measured joints and
+ * root (a transient push, superseded by the next one), for the viewport's live model.
+ */
+export const robotLiveEventSchema = z.strictObject({
+  type: z.literal('robot.live'),
+  seq: z.number().int().min(0),
+  robots: z
+    .array(
+      z.strictObject({
+        connectionId: z.string(),
+        tick: z.number().int(),
+        /** 29 measured joint angles, rad, canonical Unitree order. */
+        jointPosRad: z.array(finite).length(29),
+        /** World frame, m, when the link measures a global root (motion capture); else null. */
+        rootPosM: z.array(finite).length(3).nullable(),
+        /** wxyz: the measured root's, or without motion capture the IMU attitude. */
+        rootQuatWxyz: z.array(finite).length(4).nullable(),
+      }),
+    )
+    .max(8),
+});
+export type RobotLiveEvent = z.infer<typeof robotLiveEventSchema>;
+
 /** Every push this file defines (simContract.ts joins them into apiEventSchema). */
-export const trialEventSchemas = [safetyStatusEventSchema, calibrationStillnessEventSchema, trialProgressEventSchema, trialPromptEventSchema, trialLiveEventSchema] as const;
-export type TrialApiEvent = SafetyStatusEvent | CalibrationStillnessEvent | TrialProgressPush | TrialPromptEvent | TrialLiveEvent;
+export const trialEventSchemas = [
+  safetyStatusEventSchema,
+  calibrationStillnessEventSchema,
+  trialProgressEventSchema,
+  trialPromptEventSchema,
+  trialLiveEventSchema,
+  robotLiveEventSchema,
+] as const;
+export type TrialApiEvent =
+  | SafetyStatusEvent
+  | CalibrationStillnessEvent
+  | TrialProgressPush
+  | TrialPromptEvent
+  | TrialLiveEvent
+  | RobotLiveEvent;
 
 export interface TrialResults {
   'interlock.list': InterlockListDto;
@@ -419,11 +592,14 @@ export interface TrialResults {
   'trial.stop': { stopped: string[] };
   'trial.status': TrialJobStatus | null;
   'trial.episode': TrialEpisodeDto;
+  'robot.emulatorReset': { ok: boolean; message: string };
 }
 
 /** Robot-link freshness limit for the lights, ms (DESIGN §6: last lowstate < 50 ms old). */
 export const ROBOT_LINK_FRESH_MS = 50;
 /** safety.status push rate, Hz. */
 export const SAFETY_STATUS_HZ = 5;
+/** robot.live push rate, Hz (the live robot in the viewport). */
+export const ROBOT_LIVE_PUSH_HZ = 15;
 /** trial.live batch rate, Hz. */
 export const TRIAL_LIVE_PUSH_HZ = 15;

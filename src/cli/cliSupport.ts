@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { MAX_FPS, MIN_FPS } from '../domain/motion/clipCommon';
-import { InputError } from '../domain/problems';
+import { toApiError } from '../services/api/apiErrorMap';
 
 // Shared plumbing of the `motionbench` subcommands: argument parsing with clear usage errors,
 // the --json contract (one JSON document on stdout, everything else on stderr) and the
@@ -36,11 +36,17 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 export function parse<O extends Options>(argv: string[], options: O, usage: string, maxPositionals = 0) {
   let parsed;
   try {
-    parsed = parseArgs({ args: joinNegativeValues(argv, options), options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: joinNegativeValues(argv, options),
+      options: { ...options, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (err) {
     throw new UsageError(`${(err as Error).message.split('\n')[0]}\n${usage}`);
   }
-  if (parsed.positionals.length > maxPositionals) throw new UsageError(`unexpected argument "${parsed.positionals[maxPositionals]}"\n${usage}`);
+  if (parsed.positionals.length > maxPositionals)
+    throw new UsageError(`unexpected argument "${parsed.positionals[maxPositionals]}"\n${usage}`);
   return parsed;
 }
 
@@ -77,7 +83,12 @@ export const portOption = (value: string | boolean | undefined): number | undefi
   numberOption(value, 'port', (v) => Number.isInteger(v) && v >= 0 && v < 65536, 'a TCP port (0 = any free port)');
 
 /** Parses a numeric option; `undefined` when absent. */
-export function numberOption(value: string | boolean | undefined, name: string, check: (v: number) => boolean, what: string): number | undefined {
+export function numberOption(
+  value: string | boolean | undefined,
+  name: string,
+  check: (v: number) => boolean,
+  what: string,
+): number | undefined {
   if (value === undefined) return undefined;
   const v = Number(value);
   if (typeof value !== 'string' || value.trim() === '' || !Number.isFinite(v) || !check(v)) {
@@ -108,8 +119,10 @@ function fileIdentity(file: string): { dev: number; ino: number; real: string } 
   }
 }
 
-const sameFile = (a: { dev: number; ino: number; real: string }, b: { dev: number; ino: number; real: string }): boolean =>
-  a.real === b.real || (a.dev === b.dev && a.ino === b.ino && a.ino !== 0);
+const sameFile = (
+  a: { dev: number; ino: number; real: string },
+  b: { dev: number; ino: number; real: string },
+): boolean => a.real === b.real || (a.dev === b.dev && a.ino === b.ino && a.ino !== 0);
 
 /**
  * The one rule for every file a CLI command writes: an output that already exists is refused
@@ -119,16 +132,26 @@ const sameFile = (a: { dev: number; ino: number; real: string }, b: { dev: numbe
  * (exit 2) before any work starts. Writers should still open with an exclusive flag when not
  * forced, so a file that appears after this check is not replaced either.
  */
-export function checkOutputFiles(outputs: readonly OutputFileOption[], inputs: readonly InputFileOption[], force: boolean): void {
+export function checkOutputFiles(
+  outputs: readonly OutputFileOption[],
+  inputs: readonly InputFileOption[],
+  force: boolean,
+): void {
   const given = outputs.filter((o): o is { option: string; file: string } => o.file !== undefined);
-  const inputIds = inputs.filter((i): i is InputFileOption & { file: string } => typeof i.file === 'string' && i.file !== '').map((i) => ({ ...i, id: fileIdentity(i.file) }));
+  const inputIds = inputs
+    .filter((i): i is InputFileOption & { file: string } => typeof i.file === 'string' && i.file !== '')
+    .map((i) => ({ ...i, id: fileIdentity(i.file) }));
   for (const o of given) {
     if (o.file === '') throw new UsageError(`--${o.option} must name a file, got ""`);
     const id = fileIdentity(o.file);
-    if (id && fs.statSync(o.file).isDirectory()) throw new UsageError(`--${o.option} must name a file, got "${o.file}" (a folder)`);
+    if (id && fs.statSync(o.file).isDirectory())
+      throw new UsageError(`--${o.option} must name a file, got "${o.file}" (a folder)`);
     if (id) {
       const input = inputIds.find((i) => i.id !== null && sameFile(i.id, id));
-      if (input) throw new UsageError(`--${o.option} ${o.file} is ${input.what} ${input.file}: refusing to write over an input, even with --force`);
+      if (input)
+        throw new UsageError(
+          `--${o.option} ${o.file} is ${input.what} ${input.file}: refusing to write over an input, even with --force`,
+        );
     }
     let exists = id !== null;
     try {
@@ -154,22 +177,18 @@ export function printJson(io: CliIo, doc: unknown): void {
   io.stdout(`${JSON.stringify(doc, null, 2)}\n`);
 }
 
-/** Turns an error into the one-line reason printed on stderr and the exit code. */
+/**
+ * Turns an error into the reason printed on stderr and the exit code: the console API's message for
+ * the same error (src/services/api/apiErrorMap.ts), with the reasons it does not already name below it.
+ */
 export function reportError(io: CliIo, err: unknown): number {
   if (err instanceof UsageError) {
     io.stderr(`motionbench: ${err.message}\n`);
     return 2;
   }
-  if (err instanceof InputError) {
-    io.stderr(`motionbench: ${err.message.replace(/\n/g, '\n  ')}\n`);
-    return 1;
-  }
-  const e = err as NodeJS.ErrnoException;
-  if (e?.code === 'ENOENT' && e.path) {
-    io.stderr(`motionbench: ${e.path}: no such file\n`);
-    return 1;
-  }
-  io.stderr(`motionbench: ${e instanceof Error ? e.message : String(e)}\n`);
+  const { message, reasons = [] } = toApiError(err);
+  const lines = [message, ...reasons.filter((r) => !message.includes(r)).map((r) => `- ${r}`)];
+  io.stderr(`motionbench: ${lines.join('\n').replace(/\n/g, '\n  ')}\n`);
   return 1;
 }
 

@@ -2,6 +2,7 @@ import { clipInfoCommand } from './commands/clipInfoCommand';
 import { fkCommand } from './commands/fkCommand';
 import { hostCommand } from './commands/hostCommand';
 import { emulateRobotCommand } from './commands/emulateRobotCommand';
+import { emulateRobotResetCommand } from './commands/emulateRobotResetCommand';
 import { emulateInterlockCommand, interlockListCommand, interlockMonitorCommand } from './commands/interlockCommand';
 import { metricsCommand } from './commands/metricsCommand';
 import { policyInfoCommand } from './commands/policyInfoCommand';
@@ -15,7 +16,24 @@ import { installLastResort } from '../services/safety/lastResort';
 
 // `motionbench <command>`: every subcommand has --help, exits non-zero with a one-line reason on
 // bad input, and with --json prints exactly one JSON document on stdout.
-const commands: Command[] = [clipInfoCommand, policyInfoCommand, fkCommand, metricsCommand, simCommand, qualifyCommand, reportCommand, serveSimCommand, emulateRobotCommand, calibrateCommand, trialCommand, hostCommand, emulateInterlockCommand, interlockMonitorCommand, interlockListCommand];
+const commands: Command[] = [
+  clipInfoCommand,
+  policyInfoCommand,
+  fkCommand,
+  metricsCommand,
+  simCommand,
+  qualifyCommand,
+  reportCommand,
+  serveSimCommand,
+  emulateRobotCommand,
+  emulateRobotResetCommand,
+  calibrateCommand,
+  trialCommand,
+  hostCommand,
+  emulateInterlockCommand,
+  interlockMonitorCommand,
+  interlockListCommand,
+];
 
 const NAME_WIDTH = Math.max(...commands.map((c) => c.name.length));
 

@@ -53,6 +53,7 @@ export function issueKey(path: readonly PropertyKey[]): string {
 export function inputErrorFromIssues(file: string, issues: readonly SchemaIssue[]): InputError {
   const [first, ...rest] = issues;
   let reason = first.message;
-  if (rest.length > 0) reason += ` (and ${rest.length} more: ${rest.map((i) => `[${issueKey(i.path)}] ${i.message}`).join('; ')})`;
+  if (rest.length > 0)
+    reason += ` (and ${rest.length} more: ${rest.map((i) => `[${issueKey(i.path)}] ${i.message}`).join('; ')})`;
   return new InputError({ file, key: issueKey(first.path) }, reason);
 }

@@ -10,7 +10,13 @@ import type { RobotProfile } from '../../src/domain/robot/robotProfile';
 import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import type { MotionbenchTestState } from '../../renderer/src/testing/testHooks';
-import { canvasPixelStats, ensureRendererBuilt, launchChromium, screenshot, SHARED_DATA } from '../helpers/browserHarness';
+import {
+  canvasPixelStats,
+  ensureRendererBuilt,
+  launchChromium,
+  screenshot,
+  SHARED_DATA,
+} from '../helpers/browserHarness';
 
 // The first console view, driven in Chromium against the real services on the loopback host:
 // open real clips through the file input, scrub, step, play, and check that what the console
@@ -104,7 +110,7 @@ describe('console: first view', () => {
   it('opens an NPZ clip, scrubs with the slider and steps with the keys', async () => {
     const clip = decodeExpected(NPZ);
     await openFile(NPZ);
-    await expect.poll(async () => (await state()).clipId).toBe(clip.id);
+    await expect.poll(async () => (await state()).clipId, { timeout: 20_000 }).toBe(clip.id); // a decode in the file worker: seconds on a loaded machine
     const s0 = await state();
     expect(s0.clipName).toContain('B_HandsUp');
     expect(s0.frameCount).toBe(clip.frameCount);
@@ -133,10 +139,10 @@ describe('console: first view', () => {
     await page.locator('[data-testid=scrubber]').fill('0');
     await expect.poll(async () => (await state()).frame).toBe(0);
     await page.locator('[data-testid=play-pause]').click();
-    await page.waitForTimeout(1000);
+    // About a second of clip; on a loaded machine the drawn frames (and so the playhead) come slower.
+    await expect.poll(async () => (await state()).frame, { timeout: 10_000 }).toBeGreaterThan(10);
     const s = await state();
     expect(s.playing).toBe(true);
-    expect(s.frame).toBeGreaterThan(10);
     await screenshot(page, '03-playing');
 
     await page.keyboard.press('Space');
@@ -148,18 +154,22 @@ describe('console: first view', () => {
     expect((await state()).frame).toBe(stoppedAt);
   });
 
-  it('asks for the fps of a CSV, keeps the previous clip, then loads it with the fps typed in', async () => {
+  it('asks for the fps of a CSV whose name states none, keeps the previous clip, then loads it with the fps typed in', async () => {
     const previous = await state();
-    await openFile(LAFAN_CSV);
-    await expect.poll(shownError).toMatch(/fps/);
-    expect(await page.locator('[data-testid=error-banner]').textContent()).toContain('walk1_subject1.csv');
+    // The same rows under a name no convention reads an fps from.
+    const unnamed = path.join(tmp, 'walk_take.csv');
+    fs.copyFileSync(LAFAN_CSV, unnamed);
+    await page.locator('[data-testid=fps-input]').fill('');
+    await openFile(unnamed);
+    await expect.poll(shownError, { timeout: 20_000 }).toMatch(/fps/);
+    expect(await page.locator('[data-testid=error-banner]').textContent()).toContain('walk_take.csv');
     expect((await state()).clipId).toBe(previous.clipId);
     await screenshot(page, '04-csv-needs-fps');
 
     const clip = decodeExpected(LAFAN_CSV, 30);
     await page.locator('[data-testid=fps-input]').fill('30');
     await page.locator('[data-testid=reload-clip]').click();
-    await expect.poll(async () => (await state()).clipId).toBe(clip.id);
+    await expect.poll(async () => (await state()).clipId, { timeout: 20_000 }).toBe(clip.id);
     expect(await shownError()).toBeNull();
     expect(await page.locator('[data-testid=clip-info]').textContent()).toMatch(/30\s*\(stated\)/);
 
@@ -174,6 +184,18 @@ describe('console: first view', () => {
     expect(stats.bright).toBeGreaterThan(0.003); // the robot's light shell is on screen
   });
 
+  it('takes a LAFAN1-named CSV at 30 fps by its name, as the CLI does', async () => {
+    // The same rule as `motionbench clip info` (src/services/motion/loadClipFile.ts, fileNameFpsHint).
+    // The clip on display holds the same rows at a stated 30 fps (same id): wait for the inferred rate.
+    await page.locator('[data-testid=fps-input]').fill('');
+    await openFile(LAFAN_CSV);
+    await expect
+      .poll(() => page.locator('[data-testid=clip-info]').textContent(), { timeout: 20_000 })
+      .toMatch(/30\s*\(inferred\)/);
+    expect((await state()).clipId).toBe(decodeExpected(LAFAN_CSV, 30).id);
+    expect(await shownError()).toBeNull();
+  });
+
   it('shows a malformed CSV with its file and line, and keeps the clip on display', async () => {
     const previous = await state();
     const good = Array.from({ length: 36 }, (_, i) => (i === 2 ? '0.79' : i === 6 ? '1' : '0')).join(',');
@@ -181,8 +203,9 @@ describe('console: first view', () => {
     bad[9] = 'oops';
     const file = path.join(tmp, 'broken_clip.csv');
     fs.writeFileSync(file, [good, good, good, good, bad.join(','), good].join('\n') + '\n');
+    await page.locator('[data-testid=fps-input]').fill('30'); // its rate is stated: the bad cell is the error
     await openFile(file);
-    await expect.poll(shownError).not.toBeNull();
+    await expect.poll(shownError, { timeout: 20_000 }).not.toBeNull();
     const message = (await shownError())!;
     expect(message).toContain('broken_clip.csv');
     expect(message).toContain('line 5');

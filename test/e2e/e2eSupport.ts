@@ -24,7 +24,10 @@ export function startHostCommand(args: string[]): Promise<HostProcess> {
   let out = '';
   let err = '';
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`host did not start within 60 s\nstdout: ${out}\nstderr: ${err}`)), 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`host did not start within 60 s\nstdout: ${out}\nstderr: ${err}`)),
+      60_000,
+    );
     child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
@@ -60,10 +63,15 @@ export interface SyntheticTrajectory {
  * An "executed" run made from the reference itself: the clip resampled to 50 Hz (the contract
  * rate, like a recorded episode) with constant offsets added to some joints.
  */
-export function syntheticRun(clip: MotionClip, jointOffsetsRad: Record<number, number>, rateHz = 50): SyntheticTrajectory {
+export function syntheticRun(
+  clip: MotionClip,
+  jointOffsetsRad: Record<number, number>,
+  rateHz = 50,
+): SyntheticTrajectory {
   const r = resampleClip(clip, rateHz);
   const q = Array.from(r.jointPosRad);
-  for (let k = 0; k < r.frameCount; k++) for (const [j, d] of Object.entries(jointOffsetsRad)) q[29 * k + Number(j)] += d;
+  for (let k = 0; k < r.frameCount; k++)
+    for (const [j, d] of Object.entries(jointOffsetsRad)) q[29 * k + Number(j)] += d;
   return {
     timeS: Array.from({ length: r.frameCount }, (_, k) => k / rateHz),
     rootPosM: Array.from(r.rootPosM),
@@ -100,8 +108,17 @@ export interface ColourBox {
  * shell) or, with `hue`, saturated pixels of that hue range (degrees). From a screenshot decoded
  * in the page (its CSP allows data: images).
  */
-export async function canvasColourBox(page: Page, match: { kind: 'bright' } | { kind: 'hue'; min: number; max: number }): Promise<ColourBox> {
-  const png = await page.locator('canvas').first().screenshot();
+export async function canvasColourBox(
+  page: Page,
+  match: { kind: 'bright' } | { kind: 'hue'; min: number; max: number },
+): Promise<ColourBox> {
+  // The viewport's canvas only: the DOM drawn over it (the overlay line's white text, the error
+  // legend) is masked out in black, which neither match counts; with a short viewport the text
+  // would otherwise hold more than the 1 % the box's percentiles drop.
+  const png = await page
+    .locator('[data-testid=viewport] canvas')
+    .first()
+    .screenshot({ mask: [page.locator('.viewport-overlay'), page.locator('.error-legend')], maskColor: '#000000' });
   return page.evaluate(
     async ({ dataUrl, match }) => {
       const img = new Image();
@@ -149,7 +166,10 @@ export async function canvasColourBox(page: Page, match: { kind: 'bright' } | { 
       };
       return {
         count,
-        box: count > 0 ? { x0: quantile(xs, 0.01), y0: quantile(ys, 0.01), x1: quantile(xs, 0.99), y1: quantile(ys, 0.99) } : null,
+        box:
+          count > 0
+            ? { x0: quantile(xs, 0.01), y0: quantile(ys, 0.01), x1: quantile(xs, 0.99), y1: quantile(ys, 0.99) }
+            : null,
       };
     },
     { dataUrl: `data:image/png;base64,${png.toString('base64')}`, match },
@@ -160,8 +180,15 @@ export async function canvasColourBox(page: Page, match: { kind: 'bright' } | { 
  * One console API call over the host's WebSocket, as a client independent of the page: same
  * token and same-origin header as the page uses; rejects with the API error's message.
  */
-export async function hostApiCall<T>(server: { port: number; token: string }, method: string, params: unknown): Promise<T> {
-  const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api?token=${server.token}`, { headers: { Origin: `http://127.0.0.1:${server.port}` }, maxPayload: 1 << 30 });
+export async function hostApiCall<T>(
+  server: { port: number; token: string },
+  method: string,
+  params: unknown,
+): Promise<T> {
+  const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api?token=${server.token}`, {
+    headers: { Origin: `http://127.0.0.1:${server.port}` },
+    maxPayload: 1 << 30,
+  });
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
     ws.once('error', reject);

@@ -6,46 +6,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canvasColourBox, hostApiCall } from './e2eSupport';
 import type { GapReplayDto, GapReportDto } from '../../src/api/contract';
 import { AGGREGATE_KEYS } from '../../src/domain/metrics/aggregate';
-import { MB_METRICS_1 } from '../../src/domain/metrics/metricContract';
 import { READING_INFO } from '../../src/domain/metrics/readings';
-import { computeClipId } from '../../src/domain/motion/clipCommon';
-import type { MotionClip } from '../../src/domain/motion/motionClip';
-import { resampleClip } from '../../src/domain/motion/resample';
-import type { CalibrationRecord } from '../../src/domain/trace/records';
-import { snapshotHash, WORKLOAD_SNAPSHOT_FORMAT, type WorkloadClipMeta, type WorkloadSnapshot } from '../../src/domain/workload/snapshot';
 import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
-import { buildGapSection, displayGap, displayValue, sortedClips, type GapSection } from '../../src/services/report/gapSection';
-import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
-import { resolveBindingSpec } from '../../src/services/sim/bindingSpec';
-import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
-import { runSimEpisode } from '../../src/services/sim/runSimEpisode';
-import { openCampaign, type CampaignStore } from '../../src/services/trace';
-import { loadWorkload } from '../../src/services/workload';
+import { displayGap, displayValue, sortedClips, type GapSection } from '../../src/services/report/gapSection';
 import { errorColorHex } from '../../renderer/src/overlay/errorScale';
 import { runColorHex } from '../../renderer/src/overlay/runColors';
 import type { MotionbenchTestState, OverlayTestState } from '../../renderer/src/testing/testHooks';
 import { ensureRendererBuilt, launchChromium, screenshot } from '../helpers/browserHarness';
-import { fixtureInputs } from '../helpers/traceFixtures';
+import { buildStandInGapCampaign } from '../helpers/gapCampaign';
 
 // Gap review (DESIGN §8) against the real services (`motionbench host` in-process) and the real UI
-// in Chromium, on a small real campaign of matched pairs built WITHOUT a robot:
-//   - two clips (2.5 s excerpts of core-v1's ub_wave_right and dyn_jump_forward), each a parent
-//     trace with a calibration; its simulation branch is a real MuJoCo run of builtin:assist=3000;
-//   - its three "real_robot" trials are SYNTHETIC STAND-INS FOR HARDWARE TRIALS: real simulator
-//     runs of the same clip with other controllers (builtin:assist=1000, builtin:assist=300 and
-//     plain builtin), recorded through the trace store as execution domain real_robot. They give
-//     honest, different trajectories and metrics; they say nothing about a G1.
+// in Chromium, on a small real campaign of matched pairs built WITHOUT a robot
+// (test/helpers/gapCampaign.ts: two 2.5 s clip excerpts, each with a real MuJoCo simulation
+// branch and three SYNTHETIC STAND-INS FOR HARDWARE TRIALS — simulator runs with other
+// controllers recorded as real_robot; they say nothing about a G1).
 // Checks: the panel's Table 11 equals buildGapSection on the same store, a header click sorts the
 // per-clip table as the report's rule, a clip click overlays reference + sim + three real trials
 // and moves the playhead to the worst frame (whose MPJPE-l the overlay's own FK agrees with),
 // each run drawn in its own identity colour (overlay colour mode "by run", checked on canvas
 // pixels), and the per-clip table fits the centre column at 1600×1100 without horizontal scroll.
-
-const profile = loadRobotProfile();
-const EXCERPT_S = 2.5;
-const SIM_SPEC = 'builtin:assist=3000';
-/** Synthetic stand-ins for the three real trials: other controllers in the same simulator. */
-const STAND_IN_SPECS = ['builtin:assist=1000', 'builtin:assist=300', 'builtin'];
 
 let server: HostServer;
 let browser: Browser;
@@ -71,81 +50,15 @@ function hueOf(hex: string): number {
   return (h * 60 + 360) % 360;
 }
 /** Saturated canvas pixels within ±35° of a colour's hue (shading, tone mapping and the ghost in front shift it a little). */
-const pixelsOfHue = (hex: string) => canvasColourBox(page, { kind: 'hue', min: (hueOf(hex) + 325) % 360, max: (hueOf(hex) + 35) % 360 }).then((b) => b.count);
-
-function excerpt(c: MotionClip, seconds: number): MotionClip {
-  const n = Math.floor(seconds * c.fps) + 1;
-  const rootPosM = c.rootPosM.slice(0, 3 * n);
-  const rootQuatWxyz = c.rootQuatWxyz.slice(0, 4 * n);
-  const jointPosRad = c.jointPosRad.slice(0, 29 * n);
-  const out: MotionClip = { ...c, id: computeClipId(c.fps, n, rootPosM, rootQuatWxyz, jointPosRad), name: `${c.name}_2s5`, frameCount: n, rootPosM, rootQuatWxyz, jointPosRad, warnings: [] };
-  if (c.jointVelRadS) out.jointVelRadS = c.jointVelRadS.slice(0, 29 * n);
-  delete out.bodyPosW;
-  return out;
-}
-
-function calibration(clip: MotionClip): CalibrationRecord {
-  const q = Array.from(clip.jointPosRad.slice(0, 29));
-  const quat = Array.from(clip.rootQuatWxyz.slice(0, 4));
-  return {
-    robotUnit: 'stand-in (simulator; no robot)',
-    capturedAt: '2026-12-01T10:00:00.000Z',
-    clipId: clip.id,
-    measured: { jointPosRad: q, imuQuatWxyz: quat, rootPosM: null, rootQuatWxyz: null },
-    stillness: { durationS: 1, samples: 500, maxJointStdRad: 0.001, gyroRmsRadS: 0.002 },
-    simulatorInitialState: { rootPosM: Array.from(clip.rootPosM.slice(0, 3)), rootQuatWxyz: quat, jointPosRad: q, placeOnFloor: true },
-    residuals: { settledVsMeasured: { maxJointRad: 0, attitudeRad: 0 }, measuredVsClipStart: { maxJointRad: 0, attitudeRad: 0 } },
-  };
-}
-
-async function record(store: CampaignStore, sim: EmbeddedSimulator, o: { parentTraceId: string; clip: MotionClip; spec: string; domain: 'simulation' | 'real_robot'; trial: number; snapshot: string }): Promise<void> {
-  const binding = await resolveBindingSpec(o.spec);
-  const ref50 = resampleClip(o.clip, MB_METRICS_1.rateHz);
-  const rec = await store.beginEpisode({
-    parentTraceId: o.parentTraceId,
-    executionDomain: o.domain,
-    backendId: o.domain === 'simulation' ? sim.id : `stand-in:${o.spec}`,
-    robotUnit: o.domain === 'real_robot' ? 'stand-in (simulator; no robot)' : null,
-    seed: o.trial,
-    rolloutIndex: o.trial,
-    snapshotHash: o.snapshot,
-    reference: { frameCount: ref50.frameCount, rateHz: ref50.fps, rootPosM: ref50.rootPosM, rootQuatWxyz: ref50.rootQuatWxyz, jointPosRad: ref50.jointPosRad },
-    fileMetadata: { clip_name: o.clip.name, stand_in: o.domain === 'real_robot' ? `synthetic stand-in for a real trial: simulator with ${o.spec}` : null },
-    flush: { fsync: false },
-  });
-  try {
-    const r = await runSimEpisode(sim, { clip: o.clip, binding, profile, seed: o.trial, runId: rec.runId, keepFrames: false, onFrames: (frames, extras) => rec.frames(frames, extras) });
-    await rec.finish({ ...r.end }, r.metrics);
-  } catch (err) {
-    await rec.abort(`test recording failed: ${(err as Error).message}`).catch(() => undefined);
-    throw err;
-  }
-}
+const pixelsOfHue = (hex: string) =>
+  canvasColourBox(page, { kind: 'hue', min: (hueOf(hex) + 325) % 360, max: (hueOf(hex) + 35) % 360 }).then(
+    (b) => b.count,
+  );
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-gap-e2e-'));
   dir = path.join(tmp, 'campaign');
-  const wl = loadWorkload('core-v1', { profile });
-  const clips = ['ub_wave_right', 'dyn_jump_forward'].map((name) => excerpt(wl.clips[wl.snapshot.clips.findIndex((c) => c.name === name)], EXCERPT_S));
-  const metas: WorkloadClipMeta[] = clips.map((c, i) => ({ id: c.id, name: c.name, group: i === 0 ? 'upper_body' : 'dynamic', duration_s: (c.frameCount - 1) / c.fps, frames: c.frameCount, fps: c.fps }));
-  const snapshot: WorkloadSnapshot = { format: WORKLOAD_SNAPSHOT_FORMAT, id: 'gap-e2e-excerpts', version: '1', source: 'folder', clips: metas, snapshot_hash: snapshotHash(metas) };
-  const store = await openCampaign(dir, { create: true, name: 'gap-review-e2e' });
-  const sim = new EmbeddedSimulator({ modelFile: profile.sourceFile, workers: 2 });
-  try {
-    store.putWorkloadSnapshot(snapshot);
-    await sim.ready();
-    const binding = await resolveBindingSpec(SIM_SPEC);
-    for (const clip of clips) {
-      const cal = store.putCalibration(calibration(clip)).id;
-      const parent = store.ensureParentTrace(fixtureInputs({ binding, clipId: clip.id, referenceSha256: clip.provenance.fileSha256, calibrationId: cal })).id;
-      const runs = [{ spec: SIM_SPEC, domain: 'simulation' as const, trial: 0 }, ...STAND_IN_SPECS.map((spec, trial) => ({ spec, domain: 'real_robot' as const, trial }))];
-      for (let i = 0; i < runs.length; i += 2) await Promise.all(runs.slice(i, i + 2).map((r) => record(store, sim, { parentTraceId: parent, clip, snapshot: snapshot.snapshot_hash, ...r })));
-    }
-    section = buildGapSection(store);
-  } finally {
-    await sim.close();
-    store.close();
-  }
+  section = await buildStandInGapCampaign(dir);
   await ensureRendererBuilt();
   server = await startHostServer({ port: 0 });
   browser = await launchChromium();
@@ -171,14 +84,19 @@ describe('console: Gap review', () => {
   });
 
   it('gap.* refuses bad requests naming the field', async () => {
-    await expect(hostApiCall(server, 'gap.report', { campaignDir: 'relative' })).rejects.toThrow(/campaignDir.*absolute/);
-    await expect(hostApiCall(server, 'gap.report', { campaignDir: path.join(tmp, 'nope') })).rejects.toThrow(/no campaign/);
-    await expect(hostApiCall(server, 'gap.replay', { campaignDir: dir, parentTraceId: 'pt-doesnotexist' })).rejects.toThrow(/no matched pair/);
+    await expect(hostApiCall(server, 'gap.report', { campaignDir: 'relative' })).rejects.toThrow(
+      /campaignDir.*absolute/,
+    );
+    await expect(hostApiCall(server, 'gap.report', { campaignDir: path.join(tmp, 'nope') })).rejects.toThrow(
+      /no campaign/,
+    );
+    await expect(
+      hostApiCall(server, 'gap.replay', { campaignDir: dir, parentTraceId: 'pt-doesnotexist' }),
+    ).rejects.toThrow(/no matched pair/);
   });
 
   it('shows Table 11 per binding with the numbers of buildGapSection', async () => {
-    await page.locator('[data-testid=qual-toggle]').click(); // fold the Qualification board away
-    await page.locator('[data-testid=gap-toggle]').click();
+    await page.locator('[data-testid=dock-tab-gap]').click(); // the bottom dock shows Gap review instead of the Qualification board
     await page.locator('[data-testid=gap-dir]').fill(dir);
     await page.locator('[data-testid=gap-open]').click();
     const w = section.report.wbcs[0];
@@ -196,11 +114,16 @@ describe('console: Gap review', () => {
         await expect(cell(side).textContent(), `${json} ${side}`).resolves.toBe(want);
         await expect(cell(side).getAttribute('data-value')).resolves.toBe(r.available ? String(r.value) : '');
       }
-      await expect(cell('gap').textContent(), `${json} gap`).resolves.toBe(row.gapPercent.available ? displayGap(row.gapPercent) : 'n/a');
+      await expect(cell('gap').textContent(), `${json} gap`).resolves.toBe(
+        row.gapPercent.available ? displayGap(row.gapPercent) : 'n/a',
+      );
       await expect(cell('clips').textContent()).resolves.toBe(String(row.clips));
     }
     // Per-clip trial counts.
-    for (const p of section.pairs) await expect(page.locator(`[data-testid="gap-clip-${p.clipName}-real-trials"]`).textContent()).resolves.toMatch(/^3/);
+    for (const p of section.pairs)
+      await expect(page.locator(`[data-testid="gap-clip-${p.clipName}-real-trials"]`).textContent()).resolves.toMatch(
+        /^3/,
+      );
     // Per-clip readings: every cell shows the clip's Gap % and "sim → real", as the report does.
     for (const clip of w.clips) {
       const name = section.pairs.find((p) => p.clipId === clip.clipId)!.clipName;
@@ -209,16 +132,26 @@ describe('console: Gap review', () => {
         const json = READING_INFO[key].json;
         const cell = page.locator(`[data-testid="gap-clip-${name}-${json}"]`);
         const side = (r: (typeof clip.sim.readings)[typeof key]) => (r.available ? displayValue(key, r) : 'n/a');
-        await expect(cell.locator('.gap-pct').textContent(), `${name} ${json} gap`).resolves.toBe(clip.gapPercent[key].available ? displayGap(clip.gapPercent[key]) : 'n/a');
+        await expect(cell.locator('.gap-pct').textContent(), `${name} ${json} gap`).resolves.toBe(
+          clip.gapPercent[key].available ? displayGap(clip.gapPercent[key]) : 'n/a',
+        );
         const simReal = (await cell.locator('.gap-sim-real').textContent())!.replace(/\s+/g, ' ');
-        expect(simReal, `${name} ${json} sim → real`).toBe(`${side(clip.sim.readings[key])} → ${side(clip.real.readings[key])}`);
+        expect(simReal, `${name} ${json} sim → real`).toBe(
+          `${side(clip.sim.readings[key])} → ${side(clip.real.readings[key])}`,
+        );
       }
     }
     // The per-clip table fits the centre column: no horizontal scroll, nothing past its right edge.
     const fit = await page.locator(`[data-testid="gap-clips-${w.wbc}"]`).evaluate((t) => {
       const body = t.closest('.gap-body')!;
       const panel = t.closest('[data-testid=gap-review]')!;
-      return { bodyScroll: body.scrollWidth, bodyClient: body.clientWidth, tableRight: t.getBoundingClientRect().right, panelRight: panel.getBoundingClientRect().right, tableWidth: t.getBoundingClientRect().width };
+      return {
+        bodyScroll: body.scrollWidth,
+        bodyClient: body.clientWidth,
+        tableRight: t.getBoundingClientRect().right,
+        panelRight: panel.getBoundingClientRect().right,
+        tableWidth: t.getBoundingClientRect().width,
+      };
     });
     expect(fit.bodyScroll, JSON.stringify(fit)).toBeLessThanOrEqual(fit.bodyClient);
     expect(fit.tableRight).toBeLessThanOrEqual(fit.panelRight);
@@ -228,7 +161,10 @@ describe('console: Gap review', () => {
 
   it('sorts the per-clip table by a clicked column as the report does, reversed on a second click', async () => {
     const wbc = section.report.wbcs[0].wbc;
-    const order = () => page.locator(`[data-testid="gap-clips-${wbc}"] tbody tr`).evaluateAll((rows) => rows.map((r) => r.getAttribute('data-testid')!.replace(/^gap-clip-/, '')));
+    const order = () =>
+      page
+        .locator(`[data-testid="gap-clips-${wbc}"] tbody tr`)
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-testid')!.replace(/^gap-clip-/, '')));
     await expect(order()).resolves.toEqual(sortedClips(section, wbc, 'mpjpeLMm').map((x) => x.pair.clipName));
     await page.locator('[data-testid=gap-sort-joint_jerk_p95]').click();
     const byJerk = sortedClips(section, wbc, 'jointJerkP95RadS3').map((x) => x.pair.clipName);
@@ -244,7 +180,10 @@ describe('console: Gap review', () => {
     const pair = section.pairs.find((p) => p.clipName.startsWith('dyn_jump_forward'))!;
     await page.locator(`[data-testid="gap-replay-${pair.clipName}"]`).click();
     await page.locator('[data-testid=gap-replay]').waitFor();
-    const replay = await hostApiCall<GapReplayDto>(server, 'gap.replay', { campaignDir: dir, parentTraceId: pair.parentTraceId });
+    const replay = await hostApiCall<GapReplayDto>(server, 'gap.replay', {
+      campaignDir: dir,
+      parentTraceId: pair.parentTraceId,
+    });
     expect(replay.sim?.domain).toBe('simulation');
     expect(replay.real.map((r) => r.trialIndex)).toEqual([0, 1, 2]);
     expect(replay.worst).not.toBeNull();
@@ -257,7 +196,9 @@ describe('console: Gap review', () => {
     const s = await state();
     expect(s.clipId).toBe(pair.clipId);
     expect(s.frame).toBe(replay.worst!.frame);
-    await expect(page.locator('[data-testid=gap-worst-frame]').textContent()).resolves.toBe(String(replay.worst!.frame));
+    await expect(page.locator('[data-testid=gap-worst-frame]').textContent()).resolves.toBe(
+      String(replay.worst!.frame),
+    );
     // The overlay's own FK at the playhead agrees with the worst frame's MPJPE-l.
     worstRun = `gap:${replay.worst!.runId}`;
     const shownCm = Number(await page.locator(`[data-testid="run-mpjpe-${worstRun}"]`).textContent());
@@ -266,7 +207,9 @@ describe('console: Gap review', () => {
     const legend = await page.locator('[data-testid=gap-legend]').textContent();
     expect(legend).toContain('reference');
     expect(legend).toContain('sim branch');
-    for (const t of [0, 1, 2]) expect(legend).toContain(`real trial ${t}`);
+    // Trials numbered from 1, as the Trial runner and the CLI number them (stored indices 0, 1, 2).
+    for (const t of [1, 2, 3]) expect(legend).toContain(`real trial ${t}`);
+    expect(legend).not.toContain('real trial 0');
     expect(legend).toContain('root measured (motion capture)');
     // Table report of the same campaign from the API matches the section too.
     const rep = await hostApiCall<GapReportDto>(server, 'gap.report', { campaignDir: dir, sort: 'clip' });
@@ -291,14 +234,27 @@ describe('console: Gap review', () => {
     }
     expect(new Set(colours).size).toBe(ids.length);
     // What is drawn: every body of a run in its swatch colour.
-    await expect.poll(async () => (await overlay()).runs.every((r, k) => r.drawn && r.drawnColors !== null && r.drawnColors.every((d) => hexClose(d, colours[k])))).toBe(true);
+    await expect
+      .poll(async () =>
+        (await overlay()).runs.every(
+          (r, k) => r.drawn && r.drawnColors !== null && r.drawnColors.every((d) => hexClose(d, colours[k])),
+        ),
+      )
+      .toBe(true);
 
     // Canvas pixels: the sim branch alone shows its hue and not the real trial's, and the other way
     // round. While counting, the ghost is off (its light blue, layered where its bodies overlap,
     // would count as blue) and the HTML over the canvas hidden (the element screenshot has its
     // swatches and buttons).
     await page.locator('[data-testid=show-reference]').uncheck();
-    const overCanvas = (visibility: string) => page.evaluate((v) => document.querySelectorAll<HTMLElement>('.viewport-overlay, .error-legend').forEach((e) => (e.style.visibility = v)), visibility);
+    const overCanvas = (visibility: string) =>
+      page.evaluate(
+        (v) =>
+          document
+            .querySelectorAll<HTMLElement>('.viewport-overlay, .error-legend')
+            .forEach((e) => (e.style.visibility = v)),
+        visibility,
+      );
     await overCanvas('hidden');
     const simHex = colours[0];
     const realHex = colours[1];
@@ -331,7 +287,11 @@ describe('console: Gap review', () => {
     await expect
       .poll(async () => {
         const r = (await overlay()).runs[0];
-        return r.drawnColors !== null && r.bodyErrM.length > 0 && r.drawnColors.every((d, b) => hexClose(d, errorColorHex(r.bodyErrM[b])));
+        return (
+          r.drawnColors !== null &&
+          r.bodyErrM.length > 0 &&
+          r.drawnColors.every((d, b) => hexClose(d, errorColorHex(r.bodyErrM[b])))
+        );
       })
       .toBe(true);
     await page.waitForTimeout(200);
@@ -343,7 +303,9 @@ describe('console: Gap review', () => {
     await expect(mode.getAttribute('data-mode')).resolves.toBe('run');
     await page.locator('[data-testid=show-reference]').check();
     await screenshot(page, 'gap-review-by-run');
-    await expect.poll(async () => (await overlay()).runs[0].drawnColors?.every((d) => hexClose(d, simHex)) ?? false).toBe(true);
+    await expect
+      .poll(async () => (await overlay()).runs[0].drawnColors?.every((d) => hexClose(d, simHex)) ?? false)
+      .toBe(true);
   });
 
   it('"solo" shows the worst trial alone', async () => {

@@ -52,17 +52,25 @@ describe("console: Menagerie's G1 with meshes", () => {
   it('loads every visual mesh of the model through the API', async () => {
     const expected = drawnMeshNames(profile);
     expect(expected.length).toBe(35);
-    await page.waitForFunction((n) => window.__motionbench!.meshes().loaded === n, expected.length, { timeout: 120_000, polling: 200 });
+    await page.waitForFunction((n) => window.__motionbench!.meshes().loaded === n, expected.length, {
+      timeout: 120_000,
+      polling: 200,
+    });
     const m = await meshes();
     expect(m).toMatchObject({ total: expected.length, loaded: expected.length, failed: [] });
     expect(m.triangles).toBeGreaterThan(300_000);
-    await expect(page.locator('[data-testid=mesh-status]').textContent()).resolves.toContain(`meshes ${expected.length}/${expected.length}`);
+    await expect(page.locator('[data-testid=mesh-status]').textContent()).resolves.toContain(
+      `meshes ${expected.length}/${expected.length}`,
+    );
     await expect(page.locator('.viewport-overlay').textContent()).resolves.toContain('g1_29dof_rev_1_0');
   });
 
   it('stands upright in the stand keyframe: feet on the floor, head at 1.3 m, limbs in place', async () => {
     // Bounds of every drawn mesh in world coordinates, after a rendered frame posed them.
-    await page.waitForFunction(() => (window.__motionbench!.referenceBounds()?.meshes ?? 0) >= 35, undefined, { timeout: 60_000, polling: 200 });
+    await page.waitForFunction(() => (window.__motionbench!.referenceBounds()?.meshes ?? 0) >= 35, undefined, {
+      timeout: 60_000,
+      polling: 200,
+    });
     const b = (await page.evaluate(() => window.__motionbench!.referenceBounds()))!;
     expect(b.min[2]).toBeGreaterThan(-0.03); // soles at the floor (the keyframe puts the pelvis at 0.79 m)
     expect(b.min[2]).toBeLessThan(0.03);
@@ -73,7 +81,13 @@ describe("console: Menagerie's G1 with meshes", () => {
     // Each limb's mesh sits at its body (FK), not somewhere else: the foot under its ankle, the
     // hand at its wrist, on the correct side.
     const pos = new Float64Array(3 * fk.bodyCount);
-    fk.compute(profile.defaultPose.rootPosM, profile.defaultPose.rootQuatWxyz, profile.defaultPose.jointPosRad, pos, new Float64Array(4 * fk.bodyCount));
+    fk.compute(
+      profile.defaultPose.rootPosM,
+      profile.defaultPose.rootQuatWxyz,
+      profile.defaultPose.jointPosRad,
+      pos,
+      new Float64Array(4 * fk.bodyCount),
+    );
     const at = (name: string): number[] => {
       const i = profile.bodies.findIndex((x) => x.name === name);
       return [pos[3 * i], pos[3 * i + 1], pos[3 * i + 2]];
@@ -86,7 +100,7 @@ describe("console: Menagerie's G1 with meshes", () => {
       expect(foot.max[2]).toBeGreaterThan(ankle[2] - 0.02);
       expect(foot.min[0]).toBeLessThan(ankle[0]); // heel behind, toe ahead of the ankle
       expect(foot.max[0]).toBeGreaterThan(ankle[0] + 0.08);
-      expect(sign * (foot.min[1] + foot.max[1]) / 2).toBeGreaterThan(0.05); // on its own side
+      expect((sign * (foot.min[1] + foot.max[1])) / 2).toBeGreaterThan(0.05); // on its own side
       const hand = (await page.evaluate((n) => window.__motionbench!.referenceBounds(n), `${side}_wrist_yaw_link`))!;
       const wrist = at(`${side}_wrist_yaw_link`);
       for (let c = 0; c < 3; c++) {
@@ -130,7 +144,11 @@ describe("console: Menagerie's G1 with meshes", () => {
     // Hands above the head: the drawn robot reaches above the wrist body (bestZ), not far beyond.
     // (Polled: a software-rendered frame of ~400k triangles takes a while.)
     expect(bestZ).toBeGreaterThan(1.3);
-    await expect.poll(async () => (await page.evaluate(() => window.__motionbench!.referenceBounds()))!.max[2], { timeout: 30_000 }).toBeGreaterThan(bestZ);
+    await expect
+      .poll(async () => (await page.evaluate(() => window.__motionbench!.referenceBounds()))!.max[2], {
+        timeout: 30_000,
+      })
+      .toBeGreaterThan(bestZ);
     const b = (await page.evaluate(() => window.__motionbench!.referenceBounds()))!;
     expect(b.max[2]).toBeLessThan(bestZ + 0.25);
     await screenshot(page, '11-menagerie-meshes-hands-up');
@@ -141,15 +159,26 @@ describe("console: Menagerie's G1 with meshes", () => {
     const run = syntheticRun(clip, { 15: 0.6, 25: 0.35 }); // left shoulder pitch, right elbow
     await page.evaluate((t) => {
       const dev = window.__motionbenchDev!;
-      dev.addRun({ id: 'sim-1', label: 'synthetic · L shoulder +0.6, R elbow +0.35 rad', live: false, source: 'synthetic' });
+      dev.addRun({
+        id: 'sim-1',
+        label: 'synthetic · L shoulder +0.6, R elbow +0.35 rad',
+        live: false,
+        source: 'synthetic',
+      });
       dev.setTrajectory('sim-1', t);
     }, run);
     await page.locator('[data-testid=scrubber]').fill('300');
-    await expect.poll(async () => (await page.evaluate(() => window.__motionbench!.overlay())).runs[0]?.valid).toBe(true);
+    await expect
+      .poll(async () => (await page.evaluate(() => window.__motionbench!.overlay())).runs[0]?.valid)
+      .toBe(true);
     // Wait for a rendered frame that posed and coloured the run (software rendering is slow).
     const wrist = profile.bodies.findIndex((b) => b.name === 'left_wrist_yaw_link');
     await expect
-      .poll(async () => (await page.evaluate(() => window.__motionbench!.overlay())).runs[0].drawnColors?.[wrist] ?? '#888888', { timeout: 30_000 })
+      .poll(
+        async () =>
+          (await page.evaluate(() => window.__motionbench!.overlay())).runs[0].drawnColors?.[wrist] ?? '#888888',
+        { timeout: 30_000 },
+      )
       .not.toBe('#888888');
     const o = await page.evaluate(() => window.__motionbench!.overlay());
     expect(o.runs[0].drawn).toBe(true);

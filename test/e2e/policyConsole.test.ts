@@ -7,8 +7,19 @@ import type { QualificationReportDto, SimEndEvent } from '../../src/api/contract
 import type { PolicyInfoDto } from '../../src/api/policyContract';
 import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
 import { OUTCOME_TEXT, READING_ROWS } from '../../renderer/src/sim/readingsFormat';
-import type { MotionbenchTestState, OverlayTestState, PolicyTestState, SimRunTestState } from '../../renderer/src/testing/testHooks';
-import { ensureRendererBuilt, launchChromium, SCREENSHOT_DIR, screenshot, SHARED_DATA } from '../helpers/browserHarness';
+import type {
+  MotionbenchTestState,
+  OverlayTestState,
+  PolicyTestState,
+  SimRunTestState,
+} from '../../renderer/src/testing/testHooks';
+import {
+  ensureRendererBuilt,
+  launchChromium,
+  SCREENSHOT_DIR,
+  screenshot,
+  SHARED_DATA,
+} from '../helpers/browserHarness';
 import { hostApiCall } from './e2eSupport';
 
 // Issue 11 item 7: a released policy in the console, against the real services (`motionbench
@@ -27,7 +38,6 @@ import { hostApiCall } from './e2eSupport';
 const POLICY = path.join(SHARED_DATA, 'policies/beyondmimic/Jump_wose.onnx');
 const MISSING = path.join(SHARED_DATA, 'policies/beyondmimic/no_such_policy.onnx');
 const OTHER_CLIP = path.join(SHARED_DATA, 'motions/g1_moves/npz/B_HandsUp.npz');
-
 
 let server: HostServer;
 let browser: Browser;
@@ -49,7 +59,11 @@ async function openPolicyByPath(p: string, how: 'enter' | 'click'): Promise<void
 }
 
 async function waitForEnd(runId: string, timeout = 90_000): Promise<SimEndEvent> {
-  await page.waitForFunction((id) => window.__motionbench!.sim().find((r) => r.runId === id)?.state === 'ended', runId, { timeout, polling: 50 });
+  await page.waitForFunction(
+    (id) => window.__motionbench!.sim().find((r) => r.runId === id)?.state === 'ended',
+    runId,
+    { timeout, polling: 50 },
+  );
   return (await sims()).find((r) => r.runId === runId)!.end!;
 }
 
@@ -62,7 +76,8 @@ beforeAll(async () => {
   page = await browser.newPage({ viewport: { width: 1600, height: 960 } });
   page.on('pageerror', (err) => pageErrors.push(err.message));
   page.on('console', (msg) => {
-    if (msg.type() === 'error' || (msg.type() === 'warning' && /event/.test(msg.text()))) pageErrors.push(`${msg.type()}: ${msg.text()}`);
+    if (msg.type() === 'error' || (msg.type() === 'warning' && /event/.test(msg.text())))
+      pageErrors.push(`${msg.type()}: ${msg.text()}`);
   });
   await page.goto(server.url);
   await page.locator('[data-testid=connection-status]', { hasText: 'Connected' }).waitFor();
@@ -87,7 +102,9 @@ describe('console: a released policy, opened, run and qualified', () => {
     await expect(text('policy-error')).resolves.toContain('no such policy file or folder');
     await expect(page.locator('[data-testid=policy-info]').count()).resolves.toBe(0);
     expect((await state()).clipId).toBeNull();
-    await page.locator('[data-testid=policy-panel]').screenshot({ path: path.join(SCREENSHOT_DIR, '49-policy-missing-file.png') });
+    await page
+      .locator('[data-testid=policy-panel]')
+      .screenshot({ path: path.join(SCREENSHOT_DIR, '49-policy-missing-file.png') });
   });
 
   it('opens Jump_wose by path: family, interface, physics, needs and the baked motion, which becomes the clip on display', async () => {
@@ -96,7 +113,16 @@ describe('console: a released policy, opened, run and qualified', () => {
     expect(p.error).toBeNull();
     expect(p.info).not.toBeNull();
     info = { ...p.info!, bakedClip: null };
-    expect(info).toMatchObject({ family: 'beyondmimic', adapter: 'beyondmimic/1', bindingId: 'beyondmimic/Jump_wose', observationSize: 154, needs: [], jointOrder: 'isaaclab', controlRateHz: 50, decimation: 4 });
+    expect(info).toMatchObject({
+      family: 'beyondmimic',
+      adapter: 'beyondmimic/1',
+      bindingId: 'beyondmimic/Jump_wose',
+      observationSize: 154,
+      needs: [],
+      jointOrder: 'isaaclab',
+      controlRateHz: 50,
+      decimation: 4,
+    });
     expect(info.policyId).toMatch(/^policy-[0-9a-f]{16}$/);
     expect(info.motion).toMatchObject({ frames: 165, fps: 50 });
     // The same answer as the API gives any client (same content, same id).
@@ -109,14 +135,20 @@ describe('console: a released policy, opened, run and qualified', () => {
     await expect(text('policy-adapter')).resolves.toContain('beyondmimic/1');
     await expect(text('policy-binding')).resolves.toBe(`${info.bindingId}@${info.bindingVersion}`);
     await expect(page.locator('[data-testid=policy-observation]').getAttribute('data-size')).resolves.toBe('154');
-    await expect(text('policy-observation')).resolves.toBe(`154 = ${info.observation.map((t) => `${t.term} ${t.size}`).join(' + ')}`);
+    await expect(text('policy-observation')).resolves.toBe(
+      `154 = ${info.observation.map((t) => `${t.term} ${t.size}`).join(' + ')}`,
+    );
     await expect(text('policy-control')).resolves.toBe('50 Hz (5 ms × 4)');
     await expect(text('policy-physics')).resolves.toBe(info.physicsId);
     await expect(text('policy-joint-order')).resolves.toBe('Isaac Lab order, remapped by name');
     await expect(page.locator('[data-testid=policy-needs]').getAttribute('data-value')).resolves.toBe('');
     await expect(text('policy-needs')).resolves.toBe('none beyond joints and IMU');
-    await expect(text('policy-motion')).resolves.toMatch(/^165 frames at 50 fps \(3\.28 s\) · FK residual (< 0\.001|\d+\.\d+) mm$/);
-    await expect(page.locator('[data-testid=policy-notes] summary').textContent()).resolves.toBe(`${info.notes.length} notes`);
+    await expect(text('policy-motion')).resolves.toMatch(
+      /^165 frames at 50 fps \(3\.28 s\) · FK residual (< 0\.001|\d+\.\d+) mm$/,
+    );
+    await expect(page.locator('[data-testid=policy-notes] summary').textContent()).resolves.toBe(
+      `${info.notes.length} notes`,
+    );
     await expect(page.locator('[data-testid=policy-show-motion]').count()).resolves.toBe(0); // its motion is on display
     await expect(page.locator('[data-testid=policy-error]').count()).resolves.toBe(0);
 
@@ -126,12 +158,16 @@ describe('console: a released policy, opened, run and qualified', () => {
     expect(s.frameCount).toBe(165);
     expect(p.bakedClipId).toBe(info.motion!.clipId);
     await expect(text('clip-name')).resolves.toBe('Jump_wose');
-    await expect(page.locator('[data-testid=clip-info]').textContent()).resolves.toContain('reference baked into a policy');
+    await expect(page.locator('[data-testid=clip-info]').textContent()).resolves.toContain(
+      'reference baked into a policy',
+    );
 
     await page.locator('[data-testid=policy-notes] summary').click();
     await page.waitForTimeout(150);
     await screenshot(page, '50-policy-opened');
-    await page.locator('[data-testid=policy-panel]').screenshot({ path: path.join(SCREENSHOT_DIR, '51-policy-panel.png') });
+    await page
+      .locator('[data-testid=policy-panel]')
+      .screenshot({ path: path.join(SCREENSHOT_DIR, '51-policy-panel.png') });
     await page.locator('[data-testid=policy-notes] summary').click();
   });
 
@@ -139,7 +175,9 @@ describe('console: a released policy, opened, run and qualified', () => {
     const binding = page.locator('[data-testid=sim-binding]');
     await expect(binding.locator('option[value=policy]').textContent()).resolves.toBe('policy: beyondmimic/Jump_wose');
     await binding.selectOption('policy');
-    await expect(text('sim-note')).resolves.toBe(`released policy beyondmimic, physics ${info.physicsId}, no root assist`);
+    await expect(text('sim-note')).resolves.toBe(
+      `released policy beyondmimic, physics ${info.physicsId}, no root assist`,
+    );
     await expect(page.locator('[data-testid=sim-assist]').count()).resolves.toBe(0);
     await page.locator('[data-testid=sim-pace]').selectOption('max');
     await page.locator('[data-testid=sim-max-seconds]').fill('');
@@ -163,11 +201,15 @@ describe('console: a released policy, opened, run and qualified', () => {
     for (const row of READING_ROWS) {
       const r = end.metrics[row.key];
       expect(r.available, row.key).toBe(true);
-      await expect(page.locator(`[data-testid=sim-reading-${row.key}-${run.runId}]`).getAttribute('data-value')).resolves.toBe(String(r.available && r.value));
+      await expect(
+        page.locator(`[data-testid=sim-reading-${row.key}-${run.runId}]`).getAttribute('data-value'),
+      ).resolves.toBe(String(r.available && r.value));
     }
     // The tracking policy tracks its own motion (MPJPE-l within 10 cm), and the run is overlaid for replay.
     expect(end.metrics.mpjpeLMm.available && end.metrics.mpjpeLMm.value).toBeLessThan(100);
-    await expect.poll(async () => (await overlay()).runs[0], { timeout: 10_000 }).toMatchObject({ id: run.runId, live: false, outcome: 'completed', samples: 165 });
+    await expect
+      .poll(async () => (await overlay()).runs[0], { timeout: 10_000 })
+      .toMatchObject({ id: run.runId, live: false, outcome: 'completed', samples: 165 });
     const ov = (await overlay()).runs[0];
     expect(ov.label).toBe('#1 Jump_wose · seed 0');
     expect(ov.note).toBe(run.bindingLabel); // the policy's label, never the builtin note
@@ -177,15 +219,21 @@ describe('console: a released policy, opened, run and qualified', () => {
     await page.waitForTimeout(200);
     await screenshot(page, '52-policy-sim-run');
     await page.locator('[data-testid=runs-panel]').scrollIntoViewIfNeeded();
-    await page.locator('[data-testid=sim-panel]').screenshot({ path: path.join(SCREENSHOT_DIR, '52b-policy-sim-panel.png') });
-    await page.locator('[data-testid=runs-panel]').screenshot({ path: path.join(SCREENSHOT_DIR, '52c-policy-runs-panel.png') });
+    await page
+      .locator('[data-testid=sim-panel]')
+      .screenshot({ path: path.join(SCREENSHOT_DIR, '52b-policy-sim-panel.png') });
+    await page
+      .locator('[data-testid=runs-panel]')
+      .screenshot({ path: path.join(SCREENSHOT_DIR, '52c-policy-runs-panel.png') });
   });
 
   it('refuses the policy on another clip in the form, and puts its motion back on request', async () => {
     await page.locator('[data-testid=fps-input]').fill('');
     await page.locator('[data-testid=clip-file-input]').setInputFiles(OTHER_CLIP);
     await expect.poll(async () => (await state()).clipName, { timeout: 30_000 }).toBe('B_HandsUp'); // decoded in the file worker
-    await expect(text('sim-error')).resolves.toBe('policy beyondmimic/Jump_wose tracks only the motion baked into it (Jump_wose): show its motion (Policy panel) to run it');
+    await expect(text('sim-error')).resolves.toBe(
+      'policy beyondmimic/Jump_wose tracks only the motion baked into it (Jump_wose): show its motion (Policy panel) to run it',
+    );
     await expect(page.locator('[data-testid=sim-run]').isDisabled()).resolves.toBe(true);
     await page.locator('[data-testid=policy-show-motion]').click();
     await expect.poll(async () => (await state()).clipId).toBe(info.motion!.clipId);
@@ -203,7 +251,9 @@ describe('console: a released policy, opened, run and qualified', () => {
     await page.locator('[data-testid=qual-create]').click();
     await expect.poll(() => fs.existsSync(path.join(dir, 'campaign.sqlite')), { timeout: 20_000 }).toBe(true);
     await page.locator('[data-testid=qual-rollouts]').fill('1');
-    await expect(page.locator('[data-testid=qual-policy-start]').textContent()).resolves.toContain('beyondmimic/Jump_wose');
+    await expect(page.locator('[data-testid=qual-policy-start]').textContent()).resolves.toContain(
+      'beyondmimic/Jump_wose',
+    );
     await page.locator('[data-testid=qual-start-policy]').click();
     await page.locator('[data-testid=qual-progress]').waitFor();
     await expect.poll(() => text('qual-job-state'), { timeout: 60_000, interval: 250 }).toBe('completed');
@@ -215,7 +265,11 @@ describe('console: a released policy, opened, run and qualified', () => {
     expect(cell.clipId).toBe(info.motion!.clipId);
     expect(cell.state).not.toBe('pending');
     const clipName = report.clips.find((c) => c.id === cell.clipId)!.name;
-    await expect.poll(() => page.locator(`[data-testid="qual-cell-${cell.bindingKey}-${clipName}"]`).getAttribute('data-state'), { timeout: 10_000 }).toBe(cell.state);
+    await expect
+      .poll(() => page.locator(`[data-testid="qual-cell-${cell.bindingKey}-${clipName}"]`).getAttribute('data-state'), {
+        timeout: 10_000,
+      })
+      .toBe(cell.state);
     // A click on the cell replays the rollout over its reference (the baked motion).
     await page.locator(`[data-testid="qual-cell-${cell.bindingKey}-${clipName}"]`).click();
     await page.locator('[data-testid=qual-replay]').waitFor({ timeout: 30_000 });
@@ -227,8 +281,13 @@ describe('console: a released policy, opened, run and qualified', () => {
     await page.locator('[data-testid=trial-dir]').fill(dir);
     await page.locator('[data-testid=trial-load]').click();
     await page.locator(`[data-testid="trial-pair-${clipName}"]`).waitFor();
-    await expect(page.locator(`[data-testid="trial-pair-${clipName}"]`).getAttribute('data-admitted')).resolves.toBe(cell.state === 'admitted' ? 'true' : 'false');
-    await page.locator('[data-testid=trial-queue]').locator('..').screenshot({ path: path.join(SCREENSHOT_DIR, '54-policy-trial-queue.png') });
+    await expect(page.locator(`[data-testid="trial-pair-${clipName}"]`).getAttribute('data-admitted')).resolves.toBe(
+      cell.state === 'admitted' ? 'true' : 'false',
+    );
+    await page
+      .locator('[data-testid=trial-queue]')
+      .locator('..')
+      .screenshot({ path: path.join(SCREENSHOT_DIR, '54-policy-trial-queue.png') });
   }, 120_000);
 
   it('logged no page errors and no invalid events', () => {

@@ -4,7 +4,13 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimEndEvent, SimRunResult } from '../../src/api/contract';
-import { ClipPairEvaluator, episodeMetricsJson, MB_METRICS_1, type EpisodeMetrics, type HardFailure } from '../../src/domain/metrics';
+import {
+  ClipPairEvaluator,
+  episodeMetricsJson,
+  MB_METRICS_1,
+  type EpisodeMetrics,
+  type HardFailure,
+} from '../../src/domain/metrics';
 import { decodeMotionFile } from '../../src/domain/motion/decodeMotionFile';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { ForwardKinematics } from '../../src/domain/robot/forwardKinematics';
@@ -13,7 +19,13 @@ import { clipHead } from '../../src/domain/sim/clipWindow';
 import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { errorColorHex } from '../../renderer/src/overlay/errorScale';
-import { conditionText, formatReadingValue, OUTCOME_TEXT, READING_ROWS, UNAVAILABLE_TEXT } from '../../renderer/src/sim/readingsFormat';
+import {
+  conditionText,
+  formatReadingValue,
+  OUTCOME_TEXT,
+  READING_ROWS,
+  UNAVAILABLE_TEXT,
+} from '../../renderer/src/sim/readingsFormat';
 import type { MotionbenchTestState, OverlayTestState, SimRunTestState } from '../../renderer/src/testing/testHooks';
 import { ensureRendererBuilt, launchChromium, REPO_ROOT, screenshot, SHARED_DATA } from '../helpers/browserHarness';
 import { canvasColourBox, hostApiCall } from './e2eSupport';
@@ -52,12 +64,19 @@ const apiCall = <T>(method: string, params: unknown): Promise<T> => hostApiCall<
 /** `motionbench sim … --json`, for the trajectory hash and readings it prints. */
 function cliSim(args: string[]): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin/motionbench.mjs'), 'sim', ...args, '--json'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin/motionbench.mjs'), 'sim', ...args, '--json'], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as Record<string, unknown>) : reject(new Error(`motionbench sim exited ${code}: ${err}`))));
+    child.once('exit', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out) as Record<string, unknown>)
+        : reject(new Error(`motionbench sim exited ${code}: ${err}`)),
+    );
   });
 }
 
@@ -71,7 +90,12 @@ async function loadClip(file: string, fps: string): Promise<void> {
   await page.locator('[data-testid=clip-file-input]').setInputFiles(file);
 }
 
-async function runWith(opts: { binding: 'builtin' | 'assist'; assist?: string; pace: '1' | '2' | '5' | 'max'; first?: string }): Promise<string> {
+async function runWith(opts: {
+  binding: 'builtin' | 'assist';
+  assist?: string;
+  pace: '1' | '2' | '5' | 'max';
+  first?: string;
+}): Promise<string> {
   await page.locator('[data-testid=sim-binding]').selectOption(opts.binding);
   if (opts.assist !== undefined) await page.locator('[data-testid=sim-assist]').fill(opts.assist);
   await page.locator('[data-testid=sim-pace]').selectOption(opts.pace);
@@ -83,12 +107,20 @@ async function runWith(opts: { binding: 'builtin' | 'assist'; assist?: string; p
 }
 
 async function waitForEnd(runId: string, timeout = 60_000): Promise<SimEndEvent> {
-  await page.waitForFunction((id) => window.__motionbench!.sim().find((r) => r.runId === id)?.state === 'ended', runId, { timeout, polling: 20 });
+  await page.waitForFunction(
+    (id) => window.__motionbench!.sim().find((r) => r.runId === id)?.state === 'ended',
+    runId,
+    { timeout, polling: 20 },
+  );
   return (await sims()).find((r) => r.runId === runId)!.end!;
 }
 
 /** Per-body root-relative and world errors of FK(executed pose) against FK(reference frame). */
-function bodyErrors(ref: MotionClip, refFrame: number, exec: { root: ArrayLike<number>; quat: ArrayLike<number>; q: ArrayLike<number> }) {
+function bodyErrors(
+  ref: MotionClip,
+  refFrame: number,
+  exec: { root: ArrayLike<number>; quat: ArrayLike<number>; q: ArrayLike<number> },
+) {
   const n = fk.bodyCount;
   const r = new Float64Array(3 * n);
   const e = new Float64Array(3 * n);
@@ -96,7 +128,9 @@ function bodyErrors(ref: MotionClip, refFrame: number, exec: { root: ArrayLike<n
   fk.compute(exec.root, exec.quat, exec.q, e, new Float64Array(4 * n));
   const p = profile.rootBodyIndex;
   const d = (b: number, c: number) => e[3 * b + c] - r[3 * b + c];
-  return Float64Array.from({ length: n }, (_, b) => Math.hypot(d(b, 0) - d(p, 0), d(b, 1) - d(p, 1), d(b, 2) - d(p, 2)));
+  return Float64Array.from({ length: n }, (_, b) =>
+    Math.hypot(d(b, 0) - d(p, 0), d(b, 1) - d(p, 1), d(b, 2) - d(p, 2)),
+  );
 }
 
 function hexClose(a: string, b: string, tol = 2): boolean {
@@ -123,16 +157,28 @@ async function expectReadingsShown(runId: string, metrics: EpisodeMetrics): Prom
 /** The failure rows of one run: failed = yes, then its condition, body and frame. */
 async function expectFailureShown(runId: string, f: HardFailure): Promise<void> {
   await expect(page.locator(`[data-testid=sim-failed-${runId}]`).textContent()).resolves.toBe('yes');
-  await expect(page.locator(`[data-testid=sim-failure-condition-${runId}]`).textContent()).resolves.toBe(conditionText(f.condition));
-  await expect(page.locator(`[data-testid=sim-failure-body-${runId}]`).textContent()).resolves.toBe(f.body.replace(/_link$/, ''));
-  await expect(page.locator(`[data-testid=sim-failure-frame-${runId}]`).textContent()).resolves.toBe(`${f.frame} (${f.timeS.toFixed(2)} s)`);
+  await expect(page.locator(`[data-testid=sim-failure-condition-${runId}]`).textContent()).resolves.toBe(
+    conditionText(f.condition),
+  );
+  await expect(page.locator(`[data-testid=sim-failure-body-${runId}]`).textContent()).resolves.toBe(
+    f.body.replace(/_link$/, ''),
+  );
+  await expect(page.locator(`[data-testid=sim-failure-frame-${runId}]`).textContent()).resolves.toBe(
+    `${f.frame} (${f.timeS.toFixed(2)} s)`,
+  );
 }
 
 /** The recording from the services, and the batch readings recomputed from it here. */
 async function recordingAndReadings(runId: string, ref: MotionClip) {
   const res = await apiCall<SimRunResult>('sim.result', { runId });
   const t = res.trajectory;
-  const exec = { fps: 50, frameCount: t.frames, rootPosM: Float64Array.from(t.rootPosM!), rootQuatWxyz: Float64Array.from(t.rootQuatWxyz!), jointPosRad: Float64Array.from(t.jointPosRad) };
+  const exec = {
+    fps: 50,
+    frameCount: t.frames,
+    rootPosM: Float64Array.from(t.rootPosM!),
+    rootQuatWxyz: Float64Array.from(t.rootQuatWxyz!),
+    jointPosRad: Float64Array.from(t.jointPosRad),
+  };
   expect(t.timeS).toEqual(Array.from({ length: t.frames }, (_, k) => k / 50));
   const metrics = new ClipPairEvaluator(MB_METRICS_1, profile).evaluate(ref, exec).metrics;
   return { res, exec, metrics };
@@ -151,7 +197,8 @@ beforeAll(async () => {
   page.on('pageerror', (err) => pageErrors.push(err.message));
   page.on('console', (msg) => {
     // Errors, and the warnings of the console's event handling (an invalid or failed push).
-    if (msg.type() === 'error' || (msg.type() === 'warning' && /event/.test(msg.text()))) pageErrors.push(`${msg.type()}: ${msg.text()}`);
+    if (msg.type() === 'error' || (msg.type() === 'warning' && /event/.test(msg.text())))
+      pageErrors.push(`${msg.type()}: ${msg.text()}`);
   });
   await page.goto(server.url);
   await page.locator('[data-testid=connection-status]', { hasText: 'Connected' }).waitFor();
@@ -169,7 +216,9 @@ describe('console: run a clip in simulation', () => {
     await expect(page.locator('[data-testid=sim-connection]').inputValue()).resolves.toBe('embedded-sim');
     await expect(page.locator('[data-testid=sim-binding]').inputValue()).resolves.toBe('assist');
     await expect(page.locator('[data-testid=sim-assist]').inputValue()).resolves.toBe('3000');
-    await expect(page.locator('[data-testid=sim-note]').textContent()).resolves.toBe('builtin = reference tracker, not a policy');
+    await expect(page.locator('[data-testid=sim-note]').textContent()).resolves.toBe(
+      'builtin = reference tracker, not a policy',
+    );
     // A bad field is named, and Run stays off.
     await page.locator('[data-testid=sim-assist]').fill('-5');
     await expect(page.locator('[data-testid=sim-error]').textContent()).resolves.toContain('root assist');
@@ -181,10 +230,19 @@ describe('console: run a clip in simulation', () => {
   it('B_HandsUp with builtin:assist=3000: live frames over the ghost, then the end with the batch readings and the CLI’s trajectory hash', async () => {
     const runId = await runWith({ binding: 'assist', assist: '3000', pace: '1' });
     // Live: frames arrive at real time and the playhead follows them.
-    await page.waitForFunction((id) => (window.__motionbench!.sim().find((r) => r.runId === id)?.framesReceived ?? 0) > 150, runId, { timeout: 20_000 });
+    await page.waitForFunction(
+      (id) => (window.__motionbench!.sim().find((r) => r.runId === id)?.framesReceived ?? 0) > 150,
+      runId,
+      { timeout: 20_000 },
+    );
     const mid = await overlay();
     const run = mid.runs.find((r) => r.id === runId)!;
-    expect(run).toMatchObject({ live: true, visible: true, valid: true, note: 'builtin = reference tracker, not a policy' });
+    expect(run).toMatchObject({
+      live: true,
+      visible: true,
+      valid: true,
+      note: 'builtin = reference tracker, not a policy',
+    });
     expect(run.label).toBe('#1 builtin + assist 3000 N/m · seed 0');
     expect(run.samples).toBeGreaterThan(150);
     expect((await lastSim()).state).toBe('running');
@@ -197,14 +255,24 @@ describe('console: run a clip in simulation', () => {
 
     const end = await waitForEnd(runId);
     const s = await lastSim();
-    expect(end).toMatchObject({ outcome: 'completed', frames: 367, plannedFrames: 367, failure: null, droppedFrames: 0 });
+    expect(end).toMatchObject({
+      outcome: 'completed',
+      frames: 367,
+      plannedFrames: 367,
+      failure: null,
+      droppedFrames: 0,
+    });
     expect(s.framesReceived).toBe(367);
     expect(s.replayFromRecording).toBe(false);
     await expect(page.locator('[data-testid=sim-status]').getAttribute('data-outcome')).resolves.toBe('completed');
-    await expect(page.locator(`[data-testid=sim-outcome-${runId}]`).textContent()).resolves.toBe(OUTCOME_TEXT.completed);
+    await expect(page.locator(`[data-testid=sim-outcome-${runId}]`).textContent()).resolves.toBe(
+      OUTCOME_TEXT.completed,
+    );
     await expect(page.locator(`[data-testid=sim-failed-${runId}]`).textContent()).resolves.toBe('no');
     await expect(page.locator(`[data-testid=sim-failure-condition-${runId}]`).textContent()).resolves.toBe('—');
-    await expect.poll(async () => (await overlay()).runs[0]).toMatchObject({ live: false, outcome: 'completed', samples: 367 });
+    await expect
+      .poll(async () => (await overlay()).runs[0])
+      .toMatchObject({ live: false, outcome: 'completed', samples: 367 });
 
     // The readings are the batch reduction (mb-metrics/1) of the recording, recomputed here.
     const { res, exec, metrics } = await recordingAndReadings(runId, handsUp);
@@ -217,7 +285,9 @@ describe('console: run a clip in simulation', () => {
     expect(cli.trajectory_sha256).toBe(end.trajectorySha256);
     expect(cli.outcome).toBe('completed');
     for (const [k, v] of Object.entries(episodeMetricsJson(metrics))) expect(cli[k], k).toEqual(v);
-    await expect(page.locator(`[data-testid=sim-sha-${runId}]`).getAttribute('title')).resolves.toBe(end.trajectorySha256);
+    await expect(page.locator(`[data-testid=sim-sha-${runId}]`).getAttribute('title')).resolves.toBe(
+      end.trajectorySha256,
+    );
 
     // Replay: reference frame 300 (60 fps) is t = 5 s = recorded frame 250.
     await seek(300);
@@ -227,7 +297,11 @@ describe('console: run a clip in simulation', () => {
     expect(o.jointPosRad).toEqual(Array.from(exec.jointPosRad.subarray(29 * k, 29 * k + 29)));
     expect(o.rootPosM).toEqual(Array.from(exec.rootPosM.subarray(3 * k, 3 * k + 3)));
     expect(o.rootQuatWxyz).toEqual(Array.from(exec.rootQuatWxyz.subarray(4 * k, 4 * k + 4)));
-    const expected = bodyErrors(handsUp, 300, { root: exec.rootPosM.subarray(3 * k), quat: exec.rootQuatWxyz.subarray(4 * k), q: exec.jointPosRad.subarray(29 * k) });
+    const expected = bodyErrors(handsUp, 300, {
+      root: exec.rootPosM.subarray(3 * k),
+      quat: exec.rootQuatWxyz.subarray(4 * k),
+      q: exec.jointPosRad.subarray(29 * k),
+    });
     expect(Math.max(...expected)).toBeGreaterThan(0.005); // the tracker is not perfect: something to colour
     for (let b = 0; b < fk.bodyCount; b++) expect(o.bodyErrLocalM[b]).toBeCloseTo(expected[b], 9);
     // Each body is drawn in the colour of its error.
@@ -326,7 +400,11 @@ describe('console: run a clip in simulation', () => {
 
   it('Space during a run stops it: aborted_by_operator within 0.5 s, frames kept for replay', async () => {
     const runId = await runWith({ binding: 'assist', assist: '3000', pace: '1', first: '20' });
-    await page.waitForFunction((id) => (window.__motionbench!.sim().find((r) => r.runId === id)?.framesReceived ?? 0) >= 60, runId, { timeout: 20_000 });
+    await page.waitForFunction(
+      (id) => (window.__motionbench!.sim().find((r) => r.runId === id)?.framesReceived ?? 0) >= 60,
+      runId,
+      { timeout: 20_000 },
+    );
     const stopsBefore = await page.evaluate(() => window.__motionbench!.operatorStops());
     // Focus is on the Run button: Space must not click it, it is the STOP key.
     const t0 = Date.now();
@@ -350,7 +428,9 @@ describe('console: run a clip in simulation', () => {
     expect(end.metrics).toEqual(JSON.parse(JSON.stringify(metrics)));
     await expectReadingsShown(runId, metrics);
     // The simulator is free again.
-    await expect.poll(async () => (await page.evaluate(() => window.__motionbench!.connections()))[0].leasedRunId).toBeNull();
+    await expect
+      .poll(async () => (await page.evaluate(() => window.__motionbench!.connections()))[0].leasedRunId)
+      .toBeNull();
     await page.waitForTimeout(200);
     await screenshot(page, '44-sim-operator-stop');
   });

@@ -6,7 +6,13 @@ import type { SimEndEvent } from '../../src/api/contract';
 import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
 import { STOP_KEYS_LABEL, STOP_KEYS_TITLE } from '../../renderer/src/safety/stopKeys';
 import type { SimRunTestState } from '../../renderer/src/testing/testHooks';
-import { ensureRendererBuilt, launchChromium, screenshot, SCREENSHOT_DIR, SHARED_DATA } from '../helpers/browserHarness';
+import {
+  ensureRendererBuilt,
+  launchChromium,
+  screenshot,
+  SCREENSHOT_DIR,
+  SHARED_DATA,
+} from '../helpers/browserHarness';
 
 // Issue 10 item 8: typing a space into a text field must not fire the operator STOP (it damps the
 // robot), while Escape still stops from inside the field and Space stops with focus on the page.
@@ -29,7 +35,10 @@ const tid = (id: string) => page.locator(`[data-testid=${id}]`);
 const sims = (): Promise<SimRunTestState[]> => page.evaluate(() => window.__motionbench!.sim());
 const runOf = async (runId: string): Promise<SimRunTestState> => (await sims()).find((r) => r.runId === runId)!;
 const operatorStops = (): Promise<number> => page.evaluate(() => window.__motionbench!.operatorStops());
-const activeTestId = (): Promise<string | null> => page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.testid ?? document.activeElement?.tagName ?? null);
+const activeTestId = (): Promise<string | null> =>
+  page.evaluate(
+    () => (document.activeElement as HTMLElement | null)?.dataset.testid ?? document.activeElement?.tagName ?? null,
+  );
 
 /** A 20 s simulation run of the loaded clip at real time, with at least 30 frames on screen. */
 async function startLongRun(): Promise<string> {
@@ -37,12 +46,20 @@ async function startLongRun(): Promise<string> {
   await tid('sim-run').click();
   await expect.poll(async () => (await sims()).length, { timeout: 20_000 }).toBe(before + 1);
   const runId = (await sims()).at(-1)!.runId;
-  await page.waitForFunction((id) => (window.__motionbench!.sim().find((r) => r.runId === id)?.framesReceived ?? 0) >= 30, runId, { timeout: 20_000 });
+  await page.waitForFunction(
+    (id) => (window.__motionbench!.sim().find((r) => r.runId === id)?.framesReceived ?? 0) >= 30,
+    runId,
+    { timeout: 20_000 },
+  );
   return runId;
 }
 
 async function waitForEnd(runId: string): Promise<SimEndEvent> {
-  await page.waitForFunction((id) => window.__motionbench!.sim().find((r) => r.runId === id)?.state === 'ended', runId, { timeout: 5_000, polling: 20 });
+  await page.waitForFunction(
+    (id) => window.__motionbench!.sim().find((r) => r.runId === id)?.state === 'ended',
+    runId,
+    { timeout: 5_000, polling: 20 },
+  );
   return (await runOf(runId)).end!;
 }
 
@@ -61,7 +78,8 @@ beforeAll(async () => {
   page = await browser.newPage({ viewport: { width: 1600, height: 960 } });
   page.on('pageerror', (err) => pageErrors.push(err.message));
   page.on('console', (msg) => {
-    if (msg.type() === 'error' || (msg.type() === 'warning' && /event/.test(msg.text()))) pageErrors.push(`${msg.type()}: ${msg.text()}`);
+    if (msg.type() === 'error' || (msg.type() === 'warning' && /event/.test(msg.text())))
+      pageErrors.push(`${msg.type()}: ${msg.text()}`);
   });
   await page.goto(server.url);
   await tid('connection-status').filter({ hasText: 'Connected' }).waitFor();

@@ -4,15 +4,20 @@ import type {
   BackendEvent,
   BackendLease,
   BackendListener,
+  BackendProblem,
   EpisodeEnd,
   Presence,
   Problem,
+  RobotLinkCapabilities,
+  RobotLinkStats,
+  StopDelivery,
 } from '../../src/domain/backend/backend';
 import { createStateFrame } from '../../src/domain/backend/stateFrame';
 
 // A scriptable Backend for the console's Connections tests: presence set by the test (or after a
 // delay), a state stream at a chosen rate through the single listener, problems on demand, and an
-// optional linkStats() latency like a remote client's.
+// optional link latency like a remote client's (with latencyMs it declares a robot link, whose
+// linkStats() the registry reads; its stop and damp are never sent).
 
 export interface FakeBackendOptions {
   id: string;
@@ -25,8 +30,10 @@ export interface FakeBackendOptions {
   presentAfterMs?: number;
   /** Stream state frames at this rate while present (batches every 100 ms). */
   streamHz?: number;
-  /** Offer linkStats() with this latency. */
+  /** Declare a robot link whose linkStats() has this latency. */
   latencyMs?: number;
+  /** With latencyMs: the robot link declares the emulator's control channel. */
+  emulatorControl?: boolean;
   /** Become 'lost' with a problem after this many ms (instead of present). */
   lostAfterMs?: number;
 }
@@ -46,12 +53,15 @@ export class FakeBackend implements Backend {
   /** Every batch the backend delivered and the listener accepted. */
   delivered = 0;
   private readonly latencyMs: number | undefined;
+  readonly robotLink?: RobotLinkCapabilities;
 
   constructor(private readonly options: FakeBackendOptions) {
     this.id = options.id;
     this.name = options.name ?? options.id;
     this._presence = options.initialPresence ?? 'connecting';
     this.latencyMs = options.latencyMs;
+    if (options.latencyMs !== undefined)
+      this.robotLink = { control: 'watchOnly', emulatorControl: options.emulatorControl ?? false };
     this.capabilities = {
       executionDomain: options.executionDomain ?? 'simulation',
       globalRootPosition: true,
@@ -74,7 +84,12 @@ export class FakeBackend implements Backend {
       this.timers.push(
         setTimeout(() => {
           this.setPresence('lost');
-          this.emitProblem({ severity: 'error', code: 'link_lost', message: `nothing from ${this.name} for 2000 ms`, atMs: Date.now() });
+          this.emitProblem({
+            severity: 'error',
+            code: 'link_lost',
+            message: `nothing from ${this.name} for 2000 ms`,
+            atMs: Date.now(),
+          });
         }, options.lostAfterMs),
       );
     }
@@ -84,8 +99,28 @@ export class FakeBackend implements Backend {
     return this._presence;
   }
 
-  linkStats(): { latencyMs: number | null } {
-    return { latencyMs: this.latencyMs ?? null };
+  linkStats(): RobotLinkStats {
+    return {
+      latencyMs: this.latencyMs ?? null,
+      stateRateHz: 0,
+      lastStateAgeMs: null,
+      missingTicks: 0,
+      tickGapEvents: 0,
+      oneWayLatencyMs: null,
+      dropped: 0,
+    };
+  }
+
+  async sendStop(reason: string): Promise<StopDelivery> {
+    return this.unsent('stop', reason);
+  }
+
+  async damp(reason: string): Promise<StopDelivery> {
+    return this.unsent('damp', reason);
+  }
+
+  private unsent(command: 'stop' | 'damp', reason: string): StopDelivery {
+    return { command, reason, attempts: 0, answer: null, message: 'fake', firstSentAtMs: null, settledAtMs: 0 };
   }
 
   setListener(listener: BackendListener | null): void {
@@ -103,8 +138,9 @@ export class FakeBackend implements Backend {
     this.emit([{ type: 'presence', presence: p }]);
   }
 
+  /** Any code, also one the catalogue does not know (the registry must cope with a newer backend's). */
   emitProblem(problem: Problem): void {
-    this.emit([{ type: 'problem', problem }]);
+    this.emit([{ type: 'problem', problem: problem as BackendProblem }]);
   }
 
   /** Delivers `n` frames at `hz` (source times advancing), in one batch. */

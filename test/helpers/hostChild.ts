@@ -24,7 +24,9 @@ process.stdin.on('data', (d: Buffer) => {
     const line = buf.slice(0, i).trim();
     buf = buf.slice(i + 1);
     if (line === 'stats') {
-      process.stdout.write(`${JSON.stringify({ loopDelayMaxMs: delay.max / 1e6, p99Ms: delay.percentile(99) / 1e6 })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ loopDelayMaxMs: delay.max / 1e6, p99Ms: delay.percentile(99) / 1e6 })}\n`,
+      );
       delay.reset();
     }
   }

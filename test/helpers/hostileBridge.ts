@@ -40,7 +40,11 @@ export interface HostileBridge {
 }
 
 export async function startHostileBridge(rateHz = 500): Promise<HostileBridge> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'bench/robotLinkPublisher.ts'), '--rate', String(rateHz)], { cwd: REPO_ROOT });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(REPO_ROOT, 'bench/robotLinkPublisher.ts'), '--rate', String(rateHz)],
+    { cwd: REPO_ROOT },
+  );
   const commands: ReceivedCommand[] = [];
   let stderr = '';
   let url: string | null = null;

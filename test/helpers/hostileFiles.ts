@@ -68,7 +68,11 @@ export function npyHeader(shape: number[]): Uint8Array {
 }
 
 /** DEFLATEs a header plus `dataBytes` of a repeated pattern, streaming through native zlib (no big buffer); returns the stream and CRC-32. */
-async function deflateMember(header: Uint8Array, pattern: Uint8Array, dataBytes: number): Promise<{ compressed: Uint8Array; crc: number; size: number }> {
+async function deflateMember(
+  header: Uint8Array,
+  pattern: Uint8Array,
+  dataBytes: number,
+): Promise<{ compressed: Uint8Array; crc: number; size: number }> {
   const chunks: Buffer[] = [];
   const deflater = zlib.createDeflateRaw({ level: 9 });
   deflater.on('data', (c: Buffer) => chunks.push(c));
@@ -77,10 +81,11 @@ async function deflateMember(header: Uint8Array, pattern: Uint8Array, dataBytes:
     deflater.once('error', reject);
   });
   const block = new Uint8Array(1 << 20);
-  for (let i = 0; i < block.length; i += pattern.length) block.set(pattern.subarray(0, Math.min(pattern.length, block.length - i)), i);
+  for (let i = 0; i < block.length; i += pattern.length)
+    block.set(pattern.subarray(0, Math.min(pattern.length, block.length - i)), i);
   let crc = zlib.crc32(header);
   deflater.write(header);
-  for (let left = dataBytes; left > 0; ) {
+  for (let left = dataBytes; left > 0;) {
     const part = block.subarray(0, Math.min(left, block.length));
     crc = zlib.crc32(part, crc);
     left -= part.length;
@@ -131,7 +136,11 @@ export async function amplificationNpz(opts: { mismatch?: boolean } = {}): Promi
   ];
   const fpsMember = await deflateMember(fps, fpsData, 8);
   const built = [{ name: 'fps.npy', ...fpsMember }];
-  for (const m of members) built.push({ name: m.name, ...(await deflateMember(npyHeader(m.shape), m.pattern, m.shape.reduce((a, d) => a * d, 1) * 8)) });
+  for (const m of members)
+    built.push({
+      name: m.name,
+      ...(await deflateMember(npyHeader(m.shape), m.pattern, m.shape.reduce((a, d) => a * d, 1) * 8)),
+    });
   return zipOf(built);
 }
 
@@ -141,7 +150,11 @@ export async function amplificationNpz(opts: { mismatch?: boolean } = {}): Promi
  * data: reading it past its head fails, so any error other than "DEFLATE data is corrupt" proves
  * the reader decided from the header alone — whatever size the ZIP declares.
  */
-export function headerOnlyMember(name: string, shape: number[], dataBytes = shape.reduce((a, d) => a * d, 1) * 8): DeflatedMember {
+export function headerOnlyMember(
+  name: string,
+  shape: number[],
+  dataBytes = shape.reduce((a, d) => a * d, 1) * 8,
+): DeflatedMember {
   const header = npyHeader(shape);
   const flushed = zlib.deflateRawSync(header, { finishFlush: zlib.constants.Z_SYNC_FLUSH });
   const stored = new Uint8Array(5 + 1024); // BFINAL 0, BTYPE 00 (byte-aligned after the flush), LEN 1024, NLEN
@@ -157,7 +170,8 @@ export function headerOnlyMember(name: string, shape: number[], dataBytes = shap
 export function declaredInflatedBytes(zip: Uint8Array): number {
   const dv = new DataView(zip.buffer, zip.byteOffset, zip.byteLength);
   let total = 0;
-  for (let i = 0; i + 46 <= zip.length; i++) if (dv.getUint32(i, true) === 0x02014b50) total += dv.getUint32(i + 24, true);
+  for (let i = 0; i + 46 <= zip.length; i++)
+    if (dv.getUint32(i, true) === 0x02014b50) total += dv.getUint32(i + 24, true);
   return total;
 }
 
@@ -185,7 +199,11 @@ export type ChildReader = 'clip' | 'mjcf' | 'mujoco' | 'onnx' | 'binding' | 'wor
 /** Reads `file` with one of the services' readers in a fresh `node --import tsx` process, under a watchdog, and reports its memory. */
 export function readInChild(reader: ChildReader, file: string, fps?: number): Promise<ChildLoadReport> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', HOSTILE_LOAD_CHILD, reader, file, ...(fps !== undefined ? [String(fps)] : [])], { cwd: REPO_ROOT });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', HOSTILE_LOAD_CHILD, reader, file, ...(fps !== undefined ? [String(fps)] : [])],
+      { cwd: REPO_ROOT },
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));

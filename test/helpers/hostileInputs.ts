@@ -59,7 +59,8 @@ export function includeCycle(): VirtualModel {
   return {
     files: {
       'models/a.xml': '<mujoco>\n  <include file="b.xml"/>\n</mujoco>\n',
-      'models/b.xml': '<mujoco>\n  <!-- b includes a, spelled differently -->\n  <worldbody/>\n  <include file="./a.xml"/>\n</mujoco>\n',
+      'models/b.xml':
+        '<mujoco>\n  <!-- b includes a, spelled differently -->\n  <worldbody/>\n  <include file="./a.xml"/>\n</mujoco>\n',
     },
     entry: 'models/a.xml',
   };
@@ -69,10 +70,15 @@ export function includeCycle(): VirtualModel {
 // missing mesh, symlink loops in a workload folder. Used by test/unit/motionHostile.test.ts and
 // test/integration/cliHostileInputs.test.ts.
 
-
 /** A small valid clip (the first `frames` frames of LAFAN1 walk1, 30 fps), as CSV text. */
 export function realCsvText(frames = 31): string {
-  return fs.readFileSync(sharedData('motions/lafan1_g1_csv/walk1_subject1.csv'), 'utf8').split('\n').slice(0, frames).join('\n') + '\n';
+  return (
+    fs
+      .readFileSync(sharedData('motions/lafan1_g1_csv/walk1_subject1.csv'), 'utf8')
+      .split('\n')
+      .slice(0, frames)
+      .join('\n') + '\n'
+  );
 }
 
 /** `text` encoded as UTF-16: little-endian with its BOM (FF FE), big-endian with its BOM (FE FF), or little-endian without a BOM. */
@@ -95,7 +101,13 @@ export function csvWithField(text: string, line: number, column: number, value: 
 }
 
 /** A motionbench-clip/1 JSON document of `clip` with `edit` applied to the parsed document. */
-export function clipJsonWith(clip: MotionClip, edit: (doc: { fps: unknown; frames: { root_pos_m: unknown[][]; root_quat_wxyz: unknown[][]; joint_pos_rad: unknown[][] } }) => void): string {
+export function clipJsonWith(
+  clip: MotionClip,
+  edit: (doc: {
+    fps: unknown;
+    frames: { root_pos_m: unknown[][]; root_quat_wxyz: unknown[][]; joint_pos_rad: unknown[][] };
+  }) => void,
+): string {
   const doc = JSON.parse(encodeClipJson(clip)) as Parameters<typeof edit>[0];
   edit(doc);
   return JSON.stringify(doc);
@@ -116,7 +128,12 @@ export function writeFiles(root: string, model: VirtualModel): string {
  * whose file does not exist. Returns the model file, the included file, the line of the <mesh>
  * there and the mesh path MuJoCo would look for.
  */
-export function modelWithMissingMesh(dir: string): { model: string; included: string; meshLine: number; meshFile: string } {
+export function modelWithMissingMesh(dir: string): {
+  model: string;
+  included: string;
+  meshLine: number;
+  meshFile: string;
+} {
   fs.mkdirSync(dir, { recursive: true });
   const text = fs.readFileSync(OUR_G1, 'utf8');
   const at = text.indexOf('<asset>');
@@ -124,7 +141,10 @@ export function modelWithMissingMesh(dir: string): { model: string; included: st
   const model = path.join(dir, 'g1.xml');
   fs.writeFileSync(model, `${text.slice(0, at)}<include file="extra_assets.xml"/>\n  ${text.slice(at)}`);
   const included = path.join(dir, 'extra_assets.xml');
-  fs.writeFileSync(included, '<mujoco>\n  <asset>\n    <mesh name="ghost" file="meshes/ghost_link.stl"/>\n  </asset>\n</mujoco>\n');
+  fs.writeFileSync(
+    included,
+    '<mujoco>\n  <asset>\n    <mesh name="ghost" file="meshes/ghost_link.stl"/>\n  </asset>\n</mujoco>\n',
+  );
   return { model, included, meshLine: 3, meshFile: path.join(dir, 'meshes/ghost_link.stl') };
 }
 
@@ -133,11 +153,18 @@ export function modelWithMissingMesh(dir: string): { model: string; included: st
  * .`, `sub/up -> ..`) and out of it (`outside -> <outsideDir>`, a folder holding clips that are
  * not listed). Returns the folder and the link paths.
  */
-export function workloadWithSymlinkLoops(root: string, csvText: string, outsideDir: string): { dir: string; loop: string; up: string; outside: string } {
+export function workloadWithSymlinkLoops(
+  root: string,
+  csvText: string,
+  outsideDir: string,
+): { dir: string; loop: string; up: string; outside: string } {
   const dir = path.join(root, 'lab-set');
   fs.mkdirSync(path.join(dir, 'sub'), { recursive: true });
   fs.writeFileSync(path.join(dir, 'walk.csv'), csvText);
-  fs.writeFileSync(path.join(dir, 'workload.json'), JSON.stringify({ id: 'lab-set', version: '1', clips: { 'walk.csv': { group: 'locomotion', fps: 30 } } }));
+  fs.writeFileSync(
+    path.join(dir, 'workload.json'),
+    JSON.stringify({ id: 'lab-set', version: '1', clips: { 'walk.csv': { group: 'locomotion', fps: 30 } } }),
+  );
   fs.mkdirSync(outsideDir, { recursive: true });
   for (let k = 0; k < 5; k++) fs.writeFileSync(path.join(outsideDir, `stray${k}.csv`), csvText);
   const loop = path.join(dir, 'loop');

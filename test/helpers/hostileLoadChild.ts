@@ -49,7 +49,11 @@ const watchdog = new Worker(
 watchdog.unref();
 
 /** A profile whose only mesh is `meshFile` (robot.getMesh serves files the profile names). */
-const meshProfile = (meshFile: string): RobotProfile => ({ modelName: 'hostile', bodies: [{ geoms: [{ type: 'mesh', mesh: { name: 'm', file: meshFile } }] }] }) as unknown as RobotProfile;
+const meshProfile = (meshFile: string): RobotProfile =>
+  ({
+    modelName: 'hostile',
+    bodies: [{ geoms: [{ type: 'mesh', mesh: { name: 'm', file: meshFile } }] }],
+  }) as unknown as RobotProfile;
 
 async function read(): Promise<void> {
   switch (mode) {

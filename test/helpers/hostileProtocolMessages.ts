@@ -12,15 +12,30 @@ export interface HostileMessage {
 }
 
 export const HOSTILE_FOXGLOVE_SERVER_MESSAGES: readonly HostileMessage[] = [
-  { what: 'advertise with channels null (the attack: "chs is not iterable")', text: '{"op":"advertise","channels":null}' },
+  {
+    what: 'advertise with channels null (the attack: "chs is not iterable")',
+    text: '{"op":"advertise","channels":null}',
+  },
   { what: 'unadvertise with channelIds null', text: '{"op":"unadvertise","channelIds":null}' },
   { what: 'advertise with a null channel', text: '{"op":"advertise","channels":[null]}' },
-  { what: 'advertise with a channel without topic', text: '{"op":"advertise","channels":[{"id":7,"encoding":"json","schemaName":"x","schema":""}]}' },
-  { what: 'advertise with a negative channel id', text: '{"op":"advertise","channels":[{"id":-1,"topic":"/g1/lowstate","encoding":"json","schemaName":"g1-bridge/1/LowState","schema":""}]}' },
-  { what: 'advertise with a non-numeric id', text: '{"op":"advertise","channels":[{"id":"1","topic":"/g1/lowstate","encoding":"json","schemaName":"g1-bridge/1/LowState","schema":""}]}' },
+  {
+    what: 'advertise with a channel without topic',
+    text: '{"op":"advertise","channels":[{"id":7,"encoding":"json","schemaName":"x","schema":""}]}',
+  },
+  {
+    what: 'advertise with a negative channel id',
+    text: '{"op":"advertise","channels":[{"id":-1,"topic":"/g1/lowstate","encoding":"json","schemaName":"g1-bridge/1/LowState","schema":""}]}',
+  },
+  {
+    what: 'advertise with a non-numeric id',
+    text: '{"op":"advertise","channels":[{"id":"1","topic":"/g1/lowstate","encoding":"json","schemaName":"g1-bridge/1/LowState","schema":""}]}',
+  },
   { what: 'unadvertise with string ids', text: '{"op":"unadvertise","channelIds":["a"]}' },
   { what: 'serverInfo without capabilities', text: '{"op":"serverInfo","name":"x"}' },
-  { what: 'serverInfo with metadata values that are not strings', text: '{"op":"serverInfo","name":"x","capabilities":[],"metadata":{"g1_bridge_contract":5}}' },
+  {
+    what: 'serverInfo with metadata values that are not strings',
+    text: '{"op":"serverInfo","name":"x","capabilities":[],"metadata":{"g1_bridge_contract":5}}',
+  },
   { what: 'status with a level out of range', text: '{"op":"status","level":7,"message":"x"}' },
   { what: 'status without message', text: '{"op":"status","level":0}' },
   { what: 'removeStatus with an object for ids', text: '{"op":"removeStatus","statusIds":{}}' },

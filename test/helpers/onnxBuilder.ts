@@ -127,7 +127,8 @@ function rawData(type: OnnxElemType, values: ArrayLike<number>): Uint8Array {
 
 function tensorProto(t: OnnxInitializer): ProtoWriter {
   const count = t.dims.reduce((a, b) => a * b, 1);
-  if (count !== t.values.length) throw new Error(`initializer ${t.name}: dims ${t.dims} need ${count} values, got ${t.values.length}`);
+  if (count !== t.values.length)
+    throw new Error(`initializer ${t.name}: dims ${t.dims} need ${count} values, got ${t.values.length}`);
   const w = new ProtoWriter();
   for (const d of t.dims) w.varint(1, d); // dims (unpacked repeated int64 is accepted by parsers)
   w.varint(2, OnnxDataType[t.type]); // data_type
@@ -140,7 +141,8 @@ function valueInfo(v: OnnxValueInfo): ProtoWriter {
   const shape = new ProtoWriter();
   for (const d of v.dims) {
     const dim = new ProtoWriter();
-    if (typeof d === 'number') dim.varint(1, d); // dim_value
+    if (typeof d === 'number')
+      dim.varint(1, d); // dim_value
     else dim.string(2, d); // dim_param
     shape.message(1, dim);
   }
@@ -175,7 +177,8 @@ export function encodeOnnxModel(spec: OnnxGraphSpec): Uint8Array {
   model.message(7, graph); // graph
   model.message(8, new ProtoWriter().string(1, '').varint(2, spec.opset ?? 13)); // opset_import
   // metadata_props: StringStringEntryProto { key = 1, value = 2 }
-  for (const [k, v] of Object.entries(spec.metadata ?? {})) model.message(14, new ProtoWriter().string(1, k).string(2, v));
+  for (const [k, v] of Object.entries(spec.metadata ?? {}))
+    model.message(14, new ProtoWriter().string(1, k).string(2, v));
   return model.finish();
 }
 
@@ -203,15 +206,28 @@ export interface BakedPolicySpec {
  */
 export function encodeBakedPolicy(spec: BakedPolicySpec): Uint8Array {
   const nodes: OnnxNode[] = [
-    { opType: 'Cast', inputs: ['time_step'], outputs: ['time_step_i64'], attributes: [{ name: 'to', i: OnnxDataType.int64 }] },
+    {
+      opType: 'Cast',
+      inputs: ['time_step'],
+      outputs: ['time_step_i64'],
+      attributes: [{ name: 'to', i: OnnxDataType.int64 }],
+    },
     { opType: 'Reshape', inputs: ['time_step_i64', 'frame_index_shape'], outputs: ['frame_index'] },
     ...spec.actionNodes,
   ];
-  const initializers: OnnxInitializer[] = [{ name: 'frame_index_shape', dims: [1], type: 'int64', values: [1] }, ...spec.actionInitializers];
+  const initializers: OnnxInitializer[] = [
+    { name: 'frame_index_shape', dims: [1], type: 'int64', values: [1] },
+    ...spec.actionInitializers,
+  ];
   const outputs: OnnxValueInfo[] = [{ name: 'actions', type: 'float32', dims: [1, spec.actionDim ?? 29] }];
   for (const [name, t] of Object.entries(spec.baked)) {
     initializers.push({ name: `${name}_table`, dims: t.dims, type: 'float32', values: t.data });
-    nodes.push({ opType: 'Gather', inputs: [`${name}_table`, 'frame_index'], outputs: [name], attributes: [{ name: 'axis', i: 0 }] });
+    nodes.push({
+      opType: 'Gather',
+      inputs: [`${name}_table`, 'frame_index'],
+      outputs: [name],
+      attributes: [{ name: 'axis', i: 0 }],
+    });
     outputs.push({ name, type: 'float32', dims: [1, ...t.dims.slice(1)] });
   }
   return encodeOnnxModel({
@@ -283,7 +299,6 @@ export function encodeLinearPolicy(spec: LinearPolicySpec): Uint8Array {
 // ---------------------------------------------------------------------------------------------
 // Fixtures shared by the ONNX tests: a declared interface, control observations, binding files.
 
-
 export const J = 29;
 
 /** A typical tracking-policy interface: 29 + 29 + 3 + 3 + frames·29 + 29 values. */
@@ -322,7 +337,12 @@ export function rampReference(frames: number, rateHz = 50): ControlReference {
 }
 
 /** A control observation with a randomised state (seeded), at step k tracking frame k. */
-export function makeObservation(reference: ControlReference, defaultPose: ArrayLike<number>, seed = 1, step = 0): ControlObservation {
+export function makeObservation(
+  reference: ControlReference,
+  defaultPose: ArrayLike<number>,
+  seed = 1,
+  step = 0,
+): ControlObservation {
   const r = seededRandom(seed);
   const state = createStateFrame();
   for (let j = 0; j < J; j++) {
@@ -355,7 +375,15 @@ export function writeBindingFiles(
 ): string {
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, modelName), model);
-  const json = { kind: 'onnx', id: 'test-policy', version: '1', controlRateHz: 50, modelFile: modelName, interface: iface, ...extra };
+  const json = {
+    kind: 'onnx',
+    id: 'test-policy',
+    version: '1',
+    controlRateHz: 50,
+    modelFile: modelName,
+    interface: iface,
+    ...extra,
+  };
   const file = path.join(dir, 'binding.json');
   fs.writeFileSync(file, JSON.stringify(json, null, 2));
   return file;
@@ -363,7 +391,16 @@ export function writeBindingFiles(
 
 /** An in-memory OnnxBinding (modelFile is only a display name when bytes are passed directly). */
 export function inlineBinding(iface: PolicyInterface, modelFile = 'policy.onnx', checkpointHash = ''): OnnxBinding {
-  return { kind: 'onnx', id: 'test-policy', version: '1', label: 'test', controlRateHz: 50, modelFile, checkpointHash, interface: iface };
+  return {
+    kind: 'onnx',
+    id: 'test-policy',
+    version: '1',
+    label: 'test',
+    controlRateHz: 50,
+    modelFile,
+    checkpointHash,
+    interface: iface,
+  };
 }
 
 /**
@@ -372,19 +409,29 @@ export function inlineBinding(iface: PolicyInterface, modelFile = 'policy.onnx',
  * that action (and actionOffset 0) the targets are exactly the reference angles of that frame;
  * lead 1 is what the builtin tracker commands (BUILTIN_TARGET_LEAD_FRAMES).
  */
-export function trackerWeights(iface: PolicyInterface, defaultPose: ArrayLike<number>, lead = 1): { W: Float64Array; b: Float64Array; D: number } {
+export function trackerWeights(
+  iface: PolicyInterface,
+  defaultPose: ArrayLike<number>,
+  lead = 1,
+): { W: Float64Array; b: Float64Array; D: number } {
   let D = 0;
   let refOffset = -1;
   for (const t of iface.observation) {
     if (t.term === 'reference_joint_pos' && refOffset < 0) refOffset = D;
-    D += t.term === 'reference_joint_pos' ? t.frames * J : t.term === 'base_ang_vel' || t.term === 'projected_gravity' ? 3 : J;
+    D +=
+      t.term === 'reference_joint_pos'
+        ? t.frames * J
+        : t.term === 'base_ang_vel' || t.term === 'projected_gravity'
+          ? 3
+          : J;
   }
   if (refOffset < 0) throw new Error('trackerWeights: the interface has no reference_joint_pos term');
   const scale = iface.actionScale as number;
   const refTerm = iface.observation.find((t) => t.term === 'reference_joint_pos')!;
   if (refTerm.term !== 'reference_joint_pos') throw new Error('unreachable');
   const slot = lead - (refTerm.offset ?? 1);
-  if (slot < 0 || slot >= refTerm.frames) throw new Error(`trackerWeights: frame +${lead} is not among the reference term's frames`);
+  if (slot < 0 || slot >= refTerm.frames)
+    throw new Error(`trackerWeights: frame +${lead} is not among the reference term's frames`);
   const W = new Float64Array(J * D);
   const b = new Float64Array(J);
   for (let j = 0; j < J; j++) {

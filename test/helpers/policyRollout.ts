@@ -22,11 +22,20 @@ export interface InThreadRollout {
   q: Float64Array;
 }
 
-export function rolloutInThread(engine: SimEngine, binding: WbcBinding, controller: Controller, clip: MotionClip, seed = 1): InThreadRollout {
+export function rolloutInThread(
+  engine: SimEngine,
+  binding: WbcBinding,
+  controller: Controller,
+  clip: MotionClip,
+  seed = 1,
+): InThreadRollout {
   const L = engine.layout;
   const J = engine.jointCount;
   const batches: FrameBatch[] = [];
-  const end = engine.run({ clip, binding, controller, seed, initial: initialStateFromClipFrame(clip) }, { emit: (b) => batches.push(b), stopRequested: () => 0 });
+  const end = engine.run(
+    { clip, binding, controller, seed, initial: initialStateFromClipFrame(clip) },
+    { emit: (b) => batches.push(b), stopRequested: () => 0 },
+  );
   const failureFrame = end.failure ? end.failure.frame : null;
   const q = new Float64Array(end.frames * J);
   let sum = 0;
@@ -43,5 +52,13 @@ export function rolloutInThread(engine: SimEngine, binding: WbcBinding, controll
       }
     }
   }
-  return { outcome: end.outcome, reason: end.reason, frames: end.frames, plannedFrames: end.plannedFrames, failureFrame, meanLiveMpjpeMm: n > 0 ? sum / n : NaN, q };
+  return {
+    outcome: end.outcome,
+    reason: end.reason,
+    frames: end.frames,
+    plannedFrames: end.plannedFrames,
+    failureFrame,
+    meanLiveMpjpeMm: n > 0 ? sum / n : NaN,
+    q,
+  };
 }

@@ -1,7 +1,11 @@
 import { Buffer } from 'node:buffer';
 import { spawn, type ChildProcess } from 'node:child_process';
 import WebSocket from 'ws';
-import { EMULATOR_CONTROL_SCHEMA_NAME, EMULATOR_CONTROL_TOPIC, type EmulatorControlAction } from '../../src/domain/robotEmulator/emulatorControl';
+import {
+  EMULATOR_CONTROL_SCHEMA_NAME,
+  EMULATOR_CONTROL_TOPIC,
+  type EmulatorControlAction,
+} from '../../src/domain/robotEmulator/emulatorControl';
 import { FOXGLOVE_SUBPROTOCOL, FoxgloveClient } from '../../src/services/bridge/foxgloveWs';
 import { MOTIONBENCH_BIN } from './runCli';
 import { REPO_ROOT } from './sharedData';
@@ -23,13 +27,19 @@ export interface EmulatorProcess {
 }
 
 export async function startEmulatorProcess(args: string[] = []): Promise<EmulatorProcess> {
-  const child = spawn(process.execPath, [MOTIONBENCH_BIN, 'emulate-robot', '--port', '0', '--json', ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MOTIONBENCH_BIN, 'emulate-robot', '--port', '0', '--json', ...args], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`emulate-robot did not print its URL within 30 s; stderr:\n${err}`)), 30_000);
+    const t = setTimeout(
+      () => reject(new Error(`emulate-robot did not print its URL within 30 s; stderr:\n${err}`)),
+      30_000,
+    );
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString('utf8');
       try {
@@ -54,7 +64,11 @@ export async function startEmulatorProcess(args: string[] = []): Promise<Emulato
       client.on('serverInfo', () => resolve());
       ws.once('error', reject);
     });
-    const channel = client.advertise({ topic: EMULATOR_CONTROL_TOPIC, encoding: 'json', schemaName: EMULATOR_CONTROL_SCHEMA_NAME });
+    const channel = client.advertise({
+      topic: EMULATOR_CONTROL_TOPIC,
+      encoding: 'json',
+      schemaName: EMULATOR_CONTROL_SCHEMA_NAME,
+    });
     return { client, channel, ws };
   };
 

@@ -16,7 +16,10 @@ export interface CliResult {
 
 export async function motionbench(...args: string[]): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [MOTIONBENCH_BIN, ...args], { cwd: REPO_ROOT, maxBuffer: 64 << 20 });
+    const { stdout, stderr } = await run(process.execPath, [MOTIONBENCH_BIN, ...args], {
+      cwd: REPO_ROOT,
+      maxBuffer: 64 << 20,
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -28,9 +31,17 @@ export async function motionbench(...args: string[]): Promise<CliResult> {
  * `motionbench` killed (SIGKILL) after `timeoutMs`: for hostile inputs that an old reader would
  * read forever. A killed run has code null and `killed` set.
  */
-export async function motionbenchWithin(timeoutMs: number, ...args: string[]): Promise<CliResult & { killed?: boolean }> {
+export async function motionbenchWithin(
+  timeoutMs: number,
+  ...args: string[]
+): Promise<CliResult & { killed?: boolean }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [MOTIONBENCH_BIN, ...args], { cwd: REPO_ROOT, maxBuffer: 64 << 20, timeout: timeoutMs, killSignal: 'SIGKILL' });
+    const { stdout, stderr } = await run(process.execPath, [MOTIONBENCH_BIN, ...args], {
+      cwd: REPO_ROOT,
+      maxBuffer: 64 << 20,
+      timeout: timeoutMs,
+      killSignal: 'SIGKILL',
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string; killed?: boolean };

@@ -1,14 +1,26 @@
 import { performance } from 'node:perf_hooks';
 import { vi } from 'vitest';
-import type { Backend, BackendCapabilities, BackendEvent, BackendLease, BackendListener, EpisodeEnd, EpisodeOutcome, Presence, RunRequest, StopDelivery } from '../../src/domain/backend/backend';
+import type {
+  BackendCapabilities,
+  BackendEvent,
+  BackendLease,
+  BackendListener,
+  EpisodeEnd,
+  EpisodeOutcome,
+  Presence,
+  RobotBackend,
+  RobotLinkCapabilities,
+  RobotLinkStats,
+  RunRequest,
+  StopDelivery,
+} from '../../src/domain/backend/backend';
 import { createStateFrame, type StateFrame } from '../../src/domain/backend/stateFrame';
-import { wireStopOutcome, type StopOutcome } from '../../src/domain/bridge/g1BridgeContract';
+import { wireStopOutcome, type StopOutcome, type WbcStatusMsg } from '../../src/domain/bridge/g1BridgeContract';
 import type { DeviceState, InterlockSnapshot, InterlockState } from '../../src/domain/interlock';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import type { GateEvent } from '../../src/domain/safety/safetyTypes';
 import type { ArmResult, DisarmResult, InterlockLink } from '../../src/services/interlock/serialInterlock';
 import type { InterlockFeed } from '../../src/services/trial/interlockFeed';
-import type { StopCommandSender } from '../../src/services/trial/robotLink';
 
 // Test doubles for unit tests of the matched trial runner (src/services/trial/matchedTrialRunner.ts):
 // a robot and an interlock box whose every answer the test scripts, and a clock the test can step.
@@ -101,7 +113,7 @@ const RATE_HZ = 500;
 const STREAM_EVERY_MS = 10;
 const FRAMES_PER_BATCH = 25;
 
-export class ScriptedRobot implements Backend, StopCommandSender {
+export class ScriptedRobot implements RobotBackend {
   readonly id = 'scripted-g1';
   readonly name = 'scripted G1';
   readonly capabilities: BackendCapabilities = {
@@ -209,14 +221,16 @@ export class ScriptedRobot implements Backend, StopCommandSender {
         this.script.afterPrepareAck?.(runId);
         let permission: true | string = true;
         if (request.beforeStart) permission = await request.beforeStart();
-        if (permission !== true) run.stopRequested ??= { outcome: 'aborted_by_operator', reason: `start refused: ${permission}` };
+        if (permission !== true)
+          run.stopRequested ??= { outcome: 'aborted_by_operator', reason: `start refused: ${permission}` };
         this.script.beforeTransmit?.(runId);
         // As BridgeClientBackend: the last synchronous check right before the start is written.
         if (!run.stopRequested && request.mayTransmit) {
           const last = request.mayTransmit('start');
           if (last !== true) run.stopRequested = { outcome: 'aborted_by_operator', reason: `start not sent: ${last}` };
         }
-        if (run.stopRequested) return end(run.stopRequested.outcome, `${run.stopRequested.reason} (stopped before the episode started)`);
+        if (run.stopRequested)
+          return end(run.stopRequested.outcome, `${run.stopRequested.reason} (stopped before the episode started)`);
         this.commands.push({ command: 'start', runId });
         return this.streamEpisode(runId, end);
       },
@@ -235,7 +249,10 @@ export class ScriptedRobot implements Backend, StopCommandSender {
   }
 
   /** The started episode: frames tagged with the run id, robot clock from 0, each batch awaited. */
-  private async streamEpisode(runId: string, end: (o: EpisodeEnd['outcome'], reason: string, frames: number, simSeconds: number) => EpisodeEnd): Promise<EpisodeEnd> {
+  private async streamEpisode(
+    runId: string,
+    end: (o: EpisodeEnd['outcome'], reason: string, frames: number, simSeconds: number) => EpisodeEnd,
+  ): Promise<EpisodeEnd> {
     this.episodeStreaming = true;
     try {
       const total = Math.round((this.script.episodeSeconds ?? 0.4) * RATE_HZ);
@@ -253,8 +270,32 @@ export class ScriptedRobot implements Backend, StopCommandSender {
     }
   }
 
+  /** A robot link that runs clips: its stop and damp below are the unleased path. */
+  readonly robotLink: RobotLinkCapabilities = { control: 'runClips', emulatorControl: false };
+  readonly wbcStatus: WbcStatusMsg | null = null;
+
+  linkStats(): RobotLinkStats {
+    return {
+      latencyMs: null,
+      stateRateHz: RATE_HZ,
+      lastStateAgeMs: null,
+      missingTicks: 0,
+      tickGapEvents: 0,
+      oneWayLatencyMs: null,
+      dropped: 0,
+    };
+  }
+
+  sendStop(reason: string, outcome?: EpisodeOutcome): Promise<StopDelivery> {
+    return this.sendSafety('stop', reason, outcome);
+  }
+
+  damp(reason: string): Promise<StopDelivery> {
+    return this.sendSafety('damp', reason);
+  }
+
   /** The unleased stop/damp path (a safety trip reaches the robot whoever holds the lease). */
-  async sendStop(command: 'stop' | 'damp', reason: string, outcome?: EpisodeOutcome): Promise<StopDelivery> {
+  private async sendSafety(command: 'stop' | 'damp', reason: string, outcome?: EpisodeOutcome): Promise<StopDelivery> {
     // What arrives on the wire: g1-bridge/1 stops carry only its own outcomes (a link_lost stop is plain).
     const wire = wireStopOutcome(outcome);
     this.commands.push({ command, runId: this.active?.runId ?? null, reason, ...(wire ? { outcome: wire } : {}) });
@@ -290,8 +331,15 @@ export class ScriptedInterlock implements InterlockFeed {
   constructor(private readonly clock: SteppedClock) {
     const link = {
       path: '/dev/scripted-interlock',
-      isArmedAndFresh: () => this.state === 'armed' && this.deviceState === 'ARMED' && clock.now() - this.lastStatusAtMs <= 50,
-      snapshot: (): ScriptedSnapshot => ({ atMs: clock.now(), state: this.state, deviceState: this.deviceState, portOpen: true, armedAndFresh: link.isArmedAndFresh() }),
+      isArmedAndFresh: () =>
+        this.state === 'armed' && this.deviceState === 'ARMED' && clock.now() - this.lastStatusAtMs <= 50,
+      snapshot: (): ScriptedSnapshot => ({
+        atMs: clock.now(),
+        state: this.state,
+        deviceState: this.deviceState,
+        portOpen: true,
+        armedAndFresh: link.isArmedAndFresh(),
+      }),
       arm: async (): Promise<ArmResult> => {
         this.calls.push('arm');
         const a = this.armAnswer();

@@ -12,5 +12,7 @@ export const OUR_G1 = path.join(REPO_ROOT, 'assets/g1/g1.xml');
 export const sharedData = (...parts: string[]): string => path.join(SHARED_DATA, ...parts);
 
 if (!fs.existsSync(SHARED_DATA)) {
-  throw new Error(`The shared test data folder ${SHARED_DATA} is missing: tests read third-party G1 models and clips from ../shared/data beside the repo.`);
+  throw new Error(
+    `The shared test data folder ${SHARED_DATA} is missing: tests read third-party G1 models and clips from ../shared/data beside the repo.`,
+  );
 }

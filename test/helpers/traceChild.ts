@@ -24,10 +24,20 @@ import { fixtureEnd, fixtureInputs, fixtureMetrics, syntheticFrame, syntheticFra
 
 const [mode, dir, ...rest] = process.argv.slice(2);
 const say = (doc: Record<string, unknown>) => process.stdout.write(JSON.stringify(doc) + '\n');
-const errorDoc = (err: unknown) => (err instanceof TraceStoreError ? { code: err.code, path: err.path, message: err.message } : { code: 'unexpected', message: String((err as Error)?.stack ?? err) });
+const errorDoc = (err: unknown) =>
+  err instanceof TraceStoreError
+    ? { code: err.code, path: err.path, message: err.message }
+    : { code: 'unexpected', message: String((err as Error)?.stack ?? err) };
 
 async function episode(store: CampaignStore, parentId: string, frames: number, chunkFrames: number): Promise<string> {
-  const rec = await store.beginEpisode({ parentTraceId: parentId, executionDomain: 'real_robot', backendId: 'robot-emulator', robotUnit: 'g1-test-unit', seed: 1, flush: { everyFrames: chunkFrames, intervalMs: 60_000, fsync: true } });
+  const rec = await store.beginEpisode({
+    parentTraceId: parentId,
+    executionDomain: 'real_robot',
+    backendId: 'robot-emulator',
+    robotUnit: 'g1-test-unit',
+    seed: 1,
+    flush: { everyFrames: chunkFrames, intervalMs: 60_000, fsync: true },
+  });
   for (let i = 0; i < frames; i += 50) await rec.frames(syntheticFrames(i, Math.min(frames, i + 50)));
   await rec.finish(fixtureEnd(rec.runId, frames), fixtureMetrics(MB_METRICS_1.id));
   return rec.runId;
@@ -52,7 +62,14 @@ async function main(): Promise<void> {
       const parent = store.ensureParentTrace(fixtureInputs());
       const a = await episode(store, parent.id, 600, 200);
       say({ finished: a });
-      const rec = await store.beginEpisode({ parentTraceId: parent.id, executionDomain: 'real_robot', backendId: 'robot-emulator', robotUnit: 'g1-test-unit', seed: 2, flush: { everyFrames: chunkFrames, intervalMs: 60_000, fsync: true } });
+      const rec = await store.beginEpisode({
+        parentTraceId: parent.id,
+        executionDomain: 'real_robot',
+        backendId: 'robot-emulator',
+        robotUnit: 'g1-test-unit',
+        seed: 2,
+        flush: { everyFrames: chunkFrames, intervalMs: 60_000, fsync: true },
+      });
       say({ running: rec.runId, pid: process.pid });
       const n = chunkFrames * chunks;
       for (let i = 0; i < n; i += 25) await rec.frames(syntheticFrames(i, Math.min(n, i + 25)));
@@ -73,7 +90,13 @@ async function main(): Promise<void> {
       const store = await openCampaign(dir);
       const parent = store.ensureParentTrace(fixtureInputs());
       say({ finished: await episode(store, parent.id, 200, 100) });
-      const rec = await store.beginEpisode({ parentTraceId: parent.id, executionDomain: 'real_robot', backendId: 'robot-emulator', seed: 3, flush: { everyFrames: 100, intervalMs: 60_000, fsync: true } });
+      const rec = await store.beginEpisode({
+        parentTraceId: parent.id,
+        executionDomain: 'real_robot',
+        backendId: 'robot-emulator',
+        seed: 3,
+        flush: { everyFrames: 100, intervalMs: 60_000, fsync: true },
+      });
       say({ running: rec.runId });
       const f = syntheticFrame(0);
       try {
@@ -91,7 +114,13 @@ async function main(): Promise<void> {
       const store = await openCampaign(dir);
       const parent = store.ensureParentTrace(fixtureInputs());
       try {
-        await store.beginEpisode({ parentTraceId: parent.id, executionDomain: 'simulation', backendId: 'sim-0', seed: 9, runId: 'refused-by-folder' });
+        await store.beginEpisode({
+          parentTraceId: parent.id,
+          executionDomain: 'simulation',
+          backendId: 'sim-0',
+          seed: 9,
+          runId: 'refused-by-folder',
+        });
         say({ error: null });
       } catch (err) {
         say({ error: errorDoc(err) });

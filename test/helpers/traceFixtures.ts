@@ -71,7 +71,11 @@ export function fixtureMetrics(contract = MB_METRICS_1.id, failed = false): Epis
   return {
     contract,
     K: 101,
-    failure: availableReading(failed ? { frame: 42, timeS: 0.84, condition: 'root_height' as const, body: 'pelvis', error: 0.31, threshold: 0.25 } : null),
+    failure: availableReading(
+      failed
+        ? { frame: 42, timeS: 0.84, condition: 'root_height' as const, body: 'pelvis', error: 0.31, threshold: 0.25 }
+        : null,
+    ),
     progressSoft: availableReading(failed ? 0.42 : 1),
     progressStop: availableReading(failed ? { frame: 42, cause: 'hard_failure' as const } : null),
     mpjpeLMm: availableReading(48.25),
@@ -84,8 +88,20 @@ export function fixtureMetrics(contract = MB_METRICS_1.id, failed = false): Epis
   };
 }
 
-export function fixtureEnd(runId: string, frames: number, outcome: EpisodeEnd['outcome'] = 'completed', rateHz = 500): EpisodeEnd {
-  return { runId, outcome, reason: outcome === 'completed' ? 'the clip ran to its end' : `test ${outcome}`, frames, simSeconds: frames > 0 ? (frames - 1) / rateHz : 0, wallSeconds: 0.5 };
+export function fixtureEnd(
+  runId: string,
+  frames: number,
+  outcome: EpisodeEnd['outcome'] = 'completed',
+  rateHz = 500,
+): EpisodeEnd {
+  return {
+    runId,
+    outcome,
+    reason: outcome === 'completed' ? 'the clip ran to its end' : `test ${outcome}`,
+    frames,
+    simSeconds: frames > 0 ? (frames - 1) / rateHz : 0,
+    wallSeconds: 0.5,
+  };
 }
 
 export interface ChildResult {
@@ -124,7 +140,12 @@ export function runTraceChild(args: string[], o: ChildOptions = {}): Promise<Chi
     const child = spawn(cmd, argv, {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...(o.uid !== undefined ? { MB_TRACE_CHILD_UID: String(o.uid), MB_TRACE_CHILD_GID: String(o.gid ?? o.uid) } : {}) },
+      env: {
+        ...process.env,
+        ...(o.uid !== undefined
+          ? { MB_TRACE_CHILD_UID: String(o.uid), MB_TRACE_CHILD_GID: String(o.gid ?? o.uid) }
+          : {}),
+      },
     });
     let stdout = '';
     let stderr = '';
@@ -133,7 +154,9 @@ export function runTraceChild(args: string[], o: ChildOptions = {}): Promise<Chi
     let killing = false;
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`trace child timed out after ${o.timeoutMs ?? 30_000} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+      reject(
+        new Error(`trace child timed out after ${o.timeoutMs ?? 30_000} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`),
+      );
     }, o.timeoutMs ?? 30_000);
     child.stdout.on('data', (d: Buffer) => {
       const s = d.toString();

@@ -36,12 +36,20 @@ export async function withIndexedMcap<T>(file: string, use: (reader: McapIndexed
 export function readIndexed(file: string): Promise<IndexedSummary> {
   return withIndexedMcap(file, async (reader) => {
     const topics: Record<string, number> = {};
-    for (const [id, n] of reader.statistics!.channelMessageCounts) topics[reader.channelsById.get(id)!.topic] = Number(n);
+    for (const [id, n] of reader.statistics!.channelMessageCounts)
+      topics[reader.channelsById.get(id)!.topic] = Number(n);
     const metadata: Record<string, Record<string, string>> = {};
     for await (const m of reader.readMetadata()) metadata[m.name] = Object.fromEntries(m.metadata);
     const executed: IndexedSummary['executed'] = [];
-    for await (const m of reader.readMessages({ topics: ['/executed/state'] })) executed.push(JSON.parse(new TextDecoder().decode(m.data)));
-    return { topics, chunkCount: reader.statistics!.chunkCount, metadata, executed, schemaCount: reader.schemasById.size };
+    for await (const m of reader.readMessages({ topics: ['/executed/state'] }))
+      executed.push(JSON.parse(new TextDecoder().decode(m.data)));
+    return {
+      topics,
+      chunkCount: reader.statistics!.chunkCount,
+      metadata,
+      executed,
+      schemaCount: reader.schemasById.size,
+    };
   });
 }
 

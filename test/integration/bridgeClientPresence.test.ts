@@ -25,7 +25,11 @@ async function slowAdvertiser(topics: ('lowstate' | 'rootState' | 'wbcStatus')[]
     name: 'slow advertiser',
     capabilities: [ServerCapability.clientPublish],
     supportedEncodings: ['json'],
-    metadata: { [G1_BRIDGE_METADATA.contract]: G1_BRIDGE_CONTRACT, [G1_BRIDGE_METADATA.executionDomain]: 'real_robot', [G1_BRIDGE_METADATA.stateRateHz]: '500' },
+    metadata: {
+      [G1_BRIDGE_METADATA.contract]: G1_BRIDGE_CONTRACT,
+      [G1_BRIDGE_METADATA.executionDomain]: 'real_robot',
+      [G1_BRIDGE_METADATA.stateRateHz]: '500',
+    },
   });
   foxglove.on('error', () => {});
   let connected!: () => void;

@@ -34,7 +34,7 @@ class Recorder {
         this.runIds.add(e.runId);
       } else if (e.type === 'presence') this.presence.push(e.presence);
       else if (e.type === 'problem') this.problems.push(e.problem);
-      else this.ends.push(e.end);
+      else if (e.type === 'episode_end') this.ends.push(e.end);
     }
     if (this.delayMs > 0) await sleep(this.delayMs);
   };
@@ -48,7 +48,9 @@ afterEach(async () => {
   for (const f of cleanups.splice(0).reverse()) await f();
 });
 
-async function serve(opts: { speed?: number; globalRoot?: boolean; port?: number } = {}): Promise<{ server: BridgeServer; backend: FakeBackend }> {
+async function serve(
+  opts: { speed?: number; globalRoot?: boolean; port?: number } = {},
+): Promise<{ server: BridgeServer; backend: FakeBackend }> {
   const backend = new FakeBackend({ globalRoot: opts.globalRoot ?? true });
   const server = await startBridgeServer({ backend, speed: opts.speed ?? 0, port: opts.port ?? 0 });
   cleanups.push(() => server.close());
@@ -113,10 +115,23 @@ describe('BridgeClientBackend against the bridge server', () => {
     expect(Array.from(f.rootPosM!)).toEqual(Array.from(ref.rootPosM.subarray(300, 303)));
     expect(f.jointPosRad[7]).toBeCloseTo(ref.jointPosRad[100 * 29 + 7] + 0.07, 12);
     expect(f.jointTauNm[3]).toBeCloseTo(0.3, 12);
-    expect(fake.calls).toEqual(['acquire episode-7', 'reset episode-7', `run episode-7 ${HANDS_UP.id}`, 'end episode-7 completed', 'release episode-7']);
+    expect(fake.calls).toEqual([
+      'acquire episode-7',
+      'reset episode-7',
+      `run episode-7 ${HANDS_UP.id}`,
+      'end episode-7 completed',
+      'release episode-7',
+    ]);
     await lease.release();
     expect(rec.presence[0]).toBe('present');
-    expect(backend.stats()).toMatchObject({ received: K, accepted: K, malformed: 0, duplicate: 0, outOfOrder: 0, dropped: 0 });
+    expect(backend.stats()).toMatchObject({
+      received: K,
+      accepted: K,
+      malformed: 0,
+      duplicate: 0,
+      outOfOrder: 0,
+      dropped: 0,
+    });
     await waitFor(() => backend.linkStats().latencyMs !== null, 3000, 'a ping round trip');
     expect(backend.linkStats().latencyMs).toBeLessThan(1000);
     // the next episode gets a new lease
@@ -167,7 +182,12 @@ describe('BridgeClientBackend against the bridge server', () => {
     const running = lease.run({ clip: HANDS_UP, binding, seed: 0 });
     await lease.stop('intervention', 'operator stepped in');
     const end = await running;
-    expect(end).toMatchObject({ runId: 'early', outcome: 'intervention', frames: 0, reason: expect.stringMatching(/operator stepped in/) });
+    expect(end).toMatchObject({
+      runId: 'early',
+      outcome: 'intervention',
+      frames: 0,
+      reason: expect.stringMatching(/operator stepped in/),
+    });
     await lease.release();
     expect(fake.calls.filter((c) => c.startsWith('run'))).toEqual([]);
   });
@@ -219,16 +239,27 @@ describe('BridgeClientBackend against a raw server', () => {
     s.publish(s.channel.lowstate, lowState(9, 900_000)); // out of order
     s.publish(s.channel.lowstate, { ...lowState(11, 1_100_000), q: new Array(28).fill(0) }); // 28 joints
     s.publish(s.channel.lowstate, JSON.stringify(lowState(12, 1_200_000)).replace('"dq":[0', '"dq":[NaN')); // NaN literal
-    s.publish(s.channel.lowstate, { ...lowState(13, 1_300_000), imu: { quat_wxyz: [0.5, 0, 0, 0], gyro: [0, 0, 0], accel: [0, 0, 0] } });
+    s.publish(s.channel.lowstate, {
+      ...lowState(13, 1_300_000),
+      imu: { quat_wxyz: [0.5, 0, 0, 0], gyro: [0, 0, 0], accel: [0, 0, 0] },
+    });
     s.publish(s.channel.lowstate, lowState(14, 1_400_000));
     s.publish(s.channel.wbcStatus, { state: 'sleeping', clip_id: null, frame: null });
     await waitFor(() => backend.stats().received === 7 && backend.stats().malformedOther === 1, 3000, 'all messages');
-    expect(backend.stats()).toMatchObject({ received: 7, accepted: 2, malformed: 3, duplicate: 1, outOfOrder: 1, malformedOther: 1 });
+    expect(backend.stats()).toMatchObject({
+      received: 7,
+      accepted: 2,
+      malformed: 3,
+      duplicate: 1,
+      outOfOrder: 1,
+      malformedOther: 1,
+    });
     await waitFor(() => rec.frames.length === 2, 1000, 'two frames');
     expect(rec.frames.map((f) => f.tick)).toEqual([10, 14]);
     expect(rec.frames[1].timeS).toBeCloseTo(0.0004, 12);
     const codes = rec.codes();
-    for (const c of ['duplicate_frame', 'out_of_order_frame', 'malformed_frame', 'malformed_wbc_status']) expect(codes).toContain(c);
+    for (const c of ['duplicate_frame', 'out_of_order_frame', 'malformed_frame', 'malformed_wbc_status'])
+      expect(codes).toContain(c);
     const msgs = rec.problems.map((p) => p.message).join('\n');
     expect(msgs).toMatch(/q: must have 29 values, found 28/);
     expect(msgs).toMatch(/NaN is not a JSON number/);
@@ -249,7 +280,12 @@ describe('BridgeClientBackend against a raw server', () => {
     expect(all).toMatch(/q\[28\]: must be a finite number, found/);
     expect(backend.presence).toBe('present');
     // a robot-like server without metadata for reset/kinds still gives sensible capabilities
-    expect(backend.capabilities).toMatchObject({ globalRootPosition: false, stateRateHz: 500, exactReset: true, bindingKinds: ['remote'] });
+    expect(backend.capabilities).toMatchObject({
+      globalRootPosition: false,
+      stateRateHz: 500,
+      exactReset: true,
+      bindingKinds: ['remote'],
+    });
   });
 
   it('takes a 500 Hz stream whole: every frame accepted and delivered in order, none dropped', async () => {
@@ -262,7 +298,8 @@ describe('BridgeClientBackend against a raw server', () => {
     let k = 0;
     await new Promise<void>((resolve) => {
       const timer = setInterval(() => {
-        for (let i = 0; i < 5 && k < N; i++, k++) s.publish(s.channel.lowstate, lowState(k + 1, 2_000_000 * (k + 1), 0.001 * k));
+        for (let i = 0; i < 5 && k < N; i++, k++)
+          s.publish(s.channel.lowstate, lowState(k + 1, 2_000_000 * (k + 1), 0.001 * k));
         if (k >= N) {
           clearInterval(timer);
           resolve();
@@ -273,7 +310,14 @@ describe('BridgeClientBackend against a raw server', () => {
     expect(rec.frames.map((f) => f.tick)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
     expect(rec.frames[N - 1].timeS).toBeCloseTo((N - 1) * 0.002, 12);
     expect(rec.frames[N - 1].jointPosRad[0]).toBeCloseTo(0.001 * (N - 1), 12);
-    expect(backend.stats()).toMatchObject({ received: N, accepted: N, dropped: 0, missingTicks: 0, tickGapEvents: 0, malformed: 0 });
+    expect(backend.stats()).toMatchObject({
+      received: N,
+      accepted: N,
+      dropped: 0,
+      missingTicks: 0,
+      tickGapEvents: 0,
+      malformed: 0,
+    });
     const link = backend.linkStats();
     expect(link.stateRateHz).toBeGreaterThan(0);
     expect(link.stateRateHz).toBeLessThanOrEqual(N);
@@ -305,7 +349,12 @@ describe('BridgeClientBackend against a raw server', () => {
     await sleep(50);
     rec.delayMs = 100; // the listener takes 100 ms per batch
     for (let k = 0; k < 200; k++) {
-      s.publish(s.channel.rootState, { stamp_ns: 1_000_000 * (k + 1), pos: [k, 0, 0.8], quat_wxyz: [1, 0, 0, 0], source: 'mocap' });
+      s.publish(s.channel.rootState, {
+        stamp_ns: 1_000_000 * (k + 1),
+        pos: [k, 0, 0.8],
+        quat_wxyz: [1, 0, 0, 0],
+        source: 'mocap',
+      });
       s.publish(s.channel.lowstate, lowState(k + 1, 1_000_000 * (k + 1)));
     }
     await waitFor(() => backend.stats().received === 200, 3000, '200 frames received');
@@ -318,6 +367,8 @@ describe('BridgeClientBackend against a raw server', () => {
     const last = rec.frames[rec.frames.length - 1];
     expect(last.tick).toBe(200);
     expect(last.rootPosM![0]).toBe(199);
-    expect(rec.problems.find((p) => p.code === 'frames_dropped')!.message).toMatch(/frames dropped: the listener fell behind the stream/);
+    expect(rec.problems.find((p) => p.code === 'frames_dropped')!.message).toMatch(
+      /frames dropped: the listener fell behind the stream/,
+    );
   });
 });

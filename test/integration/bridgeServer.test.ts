@@ -1,5 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { G1_BRIDGE_TOPICS, bindingToWire, clipToWire, decodeWireClip, initialStateToWire, prepareCommand } from '../../src/domain/bridge';
+import {
+  G1_BRIDGE_TOPICS,
+  bindingToWire,
+  clipToWire,
+  decodeWireClip,
+  initialStateToWire,
+  prepareCommand,
+} from '../../src/domain/bridge';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { resampleClip } from '../../src/domain/motion/resample';
 import { makeBuiltinBinding } from '../../src/domain/sim/builtinBinding';
@@ -22,7 +29,14 @@ const binding = makeBuiltinBinding();
 /** The first n frames as a clip of their own (content id of those frames). */
 function sliceClip(n: number): MotionClip {
   const c = HANDS_UP;
-  const raw = { ...c, frameCount: n, rootPosM: c.rootPosM.slice(0, 3 * n), rootQuatWxyz: c.rootQuatWxyz.slice(0, 4 * n), jointPosRad: c.jointPosRad.slice(0, 29 * n), jointVelRadS: undefined };
+  const raw = {
+    ...c,
+    frameCount: n,
+    rootPosM: c.rootPosM.slice(0, 3 * n),
+    rootQuatWxyz: c.rootQuatWxyz.slice(0, 4 * n),
+    jointPosRad: c.jointPosRad.slice(0, 29 * n),
+    jointVelRadS: undefined,
+  };
   const d = decodeWireClip(clipToWire(raw));
   if (!d.ok) throw new Error(d.reason);
   return d.value;
@@ -45,14 +59,22 @@ async function setup(opts: { speed?: number; globalRoot?: boolean } = {}) {
 }
 
 function prepare(c: PlainClient, clip = SHORT, runId?: string): number {
-  return c.command(prepareCommand({ clip, binding, seed: 3, ...(runId ? { runId } : {}) }) as unknown as Record<string, unknown>);
+  return c.command(
+    prepareCommand({ clip, binding, seed: 3, ...(runId ? { runId } : {}) }) as unknown as Record<string, unknown>,
+  );
 }
 
 describe('bridge server: advertise and control', () => {
   it('advertises the g1-bridge/1 topics with JSON schemas and its capabilities', async () => {
     const { c } = await setup();
     expect(server!.url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
-    expect(c.serverInfo!.metadata).toMatchObject({ contract: 'g1-bridge/1', execution_domain: 'simulation', state_rate_hz: '50', exact_reset: 'true', binding_kinds: 'builtin,remote' });
+    expect(c.serverInfo!.metadata).toMatchObject({
+      contract: 'g1-bridge/1',
+      execution_domain: 'simulation',
+      state_rate_hz: '50',
+      exact_reset: 'true',
+      binding_kinds: 'builtin,remote',
+    });
     expect(c.serverInfo!.capabilities).toContain('clientPublish');
     expect([...c.channels.keys()].sort()).toEqual(['/g1/lowstate', '/g1/root_state', '/g1/wbc_status']);
     const low = c.channels.get('/g1/lowstate')!;
@@ -72,10 +94,17 @@ describe('bridge server: advertise and control', () => {
     const watcher = await PlainClient.connect(server!.url);
     clients.push(watcher);
     watcher.advertiseCommands();
-    await watcher.until(() => watcher.statuses.some((s) => s.id === 'g1-bridge/control-refused'), 3000, 'control refused');
+    await watcher.until(
+      () => watcher.statuses.some((s) => s.id === 'g1-bridge/control-refused'),
+      3000,
+      'control refused',
+    );
     const seq = watcher.command({ command: 'stop' });
     await watcher.until(() => watcher.statuses.some((s) => s.id === `g1-bridge/refused/${seq}`), 3000, 'refusal');
-    expect(watcher.statuses.find((s) => s.id === `g1-bridge/refused/${seq}`)).toMatchObject({ level: StatusLevel.ERROR, message: expect.stringMatching(/not_controller/) });
+    expect(watcher.statuses.find((s) => s.id === `g1-bridge/refused/${seq}`)).toMatchObject({
+      level: StatusLevel.ERROR,
+      message: expect.stringMatching(/not_controller/),
+    });
     // The watcher still sees the streams.
     await watcher.until(() => watcher.of(G1_BRIDGE_TOPICS.wbcStatus).length > 0, 3000, 'heartbeat');
     // When the controller leaves, the next command from the watcher takes control.
@@ -99,7 +128,9 @@ describe('bridge server: commands and streams', () => {
     const { backend, c } = await setup();
     c.advertiseCommands();
     const initial = initialStateFromClipFrame(SHORT);
-    const r = await c.ack(c.command({ command: 'reset', args: { initial_state: initialStateToWire(initial), run_id: 'ep-1' } }));
+    const r = await c.ack(
+      c.command({ command: 'reset', args: { initial_state: initialStateToWire(initial), run_id: 'ep-1' } }),
+    );
     expect(r).toMatchObject({ ok: true, status: { state: 'idle', run_id: 'ep-1' } });
     expect(backend.resets).toEqual([initial]);
     const p = await c.ack(prepare(c));
@@ -128,10 +159,23 @@ describe('bridge server: commands and streams', () => {
     expect(roots[10].pos).toEqual(Array.from(ref.rootPosM.subarray(30, 33)));
     expect(roots[10].source).toBe('sim');
     // the order of states seen
-    const states = c.statusMsgs().map((m) => m.state).filter((st, i, a) => i === 0 || a[i - 1] !== st);
+    const states = c
+      .statusMsgs()
+      .map((m) => m.state)
+      .filter((st, i, a) => i === 0 || a[i - 1] !== st);
     expect(states.slice(-3)).toEqual(['ready', 'tracking', 'done']);
-    expect(backend.calls).toEqual(['acquire ep-1', 'reset ep-1', `run ep-1 ${SHORT.id}`, 'end ep-1 completed', 'release ep-1']);
-    expect(server!.stats()).toMatchObject({ state: 'done', published: { lowstate: K, rootState: K }, commands: { accepted: 3, refused: 0, malformed: 0 } });
+    expect(backend.calls).toEqual([
+      'acquire ep-1',
+      'reset ep-1',
+      `run ep-1 ${SHORT.id}`,
+      'end ep-1 completed',
+      'release ep-1',
+    ]);
+    expect(server!.stats()).toMatchObject({
+      state: 'done',
+      published: { lowstate: K, rootState: K },
+      commands: { accepted: 3, refused: 0, malformed: 0 },
+    });
   });
 
   it('streams at the backend rate in real time (speed 1) and stops mid-clip', async () => {
@@ -146,7 +190,11 @@ describe('bridge server: commands and streams', () => {
     expect(stop).toMatchObject({ ok: true, message: expect.stringMatching(/stopping run/) });
     await c.until(() => c.statusMsgs().some((m) => m.state === 'done'), 5000, 'done');
     const done = c.statusMsgs().find((m) => m.state === 'done');
-    expect(done).toMatchObject({ run_id: runId, outcome: 'aborted_by_operator', reason: expect.stringMatching(/operator pressed stop/) });
+    expect(done).toMatchObject({
+      run_id: runId,
+      outcome: 'aborted_by_operator',
+      reason: expect.stringMatching(/operator pressed stop/),
+    });
     const lows = c.of(G1_BRIDGE_TOPICS.lowstate);
     const n = lows.length;
     expect(n).toBeGreaterThanOrEqual(30);
@@ -175,7 +223,9 @@ describe('bridge server: commands and streams', () => {
     await c.until(() => c.statuses.length >= before + 6, 3000, 'six error statuses');
     const errs = c.statuses.slice(before);
     expect(errs.every((s) => s.level === StatusLevel.ERROR)).toBe(true);
-    expect(errs.map((s) => s.message).join('\n')).toMatch(/invalid JSON[\s\S]*NaN is not a JSON number[\s\S]*unknown command the string "fly"[\s\S]*not valid UTF-8[\s\S]*nonsense[\s\S]*unknown channel 999/);
+    expect(errs.map((s) => s.message).join('\n')).toMatch(
+      /invalid JSON[\s\S]*NaN is not a JSON number[\s\S]*unknown command the string "fly"[\s\S]*not valid UTF-8[\s\S]*nonsense[\s\S]*unknown channel 999/,
+    );
     expect(await c.ack(6)).toMatchObject({ ok: false, code: 'unknown_command' });
     expect(server!.stats().commands).toMatchObject({ malformed: 5, refused: 1 });
     // still alive and in control
@@ -186,14 +236,56 @@ describe('bridge server: commands and streams', () => {
   it('refuses start without prepare, a second start while tracking, and an unsupported binding', async () => {
     const { c } = await setup();
     c.advertiseCommands();
-    expect(await c.ack(c.command({ command: 'start' }))).toMatchObject({ ok: false, code: 'bad_state', message: expect.stringMatching(/needs a prepared clip/) });
-    const onnxLike: RemoteBinding = { kind: 'remote', id: 'r', version: '1', controlRateHz: 50, label: '', checkpointHash: null };
-    const wire = { command: 'prepare', args: { clip: clipToWire(SHORT), binding: { ...bindingToWire(onnxLike), kind: 'onnx', modelFile: '/x.onnx', checkpointHash: 'a'.repeat(64), interface: { inputName: 'o', outputName: 'a', observation: [{ term: 'joint_vel', scale: 1 }], actionScale: 1, actionOffset: 0, gains: { kp: 1, kd: 1 } } } } };
-    expect(await c.ack(c.command(wire))).toMatchObject({ ok: false, code: 'unsupported', message: expect.stringMatching(/binding kind onnx is not supported here/) });
+    expect(await c.ack(c.command({ command: 'start' }))).toMatchObject({
+      ok: false,
+      code: 'bad_state',
+      message: expect.stringMatching(/needs a prepared clip/),
+    });
+    const onnxLike: RemoteBinding = {
+      kind: 'remote',
+      id: 'r',
+      version: '1',
+      controlRateHz: 50,
+      label: '',
+      checkpointHash: null,
+    };
+    const wire = {
+      command: 'prepare',
+      args: {
+        clip: clipToWire(SHORT),
+        binding: {
+          ...bindingToWire(onnxLike),
+          kind: 'onnx',
+          modelFile: '/x.onnx',
+          checkpointHash: 'a'.repeat(64),
+          interface: {
+            inputName: 'o',
+            outputName: 'a',
+            observation: [{ term: 'joint_vel', scale: 1 }],
+            actionScale: 1,
+            actionOffset: 0,
+            gains: { kp: 1, kd: 1 },
+          },
+        },
+      },
+    };
+    expect(await c.ack(c.command(wire))).toMatchObject({
+      ok: false,
+      code: 'unsupported',
+      message: expect.stringMatching(/binding kind onnx is not supported here/),
+    });
     await c.ack(prepare(c, HANDS_UP));
     expect((await c.ack(c.command({ command: 'start' }))).ok).toBe(true);
-    expect(await c.ack(c.command({ command: 'start' }))).toMatchObject({ ok: false, code: 'bad_state', message: expect.stringMatching(/episode is running/) });
-    expect(await c.ack(c.command({ command: 'reset', args: { initial_state: initialStateToWire(initialStateFromClipFrame(SHORT)) } }))).toMatchObject({ ok: false, code: 'bad_state' });
+    expect(await c.ack(c.command({ command: 'start' }))).toMatchObject({
+      ok: false,
+      code: 'bad_state',
+      message: expect.stringMatching(/episode is running/),
+    });
+    expect(
+      await c.ack(
+        c.command({ command: 'reset', args: { initial_state: initialStateToWire(initialStateFromClipFrame(SHORT)) } }),
+      ),
+    ).toMatchObject({ ok: false, code: 'bad_state' });
     expect((await c.ack(c.command({ command: 'damp' }))).ok).toBe(true);
     await c.until(() => c.statusMsgs().some((m) => m.state === 'damping'), 5000, 'damping');
     expect(c.statusMsgs().find((m) => m.state === 'damping')).toMatchObject({ outcome: 'aborted_by_operator' });
@@ -209,7 +301,11 @@ describe('bridge server: commands and streams', () => {
     await watcher.until(() => watcher.of(G1_BRIDGE_TOPICS.lowstate).length >= 5, 5000, 'frames');
     await c.close();
     await watcher.until(() => watcher.statusMsgs().some((m) => m.state === 'done'), 5000, 'done');
-    expect(watcher.statusMsgs().find((m) => m.state === 'done')).toMatchObject({ run_id: s.status.run_id, outcome: 'aborted_by_operator', reason: expect.stringMatching(/controlling client disconnected/) });
+    expect(watcher.statusMsgs().find((m) => m.state === 'done')).toMatchObject({
+      run_id: s.status.run_id,
+      outcome: 'aborted_by_operator',
+      reason: expect.stringMatching(/controlling client disconnected/),
+    });
     expect(backend.leased).toBeNull();
   });
 });

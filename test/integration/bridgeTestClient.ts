@@ -104,7 +104,10 @@ export class PlainClient {
   }
 
   advertiseCommands(schemaName = 'g1-bridge/1/Command'): number {
-    this.commandChannel = this.client.advertise({ ...g1BridgeChannel('command', G1_BRIDGE_TOPICS.command), schemaName });
+    this.commandChannel = this.client.advertise({
+      ...g1BridgeChannel('command', G1_BRIDGE_TOPICS.command),
+      schemaName,
+    });
     return this.commandChannel;
   }
 
@@ -124,12 +127,14 @@ export class PlainClient {
     return this.received.filter((r) => r.topic === topic);
   }
 
-  statusMsgs(): any[] { // eslint-disable-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  statusMsgs(): any[] {
     return this.of(G1_BRIDGE_TOPICS.wbcStatus).map((r) => r.msg);
   }
 
   /** Waits for the wbc_status carrying the ack of `seq`. */
-  async ack(seq: number, timeoutMs = 10_000): Promise<{ ok: boolean; code: string; message: string; status: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  async ack(seq: number, timeoutMs = 10_000): Promise<{ ok: boolean; code: string; message: string; status: any }> {
     let found: any = null; // eslint-disable-line @typescript-eslint/no-explicit-any
     await this.until(
       () => {
@@ -165,7 +170,11 @@ export class RawBridgeServer {
       name: 'raw test bridge',
       capabilities: [ServerCapability.clientPublish],
       supportedEncodings: ['json'],
-      metadata: { [G1_BRIDGE_METADATA.contract]: G1_BRIDGE_CONTRACT, [G1_BRIDGE_METADATA.executionDomain]: 'simulation', [G1_BRIDGE_METADATA.stateRateHz]: '500' },
+      metadata: {
+        [G1_BRIDGE_METADATA.contract]: G1_BRIDGE_CONTRACT,
+        [G1_BRIDGE_METADATA.executionDomain]: 'simulation',
+        [G1_BRIDGE_METADATA.stateRateHz]: '500',
+      },
     });
     this.channel = {
       lowstate: this.foxglove.addChannel(g1BridgeChannel('lowstate', G1_BRIDGE_TOPICS.lowstate)),
@@ -173,7 +182,11 @@ export class RawBridgeServer {
       wbcStatus: this.foxglove.addChannel(g1BridgeChannel('wbcStatus', G1_BRIDGE_TOPICS.wbcStatus)),
     };
     this.foxglove.on('error', () => {});
-    this.wss = new WebSocketServer({ host: '127.0.0.1', port, handleProtocols: (p) => this.foxglove.handleProtocols(p) });
+    this.wss = new WebSocketServer({
+      host: '127.0.0.1',
+      port,
+      handleProtocols: (p) => this.foxglove.handleProtocols(p),
+    });
     this.wss.on('connection', (ws, req) => {
       this.sockets.add(ws);
       ws.on('close', () => this.sockets.delete(ws));

@@ -24,7 +24,14 @@ let pairId: string;
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'mb-calibrate-'));
   const binding = await resolveBindingSpec('builtin:assist=3000');
-  await runQualification({ campaignDir: dir, workload: loadWorkload('core-v1'), bindings: [binding], profile: loadRobotProfile(), clips: ['ub_wave_right'], workers: 1 });
+  await runQualification({
+    campaignDir: dir,
+    workload: loadWorkload('core-v1'),
+    bindings: [binding],
+    profile: loadRobotProfile(),
+    clips: ['ub_wave_right'],
+    workers: 1,
+  });
   const store = await openCampaign(dir);
   pairId = listAdmittedPairs(store)[0].pairId;
   store.close();
@@ -40,17 +47,38 @@ describe('motionbench calibrate / trial --list', () => {
   it('lists the decided pairs', async () => {
     const r = await motionbench('trial', '--campaign', dir, '--list', '--json');
     expect(r.code).toBe(0);
-    const doc = JSON.parse(r.stdout) as { pairs: { pairId: string; admitted: boolean; clipName: string; matched: unknown }[] };
-    expect(doc.pairs).toEqual([expect.objectContaining({ pairId, admitted: true, clipName: 'ub_wave_right', matched: null })]);
+    const doc = JSON.parse(r.stdout) as {
+      pairs: { pairId: string; admitted: boolean; clipName: string; matched: unknown }[];
+    };
+    expect(doc.pairs).toEqual([
+      expect.objectContaining({ pairId, admitted: true, clipName: 'ub_wave_right', matched: null }),
+    ]);
   });
 
   it('captures a still robot, bound to the pair’s clip, and stores it', async () => {
-    const r = await motionbench('calibrate', '--robot', emu.url, '--campaign', dir, '--pair', pairId.slice(0, 10), '--robot-unit', 'g1-bench-3', '--json');
+    const r = await motionbench(
+      'calibrate',
+      '--robot',
+      emu.url,
+      '--campaign',
+      dir,
+      '--pair',
+      pairId.slice(0, 10),
+      '--robot-unit',
+      'g1-bench-3',
+      '--json',
+    );
     expect(r.code, r.stderr).toBe(0);
     const doc = JSON.parse(r.stdout) as {
       ok: boolean;
       calibration_id: string;
-      record: { robotUnit: string; clipId: string; measured: { rootPosM: number[] | null }; simulatorInitialState: unknown; residuals: { measuredVsClipStart: Record<string, number> } };
+      record: {
+        robotUnit: string;
+        clipId: string;
+        measured: { rootPosM: number[] | null };
+        simulatorInitialState: unknown;
+        residuals: { measuredVsClipStart: Record<string, number> };
+      };
       residuals_vs_clip_start: { maxAbsJointRad: number; rollRad: number; pitchRad: number };
       stillness: { rateHz: number; maxJointVelRmsRadS: number };
     };
@@ -103,7 +131,9 @@ describe('motionbench calibrate / trial --list', () => {
       await new Promise((r) => setTimeout(r, 500));
       const r = await motionbench('calibrate', '--robot', emu.url, '--campaign', dir, '--timeout', '3');
       expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/calibration refused: the robot was not still for 1 s within 3000 ms: .*is moving: RMS velocity/);
+      expect(r.stderr).toMatch(
+        /calibration refused: the robot was not still for 1 s within 3000 ms: .*is moving: RMS velocity/,
+      );
     } finally {
       driving = false;
       const current = lease as Awaited<ReturnType<typeof driver.acquire>> | null;

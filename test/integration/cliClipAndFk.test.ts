@@ -31,7 +31,11 @@ describe('motionbench clip info', () => {
     const info = JSON.parse(r.stdout);
     expect(info).toMatchObject({ frames: 3945, fps: 30, fps_source: 'inferred', joints: 29, format: 'lafan1-csv' });
     expect(info.duration_s).toBeCloseTo(3944 / 30, 9);
-    const zs = fs.readFileSync(DANCE, 'utf8').trim().split('\n').map((l) => Number(l.split(',')[2]));
+    const zs = fs
+      .readFileSync(DANCE, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => Number(l.split(',')[2]));
     expect(info.root_z_min).toBe(Math.min(...zs));
     expect(info.root_z_max).toBe(Math.max(...zs));
     expect(Array.isArray(info.limit_violations)).toBe(true);

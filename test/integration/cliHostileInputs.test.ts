@@ -8,7 +8,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { csvWithField, deeplyNestedBodies, exponentialIncludes, includeCycle, modelWithMissingMesh, realCsvText, utf16Bytes, workloadWithSymlinkLoops, writeFiles } from '../helpers/hostileInputs';
+import {
+  csvWithField,
+  deeplyNestedBodies,
+  exponentialIncludes,
+  includeCycle,
+  modelWithMissingMesh,
+  realCsvText,
+  utf16Bytes,
+  workloadWithSymlinkLoops,
+  writeFiles,
+} from '../helpers/hostileInputs';
 import { MOTIONBENCH_BIN, motionbench as mb } from '../helpers/runCli';
 import { OUR_G1, REPO_ROOT } from '../helpers/sharedData';
 
@@ -23,10 +33,15 @@ const isMcap = (file: string): boolean => fs.readFileSync(file).subarray(0, 5).t
 
 describe('sim never writes over an input, nor over an existing file without --force', () => {
   it('--out <the clip itself> is refused, with or without --force, and the clip is intact', async () => {
-    const [plain, forced] = await Promise.all([mb('sim', '--clip', CLIP, '--fps', '30', '--out', CLIP), mb('sim', '--clip', CLIP, '--fps', '30', '--out', CLIP, '--force')]);
+    const [plain, forced] = await Promise.all([
+      mb('sim', '--clip', CLIP, '--fps', '30', '--out', CLIP),
+      mb('sim', '--clip', CLIP, '--fps', '30', '--out', CLIP, '--force'),
+    ]);
     for (const r of [plain, forced]) {
       expect(r.code, r.stderr).toBe(2);
-      expect(r.stderr).toBe(`motionbench: --out ${CLIP} is the --clip file ${CLIP}: refusing to write over an input, even with --force\n`);
+      expect(r.stderr).toBe(
+        `motionbench: --out ${CLIP} is the --clip file ${CLIP}: refusing to write over an input, even with --force\n`,
+      );
     }
     expect(fs.readFileSync(CLIP, 'utf8')).toBe(CLIP_TEXT);
   });
@@ -36,11 +51,18 @@ describe('sim never writes over an input, nor over an existing file without --fo
     const hard = path.join(dir, 'walk-hard.csv');
     fs.symlinkSync(CLIP, sym);
     fs.linkSync(CLIP, hard);
-    const [viaSym, viaHard] = await Promise.all([mb('sim', '--clip', sym, '--fps', '30', '--exec-out', CLIP, '--force'), mb('sim', '--clip', CLIP, '--fps', '30', '--out', hard, '--force')]);
+    const [viaSym, viaHard] = await Promise.all([
+      mb('sim', '--clip', sym, '--fps', '30', '--exec-out', CLIP, '--force'),
+      mb('sim', '--clip', CLIP, '--fps', '30', '--out', hard, '--force'),
+    ]);
     expect(viaSym.code).toBe(2);
-    expect(viaSym.stderr).toMatch(/--exec-out .*walk\.csv is the --clip file .*walk-link\.csv: refusing to write over an input/);
+    expect(viaSym.stderr).toMatch(
+      /--exec-out .*walk\.csv is the --clip file .*walk-link\.csv: refusing to write over an input/,
+    );
     expect(viaHard.code).toBe(2);
-    expect(viaHard.stderr).toMatch(/--out .*walk-hard\.csv is the --clip file .*walk\.csv: refusing to write over an input/);
+    expect(viaHard.stderr).toMatch(
+      /--out .*walk-hard\.csv is the --clip file .*walk\.csv: refusing to write over an input/,
+    );
     expect(fs.readFileSync(CLIP, 'utf8')).toBe(CLIP_TEXT);
   });
 
@@ -53,7 +75,18 @@ describe('sim never writes over an input, nor over an existing file without --fo
     const before = fs.readFileSync(path.join(modelDir, 'g1.xml'), 'utf8');
     const [top, included, ours] = await Promise.all([
       mb('sim', '--clip', CLIP, '--fps', '30', '--model', model, '--out', model, '--force'),
-      mb('sim', '--clip', CLIP, '--fps', '30', '--model', model, '--exec-out', path.join(modelDir, 'g1.xml'), '--force'),
+      mb(
+        'sim',
+        '--clip',
+        CLIP,
+        '--fps',
+        '30',
+        '--model',
+        model,
+        '--exec-out',
+        path.join(modelDir, 'g1.xml'),
+        '--force',
+      ),
       mb('sim', '--clip', CLIP, '--fps', '30', '--exec-out', path.relative(REPO_ROOT, OUR_G1), '--force'),
     ]);
     expect(top.code).toBe(2);
@@ -72,7 +105,17 @@ describe('sim never writes over an input, nor over an existing file without --fo
     fs.writeFileSync(exec, 'precious too');
     const [refused, same] = await Promise.all([
       mb('sim', '--clip', CLIP, '--fps', '30', '--out', out, '--exec-out', exec),
-      mb('sim', '--clip', CLIP, '--fps', '30', '--out', path.join(dir, 'x.mcap'), '--exec-out', path.join(dir, '.', 'x.mcap')),
+      mb(
+        'sim',
+        '--clip',
+        CLIP,
+        '--fps',
+        '30',
+        '--out',
+        path.join(dir, 'x.mcap'),
+        '--exec-out',
+        path.join(dir, '.', 'x.mcap'),
+      ),
     ]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toBe(`motionbench: --out ${out} already exists; pass --force to overwrite it\n`);
@@ -82,7 +125,19 @@ describe('sim never writes over an input, nor over an existing file without --fo
     expect(same.stderr).toMatch(/--out and --exec-out name the same file/);
     expect(fs.existsSync(path.join(dir, 'x.mcap'))).toBe(false);
 
-    const forced = await mb('sim', '--clip', CLIP, '--fps', '30', '--out', out, '--exec-out', exec, '--force', '--json');
+    const forced = await mb(
+      'sim',
+      '--clip',
+      CLIP,
+      '--fps',
+      '30',
+      '--out',
+      out,
+      '--exec-out',
+      exec,
+      '--force',
+      '--json',
+    );
     expect(forced.code, forced.stderr).toBe(0);
     expect(isMcap(out)).toBe(true);
     expect(JSON.parse(fs.readFileSync(exec, 'utf8')).format).toBe('motionbench-clip/1');
@@ -106,7 +161,10 @@ describe('sim never writes over an input, nor over an existing file without --fo
 /** Runs the command; kills it (this pid only) if it has not exited after `ms` (a server that started anyway). */
 function runBounded(args: string[], ms: number): Promise<{ code: number | null; stderr: string; killed: boolean }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [MOTIONBENCH_BIN, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [MOTIONBENCH_BIN, ...args], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     let killed = false;
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
@@ -167,11 +225,17 @@ describe('unclear errors become one located line', () => {
       mb('clip', 'info', CLIP, '--fps', '30', '--model', expo),
     ]);
     expect(d.code).toBe(1);
-    expect(d.stderr).toMatch(new RegExp(`^motionbench: ${deep}:3:\\d+: <body> is nested 257 elements deep, deeper than the limit of 256\\n$`));
+    expect(d.stderr).toMatch(
+      new RegExp(`^motionbench: ${deep}:3:\\d+: <body> is nested 257 elements deep, deeper than the limit of 256\\n$`),
+    );
     expect(c.code).toBe(1);
-    expect(c.stderr).toMatch(/^motionbench: .*cycle\/models\/b\.xml:4:3 \[file\]: include cycle: .*a\.xml -> .*b\.xml -> .*\.\/a\.xml\n$/);
+    expect(c.stderr).toMatch(
+      /^motionbench: .*cycle\/models\/b\.xml:4:3 \[file\]: include cycle: .*a\.xml -> .*b\.xml -> .*\.\/a\.xml\n$/,
+    );
     expect(e.code).toBe(1);
-    expect(e.stderr).toMatch(/^motionbench: .*expo\/models\/inc\d\.xml:\d+:3 \[file\]: the model expands more than 256 <include>s/);
+    expect(e.stderr).toMatch(
+      /^motionbench: .*expo\/models\/inc\d\.xml:\d+:3 \[file\]: the model expands more than 256 <include>s/,
+    );
     for (const r of [d, c, e]) expect(r.stderr).not.toMatch(/Maximum call stack/);
   });
 
@@ -180,14 +244,18 @@ describe('unclear errors become one located line', () => {
     fs.writeFileSync(bad, '<mujoco model="g1">\n  <compiler angle="radian" meshdir="&#x110000;"/>\n</mujoco>\n');
     const r = await mb('clip', 'info', CLIP, '--fps', '30', '--model', bad);
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe(`motionbench: ${bad}:2:37: character reference &#x110000; is not a character XML allows (beyond U+10FFFF, the last Unicode code point)\n`);
+    expect(r.stderr).toBe(
+      `motionbench: ${bad}:2:37: character reference &#x110000; is not a character XML allows (beyond U+10FFFF, the last Unicode code point)\n`,
+    );
   });
 
   it('sim with a model whose mesh file is missing names the mesh file and the MJCF line that declares it, not a bare mjCError', async () => {
     const m = modelWithMissingMesh(path.join(dir, 'ghost-model'));
     const r = await mb('sim', '--clip', CLIP, '--fps', '30', '--model', m.model);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`${m.included}:${m.meshLine}:5 [file]: mesh file ${m.meshFile} does not exist (in the model ${m.model})`);
+    expect(r.stderr).toContain(
+      `${m.included}:${m.meshLine}:5 [file]: mesh file ${m.meshFile} does not exist (in the model ${m.model})`,
+    );
     expect(r.stderr).not.toMatch(/mjCError/);
   }, 60_000);
 
@@ -207,14 +275,28 @@ describe('unclear errors become one located line', () => {
 
   it('a workload folder with symlink loops and a link out of the folder: one line per link, nothing outside scanned', async () => {
     const w = workloadWithSymlinkLoops(path.join(dir, 'wl'), CLIP_TEXT, path.join(dir, 'elsewhere'));
-    const r = await mb('qualify', '--workload', w.dir, '--binding', 'builtin', '--campaign', path.join(dir, 'campaign'));
+    const r = await mb(
+      'qualify',
+      '--workload',
+      w.dir,
+      '--binding',
+      'builtin',
+      '--campaign',
+      path.join(dir, 'campaign'),
+    );
     expect(r.code).toBe(1);
     const lines = r.stderr.trimEnd().split('\n');
     expect(lines[0]).toBe(`motionbench: ${path.join(w.dir, 'workload.json')}: 3 problems:`);
     expect(lines).toHaveLength(4);
-    expect(r.stderr).toContain(`${w.loop}: leads to ${fs.realpathSync(w.dir)}, a folder the scan has already been through (a symbolic-link loop); remove the link`);
-    expect(r.stderr).toContain(`${w.up}: leads to ${fs.realpathSync(w.dir)}, a folder the scan has already been through`);
-    expect(r.stderr).toContain(`${w.outside}: is a symbolic link to ${fs.realpathSync(path.join(dir, 'elsewhere'))}, outside the workload folder`);
+    expect(r.stderr).toContain(
+      `${w.loop}: leads to ${fs.realpathSync(w.dir)}, a folder the scan has already been through (a symbolic-link loop); remove the link`,
+    );
+    expect(r.stderr).toContain(
+      `${w.up}: leads to ${fs.realpathSync(w.dir)}, a folder the scan has already been through`,
+    );
+    expect(r.stderr).toContain(
+      `${w.outside}: is a symbolic link to ${fs.realpathSync(path.join(dir, 'elsewhere'))}, outside the workload folder`,
+    );
     expect(r.stderr).not.toMatch(/stray\d\.csv|not listed/);
     expect(fs.existsSync(path.join(dir, 'campaign'))).toBe(false);
   }, 60_000);
@@ -232,9 +314,13 @@ describe('unclear errors become one located line', () => {
       mb('fk', '--clip', CLIP, '--fps', 'NaN', '--frame', '0'),
     ]);
     expect(f.code).toBe(1);
-    expect(f.stderr).toBe(`motionbench: ${far}:5:2: position 1e+308 m is beyond ±1000 m (MAX_ROOT_POS_M): not a motion in a lab\n`);
+    expect(f.stderr).toBe(
+      `motionbench: ${far}:5:2: position 1e+308 m is beyond ±1000 m (MAX_ROOT_POS_M): not a motion in a lab\n`,
+    );
     expect(t.code).toBe(1);
-    expect(t.stderr).toBe(`motionbench: ${twisted}:9:20: joint angle 100 rad is beyond ±4π rad (MAX_JOINT_ANGLE_RAD): not a joint angle\n`);
+    expect(t.stderr).toBe(
+      `motionbench: ${twisted}:9:20: joint angle 100 rad is beyond ±4π rad (MAX_JOINT_ANGLE_RAD): not a joint angle\n`,
+    );
     for (const [r, v] of [
       [slow, '1e-300'],
       [fast, '1e300'],

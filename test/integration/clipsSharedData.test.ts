@@ -12,7 +12,10 @@ import { G1_NUM_JOINTS } from '../../src/domain/robot/g1Joints';
 const SHARED = path.resolve(import.meta.dirname, '../../../shared/data');
 const MOTIONS = path.join(SHARED, 'motions');
 const present = fs.existsSync(MOTIONS);
-if (!present) console.warn(`clipsSharedData: skipped — ${MOTIONS} is absent (shared data is expected beside the repo at <repo>/../shared/data)`);
+if (!present)
+  console.warn(
+    `clipsSharedData: skipped — ${MOTIONS} is absent (shared data is expected beside the repo at <repo>/../shared/data)`,
+  );
 
 interface Expected {
   frames: number;
@@ -41,11 +44,35 @@ const EXPECTED: Record<string, Expected> = {
 
 // MJCF joint ranges from SOURCES.md's canonical joint table.
 const MJCF_LIMITS: [number, number][] = [
-  [-2.5307, 2.8798], [-0.5236, 2.9671], [-2.7576, 2.7576], [-0.087267, 2.8798], [-0.87267, 0.5236], [-0.2618, 0.2618],
-  [-2.5307, 2.8798], [-2.9671, 0.5236], [-2.7576, 2.7576], [-0.087267, 2.8798], [-0.87267, 0.5236], [-0.2618, 0.2618],
-  [-2.618, 2.618], [-0.52, 0.52], [-0.52, 0.52],
-  [-3.0892, 2.6704], [-1.5882, 2.2515], [-2.618, 2.618], [-1.0472, 2.0944], [-1.97222, 1.97222], [-1.61443, 1.61443], [-1.61443, 1.61443],
-  [-3.0892, 2.6704], [-2.2515, 1.5882], [-2.618, 2.618], [-1.0472, 2.0944], [-1.97222, 1.97222], [-1.61443, 1.61443], [-1.61443, 1.61443],
+  [-2.5307, 2.8798],
+  [-0.5236, 2.9671],
+  [-2.7576, 2.7576],
+  [-0.087267, 2.8798],
+  [-0.87267, 0.5236],
+  [-0.2618, 0.2618],
+  [-2.5307, 2.8798],
+  [-2.9671, 0.5236],
+  [-2.7576, 2.7576],
+  [-0.087267, 2.8798],
+  [-0.87267, 0.5236],
+  [-0.2618, 0.2618],
+  [-2.618, 2.618],
+  [-0.52, 0.52],
+  [-0.52, 0.52],
+  [-3.0892, 2.6704],
+  [-1.5882, 2.2515],
+  [-2.618, 2.618],
+  [-1.0472, 2.0944],
+  [-1.97222, 1.97222],
+  [-1.61443, 1.61443],
+  [-1.61443, 1.61443],
+  [-3.0892, 2.6704],
+  [-2.2515, 1.5882],
+  [-2.618, 2.618],
+  [-1.0472, 2.0944],
+  [-1.97222, 1.97222],
+  [-1.61443, 1.61443],
+  [-1.61443, 1.61443],
 ];
 
 function motionFiles(): string[] {
@@ -114,7 +141,10 @@ describe.skipIf(!present)('shared third-party clips (../shared/data/motions)', (
       const o = k * 4;
       const q = clip.rootQuatWxyz;
       expect(Math.abs(Math.hypot(q[o], q[o + 1], q[o + 2], q[o + 3]) - 1)).toBeLessThan(1e-12);
-      if (k > 0) expect(q[o] * q[o - 4] + q[o + 1] * q[o - 3] + q[o + 2] * q[o - 2] + q[o + 3] * q[o - 1]).toBeGreaterThanOrEqual(0);
+      if (k > 0)
+        expect(
+          q[o] * q[o - 4] + q[o + 1] * q[o - 3] + q[o + 2] * q[o - 2] + q[o + 3] * q[o - 1],
+        ).toBeGreaterThanOrEqual(0);
     }
     expect(zMin).toBeGreaterThan(0.1); // SOURCES.md: root z 0.13–0.93 m
     expect(zMax).toBeLessThan(1.0);
@@ -132,9 +162,11 @@ describe.skipIf(!present)('shared third-party clips (../shared/data/motions)', (
     let dq = 0;
     let dp = 0;
     let dr = 0;
-    for (let i = 0; i < npz.jointPosRad.length; i++) dq = Math.max(dq, Math.abs(npz.jointPosRad[i] - csv.jointPosRad[i]));
+    for (let i = 0; i < npz.jointPosRad.length; i++)
+      dq = Math.max(dq, Math.abs(npz.jointPosRad[i] - csv.jointPosRad[i]));
     for (let i = 0; i < npz.rootPosM.length; i++) dp = Math.max(dp, Math.abs(npz.rootPosM[i] - csv.rootPosM[i]));
-    for (let i = 0; i < npz.rootQuatWxyz.length; i++) dr = Math.max(dr, Math.abs(npz.rootQuatWxyz[i] - csv.rootQuatWxyz[i]));
+    for (let i = 0; i < npz.rootQuatWxyz.length; i++)
+      dr = Math.max(dr, Math.abs(npz.rootQuatWxyz[i] - csv.rootQuatWxyz[i]));
     expect(dq).toBeLessThan(1e-5);
     expect(dp).toBeLessThan(1e-6);
     expect(dr).toBeLessThan(1e-5); // the CSV's xyzw quaternion is the NPZ's wxyz one

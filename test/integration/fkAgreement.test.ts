@@ -13,7 +13,6 @@ import path from 'node:path';
 // random root position, random (unnormalised) root quaternion, joint angles uniform over each
 // joint's range widened by 20% on both sides (FK must not care about limits).
 
-
 async function maxDeviation(modelFile: string, samples: number, seed: number) {
   const profile = loadRobotProfile(modelFile);
   const fk = new ForwardKinematics(profile);
@@ -56,7 +55,9 @@ async function maxDeviation(modelFile: string, samples: number, seed: number) {
 describe('forward kinematics agrees with mujoco-js mj_kinematics', () => {
   it('on MuJoCo Menagerie g1.xml, 1,000 random configurations, to 1e-9', async () => {
     const { maxPos, maxQuat } = await maxDeviation(MENAGERIE_G1, 1000, 1);
-    console.log(`Menagerie g1.xml: max |xpos| error ${maxPos.toExponential(2)} m, max |xquat| error ${maxQuat.toExponential(2)}`);
+    console.log(
+      `Menagerie g1.xml: max |xpos| error ${maxPos.toExponential(2)} m, max |xquat| error ${maxQuat.toExponential(2)}`,
+    );
     expect(maxPos).toBeLessThan(1e-9);
     expect(maxQuat).toBeLessThan(1e-9);
   });
@@ -104,7 +105,8 @@ describe('forward kinematics agrees with mujoco-js mj_kinematics', () => {
       mj.mujoco.mj_kinematics(mj.model, mj.data);
       fk.compute(root, q, joints, pos, quat);
       const xpos = mj.data.xpos;
-      for (let b = 0; b < fk.bodyCount; b++) for (let c = 0; c < 3; c++) maxPos = Math.max(maxPos, Math.abs(xpos[3 * (b + 1) + c] - pos[3 * b + c]));
+      for (let b = 0; b < fk.bodyCount; b++)
+        for (let c = 0; c < 3; c++) maxPos = Math.max(maxPos, Math.abs(xpos[3 * (b + 1) + c] - pos[3 * b + c]));
     }
     mj.dispose();
     expect(maxPos).toBeLessThan(1e-9);

@@ -78,7 +78,10 @@ async function connect(): Promise<{ ws: WebSocket; send(text: string): Promise<W
   };
 }
 
-function httpGet(pathAndQuery: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+function httpGet(
+  pathAndQuery: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.get({ host: '127.0.0.1', port: server.port, path: pathAndQuery, headers }, (res) => {
       let body = '';
@@ -113,7 +116,12 @@ describe('loopback host', () => {
 
   it('refuses requests naming another host (DNS rebinding)', async () => {
     expect((await httpGet('/', { Host: `evil.example:${server.port}` })).status).toBe(403);
-    expect(await upgradeStatus(apiUrl(), { Host: `evil.example:${server.port}`, Origin: `http://evil.example:${server.port}` })).toBe(403);
+    expect(
+      await upgradeStatus(apiUrl(), {
+        Host: `evil.example:${server.port}`,
+        Origin: `http://evil.example:${server.port}`,
+      }),
+    ).toBe(403);
   });
 
   it('refuses a missing or wrong token', async () => {
@@ -185,7 +193,9 @@ describe('loopback host', () => {
     try {
       const r = await c.send(JSON.stringify({ id: 1, method: 'clips.load', params: { path: csv, fps: 30 } }));
       expect(r).toMatchObject({ id: 1, error: { code: 'input_error', location: { file: csv, line: 3 } } });
-      const missing = await c.send(JSON.stringify({ id: 2, method: 'clips.load', params: { path: path.join(tmp, 'missing.csv') } }));
+      const missing = await c.send(
+        JSON.stringify({ id: 2, method: 'clips.load', params: { path: path.join(tmp, 'missing.csv') } }),
+      );
       expect(missing).toMatchObject({ id: 2, error: { location: { file: path.join(tmp, 'missing.csv') } } });
     } finally {
       c.close();
@@ -214,10 +224,14 @@ describe('loopback host with a model and backends', () => {
       modelFile: MENAGERIE_G1,
       backends: {
         embeddedSimulator: () => made[made.push(new FakeBackend({ id: 'sim', presentAfterMs: 0, streamHz: 50 })) - 1],
-        remoteSimulator: ({ id }) => made[made.push(new FakeBackend({ id, initialPresence: 'present', latencyMs: 2 })) - 1],
+        remoteSimulator: ({ id }) =>
+          made[made.push(new FakeBackend({ id, initialPresence: 'present', latencyMs: 2 })) - 1],
       },
     });
-    const ws = new WebSocket(`ws://127.0.0.1:${meshed.port}/api?token=${meshed.token}`, { headers: { Origin: `http://127.0.0.1:${meshed.port}` }, maxPayload: 1 << 30 });
+    const ws = new WebSocket(`ws://127.0.0.1:${meshed.port}/api?token=${meshed.token}`, {
+      headers: { Origin: `http://127.0.0.1:${meshed.port}` },
+      maxPayload: 1 << 30,
+    });
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
       ws.once('error', reject);
@@ -241,12 +255,20 @@ describe('loopback host with a model and backends', () => {
       const mesh = await call('robot.getMesh', { name: 'pelvis' });
       const dto = (mesh as { result: MeshDto }).result;
       expect(dto.format).toBe('stl');
-      expect(Buffer.from(dto.bytesBase64, 'base64').equals(fs.readFileSync(path.join(path.dirname(MENAGERIE_G1), 'assets/pelvis.STL')))).toBe(true);
+      expect(
+        Buffer.from(dto.bytesBase64, 'base64').equals(
+          fs.readFileSync(path.join(path.dirname(MENAGERIE_G1), 'assets/pelvis.STL')),
+        ),
+      ).toBe(true);
       expect(await call('robot.getMesh', { name: '../g1.xml' })).toMatchObject({ error: { code: 'not_found' } });
 
       expect(await call('connections.connect', { id: 'embedded-sim' })).toMatchObject({ result: { active: true } });
-      expect(await call('connections.add', { url: 'ws://127.0.0.1:9/' })).toMatchObject({ result: { id: 'remote-1', presence: 'present', latencyMs: 2 } });
-      expect(await call('connections.add', { url: 'file:///etc/passwd' })).toMatchObject({ error: { code: 'bad_params', field: 'params.url' } });
+      expect(await call('connections.add', { url: 'ws://127.0.0.1:9/' })).toMatchObject({
+        result: { id: 'remote-1', presence: 'present', latencyMs: 2 },
+      });
+      expect(await call('connections.add', { url: 'file:///etc/passwd' })).toMatchObject({
+        error: { code: 'bad_params', field: 'params.url' },
+      });
       await new Promise((r) => setTimeout(r, 700));
       const list = (await call('connections.list', {})) as { result: ConnectionInfo[] };
       expect(list.result.map((e) => e.id)).toEqual(['embedded-sim', 'remote-1']);

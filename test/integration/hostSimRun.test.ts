@@ -39,7 +39,10 @@ let clip: MotionClip;
 const profile = loadRobotProfile(DEFAULT_MODEL_FILE);
 
 interface Client {
-  call<T = unknown>(method: string, params: unknown): Promise<{ result?: T; error?: { code: string; message: string; field?: string } }>;
+  call<T = unknown>(
+    method: string,
+    params: unknown,
+  ): Promise<{ result?: T; error?: { code: string; message: string; field?: string } }>;
   events: ApiEvent[];
   /** Acknowledge every push as it arrives (default true). */
   autoAck: boolean;
@@ -49,7 +52,10 @@ interface Client {
 }
 
 async function connect(): Promise<Client> {
-  const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api?token=${server.token}`, { headers: { Origin: `http://127.0.0.1:${server.port}` }, maxPayload: 1 << 30 });
+  const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api?token=${server.token}`, {
+    headers: { Origin: `http://127.0.0.1:${server.port}` },
+    maxPayload: 1 << 30,
+  });
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
     ws.once('error', reject);
@@ -109,8 +115,10 @@ async function connect(): Promise<Client> {
   return c;
 }
 
-const endOf = (c: Client, runId: string) => c.waitFor((e) => e.type === 'sim.end' && e.runId === runId) as Promise<SimEndEvent>;
-const framesOf = (c: Client, runId: string) => c.events.filter((e): e is SimFramesEvent => e.type === 'sim.frames' && e.runId === runId);
+const endOf = (c: Client, runId: string) =>
+  c.waitFor((e) => e.type === 'sim.end' && e.runId === runId) as Promise<SimEndEvent>;
+const framesOf = (c: Client, runId: string) =>
+  c.events.filter((e): e is SimFramesEvent => e.type === 'sim.frames' && e.runId === runId);
 
 async function loadClip(c: Client): Promise<ClipDto> {
   const r = await c.call<ClipDto>('clips.load', { path: NPZ });
@@ -141,11 +149,26 @@ describe('host: simulation runs', () => {
     expect(dto.id).toBe(clip.id);
     const base = { connectionId: 'embedded-sim', clipId: dto.id, binding: 'builtin' };
     const bad = async (params: unknown) => (await c.call('sim.run', params)).error;
-    expect(await bad({ ...base, binding: '/etc/passwd' })).toMatchObject({ code: 'bad_params', field: 'params.binding' });
-    expect(await bad({ ...base, binding: 'builtin:assist=-3' })).toMatchObject({ code: 'bad_params', field: 'params.binding' });
-    expect(await bad({ ...base, binding: 'builtin:assist=2000000' })).toMatchObject({ code: 'bad_params', field: 'params.binding' });
-    expect(await bad({ ...base, clipId: 'clip-0123456789abcdef' })).toMatchObject({ code: 'not_found', field: 'params.clipId' });
-    expect(await bad({ ...base, connectionId: 'remote-9' })).toMatchObject({ code: 'not_found', field: 'params.connectionId' });
+    expect(await bad({ ...base, binding: '/etc/passwd' })).toMatchObject({
+      code: 'bad_params',
+      field: 'params.binding',
+    });
+    expect(await bad({ ...base, binding: 'builtin:assist=-3' })).toMatchObject({
+      code: 'bad_params',
+      field: 'params.binding',
+    });
+    expect(await bad({ ...base, binding: 'builtin:assist=2000000' })).toMatchObject({
+      code: 'bad_params',
+      field: 'params.binding',
+    });
+    expect(await bad({ ...base, clipId: 'clip-0123456789abcdef' })).toMatchObject({
+      code: 'not_found',
+      field: 'params.clipId',
+    });
+    expect(await bad({ ...base, connectionId: 'remote-9' })).toMatchObject({
+      code: 'not_found',
+      field: 'params.connectionId',
+    });
     expect(await bad({ ...base, seed: -1 })).toMatchObject({ code: 'bad_params', field: 'params.seed' });
     expect(await bad({ ...base, maxSeconds: 0 })).toMatchObject({ code: 'bad_params', field: 'params.maxSeconds' });
     expect((await c.call('sim.stop', {})).error).toMatchObject({ code: 'bad_params', field: 'params.runId' });
@@ -158,11 +181,29 @@ describe('host: simulation runs', () => {
   it('runs a clip: frames pushed in batches, the end with outcome, batch readings and the sha256 `motionbench sim` gets', async () => {
     const c = await connect();
     const dto = await loadClip(c);
-    const r = await c.call<SimRunStarted>('sim.run', { connectionId: 'embedded-sim', clipId: dto.id, binding: 'builtin:assist=3000', paceRealTime: 4, maxSeconds: 3 });
+    const r = await c.call<SimRunStarted>('sim.run', {
+      connectionId: 'embedded-sim',
+      clipId: dto.id,
+      binding: 'builtin:assist=3000',
+      paceRealTime: 4,
+      maxSeconds: 3,
+    });
     expect(r.error).toBeUndefined();
     const started = r.result!;
-    expect(started).toMatchObject({ connectionId: 'embedded-sim', clipId: clip.id, seed: 0, paceRealTime: 4, durationS: 3, plannedFrames: 151 });
-    expect(started.binding).toMatchObject({ spec: 'builtin:assist=3000', kind: 'builtin', id: 'builtin', assistNPerM: 3000 });
+    expect(started).toMatchObject({
+      connectionId: 'embedded-sim',
+      clipId: clip.id,
+      seed: 0,
+      paceRealTime: 4,
+      durationS: 3,
+      plannedFrames: 151,
+    });
+    expect(started.binding).toMatchObject({
+      spec: 'builtin:assist=3000',
+      kind: 'builtin',
+      id: 'builtin',
+      assistNPerM: 3000,
+    });
     expect(started.binding.label).toContain('reference tracker, not a policy');
     // The connection is leased by the run; another run on it is refused meanwhile.
     const second = await c.call('sim.run', { connectionId: 'embedded-sim', clipId: dto.id, binding: 'builtin' });
@@ -170,7 +211,14 @@ describe('host: simulation runs', () => {
 
     const end = await endOf(c, started.runId);
     expect(c.invalid).toEqual([]);
-    expect(end).toMatchObject({ outcome: 'completed', frames: 151, plannedFrames: 151, droppedFrames: 0, failure: null, stopRequestedAtMs: null });
+    expect(end).toMatchObject({
+      outcome: 'completed',
+      frames: 151,
+      plannedFrames: 151,
+      droppedFrames: 0,
+      failure: null,
+      stopRequestedAtMs: null,
+    });
     expect(end.simSeconds).toBeCloseTo(3, 12);
     // 3 s at 4× real time = 0.75 s of wall time; at 15 pushes a second that is several batches.
     const batches = framesOf(c, started.runId);
@@ -187,11 +235,18 @@ describe('host: simulation runs', () => {
       k += b.count;
     }
     expect(k).toBe(end.frames);
-    const cat = (key: 'rootPosM' | 'rootQuatWxyz' | 'jointPosRad') => Float64Array.from(batches.flatMap((b) => b[key]!));
+    const cat = (key: 'rootPosM' | 'rootQuatWxyz' | 'jointPosRad') =>
+      Float64Array.from(batches.flatMap((b) => b[key]!));
 
     // The readings are the batch reducer's over the frames pushed (what `motionbench metrics` gives).
     const head = clipHead(clip, 3);
-    const exec = { fps: 50, frameCount: k, rootPosM: cat('rootPosM'), rootQuatWxyz: cat('rootQuatWxyz'), jointPosRad: cat('jointPosRad') };
+    const exec = {
+      fps: 50,
+      frameCount: k,
+      rootPosM: cat('rootPosM'),
+      rootQuatWxyz: cat('rootQuatWxyz'),
+      jointPosRad: cat('jointPosRad'),
+    };
     const mine = new ClipPairEvaluator(MB_METRICS_1, profile).evaluate(head, exec).metrics;
     expect(end.metrics).toEqual(JSON.parse(JSON.stringify(mine)));
     expect(episodeMetricsJson(end.metrics as never)).toEqual(episodeMetricsJson(mine));
@@ -199,7 +254,10 @@ describe('host: simulation runs', () => {
 
     // The recording (sim.result) is exactly the frames pushed.
     const res = (await c.call<SimRunResult>('sim.result', { runId: started.runId })).result!;
-    expect(res).toMatchObject({ state: 'ended', end: { outcome: 'completed', trajectorySha256: end.trajectorySha256 } });
+    expect(res).toMatchObject({
+      state: 'ended',
+      end: { outcome: 'completed', trajectorySha256: end.trajectorySha256 },
+    });
     expect(res.trajectory.jointPosRad).toEqual(Array.from(exec.jointPosRad));
     expect(res.trajectory.rootPosM).toEqual(Array.from(exec.rootPosM));
 
@@ -207,7 +265,12 @@ describe('host: simulation runs', () => {
     // sim` runs) give the same trajectory hash.
     const sim = new EmbeddedSimulator({ workers: 1 });
     try {
-      const audit = await runSimEpisode(sim, { clip: head, binding: await resolveBindingSpec('builtin:assist=3000'), profile, keepFrames: false });
+      const audit = await runSimEpisode(sim, {
+        clip: head,
+        binding: await resolveBindingSpec('builtin:assist=3000'),
+        profile,
+        keepFrames: false,
+      });
       expect(audit.end.trajectorySha256).toBe(end.trajectorySha256);
       expect(episodeMetricsJson(audit.metrics)).toEqual(episodeMetricsJson(mine));
     } finally {
@@ -222,7 +285,13 @@ describe('host: simulation runs', () => {
   it('stops a run at once with aborted_by_operator, keeping its frames; stop all reaches every run', async () => {
     const c = await connect();
     const dto = await loadClip(c);
-    const started = (await c.call<SimRunStarted>('sim.run', { connectionId: 'embedded-sim', clipId: dto.id, binding: 'builtin:assist=3000' })).result!;
+    const started = (
+      await c.call<SimRunStarted>('sim.run', {
+        connectionId: 'embedded-sim',
+        clipId: dto.id,
+        binding: 'builtin:assist=3000',
+      })
+    ).result!;
     expect(started.paceRealTime).toBe(1);
     await c.waitFor((e) => e.type === 'sim.frames' && e.runId === started.runId && e.firstFrame + e.count >= 40);
     const t0 = performance.now();
@@ -248,7 +317,14 @@ describe('host: simulation runs', () => {
     c.autoAck = false;
     const dto = await loadClip(c);
     // 7.3 s of clip at 2× real time: ~3.7 s of wall time; the client takes 4 pushes, then nothing.
-    const started = (await c.call<SimRunStarted>('sim.run', { connectionId: 'embedded-sim', clipId: dto.id, binding: 'builtin:assist=3000', paceRealTime: 2 })).result!;
+    const started = (
+      await c.call<SimRunStarted>('sim.run', {
+        connectionId: 'embedded-sim',
+        clipId: dto.id,
+        binding: 'builtin:assist=3000',
+        paceRealTime: 2,
+      })
+    ).result!;
     const end = await endOf(c, started.runId);
     const batches = framesOf(c, started.runId);
     expect(batches.length).toBe(4);
@@ -268,14 +344,21 @@ describe('host: simulation runs', () => {
     const a = await connect();
     const b = await connect();
     const dto = await loadClip(b);
-    const started = (await b.call<SimRunStarted>('sim.run', { connectionId: 'embedded-sim', clipId: dto.id, binding: 'builtin' })).result!;
+    const started = (
+      await b.call<SimRunStarted>('sim.run', { connectionId: 'embedded-sim', clipId: dto.id, binding: 'builtin' })
+    ).result!;
     await b.waitFor((e) => e.type === 'sim.frames' && e.runId === started.runId);
     b.close();
     await expect
-      .poll(async () => (await a.call<SimRunResult>('sim.result', { runId: started.runId })).result!.state, { timeout: 5000 })
+      .poll(async () => (await a.call<SimRunResult>('sim.result', { runId: started.runId })).result!.state, {
+        timeout: 5000,
+      })
       .toBe('ended');
     const res = (await a.call<SimRunResult>('sim.result', { runId: started.runId })).result!;
-    expect(res.end).toMatchObject({ outcome: 'aborted_by_operator', reason: 'the console that started the run disconnected' });
+    expect(res.end).toMatchObject({
+      outcome: 'aborted_by_operator',
+      reason: 'the console that started the run disconnected',
+    });
     a.close();
   });
 });

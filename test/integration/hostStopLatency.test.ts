@@ -43,7 +43,9 @@ beforeAll(async () => {
   tmp = hostileDir('mb-stop-latency-');
   csv = path.join(tmp.dir, 'big.csv');
   csvFrames = writeBigCsv(csv, 200 * 1024 * 1024);
-  host = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'test/helpers/hostChild.ts')], { cwd: REPO_ROOT });
+  host = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'test/helpers/hostChild.ts')], {
+    cwd: REPO_ROOT,
+  });
   host.stderr.on('data', (d: Buffer) => process.stderr.write(`host: ${d.toString()}`));
   lines = createInterface({ input: host.stdout })[Symbol.asyncIterator]();
   ({ port, token } = JSON.parse(await nextLine()) as { port: number; token: string });
@@ -62,7 +64,10 @@ afterAll(async () => {
 
 function connect(maxPayload = 1 << 20): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`ws://127.0.0.1:${port}/api?token=${token}`, { headers: { Origin: `http://127.0.0.1:${port}` }, maxPayload });
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/api?token=${token}`, {
+      headers: { Origin: `http://127.0.0.1:${port}` },
+      maxPayload,
+    });
     ws.once('open', () => resolve(ws));
     ws.once('error', reject);
   });
@@ -89,7 +94,9 @@ async function requestOnce(method: string, params: unknown): Promise<{ send(): P
     send: () =>
       (outcome ??= new Promise<Outcome>((resolve, reject) => {
         ws.once('message', (d) => resolve({ response: JSON.parse(String(d)) as WsResponse }));
-        ws.once('error', (err) => (/Max payload size exceeded/.test(err.message) ? resolve({ large: true }) : reject(err)));
+        ws.once('error', (err) =>
+          /Max payload size exceeded/.test(err.message) ? resolve({ large: true }) : reject(err),
+        );
         ws.send(JSON.stringify({ id: 'work', method, params }));
       })),
     close: () => ws.terminate(),
@@ -111,7 +118,10 @@ async function stopsDuring(start: () => Promise<unknown>): Promise<number[]> {
     while (!done) {
       const t0 = performance.now();
       const r = await new Promise<WsResponse>((resolve, reject) => {
-        const late = setTimeout(() => reject(new Error(`a STOP was not answered within ${STOP_GIVE_UP_MS} ms`)), STOP_GIVE_UP_MS);
+        const late = setTimeout(
+          () => reject(new Error(`a STOP was not answered within ${STOP_GIVE_UP_MS} ms`)),
+          STOP_GIVE_UP_MS,
+        );
         stopper.once('message', (d) => {
           clearTimeout(late);
           resolve(JSON.parse(String(d)) as WsResponse);
@@ -130,7 +140,11 @@ async function stopsDuring(start: () => Promise<unknown>): Promise<number[]> {
 
 const summary = (l: number[]) => {
   const s = [...l].sort((a, b) => a - b);
-  return { stops: s.length, maxMs: Number(s[s.length - 1].toFixed(1)), medianMs: Number(s[Math.floor(s.length / 2)].toFixed(1)) };
+  return {
+    stops: s.length,
+    maxMs: Number(s[s.length - 1].toFixed(1)),
+    medianMs: Number(s[Math.floor(s.length / 2)].toFixed(1)),
+  };
 };
 
 describe('STOP is answered while the host does heavy file work', () => {
@@ -168,7 +182,12 @@ describe('STOP is answered while the host does heavy file work', () => {
       const outcome = await load.send();
       load.close();
       console.log(`${name}: ${JSON.stringify(summary(latencies))}`);
-      expect(outcome).toMatchObject({ response: { id: 'work', error: { code: 'input_error', location: { file }, reason: expect.stringMatching(reason) } } });
+      expect(outcome).toMatchObject({
+        response: {
+          id: 'work',
+          error: { code: 'input_error', location: { file }, reason: expect.stringMatching(reason) },
+        },
+      });
       expect(Math.max(...latencies)).toBeLessThan(STOP_BOUND_MS);
     }
   });
@@ -179,14 +198,33 @@ describe('STOP is answered while the host does heavy file work', () => {
     let bounded: Promise<Outcome> | undefined;
     const latencies = await stopsDuring(() => {
       t0 = performance.now();
-      bounded = Promise.race([open.send(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`qualification.open did not answer within ${OPEN_BOUND_MS} ms`)), OPEN_BOUND_MS))]);
+      bounded = Promise.race([
+        open.send(),
+        new Promise<never>((_, reject) =>
+          setTimeout(
+            () => reject(new Error(`qualification.open did not answer within ${OPEN_BOUND_MS} ms`)),
+            OPEN_BOUND_MS,
+          ),
+        ),
+      ]);
       return bounded;
     });
     const outcome = await bounded!;
     const ms = performance.now() - t0;
     open.close();
-    console.log(`qualification.open /proc/x/campaign answered in ${ms.toFixed(0)} ms; STOPs ${JSON.stringify(summary(latencies))}`);
-    expect(outcome).toMatchObject({ response: { id: 'work', error: { code: 'input_error', field: 'params.campaignDir', message: expect.stringMatching(/\/proc\/x\/campaign is under \/proc, a virtual file system of the kernel/) } } });
+    console.log(
+      `qualification.open /proc/x/campaign answered in ${ms.toFixed(0)} ms; STOPs ${JSON.stringify(summary(latencies))}`,
+    );
+    expect(outcome).toMatchObject({
+      response: {
+        id: 'work',
+        error: {
+          code: 'input_error',
+          field: 'params.campaignDir',
+          message: expect.stringMatching(/\/proc\/x\/campaign is under \/proc, a virtual file system of the kernel/),
+        },
+      },
+    });
     expect(Math.max(...latencies)).toBeLessThan(STOP_BOUND_MS);
   });
 });

@@ -22,7 +22,12 @@ afterEach(async () => {
   for (const f of cleanups.splice(0).reverse()) await f();
 });
 
-async function rig(): Promise<{ bridge: HostileBridge; backend: BridgeClientBackend; problems: Problem[]; link: ReturnType<typeof robotLinkFor> }> {
+async function rig(): Promise<{
+  bridge: HostileBridge;
+  backend: BridgeClientBackend;
+  problems: Problem[];
+  link: ReturnType<typeof robotLinkFor>;
+}> {
   const bridge = await startHostileBridge(500);
   cleanups.push(() => bridge.stop());
   const backend = connectRobot({ url: bridge.url, reconnectInitialDelayMs: 200 });
@@ -41,7 +46,11 @@ describe('a hostile or broken g1-bridge/1 server (issue 10 items 1–3)', () => 
     const { bridge, backend, problems } = await rig();
     const before = backend.stats().accepted;
     for (const m of HOSTILE_FOXGLOVE_SERVER_MESSAGES) bridge.raw(m.text);
-    await waitFor(() => backend.stats().malformedControl >= HOSTILE_FOXGLOVE_SERVER_MESSAGES.length, 5000, 'every hostile message counted');
+    await waitFor(
+      () => backend.stats().malformedControl >= HOSTILE_FOXGLOVE_SERVER_MESSAGES.length,
+      5000,
+      'every hostile message counted',
+    );
     expect(backend.stats().malformedControl).toBe(HOSTILE_FOXGLOVE_SERVER_MESSAGES.length);
     // Reported as problems (rate-limited: at least the first), naming the field.
     await waitFor(() => problems.some((p) => p.code === 'malformed_server_message'), 3000, 'a problem');
@@ -83,7 +92,13 @@ describe('a hostile or broken g1-bridge/1 server (issue 10 items 1–3)', () => 
   it('item 1: the last check (mayTransmit) runs right before the write; a refusal there sends no start — control: allowed, the start arrives', async () => {
     const { bridge, backend } = await rig();
     let lease = await backend.acquire('hostile-run-2');
-    const refused = await lease.run({ clip: HANDS_UP, binding: makeBuiltinBinding(), seed: 0, beforeStart: async () => true, mayTransmit: () => 'tripped 3 ms ago by interlock lost' });
+    const refused = await lease.run({
+      clip: HANDS_UP,
+      binding: makeBuiltinBinding(),
+      seed: 0,
+      beforeStart: async () => true,
+      mayTransmit: () => 'tripped 3 ms ago by interlock lost',
+    });
     await lease.release();
     expect(refused).toMatchObject({ outcome: 'aborted_by_operator', frames: 0 });
     expect(refused.reason).toMatch(/start not sent: tripped 3 ms ago/);
@@ -91,7 +106,13 @@ describe('a hostile or broken g1-bridge/1 server (issue 10 items 1–3)', () => 
 
     lease = await backend.acquire('hostile-run-3');
     let asked = 0;
-    const running = lease.run({ clip: HANDS_UP, binding: makeBuiltinBinding(), seed: 0, beforeStart: async () => true, mayTransmit: () => (asked++, true) });
+    const running = lease.run({
+      clip: HANDS_UP,
+      binding: makeBuiltinBinding(),
+      seed: 0,
+      beforeStart: async () => true,
+      mayTransmit: () => (asked++, true),
+    });
     await waitFor(() => bridge.names().includes('start'), 5000, 'the start');
     expect(asked).toBe(1);
     await lease.stop('aborted_by_operator', 'test done');
@@ -110,10 +131,16 @@ describe('a hostile or broken g1-bridge/1 server (issue 10 items 1–3)', () => 
     expect(end.outcome).toBe('link_lost');
     expect(backend.presence).toBe('lost');
     // The gate trips on the lost presence and sends stop and damp: they must go out on the open socket.
-    const [stop, damp] = await Promise.all([link.stop('link_lost', 'robot link lost: no lowstate for 101 ms'), link.damp('robot link lost: no lowstate for 101 ms')]);
+    const [stop, damp] = await Promise.all([
+      link.stop('link_lost', 'robot link lost: no lowstate for 101 ms'),
+      link.damp('robot link lost: no lowstate for 101 ms'),
+    ]);
     expect(stop).toMatchObject({ command: 'stop', answer: 'ok' });
     expect(damp).toMatchObject({ command: 'damp', answer: 'ok' });
     expect(stop.attempts).toBeGreaterThanOrEqual(1);
+    // The server prints each command it reads on its stdout before it answers on the socket; the
+    // two reach this process on different pipes, so the answer can be read first: wait for the record.
+    await waitFor(() => bridge.names().includes('damp'), 2000, 'the damp in the robot’s record');
     expect(bridge.names().filter((n) => n === 'damp').length).toBeGreaterThanOrEqual(1);
     expect(bridge.commands.find((c) => c.command === 'damp')!.reason).toMatch(/robot link lost/);
     await lease.release();
@@ -127,11 +154,19 @@ describe('a hostile or broken g1-bridge/1 server (issue 10 items 1–3)', () => 
     bridge.delayAck('prepare', 1500);
     await sleep(50);
     const lease = await backend.acquire('hostile-run-5');
-    const running = lease.run({ clip: HANDS_UP, binding: makeBuiltinBinding(), seed: 0, beforeStart: async () => true });
+    const running = lease.run({
+      clip: HANDS_UP,
+      binding: makeBuiltinBinding(),
+      seed: 0,
+      beforeStart: async () => true,
+    });
     await waitFor(() => bridge.names().includes('prepare'), 5000, 'the prepare');
     bridge.freeze();
     await waitFor(() => backend.presence === 'lost', 3000, 'lost');
-    const [stop, damp] = await Promise.all([link.stop('link_lost', 'robot link lost during prepare'), link.damp('robot link lost during prepare')]);
+    const [stop, damp] = await Promise.all([
+      link.stop('link_lost', 'robot link lost during prepare'),
+      link.damp('robot link lost during prepare'),
+    ]);
     expect(stop.answer).toBe('ok');
     expect(damp.answer).toBe('ok');
     const end = await running;

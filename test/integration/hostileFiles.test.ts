@@ -63,14 +63,19 @@ describe('devices and FIFOs where a file is expected', () => {
 
   it('loadClipFile refuses /dev/zero without reading it', async () => {
     const r = await readInChild('clip', DEV_ZERO, 30);
-    console.log(`loadClipFile(/dev/zero): refused in ${r.ms.toFixed(2)} ms, RSS ${r.rssBeforeMiB.toFixed(0)} → peak ${r.peakRssMiB.toFixed(0)} MiB`);
+    console.log(
+      `loadClipFile(/dev/zero): refused in ${r.ms.toFixed(2)} ms, RSS ${r.rssBeforeMiB.toFixed(0)} → peak ${r.peakRssMiB.toFixed(0)} MiB`,
+    );
     expectRefused(r, /^\/dev\/zero: not a regular file \(character device\)$/);
   });
 
   it('a symlink named like a clip that points at /dev/zero is judged by what it opens, and named as given', async () => {
     const link = symlinkTo(sub('symlink'), 'walk1_subject1.csv', DEV_ZERO);
     const r = await readInChild('clip', link);
-    expectRefused(r, new RegExp(`^${link.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: not a regular file \\(character device\\)$`));
+    expectRefused(
+      r,
+      new RegExp(`^${link.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: not a regular file \\(character device\\)$`),
+    );
   });
 
   it('a FIFO with no writer as a clip is refused promptly instead of blocking the open', async () => {
@@ -85,7 +90,10 @@ describe('devices and FIFOs where a file is expected', () => {
     const model = encodeLinearPolicy({ inDim: observationSize(iface), outDim: 29 });
     const binding = writeBindingFiles(sub('onnx'), model, iface, { modelFile: DEV_ZERO });
     const r = await readInChild('onnx', binding);
-    expectRefused(r, /binding\.json \[modelFile\]: cannot read \/dev\/zero \(not a regular file \(character device\)\)/);
+    expectRefused(
+      r,
+      /binding\.json \[modelFile\]: cannot read \/dev\/zero \(not a regular file \(character device\)\)/,
+    );
   });
 
   it('an MJCF whose <include> is /dev/zero is refused at the include', async () => {
@@ -102,14 +110,29 @@ describe('devices and FIFOs where a file is expected', () => {
 
   it('a workload folder whose workload.json is /dev/zero, and /dev/zero named as the workload, are refused', async () => {
     const folder = workloadWithManifest(sub('workload'), DEV_ZERO);
-    expectRefused(await readInChild('workload', folder), /workload\.json: cannot read the manifest \(not a regular file \(character device\)\)/);
-    expectRefused(await readInChild('workload', DEV_ZERO), /^\/dev\/zero: cannot read the manifest \(not a regular file \(character device\)\)/);
+    expectRefused(
+      await readInChild('workload', folder),
+      /workload\.json: cannot read the manifest \(not a regular file \(character device\)\)/,
+    );
+    expectRefused(
+      await readInChild('workload', DEV_ZERO),
+      /^\/dev\/zero: cannot read the manifest \(not a regular file \(character device\)\)/,
+    );
   });
 
   it('a binding spec, an episode file, a hashed model file and a robot mesh that are /dev/zero are refused', async () => {
-    expectRefused(await readInChild('binding', DEV_ZERO), /not a readable JSON binding file \(not a regular file \(character device\)\)/);
-    expectRefused(await readInChild('episode', DEV_ZERO), /cannot read the episode file \(not a regular file \(character device\)\)/);
-    expectRefused(await readInChild('hash', DEV_ZERO), /cannot hash \/dev\/zero: not a regular file \(character device\)/);
+    expectRefused(
+      await readInChild('binding', DEV_ZERO),
+      /not a readable JSON binding file \(not a regular file \(character device\)\)/,
+    );
+    expectRefused(
+      await readInChild('episode', DEV_ZERO),
+      /cannot read the episode file \(not a regular file \(character device\)\)/,
+    );
+    expectRefused(
+      await readInChild('hash', DEV_ZERO),
+      /cannot hash \/dev\/zero: not a regular file \(character device\)/,
+    );
     const mesh = symlinkTo(sub('mesh'), 'pelvis.stl', DEV_ZERO);
     expectRefused(await readInChild('mesh', mesh), NOT_REGULAR_DEVICE);
   });
@@ -120,7 +143,9 @@ describe('size limits on the open descriptor', () => {
     const big = path.join(sub('limits'), 'huge.json');
     fs.writeFileSync(big, '');
     fs.truncateSync(big, FILE_LIMITS.json.bytes + 1); // sparse: nothing to read
-    expect(() => readBoundedFile(big, 'json')).toThrow(/huge\.json: file is 16\.0 MiB, larger than the 16 MiB limit for JSON documents/);
+    expect(() => readBoundedFile(big, 'json')).toThrow(
+      /huge\.json: file is 16\.0 MiB, larger than the 16 MiB limit for JSON documents/,
+    );
   });
 
   it('refuses a file that grows past the limit while it is read (its size at open said it fits)', () => {
@@ -132,8 +157,12 @@ describe('size limits on the open descriptor', () => {
       caught = err;
     }
     expect(caught).toBeInstanceOf(InputError);
-    expect((caught as InputError).message).toMatch(/\/proc\/self\/status: file grew past the 100-byte limit for test files while it was read/);
-    expect(new TextDecoder().decode(readBoundedFile('/proc/self/status', { bytes: 1 << 20, what: 'test files' }))).toMatch(/^Name:/);
+    expect((caught as InputError).message).toMatch(
+      /\/proc\/self\/status: file grew past the 100-byte limit for test files while it was read/,
+    );
+    expect(
+      new TextDecoder().decode(readBoundedFile('/proc/self/status', { bytes: 1 << 20, what: 'test files' })),
+    ).toMatch(/^Name:/);
   });
 });
 
@@ -155,7 +184,9 @@ describe('NPZ amplification: shapes and budget checked before inflating', () => 
     const file = path.join(sub('npz'), 'bomb_mismatch.npz');
     fs.writeFileSync(file, npz);
     const r = await readInChild('clip', file);
-    console.log(`shape-mismatched amplification NPZ: refused in ${r.ms.toFixed(0)} ms, RSS ${r.rssBeforeMiB.toFixed(0)} → peak ${r.peakRssMiB.toFixed(0)} MiB`);
+    console.log(
+      `shape-mismatched amplification NPZ: refused in ${r.ms.toFixed(0)} ms, RSS ${r.rssBeforeMiB.toFixed(0)} → peak ${r.peakRssMiB.toFixed(0)} MiB`,
+    );
     expectRefused(r, /bomb_mismatch\.npz \[body_quat_w\]: has \d+ frames but joint_pos has \d+/);
   });
 });

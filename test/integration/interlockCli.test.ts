@@ -29,8 +29,15 @@ async function pair(): Promise<TestPtyPair> {
   return p;
 }
 
-function startEmulatorProcess(args: string[]): { child: ChildProcessWithoutNullStreams; ready: Promise<Record<string, unknown>>; stderr: () => string } {
-  const child = spawn(process.execPath, [MOTIONBENCH_BIN, 'emulate-interlock', ...args, '--json'], { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+function startEmulatorProcess(args: string[]): {
+  child: ChildProcessWithoutNullStreams;
+  ready: Promise<Record<string, unknown>>;
+  stderr: () => string;
+} {
+  const child = spawn(process.execPath, [MOTIONBENCH_BIN, 'emulate-interlock', ...args, '--json'], {
+    cwd: REPO_ROOT,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stderr.setEncoding('utf8').on('data', (s: string) => (err += s));
@@ -61,7 +68,11 @@ describe('motionbench emulate-interlock (a separate process) against the console
     const doc = await emu.ready;
     expect(doc).toMatchObject({ device: p.devicePath, console_path: null, watchdog_ms: 100, trip_to: 'safe' });
     const trips: { trip: InterlockTrip; at: number }[] = [];
-    const link: InterlockLink = await openInterlock({ path: p.consolePath, onTrip: (trip) => trips.push({ trip, at: performance.now() }), log: () => {} });
+    const link: InterlockLink = await openInterlock({
+      path: p.consolePath,
+      onTrip: (trip) => trips.push({ trip, at: performance.now() }),
+      log: () => {},
+    });
     cleanups.push(() => link.close());
     await waitFor(() => link.state === 'safe', 3000, 'SAFE from the emulator process');
     expect(await link.arm()).toMatchObject({ ok: true });
@@ -82,7 +93,9 @@ describe('motionbench emulate-interlock (a separate process) against the console
     await waitFor(() => trips.length > from, 1000, 'the trip after the box process died');
     const { trip, at } = trips[from];
     expect(trip).toMatchObject({ reason: 'silence', wasArmed: true, toState: 'lost' });
-    console.log(`box process (CLI): stdin "estop" → onTrip ${estopMs.toFixed(2)} ms (incl. the process hop); SIGKILL → onTrip ${(at - t0).toFixed(2)} ms, ${trip.sinceLastStatusMs!.toFixed(2)} ms after the last status`);
+    console.log(
+      `box process (CLI): stdin "estop" → onTrip ${estopMs.toFixed(2)} ms (incl. the process hop); SIGKILL → onTrip ${(at - t0).toFixed(2)} ms, ${trip.sinceLastStatusMs!.toFixed(2)} ms after the last status`,
+    );
     expect(trip.sinceLastStatusMs!).toBeGreaterThan(100);
     expect(at - t0).toBeLessThanOrEqual(160);
   });
@@ -130,7 +143,10 @@ describe('motionbench emulate-interlock (a separate process) against the console
     const a = await run(emulateInterlockCommand, []);
     expect(a.code).toBe(2);
     expect(a.stderr).toMatch(/give exactly one of --pty and --make-pty/);
-    expect(await run(emulateInterlockCommand, ['--pty', 'x', '--trip-to', 'later'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--trip-to must be safe or estop/) });
+    expect(await run(emulateInterlockCommand, ['--pty', 'x', '--trip-to', 'later'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--trip-to must be safe or estop/),
+    });
     const b = await run(interlockMonitorCommand, ['--duration', '1']);
     expect(b.code).toBe(2);
     expect(b.stderr).toMatch(/--device is required/);
@@ -150,7 +166,11 @@ describe('serial port listing without udev', () => {
     const listing = await listSerialPorts({ udevDir: path.join(dev, 'no-udev-here'), devDir: dev });
     expect(listing.method).toBe('dev-scan');
     expect(listing.note).toMatch(/udev is not running/);
-    expect(listing.ports.map((x) => path.relative(dev, x.path))).toEqual(['ttyACM3', 'ttyUSB0', path.join('serial', 'by-id', 'usb-Interlock_Box_123-if00')]);
+    expect(listing.ports.map((x) => path.relative(dev, x.path))).toEqual([
+      'ttyACM3',
+      'ttyUSB0',
+      path.join('serial', 'by-id', 'usb-Interlock_Box_123-if00'),
+    ]);
   });
 
   it('runs SerialPort.list() in a child process when asked, and never throws', async () => {

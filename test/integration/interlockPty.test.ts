@@ -5,8 +5,16 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { InterlockTrip } from '../../src/domain/interlock';
 import { createSerialPort } from '../../src/services/interlock/hangupAwareBinding';
-import { startInterlockEmulator, type InterlockEmulator, type InterlockEmulatorOptions } from '../../src/services/interlock/interlockEmulator';
-import { openInterlock, type InterlockLink, type OpenInterlockOptions } from '../../src/services/interlock/serialInterlock';
+import {
+  startInterlockEmulator,
+  type InterlockEmulator,
+  type InterlockEmulatorOptions,
+} from '../../src/services/interlock/interlockEmulator';
+import {
+  openInterlock,
+  type InterlockLink,
+  type OpenInterlockOptions,
+} from '../../src/services/interlock/serialInterlock';
 import { fmt, makePtyPair, pct, sleep, waitFor, type TestPtyPair } from '../helpers/ptyPair';
 import { REPO_ROOT } from '../helpers/sharedData';
 
@@ -34,7 +42,9 @@ const rigs: Rig[] = [];
 let armRequests = 0;
 const figures: Record<string, unknown> = {};
 
-async function rig(options: { emulator?: Partial<InterlockEmulatorOptions>; link?: Partial<OpenInterlockOptions> } = {}): Promise<Rig> {
+async function rig(
+  options: { emulator?: Partial<InterlockEmulatorOptions>; link?: Partial<OpenInterlockOptions> } = {},
+): Promise<Rig> {
   const pair = await makePtyPair();
   const emu = await startInterlockEmulator({ path: pair.devicePath, ...options.emulator });
   const trips: Rig['trips'] = [];
@@ -83,7 +93,14 @@ afterAll(async () => {
   await writeFile(path.join(dir, 'interlock-timing.json'), `${JSON.stringify(figures, null, 2)}\n`);
 });
 
-const stats = (v: number[]) => ({ n: v.length, min: Math.min(...v), p50: pct(v, 50), p90: pct(v, 90), p99: pct(v, 99), max: Math.max(...v) });
+const stats = (v: number[]) => ({
+  n: v.length,
+  min: Math.min(...v),
+  p50: pct(v, 50),
+  p90: pct(v, 90),
+  p99: pct(v, 99),
+  max: Math.max(...v),
+});
 
 /** Event-loop delay (how late this process got to run timers) during a test, and the load average. */
 function loopDelay(): { stop(): { p99Ms: number; maxMs: number; load1: number } } {
@@ -139,9 +156,18 @@ async function armThenWait(r: Rig, ms: number): Promise<void> {
 }
 
 /** Waits for a trip after index `from` matching `reason`, returns it. */
-async function nextTrip(r: Rig, from: number, reason: string, timeoutMs = 500): Promise<{ trip: InterlockTrip; at: number }> {
+async function nextTrip(
+  r: Rig,
+  from: number,
+  reason: string,
+  timeoutMs = 500,
+): Promise<{ trip: InterlockTrip; at: number }> {
   let found: { trip: InterlockTrip; at: number } | undefined;
-  await waitFor(() => (found = r.trips.slice(from).find((t) => t.trip.reason === reason)) !== undefined, timeoutMs, `a ${reason} trip`);
+  await waitFor(
+    () => (found = r.trips.slice(from).find((t) => t.trip.reason === reason)) !== undefined,
+    timeoutMs,
+    `a ${reason} trip`,
+  );
   return found!;
 }
 
@@ -174,14 +200,20 @@ describe('serial interlock over a real pty pair', () => {
     expect(answers).toBeGreaterThanOrEqual(snap.counters.heartbeatsSent - 1);
     expect(snap.counters.statusesAccepted).toBe(snap.freshness.rttSamples);
     expect(r.statuses.n).toBe(snap.counters.statusesAccepted);
-    if (r.trips.length === 0) expect(snap.counters.statusesAccepted).toBeGreaterThanOrEqual(snap.counters.heartbeatsSent - 1);
+    if (r.trips.length === 0)
+      expect(snap.counters.statusesAccepted).toBeGreaterThanOrEqual(snap.counters.heartbeatsSent - 1);
     const intervals = hbAt.slice(1).map((t, i) => t - hbAt[i]);
     const span = (hbAt.at(-1)! - hbAt[0]) / (hbAt.length - 1);
     // drift: arrival time minus its slot (seq × 20 ms), early vs late in the window, medians (robust to transport jitter)
     const offsets = hbAt.map((t, i) => t - 20 * (hbSeq[i] - hbSeq[0]));
     const driftMs = pct(offsets.slice(-20), 50) - pct(offsets.slice(0, 20), 50);
     figures.heartbeat = {
-      rtt_ms: { p50: snap.freshness.rttP50Ms, p99: snap.freshness.rttP99Ms, max: snap.freshness.rttMaxMs, samples: snap.freshness.rttSamples },
+      rtt_ms: {
+        p50: snap.freshness.rttP50Ms,
+        p99: snap.freshness.rttP99Ms,
+        max: snap.freshness.rttMaxMs,
+        samples: snap.freshness.rttSamples,
+      },
       period_at_box_ms: { mean: span, ...stats(intervals) },
       drift_over_2s_ms: driftMs,
       send_lateness_ms: { p99: snap.heartbeat.latenessP99Ms, max: snap.heartbeat.latenessMaxMs },
@@ -242,7 +274,9 @@ describe('serial interlock over a real pty pair', () => {
       } else {
         // the process stalled > 100 ms right after the press: the silence rule got there first
         expect(trip.reason).toBe('silence');
-        console.log(`e-stop attempt: a ${trip.sinceLastStatusMs!.toFixed(1)} ms stall tripped for silence before EV ESTOP was read; not counted`);
+        console.log(
+          `e-stop attempt: a ${trip.sinceLastStatusMs!.toFixed(1)} ms stall tripped for silence before EV ESTOP was read; not counted`,
+        );
       }
       await waitFor(() => r.link.state === 'estop', 500, 'estop');
       await sleep(40);
@@ -303,7 +337,9 @@ describe('serial interlock over a real pty pair', () => {
     };
     console.log(`silence → trip, after the last counted status: ${fmt(sinceConsole)} ${describeLoop(delay)}`);
     console.log(`silence → trip, after the box wrote its last status: ${fmt(sinceBox)}`);
-    console.log(`  process stalls inside the detection windows: ${fmt(stalls)}; (latency − 100 − stall): max ${Math.max(...beyondStall).toFixed(2)} ms`);
+    console.log(
+      `  process stalls inside the detection windows: ${fmt(stalls)}; (latency − 100 − stall): max ${Math.max(...beyondStall).toFixed(2)} ms`,
+    );
     // never early: the limit is > 100 ms of silence
     for (const d of sinceConsole) expect(d).toBeGreaterThan(100);
     // within 100 + 10 ms, beyond whatever time the OS did not let this process run
@@ -321,7 +357,11 @@ describe('serial interlock over a real pty pair', () => {
       const from = r.trips.length;
       const t0 = performance.now();
       r.pair.kill('SIGKILL');
-      await waitFor(() => r.trips.slice(from).some((t) => t.trip.reason.startsWith('port_')), 500, 'the port-loss trip');
+      await waitFor(
+        () => r.trips.slice(from).some((t) => t.trip.reason.startsWith('port_')),
+        500,
+        'the port-loss trip',
+      );
       const { trip, at } = r.trips.slice(from)[0];
       latencies.push(at - t0);
       reasons.push(trip.reason);
@@ -342,7 +382,7 @@ describe('serial interlock over a real pty pair', () => {
     expect(Math.max(...latencies)).toBeLessThanOrEqual(100);
   });
 
-  it("the box closes its end of the pty → trip within 100 ms + 10 ms of the last status", async () => {
+  it('the box closes its end of the pty → trip within 100 ms + 10 ms of the last status', async () => {
     const fromClose: number[] = [];
     const sinceStatus: number[] = [];
     const reasons: string[] = [];
@@ -361,8 +401,15 @@ describe('serial interlock over a real pty pair', () => {
       expect(trip.wasArmed).toBe(true);
     }
     const delay = loop.stop();
-    figures.box_closed_pty_trip_ms = { from_close: stats(fromClose), since_last_status: stats(sinceStatus), reasons, event_loop_delay: delay };
-    console.log(`box closes its pty → onTrip: ${fmt(fromClose)}; after the last status: ${fmt(sinceStatus)} (${[...new Set(reasons)].join(', ')}) ${describeLoop(delay)}`);
+    figures.box_closed_pty_trip_ms = {
+      from_close: stats(fromClose),
+      since_last_status: stats(sinceStatus),
+      reasons,
+      event_loop_delay: delay,
+    };
+    console.log(
+      `box closes its pty → onTrip: ${fmt(fromClose)}; after the last status: ${fmt(sinceStatus)} (${[...new Set(reasons)].join(', ')}) ${describeLoop(delay)}`,
+    );
     // socat keeps the console's end open for its 0.5 s close timeout, so this is the silence rule at work
     for (const d of sinceStatus) expect(d).toBeGreaterThan(100);
     expect(pct(sinceStatus, 50)).toBeLessThanOrEqual(110);
@@ -388,7 +435,16 @@ describe('serial interlock over a real pty pair', () => {
     }
     // per batch: noise, overlong, binary, 3 bad seqs + 1 short ST, bad state, bad event, 3 blank lines
     expect(snap.counters.garbageLines).toBe(120);
-    expect(snap.counters.problems).toMatchObject({ unknown_keyword: 10, overlong: 10, non_ascii: 10, bad_seq: 30, bad_arguments: 10, bad_state: 10, bad_event: 10, empty: 30 });
+    expect(snap.counters.problems).toMatchObject({
+      unknown_keyword: 10,
+      overlong: 10,
+      non_ascii: 10,
+      bad_seq: 30,
+      bad_arguments: 10,
+      bad_state: 10,
+      bad_event: 10,
+      empty: 30,
+    });
     expect(snap.counters.problems.stale_seq + snap.counters.problems.unknown_seq).toBe(0);
   });
 
@@ -407,9 +463,13 @@ describe('serial interlock over a real pty pair', () => {
   });
 
   it('refuses a device that does not exist, and a second console on the same box', async () => {
-    await expect(openInterlock({ path: '/nonexistent/tty-interlock', onTrip: () => {} })).rejects.toThrow(/cannot open \/nonexistent\/tty-interlock/);
+    await expect(openInterlock({ path: '/nonexistent/tty-interlock', onTrip: () => {} })).rejects.toThrow(
+      /cannot open \/nonexistent\/tty-interlock/,
+    );
     const r = await rig();
-    await expect(openInterlock({ path: r.pair.consolePath, onTrip: () => {}, log: () => {} })).rejects.toThrow(/cannot open/);
+    await expect(openInterlock({ path: r.pair.consolePath, onTrip: () => {}, log: () => {} })).rejects.toThrow(
+      /cannot open/,
+    );
     expect(r.link.state).toBe('safe');
   });
 });

@@ -19,7 +19,11 @@ afterEach(async () => {
 });
 
 async function crashChild(url: string, args: string[] = []): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'test/integration/lastResortChild.ts'), url, ...args], { cwd: REPO_ROOT });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(REPO_ROOT, 'test/integration/lastResortChild.ts'), url, ...args],
+    { cwd: REPO_ROOT },
+  );
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += String(d)));
   const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));

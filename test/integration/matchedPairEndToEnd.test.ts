@@ -17,48 +17,83 @@ import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { resettingOperator } from '../helpers/emulatorOperator';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
 
-// Issue 6, "Done when": robot emulator (a separate process, default declared perturbations,
-// motion capture on) + interlock emulator on a real socat PTY + the embedded simulator: qualify
-// two clips, capture the pair calibration from the live robot, run a matched pair (1 sim + 3
-// real), and the report's Table 11 gaps point the way the emulator's perturbations push them
-// (latency, lower PD gains and more joint friction track worse: positive joint-error and MPJPE-l
-// gaps). That the sign is the perturbations' doing, not a bias of the pipeline, is shown where
-// the emulator is tested: with every perturbation zero its physics equal the simulator's exactly
+// Issue 6, "Done when": robot emulator (a separate process, declared perturbations, motion capture
+// on) + interlock emulator on a real socat PTY + the embedded simulator: qualify a clip, capture
+// the pair calibration from the live robot, run a matched pair (1 sim + 3 real), and the report's
+// Table 11 gaps point the way the emulator's perturbations push them (latency, lower PD gains and
+// more joint friction track worse: positive joint-error and MPJPE-l gaps). That the sign is the
+// perturbations' doing, not a bias of the pipeline, is shown where the emulator is tested: with
+// every perturbation zero its physics equal the simulator's exactly
 // (test/integration/robotEmulator.test.ts).
+//
+// Run with both named profiles (issue 13 item 6; docs/ROBOT_EMULATOR.md §4 has the tables this
+// prints; measured: g1-plausible jerk RMS −10.1 %, exaggerated +2,976 %): the default
+// `g1-plausible` keeps jerk RMS near the simulator's, while `exaggerated` (1e-3 rad encoder noise,
+// point-sampled at 50 Hz by the contract) makes it many times the simulator's.
 
 const profile = loadRobotProfile();
 const CLIP = 'ub_wave_right';
 
-let dir: string;
 let pty: TestPtyPair;
-let emu: EmulatorProcess;
-let interlock: InterlockFeed;
 let sim: EmbeddedSimulator;
 
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'mb-e2e-pair-'));
   pty = await makePtyPair();
-  emu = await startEmulatorProcess(['--interlock', pty.devicePath, '--mocap', '--seed', '7']);
-  interlock = await openInterlockFeed({ path: pty.consolePath, log: () => {} });
   sim = new EmbeddedSimulator({ modelFile: profile.sourceFile, workers: 1 });
   await sim.ready();
 }, 60_000);
 
 afterAll(async () => {
-  await interlock?.close().catch(() => {});
-  await emu?.stop();
   await sim?.close();
   await pty?.dispose();
-  await rm(dir, { recursive: true, force: true });
 });
 
-describe('matched pair end to end (emulator + interlock + embedded simulator)', () => {
+interface ProfileCase {
+  profile: string;
+  /** What jerk RMS does sim → real under this profile. */
+  jerk: (gapPercent: number) => void;
+}
+
+const CASES: ProfileCase[] = [
+  // Not noise: within ±50 % of the simulator (the earlier default was +2,933 %). Its sign — below
+  // the simulator's, as Table 11's real robot — is checked where it is deterministic, on the same
+  // clip without a wall clock (test/integration/robotEmulator.test.ts): here the simulator starts
+  // from the calibration and each trial from a human reset, which moves jerk RMS by several per cent
+  // (−10.1 % here against −2.7 % from the same standing start).
+  { profile: 'g1-plausible', jerk: (g) => expect(Math.abs(g)).toBeLessThan(50) },
+  // Encoder noise point-sampled at 50 Hz: σ·sqrt(20)·50³ ≈ 560 rad/s³ of jerk from noise alone.
+  { profile: 'exaggerated', jerk: (g) => expect(g).toBeGreaterThan(1000) },
+];
+
+describe.each(CASES)('matched pair end to end (emulator --profile $profile + interlock + embedded simulator)', (c) => {
+  let dir: string;
+  let emu: EmulatorProcess;
+  let interlock: InterlockFeed;
   let store: CampaignStore;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'mb-e2e-pair-'));
+    emu = await startEmulatorProcess(['--interlock', pty.devicePath, '--mocap', '--seed', '7', '--profile', c.profile]);
+    interlock = await openInterlockFeed({ path: pty.consolePath, log: () => {} });
+  }, 60_000);
+
+  afterAll(async () => {
+    await interlock?.close().catch(() => {});
+    await emu?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('qualifies, calibrates, runs 1 sim + 3 real trials, and reports gaps with the perturbations’ sign', async () => {
     const workload = loadWorkload('core-v1');
     const binding = await resolveBindingSpec('builtin:assist=3000');
-    const q = await runQualification({ campaignDir: dir, workload, bindings: [binding], profile, clips: [CLIP], simulator: sim });
+    const q = await runQualification({
+      campaignDir: dir,
+      workload,
+      bindings: [binding],
+      profile,
+      clips: [CLIP],
+      simulator: sim,
+    });
     expect(q.pairsDecided).toBe(1);
     store = await openCampaign(dir);
     const pair = listAdmittedPairs(store).find((p) => p.clipName === CLIP)!;
@@ -88,8 +123,10 @@ describe('matched pair end to end (emulator + interlock + embedded simulator)', 
       // The perturbed robot may fall out of the tracking thresholds on a trial (a hard failure is an
       // outcome of the trial, not a trip); it must not trip, and the pair must be complete.
       expect(r.real).toHaveLength(3);
-      for (const t of r.real) expect(['completed', 'hard_failure']).toContain(t.outcome);
-      console.log(`e2e real trials: ${r.real.map((t) => `${t.outcome} (${t.frames} frames)`).join(', ')}`);
+      console.log(
+        `e2e real trials (${c.profile}): ${r.real.map((t) => `${t.outcome} (${t.frames} frames)`).join(', ')}`,
+      );
+      for (const t of r.real) expect(['completed', 'hard_failure'], JSON.stringify(t)).toContain(t.outcome);
       // One reset before each trial after the first (more when a start-pose check failed and the
       // operator was asked again), each a human_reset trace event with the operator's note.
       expect(resets.length).toBeGreaterThanOrEqual(2);
@@ -114,12 +151,20 @@ describe('matched pair end to end (emulator + interlock + embedded simulator)', 
       const jointRmse = row('jointPosRmseRad');
       const mpjpe = row('mpjpeLMm');
       console.log(
-        `e2e gap table (${CLIP}): ` +
-          wbc.rows.map((x) => `${x.key} sim ${x.sim.available ? x.sim.value.toPrecision(4) : 'n/a'} real ${x.real.available ? x.real.value.toPrecision(4) : 'n/a'} gap ${x.gapPercent.available ? x.gapPercent.value.toFixed(1) + ' %' : 'n/a'}`).join('; '),
+        `e2e gap table (${CLIP}, profile ${c.profile}): ` +
+          wbc.rows
+            .map(
+              (x) =>
+                `${x.key} sim ${x.sim.available ? x.sim.value.toPrecision(4) : 'n/a'} real ${x.real.available ? x.real.value.toPrecision(4) : 'n/a'} gap ${x.gapPercent.available ? x.gapPercent.value.toFixed(1) + ' %' : 'n/a'}`,
+            )
+            .join('; '),
       );
       for (const x of [jointRmse, mpjpe]) expect(x.gapPercent.available, `${x.key}: ${JSON.stringify(x)}`).toBe(true);
       expect(jointRmse.gapPercent.available && jointRmse.gapPercent.value).toBeGreaterThan(5);
       expect(mpjpe.gapPercent.available && mpjpe.gapPercent.value).toBeGreaterThan(0);
+      const jerk = row('jointJerkRmsRadS3');
+      expect(jerk.gapPercent.available, JSON.stringify(jerk)).toBe(true);
+      if (jerk.gapPercent.available) c.jerk(jerk.gapPercent.value);
     } finally {
       await link.close();
       store?.close();

@@ -79,7 +79,8 @@ describe('motionbench metrics', () => {
     expect(doc.failed).toBe(ind.failure !== null);
     expect(doc.failure).toEqual(ind.failure);
     const expected = ind as unknown as Record<string, number>;
-    for (const key of FIELDS.slice(4)) expect(Math.abs(doc[key] - expected[key]), key).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(doc[key])));
+    for (const key of FIELDS.slice(4))
+      expect(Math.abs(doc[key] - expected[key]), key).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(doc[key])));
   });
 
   it('works on the Menagerie model with a 60 fps G1 Moves clip against a 30 fps LAFAN1 clip', async () => {

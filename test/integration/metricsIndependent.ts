@@ -77,7 +77,10 @@ export async function mujocoBodyPositions(modelFile: string, frames: PlainFrames
   try {
     const { mujoco, model, data } = mj;
     const nb = model.nbody;
-    const names = Array.from({ length: nb - 1 }, (_, b) => mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY.value, b + 1) as string);
+    const names = Array.from(
+      { length: nb - 1 },
+      (_, b) => mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY.value, b + 1) as string,
+    );
     const pos: number[][][] = [];
     for (let k = 0; k < frames.q.length; k++) {
       data.qpos.set([...frames.pos[k], ...frames.quat[k], ...frames.q[k]]);
@@ -129,7 +132,13 @@ export function percentile(values: number[], p: number): number {
 }
 
 /** The readings of DESIGN §4, computed literally. */
-export function plainMetrics(R: PlainFrames, E: PlainFrames, bodiesR: MujocoBodies, bodiesE: MujocoBodies, r = 50): PlainMetrics {
+export function plainMetrics(
+  R: PlainFrames,
+  E: PlainFrames,
+  bodiesR: MujocoBodies,
+  bodiesE: MujocoBodies,
+  r = 50,
+): PlainMetrics {
   const K = R.q.length;
   const names = bodiesR.names;
   const root = names.indexOf('pelvis');
@@ -140,7 +149,8 @@ export function plainMetrics(R: PlainFrames, E: PlainFrames, bodiesR: MujocoBodi
   const conditionAt = (k: number): { condition: string; body: string } | null => {
     if (Math.abs(pE[k][root][2] - pR[k][root][2]) > 0.25) return { condition: 'root_height', body: 'pelvis' };
     if (relAngle(R.quat[k], E.quat[k]) > 1.0) return { condition: 'root_orientation', body: 'pelvis' };
-    for (let i = 0; i < ee.length; i++) if (Math.abs(pE[k][ee[i]][2] - pR[k][ee[i]][2]) > 0.25) return { condition: 'end_effector_height', body: EE[i] };
+    for (let i = 0; i < ee.length; i++)
+      if (Math.abs(pE[k][ee[i]][2] - pR[k][ee[i]][2]) > 0.25) return { condition: 'end_effector_height', body: EE[i] };
     return null;
   };
   let failure: PlainMetrics['failure'] = null;
@@ -182,7 +192,8 @@ export function plainMetrics(R: PlainFrames, E: PlainFrames, bodiesR: MujocoBodi
   }
   const jerk: number[] = [];
   for (let k = 1; k <= K - 3; k++) {
-    for (let j = 0; j < NJ; j++) jerk.push((E.q[k + 2][j] - 3 * E.q[k + 1][j] + 3 * E.q[k][j] - E.q[k - 1][j]) * r * r * r);
+    for (let j = 0; j < NJ; j++)
+      jerk.push((E.q[k + 2][j] - 3 * E.q[k + 1][j] + 3 * E.q[k][j] - E.q[k - 1][j]) * r * r * r);
   }
   const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
   return {
@@ -206,7 +217,12 @@ export function plainMetrics(R: PlainFrames, E: PlainFrames, bodiesR: MujocoBodi
 }
 
 /** Everything from two clips: common timeline, MuJoCo FK, literal readings. */
-export async function independentMetrics(modelFile: string, ref: PlainClip, exec: PlainClip, r = 50): Promise<PlainMetrics & { R: PlainFrames; E: PlainFrames }> {
+export async function independentMetrics(
+  modelFile: string,
+  ref: PlainClip,
+  exec: PlainClip,
+  r = 50,
+): Promise<PlainMetrics & { R: PlainFrames; E: PlainFrames }> {
   const K = commonK(r, ref, exec);
   const R = resample(ref, r, K);
   const E = resample(exec, r, K);

@@ -25,7 +25,11 @@ const FENCE = sharedData('motions/g1_moves/csv/B_Fence2.csv');
 const evaluator = new ClipPairEvaluator(MB_METRICS_1, loadRobotProfile(OUR_G1));
 
 /** A copy of the clip with per-frame edits (source frame s copied to i, then `edit`). */
-function perturb(c: MotionClip, source: (i: number) => number, edit: (i: number, root: Float64Array, joints: Float64Array) => void = () => undefined): MotionClip {
+function perturb(
+  c: MotionClip,
+  source: (i: number) => number,
+  edit: (i: number, root: Float64Array, joints: Float64Array) => void = () => undefined,
+): MotionClip {
   const N = c.frameCount;
   const rootPosM = new Float64Array(3 * N);
   const rootQuatWxyz = new Float64Array(4 * N);
@@ -46,7 +50,16 @@ const num = (m: EpisodeMetrics, key: keyof EpisodeMetrics): number => {
   return r.value as number;
 };
 
-const READINGS = ['progress_soft', 'mpjpe_l_mm', 'joint_pos_rmse', 'joint_vel_rmse', 'joint_acc_rms', 'joint_acc_p95', 'joint_jerk_rms', 'joint_jerk_p95'] as const;
+const READINGS = [
+  'progress_soft',
+  'mpjpe_l_mm',
+  'joint_pos_rmse',
+  'joint_vel_rmse',
+  'joint_acc_rms',
+  'joint_acc_p95',
+  'joint_jerk_rms',
+  'joint_jerk_p95',
+] as const;
 
 /** Every reading of the pipeline against the independent computation: 1e-9 relative (or 1e-9 absolute near 0). */
 function expectAgreement(m: EpisodeMetrics, ind: PlainMetrics): void {
@@ -56,7 +69,9 @@ function expectAgreement(m: EpisodeMetrics, ind: PlainMetrics): void {
   for (const key of READINGS) {
     const ours = doc[key] as number;
     const theirs = ind[key];
-    expect(Math.abs(ours - theirs), `${key}: ${ours} vs ${theirs}`).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(theirs)));
+    expect(Math.abs(ours - theirs), `${key}: ${ours} vs ${theirs}`).toBeLessThanOrEqual(
+      1e-9 * Math.max(1, Math.abs(theirs)),
+    );
   }
 }
 
@@ -71,11 +86,13 @@ describe('real clips with a known perturbation', () => {
     let maxShift = 0;
     for (let k = 0; k < K; k++) {
       const s = Math.max(0, k - 5);
-      for (let j = 0; j < J; j++) maxShift = Math.max(maxShift, Math.abs(E.jointPosRad[J * k + j] - R.jointPosRad[J * s + j]));
+      for (let j = 0; j < J; j++)
+        maxShift = Math.max(maxShift, Math.abs(E.jointPosRad[J * k + j] - R.jointPosRad[J * s + j]));
     }
     expect(maxShift).toBeLessThan(1e-12);
     let sq = 0;
-    for (let k = 0; k < K; k++) for (let j = 0; j < J; j++) sq += (R.jointPosRad[J * Math.max(0, k - 5) + j] - R.jointPosRad[J * k + j]) ** 2;
+    for (let k = 0; k < K; k++)
+      for (let j = 0; j < J; j++) sq += (R.jointPosRad[J * Math.max(0, k - 5) + j] - R.jointPosRad[J * k + j]) ** 2;
     expect(num(m, 'jointPosRmseRad')).toBeCloseTo(Math.sqrt(sq / (K * J)), 12);
     // E's accelerations are R's shifted by 5 frames (with R's first frame held before): their P95.
     const accR: number[] = [];
@@ -125,7 +142,13 @@ describe('real clips with a known perturbation', () => {
       );
     // 0.3, 0.3 (0.42 m xy) and 0.1 m up: within every threshold; MPJPE-l ≈ 0; joints identical.
     const small = evaluator.evaluate(ref, shifted(0.3, 0.3, 0.1)).metrics;
-    expect(episodeMetricsJson(small)).toMatchObject({ failed: false, failure: null, progress_soft: 1, joint_pos_rmse: 0, joint_vel_rmse: 0 });
+    expect(episodeMetricsJson(small)).toMatchObject({
+      failed: false,
+      failure: null,
+      progress_soft: 1,
+      joint_pos_rmse: 0,
+      joint_vel_rmse: 0,
+    });
     expect(num(small, 'mpjpeLMm')).toBeLessThan(1e-9);
     // 0.4, 0.4 (0.57 m xy): drift from frame 0 → progress-soft 0, yet no hard failure.
     const drift = evaluator.evaluate(ref, shifted(0.4, 0.4, 0)).metrics;
@@ -133,7 +156,11 @@ describe('real clips with a known perturbation', () => {
     expect(drift.progressStop).toEqual({ available: true, value: { frame: 0, cause: 'drift_xy' } });
     // 0.3 m up: root_height at frame 0.
     const up = evaluator.evaluate(ref, shifted(0, 0, 0.3)).metrics;
-    expect(episodeMetricsJson(up)).toMatchObject({ failed: true, failure: { frame: 0, condition: 'root_height', body: 'pelvis' }, progress_soft: 0 });
+    expect(episodeMetricsJson(up)).toMatchObject({
+      failed: true,
+      failure: { frame: 0, condition: 'root_height', body: 'pelvis' },
+      progress_soft: 0,
+    });
     expectAgreement(drift, await independentMetrics(OUR_G1, ref, shifted(0.4, 0.4, 0)));
   });
 });

@@ -24,7 +24,11 @@ function residual(modelFile: string, clipFile: string) {
     fk.computeClipFrame(clip, f, pos, quat);
     for (let b = 0; b < fk.bodyCount; b++) {
       const o = (f * fk.bodyCount + b) * 3;
-      const d = Math.hypot(pos[3 * b] - clip.bodyPosW!.data[o], pos[3 * b + 1] - clip.bodyPosW!.data[o + 1], pos[3 * b + 2] - clip.bodyPosW!.data[o + 2]);
+      const d = Math.hypot(
+        pos[3 * b] - clip.bodyPosW!.data[o],
+        pos[3 * b + 1] - clip.bodyPosW!.data[o + 1],
+        pos[3 * b + 2] - clip.bodyPosW!.data[o + 2],
+      );
       sumSq += d * d;
       n++;
       if (d > max) {
@@ -44,7 +48,9 @@ describe('FK of NPZ joint_pos + root reproduces body_pos_w', () => {
     ] as const) {
       it(`${name} with ${label}`, () => {
         const r = residual(model, sharedData('motions/g1_moves/npz', name));
-        console.log(`${name} / ${label}: ${r.frames} frames × 30 bodies, max residual ${(r.max * 1e6).toFixed(2)} µm (frame ${r.worst.frame}, ${r.worst.body}), rms ${(r.rms * 1e6).toFixed(2)} µm`);
+        console.log(
+          `${name} / ${label}: ${r.frames} frames × 30 bodies, max residual ${(r.max * 1e6).toFixed(2)} µm (frame ${r.worst.frame}, ${r.worst.body}), rms ${(r.rms * 1e6).toFixed(2)} µm`,
+        );
         // Measured 0.26–0.74 µm: float32 storage of positions and joint angles. 2 µm still
         // catches any real kinematic error (a wrong offset digit moves bodies by ≥ 10 µm).
         expect(r.max).toBeLessThan(2e-6);

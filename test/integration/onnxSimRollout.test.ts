@@ -81,7 +81,14 @@ function rollout(binding: WbcBinding, controller: Controller, clip: ReturnType<t
   const req: EngineRunRequest = { clip, binding, controller, seed: 1, initial };
   const end = engine.run(req, { emit: (b) => batches.push(b), stopRequested: () => 0 });
   const n = end.frames;
-  const out: Rollout = { frames: n, q: new Float64Array(n * J), target: new Float64Array(n * J), kp: new Float64Array(n * J), kd: new Float64Array(n * J), outcome: end.outcome };
+  const out: Rollout = {
+    frames: n,
+    q: new Float64Array(n * J),
+    target: new Float64Array(n * J),
+    kp: new Float64Array(n * J),
+    kd: new Float64Array(n * J),
+    outcome: end.outcome,
+  };
   for (const b of batches) {
     for (let i = 0; i < b.count; i++) {
       const k = b.firstFrame + i;
@@ -95,7 +102,12 @@ function rollout(binding: WbcBinding, controller: Controller, clip: ReturnType<t
   return out;
 }
 
-async function onnxBinding(name: string, iface: PolicyInterface, weights: Float64Array | undefined, bias: Float64Array) {
+async function onnxBinding(
+  name: string,
+  iface: PolicyInterface,
+  weights: Float64Array | undefined,
+  bias: Float64Array,
+) {
   const model = encodeLinearPolicy({ inDim: observationSize(iface), outDim: J, weights, bias });
   return loadOnnxBinding(writeBindingFiles(path.join(root, name), model, iface));
 }
@@ -131,7 +143,8 @@ describe('ONNX policy in a MuJoCo rollout (embedded simulator engine)', () => {
     let maxTrackErr = 0;
     let maxDiff = 0;
     for (let k = 10; k < FRAMES; k++) {
-      for (const j of [L_SHOULDER_PITCH, R_ELBOW]) maxTrackErr = Math.max(maxTrackErr, Math.abs(r.q[k * J + j] - clip.jointPosRad[k * J + j]));
+      for (const j of [L_SHOULDER_PITCH, R_ELBOW])
+        maxTrackErr = Math.max(maxTrackErr, Math.abs(r.q[k * J + j] - clip.jointPosRad[k * J + j]));
       for (let j = 0; j < J; j++) maxDiff = Math.max(maxDiff, Math.abs(r.q[k * J + j] - ref.q[k * J + j]));
     }
     expect(maxTrackErr).toBeLessThan(0.08);

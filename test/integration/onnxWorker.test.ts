@@ -9,7 +9,14 @@ import { observationSize } from '../../src/domain/wbc/observationBuilder';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { createOnnxController } from '../../src/services/sim/onnxController';
 import { loadOnnxBinding } from '../../src/services/wbc/loadOnnxBinding';
-import { encodeLinearPolicy, makeObservation, rampReference, seededRandom, standardInterface, writeBindingFiles } from '../helpers/onnxBuilder';
+import {
+  encodeLinearPolicy,
+  makeObservation,
+  rampReference,
+  seededRandom,
+  standardInterface,
+  writeBindingFiles,
+} from '../helpers/onnxBuilder';
 
 // The embedded simulator steps controllers inside worker_threads: the ONNX policy must load
 // there and give bit-identical outputs to the main thread on the same inputs.
@@ -36,7 +43,12 @@ it('runs the policy in a worker thread with bit-identical targets to the main th
   const iface = standardInterface();
   const D = observationSize(iface);
   const r = seededRandom(77);
-  const model = encodeLinearPolicy({ inDim: D, outDim: 29, weights: Array.from({ length: 29 * D }, () => 0.05 * r()), tanh: true });
+  const model = encodeLinearPolicy({
+    inDim: D,
+    outDim: 29,
+    weights: Array.from({ length: 29 * D }, () => 0.05 * r()),
+    tanh: true,
+  });
   const bindingFile = writeBindingFiles(dir, model, iface);
   const steps = 25;
 

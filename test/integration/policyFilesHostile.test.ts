@@ -39,7 +39,11 @@ function copy(from: string, to: string, files: string[]): void {
 /** The unitree_rl_mjlab deploy folder, minimal: the model, its weights and deploy.yaml. */
 function mjlabFolder(name: string, opts: { data?: boolean } = {}): string {
   const d = tmp(name);
-  copy(MJLAB, d, ['exported/policy.onnx', 'params/deploy.yaml', ...(opts.data === false ? [] : ['exported/policy.onnx.data'])]);
+  copy(MJLAB, d, [
+    'exported/policy.onnx',
+    'params/deploy.yaml',
+    ...(opts.data === false ? [] : ['exported/policy.onnx.data']),
+  ]);
   return d;
 }
 const lineOf = (text: string, prefix: string) => text.split('\n').findIndex((l) => l.startsWith(prefix)) + 1;
@@ -49,7 +53,11 @@ describe('positive controls: the copied folders load', () => {
     const d = mjlabFolder('ok-mjlab');
     const p = loadTrackingPolicy(d);
     expect(p.spec.family).toBe('mjlab-deploy');
-    expect(p.files.map((f) => path.relative(d, f))).toEqual(['exported/policy.onnx', 'exported/policy.onnx.data', 'params/deploy.yaml']);
+    expect(p.files.map((f) => path.relative(d, f))).toEqual([
+      'exported/policy.onnx',
+      'exported/policy.onnx.data',
+      'params/deploy.yaml',
+    ]);
     // the hash covers the weights: same bytes, same hash as the original folder
     expect(p.contentHash).toBe(loadTrackingPolicy(MJLAB).contentHash);
   });
@@ -66,17 +74,27 @@ describe('external weights (.onnx.data)', () => {
   it('the real model references one external file', () => {
     expect(needed).toEqual([{ location: 'policy.onnx.data', bytesNeeded: expect.any(Number) }]);
     expect(needed[0].bytesNeeded).toBeGreaterThan(100_000);
-    expect(needed[0].bytesNeeded).toBeLessThanOrEqual(fs.statSync(path.join(MJLAB, 'exported', 'policy.onnx.data')).size);
+    expect(needed[0].bytesNeeded).toBeLessThanOrEqual(
+      fs.statSync(path.join(MJLAB, 'exported', 'policy.onnx.data')).size,
+    );
   });
 
   it('missing → InputError at the .onnx, key external_data, naming the .data file', () => {
     const d = mjlabFolder('no-data', { data: false });
     const onnx = path.join(d, 'exported', 'policy.onnx');
-    const err = expectInputError(() => loadTrackingPolicy(d), { file: onnx, key: 'external_data' }, /"policy\.onnx\.data"/);
+    const err = expectInputError(
+      () => loadTrackingPolicy(d),
+      { file: onnx, key: 'external_data' },
+      /"policy\.onnx\.data"/,
+    );
     expect(err.reason).toMatch(/missing/);
     expect(err.reason).toContain(path.join(d, 'exported', 'policy.onnx.data'));
     // the same when the .onnx is named directly
-    expectInputError(() => loadTrackingPolicy(onnx), { file: onnx, key: 'external_data' }, /policy\.onnx\.data.*missing/);
+    expectInputError(
+      () => loadTrackingPolicy(onnx),
+      { file: onnx, key: 'external_data' },
+      /policy\.onnx\.data.*missing/,
+    );
   });
 
   it('truncated → refused as truncated, with the sizes', () => {
@@ -84,7 +102,11 @@ describe('external weights (.onnx.data)', () => {
     const full = fs.readFileSync(path.join(MJLAB, 'exported', 'policy.onnx.data'));
     const keep = Math.floor(needed[0].bytesNeeded / 2);
     fs.writeFileSync(path.join(d, 'exported', 'policy.onnx.data'), full.subarray(0, keep));
-    const err = expectInputError(() => loadTrackingPolicy(d), { file: path.join(d, 'exported', 'policy.onnx'), key: 'external_data' }, /truncated/);
+    const err = expectInputError(
+      () => loadTrackingPolicy(d),
+      { file: path.join(d, 'exported', 'policy.onnx'), key: 'external_data' },
+      /truncated/,
+    );
     expect(err.reason).toContain(`has ${keep} bytes`);
     expect(err.reason).toContain(`up to byte ${needed[0].bytesNeeded}`);
     // one byte short is enough
@@ -102,10 +124,17 @@ describe('external weights (.onnx.data)', () => {
     const d = mjlabFolder('escape', { data: false });
     const onnx = path.join(d, 'exported', 'policy.onnx');
     // Same-length rewrite of every location string keeps the protobuf valid.
-    const bytes = Buffer.from(fs.readFileSync(onnx).toString('latin1').split('policy.onnx.data').join('../policy.o.data'), 'latin1');
+    const bytes = Buffer.from(
+      fs.readFileSync(onnx).toString('latin1').split('policy.onnx.data').join('../policy.o.data'),
+      'latin1',
+    );
     fs.writeFileSync(onnx, bytes);
     fs.copyFileSync(path.join(MJLAB, 'exported', 'policy.onnx.data'), path.join(d, 'policy.o.data'));
-    expectInputError(() => loadTrackingPolicy(d), { file: onnx, key: 'external_data' }, /"\.\.\/policy\.o\.data" lies outside the model's folder/);
+    expectInputError(
+      () => loadTrackingPolicy(d),
+      { file: onnx, key: 'external_data' },
+      /"\.\.\/policy\.o\.data" lies outside the model's folder/,
+    );
   });
 });
 
@@ -141,20 +170,35 @@ describe('deploy.yaml (unitree_rl_mjlab)', () => {
 
   it('an unknown observation term → key observations.<term> with its line and column', () => {
     const d = mjlabFolder('yaml-term');
-    const t = edit(d, (x) => x.replace('  last_action:', '  foo_term:\n    params: {}\n    clip: null\n    scale: [1.0, 1.0, 1.0]\n    history_length: 1\n  last_action:'));
+    const t = edit(d, (x) =>
+      x.replace(
+        '  last_action:',
+        '  foo_term:\n    params: {}\n    clip: null\n    scale: [1.0, 1.0, 1.0]\n    history_length: 1\n  last_action:',
+      ),
+    );
     const line = lineOf(t, '  foo_term:');
     expect(line).toBeGreaterThan(10);
-    expectInputError(() => loadTrackingPolicy(d), { file: deploy(d), key: 'observations.foo_term', line, column: 3 }, /observation term "foo_term" is not one the mjlab-deploy adapter knows/);
+    expectInputError(
+      () => loadTrackingPolicy(d),
+      { file: deploy(d), key: 'observations.foo_term', line, column: 3 },
+      /observation term "foo_term" is not one the mjlab-deploy adapter knows/,
+    );
   });
 
   it('a bad list element is located at its own line and column', () => {
     const d = mjlabFolder('yaml-elem');
     // damping's second line of values starts with 0.9; make its first value a string
-    const t = edit(d, (x) => x.replace(/\n(\s+)0\.9, 0\.9, 0\.9, 0\.9, 0\.9, 1\.1/, '\n$1bad, 0.9, 0.9, 0.9, 0.9, 1.1'));
+    const t = edit(d, (x) =>
+      x.replace(/\n(\s+)0\.9, 0\.9, 0\.9, 0\.9, 0\.9, 1\.1/, '\n$1bad, 0.9, 0.9, 0.9, 0.9, 1.1'),
+    );
     const line = t.split('\n').findIndex((l) => /^\s+bad, /.test(l)) + 1;
     const column = t.split('\n')[line - 1].indexOf('bad') + 1;
     expect(line).toBeGreaterThan(lineOf(t, 'damping:'));
-    expectInputError(() => loadTrackingPolicy(d), { file: deploy(d), key: 'damping[15]', line, column }, /not a finite number: "bad"/);
+    expectInputError(
+      () => loadTrackingPolicy(d),
+      { file: deploy(d), key: 'damping[15]', line, column },
+      /not a finite number: "bad"/,
+    );
   });
 
   it('a missing key is refused at the file, naming the key', () => {
@@ -169,12 +213,22 @@ describe('config.yaml (wbc-mjlab)', () => {
     const d = tmp('wbc-schema');
     copy(WBC, d, ['policy.onnx', 'config.yaml']);
     const cfg = path.join(d, 'config.yaml');
-    const t = fs.readFileSync(cfg, 'utf8').replace('schema_version: wbc_tracking_params_v1', 'schema_version: wbc_tracking_params_v2');
+    const t = fs
+      .readFileSync(cfg, 'utf8')
+      .replace('schema_version: wbc_tracking_params_v1', 'schema_version: wbc_tracking_params_v2');
     fs.writeFileSync(cfg, t);
     const line = lineOf(t, 'schema_version:');
-    expectInputError(() => loadTrackingPolicy(d), { file: cfg, key: 'schema_version', line, column: 1 }, /expected wbc_tracking_params_v1, got "wbc_tracking_params_v2"/);
+    expectInputError(
+      () => loadTrackingPolicy(d),
+      { file: cfg, key: 'schema_version', line, column: 1 },
+      /expected wbc_tracking_params_v1, got "wbc_tracking_params_v2"/,
+    );
     // naming the .onnx inside the folder (whose comment line still says v1) reads the same config
-    expectInputError(() => loadTrackingPolicy(path.join(d, 'policy.onnx')), { file: cfg, key: 'schema_version' }, /wbc_tracking_params_v1/);
+    expectInputError(
+      () => loadTrackingPolicy(path.join(d, 'policy.onnx')),
+      { file: cfg, key: 'schema_version' },
+      /wbc_tracking_params_v1/,
+    );
   });
 
   it('a config.yaml that nowhere says wbc_tracking_params_v1 is still refused when the .onnx is named', () => {
@@ -212,7 +266,10 @@ describe('files that are not a usable policy', () => {
     for (const seed of [1, 2, 3]) {
       const r = seededUniform(seed);
       const f = path.join(d, `random${seed}.onnx`);
-      fs.writeFileSync(f, Uint8Array.from({ length: 8192 }, () => Math.floor(r() * 256)));
+      fs.writeFileSync(
+        f,
+        Uint8Array.from({ length: 8192 }, () => Math.floor(r() * 256)),
+      );
       expectInputError(() => loadTrackingPolicy(f), { file: f }, /not an ONNX model/);
     }
   });

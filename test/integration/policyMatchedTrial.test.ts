@@ -60,7 +60,9 @@ describe('a released policy as a matched pair (emulator running it onboard + int
     const binding = plan.binding;
     const q = await runQualification({ campaignDir: dir, workload, bindings: [binding], profile, simulator: sim });
     expect(q.pairsDecided).toBe(1);
-    console.log(`qualification of ${binding.id}: ${q.pairs.map((p) => `${p.clipName} ${p.admitted ? 'admitted' : `rejected (${p.reasons.join('; ')})`}`).join(', ')}`);
+    console.log(
+      `qualification of ${binding.id}: ${q.pairs.map((p) => `${p.clipName} ${p.admitted ? 'admitted' : `rejected (${p.reasons.join('; ')})`}`).join(', ')}`,
+    );
     store = await openCampaign(dir);
     const pair = listAdmittedPairs(store).find((p) => p.clipId === plan.baked!.clip.id)!;
     expect(pair.admitted).toBe(true);
@@ -87,7 +89,9 @@ describe('a released policy as a matched pair (emulator running it onboard + int
       expect(r.stoppedEarly).toBeNull();
       expect(r.binding.id).toBe('beyondmimic/Jump_wose');
       expect(r.sim.outcome).toBe('completed');
-      console.log(`policy e2e real trials: ${r.real.map((t) => `${t.outcome} (${t.frames} frames${t.outcome === 'completed' ? '' : `: ${t.reason}`})`).join(', ')}`);
+      console.log(
+        `policy e2e real trials: ${r.real.map((t) => `${t.outcome} (${t.frames} frames${t.outcome === 'completed' ? '' : `: ${t.reason}`})`).join(', ')}`,
+      );
       expect(r.real).toHaveLength(3);
       for (const t of r.real) expect(['completed', 'hard_failure']).toContain(t.outcome);
       // 500 Hz recording of a 3.3 s motion: ~1,640 frames per trial.
@@ -98,7 +102,12 @@ describe('a released policy as a matched pair (emulator running it onboard + int
       const wbc = gap.report.wbcs.find((w) => w.rows.length > 0)!;
       console.log(
         `policy e2e gap table (${pair.clipName} × ${binding.id}): ` +
-          wbc.rows.map((x) => `${x.key} sim ${x.sim.available ? x.sim.value.toPrecision(4) : 'n/a'} real ${x.real.available ? x.real.value.toPrecision(4) : 'n/a'} gap ${x.gapPercent.available ? x.gapPercent.value.toFixed(1) + ' %' : 'n/a'}`).join('; '),
+          wbc.rows
+            .map(
+              (x) =>
+                `${x.key} sim ${x.sim.available ? x.sim.value.toPrecision(4) : 'n/a'} real ${x.real.available ? x.real.value.toPrecision(4) : 'n/a'} gap ${x.gapPercent.available ? x.gapPercent.value.toFixed(1) + ' %' : 'n/a'}`,
+            )
+            .join('; '),
       );
       for (const key of ['jointPosRmseRad', 'mpjpeLMm']) {
         const x = wbc.rows.find((row) => row.key === key)!;

@@ -46,9 +46,14 @@ let sim: EmbeddedSimulator;
 
 /** Writes a BeyondMimic-shaped .onnx with Jump_wose's metadata and reference and the given action path. */
 function writePolicy(name: string, actionNodes: OnnxNode[], actionInitializers: OnnxInitializer[]): string {
-  const baked = Object.fromEntries(Object.entries(real.timeIndexed).map(([k, c]) => [k, { dims: c.dims, data: c.data }]));
+  const baked = Object.fromEntries(
+    Object.entries(real.timeIndexed).map(([k, c]) => [k, { dims: c.dims, data: c.data }]),
+  );
   const file = path.join(root, `${name}.onnx`);
-  fs.writeFileSync(file, encodeBakedPolicy({ metadata: real.metadata, obsDim: D, baked, actionNodes, actionInitializers }));
+  fs.writeFileSync(
+    file,
+    encodeBakedPolicy({ metadata: real.metadata, obsDim: D, baked, actionNodes, actionInitializers }),
+  );
   return file;
 }
 
@@ -117,7 +122,9 @@ describe('the synthetic exports read as BeyondMimic policies (positive control)'
     createTrackingPolicyController(plan.binding, profile, { loaded: plan.loaded }).dispose();
     // Zero actions hold the default pose while the reference jumps: it may fall, but it runs.
     const r = await runSimEpisode(sim, { clip: plan.baked!.clip, binding: plan.binding, profile, keepFrames: false });
-    console.log(`zero-action control: ${r.end.outcome} (${r.end.reason}), ${r.end.frames}/${r.end.plannedFrames} frames`);
+    console.log(
+      `zero-action control: ${r.end.outcome} (${r.end.reason}), ${r.end.frames}/${r.end.plannedFrames} frames`,
+    );
     expect(['completed', 'hard_failure']).toContain(r.end.outcome);
     expect(r.end.frames).toBeGreaterThan(1);
   }, 60_000);
@@ -141,14 +148,18 @@ describe('(a) an action that is NaN for any input: refused at load', () => {
   it('`motionbench policy info <file>` exits 1 with the file and reason', async () => {
     const r = await motionbench('policy', 'info', files.nanLoad);
     expect(r.code, r.stderr).toBe(1);
-    expect(r.stderr).toContain(`motionbench: ${files.nanLoad}: a trial inference gave a non-finite action (joint ${NAN_JOINT}: NaN)`);
+    expect(r.stderr).toContain(
+      `motionbench: ${files.nanLoad}: a trial inference gave a non-finite action (joint ${NAN_JOINT}: NaN)`,
+    );
   }, 120_000);
 
   it('`motionbench sim --binding <file>` exits 1 with the file and reason and writes no episode', async () => {
     const out = path.join(root, 'cli_nan_at_load.mcap');
     const r = await motionbench('sim', '--binding', files.nanLoad, '--out', out, '--json');
     expect(r.code, r.stderr).toBe(1);
-    expect(r.stderr).toContain(`motionbench: ${files.nanLoad}: a trial inference gave a non-finite action (joint ${NAN_JOINT}: NaN)`);
+    expect(r.stderr).toContain(
+      `motionbench: ${files.nanLoad}: a trial inference gave a non-finite action (joint ${NAN_JOINT}: NaN)`,
+    );
     expect(r.stdout).toBe('');
     expect(fs.existsSync(out)).toBe(false);
   }, 120_000);
@@ -169,7 +180,9 @@ describe('(b) an action that turns NaN only at run time', () => {
     createTrackingPolicyController(plan.binding, profile, { loaded: plan.loaded }).dispose();
     const clip = plan.baked!.clip;
     const r = await runSimEpisode(sim, { clip, binding: plan.binding, profile, keepFrames: false });
-    console.log(`(b) runSimEpisode: ${r.end.outcome}: ${r.end.reason}; ${r.end.frames} frames (plannedFrames ${r.end.plannedFrames}, clip ${clip.frameCount} frames)`);
+    console.log(
+      `(b) runSimEpisode: ${r.end.outcome}: ${r.end.reason}; ${r.end.frames} frames (plannedFrames ${r.end.plannedFrames}, clip ${clip.frameCount} frames)`,
+    );
     expect(r.end.outcome).toBe('infrastructure_error');
     expect(r.end.reason).toContain(files.nanRun);
     expect(r.end.reason).toMatch(/non-finite action \(NaN for \w+_joint\) at control step 0/);
@@ -190,7 +203,13 @@ describe('(b) an action that turns NaN only at run time', () => {
   it('qualification records no valid episode of the pair and does not admit it; the infrastructure errors are listed', async () => {
     const plan = planPolicy(files.nanRun, profile);
     const dir = path.join(root, 'campaign-nan-at-run');
-    const q = await runQualification({ campaignDir: dir, workload: policyMotionsWorkload([plan], profile), bindings: [plan.binding], profile, simulator: sim });
+    const q = await runQualification({
+      campaignDir: dir,
+      workload: policyMotionsWorkload([plan], profile),
+      bindings: [plan.binding],
+      profile,
+      simulator: sim,
+    });
     const pair = q.pairs.find((p) => p.clipId === plan.baked!.clip.id)!;
     console.log(
       `(b) qualification: ${q.pairsTotal} pair(s), ${pair.status}, admitted ${pair.admitted}, ${q.episodesRecorded} episodes recorded, ${q.infrastructureRetries} infrastructure retries; reasons: ${pair.reasons.join(' | ')}`,
@@ -213,7 +232,9 @@ describe('(b) an action that turns NaN only at run time', () => {
       const adm = store.listAdmissions({ parentTraceId: pair.parentTraceId });
       for (const a of adm) expect(a.admitted).toBe(false);
       expect(listAdmittedPairs(store).filter((p) => p.admitted)).toHaveLength(0);
-      console.log(`(b) stored: ${eps.length} episodes (${[...new Set(eps.map((e) => `${e.status}/${e.outcome}`))].join(', ')}), ${adm.length} admission(s): ${adm.map((a) => `admitted ${a.admitted}`).join(', ')}`);
+      console.log(
+        `(b) stored: ${eps.length} episodes (${[...new Set(eps.map((e) => `${e.status}/${e.outcome}`))].join(', ')}), ${adm.length} admission(s): ${adm.map((a) => `admitted ${a.admitted}`).join(', ')}`,
+      );
     } finally {
       store.close();
     }

@@ -48,9 +48,23 @@ function readDb<T>(dir: string, fn: (d: Database.Database) => T): T | null {
 }
 
 const episodes = (dir: string) =>
-  readDb(dir, (d) => d.prepare(`SELECT e.run_id, b.parent_trace_id, e.rollout_index, e.status, e.outcome, e.reason, e.ended_at FROM episodes e JOIN branches b ON b.id = e.branch_id ORDER BY e.started_at`).all() as Row[]) ?? [];
+  readDb(
+    dir,
+    (d) =>
+      d
+        .prepare(
+          `SELECT e.run_id, b.parent_trace_id, e.rollout_index, e.status, e.outcome, e.reason, e.ended_at FROM episodes e JOIN branches b ON b.id = e.branch_id ORDER BY e.started_at`,
+        )
+        .all() as Row[],
+  ) ?? [];
 const admissions = (dir: string) =>
-  readDb(dir, (d) => d.prepare(`SELECT parent_trace_id, admitted, decided_at, evidence_json FROM admissions ORDER BY parent_trace_id`).all() as { parent_trace_id: string; admitted: number; decided_at: string; evidence_json: string }[]) ?? [];
+  readDb(
+    dir,
+    (d) =>
+      d
+        .prepare(`SELECT parent_trace_id, admitted, decided_at, evidence_json FROM admissions ORDER BY parent_trace_id`)
+        .all() as { parent_trace_id: string; admitted: number; decided_at: string; evidence_json: string }[],
+  ) ?? [];
 
 /** Exactly one settled (finished, not infrastructure_error) episode per parent and rollout index. */
 function expectOneSettledPerRollout(rows: Row[], pairs: number, rollouts = 3): void {
@@ -63,16 +77,36 @@ function expectOneSettledPerRollout(rows: Row[], pairs: number, rollouts = 3): v
 describe('qualification resumes after an interruption', () => {
   it('SIGKILL mid-campaign: the rerun recovers the interrupted rollout, keeps the decided pair, duplicates nothing', async () => {
     const dir = path.join(root, 'killed');
-    const args = ['qualify', '--workload', 'core-v1', '--binding', 'builtin:assist=3000', '--campaign', dir, ...CLIPS.flatMap((c) => ['--clip', c]), '--workers', '1'];
-    const child = spawn(process.execPath, [MOTIONBENCH_BIN, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const args = [
+      'qualify',
+      '--workload',
+      'core-v1',
+      '--binding',
+      'builtin:assist=3000',
+      '--campaign',
+      dir,
+      ...CLIPS.flatMap((c) => ['--clip', c]),
+      '--workers',
+      '1',
+    ];
+    const child = spawn(process.execPath, [MOTIONBENCH_BIN, ...args], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (b) => (stderr += String(b)));
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on('exit', (_code, signal) => resolve(signal)),
+    );
     // Kill once a pair is decided and a later rollout is being recorded.
     const deadline = Date.now() + 90_000;
     let killed = false;
     while (Date.now() < deadline && child.exitCode === null) {
-      const running = readDb(dir, (d) => (d.prepare(`SELECT count(*) AS n FROM episodes WHERE status = 'running'`).get() as { n: number }).n) ?? 0;
+      const running =
+        readDb(
+          dir,
+          (d) => (d.prepare(`SELECT count(*) AS n FROM episodes WHERE status = 'running'`).get() as { n: number }).n,
+        ) ?? 0;
       if (running > 0 && admissions(dir).length >= 1) {
         child.kill('SIGKILL');
         killed = true;
@@ -92,18 +126,28 @@ describe('qualification resumes after an interruption', () => {
     const r = await motionbench(...args, '--json');
     expect(r.code, r.stderr).toBe(0);
     const doc = JSON.parse(r.stdout);
-    expect(doc).toMatchObject({ pairs_total: 2, pairs_skipped: beforeAdm.length, pairs_pending: 0, cancelled: false, recovered_episodes: 1 });
+    expect(doc).toMatchObject({
+      pairs_total: 2,
+      pairs_skipped: beforeAdm.length,
+      pairs_pending: 0,
+      cancelled: false,
+      recovered_episodes: 1,
+    });
     expect(doc.pairs_decided).toBe(2 - beforeAdm.length);
 
     const rows = episodes(dir);
     const interrupted = rows.filter((x) => x.status === 'interrupted');
     expect(interrupted).toHaveLength(1);
     expect(interrupted[0].outcome).toBe('infrastructure_error');
-    expect(interrupted[0].reason).toMatch(/^interrupted: the recording process \(pid \d+ on .+\) stopped before the episode finished/);
+    expect(interrupted[0].reason).toMatch(
+      /^interrupted: the recording process \(pid \d+ on .+\) stopped before the episode finished/,
+    );
     expect(rows.filter((x) => x.status === 'running')).toHaveLength(0);
     expectOneSettledPerRollout(rows, 2);
     // The interrupted rollout was rerun under the same pair and index; nothing else was repeated.
-    const redo = rows.filter((x) => x.parent_trace_id === interrupted[0].parent_trace_id && x.rollout_index === interrupted[0].rollout_index);
+    const redo = rows.filter(
+      (x) => x.parent_trace_id === interrupted[0].parent_trace_id && x.rollout_index === interrupted[0].rollout_index,
+    );
     expect(redo.map((x) => x.status)).toEqual(['interrupted', 'finished']);
     const settledBefore = beforeRows.filter((x) => x.status === 'finished').map((x) => x.run_id);
     expect(rows.filter((x) => x.status === 'finished')).toHaveLength(6);
@@ -151,7 +195,13 @@ describe('qualification resumes after an interruption', () => {
     expect(admissions(dir)).toHaveLength(1);
 
     const s2 = await runQualification({ campaignDir: dir, workload, bindings: [binding], profile, clips, workers: 1 });
-    expect(s2).toMatchObject({ cancelled: false, pairsSkipped: 1, pairsDecided: 1, pairsPending: 0, recoveredEpisodes: 0 });
+    expect(s2).toMatchObject({
+      cancelled: false,
+      pairsSkipped: 1,
+      pairsDecided: 1,
+      pairsPending: 0,
+      recoveredEpisodes: 0,
+    });
     expect(s2.episodesRecorded).toBe(2);
     expectOneSettledPerRollout(episodes(dir), 2);
     expect(admissions(dir)).toHaveLength(2);

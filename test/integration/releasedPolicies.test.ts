@@ -7,7 +7,10 @@ import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { runSimEpisode } from '../../src/services/sim/runSimEpisode';
 import { SimEngine } from '../../src/services/sim/simEngine';
 import { planPolicy, type PolicyPlan } from '../../src/services/wbc/policyRun';
-import { createTrackingPolicyController, type TrackingControllerOptions } from '../../src/services/wbc/trackingPolicyController';
+import {
+  createTrackingPolicyController,
+  type TrackingControllerOptions,
+} from '../../src/services/wbc/trackingPolicyController';
 import { rolloutInThread } from '../helpers/policyRollout';
 import { sharedData } from '../helpers/sharedData';
 
@@ -52,13 +55,45 @@ const noHardFailure = (maxMpjpeMm: number) => (m: EpisodeMetrics, outcome: strin
 
 const CASES: Case[] = [
   // BeyondMimic exports track their own motions with no hard failure; measured MPJPE-l 17–31 mm.
-  { name: 'BeyondMimic Violin (160)', policy: ['policies/beyondmimic/Violin.onnx'], expect: noHardFailure(40), fault: 'wrong_joint_order' },
-  { name: 'BeyondMimic Waltz (160)', policy: ['policies/beyondmimic/Waltz.onnx'], expect: noHardFailure(45), fault: 'anchor_zeroed' },
-  { name: 'BeyondMimic Jump_wose (154)', policy: ['policies/beyondmimic/Jump_wose.onnx'], expect: noHardFailure(35), fault: 'wrong_joint_order' },
-  { name: 'BeyondMimic EricCamper04 (154)', policy: ['policies/beyondmimic/EricCamper04.onnx'], expect: noHardFailure(35), fault: 'anchor_zeroed' },
+  {
+    name: 'BeyondMimic Violin (160)',
+    policy: ['policies/beyondmimic/Violin.onnx'],
+    expect: noHardFailure(40),
+    fault: 'wrong_joint_order',
+  },
+  {
+    name: 'BeyondMimic Waltz (160)',
+    policy: ['policies/beyondmimic/Waltz.onnx'],
+    expect: noHardFailure(45),
+    fault: 'anchor_zeroed',
+  },
+  {
+    name: 'BeyondMimic Jump_wose (154)',
+    policy: ['policies/beyondmimic/Jump_wose.onnx'],
+    expect: noHardFailure(35),
+    fault: 'wrong_joint_order',
+  },
+  {
+    name: 'BeyondMimic EricCamper04 (154)',
+    policy: ['policies/beyondmimic/EricCamper04.onnx'],
+    expect: noHardFailure(35),
+    fault: 'anchor_zeroed',
+  },
   // wbc-mjlab's one policy over its clip library (reference-residual actions).
-  { name: 'wbc-mjlab dance_03', policy: ['policies/wbc_mjlab'], clip: { file: ['policies/wbc_mjlab/clips/dance_03.npz'] }, expect: noHardFailure(45), fault: 'wrong_joint_order' },
-  { name: 'wbc-mjlab idle_02', policy: ['policies/wbc_mjlab'], clip: { file: ['policies/wbc_mjlab/clips/idle_02.npz'] }, expect: noHardFailure(40), fault: 'wrong_joint_order' },
+  {
+    name: 'wbc-mjlab dance_03',
+    policy: ['policies/wbc_mjlab'],
+    clip: { file: ['policies/wbc_mjlab/clips/dance_03.npz'] },
+    expect: noHardFailure(45),
+    fault: 'wrong_joint_order',
+  },
+  {
+    name: 'wbc-mjlab idle_02',
+    policy: ['policies/wbc_mjlab'],
+    clip: { file: ['policies/wbc_mjlab/clips/idle_02.npz'] },
+    expect: noHardFailure(40),
+    fault: 'wrong_joint_order',
+  },
   {
     // unitree_rl_mjlab's dance policy on its 131 s CSV: it dances for over half a minute, then
     // (measured) under-kicks a 0.4 m left-foot kick at 34.4 s (end-effector height error
@@ -103,12 +138,23 @@ describe('released policies in the embedded simulator', () => {
       c.expect(m, r.end.outcome, failT);
 
       // Negative control, in-thread with the same engine code: same policy, same clip, one fault.
-      const good = rolloutInThread(engine, plan.binding, createTrackingPolicyController(plan.binding, profile, { loaded: plan.loaded }), clip);
-      const bad = rolloutInThread(engine, plan.binding, createTrackingPolicyController(plan.binding, profile, { loaded: plan.loaded, fault: c.fault }), clip);
+      const good = rolloutInThread(
+        engine,
+        plan.binding,
+        createTrackingPolicyController(plan.binding, profile, { loaded: plan.loaded }),
+        clip,
+      );
+      const bad = rolloutInThread(
+        engine,
+        plan.binding,
+        createTrackingPolicyController(plan.binding, profile, { loaded: plan.loaded, fault: c.fault }),
+        clip,
+      );
       console.log(
         `  control (${c.fault}): first failure ${bad.failureFrame === null ? 'none' : `frame ${bad.failureFrame} (${(bad.failureFrame / 50).toFixed(2)} s)`}, mean live MPJPE-l ${bad.meanLiveMpjpeMm.toFixed(1)} mm (intact ${good.failureFrame === null ? 'no failure' : `failure at frame ${good.failureFrame}`}, ${good.meanLiveMpjpeMm.toFixed(1)} mm)`,
       );
-      const fellEarly = bad.failureFrame !== null && (good.failureFrame === null || bad.failureFrame < good.failureFrame / 2);
+      const fellEarly =
+        bad.failureFrame !== null && (good.failureFrame === null || bad.failureFrame < good.failureFrame / 2);
       const muchWorse = bad.meanLiveMpjpeMm > 2 * good.meanLiveMpjpeMm;
       expect(fellEarly || muchWorse).toBe(true);
     }, 120_000);

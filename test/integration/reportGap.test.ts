@@ -8,12 +8,24 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main';
 import type { EpisodeOutcome, ExecutionDomain } from '../../src/domain/backend/backend';
-import { ClipPairEvaluator, MB_METRICS_1, NO_MOTION_CAPTURE, FULL_STATE, type EpisodeMetrics, type SourceCapabilities } from '../../src/domain/metrics';
+import {
+  ClipPairEvaluator,
+  MB_METRICS_1,
+  NO_MOTION_CAPTURE,
+  FULL_STATE,
+  type EpisodeMetrics,
+  type SourceCapabilities,
+} from '../../src/domain/metrics';
 import type { TimedFrames } from '../../src/domain/motion/resample';
 import { G1_NUM_JOINTS } from '../../src/domain/robot/g1Joints';
 import { sha256HexOfString } from '../../src/domain/hash/sha256';
 import type { CalibrationRecord } from '../../src/domain/trace/records';
-import { snapshotHash, WORKLOAD_SNAPSHOT_FORMAT, type WorkloadClipMeta, type WorkloadSnapshot } from '../../src/domain/workload/snapshot';
+import {
+  snapshotHash,
+  WORKLOAD_SNAPSHOT_FORMAT,
+  type WorkloadClipMeta,
+  type WorkloadSnapshot,
+} from '../../src/domain/workload/snapshot';
 import { buildCampaignReport, formatReport } from '../../src/services/qualification';
 import { buildGapSection, parseGapSortKey } from '../../src/services/report/gapSection';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
@@ -26,21 +38,33 @@ const FPS = 50;
 const N = 51; // 1 s clips: K = 51 on the 50 Hz contract timeline
 
 /** A 50 fps clip of n frames: standing root, joints on slow sines, plus `perturb`. */
-function clip(n: number, perturb: (k: number, j: number) => number = () => 0, rootDrop: (k: number) => number = () => 0): TimedFrames {
+function clip(
+  n: number,
+  perturb: (k: number, j: number) => number = () => 0,
+  rootDrop: (k: number) => number = () => 0,
+): TimedFrames {
   const rootPosM = new Float64Array(3 * n);
   const rootQuatWxyz = new Float64Array(4 * n);
   const jointPosRad = new Float64Array(G1_NUM_JOINTS * n);
   for (let k = 0; k < n; k++) {
     rootPosM.set([0.002 * k, 0, 0.78 - rootDrop(k)], 3 * k);
     rootQuatWxyz.set([1, 0, 0, 0], 4 * k);
-    for (let j = 0; j < G1_NUM_JOINTS; j++) jointPosRad[G1_NUM_JOINTS * k + j] = 0.2 * Math.sin((2 * Math.PI * k) / (N - 1) + 0.3 * j) + perturb(k, j);
+    for (let j = 0; j < G1_NUM_JOINTS; j++)
+      jointPosRad[G1_NUM_JOINTS * k + j] = 0.2 * Math.sin((2 * Math.PI * k) / (N - 1) + 0.3 * j) + perturb(k, j);
   }
   return { fps: FPS, frameCount: n, rootPosM, rootQuatWxyz, jointPosRad };
 }
 
 const clipId = (name: string) => `clip-${sha256HexOfString(name).slice(0, 16)}`;
 const CLIPS = { wave: clipId('wave'), walk: clipId('walk'), reach: clipId('reach'), squat: clipId('squat') };
-const meta = (name: keyof typeof CLIPS, group: WorkloadClipMeta['group']): WorkloadClipMeta => ({ id: CLIPS[name], name, group, duration_s: (N - 1) / FPS, frames: N, fps: FPS });
+const meta = (name: keyof typeof CLIPS, group: WorkloadClipMeta['group']): WorkloadClipMeta => ({
+  id: CLIPS[name],
+  name,
+  group,
+  duration_s: (N - 1) / FPS,
+  frames: N,
+  fps: FPS,
+});
 
 function calibration(capturedAt: string, clip: string): CalibrationRecord {
   const q = Array.from({ length: 29 }, (_, j) => 0.01 * Math.sin(j));
@@ -50,8 +74,16 @@ function calibration(capturedAt: string, clip: string): CalibrationRecord {
     clipId: clip,
     measured: { jointPosRad: q, imuQuatWxyz: [0.9999, 0.01, -0.005, 0], rootPosM: null, rootQuatWxyz: null },
     stillness: { durationS: 1, samples: 500, maxJointStdRad: 0.0015, gyroRmsRadS: 0.003 },
-    simulatorInitialState: { rootPosM: [0, 0, 0.79], rootQuatWxyz: [0.9999, 0.01, -0.005, 0], jointPosRad: q, placeOnFloor: true },
-    residuals: { settledVsMeasured: { maxJointRad: 0.004, attitudeRad: 0.002 }, measuredVsClipStart: { maxJointRad: 0.031, attitudeRad: 0.012 } },
+    simulatorInitialState: {
+      rootPosM: [0, 0, 0.79],
+      rootQuatWxyz: [0.9999, 0.01, -0.005, 0],
+      jointPosRad: q,
+      placeOnFloor: true,
+    },
+    residuals: {
+      settledVsMeasured: { maxJointRad: 0.004, attitudeRad: 0.002 },
+      measuredVsClipStart: { maxJointRad: 0.031, attitudeRad: 0.012 },
+    },
   };
 }
 
@@ -64,8 +96,23 @@ const M = new Map<string, EpisodeMetrics>();
 const runs: Record<string, string[]> = {};
 let seed = 0;
 
-async function episode(parentTraceId: string, domain: ExecutionDomain, tag: string, exec: TimedFrames | null, outcome: EpisodeOutcome, o: { caps?: SourceCapabilities; trial?: number } = {}): Promise<string> {
-  const rec = await store.beginEpisode({ parentTraceId, executionDomain: domain, backendId: domain === 'simulation' ? 'sim-worker-0' : 'g1-link', robotUnit: domain === 'real_robot' ? 'g1-unit-7' : null, seed: seed++, rolloutIndex: o.trial ?? 0, flush: { fsync: false } });
+async function episode(
+  parentTraceId: string,
+  domain: ExecutionDomain,
+  tag: string,
+  exec: TimedFrames | null,
+  outcome: EpisodeOutcome,
+  o: { caps?: SourceCapabilities; trial?: number } = {},
+): Promise<string> {
+  const rec = await store.beginEpisode({
+    parentTraceId,
+    executionDomain: domain,
+    backendId: domain === 'simulation' ? 'sim-worker-0' : 'g1-link',
+    robotUnit: domain === 'real_robot' ? 'g1-unit-7' : null,
+    seed: seed++,
+    rolloutIndex: o.trial ?? 0,
+    flush: { fsync: false },
+  });
   await rec.frames(syntheticFrames(0, 5));
   const m = exec ? evaluator.evaluate(reference, exec, o.caps ?? FULL_STATE).metrics : null;
   await rec.finish(fixtureEnd(rec.runId, 5, outcome), m);
@@ -86,13 +133,32 @@ const offset = (d: number) => (_k: number, j: number) => d * (1 + 0.05 * j);
 beforeAll(async () => {
   evaluator = new ClipPairEvaluator(MB_METRICS_1, loadRobotProfile(OUR_G1));
   store = await openCampaign(dir, { create: true, name: 'gap-test' });
-  const clips = [meta('wave', 'upper_body'), meta('walk', 'locomotion'), meta('reach', 'upper_body'), meta('squat', 'low_posture')];
-  const snapshot: WorkloadSnapshot = { format: WORKLOAD_SNAPSHOT_FORMAT, id: 'gap-set', version: '1', source: 'folder', clips, snapshot_hash: snapshotHash(clips) };
+  const clips = [
+    meta('wave', 'upper_body'),
+    meta('walk', 'locomotion'),
+    meta('reach', 'upper_body'),
+    meta('squat', 'low_posture'),
+  ];
+  const snapshot: WorkloadSnapshot = {
+    format: WORKLOAD_SNAPSHOT_FORMAT,
+    id: 'gap-set',
+    version: '1',
+    source: 'folder',
+    clips,
+    snapshot_hash: snapshotHash(clips),
+  };
   store.putWorkloadSnapshot(snapshot);
   const X = fixtureBinding(3000);
   const Y = fixtureBinding(1000);
   const parent = (binding: typeof X, name: keyof typeof CLIPS, calibrationId: string | null) =>
-    store.ensureParentTrace(fixtureInputs({ binding, clipId: CLIPS[name], referenceSha256: sha256HexOfString(`reference ${name}`), calibrationId })).id;
+    store.ensureParentTrace(
+      fixtureInputs({
+        binding,
+        clipId: CLIPS[name],
+        referenceSha256: sha256HexOfString(`reference ${name}`),
+        calibrationId,
+      }),
+    ).id;
   const cal = (at: string, name: keyof typeof CLIPS) => store.putCalibration(calibration(at, CLIPS[name])).id;
 
   // A qualification pair (no calibration): never in the gap section.
@@ -109,7 +175,14 @@ beforeAll(async () => {
   await episode(wave, 'real_robot', 'waveReal', clip(N, offset(0.035)), 'completed', { trial: 1 });
   await episode(wave, 'real_robot', 'waveExcluded', clip(N, offset(0.9)), 'aborted_by_operator', { trial: 2 });
   // Trial 2 falls: root 0.3 m low from frame 20 → hard failure at frame 20.
-  await episode(wave, 'real_robot', 'waveReal', clip(N, offset(0.04), (k) => (k >= 20 ? 0.3 : 0)), 'hard_failure', { trial: 2 });
+  await episode(
+    wave,
+    'real_robot',
+    'waveReal',
+    clip(N, offset(0.04), (k) => (k >= 20 ? 0.3 : 0)),
+    'hard_failure',
+    { trial: 2 },
+  );
 
   // walk: two completed trials, one e-stopped at 0.6 s (30 of 50 frame intervals), one link loss.
   const walk = parent(X, 'walk', cal('2026-11-29T11:00:00.000Z', 'walk'));
@@ -122,7 +195,11 @@ beforeAll(async () => {
   // reach: the robot has no motion capture → failure, progress and MPJPE-l unavailable on Real.
   const reach = parent(X, 'reach', cal('2026-11-29T12:00:00.000Z', 'reach'));
   await episode(reach, 'simulation', 'reachSim', clip(N, offset(0.01)), 'completed');
-  for (let t = 0; t < 3; t++) await episode(reach, 'real_robot', 'reachReal', clip(N, offset(0.02 + 0.005 * t)), 'completed', { trial: t, caps: NO_MOTION_CAPTURE });
+  for (let t = 0; t < 3; t++)
+    await episode(reach, 'real_robot', 'reachReal', clip(N, offset(0.02 + 0.005 * t)), 'completed', {
+      trial: t,
+      caps: NO_MOTION_CAPTURE,
+    });
 
   // squat: simulation only so far → incomplete.
   const squat = parent(X, 'squat', cal('2026-11-29T13:00:00.000Z', 'squat'));
@@ -146,12 +223,14 @@ describe('gap section from a campaign store', () => {
   it('selects the latest complete calibration per binding × clip, lists superseded and incomplete ones, ignores qualification pairs', () => {
     const g = buildGapSection(store);
     expect(g.contract).toBe('mb-metrics/1');
-    expect(g.pairs.map((p) => [p.wbc, p.clipName, p.group])).toEqual([
-      [X_KEY(), 'reach', 'upper_body'],
-      [X_KEY(), 'walk', 'locomotion'],
-      [X_KEY(), 'wave', 'upper_body'],
-      [Y_KEY(), 'wave', 'upper_body'],
-    ].sort((a, b) => (a[0] === b[0] ? 0 : a[0] === X_KEY() ? -1 : 1)));
+    expect(g.pairs.map((p) => [p.wbc, p.clipName, p.group])).toEqual(
+      [
+        [X_KEY(), 'reach', 'upper_body'],
+        [X_KEY(), 'walk', 'locomotion'],
+        [X_KEY(), 'wave', 'upper_body'],
+        [Y_KEY(), 'wave', 'upper_body'],
+      ].sort((a, b) => (a[0] === b[0] ? 0 : a[0] === X_KEY() ? -1 : 1)),
+    );
     const wave = g.pairs.find((p) => p.wbc === X_KEY() && p.clipName === 'wave')!;
     expect(wave.capturedAt).toBe('2026-11-29T10:00:00.000Z');
     expect(g.skipped.map((s) => [s.clipName, s.why])).toEqual([
@@ -175,8 +254,17 @@ describe('gap section from a campaign store', () => {
       ['infrastructure', 1],
     ]);
     const walk = g.pairs.find((p) => p.clipName === 'walk')!;
-    expect(walk.real).toMatchObject({ used: 3, failed: 1, stopped: 1, excluded: [{ reason: expect.stringMatching(/^link lost/), count: 1 }] });
-    expect(walk.trials.find((t) => t.runId === runs.walkStopped[0])).toMatchObject({ outcome: 'estop', use: 'stopped', failed: true });
+    expect(walk.real).toMatchObject({
+      used: 3,
+      failed: 1,
+      stopped: 1,
+      excluded: [{ reason: expect.stringMatching(/^link lost/), count: 1 }],
+    });
+    expect(walk.trials.find((t) => t.runId === runs.walkStopped[0])).toMatchObject({
+      outcome: 'estop',
+      use: 'stopped',
+      failed: true,
+    });
   });
 
   it('gap numbers equal the hand-computed macro-averages of the same stored metrics', () => {
@@ -188,7 +276,10 @@ describe('gap section from a campaign store', () => {
     const stopped = M.get(runs.walkStopped[0])!;
     expect(stopped.K).toBe(31);
     expect(value(stopped.progressSoft)).toBe(1);
-    expect(M.get(runs.waveReal[2])!.failure).toMatchObject({ available: true, value: { frame: 20, condition: 'root_height' } });
+    expect(M.get(runs.waveReal[2])!.failure).toMatchObject({
+      available: true,
+      value: { frame: 20, condition: 'root_height' },
+    });
 
     // Per clip: sim single episode, real mean of counted trials.
     const walkMpjpeReal = mean([...runs.walkReal, ...runs.walkStopped].map((r) => value(M.get(r)!.mpjpeLMm)));
@@ -217,7 +308,10 @@ describe('gap section from a campaign store', () => {
     const walkRmReal = mean([...runs.walkReal, ...runs.walkStopped].map((r) => value(M.get(r)!.jointPosRmseRad)));
     expect(row('jointPosRmseRad').clips).toBe(3);
     expect(value(row('jointPosRmseRad').real)).toBeCloseTo(mean([rm('waveReal'), walkRmReal, rm('reachReal')]), 12);
-    expect(value(row('jointPosRmseRad').gapPercent)).toBeCloseTo(gap(mean([rm('waveSim'), rm('walkSim'), rm('reachSim')]), mean([rm('waveReal'), walkRmReal, rm('reachReal')])), 9);
+    expect(value(row('jointPosRmseRad').gapPercent)).toBeCloseTo(
+      gap(mean([rm('waveSim'), rm('walkSim'), rm('reachSim')]), mean([rm('waveReal'), walkRmReal, rm('reachReal')])),
+      9,
+    );
 
     // By group: upper_body = wave + reach; for MPJPE-l only wave remains.
     const ub = w.byGroup.find((x) => x.group === 'upper_body')!;
@@ -233,7 +327,10 @@ describe('gap section from a campaign store', () => {
     const reach = w.clips.find((c) => c.clipId === CLIPS.reach)!;
     for (const k of ['successRate', 'progressSoft', 'mpjpeLMm'] as const) {
       expect(reach.real.readings[k].available).toBe(false);
-      expect(reach.gapPercent[k]).toMatchObject({ available: false, reason: expect.stringMatching(/^Real is unavailable: /) });
+      expect(reach.gapPercent[k]).toMatchObject({
+        available: false,
+        reason: expect.stringMatching(/^Real is unavailable: /),
+      });
     }
     expect(reach.real.readings.jointPosRmseRad.available).toBe(true);
     const sr = w.rows.find((r) => r.key === 'successRate')!;
@@ -245,11 +342,26 @@ describe('gap section from a campaign store', () => {
     const doc = JSON.parse(formatReport(buildCampaignReport(store), 'json'));
     expect(doc.format).toBe('motionbench-qualification-report/2');
     const gapDoc = doc.gap;
-    expect(gapDoc).toMatchObject({ title: 'Sim-to-real gap (Table 11)', contract: 'mb-metrics/1', matched_pairs: 4, sort: 'mpjpe_l_mm' });
+    expect(gapDoc).toMatchObject({
+      title: 'Sim-to-real gap (Table 11)',
+      contract: 'mb-metrics/1',
+      matched_pairs: 4,
+      sort: 'mpjpe_l_mm',
+    });
     expect(gapDoc.bindings.map((b: { binding: string }) => b.binding)).toEqual([X_KEY(), Y_KEY()]);
     const bx = gapDoc.bindings[0];
     expect(bx.note).toBe('reference tracker, not a policy');
-    expect(bx.rows.map((r: { reading: string }) => r.reading)).toEqual(['sr', 'progress_soft', 'mpjpe_l_mm', 'joint_pos_rmse', 'joint_vel_rmse', 'joint_acc_rms', 'joint_acc_p95', 'joint_jerk_rms', 'joint_jerk_p95']);
+    expect(bx.rows.map((r: { reading: string }) => r.reading)).toEqual([
+      'sr',
+      'progress_soft',
+      'mpjpe_l_mm',
+      'joint_pos_rmse',
+      'joint_vel_rmse',
+      'joint_acc_rms',
+      'joint_acc_p95',
+      'joint_jerk_rms',
+      'joint_jerk_p95',
+    ]);
     const mpRow = bx.rows.find((r: { reading: string }) => r.reading === 'mpjpe_l_mm');
     expect(mpRow.unit).toBe('mm');
     expect(mpRow.excluded).toEqual([{ clip_id: CLIPS.reach, clip: 'reach', reason: expect.stringMatching(/^Real: /) }]);
@@ -259,11 +371,17 @@ describe('gap section from a campaign store', () => {
     expect(reach.readings.mpjpe_l_mm.gap_percent).toBeNull();
     expect(reach.real_trials).toEqual({ used: 3, failed: 0, stopped: 0, excluded: [] });
     // Order: available |Gap %| descending, unavailable last.
-    const gaps = bx.clips.map((c: { readings: { mpjpe_l_mm: { gap_percent: number | null } } }) => c.readings.mpjpe_l_mm.gap_percent);
+    const gaps = bx.clips.map(
+      (c: { readings: { mpjpe_l_mm: { gap_percent: number | null } } }) => c.readings.mpjpe_l_mm.gap_percent,
+    );
     expect(gaps[gaps.length - 1]).toBeNull();
     const avail = gaps.filter((x: number | null) => x !== null).map(Math.abs);
     expect(avail).toEqual([...avail].sort((a, b) => b - a));
-    expect(bx.clips.find((c: { clip: string }) => c.clip === 'walk').trials.find((t: { outcome: string }) => t.outcome === 'link_lost')).toMatchObject({ use: 'excluded', reason: expect.stringMatching(/^link lost/) });
+    expect(
+      bx.clips
+        .find((c: { clip: string }) => c.clip === 'walk')
+        .trials.find((t: { outcome: string }) => t.outcome === 'link_lost'),
+    ).toMatchObject({ use: 'excluded', reason: expect.stringMatching(/^link lost/) });
     expect(gapDoc.skipped.map((s: { why: string }) => s.why)).toEqual(['incomplete', 'superseded']);
     // The qualification part is unchanged: the single qualification episode is a pending pair.
     expect(doc.pairs).toHaveLength(1);
@@ -279,11 +397,15 @@ describe('gap section from a campaign store', () => {
     const mpRow = w.rows.find((x) => x.key === 'mpjpeLMm')!;
     const line = md.split('\n').find((l) => l.startsWith('| MPJPE-l (cm) |'))!;
     const gp = value(mpRow.gapPercent);
-    expect(line).toContain(`| ${(value(mpRow.sim) / 10).toFixed(2)} | ${(value(mpRow.real) / 10).toFixed(2)} | ${gp >= 0 ? '+' : '-'}${Math.abs(gp).toFixed(1)}% | 2 | reach: Real: `);
+    expect(line).toContain(
+      `| ${(value(mpRow.sim) / 10).toFixed(2)} | ${(value(mpRow.real) / 10).toFixed(2)} | ${gp >= 0 ? '+' : '-'}${Math.abs(gp).toFixed(1)}% | 2 | reach: Real: `,
+    );
     expect(md).toMatch(/\| SR \| 100\.0% \| 66\.7% \| -33\.3% \| 2 \| reach: Real: /);
     const reachLine = md.split('\n').find((l) => l.startsWith('| reach |'))!;
     expect(reachLine).toMatch(/n\/a \(/);
-    expect(md.split('\n').find((l) => l.startsWith('| walk |'))).toMatch(/\| walk \| locomotion \| cal-[0-9a-f]{24} \([^)]*\) \| 1 \| 3 \(1 failed, 1 stopped\) \| real: 1 link lost/);
+    expect(md.split('\n').find((l) => l.startsWith('| walk |'))).toMatch(
+      /\| walk \| locomotion \| cal-[0-9a-f]{24} \([^)]*\) \| 1 \| 3 \(1 failed, 1 stopped\) \| real: 1 link lost/,
+    );
     expect(md).toContain('#### By capability group');
     expect(md).toContain('squat, calibration');
     expect(md).not.toMatch(/\| 0\.00 \| n\/a/);
@@ -292,18 +414,30 @@ describe('gap section from a campaign store', () => {
   it('CSV: gap rows after the qualification rows, values in stored units, unavailable empty with its reason', () => {
     const csv = formatReport(buildCampaignReport(store), 'csv').trim().split('\n');
     const header = csv[0].split(',');
-    expect(header.slice(0, 21).join(',')).toBe('level,contract,policy,snapshot,snapshot_hash,binding,binding_kind,binding_note,group,clip,clip_id,pairs,admitted,rejected,pending,rollouts,sr,progress_soft,mpjpe_l_mm,decision,reasons');
+    expect(header.slice(0, 21).join(',')).toBe(
+      'level,contract,policy,snapshot,snapshot_hash,binding,binding_kind,binding_note,group,clip,clip_id,pairs,admitted,rejected,pending,rollouts,sr,progress_soft,mpjpe_l_mm,decision,reasons',
+    );
     const col = (name: string) => header.indexOf(name);
-    const rows = csv.slice(1).map((l) => l.match(/("([^"]|"")*"|[^,]*)(,|$)/g)!.map((c) => c.replace(/,$/, '').replace(/^"|"$/g, '').replace(/""/g, '"')));
+    const rows = csv
+      .slice(1)
+      .map((l) =>
+        l
+          .match(/("([^"]|"")*"|[^,]*)(,|$)/g)!
+          .map((c) => c.replace(/,$/, '').replace(/^"|"$/g, '').replace(/""/g, '"')),
+      );
     const levels = rows.map((r) => r[0]);
     expect(levels.filter((l) => l === 'gap_binding')).toHaveLength(18);
     expect(levels.indexOf('gap_binding')).toBeGreaterThan(levels.lastIndexOf('pair'));
     const g = buildGapSection(store);
     const w = g.report.wbcs.find((x) => x.wbc === X_KEY())!;
-    const mp = rows.find((r) => r[0] === 'gap_binding' && r[col('binding')] === X_KEY() && r[col('reading')] === 'mpjpe_l_mm')!;
+    const mp = rows.find(
+      (r) => r[0] === 'gap_binding' && r[col('binding')] === X_KEY() && r[col('reading')] === 'mpjpe_l_mm',
+    )!;
     expect(Number(mp[col('sim')])).toBeCloseTo(value(w.rows.find((x) => x.key === 'mpjpeLMm')!.sim), 9);
     expect(mp[col('clips_used')]).toBe('2');
-    const reachMp = rows.find((r) => r[0] === 'gap_clip' && r[col('clip')] === 'reach' && r[col('reading')] === 'mpjpe_l_mm')!;
+    const reachMp = rows.find(
+      (r) => r[0] === 'gap_clip' && r[col('clip')] === 'reach' && r[col('reading')] === 'mpjpe_l_mm',
+    )!;
     expect(reachMp[col('real')]).toBe('');
     expect(reachMp[col('unavailable')]).toMatch(/^real: .+ \| gap_percent: Real is unavailable/);
     expect(reachMp[col('real_trials')]).toBe('3');
@@ -331,7 +465,10 @@ describe('motionbench report (CLI)', () => {
     expect(r.stdout).toContain('#### Per clip (sorted by |Gap %| of joint-position RMSE)');
     expect(r.stdout).toContain(`### \`${X_KEY()}\``);
     let stderr = '';
-    const bad = await main(['report', '--campaign', dir, '--sort', 'speed'], { stdout: () => {}, stderr: (x) => void (stderr += x) });
+    const bad = await main(['report', '--campaign', dir, '--sort', 'speed'], {
+      stdout: () => {},
+      stderr: (x) => void (stderr += x),
+    });
     expect(bad).toBe(2);
     expect(stderr).toContain('--sort must be one of');
   });
@@ -347,10 +484,16 @@ describe('motionbench report (CLI)', () => {
       const lines = out.split('\n');
       const i = lines.indexOf('## Sim-to-real gap (Table 11)');
       expect(i).toBeGreaterThan(0);
-      expect(lines.slice(i + 1).filter((l) => l.trim() !== '')).toEqual([expect.stringMatching(/^No matched sim\/real pairs in this campaign/)]);
+      expect(lines.slice(i + 1).filter((l) => l.trim() !== '')).toEqual([
+        expect.stringMatching(/^No matched sim\/real pairs in this campaign/),
+      ]);
       let json = '';
       await main(['report', '--campaign', empty, '--json'], { stdout: (x) => void (json += x), stderr: () => {} });
-      expect(JSON.parse(json).gap).toMatchObject({ matched_pairs: 0, bindings: [], message: expect.stringMatching(/^No matched/) });
+      expect(JSON.parse(json).gap).toMatchObject({
+        matched_pairs: 0,
+        bindings: [],
+        message: expect.stringMatching(/^No matched/),
+      });
     } finally {
       fs.rmSync(empty, { recursive: true, force: true });
     }

@@ -9,7 +9,12 @@ import type { BackendEvent } from '../../src/domain/backend/backend';
 import { decodeWireClip, G1_BRIDGE_TOPICS } from '../../src/domain/bridge';
 import type { InterlockTrip } from '../../src/domain/interlock';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
-import { EMULATOR_CONTROL_SCHEMA_NAME, EMULATOR_CONTROL_TOPIC, standingArmRaiseClip, ZERO_PERTURBATION_PROFILE } from '../../src/domain/robotEmulator';
+import {
+  EMULATOR_CONTROL_SCHEMA_NAME,
+  EMULATOR_CONTROL_TOPIC,
+  standingArmRaiseClip,
+  ZERO_PERTURBATION_PROFILE,
+} from '../../src/domain/robotEmulator';
 import { makeBuiltinBinding, rootAssistFromStiffness } from '../../src/domain/sim/builtinBinding';
 import { connectRemoteSimulator, type BridgeClientBackend } from '../../src/services/bridge/bridgeClientBackend';
 import { openInterlock, type InterlockLink } from '../../src/services/interlock/serialInterlock';
@@ -24,14 +29,27 @@ let pair: TestPtyPair;
 let child: ChildProcess;
 let exit: Promise<number | null>;
 let stderr = '';
-let doc: { url: string; contract: string; execution_domain: string; state_rate_hz: number; topics: string[]; interlock: string; stamp_origin_unix_ms: number; control_topic: string };
+let doc: {
+  url: string;
+  contract: string;
+  execution_domain: string;
+  state_rate_hz: number;
+  topics: string[];
+  interlock: string;
+  stamp_origin_unix_ms: number;
+  control_topic: string;
+};
 let link: InterlockLink;
 const trips: InterlockTrip[] = [];
 let clip: MotionClip;
 
 beforeAll(async () => {
   pair = await makePtyPair();
-  child = spawn(process.execPath, [BIN, 'emulate-robot', '--port', '0', '--json', '--interlock', pair.devicePath, '--fault', 'nan@1500ms:3'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  child = spawn(
+    process.execPath,
+    [BIN, 'emulate-robot', '--port', '0', '--json', '--interlock', pair.devicePath, '--fault', 'nan@1500ms:3'],
+    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   exit = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   child.stderr!.on('data', (d) => (stderr += String(d)));
   let stdout = '';
@@ -53,7 +71,13 @@ beforeAll(async () => {
   const core = await RobotEmulatorCore.create({ profile: ZERO_PERTURBATION_PROFILE });
   const r = core.humanReset();
   core.dispose();
-  const d = decodeWireClip(standingArmRaiseClip({ rootPosM: [r.rootPosM[0], r.rootPosM[1], r.rootPosM[2]], jointPosRad: r.jointPosRad, seconds: 4 }));
+  const d = decodeWireClip(
+    standingArmRaiseClip({
+      rootPosM: [r.rootPosM[0], r.rootPosM[1], r.rootPosM[2]],
+      jointPosRad: r.jointPosRad,
+      seconds: 4,
+    }),
+  );
   if (!d.ok) throw new Error(d.reason);
   clip = d.value;
   // (after the MuJoCo load above, which blocks this process longer than the interlock's 100 ms silence limit)
@@ -75,7 +99,14 @@ describe('motionbench emulate-robot (child process, real pty interlock)', () => 
   let frames = 0;
 
   it('prints the JSON doc and streams at 500 Hz; a scheduled --fault shows as malformed frames', async () => {
-    expect(doc).toMatchObject({ contract: 'g1-bridge/1', execution_domain: 'real_robot', state_rate_hz: 500, topics: [G1_BRIDGE_TOPICS.lowstate, G1_BRIDGE_TOPICS.wbcStatus], interlock: pair.devicePath, control_topic: EMULATOR_CONTROL_TOPIC });
+    expect(doc).toMatchObject({
+      contract: 'g1-bridge/1',
+      execution_domain: 'real_robot',
+      state_rate_hz: 500,
+      topics: [G1_BRIDGE_TOPICS.lowstate, G1_BRIDGE_TOPICS.wbcStatus],
+      interlock: pair.devicePath,
+      control_topic: EMULATOR_CONTROL_TOPIC,
+    });
     expect(doc.url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
     client = connectRemoteSimulator({ url: doc.url });
     client.setListener(async (evs) => {
@@ -103,7 +134,13 @@ describe('motionbench emulate-robot (child process, real pty interlock)', () => 
     await waitFor(() => client.wbcStatus?.state === 'tracking', 5000, 'tracking');
     await sleep(500);
     const op = await PlainClient.connect(doc.url, { subscribe: false });
-    const ch = op.client.advertise({ topic: EMULATOR_CONTROL_TOPIC, encoding: 'json', schemaName: EMULATOR_CONTROL_SCHEMA_NAME, schema: '{}', schemaEncoding: 'jsonschema' });
+    const ch = op.client.advertise({
+      topic: EMULATOR_CONTROL_TOPIC,
+      encoding: 'json',
+      schemaName: EMULATOR_CONTROL_SCHEMA_NAME,
+      schema: '{}',
+      schemaEncoding: 'jsonschema',
+    });
     const tPress = performance.now();
     op.sendRaw(JSON.stringify({ action: 'estop' }), ch);
     const end = await running;
@@ -114,10 +151,13 @@ describe('motionbench emulate-robot (child process, real pty interlock)', () => 
     await waitFor(() => link.state === 'estop', 2000, 'the console interlock in estop');
     expect(trips.some((t) => t.toState === 'estop')).toBe(true);
     expect(client.wbcStatus).toMatchObject({ state: 'damping', outcome: 'estop', run_id: 'cli-run-1' });
-    console.log(`e-stop pressed → episode end at the console: ${(tEnd - tPress).toFixed(1)} ms; interlock trips ${JSON.stringify(trips.map((t) => t.reason))}`);
+    console.log(
+      `e-stop pressed → episode end at the console: ${(tEnd - tPress).toFixed(1)} ms; interlock trips ${JSON.stringify(trips.map((t) => t.reason))}`,
+    );
     await lease.release();
     // The human cannot stand it up while the e-stop is latched; after the release they can.
-    const answers = (): string[] => op.statuses.filter((st) => st.id?.startsWith('emulator/control/')).map((st) => `${st.id} ${st.message}`);
+    const answers = (): string[] =>
+      op.statuses.filter((st) => st.id?.startsWith('emulator/control/')).map((st) => `${st.id} ${st.message}`);
     op.sendRaw(JSON.stringify({ action: 'human_reset' }), ch);
     await waitFor(() => answers().some((a) => a.includes('human_reset')), 2000, 'the human_reset answer');
     expect(answers().find((a) => a.includes('human_reset'))).toMatch(/^emulator\/control\/refused .*e-stop is pressed/);
@@ -125,7 +165,11 @@ describe('motionbench emulate-robot (child process, real pty interlock)', () => 
     op.sendRaw(JSON.stringify({ action: 'human_reset' }), ch);
     await waitFor(() => client.wbcStatus?.state === 'idle', 2000, 'idle after the release and the human reset');
     // The operator channel's answers are statuses of their own: they may arrive after the wbc status.
-    await waitFor(() => answers().filter((a) => a.startsWith('emulator/control/ok')).length >= 3, 2000, 'the ok answers (estop, release_estop, human_reset)');
+    await waitFor(
+      () => answers().filter((a) => a.startsWith('emulator/control/ok')).length >= 3,
+      2000,
+      'the ok answers (estop, release_estop, human_reset)',
+    );
     await op.close();
   }, 20_000);
 

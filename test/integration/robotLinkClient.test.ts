@@ -1,7 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BackendEvent, EpisodeEnd, Presence } from '../../src/domain/backend/backend';
 import { makeBuiltinBinding } from '../../src/domain/sim/builtinBinding';
-import { ROBOT_LINK_DEFAULTS, connectRobot, type BridgeClientBackend } from '../../src/services/bridge/bridgeClientBackend';
+import {
+  ROBOT_LINK_DEFAULTS,
+  connectRobot,
+  type BridgeClientBackend,
+} from '../../src/services/bridge/bridgeClientBackend';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { startHostileBridge, type HostileBridge } from '../helpers/hostileBridge';
 import { sharedData } from '../helpers/sharedData';
@@ -26,7 +30,12 @@ async function publisher(rateHz = 500): Promise<HostileBridge> {
   return pub;
 }
 
-function robot(url: string): { backend: BridgeClientBackend; presence: Presence[]; frameAt: { last: number; count: number }; ends: EpisodeEnd[] } {
+function robot(url: string): {
+  backend: BridgeClientBackend;
+  presence: Presence[];
+  frameAt: { last: number; count: number };
+  ends: EpisodeEnd[];
+} {
   const frameAt = { last: 0, count: 0 };
   const presence: Presence[] = [];
   const ends: EpisodeEnd[] = [];
@@ -54,7 +63,12 @@ describe('the robot link (connectRobot) against a robot-like publisher process',
     const { backend, frameAt } = robot(pub.url);
     expect(backend.name).toBe(`robot at ${pub.url}`);
     await waitFor(() => backend.presence === 'present' && frameAt.count > 0, 10_000, 'present');
-    expect(backend.capabilities).toMatchObject({ executionDomain: 'real_robot', globalRootPosition: false, stateRateHz: 500, exactReset: false });
+    expect(backend.capabilities).toMatchObject({
+      executionDomain: 'real_robot',
+      globalRootPosition: false,
+      stateRateHz: 500,
+      exactReset: false,
+    });
     expect(backend.stampOriginUnixMs).toBeGreaterThan(1.7e12);
     await sleep(1200);
     const s = backend.linkStats();
@@ -73,7 +87,13 @@ describe('the robot link (connectRobot) against a robot-like publisher process',
     pub.skip(7);
     await waitFor(() => backend.linkStats().tickGapEvents === 1, 3000, 'the tick gap');
     expect(backend.linkStats()).toMatchObject({ missingTicks: 7, tickGapEvents: 1, dropped: 0 });
-    expect(backend.stats()).toMatchObject({ missingTicks: 7, tickGapEvents: 1, malformed: 0, duplicate: 0, outOfOrder: 0 });
+    expect(backend.stats()).toMatchObject({
+      missingTicks: 7,
+      tickGapEvents: 1,
+      malformed: 0,
+      duplicate: 0,
+      outOfOrder: 0,
+    });
   });
 
   it('ends a running episode link_lost within 100 ms of the last lowstate while the heartbeat goes on, and sends stop', async () => {
@@ -97,7 +117,11 @@ describe('the robot link (connectRobot) against a robot-like publisher process',
     expect(silenceMs).toBeLessThanOrEqual(ROBOT_LINK_DEFAULTS.lostAfterMs);
     console.log(`robot link: frozen lowstate → link_lost end ${silenceMs.toFixed(2)} ms after the last lowstate`);
     expect(presence.slice(0, 3)).toEqual(['present', 'stale', 'lost']);
-    await waitFor(() => pub.commands.some((l) => l.command === 'stop' && /link lost/.test(String(l.reason))), 3000, 'the stop sent on link loss');
+    await waitFor(
+      () => pub.commands.some((l) => l.command === 'stop' && /link lost/.test(String(l.reason))),
+      3000,
+      'the stop sent on link loss',
+    );
     await lease.release();
     // the stream resumes: present again after a reconnect
     pub.resume();

@@ -56,7 +56,8 @@ function soakSeconds(): number {
   const raw = process.env.MOTIONBENCH_SOAK_S;
   if (raw === undefined || raw.trim() === '') return 45;
   const s = Number(raw);
-  if (!(Number.isFinite(s) && s >= 10)) throw new Error(`MOTIONBENCH_SOAK_S must be a number of seconds ≥ 10, got "${raw}"`);
+  if (!(Number.isFinite(s) && s >= 10))
+    throw new Error(`MOTIONBENCH_SOAK_S must be a number of seconds ≥ 10, got "${raw}"`);
   return s;
 }
 
@@ -132,11 +133,23 @@ describe('robot link soak (emulate-robot process → connectRobot → registry �
       emulator = await startEmulatorProcess();
       const emulatorPid = emulator.child.pid;
 
-      registry = new ConnectionRegistry({ factories: { robot: ({ id, url }) => connectRobot({ id, url }) }, modelFile: OUR_G1 });
+      registry = new ConnectionRegistry({
+        factories: { robot: ({ id, url }) => connectRobot({ id, url }) },
+        modelFile: OUR_G1,
+      });
       const entry = await registry.addRemote(emulator.url, 'robot');
 
       // The subscriber: what a trial does per frame, with counts only.
-      const c = { frames: 0, firstTick: -1, lastTick: -1, outOfSequence: 0, refused: 0, readings: 0, problems: new Map<string, number>(), presence: [] as Presence[] };
+      const c = {
+        frames: 0,
+        firstTick: -1,
+        lastTick: -1,
+        outOfSequence: 0,
+        refused: 0,
+        readings: 0,
+        problems: new Map<string, number>(),
+        presence: [] as Presence[],
+      };
       const sub: { live: LiveTrackingMetrics | null } = { live: null };
       let measuring = false;
       let measuredFrames = 0;
@@ -190,7 +203,8 @@ describe('robot link soak (emulate-robot process → connectRobot → registry �
       let maxRegistryRateError = 0;
       const rateProbe = setInterval(() => {
         const hz = registry?.get(entry.id).rateHz ?? null;
-        if (hz !== null && performance.now() - t0 > 3000) maxRegistryRateError = Math.max(maxRegistryRateError, Math.abs(hz - RATE_HZ) / RATE_HZ);
+        if (hz !== null && performance.now() - t0 > 3000)
+          maxRegistryRateError = Math.max(maxRegistryRateError, Math.abs(hz - RATE_HZ) / RATE_HZ);
       }, 5000);
       await sleep(SOAK_S * 1000);
       measuring = false;
@@ -200,7 +214,11 @@ describe('robot link soak (emulate-robot process → connectRobot → registry �
       sampleMemory();
       const spacesEnd = v8.getHeapSpaceStatistics();
       const spaceGrowth = spacesEnd
-        .map((e) => ({ name: e.space_name, kb: (e.space_used_size - (spacesStart.find((s) => s.space_name === e.space_name)?.space_used_size ?? 0)) / 1024 }))
+        .map((e) => ({
+          name: e.space_name,
+          kb:
+            (e.space_used_size - (spacesStart.find((s) => s.space_name === e.space_name)?.space_used_size ?? 0)) / 1024,
+        }))
         .filter((g) => Math.abs(g.kb) >= 1)
         .map((g) => `${g.name} ${g.kb >= 0 ? '+' : ''}${g.kb.toFixed(0)} KB`)
         .join(', ');
@@ -225,7 +243,10 @@ describe('robot link soak (emulate-robot process → connectRobot → registry �
       const every = Math.max(1, Math.round(samples.length / 10));
       const series = samples
         .filter((_, i) => i % every === 0 || i === samples.length - 1)
-        .map((s) => `${s.tS.toFixed(0)} s ${(s.heap / 1024).toFixed(0)}/${(s.external / 1024).toFixed(0)}/${(s.rss / 1024).toFixed(0)}`)
+        .map(
+          (s) =>
+            `${s.tS.toFixed(0)} s ${(s.heap / 1024).toFixed(0)}/${(s.external / 1024).toFixed(0)}/${(s.rss / 1024).toFixed(0)}`,
+        )
         .join(', ');
       const first = samples[0];
       const last = samples[samples.length - 1];
@@ -245,7 +266,15 @@ describe('robot link soak (emulate-robot process → connectRobot → registry �
       );
 
       // No dropped frame.
-      expect(stats).toMatchObject({ missingTicks: 0, tickGapEvents: 0, dropped: 0, malformed: 0, duplicate: 0, outOfOrder: 0, connects: 1 });
+      expect(stats).toMatchObject({
+        missingTicks: 0,
+        tickGapEvents: 0,
+        dropped: 0,
+        malformed: 0,
+        duplicate: 0,
+        outOfOrder: 0,
+        connects: 1,
+      });
       expect(link).toMatchObject({ missingTicks: 0, dropped: 0 });
       expect(c.outOfSequence).toBe(0);
       expect(c.lastTick - c.firstTick + 1).toBe(c.frames);
@@ -269,7 +298,8 @@ describe('robot link soak (emulate-robot process → connectRobot → registry �
       // Flat memory.
       expect(second.length).toBeGreaterThanOrEqual(Math.floor(SOAK_S / 2) - 1);
       expect(heapSlope).toBeLessThan(HEAP_SLOPE_LIMIT_KB_PER_MIN);
-      if (SOAK_S >= LONG_SOAK_S) expect(rssSlope - P95_BUFFER_FILL_KB_PER_MIN).toBeLessThan(RSS_EXCESS_LIMIT_KB_PER_MIN);
+      if (SOAK_S >= LONG_SOAK_S)
+        expect(rssSlope - P95_BUFFER_FILL_KB_PER_MIN).toBeLessThan(RSS_EXCESS_LIMIT_KB_PER_MIN);
       // The emulator kept running throughout.
       expect(emulator.child.exitCode).toBeNull();
     },

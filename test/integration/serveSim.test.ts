@@ -3,7 +3,13 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BackendEvent } from '../../src/domain/backend/backend';
 import type { StateFrame } from '../../src/domain/backend/stateFrame';
-import { G1_BRIDGE_TOPICS, clipToWire, decodeWireClip, initialStateToWire, prepareCommand } from '../../src/domain/bridge';
+import {
+  G1_BRIDGE_TOPICS,
+  clipToWire,
+  decodeWireClip,
+  initialStateToWire,
+  prepareCommand,
+} from '../../src/domain/bridge';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { makeBuiltinBinding, rootAssistFromStiffness } from '../../src/domain/sim/builtinBinding';
 import { initialStateFromClipFrame } from '../../src/domain/sim/initialState';
@@ -24,7 +30,14 @@ const binding = makeBuiltinBinding({ rootAssist: rootAssistFromStiffness(3000) }
 
 function firstFrames(c: MotionClip, n: number): MotionClip {
   const d = decodeWireClip(
-    clipToWire({ ...c, frameCount: n, rootPosM: c.rootPosM.slice(0, 3 * n), rootQuatWxyz: c.rootQuatWxyz.slice(0, 4 * n), jointPosRad: c.jointPosRad.slice(0, 29 * n), jointVelRadS: undefined }),
+    clipToWire({
+      ...c,
+      frameCount: n,
+      rootPosM: c.rootPosM.slice(0, 3 * n),
+      rootQuatWxyz: c.rootQuatWxyz.slice(0, 4 * n),
+      jointPosRad: c.jointPosRad.slice(0, 29 * n),
+      jointVelRadS: undefined,
+    }),
   );
   if (!d.ok) throw new Error(d.reason);
   return { ...d.value, name: `${c.name} (first ${n} frames)` };
@@ -37,7 +50,10 @@ let exit: Promise<number | null>;
 const clients: PlainClient[] = [];
 
 beforeAll(async () => {
-  child = spawn(process.execPath, [BIN, 'serve-sim', '--port', '0', '--json'], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  child = spawn(process.execPath, [BIN, 'serve-sim', '--port', '0', '--json'], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   exit = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   let stdout = '';
   child.stderr!.on('data', (d) => (stderr += String(d)));
@@ -86,11 +102,19 @@ async function controller(): Promise<PlainClient> {
 describe('motionbench serve-sim (real MuJoCo) with a plain Foxglove client', () => {
   it('reset, prepare + start a 2 s clip: lowstate and root_state at 50 Hz, ready → tracking → done', async () => {
     const c = await controller();
-    expect(c.serverInfo!.metadata).toMatchObject({ contract: 'g1-bridge/1', execution_domain: 'simulation', state_rate_hz: '50', exact_reset: 'true', contacts: 'true' });
+    expect(c.serverInfo!.metadata).toMatchObject({
+      contract: 'g1-bridge/1',
+      execution_domain: 'simulation',
+      state_rate_hz: '50',
+      exact_reset: 'true',
+      contacts: 'true',
+    });
     const initial = initialStateFromClipFrame(TWO_SECONDS, { placeOnFloor: true });
     const reset = await c.ack(c.command({ command: 'reset', args: { initial_state: initialStateToWire(initial) } }));
     expect(reset).toMatchObject({ ok: true, status: { state: 'idle' } });
-    const prep = await c.ack(c.command(prepareCommand({ clip: TWO_SECONDS, binding, seed: 1 }) as unknown as Record<string, unknown>));
+    const prep = await c.ack(
+      c.command(prepareCommand({ clip: TWO_SECONDS, binding, seed: 1 }) as unknown as Record<string, unknown>),
+    );
     expect(prep).toMatchObject({ ok: true, status: { state: 'ready', clip_id: TWO_SECONDS.id } });
     const start = await c.ack(c.command({ command: 'start' }));
     expect(start).toMatchObject({ ok: true, status: { state: 'tracking', frame: 0 } });
@@ -113,7 +137,9 @@ describe('motionbench serve-sim (real MuJoCo) with a plain Foxglove client', () 
     });
     // measured wall-clock arrival rate (real-time pacing)
     const rate = (lows.length - 1) / ((lows[lows.length - 1].atMs - lows[0].atMs) / 1000);
-    console.log(`serve-sim stream: ${lows.length} lowstate in ${((lows[lows.length - 1].atMs - lows[0].atMs) / 1000).toFixed(3)} s = ${rate.toFixed(2)} Hz`);
+    console.log(
+      `serve-sim stream: ${lows.length} lowstate in ${((lows[lows.length - 1].atMs - lows[0].atMs) / 1000).toFixed(3)} s = ${rate.toFixed(2)} Hz`,
+    );
     expect(rate).toBeGreaterThan(45);
     expect(rate).toBeLessThan(55);
     // the episode starts where reset put it: the clip's first joint angles
@@ -127,7 +153,10 @@ describe('motionbench serve-sim (real MuJoCo) with a plain Foxglove client', () 
     expect(lows.some((r) => r.msg.tau_est.some((t: number) => Math.abs(t) > 0.1))).toBe(true);
     expect(lows[50].msg.ref_frame).toBe(60);
     // wbc_status transitions
-    const states = c.statusMsgs().map((m) => m.state).filter((s, i, a) => i === 0 || a[i - 1] !== s);
+    const states = c
+      .statusMsgs()
+      .map((m) => m.state)
+      .filter((s, i, a) => i === 0 || a[i - 1] !== s);
     expect(states.slice(-3)).toEqual(['ready', 'tracking', 'done']);
   });
 
@@ -138,8 +167,15 @@ describe('motionbench serve-sim (real MuJoCo) with a plain Foxglove client', () 
     await c.until(() => c.of(G1_BRIDGE_TOPICS.lowstate).length >= 25, 5000, '0.5 s of frames');
     const stop = await c.ack(c.command({ command: 'stop', args: { reason: 'test stop' } }));
     expect(stop.ok).toBe(true);
-    await c.until(() => c.statusMsgs().some((m) => m.state === 'done' && m.run_id === start.status.run_id), 5000, 'done');
-    expect(c.statusMsgs().find((m) => m.state === 'done' && m.run_id === start.status.run_id)).toMatchObject({ outcome: 'aborted_by_operator', reason: expect.stringMatching(/test stop/) });
+    await c.until(
+      () => c.statusMsgs().some((m) => m.state === 'done' && m.run_id === start.status.run_id),
+      5000,
+      'done',
+    );
+    expect(c.statusMsgs().find((m) => m.state === 'done' && m.run_id === start.status.run_id)).toMatchObject({
+      outcome: 'aborted_by_operator',
+      reason: expect.stringMatching(/test stop/),
+    });
     const n = c.of(G1_BRIDGE_TOPICS.lowstate).length;
     expect(n).toBeLessThan(60);
     await sleep(200);
@@ -174,7 +210,14 @@ describe('BridgeClientBackend against motionbench serve-sim (real MuJoCo)', () =
     });
     try {
       const lease = await remote.acquire('console-run-1');
-      expect(remote.capabilities).toMatchObject({ executionDomain: 'simulation', globalRootPosition: true, contacts: true, stateRateHz: 50, exactReset: true, bindingKinds: ['builtin', 'onnx'] });
+      expect(remote.capabilities).toMatchObject({
+        executionDomain: 'simulation',
+        globalRootPosition: true,
+        contacts: true,
+        stateRateHz: 50,
+        exactReset: true,
+        bindingKinds: ['builtin', 'onnx'],
+      });
       await lease.reset(initialStateFromClipFrame(TWO_SECONDS, { placeOnFloor: true }));
       const t0 = performance.now();
       const end = await lease.run({ clip: TWO_SECONDS, binding, seed: 3 });
@@ -190,7 +233,14 @@ describe('BridgeClientBackend against motionbench serve-sim (real MuJoCo)', () =
         expect(Array.isArray(f.contacts)).toBe(true);
       });
       expect(events.some((e) => e.type === 'episode_end' && e.end.outcome === 'completed')).toBe(true);
-      expect(remote.stats()).toMatchObject({ received: 101, accepted: 101, malformed: 0, duplicate: 0, outOfOrder: 0, dropped: 0 });
+      expect(remote.stats()).toMatchObject({
+        received: 101,
+        accepted: 101,
+        malformed: 0,
+        duplicate: 0,
+        outOfOrder: 0,
+        dropped: 0,
+      });
       await waitFor(() => remote.presence === 'present', 1000, 'present');
     } finally {
       await remote.close();
@@ -216,7 +266,9 @@ describe('motionbench serve-sim errors', () => {
     const port = new URL(url).port;
     const busy = await mb('serve-sim', '--port', port);
     expect(busy.code).toBe(1);
-    expect(busy.stderr).toMatch(new RegExp(`^motionbench: cannot listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`, 'm'));
+    expect(busy.stderr).toMatch(
+      new RegExp(`^motionbench: cannot listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`, 'm'),
+    );
     expect(busy.stdout).toBe('');
   });
 });

@@ -33,7 +33,11 @@ describe('embedded simulator (our G1, 2 workers)', () => {
   });
 
   /** Runs one episode on a given worker (by holding the other one), collecting raw frames. */
-  async function runOn(worker: number, clip = clipHead(dance, 3), opts: { seed?: number; noise?: number; initialShiftM?: number } = {}) {
+  async function runOn(
+    worker: number,
+    clip = clipHead(dance, 3),
+    opts: { seed?: number; noise?: number; initialShiftM?: number } = {},
+  ) {
     const held = [];
     let lease = await sim.acquire(`audit-${worker}-${Math.random()}`);
     while (lease.workerIndex !== worker) {
@@ -43,12 +47,23 @@ describe('embedded simulator (our G1, 2 workers)', () => {
     for (const h of held) await h.release();
     const frames: Float64Array[] = [];
     sim.setListener(async (evs) => {
-      for (const e of evs) if (isSimFramesEvent(e) && e.runId === lease.runId) for (const f of e.frames) frames.push(Float64Array.of(f.timeS, ...f.rootPosM!, ...f.rootQuatWxyz!, ...f.jointPosRad, ...f.jointVelRadS));
+      for (const e of evs)
+        if (isSimFramesEvent(e) && e.runId === lease.runId)
+          for (const f of e.frames)
+            frames.push(
+              Float64Array.of(f.timeS, ...f.rootPosM!, ...f.rootQuatWxyz!, ...f.jointPosRad, ...f.jointVelRadS),
+            );
     });
     const initial = initialStateFromClipFrame(clip);
-    if (opts.initialShiftM) initial.rootPosM = [initial.rootPosM[0] + opts.initialShiftM, initial.rootPosM[1], initial.rootPosM[2]];
+    if (opts.initialShiftM)
+      initial.rootPosM = [initial.rootPosM[0] + opts.initialShiftM, initial.rootPosM[1], initial.rootPosM[2]];
     await lease.reset(initial);
-    const end = await lease.run({ clip, binding: assist, seed: opts.seed ?? 0, options: { initialJointNoiseRad: opts.noise ?? 0 } });
+    const end = await lease.run({
+      clip,
+      binding: assist,
+      seed: opts.seed ?? 0,
+      options: { initialJointNoiseRad: opts.noise ?? 0 },
+    });
     await lease.release();
     sim.setListener(null);
     return { end, frames };
@@ -91,7 +106,12 @@ describe('embedded simulator (our G1, 2 workers)', () => {
         ['dance, no assist', clipHead(dance, 4), noAssist],
         ['dance, assist', clipHead(dance, 4), assist],
       ].map(async ([name, clip, binding]) => {
-        const r = await runSimEpisode(sim, { clip: clip as never, binding: binding as never, profile, keepFrames: false });
+        const r = await runSimEpisode(sim, {
+          clip: clip as never,
+          binding: binding as never,
+          profile,
+          keepFrames: false,
+        });
         // the streaming detector (worker) and the batch reducer (main) agree on the failure
         expect(r.metrics.failure.available && r.metrics.failure.value).toEqual(r.end.failure ?? null);
         results[name as string] = { ...r.end, mpjpe: r.metrics.mpjpeLMm.available ? r.metrics.mpjpeLMm.value : null };
@@ -123,7 +143,12 @@ describe('embedded simulator (our G1, 2 workers)', () => {
       }
     });
     const before = sim.stats.batches;
-    const end = await lease.run({ clip: clipHead(dance, 4), binding: assist, seed: 0, options: { framesPerBatch: 5, maxBatchesInFlight: 2 } });
+    const end = await lease.run({
+      clip: clipHead(dance, 4),
+      binding: assist,
+      seed: 0,
+      options: { framesPerBatch: 5, maxBatchesInFlight: 2 },
+    });
     await lease.release();
     sim.setListener(null);
     expect(end.frames).toBe(201);
@@ -169,7 +194,12 @@ describe('embedded simulator (our G1, 2 workers)', () => {
         if (e.type === 'problem') problems.push(e.problem.code);
       }
     });
-    const crashed = await lease.run({ clip: clipHead(dance, 3), binding: assist, seed: 0, options: { crashAtFrame: 60, framesPerBatch: 10 } });
+    const crashed = await lease.run({
+      clip: clipHead(dance, 3),
+      binding: assist,
+      seed: 0,
+      options: { crashAtFrame: 60, framesPerBatch: 10 },
+    });
     expect(crashed.outcome).toBe('infrastructure_error');
     expect(crashed.reason).toMatch(/crashed/);
     expect(crashed.frames).toBe(frames);
@@ -204,11 +234,17 @@ describe('embedded simulator (our G1, 2 workers)', () => {
 
   it('refuses what it cannot run before anything moves', async () => {
     const lease = await sim.acquire('refusals');
-    await expect(lease.reset({ rootPosM: [0, 0, 0.8], rootQuatWxyz: [1, 0, 0, 0], jointPosRad: [1, 2], placeOnFloor: true })).rejects.toThrow(/jointPosRad has 2 values/);
+    await expect(
+      lease.reset({ rootPosM: [0, 0, 0.8], rootQuatWxyz: [1, 0, 0, 0], jointPosRad: [1, 2], placeOnFloor: true }),
+    ).rejects.toThrow(/jointPosRad has 2 values/);
     const remote = { ...assist, kind: 'remote' as const, checkpointHash: null };
-    await expect(lease.run({ clip: clipHead(dance, 1), binding: remote as never, seed: 0 })).rejects.toThrow(/cannot run "remote"/);
+    await expect(lease.run({ clip: clipHead(dance, 1), binding: remote as never, seed: 0 })).rejects.toThrow(
+      /cannot run "remote"/,
+    );
     const odd = makeBuiltinBinding({ controlRateHz: 60 });
-    await expect(lease.run({ clip: clipHead(dance, 1), binding: odd, seed: 0 })).rejects.toThrow(/not a multiple of the 50 Hz/);
+    await expect(lease.run({ clip: clipHead(dance, 1), binding: odd, seed: 0 })).rejects.toThrow(
+      /not a multiple of the 50 Hz/,
+    );
     await lease.release();
   });
 
@@ -217,8 +253,18 @@ describe('embedded simulator (our G1, 2 workers)', () => {
     const roll = 0.03;
     const pitch = -0.02;
     // measured attitude: arbitrary yaw 1.2 rad, small roll/pitch (ZYX)
-    const cz = Math.cos(0.6), sz = Math.sin(0.6), cy = Math.cos(pitch / 2), sy = Math.sin(pitch / 2), cx = Math.cos(roll / 2), sx = Math.sin(roll / 2);
-    const q: [number, number, number, number] = [cz * cy * cx + sz * sy * sx, cz * cy * sx - sz * sy * cx, cz * sy * cx + sz * cy * sx, sz * cy * cx - cz * sy * sx];
+    const cz = Math.cos(0.6),
+      sz = Math.sin(0.6),
+      cy = Math.cos(pitch / 2),
+      sy = Math.sin(pitch / 2),
+      cx = Math.cos(roll / 2),
+      sx = Math.sin(roll / 2);
+    const q: [number, number, number, number] = [
+      cz * cy * cx + sz * sy * sx,
+      cz * cy * sx - sz * sy * cx,
+      cz * sy * cx + sz * cy * sx,
+      sz * cy * cx - cz * sy * sx,
+    ];
     const joints = Array.from(clip.jointPosRad.subarray(0, 29), (v, j) => v + (j === 3 ? 0.05 : 0));
     const initial = initialStateFromCalibration({ rootQuatWxyz: q, jointPosRad: joints }, clip);
     const lease = await sim.acquire('calibrated');
@@ -227,7 +273,10 @@ describe('embedded simulator (our G1, 2 workers)', () => {
     await lease.release();
     expect(s.rootPosM[0]).toBeCloseTo(clip.rootPosM[0], 12);
     expect(s.rootPosM[1]).toBeCloseTo(clip.rootPosM[1], 12);
-    expect(quatHeading(s.rootQuatWxyz)).toBeCloseTo(quatHeading([clip.rootQuatWxyz[0], clip.rootQuatWxyz[1], clip.rootQuatWxyz[2], clip.rootQuatWxyz[3]]), 12);
+    expect(quatHeading(s.rootQuatWxyz)).toBeCloseTo(
+      quatHeading([clip.rootQuatWxyz[0], clip.rootQuatWxyz[1], clip.rootQuatWxyz[2], clip.rootQuatWxyz[3]]),
+      12,
+    );
     expect(s.jointPosRad[3]).toBeCloseTo(joints[3], 12);
     // standing on the floor: the pelvis of our G1 sits ~0.79 m up
     expect(s.rootPosM[2]).toBeGreaterThan(0.7);

@@ -10,13 +10,25 @@ import { encodeLinearPolicy, standardInterface, writeBindingFiles } from '../hel
 import { MENAGERIE_G1, MENAGERIE_SCENE, sharedData } from '../helpers/sharedData';
 import { motionbench } from '../helpers/runCli';
 
-
 const mb = motionbench;
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-sim-cli-'));
 /** The first 4 s of LAFAN1 dance1 (a test fixture cut at run time, never stored in the repo). */
 const CLIP = path.join(dir, 'short_dance.csv');
-const METRIC_FIELDS = ['contract', 'K', 'failed', 'failure', 'progress_soft', 'mpjpe_l_mm', 'joint_pos_rmse', 'joint_vel_rmse', 'joint_acc_rms', 'joint_acc_p95', 'joint_jerk_rms', 'joint_jerk_p95'];
+const METRIC_FIELDS = [
+  'contract',
+  'K',
+  'failed',
+  'failure',
+  'progress_soft',
+  'mpjpe_l_mm',
+  'joint_pos_rmse',
+  'joint_vel_rmse',
+  'joint_acc_rms',
+  'joint_acc_p95',
+  'joint_jerk_rms',
+  'joint_jerk_p95',
+];
 
 beforeAll(() => {
   const lines = fs.readFileSync(sharedData('motions/lafan1_g1_csv/dance1_subject2.csv'), 'utf8').split('\n');
@@ -30,18 +42,45 @@ describe('motionbench sim', () => {
   it('runs a clip under builtin:assist, prints metrics + outcome + audit hash, writes the episode and the executed motion', async () => {
     const out = path.join(dir, 'episode.mcap');
     const exec = path.join(dir, 'exec.json');
-    const r = await mb('sim', '--clip', CLIP, '--fps', '30', '--binding', 'builtin:assist=3000', '--out', out, '--exec-out', exec, '--json');
+    const r = await mb(
+      'sim',
+      '--clip',
+      CLIP,
+      '--fps',
+      '30',
+      '--binding',
+      'builtin:assist=3000',
+      '--out',
+      out,
+      '--exec-out',
+      exec,
+      '--json',
+    );
     expect(r.code, r.stderr).toBe(0);
     const doc = JSON.parse(r.stdout);
     first = doc;
     for (const f of METRIC_FIELDS) expect(doc).toHaveProperty(f);
-    expect(doc).toMatchObject({ contract: 'mb-metrics/1', K: 201, failed: false, failure: null, progress_soft: 1, outcome: 'completed', sim_seconds: 4, frames: 201, seed: 0 });
+    expect(doc).toMatchObject({
+      contract: 'mb-metrics/1',
+      K: 201,
+      failed: false,
+      failure: null,
+      progress_soft: 1,
+      outcome: 'completed',
+      sim_seconds: 4,
+      frames: 201,
+      seed: 0,
+    });
     expect(doc.mpjpe_l_mm).toBeGreaterThan(1);
     expect(doc.mpjpe_l_mm).toBeLessThan(60);
     expect(doc.wall_seconds).toBeGreaterThan(0);
     expect(doc.real_time_factor).toBeCloseTo(doc.sim_seconds / doc.wall_seconds, 9);
     expect(doc.trajectory_sha256).toMatch(/^[0-9a-f]{64}$/);
-    expect(doc.binding).toMatchObject({ id: 'builtin', kind: 'builtin', label: 'reference tracker, not a policy (root assist 3000 N/m)' });
+    expect(doc.binding).toMatchObject({
+      id: 'builtin',
+      kind: 'builtin',
+      label: 'reference tracker, not a policy (root assist 3000 N/m)',
+    });
     expect(doc.binding.version).toMatch(/^pd1-[0-9a-f]{10}$/);
     expect(doc.episode_file).toBe(out);
     expect(r.stderr).toMatch(/sim: 4\.0 \/ 4\.0 s simulated \(\d+(\.\d)?x real time\)/);
@@ -58,7 +97,18 @@ describe('motionbench sim', () => {
   });
 
   it('replays bit-identically in another process (the seed is recorded; nothing in the builtin sim is random)', async () => {
-    const r = await mb('sim', '--clip', CLIP, '--fps', '30', '--binding', 'builtin:assist=3000', '--seed', '5', '--json');
+    const r = await mb(
+      'sim',
+      '--clip',
+      CLIP,
+      '--fps',
+      '30',
+      '--binding',
+      'builtin:assist=3000',
+      '--seed',
+      '5',
+      '--json',
+    );
     expect(r.code, r.stderr).toBe(0);
     const doc = JSON.parse(r.stdout);
     expect(doc.seed).toBe(5);
@@ -69,7 +119,11 @@ describe('motionbench sim', () => {
     const r = await mb('sim', '--clip', CLIP, '--fps', '30', '--model', MENAGERIE_SCENE, '--json');
     expect(r.code, r.stderr).toBe(0);
     const doc = JSON.parse(r.stdout);
-    expect(doc).toMatchObject({ outcome: 'hard_failure', failed: true, binding: { label: 'reference tracker, not a policy' } });
+    expect(doc).toMatchObject({
+      outcome: 'hard_failure',
+      failed: true,
+      binding: { label: 'reference tracker, not a policy' },
+    });
     expect(doc.failure.frame).toBeLessThan(150);
     expect(doc.progress_soft).toBeLessThan(1);
     expect(doc.model.file).toBe(MENAGERIE_SCENE);
@@ -79,7 +133,11 @@ describe('motionbench sim', () => {
     // a constant policy: action 0.4 on every joint → target = default pose + 0.25 · 0.4
     const iface = standardInterface({ gains: { kp: 300, kd: 10 } });
     const D = 29 + 29 + 3 + 3 + 2 * 29 + 29;
-    const bindingFile = writeBindingFiles(path.join(dir, 'onnx'), encodeLinearPolicy({ inDim: D, outDim: 29, bias: new Float64Array(29).fill(0.4) }), iface);
+    const bindingFile = writeBindingFiles(
+      path.join(dir, 'onnx'),
+      encodeLinearPolicy({ inDim: D, outDim: 29, bias: new Float64Array(29).fill(0.4) }),
+      iface,
+    );
     const out = path.join(dir, 'onnx.mcap');
     const r = await mb('sim', '--clip', CLIP, '--fps', '30', '--binding', bindingFile, '--out', out, '--json');
     expect(r.code, r.stderr).toBe(0);

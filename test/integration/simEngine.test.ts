@@ -75,7 +75,9 @@ describe('SimEngine (in-thread)', () => {
     const { end, batches } = collect(ours, makeBuiltinBinding({ rootAssist: rootAssistFromStiffness(3000) }));
     const L = ours.layout;
     expect(end).toMatchObject({ outcome: 'completed', frames: 101, plannedFrames: 101, simSeconds: 2 });
-    const all = batches.flatMap((b) => Array.from({ length: b.count }, (_, i) => b.data.subarray(i * L.width, (i + 1) * L.width)));
+    const all = batches.flatMap((b) =>
+      Array.from({ length: b.count }, (_, i) => b.data.subarray(i * L.width, (i + 1) * L.width)),
+    );
     expect(all.length).toBe(101);
     all.forEach((f, k) => {
       expect(f[L.time]).toBe(k / 50);
@@ -87,7 +89,8 @@ describe('SimEngine (in-thread)', () => {
     for (let j = 0; j < 29; j++) expect(all[0][L.q + j]).toBeCloseTo(dance.jointPosRad[j], 12);
     // the command at frame k targets reference frame k + 1 (resampled to 50 Hz)
     const ref50 = resampleClip(dance, 50);
-    for (const k of [0, 10, 99]) for (let j = 0; j < 29; j++) expect(all[k][L.target + j]).toBe(ref50.jointPosRad[29 * (k + 1) + j]);
+    for (const k of [0, 10, 99])
+      for (let j = 0; j < 29; j++) expect(all[k][L.target + j]).toBe(ref50.jointPosRad[29 * (k + 1) + j]);
     expect(all[50][L.liveMpjpe]).toBeGreaterThan(0);
   });
 });

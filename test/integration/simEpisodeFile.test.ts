@@ -10,7 +10,11 @@ import { episodeMetricsJson } from '../../src/domain/metrics';
 import { makeBuiltinBinding, rootAssistFromStiffness } from '../../src/domain/sim/builtinBinding';
 import { clipHead } from '../../src/domain/sim/clipWindow';
 import { TOPICS } from '../../src/services/episode/episodeSchemas';
-import { executedStateFrames, readEpisodeFile, trajectorySha256OfEpisode } from '../../src/services/episode/episodeReader';
+import {
+  executedStateFrames,
+  readEpisodeFile,
+  trajectorySha256OfEpisode,
+} from '../../src/services/episode/episodeReader';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
@@ -28,7 +32,13 @@ beforeAll(async () => {
   await sim.ready();
   const clip = clipHead(loadClipFile(sharedData('motions/lafan1_g1_csv/dance1_subject2.csv')), 4);
   t0Ms = Date.now();
-  result = await runSimEpisode(sim, { clip, binding: makeBuiltinBinding({ rootAssist: rootAssistFromStiffness(3000) }), profile: loadRobotProfile(OUR_G1), seed: 7, out: file });
+  result = await runSimEpisode(sim, {
+    clip,
+    binding: makeBuiltinBinding({ rootAssist: rootAssistFromStiffness(3000) }),
+    profile: loadRobotProfile(OUR_G1),
+    seed: 7,
+    out: file,
+  });
 });
 afterAll(async () => {
   await sim?.close();
@@ -57,8 +67,16 @@ describe('episode file (MCAP)', () => {
     const final = ep.metrics.filter((m) => m.kind === 'final');
     expect(final.length).toBe(1);
     expect(final[0].readings).toEqual(JSON.parse(JSON.stringify(episodeMetricsJson(result.metrics))));
-    expect(ep.metadata.episode).toMatchObject({ format: 'motionbench-episode/1', seed: '7', binding: `builtin@${makeBuiltinBinding({ rootAssist: rootAssistFromStiffness(3000) }).version}` });
-    expect(ep.metadata.result).toMatchObject({ outcome: 'completed', frames: '201', trajectory_sha256: result.end.trajectorySha256 });
+    expect(ep.metadata.episode).toMatchObject({
+      format: 'motionbench-episode/1',
+      seed: '7',
+      binding: `builtin@${makeBuiltinBinding({ rootAssist: rootAssistFromStiffness(3000) }).version}`,
+    });
+    expect(ep.metadata.result).toMatchObject({
+      outcome: 'completed',
+      frames: '201',
+      trajectory_sha256: result.end.trajectorySha256,
+    });
     // anyone holding the file can check the replay-audit hash
     expect(trajectorySha256OfEpisode(ep)).toBe(result.end.trajectorySha256);
   });
@@ -75,8 +93,15 @@ describe('episode file (MCAP)', () => {
       }
       expect(reader.schemasById.size).toBe(5);
       const counts = new Map<string, number>();
-      for (const [id, n] of reader.statistics!.channelMessageCounts) counts.set(reader.channelsById.get(id)!.topic, Number(n));
-      expect(Object.fromEntries(counts)).toEqual({ [TOPICS.reference]: 201, [TOPICS.executed]: 201, [TOPICS.commands]: 201, [TOPICS.metrics]: 202, [TOPICS.events]: 2 });
+      for (const [id, n] of reader.statistics!.channelMessageCounts)
+        counts.set(reader.channelsById.get(id)!.topic, Number(n));
+      expect(Object.fromEntries(counts)).toEqual({
+        [TOPICS.reference]: 201,
+        [TOPICS.executed]: 201,
+        [TOPICS.commands]: 201,
+        [TOPICS.metrics]: 202,
+        [TOPICS.events]: 2,
+      });
       let n = 0;
       let prev = 0n;
       for await (const m of reader.readMessages({ topics: [TOPICS.executed] })) {

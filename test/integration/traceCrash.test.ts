@@ -28,13 +28,20 @@ async function expectFinishedIntact(store: CampaignStore, runId: string, frames:
   const idx = await readIndexed(store.episodeFile(runId));
   expect(idx.topics['/executed/state']).toBe(frames);
   expect(store.getMetrics(runId)).not.toBeNull();
-  expect(store.listEvents({ runId }).map((e) => e.kind).at(-1)).toBe('episode_end');
+  expect(
+    store
+      .listEvents({ runId })
+      .map((e) => e.kind)
+      .at(-1),
+  ).toBe('episode_end');
 }
 
 describe('SIGKILL while recording', () => {
   it('mid-episode: finished episode intact, interrupted one marked with its 600 flushed frames readable', async () => {
     const dir = `${root}/mid`;
-    const r = await runTraceChild(['kill-mid-episode', dir, '200', '3', '150'], { killWhen: (l) => l.startsWith('{"ready"') });
+    const r = await runTraceChild(['kill-mid-episode', dir, '200', '3', '150'], {
+      killWhen: (l) => l.startsWith('{"ready"'),
+    });
     expect(r.signal).toBe('SIGKILL');
     const docs = childDocs(r);
     const finished = docs.find((d) => d.finished)!.finished as string;
@@ -49,13 +56,28 @@ describe('SIGKILL while recording', () => {
 
       expect(store.recovered.map((x) => x.runId)).toEqual([running]);
       const ep = store.getEpisode(running)!;
-      expect(ep).toMatchObject({ status: 'interrupted', outcome: 'infrastructure_error', frameCount: 600, mcapBytes: null, recoveredMcapPath: `episodes/${running}.recovered.mcap` });
-      expect(ep.reason).toMatch(new RegExp(`^interrupted: the recording process \\(pid ${docs.find((d) => d.pid)!.pid} on .+\\) stopped before the episode finished; 600 executed frame\\(s\\) recovered up to t = 1\\.198 s$`));
+      expect(ep).toMatchObject({
+        status: 'interrupted',
+        outcome: 'infrastructure_error',
+        frameCount: 600,
+        mcapBytes: null,
+        recoveredMcapPath: `episodes/${running}.recovered.mcap`,
+      });
+      expect(ep.reason).toMatch(
+        new RegExp(
+          `^interrupted: the recording process \\(pid ${docs.find((d) => d.pid)!.pid} on .+\\) stopped before the episode finished; 600 executed frame\\(s\\) recovered up to t = 1\\.198 s$`,
+        ),
+      );
       const events = store.listEvents({ runId: running });
       // the human-gated reset was committed when it happened, though its MCAP chunk was lost
       expect(events.map((e) => e.kind)).toEqual(['episode_start', 'human_reset', 'recovery']);
       expect(events[1].reason).toBe('operator put the robot back on its feet');
-      expect(events[2].detail).toMatchObject({ cause: 'writer_gone', recovered_frames: 600, file_complete: false, recovered_file: `episodes/${running}.recovered.mcap` });
+      expect(events[2].detail).toMatchObject({
+        cause: 'writer_gone',
+        recovered_frames: 600,
+        file_complete: false,
+        recovered_file: `episodes/${running}.recovered.mcap`,
+      });
 
       // the truncated original, through the streaming reader: exactly the flushed frames, bit-exact
       const cut = await readEpisodeFile(store.episodeFile(running));
@@ -85,44 +107,50 @@ describe('SIGKILL while recording', () => {
   it.each([
     ['shortly after the third commit', 3, 5],
     ['a while after the second commit', 2, 170],
-  ])('at an arbitrary moment (%s): the index stays consistent and nothing is left running', async (_label, afterCommits, delayMs) => {
-    const dir = `${root}/loop-${afterCommits}`;
-    let commits = 0;
-    const r = await runTraceChild(['kill-loop', dir], { killWhen: (l) => l.startsWith('{"finished"') && ++commits >= afterCommits, killDelayMs: delayMs });
-    expect(r.signal).toBe('SIGKILL');
-    const printed = childDocs(r).map((d) => d.finished as string);
-    expect(printed.length).toBeGreaterThanOrEqual(afterCommits);
+  ])(
+    'at an arbitrary moment (%s): the index stays consistent and nothing is left running',
+    async (_label, afterCommits, delayMs) => {
+      const dir = `${root}/loop-${afterCommits}`;
+      let commits = 0;
+      const r = await runTraceChild(['kill-loop', dir], {
+        killWhen: (l) => l.startsWith('{"finished"') && ++commits >= afterCommits,
+        killDelayMs: delayMs,
+      });
+      expect(r.signal).toBe('SIGKILL');
+      const printed = childDocs(r).map((d) => d.finished as string);
+      expect(printed.length).toBeGreaterThanOrEqual(afterCommits);
 
-    const store = await openCampaign(dir);
-    try {
-      expect(store.integrityCheck()).toEqual({ integrity: [], foreignKeys: [] });
-      const all = store.findEpisodes();
-      expect(all.filter((e) => e.status === 'running')).toEqual([]);
-      for (const id of printed) await expectFinishedIntact(store, id, 300);
-      const finished = all.filter((e) => e.status === 'finished');
-      for (const e of finished) await expectFinishedIntact(store, e.runId, 300);
-      const interrupted = all.filter((e) => e.status === 'interrupted');
-      expect(interrupted.length).toBeLessThanOrEqual(1);
-      expect(finished.length + interrupted.length).toBe(all.length);
-      for (const e of interrupted) {
-        expect(e.outcome).toBe('infrastructure_error');
-        expect(e.frameCount % 100).toBe(0); // whole chunks only
-        expect(store.listEvents({ runId: e.runId, kind: 'recovery' })).toHaveLength(1);
-        const file = store.episodeFile(e.runId);
-        if (!fs.existsSync(file)) continue;
-        if (e.frameCount === 0) {
-          // Killed between creating the file and writing its header records: nothing to read, and
-          // the reader must say so plainly rather than return a half-parsed episode.
-          const read = await readEpisodeFile(file).then(
-            (ep) => ep.executed.length,
-            (err: Error) => err.message,
-          );
-          if (typeof read === 'number') expect(read).toBe(0);
-          else expect(read.startsWith(`${file}: not a`)).toBe(true);
-        } else expect((await readEpisodeFile(file)).executed.length).toBe(e.frameCount);
+      const store = await openCampaign(dir);
+      try {
+        expect(store.integrityCheck()).toEqual({ integrity: [], foreignKeys: [] });
+        const all = store.findEpisodes();
+        expect(all.filter((e) => e.status === 'running')).toEqual([]);
+        for (const id of printed) await expectFinishedIntact(store, id, 300);
+        const finished = all.filter((e) => e.status === 'finished');
+        for (const e of finished) await expectFinishedIntact(store, e.runId, 300);
+        const interrupted = all.filter((e) => e.status === 'interrupted');
+        expect(interrupted.length).toBeLessThanOrEqual(1);
+        expect(finished.length + interrupted.length).toBe(all.length);
+        for (const e of interrupted) {
+          expect(e.outcome).toBe('infrastructure_error');
+          expect(e.frameCount % 100).toBe(0); // whole chunks only
+          expect(store.listEvents({ runId: e.runId, kind: 'recovery' })).toHaveLength(1);
+          const file = store.episodeFile(e.runId);
+          if (!fs.existsSync(file)) continue;
+          if (e.frameCount === 0) {
+            // Killed between creating the file and writing its header records: nothing to read, and
+            // the reader must say so plainly rather than return a half-parsed episode.
+            const read = await readEpisodeFile(file).then(
+              (ep) => ep.executed.length,
+              (err: Error) => err.message,
+            );
+            if (typeof read === 'number') expect(read).toBe(0);
+            else expect(read.startsWith(`${file}: not a`)).toBe(true);
+          } else expect((await readEpisodeFile(file)).executed.length).toBe(e.frameCount);
+        }
+      } finally {
+        store.close();
       }
-    } finally {
-      store.close();
-    }
-  });
+    },
+  );
 });

@@ -15,7 +15,15 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEpisodeFile } from '../../src/services/episode/episodeReader';
 import { openCampaign } from '../../src/services/trace';
-import { childDocs, fixtureEnd, fixtureInputs, fixtureMetrics, runTraceChild, syntheticFrames, tempDir } from '../helpers/traceFixtures';
+import {
+  childDocs,
+  fixtureEnd,
+  fixtureInputs,
+  fixtureMetrics,
+  runTraceChild,
+  syntheticFrames,
+  tempDir,
+} from '../helpers/traceFixtures';
 import { readIndexed } from '../helpers/traceMcap';
 
 const IS_ROOT = process.getuid?.() === 0;
@@ -41,7 +49,12 @@ function chmodTree(p: string, writable: boolean): void {
 async function campaignWithOneEpisode(dir: string): Promise<string> {
   const store = await openCampaign(dir, { create: true });
   const p = store.ensureParentTrace(fixtureInputs());
-  const rec = await store.beginEpisode({ parentTraceId: p.id, executionDomain: 'simulation', backendId: 'sim-0', seed: 0 });
+  const rec = await store.beginEpisode({
+    parentTraceId: p.id,
+    executionDomain: 'simulation',
+    backendId: 'sim-0',
+    seed: 0,
+  });
   await rec.frames(syntheticFrames(0, 300, 50));
   await rec.finish(fixtureEnd(rec.runId, 300, 'completed', 50), fixtureMetrics());
   store.close();
@@ -86,13 +99,20 @@ describe('disk full (file-size limit enforced by the kernel, also for root)', ()
     const failure = docs.find((d) => d.error !== undefined)!;
     const file = path.join(dir, 'episodes', `${running}.mcap`);
     expect(failure.error).toMatchObject({ code: 'disk_full', path: file });
-    expect((failure.error as { message: string }).message).toBe(`cannot write the episode file ${file}: file too large (the disk or the process file-size limit is exhausted) (EFBIG)`);
+    expect((failure.error as { message: string }).message).toBe(
+      `cannot write the episode file ${file}: file too large (the disk or the process file-size limit is exhausted) (EFBIG)`,
+    );
     const durable = failure.durableBefore as number;
     expect(durable).toBeGreaterThan(500);
     expect(durable % 100).toBe(0);
     expect(failure.written as number).toBeGreaterThan(durable);
     // the child's own index already says what happened
-    const seen = docs.find((d) => d.episode)!.episode as { status: string; outcome: string; frameCount: number; reason: string };
+    const seen = docs.find((d) => d.episode)!.episode as {
+      status: string;
+      outcome: string;
+      frameCount: number;
+      reason: string;
+    };
     expect(seen).toMatchObject({ status: 'interrupted', outcome: 'infrastructure_error', frameCount: durable });
     expect(seen.reason).toContain(`writing frames failed: cannot write the episode file ${file}`);
 
@@ -101,7 +121,11 @@ describe('disk full (file-size limit enforced by the kernel, also for root)', ()
     try {
       expect(store.recovered).toEqual([]);
       expect(store.getEpisode(running)).toMatchObject({ status: 'interrupted', frameCount: durable });
-      expect(store.listEvents({ runId: running, kind: 'recovery' })[0].detail).toMatchObject({ cause: 'write_failed', code: 'disk_full', recovered_frames: durable });
+      expect(store.listEvents({ runId: running, kind: 'recovery' })[0].detail).toMatchObject({
+        cause: 'write_failed',
+        code: 'disk_full',
+        recovered_frames: durable,
+      });
       const cut = await readEpisodeFile(file);
       expect(cut.executed.length).toBe(durable);
     } finally {
@@ -121,7 +145,11 @@ describe(`read-only campaign folder (${IS_ROOT ? 'written as uid 65534: root ign
     const docs = childDocs(r);
     expect(docs.find((d) => d.fatal)).toBeUndefined();
     const file = path.join(dir, 'episodes', 'refused-by-folder.mcap');
-    expect(docs[0].error).toEqual({ code: 'read_only', path: file, message: `cannot create the episode file ${file}: permission denied (the folder or file is read-only for this user) (EACCES)` });
+    expect(docs[0].error).toEqual({
+      code: 'read_only',
+      path: file,
+      message: `cannot create the episode file ${file}: permission denied (the folder or file is read-only for this user) (EACCES)`,
+    });
     expect(docs[1].episode).toMatchObject({ status: 'interrupted', outcome: 'infrastructure_error', frameCount: 0 });
     expect(fs.existsSync(file)).toBe(false);
     await expectIntact(dir, first, 300);
@@ -139,7 +167,14 @@ describe(`read-only campaign folder (${IS_ROOT ? 'written as uid 65534: root ign
     takeBack(dir);
     const docs = childDocs(r);
     expect(docs.find((d) => d.fatal)).toBeUndefined();
-    expect(docs[0]).toEqual({ writable: false, error: { code: 'read_only', path: dir, message: `cannot write to the campaign folder ${dir}: permission denied (the folder or file is read-only for this user) (EACCES)` } });
+    expect(docs[0]).toEqual({
+      writable: false,
+      error: {
+        code: 'read_only',
+        path: dir,
+        message: `cannot write to the campaign folder ${dir}: permission denied (the folder or file is read-only for this user) (EACCES)`,
+      },
+    });
     expect(docs[1]).toEqual({ readOnly: true, episodes: [first], viaCopy: true });
     await expectIntact(dir, first, 300);
   });

@@ -27,7 +27,14 @@ let pairId: string;
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'mb-trial-exit-'));
   const binding = await resolveBindingSpec('builtin:assist=3000');
-  await runQualification({ campaignDir: dir, workload: loadWorkload('core-v1'), bindings: [binding], profile: loadRobotProfile(), clips: ['ub_wave_right'], workers: 1 });
+  await runQualification({
+    campaignDir: dir,
+    workload: loadWorkload('core-v1'),
+    bindings: [binding],
+    profile: loadRobotProfile(),
+    clips: ['ub_wave_right'],
+    workers: 1,
+  });
   const store = await openCampaign(dir);
   pairId = listAdmittedPairs(store)[0].pairId;
   store.close();
@@ -43,10 +50,29 @@ afterAll(async () => {
 
 describe('motionbench trial exit status', () => {
   it('the only trial (--trials 1) ends link_lost: exit 4, the trial named on stderr, not 0', async () => {
-    const child = spawn(process.execPath, [MOTIONBENCH_BIN, 'trial', '--campaign', dir, '--robot', emu.url, '--interlock', pty.consolePath, '--pair', pairId, '--trials', '1', '--yes', '--json'], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        MOTIONBENCH_BIN,
+        'trial',
+        '--campaign',
+        dir,
+        '--robot',
+        emu.url,
+        '--interlock',
+        pty.consolePath,
+        '--pair',
+        pairId,
+        '--trials',
+        '1',
+        '--yes',
+        '--json',
+      ],
+      {
+        cwd: REPO_ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     let err = '';
     let injected = false;
@@ -61,10 +87,17 @@ describe('motionbench trial exit status', () => {
     });
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     expect(injected, err).toBe(true);
-    const doc = JSON.parse(out) as { real: { trialIndex: number; outcome: string }[]; remaining: number; stoppedEarly: string | null };
+    const doc = JSON.parse(out) as {
+      real: { trialIndex: number; outcome: string }[];
+      remaining: number;
+      stoppedEarly: string | null;
+      session: { text: string; tone: string };
+    };
     expect(doc.real.map((t) => [t.trialIndex, t.outcome])).toEqual([[0, 'link_lost']]);
     expect(doc.remaining).toBe(0);
     expect(doc.stoppedEarly).toBeNull();
+    // The badge the console shows: every trial ran, but the session did not complete.
+    expect(doc.session).toEqual({ text: 'ended · 1 link lost', tone: 'alarm' });
     expect(code, err).toBe(4);
     expect(err).toMatch(/^motionbench: not every real trial ran to its end: trial 1 link_lost \(/m);
   }, 120_000);

@@ -8,7 +8,12 @@ import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { resolveBindingSpec } from '../../src/services/sim/bindingSpec';
 import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { openCampaign, type CampaignStore } from '../../src/services/trace';
-import { listAdmittedPairs, runMatchedPair, type MatchedPairResult, type TrialProgressEvent } from '../../src/services/trial';
+import {
+  listAdmittedPairs,
+  runMatchedPair,
+  type MatchedPairResult,
+  type TrialProgressEvent,
+} from '../../src/services/trial';
 import { openInterlockFeed, type InterlockFeed } from '../../src/services/trial/interlockFeed';
 import { openRobotLink } from '../../src/services/trial/openRobotLink';
 import { loadWorkload } from '../../src/services/workload';
@@ -85,7 +90,9 @@ afterEach(async () => {
 });
 
 /** Runs one real trial of the pair and injects `fault` 2 s into it; returns the session result and the trip time. */
-async function trialWithFault(fault: (r: Rig) => Promise<void> | void): Promise<{ result: MatchedPairResult; injectedAtMs: number; events: TrialProgressEvent[]; tripAtMs: number | null }> {
+async function trialWithFault(
+  fault: (r: Rig) => Promise<void> | void,
+): Promise<{ result: MatchedPairResult; injectedAtMs: number; events: TrialProgressEvent[]; tripAtMs: number | null }> {
   const { dir, pairId } = await qualifiedCampaign();
   rig = await startRig(dir);
   const r = rig;
@@ -121,7 +128,10 @@ async function trialWithFault(fault: (r: Rig) => Promise<void> | void): Promise<
         }
       },
     });
-    if (result.real.length === 0) console.log(`no real trial ran: ${result.stoppedEarly}; ${JSON.stringify(events.filter((e) => e.type === 'refusal' || e.type === 'trip' || e.type === 'phase')).slice(0, 2000)}`);
+    if (result.real.length === 0)
+      console.log(
+        `no real trial ran: ${result.stoppedEarly}; ${JSON.stringify(events.filter((e) => e.type === 'refusal' || e.type === 'trip' || e.type === 'phase')).slice(0, 2000)}`,
+      );
     const trip = events.find((e): e is Extract<TrialProgressEvent, { type: 'trip' }> => e.type === 'trip');
     return { result, injectedAtMs, events, tripAtMs: trip ? trip.trip.atMs : null };
   } catch (err) {
@@ -167,7 +177,11 @@ describe('trial reliability (real processes)', () => {
     const w = watcher as PlainClient | null;
     expect(w).not.toBeNull();
     const statuses = w!.of('/g1/wbc_status').map((m) => m.msg);
-    expect(statuses.some((s) => s && s.run_id === last.runId && s.state !== 'tracking' && s.outcome && s.outcome !== 'completed')).toBe(true);
+    expect(
+      statuses.some(
+        (s) => s && s.run_id === last.runId && s.state !== 'tracking' && s.outcome && s.outcome !== 'completed',
+      ),
+    ).toBe(true);
     await w!.close();
   }, 150_000);
 
@@ -185,7 +199,9 @@ describe('trial reliability (real processes)', () => {
     expect(result.stoppedEarly).not.toBeNull();
     // After the e-stop the console sent no prepare/start/hold: no such command was acknowledged.
     const w = watcher as PlainClient | null;
-    const later = w!.of('/g1/wbc_status').filter((m) => m.atMs > estopAt && m.msg?.ack && ['prepare', 'start', 'hold'].includes(m.msg.ack.command));
+    const later = w!
+      .of('/g1/wbc_status')
+      .filter((m) => m.atMs > estopAt && m.msg?.ack && ['prepare', 'start', 'hold'].includes(m.msg.ack.command));
     expect(later).toEqual([]);
     await w!.close();
   }, 150_000);
@@ -227,7 +243,10 @@ describe('trial reliability (real processes)', () => {
       const trip = events.find((e): e is Extract<TrialProgressEvent, { type: 'trip' }> => e.type === 'trip');
       expect(trip?.trip.cause).toMatch(/interlock_lost|estop|interlock_disarmed/);
       // Nothing ran: the start was refused at the write, after the trip; the robot never tracked.
-      const acks = watcher.of('/g1/wbc_status').map((m) => m.msg?.ack?.command).filter(Boolean);
+      const acks = watcher
+        .of('/g1/wbc_status')
+        .map((m) => m.msg?.ack?.command)
+        .filter(Boolean);
       expect(acks).toContain('prepare');
       expect(acks).not.toContain('start');
       expect(watcher.of('/g1/wbc_status').some((m) => m.msg?.state === 'tracking')).toBe(false);
@@ -235,9 +254,13 @@ describe('trial reliability (real processes)', () => {
       // The trip latched the run before the write: the episode is on record with the trip's
       // outcome and no frame (the attack recorded 15 s of motion and exited 0).
       expect(result.real.map((t) => [t.outcome, t.frames])).toEqual([['link_lost', 0]]);
-      const deliveries = r.store.listEvents({ kind: 'note' }).filter((e) => /^(stop|damp) acknowledged/.test(e.reason ?? ''));
+      const deliveries = r.store
+        .listEvents({ kind: 'note' })
+        .filter((e) => /^(stop|damp) acknowledged/.test(e.reason ?? ''));
       expect(deliveries.map((e) => (e.reason ?? '').split(' ')[0]).sort()).toEqual(['damp', 'stop']);
-      console.log(`attack replay: loop held ${heldMs.toFixed(0)} ms after the grant → ${trip?.trip.cause} trip; start not sent; ${deliveries.map((e) => e.reason).join(' | ')}`);
+      console.log(
+        `attack replay: loop held ${heldMs.toFixed(0)} ms after the grant → ${trip?.trip.cause} trip; start not sent; ${deliveries.map((e) => e.reason).join(' | ')}`,
+      );
     } finally {
       await watcher.close();
       await link.close();

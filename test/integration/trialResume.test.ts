@@ -32,7 +32,14 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'mb-resume-'));
   const profile = loadRobotProfile();
   const binding = await resolveBindingSpec('builtin:assist=3000');
-  await runQualification({ campaignDir: dir, workload: loadWorkload('core-v1'), bindings: [binding], profile, clips: [CLIP], workers: 1 });
+  await runQualification({
+    campaignDir: dir,
+    workload: loadWorkload('core-v1'),
+    bindings: [binding],
+    profile,
+    clips: [CLIP],
+    workers: 1,
+  });
   const store = await openCampaign(dir);
   pairId = listAdmittedPairs(store)[0].pairId;
   store.close();
@@ -55,14 +62,36 @@ interface CliRun {
 
 /** Starts `motionbench trial … --yes --json`; resets the robot whenever the CLI waits for one. */
 function startTrialCli(onLine?: (line: string, run: CliRun) => void): CliRun {
-  const child = spawn(process.execPath, [MOTIONBENCH_BIN, 'trial', '--campaign', dir, '--robot', emu.url, '--interlock', pty.consolePath, '--pair', pairId, '--yes', '--json'], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      MOTIONBENCH_BIN,
+      'trial',
+      '--campaign',
+      dir,
+      '--robot',
+      emu.url,
+      '--interlock',
+      pty.consolePath,
+      '--pair',
+      pairId,
+      '--yes',
+      '--json',
+    ],
+    {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let err = '';
   let out = '';
   let partial = '';
-  const run: CliRun = { child, stderr: () => err, stdout: () => out, exited: new Promise((r) => child.once('exit', (code) => r(code))) };
+  const run: CliRun = {
+    child,
+    stderr: () => err,
+    stdout: () => out,
+    exited: new Promise((r) => child.once('exit', (code) => r(code))),
+  };
   child.stdout!.on('data', (d: Buffer) => (out += d.toString('utf8')));
   child.stderr!.on('data', (d: Buffer) => {
     const s = d.toString('utf8');
@@ -110,7 +139,13 @@ describe('a matched pair session resumes after the trial process is killed', () 
     const second = startTrialCli();
     const code2 = await second.exited;
     expect(code2, second.stderr()).toBe(0);
-    const doc = JSON.parse(second.stdout()) as { parentTraceId: string; calibrationId: string; sim: { resumed: boolean }; real: { trialIndex: number; outcome: string; resumed: boolean }[]; remaining: number };
+    const doc = JSON.parse(second.stdout()) as {
+      parentTraceId: string;
+      calibrationId: string;
+      sim: { resumed: boolean };
+      real: { trialIndex: number; outcome: string; resumed: boolean }[];
+      remaining: number;
+    };
     expect(doc.parentTraceId).toBe(matched.id);
     expect(doc.calibrationId).toBe(matched.identity.calibrationId);
     expect(doc.sim.resumed).toBe(true);
@@ -127,7 +162,9 @@ describe('a matched pair session resumes after the trial process is killed', () 
     expect(err2.match(/^\(earlier session\) simulation episode /gm), err2).toHaveLength(1);
     expect(err2.match(/^\(earlier session\) real_robot episode .* \(trial 1\): /gm), err2).toHaveLength(1);
     expect(err2).not.toMatch(/^\(earlier session\) real_robot episode .* \(trial [23]\)/m);
-    expect(err2.indexOf('(earlier session) simulation episode')).toBeLessThan(err2.search(/^real_robot episode .* \(trial 2\)/m));
+    expect(err2.indexOf('(earlier session) simulation episode')).toBeLessThan(
+      err2.search(/^real_robot episode .* \(trial 2\)/m),
+    );
 
     store = await openCampaign(dir);
     try {

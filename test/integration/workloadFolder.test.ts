@@ -46,7 +46,11 @@ function folder(files: Record<string, string | Uint8Array>, manifest?: unknown):
     fs.mkdirSync(path.dirname(p), { recursive: true });
     fs.writeFileSync(p, data);
   }
-  if (manifest !== undefined) fs.writeFileSync(path.join(dir, 'workload.json'), typeof manifest === 'string' ? manifest : JSON.stringify(manifest, null, 2));
+  if (manifest !== undefined)
+    fs.writeFileSync(
+      path.join(dir, 'workload.json'),
+      typeof manifest === 'string' ? manifest : JSON.stringify(manifest, null, 2),
+    );
   return dir;
 }
 
@@ -80,7 +84,10 @@ function inputError(fn: () => unknown): { err: InputError; all: InputError[] } {
 }
 
 beforeAll(() => {
-  const g = generateCoreV1(profile, { only: ['loco_walk_forward', 'ub_wave_right', 'dyn_small_jumps'], withFileSha256: false });
+  const g = generateCoreV1(profile, {
+    only: ['loco_walk_forward', 'ub_wave_right', 'dyn_small_jumps'],
+    withFileSha256: false,
+  });
   const by = (n: string) => g.clips.find((c) => c.name === n)!;
   clips = { walk: by('loco_walk_forward'), wave: by('ub_wave_right'), jump: by('dyn_small_jumps') };
 });
@@ -90,7 +97,12 @@ describe('folder workload', () => {
   it('becomes its own snapshot: manifest order, groups, names, files, hash over the clip ids', () => {
     const dir = folder(standardFiles(), standardManifest());
     const w = loadWorkload(dir, { profile });
-    expect(w.snapshot).toMatchObject({ format: 'mb-workload-snapshot/1', id: 'lab-set', version: '3', source: 'folder' });
+    expect(w.snapshot).toMatchObject({
+      format: 'mb-workload-snapshot/1',
+      id: 'lab-set',
+      version: '3',
+      source: 'folder',
+    });
     expect(w.snapshot.clips.map((c) => [c.file, c.name, c.group, c.fps, c.frames])).toEqual([
       ['walk.csv', 'walk', 'locomotion', 50, clips.walk.frameCount],
       ['wave.json', 'ub_wave_right', 'upper_body', 50, clips.wave.frameCount],
@@ -143,11 +155,20 @@ describe('folder workload errors name the file and key', () => {
     m.clips['walk.csv'] = { group: 'walking', fps: 50 } as never;
     const { err } = inputError(() => loadWorkload(folder(standardFiles(), m)));
     expect(err.location.key).toBe('clips["walk.csv"].group');
-    expect(err.message).toMatch(/workload\.json \[clips\["walk\.csv"\]\.group\]: must be one of upper_body, locomotion, in_place, dynamic, low_posture, found "walking"/);
+    expect(err.message).toMatch(
+      /workload\.json \[clips\["walk\.csv"\]\.group\]: must be one of upper_body, locomotion, in_place, dynamic, low_posture, found "walking"/,
+    );
   });
 
   it('a typo in an entry key, a missing id, a bad version, a reserved id — all reported together', () => {
-    const m = { version: '', clips: { 'walk.csv': { group: 'locomotion', fps: 50, grup: 'x' }, 'wave.json': { group: 'upper_body' }, 'moves/jump.npz': { group: 'dynamic' } } };
+    const m = {
+      version: '',
+      clips: {
+        'walk.csv': { group: 'locomotion', fps: 50, grup: 'x' },
+        'wave.json': { group: 'upper_body' },
+        'moves/jump.npz': { group: 'dynamic' },
+      },
+    };
     const { err, all } = inputError(() => loadWorkload(folder(standardFiles(), m)));
     expect(err).toBeInstanceOf(WorkloadInputError);
     const keys = all.map((e) => e.location.key);
@@ -212,7 +233,10 @@ describe('folder workload errors name the file and key', () => {
       const m = standardManifest();
       (m.clips as Record<string, unknown>)[bad] = { group: 'locomotion', fps: 50 };
       const { all } = inputError(() => loadWorkload(folder(standardFiles(), m)));
-      expect(all.some((e) => e.location.key === `clips[${JSON.stringify(bad)}]`), bad).toBe(true);
+      expect(
+        all.some((e) => e.location.key === `clips[${JSON.stringify(bad)}]`),
+        bad,
+      ).toBe(true);
     }
   });
 
@@ -225,7 +249,9 @@ describe('folder workload errors name the file and key', () => {
   });
 
   it('an unknown built-in and a missing folder', () => {
-    expect(inputError(() => loadWorkload('core-v9')).err.message).toMatch(/unknown workload "core-v9": the built-in workloads are core-v1/);
+    expect(inputError(() => loadWorkload('core-v9')).err.message).toMatch(
+      /unknown workload "core-v9": the built-in workloads are core-v1/,
+    );
     expect(inputError(() => loadWorkload(path.join(root, 'nope'))).err.message).toMatch(/no such folder/);
   });
 });

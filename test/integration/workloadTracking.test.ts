@@ -31,7 +31,12 @@ describe('core-v1 under the builtin tracker (embedded MuJoCo, our G1, 1 worker)'
   });
 
   it.each(names)('%s completes with root assist 3000 N/m: no hard failure, full progress', async (name) => {
-    const r = await runSimEpisode(sim, { clip: clip(name), binding: makeBuiltinBinding({ rootAssist: rootAssistFromStiffness(3000) }), profile, keepFrames: false });
+    const r = await runSimEpisode(sim, {
+      clip: clip(name),
+      binding: makeBuiltinBinding({ rootAssist: rootAssistFromStiffness(3000) }),
+      profile,
+      keepFrames: false,
+    });
     expect(r.end.outcome).toBe('completed');
     expect(value(r.metrics.failure)).toBeNull();
     expect(value(r.metrics.progressSoft)).toBe(1);
@@ -39,7 +44,12 @@ describe('core-v1 under the builtin tracker (embedded MuJoCo, our G1, 1 worker)'
   });
 
   it('without assist the PD tracker falls while walking (hard failure)', async () => {
-    const r = await runSimEpisode(sim, { clip: clip('loco_walk_forward'), binding: makeBuiltinBinding(), profile, keepFrames: false });
+    const r = await runSimEpisode(sim, {
+      clip: clip('loco_walk_forward'),
+      binding: makeBuiltinBinding(),
+      profile,
+      keepFrames: false,
+    });
     expect(value(r.metrics.failure)).not.toBeNull();
     expect(value(r.metrics.progressSoft)).toBeLessThan(1);
   });

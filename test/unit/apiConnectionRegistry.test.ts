@@ -1,7 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_PROBLEMS_SENT } from '../../src/api/contract';
 import { ApiFailure } from '../../src/services/api/apiFailure';
-import { ConnectionRegistry, EMBEDDED_SIM_ID, EMBEDDED_SIM_NAME, RATE_WINDOW_MS, type BackendFactories } from '../../src/services/api/connectionRegistry';
+import {
+  ConnectionRegistry,
+  EMBEDDED_SIM_ID,
+  EMBEDDED_SIM_NAME,
+  RATE_WINDOW_MS,
+  type BackendFactories,
+} from '../../src/services/api/connectionRegistry';
 import type { BackendListener } from '../../src/domain/backend/backend';
 import { createStateFrame } from '../../src/domain/backend/stateFrame';
 import { FakeBackend } from '../helpers/fakeBackend';
@@ -44,7 +50,18 @@ describe('ConnectionRegistry', () => {
       },
     });
     const [e] = registry.list();
-    expect(e).toMatchObject({ id: EMBEDDED_SIM_ID, name: EMBEDDED_SIM_NAME, kind: 'embedded_simulator', presence: 'disconnected', active: false, available: true, removable: false, rateHz: null, declaredRateHz: null, problems: [] });
+    expect(e).toMatchObject({
+      id: EMBEDDED_SIM_ID,
+      name: EMBEDDED_SIM_NAME,
+      kind: 'embedded_simulator',
+      presence: 'disconnected',
+      active: false,
+      available: true,
+      removable: false,
+      rateHz: null,
+      declaredRateHz: null,
+      problems: [],
+    });
     expect(created).toBe(0);
     // Two concurrent connects create one backend.
     const [a, b] = await Promise.all([registry.connect(EMBEDDED_SIM_ID), registry.connect(EMBEDDED_SIM_ID)]);
@@ -76,7 +93,14 @@ describe('ConnectionRegistry', () => {
       },
     });
     const a = await registry.addRemote('  WS://Sim-Host.local:8765 ');
-    expect(a).toMatchObject({ id: 'remote-1', url: 'ws://sim-host.local:8765/', name: 'sim-host.local:8765', presence: 'connecting', active: true, removable: true });
+    expect(a).toMatchObject({
+      id: 'remote-1',
+      url: 'ws://sim-host.local:8765/',
+      name: 'sim-host.local:8765',
+      presence: 'connecting',
+      active: true,
+      removable: true,
+    });
     const b = await registry.addRemote('wss://10.1.2.3/bridge');
     expect(b).toMatchObject({ id: 'remote-2', url: 'wss://10.1.2.3/bridge', name: '10.1.2.3' });
     expect(urls).toEqual(['ws://sim-host.local:8765/', 'wss://10.1.2.3/bridge']);
@@ -102,7 +126,9 @@ describe('ConnectionRegistry', () => {
 
   it('measures the frame rate over a 2 s window and the age of the last frame', async () => {
     let backend!: FakeBackend;
-    const { registry, advance } = setup({ embeddedSimulator: () => (backend = new FakeBackend({ id: 's', initialPresence: 'present' })) });
+    const { registry, advance } = setup({
+      embeddedSimulator: () => (backend = new FakeBackend({ id: 's', initialPresence: 'present' })),
+    });
     await registry.connect(EMBEDDED_SIM_ID);
     expect(registry.get(EMBEDDED_SIM_ID)).toMatchObject({ rateHz: null, lastFrameAgeMs: null });
     // 50 Hz source in batches of 5 every 100 ms, for 1.5 s.
@@ -119,7 +145,9 @@ describe('ConnectionRegistry', () => {
 
   it('falls back to arrival times when source times do not advance', async () => {
     let backend!: FakeBackend;
-    const { registry, advance } = setup({ embeddedSimulator: () => (backend = new FakeBackend({ id: 's', initialPresence: 'present' })) });
+    const { registry, advance } = setup({
+      embeddedSimulator: () => (backend = new FakeBackend({ id: 's', initialPresence: 'present' })),
+    });
     await registry.connect(EMBEDDED_SIM_ID);
     // A source whose stamps do not advance (1/∞ = 0 s per frame), one frame every 40 ms.
     for (let i = 0; i < 11; i++) {
@@ -140,7 +168,10 @@ describe('ConnectionRegistry', () => {
         super.setListener(l);
       }
     }
-    const { registry, advance } = setup({ robot: ({ id }) => new RobotLike({ id, initialPresence: 'present', executionDomain: 'real_robot', declaredRateHz: 500 }) });
+    const { registry, advance } = setup({
+      robot: ({ id }) =>
+        new RobotLike({ id, initialPresence: 'present', executionDomain: 'real_robot', declaredRateHz: 500 }),
+    });
     const r = await registry.addRemote('ws://127.0.0.1:9100', 'robot');
     let tick = 0;
     const batch = (timeS: (k: number) => number): void => {
@@ -171,9 +202,12 @@ describe('ConnectionRegistry', () => {
 
   it('keeps the newest problems first, bounded, and shows the backend latency', async () => {
     let backend!: FakeBackend;
-    const { registry } = setup({ remoteSimulator: ({ id }) => (backend = new FakeBackend({ id, initialPresence: 'present', latencyMs: 3.5 })) });
+    const { registry } = setup({
+      remoteSimulator: ({ id }) => (backend = new FakeBackend({ id, initialPresence: 'present', latencyMs: 3.5 })),
+    });
     const r = await registry.addRemote('ws://127.0.0.1:9000');
-    for (let i = 0; i < 12; i++) backend.emitProblem({ severity: 'warn', code: `p${i}`, message: `problem ${i}`, atMs: i });
+    for (let i = 0; i < 12; i++)
+      backend.emitProblem({ severity: 'warn', code: `p${i}`, message: `problem ${i}`, atMs: i });
     const info = registry.get(r.id);
     expect(info.problems).toHaveLength(MAX_PROBLEMS_SENT);
     expect(info.problems[0].code).toBe('p11');
@@ -184,7 +218,9 @@ describe('ConnectionRegistry', () => {
 
   it('fans events out to subscribers and turns a failing subscriber into a problem', async () => {
     let backend!: FakeBackend;
-    const { registry } = setup({ embeddedSimulator: () => (backend = new FakeBackend({ id: 's', initialPresence: 'present' })) });
+    const { registry } = setup({
+      embeddedSimulator: () => (backend = new FakeBackend({ id: 's', initialPresence: 'present' })),
+    });
     const seen: string[] = [];
     const off = registry.subscribe(EMBEDDED_SIM_ID, async (events) => {
       seen.push(...events.map((e) => e.type));
@@ -206,7 +242,9 @@ describe('ConnectionRegistry', () => {
 
   it('leases a backend per run and refuses to disconnect or remove it meanwhile', async () => {
     let backend!: FakeBackend;
-    const { registry } = setup({ remoteSimulator: ({ id }) => (backend = new FakeBackend({ id, initialPresence: 'present' })) });
+    const { registry } = setup({
+      remoteSimulator: ({ id }) => (backend = new FakeBackend({ id, initialPresence: 'present' })),
+    });
     const r = await registry.addRemote('ws://127.0.0.1:9001');
     const lease = await registry.acquire(r.id, 'run-42');
     expect(backend.leasedBy).toBe('run-42');
@@ -224,7 +262,10 @@ describe('ConnectionRegistry', () => {
 
   it('disconnects (entry stays), reconnects with a new backend, never removes the embedded simulator', async () => {
     const made: FakeBackend[] = [];
-    const { registry } = setup({ embeddedSimulator: () => made[made.push(new FakeBackend({ id: `s${made.length}`, initialPresence: 'present' })) - 1] });
+    const { registry } = setup({
+      embeddedSimulator: () =>
+        made[made.push(new FakeBackend({ id: `s${made.length}`, initialPresence: 'present' })) - 1],
+    });
     await registry.connect(EMBEDDED_SIM_ID);
     const off = await registry.disconnect(EMBEDDED_SIM_ID);
     expect(off).toMatchObject({ presence: 'disconnected', active: false });

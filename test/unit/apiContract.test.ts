@@ -7,7 +7,8 @@ import { buildContentSecurityPolicy } from '../../src/api/contentSecurityPolicy'
 import { API_METHODS, MAX_CLIP_FILE_BYTES, parseRequest, requestSchemas } from '../../src/api/contract';
 import { decodeMotionFile } from '../../src/domain/motion/decodeMotionFile';
 import { InputError } from '../../src/domain/problems';
-import { createConsoleApi, toApiError } from '../../src/services/api/consoleApiHandlers';
+import { toApiError } from '../../src/services/api/apiErrorMap';
+import { createConsoleApi } from '../../src/services/api/consoleApiHandlers';
 import { dispatchWsMessage } from '../../src/services/api/wsDispatch';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -20,15 +21,24 @@ describe('API contract', () => {
   });
 
   it('rejects unknown methods, naming the field', () => {
-    expect(parseRequest('robot.move', {})).toMatchObject({ ok: false, error: { code: 'unknown_method', field: 'method' } });
+    expect(parseRequest('robot.move', {})).toMatchObject({
+      ok: false,
+      error: { code: 'unknown_method', field: 'method' },
+    });
     expect(parseRequest(42, {})).toMatchObject({ ok: false, error: { code: 'unknown_method' } });
     expect(parseRequest('toString', {})).toMatchObject({ ok: false, error: { code: 'unknown_method' } });
   });
 
   it('names the offending param', () => {
-    expect(parseRequest('clips.load', { path: 'a.csv', fps: 0 })).toMatchObject({ ok: false, error: { code: 'bad_params', field: 'params.fps' } });
+    expect(parseRequest('clips.load', { path: 'a.csv', fps: 0 })).toMatchObject({
+      ok: false,
+      error: { code: 'bad_params', field: 'params.fps' },
+    });
     expect(parseRequest('clips.load', { path: 3 })).toMatchObject({ ok: false, error: { field: 'params.path' } });
-    expect(parseRequest('clips.load', { path: 'a.csv', extra: 1 })).toMatchObject({ ok: false, error: { field: 'params.extra' } });
+    expect(parseRequest('clips.load', { path: 'a.csv', extra: 1 })).toMatchObject({
+      ok: false,
+      error: { field: 'params.extra' },
+    });
     expect(parseRequest('clips.decode', { fileName: 'a.csv', bytesBase64: '***' })).toMatchObject({
       ok: false,
       error: { code: 'bad_params', field: 'params.bytesBase64' },
@@ -84,16 +94,28 @@ describe('console API handlers', () => {
     const row = Array.from({ length: 36 }, (_, i) => (i === 6 ? '1' : '0')).join(',');
     const csv = Buffer.from(`${row}\n${row}\n`).toString('base64');
     const noFps = await api.invoke('clips.decode', { fileName: 'two.csv', bytesBase64: csv });
-    expect(noFps).toMatchObject({ ok: false, error: { code: 'input_error', location: { file: 'two.csv', key: 'fps' } } });
+    expect(noFps).toMatchObject({
+      ok: false,
+      error: { code: 'input_error', location: { file: 'two.csv', key: 'fps' } },
+    });
     const withFps = await api.invoke('clips.decode', { fileName: 'two.csv', bytesBase64: csv, fps: 30 });
     expect(withFps).toMatchObject({ ok: true, result: { frameCount: 2, fps: 30, fpsSource: 'user' } });
   });
 
   it('answers app.info per transport, and refuses the native dialog outside Electron', async () => {
-    expect(await api.invoke('app.info', {})).toMatchObject({ ok: true, result: { transport: 'host', capabilities: { nativeOpenDialog: false } } });
+    expect(await api.invoke('app.info', {})).toMatchObject({
+      ok: true,
+      result: { transport: 'host', capabilities: { nativeOpenDialog: false } },
+    });
     expect(await api.invoke('clips.openDialog', {})).toMatchObject({ ok: false, error: { code: 'unsupported' } });
-    const electron = createConsoleApi({ transport: 'electron', overrides: { 'clips.openDialog': () => ({ cancelled: true }) } });
-    expect(await electron.invoke('app.info', {})).toMatchObject({ ok: true, result: { capabilities: { nativeOpenDialog: true } } });
+    const electron = createConsoleApi({
+      transport: 'electron',
+      overrides: { 'clips.openDialog': () => ({ cancelled: true }) },
+    });
+    expect(await electron.invoke('app.info', {})).toMatchObject({
+      ok: true,
+      result: { capabilities: { nativeOpenDialog: true } },
+    });
     expect(await electron.invoke('clips.openDialog', {})).toEqual({ ok: true, result: { cancelled: true } });
   });
 
@@ -109,11 +131,16 @@ describe('console API handlers', () => {
   it('frames WebSocket requests and errors', async () => {
     expect(await dispatchWsMessage(api, 'nope')).toMatchObject({ id: null, error: { code: 'bad_request' } });
     expect(await dispatchWsMessage(api, '[]')).toMatchObject({ id: null, error: { code: 'bad_request' } });
-    expect(await dispatchWsMessage(api, JSON.stringify({ id: 9, method: 'app.info', params: {}, x: 1 }))).toMatchObject({
-      id: 9,
-      error: { code: 'bad_request' },
-    });
+    expect(await dispatchWsMessage(api, JSON.stringify({ id: 9, method: 'app.info', params: {}, x: 1 }))).toMatchObject(
+      {
+        id: 9,
+        error: { code: 'bad_request' },
+      },
+    );
     expect(await dispatchWsMessage(api, 'x'.repeat(11), 10)).toMatchObject({ error: { code: 'too_large' } });
-    expect(await dispatchWsMessage(api, JSON.stringify({ id: 'a', method: 'app.info' }))).toMatchObject({ id: 'a', result: { transport: 'host' } });
+    expect(await dispatchWsMessage(api, JSON.stringify({ id: 'a', method: 'app.info' }))).toMatchObject({
+      id: 'a',
+      result: { transport: 'host' },
+    });
   });
 });

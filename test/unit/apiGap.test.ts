@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { parseRequest, type GapClipDto } from '../../src/api/contract';
 import { resampleFrames } from '../../src/domain/motion/resample';
 import { frameJointRmse, toContractTimeline, type TimedSample } from '../../src/services/api/gapReview';
-import { formatGapPercent, formatGapValue, replayRunLabel, sortGapClips, trialCountsText } from '../../renderer/src/gap/gapReview';
+import {
+  formatGapPercent,
+  formatGapValue,
+  replayRunLabel,
+  sortGapClips,
+  trialCountsText,
+} from '../../renderer/src/gap/gapFormat';
 
 // The gap.* requests of the console API (src/api/gapContract.ts) and the pure shaping behind Gap
 // review: the 50 Hz contract timeline of a recorded trajectory (src/services/api/gapReview.ts)
@@ -28,19 +34,30 @@ describe('gap contract', () => {
 
   it('names the offending field of a bad request', () => {
     expect(bad('gap.report', {})).toMatchObject({ code: 'bad_params', field: 'params.campaignDir' });
-    expect(bad('gap.report', { campaignDir: 'relative/c' }).message).toMatch(/params\.campaignDir: must be an absolute path/);
+    expect(bad('gap.report', { campaignDir: 'relative/c' }).message).toMatch(
+      /params\.campaignDir: must be an absolute path/,
+    );
     expect(bad('gap.report', { campaignDir: '/tmp/c', sort: 'mpjpe' })).toMatchObject({ field: 'params.sort' });
     expect(bad('gap.report', { campaignDir: '/tmp/c', sort: 'mpjpe' }).message).toMatch(/mpjpe_l_mm/);
     expect(bad('gap.report', { campaignDir: '/tmp/c', limit: 3 })).toMatchObject({ field: 'params.limit' });
     expect(bad('gap.replay', { campaignDir: '/tmp/c' })).toMatchObject({ field: 'params.parentTraceId' });
-    expect(bad('gap.replay', { campaignDir: '/tmp/c', parentTraceId: 'pt 1/../x' })).toMatchObject({ field: 'params.parentTraceId', message: expect.stringMatching(/not a parent trace id/) });
-    expect(bad('gap.replay', { campaignDir: '/tmp/\0c', parentTraceId: 'pt-1' })).toMatchObject({ field: 'params.campaignDir' });
+    expect(bad('gap.replay', { campaignDir: '/tmp/c', parentTraceId: 'pt 1/../x' })).toMatchObject({
+      field: 'params.parentTraceId',
+      message: expect.stringMatching(/not a parent trace id/),
+    });
+    expect(bad('gap.replay', { campaignDir: '/tmp/\0c', parentTraceId: 'pt-1' })).toMatchObject({
+      field: 'params.campaignDir',
+    });
   });
 });
 
 const J = 29;
 /** n samples at `rateHz`, joints on a ramp (q_j = t + j), root moving in x; time stamps as tick / rate. */
-function recording(n: number, rateHz: number, o: { root?: boolean; jitterS?: (i: number) => number } = {}): TimedSample[] {
+function recording(
+  n: number,
+  rateHz: number,
+  o: { root?: boolean; jitterS?: (i: number) => number } = {},
+): TimedSample[] {
   return Array.from({ length: n }, (_, i) => {
     const t = i / rateHz + (o.jitterS?.(i) ?? 0);
     return {
@@ -74,18 +91,27 @@ describe('toContractTimeline (50 Hz contract timeline)', () => {
     expect(tl.rootPosM).toBeNull();
     expect(tl.rootQuatWxyz).toBeNull();
     const q = Float64Array.from(src.flatMap((s) => s.jointPosRad));
-    const ref = resampleFrames({ fps: 30, frameCount: 61, rootPosM: new Float64Array(183), rootQuatWxyz: new Float64Array(244), jointPosRad: q }, 50, 101);
+    const ref = resampleFrames(
+      { fps: 30, frameCount: 61, rootPosM: new Float64Array(183), rootQuatWxyz: new Float64Array(244), jointPosRad: q },
+      50,
+      101,
+    );
     for (let i = 0; i < tl.jointPosRad.length; i++) expect(tl.jointPosRad[i]).toBeCloseTo(ref.jointPosRad[i], 12);
   });
 
   it('interpolates a jittered source by its time stamps (and jitter only off the grid times keeps the grid frames)', () => {
-    expect(toContractTimeline(recording(201, 100, { jitterS: (i) => (i % 2 === 1 ? 0.0003 : 0) }), 50, J).resampling).toBe('on_grid');
+    expect(
+      toContractTimeline(recording(201, 100, { jitterS: (i) => (i % 2 === 1 ? 0.0003 : 0) }), 50, J).resampling,
+    ).toBe('on_grid');
     const src = recording(201, 100, { jitterS: (i) => (i % 2 === 0 && i > 0 ? 0.0003 : 0) });
     const tl = toContractTimeline(src, 50, J);
     expect(tl.resampling).toBe('by_time');
     // t = 0.02 lies between sample 1 (0.01 s) and sample 2 (0.0203 s).
     const a = (0.02 - 0.01) / (0.0203 - 0.01);
-    expect(tl.jointPosRad[J + 3]).toBeCloseTo(src[1].jointPosRad[3] + (src[2].jointPosRad[3] - src[1].jointPosRad[3]) * a, 12);
+    expect(tl.jointPosRad[J + 3]).toBeCloseTo(
+      src[1].jointPosRad[3] + (src[2].jointPosRad[3] - src[1].jointPosRad[3]) * a,
+      12,
+    );
     expect(tl.rootPosM![3]).toBeCloseTo(src[1].rootPosM![0] + (src[2].rootPosM![0] - src[1].rootPosM![0]) * a, 12);
   });
 
@@ -109,7 +135,11 @@ describe('toContractTimeline (50 Hz contract timeline)', () => {
 
 const v = (value: number | null, reason?: string) => (value === null ? { value, reason: reason ?? 'x' } : { value });
 function clip(name: string, mpjpeGap: number | null, srGap: number | null): GapClipDto {
-  const r = (g: number | null) => ({ sim: v(1), real: v(g === null ? null : 1 + g / 100), gapPercent: v(g, 'Real is unavailable: no motion capture') });
+  const r = (g: number | null) => ({
+    sim: v(1),
+    real: v(g === null ? null : 1 + g / 100),
+    gapPercent: v(g, 'Real is unavailable: no motion capture'),
+  });
   return {
     clipId: `clip-${name}`,
     clip: name,
@@ -129,8 +159,18 @@ describe('Gap review panel shaping', () => {
   const clips = [clip('b', 10, -5), clip('a', -40, null), clip('c', null, 0), clip('d', 10, 50)];
 
   it('sorts per clip by |Gap %| largest first, unavailable last, ties by name; reversed on a second click; by name', () => {
-    expect(sortGapClips(clips, { column: 'mpjpe_l_mm', reversed: false }).map((c) => c.clip)).toEqual(['a', 'b', 'd', 'c']);
-    expect(sortGapClips(clips, { column: 'mpjpe_l_mm', reversed: true }).map((c) => c.clip)).toEqual(['c', 'd', 'b', 'a']);
+    expect(sortGapClips(clips, { column: 'mpjpe_l_mm', reversed: false }).map((c) => c.clip)).toEqual([
+      'a',
+      'b',
+      'd',
+      'c',
+    ]);
+    expect(sortGapClips(clips, { column: 'mpjpe_l_mm', reversed: true }).map((c) => c.clip)).toEqual([
+      'c',
+      'd',
+      'b',
+      'a',
+    ]);
     expect(sortGapClips(clips, { column: 'sr', reversed: false }).map((c) => c.clip)).toEqual(['d', 'b', 'c', 'a']);
     expect(sortGapClips(clips, { column: 'clip', reversed: false }).map((c) => c.clip)).toEqual(['a', 'b', 'c', 'd']);
   });
@@ -149,8 +189,12 @@ describe('Gap review panel shaping', () => {
     expect(trialCountsText({ used: 3, failed: 0, stopped: 0 })).toBe('3');
   });
 
-  it('labels replayed runs by branch, outcome and where the root comes from', () => {
-    expect(replayRunLabel({ domain: 'simulation', trialIndex: 0, outcome: 'completed', rootMeasured: true })).toBe('sim branch');
-    expect(replayRunLabel({ domain: 'real_robot', trialIndex: 2, outcome: 'hard_failure', rootMeasured: false })).toBe('real trial 2 · hard failure · root at reference');
+  it('labels replayed runs by branch, outcome and where the root comes from; trials numbered from 1', () => {
+    expect(replayRunLabel({ domain: 'simulation', trialIndex: 0, outcome: 'completed', rootMeasured: true })).toBe(
+      'sim branch',
+    );
+    expect(replayRunLabel({ domain: 'real_robot', trialIndex: 2, outcome: 'hard_failure', rootMeasured: false })).toBe(
+      'real trial 3 · hard failure · root at reference', // stored trialIndex 2: the third trial
+    );
   });
 });

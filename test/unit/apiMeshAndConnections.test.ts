@@ -49,12 +49,28 @@ function g1WithHeadMesh(dir: string, meshFile: string, scale = '1 1 1'): string 
 describe('contract: new methods', () => {
   it('declares them with strict params', () => {
     expect(API_METHODS).toEqual(
-      expect.arrayContaining(['robot.getMesh', 'connections.list', 'connections.add', 'connections.remove', 'connections.connect', 'connections.disconnect']),
+      expect.arrayContaining([
+        'robot.getMesh',
+        'connections.list',
+        'connections.add',
+        'connections.remove',
+        'connections.connect',
+        'connections.disconnect',
+      ]),
     );
     expect(parseRequest('robot.getMesh', {})).toMatchObject({ ok: false, error: { field: 'params.name' } });
-    expect(parseRequest('robot.getMesh', { name: 'pelvis', path: '/etc/passwd' })).toMatchObject({ ok: false, error: { field: 'params.path' } });
-    expect(parseRequest('connections.list', { all: true })).toMatchObject({ ok: false, error: { field: 'params.all' } });
-    expect(parseRequest('connections.remove', { id: '../x' })).toMatchObject({ ok: false, error: { code: 'bad_params', field: 'params.id' } });
+    expect(parseRequest('robot.getMesh', { name: 'pelvis', path: '/etc/passwd' })).toMatchObject({
+      ok: false,
+      error: { field: 'params.path' },
+    });
+    expect(parseRequest('connections.list', { all: true })).toMatchObject({
+      ok: false,
+      error: { field: 'params.all' },
+    });
+    expect(parseRequest('connections.remove', { id: '../x' })).toMatchObject({
+      ok: false,
+      error: { code: 'bad_params', field: 'params.id' },
+    });
   });
 
   it('validates the URL of connections.add, giving the reason', () => {
@@ -63,7 +79,10 @@ describe('contract: new methods', () => {
     const http = parseRequest('connections.add', { url: 'http://127.0.0.1:8765' });
     expect(http).toMatchObject({ ok: false, error: { code: 'bad_params', field: 'params.url' } });
     expect(!http.ok && http.error.message).toContain('use ws:// or wss://');
-    expect(parseRequest('connections.add', { url: 'x'.repeat(5000) })).toMatchObject({ ok: false, error: { field: 'params.url' } });
+    expect(parseRequest('connections.add', { url: 'x'.repeat(5000) })).toMatchObject({
+      ok: false,
+      error: { field: 'params.url' },
+    });
     expect(parseRequest('connections.add', {})).toMatchObject({ ok: false, error: { field: 'params.url' } });
   });
 
@@ -110,7 +129,10 @@ describe('robot.getMesh', () => {
       expect(r, name).toMatchObject({ ok: false, error: { code: 'not_found', field: 'params.name' } });
     }
     const ours = api({ transport: 'host', modelFile: OUR_G1, backends: {} });
-    expect(await ours.invoke('robot.getMesh', { name: 'pelvis' })).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    expect(await ours.invoke('robot.getMesh', { name: 'pelvis' })).toMatchObject({
+      ok: false,
+      error: { code: 'not_found' },
+    });
   });
 
   it('serves OBJ meshes, refuses other formats, and reports a missing file', async () => {
@@ -125,7 +147,10 @@ describe('robot.getMesh', () => {
     const msh = g1WithHeadMesh(mshDir, 'head.msh');
     fs.writeFileSync(path.join(mshDir, 'meshes/head.msh'), Buffer.alloc(16));
     const b = api({ transport: 'host', modelFile: msh, backends: {} });
-    expect(await b.invoke('robot.getMesh', { name: 'head_link' })).toMatchObject({ ok: false, error: { code: 'unsupported' } });
+    expect(await b.invoke('robot.getMesh', { name: 'head_link' })).toMatchObject({
+      ok: false,
+      error: { code: 'unsupported' },
+    });
 
     const goneDir = path.join(tmp, 'gone');
     const gone = g1WithHeadMesh(goneDir, 'missing.stl');
@@ -145,20 +170,47 @@ describe('connections.*', () => {
         remoteSimulator: ({ id }) => new FakeBackend({ id, initialPresence: 'connecting' }),
       },
     });
-    const list = async (): Promise<ConnectionInfo[]> => ((await a.invoke('connections.list', {})) as { result: ConnectionInfo[] }).result;
-    expect((await list()).map((e) => [e.id, e.name, e.presence])).toEqual([['embedded-sim', 'Embedded simulator (MuJoCo)', 'disconnected']]);
+    const list = async (): Promise<ConnectionInfo[]> =>
+      ((await a.invoke('connections.list', {})) as { result: ConnectionInfo[] }).result;
+    expect((await list()).map((e) => [e.id, e.name, e.presence])).toEqual([
+      ['embedded-sim', 'Embedded simulator (MuJoCo)', 'disconnected'],
+    ]);
 
-    expect(await a.invoke('connections.connect', { id: 'embedded-sim' })).toMatchObject({ ok: true, result: { presence: 'present', active: true } });
+    expect(await a.invoke('connections.connect', { id: 'embedded-sim' })).toMatchObject({
+      ok: true,
+      result: { presence: 'present', active: true },
+    });
     const added = await a.invoke('connections.add', { url: 'ws://127.0.0.1:8765' });
-    expect(added).toMatchObject({ ok: true, result: { id: 'remote-1', url: 'ws://127.0.0.1:8765/', presence: 'connecting' } });
-    expect(await a.invoke('connections.add', { url: 'ws://127.0.0.1:8765/' })).toMatchObject({ ok: false, error: { code: 'conflict', field: 'params.url' } });
-    expect(await a.invoke('connections.add', { url: 'http://127.0.0.1:8765' })).toMatchObject({ ok: false, error: { code: 'bad_params', field: 'params.url' } });
+    expect(added).toMatchObject({
+      ok: true,
+      result: { id: 'remote-1', url: 'ws://127.0.0.1:8765/', presence: 'connecting' },
+    });
+    expect(await a.invoke('connections.add', { url: 'ws://127.0.0.1:8765/' })).toMatchObject({
+      ok: false,
+      error: { code: 'conflict', field: 'params.url' },
+    });
+    expect(await a.invoke('connections.add', { url: 'http://127.0.0.1:8765' })).toMatchObject({
+      ok: false,
+      error: { code: 'bad_params', field: 'params.url' },
+    });
     expect((await list()).map((e) => e.id)).toEqual(['embedded-sim', 'remote-1']);
 
-    expect(await a.invoke('connections.remove', { id: 'embedded-sim' })).toMatchObject({ ok: false, error: { code: 'conflict' } });
-    expect(await a.invoke('connections.remove', { id: 'remote-7' })).toMatchObject({ ok: false, error: { code: 'not_found', field: 'params.id' } });
-    expect(await a.invoke('connections.disconnect', { id: 'remote-1' })).toMatchObject({ ok: true, result: { presence: 'disconnected', active: false } });
-    expect(await a.invoke('connections.remove', { id: 'remote-1' })).toEqual({ ok: true, result: { removed: 'remote-1' } });
+    expect(await a.invoke('connections.remove', { id: 'embedded-sim' })).toMatchObject({
+      ok: false,
+      error: { code: 'conflict' },
+    });
+    expect(await a.invoke('connections.remove', { id: 'remote-7' })).toMatchObject({
+      ok: false,
+      error: { code: 'not_found', field: 'params.id' },
+    });
+    expect(await a.invoke('connections.disconnect', { id: 'remote-1' })).toMatchObject({
+      ok: true,
+      result: { presence: 'disconnected', active: false },
+    });
+    expect(await a.invoke('connections.remove', { id: 'remote-1' })).toEqual({
+      ok: true,
+      result: { removed: 'remote-1' },
+    });
     expect((await list()).map((e) => e.id)).toEqual(['embedded-sim']);
   });
 
@@ -167,6 +219,11 @@ describe('connections.*', () => {
     expect(typeof f.embeddedSimulator).toBe('function');
     expect(typeof f.remoteSimulator).toBe('function');
     const a = api({ transport: 'host' });
-    expect(a.connections.list()[0]).toMatchObject({ id: 'embedded-sim', available: true, active: false, presence: 'disconnected' });
+    expect(a.connections.list()[0]).toMatchObject({
+      id: 'embedded-sim',
+      available: true,
+      active: false,
+      presence: 'disconnected',
+    });
   });
 });

@@ -8,7 +8,16 @@ import {
   type SimEndEvent,
   type SimFramesEvent,
 } from '../../src/api/contract';
-import type { Backend, BackendCapabilities, BackendLease, BackendListener, EpisodeEnd, InitialState, Presence, RunRequest } from '../../src/domain/backend/backend';
+import type {
+  Backend,
+  BackendCapabilities,
+  BackendLease,
+  BackendListener,
+  EpisodeEnd,
+  InitialState,
+  Presence,
+  RunRequest,
+} from '../../src/domain/backend/backend';
 import { createStateFrame } from '../../src/domain/backend/stateFrame';
 import { ClipPairEvaluator, MB_METRICS_1 } from '../../src/domain/metrics';
 import { computeClipId } from '../../src/domain/motion/clipCommon';
@@ -49,7 +58,11 @@ function fakeSource(runId: string, hz = 50): DisplaySource & { n: number; end: b
       rootPosM: null,
       rootQuatWxyz: null,
       jointPosRad: new Array(29 * (to - from)).fill(0),
-      live: { mpjpeLMm: new Array(to - from).fill(null), jointRmseRad: new Array(to - from).fill(null), firstFailureFrame: new Array(to - from).fill(null) },
+      live: {
+        mpjpeLMm: new Array(to - from).fill(null),
+        jointRmseRad: new Array(to - from).fill(null),
+        firstFailureFrame: new Array(to - from).fill(null),
+      },
     }),
     endEvent: (): Omit<SimEndEvent, 'seq' | 'droppedFrames'> | null =>
       src.end
@@ -254,11 +267,23 @@ class ScriptedBackend implements Backend {
         for (; n < this.frames && !stopped; n++) {
           const f = createStateFrame(false);
           f.timeS = n / this.hz;
-          f.jointPosRad.set(req.clip.jointPosRad.subarray(29 * Math.min(req.clip.frameCount - 1, Math.round((n / this.hz) * req.clip.fps)), 29 * Math.min(req.clip.frameCount - 1, Math.round((n / this.hz) * req.clip.fps)) + 29));
+          f.jointPosRad.set(
+            req.clip.jointPosRad.subarray(
+              29 * Math.min(req.clip.frameCount - 1, Math.round((n / this.hz) * req.clip.fps)),
+              29 * Math.min(req.clip.frameCount - 1, Math.round((n / this.hz) * req.clip.fps)) + 29,
+            ),
+          );
           await this.listener?.([{ type: 'frames', runId, frames: [f] }]);
           await new Promise((r) => setTimeout(r, 1));
         }
-        return { runId, outcome: stopped ? 'aborted_by_operator' : 'completed', reason: stopped ? 'stop' : 'end', frames: n, simSeconds: (n - 1) / this.hz, wallSeconds: 0.1 };
+        return {
+          runId,
+          outcome: stopped ? 'aborted_by_operator' : 'completed',
+          reason: stopped ? 'stop' : 'end',
+          frames: n,
+          simSeconds: (n - 1) / this.hz,
+          wallSeconds: 0.1,
+        };
       },
       stop: async () => {
         this.stops++;
@@ -293,10 +318,19 @@ function testClip(frames: number, fps = 50): MotionClip {
 }
 
 function setup(backend: ScriptedBackend) {
-  const registry = new ConnectionRegistry({ factories: { embeddedSimulator: () => backend }, modelFile: DEFAULT_MODEL_FILE });
+  const registry = new ConnectionRegistry({
+    factories: { embeddedSimulator: () => backend },
+    modelFile: DEFAULT_MODEL_FILE,
+  });
   const clips = new ClipCache(2);
   const hub = new EventHub({ pushRateHz: 50 });
-  const manager = new SimRunManager({ registry, clips, hub, profile: () => profile, bindings: new PolicyRegistry({ clips, profile: () => profile }) });
+  const manager = new SimRunManager({
+    registry,
+    clips,
+    hub,
+    profile: () => profile,
+    bindings: new PolicyRegistry({ clips, profile: () => profile }),
+  });
   const got: ApiEvent[] = [];
   const client = hub.attach({
     send: (e) => {
@@ -308,7 +342,9 @@ function setup(backend: ScriptedBackend) {
 }
 
 const endOf = async (got: ApiEvent[], runId: string): Promise<SimEndEvent> => {
-  await vi.waitFor(() => expect(got.some((e) => e.type === 'sim.end' && e.runId === runId)).toBe(true), { timeout: 5000 });
+  await vi.waitFor(() => expect(got.some((e) => e.type === 'sim.end' && e.runId === runId)).toBe(true), {
+    timeout: 5000,
+  });
   return got.find((e) => e.type === 'sim.end' && e.runId === runId) as SimEndEvent;
 };
 
@@ -318,8 +354,18 @@ describe('SimRunManager', () => {
     const { manager, clips, client, got, registry } = setup(backend);
     const clip = testClip(51); // 1 s at 50 fps
     clips.put(clip);
-    const started = await manager.run({ connectionId: 'embedded-sim', clipId: clip.id, binding: 'builtin:assist=500', seed: 7 }, client);
-    expect(started).toMatchObject({ clipId: clip.id, seed: 7, paceRealTime: 1, durationS: 1, plannedFrames: 51, binding: { spec: 'builtin:assist=500', assistNPerM: 500 } });
+    const started = await manager.run(
+      { connectionId: 'embedded-sim', clipId: clip.id, binding: 'builtin:assist=500', seed: 7 },
+      client,
+    );
+    expect(started).toMatchObject({
+      clipId: clip.id,
+      seed: 7,
+      paceRealTime: 1,
+      durationS: 1,
+      plannedFrames: 51,
+      binding: { spec: 'builtin:assist=500', assistNPerM: 500 },
+    });
     const end = await endOf(got, started.runId);
     expect(backend.resets[0]).toMatchObject({ placeOnFloor: true, rootPosM: [0, 0, 0.79] });
     expect(backend.runs[0]).toMatchObject({ seed: 7, options: { paceRealTime: 1 } });
@@ -343,7 +389,10 @@ describe('SimRunManager', () => {
       f.jointPosRad.set(res.trajectory.jointPosRad.slice(29 * i, 29 * i + 29));
       rec.append(f, null);
     }
-    const mine = new ClipPairEvaluator(MB_METRICS_1, profile).evaluate(clip, rec.onTimeline(50), { hasGlobalRootPosition: false, hasGlobalRootHeading: false }).metrics;
+    const mine = new ClipPairEvaluator(MB_METRICS_1, profile).evaluate(clip, rec.onTimeline(50), {
+      hasGlobalRootPosition: false,
+      hasGlobalRootHeading: false,
+    }).metrics;
     expect(end.metrics).toEqual(JSON.parse(JSON.stringify(mine)));
     expect(registry.get('embedded-sim').leasedRunId).toBeNull();
     await manager.close();
@@ -359,15 +408,24 @@ describe('SimRunManager', () => {
     clips.put(clip);
     const started = await manager.run({ connectionId: 'embedded-sim', clipId: clip.id, binding: 'builtin' }, client);
     // The connection is taken while the run starts.
-    await expect(manager.run({ connectionId: 'embedded-sim', clipId: clip.id, binding: 'builtin' }, client)).rejects.toMatchObject({ code: 'conflict' });
+    await expect(
+      manager.run({ connectionId: 'embedded-sim', clipId: clip.id, binding: 'builtin' }, client),
+    ).rejects.toMatchObject({ code: 'conflict' });
     await vi.waitFor(() => expect(backend.resets).toHaveLength(1));
     expect(manager.stop({ all: true, reason: 'operator stop (button)' })).toEqual({ stopped: [started.runId] });
     release();
     const end = await endOf(got, started.runId);
     expect(backend.runs).toHaveLength(0);
-    expect(end).toMatchObject({ outcome: 'aborted_by_operator', reason: 'operator stop (button) (before the simulation began)', frames: 0 });
+    expect(end).toMatchObject({
+      outcome: 'aborted_by_operator',
+      reason: 'operator stop (button) (before the simulation began)',
+      frames: 0,
+    });
     for (const key of ['progressSoft', 'mpjpeLMm', 'jointPosRmseRad', 'jointJerkP95RadS3'] as const) {
-      expect(end.metrics[key]).toMatchObject({ available: false, reason: expect.stringContaining('the run recorded 0 frame(s)') });
+      expect(end.metrics[key]).toMatchObject({
+        available: false,
+        reason: expect.stringContaining('the run recorded 0 frame(s)'),
+      });
     }
     await manager.close();
     await registry.close();
@@ -390,7 +448,10 @@ describe('SimRunManager', () => {
     await vi.waitFor(() => expect(manager.result(b.runId).trajectory.frames).toBeGreaterThan(2));
     other.detach();
     await vi.waitFor(() => expect(manager.result(b.runId).state).toBe('ended'));
-    expect(manager.result(b.runId).end).toMatchObject({ outcome: 'aborted_by_operator', reason: 'the console that started the run disconnected' });
+    expect(manager.result(b.runId).end).toMatchObject({
+      outcome: 'aborted_by_operator',
+      reason: 'the console that started the run disconnected',
+    });
     expect(manager.active()).toEqual([]);
     await manager.close();
     await registry.close();
@@ -398,7 +459,9 @@ describe('SimRunManager', () => {
 
   it('refuses a clip it does not hold, and an unknown run', async () => {
     const { manager, client, registry } = setup(new ScriptedBackend(50, 5));
-    await expect(manager.run({ connectionId: 'embedded-sim', clipId: 'clip-00', binding: 'builtin' }, client)).rejects.toMatchObject({ code: 'not_found', field: 'params.clipId' });
+    await expect(
+      manager.run({ connectionId: 'embedded-sim', clipId: 'clip-00', binding: 'builtin' }, client),
+    ).rejects.toMatchObject({ code: 'not_found', field: 'params.clipId' });
     expect(() => manager.stop({ runId: 'nope' })).toThrow(/no run "nope"/);
     expect(() => manager.result('nope')).toThrow(/no run "nope"/);
     await registry.close();
@@ -408,13 +471,31 @@ describe('SimRunManager', () => {
 describe('sim API contract', () => {
   it('accepts builtin specs only, never a path', () => {
     const base = { connectionId: 'embedded-sim', clipId: 'clip-0123' };
-    for (const binding of ['builtin', 'builtin:assist=3000', 'builtin:assist=0.5']) expect(parseRequest('sim.run', { ...base, binding }).ok).toBe(true);
-    for (const binding of ['builtin:', 'builtin:assist=', 'builtin:assist=1e3', 'builtin:gain=3', '/tmp/b.json', 'onnx', 'builtin:assist=3000,assist=1']) {
-      expect(parseRequest('sim.run', { ...base, binding }), binding).toMatchObject({ ok: false, error: { field: 'params.binding' } });
+    for (const binding of ['builtin', 'builtin:assist=3000', 'builtin:assist=0.5'])
+      expect(parseRequest('sim.run', { ...base, binding }).ok).toBe(true);
+    for (const binding of [
+      'builtin:',
+      'builtin:assist=',
+      'builtin:assist=1e3',
+      'builtin:gain=3',
+      '/tmp/b.json',
+      'onnx',
+      'builtin:assist=3000,assist=1',
+    ]) {
+      expect(parseRequest('sim.run', { ...base, binding }), binding).toMatchObject({
+        ok: false,
+        error: { field: 'params.binding' },
+      });
     }
     expect(parseRequest('sim.run', { ...base, binding: 'builtin', paceRealTime: null })).toMatchObject({ ok: true });
-    expect(parseRequest('sim.run', { ...base, binding: 'builtin', paceRealTime: 0 })).toMatchObject({ ok: false, error: { field: 'params.paceRealTime' } });
-    expect(parseRequest('sim.run', { ...base, binding: 'builtin', clipId: '../x' })).toMatchObject({ ok: false, error: { field: 'params.clipId' } });
+    expect(parseRequest('sim.run', { ...base, binding: 'builtin', paceRealTime: 0 })).toMatchObject({
+      ok: false,
+      error: { field: 'params.paceRealTime' },
+    });
+    expect(parseRequest('sim.run', { ...base, binding: 'builtin', clipId: '../x' })).toMatchObject({
+      ok: false,
+      error: { field: 'params.clipId' },
+    });
     expect(parseRequest('sim.stop', { all: true })).toMatchObject({ ok: true });
     expect(parseRequest('sim.stop', { runId: 'sim-1' })).toMatchObject({ ok: true });
     expect(parseRequest('sim.stop', { all: false })).toMatchObject({ ok: false });
@@ -425,7 +506,10 @@ describe('sim API contract', () => {
     const frames = fakeSource('r1').framesBatch(0, 2);
     expect(parseApiEvent({ ...frames, seq: 0, droppedFrames: 0 })).toMatchObject({ ok: true });
     expect(parseApiEvent({ ...frames, seq: 0, droppedFrames: 0, timeS: [0, Number.NaN] })).toMatchObject({ ok: false });
-    expect(parseApiEvent({ ...frames, seq: 0 })).toMatchObject({ ok: false, reason: expect.stringContaining('droppedFrames') });
+    expect(parseApiEvent({ ...frames, seq: 0 })).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('droppedFrames'),
+    });
     expect(parseApiEvent({ type: 'sim.other', seq: 0 })).toMatchObject({ ok: false });
   });
 });

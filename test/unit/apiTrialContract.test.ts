@@ -21,7 +21,16 @@ describe('trial contract: requests', () => {
       ['calibration.capture', { connectionId: 'robot-1', campaignDir: '/tmp/c', clipId: 'ub_wave_right', timeoutS: 5 }],
       ['calibration.accept', { captureId: 'capture-abc-1' }],
       ['trial.queue', { campaignDir: '/tmp/c', trials: 3 }],
-      ['trial.start', { campaignDir: '/tmp/c', pairId: 'pt-1234abcd', connectionId: 'robot-1', calibrationId: 'cal-0123456789abcdef01234567', trials: 1 }],
+      [
+        'trial.start',
+        {
+          campaignDir: '/tmp/c',
+          pairId: 'pt-1234abcd',
+          connectionId: 'robot-1',
+          calibrationId: 'cal-0123456789abcdef01234567',
+          trials: 1,
+        },
+      ],
       ['trial.confirm', { jobId: 'trial-x-1', promptId: 'prompt-y-2', ok: true, note: 'put back by A. Operator' }],
       ['trial.stop', { all: true, reason: 'operator stop (key:Space)' }],
       ['trial.stop', { jobId: 'trial-x-1', intervention: true }],
@@ -37,21 +46,43 @@ describe('trial contract: requests', () => {
     expect(bad('interlock.open', { path: '/dev/tty\0x' }).message).toMatch(/params\.path: contains a NUL/);
     expect(bad('interlock.open', {})).toMatchObject({ field: 'params.path' });
     expect(bad('interlock.arm', { force: true })).toMatchObject({ field: 'params.force' });
-    expect(bad('calibration.capture', { connectionId: 'Robot 1', campaignDir: '/tmp/c' })).toMatchObject({ field: 'params.connectionId' });
-    expect(bad('calibration.capture', { connectionId: 'robot-1', campaignDir: 'relative/c' }).message).toMatch(/params\.campaignDir: must be an absolute path/);
-    expect(bad('calibration.capture', { connectionId: 'robot-1', campaignDir: '/tmp/c', timeoutS: 0 })).toMatchObject({ field: 'params.timeoutS' });
-    expect(bad('calibration.capture', { connectionId: 'robot-1', campaignDir: '/tmp/c', clipId: '../etc/passwd' })).toMatchObject({ field: 'params.clipId' });
+    expect(bad('calibration.capture', { connectionId: 'Robot 1', campaignDir: '/tmp/c' })).toMatchObject({
+      field: 'params.connectionId',
+    });
+    expect(bad('calibration.capture', { connectionId: 'robot-1', campaignDir: 'relative/c' }).message).toMatch(
+      /params\.campaignDir: must be an absolute path/,
+    );
+    expect(bad('calibration.capture', { connectionId: 'robot-1', campaignDir: '/tmp/c', timeoutS: 0 })).toMatchObject({
+      field: 'params.timeoutS',
+    });
+    expect(
+      bad('calibration.capture', { connectionId: 'robot-1', campaignDir: '/tmp/c', clipId: '../etc/passwd' }),
+    ).toMatchObject({ field: 'params.clipId' });
     expect(bad('calibration.accept', { captureId: 'cal-1' })).toMatchObject({ field: 'params.captureId' });
-    expect(bad('trial.start', { campaignDir: '/tmp/c', pairId: 'pt-1234', connectionId: 'robot-1', trials: 0 })).toMatchObject({ field: 'params.trials' });
-    expect(bad('trial.start', { campaignDir: '/tmp/c', pairId: 'pt-1234', connectionId: 'robot-1', trials: 11 })).toMatchObject({ field: 'params.trials' });
-    expect(bad('trial.start', { campaignDir: '/tmp/c', pairId: 'pt-1234', connectionId: 'robot-1', calibrationId: 'nope' })).toMatchObject({ field: 'params.calibrationId' });
-    expect(bad('trial.start', { campaignDir: '/tmp/c', connectionId: 'robot-1' })).toMatchObject({ field: 'params.pairId' });
+    expect(
+      bad('trial.start', { campaignDir: '/tmp/c', pairId: 'pt-1234', connectionId: 'robot-1', trials: 0 }),
+    ).toMatchObject({ field: 'params.trials' });
+    expect(
+      bad('trial.start', { campaignDir: '/tmp/c', pairId: 'pt-1234', connectionId: 'robot-1', trials: 11 }),
+    ).toMatchObject({ field: 'params.trials' });
+    expect(
+      bad('trial.start', { campaignDir: '/tmp/c', pairId: 'pt-1234', connectionId: 'robot-1', calibrationId: 'nope' }),
+    ).toMatchObject({ field: 'params.calibrationId' });
+    expect(bad('trial.start', { campaignDir: '/tmp/c', connectionId: 'robot-1' })).toMatchObject({
+      field: 'params.pairId',
+    });
     expect(bad('trial.confirm', { jobId: 'trial-x-1', promptId: 'prompt-y-2' })).toMatchObject({ field: 'params.ok' });
-    expect(bad('trial.confirm', { jobId: 'qual-x-1', promptId: 'prompt-y-2', ok: true })).toMatchObject({ field: 'params.jobId' });
-    expect(bad('trial.confirm', { jobId: 'trial-x-1', promptId: 'prompt-y-2', ok: true, note: 'x'.repeat(501) })).toMatchObject({ code: 'too_large', field: 'params.note' });
+    expect(bad('trial.confirm', { jobId: 'qual-x-1', promptId: 'prompt-y-2', ok: true })).toMatchObject({
+      field: 'params.jobId',
+    });
+    expect(
+      bad('trial.confirm', { jobId: 'trial-x-1', promptId: 'prompt-y-2', ok: true, note: 'x'.repeat(501) }),
+    ).toMatchObject({ code: 'too_large', field: 'params.note' });
     expect(bad('trial.stop', {}).message).toMatch(/params\.jobId: give either jobId or all: true/);
     expect(bad('trial.stop', { all: true, jobId: 'trial-x-1' })).toMatchObject({ field: 'params.jobId' });
-    expect(bad('connections.add', { url: 'ws://127.0.0.1:9000', kind: 'toaster' })).toMatchObject({ field: 'params.kind' });
+    expect(bad('connections.add', { url: 'ws://127.0.0.1:9000', kind: 'toaster' })).toMatchObject({
+      field: 'params.kind',
+    });
   });
 });
 
@@ -76,7 +107,9 @@ describe('trial contract: pushes', () => {
 
   it('validates trial.live, safety.status and trial.progress', () => {
     expect(parseApiEvent(live)).toMatchObject({ ok: true });
-    expect(parseApiEvent({ type: 'safety.status', seq: 0, atMs: 1, interlock: null, robots: [] })).toMatchObject({ ok: true });
+    expect(parseApiEvent({ type: 'safety.status', seq: 0, atMs: 1, interlock: null, robots: [] })).toMatchObject({
+      ok: true,
+    });
     const r = parseApiEvent({ ...live, failed: [false, 'yes'] });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.reason).toMatch(/^failed\.1:/);

@@ -86,7 +86,8 @@ export class FakeBackend implements Backend {
         while (k < K) {
           if (stopRequest) break;
           const frames: StateFrame[] = [];
-          for (let n = 0; n < this.batch && k < K; n++, k++) frames.push(fakeFrame(ref, k, rate, this.capabilities.globalRootPosition));
+          for (let n = 0; n < this.batch && k < K; n++, k++)
+            frames.push(fakeFrame(ref, k, rate, this.capabilities.globalRootPosition));
           last = frames[frames.length - 1].timeS;
           await this.emit([{ type: 'frames', runId, frames }]);
           await new Promise((r) => setImmediate(r));

@@ -15,9 +15,17 @@ describe('checkServerText / checkServerBinary', () => {
   });
 
   it('names the field: advertise channels null, a channel without topic, a status level out of range', () => {
-    expect(checkServerText('{"op":"advertise","channels":null}')).toMatchObject({ ok: false, reason: expect.stringMatching(/^advertise channels: /) });
-    expect(checkServerText('{"op":"advertise","channels":[{"id":7,"encoding":"json","schemaName":"x","schema":""}]}')).toMatchObject({ ok: false, reason: expect.stringMatching(/^advertise channels\[0\]\.topic: /) });
-    expect(checkServerText('{"op":"status","level":7,"message":"x"}')).toMatchObject({ ok: false, reason: expect.stringMatching(/^status level: /) });
+    expect(checkServerText('{"op":"advertise","channels":null}')).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/^advertise channels: /),
+    });
+    expect(
+      checkServerText('{"op":"advertise","channels":[{"id":7,"encoding":"json","schemaName":"x","schema":""}]}'),
+    ).toMatchObject({ ok: false, reason: expect.stringMatching(/^advertise channels\[0\]\.topic: /) });
+    expect(checkServerText('{"op":"status","level":7,"message":"x"}')).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/^status level: /),
+    });
     expect(checkServerText('null')).toMatchObject({ ok: false, reason: 'a message must be a JSON object, got null' });
   });
 
@@ -34,8 +42,14 @@ describe('checkServerText / checkServerBinary', () => {
   });
 
   it('binary: message data needs its 13-byte header, time its 9; unknown opcodes and empty frames are refused', () => {
-    expect(checkServerBinary(new Uint8Array([1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 123]))).toEqual({ ok: true, ignored: false });
-    expect(checkServerBinary(new Uint8Array([1, 0, 0]))).toMatchObject({ ok: false, reason: 'binary opcode 1 needs at least 13 bytes, got 3' });
+    expect(checkServerBinary(new Uint8Array([1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 123]))).toEqual({
+      ok: true,
+      ignored: false,
+    });
+    expect(checkServerBinary(new Uint8Array([1, 0, 0]))).toMatchObject({
+      ok: false,
+      reason: 'binary opcode 1 needs at least 13 bytes, got 3',
+    });
     expect(checkServerBinary(new Uint8Array([2, 0]))).toMatchObject({ ok: false });
     expect(checkServerBinary(new Uint8Array([9]))).toMatchObject({ ok: false, reason: 'unknown binary opcode 0x9' });
     expect(checkServerBinary(new Uint8Array([]))).toMatchObject({ ok: false });

@@ -81,10 +81,23 @@ function clipOf(heading: number, roll = 0.01, pitch = 0.02): MotionClip {
     rootQuatWxyz.set(quatFromYawPitchRoll(heading + 0.1 * k, pitch, roll), 4 * k);
     for (let j = 0; j < J; j++) jointPosRad[J * k + j] = 0.01 * j + k;
   }
-  return { id: 'clip-cal', name: 'cal', fps: 30, frameCount: N, rootPosM, rootQuatWxyz, jointPosRad, provenance: { file: 'x.csv', format: 'lafan1-csv', fileSha256: '0', fpsSource: 'user' }, warnings: [] };
+  return {
+    id: 'clip-cal',
+    name: 'cal',
+    fps: 30,
+    frameCount: N,
+    rootPosM,
+    rootQuatWxyz,
+    jointPosRad,
+    provenance: { file: 'x.csv', format: 'lafan1-csv', fileSha256: '0', fpsSource: 'user' },
+    warnings: [],
+  };
 }
 
-const profile = { modelName: 'g1', joints: G1_JOINT_NAMES.map((name, index) => ({ name, index })) } as unknown as RobotProfile;
+const profile = {
+  modelName: 'g1',
+  joints: G1_JOINT_NAMES.map((name, index) => ({ name, index })),
+} as unknown as RobotProfile;
 
 function captured(o: StreamOpts = {}): CalibrationRecord {
   const r = captureCalibration(stream(o), { robotUnit: 'g1-unit-7', atMs: Date.UTC(2025, 0, 2, 3, 4, 5) });
@@ -109,7 +122,12 @@ describe('stillness and capture', () => {
     const s = Math.sin(EPS / 2);
     const expected = quatMul(ATT, [c, ((250 - 251) / 501) * s, 0, 0]);
     const norm = Math.hypot(...expected);
-    expect(rotDiff(r.record.measured.imuQuatWxyz, expected.map((v) => v / norm))).toBeLessThan(1e-13);
+    expect(
+      rotDiff(
+        r.record.measured.imuQuatWxyz,
+        expected.map((v) => v / norm),
+      ),
+    ).toBeLessThan(1e-13);
     expect(r.measurement.imuRollRad).toBeCloseTo(0.05 - EPS / 501, 9);
     expect(r.measurement.imuPitchRad).toBeCloseTo(-0.03, 9);
     // statistics and bookkeeping
@@ -128,7 +146,9 @@ describe('stillness and capture', () => {
   });
 
   it('a moving stream is rejected naming the joint', () => {
-    const frames = stream({ mutate: (f, _k, t) => ((f.jointPosRad[3] = base(3) + 0.2 * t), (f.jointVelRadS[3] = 0.2)) });
+    const frames = stream({
+      mutate: (f, _k, t) => ((f.jointPosRad[3] = base(3) + 0.2 * t), (f.jointVelRadS[3] = 0.2)),
+    });
     const r = captureCalibration(frames, { robotUnit: 'u', atMs: 0 });
     expect(r.ok).toBe(false);
     if (r.ok) return;
@@ -137,7 +157,9 @@ describe('stillness and capture', () => {
     expect(v.value).toBeCloseTo(0.2, 12);
     expect(v.limit).toBe(0.05);
     expect(r.reasons.find((x) => x.code === 'joint_drift')?.joint).toBe('left_knee_joint');
-    expect(r.message).toMatch(/not still.*left_knee_joint is moving: RMS velocity 0\.2000 rad\/s over the window > 0\.05 rad\/s/);
+    expect(r.message).toMatch(
+      /not still.*left_knee_joint is moving: RMS velocity 0\.2000 rad\/s over the window > 0\.05 rad\/s/,
+    );
     expect(r.reasons.some((x) => x.code === 'gyro')).toBe(false);
   });
 
@@ -151,7 +173,10 @@ describe('stillness and capture', () => {
     expect(ok.record.stillness.maxAbsJointVelRadS).toBeCloseTo(0.07, 12);
     expect(ok.record.stillness.maxJointVelRmsRadS).toBeCloseTo(0.07 / Math.sqrt(3), 2);
     // A joint really turning at 0.06 rad/s (RMS 0.06) is refused by the same limit.
-    const turning = captureCalibration(stream({ mutate: (f) => (f.jointVelRadS[7] = 0.06) }), { robotUnit: 'u', atMs: 0 });
+    const turning = captureCalibration(stream({ mutate: (f) => (f.jointVelRadS[7] = 0.06) }), {
+      robotUnit: 'u',
+      atMs: 0,
+    });
     expect(turning.ok).toBe(false);
     if (turning.ok) return;
     const v = turning.reasons.find((x) => x.code === 'joint_velocity')!;
@@ -160,7 +185,10 @@ describe('stillness and capture', () => {
   });
 
   it('a slow drift under the velocity limit is still rejected by the position range', () => {
-    const r = captureCalibration(stream({ mutate: (f, _k, t) => (f.jointPosRad[20] = base(20) + 0.02 * t) }), { robotUnit: 'u', atMs: 0 });
+    const r = captureCalibration(stream({ mutate: (f, _k, t) => (f.jointPosRad[20] = base(20) + 0.02 * t) }), {
+      robotUnit: 'u',
+      atMs: 0,
+    });
     expect(r.ok).toBe(false);
     if (r.ok) return;
     expect(r.reasons.map((x) => x.code)).toEqual(['joint_drift']);
@@ -187,7 +215,10 @@ describe('stillness and capture', () => {
     const gap = captureCalibration(stream({ skip: (k) => k >= 300 && k < 350 }), { robotUnit: 'u', atMs: 0 });
     expect(!gap.ok && gap.reasons.map((x) => x.code)).toEqual(['frame_gap']);
     expect(!gap.ok && gap.stats.missingTicks).toBe(50);
-    const nan = captureCalibration(stream({ mutate: (f, k) => k === 400 && (f.jointPosRad[7] = NaN) }), { robotUnit: 'u', atMs: 0 });
+    const nan = captureCalibration(stream({ mutate: (f, k) => k === 400 && (f.jointPosRad[7] = NaN) }), {
+      robotUnit: 'u',
+      atMs: 0,
+    });
     expect(!nan.ok && nan.reasons[0]).toMatchObject({ code: 'non_finite', joint: 'right_hip_roll_joint' });
     expect(captureCalibration([], { robotUnit: 'u', atMs: 0 }).ok).toBe(false);
     expect(() => captureCalibration(stream(), { robotUnit: '', atMs: 0 })).toThrow(/robot unit/);
@@ -243,7 +274,15 @@ describe('attitude composition and the simulator start', () => {
     expect(e.yawRad).toBeCloseTo(-0.4, 14);
     expect(rotDiff(q, quatFromYawPitchRoll(-0.4, -0.03, 0.05))).toBeLessThan(1e-14);
 
-    const rec: CalibrationRecord = { ...captured(), measured: { jointPosRad: Array.from({ length: J }, (_, j) => base(j)), imuQuatWxyz: [...quatFromYawPitchRoll(1.0, -0.03, 0.05)], rootPosM: null, rootQuatWxyz: null } };
+    const rec: CalibrationRecord = {
+      ...captured(),
+      measured: {
+        jointPosRad: Array.from({ length: J }, (_, j) => base(j)),
+        imuQuatWxyz: [...quatFromYawPitchRoll(1.0, -0.03, 0.05)],
+        rootPosM: null,
+        rootQuatWxyz: null,
+      },
+    };
     const clip = clipOf(-0.4);
     const s = simInitialStateFromCalibration(rec, clip, profile);
     const se = quatToYawPitchRoll(s.rootQuatWxyz);
@@ -268,7 +307,9 @@ describe('attitude composition and the simulator start', () => {
 
   it('refuses a profile whose joints are not the canonical G1 order', () => {
     const bad = { modelName: 'x', joints: [...profile.joints].reverse() } as unknown as RobotProfile;
-    expect(() => simInitialStateFromCalibration(captured(), clipOf(0), bad)).toThrow(/joint 0 is "right_wrist_yaw_joint"/);
+    expect(() => simInitialStateFromCalibration(captured(), clipOf(0), bad)).toThrow(
+      /joint 0 is "right_wrist_yaw_joint"/,
+    );
   });
 });
 
@@ -276,7 +317,12 @@ describe('residual covariates', () => {
   const measuredJoints = Array.from({ length: J }, (_, j) => 0.01 * j + (j === 5 ? -0.04 : 0.002));
   const rec = (): CalibrationRecord => ({
     ...captured(),
-    measured: { jointPosRad: measuredJoints, imuQuatWxyz: [...quatFromYawPitchRoll(1.0, -0.03, 0.05)], rootPosM: null, rootQuatWxyz: null },
+    measured: {
+      jointPosRad: measuredJoints,
+      imuQuatWxyz: [...quatFromYawPitchRoll(1.0, -0.03, 0.05)],
+      rootPosM: null,
+      rootQuatWxyz: null,
+    },
   });
 
   it('(b) measurement vs the clip start, by hand', () => {

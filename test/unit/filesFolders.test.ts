@@ -26,7 +26,9 @@ describe('creating a campaign folder', () => {
   it('refuses /proc/x/campaign (where a recursive mkdir spins) at once, and /sys and /dev paths', () => {
     const e = refusal(() => createFolderTree('/proc/x/campaign'));
     expect(e.code).toBe('virtual_fs');
-    expect(e.message).toBe('/proc/x/campaign is under /proc, a virtual file system of the kernel: choose a folder on a disk');
+    expect(e.message).toBe(
+      '/proc/x/campaign is under /proc, a virtual file system of the kernel: choose a folder on a disk',
+    );
     expect(refusal(() => checkCreatableFolder('/sys/kernel/nope/c')).code).toBe('virtual_fs');
     expect(refusal(() => checkCreatableFolder('/dev/shm/mb-campaign')).code).toBe('virtual_fs');
   });
@@ -49,7 +51,10 @@ describe('creating a campaign folder', () => {
 
   it('creates the missing levels below a writable folder, one at a time, and accepts one that exists', () => {
     const target = path.join(root, 'a', 'b', 'campaign');
-    expect(checkCreatableFolder(target)).toEqual({ existing: root, missing: [path.join(root, 'a'), path.join(root, 'a', 'b'), target] });
+    expect(checkCreatableFolder(target)).toEqual({
+      existing: root,
+      missing: [path.join(root, 'a'), path.join(root, 'a', 'b'), target],
+    });
     createFolderTree(target);
     expect(fs.statSync(target).isDirectory()).toBe(true);
     createFolderTree(target);

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  ConsoleWatchdog,
   InterlockDeviceModel,
   InterlockMonitor,
   LineFramer,
@@ -57,7 +58,8 @@ class CoSim {
 
   deviceSays(messages: DeviceMessage[]): void {
     if (!this.talking) return;
-    for (const m of messages) this.toConsole.push({ at: this.t + this.latencyMs, line: formatDeviceMessage(m).trimEnd() });
+    for (const m of messages)
+      this.toConsole.push({ at: this.t + this.latencyMs, line: formatDeviceMessage(m).trimEnd() });
   }
 
   /** Advances time in steps of `stepMs`, ticking both sides and delivering lines when due. */
@@ -123,7 +125,8 @@ describe('interlock monitor: heartbeat and freshness', () => {
   it('keeps to the slots under jittery ticks and skips (counts) slots a late tick overtook, without a burst', () => {
     const m = new InterlockMonitor();
     const sentAt: number[] = [];
-    const take = (fx: MonitorEffect[], t: number) => fx.forEach((e) => e.type === 'send' && e.message.kind === 'heartbeat' && sentAt.push(t));
+    const take = (fx: MonitorEffect[], t: number) =>
+      fx.forEach((e) => e.type === 'send' && e.message.kind === 'heartbeat' && sentAt.push(t));
     take(m.portOpened(1000), 1000);
     for (const t of [1003, 1021.5, 1039.9, 1040.2, 1064, 1099]) take(m.tick(t), t);
     // slots 1000, 1020, 1040, 1060, 1080: 1021.5 → slot 1020; 1040.2 → slot 1040; 1064 → slot 1060; 1099 → 1080.
@@ -175,7 +178,9 @@ describe('interlock monitor: arming', () => {
     for (let t = 3; t <= 260; t++) {
       const tick = m.tick(t);
       fx.push(...tick);
-      for (const e of tick) if (e.type === 'send' && e.message.kind === 'heartbeat') fx.push(...m.onLine(`ST SAFE ${e.message.seq}`, t + 0.5));
+      for (const e of tick)
+        if (e.type === 'send' && e.message.kind === 'heartbeat')
+          fx.push(...m.onLine(`ST SAFE ${e.message.seq}`, t + 0.5));
     }
     const arm = fx.filter((e) => e.type === 'arm');
     expect(arm).toHaveLength(1);
@@ -204,7 +209,10 @@ describe('interlock monitor: trips', () => {
     const s = armedSim();
     s.device.pressEstop(); // the box is now ESTOP; its EV ESTOP line is delivered by hand:
     const fx = s.line('EV ESTOP');
-    expect(fx[0]).toMatchObject({ type: 'trip', trip: { reason: 'estop_event', fromState: 'armed', toState: 'estop', wasArmed: true } });
+    expect(fx[0]).toMatchObject({
+      type: 'trip',
+      trip: { reason: 'estop_event', fromState: 'armed', toState: 'estop', wasArmed: true },
+    });
     expect(s.monitor.isArmedAndFresh(s.t)).toBe(false);
     s.run(100);
     expect(s.monitor.state).toBe('estop');
@@ -262,7 +270,10 @@ describe('interlock monitor: trips', () => {
     expect(m.state).toBe('lost');
     expect(m.isArmedAndFresh(141)).toBe(false);
     m.tick(160);
-    expect(m.onLine(`ST ARMED ${m.snapshot(160).freshness.lastSentSeq}`, 190)).toContainEqual({ type: 'send', message: { kind: 'disarm' } });
+    expect(m.onLine(`ST ARMED ${m.snapshot(160).freshness.lastSentSeq}`, 190)).toContainEqual({
+      type: 'send',
+      message: { kind: 'disarm' },
+    });
     m.tick(200);
     m.onLine(`ST SAFE ${m.snapshot(200).freshness.lastSentSeq}`, 200.5);
     expect(m.state).toBe('safe');
@@ -285,7 +296,10 @@ describe('interlock monitor: trips', () => {
     const m = new InterlockMonitor();
     m.portOpened(0);
     expect(m.tick(100)).not.toContainEqual(expect.objectContaining({ type: 'trip' }));
-    expect(m.tick(100.5)[0]).toMatchObject({ type: 'trip', trip: { reason: 'silence', fromState: 'disconnected', wasArmed: false, lastStatusAtMs: null } });
+    expect(m.tick(100.5)[0]).toMatchObject({
+      type: 'trip',
+      trip: { reason: 'silence', fromState: 'disconnected', wasArmed: false, lastStatusAtMs: null },
+    });
   });
 
   it('port closed or failed under us trips to lost; closing it ourselves trips only when armed', () => {
@@ -301,11 +315,16 @@ describe('interlock monitor: trips', () => {
       expect(s.monitor.tick(s.t + 1000)).toEqual([]);
     }
     const a = armedSim();
-    expect(a.monitor.portClosed(a.t, 'console')[0]).toMatchObject({ type: 'trip', trip: { reason: 'closed_by_console', toState: 'disconnected' } });
+    expect(a.monitor.portClosed(a.t, 'console')[0]).toMatchObject({
+      type: 'trip',
+      trip: { reason: 'closed_by_console', toState: 'disconnected' },
+    });
     const b = new CoSim();
     b.open();
     b.run(50);
-    expect(b.monitor.portClosed(b.t, 'console')).toEqual([{ type: 'state', from: 'safe', to: 'disconnected', atMs: b.t }]);
+    expect(b.monitor.portClosed(b.t, 'console')).toEqual([
+      { type: 'state', from: 'safe', to: 'disconnected', atMs: b.t },
+    ]);
   });
 
   it('a box that drops to SAFE on its own while armed is a trip (device_disarmed)', () => {
@@ -314,7 +333,10 @@ describe('interlock monitor: trips', () => {
     s.run(20);
     const next = s.monitor.snapshot(s.t).freshness.lastSentSeq!;
     const trip = s.line(`ST SAFE ${next}`);
-    expect(trip[0]).toMatchObject({ type: 'trip', trip: { reason: 'device_disarmed', fromState: 'armed', toState: 'safe', wasArmed: true } });
+    expect(trip[0]).toMatchObject({
+      type: 'trip',
+      trip: { reason: 'device_disarmed', fromState: 'armed', toState: 'safe', wasArmed: true },
+    });
   });
 });
 
@@ -340,7 +362,9 @@ describe('interlock monitor: disarming', () => {
       const tick = m.tick(t);
       fx.push(...tick);
       if (t === 30) fx.push(...m.requestDisarm(t));
-      for (const e of tick) if (e.type === 'send' && e.message.kind === 'heartbeat') fx.push(...m.onLine(`ST ARMED ${e.message.seq}`, t + 0.5));
+      for (const e of tick)
+        if (e.type === 'send' && e.message.kind === 'heartbeat')
+          fx.push(...m.onLine(`ST ARMED ${e.message.seq}`, t + 0.5));
     }
     expect(fx.filter((e) => e.type === 'disarm')[0]).toMatchObject({ ok: false, reason: 'timeout' });
     expect(fx.find((e) => e.type === 'trip')).toMatchObject({ trip: { reason: 'disarm_timeout', wasArmed: false } });
@@ -356,14 +380,32 @@ describe('interlock monitor: bad input', () => {
     s.run(5); // the last heartbeat is answered
     const before = s.monitor.snapshot(s.t);
     const sent = before.freshness.lastSentSeq!;
-    const junk = ['hello', '', 'ST MAYBE 3', 'ST ARMED -1', 'EV BOOM', `ST ARMED ${sent}`, `ST ARMED ${sent + 5}`, 'ST ARMED 1'];
+    const junk = [
+      'hello',
+      '',
+      'ST MAYBE 3',
+      'ST ARMED -1',
+      'EV BOOM',
+      `ST ARMED ${sent}`,
+      `ST ARMED ${sent + 5}`,
+      'ST ARMED 1',
+    ];
     for (const j of junk) s.line(j);
     s.apply(s.monitor.onFramed(new LineFramer().push(new TextEncoder().encode(`${'x'.repeat(100)}\n`)), s.t));
     const after = s.monitor.snapshot(s.t);
     expect(after.state).toBe('armed');
     expect(after.freshness.lastStatusAtMs).toBe(before.freshness.lastStatusAtMs);
     expect(after.counters.garbageLines - before.counters.garbageLines).toBe(6);
-    expect(after.counters.problems).toMatchObject({ unknown_keyword: 1, empty: 1, bad_state: 1, bad_seq: 1, bad_event: 1, overlong: 1, stale_seq: 2, unknown_seq: 1 });
+    expect(after.counters.problems).toMatchObject({
+      unknown_keyword: 1,
+      empty: 1,
+      bad_state: 1,
+      bad_seq: 1,
+      bad_event: 1,
+      overlong: 1,
+      stale_seq: 2,
+      unknown_seq: 1,
+    });
     expect(s.trips).toHaveLength(0);
   });
 
@@ -415,14 +457,38 @@ describe('interlock monitor: properties', () => {
     | { k: 'close'; cause: 'closed' | 'error' | 'console' }
     | { k: 'open' };
   const act: fc.Arbitrary<Act> = fc.oneof(
-    { weight: 3, arbitrary: fc.record({ k: fc.constant('tick' as const), dt: fc.double({ min: 0, max: 120, noNaN: true }) }) },
-    { weight: 8, arbitrary: fc.record({ k: fc.constant('answer' as const), state: fc.constantFrom('SAFE', 'ARMED', 'ARMED', 'ESTOP' as const), back: fc.constantFrom(0, 0, 0, 1, 3), dt: fc.double({ min: 0, max: 40, noNaN: true }) }) },
-    { weight: 1, arbitrary: fc.record({ k: fc.constant('line' as const), text: fc.constantFrom('EV ESTOP', 'EV RESET', 'ST ARMED 0', 'garbage', 'ST ARMED 99999', ''), dt: fc.double({ min: 0, max: 10, noNaN: true }) }) },
+    {
+      weight: 3,
+      arbitrary: fc.record({ k: fc.constant('tick' as const), dt: fc.double({ min: 0, max: 120, noNaN: true }) }),
+    },
+    {
+      weight: 8,
+      arbitrary: fc.record({
+        k: fc.constant('answer' as const),
+        state: fc.constantFrom('SAFE', 'ARMED', 'ARMED', 'ESTOP' as const),
+        back: fc.constantFrom(0, 0, 0, 1, 3),
+        dt: fc.double({ min: 0, max: 40, noNaN: true }),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        k: fc.constant('line' as const),
+        text: fc.constantFrom('EV ESTOP', 'EV RESET', 'ST ARMED 0', 'garbage', 'ST ARMED 99999', ''),
+        dt: fc.double({ min: 0, max: 10, noNaN: true }),
+      }),
+    },
     { weight: 4, arbitrary: fc.record({ k: fc.constant('arm' as const) }) },
     // an operator arming a healthy box: SAFE answered, ARM, ARMED answered to the next heartbeat
     { weight: 2, arbitrary: fc.record({ k: fc.constant('armFlow' as const) }) },
     { weight: 1, arbitrary: fc.record({ k: fc.constant('disarm' as const) }) },
-    { weight: 1, arbitrary: fc.record({ k: fc.constant('close' as const), cause: fc.constantFrom('closed', 'error', 'console' as const) }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        k: fc.constant('close' as const),
+        cause: fc.constantFrom('closed', 'error', 'console' as const),
+      }),
+    },
     { weight: 1, arbitrary: fc.record({ k: fc.constant('open' as const) }) },
   );
 
@@ -557,5 +623,74 @@ describe('interlock device model (the box)', () => {
     const d = new InterlockDeviceModel();
     for (const l of ['', 'HB', 'HB -1', 'arm', 'ST SAFE 1', '\x00']) expect(d.onLine(l, 0)).toEqual([]);
     expect(d.counters.garbageLines).toBe(6);
+  });
+});
+
+// Issue 12 item 7: the console behind an interlock keeper. The keeper reports the console's main
+// loop stalling (ConsoleWatchdog) and the monitor decides what that means for the box.
+describe('interlock monitor: a stalled console (keeper watchdog)', () => {
+  const heartbeatsIn = (s: CoSim, ms: number): number => {
+    const before = s.sent.filter((m) => m.kind === 'heartbeat').length;
+    s.run(ms);
+    return s.sent.filter((m) => m.kind === 'heartbeat').length - before;
+  };
+
+  it('armed: trips console_stalled first, DISARMs, withholds heartbeats until resumed; nothing re-arms', () => {
+    const s = armedSim();
+    const fx = s.apply(s.monitor.consoleStalled(s.t, 'no kick for 101 ms'));
+    expect(fx[0]).toMatchObject({ type: 'trip', trip: { reason: 'console_stalled', wasArmed: true } });
+    expect(fx.some((e) => e.type === 'send' && e.message.kind === 'disarm')).toBe(true);
+    expect(s.monitor.isArmedAndFresh(s.t)).toBe(false);
+    expect(heartbeatsIn(s, 200)).toBe(0);
+    expect(s.device.state).not.toBe('ARMED');
+    const snap = s.monitor.snapshot(s.t);
+    expect(snap.counters.heartbeatsWithheld).toBe(10);
+    expect(snap.counters.consoleStalls).toBe(1);
+    // A second report of the same stall is not a second trip.
+    expect(s.monitor.consoleStalled(s.t, 'still')).toEqual([]);
+    s.apply(s.monitor.consoleResumed(s.t));
+    expect(heartbeatsIn(s, 100)).toBe(5);
+    expect(s.monitor.state).toBe('safe');
+    expect(s.monitor.isArmedAndFresh(s.t)).toBe(false);
+    expect(s.trips.map((t) => t.reason)).toEqual(['console_stalled']);
+  });
+
+  it('negative control: not armed, a stall is counted, not a trip, and heartbeats go on', () => {
+    const s = new CoSim();
+    s.open();
+    s.run(60);
+    expect(s.monitor.state).toBe('safe');
+    expect(s.apply(s.monitor.consoleStalled(s.t, 'no kick for 120 ms'))).toEqual([]);
+    expect(heartbeatsIn(s, 100)).toBe(5);
+    expect(s.trips).toEqual([]);
+    expect(s.monitor.snapshot(s.t).counters.consoleStalls).toBe(1);
+  });
+
+  it('an ARM waiting for the box when the console stalls fails (lost) and the box is disarmed', () => {
+    const s = new CoSim(5);
+    s.open();
+    s.run(60);
+    s.arm();
+    const fx = s.apply(s.monitor.consoleStalled(s.t, 'stopped'));
+    expect(fx).toContainEqual(expect.objectContaining({ type: 'arm', ok: false, reason: 'lost' }));
+    s.run(100);
+    expect(s.monitor.state).not.toBe('armed');
+    expect(s.device.state).not.toBe('ARMED');
+  });
+});
+
+describe('console watchdog', () => {
+  it('stalls only past the limit, at once when the process is stopped or gone, and once per stall', () => {
+    const w = new ConsoleWatchdog(100, 0);
+    expect(w.kick(10)).toEqual({ type: 'ok' });
+    expect(w.check(110, 'running')).toEqual({ type: 'ok' }); // exactly 100 ms: not yet
+    expect(w.check(110.5, 'running')).toMatchObject({ type: 'stalled' });
+    expect(w.check(200, 'running')).toEqual({ type: 'ok' }); // reported once
+    expect(w.kick(250)).toEqual({ type: 'resumed', stalledForMs: 139.5 });
+    expect(w.longestKickGapMs).toBe(240);
+    expect(w.check(251, 'stopped')).toMatchObject({ type: 'stalled', detail: expect.stringMatching(/stopped/) });
+    expect(w.kick(300)).toMatchObject({ type: 'resumed' });
+    expect(w.check(301, 'gone')).toMatchObject({ type: 'stalled', detail: expect.stringMatching(/gone/) });
+    expect(() => new ConsoleWatchdog(0, 0)).toThrow(RangeError);
   });
 });

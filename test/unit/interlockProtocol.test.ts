@@ -23,7 +23,8 @@ describe('interlock protocol: sequence numbers', () => {
     expect(parseSeq('0')).toBe(0);
     expect(parseSeq('007')).toBe(7);
     expect(parseSeq('4294967295')).toBe(4294967295);
-    for (const bad of ['', '4294967296', '99999999999', '-1', '+1', '1e3', '0x10', '1.5', ' 1', 'NaN', 'Infinity']) expect(parseSeq(bad), bad).toBeUndefined();
+    for (const bad of ['', '4294967296', '99999999999', '-1', '+1', '1e3', '0x10', '1.5', ' 1', 'NaN', 'Infinity'])
+      expect(parseSeq(bad), bad).toBeUndefined();
   });
 
   it('wraps and orders across 2^32', () => {
@@ -38,9 +39,15 @@ describe('interlock protocol: sequence numbers', () => {
 
 describe('interlock protocol: lines', () => {
   it('formats and parses every message both ways', () => {
-    const consoleMsgs: ConsoleMessage[] = [{ kind: 'heartbeat', seq: 0 }, { kind: 'heartbeat', seq: 4294967295 }, { kind: 'arm' }, { kind: 'disarm' }];
+    const consoleMsgs: ConsoleMessage[] = [
+      { kind: 'heartbeat', seq: 0 },
+      { kind: 'heartbeat', seq: 4294967295 },
+      { kind: 'arm' },
+      { kind: 'disarm' },
+    ];
     expect(consoleMsgs.map(formatConsoleMessage)).toEqual(['HB 0\n', 'HB 4294967295\n', 'ARM\n', 'DISARM\n']);
-    for (const m of consoleMsgs) expect(parseConsoleLine(formatConsoleMessage(m).slice(0, -1))).toEqual({ ok: true, message: m });
+    for (const m of consoleMsgs)
+      expect(parseConsoleLine(formatConsoleMessage(m).slice(0, -1))).toEqual({ ok: true, message: m });
     const deviceMsgs: DeviceMessage[] = [
       { kind: 'status', state: 'SAFE', seq: 1 },
       { kind: 'status', state: 'ARMED', seq: 2 },
@@ -48,22 +55,41 @@ describe('interlock protocol: lines', () => {
       { kind: 'event', event: 'ESTOP' },
       { kind: 'event', event: 'RESET' },
     ];
-    expect(deviceMsgs.map(formatDeviceMessage).join('')).toBe('ST SAFE 1\nST ARMED 2\nST ESTOP 3\nEV ESTOP\nEV RESET\n');
-    for (const m of deviceMsgs) expect(parseDeviceLine(formatDeviceMessage(m).slice(0, -1))).toEqual({ ok: true, message: m });
+    expect(deviceMsgs.map(formatDeviceMessage).join('')).toBe(
+      'ST SAFE 1\nST ARMED 2\nST ESTOP 3\nEV ESTOP\nEV RESET\n',
+    );
+    for (const m of deviceMsgs)
+      expect(parseDeviceLine(formatDeviceMessage(m).slice(0, -1))).toEqual({ ok: true, message: m });
   });
 
   it('round-trips any seq', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 0xffffffff }), fc.constantFrom('SAFE', 'ARMED', 'ESTOP' as const), (seq, state) => {
-        expect(parseDeviceLine(formatDeviceMessage({ kind: 'status', state, seq }).trimEnd())).toEqual({ ok: true, message: { kind: 'status', state, seq } });
-        expect(parseConsoleLine(formatConsoleMessage({ kind: 'heartbeat', seq }).trimEnd())).toEqual({ ok: true, message: { kind: 'heartbeat', seq } });
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 0xffffffff }),
+        fc.constantFrom('SAFE', 'ARMED', 'ESTOP' as const),
+        (seq, state) => {
+          expect(parseDeviceLine(formatDeviceMessage({ kind: 'status', state, seq }).trimEnd())).toEqual({
+            ok: true,
+            message: { kind: 'status', state, seq },
+          });
+          expect(parseConsoleLine(formatConsoleMessage({ kind: 'heartbeat', seq }).trimEnd())).toEqual({
+            ok: true,
+            message: { kind: 'heartbeat', seq },
+          });
+        },
+      ),
     );
   });
 
   it('tolerates a trailing CR and extra blanks, nothing else', () => {
-    expect(parseDeviceLine('ST ARMED 12\r')).toEqual({ ok: true, message: { kind: 'status', state: 'ARMED', seq: 12 } });
-    expect(parseDeviceLine('  ST\tSAFE   3 ')).toEqual({ ok: true, message: { kind: 'status', state: 'SAFE', seq: 3 } });
+    expect(parseDeviceLine('ST ARMED 12\r')).toEqual({
+      ok: true,
+      message: { kind: 'status', state: 'ARMED', seq: 12 },
+    });
+    expect(parseDeviceLine('  ST\tSAFE   3 ')).toEqual({
+      ok: true,
+      message: { kind: 'status', state: 'SAFE', seq: 3 },
+    });
   });
 
   it.each([

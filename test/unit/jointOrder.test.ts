@@ -2,11 +2,23 @@ import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { decodeMjlabNpz } from '../../src/domain/motion/mjlabNpz';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
-import { columnsToCanonical, orderFromFkResidual, orderFromJointNames, reorderToCanonical } from '../../src/domain/motion/npzJointOrder';
+import {
+  columnsToCanonical,
+  orderFromFkResidual,
+  orderFromJointNames,
+  reorderToCanonical,
+} from '../../src/domain/motion/npzJointOrder';
 import { ForwardKinematics } from '../../src/domain/robot/forwardKinematics';
 import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
 import { seededUniform } from '../../src/domain/stats/prng';
-import { canonicalToPolicy, G1_ISAACLAB_JOINT_NAMES, JointOrderError, jointOrderFromNames, policyToCanonical, toCanonical } from '../../src/domain/wbc/jointOrder';
+import {
+  canonicalToPolicy,
+  G1_ISAACLAB_JOINT_NAMES,
+  JointOrderError,
+  jointOrderFromNames,
+  policyToCanonical,
+  toCanonical,
+} from '../../src/domain/wbc/jointOrder';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { readOnnxFile } from '../../src/services/wbc/onnxModelReader';
@@ -94,7 +106,10 @@ describe('jointOrderFromNames', () => {
   });
 
   it('a missing name is refused, listing it', () => {
-    const m = expectJointOrderError(() => jointOrderFromNames(CANON.filter((n) => n !== 'waist_roll_joint' && n !== 'left_elbow_joint')), /does not name waist_roll_joint, left_elbow_joint/);
+    const m = expectJointOrderError(
+      () => jointOrderFromNames(CANON.filter((n) => n !== 'waist_roll_joint' && n !== 'left_elbow_joint')),
+      /does not name waist_roll_joint, left_elbow_joint/,
+    );
     expect(m).not.toMatch(/named twice|no joint named/);
   });
 
@@ -117,7 +132,7 @@ describe('jointOrderFromNames', () => {
     for (const n of CANON) expect(m).toContain(n);
   });
 
-  it('takes another model\'s joint list', () => {
+  it("takes another model's joint list", () => {
     const model = ['a', 'b', 'c'];
     expect(jointOrderFromNames(['c', 'a', 'b'], model).canonicalOf).toEqual(Int32Array.from([2, 0, 1]));
     expect(jointOrderFromNames(['a', 'b', 'c'], model).label).toBe('canonical');
@@ -178,9 +193,17 @@ describe('npzJointOrder: from joint_names', () => {
 
   it('refuses any other list, naming the key and the names', () => {
     const custom = shuffled(CANON, 2);
-    const err = expectInputError(() => orderFromJointNames(custom, 'x.npz'), { file: 'x.npz', key: 'joint_names' }, /neither the model's order nor Isaac Lab's/);
+    const err = expectInputError(
+      () => orderFromJointNames(custom, 'x.npz'),
+      { file: 'x.npz', key: 'joint_names' },
+      /neither the model's order nor Isaac Lab's/,
+    );
     expect(err.reason).toContain(custom.join(', '));
-    expectInputError(() => orderFromJointNames(CANON.slice(0, 28), 'x.npz'), { file: 'x.npz', key: 'joint_names' }, /neither/);
+    expectInputError(
+      () => orderFromJointNames(CANON.slice(0, 28), 'x.npz'),
+      { file: 'x.npz', key: 'joint_names' },
+      /neither/,
+    );
     expectInputError(() => orderFromJointNames([], 'x.npz'), { file: 'x.npz', key: 'joint_names' }, /neither/);
   });
 
@@ -201,7 +224,8 @@ describe('npzJointOrder: from joint_names', () => {
     const members = npzMembersFor(c);
     const clip = decodeMjlabNpz(npzBytes({ ...members, joint_names: npyStringBytes(ISAAC) }), { file: 'isaac.npz' });
     expect(clip.provenance.jointOrder).toBe('isaaclab (from joint_names)');
-    for (let k = 0; k < 4; k++) CANON.forEach((n, j) => expect(clip.jointPosRad[k * J + j]).toBe(c.joints[k][ISAAC.indexOf(n)]));
+    for (let k = 0; k < 4; k++)
+      CANON.forEach((n, j) => expect(clip.jointPosRad[k * J + j]).toBe(c.joints[k][ISAAC.indexOf(n)]));
     const named = decodeMjlabNpz(npzBytes(members), { file: 'canon.npz' });
     expect(named.provenance.jointOrder).toBe('canonical (from joint_names)');
     expect(Array.from(named.jointPosRad.subarray(0, J))).toEqual(c.joints[0]);
@@ -224,7 +248,16 @@ describe('npzJointOrder: from the FK residual against body_pos_w, on real files'
   };
   const decide = (f: string, bodyPos?: Float64Array) => {
     const c = rawClip(f);
-    return orderFromFkResidual(f, c.frameCount, c.rootPosM, c.rootQuatWxyz, c.jointPosRad, bodyPos ?? c.bodyPosW!.data, c.bodyPosW!.bodyCount, fk);
+    return orderFromFkResidual(
+      f,
+      c.frameCount,
+      c.rootPosM,
+      c.rootQuatWxyz,
+      c.jointPosRad,
+      bodyPos ?? c.bodyPosW!.data,
+      c.bodyPosW!.bodyCount,
+      fk,
+    );
   };
   /** body_pos_w with every body moved by its own fixed random offset of 3–6 cm (all frames alike). */
   const scrambled = (f: string, seed: number) => {
@@ -282,7 +315,8 @@ describe('npzJointOrder: from the FK residual against body_pos_w, on real files'
     expect(eric.provenance.jointOrder).toMatch(/^isaaclab \(from FK against body_pos_w/);
     expect(eric.warnings.map((w) => w.code)).not.toContain('joint_order_unverified');
     const r = rawClip(ERIC);
-    for (const k of [0, 400, eric.frameCount - 1]) CANON.forEach((n, j) => expect(eric.jointPosRad[k * J + j]).toBe(r.jointPosRad[k * J + ISAAC.indexOf(n)]));
+    for (const k of [0, 400, eric.frameCount - 1])
+      CANON.forEach((n, j) => expect(eric.jointPosRad[k * J + j]).toBe(r.jointPosRad[k * J + ISAAC.indexOf(n)]));
     const fence = loadClipFile(FENCE);
     expect(fence.provenance.jointOrder).toMatch(/^canonical \(from FK against body_pos_w/);
     expect(Array.from(fence.jointPosRad)).toEqual(Array.from(rawClip(FENCE).jointPosRad));
@@ -304,7 +338,13 @@ describe('npzJointOrder: from the FK residual against body_pos_w, on real files'
     const N = c.frameCount;
     const shifted = new Float64Array(c.jointPosRad.length);
     const lag = Math.floor(N / 3);
-    for (let k = 0; k < N; k++) shifted.set(c.jointPosRad.subarray(((k + lag) % N) * J, ((k + lag) % N) * J + J), k * J);
-    expectInputError(() => orderFromFkResidual(FENCE, N, c.rootPosM, c.rootQuatWxyz, shifted, c.bodyPosW!.data, c.bodyPosW!.bodyCount, fk), { file: FENCE, key: 'joint_pos' }, /cannot be decided/);
+    for (let k = 0; k < N; k++)
+      shifted.set(c.jointPosRad.subarray(((k + lag) % N) * J, ((k + lag) % N) * J + J), k * J);
+    expectInputError(
+      () =>
+        orderFromFkResidual(FENCE, N, c.rootPosM, c.rootQuatWxyz, shifted, c.bodyPosW!.data, c.bodyPosW!.bodyCount, fk),
+      { file: FENCE, key: 'joint_pos' },
+      /cannot be decided/,
+    );
   });
 });

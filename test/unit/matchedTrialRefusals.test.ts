@@ -10,7 +10,12 @@ import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { resolveBindingSpec } from '../../src/services/sim/bindingSpec';
 import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { openCampaign, type CampaignStore } from '../../src/services/trace';
-import { listAdmittedPairs, runMatchedPair, type MatchedPairResult, type TrialProgressEvent } from '../../src/services/trial';
+import {
+  listAdmittedPairs,
+  runMatchedPair,
+  type MatchedPairResult,
+  type TrialProgressEvent,
+} from '../../src/services/trial';
 import { robotLinkFor } from '../../src/services/trial/robotLink';
 import { loadWorkload } from '../../src/services/workload';
 import { ScriptedInterlock, ScriptedRobot, SteppedClock } from '../helpers/scriptedTrialRig';
@@ -42,7 +47,14 @@ beforeAll(async () => {
   await sim.ready();
   // One qualified campaign, copied for each test (each test's trace starts from the same state).
   template = path.join(root, 'template');
-  await runQualification({ campaignDir: template, workload, bindings: [binding], profile, clips: [CLIP], simulator: sim });
+  await runQualification({
+    campaignDir: template,
+    workload,
+    bindings: [binding],
+    profile,
+    clips: [CLIP],
+    simulator: sim,
+  });
   const store = await openCampaign(template);
   const pair = listAdmittedPairs(store)[0];
   store.close();
@@ -83,14 +95,25 @@ async function rig(script: (s: Session) => void = () => {}): Promise<Session> {
   const dir = path.join(root, `campaign-${++campaigns}`);
   await cp(template, dir, { recursive: true });
   const clock = new SteppedClock();
-  const s: Session = { clock, robot: new ScriptedRobot(clip), interlock: new ScriptedInterlock(clock), store: await openCampaign(dir), events: [], confirmations: 0, resets: 0 };
+  const s: Session = {
+    clock,
+    robot: new ScriptedRobot(clip),
+    interlock: new ScriptedInterlock(clock),
+    store: await openCampaign(dir),
+    events: [],
+    confirmations: 0,
+    resets: 0,
+  };
   current = s;
   script(s);
   return s;
 }
 
 /** One session of up to `trials` trials; the test operator confirms every trial (unless `confirm` is false) and every reset. */
-function runSession(s: Session, { trials = 3, confirm = true }: { trials?: number; confirm?: boolean } = {}): Promise<MatchedPairResult> {
+function runSession(
+  s: Session,
+  { trials = 3, confirm = true }: { trials?: number; confirm?: boolean } = {},
+): Promise<MatchedPairResult> {
   return runMatchedPair({
     store: s.store,
     link: robotLinkFor(s.robot, { robotUnit: 'g1-scripted' }),
@@ -114,9 +137,13 @@ function runSession(s: Session, { trials = 3, confirm = true }: { trials?: numbe
   });
 }
 
-const ofType = <T extends TrialProgressEvent['type']>(s: Session, type: T): Extract<TrialProgressEvent, { type: T }>[] =>
+const ofType = <T extends TrialProgressEvent['type']>(
+  s: Session,
+  type: T,
+): Extract<TrialProgressEvent, { type: T }>[] =>
   s.events.filter((e): e is Extract<TrialProgressEvent, { type: T }> => e.type === type);
-const traceOf = (s: Session, r: MatchedPairResult, kind: TraceEvent['kind']): TraceEvent[] => s.store.listEvents({ parentTraceId: r.parentTraceId, kind });
+const traceOf = (s: Session, r: MatchedPairResult, kind: TraceEvent['kind']): TraceEvent[] =>
+  s.store.listEvents({ parentTraceId: r.parentTraceId, kind });
 const realEpisodes = (s: Session) => s.store.findEpisodes({ executionDomain: 'real_robot' });
 const commandNames = (s: Session): string[] => s.robot.commands.map((c) => c.command);
 const lastPhase = (s: Session) => ofType(s, 'phase').at(-1);
@@ -168,12 +195,18 @@ describe('matched trial runner: trials that must not start', () => {
     expect(refusals).toHaveLength(1);
     expect(refusals[0].runId).toBe(runId);
     expect(refusals[0].reasons.map((x) => x.code)).toEqual(['link_stale']);
-    expect(refusals[0].reasons[0].message).toMatch(/^robot link stale: last lowstate 70(\.\d+)? ms ago \(limit 50 ms\)$/);
+    expect(refusals[0].reasons[0].message).toMatch(
+      /^robot link stale: last lowstate 70(\.\d+)? ms ago \(limit 50 ms\)$/,
+    );
 
     // The gate's refusal is in the trace, on the matched pair (no episode to hang it on).
     const traced = traceOf(s, r, 'refusal');
     expect(traced).toHaveLength(1);
-    expect(traced[0]).toMatchObject({ runId: null, reason: `start refused: ${refusals[0].reasons[0].message}`, detail: { run_id: runId, command: 'start', codes: ['link_stale'] } });
+    expect(traced[0]).toMatchObject({
+      runId: null,
+      reason: `start refused: ${refusals[0].reasons[0].message}`,
+      detail: { run_id: runId, command: 'start', codes: ['link_stale'] },
+    });
 
     // Nothing started: no start sent, no episode, and a refusal is no trip (no stop, no damp).
     expect(commandNames(s)).toEqual(['prepare']);
@@ -209,7 +242,9 @@ describe('matched trial runner: trials that must not start', () => {
     expect(refusals[0]).toMatchObject({ runId, reasons: [{ code: 'link_stale' }] });
     // Traced on the episode (its recording was open when the write was refused).
     const traced = s.store.listEvents({ runId, kind: 'refusal' });
-    expect(traced.map((e) => e.reason)).toEqual([expect.stringMatching(/^start not sent: robot link stale: last lowstate 7\d(\.\d+)? ms ago \(limit 50 ms\)$/)]);
+    expect(traced.map((e) => e.reason)).toEqual([
+      expect.stringMatching(/^start not sent: robot link stale: last lowstate 7\d(\.\d+)? ms ago \(limit 50 ms\)$/),
+    ]);
     // No start reached the robot; the prepared robot was stopped and damped (the episode ended by a stop).
     expect(commandNames(s)).toEqual(['prepare', 'stop', 'damp']);
     const eps = realEpisodes(s);
@@ -236,7 +271,10 @@ describe('matched trial runner: trials that must not start', () => {
     expect(trips[0].trip).toMatchObject({ cause: 'link_lost', outcome: 'link_lost', runId });
     const stops = traceOf(s, r, 'stop_requested');
     expect(stops).toHaveLength(1);
-    expect(stops[0]).toMatchObject({ runId: null, detail: { run_id: runId, cause: 'link_lost', outcome: 'link_lost', actions: ['stop', 'damp'] } });
+    expect(stops[0]).toMatchObject({
+      runId: null,
+      detail: { run_id: runId, cause: 'link_lost', outcome: 'link_lost', actions: ['stop', 'damp'] },
+    });
 
     const refusals = ofType(s, 'refusal');
     expect(refusals).toHaveLength(1);
@@ -245,7 +283,11 @@ describe('matched trial runner: trials that must not start', () => {
     const traced = traceOf(s, r, 'refusal');
     expect(traced).toHaveLength(1);
     // The trip closed the gate's episode, so its refusal names no run (the trip's event does).
-    expect(traced[0]).toMatchObject({ runId: null, reason: `start refused: ${refusals[0].reasons.map((x) => x.message).join('; ')}`, detail: { run_id: null, command: 'start', codes: ['tripped', 'link_unknown', 'no_episode'] } });
+    expect(traced[0]).toMatchObject({
+      runId: null,
+      reason: `start refused: ${refusals[0].reasons.map((x) => x.message).join('; ')}`,
+      detail: { run_id: null, command: 'start', codes: ['tripped', 'link_unknown', 'no_episode'] },
+    });
 
     // The trip's stop and damp went out at once (once each); the start never did.
     expect(s.robot.commands.map((c) => [c.command, c.outcome ?? null])).toEqual([
@@ -254,7 +296,9 @@ describe('matched trial runner: trials that must not start', () => {
       ['damp', null],
     ]);
     expect(realEpisodes(s)).toEqual([]);
-    expect(r.stoppedEarly).toBe(`start refused by the safety gate: ${refusals[0].reasons.map((x) => x.message).join('; ')}`);
+    expect(r.stoppedEarly).toBe(
+      `start refused by the safety gate: ${refusals[0].reasons.map((x) => x.message).join('; ')}`,
+    );
     expect(r.stoppedEarly).toMatch(/^start refused by the safety gate: tripped /);
     expect(lastPhase(s)).toMatchObject({ phase: 'stopped', message: r.stoppedEarly });
     expect(s.interlock.calls).toEqual(['arm', 'disarm']);
@@ -280,7 +324,10 @@ describe('matched trial runner: trials that must not start', () => {
   it('(b) the robot refuses or fails the prepare: a problem each time, two retries, then the session stops', async () => {
     const refused = 'the robot is not in its start pose';
     const s = await rig(({ robot }) => {
-      robot.script.prepare = (_runId, attempt) => (attempt === 1 ? { type: 'fail', reason: 'controller fault while preparing' } : { type: 'refuse', reason: refused });
+      robot.script.prepare = (_runId, attempt) =>
+        attempt === 1
+          ? { type: 'fail', reason: 'controller fault while preparing' }
+          : { type: 'refuse', reason: refused };
     });
     const r = await runSession(s);
     const runIds = s.robot.acquired;
@@ -315,8 +362,15 @@ describe('matched trial runner: trials that must not start', () => {
     expect(s.confirmations).toBe(1);
     const refusals = ofType(s, 'refusal');
     expect(refusals).toHaveLength(1);
-    expect(refusals[0].reasons).toMatchObject([{ code: 'no_confirmation', condition: 'confirmation', message: 'the operator did not confirm the trial' }]);
-    expect(traceOf(s, r, 'refusal')).toMatchObject([{ reason: 'not confirmed by the operator', detail: { run_id: refusals[0].runId, reasons: ['the operator did not confirm the trial'] } }]);
+    expect(refusals[0].reasons).toMatchObject([
+      { code: 'no_confirmation', condition: 'confirmation', message: 'the operator did not confirm the trial' },
+    ]);
+    expect(traceOf(s, r, 'refusal')).toMatchObject([
+      {
+        reason: 'not confirmed by the operator',
+        detail: { run_id: refusals[0].runId, reasons: ['the operator did not confirm the trial'] },
+      },
+    ]);
     expect(r.stoppedEarly).toBe('the operator did not confirm the trial');
     expect(s.robot.commands).toEqual([]);
     expect(s.robot.acquired).toEqual([]);
@@ -336,10 +390,23 @@ describe('matched trial runner: trials that must not start', () => {
     const refusals = ofType(s, 'refusal');
     expect(refusals).toHaveLength(1);
     expect(refusals[0].runId).toMatch(/^real/);
-    expect(refusals[0].reasons).toMatchObject([{ code: 'interlock_not_armed', condition: 'interlock', message: `the interlock did not arm (not_safe): ${detail}` }]);
+    expect(refusals[0].reasons).toMatchObject([
+      {
+        code: 'interlock_not_armed',
+        condition: 'interlock',
+        message: `the interlock did not arm (not_safe): ${detail}`,
+      },
+    ]);
     const traced = traceOf(s, r, 'refusal');
     expect(traced).toHaveLength(1);
-    expect(traced[0]).toMatchObject({ reason: 'interlock not armed', detail: { run_id: refusals[0].runId, trial_index: 0, reasons: [`the interlock did not arm (not_safe): ${detail}`] } });
+    expect(traced[0]).toMatchObject({
+      reason: 'interlock not armed',
+      detail: {
+        run_id: refusals[0].runId,
+        trial_index: 0,
+        reasons: [`the interlock did not arm (not_safe): ${detail}`],
+      },
+    });
     expect(r.stoppedEarly).toBe(`the interlock did not arm: ${detail}`);
     expect(lastPhase(s)).toMatchObject({ phase: 'stopped', message: r.stoppedEarly });
 
@@ -369,7 +436,11 @@ describe('matched trial runner: trials that must not start', () => {
     expect(refusals[0].reasons.map((x) => x.code)).toEqual(['link_stale']);
     const traced = traceOf(s, r, 'refusal');
     expect(traced).toHaveLength(1);
-    expect(traced[0]).toMatchObject({ runId: null, reason: `prepare refused: ${refusals[0].reasons[0].message}`, detail: { run_id: runId, command: 'prepare', codes: ['link_stale'] } });
+    expect(traced[0]).toMatchObject({
+      runId: null,
+      reason: `prepare refused: ${refusals[0].reasons[0].message}`,
+      detail: { run_id: runId, command: 'prepare', codes: ['link_stale'] },
+    });
     expect(r.stoppedEarly).toBe(`prepare refused by the safety gate: ${refusals[0].reasons[0].message}`);
     expect(lastPhase(s)).toMatchObject({ phase: 'stopped', message: r.stoppedEarly });
 

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { gapPercent, gapReport, meanOfReadings, successRate, summarizePair, type MatchedPair } from '../../src/domain/metrics/aggregate';
+import {
+  gapPercent,
+  gapReport,
+  meanOfReadings,
+  successRate,
+  summarizePair,
+  type MatchedPair,
+} from '../../src/domain/metrics/aggregate';
 import {
   availableReading as ok,
   NUMERIC_READINGS,
@@ -12,8 +19,15 @@ import {
 // Aggregation, hand-computed: trials → pair mean → macro over clips → Gap %.
 
 /** An episode with every numeric reading = `v` unless overridden. */
-function episode(v: number, over: Partial<Record<NumericReadingKey, number | null>> = {}, failed = false, contract = 'mb-metrics/1'): EpisodeMetrics {
-  const failure: HardFailure | null = failed ? { frame: 3, timeS: 0.06, condition: 'root_height', body: 'pelvis', error: 0.3, threshold: 0.25 } : null;
+function episode(
+  v: number,
+  over: Partial<Record<NumericReadingKey, number | null>> = {},
+  failed = false,
+  contract = 'mb-metrics/1',
+): EpisodeMetrics {
+  const failure: HardFailure | null = failed
+    ? { frame: 3, timeS: 0.06, condition: 'root_height', body: 'pelvis', error: 0.3, threshold: 0.25 }
+    : null;
   const m = { contract, K: 100, failure: ok(failure), progressStop: ok(null) } as unknown as EpisodeMetrics;
   for (const key of NUMERIC_READINGS) {
     const x = key in over ? over[key] : v;
@@ -65,16 +79,36 @@ describe('trials → pair', () => {
   });
 
   it('refuses to mix contracts', () => {
-    expect(() => summarizePair([episode(1), episode(2, {}, false, 'mb-metrics/1+custom-abcdef012345')])).toThrow(/different metric contracts/);
+    expect(() => summarizePair([episode(1), episode(2, {}, false, 'mb-metrics/1+custom-abcdef012345')])).toThrow(
+      /different metric contracts/,
+    );
   });
 });
 
 describe('pairs → clips (macro) → Table 11', () => {
   // WBC "sonic": three clips; WBC "holo": one clip. Real = 3 trials, Sim = 1 episode.
   const pairs: MatchedPair[] = [
-    { wbc: 'sonic', clipId: 'walk', group: 'locomotion', sim: [episode(10)], real: [episode(12), episode(14), episode(16, {}, true)] },
-    { wbc: 'sonic', clipId: 'wave', group: 'upper_body', sim: [episode(20)], real: [episode(30), episode(30), episode(30)] },
-    { wbc: 'sonic', clipId: 'run', group: 'locomotion', sim: [episode(30, { jointJerkRmsRadS3: 0 })], real: [episode(33), episode(36), episode(39)] },
+    {
+      wbc: 'sonic',
+      clipId: 'walk',
+      group: 'locomotion',
+      sim: [episode(10)],
+      real: [episode(12), episode(14), episode(16, {}, true)],
+    },
+    {
+      wbc: 'sonic',
+      clipId: 'wave',
+      group: 'upper_body',
+      sim: [episode(20)],
+      real: [episode(30), episode(30), episode(30)],
+    },
+    {
+      wbc: 'sonic',
+      clipId: 'run',
+      group: 'locomotion',
+      sim: [episode(30, { jointJerkRmsRadS3: 0 })],
+      real: [episode(33), episode(36), episode(39)],
+    },
     { wbc: 'holo', clipId: 'walk', sim: [episode(5)], real: [noMocap(6), noMocap(6), noMocap(6)] },
   ];
   const report = gapReport(pairs);
@@ -133,7 +167,9 @@ describe('pairs → clips (macro) → Table 11', () => {
 
   it('refuses repeated pairs and mixed contracts', () => {
     expect(() => gapReport([pairs[0], pairs[0]])).toThrow(/appears twice/);
-    expect(() => gapReport([pairs[0], { ...pairs[1], sim: [episode(1, {}, false, 'mb-metrics/1+custom-000000000000')] }])).toThrow(/different metric contracts/);
+    expect(() =>
+      gapReport([pairs[0], { ...pairs[1], sim: [episode(1, {}, false, 'mb-metrics/1+custom-000000000000')] }]),
+    ).toThrow(/different metric contracts/);
     expect(report.contract).toBe('mb-metrics/1');
   });
 });

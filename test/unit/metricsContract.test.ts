@@ -20,8 +20,19 @@ describe('contract mb-metrics/1', () => {
   it('holds the numbers of DESIGN §4', () => {
     expect(MB_METRICS_1.id).toBe('mb-metrics/1');
     expect(MB_METRICS_1.rateHz).toBe(50);
-    expect(MB_METRICS_1.thresholds).toEqual({ rootHeightM: 0.25, rootOrientationRad: 1.0, endEffectorHeightM: 0.25, driftXyM: 0.5, driftHeadingRad: 0.5 });
-    expect(MB_METRICS_1.endEffectorBodies).toEqual(['left_ankle_roll_link', 'right_ankle_roll_link', 'left_wrist_yaw_link', 'right_wrist_yaw_link']);
+    expect(MB_METRICS_1.thresholds).toEqual({
+      rootHeightM: 0.25,
+      rootOrientationRad: 1.0,
+      endEffectorHeightM: 0.25,
+      driftXyM: 0.5,
+      driftHeadingRad: 0.5,
+    });
+    expect(MB_METRICS_1.endEffectorBodies).toEqual([
+      'left_ankle_roll_link',
+      'right_ankle_roll_link',
+      'left_wrist_yaw_link',
+      'right_wrist_yaw_link',
+    ]);
     expect(MB_METRICS_1.bodySet).toBe('all_bodies');
     expect(MB_METRICS_1.definitions.jointJerk).toMatch(/k = 1\.\.K−3/);
     expect(Object.isFrozen(MB_METRICS_1.thresholds)).toBe(true);
@@ -64,7 +75,9 @@ describe('user-defined contracts', () => {
     expect(customContract({ thresholds: { rootHeightM: 0.3 } }).id).toBe(c.id);
     expect(customContract({ thresholds: { rootHeightM: 0.31 } }).id).not.toBe(c.id);
     expect(customContract({ rateHz: 100 }).id).not.toBe(c.id);
-    expect(customContract({ endEffectorBodies: ['left_wrist_yaw_link', 'right_wrist_yaw_link'] }).id).toMatch(/\+custom-/);
+    expect(customContract({ endEffectorBodies: ['left_wrist_yaw_link', 'right_wrist_yaw_link'] }).id).toMatch(
+      /\+custom-/,
+    );
   });
 
   it('with the standard values keep mb-metrics/1', () => {
@@ -77,7 +90,9 @@ describe('user-defined contracts', () => {
     const forged: MetricContract = { ...MB_METRICS_1, thresholds: { ...MB_METRICS_1.thresholds, rootHeightM: 0.3 } };
     expect(() => checkContract(forged)).toThrow(/names fixed parameters.*mb-metrics\/1\+custom-/);
     const c = customContract({ thresholds: { driftXyM: 1 } });
-    expect(() => checkContract({ ...c, thresholds: { ...c.thresholds, driftXyM: 2 } })).toThrow(/does not match its parameters/);
+    expect(() => checkContract({ ...c, thresholds: { ...c.thresholds, driftXyM: 2 } })).toThrow(
+      /does not match its parameters/,
+    );
   });
 
   it('reject nonsense parameters', () => {
@@ -111,7 +126,12 @@ describe('P95: numpy percentile, method linear', () => {
     // 1..10: index 0.95·9 = 8.55 → 9 + 0.55·(10 − 9) = 9.55
     expect(p([10, 3, 1, 7, 2, 9, 4, 8, 6, 5], 95)).toBeCloseTo(9.55, 14);
     // 1..20: index 0.95·19 = 18.05 → 19.05
-    expect(p(Array.from({ length: 20 }, (_, i) => 20 - i), 95)).toBeCloseTo(19.05, 13);
+    expect(
+      p(
+        Array.from({ length: 20 }, (_, i) => 20 - i),
+        95,
+      ),
+    ).toBeCloseTo(19.05, 13);
     // [0, 10]: index 0.95 → 9.5; one value: itself; median of 4: (2 + 3)/2
     expect(p([10, 0], 95)).toBe(9.5);
     expect(p([4.25], 95)).toBe(4.25);

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ClipPairEvaluator } from '../../src/domain/metrics/clipPairMetrics';
 import { MB_METRICS_1 } from '../../src/domain/metrics/metricContract';
-import { episodeFailed, episodeMetricsJson, NO_MOTION_CAPTURE, type EpisodeMetrics } from '../../src/domain/metrics/readings';
+import {
+  episodeFailed,
+  episodeMetricsJson,
+  NO_MOTION_CAPTURE,
+  type EpisodeMetrics,
+} from '../../src/domain/metrics/readings';
 import { successRate } from '../../src/domain/metrics/aggregate';
 import type { TimedFrames } from '../../src/domain/motion/resample';
 import {
@@ -71,7 +76,8 @@ describe('joint readings (golden)', () => {
     const omega = 2 * Math.PI * 1.3;
     const K = 400;
     const exec = standing(K);
-    for (let k = 0; k < K; k++) for (let j = 0; j < J; j++) exec.jointPosRad[J * k + j] = A * Math.sin(omega * k * h + (2 * Math.PI * j) / J);
+    for (let k = 0; k < K; k++)
+      for (let j = 0; j < J; j++) exec.jointPosRad[J * k + j] = A * Math.sin(omega * k * h + (2 * Math.PI * j) / J);
     const ref = standing(K);
     for (let k = 0; k < K; k++) for (let j = 0; j < J; j++) ref.jointPosRad[J * k + j] = 0;
     const m = both(withBodies(ref), withBodies(exec));
@@ -108,8 +114,11 @@ describe('joint readings (golden)', () => {
     it('P95 of |acceleration| and |jerk|: the 95th percentile of the analytic values, ≈ sin(0.95·π/2) of the amplitude', () => {
       const accAbs: number[] = [];
       const jerkAbs: number[] = [];
-      for (let k = 1; k <= K - 2; k++) for (let j = 0; j < J; j++) accAbs.push(A * c2 * Math.abs(Math.sin(omega * k * h + (2 * Math.PI * j) / J)));
-      for (let k = 1; k <= K - 3; k++) for (let j = 0; j < J; j++) jerkAbs.push(A * c3 * Math.abs(Math.cos(omega * (k + 0.5) * h + (2 * Math.PI * j) / J)));
+      for (let k = 1; k <= K - 2; k++)
+        for (let j = 0; j < J; j++) accAbs.push(A * c2 * Math.abs(Math.sin(omega * k * h + (2 * Math.PI * j) / J)));
+      for (let k = 1; k <= K - 3; k++)
+        for (let j = 0; j < J; j++)
+          jerkAbs.push(A * c3 * Math.abs(Math.cos(omega * (k + 0.5) * h + (2 * Math.PI * j) / J)));
       const p95 = (xs: number[]): number => {
         const s = [...xs].sort((a, b) => a - b);
         const i = 0.95 * (s.length - 1);
@@ -140,7 +149,10 @@ describe('hard failure (golden)', () => {
     expect(value(episodeFailed(m))).toBe(true);
     expect(value(m.progressSoft)).toBe(k0 / (K - 1));
     expect(value(m.progressStop)).toEqual({ frame: k0, cause: 'hard_failure' });
-    expect(episodeMetricsJson(m)).toMatchObject({ failed: true, failure: { frame: k0, condition: 'root_height', body: 'pelvis' } });
+    expect(episodeMetricsJson(m)).toMatchObject({
+      failed: true,
+      failure: { frame: k0, condition: 'root_height', body: 'pelvis' },
+    });
   });
 
   it('a drop of 0.24 m is within the threshold: no failure', () => {
@@ -151,25 +163,37 @@ describe('hard failure (golden)', () => {
   });
 
   it('the same drop only on the last frame is no failure; on frame K−2 it is', () => {
-    const last = both(ref, edit(ref, K - 1, K, (k, f) => (f.rootPosM[3 * k + 2] -= 0.26)));
+    const last = both(
+      ref,
+      edit(ref, K - 1, K, (k, f) => (f.rootPosM[3 * k + 2] -= 0.26)),
+    );
     expect(value(last.failure)).toBeNull();
     expect(value(episodeFailed(last))).toBe(false);
     expect(value(last.progressSoft)).toBe(1);
     expect(value(last.progressStop)).toBeNull();
-    const beforeLast = both(ref, edit(ref, K - 2, K - 1, (k, f) => (f.rootPosM[3 * k + 2] -= 0.26)));
+    const beforeLast = both(
+      ref,
+      edit(ref, K - 2, K - 1, (k, f) => (f.rootPosM[3 * k + 2] -= 0.26)),
+    );
     expect(value(beforeLast.failure)).toMatchObject({ frame: K - 2, condition: 'root_height' });
     expect(value(beforeLast.progressSoft)).toBe((K - 2) / (K - 1));
   });
 
   it('a 1.1 rad yaw of the root fails with root_orientation; 0.9 rad only drifts in heading', () => {
     const k0 = 60;
-    const m = both(ref, edit(ref, k0, K, (k, f) => yawRoot(f, k, 1.1)));
+    const m = both(
+      ref,
+      edit(ref, k0, K, (k, f) => yawRoot(f, k, 1.1)),
+    );
     const f = value(m.failure)!;
     expect(f).toMatchObject({ frame: k0, condition: 'root_orientation', body: 'pelvis', threshold: 1 });
     expect(f.error).toBeCloseTo(1.1, 12);
     expect(value(m.progressStop)).toEqual({ frame: k0, cause: 'hard_failure' });
     // A yaw about world z moves no body up or down, so only the orientation condition fires.
-    const m09 = both(ref, edit(ref, k0, K, (k, f) => yawRoot(f, k, 0.9)));
+    const m09 = both(
+      ref,
+      edit(ref, k0, K, (k, f) => yawRoot(f, k, 0.9)),
+    );
     expect(value(m09.failure)).toBeNull();
     expect(value(m09.progressStop)).toEqual({ frame: k0, cause: 'drift_heading' });
     expect(value(m09.progressSoft)).toBe(k0 / (K - 1));
@@ -216,20 +240,35 @@ describe('hard failure (golden)', () => {
     const exec = edit(still, k0, K2, (k, f) => (f.jointPosRad[J * k + sp] = angle));
     const m = both(still, exec);
     const f = value(m.failure)!;
-    expect(f).toMatchObject({ frame: k0, condition: 'end_effector_height', body: 'left_wrist_yaw_link', threshold: 0.25 });
+    expect(f).toMatchObject({
+      frame: k0,
+      condition: 'end_effector_height',
+      body: 'left_wrist_yaw_link',
+      threshold: 0.25,
+    });
     expect(f.error).toBeCloseTo(0.3, 9);
     // Same on the right arm (mirror joint), naming the right hand.
     const rsp = jointIndex('right_shoulder_pitch_joint');
-    const mr = both(still, edit(still, k0, K2, (k, f2) => (f2.jointPosRad[J * k + rsp] = angle)));
-    expect(value(mr.failure)).toMatchObject({ frame: k0, condition: 'end_effector_height', body: 'right_wrist_yaw_link' });
+    const mr = both(
+      still,
+      edit(still, k0, K2, (k, f2) => (f2.jointPosRad[J * k + rsp] = angle)),
+    );
+    expect(value(mr.failure)).toMatchObject({
+      frame: k0,
+      condition: 'end_effector_height',
+      body: 'right_wrist_yaw_link',
+    });
   });
 
   it('conditions on one frame are reported in the order root_height, root_orientation, end-effector', () => {
     // Dropping the root drops every body: root_height is reported, not the end-effectors.
-    const m = both(ref, edit(ref, 30, K, (k, f) => {
-      f.rootPosM[3 * k + 2] -= 0.4;
-      yawRoot(f, k, 1.5);
-    }));
+    const m = both(
+      ref,
+      edit(ref, 30, K, (k, f) => {
+        f.rootPosM[3 * k + 2] -= 0.4;
+        yawRoot(f, k, 1.5);
+      }),
+    );
     expect(value(m.failure)).toMatchObject({ frame: 30, condition: 'root_height', body: 'pelvis' });
   });
 });
@@ -252,7 +291,10 @@ describe('progress-soft (golden)', () => {
   it('drift in y counts the same (xy distance)', () => {
     const K = 101;
     const ref = moving(K, 8);
-    const m = both(ref, edit(ref, 50, K, (k, f) => (f.rootPosM[3 * k + 1] -= 0.6)));
+    const m = both(
+      ref,
+      edit(ref, 50, K, (k, f) => (f.rootPosM[3 * k + 1] -= 0.6)),
+    );
     expect(value(m.progressStop)).toEqual({ frame: 50, cause: 'drift_xy' });
     expect(value(m.progressSoft)).toBe(0.5);
   });
@@ -277,12 +319,24 @@ describe('availability', () => {
     }
     expect(episodeFailed(m).available).toBe(false);
     expect(successRate([full, m]).available).toBe(false);
-    for (const key of ['jointPosRmseRad', 'jointVelRmseRadS', 'jointAccRmsRadS2', 'jointAccP95RadS2', 'jointJerkRmsRadS3', 'jointJerkP95RadS3'] as const) {
+    for (const key of [
+      'jointPosRmseRad',
+      'jointVelRmseRadS',
+      'jointAccRmsRadS2',
+      'jointAccP95RadS2',
+      'jointJerkRmsRadS3',
+      'jointJerkP95RadS3',
+    ] as const) {
       expect(m[key]).toEqual(full[key]);
     }
     const json = episodeMetricsJson(m);
     expect(json).toMatchObject({ failed: null, failure: null, progress_soft: null, mpjpe_l_mm: null });
-    expect(Object.keys(json.unavailable as object).sort()).toEqual(['failed', 'failure', 'mpjpe_l_mm', 'progress_soft']);
+    expect(Object.keys(json.unavailable as object).sort()).toEqual([
+      'failed',
+      'failure',
+      'mpjpe_l_mm',
+      'progress_soft',
+    ]);
     expectHonestJson(json);
   });
 
@@ -308,7 +362,8 @@ describe('availability', () => {
     const one = both(standing(1), standing(1));
     expect(value(one.jointPosRmseRad)).toBe(0);
     expect(value(one.mpjpeLMm)).toBe(0);
-    for (const r of [one.failure, one.progressSoft, one.jointVelRmseRadS, one.jointAccP95RadS2, one.jointJerkRmsRadS3]) expect(r.available).toBe(false);
+    for (const r of [one.failure, one.progressSoft, one.jointVelRmseRadS, one.jointAccP95RadS2, one.jointJerkRmsRadS3])
+      expect(r.available).toBe(false);
     const three = both(standing(3), standing(3));
     expect(value(three.failure)).toBeNull();
     expect(value(three.jointAccRmsRadS2)).toBe(0);
@@ -341,7 +396,12 @@ describe('resampling 30 fps and 60 fps inputs to the 50 Hz timeline (golden)', (
   const evaluator = new ClipPairEvaluator(MB_METRICS_1, profile);
   const pose = profile.defaultPose;
   /** N frames at fps: joints q(i), root yaw y(i), root at the standing pose. */
-  function clip(fps: number, N: number, q: (i: number, j: number) => number, yaw: (i: number) => number = () => 0): TimedFrames {
+  function clip(
+    fps: number,
+    N: number,
+    q: (i: number, j: number) => number,
+    yaw: (i: number) => number = () => 0,
+  ): TimedFrames {
     const rootPosM = new Float64Array(3 * N);
     const rootQuatWxyz = new Float64Array(4 * N);
     const jointPosRad = new Float64Array(J * N);
@@ -370,9 +430,24 @@ describe('resampling 30 fps and 60 fps inputs to the 50 Hz timeline (golden)', (
   });
 
   it('K = floor(50·D + 1e-9) + 1: 30 fps × 30 frames → 49, 60 fps × 100 frames → 83, 60 fps × 61 → 51', () => {
-    expect(evaluator.frameCount(clip(30, 30, () => 0), clip(30, 30, () => 0))).toBe(49);
-    expect(evaluator.frameCount(clip(60, 100, () => 0), clip(60, 100, () => 0))).toBe(83);
-    expect(evaluator.frameCount(clip(60, 61, () => 0), clip(60, 61, () => 0))).toBe(51);
+    expect(
+      evaluator.frameCount(
+        clip(30, 30, () => 0),
+        clip(30, 30, () => 0),
+      ),
+    ).toBe(49);
+    expect(
+      evaluator.frameCount(
+        clip(60, 100, () => 0),
+        clip(60, 100, () => 0),
+      ),
+    ).toBe(83);
+    expect(
+      evaluator.frameCount(
+        clip(60, 61, () => 0),
+        clip(60, 61, () => 0),
+      ),
+    ).toBe(51);
   });
 
   it('a 30 fps source is interpolated between floor(f) and floor(f) + 1 at f = 0.6k', () => {
@@ -389,7 +464,12 @@ describe('resampling 30 fps and 60 fps inputs to the 50 Hz timeline (golden)', (
   it('a 60 fps root yaw of 3 rad/s (slerped) drifts in heading at k = 9 and fails in orientation at k = 17', () => {
     // heading(E) − heading(R) = 3·k/50: > 0.5 first at k = 9 (0.54), > 1.0 first at k = 17 (1.02).
     const ref = clip(30, 61, () => 0);
-    const exec = clip(60, 121, () => 0, (i) => (3 * i) / 60);
+    const exec = clip(
+      60,
+      121,
+      () => 0,
+      (i) => (3 * i) / 60,
+    );
     const { K, metrics: m } = evaluator.evaluate(ref, exec);
     expect(K).toBe(101);
     expect(value(m.progressStop)).toEqual({ frame: 9, cause: 'drift_heading' });

@@ -42,7 +42,13 @@ export function withBodies(f: PoseFrames & { K: number }): Frames {
 }
 
 export function clone(f: Frames): Frames {
-  return { K: f.K, rootPosM: f.rootPosM.slice(), rootQuatWxyz: f.rootQuatWxyz.slice(), jointPosRad: f.jointPosRad.slice(), bodyPosM: f.bodyPosM.slice() };
+  return {
+    K: f.K,
+    rootPosM: f.rootPosM.slice(),
+    rootQuatWxyz: f.rootQuatWxyz.slice(),
+    jointPosRad: f.jointPosRad.slice(),
+    bodyPosM: f.bodyPosM.slice(),
+  };
 }
 
 /** Edits frames k ∈ [from, to) with `edit`, then recomputes FK. */
@@ -65,11 +71,22 @@ export function yawRoot(f: PoseFrames, k: number, angle: number): void {
   f.rootQuatWxyz[o + 3] = c * z + s * w;
 }
 
-export function batch(ref: Frames, exec: Frames, caps: SourceCapabilities = FULL_STATE, contract: MetricContract = MB_METRICS_1, K = Math.min(ref.K, exec.K)): EpisodeMetrics {
+export function batch(
+  ref: Frames,
+  exec: Frames,
+  caps: SourceCapabilities = FULL_STATE,
+  contract: MetricContract = MB_METRICS_1,
+  K = Math.min(ref.K, exec.K),
+): EpisodeMetrics {
   return new BatchEpisodeReducer(contract, metricLayoutFor(contract, profile)).reduce(ref, exec, K, caps);
 }
 
-export function stream(ref: Frames, exec: Frames, caps: SourceCapabilities = FULL_STATE, K = Math.min(ref.K, exec.K)): EpisodeMetrics {
+export function stream(
+  ref: Frames,
+  exec: Frames,
+  caps: SourceCapabilities = FULL_STATE,
+  K = Math.min(ref.K, exec.K),
+): EpisodeMetrics {
   const s = new StreamingEpisodeReducer(MB_METRICS_1, layout, caps);
   for (let k = 0; k < K; k++) s.push(ref, exec, k, k);
   return s.result();
@@ -80,7 +97,6 @@ export function value<T>(r: { available: true; value: T } | { available: false; 
   if (!r.available) throw new Error(`reading unavailable: ${r.reason}`);
   return r.value;
 }
-
 
 /** A moving reference: walking root with yaw sway, joints oscillating about the standing pose. */
 export function moving(K: number, seed = 1): Frames {

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { ClipPairEvaluator } from '../../src/domain/metrics/clipPairMetrics';
 import { LiveTrackingMetrics, type LiveStateFrame } from '../../src/domain/metrics/liveTracking';
 import { MB_METRICS_1 } from '../../src/domain/metrics/metricContract';
-import { FULL_STATE, NO_MOTION_CAPTURE, type EpisodeMetrics, type SourceCapabilities } from '../../src/domain/metrics/readings';
+import {
+  FULL_STATE,
+  NO_MOTION_CAPTURE,
+  type EpisodeMetrics,
+  type SourceCapabilities,
+} from '../../src/domain/metrics/readings';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { resampleClip } from '../../src/domain/motion/resample';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
@@ -63,7 +68,13 @@ function stream(rateHz: number, opts: { mocap: boolean; fallAtS?: number }): Str
 }
 
 function live(rateHz: number, availability: SourceCapabilities): LiveTrackingMetrics {
-  return new LiveTrackingMetrics({ contract: MB_METRICS_1, profile, reference: REFERENCE, availability, streamRateHz: rateHz });
+  return new LiveTrackingMetrics({
+    contract: MB_METRICS_1,
+    profile,
+    reference: REFERENCE,
+    availability,
+    streamRateHz: rateHz,
+  });
 }
 
 /** Pushes every frame; returns the timeline frame at which the live failure flag went up (−1: never). */
@@ -77,7 +88,8 @@ function pushAll(m: LiveTrackingMetrics, frames: LiveStateFrame[]): number {
   return flaggedAt;
 }
 
-const batch = (s: Stream, caps: SourceCapabilities): EpisodeMetrics => evaluator.evaluate(REFERENCE, s.clip, caps).metrics;
+const batch = (s: Stream, caps: SourceCapabilities): EpisodeMetrics =>
+  evaluator.evaluate(REFERENCE, s.clip, caps).metrics;
 
 describe('LiveTrackingMetrics equals the batch evaluation', () => {
   for (const rateHz of [500, 333, 50, 30]) {
@@ -156,7 +168,11 @@ describe('LiveTrackingMetrics refuses bad frames and reports gaps', () => {
     const bad: Array<[LiveStateFrame, string, RegExp]> = [
       [s.frames[200], 'out_of_order', /does not come after/],
       [s.frames[299], 'out_of_order', /does not come after/],
-      [{ ...s.frames[300], jointPosRad: Float64Array.from(s.frames[300].jointPosRad, (v, j) => (j === 7 ? NaN : v)) }, 'non_finite', /jointPosRad\[7\] is NaN/],
+      [
+        { ...s.frames[300], jointPosRad: Float64Array.from(s.frames[300].jointPosRad, (v, j) => (j === 7 ? NaN : v)) },
+        'non_finite',
+        /jointPosRad\[7\] is NaN/,
+      ],
       [{ ...s.frames[300], rootPosM: new Float64Array([0, Infinity, 0]) }, 'non_finite', /rootPosM\[1\] is Infinity/],
       [{ ...s.frames[300], timeS: NaN }, 'non_finite', /timeS is NaN/],
       [{ ...s.frames[300], rootPosM: null }, 'missing_root', /no root position/],

@@ -31,8 +31,16 @@ describe('streaming = batch, exactly', () => {
     ['noise only', noisy(ref, 1), FULL_STATE],
     ['root drop at 200', noisy(ref, 2, (k, f) => (f.rootPosM[3 * k + 2] -= k >= 200 ? 0.3 : 0)), FULL_STATE],
     ['yaw 1.2 rad from 150', noisy(ref, 3, (k, f) => k >= 150 && yawRoot(f, k, 1.2)), FULL_STATE],
-    ['drift then failure', noisy(ref, 4, (k, f) => ((f.rootPosM[3 * k + 1] += 0.004 * k), (f.rootPosM[3 * k + 2] -= k > 250 ? 0.5 : 0))), FULL_STATE],
-    ['failure on the last frame only', noisy(ref, 5, (k, f) => (f.rootPosM[3 * k + 2] -= k === K - 1 ? 0.5 : 0)), FULL_STATE],
+    [
+      'drift then failure',
+      noisy(ref, 4, (k, f) => ((f.rootPosM[3 * k + 1] += 0.004 * k), (f.rootPosM[3 * k + 2] -= k > 250 ? 0.5 : 0))),
+      FULL_STATE,
+    ],
+    [
+      'failure on the last frame only',
+      noisy(ref, 5, (k, f) => (f.rootPosM[3 * k + 2] -= k === K - 1 ? 0.5 : 0)),
+      FULL_STATE,
+    ],
     ['no motion capture', noisy(ref, 6), NO_MOTION_CAPTURE],
     ['heading but no position', noisy(ref, 7), { hasGlobalRootPosition: false, hasGlobalRootHeading: true }],
   ];
@@ -103,11 +111,17 @@ describe('streaming = batch on real clips', () => {
     ],
     [
       'LAFAN1 dance1 (30 fps) against LAFAN1 walk1 (different motions: fails early)',
-      () => [loadClipFile(sharedData('motions/lafan1_g1_csv/dance1_subject2.csv')), loadClipFile(sharedData('motions/lafan1_g1_csv/walk1_subject1.csv'))],
+      () => [
+        loadClipFile(sharedData('motions/lafan1_g1_csv/dance1_subject2.csv')),
+        loadClipFile(sharedData('motions/lafan1_g1_csv/walk1_subject1.csv')),
+      ],
     ],
     [
       'LAFAN1 jumps1 (30 fps) against G1 Moves J_Dance18_TikTok (60 fps)',
-      () => [loadClipFile(sharedData('motions/lafan1_g1_csv/jumps1_subject1.csv')), loadClipFile(sharedData('motions/g1_moves/csv/J_Dance18_TikTok.csv'), { fps: 60 })],
+      () => [
+        loadClipFile(sharedData('motions/lafan1_g1_csv/jumps1_subject1.csv')),
+        loadClipFile(sharedData('motions/g1_moves/csv/J_Dance18_TikTok.csv'), { fps: 60 }),
+      ],
     ],
   ];
 
@@ -123,7 +137,13 @@ describe('streaming = batch on real clips', () => {
       const live = new StreamingPoseMetrics(MB_METRICS_1, profile);
       for (let k = 0; k < K; k++) live.pushPose(ref, k, exec, k);
       expect(live.result()).toEqual(metrics);
-      for (const key of ['mpjpeLMm', 'jointPosRmseRad', 'jointVelRmseRadS', 'jointAccP95RadS2', 'jointJerkP95RadS3'] as const) {
+      for (const key of [
+        'mpjpeLMm',
+        'jointPosRmseRad',
+        'jointVelRmseRadS',
+        'jointAccP95RadS2',
+        'jointJerkP95RadS3',
+      ] as const) {
         expect(value(metrics[key])).toBeGreaterThan(0);
       }
     });

@@ -4,9 +4,22 @@
 // size exceeded", "Invalid code point" or a hang.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { MAX_MJCF_DEPTH, MAX_MJCF_INCLUDE_DEPTH, MAX_MJCF_INCLUDES, readMjcf, readMjcfFileReferences } from '../../src/domain/robot/mjcfReader';
+import {
+  MAX_MJCF_DEPTH,
+  MAX_MJCF_INCLUDE_DEPTH,
+  MAX_MJCF_INCLUDES,
+  readMjcf,
+  readMjcfFileReferences,
+} from '../../src/domain/robot/mjcfReader';
 import { MAX_XML_DEPTH, parseXml } from '../../src/domain/xml/parseXml';
-import { deepAcrossIncludes, deeplyNestedBodies, deeplyNestedXml, exponentialIncludes, includeChain, includeCycle } from '../helpers/hostileInputs';
+import {
+  deepAcrossIncludes,
+  deeplyNestedBodies,
+  deeplyNestedXml,
+  exponentialIncludes,
+  includeChain,
+  includeCycle,
+} from '../helpers/hostileInputs';
 import { MENAGERIE_SCENE } from '../helpers/sharedData';
 import { captureError, readVirtual } from './mjcfTestHelpers';
 
@@ -17,7 +30,9 @@ describe('XML reader: nesting and character references', () => {
     // <mujoco> is depth 1, so the (MAX_XML_DEPTH)-th <a> is the first one too deep.
     const column = '<mujoco>'.length + (MAX_XML_DEPTH - 1) * '<a>'.length + 1;
     expect(err.location).toEqual({ file: 'deep.xml', line: 1, column });
-    expect(err.reason).toMatch(new RegExp(`<a> is nested ${MAX_XML_DEPTH + 1} elements deep, deeper than the limit of ${MAX_XML_DEPTH}`));
+    expect(err.reason).toMatch(
+      new RegExp(`<a> is nested ${MAX_XML_DEPTH + 1} elements deep, deeper than the limit of ${MAX_XML_DEPTH}`),
+    );
   });
 
   it('MAX_XML_DEPTH levels are still read', () => {
@@ -90,7 +105,9 @@ describe('MJCF reader: deep models and include expansion', () => {
     const { files, entry } = includeChain(20);
     const err = captureError(() => readVirtual(files, entry));
     expect(err.location).toEqual({ file: `models/c${MAX_MJCF_INCLUDE_DEPTH}.xml`, line: 2, column: 3, key: 'file' });
-    expect(err.reason).toMatch(new RegExp(`includes are nested more than ${MAX_MJCF_INCLUDE_DEPTH} deep: models/c0.xml -> models/c1.xml -> `));
+    expect(err.reason).toMatch(
+      new RegExp(`includes are nested more than ${MAX_MJCF_INCLUDE_DEPTH} deep: models/c0.xml -> models/c1.xml -> `),
+    );
   });
 
   it('an include cycle spelled differently (./a.xml) is found at once and located at the include that closes it', () => {
@@ -102,7 +119,9 @@ describe('MJCF reader: deep models and include expansion', () => {
   });
 
   it('a missing include names the include that asked for it', () => {
-    const err = captureError(() => readVirtual({ 'models/g1.xml': '<mujoco>\n <include file="robot.xml"/></mujoco>' }, 'models/g1.xml'));
+    const err = captureError(() =>
+      readVirtual({ 'models/g1.xml': '<mujoco>\n <include file="robot.xml"/></mujoco>' }, 'models/g1.xml'),
+    );
     expect(err.location.file).toBe('models/robot.xml');
     expect(err.reason).toMatch(/cannot read the file .*\(included from models\/g1\.xml:2:2\)/);
   });
@@ -112,11 +131,19 @@ describe('MJCF file references (what MuJoCo will open)', () => {
   it("lists Menagerie's included g1.xml and every mesh under meshdir, each with the element that names it", () => {
     const refs = readMjcfFileReferences({ file: MENAGERIE_SCENE, readText: (p) => fs.readFileSync(p, 'utf8') });
     const dir = MENAGERIE_SCENE.replace(/\/scene\.xml$/, '');
-    expect(refs[0]).toEqual({ kind: 'include', file: `${dir}/g1.xml`, declaredAt: { file: MENAGERIE_SCENE, line: 2, column: 3, key: 'file' } });
+    expect(refs[0]).toEqual({
+      kind: 'include',
+      file: `${dir}/g1.xml`,
+      declaredAt: { file: MENAGERIE_SCENE, line: 2, column: 3, key: 'file' },
+    });
     const meshes = refs.filter((r) => r.kind === 'mesh');
     const declared = (fs.readFileSync(`${dir}/g1.xml`, 'utf8').match(/<mesh [^>]*file=/g) ?? []).length;
     expect(meshes.length).toBe(declared);
-    expect(meshes[0]).toEqual({ kind: 'mesh', file: `${dir}/assets/pelvis.STL`, declaredAt: expect.objectContaining({ file: `${dir}/g1.xml`, key: 'file' }) });
+    expect(meshes[0]).toEqual({
+      kind: 'mesh',
+      file: `${dir}/assets/pelvis.STL`,
+      declaredAt: expect.objectContaining({ file: `${dir}/g1.xml`, key: 'file' }),
+    });
     for (const m of meshes) expect(fs.existsSync(m.file), m.file).toBe(true);
   });
 });

@@ -7,11 +7,36 @@ import { captureError, readVirtual } from './mjcfTestHelpers';
 
 const MENAGERIE_TEXT = fs.readFileSync(MENAGERIE_G1, 'utf8');
 const BODY_ORDER = [
-  'pelvis', 'left_hip_pitch_link', 'left_hip_roll_link', 'left_hip_yaw_link', 'left_knee_link', 'left_ankle_pitch_link', 'left_ankle_roll_link',
-  'right_hip_pitch_link', 'right_hip_roll_link', 'right_hip_yaw_link', 'right_knee_link', 'right_ankle_pitch_link', 'right_ankle_roll_link',
-  'waist_yaw_link', 'waist_roll_link', 'torso_link',
-  'left_shoulder_pitch_link', 'left_shoulder_roll_link', 'left_shoulder_yaw_link', 'left_elbow_link', 'left_wrist_roll_link', 'left_wrist_pitch_link', 'left_wrist_yaw_link',
-  'right_shoulder_pitch_link', 'right_shoulder_roll_link', 'right_shoulder_yaw_link', 'right_elbow_link', 'right_wrist_roll_link', 'right_wrist_pitch_link', 'right_wrist_yaw_link',
+  'pelvis',
+  'left_hip_pitch_link',
+  'left_hip_roll_link',
+  'left_hip_yaw_link',
+  'left_knee_link',
+  'left_ankle_pitch_link',
+  'left_ankle_roll_link',
+  'right_hip_pitch_link',
+  'right_hip_roll_link',
+  'right_hip_yaw_link',
+  'right_knee_link',
+  'right_ankle_pitch_link',
+  'right_ankle_roll_link',
+  'waist_yaw_link',
+  'waist_roll_link',
+  'torso_link',
+  'left_shoulder_pitch_link',
+  'left_shoulder_roll_link',
+  'left_shoulder_yaw_link',
+  'left_elbow_link',
+  'left_wrist_roll_link',
+  'left_wrist_pitch_link',
+  'left_wrist_yaw_link',
+  'right_shoulder_pitch_link',
+  'right_shoulder_roll_link',
+  'right_shoulder_yaw_link',
+  'right_elbow_link',
+  'right_wrist_roll_link',
+  'right_wrist_pitch_link',
+  'right_wrist_yaw_link',
 ];
 
 describe('MJCF reader on MuJoCo Menagerie g1.xml', () => {
@@ -132,7 +157,9 @@ describe('MJCF reader errors', () => {
   });
 
   it('reports malformed XML with line and column', () => {
-    const err = captureError(() => readVirtual({ [entry]: '<mujoco>\n  <worldbody>\n    <body name="a">\n  </worldbody>\n</mujoco>' }, entry));
+    const err = captureError(() =>
+      readVirtual({ [entry]: '<mujoco>\n  <worldbody>\n    <body name="a">\n  </worldbody>\n</mujoco>' }, entry),
+    );
     expect(err.location).toMatchObject({ file: entry, line: 4, column: 3 });
     expect(err.reason).toMatch(/<\/worldbody> closes <body>/);
   });
@@ -144,7 +171,12 @@ describe('MJCF reader errors', () => {
   });
 
   it('reports a model without a floating base', () => {
-    const err = captureError(() => readVirtual({ [entry]: '<mujoco><worldbody><body name="a"><joint name="j"/><geom size="1"/></body></worldbody></mujoco>' }, entry));
+    const err = captureError(() =>
+      readVirtual(
+        { [entry]: '<mujoco><worldbody><body name="a"><joint name="j"/><geom size="1"/></body></worldbody></mujoco>' },
+        entry,
+      ),
+    );
     expect(err.reason).toMatch(/no body has a free joint/);
   });
 
@@ -158,7 +190,10 @@ describe('MJCF reader errors', () => {
 
 describe('MJCF reader conventions', () => {
   it('converts degrees, euler angles and fromto as MuJoCo does', () => {
-    const joints = G1_JOINT_NAMES.map((n, k) => `<body name="b${k}" pos="0 0 -0.01"><joint name="${n}" range="-90 90"/><geom size="0.01"/>`).join('') + '</body>'.repeat(29);
+    const joints =
+      G1_JOINT_NAMES.map(
+        (n, k) => `<body name="b${k}" pos="0 0 -0.01"><joint name="${n}" range="-90 90"/><geom size="0.01"/>`,
+      ).join('') + '</body>'.repeat(29);
     const xml = `<mujoco model="t"><compiler angle="degree"/><worldbody><body name="root" euler="0 0 90"><freejoint/>
       <geom type="capsule" fromto="0 0 0 0 0 0.4" size="0.05"/>${joints}</body></worldbody></mujoco>`;
     const p = readVirtual({ 't.xml': xml }, 't.xml', []);

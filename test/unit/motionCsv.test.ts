@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { decodeLafan1Csv, encodeLafan1Csv } from '../../src/domain/motion/lafan1Csv';
-import { MAX_FRAMES, MAX_INPUT_BYTES, MAX_JOINT_LIMIT_WARNINGS, type JointLimitExcursion } from '../../src/domain/motion/clipCommon';
+import {
+  MAX_FRAMES,
+  MAX_INPUT_BYTES,
+  MAX_JOINT_LIMIT_WARNINGS,
+  type JointLimitExcursion,
+} from '../../src/domain/motion/clipCommon';
 import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
 import { csvRow, csvText, enc, expectInputError, J, syntheticClip } from './motionTestHelpers';
 
@@ -81,7 +86,11 @@ describe('LAFAN1-G1 CSV decoder', () => {
       expectInputError(() => decodeLafan1Csv(text, { file, fps }), { file, key: 'fps' }, /--fps/);
     });
     it('rejects an invalid inferred fps', () => {
-      expectInputError(() => decodeLafan1Csv(text, { file, fpsHint: { fps: 0, source: 'the sidecar' } }), { file, key: 'fps' }, /sidecar/);
+      expectInputError(
+        () => decodeLafan1Csv(text, { file, fpsHint: { fps: 0, source: 'the sidecar' } }),
+        { file, key: 'fps' },
+        /sidecar/,
+      );
     });
     it('the id depends on fps', () => {
       expect(decodeLafan1Csv(text, { file, fps: 30 }).id).not.toBe(decodeLafan1Csv(text, { file, fps: 60 }).id);
@@ -91,30 +100,54 @@ describe('LAFAN1-G1 CSV decoder', () => {
   describe('bad input names file, line and column', () => {
     it('too few columns', () => {
       const f = fields(3).slice(0, 35);
-      expectInputError(() => decodeLafan1Csv(enc(withLine(3, f.join(','))), { file, fps: 30 }), { file, line: 3, column: 36 }, /expected 36 fields.*found 35/);
+      expectInputError(
+        () => decodeLafan1Csv(enc(withLine(3, f.join(','))), { file, fps: 30 }),
+        { file, line: 3, column: 36 },
+        /expected 36 fields.*found 35/,
+      );
     });
     it('too many columns (trailing comma)', () => {
-      expectInputError(() => decodeLafan1Csv(enc(withLine(2, fields(2).join(',') + ',')), { file, fps: 30 }), { file, line: 2, column: 37 }, /found 37/);
+      expectInputError(
+        () => decodeLafan1Csv(enc(withLine(2, fields(2).join(',') + ',')), { file, fps: 30 }),
+        { file, line: 2, column: 37 },
+        /found 37/,
+      );
     });
     it('a non-numeric field', () => {
       const f = fields(2);
       f[9] = 'abc';
-      const e = expectInputError(() => decodeLafan1Csv(enc(withLine(2, f.join(','))), { file, fps: 30 }), { file, line: 2, column: 10 }, /'abc' is not a number/);
+      const e = expectInputError(
+        () => decodeLafan1Csv(enc(withLine(2, f.join(','))), { file, fps: 30 }),
+        { file, line: 2, column: 10 },
+        /'abc' is not a number/,
+      );
       expect(e.message).toContain(`${file}:2:10`);
     });
     it('hexadecimal is not a CSV number', () => {
       const f = fields(2);
       f[0] = '0x10';
-      expectInputError(() => decodeLafan1Csv(enc(withLine(2, f.join(','))), { file, fps: 30 }), { file, line: 2, column: 1 }, /not a number/);
+      expectInputError(
+        () => decodeLafan1Csv(enc(withLine(2, f.join(','))), { file, fps: 30 }),
+        { file, line: 2, column: 1 },
+        /not a number/,
+      );
     });
     it('an empty field', () => {
       const f = fields(4);
       f[35] = '';
-      expectInputError(() => decodeLafan1Csv(enc(withLine(4, f.join(','))), { file, fps: 30 }), { file, line: 4, column: 36 }, /empty field/);
+      expectInputError(
+        () => decodeLafan1Csv(enc(withLine(4, f.join(','))), { file, fps: 30 }),
+        { file, line: 4, column: 36 },
+        /empty field/,
+      );
     });
     it('a header row', () => {
       const header = Array.from({ length: 36 }, (_, i) => `c${i}`).join(',');
-      expectInputError(() => decodeLafan1Csv(enc(header + '\n' + csvText(syntheticClip(3))), { file, fps: 30 }), { file, line: 1, column: 1 }, /header row\? LAFAN1-G1 CSV has none/);
+      expectInputError(
+        () => decodeLafan1Csv(enc(header + '\n' + csvText(syntheticClip(3))), { file, fps: 30 }),
+        { file, line: 1, column: 1 },
+        /header row\? LAFAN1-G1 CSV has none/,
+      );
     });
     it.each([
       ['nan', 12],
@@ -125,28 +158,52 @@ describe('LAFAN1-G1 CSV decoder', () => {
     ])('non-finite value %s', (tok, col) => {
       const f = fields(3);
       f[col - 1] = tok;
-      expectInputError(() => decodeLafan1Csv(enc(withLine(3, f.join(','))), { file, fps: 30 }), { file, line: 3, column: col }, /not finite/);
+      expectInputError(
+        () => decodeLafan1Csv(enc(withLine(3, f.join(','))), { file, fps: 30 }),
+        { file, line: 3, column: col },
+        /not finite/,
+      );
     });
     it('a blank line in the middle', () => {
-      expectInputError(() => decodeLafan1Csv(enc(withLine(2, '')), { file, fps: 30 }), { file, line: 2, column: 1 }, /empty line/);
+      expectInputError(
+        () => decodeLafan1Csv(enc(withLine(2, '')), { file, fps: 30 }),
+        { file, line: 2, column: 1 },
+        /empty line/,
+      );
     });
     it('a non-unit quaternion, with its norm', () => {
       const line = csvRow([0, 0, 0.79], [0, 0, 0, 0.9], zeros);
-      expectInputError(() => decodeLafan1Csv(enc(withLine(2, line)), { file, fps: 30 }), { file, line: 2, column: 4 }, /norm is 0\.9\b/);
+      expectInputError(
+        () => decodeLafan1Csv(enc(withLine(2, line)), { file, fps: 30 }),
+        { file, line: 2, column: 4 },
+        /norm is 0\.9\b/,
+      );
     });
     it('a zero quaternion', () => {
       const line = csvRow([0, 0, 0.79], [0, 0, 0, 0], zeros);
-      expectInputError(() => decodeLafan1Csv(enc(withLine(1, line)), { file, fps: 30 }), { file, line: 1, column: 4 }, /norm is 0\b/);
+      expectInputError(
+        () => decodeLafan1Csv(enc(withLine(1, line)), { file, fps: 30 }),
+        { file, line: 1, column: 4 },
+        /norm is 0\b/,
+      );
     });
     it('fewer than 2 frames', () => {
-      expectInputError(() => decodeLafan1Csv(enc(csvRow([0, 0, 0.79], ident, zeros) + '\n'), { file, fps: 30 }), { file }, /1 frame; at least 2/);
+      expectInputError(
+        () => decodeLafan1Csv(enc(csvRow([0, 0, 0.79], ident, zeros) + '\n'), { file, fps: 30 }),
+        { file },
+        /1 frame; at least 2/,
+      );
     });
     it('an empty file', () => {
       expectInputError(() => decodeLafan1Csv(new Uint8Array(0), { file, fps: 30 }), { file }, /empty/);
       expectInputError(() => decodeLafan1Csv(enc('\n\n'), { file, fps: 30 }), { file }, /0 frames/);
     });
     it('too many frames', () => {
-      expectInputError(() => decodeLafan1Csv(enc('0\n'.repeat(MAX_FRAMES + 1)), { file, fps: 30 }), { file }, /more than the limit of 2000000/);
+      expectInputError(
+        () => decodeLafan1Csv(enc('0\n'.repeat(MAX_FRAMES + 1)), { file, fps: 30 }),
+        { file },
+        /more than the limit of 2000000/,
+      );
     });
     it('an oversized file', () => {
       const big = new Uint8Array(MAX_INPUT_BYTES + 1);
@@ -155,7 +212,9 @@ describe('LAFAN1-G1 CSV decoder', () => {
   });
 
   it('accepts quaternions within 1e-3 of unit norm and normalises them', () => {
-    const text = [csvRow([0, 0, 0.79], [0, 0, 0, 1.0009], zeros), csvRow([0, 0, 0.79], [0, 0, 0.6, 0.8], zeros)].join('\n');
+    const text = [csvRow([0, 0, 0.79], [0, 0, 0, 1.0009], zeros), csvRow([0, 0, 0.79], [0, 0, 0.6, 0.8], zeros)].join(
+      '\n',
+    );
     const clip = decodeLafan1Csv(enc(text), { file, fps: 30 });
     expect(clip.rootQuatWxyz[0]).toBe(1);
     expect(Math.hypot(...clip.rootQuatWxyz.subarray(4, 8))).toBeCloseTo(1, 15);
@@ -201,7 +260,10 @@ describe('LAFAN1-G1 CSV decoder', () => {
       expect(w[1].side).toBe('lower');
     });
     it('null limits mean unlimited', () => {
-      const rows = [csvRow([0, 0, 0.79], ident, new Array(J).fill(5)), csvRow([0, 0, 0.79], ident, new Array(J).fill(5))];
+      const rows = [
+        csvRow([0, 0, 0.79], ident, new Array(J).fill(5)),
+        csvRow([0, 0, 0.79], ident, new Array(J).fill(5)),
+      ];
       const lim = G1_JOINT_NAMES.map(() => null);
       expect(decodeLafan1Csv(enc(rows.join('\n')), { file, fps: 30, jointLimitsRad: lim }).warnings).toEqual([]);
     });

@@ -16,7 +16,10 @@ describe('decodeMotionFile', () => {
     expect(decodeMotionFile(npz, { file: 'a.npz' }).provenance.format).toBe('mjlab-npz');
     const clip = decodeMotionFile(csv, { file: 'a.csv', fps: 30 });
     expect(decodeMotionFile(enc(encodeClipJson(clip)), { file: 'a.json' }).provenance.format).toBe('motionbench-json');
-    expect(detectClipFormat(enc('\ufeff  \n{"x": 1}'), 'x.dat')).toEqual({ format: 'motionbench-json', byContent: true });
+    expect(detectClipFormat(enc('\ufeff  \n{"x": 1}'), 'x.dat')).toEqual({
+      format: 'motionbench-json',
+      byContent: true,
+    });
   });
 
   it('warns when content and extension disagree, and the content wins', () => {
@@ -65,7 +68,10 @@ describe('decodeMotionFile', () => {
       [npz, 'a.npz'],
     ] as const) {
       const clip = decodeMotionFile(bytes, { file, fps: bytes === csv ? 30 : 50, jointLimitsRad: limits });
-      expect(clip.warnings.some((w) => w.code === 'joint_limit'), file).toBe(true);
+      expect(
+        clip.warnings.some((w) => w.code === 'joint_limit'),
+        file,
+      ).toBe(true);
     }
   });
 

@@ -17,30 +17,54 @@ const file = 'lab/walk.csv';
 describe('UTF-16 text is refused as such, naming the file', () => {
   for (const form of ['le-bom', 'be-bom'] as const) {
     it(`CSV with a ${form === 'le-bom' ? 'FF FE' : 'FE FF'} byte-order mark`, () => {
-      expectInputError(() => decodeLafan1Csv(utf16Bytes(csv, form), { file, fps: 30 }), { file, line: 1, column: 1 }, /UTF-16 encoded \(byte-order mark (FF FE|FE FF)\); save as UTF-8/);
+      expectInputError(
+        () => decodeLafan1Csv(utf16Bytes(csv, form), { file, fps: 30 }),
+        { file, line: 1, column: 1 },
+        /UTF-16 encoded \(byte-order mark (FF FE|FE FF)\); save as UTF-8/,
+      );
     });
   }
   it('CSV without a byte-order mark (NUL bytes), located at the first NUL', () => {
-    expectInputError(() => decodeLafan1Csv(utf16Bytes(csv, 'le-no-bom'), { file, fps: 30 }), { file, line: 1, column: 2 }, /NUL bytes: it looks UTF-16 encoded \(or binary\); save as UTF-8/);
+    expectInputError(
+      () => decodeLafan1Csv(utf16Bytes(csv, 'le-no-bom'), { file, fps: 30 }),
+      { file, line: 1, column: 2 },
+      /NUL bytes: it looks UTF-16 encoded \(or binary\); save as UTF-8/,
+    );
   });
   it('before the fps question: a UTF-16 CSV without --fps is still reported as UTF-16', () => {
     expectInputError(() => decodeLafan1Csv(utf16Bytes(csv, 'le-bom'), { file }), { file }, /UTF-16 encoded/);
   });
   it('JSON clip saved as UTF-16 (chosen by its extension)', () => {
     const json = clipJsonWith(decodeLafan1Csv(csv, { file, fps: 30 }), () => {});
-    expectInputError(() => decodeMotionFile(utf16Bytes(json, 'le-bom'), { file: 'lab/walk.json' }), { file: 'lab/walk.json' }, /UTF-16 encoded.*save as UTF-8/);
+    expectInputError(
+      () => decodeMotionFile(utf16Bytes(json, 'le-bom'), { file: 'lab/walk.json' }),
+      { file: 'lab/walk.json' },
+      /UTF-16 encoded.*save as UTF-8/,
+    );
   });
 });
 
 describe('absurd values: CSV (line and column)', () => {
   it('a root position of 1e308 m', () => {
-    expectInputError(() => decodeLafan1Csv(csvWithField(csv, 3, 1, '1e308'), { file, fps: 30 }), { file, line: 3, column: 1 }, /position 1e\+308 m is beyond ±1000 m \(MAX_ROOT_POS_M\)/);
+    expectInputError(
+      () => decodeLafan1Csv(csvWithField(csv, 3, 1, '1e308'), { file, fps: 30 }),
+      { file, line: 3, column: 1 },
+      /position 1e\+308 m is beyond ±1000 m \(MAX_ROOT_POS_M\)/,
+    );
   });
   it('a root height of -2000 m', () => {
-    expectInputError(() => decodeLafan1Csv(csvWithField(csv, 7, 3, '-2000'), { file, fps: 30 }), { file, line: 7, column: 3 }, /beyond ±1000 m/);
+    expectInputError(
+      () => decodeLafan1Csv(csvWithField(csv, 7, 3, '-2000'), { file, fps: 30 }),
+      { file, line: 7, column: 3 },
+      /beyond ±1000 m/,
+    );
   });
   it('a joint angle of 100 rad', () => {
-    expectInputError(() => decodeLafan1Csv(csvWithField(csv, 4, 11, '100'), { file, fps: 30 }), { file, line: 4, column: 11 }, /joint angle 100 rad is beyond ±4π rad \(MAX_JOINT_ANGLE_RAD\)/);
+    expectInputError(
+      () => decodeLafan1Csv(csvWithField(csv, 4, 11, '100'), { file, fps: 30 }),
+      { file, line: 4, column: 11 },
+      /joint angle 100 rad is beyond ±4π rad \(MAX_JOINT_ANGLE_RAD\)/,
+    );
   });
   it('values at the bounds still load (1000 m, 4π rad)', () => {
     const at = csvWithField(csvWithField(csv, 2, 2, String(MAX_ROOT_POS_M)), 2, 8, String(MAX_JOINT_ANGLE_RAD));
@@ -49,9 +73,17 @@ describe('absurd values: CSV (line and column)', () => {
     expect(clip.jointPosRad[J]).toBe(MAX_JOINT_ANGLE_RAD);
   });
   it('--fps 1e-300, 0.5 and 1e300 are refused; MIN_FPS and MAX_FPS are accepted', () => {
-    expectInputError(() => decodeLafan1Csv(csv, { file, fps: 1e-300 }), { file, key: 'fps' }, /--fps 1e-300 is invalid: it is below 1 Hz \(frame rates in \[1, 1000\] Hz are accepted\)/);
+    expectInputError(
+      () => decodeLafan1Csv(csv, { file, fps: 1e-300 }),
+      { file, key: 'fps' },
+      /--fps 1e-300 is invalid: it is below 1 Hz \(frame rates in \[1, 1000\] Hz are accepted\)/,
+    );
     expectInputError(() => decodeLafan1Csv(csv, { file, fps: 0.5 }), { file, key: 'fps' }, /below 1 Hz/);
-    expectInputError(() => decodeLafan1Csv(csv, { file, fps: 1e300 }), { file, key: 'fps' }, /--fps 1e\+300 is invalid: it must be > 0 and ≤ 1000/);
+    expectInputError(
+      () => decodeLafan1Csv(csv, { file, fps: 1e300 }),
+      { file, key: 'fps' },
+      /--fps 1e\+300 is invalid: it must be > 0 and ≤ 1000/,
+    );
     expect(decodeLafan1Csv(csv, { file, fps: MIN_FPS }).fps).toBe(1);
     expect(decodeLafan1Csv(csv, { file, fps: MAX_FPS }).fps).toBe(1000);
     expect(() => checkFps(NaN, { file }, 'fps')).toThrow(/fps is not a number \(NaN\)/);
@@ -63,15 +95,39 @@ describe('absurd values: motionbench JSON (key path)', () => {
   const jf = 'lab/walk.json';
   it('a root position of 1e308 m', () => {
     const text = clipJsonWith(clip, (d) => (d.frames.root_pos_m[5][0] = 1e308));
-    expectInputError(() => decodeMotionbenchJson(text, { file: jf }), { file: jf, key: 'frames.root_pos_m[5][0]' }, /position 1e\+308 m is beyond ±1000 m/);
+    expectInputError(
+      () => decodeMotionbenchJson(text, { file: jf }),
+      { file: jf, key: 'frames.root_pos_m[5][0]' },
+      /position 1e\+308 m is beyond ±1000 m/,
+    );
   });
   it('a joint angle of -50 rad', () => {
     const text = clipJsonWith(clip, (d) => (d.frames.joint_pos_rad[2][7] = -50));
-    expectInputError(() => decodeMotionbenchJson(text, { file: jf }), { file: jf, key: 'frames.joint_pos_rad[2][7]' }, /joint angle -50 rad is beyond ±4π rad/);
+    expectInputError(
+      () => decodeMotionbenchJson(text, { file: jf }),
+      { file: jf, key: 'frames.joint_pos_rad[2][7]' },
+      /joint angle -50 rad is beyond ±4π rad/,
+    );
   });
   it('fps 1e-300 and fps 1e300', () => {
-    expectInputError(() => decodeMotionbenchJson(clipJsonWith(clip, (d) => (d.fps = 1e-300)), { file: jf }), { file: jf, key: 'fps' }, /fps 1e-300 is invalid: it is below 1 Hz/);
-    expectInputError(() => decodeMotionbenchJson(clipJsonWith(clip, (d) => (d.fps = 1e300)), { file: jf }), { file: jf, key: 'fps' }, /fps 1e\+300 is invalid/);
+    expectInputError(
+      () =>
+        decodeMotionbenchJson(
+          clipJsonWith(clip, (d) => (d.fps = 1e-300)),
+          { file: jf },
+        ),
+      { file: jf, key: 'fps' },
+      /fps 1e-300 is invalid: it is below 1 Hz/,
+    );
+    expectInputError(
+      () =>
+        decodeMotionbenchJson(
+          clipJsonWith(clip, (d) => (d.fps = 1e300)),
+          { file: jf },
+        ),
+      { file: jf, key: 'fps' },
+      /fps 1e\+300 is invalid/,
+    );
   });
   it('NaN written into the document', () => {
     const text = clipJsonWith(clip, () => {}).replace('"fps":30', '"fps":NaN');
@@ -87,13 +143,21 @@ describe('absurd values: mjlab NPZ (key and index)', () => {
     const pos: number[] = [];
     for (let k = 0; k < c.N; k++) pos.push(...c.rootPos[k], 0, 0, k === 4 ? 1e308 : 0.5);
     const bytes = npzBytes(base, { body_pos_w: npyBytes([c.N, 2, 3], pos) });
-    expectInputError(() => decodeMjlabNpz(bytes, { file: nf }), { file: nf, key: 'body_pos_w' }, /body_pos_w\[4, 1, 2\]: position 1e\+308 m is beyond ±1000 m/);
+    expectInputError(
+      () => decodeMjlabNpz(bytes, { file: nf }),
+      { file: nf, key: 'body_pos_w' },
+      /body_pos_w\[4, 1, 2\]: position 1e\+308 m is beyond ±1000 m/,
+    );
   });
   it('a joint angle of 1e6 rad in joint_pos', () => {
     const q = c.joints.flat();
     q[3 * J + 5] = 1e6;
     const bytes = npzBytes(base, { joint_pos: npyBytes([c.N, J], q) });
-    expectInputError(() => decodeMjlabNpz(bytes, { file: nf }), { file: nf, key: 'joint_pos' }, /joint_pos\[3, 5\] \(.*\): joint angle 1000000 rad is beyond ±4π rad/);
+    expectInputError(
+      () => decodeMjlabNpz(bytes, { file: nf }),
+      { file: nf, key: 'joint_pos' },
+      /joint_pos\[3, 5\] \(.*\): joint angle 1000000 rad is beyond ±4π rad/,
+    );
   });
   it('fps 1e-300, fps 1e300 and fps NaN', () => {
     for (const [fps, re] of [

@@ -51,9 +51,21 @@ describe('motionbench-clip/1 JSON', () => {
     const text = '{\n  "format": "motionbench-clip/1",\n  "fps": 30,,\n}';
     expectInputError(() => decodeMotionbenchJson(enc(text), { file }), { file, line: 3, column: 13 }, /invalid JSON/);
     const nan = '{\n  "fps": NaN\n}';
-    expectInputError(() => decodeMotionbenchJson(enc(nan), { file }), { file, line: 2, column: 10 }, /NaN is not valid JSON/);
-    expectInputError(() => decodeMotionbenchJson(enc('{"a": [1, 2'), { file }), { file, line: 1, column: 12 }, /end of input/);
-    expectInputError(() => decodeMotionbenchJson(enc('{"a": "x\ny"}'), { file }), { file, line: 1, column: 9 }, /control character/);
+    expectInputError(
+      () => decodeMotionbenchJson(enc(nan), { file }),
+      { file, line: 2, column: 10 },
+      /NaN is not valid JSON/,
+    );
+    expectInputError(
+      () => decodeMotionbenchJson(enc('{"a": [1, 2'), { file }),
+      { file, line: 1, column: 12 },
+      /end of input/,
+    );
+    expectInputError(
+      () => decodeMotionbenchJson(enc('{"a": "x\ny"}'), { file }),
+      { file, line: 1, column: 9 },
+      /control character/,
+    );
   });
 
   it('locateJsonSyntaxError agrees that valid JSON is valid', () => {
@@ -72,16 +84,35 @@ describe('motionbench-clip/1 JSON', () => {
       [order[0], order[12]] = [order[12], order[0]];
       d.joint_order = order;
     });
-    const e = expectInputError(() => decodeMotionbenchJson(enc(text), { file }), { file, key: 'joint_order' }, /permutation/);
+    const e = expectInputError(
+      () => decodeMotionbenchJson(enc(text), { file }),
+      { file, key: 'joint_order' },
+      /permutation/,
+    );
     expect(e.message).toContain('[0] waist_yaw_joint → canonical [12]');
     expect(e.message).toContain('[12] left_hip_pitch_joint → canonical [0]');
   });
 
   type Patch = (d: Record<string, unknown>) => unknown;
   const cases: [string, Patch, string, RegExp][] = [
-    ['unknown joint names', (d) => (d.joint_order = [...G1_JOINT_NAMES.slice(0, 28), 'head_joint']), 'joint_order', /unknown joint name 'head_joint'/],
-    ['too few joints', (d) => (d.joint_order = G1_JOINT_NAMES.slice(0, 27)), 'joint_order', /has 27 joints.*missing: right_wrist_pitch_joint, right_wrist_yaw_joint/],
-    ['a duplicated joint', (d) => (d.joint_order = [...G1_JOINT_NAMES, G1_JOINT_NAMES[3]]), 'joint_order', /listed twice/],
+    [
+      'unknown joint names',
+      (d) => (d.joint_order = [...G1_JOINT_NAMES.slice(0, 28), 'head_joint']),
+      'joint_order',
+      /unknown joint name 'head_joint'/,
+    ],
+    [
+      'too few joints',
+      (d) => (d.joint_order = G1_JOINT_NAMES.slice(0, 27)),
+      'joint_order',
+      /has 27 joints.*missing: right_wrist_pitch_joint, right_wrist_yaw_joint/,
+    ],
+    [
+      'a duplicated joint',
+      (d) => (d.joint_order = [...G1_JOINT_NAMES, G1_JOINT_NAMES[3]]),
+      'joint_order',
+      /listed twice/,
+    ],
     ['a missing joint_order', (d) => delete d.joint_order, 'joint_order', /must be an array/],
     ['a wrong format', (d) => (d.format = 'motionbench-clip/2'), 'format', /not supported.*motionbench-clip\/1/],
     ['a missing format', (d) => delete d.format, 'format', /missing/],
@@ -92,10 +123,30 @@ describe('motionbench-clip/1 JSON', () => {
     ['an unknown capability group', (d) => (d.capability_group = 'acrobatics'), 'capability_group', /not one of/],
     ['missing frames', (d) => delete d.frames, 'frames', /must be an object/],
     ['a short row', (d) => frames(d).joint_pos_rad[1].pop(), 'frames.joint_pos_rad[1]', /29 numbers, found 28 values/],
-    ['a null value', (d) => ((frames(d).root_pos_m[2] as unknown[])[1] = null), 'frames.root_pos_m[2][1]', /finite number, found null/],
-    ['a string value', (d) => ((frames(d).joint_pos_rad[0] as unknown[])[4] = '0.1'), 'frames.joint_pos_rad[0][4]', /finite number/],
-    ['mismatched frame counts', (d) => frames(d).root_quat_wxyz.pop(), 'frames.root_quat_wxyz', /has 2 frames but frames.root_pos_m has 3/],
-    ['a non-unit quaternion', (d) => (frames(d).root_quat_wxyz[1] = [1, 0.1, 0, 0]), 'frames.root_quat_wxyz[1]', /norm is 1\.004988/],
+    [
+      'a null value',
+      (d) => ((frames(d).root_pos_m[2] as unknown[])[1] = null),
+      'frames.root_pos_m[2][1]',
+      /finite number, found null/,
+    ],
+    [
+      'a string value',
+      (d) => ((frames(d).joint_pos_rad[0] as unknown[])[4] = '0.1'),
+      'frames.joint_pos_rad[0][4]',
+      /finite number/,
+    ],
+    [
+      'mismatched frame counts',
+      (d) => frames(d).root_quat_wxyz.pop(),
+      'frames.root_quat_wxyz',
+      /has 2 frames but frames.root_pos_m has 3/,
+    ],
+    [
+      'a non-unit quaternion',
+      (d) => (frames(d).root_quat_wxyz[1] = [1, 0.1, 0, 0]),
+      'frames.root_quat_wxyz[1]',
+      /norm is 1\.004988/,
+    ],
     ['a single frame', (d) => Object.values(frames(d)).forEach((a) => a.splice(1)), 'frames.root_pos_m', /at least 2/],
   ];
   it.each(cases)('rejects %s, naming the key', (_what, patch, key, msg) => {
@@ -104,7 +155,11 @@ describe('motionbench-clip/1 JSON', () => {
 
   it('checks --fps against the file', () => {
     expect(decodeMotionbenchJson(enc(doc()), { file, fps: 50 }).provenance.fpsSource).toBe('file');
-    expectInputError(() => decodeMotionbenchJson(enc(doc()), { file, fps: 30 }), { file, key: 'fps' }, /states fps 50 but --fps 30/);
+    expectInputError(
+      () => decodeMotionbenchJson(enc(doc()), { file, fps: 30 }),
+      { file, key: 'fps' },
+      /states fps 50 but --fps 30/,
+    );
     const noFps = doc(3, (d) => delete d.fps);
     const clip = decodeMotionbenchJson(enc(noFps), { file, fps: 30 });
     expect(clip.fps).toBe(30);

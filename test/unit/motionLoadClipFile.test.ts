@@ -129,7 +129,8 @@ describe('loadClipFile', () => {
       expect(clip.provenance.fpsSource).toBe('inferred');
       expect(clip.warnings[0].message).toMatch(/LAFAN1/);
     }
-    for (const name of ['walk_subject1.csv', 'walk1-subject1.csv', 'walk1_subject.csv']) expect(inferCsvFpsHint(path.join(d, name))).toBeUndefined();
+    for (const name of ['walk_subject1.csv', 'walk1-subject1.csv', 'walk1_subject.csv'])
+      expect(inferCsvFpsHint(path.join(d, name))).toBeUndefined();
   });
 
   it('loads NPZ and JSON files, where no fps is inferred', () => {

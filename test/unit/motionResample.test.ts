@@ -134,7 +134,9 @@ describe('common timeline (DESIGN §4)', () => {
     const c30: MotionClip = decodeLafan1Csv(enc(csvText(src)), { file: 'x.csv', fps: 30 });
     const r = resampleClip(c30, 50);
     for (let m = 0; 5 * m < r.frameCount; m++) {
-      expect(Array.from(r.jointPosRad.subarray(5 * m * J, (5 * m + 1) * J))).toEqual(Array.from(c30.jointPosRad.subarray(3 * m * J, (3 * m + 1) * J)));
+      expect(Array.from(r.jointPosRad.subarray(5 * m * J, (5 * m + 1) * J))).toEqual(
+        Array.from(c30.jointPosRad.subarray(3 * m * J, (3 * m + 1) * J)),
+      );
     }
   });
 

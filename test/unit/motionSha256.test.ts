@@ -12,7 +12,9 @@ describe('sha256 (pure TypeScript)', () => {
     expect(sha256HexOfString('abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq')).toBe(
       '248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1',
     );
-    expect(sha256Hex(enc('a'.repeat(1_000_000)))).toBe('cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0');
+    expect(sha256Hex(enc('a'.repeat(1_000_000)))).toBe(
+      'cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0',
+    );
   });
 
   it('agrees with node:crypto on every length around the block and padding boundaries', () => {
@@ -32,7 +34,7 @@ describe('sha256 (pure TypeScript)', () => {
     const expected = nodeHex(b);
     expect(sha256Hex(b)).toBe(expected);
     const h = new Sha256();
-    for (let off = 0; off < b.length; ) {
+    for (let off = 0; off < b.length;) {
       const n = Math.min(1 + ((off * 7) % 997), b.length - off);
       h.update(b.subarray(off, off + n));
       off += n;

@@ -55,7 +55,9 @@ export interface NpyOptions {
 export function npyBytes(shape: number[], values: ArrayLike<number>, opts: NpyOptions = {}): Uint8Array {
   const descr = opts.descr ?? '<f8';
   const shapeText = `(${shape.join(', ')}${shape.length === 1 ? ',' : ''})`;
-  let dict = opts.header ?? `{'descr': '${descr}', 'fortran_order': ${opts.fortran ? 'True' : 'False'}, 'shape': ${shapeText}, }`;
+  let dict =
+    opts.header ??
+    `{'descr': '${descr}', 'fortran_order': ${opts.fortran ? 'True' : 'False'}, 'shape': ${shapeText}, }`;
   const version = opts.version ?? 1;
   const pre = version === 1 ? 10 : 12;
   const total = pre + dict.length + 1;
@@ -169,7 +171,13 @@ export function zipBytes(members: ZipMember[]): Uint8Array {
   return zipEntries(
     members.map((m) => {
       const method = m.method ?? 0;
-      return { name: m.name, method, body: method === 8 ? deflateSync(m.data) : m.data, crc: (crc32(m.data) ^ (m.badCrc ? 1 : 0)) >>> 0, size: m.data.length };
+      return {
+        name: m.name,
+        method,
+        body: method === 8 ? deflateSync(m.data) : m.data,
+        crc: (crc32(m.data) ^ (m.badCrc ? 1 : 0)) >>> 0,
+        size: m.data.length,
+      };
     }),
   );
 }

@@ -35,10 +35,28 @@ describe('NPZ: headers first, then a budget, then inflation', () => {
       headerOnlyMember('body_pos_w.npy', [N, 5, 3]),
       headerOnlyMember('body_quat_w.npy', [N, 6, 4]),
     ]);
-    expectInputError(() => decodeMjlabNpz(npz, { file }), { file, key: 'body_quat_w' }, /has 6 bodies but body_pos_w has 5/);
-    const shortVel = zipOf([fps(), headerOnlyMember('joint_pos.npy', [N, J]), headerOnlyMember('joint_vel.npy', [N - 1, J]), headerOnlyMember('body_pos_w.npy', [N, 5, 3]), headerOnlyMember('body_quat_w.npy', [N, 5, 4])]);
-    expectInputError(() => decodeMjlabNpz(shortVel, { file }), { file, key: 'joint_vel' }, /has 999 frames but joint_pos has 1000/);
-    expectInputError(() => decodeMjlabNpz(zipOf([fps(), headerOnlyMember('joint_pos.npy', [N, 30])]), { file }), { file, key: 'joint_pos' }, /expected \(N, 29\)/);
+    expectInputError(
+      () => decodeMjlabNpz(npz, { file }),
+      { file, key: 'body_quat_w' },
+      /has 6 bodies but body_pos_w has 5/,
+    );
+    const shortVel = zipOf([
+      fps(),
+      headerOnlyMember('joint_pos.npy', [N, J]),
+      headerOnlyMember('joint_vel.npy', [N - 1, J]),
+      headerOnlyMember('body_pos_w.npy', [N, 5, 3]),
+      headerOnlyMember('body_quat_w.npy', [N, 5, 4]),
+    ]);
+    expectInputError(
+      () => decodeMjlabNpz(shortVel, { file }),
+      { file, key: 'joint_vel' },
+      /has 999 frames but joint_pos has 1000/,
+    );
+    expectInputError(
+      () => decodeMjlabNpz(zipOf([fps(), headerOnlyMember('joint_pos.npy', [N, 30])]), { file }),
+      { file, key: 'joint_pos' },
+      /expected \(N, 29\)/,
+    );
   });
 
   it(`members whose declared sizes exceed NPZ_INFLATE_BUDGET_BYTES (${NPZ_INFLATE_BUDGET_BYTES / 1048576} MiB) in all are refused without inflating any`, () => {
@@ -51,7 +69,11 @@ describe('NPZ: headers first, then a budget, then inflation', () => {
       headerOnlyMember('body_pos_w.npy', [N, 10, 3]),
       headerOnlyMember('body_quat_w.npy', [N, 10, 4]),
     ]);
-    expectInputError(() => decodeMjlabNpz(npz, { file }), { file }, /the arrays would inflate to 390\.6 MiB .* more than the 256 MiB budget for one NPZ/);
+    expectInputError(
+      () => decodeMjlabNpz(npz, { file }),
+      { file },
+      /the arrays would inflate to 390\.6 MiB .* more than the 256 MiB budget for one NPZ/,
+    );
   });
 
   it('a ZIP entry whose declared size disagrees with its npy header is refused before inflating it', () => {
@@ -64,8 +86,16 @@ describe('NPZ: headers first, then a budget, then inflation', () => {
       headerOnlyMember('body_quat_w.npy', [N, 2, 4]),
     ];
     // A header that states 100 frames over a member declaring 200 MB: the declared bytes are what would be inflated.
-    expectInputError(() => decodeMjlabNpz(zipOf(members(200_000_000)), { file }), { file, key: 'joint_pos' }, /unexpected trailing bytes for shape \(100, 29\)/);
-    expectInputError(() => decodeMjlabNpz(zipOf(members(N * J * 8 - 8)), { file }), { file, key: 'joint_pos' }, /array data is truncated: shape \(100, 29\) needs 23200 bytes, the member has 23192/);
+    expectInputError(
+      () => decodeMjlabNpz(zipOf(members(200_000_000)), { file }),
+      { file, key: 'joint_pos' },
+      /unexpected trailing bytes for shape \(100, 29\)/,
+    );
+    expectInputError(
+      () => decodeMjlabNpz(zipOf(members(N * J * 8 - 8)), { file }),
+      { file, key: 'joint_pos' },
+      /array data is truncated: shape \(100, 29\) needs 23200 bytes, the member has 23192/,
+    );
   });
 
   it('the fps member is checked from its header too (readNpzFps, used to infer a CSV neighbour’s rate)', () => {
@@ -79,10 +109,19 @@ describe('NPZ: headers first, then a budget, then inflation', () => {
     const header = npyHeader([2, J]);
     const raw = new Uint8Array(header.length + 64 * 1048576);
     raw.set(header);
-    const member: DeflatedMember = { name: 'joint_pos.npy', compressed: new Uint8Array(zlib.deflateRawSync(raw)), crc: 0, size: header.length + 2 * J * 8 };
+    const member: DeflatedMember = {
+      name: 'joint_pos.npy',
+      compressed: new Uint8Array(zlib.deflateRawSync(raw)),
+      crc: 0,
+      size: header.length + 2 * J * 8,
+    };
     const zip = zipOf([member]);
     const [entry] = readZipDirectory(zip, file);
-    expectInputError(() => readZipEntry(zip, entry, file), { file, key: 'joint_pos.npy' }, /inflates to more than the 592 bytes its ZIP entry declares/);
+    expectInputError(
+      () => readZipEntry(zip, entry, file),
+      { file, key: 'joint_pos.npy' },
+      /inflates to more than the 592 bytes its ZIP entry declares/,
+    );
   });
 
   it('honest DEFLATE members still decode', () => {

@@ -73,24 +73,83 @@ describe('loadOnnxBinding', () => {
   });
 
   it('accepts a matching checkpointHash pin and rejects a different one', async () => {
-    expect((await loadOnnxBinding(writeMutated((j) => (j.checkpointHash = sha256Hex(model))))).checkpointHash).toBe(sha256Hex(model));
+    expect((await loadOnnxBinding(writeMutated((j) => (j.checkpointHash = sha256Hex(model))))).checkpointHash).toBe(
+      sha256Hex(model),
+    );
     const e = await loadError(writeMutated((j) => (j.checkpointHash = '0'.repeat(64))));
-    expect(e.message).toMatch(/binding\.json \[checkpointHash\]: .*policy\.onnx hashes to [0-9a-f]{64}, the binding pins 0{64}/);
+    expect(e.message).toMatch(
+      /binding\.json \[checkpointHash\]: .*policy\.onnx hashes to [0-9a-f]{64}, the binding pins 0{64}/,
+    );
   });
 
   const cases: [string, (j: Record<string, unknown>) => void, string, RegExp][] = [
-    ['an unknown observation term', (j) => ((j.interface as { observation: unknown[] }).observation[2] = { term: 'base_lin_vel', scale: 1 }), 'interface.observation[2].term', /unknown observation term/],
-    ['frames < 1', (j) => ((j.interface as { observation: unknown[] }).observation[4] = { term: 'reference_joint_pos', frames: 0, scale: 1 }), 'interface.observation[4].frames', /too small|>=1|≥/i],
-    ['a non-integer frames', (j) => ((j.interface as { observation: unknown[] }).observation[4] = { term: 'reference_joint_pos', frames: 1.5, scale: 1 }), 'interface.observation[4].frames', /int/i],
-    ['a negative reference offset', (j) => ((j.interface as { observation: unknown[] }).observation[4] = { term: 'reference_joint_pos', frames: 2, offset: -1 }), 'interface.observation[4].offset', /too small|>=0/i],
-    ['actionScale with 28 values', (j) => ((j.interface as Record<string, unknown>).actionScale = new Array(28).fill(0.25)), 'interface.actionScale', /29/],
-    ['negative gains', (j) => ((j.interface as Record<string, unknown>).gains = { kp: -5, kd: 1 }), 'interface.gains.kp', /≥ 0/],
+    [
+      'an unknown observation term',
+      (j) => ((j.interface as { observation: unknown[] }).observation[2] = { term: 'base_lin_vel', scale: 1 }),
+      'interface.observation[2].term',
+      /unknown observation term/,
+    ],
+    [
+      'frames < 1',
+      (j) =>
+        ((j.interface as { observation: unknown[] }).observation[4] = {
+          term: 'reference_joint_pos',
+          frames: 0,
+          scale: 1,
+        }),
+      'interface.observation[4].frames',
+      /too small|>=1|≥/i,
+    ],
+    [
+      'a non-integer frames',
+      (j) =>
+        ((j.interface as { observation: unknown[] }).observation[4] = {
+          term: 'reference_joint_pos',
+          frames: 1.5,
+          scale: 1,
+        }),
+      'interface.observation[4].frames',
+      /int/i,
+    ],
+    [
+      'a negative reference offset',
+      (j) =>
+        ((j.interface as { observation: unknown[] }).observation[4] = {
+          term: 'reference_joint_pos',
+          frames: 2,
+          offset: -1,
+        }),
+      'interface.observation[4].offset',
+      /too small|>=0/i,
+    ],
+    [
+      'actionScale with 28 values',
+      (j) => ((j.interface as Record<string, unknown>).actionScale = new Array(28).fill(0.25)),
+      'interface.actionScale',
+      /29/,
+    ],
+    [
+      'negative gains',
+      (j) => ((j.interface as Record<string, unknown>).gains = { kp: -5, kd: 1 }),
+      'interface.gains.kp',
+      /≥ 0/,
+    ],
     ['a misspelt key', (j) => ((j.interface as Record<string, unknown>).actionscale = 1), 'interface', /actionscale/],
-    ['a missing inputName', (j) => delete (j.interface as Record<string, unknown>).inputName, 'interface.inputName', /expected string/i],
+    [
+      'a missing inputName',
+      (j) => delete (j.interface as Record<string, unknown>).inputName,
+      'interface.inputName',
+      /expected string/i,
+    ],
     ['a wrong kind', (j) => (j.kind = 'builtin'), 'kind', /onnx/],
     ['a missing modelFile', (j) => delete j.modelFile, 'modelFile', /expected string/i],
     ['a bad checkpointHash', (j) => (j.checkpointHash = 'abc'), 'checkpointHash', /64 lowercase hex/],
-    ['a default pose of the wrong length', (j) => ((j.interface as Record<string, unknown>).defaultJointPosRad = [0, 0]), 'interface.defaultJointPosRad', /29 values/],
+    [
+      'a default pose of the wrong length',
+      (j) => ((j.interface as Record<string, unknown>).defaultJointPosRad = [0, 0]),
+      'interface.defaultJointPosRad',
+      /29 values/,
+    ],
   ];
   for (const [what, mutate, key, reason] of cases) {
     it(`names the file and field for ${what}`, async () => {
@@ -109,7 +168,9 @@ describe('loadOnnxBinding', () => {
     const bad = path.join(d, 'binding.json');
     fs.writeFileSync(bad, '{ "kind": "onnx", ');
     expect((await loadError(bad)).message).toMatch(/binding\.json: not valid JSON/);
-    expect((await loadError(path.join(d, 'nope.json'))).message).toMatch(/nope\.json: cannot read the binding file \(ENOENT\)/);
+    expect((await loadError(path.join(d, 'nope.json'))).message).toMatch(
+      /nope\.json: cannot read the binding file \(ENOENT\)/,
+    );
   });
 
   it('reports a missing .onnx naming both files', async () => {

@@ -42,12 +42,18 @@ const iface = standardInterface({}, 2); // D = 29+29+3+3+58+29 = 151
 const D = observationSize(iface);
 
 /** Writes the model + binding.json and loads it the way the console does. */
-async function bindingFor(spec: Partial<LinearPolicySpec> | Uint8Array, i: PolicyInterface = iface): Promise<OnnxBinding> {
+async function bindingFor(
+  spec: Partial<LinearPolicySpec> | Uint8Array,
+  i: PolicyInterface = iface,
+): Promise<OnnxBinding> {
   const bytes = spec instanceof Uint8Array ? spec : encodeLinearPolicy({ inDim: D, outDim: J, ...spec });
   return loadOnnxBinding(writeBindingFiles(path.join(root, `c${n++}`), bytes, i));
 }
 
-async function loadFailure(spec: Partial<LinearPolicySpec> | Uint8Array, i: PolicyInterface = iface): Promise<InputError> {
+async function loadFailure(
+  spec: Partial<LinearPolicySpec> | Uint8Array,
+  i: PolicyInterface = iface,
+): Promise<InputError> {
   const b = await bindingFor(spec, i);
   const e = await createOnnxController(b, profile).then(
     (c) => {
@@ -62,7 +68,10 @@ async function loadFailure(spec: Partial<LinearPolicySpec> | Uint8Array, i: Poli
   return e as InputError;
 }
 
-function randomLinear(seed: number, tanh = false): { W: Float64Array; b: Float64Array; spec: Partial<LinearPolicySpec> } {
+function randomLinear(
+  seed: number,
+  tanh = false,
+): { W: Float64Array; b: Float64Array; spec: Partial<LinearPolicySpec> } {
   const r = seededRandom(seed);
   const W = Float64Array.from({ length: J * D }, () => 0.05 * r());
   const b = Float64Array.from({ length: J }, () => 0.1 * r());
@@ -99,14 +108,18 @@ describe('createOnnxController: interface checks at load', () => {
   });
 
   it('rejects a batch dimension other than 1 and inputs of other ranks', async () => {
-    expect((await loadFailure({ inputDims: [4, D], outputDims: [4, J] })).message).toContain('input "obs" has batch dimension 4');
+    expect((await loadFailure({ inputDims: [4, D], outputDims: [4, J] })).message).toContain(
+      'input "obs" has batch dimension 4',
+    );
     const rank3 = encodeOnnxModel({
       nodes: [{ opType: 'Identity', inputs: ['obs'], outputs: ['actions'] }],
       initializers: [],
       inputs: [{ name: 'obs', type: 'float32', dims: [1, 1, D] }],
       outputs: [{ name: 'actions', type: 'float32', dims: [1, 1, D] }],
     });
-    expect((await loadFailure(rank3)).message).toContain(`input "obs" has shape [1, 1, ${D}]; expected [1, ${D}] or [${D}]`);
+    expect((await loadFailure(rank3)).message).toContain(
+      `input "obs" has shape [1, 1, ${D}]; expected [1, ${D}] or [${D}]`,
+    );
   });
 
   it('rejects a model that needs an input the interface does not declare', async () => {
@@ -126,7 +139,9 @@ describe('createOnnxController: interface checks at load', () => {
   it('catches a wrong action size hidden behind symbolic dims with the trial inference', async () => {
     const e = await loadFailure({ outDim: 28, inputDims: ['batch', 'features'], outputDims: ['batch', 'actions'] });
     // onnxruntime's shape inference may already resolve the symbolic dim; either way it fails at load.
-    expect(e.message).toMatch(/output "actions" has (28 values per step|shape \[1, 28\] \(28 values\) at run time); the robot has 29 joints to command/);
+    expect(e.message).toMatch(
+      /output "actions" has (28 values per step|shape \[1, 28\] \(28 values\) at run time); the robot has 29 joints to command/,
+    );
   });
 
   it('reports corrupt bytes as not a loadable ONNX model, naming the file', async () => {
@@ -169,7 +184,11 @@ describe('OnnxController.step', () => {
   let controller: OnnxController;
   const { W, b, spec } = randomLinear(42);
   const scale = Array.from({ length: J }, (_, j) => 0.2 + 0.01 * j);
-  const stepIface = standardInterface({ actionScale: scale, actionOffset: 0.01, gains: { kp: Array.from({ length: J }, (_, j) => 50 + j), kd: 3 } });
+  const stepIface = standardInterface({
+    actionScale: scale,
+    actionOffset: 0.01,
+    gains: { kp: Array.from({ length: J }, (_, j) => 50 + j), kd: 3 },
+  });
 
   beforeAll(async () => {
     controller = await createOnnxController(await bindingFor(spec, stepIface), profile);
@@ -194,7 +213,12 @@ describe('OnnxController.step', () => {
     const obs = makeObservation(ref, DEFAULT, 7, 3);
     const cmd = createControlCommand();
     controller.step(obs, cmd);
-    const expectedObs = buildObservation(stepIface, obs, { defaultJointPosRad: DEFAULT, lastAction: new Float64Array(J) }, new Float32Array(D));
+    const expectedObs = buildObservation(
+      stepIface,
+      obs,
+      { defaultJointPosRad: DEFAULT, lastAction: new Float64Array(J) },
+      new Float32Array(D),
+    );
     expect(Array.from(controller.observation)).toEqual(Array.from(expectedObs));
     const want = handTargets(controller.observation);
     for (let j = 0; j < J; j++) expect(cmd.jointTargetRad[j]).toBeCloseTo(want[j], 5);
@@ -264,11 +288,15 @@ describe('OnnxController.step', () => {
     const bias = new Float64Array(J);
     bias[3] = Infinity;
     // A finite trial inference is not possible with an infinite bias: it is caught at load.
-    expect((await loadFailure({ bias })).message).toContain('a trial inference on a zero observation gave a non-finite action (Infinity for joint 3)');
+    expect((await loadFailure({ bias })).message).toContain(
+      'a trial inference on a zero observation gave a non-finite action (Infinity for joint 3)',
+    );
     // Large weights overflow float32 only for large observations: load passes, step fails.
     const W2 = new Float64Array(J * D).fill(3e38);
     const c = await createOnnxController(await bindingFor({ weights: W2 }), profile);
-    expect(() => c.step(makeObservation(rampReference(5), DEFAULT, 3, 2), createControlCommand())).toThrow(OnnxPolicyError);
+    expect(() => c.step(makeObservation(rampReference(5), DEFAULT, 3, 2), createControlCommand())).toThrow(
+      OnnxPolicyError,
+    );
     c.dispose();
   });
 });

@@ -15,7 +15,13 @@ import { J, makeObservation, rampReference, standardInterface } from '../helpers
 const DEFAULT = Array.from({ length: J }, (_, j) => 0.05 * (j % 5) - 0.1);
 const f32 = (x: number) => Math.fround(x);
 
-function build(iface: PolicyInterface, seed = 3, step = 0, lastAction: ArrayLike<number> = new Float64Array(J), frames = 10) {
+function build(
+  iface: PolicyInterface,
+  seed = 3,
+  step = 0,
+  lastAction: ArrayLike<number> = new Float64Array(J),
+  frames = 10,
+) {
   const obs = makeObservation(rampReference(frames), DEFAULT, seed, step);
   const out = new Float32Array(observationSize(iface));
   buildObservation(iface, obs, { defaultJointPosRad: DEFAULT, lastAction }, out);
@@ -71,7 +77,9 @@ describe('buildObservation', () => {
     const lb = observationLayout(b);
     for (const seg of la) {
       const other = lb.find((s) => s.term === seg.term)!;
-      expect(Array.from(ob.subarray(other.offset, other.offset + other.size))).toEqual(Array.from(oa.subarray(seg.offset, seg.offset + seg.size)));
+      expect(Array.from(ob.subarray(other.offset, other.offset + other.size))).toEqual(
+        Array.from(oa.subarray(seg.offset, seg.offset + seg.size)),
+      );
     }
     expect(lb[0].term).toBe('last_action');
   });
@@ -85,22 +93,35 @@ describe('buildObservation', () => {
     for (let i = 0; i < o1.length; i++) expect(o3[i]).toBeCloseTo((o1[i] / scales[i]) * 3, 5);
   });
 
-  const refFrames = (out: Float32Array, frames: number) => Array.from({ length: frames }, (_, f) => Math.round(out[f * J] / 0.01));
+  const refFrames = (out: Float32Array, frames: number) =>
+    Array.from({ length: frames }, (_, f) => Math.round(out[f * J] / 0.01));
 
   it('starts reference frames at the next frame, or at the declared offset', () => {
     const term = (offset?: number): PolicyInterface =>
-      standardInterface({ observation: [{ term: 'reference_joint_pos', frames: 3, scale: 1, ...(offset === undefined ? {} : { offset }) }] });
+      standardInterface({
+        observation: [
+          { term: 'reference_joint_pos', frames: 3, scale: 1, ...(offset === undefined ? {} : { offset }) },
+        ],
+      });
     expect(refFrames(build(term(), 1, 2).out, 3)).toEqual([3, 4, 5]);
     expect(refFrames(build(term(0), 1, 2).out, 3)).toEqual([2, 3, 4]);
     expect(refFrames(build(term(4), 1, 2).out, 3)).toEqual([6, 7, 8]);
   });
 
   it('clamps reference frames at the end of the clip', () => {
-    const iface: PolicyInterface = standardInterface({ observation: [{ term: 'reference_joint_pos', frames: 4, scale: 1, offset: 0 }] });
+    const iface: PolicyInterface = standardInterface({
+      observation: [{ term: 'reference_joint_pos', frames: 4, scale: 1, offset: 0 }],
+    });
     const { out } = build(iface, 1, 8, undefined, 10); // frames 8, 9, 9, 9
     expect(refFrames(out, 4)).toEqual([8, 9, 9, 9]);
     for (let j = 0; j < J; j++) expect(out[3 * J + j]).toBe(f32(0.09 + 0.001 * j));
-    const next = build(standardInterface({ observation: [{ term: 'reference_joint_pos', frames: 2, scale: 1 }] }), 1, 9, undefined, 10).out;
+    const next = build(
+      standardInterface({ observation: [{ term: 'reference_joint_pos', frames: 2, scale: 1 }] }),
+      1,
+      9,
+      undefined,
+      10,
+    ).out;
     expect(refFrames(next, 2)).toEqual([9, 9]);
   });
 
@@ -112,7 +133,10 @@ describe('buildObservation', () => {
   });
 
   it('clips after scaling when clipObservation is declared', () => {
-    const iface: PolicyInterface = standardInterface({ observation: [{ term: 'joint_vel', scale: 10 }], clipObservation: 5 });
+    const iface: PolicyInterface = standardInterface({
+      observation: [{ term: 'joint_vel', scale: 10 }],
+      clipObservation: 5,
+    });
     const { obs, out } = build(iface, 9);
     for (let j = 0; j < J; j++) expect(out[j]).toBe(f32(Math.max(-5, Math.min(5, obs.state.jointVelRadS[j] * 10))));
     expect(Array.from(out).some((v) => Math.abs(v) === 5)).toBe(true);
@@ -122,7 +146,9 @@ describe('buildObservation', () => {
     const iface = standardInterface();
     const obs = makeObservation(rampReference(5), DEFAULT);
     const ctx = { defaultJointPosRad: DEFAULT, lastAction: new Float64Array(J) };
-    expect(() => buildObservation(iface, obs, ctx, new Float32Array(observationSize(iface) + 1))).toThrow(/builds 151 values, the buffer holds 152/);
+    expect(() => buildObservation(iface, obs, ctx, new Float32Array(observationSize(iface) + 1))).toThrow(
+      /builds 151 values, the buffer holds 152/,
+    );
     const buf = new Float32Array(observationSize(iface));
     expect(buildObservation(iface, obs, ctx, buf)).toBe(buf);
   });
@@ -146,7 +172,12 @@ describe('projected gravity', () => {
     const iface: PolicyInterface = standardInterface({ observation: [{ term: 'projected_gravity', scale: 1 }] });
     const obs = makeObservation(rampReference(3), DEFAULT);
     obs.state.imu.quatWxyz.set([s, s, 0, 0]);
-    const out = buildObservation(iface, obs, { defaultJointPosRad: DEFAULT, lastAction: new Float64Array(J) }, new Float32Array(3));
+    const out = buildObservation(
+      iface,
+      obs,
+      { defaultJointPosRad: DEFAULT, lastAction: new Float64Array(J) },
+      new Float32Array(3),
+    );
     close(Array.from(out), [0, -1, 0]);
   });
 });

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
-import { MJLAB_NATURAL_FREQ_RAD_S, mjlabG1Armature, mjlabG1Physics, physicsProblems, reflectedInertiaTwoStage } from '../../src/domain/sim/physicsProfile';
+import {
+  MJLAB_NATURAL_FREQ_RAD_S,
+  mjlabG1Armature,
+  mjlabG1Physics,
+  physicsProblems,
+  reflectedInertiaTwoStage,
+} from '../../src/domain/sim/physicsProfile';
 import { readOnnxFile } from '../../src/services/wbc/onnxModelReader';
 import { sharedData } from '../helpers/sharedData';
 
@@ -12,7 +18,10 @@ const byName = (names: string[], values: number[]) => new Map(names.map((n, i) =
 
 describe('mjlab G1 physics profile', () => {
   it('armature per motor class: the two-stage planetary rule of mjlab (5020: 3.6097e-3 kg·m²)', () => {
-    expect(reflectedInertiaTwoStage([0.139e-4, 0.017e-4, 0.169e-4], [1, 1 + 46 / 18, 1 + 56 / 16])).toBeCloseTo(0.003609725, 9);
+    expect(reflectedInertiaTwoStage([0.139e-4, 0.017e-4, 0.169e-4], [1, 1 + 46 / 18, 1 + 56 / 16])).toBeCloseTo(
+      0.003609725,
+      9,
+    );
     expect(() => reflectedInertiaTwoStage([1, 1, 1], [2, 1, 1])).toThrow(/first gear ratio/);
   });
 
@@ -31,7 +40,13 @@ describe('mjlab G1 physics profile', () => {
   it('effort limits by class, no friction or damping, and a valid profile; a bad one is refused', () => {
     const p = mjlabG1Physics();
     const e = byName([...G1_JOINT_NAMES], [...p.effortLimitNm]);
-    expect([e.get('left_hip_pitch_joint'), e.get('left_knee_joint'), e.get('left_ankle_pitch_joint'), e.get('left_elbow_joint'), e.get('left_wrist_yaw_joint')]).toEqual([88, 139, 50, 25, 5]);
+    expect([
+      e.get('left_hip_pitch_joint'),
+      e.get('left_knee_joint'),
+      e.get('left_ankle_pitch_joint'),
+      e.get('left_elbow_joint'),
+      e.get('left_wrist_yaw_joint'),
+    ]).toEqual([88, 139, 50, 25, 5]);
     expect(p.frictionLossNm.every((v) => v === 0) && p.dampingNmsPerRad.every((v) => v === 0)).toBe(true);
     expect(p.id).toBe('mjlab-g1/1@5ms×4');
     expect(physicsProblems(p, 29)).toEqual([]);

@@ -3,7 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
 import { findInput, vectorWidth, type OnnxModelInfo } from '../../src/domain/wbc/onnxModelInfo';
-import { ADAPTER_VERSIONS, beyondmimicSpec, holosomaSpec, mjlabDeploySpec, wbcMjlabSpec, type ConfigSource } from '../../src/domain/wbc/policyFamilies';
+import {
+  ADAPTER_VERSIONS,
+  beyondmimicSpec,
+  holosomaSpec,
+  mjlabDeploySpec,
+  wbcMjlabSpec,
+  type ConfigSource,
+} from '../../src/domain/wbc/policyFamilies';
 import type { TrackingPolicySpec } from '../../src/domain/wbc/trackingPolicy';
 import { readOnnxFile } from '../../src/services/wbc/onnxModelReader';
 import { sharedData } from '../helpers/sharedData';
@@ -28,7 +35,11 @@ function info(...p: string[]): OnnxModelInfo {
 }
 
 /** A copy of `base` with metadata keys replaced (null deletes) and, optionally, the obs input reshaped. */
-function variant(base: OnnxModelInfo, meta: Record<string, string | null> = {}, obsShape?: (number | string)[]): OnnxModelInfo {
+function variant(
+  base: OnnxModelInfo,
+  meta: Record<string, string | null> = {},
+  obsShape?: (number | string)[],
+): OnnxModelInfo {
   const metadata = { ...base.metadata };
   for (const [k, v] of Object.entries(meta)) {
     if (v === null) delete metadata[k];
@@ -47,7 +58,11 @@ const csvNum = (s: string) => csv(s).map(Number);
 const obsWidth = (i: OnnxModelInfo) => vectorWidth(findInput(i, 'obs')!);
 
 /** spec[j] for canonical joint j equals the file's value for the joint of that name. */
-function expectCanonicalByName(actual: ArrayLike<number>, policyNames: readonly string[], policyValues: readonly number[]) {
+function expectCanonicalByName(
+  actual: ArrayLike<number>,
+  policyNames: readonly string[],
+  policyValues: readonly number[],
+) {
   expect(actual.length).toBe(29);
   const want = G1_JOINT_NAMES.map((n) => {
     const i = policyNames.indexOf(n);
@@ -139,17 +154,31 @@ describe('the 154/160 variant is chosen by observation_names, not by width', () 
 
   it('a 160-wide export whose observation_names drops base_lin_vel is refused, naming the widths and the terms', () => {
     const names = csv(full()).filter((n) => n !== 'base_lin_vel');
-    const err = expectInputError(() => beyondmimicSpec(variant(violin(), { observation_names: names.join(',') })), { file: violin().file, key: 'inputs.obs' }, /has width 160 \(\[1, 160\]\); the declared terms build 157/);
-    expect(err.reason).toContain('command 58 + motion_anchor_pos_b 3 + motion_anchor_ori_b 6 + base_ang_vel 3 + joint_pos 29 + joint_vel 29 + actions 29');
+    const err = expectInputError(
+      () => beyondmimicSpec(variant(violin(), { observation_names: names.join(',') })),
+      { file: violin().file, key: 'inputs.obs' },
+      /has width 160 \(\[1, 160\]\); the declared terms build 157/,
+    );
+    expect(err.reason).toContain(
+      'command 58 + motion_anchor_pos_b 3 + motion_anchor_ori_b 6 + base_ang_vel 3 + joint_pos 29 + joint_vel 29 + actions 29',
+    );
     expect(err.reason).not.toContain('base_lin_vel');
   });
 
   it('a 160-wide export with the wose term list (154) is refused, not reread as the other variant', () => {
-    expectInputError(() => beyondmimicSpec(variant(violin(), { observation_names: wose() })), { file: violin().file, key: 'inputs.obs' }, /has width 160 .*build 154/);
+    expectInputError(
+      () => beyondmimicSpec(variant(violin(), { observation_names: wose() })),
+      { file: violin().file, key: 'inputs.obs' },
+      /has width 160 .*build 154/,
+    );
   });
 
   it('a 154-wide export with the full term list (160) is refused', () => {
-    expectInputError(() => beyondmimicSpec(variant(jumpWose(), { observation_names: full() })), { file: jumpWose().file, key: 'inputs.obs' }, /has width 154 .*build 160/);
+    expectInputError(
+      () => beyondmimicSpec(variant(jumpWose(), { observation_names: full() })),
+      { file: jumpWose().file, key: 'inputs.obs' },
+      /has width 154 .*build 160/,
+    );
   });
 
   it('names decide the layout: a wose file reshaped to 160 with the full names reads as the full variant, and vice versa', () => {
@@ -168,19 +197,40 @@ describe('the 154/160 variant is chosen by observation_names, not by width', () 
     expect(i.metadata.observation_history_lengths).toBeDefined();
     const h = csv(i.metadata.observation_history_lengths);
     h[csv(i.metadata.observation_names).indexOf('base_ang_vel')] = '2';
-    expectInputError(() => beyondmimicSpec(variant(i, { observation_history_lengths: h.join(',') })), { file: i.file, key: 'inputs.obs' }, /width 154 .*build 157.*base_ang_vel 3×2/);
+    expectInputError(
+      () => beyondmimicSpec(variant(i, { observation_history_lengths: h.join(',') })),
+      { file: i.file, key: 'inputs.obs' },
+      /width 154 .*build 157.*base_ang_vel 3×2/,
+    );
   });
 });
 
 describe('beyondmimic refusals', () => {
-  for (const key of ['joint_names', 'joint_stiffness', 'joint_damping', 'default_joint_pos', 'action_scale', 'observation_names', 'anchor_body_name', 'body_names']) {
+  for (const key of [
+    'joint_names',
+    'joint_stiffness',
+    'joint_damping',
+    'default_joint_pos',
+    'action_scale',
+    'observation_names',
+    'anchor_body_name',
+    'body_names',
+  ]) {
     it(`metadata ${key} missing → metadata_props.${key}`, () => {
-      expectInputError(() => beyondmimicSpec(variant(violin(), { [key]: null })), { file: violin().file, key: `metadata_props.${key}` }, /missing/);
+      expectInputError(
+        () => beyondmimicSpec(variant(violin(), { [key]: null })),
+        { file: violin().file, key: `metadata_props.${key}` },
+        /missing/,
+      );
     });
   }
 
   it('a blank metadata value counts as missing', () => {
-    expectInputError(() => beyondmimicSpec(variant(violin(), { joint_stiffness: '  ' })), { file: violin().file, key: 'metadata_props.joint_stiffness' }, /missing/);
+    expectInputError(
+      () => beyondmimicSpec(variant(violin(), { joint_stiffness: '  ' })),
+      { file: violin().file, key: 'metadata_props.joint_stiffness' },
+      /missing/,
+    );
   });
 
   it('an observation term the adapter does not know is refused at its index, listing the known terms', () => {
@@ -196,8 +246,16 @@ describe('beyondmimic refusals', () => {
   });
 
   it('obs width ≠ the sum of the terms → inputs.obs', () => {
-    expectInputError(() => beyondmimicSpec(variant(violin(), {}, [1, 150])), { file: violin().file, key: 'inputs.obs' }, /has width 150 \(\[1, 150\]\); the declared terms build 160/);
-    expectInputError(() => beyondmimicSpec(variant(violin(), {}, [1, 'D'])), { file: violin().file, key: 'inputs.obs' }, /has width \?/);
+    expectInputError(
+      () => beyondmimicSpec(variant(violin(), {}, [1, 150])),
+      { file: violin().file, key: 'inputs.obs' },
+      /has width 150 \(\[1, 150\]\); the declared terms build 160/,
+    );
+    expectInputError(
+      () => beyondmimicSpec(variant(violin(), {}, [1, 'D'])),
+      { file: violin().file, key: 'inputs.obs' },
+      /has width \?/,
+    );
   });
 
   describe('joint names that do not match the model', () => {
@@ -206,18 +264,30 @@ describe('beyondmimic refusals', () => {
     it('an unknown name', () => {
       const n = names();
       n[kneeAt()] = 'left_toe_joint';
-      const err = expectInputError(() => beyondmimicSpec(variant(violin(), { joint_names: n.join(',') })), { file: violin().file, key: 'metadata_props.joint_names' }, /no joint named "left_toe_joint"/);
+      const err = expectInputError(
+        () => beyondmimicSpec(variant(violin(), { joint_names: n.join(',') })),
+        { file: violin().file, key: 'metadata_props.joint_names' },
+        /no joint named "left_toe_joint"/,
+      );
       expect(err.reason).toMatch(/does not name left_knee_joint/);
     });
     it('a missing name (28 names)', () => {
       const n = names().filter((x) => x !== 'left_knee_joint');
-      const err = expectInputError(() => beyondmimicSpec(variant(violin(), { joint_names: n.join(',') })), { file: violin().file, key: 'metadata_props.joint_names' }, /does not name left_knee_joint/);
+      const err = expectInputError(
+        () => beyondmimicSpec(variant(violin(), { joint_names: n.join(',') })),
+        { file: violin().file, key: 'metadata_props.joint_names' },
+        /does not name left_knee_joint/,
+      );
       expect(err.reason).not.toMatch(/named twice|no joint named/);
     });
     it('a duplicated name', () => {
       const n = names();
       n[kneeAt()] = 'right_knee_joint';
-      const err = expectInputError(() => beyondmimicSpec(variant(violin(), { joint_names: n.join(',') })), { file: violin().file, key: 'metadata_props.joint_names' }, /named twice: right_knee_joint/);
+      const err = expectInputError(
+        () => beyondmimicSpec(variant(violin(), { joint_names: n.join(',') })),
+        { file: violin().file, key: 'metadata_props.joint_names' },
+        /named twice: right_knee_joint/,
+      );
       expect(err.reason).toMatch(/does not name left_knee_joint/);
     });
   });
@@ -225,10 +295,18 @@ describe('beyondmimic refusals', () => {
   describe('csv number lists', () => {
     const stiff = () => csv(violin().metadata.joint_stiffness);
     it('one value short → the whole key, naming both counts', () => {
-      expectInputError(() => beyondmimicSpec(variant(violin(), { joint_stiffness: stiff().slice(0, 28).join(',') })), { file: violin().file, key: 'metadata_props.joint_stiffness' }, /expected 29 comma-separated numbers \(one per joint\), got 28/);
+      expectInputError(
+        () => beyondmimicSpec(variant(violin(), { joint_stiffness: stiff().slice(0, 28).join(',') })),
+        { file: violin().file, key: 'metadata_props.joint_stiffness' },
+        /expected 29 comma-separated numbers \(one per joint\), got 28/,
+      );
     });
     it('a trailing comma (30 fields) → refused', () => {
-      expectInputError(() => beyondmimicSpec(variant(violin(), { default_joint_pos: violin().metadata.default_joint_pos + ',' })), { file: violin().file, key: 'metadata_props.default_joint_pos' }, /got 30/);
+      expectInputError(
+        () => beyondmimicSpec(variant(violin(), { default_joint_pos: violin().metadata.default_joint_pos + ',' })),
+        { file: violin().file, key: 'metadata_props.default_joint_pos' },
+        /got 30/,
+      );
     });
     for (const [bad, shown] of [
       ['abc', '"abc"'],
@@ -239,27 +317,47 @@ describe('beyondmimic refusals', () => {
       it(`a non-number (${shown}) → the element key`, () => {
         const v = stiff();
         v[5] = bad;
-        expectInputError(() => beyondmimicSpec(variant(violin(), { joint_stiffness: v.join(',') })), { file: violin().file, key: 'metadata_props.joint_stiffness[5]' }, new RegExp(`not a number: ${shown}`));
+        expectInputError(
+          () => beyondmimicSpec(variant(violin(), { joint_stiffness: v.join(',') })),
+          { file: violin().file, key: 'metadata_props.joint_stiffness[5]' },
+          new RegExp(`not a number: ${shown}`),
+        );
       });
     }
     it('a non-number history length → observation_history_lengths[i]', () => {
       const i = info('beyondmimic', 'EricCamper04.onnx');
       const h = csv(i.metadata.observation_history_lengths);
       h[2] = 'one';
-      expectInputError(() => beyondmimicSpec(variant(i, { observation_history_lengths: h.join(',') })), { file: i.file, key: 'metadata_props.observation_history_lengths[2]' }, /not a number/);
+      expectInputError(
+        () => beyondmimicSpec(variant(i, { observation_history_lengths: h.join(',') })),
+        { file: i.file, key: 'metadata_props.observation_history_lengths[2]' },
+        /not a number/,
+      );
     });
   });
 
   it('an anchor not among body_names, or a body list not starting at the pelvis, is refused', () => {
-    expectInputError(() => beyondmimicSpec(variant(violin(), { anchor_body_name: 'head_link' })), { file: violin().file, key: 'metadata_props.anchor_body_name' }, /"head_link" is not among body_names/);
+    expectInputError(
+      () => beyondmimicSpec(variant(violin(), { anchor_body_name: 'head_link' })),
+      { file: violin().file, key: 'metadata_props.anchor_body_name' },
+      /"head_link" is not among body_names/,
+    );
     const b = csv(violin().metadata.body_names);
     [b[0], b[7]] = [b[7], b[0]];
-    expectInputError(() => beyondmimicSpec(variant(violin(), { body_names: b.join(',') })), { file: violin().file, key: 'metadata_props.body_names' }, /first body must be the pelvis/);
+    expectInputError(
+      () => beyondmimicSpec(variant(violin(), { body_names: b.join(',') })),
+      { file: violin().file, key: 'metadata_props.body_names' },
+      /first body must be the pelvis/,
+    );
   });
 
   it('body_names that disagree with the baked body count are refused', () => {
     const b = csv(violin().metadata.body_names).slice(0, 13);
-    expectInputError(() => beyondmimicSpec(variant(violin(), { body_names: b.join(',') })), { file: violin().file }, /has 14 bodies; body_names lists 13/);
+    expectInputError(
+      () => beyondmimicSpec(variant(violin(), { body_names: b.join(',') })),
+      { file: violin().file },
+      /has 14 bodies; body_names lists 13/,
+    );
   });
 });
 
@@ -295,7 +393,10 @@ describe('holosoma adapter on the real export', () => {
     expect(s.timeInput).toBe('time_step');
     expect(s.needs).toEqual([]);
     expect(s.anchorBody).toBe('torso_link');
-    expect([s.physics.timestepS, s.physics.decimation]).toEqual([1 / cfg.simulator.config.sim.fps, cfg.simulator.config.sim.control_decimation]);
+    expect([s.physics.timestepS, s.physics.decimation]).toEqual([
+      1 / cfg.simulator.config.sim.fps,
+      cfg.simulator.config.sim.control_decimation,
+    ]);
     const dof = JSON.parse(i.metadata.dof_names) as string[];
     expectCanonicalByName(s.kp, dof, JSON.parse(i.metadata.kp));
     expectCanonicalByName(s.kd, dof, JSON.parse(i.metadata.kd));
@@ -317,7 +418,11 @@ describe('holosoma adapter on the real export', () => {
         cfg.robot.dof_names = p(cfg.robot.dof_names);
         cfg.robot.dof_effort_limit_list = p(cfg.robot.dof_effort_limit_list);
       },
-      { dof_names: JSON.stringify(p(dof)), kp: JSON.stringify(p(JSON.parse(holo().metadata.kp))), kd: JSON.stringify(p(JSON.parse(holo().metadata.kd))) },
+      {
+        dof_names: JSON.stringify(p(dof)),
+        kp: JSON.stringify(p(JSON.parse(holo().metadata.kp))),
+        kd: JSON.stringify(p(JSON.parse(holo().metadata.kd))),
+      },
     );
     const s = holosomaSpec(v);
     expect(s.jointOrder.label).toBe('custom');
@@ -344,58 +449,113 @@ describe('holosoma refusals', () => {
   });
   for (const key of ['dof_names', 'kp', 'kd', 'experiment_config']) {
     it(`metadata ${key} missing → metadata_props.${key}`, () => {
-      expectInputError(() => holosomaSpec(variant(holo(), { [key]: null })), { file: holo().file, key: `metadata_props.${key}` }, /missing/);
+      expectInputError(
+        () => holosomaSpec(variant(holo(), { [key]: null })),
+        { file: holo().file, key: `metadata_props.${key}` },
+        /missing/,
+      );
     });
   }
   it('experiment_config that is not JSON → refused as such', () => {
-    expectInputError(() => holosomaSpec(variant(holo(), { experiment_config: '{"robot": ' })), { file: holo().file, key: 'metadata_props.experiment_config' }, /not valid JSON/);
+    expectInputError(
+      () => holosomaSpec(variant(holo(), { experiment_config: '{"robot": ' })),
+      { file: holo().file, key: 'metadata_props.experiment_config' },
+      /not valid JSON/,
+    );
   });
   it('an unknown observation term is refused at its key', () => {
     expectInputError(
-      () => holosomaSpec(holoVariant((c) => (c.observation.groups.actor_obs.terms.foo_term = { scale: 1, clip: null, noise: 0, params: {} }))),
+      () =>
+        holosomaSpec(
+          holoVariant(
+            (c) => (c.observation.groups.actor_obs.terms.foo_term = { scale: 1, clip: null, noise: 0, params: {} }),
+          ),
+        ),
       { file: holo().file, key: `${termsKey}.foo_term` },
       /observation term "foo_term" is not one the holosoma-wbt adapter knows/,
     );
   });
   it('obs width ≠ sum of terms (a term removed; the input reshaped)', () => {
-    expectInputError(() => holosomaSpec(holoVariant((c) => delete c.observation.groups.actor_obs.terms.base_ang_vel)), { file: holo().file, key: 'inputs.obs' }, /has width 154 .*build 151/);
-    expectInputError(() => holosomaSpec(variant(holo(), {}, [1, 160])), { file: holo().file, key: 'inputs.obs' }, /has width 160 .*build 154/);
+    expectInputError(
+      () => holosomaSpec(holoVariant((c) => delete c.observation.groups.actor_obs.terms.base_ang_vel)),
+      { file: holo().file, key: 'inputs.obs' },
+      /has width 154 .*build 151/,
+    );
+    expectInputError(
+      () => holosomaSpec(variant(holo(), {}, [1, 160])),
+      { file: holo().file, key: 'inputs.obs' },
+      /has width 160 .*build 154/,
+    );
   });
   it('dof_names with an unknown, a missing or a duplicated joint', () => {
     const dof = JSON.parse(holo().metadata.dof_names) as string[];
     const unknown = [...dof];
     unknown[3] = 'left_toe_joint';
-    expectInputError(() => holosomaSpec(variant(holo(), { dof_names: JSON.stringify(unknown) })), { file: holo().file, key: 'metadata_props.dof_names' }, /no joint named "left_toe_joint".*does not name left_knee_joint/);
-    expectInputError(() => holosomaSpec(variant(holo(), { dof_names: JSON.stringify(dof.slice(1)) })), { file: holo().file, key: 'metadata_props.dof_names' }, /does not name left_hip_pitch_joint/);
+    expectInputError(
+      () => holosomaSpec(variant(holo(), { dof_names: JSON.stringify(unknown) })),
+      { file: holo().file, key: 'metadata_props.dof_names' },
+      /no joint named "left_toe_joint".*does not name left_knee_joint/,
+    );
+    expectInputError(
+      () => holosomaSpec(variant(holo(), { dof_names: JSON.stringify(dof.slice(1)) })),
+      { file: holo().file, key: 'metadata_props.dof_names' },
+      /does not name left_hip_pitch_joint/,
+    );
     const dup = [...dof];
     dup[3] = dup[9];
-    expectInputError(() => holosomaSpec(variant(holo(), { dof_names: JSON.stringify(dup) })), { file: holo().file, key: 'metadata_props.dof_names' }, /named twice: right_knee_joint/);
+    expectInputError(
+      () => holosomaSpec(variant(holo(), { dof_names: JSON.stringify(dup) })),
+      { file: holo().file, key: 'metadata_props.dof_names' },
+      /named twice: right_knee_joint/,
+    );
   });
   it('kp of the wrong length, with a non-number or a negative value', () => {
     const kp = JSON.parse(holo().metadata.kp) as unknown[];
-    expectInputError(() => holosomaSpec(variant(holo(), { kp: JSON.stringify(kp.slice(0, 28)) })), { file: holo().file, key: 'metadata_props.kp' }, /expected 29 numbers \(one per joint\), got 28/);
+    expectInputError(
+      () => holosomaSpec(variant(holo(), { kp: JSON.stringify(kp.slice(0, 28)) })),
+      { file: holo().file, key: 'metadata_props.kp' },
+      /expected 29 numbers \(one per joint\), got 28/,
+    );
     const s = [...kp];
     s[3] = 'x';
-    expectInputError(() => holosomaSpec(variant(holo(), { kp: JSON.stringify(s) })), { file: holo().file, key: 'metadata_props.kp[3]' }, /not a finite number: "x"/);
+    expectInputError(
+      () => holosomaSpec(variant(holo(), { kp: JSON.stringify(s) })),
+      { file: holo().file, key: 'metadata_props.kp[3]' },
+      /not a finite number: "x"/,
+    );
     const n = [...kp];
     n[4] = -1;
-    expectInputError(() => holosomaSpec(variant(holo(), { kp: JSON.stringify(n) })), { file: holo().file, key: 'metadata_props.kp[4]' }, /negative/);
+    expectInputError(
+      () => holosomaSpec(variant(holo(), { kp: JSON.stringify(n) })),
+      { file: holo().file, key: 'metadata_props.kp[4]' },
+      /negative/,
+    );
   });
   it('a default pose that does not name a joint is refused at that joint', () => {
     expectInputError(
       () => holosomaSpec(holoVariant((c) => delete c.robot.init_state.default_joint_angles.left_elbow_joint)),
-      { file: holo().file, key: 'metadata_props.experiment_config.robot.init_state.default_joint_angles.left_elbow_joint' },
+      {
+        file: holo().file,
+        key: 'metadata_props.experiment_config.robot.init_state.default_joint_angles.left_elbow_joint',
+      },
       /missing or not a number/,
     );
   });
   it('a numeric term scale other than 1 is refused (unsupported by this adapter version)', () => {
-    expectInputError(() => holosomaSpec(holoVariant((c) => (c.observation.groups.actor_obs.terms.base_ang_vel.scale = 0.25))), { file: holo().file, key: `${termsKey}.base_ang_vel.scale` }, /a scale other than the number 1 is not supported/);
+    expectInputError(
+      () => holosomaSpec(holoVariant((c) => (c.observation.groups.actor_obs.terms.base_ang_vel.scale = 0.25))),
+      { file: holo().file, key: `${termsKey}.base_ang_vel.scale` },
+      /a scale other than the number 1 is not supported/,
+    );
   });
   // A scale that is not the number 1 (a list such as [0.25, 0.25, 0.25], or a string) is refused
   // too, never read as 1.
   for (const bad of [[0.25, 0.25, 0.25], '0.25']) {
     it(`a non-numeric term scale (${JSON.stringify(bad)}) is refused, not silently read as 1`, () => {
-      expectInputError(() => holosomaSpec(holoVariant((c) => (c.observation.groups.actor_obs.terms.base_ang_vel.scale = bad))), { file: holo().file, key: `${termsKey}.base_ang_vel.scale` });
+      expectInputError(
+        () => holosomaSpec(holoVariant((c) => (c.observation.groups.actor_obs.terms.base_ang_vel.scale = bad))),
+        { file: holo().file, key: `${termsKey}.base_ang_vel.scale` },
+      );
     });
   }
 });
@@ -456,32 +616,92 @@ describe('mjlab-deploy adapter on the real folder', () => {
   it('refusals name the YAML key', () => {
     const f = DEPLOY;
     const run = (m: (d: Cfg) => void) => () => mjlabDeploySpec(mjlabInfo(), deploy(m));
-    expectInputError(run((d) => delete d.stiffness), { file: f, key: 'stiffness' }, /missing/);
-    expectInputError(run((d) => delete d.observations), { file: f, key: 'observations' }, /missing/);
-    expectInputError(run((d) => (d.stiffness = d.stiffness.slice(0, 28))), { file: f, key: 'stiffness' }, /expected 29 numbers \(one per joint\), got 28/);
-    expectInputError(run((d) => (d.damping[4] = 'x')), { file: f, key: 'damping[4]' }, /not a finite number: "x"/);
-    expectInputError(run((d) => (d.stiffness[2] = -1)), { file: f, key: 'stiffness[2]' }, /negative/);
-    expectInputError(run((d) => (d.joint_ids_map[3] = 2)), { file: f, key: 'joint_ids_map' }, /named twice: left_hip_yaw_joint.*does not name left_knee_joint/);
-    expectInputError(run((d) => (d.joint_ids_map[3] = 29)), { file: f, key: 'joint_ids_map[3]' }, /not a motor index 0\.\.28: 29/);
-    expectInputError(run((d) => (d.joint_ids_map[3] = 2.5)), { file: f, key: 'joint_ids_map[3]' }, /not a motor index/);
-    expectInputError(run((d) => (d.step_dt = 0.021)), { file: f, key: 'step_dt' }, /does not divide/);
-    expectInputError(run((d) => (d.actions.JointPositionAction.clip = 5)), { file: f, key: 'actions.JointPositionAction.clip' }, /not supported/);
+    expectInputError(
+      run((d) => delete d.stiffness),
+      { file: f, key: 'stiffness' },
+      /missing/,
+    );
+    expectInputError(
+      run((d) => delete d.observations),
+      { file: f, key: 'observations' },
+      /missing/,
+    );
+    expectInputError(
+      run((d) => (d.stiffness = d.stiffness.slice(0, 28))),
+      { file: f, key: 'stiffness' },
+      /expected 29 numbers \(one per joint\), got 28/,
+    );
+    expectInputError(
+      run((d) => (d.damping[4] = 'x')),
+      { file: f, key: 'damping[4]' },
+      /not a finite number: "x"/,
+    );
+    expectInputError(
+      run((d) => (d.stiffness[2] = -1)),
+      { file: f, key: 'stiffness[2]' },
+      /negative/,
+    );
+    expectInputError(
+      run((d) => (d.joint_ids_map[3] = 2)),
+      { file: f, key: 'joint_ids_map' },
+      /named twice: left_hip_yaw_joint.*does not name left_knee_joint/,
+    );
+    expectInputError(
+      run((d) => (d.joint_ids_map[3] = 29)),
+      { file: f, key: 'joint_ids_map[3]' },
+      /not a motor index 0\.\.28: 29/,
+    );
+    expectInputError(
+      run((d) => (d.joint_ids_map[3] = 2.5)),
+      { file: f, key: 'joint_ids_map[3]' },
+      /not a motor index/,
+    );
+    expectInputError(
+      run((d) => (d.step_dt = 0.021)),
+      { file: f, key: 'step_dt' },
+      /does not divide/,
+    );
+    expectInputError(
+      run((d) => (d.actions.JointPositionAction.clip = 5)),
+      { file: f, key: 'actions.JointPositionAction.clip' },
+      /not supported/,
+    );
   });
 
   it('an unknown observation term → observations.<term>', () => {
     expectInputError(
-      () => mjlabDeploySpec(mjlabInfo(), deploy((d) => (d.observations.foo_term = { params: {}, clip: null, scale: [1, 1, 1], history_length: 1 }))),
+      () =>
+        mjlabDeploySpec(
+          mjlabInfo(),
+          deploy((d) => (d.observations.foo_term = { params: {}, clip: null, scale: [1, 1, 1], history_length: 1 })),
+        ),
       { file: DEPLOY, key: 'observations.foo_term' },
       /observation term "foo_term" is not one the mjlab-deploy adapter knows/,
     );
   });
 
   it('obs width ≠ sum of terms: history 2 on base_ang_vel builds 157 against 154', () => {
-    expectInputError(() => mjlabDeploySpec(mjlabInfo(), deploy((d) => (d.observations.base_ang_vel.history_length = 2))), { file: mjlabInfo().file, key: 'inputs.obs' }, /has width 154 .*build 157/);
+    expectInputError(
+      () =>
+        mjlabDeploySpec(
+          mjlabInfo(),
+          deploy((d) => (d.observations.base_ang_vel.history_length = 2)),
+        ),
+      { file: mjlabInfo().file, key: 'inputs.obs' },
+      /has width 154 .*build 157/,
+    );
   });
 
   it('a term scale of the wrong length is refused', () => {
-    expectInputError(() => mjlabDeploySpec(mjlabInfo(), deploy((d) => (d.observations.base_ang_vel.scale = [1, 1]))), { file: DEPLOY, key: 'observations.base_ang_vel.scale' }, /expected 3 numbers/);
+    expectInputError(
+      () =>
+        mjlabDeploySpec(
+          mjlabInfo(),
+          deploy((d) => (d.observations.base_ang_vel.scale = [1, 1])),
+        ),
+      { file: DEPLOY, key: 'observations.base_ang_vel.scale' },
+      /expected 3 numbers/,
+    );
   });
 });
 
@@ -519,13 +739,40 @@ describe('wbc-mjlab adapter on the real folder', () => {
 
   it('refusals: schema version, joint order disagreeing with the metadata, wrong dim, wrong list length', () => {
     const f = WBC_CFG;
-    const run = (m: (d: Cfg) => void, i = wbcInfo()) => () => wbcMjlabSpec(i, wbc(m));
-    expectInputError(run((d) => (d.schema_version = 'wbc_tracking_params_v2')), { file: f, key: 'schema_version' }, /expected wbc_tracking_params_v1, got "wbc_tracking_params_v2"/);
-    expectInputError(run((d) => d.joint_names.reverse()), { file: wbcInfo().file, key: 'metadata_props.joint_names' }, /disagree on the joint order/);
-    expectInputError(run((d) => (d.joint_names[3] = 'left_toe_joint'), variant(wbcInfo(), { joint_names: null })), { file: f, key: 'joint_names' }, /no joint named "left_toe_joint"/);
-    expectInputError(run((d) => (d.actor_observations.base_ang_vel.dim = 4)), { file: f, key: 'actor_observations.base_ang_vel.dim' }, /the term computes 3 values/);
-    expectInputError(run((d) => (d.damping = d.damping.slice(1))), { file: f, key: 'damping' }, /got 28/);
-    expectInputError(run((d) => (d.action.action_mode = 'default_offset')), { file: f, key: 'action.action_mode' }, /expected reference_residual/);
+    const run =
+      (m: (d: Cfg) => void, i = wbcInfo()) =>
+      () =>
+        wbcMjlabSpec(i, wbc(m));
+    expectInputError(
+      run((d) => (d.schema_version = 'wbc_tracking_params_v2')),
+      { file: f, key: 'schema_version' },
+      /expected wbc_tracking_params_v1, got "wbc_tracking_params_v2"/,
+    );
+    expectInputError(
+      run((d) => d.joint_names.reverse()),
+      { file: wbcInfo().file, key: 'metadata_props.joint_names' },
+      /disagree on the joint order/,
+    );
+    expectInputError(
+      run((d) => (d.joint_names[3] = 'left_toe_joint'), variant(wbcInfo(), { joint_names: null })),
+      { file: f, key: 'joint_names' },
+      /no joint named "left_toe_joint"/,
+    );
+    expectInputError(
+      run((d) => (d.actor_observations.base_ang_vel.dim = 4)),
+      { file: f, key: 'actor_observations.base_ang_vel.dim' },
+      /the term computes 3 values/,
+    );
+    expectInputError(
+      run((d) => (d.damping = d.damping.slice(1))),
+      { file: f, key: 'damping' },
+      /got 28/,
+    );
+    expectInputError(
+      run((d) => (d.action.action_mode = 'default_offset')),
+      { file: f, key: 'action.action_mode' },
+      /expected reference_residual/,
+    );
   });
 
   const withFoo = (term: Cfg) => (d: Cfg) => {
@@ -535,11 +782,19 @@ describe('wbc-mjlab adapter on the real folder', () => {
   const fooInfo = () => variant(wbcInfo(), { observation_names: `${wbcInfo().metadata.observation_names},foo_term` });
 
   it('an unknown observation term without a scale → actor_observations.<term>', () => {
-    expectInputError(() => wbcMjlabSpec(fooInfo(), wbc(withFoo({ dim: 3, params: {} }))), { file: WBC_CFG, key: 'actor_observations.foo_term' }, /observation term "foo_term" is not one the wbc-mjlab adapter knows/);
+    expectInputError(
+      () => wbcMjlabSpec(fooInfo(), wbc(withFoo({ dim: 3, params: {} }))),
+      { file: WBC_CFG, key: 'actor_observations.foo_term' },
+      /observation term "foo_term" is not one the wbc-mjlab adapter knows/,
+    );
   });
 
   // An unknown term is refused as unknown, before its scale is read (a scale list sized for no term).
   it('an unknown observation term with a scale list (as every real term has) is refused as unknown, at actor_observations.<term>', () => {
-    expectInputError(() => wbcMjlabSpec(fooInfo(), wbc(withFoo({ dim: 3, scale: [1, 1, 1], params: {} }))), { file: WBC_CFG, key: 'actor_observations.foo_term' }, /not one the wbc-mjlab adapter knows/);
+    expectInputError(
+      () => wbcMjlabSpec(fooInfo(), wbc(withFoo({ dim: 3, scale: [1, 1, 1], params: {} }))),
+      { file: WBC_CFG, key: 'actor_observations.foo_term' },
+      /not one the wbc-mjlab adapter knows/,
+    );
   });
 });

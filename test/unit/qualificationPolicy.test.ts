@@ -40,7 +40,18 @@ function standClip(N = 60): MotionClip {
     rootQuatWxyz.set(pose.rootQuatWxyz, 4 * k);
     jointPosRad.set(pose.jointPosRad, J * k);
   }
-  return { id: 'clip-stand', name: 'stand', fps: 50, frameCount: N, rootPosM, rootQuatWxyz, jointPosRad, provenance: { file: 'stand', format: 'motionbench-json', fileSha256: '0', fpsSource: 'file' }, warnings: [], capabilityGroup: 'in_place' };
+  return {
+    id: 'clip-stand',
+    name: 'stand',
+    fps: 50,
+    frameCount: N,
+    rootPosM,
+    rootQuatWxyz,
+    jointPosRad,
+    provenance: { file: 'stand', format: 'motionbench-json', fileSha256: '0', fpsSource: 'file' },
+    warnings: [],
+    capabilityGroup: 'in_place',
+  };
 }
 
 describe('admission policy object', () => {
@@ -49,9 +60,20 @@ describe('admission policy object', () => {
     const p = MB_ADMISSION_1.parameters;
     expect(p.rollouts).toBe(3);
     expect(p.perturbation).toEqual({ jointRad: 0.01, rootYawRad: 0.01 });
-    expect([p.minSuccessRate, p.minProgressSoft, p.maxMpjpeLMm, p.marginFraction, p.maxSaturationFraction, p.maxUnexpectedContactFrames]).toEqual([1, 1, 80, 0.6, 0.02, 0]);
+    expect([
+      p.minSuccessRate,
+      p.minProgressSoft,
+      p.maxMpjpeLMm,
+      p.marginFraction,
+      p.maxSaturationFraction,
+      p.maxUnexpectedContactFrames,
+    ]).toEqual([1, 1, 80, 0.6, 0.02, 0]);
     expect(p.measurement).toEqual({ saturationTorqueFraction: 0.95, ctrlRangeMarginRad: 0.001, contactMinForceN: 1 });
-    expect(resolvedLimits(MB_ADMISSION_1, MB_METRICS_1.thresholds)).toEqual({ rootHeightM: 0.15, rootOrientationRad: 0.6, endEffectorHeightM: 0.15 });
+    expect(resolvedLimits(MB_ADMISSION_1, MB_METRICS_1.thresholds)).toEqual({
+      rootHeightM: 0.15,
+      rootOrientationRad: 0.6,
+      endEffectorHeightM: 0.15,
+    });
     expect(Object.isFrozen(MB_ADMISSION_1.parameters.perturbation)).toBe(true);
     expect(() => checkPolicy(MB_ADMISSION_1)).not.toThrow();
   });
@@ -110,14 +132,21 @@ describe('start perturbation', () => {
       expect(a.initial.jointPosRad[j]).toBeLessThanOrEqual(r[1]);
     }
     expect(Math.abs(a.applied.rootYawRad)).toBeLessThanOrEqual(0.01);
-    expect(quatHeading(a.initial.rootQuatWxyz as [number, number, number, number]) - quatHeading(base.rootQuatWxyz as [number, number, number, number])).toBeCloseTo(a.applied.rootYawRad, 12);
+    expect(
+      quatHeading(a.initial.rootQuatWxyz as [number, number, number, number]) -
+        quatHeading(base.rootQuatWxyz as [number, number, number, number]),
+    ).toBeCloseTo(a.applied.rootYawRad, 12);
     expect(a.initial.rootPosM).toEqual(base.rootPosM);
     expect(a.initial.placeOnFloor).toBe(true);
     // A joint at its range end is clamped: the knee's lower limit.
     const knee = profile.joints.findIndex((j) => j.name === 'left_knee_joint');
     const atLimit = standClip();
     for (let k = 0; k < atLimit.frameCount; k++) atLimit.jointPosRad[J * k + knee] = ranges[knee]![0];
-    const offs = Array.from({ length: 20 }, (_, s) => perturbedInitialState(atLimit, s, MB_ADMISSION_1.parameters.perturbation, ranges).initial.jointPosRad[knee]);
+    const offs = Array.from(
+      { length: 20 },
+      (_, s) =>
+        perturbedInitialState(atLimit, s, MB_ADMISSION_1.parameters.perturbation, ranges).initial.jointPosRad[knee],
+    );
     expect(Math.min(...offs)).toBeGreaterThanOrEqual(ranges[knee]![0]);
   });
 });
@@ -151,7 +180,11 @@ describe('rollout measures', () => {
     const knee = limits.jointNames.indexOf('left_knee_joint');
     expect(limits.forceLimitNm[knee]).toBe(139);
     expect(limits.ctrlRangeRad[knee]).toEqual([-0.087267, 2.8798]);
-    const m = new RolloutMeasurer(limits, profile.bodies.map((b) => b.name), MB_ADMISSION_1.parameters.measurement);
+    const m = new RolloutMeasurer(
+      limits,
+      profile.bodies.map((b) => b.name),
+      MB_ADMISSION_1.parameters.measurement,
+    );
     const tau = new Float64Array(J);
     const target = Float64Array.from(profile.defaultPose.jointPosRad);
     m.addFrame(0, tau, target, []); // nothing saturated
@@ -176,7 +209,11 @@ describe('rollout measures', () => {
 
   it('contacts: non-foot bodies on the floor above 1 N, as runs of frames; self-contacts and zero-force margin contacts ignored', () => {
     const limits = actuatorLimitsOf(profile);
-    const m = new RolloutMeasurer(limits, profile.bodies.map((b) => b.name), MB_ADMISSION_1.parameters.measurement);
+    const m = new RolloutMeasurer(
+      limits,
+      profile.bodies.map((b) => b.name),
+      MB_ADMISSION_1.parameters.measurement,
+    );
     const tau = new Float64Array(J);
     const tgt = Float64Array.from(profile.defaultPose.jointPosRad);
     for (let k = 0; k < 10; k++) {
@@ -190,7 +227,18 @@ describe('rollout measures', () => {
     const r = m.result(null);
     expect(r.contactsKnown).toBe(true);
     expect(r.floorContacts).toEqual([
-      { body: 'torso_link', other: ['floor'], frames: 4, runs: [[2, 5], [7, 8]], firstFrame: 2, firstTimeS: 0.04, maxForceN: 104 },
+      {
+        body: 'torso_link',
+        other: ['floor'],
+        frames: 4,
+        runs: [
+          [2, 5],
+          [7, 8],
+        ],
+        firstFrame: 2,
+        firstTimeS: 0.04,
+        maxForceN: 104,
+      },
       { body: 'pelvis', other: ['world'], frames: 2, runs: [[4, 6]], firstFrame: 4, firstTimeS: 0.08, maxForceN: 10 },
     ]);
     expect(contactFramesUnion(r.floorContacts)).toBe(5);
@@ -202,8 +250,20 @@ describe('rollout measures', () => {
 });
 
 describe('qualification matrix', () => {
-  const ep = (runId: string, failed: boolean | null, ps: number | null, mp: number | null) => ({ runId, rolloutIndex: 0, failed, progressSoft: ps, mpjpeLMm: mp });
-  const mk = (clip: string, group: MatrixPair['group'], decision: MatrixPair['decision'], episodes: MatrixPair['episodes'], binding = 'b@1'): MatrixPair => ({
+  const ep = (runId: string, failed: boolean | null, ps: number | null, mp: number | null) => ({
+    runId,
+    rolloutIndex: 0,
+    failed,
+    progressSoft: ps,
+    mpjpeLMm: mp,
+  });
+  const mk = (
+    clip: string,
+    group: MatrixPair['group'],
+    decision: MatrixPair['decision'],
+    episodes: MatrixPair['episodes'],
+    binding = 'b@1',
+  ): MatrixPair => ({
     snapshotHash: 's',
     bindingKey: binding,
     clipId: clip,

@@ -9,27 +9,33 @@ import { resampleClip, slerpWxyzInto } from '../../src/domain/motion/resample';
 import { ForwardKinematics } from '../../src/domain/robot/forwardKinematics';
 import { bodyIndexByName, type RobotProfile } from '../../src/domain/robot/robotProfile';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
-import { ERROR_RED_M, ERROR_STOPS, ERROR_YELLOW_M, errorColorHex, errorColorRgb } from '../../renderer/src/overlay/errorScale';
+import {
+  ERROR_RED_M,
+  ERROR_STOPS,
+  ERROR_YELLOW_M,
+  errorColorHex,
+  errorColorRgb,
+} from '../../renderer/src/overlay/errorScale';
 import { bodyErrors, computeRunFrame, createRunFrame } from '../../renderer/src/overlay/overlayCompute';
 import { RunTrajectory, unpackSamples } from '../../renderer/src/overlay/runTrajectory';
 import { seekFrame } from '../../renderer/src/playback/playback';
-import { useClipStore } from '../../renderer/src/stores/clipStore';
-import { poseStore } from '../../renderer/src/stores/poseStore';
-import { setRobotProfile } from '../../renderer/src/stores/robotStore';
+import { useClipStore } from '../../renderer/src/clips/clipStore';
+import { poseStore } from '../../renderer/src/playback/poseStore';
+import { setRobotProfile } from '../../renderer/src/robot/robotStore';
 import {
   addRun,
   appendRunFrames,
   clearRuns,
   endRun,
-  overlayStore,
   removeRun,
   setErrorMode,
   setFollowLive,
   setRunTrajectory,
-  shownBodyErrors,
   startOverlayEngine,
-  useRunStore,
-} from '../../renderer/src/stores/runStore';
+} from '../../renderer/src/overlay/runActions';
+import { overlayStore } from '../../renderer/src/overlay/overlayStore';
+import { shownBodyErrors } from '../../renderer/src/overlay/overlayEngine';
+import { useRunStore } from '../../renderer/src/overlay/runStore';
 import { OUR_G1, sharedData } from '../helpers/sharedData';
 
 // The overlay of executed runs on the reference: colour scale, trajectory storage and sampling,
@@ -49,13 +55,23 @@ beforeAll(() => {
 });
 
 /** The clip at 50 Hz as a packed run trajectory, with `offsets` (joint index → rad) added. */
-function packedFromClip(c: MotionClip, offsets: Record<number, number> = {}, rootShiftM: [number, number, number] = [0, 0, 0]) {
+function packedFromClip(
+  c: MotionClip,
+  offsets: Record<number, number> = {},
+  rootShiftM: [number, number, number] = [0, 0, 0],
+) {
   const r = resampleClip(c, 50);
   const jointPosRad = r.jointPosRad.slice();
-  for (let k = 0; k < r.frameCount; k++) for (const [j, d] of Object.entries(offsets)) jointPosRad[J * k + Number(j)] += d;
+  for (let k = 0; k < r.frameCount; k++)
+    for (const [j, d] of Object.entries(offsets)) jointPosRad[J * k + Number(j)] += d;
   const rootPosM = r.rootPosM.slice();
   for (let k = 0; k < r.frameCount; k++) for (let a = 0; a < 3; a++) rootPosM[3 * k + a] += rootShiftM[a];
-  return { timeS: Float64Array.from({ length: r.frameCount }, (_, k) => k / 50), rootPosM, rootQuatWxyz: r.rootQuatWxyz, jointPosRad };
+  return {
+    timeS: Float64Array.from({ length: r.frameCount }, (_, k) => k / 50),
+    rootPosM,
+    rootQuatWxyz: r.rootQuatWxyz,
+    jointPosRad,
+  };
 }
 
 describe('error colour scale', () => {
@@ -102,8 +118,12 @@ describe('RunTrajectory', () => {
     expect(t.count).toBe(100);
     expect(t.lastTimeS).toBeCloseTo(1.98, 12);
     expect(t.jointPosRad[J * 99]).toBe(99);
-    expect(() => t.append({ timeS: 1.5, rootPosM: null, rootQuatWxyz: null, jointPosRad: q })).toThrow(/before the previous sample/);
-    expect(() => t.append({ timeS: 3, rootPosM: null, rootQuatWxyz: null, jointPosRad: new Float64Array(3) })).toThrow(/3 joint angles/);
+    expect(() => t.append({ timeS: 1.5, rootPosM: null, rootQuatWxyz: null, jointPosRad: q })).toThrow(
+      /before the previous sample/,
+    );
+    expect(() => t.append({ timeS: 3, rootPosM: null, rootQuatWxyz: null, jointPosRad: new Float64Array(3) })).toThrow(
+      /3 joint angles/,
+    );
     q[0] = -1;
     t.append({ timeS: 1.98, rootPosM: null, rootQuatWxyz: null, jointPosRad: q });
     expect(t.count).toBe(100);
@@ -140,8 +160,12 @@ describe('RunTrajectory', () => {
 
   it('checks packed sizes', () => {
     const t = new RunTrajectory(J);
-    expect(() => t.setPacked({ timeS: [0, 1], rootPosM: null, rootQuatWxyz: null, jointPosRad: new Float64Array(J) })).toThrow(/expected 2×29/);
-    expect(() => t.setPacked({ timeS: [0], rootPosM: [0, 0], rootQuatWxyz: null, jointPosRad: new Float64Array(J) })).toThrow(/rootPosM/);
+    expect(() =>
+      t.setPacked({ timeS: [0, 1], rootPosM: null, rootQuatWxyz: null, jointPosRad: new Float64Array(J) }),
+    ).toThrow(/expected 2×29/);
+    expect(() =>
+      t.setPacked({ timeS: [0], rootPosM: [0, 0], rootQuatWxyz: null, jointPosRad: new Float64Array(J) }),
+    ).toThrow(/rootPosM/);
   });
 });
 
@@ -175,7 +199,11 @@ describe('computeRunFrame', () => {
     const e = new Float64Array(3 * fk.bodyCount);
     fk.compute(ref.rootPosM, ref.rootQuatWxyz, q, e, new Float64Array(4 * fk.bodyCount));
     const wrist = bodyIndexByName(profile, 'left_wrist_yaw_link');
-    const expected = Math.hypot(e[3 * wrist] - ref.bodyPosM[3 * wrist], e[3 * wrist + 1] - ref.bodyPosM[3 * wrist + 1], e[3 * wrist + 2] - ref.bodyPosM[3 * wrist + 2]);
+    const expected = Math.hypot(
+      e[3 * wrist] - ref.bodyPosM[3 * wrist],
+      e[3 * wrist + 1] - ref.bodyPosM[3 * wrist + 1],
+      e[3 * wrist + 2] - ref.bodyPosM[3 * wrist + 2],
+    );
     expect(expected).toBeGreaterThan(0.2);
     expect(out.bodyErrLocalM[wrist]).toBeCloseTo(expected, 12);
     expect(out.bodyErrGlobalM[wrist]).toBeCloseTo(expected, 12);
@@ -263,7 +291,12 @@ describe('run store on the shared playhead', () => {
     const frames = (from: number, to: number) =>
       Array.from({ length: to - from }, (_, i) => {
         const k = from + i;
-        return { timeS: p.timeS[k], rootPosM: p.rootPosM.subarray(3 * k, 3 * k + 3), rootQuatWxyz: p.rootQuatWxyz.subarray(4 * k, 4 * k + 4), jointPosRad: p.jointPosRad.subarray(J * k, J * k + J) };
+        return {
+          timeS: p.timeS[k],
+          rootPosM: p.rootPosM.subarray(3 * k, 3 * k + 3),
+          rootQuatWxyz: p.rootQuatWxyz.subarray(4 * k, 4 * k + 4),
+          jointPosRad: p.jointPosRad.subarray(J * k, J * k + J),
+        };
       });
     appendRunFrames('live', frames(0, 50)); // up to 0.98 s
     expect(poseStore.getState().frame).toBe(Math.floor(0.98 * 60 + 1e-6));
@@ -287,9 +320,20 @@ describe('unpackSamples (a pushed batch → overlay samples)', () => {
   it('splits frame-major rows by the batch size, with or without a root', () => {
     const J = 29;
     const jointPosRad = Array.from({ length: 2 * J }, (_, k) => k / 100);
-    const withRoot = unpackSamples({ count: 2, timeS: [0, 0.02], rootPosM: [0, 0, 0.79, 1, 0, 0.8], rootQuatWxyz: [1, 0, 0, 0, 0, 1, 0, 0], jointPosRad });
+    const withRoot = unpackSamples({
+      count: 2,
+      timeS: [0, 0.02],
+      rootPosM: [0, 0, 0.79, 1, 0, 0.8],
+      rootQuatWxyz: [1, 0, 0, 0, 0, 1, 0, 0],
+      jointPosRad,
+    });
     expect(withRoot).toHaveLength(2);
-    expect(withRoot[1]).toEqual({ timeS: 0.02, rootPosM: [1, 0, 0.8], rootQuatWxyz: [0, 1, 0, 0], jointPosRad: jointPosRad.slice(J) });
+    expect(withRoot[1]).toEqual({
+      timeS: 0.02,
+      rootPosM: [1, 0, 0.8],
+      rootQuatWxyz: [0, 1, 0, 0],
+      jointPosRad: jointPosRad.slice(J),
+    });
     const noRoot = unpackSamples({ count: 2, timeS: [0, 0.02], rootPosM: null, rootQuatWxyz: null, jointPosRad });
     expect(noRoot[0]).toEqual({ timeS: 0, rootPosM: null, rootQuatWxyz: null, jointPosRad: jointPosRad.slice(0, J) });
   });

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { formatAgo, problemView } from '../../renderer/src/connections/problemView';
 
 const at = 1_000_000;
-const problem = (code: string, severity: 'info' | 'warn' | 'error' = 'warn') => ({ severity, code, message: `${code} message`, atMs: at });
+const problem = (code: string, severity: 'info' | 'warn' | 'error' = 'warn') => ({
+  severity,
+  code,
+  message: `${code} message`,
+  atMs: at,
+});
 
 describe('Connections panel: how the latest problem reads', () => {
   it('shows a link silence as past while the link is present again, and as itself while it is not', () => {

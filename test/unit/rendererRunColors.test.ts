@@ -8,9 +8,10 @@ import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { ERROR_STOPS, errorColorHex } from '../../renderer/src/overlay/errorScale';
 import { nextRunColorSlot, RUN_COLORS, runColor, runColorHex, runColorRgb } from '../../renderer/src/overlay/runColors';
 import { seekFrame } from '../../renderer/src/playback/playback';
-import { useClipStore } from '../../renderer/src/stores/clipStore';
-import { setRobotProfile } from '../../renderer/src/stores/robotStore';
-import { addRun, clearRuns, MAX_RUNS, removeRun, setColorMode, startOverlayEngine, useRunStore } from '../../renderer/src/stores/runStore';
+import { useClipStore } from '../../renderer/src/clips/clipStore';
+import { setRobotProfile } from '../../renderer/src/robot/robotStore';
+import { addRun, clearRuns, removeRun, setColorMode, startOverlayEngine } from '../../renderer/src/overlay/runActions';
+import { MAX_RUNS, useRunStore } from '../../renderer/src/overlay/runStore';
 import { GHOST_COLOR } from '../../renderer/src/viewport/geomObjects';
 import { OUR_G1, sharedData } from '../helpers/sharedData';
 
@@ -50,7 +51,9 @@ const VISION: Record<string, number[][]> = {
 
 function lab(hex: string, vision: string): Rgb {
   const lin = rgbOf(hex).map(toLinear);
-  const [r, g, b] = VISION[vision].map((row) => Math.min(1, Math.max(0, row[0] * lin[0] + row[1] * lin[1] + row[2] * lin[2])));
+  const [r, g, b] = VISION[vision].map((row) =>
+    Math.min(1, Math.max(0, row[0] * lin[0] + row[1] * lin[1] + row[2] * lin[2])),
+  );
   const x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047;
   const y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
   const z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883;
@@ -77,7 +80,8 @@ function hueDeg(hex: string): number {
 
 const minPairwise = (hexes: readonly string[], vision: string) => {
   let min = Infinity;
-  for (let i = 0; i < hexes.length; i++) for (let j = i + 1; j < hexes.length; j++) min = Math.min(min, deltaE(hexes[i], hexes[j], vision));
+  for (let i = 0; i < hexes.length; i++)
+    for (let j = i + 1; j < hexes.length; j++) min = Math.min(min, deltaE(hexes[i], hexes[j], vision));
   return min;
 };
 
@@ -104,7 +108,10 @@ describe('run identity palette', () => {
       const hue = hueDeg(h);
       // Greys, or hues from cyan over blue and violet to magenta (the error scale spans 0°–142°).
       if (!Number.isNaN(hue)) expect(hue >= 180 && hue <= 335, `${h}: hue ${hue.toFixed(0)}°`).toBe(true);
-      const scale = [...ERROR_STOPS.map((s) => `#${s.rgb.map((v) => v.toString(16).padStart(2, '0')).join('')}`), errorColorHex(0.175)];
+      const scale = [
+        ...ERROR_STOPS.map((s) => `#${s.rgb.map((v) => v.toString(16).padStart(2, '0')).join('')}`),
+        errorColorHex(0.175),
+      ];
       for (const v of ['normal', 'protanopia', 'deuteranopia']) {
         for (const e of scale) expect(deltaE(h, e, v), `${h} vs error colour ${e} (${v})`).toBeGreaterThan(20);
         expect(deltaE(h, GHOST_COLOR, v), `${h} vs ghost (${v})`).toBeGreaterThan(20);

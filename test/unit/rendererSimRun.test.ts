@@ -1,17 +1,34 @@
 import fs from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { clipFromDto, clipToDto } from '../../src/api/clipDto';
-import type { ApiMethod, ApiParams, SimEndEvent, SimEpisodeMetricsDto, SimFramesEvent, SimRunResult, SimRunStarted } from '../../src/api/contract';
+import type {
+  ApiMethod,
+  ApiParams,
+  SimEndEvent,
+  SimEpisodeMetricsDto,
+  SimFramesEvent,
+  SimRunResult,
+  SimRunStarted,
+} from '../../src/api/contract';
 import { decodeMotionFile } from '../../src/domain/motion/decodeMotionFile';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { ApiCallError, type ConsoleClient } from '../../renderer/src/api/consoleClient';
-import { formatReadingValue, READING_ROWS, showFailure, showReading, UNAVAILABLE_TEXT } from '../../renderer/src/sim/readingsFormat';
-import { BUILTIN_NOTE, handleApiEvent, simRequestFromForm, startSimRun, stopAllSimRuns } from '../../renderer/src/sim/simActions';
-import { useClipStore } from '../../renderer/src/stores/clipStore';
-import { useConnectionStore } from '../../renderer/src/stores/connectionStore';
-import { setRobotProfile } from '../../renderer/src/stores/robotStore';
-import { runTrajectory, useRunStore } from '../../renderer/src/stores/runStore';
-import { patchSimForm, simLiveStore, useSimStore } from '../../renderer/src/stores/simStore';
+import {
+  formatReadingValue,
+  READING_ROWS,
+  showFailure,
+  showReading,
+  UNAVAILABLE_TEXT,
+} from '../../renderer/src/sim/readingsFormat';
+import { BUILTIN_NOTE } from '../../renderer/src/ui/format';
+import { handleApiEvent } from '../../renderer/src/api/pushRouter';
+import { simRequestFromForm, startSimRun, stopAllSimRuns } from '../../renderer/src/sim/simActions';
+import { useClipStore } from '../../renderer/src/clips/clipStore';
+import { useConnectionStore } from '../../renderer/src/api/connectionStore';
+import { setRobotProfile } from '../../renderer/src/robot/robotStore';
+import { runTrajectory } from '../../renderer/src/overlay/overlayEngine';
+import { useRunStore } from '../../renderer/src/overlay/runStore';
+import { patchSimForm, simLiveStore, useSimStore } from '../../renderer/src/sim/simStore';
 import { sharedData } from '../helpers/sharedData';
 
 // The renderer's side of a simulation run, without a browser: the readings table's formatting
@@ -41,17 +58,43 @@ describe('readings format', () => {
     const row = (k: string) => READING_ROWS.find((r) => r.key === k)!;
     expect(showReading(m, row('mpjpeLMm'))).toMatchObject({ text: '1.72', value: 17.2337 });
     expect(showReading(m, row('jointPosRmseRad')).text).toBe('0.0449');
-    expect(showReading(m, row('jointJerkRmsRadS3'))).toEqual({ text: UNAVAILABLE_TEXT, title: 'unavailable: needs at least 4 frames on the common timeline', value: null });
+    expect(showReading(m, row('jointJerkRmsRadS3'))).toEqual({
+      text: UNAVAILABLE_TEXT,
+      title: 'unavailable: needs at least 4 frames on the common timeline',
+      value: null,
+    });
     // A real zero is a zero, not a dash.
     expect(showReading(m, row('jointJerkP95RadS3')).text).toBe('0');
     expect(formatReadingValue(0.12345, row('progressSoft'))).toBe('0.123');
-    expect(READING_ROWS.map((r) => r.label)).toEqual(['progress-soft', 'MPJPE-l', 'joint-pos RMSE', 'joint-vel RMSE', 'joint-acc RMS', 'joint-acc P95', 'joint-jerk RMS', 'joint-jerk P95']);
+    expect(READING_ROWS.map((r) => r.label)).toEqual([
+      'progress-soft',
+      'MPJPE-l',
+      'joint-pos RMSE',
+      'joint-vel RMSE',
+      'joint-acc RMS',
+      'joint-acc P95',
+      'joint-jerk RMS',
+      'joint-jerk P95',
+    ]);
   });
 
   it('shows the failure as yes / no / — with condition, body and frame', () => {
     expect(showFailure(metrics()).failed.text).toBe('no');
-    const f = showFailure(metrics({ failure: { available: true, value: { frame: 52, timeS: 1.04, condition: 'root_height', body: 'pelvis', error: 0.254, threshold: 0.25 } } }));
-    expect(f).toMatchObject({ condition: 'root height', body: 'pelvis', frameText: '52 (1.04 s)', frame: 52, failed: { text: 'yes' } });
+    const f = showFailure(
+      metrics({
+        failure: {
+          available: true,
+          value: { frame: 52, timeS: 1.04, condition: 'root_height', body: 'pelvis', error: 0.254, threshold: 0.25 },
+        },
+      }),
+    );
+    expect(f).toMatchObject({
+      condition: 'root height',
+      body: 'pelvis',
+      frameText: '52 (1.04 s)',
+      frame: 52,
+      failed: { text: 'yes' },
+    });
     const u = showFailure(metrics({ failure: { available: false, reason: 'no root position' } }));
     expect(u.failed).toEqual({ text: '—', title: 'unavailable: no root position', value: null });
   });
@@ -74,12 +117,20 @@ describe('sim run in the renderer', () => {
         calls.push({ method, params });
         if (method === 'sim.run') {
           const p = params as ApiParams<'sim.run'>;
-          if (p.connectionId === 'remote-1') throw new ApiCallError({ code: 'conflict', message: 'remote-1 is in use by run sim-x' });
+          if (p.connectionId === 'remote-1')
+            throw new ApiCallError({ code: 'conflict', message: 'remote-1 is in use by run sim-x' });
           started = {
             runId: 'sim-t-1',
             connectionId: p.connectionId,
             clipId: p.clipId,
-            binding: { spec: p.binding, kind: 'builtin', id: 'builtin', version: 'pd1-x', label: 'reference tracker, not a policy (root assist 3000 N/m)', assistNPerM: 3000 },
+            binding: {
+              spec: p.binding,
+              kind: 'builtin',
+              id: 'builtin',
+              version: 'pd1-x',
+              label: 'reference tracker, not a policy (root assist 3000 N/m)',
+              assistNPerM: 3000,
+            },
             seed: p.seed ?? 0,
             paceRealTime: p.paceRealTime ?? 1,
             durationS: 7.32,
@@ -96,14 +147,20 @@ describe('sim run in the renderer', () => {
 
   it('builds sim.run params from the form and names a bad field', () => {
     patchSimForm({ bindingChoice: 'assist', assistText: '3000', seedText: '4', pace: 'max', maxSecondsText: '' });
-    expect(simRequestFromForm()).toMatchObject({ ok: true, params: { connectionId: 'embedded-sim', binding: 'builtin:assist=3000', seed: 4, paceRealTime: null } });
+    expect(simRequestFromForm()).toMatchObject({
+      ok: true,
+      params: { connectionId: 'embedded-sim', binding: 'builtin:assist=3000', seed: 4, paceRealTime: null },
+    });
     patchSimForm({ bindingChoice: 'builtin', pace: '2', maxSecondsText: '4' });
-    expect(simRequestFromForm()).toMatchObject({ ok: true, params: { binding: 'builtin', paceRealTime: 2, maxSeconds: 4 } });
+    expect(simRequestFromForm()).toMatchObject({
+      ok: true,
+      params: { binding: 'builtin', paceRealTime: 2, maxSeconds: 4 },
+    });
     patchSimForm({ seedText: '1.5' });
     expect(simRequestFromForm()).toMatchObject({ ok: false, reason: expect.stringContaining('seed') });
     patchSimForm({ seedText: '0', bindingChoice: 'assist', assistText: '0' });
     expect(simRequestFromForm()).toMatchObject({ ok: false, reason: expect.stringContaining('root assist') });
-    patchSimForm({ assistText: '3000', maxSecondsText: '' , pace: '1' });
+    patchSimForm({ assistText: '3000', maxSecondsText: '', pace: '1' });
   });
 
   it('shows a refusal', async () => {
@@ -119,9 +176,20 @@ describe('sim run in the renderer', () => {
     expect(calls[0]).toMatchObject({ method: 'sim.run', params: { binding: 'builtin:assist=3000', paceRealTime: 1 } });
     expect(useSimStore.getState().runs.at(-1)).toMatchObject({ runId: 'sim-t-1', ordinal: 1, state: 'starting' });
     expect(useRunStore.getState().runs).toEqual([
-      expect.objectContaining({ id: 'sim-t-1', label: '#1 builtin + assist 3000 N/m · seed 0', live: true, note: BUILTIN_NOTE, source: 'embedded-sim' }),
+      expect.objectContaining({
+        id: 'sim-t-1',
+        label: '#1 builtin + assist 3000 N/m · seed 0',
+        live: true,
+        note: BUILTIN_NOTE,
+        source: 'embedded-sim',
+      }),
     ]);
-    const frame = (k: number) => ({ t: k / 50, root: [0.01 * k, 0, 0.79], quat: [1, 0, 0, 0], q: new Array(29).fill(k / 100) });
+    const frame = (k: number) => ({
+      t: k / 50,
+      root: [0.01 * k, 0, 0.79],
+      quat: [1, 0, 0, 0],
+      q: new Array(29).fill(k / 100),
+    });
     const batch = (seq: number, k0: number, n: number, dropped = 0): SimFramesEvent => {
       const fs = Array.from({ length: n }, (_, i) => frame(k0 + i));
       return {
@@ -134,7 +202,11 @@ describe('sim run in the renderer', () => {
         rootPosM: fs.flatMap((f) => f.root),
         rootQuatWxyz: fs.flatMap((f) => f.quat),
         jointPosRad: fs.flatMap((f) => f.q),
-        live: { mpjpeLMm: new Array(n).fill(12), jointRmseRad: new Array(n).fill(0.03), firstFailureFrame: new Array(n).fill(-1) },
+        live: {
+          mpjpeLMm: new Array(n).fill(12),
+          jointRmseRad: new Array(n).fill(0.03),
+          firstFailureFrame: new Array(n).fill(-1),
+        },
         droppedFrames: dropped,
       };
     };
@@ -146,7 +218,12 @@ describe('sim run in the renderer', () => {
       ['events.ack', 1],
     ]);
     expect(runTrajectory('sim-t-1')!.count).toBe(7);
-    expect(simLiveStore.getState().runs.get('sim-t-1')).toMatchObject({ framesReceived: 7, droppedFrames: 6, mpjpeLMm: 12, firstFailureFrame: -1 });
+    expect(simLiveStore.getState().runs.get('sim-t-1')).toMatchObject({
+      framesReceived: 7,
+      droppedFrames: 6,
+      mpjpeLMm: 12,
+      firstFailureFrame: -1,
+    });
     expect(useSimStore.getState().runs.at(-1)!.state).toBe('running');
 
     // The end: the recording (13 frames) replaces the 7 shown.
@@ -156,7 +233,13 @@ describe('sim run in the renderer', () => {
       state: 'ended',
       started,
       end: null,
-      trajectory: { frames: 13, timeS: all.map((f) => f.t), rootPosM: all.flatMap((f) => f.root), rootQuatWxyz: all.flatMap((f) => f.quat), jointPosRad: all.flatMap((f) => f.q) },
+      trajectory: {
+        frames: 13,
+        timeS: all.map((f) => f.t),
+        rootPosM: all.flatMap((f) => f.root),
+        rootQuatWxyz: all.flatMap((f) => f.quat),
+        jointPosRad: all.flatMap((f) => f.q),
+      },
     };
     const end: SimEndEvent = {
       type: 'sim.end',
@@ -177,7 +260,11 @@ describe('sim run in the renderer', () => {
     handleApiEvent(end);
     expect(useRunStore.getState().runs[0]).toMatchObject({ live: false, outcome: 'completed' });
     await expect.poll(() => runTrajectory('sim-t-1')!.count).toBe(13);
-    expect(useSimStore.getState().runs.at(-1)).toMatchObject({ state: 'ended', replayFromRecording: true, end: { outcome: 'completed' } });
+    expect(useSimStore.getState().runs.at(-1)).toMatchObject({
+      state: 'ended',
+      replayFromRecording: true,
+      end: { outcome: 'completed' },
+    });
     expect(calls.some((c) => c.method === 'sim.result')).toBe(true);
   });
 

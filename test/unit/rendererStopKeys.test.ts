@@ -7,8 +7,18 @@ import { isEditableTarget, stopKeyDown, stopKeyUp, type StopKeyTarget } from '..
 const SPACE = { key: ' ', code: 'Space' };
 const ESCAPE = { key: 'Escape', code: 'Escape' };
 
-const input = (type: string, extra: Partial<StopKeyTarget> = {}): StopKeyTarget => ({ tagName: 'INPUT', type, isContentEditable: false, readOnly: false, ...extra });
-const el = (tagName: string, extra: Partial<StopKeyTarget> = {}): StopKeyTarget => ({ tagName, isContentEditable: false, ...extra });
+const input = (type: string, extra: Partial<StopKeyTarget> = {}): StopKeyTarget => ({
+  tagName: 'INPUT',
+  type,
+  isContentEditable: false,
+  readOnly: false,
+  ...extra,
+});
+const el = (tagName: string, extra: Partial<StopKeyTarget> = {}): StopKeyTarget => ({
+  tagName,
+  isContentEditable: false,
+  ...extra,
+});
 
 /** Focus where Space types (or picks, in a select): no STOP from Space. */
 const EDITABLE: [string, StopKeyTarget][] = [
@@ -60,7 +70,9 @@ describe('STOP keys: Space while typing', () => {
   });
 
   it('Shift+Space (a space too) in a text field does not fire', () => {
-    expect(stopKeyDown(Object.assign({ ...SPACE, target: input('text') }, { shiftKey: true }))).toEqual({ kind: 'pass' });
+    expect(stopKeyDown(Object.assign({ ...SPACE, target: input('text') }, { shiftKey: true }))).toEqual({
+      kind: 'pass',
+    });
   });
 });
 
@@ -71,21 +83,33 @@ describe('STOP keys: Escape from anywhere', () => {
 
   it('with any modifier held, Escape still fires STOP (and Space on a button)', () => {
     const mods = { shiftKey: true, ctrlKey: true, altKey: true, metaKey: true };
-    expect(stopKeyDown(Object.assign({ ...ESCAPE, target: input('text') }, mods))).toEqual({ kind: 'stop', source: 'key:Escape' });
-    expect(stopKeyDown(Object.assign({ ...SPACE, target: el('BUTTON') }, mods))).toEqual({ kind: 'stop', source: 'key:Space' });
+    expect(stopKeyDown(Object.assign({ ...ESCAPE, target: input('text') }, mods))).toEqual({
+      kind: 'stop',
+      source: 'key:Escape',
+    });
+    expect(stopKeyDown(Object.assign({ ...SPACE, target: el('BUTTON') }, mods))).toEqual({
+      kind: 'stop',
+      source: 'key:Space',
+    });
   });
 
   it('the old "Esc" key name fires STOP too', () => {
-    expect(stopKeyDown({ key: 'Esc', code: '', target: input('search') })).toEqual({ kind: 'stop', source: 'key:Escape' });
+    expect(stopKeyDown({ key: 'Esc', code: '', target: input('search') })).toEqual({
+      kind: 'stop',
+      source: 'key:Escape',
+    });
   });
 });
 
 describe('STOP keys: Space outside text fields', () => {
-  it.each(NOT_EDITABLE)('Space on a %s fires STOP; its key-up is swallowed (a focused button is not clicked)', (_, target) => {
-    expect(isEditableTarget(target)).toBe(false);
-    expect(stopKeyDown({ ...SPACE, target })).toEqual({ kind: 'stop', source: 'key:Space' });
-    expect(stopKeyUp({ ...SPACE, target })).toEqual({ kind: 'swallow' });
-  });
+  it.each(NOT_EDITABLE)(
+    'Space on a %s fires STOP; its key-up is swallowed (a focused button is not clicked)',
+    (_, target) => {
+      expect(isEditableTarget(target)).toBe(false);
+      expect(stopKeyDown({ ...SPACE, target })).toEqual({ kind: 'stop', source: 'key:Space' });
+      expect(stopKeyUp({ ...SPACE, target })).toEqual({ kind: 'swallow' });
+    },
+  );
 });
 
 describe('STOP keys: held keys and other keys', () => {

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { InterlockStatusDto, RobotLinkStatusDto, StartResidualsDto } from '../../src/api/contract';
-import { applyTrialLive, emptyTrialLive } from '../../renderer/src/stores/trialStore';
-import { interlockLightView, linkLightView, parseTrials, residualRows, stillnessMeter, SAFETY_STATUS_STALE_MS } from '../../renderer/src/trial/trialFormat';
+import { applyTrialLive, emptyTrialLive } from '../../renderer/src/trial/trialStore';
+import { interlockLightView, linkLightView, SAFETY_STATUS_STALE_MS } from '../../renderer/src/safety/lightViews';
+import { parseTrials } from '../../renderer/src/trial/trialFormat';
+import { residualRows, stillnessMeter } from '../../renderer/src/calibration/calibrationFormat';
 
 // The Trial runner and Calibration panels' view logic: when each light is green (only armed-and-
 // fresh, only a fresh link), grey when the status pushes stop, the stillness meter, the residual
@@ -18,6 +20,7 @@ const interlock = (patch: Partial<InterlockStatusDto> = {}): InterlockStatusDto 
   disarmPending: false,
   lastStatusAgeMs: 12,
   rttMs: 1.5,
+  statusGapMaxMs: 22,
   lastTrip: null,
   lastEvent: null,
   garbageLines: 0,
@@ -35,16 +38,36 @@ const link = (patch: Partial<RobotLinkStatusDto> = {}): RobotLinkStatusDto => ({
   fresh: true,
   freshLimitMs: 50,
   globalRoot: false,
+  wbc: { state: 'idle', reason: null },
+  tiltRad: 0.01,
+  frameGapMaxMs: 6,
+  emulatorControl: false,
   ...patch,
 });
 
 describe('safety lights', () => {
   it('interlock: green only when armed with a fresh status', () => {
     expect(interlockLightView(interlock(), 1000, 1100)).toMatchObject({ colour: 'green', label: 'ARMED' });
-    expect(interlockLightView(interlock({ armedAndFresh: false }), 1000, 1100)).toMatchObject({ colour: 'amber', label: 'ARMED' });
-    expect(interlockLightView(interlock({ state: 'safe', light: 'SAFE', armedAndFresh: false }), 1000, 1100)).toMatchObject({ colour: 'amber', label: 'SAFE' });
-    expect(interlockLightView(interlock({ state: 'estop', light: 'ESTOP', armedAndFresh: false }), 1000, 1100)).toMatchObject({ colour: 'red', label: 'ESTOP' });
-    const lost = interlockLightView(interlock({ state: 'lost', light: 'LOST', armedAndFresh: false, lastTrip: { reason: 'silence', detail: 'no status for 101 ms', agoMs: 5 } }), 1000, 1100);
+    expect(interlockLightView(interlock({ armedAndFresh: false }), 1000, 1100)).toMatchObject({
+      colour: 'amber',
+      label: 'ARMED',
+    });
+    expect(
+      interlockLightView(interlock({ state: 'safe', light: 'SAFE', armedAndFresh: false }), 1000, 1100),
+    ).toMatchObject({ colour: 'amber', label: 'SAFE' });
+    expect(
+      interlockLightView(interlock({ state: 'estop', light: 'ESTOP', armedAndFresh: false }), 1000, 1100),
+    ).toMatchObject({ colour: 'red', label: 'ESTOP' });
+    const lost = interlockLightView(
+      interlock({
+        state: 'lost',
+        light: 'LOST',
+        armedAndFresh: false,
+        lastTrip: { reason: 'silence', detail: 'no status for 101 ms', agoMs: 5 },
+      }),
+      1000,
+      1100,
+    );
     expect(lost).toMatchObject({ colour: 'red', label: 'LOST' });
     expect(lost.detail).toContain('no status for 101 ms');
     expect(interlockLightView(null, 1000, 1100)).toMatchObject({ colour: 'grey', label: 'CLOSED' });
@@ -52,8 +75,14 @@ describe('safety lights', () => {
 
   it('link: green only when the last frame is fresh', () => {
     expect(linkLightView(link(), 1000, 1100).colour).toBe('green');
-    expect(linkLightView(link({ fresh: false, lastFrameAgeMs: 70, presence: 'stale' }), 1000, 1100)).toMatchObject({ colour: 'amber', label: 'STALE' });
-    expect(linkLightView(link({ fresh: false, lastFrameAgeMs: 400, presence: 'lost' }), 1000, 1100)).toMatchObject({ colour: 'red', label: 'LOST' });
+    expect(linkLightView(link({ fresh: false, lastFrameAgeMs: 70, presence: 'stale' }), 1000, 1100)).toMatchObject({
+      colour: 'amber',
+      label: 'STALE',
+    });
+    expect(linkLightView(link({ fresh: false, lastFrameAgeMs: 400, presence: 'lost' }), 1000, 1100)).toMatchObject({
+      colour: 'red',
+      label: 'LOST',
+    });
     expect(linkLightView(null, 1000, 1100).colour).toBe('grey');
   });
 
@@ -72,23 +101,52 @@ describe('calibration view', () => {
       still: false,
       windowFilledS: 0.25,
       windowNeededS: 1,
-      reasons: [{ code: 'joint_velocity', message: 'left_knee_joint moves at 0.2 rad/s (limit 0.05)', joint: 'left_knee_joint' }],
+      reasons: [
+        {
+          code: 'joint_velocity',
+          message: 'left_knee_joint moves at 0.2 rad/s (limit 0.05)',
+          joint: 'left_knee_joint',
+        },
+      ],
       stats: { maxAbsJointVelRadS: 0.3, maxJointVelRmsRadS: 0.2, maxGyroRadS: 0.01 },
     });
-    expect(m).toMatchObject({ fill: 0.25, still: false, jointVelRadS: 0.2, gyroRadS: 0.01, why: 'left_knee_joint moves at 0.2 rad/s (limit 0.05)' });
+    expect(m).toMatchObject({
+      fill: 0.25,
+      still: false,
+      jointVelRadS: 0.2,
+      gyroRadS: 0.01,
+      why: 'left_knee_joint moves at 0.2 rad/s (limit 0.05)',
+    });
     expect(m.jointVelLimitRadS).toBeGreaterThan(0);
-    expect(stillnessMeter({ still: true, windowFilledS: 0.9, windowNeededS: 1, reasons: [], stats: null })).toMatchObject({ fill: 1, still: true, why: null });
+    expect(
+      stillnessMeter({ still: true, windowFilledS: 0.9, windowNeededS: 1, reasons: [], stats: null }),
+    ).toMatchObject({ fill: 1, still: true, why: null });
   });
 
   it('residual rows: largest |Δ| first, with measured and clip values', () => {
     const jointRad = new Array(29).fill(0.001);
     jointRad[3] = -0.2;
     jointRad[20] = 0.05;
-    const r: StartResidualsDto = { jointRad, maxAbsJointRad: 0.2, maxAbsJoint: 'left_knee_joint', rmsJointRad: 0.04, rollRad: 0.01, pitchRad: -0.02, headingRad: null, rootPosM: null };
+    const r: StartResidualsDto = {
+      jointRad,
+      maxAbsJointRad: 0.2,
+      maxAbsJoint: 'left_knee_joint',
+      rmsJointRad: 0.04,
+      rollRad: 0.01,
+      pitchRad: -0.02,
+      headingRad: null,
+      rootPosM: null,
+    };
     const measured = Array.from({ length: 29 }, (_, i) => i / 10);
     const rows = residualRows(r, measured, null);
     expect(rows).toHaveLength(29);
-    expect(rows[0]).toMatchObject({ joint: 'left_knee_joint', index: 3, deltaRad: -0.2, measuredRad: 0.3, clipRad: null });
+    expect(rows[0]).toMatchObject({
+      joint: 'left_knee_joint',
+      index: 3,
+      deltaRad: -0.2,
+      measuredRad: 0.3,
+      clipRad: null,
+    });
     expect(rows[1].index).toBe(20);
     expect(rows[2].index).toBe(0); // ties keep canonical order
   });
@@ -129,14 +187,61 @@ describe('trial live store', () => {
 describe('phase line', () => {
   it('says why a job stopped', async () => {
     const { phaseLine } = await import('../../renderer/src/trial/trialFormat');
-    const base = { state: 'stopped', error: null, result: null, stopRequested: { atMs: 1, intervention: false, reason: 'operator stop (key:Space)' }, phase: 'stopped', trialIndex: null, trials: 1, phaseMessage: 'x' } as unknown as Parameters<typeof phaseLine>[0];
-    expect(phaseLine(base)).toBe('stopped: operator stop (key:Space)');
-    expect(phaseLine({ ...base, state: 'running', phase: 'waiting_confirmation', trialIndex: 0, phaseMessage: 'confirm trial 1 of 1' })).toBe('waiting confirmation · trial 1/1 — confirm trial 1 of 1');
-    // A completed session names its real trials' outcomes: an e-stopped trial does not hide behind "completed".
-    const ep = (trialIndex: number, outcome: string, resumed: boolean) => ({ runId: `r${trialIndex}`, domain: 'real_robot', trialIndex, outcome, reason: '', frames: 10, resumed });
-    const sim = { runId: 's', domain: 'simulation', trialIndex: null, outcome: 'completed', reason: '', frames: 10, resumed: true };
-    const done = { ...base, state: 'completed', stopRequested: null, episodes: [sim, ep(0, 'estop', true), ep(1, 'completed', false), ep(2, 'completed', false)] } as unknown as Parameters<typeof phaseLine>[0];
-    expect(phaseLine(done)).toBe('completed — real trials: 1 estop, 2 completed');
-    expect(phaseLine({ ...done, episodes: [sim] } as typeof done)).toBe('completed');
+    const base = {
+      state: 'stopped',
+      error: null,
+      result: null,
+      stopRequested: { atMs: 1, intervention: false, reason: 'operator stop (key:Space)' },
+      phase: 'stopped',
+      trialIndex: null,
+      trials: 1,
+      phaseMessage: 'x',
+    } as unknown as Parameters<typeof phaseLine>[0];
+    expect(phaseLine({ ...base, episodes: [] })).toBe('stopped · 1 not run: operator stop (key:Space)');
+    expect(
+      phaseLine({
+        ...base,
+        episodes: [],
+        state: 'running',
+        phase: 'waiting_confirmation',
+        trialIndex: 0,
+        phaseMessage: 'confirm trial 1 of 1',
+      }),
+    ).toBe('waiting confirmation · trial 1/1 — confirm trial 1 of 1');
+    // A session that ran every trial names their outcomes: an e-stopped trial does not hide behind "completed".
+    const ep = (trialIndex: number, outcome: string, resumed: boolean) => ({
+      runId: `r${trialIndex}`,
+      domain: 'real_robot',
+      trialIndex,
+      outcome,
+      reason: '',
+      frames: 10,
+      resumed,
+    });
+    const sim = {
+      runId: 's',
+      domain: 'simulation',
+      trialIndex: null,
+      outcome: 'completed',
+      reason: '',
+      frames: 10,
+      resumed: true,
+    };
+    const done = {
+      ...base,
+      state: 'completed',
+      stopRequested: null,
+      episodes: [sim, ep(0, 'estop', true), ep(1, 'completed', false), ep(2, 'completed', false)],
+    } as unknown as Parameters<typeof phaseLine>[0];
+    expect(phaseLine({ ...done, trials: 3 })).toBe('ended · 1 estop, 2 completed');
+    expect(
+      phaseLine({
+        ...done,
+        trials: 2,
+        episodes: [sim, ep(0, 'completed', true), ep(1, 'completed', false)],
+      } as typeof done),
+    ).toBe('completed');
+    // The simulation branch is not a real trial: a session with no real trial did not complete one.
+    expect(phaseLine({ ...done, trials: 1, episodes: [sim] } as typeof done)).toBe('ended · 1 not run');
   });
 });

@@ -1,21 +1,33 @@
-// The robot emulator's pure parts: the `motionbench-robot-emulator/1` profile (defaults, located
-// errors), the actuator delay line, seeded sensor noise and the --fault schedule syntax.
+// The robot emulator's pure parts: the `motionbench-robot-emulator/1` profile (named profiles,
+// defaults, located errors), the actuator delay line, seeded sensor noise, the sensor model
+// (quantisation, noise statistics) and the --fault schedule syntax.
 import { describe, expect, it } from 'vitest';
+import { createStateFrame } from '../../src/domain/backend/stateFrame';
 import {
   ActuatorDelayLine,
+  applySensorModel,
   decodeEmulatorControl,
   DEFAULT_ROBOT_EMULATOR_PROFILE,
+  EXAGGERATED_PROFILE,
+  G1_ENCODER_STEP_RAD,
+  G1_PLAUSIBLE_PROFILE,
   GaussianNoise,
   latencySteps,
+  NAMED_ROBOT_EMULATOR_PROFILES,
+  namedRobotEmulatorProfile,
   parseFaultSpec,
   parseRobotEmulatorProfile,
+  quantize,
   ROBOT_EMULATOR_PROFILE_FORMAT,
+  unknownProfileMessage,
   ZERO_PERTURBATION_PROFILE,
+  type RobotEmulatorProfile,
 } from '../../src/domain/robotEmulator';
 import { InputError } from '../../src/domain/problems';
 
 const FILE = 'lab/robot.json';
-const parse = (doc: unknown): ReturnType<typeof parseRobotEmulatorProfile> => parseRobotEmulatorProfile(typeof doc === 'string' ? doc : JSON.stringify(doc), FILE);
+const parse = (doc: unknown): ReturnType<typeof parseRobotEmulatorProfile> =>
+  parseRobotEmulatorProfile(typeof doc === 'string' ? doc : JSON.stringify(doc), FILE);
 const errorOf = (doc: unknown): InputError => {
   try {
     parse(doc);
@@ -27,11 +39,60 @@ const errorOf = (doc: unknown): InputError => {
 };
 
 describe('robot emulator profile', () => {
-  it('fills every missing field with the documented default; given fields win', () => {
-    expect(parse({ format: ROBOT_EMULATOR_PROFILE_FORMAT })).toEqual(DEFAULT_ROBOT_EMULATOR_PROFILE);
-    const p = parse({ format: ROBOT_EMULATOR_PROFILE_FORMAT, actuatorLatencyMs: 4, encoderNoise: { qRad: 0 }, mocap: true, seed: 7 });
+  it('names its profiles: g1-plausible is the default, exaggerated keeps the earlier defaults, zero is the simulator', () => {
+    expect(Object.keys(NAMED_ROBOT_EMULATOR_PROFILES)).toEqual(['g1-plausible', 'exaggerated', 'zero']);
+    expect(DEFAULT_ROBOT_EMULATOR_PROFILE).toBe(G1_PLAUSIBLE_PROFILE);
+    for (const [name, p] of Object.entries(NAMED_ROBOT_EMULATOR_PROFILES)) {
+      expect(p.name).toBe(name);
+      expect(namedRobotEmulatorProfile(name)).toBe(p);
+    }
+    // The earlier defaults, field by field (the profile the 30× jerk finding was measured with).
+    expect(EXAGGERATED_PROFILE).toMatchObject({
+      actuatorLatencyMs: 10,
+      kpScale: 0.8,
+      frictionExtraNm: 0.5,
+      encoderNoise: { qRad: 1e-3, dqRadS: 0.005, qStepRad: 0 },
+      imuNoise: { gyroRadS: 0.005, accelMS2: 0, attitudeRad: 0.002 },
+    });
+    // The default's encoders are quantised, not noisy, and far finer than the exaggerated σ.
+    expect(G1_PLAUSIBLE_PROFILE.encoderNoise.qRad).toBe(0);
+    expect(G1_PLAUSIBLE_PROFILE.encoderNoise.qStepRad).toBeCloseTo(2.68e-5, 7);
+    expect(G1_PLAUSIBLE_PROFILE.encoderNoise.qStepRad / Math.sqrt(12)).toBeLessThan(
+      EXAGGERATED_PROFILE.encoderNoise.qRad / 100,
+    );
+    // Unknown names: none, and the message lists the names there are.
+    expect(namedRobotEmulatorProfile('g1_plausible')).toBeNull();
+    expect(namedRobotEmulatorProfile('toString')).toBeNull();
+    expect(unknownProfileMessage('g1_plausible')).toMatch(/"g1_plausible".*g1-plausible, exaggerated, zero/);
+  });
+
+  it('a file names its base profile (default g1-plausible) and overrides its fields; an unknown base is refused with the names', () => {
+    const onExaggerated = parse({ format: ROBOT_EMULATOR_PROFILE_FORMAT, base: 'exaggerated', kpScale: 0.7 });
+    expect(onExaggerated).toEqual({ ...EXAGGERATED_PROFILE, name: `exaggerated + ${FILE}`, kpScale: 0.7 });
+    const bad = errorOf({ format: ROBOT_EMULATOR_PROFILE_FORMAT, base: 'noisy' });
+    expect(bad.location.key).toBe('base');
+    expect(bad.message).toMatch(/base must be the name of a profile: g1-plausible, exaggerated, zero/);
+    expect(errorOf({ format: ROBOT_EMULATOR_PROFILE_FORMAT, base: 3 }).location.key).toBe('base');
+  });
+
+  it('fills every missing field with the base profile; given fields win', () => {
+    expect(parse({ format: ROBOT_EMULATOR_PROFILE_FORMAT })).toEqual({
+      ...DEFAULT_ROBOT_EMULATOR_PROFILE,
+      name: `g1-plausible + ${FILE}`,
+    });
+    const p = parse({
+      format: ROBOT_EMULATOR_PROFILE_FORMAT,
+      actuatorLatencyMs: 4,
+      encoderNoise: { qRad: 0 },
+      mocap: true,
+      seed: 7,
+    });
     expect(p.actuatorLatencyMs).toBe(4);
-    expect(p.encoderNoise).toEqual({ qRad: 0, dqRadS: DEFAULT_ROBOT_EMULATOR_PROFILE.encoderNoise.dqRadS });
+    expect(p.encoderNoise).toEqual({
+      qRad: 0,
+      dqRadS: DEFAULT_ROBOT_EMULATOR_PROFILE.encoderNoise.dqRadS,
+      qStepRad: DEFAULT_ROBOT_EMULATOR_PROFILE.encoderNoise.qStepRad,
+    });
     expect(p.mocap).toBe(true);
     expect(p.seed).toBe(7);
     expect(p.kpScale).toBe(DEFAULT_ROBOT_EMULATOR_PROFILE.kpScale);
@@ -41,11 +102,21 @@ describe('robot emulator profile', () => {
     const d = DEFAULT_ROBOT_EMULATOR_PROFILE;
     expect(d.actuatorLatencyMs).toBeGreaterThan(0);
     expect(d.kpScale).toBeLessThan(1);
-    expect(d.frictionExtraNm).toBeGreaterThan(0);
-    expect(d.encoderNoise.qRad).toBeGreaterThan(0);
+    expect(d.kdScale).toBeGreaterThan(1);
+    expect(d.encoderNoise.qStepRad).toBeGreaterThan(0);
+    expect(d.imuNoise.gyroRadS).toBeGreaterThan(0);
     expect(d.mocap).toBe(false);
     const z = ZERO_PERTURBATION_PROFILE;
-    expect([z.actuatorLatencyMs, z.frictionExtraNm, z.encoderNoise.qRad, z.encoderNoise.dqRadS, z.imuNoise.gyroRadS, z.imuNoise.attitudeRad]).toEqual([0, 0, 0, 0, 0, 0]);
+    expect([
+      z.actuatorLatencyMs,
+      z.frictionExtraNm,
+      z.encoderNoise.qRad,
+      z.encoderNoise.dqRadS,
+      z.encoderNoise.qStepRad,
+      z.imuNoise.gyroRadS,
+      z.imuNoise.accelMS2,
+      z.imuNoise.attitudeRad,
+    ]).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
     expect([z.kpScale, z.kdScale, z.frictionScale]).toEqual([1, 1, 1]);
   });
 
@@ -58,14 +129,25 @@ describe('robot emulator profile', () => {
 
   it('wrong types, negative latency, unknown keys and a wrong format name the field', () => {
     expect(errorOf({ format: ROBOT_EMULATOR_PROFILE_FORMAT, kpScale: '0.8' }).location.key).toBe('kpScale');
-    expect(errorOf({ format: ROBOT_EMULATOR_PROFILE_FORMAT, kpScale: '0.8' }).message).toMatch(/kpScale must be a number/);
+    expect(errorOf({ format: ROBOT_EMULATOR_PROFILE_FORMAT, kpScale: '0.8' }).message).toMatch(
+      /kpScale must be a number/,
+    );
     const neg = errorOf({ format: ROBOT_EMULATOR_PROFILE_FORMAT, actuatorLatencyMs: -5 });
     expect(neg.location.key).toBe('actuatorLatencyMs');
     expect(neg.message).toMatch(/actuatorLatencyMs \(ms\) must be in \[0, 1000\]/);
     const unknown = errorOf({ format: ROBOT_EMULATOR_PROFILE_FORMAT, latencyMs: 10 });
     expect(unknown.message).toMatch(/latencyMs/);
     expect(errorOf({ format: ROBOT_EMULATOR_PROFILE_FORMAT, imuNoise: { gyro: 1 } }).message).toMatch(/gyro/);
-    expect(errorOf({ format: ROBOT_EMULATOR_PROFILE_FORMAT, encoderNoise: { qRad: -1 } }).location.key).toBe('encoderNoise.qRad');
+    expect(errorOf({ format: ROBOT_EMULATOR_PROFILE_FORMAT, encoderNoise: { qRad: -1 } }).location.key).toBe(
+      'encoderNoise.qRad',
+    );
+    expect(errorOf({ format: ROBOT_EMULATOR_PROFILE_FORMAT, encoderNoise: { qStepRad: 'fine' } }).location.key).toBe(
+      'encoderNoise.qStepRad',
+    );
+    expect(errorOf({ format: ROBOT_EMULATOR_PROFILE_FORMAT, imuNoise: { accelMS2: -0.1 } }).location.key).toBe(
+      'imuNoise.accelMS2',
+    );
+    expect(errorOf({ format: ROBOT_EMULATOR_PROFILE_FORMAT, name: 'mine' }).message).toMatch(/name/);
     expect(errorOf({ format: ROBOT_EMULATOR_PROFILE_FORMAT, mocap: 'yes' }).location.key).toBe('mocap');
     expect(errorOf({ format: ROBOT_EMULATOR_PROFILE_FORMAT, seed: 1.5 }).location.key).toBe('seed');
     expect(errorOf({ format: 'motionbench-robot-emulator/2' }).location.key).toBe('format');
@@ -80,7 +162,11 @@ describe('robot emulator profile', () => {
 });
 
 describe('actuator delay line', () => {
-  const cmd = (v: number) => ({ targetRad: new Float64Array([v, -v]), kp: new Float64Array([v * 10, v * 10]), kd: new Float64Array([v, v]) });
+  const cmd = (v: number) => ({
+    targetRad: new Float64Array([v, -v]),
+    kp: new Float64Array([v * 10, v * 10]),
+    kd: new Float64Array([v, v]),
+  });
 
   it('delay 0 passes each command through', () => {
     const d = new ActuatorDelayLine(2, 0);
@@ -152,13 +238,156 @@ describe('seeded sensor noise', () => {
   });
 });
 
+describe('sensor model (encoder quantisation and noise, IMU noise)', () => {
+  const RATE_HZ = 50; // the contract rate the metrics are computed at (mb-metrics/1)
+  const SAMPLES_PER_FRAME = 10; // 500 Hz lowstate, point-sampled at 50 Hz (t_k falls on a sample)
+
+  /** The joint angles a profile's encoders report for a true trajectory q(t) of every joint, at 500 Hz. */
+  function measuredAngles(profile: RobotEmulatorProfile, qTrue: (tS: number, j: number) => number, n: number) {
+    const noise = new GaussianNoise(profile.seed);
+    const f = createStateFrame(false);
+    const out: Float64Array[] = [];
+    for (let k = 0; k < n; k++) {
+      for (let j = 0; j < f.jointPosRad.length; j++) f.jointPosRad[j] = qTrue(k / 500, j);
+      f.jointVelRadS.fill(0);
+      f.imu.gyroRadS.fill(0);
+      f.imu.accelMS2.set([0, 0, 9.81]);
+      f.imu.quatWxyz.set([1, 0, 0, 0]);
+      applySensorModel(f, profile, noise);
+      out.push(f.jointPosRad.slice());
+    }
+    return out;
+  }
+
+  /** Jerk RMS (rad/s³) of joint `j` at 50 Hz from 500 Hz samples, as mb-metrics/1 computes it. */
+  function jerkRms(samples: Float64Array[], j: number): number {
+    const q = samples.filter((_, k) => k % SAMPLES_PER_FRAME === 0).map((s) => s[j]);
+    let s2 = 0;
+    for (let k = 1; k + 2 < q.length; k++) s2 += ((q[k + 2] - 3 * q[k + 1] + 3 * q[k] - q[k - 1]) * RATE_HZ ** 3) ** 2;
+    return Math.sqrt(s2 / (q.length - 3));
+  }
+
+  const wave = (tS: number, j: number) => 0.3 * Math.sin(2 * Math.PI * 0.5 * tS + j);
+
+  it('quantize rounds to whole multiples of the step; step 0 changes nothing', () => {
+    const a = new Float64Array([0.1234567, -0.0000126, 0.0000141, 2.5]);
+    quantize(a, G1_ENCODER_STEP_RAD);
+    for (const v of a)
+      expect(Math.abs(v / G1_ENCODER_STEP_RAD - Math.round(v / G1_ENCODER_STEP_RAD))).toBeLessThan(1e-6);
+    expect(a[1]).toBeCloseTo(0, 15); // |−1.26e-5| < step/2 → 0
+    expect(a[2]).toBeCloseTo(G1_ENCODER_STEP_RAD, 15); // 1.41e-5 > step/2 → one step
+    const b = new Float64Array([0.1234567]);
+    quantize(b, 0);
+    expect(b[0]).toBe(0.1234567);
+  });
+
+  it('g1-plausible: every angle is a whole number of encoder steps within half a step of the truth', () => {
+    const n = 5000;
+    const got = measuredAngles(G1_PLAUSIBLE_PROFILE, wave, n);
+    let maxErr = 0;
+    let maxOffGrid = 0;
+    let s2 = 0;
+    let count = 0;
+    for (let k = 0; k < n; k++)
+      for (let j = 0; j < 29; j++) {
+        const v = got[k][j];
+        maxOffGrid = Math.max(maxOffGrid, Math.abs(v / G1_ENCODER_STEP_RAD - Math.round(v / G1_ENCODER_STEP_RAD)));
+        const e = v - wave(k / 500, j);
+        maxErr = Math.max(maxErr, Math.abs(e));
+        s2 += e * e;
+        count++;
+      }
+    expect(maxOffGrid).toBeLessThan(1e-6);
+    expect(maxErr).toBeLessThanOrEqual(G1_ENCODER_STEP_RAD / 2 + 1e-12);
+    // A moving joint sweeps many steps between samples: the rounding error is uniform, σ = step/√12.
+    const rms = Math.sqrt(s2 / count);
+    expect(rms / (G1_ENCODER_STEP_RAD / Math.sqrt(12))).toBeGreaterThan(0.95);
+    expect(rms / (G1_ENCODER_STEP_RAD / Math.sqrt(12))).toBeLessThan(1.05);
+  });
+
+  it('noise statistics over a seeded run are the profile σ (encoder velocity, gyro, accelerometer, angle)', () => {
+    const noise = new GaussianNoise(11);
+    const f = createStateFrame(false);
+    const n = 4000;
+    const acc = { q: 0, dq: 0, gyro: 0, accel: 0 };
+    for (let k = 0; k < n; k++) {
+      f.jointPosRad.fill(0.5);
+      f.jointVelRadS.fill(0);
+      f.imu.gyroRadS.fill(0);
+      f.imu.accelMS2.fill(0);
+      applySensorModel(f, EXAGGERATED_PROFILE, noise);
+      for (let j = 0; j < 29; j++) {
+        acc.q += (f.jointPosRad[j] - 0.5) ** 2;
+        acc.dq += f.jointVelRadS[j] ** 2;
+      }
+      for (let a = 0; a < 3; a++) {
+        acc.gyro += f.imu.gyroRadS[a] ** 2;
+        acc.accel += f.imu.accelMS2[a] ** 2;
+      }
+    }
+    const within = (sumSq: number, count: number, sigma: number) => {
+      const ratio = Math.sqrt(sumSq / count) / sigma;
+      expect(ratio).toBeGreaterThan(0.97);
+      expect(ratio).toBeLessThan(1.03);
+    };
+    within(acc.q, 29 * n, EXAGGERATED_PROFILE.encoderNoise.qRad);
+    within(acc.dq, 29 * n, EXAGGERATED_PROFILE.encoderNoise.dqRadS);
+    within(acc.gyro, 3 * n, EXAGGERATED_PROFILE.imuNoise.gyroRadS);
+    expect(acc.accel).toBe(0); // the exaggerated profile has no accelerometer noise
+
+    const g = new GaussianNoise(12);
+    let accelSq = 0;
+    for (let k = 0; k < n; k++) {
+      f.imu.accelMS2.fill(0);
+      applySensorModel(f, G1_PLAUSIBLE_PROFILE, g);
+      for (let a = 0; a < 3; a++) accelSq += f.imu.accelMS2[a] ** 2;
+    }
+    within(accelSq, 3 * n, G1_PLAUSIBLE_PROFILE.imuNoise.accelMS2);
+  });
+
+  it('the zero profile measures the truth exactly (negative control)', () => {
+    const got = measuredAngles(ZERO_PERTURBATION_PROFILE, wave, 200);
+    for (let k = 0; k < 200; k++) for (let j = 0; j < 29; j++) expect(got[k][j]).toBe(wave(k / 500, j));
+  });
+
+  it('point-sampled at 50 Hz, the exaggerated encoder noise alone makes ~560 rad/s³ of jerk; g1-plausible’s quantisation < 6', () => {
+    // The finding of issue 13: σ·sqrt(20)·r³ = 1e-3 · 4.47 · 125 000 ≈ 559 rad/s³ of jerk from noise
+    // alone, 30× the simulator's 18 rad/s³ on the same clip. The truth here is a slow sine whose own
+    // jerk is (2π·0.5)³·0.3 ≈ 9.3 rad/s³ at most.
+    const n = 5000;
+    const truth = measuredAngles(ZERO_PERTURBATION_PROFILE, wave, n);
+    const exaggerated = measuredAngles(EXAGGERATED_PROFILE, wave, n);
+    const plausible = measuredAngles(G1_PLAUSIBLE_PROFILE, wave, n);
+    const t = jerkRms(truth, 0);
+    expect(t).toBeLessThan(7);
+    expect(jerkRms(exaggerated, 0)).toBeGreaterThan(450);
+    expect(jerkRms(exaggerated, 0)).toBeLessThan(680);
+    // Quantisation adds step/√12 · sqrt(20) · r³ ≈ 4.3 rad/s³ (in quadrature with the truth's).
+    const p = jerkRms(plausible, 0);
+    expect(p).toBeLessThan(Math.hypot(t, 6));
+    expect(p).toBeGreaterThan(t); // it does add something: the step is honoured, not skipped
+  });
+});
+
 describe('control actions and the --fault schedule', () => {
   it('decodes the control messages and names what is wrong', () => {
-    expect(decodeEmulatorControl({ action: 'drop', ms: 300 })).toEqual({ ok: true, value: { action: 'drop', ms: 300 } });
+    expect(decodeEmulatorControl({ action: 'drop', ms: 300 })).toEqual({
+      ok: true,
+      value: { action: 'drop', ms: 300 },
+    });
     expect(decodeEmulatorControl({ action: 'human_reset' })).toMatchObject({ ok: true });
-    expect(decodeEmulatorControl({ action: 'fly' })).toMatchObject({ ok: false, reason: expect.stringMatching(/action must be one of human_reset, drop/) });
-    expect(decodeEmulatorControl({ action: 'nan', frames: -1 })).toMatchObject({ ok: false, reason: expect.stringMatching(/^frames:/) });
-    expect(decodeEmulatorControl({ action: 'drop' })).toMatchObject({ ok: false, reason: expect.stringMatching(/^ms:/) });
+    expect(decodeEmulatorControl({ action: 'fly' })).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/action must be one of human_reset, drop/),
+    });
+    expect(decodeEmulatorControl({ action: 'nan', frames: -1 })).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/^frames:/),
+    });
+    expect(decodeEmulatorControl({ action: 'drop' })).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/^ms:/),
+    });
   });
 
   it('parses <action>@<time>[:<amount>]', () => {

@@ -5,8 +5,24 @@
 // (safetyOracle.ts). The same properties run against deliberately broken gates and must fail.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SafetyGate, type GateEffects, type GateEvent, type MotionDecision, type MotionKind } from '../../src/domain/safety';
-import { judge, materialise, play, PROPERTY_CONFIG, scenarioArb, type GateLike, type PlayRecord, type Scenario, type Verdict } from './safetyOracle';
+import {
+  SafetyGate,
+  type GateEffects,
+  type GateEvent,
+  type MotionDecision,
+  type MotionKind,
+} from '../../src/domain/safety';
+import {
+  judge,
+  materialise,
+  play,
+  PROPERTY_CONFIG,
+  scenarioArb,
+  type GateLike,
+  type PlayRecord,
+  type Scenario,
+  type Verdict,
+} from './safetyOracle';
 
 const NUM_RUNS = 1000;
 
@@ -17,7 +33,8 @@ function must(cond: unknown, message: string): asserts cond {
 }
 
 const where = (r: PlayRecord, i: number): string => `step ${i} ${JSON.stringify(r.input)}`;
-const motionDecision = (r: PlayRecord): MotionDecision | null => (r.input.op === 'motion' && r.decision ? (r.decision as MotionDecision) : null);
+const motionDecision = (r: PlayRecord): MotionDecision | null =>
+  r.input.op === 'motion' && r.decision ? (r.decision as MotionDecision) : null;
 const codesOf = (d: MotionDecision): string[] => (d.allowed ? [] : d.reasons.map((x) => x.code));
 
 function property(makeGate: () => GateLike, check: Check) {
@@ -43,7 +60,11 @@ const allowedOnlyWhenAllHold: Check = (recs, verdicts) => {
   neverThrows(recs, verdicts);
   recs.forEach((r, i) => {
     const d = motionDecision(r);
-    if (d?.allowed) must(verdicts[i].failing !== null && verdicts[i].failing.length === 0, `${where(r, i)} allowed but the oracle finds failing: ${verdicts[i].failing?.join(', ')}`);
+    if (d?.allowed)
+      must(
+        verdicts[i].failing !== null && verdicts[i].failing.length === 0,
+        `${where(r, i)} allowed but the oracle finds failing: ${verdicts[i].failing?.join(', ')}`,
+      );
   });
 };
 
@@ -54,11 +75,15 @@ const latchedUntilHumanReset: Check = (recs, verdicts) => {
   recs.forEach((r, i) => {
     const fx = r.effects!;
     if (fx.actions.length > 0) latched = true;
-    if (r.input.op === 'event' && r.input.event.type === 'operator_reset' && fx.reset?.accepted === true) latched = false;
+    if (r.input.op === 'event' && r.input.event.type === 'operator_reset' && fx.reset?.accepted === true)
+      latched = false;
     const d = motionDecision(r);
     if (d?.allowed) {
       must(!latched, `${where(r, i)} allowed after a trip without a human-gated reset`);
-      must(!verdicts[i].trippedBefore && verdicts[i].trip === null, `${where(r, i)} allowed while the oracle's latch is on`);
+      must(
+        !verdicts[i].trippedBefore && verdicts[i].trip === null,
+        `${where(r, i)} allowed while the oracle's latch is on`,
+      );
     }
   });
 };
@@ -69,7 +94,10 @@ const stopAndDampNeverRefused: Check = (recs, verdicts) => {
   recs.forEach((r, i) => {
     if (r.input.op !== 'command' || r.input.command === 'reset') return;
     must(r.decision?.allowed === true, `${where(r, i)} ${r.input.command} refused`);
-    must(r.effects!.actions.length === 0 && r.effects!.trace.length === 0, `${where(r, i)} ${r.input.command} had effects`);
+    must(
+      r.effects!.actions.length === 0 && r.effects!.trace.length === 0,
+      `${where(r, i)} ${r.input.command} had effects`,
+    );
     expect(r.after).toEqual(r.before);
   });
 };
@@ -83,13 +111,20 @@ const refusalsAreTrue: Check = (recs, verdicts) => {
     const v = verdicts[i];
     must(d.reasons.length >= 1, `${where(r, i)} refused without a reason`);
     for (const reason of d.reasons) {
-      must(typeof reason.message === 'string' && reason.message.length > 10, `${where(r, i)} reason ${reason.code} has no message`);
-      must(v.failing !== null && v.failing.includes(reason.code), `${where(r, i)} reason ${reason.code} but the oracle finds failing only: ${v.failing?.join(', ')}`);
+      must(
+        typeof reason.message === 'string' && reason.message.length > 10,
+        `${where(r, i)} reason ${reason.code} has no message`,
+      );
+      must(
+        v.failing !== null && v.failing.includes(reason.code),
+        `${where(r, i)} reason ${reason.code} but the oracle finds failing only: ${v.failing?.join(', ')}`,
+      );
     }
     const refusals = r.effects!.trace.filter((e) => e.kind === 'refusal');
     must(refusals.length === 1, `${where(r, i)} refusal not traced exactly once`);
     const ev = refusals[0];
-    for (const reason of d.reasons) must(ev.reason.includes(reason.message), `${where(r, i)} trace reason misses "${reason.message}"`);
+    for (const reason of d.reasons)
+      must(ev.reason.includes(reason.message), `${where(r, i)} trace reason misses "${reason.message}"`);
     if (r.input.op === 'motion' && v.accepted) {
       must(ev.atMs === r.input.atMs, `${where(r, i)} trace atMs ${ev.atMs}`);
       must(ev.runId === v.openRun, `${where(r, i)} trace runId ${ev.runId}, oracle ${v.openRun}`);
@@ -105,7 +140,10 @@ const decisionsEqualOracle: Check = (recs, verdicts) => {
     if (!d || (r.input.op === 'command' && r.input.command !== 'reset')) return;
     const got = codesOf(d as MotionDecision).sort();
     const want = [...(verdicts[i].failing ?? [])].sort();
-    must(JSON.stringify(got) === JSON.stringify(want), `${where(r, i)} codes ${got.join(',') || '(allowed)'} but oracle ${want.join(',') || '(allowed)'}`);
+    must(
+      JSON.stringify(got) === JSON.stringify(want),
+      `${where(r, i)} codes ${got.join(',') || '(allowed)'} but oracle ${want.join(',') || '(allowed)'}`,
+    );
   });
 };
 
@@ -116,14 +154,30 @@ const tripsEmitStopDampOnce: Check = (recs, verdicts) => {
     const fx = r.effects!;
     const v = verdicts[i];
     if (v.trip === null) {
-      must(fx.actions.length === 0 && fx.trip === null && fx.episodeOutcome === null, `${where(r, i)} emitted ${JSON.stringify(fx.actions)} without a trip`);
+      must(
+        fx.actions.length === 0 && fx.trip === null && fx.episodeOutcome === null,
+        `${where(r, i)} emitted ${JSON.stringify(fx.actions)} without a trip`,
+      );
       return;
     }
-    must(JSON.stringify(fx.actions.map((a) => a.command)) === '["stop","damp"]', `${where(r, i)} trip emitted ${JSON.stringify(fx.actions.map((a) => a.command))}`);
-    must(fx.trip !== null && fx.trip.outcome === v.trip.outcome && fx.trip.runId === v.trip.runId, `${where(r, i)} trip ${JSON.stringify(fx.trip)} vs oracle ${JSON.stringify(v.trip)}`);
+    must(
+      JSON.stringify(fx.actions.map((a) => a.command)) === '["stop","damp"]',
+      `${where(r, i)} trip emitted ${JSON.stringify(fx.actions.map((a) => a.command))}`,
+    );
+    must(
+      fx.trip !== null && fx.trip.outcome === v.trip.outcome && fx.trip.runId === v.trip.runId,
+      `${where(r, i)} trip ${JSON.stringify(fx.trip)} vs oracle ${JSON.stringify(v.trip)}`,
+    );
     if (v.trip.runId === null) must(fx.episodeOutcome === null, `${where(r, i)} ended an episode that was not open`);
-    else must(fx.episodeOutcome?.runId === v.trip.runId && fx.episodeOutcome.outcome === v.trip.outcome, `${where(r, i)} episode outcome ${JSON.stringify(fx.episodeOutcome)}`);
-    must(fx.trace.some((e) => e.kind === 'stop_requested' && e.reason.length > 0), `${where(r, i)} trip not traced`);
+    else
+      must(
+        fx.episodeOutcome?.runId === v.trip.runId && fx.episodeOutcome.outcome === v.trip.outcome,
+        `${where(r, i)} episode outcome ${JSON.stringify(fx.episodeOutcome)}`,
+      );
+    must(
+      fx.trace.some((e) => e.kind === 'stop_requested' && e.reason.length > 0),
+      `${where(r, i)} trip not traced`,
+    );
   });
 };
 
@@ -133,9 +187,15 @@ const resetsTraced: Check = (recs, verdicts) => {
   recs.forEach((r, i) => {
     if (r.input.op !== 'event' || r.input.event.type !== 'operator_reset' || !verdicts[i].accepted) return;
     const fx = r.effects!;
-    must(fx.reset !== null && fx.reset.accepted === verdicts[i].resetAccepted, `${where(r, i)} reset ${JSON.stringify(fx.reset)} vs oracle ${verdicts[i].resetAccepted}`);
+    must(
+      fx.reset !== null && fx.reset.accepted === verdicts[i].resetAccepted,
+      `${where(r, i)} reset ${JSON.stringify(fx.reset)} vs oracle ${verdicts[i].resetAccepted}`,
+    );
     const kind = verdicts[i].resetAccepted ? 'human_reset' : 'refusal';
-    must(fx.trace.filter((e) => e.kind === kind && e.reason.length > 0 && e.atMs === r.input.atMs).length === 1, `${where(r, i)} reset not traced as ${kind}`);
+    must(
+      fx.trace.filter((e) => e.kind === kind && e.reason.length > 0 && e.atMs === r.input.atMs).length === 1,
+      `${where(r, i)} reset not traced as ${kind}`,
+    );
   });
 };
 
@@ -147,15 +207,25 @@ const backwardsTimeRejected: Check = (recs, verdicts) => {
     if (r.input.op === 'command' && r.input.command !== 'reset') return;
     if (v.accepted || r.input.op === 'malformed') {
       if (r.input.op === 'malformed') {
-        must(r.effects!.problems.some((p) => p.code === 'bad_event' || p.code === 'clock_backwards'), `${where(r, i)} malformed event without a problem`);
+        must(
+          r.effects!.problems.some((p) => p.code === 'bad_event' || p.code === 'clock_backwards'),
+          `${where(r, i)} malformed event without a problem`,
+        );
         expect(r.after).toEqual(r.before);
       }
       return;
     }
     if (r.input.op === 'command') return; // reset command: judged by decisionsEqualOracle
-    must(r.effects!.problems.some((p) => p.code === 'clock_backwards'), `${where(r, i)} backwards input without a clock_backwards problem`);
+    must(
+      r.effects!.problems.some((p) => p.code === 'clock_backwards'),
+      `${where(r, i)} backwards input without a clock_backwards problem`,
+    );
     expect(r.after).toEqual(r.before);
-    if (r.input.op === 'motion') must(JSON.stringify(codesOf(r.decision as MotionDecision)) === '["clock_backwards"]', `${where(r, i)} backwards request: ${codesOf(r.decision as MotionDecision).join(',')}`);
+    if (r.input.op === 'motion')
+      must(
+        JSON.stringify(codesOf(r.decision as MotionDecision)) === '["clock_backwards"]',
+        `${where(r, i)} backwards request: ${codesOf(r.decision as MotionDecision).join(',')}`,
+      );
   });
 };
 
@@ -190,7 +260,8 @@ describe('safety gate properties (fast-check, numRuns ' + NUM_RUNS + ')', () => 
         if (d && !d.allowed) d.reasons.forEach((x) => bump(`code:${x.code}`));
         if (r.effects?.trip) bump(`trip:${r.effects.trip.cause}:${r.effects.trip.outcome}`);
         if (verdicts[i].resetAccepted !== null) bump(`reset:${verdicts[i].resetAccepted}`);
-        if (r.effects?.reset && !r.effects.reset.accepted) r.effects.reset.reasons.forEach((x) => bump(`resetcode:${x.code}`));
+        if (r.effects?.reset && !r.effects.reset.accepted)
+          r.effects.reset.reasons.forEach((x) => bump(`resetcode:${x.code}`));
         if (r.effects?.problems.some((p) => p.code === 'clock_backwards')) bump('backwards');
       });
     }
@@ -235,7 +306,9 @@ describe('safety gate properties (fast-check, numRuns ' + NUM_RUNS + ')', () => 
     const missing = need.filter((k) => !seen.has(k));
     expect(missing).toEqual([]);
     // enough allowed motions that property (a) is far from vacuous
-    expect((seen.get('allowed:start') ?? 0) + (seen.get('allowed:prepare') ?? 0) + (seen.get('allowed:hold') ?? 0)).toBeGreaterThan(300);
+    expect(
+      (seen.get('allowed:start') ?? 0) + (seen.get('allowed:prepare') ?? 0) + (seen.get('allowed:hold') ?? 0),
+    ).toBeGreaterThan(300);
     // watchdog trips happen while moving
     const watchdogTrips = [...seen.keys()].filter((k) => k.startsWith('trip:'));
     expect(watchdogTrips.length).toBeGreaterThan(5);
@@ -275,7 +348,12 @@ const MUTANTS: { name: string; gate: () => GateLike; caughtBy: Check }[] = [
     name: 'calibration freshness skipped',
     gate: () => {
       const inner = new SafetyGate({ ...PROPERTY_CONFIG, calibrationMaxAgeMs: 1e12 });
-      return { handle: (e) => inner.handle(e), requestMotion: (k, t) => inner.requestMotion(k, t), requestCommand: (c, t) => inner.requestCommand(c, t), snapshot: () => inner.snapshot() };
+      return {
+        handle: (e) => inner.handle(e),
+        requestMotion: (k, t) => inner.requestMotion(k, t),
+        requestCommand: (c, t) => inner.requestCommand(c, t),
+        snapshot: () => inner.snapshot(),
+      };
     },
     caughtBy: allowedOnlyWhenAllHold,
   },
@@ -297,7 +375,8 @@ const MUTANTS: { name: string; gate: () => GateLike; caughtBy: Check }[] = [
     gate: wrap((inner) => ({
       handle: (e: GateEvent) => {
         const fx = inner.handle(e);
-        if (inner.snapshot().tripped !== null && e.type !== 'operator_reset') inner.handle({ type: 'operator_reset', atMs: e.atMs, note: 'auto' });
+        if (inner.snapshot().tripped !== null && e.type !== 'operator_reset')
+          inner.handle({ type: 'operator_reset', atMs: e.atMs, note: 'auto' });
         return fx;
       },
     })),
@@ -323,7 +402,13 @@ const MUTANTS: { name: string; gate: () => GateLike; caughtBy: Check }[] = [
     gate: wrap((inner) => ({
       requestMotion: (k: MotionKind, t: number) => {
         const d = inner.requestMotion(k, t);
-        if (!d.allowed) return { ...d, reasons: d.reasons.map((x) => (x.code === 'interlock_stale' ? { ...x, code: 'link_stale' as const, condition: 'link' as const } : x)) };
+        if (!d.allowed)
+          return {
+            ...d,
+            reasons: d.reasons.map((x) =>
+              x.code === 'interlock_stale' ? { ...x, code: 'link_stale' as const, condition: 'link' as const } : x,
+            ),
+          };
         return d;
       },
     })),
@@ -333,7 +418,10 @@ const MUTANTS: { name: string; gate: () => GateLike; caughtBy: Check }[] = [
     // a trip sends stop but forgets damp
     name: 'trip without damp',
     gate: wrap((inner) => {
-      const strip = (fx: GateEffects): GateEffects => ({ ...fx, actions: fx.actions.filter((a) => a.command !== 'damp') });
+      const strip = (fx: GateEffects): GateEffects => ({
+        ...fx,
+        actions: fx.actions.filter((a) => a.command !== 'damp'),
+      });
       return {
         handle: (e: GateEvent) => strip(inner.handle(e)),
         requestMotion: (k: MotionKind, t: number) => {

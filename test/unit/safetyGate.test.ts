@@ -38,7 +38,8 @@ const refused = (d: MotionDecision): Extract<MotionDecision, { allowed: false }>
   return d;
 };
 const codes = (d: MotionDecision): RefusalCode[] => (d.allowed ? [] : d.reasons.map((r) => r.code));
-const msg = (d: MotionDecision, code: RefusalCode): string => refused(d).reasons.find((r) => r.code === code)?.message ?? `(no ${code})`;
+const msg = (d: MotionDecision, code: RefusalCode): string =>
+  refused(d).reasons.find((r) => r.code === code)?.message ?? `(no ${code})`;
 
 describe('motion is allowed only when every condition holds', () => {
   it('allows start when everything holds, and names the run', () => {
@@ -88,7 +89,9 @@ describe('motion is allowed only when every condition holds', () => {
     const d = g.requestMotion('start', 10_001);
     expect(codes(d)).toEqual(['interlock_not_armed']);
     expect(msg(d, 'interlock_not_armed')).toBe('interlock not armed: status is SAFE (motion needs ARMED)');
-    expect(msg(new SafetyGate().requestMotion('start', 0), 'interlock_unknown')).toBe('interlock status unknown: no status received from the interlock box');
+    expect(msg(new SafetyGate().requestMotion('start', 0), 'interlock_unknown')).toBe(
+      'interlock status unknown: no status received from the interlock box',
+    );
   });
 
   it('no episode open: admission, calibration and confirmation are per episode', () => {
@@ -106,15 +109,36 @@ describe('motion is allowed only when every condition holds', () => {
     expect(msg(none.requestMotion('start', 1), 'not_admitted')).toBe('pair p9 has no admission decision');
 
     const g = readyGate();
-    g.handle({ type: 'admission', atMs: 10_000, pairId: 'p1', admitted: false, contractId: C, bindingKey: B, reasons: ['SR 0.9 < 1', 'saturation 3%'] });
-    expect(msg(g.requestMotion('start', 10_000), 'not_admitted')).toBe('pair p1 is not admitted for hardware: SR 0.9 < 1; saturation 3%');
+    g.handle({
+      type: 'admission',
+      atMs: 10_000,
+      pairId: 'p1',
+      admitted: false,
+      contractId: C,
+      bindingKey: B,
+      reasons: ['SR 0.9 < 1', 'saturation 3%'],
+    });
+    expect(msg(g.requestMotion('start', 10_000), 'not_admitted')).toBe(
+      'pair p1 is not admitted for hardware: SR 0.9 < 1; saturation 3%',
+    );
 
     const h = readyGate();
-    h.handle({ type: 'admission', atMs: 10_000, pairId: 'p1', admitted: true, contractId: 'mb-metrics/1+custom-0123456789ab', bindingKey: 'builtin@pd0' });
+    h.handle({
+      type: 'admission',
+      atMs: 10_000,
+      pairId: 'p1',
+      admitted: true,
+      contractId: 'mb-metrics/1+custom-0123456789ab',
+      bindingKey: 'builtin@pd0',
+    });
     const d = h.requestMotion('start', 10_000);
     expect(codes(d)).toEqual(['admission_contract_mismatch', 'admission_binding_mismatch']);
-    expect(msg(d, 'admission_contract_mismatch')).toBe('pair p1 was admitted under contract mb-metrics/1+custom-0123456789ab, but the current contract is mb-metrics/1');
-    expect(msg(d, 'admission_binding_mismatch')).toBe('pair p1 was admitted with binding builtin@pd0, but the current binding is builtin@pd1');
+    expect(msg(d, 'admission_contract_mismatch')).toBe(
+      'pair p1 was admitted under contract mb-metrics/1+custom-0123456789ab, but the current contract is mb-metrics/1',
+    );
+    expect(msg(d, 'admission_binding_mismatch')).toBe(
+      'pair p1 was admitted with binding builtin@pd0, but the current binding is builtin@pd1',
+    );
   });
 
   it('calibration: for this run, fresh (default limit 5 min), and the latest one counts', () => {
@@ -129,13 +153,17 @@ describe('motion is allowed only when every condition holds', () => {
     refresh(396_500 + 301_000);
     const d = g.requestMotion('start', 396_500 + 301_000);
     expect(codes(d)).toEqual(['calibration_stale']);
-    expect(msg(d, 'calibration_stale')).toBe('calibration for run real-r1 is stale: captured 301.0 s ago (limit 300.0 s)');
+    expect(msg(d, 'calibration_stale')).toBe(
+      'calibration for run real-r1 is stale: captured 301.0 s ago (limit 300.0 s)',
+    );
 
     const h = readyGate();
     h.handle({ type: 'calibration', atMs: 9_999, runId: 'real-r0', capturedAtMs: 9_000 });
     const e = h.requestMotion('start', 10_000);
     expect(codes(e)).toEqual(['calibration_other_run', 'confirmation_before_calibration']);
-    expect(msg(e, 'calibration_other_run')).toBe('the latest calibration was captured for run real-r0, not for this episode (run real-r1)');
+    expect(msg(e, 'calibration_other_run')).toBe(
+      'the latest calibration was captured for run real-r0, not for this episode (run real-r1)',
+    );
 
     const n = new SafetyGate();
     n.handle({ type: 'episode_start', atMs: 0, runId: 'r1', pairId: 'p1', contractId: C, bindingKey: B });
@@ -149,7 +177,9 @@ describe('motion is allowed only when every condition holds', () => {
 
     const other = readyGate();
     other.handle({ type: 'operator_confirm', atMs: 9_999, runId: 'real-r2' });
-    expect(msg(other.requestMotion('start', 10_000), 'confirmation_other_run')).toBe("the operator's confirmation is for run real-r2, not for this episode (run real-r1)");
+    expect(msg(other.requestMotion('start', 10_000), 'confirmation_other_run')).toBe(
+      "the operator's confirmation is for run real-r2, not for this episode (run real-r1)",
+    );
 
     const before = readyGate();
     before.handle({ type: 'calibration', atMs: 9_999, runId: 'real-r1', capturedAtMs: 9_990 });
@@ -173,7 +203,9 @@ describe('motion is allowed only when every condition holds', () => {
     expired.handle({ type: 'lowstate', atMs: 68_500 });
     const d = expired.requestMotion('start', 68_500);
     expect(codes(d)).toEqual(['confirmation_expired']);
-    expect(msg(d, 'confirmation_expired')).toBe("the operator's confirmation for run real-r1 expired: given 30.5 s ago (limit 30.0 s)");
+    expect(msg(d, 'confirmation_expired')).toBe(
+      "the operator's confirmation for run real-r1 expired: given 30.5 s ago (limit 30.0 s)",
+    );
 
     const once = readyGate();
     expect(once.requestMotion('prepare', 10_000).allowed).toBe(true); // prepare does not use the confirmation up
@@ -181,7 +213,9 @@ describe('motion is allowed only when every condition holds', () => {
     for (const kind of ['start', 'prepare', 'hold'] as const) {
       const r = once.requestMotion(kind, 10_010);
       expect(codes(r)).toEqual(['confirmation_used']);
-      expect(msg(r, 'confirmation_used')).toBe("the operator's confirmation for run real-r1 was used by start 9 ms ago (one-shot): confirm again");
+      expect(msg(r, 'confirmation_used')).toBe(
+        "the operator's confirmation for run real-r1 was used by start 9 ms ago (one-shot): confirm again",
+      );
     }
     once.handle({ type: 'operator_confirm', atMs: 10_020, runId: 'real-r1' });
     expect(once.requestMotion('hold', 10_030).allowed).toBe(true);
@@ -192,8 +226,22 @@ describe('motion is allowed only when every condition holds', () => {
     g.handle({ type: 'interlock_status', atMs: 0, status: 'SAFE' });
     g.handle({ type: 'episode_start', atMs: 0, runId: 'r1', pairId: 'p1', contractId: C, bindingKey: B });
     const d = g.requestMotion('start', 500);
-    expect(codes(d)).toEqual(['interlock_stale', 'interlock_not_armed', 'link_unknown', 'not_admitted', 'no_calibration', 'no_confirmation']);
-    expect(refused(d).reasons.map((r) => r.condition)).toEqual(['interlock', 'interlock', 'link', 'admission', 'calibration', 'confirmation']);
+    expect(codes(d)).toEqual([
+      'interlock_stale',
+      'interlock_not_armed',
+      'link_unknown',
+      'not_admitted',
+      'no_calibration',
+      'no_confirmation',
+    ]);
+    expect(refused(d).reasons.map((r) => r.condition)).toEqual([
+      'interlock',
+      'interlock',
+      'link',
+      'admission',
+      'calibration',
+      'confirmation',
+    ]);
   });
 });
 
@@ -230,14 +278,49 @@ describe('every refusal reaches the trace with its reason', () => {
 describe('trips: stop and damp at once, the matching outcome, latched', () => {
   const cases: { name: string; event: GateEvent; cause: string; outcome: string }[] = [
     { name: 'EV ESTOP', event: { type: 'estop', atMs: 10_001 }, cause: 'estop', outcome: 'estop' },
-    { name: 'status ESTOP', event: { type: 'interlock_status', atMs: 10_001, status: 'ESTOP' }, cause: 'estop', outcome: 'estop' },
-    { name: 'interlock lost', event: { type: 'interlock_lost', atMs: 10_001 }, cause: 'interlock_lost', outcome: 'link_lost' },
-    { name: 'status LOST', event: { type: 'interlock_status', atMs: 10_001, status: 'LOST' }, cause: 'interlock_lost', outcome: 'link_lost' },
+    {
+      name: 'status ESTOP',
+      event: { type: 'interlock_status', atMs: 10_001, status: 'ESTOP' },
+      cause: 'estop',
+      outcome: 'estop',
+    },
+    {
+      name: 'interlock lost',
+      event: { type: 'interlock_lost', atMs: 10_001 },
+      cause: 'interlock_lost',
+      outcome: 'link_lost',
+    },
+    {
+      name: 'status LOST',
+      event: { type: 'interlock_status', atMs: 10_001, status: 'LOST' },
+      cause: 'interlock_lost',
+      outcome: 'link_lost',
+    },
     { name: 'robot link lost', event: { type: 'link_lost', atMs: 10_001 }, cause: 'link_lost', outcome: 'link_lost' },
-    { name: 'interlock disarmed (SAFE) while moving', event: { type: 'interlock_status', atMs: 10_001, status: 'SAFE' }, cause: 'interlock_disarmed', outcome: 'estop' },
-    { name: 'operator stop', event: { type: 'operator_stop', atMs: 10_001 }, cause: 'operator_stop', outcome: 'aborted_by_operator' },
-    { name: 'operator stop for an intervention', event: { type: 'operator_stop', atMs: 10_001, intervention: true }, cause: 'operator_stop', outcome: 'intervention' },
-    { name: 'robot reports an e-stop end', event: { type: 'episode_end', atMs: 10_001, runId: 'real-r1', outcome: 'estop' }, cause: 'backend_stop', outcome: 'estop' },
+    {
+      name: 'interlock disarmed (SAFE) while moving',
+      event: { type: 'interlock_status', atMs: 10_001, status: 'SAFE' },
+      cause: 'interlock_disarmed',
+      outcome: 'estop',
+    },
+    {
+      name: 'operator stop',
+      event: { type: 'operator_stop', atMs: 10_001 },
+      cause: 'operator_stop',
+      outcome: 'aborted_by_operator',
+    },
+    {
+      name: 'operator stop for an intervention',
+      event: { type: 'operator_stop', atMs: 10_001, intervention: true },
+      cause: 'operator_stop',
+      outcome: 'intervention',
+    },
+    {
+      name: 'robot reports an e-stop end',
+      event: { type: 'episode_end', atMs: 10_001, runId: 'real-r1', outcome: 'estop' },
+      cause: 'backend_stop',
+      outcome: 'estop',
+    },
   ];
   for (const c of cases) {
     it(`${c.name} → [stop, damp], episode ends ${c.outcome}`, () => {
@@ -256,7 +339,9 @@ describe('trips: stop and damp at once, the matching outcome, latched', () => {
       g.handle({ type: 'lowstate', atMs: 10_002 });
       const d = g.requestMotion('start', 10_003);
       expect(codes(d)).toContain('tripped');
-      expect(msg(d, 'tripped')).toMatch(/^tripped 2 ms ago by .+; the operator must acknowledge the trip \(human-gated reset\) before any motion$/);
+      expect(msg(d, 'tripped')).toMatch(
+        /^tripped 2 ms ago by .+; the operator must acknowledge the trip \(human-gated reset\) before any motion$/,
+      );
     });
   }
 
@@ -314,7 +399,11 @@ describe('watchdog while the robot moves', () => {
     expect(g.handle({ type: 'tick', atMs: 10_090 }).actions).toEqual([]); // status 100 ms old: still fine
     const fx = g.handle({ type: 'lowstate', atMs: 10_090.5 });
     expect(fx.actions.map((a) => a.command)).toEqual(['stop', 'damp']);
-    expect(fx.trip).toMatchObject({ cause: 'interlock_lost', outcome: 'link_lost', reason: 'no interlock status for 100.5 ms (limit 100 ms)' });
+    expect(fx.trip).toMatchObject({
+      cause: 'interlock_lost',
+      outcome: 'link_lost',
+      reason: 'no interlock status for 100.5 ms (limit 100 ms)',
+    });
   });
 
   it('no lowstate for more than 100 ms → link_lost trip', () => {
@@ -323,7 +412,11 @@ describe('watchdog while the robot moves', () => {
     g.handle({ type: 'interlock_status', atMs: 10_050, status: 'ARMED' });
     const fx = g.handle({ type: 'interlock_status', atMs: 10_099, status: 'ARMED' });
     expect(fx.actions.map((a) => a.command)).toEqual(['stop', 'damp']);
-    expect(fx.trip).toMatchObject({ cause: 'link_lost', outcome: 'link_lost', reason: 'no lowstate for 101 ms (limit 100 ms)' });
+    expect(fx.trip).toMatchObject({
+      cause: 'link_lost',
+      outcome: 'link_lost',
+      reason: 'no lowstate for 101 ms (limit 100 ms)',
+    });
   });
 
   it('a motion request after the silence trips first and is refused', () => {
@@ -357,14 +450,24 @@ describe('human-gated reset', () => {
     g.handle({ type: 'lowstate', atMs: 10_020 });
     const fx = g.handle({ type: 'operator_reset', atMs: 10_030, operator: 'ana' });
     expect(fx.reset).toEqual({ accepted: false, reasons: [expect.objectContaining({ code: 'interlock_estop' })] });
-    expect(fx.trace).toEqual([expect.objectContaining({ kind: 'refusal', reason: 'reset refused: the interlock still reports ESTOP: release the e-stop first', atMs: 10_030, runId: 'real-r1' })]);
+    expect(fx.trace).toEqual([
+      expect.objectContaining({
+        kind: 'refusal',
+        reason: 'reset refused: the interlock still reports ESTOP: release the e-stop first',
+        atMs: 10_030,
+        runId: 'real-r1',
+      }),
+    ]);
   });
 
   it('needs an interlock status and a lowstate received after the trip, both fresh', () => {
     const g = tripped();
     const fx = g.handle({ type: 'operator_reset', atMs: 10_011 });
     expect(fx.reset).toMatchObject({ accepted: false });
-    expect(fx.reset && !fx.reset.accepted && fx.reset.reasons.map((r) => r.code)).toEqual(['interlock_unknown', 'link_unknown']);
+    expect(fx.reset && !fx.reset.accepted && fx.reset.reasons.map((r) => r.code)).toEqual([
+      'interlock_unknown',
+      'link_unknown',
+    ]);
     g.handle({ type: 'interlock_status', atMs: 10_020, status: 'SAFE' });
     g.handle({ type: 'lowstate', atMs: 10_020 });
     const late = g.handle({ type: 'operator_reset', atMs: 10_070 });
@@ -374,7 +477,10 @@ describe('human-gated reset', () => {
   it('is refused when nothing tripped', () => {
     const fx = readyGate().handle({ type: 'operator_reset', atMs: 10_000 });
     expect(fx.reset && !fx.reset.accepted && fx.reset.reasons.map((r) => r.code)).toEqual(['not_tripped']);
-    expect(fx.trace[0]).toMatchObject({ kind: 'refusal', reason: 'reset refused: nothing to reset: the gate is not tripped' });
+    expect(fx.trace[0]).toMatchObject({
+      kind: 'refusal',
+      reason: 'reset refused: nothing to reset: the gate is not tripped',
+    });
   });
 
   it('accepted: a human_reset trace event with the operator and the trip; motion then needs every condition again', () => {
@@ -387,17 +493,29 @@ describe('human-gated reset', () => {
     expect(fx.trace).toEqual([
       {
         kind: 'human_reset',
-        reason: 'operator ana acknowledged the e-stop trip of 900 ms ago (e-stop pressed (EV ESTOP)): robot back on the gantry',
+        reason:
+          'operator ana acknowledged the e-stop trip of 900 ms ago (e-stop pressed (EV ESTOP)): robot back on the gantry',
         atMs: 10_910,
         runId: 'real-r1',
-        detail: { cause: 'estop', trippedAtMs: 10_010, outcome: 'estop', operator: 'ana', note: 'robot back on the gantry' },
+        detail: {
+          cause: 'estop',
+          trippedAtMs: 10_010,
+          outcome: 'estop',
+          operator: 'ana',
+          note: 'robot back on the gantry',
+        },
       },
     ]);
     expect(codes(g.requestMotion('start', 10_911))).toEqual(['no_episode']);
     // the old run id cannot be reopened; a new episode needs a calibration captured after the reset and a new confirmation
-    expect(g.handle({ type: 'episode_start', atMs: 10_912, runId: 'real-r1', pairId: 'p1', contractId: C, bindingKey: B }).problems[0].code).toBe('run_id_reused');
+    expect(
+      g.handle({ type: 'episode_start', atMs: 10_912, runId: 'real-r1', pairId: 'p1', contractId: C, bindingKey: B })
+        .problems[0].code,
+    ).toBe('run_id_reused');
     g.handle({ type: 'episode_start', atMs: 10_913, runId: 'real-r2', pairId: 'p1', contractId: C, bindingKey: B });
-    expect(g.handle({ type: 'calibration', atMs: 10_914, runId: 'real-r2', capturedAtMs: 10_909 }).problems[0].code).toBe('calibration_before_reset');
+    expect(
+      g.handle({ type: 'calibration', atMs: 10_914, runId: 'real-r2', capturedAtMs: 10_909 }).problems[0].code,
+    ).toBe('calibration_before_reset');
     expect(codes(g.requestMotion('start', 10_915))).toEqual(['no_calibration', 'no_confirmation']);
     g.handle({ type: 'calibration', atMs: 10_920, runId: 'real-r2', capturedAtMs: 10_915 });
     g.handle({ type: 'operator_confirm', atMs: 10_925, runId: 'real-r2' });
@@ -408,8 +526,13 @@ describe('human-gated reset', () => {
 
   it('while tripped, episodes, calibrations and confirmations are ignored with a problem', () => {
     const g = tripped();
-    expect(g.handle({ type: 'episode_start', atMs: 10_020, runId: 'real-r3', pairId: 'p1', contractId: C, bindingKey: B }).problems[0].code).toBe('ignored_while_tripped');
-    expect(g.handle({ type: 'operator_confirm', atMs: 10_021, runId: 'real-r3' }).problems[0].code).toBe('ignored_while_tripped');
+    expect(
+      g.handle({ type: 'episode_start', atMs: 10_020, runId: 'real-r3', pairId: 'p1', contractId: C, bindingKey: B })
+        .problems[0].code,
+    ).toBe('ignored_while_tripped');
+    expect(g.handle({ type: 'operator_confirm', atMs: 10_021, runId: 'real-r3' }).problems[0].code).toBe(
+      'ignored_while_tripped',
+    );
   });
 });
 
@@ -421,7 +544,11 @@ describe('stop and damp are never gated', () => {
     for (const c of ['stop', 'damp']) {
       for (const t of [10_002, 0, Number.NaN]) {
         const d = g.requestCommand(c, t);
-        expect(d).toEqual({ allowed: true, command: c, effects: { actions: [], trip: null, episodeOutcome: null, reset: null, trace: [], problems: [] } });
+        expect(d).toEqual({
+          allowed: true,
+          command: c,
+          effects: { actions: [], trip: null, episodeOutcome: null, reset: null, trace: [], problems: [] },
+        });
       }
     }
     expect(g.snapshot()).toBe(before);
@@ -434,7 +561,14 @@ describe('time going backwards and malformed input', () => {
     const g = readyGate();
     const before = g.snapshot();
     const fx = g.handle({ type: 'lowstate', atMs: 9_000 });
-    expect(fx.problems).toEqual([{ severity: 'warn', code: 'clock_backwards', message: "lowstate ignored: its time 9000 ms is 998 ms earlier than the gate's clock (9998 ms)", atMs: 9_998 }]);
+    expect(fx.problems).toEqual([
+      {
+        severity: 'warn',
+        code: 'clock_backwards',
+        message: "lowstate ignored: its time 9000 ms is 998 ms earlier than the gate's clock (9998 ms)",
+        atMs: 9_998,
+      },
+    ]);
     expect(g.snapshot()).toBe(before);
   });
 
@@ -478,13 +612,22 @@ describe('time going backwards and malformed input', () => {
 
 describe('configuration', () => {
   it('defaults are DESIGN §6 limits; calibration and confirmation lifetimes are configurable', () => {
-    expect(DEFAULT_SAFETY_GATE_CONFIG).toEqual({ interlockFreshMs: 100, linkFreshMs: 50, interlockLostMs: 100, linkLostMs: 100, calibrationMaxAgeMs: 300_000, confirmationTtlMs: 30_000 });
+    expect(DEFAULT_SAFETY_GATE_CONFIG).toEqual({
+      interlockFreshMs: 100,
+      linkFreshMs: 50,
+      interlockLostMs: 100,
+      linkLostMs: 100,
+      calibrationMaxAgeMs: 300_000,
+      confirmationTtlMs: 30_000,
+    });
     const g = new SafetyGate({ calibrationMaxAgeMs: 1000, linkFreshMs: 20 });
     expect(g.config).toMatchObject({ calibrationMaxAgeMs: 1000, linkFreshMs: 20, interlockFreshMs: 100 });
   });
 
   it('a limit looser than DESIGN allows, zero, negative or not a number is refused', () => {
-    expect(() => resolveGateConfig({ linkFreshMs: 51 })).toThrow(/linkFreshMs = 51 ms is looser than DESIGN §6 allows \(at most 50 ms\)/);
+    expect(() => resolveGateConfig({ linkFreshMs: 51 })).toThrow(
+      /linkFreshMs = 51 ms is looser than DESIGN §6 allows \(at most 50 ms\)/,
+    );
     expect(() => resolveGateConfig({ interlockFreshMs: 150 })).toThrow(RangeError);
     expect(() => resolveGateConfig({ linkLostMs: 500 })).toThrow(RangeError);
     expect(() => resolveGateConfig({ confirmationTtlMs: 0 })).toThrow(RangeError);
@@ -504,8 +647,14 @@ describe('purity', () => {
   it('reduceGate never mutates the state it is given and is deterministic', () => {
     const cfg = resolveGateConfig();
     const inputs = [
-      { kind: 'event', event: { type: 'admission', atMs: 0, pairId: 'p1', admitted: true, contractId: C, bindingKey: B } },
-      { kind: 'event', event: { type: 'episode_start', atMs: 1, runId: 'r1', pairId: 'p1', contractId: C, bindingKey: B } },
+      {
+        kind: 'event',
+        event: { type: 'admission', atMs: 0, pairId: 'p1', admitted: true, contractId: C, bindingKey: B },
+      },
+      {
+        kind: 'event',
+        event: { type: 'episode_start', atMs: 1, runId: 'r1', pairId: 'p1', contractId: C, bindingKey: B },
+      },
       { kind: 'event', event: { type: 'calibration', atMs: 2, runId: 'r1', capturedAtMs: 2 } },
       { kind: 'event', event: { type: 'operator_confirm', atMs: 3, runId: 'r1' } },
       { kind: 'event', event: { type: 'interlock_status', atMs: 4, status: 'ARMED' } },
@@ -541,6 +690,12 @@ describe('purity', () => {
   });
 
   it('formats durations as an operator reads them', () => {
-    expect([formatDuration(73), formatDuration(12.25), formatDuration(9_999), formatDuration(10_000), formatDuration(412_345)]).toEqual(['73 ms', '12.3 ms', '9999 ms', '10.0 s', '412.3 s']);
+    expect([
+      formatDuration(73),
+      formatDuration(12.25),
+      formatDuration(9_999),
+      formatDuration(10_000),
+      formatDuration(412_345),
+    ]).toEqual(['73 ms', '12.3 ms', '9999 ms', '10.0 s', '412.3 s']);
   });
 });

@@ -50,7 +50,10 @@ const stepArb: fc.Arbitrary<Step> = fc.record({
     fc.constant({ type: 'operator_confirm', runId: RUN } as const),
   ),
 });
-const awaitArb = fc.record({ steps: fc.array(stepArb, { maxLength: 10 }), finalDtMs: fc.integer({ min: 0, max: 120 }) });
+const awaitArb = fc.record({
+  steps: fc.array(stepArb, { maxLength: 10 }),
+  finalDtMs: fc.integer({ min: 0, max: 120 }),
+});
 
 interface Played {
   tripped: boolean;
@@ -64,7 +67,15 @@ interface Played {
 
 /** Plays the await on the gate, keeping an independent record of what happened. */
 function play(g: SafetyGate, steps: Step[], finalDtMs: number): Played {
-  const p: Played = { tripped: false, episodeClosed: false, lastArmedAtMs: T0 - 10, lastStatusAtMs: T0 - 10, lastStatus: 'ARMED', lastLowstateAtMs: T0 - 2, atMs: T0 };
+  const p: Played = {
+    tripped: false,
+    episodeClosed: false,
+    lastArmedAtMs: T0 - 10,
+    lastStatusAtMs: T0 - 10,
+    lastStatus: 'ARMED',
+    lastLowstateAtMs: T0 - 2,
+    atMs: T0,
+  };
   for (const s of steps) {
     p.atMs += s.dtMs;
     const fx = g.handle({ ...s.event, atMs: p.atMs } as GateEvent);
@@ -93,7 +104,11 @@ function startNeverAfterATrip(transport: Transport) {
     const d = transport(g, p.atMs);
     // Whatever tripped during the await (now, or by the watchdog at the write): no start.
     const trippedAtWrite = p.tripped || (!d.allowed && 'reasons' in d && d.reasons.some((r) => r.code === 'tripped'));
-    if (p.tripped || p.episodeClosed) expect(d.allowed, `start allowed after ${p.tripped ? 'a trip' : 'the episode ended'}: ${JSON.stringify(steps)}`).toBe(false);
+    if (p.tripped || p.episodeClosed)
+      expect(
+        d.allowed,
+        `start allowed after ${p.tripped ? 'a trip' : 'the episode ended'}: ${JSON.stringify(steps)}`,
+      ).toBe(false);
     if (d.allowed) {
       // … and every freshness condition holds at the instant of the write.
       expect(trippedAtWrite).toBe(false);
@@ -110,7 +125,9 @@ describe('safety gate: the last check before a granted start is written (transmi
   });
 
   it('negative control: a transport that trusts the grant is caught by the same property', () => {
-    expect(() => fc.assert(startNeverAfterATrip(trustingTransport), { numRuns: 2000, seed: 20261201 })).toThrow(/Property failed[\s\S]*Counterexample/);
+    expect(() => fc.assert(startNeverAfterATrip(trustingTransport), { numRuns: 2000, seed: 20261201 })).toThrow(
+      /Property failed[\s\S]*Counterexample/,
+    );
   });
 
   it('the attack’s order: granted, the interlock silent for 104 ms while the recording opens, then the write → refused, tripped, traced', () => {
@@ -137,7 +154,10 @@ describe('safety gate: the last check before a granted start is written (transmi
 
   it('a write for another run, or one never granted, is refused', () => {
     const g = grantedGate();
-    expect(g.transmit('start', 'real-r2', T0 + 1)).toMatchObject({ allowed: false, reasons: [{ code: 'not_granted' }] });
+    expect(g.transmit('start', 'real-r2', T0 + 1)).toMatchObject({
+      allowed: false,
+      reasons: [{ code: 'not_granted' }],
+    });
     const fresh = new SafetyGate();
     fresh.handle({ type: 'interlock_status', atMs: 0, status: 'ARMED' });
     fresh.handle({ type: 'lowstate', atMs: 0 });

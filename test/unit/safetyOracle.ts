@@ -5,7 +5,14 @@
 // out plainly, so a bug in the gate's own helpers cannot hide in both.
 import fc from 'fast-check';
 import type { EpisodeOutcome } from '../../src/domain/backend/backend';
-import type { CommandDecision, GateEffects, GateEvent, MotionDecision, MotionKind, SafetyGateConfig } from '../../src/domain/safety';
+import type {
+  CommandDecision,
+  GateEffects,
+  GateEvent,
+  MotionDecision,
+  MotionKind,
+  SafetyGateConfig,
+} from '../../src/domain/safety';
 
 // ---------------------------------------------------------------------------------------------
 // What the harness can drive
@@ -67,10 +74,20 @@ export type Input =
   | { op: 'command'; atMs: number; command: 'stop' | 'damp' | 'reset' };
 
 const pair = fc.constantFrom('p1', 'p2');
-const contract = fc.oneof({ weight: 5, arbitrary: fc.constant('mb-metrics/1') }, { weight: 1, arbitrary: fc.constant('mb-metrics/1+custom-0123456789ab') });
-const binding = fc.oneof({ weight: 5, arbitrary: fc.constant('builtin@pd1') }, { weight: 1, arbitrary: fc.constant('builtin@pd2') });
+const contract = fc.oneof(
+  { weight: 5, arbitrary: fc.constant('mb-metrics/1') },
+  { weight: 1, arbitrary: fc.constant('mb-metrics/1+custom-0123456789ab') },
+);
+const binding = fc.oneof(
+  { weight: 5, arbitrary: fc.constant('builtin@pd1') },
+  { weight: 1, arbitrary: fc.constant('builtin@pd2') },
+);
 const runRef = (wCurrent: number): fc.Arbitrary<RunRef> =>
-  fc.oneof({ weight: wCurrent, arbitrary: fc.constant<RunRef>('current') }, { weight: 1, arbitrary: fc.constant<RunRef>('fresh') }, { weight: 1, arbitrary: fc.constant<RunRef>('old') });
+  fc.oneof(
+    { weight: wCurrent, arbitrary: fc.constant<RunRef>('current') },
+    { weight: 1, arbitrary: fc.constant<RunRef>('fresh') },
+    { weight: 1, arbitrary: fc.constant<RunRef>('old') },
+  );
 const pick = fc.nat({ max: 1000 });
 
 /**
@@ -109,18 +126,30 @@ const abstractEvent = (faults: number): fc.Arbitrary<AbstractEvent> =>
     { weight: faults, arbitrary: fc.constant<AbstractEvent>({ type: 'estop' }) },
     { weight: faults, arbitrary: fc.constant<AbstractEvent>({ type: 'interlock_lost' }) },
     { weight: faults, arbitrary: fc.constant<AbstractEvent>({ type: 'link_lost' }) },
-    { weight: faults, arbitrary: fc.boolean().map((intervention): AbstractEvent => ({ type: 'operator_stop', intervention })) },
+    {
+      weight: faults,
+      arbitrary: fc.boolean().map((intervention): AbstractEvent => ({ type: 'operator_stop', intervention })),
+    },
     {
       weight: 15,
       arbitrary: fc
-        .record({ pairId: pair, admitted: fc.oneof({ weight: 6, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }), contractId: contract, bindingKey: binding })
+        .record({
+          pairId: pair,
+          admitted: fc.oneof({ weight: 6, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
+          contractId: contract,
+          bindingKey: binding,
+        })
         .map((a): AbstractEvent => ({ type: 'admission', ...a })),
     },
     {
       weight: 15,
       arbitrary: fc
         .record({
-          run: fc.oneof({ weight: 6, arbitrary: fc.constant<RunRef>('fresh') }, { weight: 1, arbitrary: fc.constant<RunRef>('old') }, { weight: 1, arbitrary: fc.constant<RunRef>('current') }),
+          run: fc.oneof(
+            { weight: 6, arbitrary: fc.constant<RunRef>('fresh') },
+            { weight: 1, arbitrary: fc.constant<RunRef>('old') },
+            { weight: 1, arbitrary: fc.constant<RunRef>('current') },
+          ),
           pick,
           pairId: pair,
           contractId: contract,
@@ -135,8 +164,14 @@ const abstractEvent = (faults: number): fc.Arbitrary<AbstractEvent> =>
           run: runRef(6),
           pick,
           outcome: fc.oneof(
-            { weight: 20, arbitrary: fc.constantFrom<EpisodeOutcome>('completed', 'hard_failure', 'infrastructure_error') },
-            { weight: faults, arbitrary: fc.constantFrom<EpisodeOutcome>('estop', 'link_lost', 'intervention', 'aborted_by_operator') },
+            {
+              weight: 20,
+              arbitrary: fc.constantFrom<EpisodeOutcome>('completed', 'hard_failure', 'infrastructure_error'),
+            },
+            {
+              weight: faults,
+              arbitrary: fc.constantFrom<EpisodeOutcome>('estop', 'link_lost', 'intervention', 'aborted_by_operator'),
+            },
           ),
         })
         .map((e): AbstractEvent => ({ type: 'episode_end', ...e })),
@@ -144,10 +179,20 @@ const abstractEvent = (faults: number): fc.Arbitrary<AbstractEvent> =>
     {
       weight: 20,
       arbitrary: fc
-        .record({ run: runRef(8), pick, agoMs: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: 400 }) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 3000 }) }) })
+        .record({
+          run: runRef(8),
+          pick,
+          agoMs: fc.oneof(
+            { weight: 4, arbitrary: fc.integer({ min: 0, max: 400 }) },
+            { weight: 1, arbitrary: fc.integer({ min: 0, max: 3000 }) },
+          ),
+        })
         .map((e): AbstractEvent => ({ type: 'calibration', ...e })),
     },
-    { weight: 20, arbitrary: fc.record({ run: runRef(8), pick }).map((e): AbstractEvent => ({ type: 'operator_confirm', ...e })) },
+    {
+      weight: 20,
+      arbitrary: fc.record({ run: runRef(8), pick }).map((e): AbstractEvent => ({ type: 'operator_confirm', ...e })),
+    },
     { weight: 15, arbitrary: fc.constant<AbstractEvent>({ type: 'operator_reset' }) },
     { weight: 10, arbitrary: fc.constant<AbstractEvent>({ type: 'tick' }) },
   );
@@ -155,19 +200,58 @@ const abstractEvent = (faults: number): fc.Arbitrary<AbstractEvent> =>
 export const stepArb = (faults: number): fc.Arbitrary<Step> => {
   const forwardDt = forwardDtFor(faults);
   return fc.oneof(
-    { weight: 50, arbitrary: fc.record({ dt: forwardDt, ev: abstractEvent(faults) }).map((s): Step => ({ op: 'event', ...s })) },
-    { weight: 12, arbitrary: fc.record({ dt: forwardDt, kind: fc.constantFrom<MotionKind>('prepare', 'start', 'hold'), primed: fc.boolean() }).map((s): Step => ({ op: 'motion', ...s })) },
+    {
+      weight: 50,
+      arbitrary: fc.record({ dt: forwardDt, ev: abstractEvent(faults) }).map((s): Step => ({ op: 'event', ...s })),
+    },
+    {
+      weight: 12,
+      arbitrary: fc
+        .record({ dt: forwardDt, kind: fc.constantFrom<MotionKind>('prepare', 'start', 'hold'), primed: fc.boolean() })
+        .map((s): Step => ({ op: 'motion', ...s })),
+    },
     {
       weight: 4,
       arbitrary: fc
-        .record({ dt: forwardDt, pairId: pair, gaps: fc.array(fc.integer({ min: 0, max: 60 }), { minLength: 3, maxLength: 3 }), agoMs: fc.integer({ min: 0, max: 300 }), reset: fc.boolean() })
+        .record({
+          dt: forwardDt,
+          pairId: pair,
+          gaps: fc.array(fc.integer({ min: 0, max: 60 }), { minLength: 3, maxLength: 3 }),
+          agoMs: fc.integer({ min: 0, max: 300 }),
+          reset: fc.boolean(),
+        })
         .map((s): Step => ({ op: 'setup', ...s })),
     },
-    { weight: 3, arbitrary: fc.record({ dt: fc.oneof(forwardDt, backwardDt), command: fc.constantFrom<'stop' | 'damp' | 'reset'>('stop', 'damp', 'stop', 'damp', 'reset') }).map((s): Step => ({ op: 'command', ...s })) },
+    {
+      weight: 3,
+      arbitrary: fc
+        .record({
+          dt: fc.oneof(forwardDt, backwardDt),
+          command: fc.constantFrom<'stop' | 'damp' | 'reset'>('stop', 'damp', 'stop', 'damp', 'reset'),
+        })
+        .map((s): Step => ({ op: 'command', ...s })),
+    },
     // the same steps with time going backwards
-    { weight: 2, arbitrary: fc.record({ dt: backwardDt, ev: abstractEvent(faults) }).map((s): Step => ({ op: 'event', ...s })) },
-    { weight: 2, arbitrary: fc.record({ dt: backwardDt, kind: fc.constantFrom<MotionKind>('prepare', 'start', 'hold'), primed: fc.constant(false) }).map((s): Step => ({ op: 'motion', ...s })) },
-    { weight: 1, arbitrary: fc.record({ dt: fc.oneof(forwardDt, backwardDt), which: fc.nat({ max: 9 }) }).map((s): Step => ({ op: 'malformed', ...s })) },
+    {
+      weight: 2,
+      arbitrary: fc.record({ dt: backwardDt, ev: abstractEvent(faults) }).map((s): Step => ({ op: 'event', ...s })),
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .record({
+          dt: backwardDt,
+          kind: fc.constantFrom<MotionKind>('prepare', 'start', 'hold'),
+          primed: fc.constant(false),
+        })
+        .map((s): Step => ({ op: 'motion', ...s })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .record({ dt: fc.oneof(forwardDt, backwardDt), which: fc.nat({ max: 9 }) })
+        .map((s): Step => ({ op: 'malformed', ...s })),
+    },
   );
 };
 
@@ -225,14 +309,39 @@ export function materialise(sc: Scenario): Input[] {
         if (st.reset) {
           out.push({ op: 'event', atMs: t, event: { type: 'interlock_status', atMs: t, status: 'ARMED' } });
           out.push({ op: 'event', atMs: t, event: { type: 'lowstate', atMs: t } });
-          out.push({ op: 'event', atMs: t, event: { type: 'operator_reset', atMs: t, note: 'robot back on its feet' } });
+          out.push({
+            op: 'event',
+            atMs: t,
+            event: { type: 'operator_reset', atMs: t, note: 'robot back on its feet' },
+          });
         }
-        if (started.length > 0) out.push({ op: 'event', atMs: t, event: { type: 'episode_end', atMs: t, runId: started[started.length - 1], outcome: 'completed' } });
-        out.push({ op: 'event', atMs: t, event: { type: 'admission', atMs: t, pairId: st.pairId, admitted: true, contractId: c, bindingKey: b, reasons: [] } });
+        if (started.length > 0)
+          out.push({
+            op: 'event',
+            atMs: t,
+            event: { type: 'episode_end', atMs: t, runId: started[started.length - 1], outcome: 'completed' },
+          });
+        out.push({
+          op: 'event',
+          atMs: t,
+          event: {
+            type: 'admission',
+            atMs: t,
+            pairId: st.pairId,
+            admitted: true,
+            contractId: c,
+            bindingKey: b,
+            reasons: [],
+          },
+        });
         const runId = resolve('fresh', 0);
         started.push(runId);
         t += st.gaps[0];
-        out.push({ op: 'event', atMs: t, event: { type: 'episode_start', atMs: t, runId, pairId: st.pairId, contractId: c, bindingKey: b } });
+        out.push({
+          op: 'event',
+          atMs: t,
+          event: { type: 'episode_start', atMs: t, runId, pairId: st.pairId, contractId: c, bindingKey: b },
+        });
         t += st.gaps[1];
         out.push({ op: 'event', atMs: t, event: { type: 'calibration', atMs: t, runId, capturedAtMs: t - st.agoMs } });
         t += st.gaps[2];
@@ -252,7 +361,14 @@ export function materialise(sc: Scenario): Input[] {
           case 'episode_start': {
             const runId = resolve(ev.run, ev.pick);
             started.push(runId);
-            event = { type: 'episode_start', atMs: t, runId, pairId: ev.pairId, contractId: ev.contractId, bindingKey: ev.bindingKey };
+            event = {
+              type: 'episode_start',
+              atMs: t,
+              runId,
+              pairId: ev.pairId,
+              contractId: ev.contractId,
+              bindingKey: ev.bindingKey,
+            };
             break;
           }
           case 'episode_end':
@@ -268,7 +384,15 @@ export function materialise(sc: Scenario): Input[] {
             event = { type: 'operator_stop', atMs: t, intervention: ev.intervention };
             break;
           case 'admission':
-            event = { type: 'admission', atMs: t, pairId: ev.pairId, admitted: ev.admitted, contractId: ev.contractId, bindingKey: ev.bindingKey, reasons: ev.admitted ? [] : ['SR 0.9 < 1'] };
+            event = {
+              type: 'admission',
+              atMs: t,
+              pairId: ev.pairId,
+              admitted: ev.admitted,
+              contractId: ev.contractId,
+              bindingKey: ev.bindingKey,
+              reasons: ev.admitted ? [] : ['SR 0.9 < 1'],
+            };
             break;
           case 'interlock_status':
             event = { type: 'interlock_status', atMs: t, status: ev.status };
@@ -371,7 +495,14 @@ export function judge(inputs: Input[], cfg: SafetyGateConfig): Verdict[] {
   let lastResetAt: number | null = null;
 
   for (const input of inputs) {
-    const v: Verdict = { accepted: false, failing: null, trip: null, resetAccepted: null, trippedBefore: latch !== null, openRun: null };
+    const v: Verdict = {
+      accepted: false,
+      failing: null,
+      trip: null,
+      resetAccepted: null,
+      trippedBefore: latch !== null,
+      openRun: null,
+    };
     verdicts.push(v);
 
     if (input.op === 'command' && (input.command === 'stop' || input.command === 'damp')) {
@@ -419,7 +550,13 @@ export function judge(inputs: Input[], cfg: SafetyGateConfig): Verdict[] {
       }
       if (frameAt === null) failing.push('link_unknown');
       else if (!(t - frameAt < cfg.linkFreshMs)) failing.push('link_stale');
-      const ep = open as { runId: string; pairId: string; contractId: string; bindingKey: string; moving: boolean } | null;
+      const ep = open as {
+        runId: string;
+        pairId: string;
+        contractId: string;
+        bindingKey: string;
+        moving: boolean;
+      } | null;
       v.openRun = ep ? ep.runId : null;
       if (ep === null) failing.push('no_episode');
       else {
@@ -488,7 +625,13 @@ export function judge(inputs: Input[], cfg: SafetyGateConfig): Verdict[] {
         break;
       case 'episode_start':
         if (latch === null && open === null && !everOpened.includes(e.runId)) {
-          open = { runId: e.runId, pairId: e.pairId, contractId: e.contractId, bindingKey: e.bindingKey, moving: false };
+          open = {
+            runId: e.runId,
+            pairId: e.pairId,
+            contractId: e.contractId,
+            bindingKey: e.bindingKey,
+            moving: false,
+          };
           everOpened.push(e.runId);
         }
         break;
@@ -499,7 +642,8 @@ export function judge(inputs: Input[], cfg: SafetyGateConfig): Verdict[] {
         }
         break;
       case 'calibration':
-        if (latch === null && !(lastResetAt !== null && e.capturedAtMs < lastResetAt)) cal = { runId: e.runId, capturedAtMs: e.capturedAtMs, index };
+        if (latch === null && !(lastResetAt !== null && e.capturedAtMs < lastResetAt))
+          cal = { runId: e.runId, capturedAtMs: e.capturedAtMs, index };
         break;
       case 'operator_confirm':
         if (latch === null) conf = { runId: e.runId, atMs: t, index, usedAt: null };

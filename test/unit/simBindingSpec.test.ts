@@ -32,11 +32,21 @@ describe('--binding specs', () => {
     await expect(resolveBindingSpec('builtin:assist=-5')).rejects.toThrow(/between 0 and 1e6/);
     await expect(resolveBindingSpec('builtin:kp=3')).rejects.toThrow(/unknown builtin option "kp"/);
     await expect(resolveBindingSpec('builtin:3000')).rejects.toThrow(/expected builtin:assist=<N\/m>/);
-    await expect(resolveBindingSpec('no-such-file.json')).rejects.toThrow(/not "builtin", "builtin:assist=<N\/m>" or an existing binding file/);
+    await expect(resolveBindingSpec('no-such-file.json')).rejects.toThrow(
+      /not "builtin", "builtin:assist=<N\/m>" or an existing binding file/,
+    );
   });
 
   it('builtin binding files: defaults from the stiffness, version by content', async () => {
-    const f = write('stiff.json', { format: 'motionbench-wbc-binding/1', kind: 'builtin', id: 'stiff', version: 'lab-3', label: 'stiff PD', gains: { kp: 400, kd: 12 }, rootAssist: { kpNPerM: 2000 } });
+    const f = write('stiff.json', {
+      format: 'motionbench-wbc-binding/1',
+      kind: 'builtin',
+      id: 'stiff',
+      version: 'lab-3',
+      label: 'stiff PD',
+      gains: { kp: 400, kd: 12 },
+      rootAssist: { kpNPerM: 2000 },
+    });
     const b = await resolveBindingSpec(f);
     expect(b.kind).toBe('builtin');
     if (b.kind !== 'builtin') return;
@@ -45,7 +55,9 @@ describe('--binding specs', () => {
     expect(b.label).toBe('stiff PD (reference tracker, not a policy)');
     expect(b.rootAssist).toEqual(rootAssistFromStiffness(2000));
     expect(b.gains).toEqual({ kp: 400, kd: 12 });
-    const g = await resolveBindingSpec(write('stiffer.json', { kind: 'builtin', gains: { kp: 401, kd: 12 }, rootAssist: { kpNPerM: 2000 } }));
+    const g = await resolveBindingSpec(
+      write('stiffer.json', { kind: 'builtin', gains: { kp: 401, kd: 12 }, rootAssist: { kpNPerM: 2000 } }),
+    );
     expect(g.version).not.toBe(b.version.split('+')[1]);
   });
 
@@ -74,6 +86,11 @@ describe('controller factory', () => {
   const profile = loadRobotProfile();
   it('builds the builtin tracker and refuses remote bindings', async () => {
     expect(await createController(makeBuiltinBinding(), profile)).toBeInstanceOf(BuiltinTracker);
-    await expect(createController({ kind: 'remote', id: 'r', version: '1', controlRateHz: 50, label: 'x', checkpointHash: null }, profile)).rejects.toThrow(/remote simulator or robot runs that policy itself/);
+    await expect(
+      createController(
+        { kind: 'remote', id: 'r', version: '1', controlRateHz: 50, label: 'x', checkpointHash: null },
+        profile,
+      ),
+    ).rejects.toThrow(/remote simulator or robot runs that policy itself/);
   });
 });

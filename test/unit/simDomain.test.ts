@@ -4,7 +4,14 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { quatHeading, quatMul } from '../../src/domain/math/quat';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
-import { ASSIST_NOMINAL_INERTIA_KGM2, ASSIST_NOMINAL_MASS_KG, BUILTIN_LABEL, builtinBehaviourJson, makeBuiltinBinding, rootAssistFromStiffness } from '../../src/domain/sim/builtinBinding';
+import {
+  ASSIST_NOMINAL_INERTIA_KGM2,
+  ASSIST_NOMINAL_MASS_KG,
+  BUILTIN_LABEL,
+  builtinBehaviourJson,
+  makeBuiltinBinding,
+  rootAssistFromStiffness,
+} from '../../src/domain/sim/builtinBinding';
 import { BuiltinTracker } from '../../src/domain/sim/builtinTracker';
 import { clipHead } from '../../src/domain/sim/clipWindow';
 import { initialStateFromCalibration, initialStateFromClipFrame, withHeading } from '../../src/domain/sim/initialState';
@@ -86,10 +93,15 @@ describe('initial states', () => {
     expect(s.jointVelRadS).toEqual(new Array(J).fill(0));
     expect(s.placeOnFloor).toBe(true);
     // with motion capture the measured position and heading are kept
-    const m = initialStateFromCalibration({ rootQuatWxyz: euler(-2, 0.05, -0.03), jointPosRad: joints, rootPosM: [3, 4, 0.8] }, clip);
+    const m = initialStateFromCalibration(
+      { rootQuatWxyz: euler(-2, 0.05, -0.03), jointPosRad: joints, rootPosM: [3, 4, 0.8] },
+      clip,
+    );
     expect(m.rootPosM).toEqual([3, 4, 0.8]);
     expect(quatHeading(m.rootQuatWxyz)).toBeCloseTo(-2, 12);
-    expect(() => initialStateFromCalibration({ rootQuatWxyz: [1, 0, 0, 0], jointPosRad: [0, 1] }, clip)).toThrow(/2 joint angles/);
+    expect(() => initialStateFromCalibration({ rootQuatWxyz: [1, 0, 0, 0], jointPosRad: [0, 1] }, clip)).toThrow(
+      /2 joint angles/,
+    );
   });
 });
 
@@ -124,7 +136,21 @@ describe('builtin binding', () => {
     const tracker = new BuiltinTracker(b, J);
     const ref = clipOf(4, 50);
     const cmd = createControlCommand(J);
-    const obs = { step: 0, timeS: 0, state: createStateFrame(), reference: { rateHz: 50, frameCount: 4, rootPosM: ref.rootPosM, rootQuatWxyz: ref.rootQuatWxyz, jointPosRad: ref.jointPosRad }, referenceFrame: 1, defaultJointPosRad: new Float64Array(J), rootLinVelMps: null };
+    const obs = {
+      step: 0,
+      timeS: 0,
+      state: createStateFrame(),
+      reference: {
+        rateHz: 50,
+        frameCount: 4,
+        rootPosM: ref.rootPosM,
+        rootQuatWxyz: ref.rootQuatWxyz,
+        jointPosRad: ref.jointPosRad,
+      },
+      referenceFrame: 1,
+      defaultJointPosRad: new Float64Array(J),
+      rootLinVelMps: null,
+    };
     tracker.step(obs, cmd);
     expect(Array.from(cmd.jointTargetRad)).toEqual(Array.from(ref.jointPosRad.subarray(2 * J, 3 * J)));
     expect(cmd.kp![7]).toBe(107);
@@ -135,7 +161,9 @@ describe('builtin binding', () => {
     const model = new BuiltinTracker(makeBuiltinBinding(), J);
     model.step(obs, cmd);
     expect(cmd.kp).toBeNull();
-    expect(() => new BuiltinTracker(makeBuiltinBinding({ gains: { kp: [1, 2], kd: 1 } }), J)).toThrow(/gains.kp has 2 values/);
+    expect(() => new BuiltinTracker(makeBuiltinBinding({ gains: { kp: [1, 2], kd: 1 } }), J)).toThrow(
+      /gains.kp has 2 values/,
+    );
   });
 });
 
@@ -205,13 +233,23 @@ describe('trajectory hash layout', () => {
     const buf = Buffer.alloc(2 * 72 * 8);
     let o = 0;
     for (const f of frames) {
-      for (const v of [f.timeS, ...f.rootPosM, ...f.rootQuatWxyz, ...f.jointPosRad, ...f.rootLinVelMps, ...f.rootAngVelRadS, ...f.jointVelRadS]) {
+      for (const v of [
+        f.timeS,
+        ...f.rootPosM,
+        ...f.rootQuatWxyz,
+        ...f.jointPosRad,
+        ...f.rootLinVelMps,
+        ...f.rootAngVelRadS,
+        ...f.jointVelRadS,
+      ]) {
         buf.writeDoubleLE(v === 0 ? 0 : v, o);
         o += 8;
       }
     }
     expect(h.digestHex()).toBe(createHash('sha256').update(buf).digest('hex'));
-    expect(() => new TrajectoryHasher(J).add({ ...frames[0], jointPosRad: [1] })).toThrow(/joint positions has 1 values/);
+    expect(() => new TrajectoryHasher(J).add({ ...frames[0], jointPosRad: [1] })).toThrow(
+      /joint positions has 1 values/,
+    );
   });
 });
 

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { bootstrapCI, clusterBootstrapCI, clusterMeanCI, clusterMedianCI, percentileInterval, type BootstrapCI } from '../../src/domain/stats/bootstrap';
+import {
+  bootstrapCI,
+  clusterBootstrapCI,
+  clusterMeanCI,
+  clusterMedianCI,
+  percentileInterval,
+  type BootstrapCI,
+} from '../../src/domain/stats/bootstrap';
 import { Xoshiro128StarStar } from '../../src/domain/stats/prng';
 import { fCdf } from '../../src/domain/stats/fDistribution';
 import { StatsError, type Unavailable } from '../../src/domain/stats/result';
@@ -35,7 +42,16 @@ describe('cluster bootstrap: agreement with an independent implementation', () =
     expect(r.estimate).toBeCloseTo(estimate, 12);
     expect(r.lo).toBeCloseTo(lo, 12);
     expect(r.hi).toBeCloseTo(hi, 12);
-    expect(r).toMatchObject({ level, B: 2000, seed, method: 'bootstrap-percentile', resampled: 'clusters', clusters: 6, n: 15, degenerateReplicates: 0 });
+    expect(r).toMatchObject({
+      level,
+      B: 2000,
+      seed,
+      method: 'bootstrap-percentile',
+      resampled: 'clusters',
+      clusters: 6,
+      n: 15,
+      degenerateReplicates: 0,
+    });
   });
 });
 
@@ -82,7 +98,11 @@ describe('cluster bootstrap resamples whole clusters', () => {
     const naive = ok(bootstrapCI([0, 0, 0, 0, 10], 'mean', { seed: 1 }));
     expect(naive).toMatchObject({ estimate: 2, lo: 0, hi: 6, resampled: 'values', clusters: 5 });
     // Averaging within cluster first: cluster means 0 and 10 weigh the same → estimate 5, replicates {0, 5, 10}.
-    expect(ok(clusterMeanCI([[0, 0, 0, 0], [10]], { seed: 1, withinCluster: 'mean' }))).toMatchObject({ estimate: 5, lo: 0, hi: 10 });
+    expect(ok(clusterMeanCI([[0, 0, 0, 0], [10]], { seed: 1, withinCluster: 'mean' }))).toMatchObject({
+      estimate: 5,
+      lo: 0,
+      hi: 10,
+    });
   });
 
   it('strongly different clusters: the cluster CI is much wider than the naive per-value CI', () => {

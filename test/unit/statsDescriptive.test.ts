@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { mean, median, percentile, percentiles, sampleStd, sampleVariance, compensatedSum } from '../../src/domain/stats/descriptive';
+import {
+  mean,
+  median,
+  percentile,
+  percentiles,
+  sampleStd,
+  sampleVariance,
+  compensatedSum,
+} from '../../src/domain/stats/descriptive';
 import { StatsError } from '../../src/domain/stats/result';
 
 function expectStatsError(fn: () => unknown, code: string): void {
@@ -43,13 +51,13 @@ describe('percentile (numpy "linear", the default of numpy.percentile)', () => {
     // Values and expectations produced by numpy (np.random.default_rng(2024), rounded to 3 dp,
     // v[5] = v[9] to force a tie); expectations are numpy's printed doubles.
     const v = [
-      5.058, 6.284, 5.293, 1.054, 0.214, 4.502, 4.723, 4.018, 6.621, 4.502, 4.28, 1.537, 0.785, 5.969, 3.098, 4.623, 0.247, 2.127, 0.418, 1.449, 4.806,
-      0.039, 1.932,
+      5.058, 6.284, 5.293, 1.054, 0.214, 4.502, 4.723, 4.018, 6.621, 4.502, 4.28, 1.537, 0.785, 5.969, 3.098, 4.623,
+      0.247, 2.127, 0.418, 1.449, 4.806, 0.039, 1.932,
     ];
     const ps = [0, 0.5, 1, 2.5, 5, 10, 12.5, 25, 33.3, 50, 62.5, 75, 90, 95, 97.5, 99, 99.9, 100];
     const numpy = [
-      0.039, 0.058249999999999996, 0.0775, 0.13525, 0.2173, 0.2812, 0.37525, 1.2515, 1.6657699999999993, 4.018, 4.502, 4.7645, 5.833800000000001,
-      6.2524999999999995, 6.43565, 6.546860000000001, 6.613586000000001, 6.621,
+      0.039, 0.058249999999999996, 0.0775, 0.13525, 0.2173, 0.2812, 0.37525, 1.2515, 1.6657699999999993, 4.018, 4.502,
+      4.7645, 5.833800000000001, 6.2524999999999995, 6.43565, 6.546860000000001, 6.613586000000001, 6.621,
     ];
     expect(percentiles(v, ps)).toEqual(numpy);
     ps.forEach((p, i) => expect(percentile(v, p)).toBe(numpy[i]));

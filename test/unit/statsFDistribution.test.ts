@@ -26,7 +26,8 @@ describe('log-gamma (Lanczos)', () => {
       [100.5, 361.43554046777757],
       [1000, 5905.220423209181],
     ];
-    for (const [x, want] of cases) expect(Math.abs(logGamma(x) - want)).toBeLessThan(1e-13 * Math.max(1, Math.abs(want)));
+    for (const [x, want] of cases)
+      expect(Math.abs(logGamma(x) - want)).toBeLessThan(1e-13 * Math.max(1, Math.abs(want)));
   });
 
   it('rejects x ≤ 0 and non-finite x', () => {

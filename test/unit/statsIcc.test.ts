@@ -150,7 +150,13 @@ describe('ICC — properties and edge cases', () => {
   });
 
   it('perfect agreement: ICC = 1, F and the interval unavailable (not Infinity/NaN)', () => {
-    const r = ok(icc([[1, 1], [2, 2], [5, 5]]));
+    const r = ok(
+      icc([
+        [1, 1],
+        [2, 2],
+        [5, 5],
+      ]),
+    );
     const a = est(r.iccA1);
     expect(a.estimate).toBe(1);
     expect(a.F).toBeNull();
@@ -162,21 +168,42 @@ describe('ICC — properties and edge cases', () => {
   });
 
   it('unavailable results: all cells equal, fewer than 2 rows or columns, empty; degenerate denominators', () => {
-    expect(icc([[3, 3], [3, 3]])).toMatchObject({ available: false, code: 'zero-variance' });
+    expect(
+      icc([
+        [3, 3],
+        [3, 3],
+      ]),
+    ).toMatchObject({ available: false, code: 'zero-variance' });
     expect(icc([[1, 2, 3]])).toMatchObject({ available: false, code: 'too-few' });
     expect(icc([[1], [2]])).toMatchObject({ available: false, code: 'too-few' });
     expect(icc([])).toMatchObject({ available: false, code: 'empty' });
     // 2 × 2 with MSR = MSC = 0 but MSE > 0: the ICC(A,1) denominator is 0.
-    const r = ok(icc([[0, 1], [1, 0]]));
+    const r = ok(
+      icc([
+        [0, 1],
+        [1, 0],
+      ]),
+    );
     expect(r.iccA1).toMatchObject({ available: false, code: 'degenerate' });
     // Identical targets, raters offset by constants: MSR = MSE = 0 → ICC(A,1) and ICC(C,1) undefined.
-    const r2 = ok(icc([[1, 4], [1, 4], [1, 4]]));
+    const r2 = ok(
+      icc([
+        [1, 4],
+        [1, 4],
+        [1, 4],
+      ]),
+    );
     expect(r2.iccA1).toMatchObject({ available: false, code: 'zero-variance' });
     expect(r2.iccC1).toMatchObject({ available: false, code: 'zero-variance' });
   });
 
   it('NaN, a ragged table and a bad level throw', () => {
-    expect(() => icc([[1, NaN], [2, 3]])).toThrow(StatsError);
+    expect(() =>
+      icc([
+        [1, NaN],
+        [2, 3],
+      ]),
+    ).toThrow(StatsError);
     expect(() => icc([[1, 2], [2]])).toThrow(/row 1 has 1 columns/);
     expect(() => icc(SF, { level: 1.2 })).toThrow(StatsError);
   });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { hodgesLehmann, hodgesLehmannPaired, pairedDifferences, pairedMedianDifferenceCI, walshAverages, type HodgesLehmannResult } from '../../src/domain/stats/paired';
+import {
+  hodgesLehmann,
+  hodgesLehmannPaired,
+  pairedDifferences,
+  pairedMedianDifferenceCI,
+  walshAverages,
+  type HodgesLehmannResult,
+} from '../../src/domain/stats/paired';
 import { signedRankCdf, signedRankLowerQuantile } from '../../src/domain/stats/signedRank';
 import type { BootstrapCI } from '../../src/domain/stats/bootstrap';
 import { StatsError, type Unavailable } from '../../src/domain/stats/result';
@@ -87,7 +94,15 @@ describe('Hodges–Lehmann estimate with the Walsh-average CI', () => {
     expect(r.hi).toBeCloseTo(-0.01, 3);
     // n = 9, M = 45: P(T+ ≤ 5) = 10/512 ≤ 0.025 < P(T+ ≤ 6) = 14/512, so q = 6: [W_(6), W_(40)],
     // achieved level 1 − 2·10/512 = 0.9609375.
-    expect(r).toMatchObject({ n: 9, walshCount: 45, lowerRank: 6, upperRank: 40, level: 0.95, levelAchieved: true, method: 'hodges-lehmann-walsh-exact' });
+    expect(r).toMatchObject({
+      n: 9,
+      walshCount: 45,
+      lowerRank: 6,
+      upperRank: 40,
+      level: 0.95,
+      levelAchieved: true,
+      method: 'hodges-lehmann-walsh-exact',
+    });
     expect(r.achievedLevel).toBeCloseTo(1 - 20 / 512, 15);
     // Swapping x and y mirrors everything.
     const s = ok(hodgesLehmannPaired(HW_X, HW_Y));
@@ -102,14 +117,35 @@ describe('Hodges–Lehmann estimate with the Walsh-average CI', () => {
     // n = 4: P(T+ ≤ 0) = 1/16 > 0.025, so q = 0 → 1: CI = [min, max] = [1, 10], achieved 1 − 2/16 = 0.875.
     expect(Array.from(walshAverages([1, 2, 3, 10]))).toEqual([1, 1.5, 2, 2, 2.5, 3, 5.5, 6, 6.5, 10]);
     const r = ok(hodgesLehmann([1, 2, 3, 10]));
-    expect(r).toMatchObject({ estimate: 2.75, lo: 1, hi: 10, lowerRank: 1, upperRank: 10, achievedLevel: 0.875, levelAchieved: false });
+    expect(r).toMatchObject({
+      estimate: 2.75,
+      lo: 1,
+      hi: 10,
+      lowerRank: 1,
+      upperRank: 10,
+      achievedLevel: 0.875,
+      levelAchieved: false,
+    });
     // Level 0.8: q = smallest t with P(T+ ≤ t) ≥ 0.1 = 1 (P(T+ ≤ 0) = 1/16 < 0.1 ≤ P(T+ ≤ 1) = 2/16):
     // still [W_1, W_10], now achieving 0.875 ≥ 0.8.
-    expect(ok(hodgesLehmann([1, 2, 3, 10], { level: 0.8 }))).toMatchObject({ lo: 1, hi: 10, lowerRank: 1, achievedLevel: 0.875, levelAchieved: true });
+    expect(ok(hodgesLehmann([1, 2, 3, 10], { level: 0.8 }))).toMatchObject({
+      lo: 1,
+      hi: 10,
+      lowerRank: 1,
+      achievedLevel: 0.875,
+      levelAchieved: true,
+    });
     // Level 0.7: P(T+ ≤ 1) = 2/16 < 0.15 ≤ P(T+ ≤ 2) = 3/16 → q = 2: [W_2, W_9] = [1.5, 6.5],
     // achieved 1 − 2·2/16 = 0.75.
     const r70 = ok(hodgesLehmann([1, 2, 3, 10], { level: 0.7 }));
-    expect(r70).toMatchObject({ lo: 1.5, hi: 6.5, lowerRank: 2, upperRank: 9, achievedLevel: 0.75, levelAchieved: true });
+    expect(r70).toMatchObject({
+      lo: 1.5,
+      hi: 6.5,
+      lowerRank: 2,
+      upperRank: 9,
+      achievedLevel: 0.75,
+      levelAchieved: true,
+    });
   });
 
   it('the interval is exactly the set of shifts the exact signed-rank test does not reject (test inversion)', () => {
@@ -149,7 +185,15 @@ describe('paired median difference with bootstrap CI', () => {
     expect(r.estimate).toBeCloseTo(0.49, 14);
     expect(r.lo).toBeCloseTo(-0.08000000000000007, 14);
     expect(r.hi).toBeCloseTo(0.9520000000000001, 14);
-    expect(r).toMatchObject({ B: 2000, seed: 17, level: 0.95, resampled: 'pairs', n: 9, clusters: 9, method: 'bootstrap-percentile' });
+    expect(r).toMatchObject({
+      B: 2000,
+      seed: 17,
+      level: 0.95,
+      resampled: 'pairs',
+      n: 9,
+      clusters: 9,
+      method: 'bootstrap-percentile',
+    });
     expect(r.statistic).toMatch(/median of paired differences/);
   });
 

@@ -19,7 +19,9 @@ const TV = [7, 27, 2, 50, 28, 29, 20, 12, 6, 17];
 describe('average ranks', () => {
   it('ties share the mean of their positions (scipy.stats.rankdata "average")', () => {
     expect(Array.from(averageRanks([1, 2, 2, 3, 3, 3, 4, 5, 5, 6]))).toEqual([1, 2.5, 2.5, 5, 5, 5, 7, 8.5, 8.5, 10]);
-    expect(Array.from(averageRanks([2, 1, 3, 3, 5, 4, 4, 6, 6, 5]))).toEqual([2, 1, 3.5, 3.5, 7.5, 5.5, 5.5, 9.5, 9.5, 7.5]);
+    expect(Array.from(averageRanks([2, 1, 3, 3, 5, 4, 4, 6, 6, 5]))).toEqual([
+      2, 1, 3.5, 3.5, 7.5, 5.5, 5.5, 9.5, 9.5, 7.5,
+    ]);
     expect(Array.from(averageRanks([30, 10, 20]))).toEqual([3, 1, 2]);
     expect(() => averageRanks([1, NaN])).toThrow(StatsError);
   });
@@ -50,14 +52,38 @@ describe('Spearman ρ', () => {
   });
 
   it('heavily tied data agrees with scipy.stats.spearmanr', () => {
-    expect(rho(spearman([1, 2, 2, 3, 3, 3, 4, 5, 5, 6], [2, 1, 3, 3, 5, 4, 4, 6, 6, 5]))).toBeCloseTo(0.8531416630858343, 14);
+    expect(rho(spearman([1, 2, 2, 3, 3, 3, 4, 5, 5, 6], [2, 1, 3, 3, 5, 4, 4, 6, 6, 5]))).toBeCloseTo(
+      0.8531416630858343,
+      14,
+    );
   });
 
   it('monotone transforms: ρ = ±1, invariant to monotone rescaling', () => {
     const x = [0.1, 0.5, 0.2, 3, 2.2];
-    expect(rho(spearman(x, x.map((v) => Math.exp(v))))).toBe(1);
-    expect(rho(spearman(x, x.map((v) => -(v ** 3))))).toBe(-1);
-    expect(rho(spearman(IQ, TV))).toBe(rho(spearman(IQ.map((v) => v * 1000 - 7), TV.map(Math.log))));
+    expect(
+      rho(
+        spearman(
+          x,
+          x.map((v) => Math.exp(v)),
+        ),
+      ),
+    ).toBe(1);
+    expect(
+      rho(
+        spearman(
+          x,
+          x.map((v) => -(v ** 3)),
+        ),
+      ),
+    ).toBe(-1);
+    expect(rho(spearman(IQ, TV))).toBe(
+      rho(
+        spearman(
+          IQ.map((v) => v * 1000 - 7),
+          TV.map(Math.log),
+        ),
+      ),
+    );
   });
 
   it('undefined cases are unavailable, never NaN: all-equal x or y, n < 2, empty', () => {
@@ -83,7 +109,16 @@ describe('Spearman ρ bootstrap CI', () => {
     expect(r.estimate).toBeCloseTo(-29 / 165, 14);
     expect(r.lo).toBeCloseTo(-0.7922743922743923, 12);
     expect(r.hi).toBeCloseTo(0.6104524507750311, 12);
-    expect(r).toMatchObject({ level: 0.95, B: 2000, seed: 2024, method: 'bootstrap-percentile', resampled: 'pairs', n: 10, clusters: 10, degenerateReplicates: 0 });
+    expect(r).toMatchObject({
+      level: 0.95,
+      B: 2000,
+      seed: 2024,
+      method: 'bootstrap-percentile',
+      resampled: 'pairs',
+      n: 10,
+      clusters: 10,
+      degenerateReplicates: 0,
+    });
   });
 
   it('over clusters of pairs (clusterKeys), level 0.9, B = 2000, seed 31', () => {
@@ -113,7 +148,10 @@ describe('Spearman ρ bootstrap CI', () => {
 
   it('unavailable when ρ itself is undefined or there is one cluster; bad keys throw', () => {
     expect(spearmanCI([1, 2, 3], [4, 4, 4], { seed: 1 })).toMatchObject({ available: false, code: 'zero-variance' });
-    expect(spearmanCI([1, 2, 3], [1, 3, 2], { seed: 1, clusterKeys: ['k', 'k', 'k'] })).toMatchObject({ available: false, code: 'too-few' });
+    expect(spearmanCI([1, 2, 3], [1, 3, 2], { seed: 1, clusterKeys: ['k', 'k', 'k'] })).toMatchObject({
+      available: false,
+      code: 'too-few',
+    });
     expect(() => spearmanCI([1, 2, 3], [1, 3, 2], { seed: 1, clusterKeys: ['k'] })).toThrow(StatsError);
   });
 });

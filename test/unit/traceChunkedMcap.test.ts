@@ -25,7 +25,13 @@ async function rawWriter(file: string): Promise<{ w: ChunkedMcapWriter; ch: numb
   return { w, ch };
 }
 
-const msg = (ch: number, i: number) => ({ channelId: ch, sequence: i, logTime: BigInt(i) * 2_000_000n, publishTime: BigInt(i) * 2_000_000n, data: enc.encode(JSON.stringify({ timeS: i / 500, tick: i })) });
+const msg = (ch: number, i: number) => ({
+  channelId: ch,
+  sequence: i,
+  logTime: BigInt(i) * 2_000_000n,
+  publishTime: BigInt(i) * 2_000_000n,
+  data: enc.encode(JSON.stringify({ timeS: i / 500, tick: i })),
+});
 
 describe('ChunkedMcapWriter', () => {
   it('closes chunks where told; only closed chunks become durable and readable', async () => {
@@ -86,7 +92,10 @@ describe('ChunkedMcapWriter', () => {
       expect(r.rewrittenFile).toBe(out);
       const idx = await readIndexed(out);
       expect(idx.topics['/executed/state'] ?? 0).toBe(whole);
-      expect(idx.metadata.recovery).toMatchObject({ source_file: path.basename(f), recovered_executed_frames: String(whole) });
+      expect(idx.metadata.recovery).toMatchObject({
+        source_file: path.basename(f),
+        recovered_executed_frames: String(whole),
+      });
       expect(checkMcapCrcs(fs.readFileSync(out))).toEqual({ dataSection: true, summary: true });
       expect(fs.readdirSync(dir).filter((n) => n.includes('.tmp-'))).toEqual([]);
     }
@@ -102,7 +111,10 @@ describe('ChunkedMcapWriter', () => {
     expect(flipped.executedFrames).toBe(30);
     expect(flipped.error).toMatch(/crc/i);
     // No file at all.
-    expect(await recoverEpisodeFile(path.join(dir, 'missing.mcap'))).toMatchObject({ exists: false, executedFrames: 0 });
+    expect(await recoverEpisodeFile(path.join(dir, 'missing.mcap'))).toMatchObject({
+      exists: false,
+      executedFrames: 0,
+    });
   });
 
   it('a full device fails with ENOSPC naming the file (a real failure, also for root)', async () => {
@@ -111,7 +123,9 @@ describe('ChunkedMcapWriter', () => {
     const err = await w.settle().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EpisodeFileError);
     expect((err as EpisodeFileError).code).toBe('ENOSPC');
-    expect((err as Error).message).toBe('cannot write the episode file /dev/full: no space left on the device (ENOSPC)');
+    expect((err as Error).message).toBe(
+      'cannot write the episode file /dev/full: no space left on the device (ENOSPC)',
+    );
     expect(() => w.registerSchema({ name: 'x', encoding: '', data: new Uint8Array() })).toThrow(/ENOSPC/);
     await w.abandon();
   });
@@ -129,7 +143,10 @@ describe('ChunkedMcapWriter', () => {
 describe('EpisodeWriter flush policy', () => {
   it('closes a chunk every N frames and counts durable frames', async () => {
     const file = path.join(dir, 'every.mcap');
-    const w = await EpisodeWriter.create(file, { episode: { run_id: 'every' }, flush: { everyFrames: 100, maxChunkBytes: 1 << 30, fsync: true } });
+    const w = await EpisodeWriter.create(file, {
+      episode: { run_id: 'every' },
+      flush: { everyFrames: 100, maxChunkBytes: 1 << 30, fsync: true },
+    });
     await w.writeFrames(syntheticFrames(0, 250));
     await w.flush();
     expect(w.stats()).toMatchObject({ frames: 250, durableFrames: 250, chunks: 3 });
@@ -145,7 +162,10 @@ describe('EpisodeWriter flush policy', () => {
 
   it('a stalled stream is flushed by the interval timer (nothing waits in memory longer than the interval)', async () => {
     const file = path.join(dir, 'stalled.mcap');
-    const w = await EpisodeWriter.create(file, { episode: { run_id: 'stalled' }, flush: { everyFrames: 1000, intervalMs: 40, fsync: true } });
+    const w = await EpisodeWriter.create(file, {
+      episode: { run_id: 'stalled' },
+      flush: { everyFrames: 1000, intervalMs: 40, fsync: true },
+    });
     await w.writeFrames(syntheticFrames(0, 7));
     expect(w.stats().durableFrames).toBe(0);
     const t0 = Date.now();

@@ -89,7 +89,9 @@ describe('parent trace identity', () => {
 
 describe('canonical JSON', () => {
   it('sorts keys, drops undefined, writes typed arrays as arrays and −0 as 0', () => {
-    expect(canonicalJson({ b: 1, a: { d: [1, undefined], c: -0 }, u: undefined, t: Float64Array.from([0.5, 2]) })).toBe('{"a":{"c":0,"d":[1,null]},"b":1,"t":[0.5,2]}');
+    expect(canonicalJson({ b: 1, a: { d: [1, undefined], c: -0 }, u: undefined, t: Float64Array.from([0.5, 2]) })).toBe(
+      '{"a":{"c":0,"d":[1,null]},"b":1,"t":[0.5,2]}',
+    );
     expect(canonicalJson({ x: 1, y: 2 })).toBe(canonicalJson({ y: 2, x: 1 }));
   });
   it('refuses what JSON cannot hold', () => {
@@ -104,7 +106,8 @@ describe('ids', () => {
     expect(id).toBe('real-20250102T030405Z-deadbeef');
     expect(makeRunId('simulation', 0, '0123456789')).toMatch(/^sim-19700101T000000Z-01234567$/);
     expect(episodeFileRelative(id)).toBe(`episodes/${id}.mcap`);
-    for (const bad of ['', '../x', '.hidden', 'a/b', 'a\\b', 'x.mcap', 'a b', 'x'.repeat(129)]) expect(runIdProblem(bad)).not.toBeNull();
+    for (const bad of ['', '../x', '.hidden', 'a/b', 'a\\b', 'x.mcap', 'a b', 'x'.repeat(129)])
+      expect(runIdProblem(bad)).not.toBeNull();
     for (const good of ['sim-1234-abc-1', 'r1', 'A.b_c-d']) expect(runIdProblem(good)).toBeNull();
     expect(() => makeRunId('simulation', 0, 'xyz')).toThrow(/hex/);
     expect(branchId('pt-1', 'simulation')).toBe('pt-1/sim');
@@ -133,10 +136,28 @@ describe('ids', () => {
 describe('records', () => {
   it('metric scalars: numbers where available, null (never 0) where not', () => {
     const ok = metricScalars(fixtureMetrics());
-    expect(ok).toMatchObject({ K: 101, failed: false, failureFrame: null, progressSoft: 1, mpjpeLMm: 48.25, jointJerkRms: null, jointJerkP95: 1234.5 });
+    expect(ok).toMatchObject({
+      K: 101,
+      failed: false,
+      failureFrame: null,
+      progressSoft: 1,
+      mpjpeLMm: 48.25,
+      jointJerkRms: null,
+      jointJerkP95: 1234.5,
+    });
     const failed = metricScalars(fixtureMetrics(MB_METRICS_1.id, true));
-    expect(failed).toMatchObject({ failed: true, failureFrame: 42, failureCondition: 'root_height', failureBody: 'pelvis', progressSoft: 0.42 });
-    const none = metricScalars({ ...fixtureMetrics(), failure: unavailableReading('no root'), mpjpeLMm: unavailableReading('no root') });
+    expect(failed).toMatchObject({
+      failed: true,
+      failureFrame: 42,
+      failureCondition: 'root_height',
+      failureBody: 'pelvis',
+      progressSoft: 0.42,
+    });
+    const none = metricScalars({
+      ...fixtureMetrics(),
+      failure: unavailableReading('no root'),
+      mpjpeLMm: unavailableReading('no root'),
+    });
     expect(none.failed).toBeNull();
     expect(none.mpjpeLMm).toBeNull();
   });

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
 import { G1_ISAACLAB_JOINT_NAMES, jointOrderFromNames } from '../../src/domain/wbc/jointOrder';
 import { TrackingObservationBuilder, type TrackingRobotState } from '../../src/domain/wbc/trackingObservation';
-import { trackingTermSize, type ReferenceAlignment, type TrackingTerm, type TrackingTermKind } from '../../src/domain/wbc/trackingPolicy';
+import {
+  trackingTermSize,
+  type ReferenceAlignment,
+  type TrackingTerm,
+  type TrackingTermKind,
+} from '../../src/domain/wbc/trackingPolicy';
 import type { TrackingReference } from '../../src/domain/wbc/trackingReference';
 
 // The tracking observation terms against hand-computed values: frames, the 6-D orientation's
@@ -12,14 +17,39 @@ const J = 29;
 const yawQuat = (rad: number) => [Math.cos(rad / 2), 0, 0, Math.sin(rad / 2)];
 
 function term(kind: TrackingTermKind, history = 1): TrackingTerm {
-  return { name: kind, kind, size: trackingTermSize(kind, J), history, scale: null, clip: null, checkedAgainst: 'test' };
+  return {
+    name: kind,
+    kind,
+    size: trackingTermSize(kind, J),
+    history,
+    scale: null,
+    clip: null,
+    checkedAgainst: 'test',
+  };
 }
 
-const NO_ALIGN: ReferenceAlignment = { rotation: 'none', translation: 'none', robotBody: 'anchor', referenceBody: 'anchor', checkedAgainst: 'test' };
+const NO_ALIGN: ReferenceAlignment = {
+  rotation: 'none',
+  translation: 'none',
+  robotBody: 'anchor',
+  referenceBody: 'anchor',
+  checkedAgainst: 'test',
+};
 
-function builder(terms: TrackingTerm[], alignment = NO_ALIGN, names: readonly string[] = G1_JOINT_NAMES, def = new Float64Array(J)) {
+function builder(
+  terms: TrackingTerm[],
+  alignment = NO_ALIGN,
+  names: readonly string[] = G1_JOINT_NAMES,
+  def = new Float64Array(J),
+) {
   const observationSize = terms.reduce((s, t) => s + t.size * t.history, 0);
-  return new TrackingObservationBuilder({ observation: terms, observationSize, jointOrder: jointOrderFromNames(names), defaultJointPosRad: def, alignment });
+  return new TrackingObservationBuilder({
+    observation: terms,
+    observationSize,
+    jointOrder: jointOrderFromNames(names),
+    defaultJointPosRad: def,
+    alignment,
+  });
 }
 
 function reference(frames = 3, anchorQuat = [1, 0, 0, 0], anchorPos = [0, 0, 1]): TrackingReference {
@@ -64,7 +94,10 @@ describe('tracking observation terms', () => {
     close(b.build(robot(), reference(), 0, new Float32Array(J)), [1, 0, 0, 1, 0, 0]);
     b.reset();
     // q_rel = Rz(−90°): R = [[0, 1, 0], [−1, 0, 0], [0, 0, 1]] → R00 R01 R10 R11 R20 R21
-    close(b.build(robot({ anchorQuatWxyz: yawQuat(Math.PI / 2) }), reference(), 0, new Float32Array(J)), [0, 1, -1, 0, 0, 0]);
+    close(
+      b.build(robot({ anchorQuatWxyz: yawQuat(Math.PI / 2) }), reference(), 0, new Float32Array(J)),
+      [0, 1, -1, 0, 0, 0],
+    );
   });
 
   it('yaw alignment at the first step removes a heading difference; it is kept for the episode and cleared by reset', () => {
@@ -82,13 +115,31 @@ describe('tracking observation terms', () => {
   it('anchor position: the reference anchor in the robot anchor frame (no alignment)', () => {
     const b = builder([term('ref_anchor_pos_b')]);
     // reference 1 m ahead in world x; robot yawed +90°: in its frame that is −y
-    close(b.build(robot({ anchorQuatWxyz: yawQuat(Math.PI / 2), anchorPosM: [0, 0, 1] }), reference(3, [1, 0, 0, 0], [1, 0, 1]), 0, new Float32Array(J)), [0, -1, 0]);
+    close(
+      b.build(
+        robot({ anchorQuatWxyz: yawQuat(Math.PI / 2), anchorPosM: [0, 0, 1] }),
+        reference(3, [1, 0, 0, 0], [1, 0, 1]),
+        0,
+        new Float32Array(J),
+      ),
+      [0, -1, 0],
+    );
   });
 
   it('base linear velocity in the root frame; a missing state estimate is refused', () => {
     const b = builder([term('base_lin_vel_b'), term('projected_gravity'), term('base_ang_vel_b')]);
-    close(b.build(robot({ rootQuatWxyz: yawQuat(Math.PI / 2), rootLinVelMps: [1, 0, 0] }), reference(), 0, new Float32Array(J)), [0, -1, 0, 0, 0, -1, 0.1, 0.2, 0.3]);
-    expect(() => builder([term('base_lin_vel_b')]).build(robot({ rootLinVelMps: null }), reference(), 0, new Float32Array(J))).toThrow(/state estimate/);
+    close(
+      b.build(
+        robot({ rootQuatWxyz: yawQuat(Math.PI / 2), rootLinVelMps: [1, 0, 0] }),
+        reference(),
+        0,
+        new Float32Array(J),
+      ),
+      [0, -1, 0, 0, 0, -1, 0.1, 0.2, 0.3],
+    );
+    expect(() =>
+      builder([term('base_lin_vel_b')]).build(robot({ rootLinVelMps: null }), reference(), 0, new Float32Array(J)),
+    ).toThrow(/state estimate/);
   });
 
   it('joint terms are written in the policy order through the name table, relative to the default pose', () => {
@@ -106,9 +157,17 @@ describe('tracking observation terms', () => {
   });
 
   it('reference anchor terms of wbc-mjlab are in the reference anchor frame', () => {
-    const b = builder([term('ref_anchor_height'), term('ref_anchor_lin_vel_b'), term('ref_anchor_ang_vel_b'), term('ref_gravity_b')]);
+    const b = builder([
+      term('ref_anchor_height'),
+      term('ref_anchor_lin_vel_b'),
+      term('ref_anchor_ang_vel_b'),
+      term('ref_gravity_b'),
+    ]);
     // anchor yawed +90°, moving +x at 0.5 m/s and turning about z: in its frame −y, z unchanged
-    close(b.build(robot(), reference(3, yawQuat(Math.PI / 2), [0, 0, 0.9]), 0, new Float32Array(J)), [0.9, 0, -0.5, 0, 0, 0, 1, 0, 0, -1]);
+    close(
+      b.build(robot(), reference(3, yawQuat(Math.PI / 2), [0, 0, 0.9]), 0, new Float32Array(J)),
+      [0.9, 0, -0.5, 0, 0, 0, 1, 0, 0, -1],
+    );
   });
 
   it('history: the first step fills every entry, later steps shift oldest-first; frames are clamped to the reference', () => {

@@ -13,9 +13,22 @@ import { G1_NUM_JOINTS } from '../../src/domain/robot/g1Joints';
 import { BodyModel } from '../../src/domain/workload/bodyModel';
 import { CORE_V1_FPS, CORE_V1_ID, generateCoreV1, type GeneratedCoreV1 } from '../../src/domain/workload/coreV1';
 import { coreV1Recipes } from '../../src/domain/workload/coreV1Recipes';
-import { DYNAMIC_LIMITS, limitsForGroup, measureClip, physicsViolations, STANDARD_LIMITS, type ClipPhysicsReport } from '../../src/domain/workload/physicalChecks';
+import {
+  DYNAMIC_LIMITS,
+  limitsForGroup,
+  measureClip,
+  physicsViolations,
+  STANDARD_LIMITS,
+  type ClipPhysicsReport,
+} from '../../src/domain/workload/physicalChecks';
 import { Kit } from '../../src/domain/workload/recipeKit';
-import { CAPABILITY_GROUPS, groupCounts, snapshotDifferences, snapshotHash, type WorkloadSnapshot } from '../../src/domain/workload/snapshot';
+import {
+  CAPABILITY_GROUPS,
+  groupCounts,
+  snapshotDifferences,
+  snapshotHash,
+  type WorkloadSnapshot,
+} from '../../src/domain/workload/snapshot';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { CORE_V1_MANIFEST_FILE, mismatchMessage, readFrozenCoreV1 } from '../../src/services/workload/coreV1Frozen';
 
@@ -45,14 +58,25 @@ describe('core-v1 catalogue', () => {
     for (const g of CAPABILITY_GROUPS) expect(counts[g], g).toBeGreaterThanOrEqual(6);
     expect(new Set(gen.clips.map((c) => c.name)).size).toBe(gen.clips.length);
     expect(new Set(gen.clips.map((c) => c.id)).size).toBe(gen.clips.length);
-    const prefix = { upper_body: 'ub_', in_place: 'ip_', locomotion: 'loco_', dynamic: 'dyn_', low_posture: 'lp_' } as const;
+    const prefix = {
+      upper_body: 'ub_',
+      in_place: 'ip_',
+      locomotion: 'loco_',
+      dynamic: 'dyn_',
+      low_posture: 'lp_',
+    } as const;
     for (const c of gen.clips) expect(c.name.startsWith(prefix[c.capabilityGroup!]), c.name).toBe(true);
     for (const r of gen.recipes) expect(r.description.length, r.name).toBeGreaterThan(10);
   });
 
   it('only dynamic clips have flight phases (jogging and jumps)', () => {
     const flight = gen.recipes.filter((r) => r.flight);
-    expect(flight.map((r) => r.name).sort()).toEqual(['dyn_jog_forward', 'dyn_jog_in_place', 'dyn_jump_forward', 'dyn_small_jumps']);
+    expect(flight.map((r) => r.name).sort()).toEqual([
+      'dyn_jog_forward',
+      'dyn_jog_in_place',
+      'dyn_jump_forward',
+      'dyn_small_jumps',
+    ]);
     for (const r of flight) expect(r.group).toBe('dynamic');
     // jumps leave the floor by several centimetres, the jogs by at least a centimetre
     expect(reports.get('dyn_small_jumps')!.flightHeight.value).toBeGreaterThan(0.04);
@@ -66,7 +90,14 @@ describe('core-v1 catalogue', () => {
     expect(s.clips.map((c) => c.name)).toEqual(gen.clips.map((c) => c.name));
     for (const [i, m] of s.clips.entries()) {
       const c = gen.clips[i];
-      expect(m).toEqual({ id: c.id, name: c.name, group: c.capabilityGroup, duration_s: (c.frameCount - 1) / CORE_V1_FPS, frames: c.frameCount, fps: CORE_V1_FPS });
+      expect(m).toEqual({
+        id: c.id,
+        name: c.name,
+        group: c.capabilityGroup,
+        duration_s: (c.frameCount - 1) / CORE_V1_FPS,
+        frames: c.frameCount,
+        fps: CORE_V1_FPS,
+      });
     }
     expect(s.snapshot_hash).toBe(snapshotHash(s.clips));
   });
@@ -76,7 +107,10 @@ describe.each(catalogue)('core-v1 clip $name ($group)', ({ name, group, flight }
   it('passes the physical checks', () => {
     const rep = reports.get(name)!;
     const v = physicsViolations(rep, limitsForGroup(group), flight);
-    expect(v.map((x) => x.message), `${name}: ${v.map((x) => x.message).join('; ')}`).toEqual([]);
+    expect(
+      v.map((x) => x.message),
+      `${name}: ${v.map((x) => x.message).join('; ')}`,
+    ).toEqual([]);
   });
 
   it('is 50 fps, 5–15 s, unit quaternions, and starts at rest in the stand pose at the origin, heading 0', () => {
@@ -100,7 +134,8 @@ describe.each(catalogue)('core-v1 clip $name ($group)', ({ name, group, flight }
     // the first and last half second are still
     const N = c.frameCount;
     for (const k of [1, 24, N - 25, N - 2]) {
-      for (let j = 0; j < G1_NUM_JOINTS; j++) expect(c.jointPosRad[k * G1_NUM_JOINTS + j]).toBe(c.jointPosRad[(k < N / 2 ? 0 : N - 1) * G1_NUM_JOINTS + j]);
+      for (let j = 0; j < G1_NUM_JOINTS; j++)
+        expect(c.jointPosRad[k * G1_NUM_JOINTS + j]).toBe(c.jointPosRad[(k < N / 2 ? 0 : N - 1) * G1_NUM_JOINTS + j]);
     }
     // last frame: the stand pose, upright, feet on the floor
     expect(Array.from(c.jointPosRad.subarray((N - 1) * G1_NUM_JOINTS))).toEqual(Array.from(stand));
@@ -112,7 +147,11 @@ describe('core-v1 motions go where their names say', () => {
   const endPose = (c: MotionClip) => {
     const k = c.frameCount - 1;
     const q = c.rootQuatWxyz;
-    return { x: c.rootPosM[3 * k], y: c.rootPosM[3 * k + 1], heading: quatHeading([q[4 * k], q[4 * k + 1], q[4 * k + 2], q[4 * k + 3]]) };
+    return {
+      x: c.rootPosM[3 * k],
+      y: c.rootPosM[3 * k + 1],
+      heading: quatHeading([q[4 * k], q[4 * k + 1], q[4 * k + 2], q[4 * k + 3]]),
+    };
   };
   it('walks forward, backward, sideways, turns and arcs; in-place clips stay in place', () => {
     expect(endPose(byName('loco_walk_forward')).x).toBeCloseTo(2.0, 1);
@@ -143,7 +182,8 @@ describe('core-v1 motions go where their names say', () => {
 
 describe('core-v1 limits and measured maxima', () => {
   it('stay inside the documented limits with the standard set tighter than the dynamic one', () => {
-    const max = (names: string[], f: (r: ClipPhysicsReport) => number) => Math.max(...names.map((n) => f(reports.get(n)!)));
+    const max = (names: string[], f: (r: ClipPhysicsReport) => number) =>
+      Math.max(...names.map((n) => f(reports.get(n)!)));
     const dyn = catalogue.filter((c) => c.group === 'dynamic').map((c) => c.name);
     const std = catalogue.filter((c) => c.group !== 'dynamic').map((c) => c.name);
     expect(max(std, (r) => r.jointVel.value)).toBeLessThan(STANDARD_LIMITS.jointVelRadS);
@@ -195,7 +235,12 @@ describe('core-v1 clips as files', () => {
     for (const name of ['ub_wave_right', 'loco_walk_arc_left', 'dyn_small_jumps']) {
       const c = byName(name);
       const text = encodeClipJson(c);
-      expect(c.provenance).toEqual({ file: `builtin:core-v1/${name}.json`, format: 'motionbench-json', fileSha256: sha256HexOfString(text), fpsSource: 'file' });
+      expect(c.provenance).toEqual({
+        file: `builtin:core-v1/${name}.json`,
+        format: 'motionbench-json',
+        fileSha256: sha256HexOfString(text),
+        fpsSource: 'file',
+      });
       const back = decodeMotionbenchJson(text, { file: `${name}.json` });
       expect(back.id).toBe(c.id);
       expect(back.capabilityGroup).toBe(c.capabilityGroup);

@@ -8,11 +8,23 @@ import { G1_NUM_JOINTS } from '../../src/domain/robot/g1Joints';
 import { BodyModel, jointIndex, LEG_JOINT0 } from '../../src/domain/workload/bodyModel';
 import { FrameResolver, frameCountFor } from '../../src/domain/workload/clipBuilder';
 import { generateCoreV1 } from '../../src/domain/workload/coreV1';
-import { bump, envelope, KeyTrack, minJerk, oscillation, quinticHermite } from '../../src/domain/workload/interpolation';
+import {
+  bump,
+  envelope,
+  KeyTrack,
+  minJerk,
+  oscillation,
+  quinticHermite,
+} from '../../src/domain/workload/interpolation';
 import { measureClip, physicsViolations, STANDARD_LIMITS } from '../../src/domain/workload/physicalChecks';
 import { Kit, legAngles } from '../../src/domain/workload/recipeKit';
 import { quatFromRpy } from '../../src/domain/workload/rotation';
-import { snapshotDifferences, snapshotHash, snapshotHashText, type WorkloadClipMeta } from '../../src/domain/workload/snapshot';
+import {
+  snapshotDifferences,
+  snapshotHash,
+  snapshotHashText,
+  type WorkloadClipMeta,
+} from '../../src/domain/workload/snapshot';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 
 const profile = loadRobotProfile();
@@ -72,7 +84,13 @@ describe('interpolation', () => {
     expect(d1(f, 1)).toBeCloseTo(-10 / 3, 4);
     expect(d1(f, 1 - 1e-3)).toBeCloseTo(d1(f, 1 + 1e-3), 1);
     expect(d2(f, 1 - 2e-3, 1e-3)).toBeCloseTo(d2(f, 1 + 2e-3, 1e-3), 0);
-    expect(() => new KeyTrack([[1, 0], [1, 1]])).toThrow(/increase/);
+    expect(
+      () =>
+        new KeyTrack([
+          [1, 0],
+          [1, 1],
+        ]),
+    ).toThrow(/increase/);
   });
 
   it('quinticHermite matches its end conditions', () => {
@@ -94,7 +112,10 @@ describe('leg IK and floor placement', () => {
       const want = kit.footPoseOfLeg(pelvisPos, rpy, side, leg);
       const joints = new Float64Array(kit.stand);
       joints.set(legAngles(side, { hipPitch: -0.4, knee: 0.8, anklePitch: -0.4 }), LEG_JOINT0[side]);
-      const r = model.solveLeg(side, pelvisPos, quatFromRpy(...rpy), joints, { pos: want.pos, quat: quatFromRpy(...want.rpy) });
+      const r = model.solveLeg(side, pelvisPos, quatFromRpy(...rpy), joints, {
+        pos: want.pos,
+        quat: quatFromRpy(...want.rpy),
+      });
       expect(r).toBeLessThan(1e-10);
       const got = Array.from(joints.subarray(LEG_JOINT0[side], LEG_JOINT0[side] + 6));
       const exp = legAngles(side, leg);
@@ -116,7 +137,10 @@ describe('leg IK and floor placement', () => {
     const q = new Float64Array(kit.stand);
     q.set(legAngles(0, { hipPitch: -0.3, knee: 0.6, anklePitch: -0.3 }), LEG_JOINT0[0]);
     q.set(legAngles(1, { hipPitch: -0.3, knee: 0.6, anklePitch: -0.3 }), LEG_JOINT0[1]);
-    const pose = new FrameResolver(model).resolve({ kind: 'joint', joints: q, rootRpy: [0, 0, 0.7], anchorXY: [1.5, -2] }, 'test');
+    const pose = new FrameResolver(model).resolve(
+      { kind: 'joint', joints: q, rootRpy: [0, 0, 0.7], anchorXY: [1.5, -2] },
+      'test',
+    );
     model.forward(pose.rootPos, pose.rootQuat, pose.joints);
     expect(Math.min(model.footLowest(0), model.footLowest(1))).toBeCloseTo(0, 12);
     const l = 3 * model.footBody[0];
@@ -141,7 +165,9 @@ describe('snapshot hash', () => {
 
   it('hashes the documented text: a scheme line, then id, name, group, fps, frames per clip sorted by id', () => {
     const text = snapshotHashText(metas);
-    expect(text).toBe('mb-workload-hash/1\nclip-aaaaaaaaaaaaaaaa\twave\tupper_body\t50\t51\nclip-bbbbbbbbbbbbbbbb\twalk\tlocomotion\t30\t61\n');
+    expect(text).toBe(
+      'mb-workload-hash/1\nclip-aaaaaaaaaaaaaaaa\twave\tupper_body\t50\t51\nclip-bbbbbbbbbbbbbbbb\twalk\tlocomotion\t30\t61\n',
+    );
     expect(snapshotHash(metas)).toBe(sha256HexOfString(text));
     expect(snapshotHash(metas)).toMatch(/^[0-9a-f]{64}$/);
   });
@@ -149,7 +175,13 @@ describe('snapshot hash', () => {
   it('does not depend on order; changes with any clip id, name, group, fps or frame count', () => {
     const h = snapshotHash(metas);
     expect(snapshotHash([...metas].reverse())).toBe(h);
-    for (const change of [{ id: 'clip-cccccccccccccccc' }, { name: 'walk2' }, { group: 'dynamic' as const }, { fps: 60 }, { frames: 62 }]) {
+    for (const change of [
+      { id: 'clip-cccccccccccccccc' },
+      { name: 'walk2' },
+      { group: 'dynamic' as const },
+      { fps: 60 },
+      { frames: 62 },
+    ]) {
       expect(snapshotHash([{ ...metas[0], ...change }, metas[1]]), JSON.stringify(change)).not.toBe(h);
     }
     expect(snapshotHash(metas.slice(0, 1))).not.toBe(h);
@@ -159,7 +191,10 @@ describe('snapshot hash', () => {
   it('snapshotDifferences names changed, missing and extra clips', () => {
     const a = { clips: metas, snapshot_hash: snapshotHash(metas) };
     expect(snapshotDifferences(a, a)).toEqual([]);
-    const changed = [{ ...metas[0], id: 'clip-0000000000000000' }, { ...metas[1], name: 'wave2' }];
+    const changed = [
+      { ...metas[0], id: 'clip-0000000000000000' },
+      { ...metas[1], name: 'wave2' },
+    ];
     const d = snapshotDifferences(a, { clips: changed, snapshot_hash: snapshotHash(changed) });
     expect(d.join('\n')).toMatch(/clip walk: id clip-bbbbbbbbbbbbbbbb \(frozen\) ≠ clip-0000000000000000/);
     expect(d.join('\n')).toMatch(/clip wave: frozen .* but not generated/);
@@ -170,8 +205,16 @@ describe('snapshot hash', () => {
 
 describe('physical checks catch bad clips', () => {
   const base = generateCoreV1(profile, { only: ['ip_weight_shift'], withFileSha256: false }).clips[0];
-  const copy = (): MotionClip => ({ ...base, rootPosM: base.rootPosM.slice(), rootQuatWxyz: base.rootQuatWxyz.slice(), jointPosRad: base.jointPosRad.slice() });
-  const checks = (c: MotionClip) => physicsViolations(measureClip(c, model, profile.defaultPose.jointPosRad), STANDARD_LIMITS, false).map((v) => v.check);
+  const copy = (): MotionClip => ({
+    ...base,
+    rootPosM: base.rootPosM.slice(),
+    rootQuatWxyz: base.rootQuatWxyz.slice(),
+    jointPosRad: base.jointPosRad.slice(),
+  });
+  const checks = (c: MotionClip) =>
+    physicsViolations(measureClip(c, model, profile.defaultPose.jointPosRad), STANDARD_LIMITS, false).map(
+      (v) => v.check,
+    );
 
   it('the generated clip passes', () => {
     expect(checks(base)).toEqual([]);
@@ -186,7 +229,8 @@ describe('physical checks catch bad clips', () => {
     c.rootPosM[3 * k + 2] -= 0.001;
     expect(checks(c)).toContain('floor');
     c = copy();
-    for (let i = k; i < c.frameCount; i++) c.jointPosRad[i * J + jointIndex('left_elbow_joint')] += i < c.frameCount - 1 ? 0.3 : 0;
+    for (let i = k; i < c.frameCount; i++)
+      c.jointPosRad[i * J + jointIndex('left_elbow_joint')] += i < c.frameCount - 1 ? 0.3 : 0;
     expect(checks(c)).toEqual(expect.arrayContaining(['joint_velocity', 'joint_acceleration', 'joint_jerk']));
     c = copy();
     c.rootPosM[3 * k + 2] += 0.01;

@@ -1,6 +1,6 @@
 import type { ApiEvent, MotionbenchBridge } from '../../../src/api/contract';
-import type { ApiTransport } from './transport';
 import { deliverApiEvent } from './apiEvents';
+import type { ApiTransport } from './transport';
 
 /** The preload's `window.motionbench` bridge: always connected while the window lives. */
 export function createElectronTransport(bridge: MotionbenchBridge): ApiTransport {

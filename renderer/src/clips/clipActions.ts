@@ -1,28 +1,45 @@
+import { clipFromDto } from '../../../src/api/clipDto';
 import type { ApiError, ClipDto } from '../../../src/api/contract';
 import { MAX_CLIP_FILE_BYTES } from '../../../src/api/contract';
-import { clipFromDto } from '../../../src/api/clipDto';
-import { ApiCallError } from '../api/consoleClient';
+import { toApiError } from '../api/apiErrors';
+import { bytesToBase64 } from '../api/base64';
+import { useConnectionStore } from '../api/connectionStore';
+import type { ConsoleClient } from '../api/consoleClient';
 import { resetPlayhead } from '../playback/playback';
-import { type ClipSource, statedFps, useClipStore } from '../stores/clipStore';
-import { useConnectionStore } from '../stores/connectionStore';
-import { bytesToBase64 } from '../lib/base64';
+import { type ClipSource, useClipStore } from './clipStore';
 
-// Opening clips. Every path ends in `applyResult`: success replaces the clip on display, failure
+// Opening clips. Every path ends in `runLoad`: success replaces the clip on display, failure
 // shows the structured error and keeps the previous clip.
 
-const toApiError = (err: unknown): ApiError =>
-  err instanceof ApiCallError ? err.error : { code: 'internal', message: err instanceof Error ? err.message : String(err) };
+/** The fps the operator stated, or undefined when the field is empty; NaN when it is not a number. */
+export function statedFps(fpsText: string): number | undefined {
+  const t = fpsText.trim();
+  if (t === '') return undefined;
+  const v = Number(t);
+  return Number.isFinite(v) && v > 0 ? v : Number.NaN;
+}
+
+/** Decodes a clip source in the services (clips.decode for bytes, clips.load for a path). */
+export function fetchClip(client: ConsoleClient, source: ClipSource, fps: { fps?: number }): Promise<ClipDto> {
+  return source.kind === 'bytes'
+    ? client.call('clips.decode', { fileName: source.fileName, bytesBase64: source.bytesBase64, ...fps })
+    : client.call('clips.load', { path: source.path, ...fps });
+}
 
 /** The fps to send, or an error when the field holds something that is not a positive number. */
 function fpsParam(): { fps?: number } | ApiError {
   const { fpsText } = useClipStore.getState();
   const fps = statedFps(fpsText);
   if (fps === undefined) return {};
-  if (Number.isNaN(fps)) return { code: 'bad_params', field: 'params.fps', message: `fps "${fpsText}" is not a positive number` };
+  if (Number.isNaN(fps))
+    return { code: 'bad_params', field: 'params.fps', message: `fps "${fpsText}" is not a positive number` };
   return { fps };
 }
 
-async function runLoad(source: ClipSource | null, load: (fps: { fps?: number }) => Promise<ClipDto | null>): Promise<void> {
+async function runLoad(
+  source: ClipSource | null,
+  load: (fps: { fps?: number }) => Promise<ClipDto | null>,
+): Promise<void> {
   const client = useConnectionStore.getState().client;
   if (!client) {
     useClipStore.setState({ error: { code: 'internal', message: 'not connected to the console services' } });
@@ -52,18 +69,17 @@ async function runLoad(source: ClipSource | null, load: (fps: { fps?: number }) 
 
 function loadSource(source: ClipSource): Promise<void> {
   const client = useConnectionStore.getState().client;
-  return runLoad(source, (fps) =>
-    source.kind === 'bytes'
-      ? client!.call('clips.decode', { fileName: source.fileName, bytesBase64: source.bytesBase64, ...fps })
-      : client!.call('clips.load', { path: source.path, ...fps }),
-  );
+  return runLoad(source, (fps) => fetchClip(client!, source, fps));
 }
 
 /** A file the operator picked in the browser's file input. */
 export async function openClipFile(file: File): Promise<void> {
   if (file.size > MAX_CLIP_FILE_BYTES) {
     useClipStore.setState({
-      error: { code: 'too_large', message: `${file.name}: ${file.size} bytes is more than the ${MAX_CLIP_FILE_BYTES}-byte limit` },
+      error: {
+        code: 'too_large',
+        message: `${file.name}: ${file.size} bytes is more than the ${MAX_CLIP_FILE_BYTES}-byte limit`,
+      },
     });
     return;
   }

@@ -29,5 +29,8 @@ export function formatAgo(ms: number): string {
 
 export function problemView(problem: Problem, presence: ConnectionInfo['presence'], nowMs: number): ProblemView {
   const over = presence === 'present' && SILENCE_CODES.has(problem.code);
-  return { tone: over ? 'past' : problem.severity, age: problem.atMs > 0 ? formatAgo(Math.max(0, nowMs - problem.atMs)) : null };
+  return {
+    tone: over ? 'past' : problem.severity,
+    age: problem.atMs > 0 ? formatAgo(Math.max(0, nowMs - problem.atMs)) : null,
+  };
 }

@@ -36,7 +36,13 @@ export function errorColorRgb(errM: number, out: [number, number, number]): [num
 /** '#rrggbb' of the colour for `errM`, rounded as a 24-bit colour is. */
 export function errorColorHex(errM: number): string {
   const rgb = errorColorRgb(errM, [0, 0, 0]);
-  return `#${rgb.map((v) => Math.round(v * 255).toString(16).padStart(2, '0')).join('')}`;
+  return `#${rgb
+    .map((v) =>
+      Math.round(v * 255)
+        .toString(16)
+        .padStart(2, '0'),
+    )
+    .join('')}`;
 }
 
 /** CSS gradient of the scale over 0..LEGEND_MAX_M, for the legend bar. */

@@ -73,7 +73,14 @@ export interface ReferencePose {
 }
 
 /** Fills `out` for time `timeS`. `rootBody` is the index of the free-joint body (pelvis). */
-export function computeRunFrame(out: RunFrame, traj: RunTrajectory, fk: ForwardKinematics, ref: ReferencePose, rootBody: number, timeS: number): void {
+export function computeRunFrame(
+  out: RunFrame,
+  traj: RunTrajectory,
+  fk: ForwardKinematics,
+  ref: ReferencePose,
+  rootBody: number,
+  timeS: number,
+): void {
   out.timeS = timeS;
   if (traj.count === 0 || ref.bodyPosM.length !== 3 * fk.bodyCount) {
     out.valid = false;

@@ -9,8 +9,8 @@
 // the light blue of the reference ghost. The first colours are the most distinct ones, since a
 // replay usually shows four runs (sim branch + three real trials).
 //
-// A run keeps its slot for as long as it is overlaid (runStore assigns the lowest free one when
-// the run is added), so its colour does not change when other runs come or go.
+// A run keeps its slot for as long as it is overlaid (addRun in runActions.ts assigns the lowest
+// free one when the run is added), so its colour does not change when other runs come or go.
 
 export interface RunColor {
   /** '#rrggbb', sRGB. */

@@ -1,5 +1,5 @@
-import { slerpWxyzInto } from '../../../src/domain/motion/resample';
 import { growRows, grownCapacity } from '../../../src/domain/buffers/growableRows';
+import { slerpWxyzInto } from '../../../src/domain/motion/resample';
 
 // One executed run's trajectory, as the overlay holds it: time, root pose and joint angles per
 // sample, in growable Float64Arrays (amortised doubling, so a live run appends without
@@ -32,7 +32,13 @@ export interface PackedTrajectory {
  * The `count` samples of a batch pushed frame-major (a sim.frames or trial.live push), one
  * RunSample each; the joint count follows from the batch's size.
  */
-export function unpackSamples(b: { count: number; timeS: readonly number[]; rootPosM: readonly number[] | null; rootQuatWxyz: readonly number[] | null; jointPosRad: readonly number[] }): RunSample[] {
+export function unpackSamples(b: {
+  count: number;
+  timeS: readonly number[];
+  rootPosM: readonly number[] | null;
+  rootQuatWxyz: readonly number[] | null;
+  jointPosRad: readonly number[];
+}): RunSample[] {
   const J = b.jointPosRad.length / b.count;
   const out: RunSample[] = new Array(b.count);
   for (let i = 0; i < b.count; i++) {
@@ -61,6 +67,8 @@ export class RunTrajectory {
   hasRootPosition: boolean | null = null;
   hasRootOrientation: boolean | null = null;
   count = 0;
+  /** Bumped by clear(): samples already read may have been replaced (a recorded episode set over live frames). */
+  generation = 0;
   timeS: Float64Array;
   rootPosM: Float64Array;
   rootQuatWxyz: Float64Array;
@@ -92,9 +100,9 @@ export class RunTrajectory {
     this.jointPosRad = growRows(this.jointPosRad, this.jointCount, this.count, c);
   }
 
-
   clear(): void {
     this.count = 0;
+    this.generation++;
     this.hasRootPosition = null;
     this.hasRootOrientation = null;
   }
@@ -133,9 +141,12 @@ export class RunTrajectory {
   setPacked(p: PackedTrajectory): void {
     const n = p.timeS.length;
     const J = this.jointCount;
-    if (p.jointPosRad.length !== n * J) throw new RangeError(`jointPosRad has ${p.jointPosRad.length} values, expected ${n}×${J}`);
-    if (p.rootPosM && p.rootPosM.length !== 3 * n) throw new RangeError(`rootPosM has ${p.rootPosM.length} values, expected ${n}×3`);
-    if (p.rootQuatWxyz && p.rootQuatWxyz.length !== 4 * n) throw new RangeError(`rootQuatWxyz has ${p.rootQuatWxyz.length} values, expected ${n}×4`);
+    if (p.jointPosRad.length !== n * J)
+      throw new RangeError(`jointPosRad has ${p.jointPosRad.length} values, expected ${n}×${J}`);
+    if (p.rootPosM && p.rootPosM.length !== 3 * n)
+      throw new RangeError(`rootPosM has ${p.rootPosM.length} values, expected ${n}×3`);
+    if (p.rootQuatWxyz && p.rootQuatWxyz.length !== 4 * n)
+      throw new RangeError(`rootQuatWxyz has ${p.rootQuatWxyz.length} values, expected ${n}×4`);
     this.clear();
     this.reserve(n);
     const root = new Float64Array(3);
@@ -145,7 +156,12 @@ export class RunTrajectory {
       if (p.rootPosM) for (let c = 0; c < 3; c++) root[c] = p.rootPosM[3 * i + c];
       if (p.rootQuatWxyz) for (let c = 0; c < 4; c++) quat[c] = p.rootQuatWxyz[4 * i + c];
       for (let j = 0; j < J; j++) q[j] = p.jointPosRad[J * i + j];
-      this.append({ timeS: p.timeS[i], rootPosM: p.rootPosM ? root : null, rootQuatWxyz: p.rootQuatWxyz ? quat : null, jointPosRad: q });
+      this.append({
+        timeS: p.timeS[i],
+        rootPosM: p.rootPosM ? root : null,
+        rootQuatWxyz: p.rootQuatWxyz ? quat : null,
+        jointPosRad: q,
+      });
     }
   }
 
@@ -170,7 +186,12 @@ export class RunTrajectory {
    * The pose at time t: linear in root position and joint angles, shortest-arc slerp in root
    * orientation (as the metric contract resamples). Writes into the given arrays.
    */
-  sampleAt(t: number, outRootPosM: Float64Array, outRootQuatWxyz: Float64Array, outJointPosRad: Float64Array): SamplePosition {
+  sampleAt(
+    t: number,
+    outRootPosM: Float64Array,
+    outRootQuatWxyz: Float64Array,
+    outJointPosRad: Float64Array,
+  ): SamplePosition {
     const at = this.locate(t);
     const { i0, alpha } = at;
     const J = this.jointCount;

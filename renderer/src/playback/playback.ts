@@ -1,12 +1,14 @@
 import type { MotionClip } from '../../../src/domain/motion/motionClip';
-import { useClipStore } from '../stores/clipStore';
-import { usePlaybackStore } from '../stores/playbackStore';
-import { poseStore } from '../stores/poseStore';
-import { useRobotStore } from '../stores/robotStore';
+import { useClipStore } from '../clips/clipStore';
+import { useRobotStore } from '../robot/robotStore';
+import { MAX_TICK_S, PlaybackRateMeter } from './playbackRate';
+import { MEASURED_SPEED_HZ, usePlaybackStore } from './playbackStore';
+import { poseStore } from './poseStore';
 
 // The playhead. Seeking and playing go through here; every change of the shown frame writes
 // the joint angles, root pose and forward kinematics of that frame into the transient pose
-// store, which the viewport draws from. One requestAnimationFrame loop advances playback.
+// store, which the viewport draws from. One requestAnimationFrame loop advances playback, and
+// only while it plays.
 
 /** Playhead in clip seconds (continuous while playing; the shown frame is floor(t·fps)). */
 let playheadS = 0;
@@ -89,25 +91,47 @@ export function togglePlay(): void {
   else play();
 }
 
-/** Resets the playhead when a clip or the robot model changes. */
+/** Resets the playhead when a clip or the robot model changes (the last play's measured speed with it). */
 export function resetPlayhead(): void {
   pause();
+  usePlaybackStore.setState({ measuredSpeed: null });
   seekFrame(0);
 }
 
-/** Advances the playhead with wall-clock time while playing. Returns a function that stops it. */
+/**
+ * Advances the playhead with wall-clock time while playing. Returns a function that stops it.
+ *
+ * The requestAnimationFrame loop runs only while playing: it starts when `playing` turns true and
+ * ends on the first tick that finds it false (paused, the clip's end without loop, a STOP). An
+ * idle console then schedules no animation frames at all, so Chromium produces no frames for it
+ * and the viewport's on-demand canvas (viewport/renderOnDemand.tsx) draws nothing.
+ *
+ * While it plays, the speed it achieves is measured (playbackRate.ts) into the playback store's
+ * measuredSpeed, so the timeline can say when rendering cannot keep up.
+ */
 export function startPlaybackLoop(): () => void {
   let last: number | null = null;
   let raf = 0;
+  const meter = new PlaybackRateMeter();
+  let publishedAtMs = -Infinity;
   const tick = (now: number): void => {
-    raf = requestAnimationFrame(tick);
-    const dtS = last === null ? 0 : Math.min(0.25, (now - last) / 1000);
-    last = now;
     const { playing, speed, loop } = usePlaybackStore.getState();
     const clip = currentClip();
-    if (!playing || !clip) return;
+    if (!playing || !clip) {
+      raf = 0;
+      return;
+    }
+    raf = requestAnimationFrame(tick);
+    const dtS = last === null ? 0 : Math.min(MAX_TICK_S, (now - last) / 1000);
+    last = now;
     const endS = (clip.frameCount - 1) / clip.fps;
     playheadS += dtS * speed;
+    meter.tick(now, dtS * speed);
+    const measured = meter.rate();
+    if (measured !== null && now - publishedAtMs >= 1000 / MEASURED_SPEED_HZ) {
+      publishedAtMs = now;
+      usePlaybackStore.setState({ measuredSpeed: measured });
+    }
     if (playheadS >= endS) {
       if (loop) playheadS %= endS + 1 / clip.fps;
       else {
@@ -118,6 +142,20 @@ export function startPlaybackLoop(): () => void {
     const f = frameAt(clip, playheadS);
     if (f !== poseStore.getState().frame || poseStore.getState().clipId !== clip.id) publishPose(f);
   };
-  raf = requestAnimationFrame(tick);
-  return () => cancelAnimationFrame(raf);
+  const startIfPlaying = (): void => {
+    if (raf !== 0 || !usePlaybackStore.getState().playing) return;
+    last = null; // the first tick of a run of ticks advances nothing: time paused is not played
+    meter.reset();
+    publishedAtMs = -Infinity;
+    raf = requestAnimationFrame(tick);
+    // After raf is set: this store update calls startIfPlaying again, which must find the loop running.
+    if (usePlaybackStore.getState().measuredSpeed !== null) usePlaybackStore.setState({ measuredSpeed: null });
+  };
+  const off = usePlaybackStore.subscribe(startIfPlaying);
+  startIfPlaying();
+  return () => {
+    off();
+    cancelAnimationFrame(raf);
+    raf = 0;
+  };
 }

@@ -1,10 +1,10 @@
-import type { ApiError } from '../../../src/api/contract';
 import { clipFromDto, type LoadedClip } from '../../../src/api/clipDto';
-import { ApiCallError, type ConsoleClient } from '../api/consoleClient';
+import { toApiError } from '../api/apiErrors';
+import { useConnectionStore } from '../api/connectionStore';
+import type { ConsoleClient } from '../api/consoleClient';
+import { useClipStore } from '../clips/clipStore';
 import { resetPlayhead } from '../playback/playback';
-import { useClipStore } from '../stores/clipStore';
-import { useConnectionStore } from '../stores/connectionStore';
-import { usePolicyStore, type PolicyInfo } from '../stores/policyStore';
+import { usePolicyStore, type PolicyInfo } from './policyStore';
 
 // Opening a released policy (policies.open) by a path on the machine running the services: a
 // policy file (.onnx) or a policy folder (unitree_rl_mjlab's exported/ + params/, wbc-mjlab's
@@ -13,9 +13,6 @@ import { usePolicyStore, type PolicyInfo } from '../stores/policyStore';
 // loaded clip (the viewport shows it, the Sim panel runs it); failure shows the structured error
 // in the panel and keeps the previous policy. Runs and qualifications then name the policy by its
 // id (policy-…), never by the path.
-
-const toApiError = (err: unknown): ApiError =>
-  err instanceof ApiCallError ? err.error : { code: 'internal', message: err instanceof Error ? err.message : String(err) };
 
 export const patchPolicyPath = (pathText: string): void => usePolicyStore.setState({ pathText });
 
@@ -36,7 +33,13 @@ export async function openPolicy(): Promise<void> {
   if (opening) return;
   const path = pathText.trim();
   if (path === '') {
-    usePolicyStore.setState({ error: { code: 'bad_params', field: 'params.path', message: 'give a policy file (.onnx) or folder: a path on the machine running the services' } });
+    usePolicyStore.setState({
+      error: {
+        code: 'bad_params',
+        field: 'params.path',
+        message: 'give a policy file (.onnx) or folder: a path on the machine running the services',
+      },
+    });
     return;
   }
   usePolicyStore.setState({ opening: true });
@@ -74,22 +77,4 @@ export async function reopenPolicy(client: ConsoleClient): Promise<boolean> {
   if (!info) return false;
   const dto = await client.call('policies.open', { path: info.path });
   return dto.policyId === info.policyId && (dto.motion?.clipId ?? null) === (info.motion?.clipId ?? null);
-}
-
-/** What a need asks of the backend, and where it can be met. */
-const NEED_TEXT: Record<string, { what: string; where?: string }> = {
-  base_lin_vel: { what: 'a root-velocity estimate', where: 'simulation only; the G1 does not stream it' },
-  root_pose: { what: 'a root-position estimate' },
-};
-
-/** "base_lin_vel (a root-velocity estimate): simulation only; the G1 does not stream it". */
-export function needText(need: string): string {
-  const t = NEED_TEXT[need];
-  if (!t) return need;
-  return `${need} (${t.what})${t.where ? `: ${t.where}` : ''}`;
-}
-
-/** The note a policy binding carries in the Sim panel. */
-export function policyNote(info: PolicyInfo): string {
-  return `released policy ${info.family}, physics ${info.physicsId}, no root assist`;
 }

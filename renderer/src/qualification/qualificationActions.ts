@@ -1,14 +1,14 @@
-import { create } from 'zustand';
-import type { CapabilityGroupId, QualificationJobStatus, QualificationProgressEvent, QualificationReplayDto, QualificationReportDto } from '../../../src/api/contract';
-import { clipFromDto } from '../../../src/api/clipDto';
-import { BUILTIN_LABEL } from '../../../src/domain/sim/builtinBinding';
+import type { QualificationJobStatus, QualificationProgressEvent } from '../../../src/api/contract';
+import { errorMessage } from '../api/apiErrors';
+import { useConnectionStore } from '../api/connectionStore';
 import { ApiCallError, type ConsoleClient } from '../api/consoleClient';
-import { pause, resetPlayhead, seekTimeS } from '../playback/playback';
-import { useClipStore } from '../stores/clipStore';
-import { useConnectionStore } from '../stores/connectionStore';
-import { usePolicyStore } from '../stores/policyStore';
+import { addRun, endRun, setRunTrajectory, showReferenceForRuns } from '../overlay/runActions';
+import { seekTimeS } from '../playback/playback';
 import { reopenPolicy } from '../policies/policyActions';
-import { addRun, clearRuns, endRun, setRunTrajectory } from '../stores/runStore';
+import { usePolicyStore } from '../policies/policyStore';
+import { BUILTIN_NOTE, NO_CAMPAIGN_DIR } from '../ui/format';
+import { patchBoardForm, useQualificationStore, type BoardForm } from './qualificationStore';
+import { qualificationReplayRunId, reportBindingName } from './qualificationFormat';
 
 // The Qualification board (issue 5 item 6): a campaign's WBC × clip matrix (qualification.report),
 // a run started and cancelled from here (qualification.start / cancel; progress arrives as
@@ -18,53 +18,12 @@ import { addRun, clearRuns, endRun, setRunTrajectory } from '../stores/runStore'
 // The policy open in the Policy panel can be qualified from here too, on its own motions
 // (workload 'policies': its baked motion, or the clips that came with it).
 
-export type GroupFilter = 'all' | CapabilityGroupId;
-
-export interface BoardForm {
-  campaignDir: string;
-  bindingsText: string;
-  rolloutsText: string;
-  limitText: string;
-  clipsText: string;
-}
-
-export interface QualificationBoardState {
-  open: boolean;
-  form: BoardForm;
-  report: QualificationReportDto | null;
-  loading: boolean;
-  error: string | null;
-  job: QualificationJobStatus | null;
-  starting: boolean;
-  groupFilter: GroupFilter;
-  selected: { bindingKey: string; clipId: string } | null;
-  replay: Omit<QualificationReplayDto, 'reference' | 'executed'> | null;
-  replaying: boolean;
-}
-
-export const useQualificationStore = create<QualificationBoardState>(() => ({
-  open: true,
-  form: { campaignDir: '', bindingsText: 'builtin, builtin:assist=3000', rolloutsText: '1', limitText: '', clipsText: '' },
-  report: null,
-  loading: false,
-  error: null,
-  job: null,
-  starting: false,
-  groupFilter: 'all',
-  selected: null,
-  replay: null,
-  replaying: false,
-}));
-
-const message = (err: unknown): string => (err instanceof ApiCallError ? err.error.message : err instanceof Error ? err.message : String(err));
 const client = () => useConnectionStore.getState().client;
 
-export const patchBoardForm = (patch: Partial<BoardForm>): void => useQualificationStore.setState((s) => ({ form: { ...s.form, ...patch } }));
-export const setGroupFilter = (groupFilter: GroupFilter): void => useQualificationStore.setState({ groupFilter });
-export const toggleBoard = (): void => useQualificationStore.setState((s) => ({ open: !s.open }));
-
 /** The rollouts and limit fields, or the reason they cannot be sent. */
-function countsFromForm(form: BoardForm): { ok: true; rollouts?: number; limit?: number } | { ok: false; reason: string } {
+function countsFromForm(
+  form: BoardForm,
+): { ok: true; rollouts?: number; limit?: number } | { ok: false; reason: string } {
   const int = (t: string, what: string, min: number, max: number): number | undefined | string => {
     if (t.trim() === '') return undefined;
     const v = Number(t);
@@ -78,7 +37,11 @@ function countsFromForm(form: BoardForm): { ok: true; rollouts?: number; limit?:
 }
 
 /** The start request from the form, or the reason it cannot be sent. */
-export function startRequestFromForm(form: BoardForm): { ok: true; bindings: string[]; rollouts?: number; limit?: number; clips?: string[] } | { ok: false; reason: string } {
+export function startRequestFromForm(
+  form: BoardForm,
+):
+  | { ok: true; bindings: string[]; rollouts?: number; limit?: number; clips?: string[] }
+  | { ok: false; reason: string } {
   const bindings = form.bindingsText.split(/[\s,]+/).filter(Boolean);
   if (bindings.length === 0) return { ok: false, reason: 'give at least one binding (builtin, builtin:assist=3000)' };
   const bad = bindings.find((b) => !/^builtin(?::assist=\d{1,7}(?:\.\d{1,6})?)?$/.test(b));
@@ -94,7 +57,9 @@ export function startRequestFromForm(form: BoardForm): { ok: true; bindings: str
  * The request that qualifies the open policy on its own motions, or the reason it cannot be
  * sent. The rollouts and limit fields apply; the bindings, clips and group filter belong to core-v1.
  */
-export function policyStartRequestFromForm(form: BoardForm): { ok: true; policyId: string; rollouts?: number; limit?: number } | { ok: false; reason: string } {
+export function policyStartRequestFromForm(
+  form: BoardForm,
+): { ok: true; policyId: string; rollouts?: number; limit?: number } | { ok: false; reason: string } {
   const info = usePolicyStore.getState().info;
   if (!info) return { ok: false, reason: 'open a policy first (Policy panel)' };
   const counts = countsFromForm(form);
@@ -120,7 +85,7 @@ export async function refreshReport(): Promise<void> {
     const report = await c.call('qualification.report', { campaignDir: dir });
     useQualificationStore.setState({ report, error: null });
   } catch (err) {
-    useQualificationStore.setState({ error: message(err) });
+    useQualificationStore.setState({ error: errorMessage(err) });
   } finally {
     refreshing = false;
     useQualificationStore.setState({ loading: false });
@@ -137,7 +102,7 @@ export async function openCampaign(create = false): Promise<void> {
   const dir = useQualificationStore.getState().form.campaignDir.trim();
   if (!c) return;
   if (!dir) {
-    useQualificationStore.setState({ error: 'give the campaign folder (an absolute path on the machine running the services)' });
+    useQualificationStore.setState({ error: NO_CAMPAIGN_DIR });
     return;
   }
   try {
@@ -146,7 +111,7 @@ export async function openCampaign(create = false): Promise<void> {
     useQualificationStore.setState({ error: null, selected: null, replay: null });
     await refreshReport();
   } catch (err) {
-    useQualificationStore.setState({ error: message(err), report: null });
+    useQualificationStore.setState({ error: errorMessage(err), report: null });
   }
 }
 
@@ -175,7 +140,7 @@ async function startJob<R extends { ok: true }>(
     useQualificationStore.setState({ job });
     await refreshReport();
   } catch (err) {
-    useQualificationStore.setState({ error: message(err) });
+    useQualificationStore.setState({ error: errorMessage(err) });
   } finally {
     useQualificationStore.setState({ starting: false });
   }
@@ -184,7 +149,12 @@ async function startJob<R extends { ok: true }>(
 export function startQualification(): Promise<void> {
   const { form, groupFilter } = useQualificationStore.getState();
   return startJob(startRequestFromForm(form), (c, campaignDir, { ok: _ok, ...rest }) =>
-    c.call('qualification.start', { campaignDir, workload: 'core-v1', ...rest, ...(groupFilter !== 'all' && !rest.clips && { groups: [groupFilter] }) }),
+    c.call('qualification.start', {
+      campaignDir,
+      workload: 'core-v1',
+      ...rest,
+      ...(groupFilter !== 'all' && !rest.clips && { groups: [groupFilter] }),
+    }),
   );
 }
 
@@ -197,7 +167,13 @@ export function startPolicyQualification(): Promise<void> {
       return await c.call('qualification.start', params);
     } catch (err) {
       // The services forgot the policy (restarted): open it again and retry once.
-      if (err instanceof ApiCallError && err.error.code === 'not_found' && err.error.field === 'params.bindings' && (await reopenPolicy(c))) return c.call('qualification.start', params);
+      if (
+        err instanceof ApiCallError &&
+        err.error.code === 'not_found' &&
+        err.error.field === 'params.bindings' &&
+        (await reopenPolicy(c))
+      )
+        return c.call('qualification.start', params);
       throw err;
     }
   });
@@ -210,7 +186,7 @@ export async function cancelQualification(reason = 'cancelled from the Qualifica
   try {
     await c.call('qualification.cancel', { jobId: job.jobId, reason });
   } catch (err) {
-    useQualificationStore.setState({ error: message(err) });
+    useQualificationStore.setState({ error: errorMessage(err) });
   }
 }
 
@@ -253,25 +229,22 @@ export async function replayPair(bindingKey: string, clipId: string): Promise<vo
   try {
     const r = await c.call('qualification.replay', { campaignDir: dir, bindingKey, clipId });
     const { reference, executed, ...info } = r;
-    pause();
-    clearRuns();
-    useClipStore.setState({ loaded: clipFromDto(reference), error: null, lastSource: null });
-    resetPlayhead();
-    const id = `qual:${r.runId}`;
+    showReferenceForRuns(reference);
+    const id = qualificationReplayRunId(r.runId);
     addRun({
       id,
-      label: `${bindingKey} · rollout ${r.rolloutIndex ?? '?'}${r.outcome ? ` · ${r.outcome}` : ''}`,
+      label: `${reportBindingName(useQualificationStore.getState().report, bindingKey)} · rollout ${r.rolloutIndex ?? '?'}${r.outcome ? ` · ${r.outcome}` : ''}`,
       domain: 'simulation',
       source: 'campaign',
       live: false,
-      ...(bindingKey.startsWith('builtin') && { note: `builtin = ${BUILTIN_LABEL}` }),
+      ...(bindingKey.startsWith('builtin') && { note: BUILTIN_NOTE }),
     });
     setRunTrajectory(id, executed);
     endRun(id, r.outcome);
     seekTimeS(r.worst.timeS);
     useQualificationStore.setState({ replay: info });
   } catch (err) {
-    useQualificationStore.setState({ error: `replay ${bindingKey} × ${clipId}: ${message(err)}` });
+    useQualificationStore.setState({ error: `replay ${bindingKey} × ${clipId}: ${errorMessage(err)}` });
   } finally {
     useQualificationStore.setState({ replaying: false });
   }

@@ -50,9 +50,21 @@ export interface StopKeyEvent {
 }
 
 /** <input> types that are pressed, not typed into: Space activates them, so it is STOP there. */
-const NON_TEXT_INPUT_TYPES = new Set(['button', 'submit', 'reset', 'checkbox', 'radio', 'range', 'file', 'image', 'color', 'hidden']);
+const NON_TEXT_INPUT_TYPES = new Set([
+  'button',
+  'submit',
+  'reset',
+  'checkbox',
+  'radio',
+  'range',
+  'file',
+  'image',
+  'color',
+  'hidden',
+]);
 
-const asTarget = (t: unknown): StopKeyTarget | null => (t !== null && typeof t === 'object' ? (t as StopKeyTarget) : null);
+const asTarget = (t: unknown): StopKeyTarget | null =>
+  t !== null && typeof t === 'object' ? (t as StopKeyTarget) : null;
 
 /**
  * True when Space belongs to the focused control: a text-like input that is not read-only (any

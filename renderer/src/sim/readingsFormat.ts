@@ -26,14 +26,70 @@ export interface ReadingRow {
 }
 
 export const READING_ROWS: readonly ReadingRow[] = [
-  { key: 'progressSoft', label: 'progress-soft', unit: '', scale: 1, decimals: 3, hint: 'k*/(K−1): share of the clip before the first hard failure or global drift; 1 = none' },
-  { key: 'mpjpeLMm', label: 'MPJPE-l', unit: 'cm', scale: 0.1, decimals: 2, hint: 'mean root-relative body position error over all frames and bodies' },
-  { key: 'jointPosRmseRad', label: 'joint-pos RMSE', unit: 'rad', scale: 1, decimals: 4, hint: 'RMS of executed − reference joint angles over frames × 29 joints' },
-  { key: 'jointVelRmseRadS', label: 'joint-vel RMSE', unit: 'rad/s', scale: 1, decimals: 3, hint: 'the same on joint velocities (central differences)' },
-  { key: 'jointAccRmsRadS2', label: 'joint-acc RMS', unit: 'rad/s²', scale: 1, decimals: 1, hint: 'RMS joint acceleration of the executed motion' },
-  { key: 'jointAccP95RadS2', label: 'joint-acc P95', unit: 'rad/s²', scale: 1, decimals: 1, hint: '95th percentile of |joint acceleration|, executed motion' },
-  { key: 'jointJerkRmsRadS3', label: 'joint-jerk RMS', unit: 'rad/s³', scale: 1, decimals: 0, hint: 'RMS joint jerk of the executed motion' },
-  { key: 'jointJerkP95RadS3', label: 'joint-jerk P95', unit: 'rad/s³', scale: 1, decimals: 0, hint: '95th percentile of |joint jerk|, executed motion' },
+  {
+    key: 'progressSoft',
+    label: 'progress-soft',
+    unit: '',
+    scale: 1,
+    decimals: 3,
+    hint: 'k*/(K−1): share of the clip before the first hard failure or global drift; 1 = none',
+  },
+  {
+    key: 'mpjpeLMm',
+    label: 'MPJPE-l',
+    unit: 'cm',
+    scale: 0.1,
+    decimals: 2,
+    hint: 'mean root-relative body position error over all frames and bodies',
+  },
+  {
+    key: 'jointPosRmseRad',
+    label: 'joint-pos RMSE',
+    unit: 'rad',
+    scale: 1,
+    decimals: 4,
+    hint: 'RMS of executed − reference joint angles over frames × 29 joints',
+  },
+  {
+    key: 'jointVelRmseRadS',
+    label: 'joint-vel RMSE',
+    unit: 'rad/s',
+    scale: 1,
+    decimals: 3,
+    hint: 'the same on joint velocities (central differences)',
+  },
+  {
+    key: 'jointAccRmsRadS2',
+    label: 'joint-acc RMS',
+    unit: 'rad/s²',
+    scale: 1,
+    decimals: 1,
+    hint: 'RMS joint acceleration of the executed motion',
+  },
+  {
+    key: 'jointAccP95RadS2',
+    label: 'joint-acc P95',
+    unit: 'rad/s²',
+    scale: 1,
+    decimals: 1,
+    hint: '95th percentile of |joint acceleration|, executed motion',
+  },
+  {
+    key: 'jointJerkRmsRadS3',
+    label: 'joint-jerk RMS',
+    unit: 'rad/s³',
+    scale: 1,
+    decimals: 0,
+    hint: 'RMS joint jerk of the executed motion',
+  },
+  {
+    key: 'jointJerkP95RadS3',
+    label: 'joint-jerk P95',
+    unit: 'rad/s³',
+    scale: 1,
+    decimals: 0,
+    hint: '95th percentile of |joint jerk|, executed motion',
+  },
 ];
 
 export interface ShownReading {
@@ -72,11 +128,16 @@ export interface ShownFailure {
 export function showFailure(metrics: SimEpisodeMetricsDto): ShownFailure {
   const f = metrics.failure;
   const none = { condition: null, body: null, frameText: null, frame: null };
-  if (!f.available) return { failed: { text: UNAVAILABLE_TEXT, title: `unavailable: ${f.reason}`, value: null }, ...none };
+  if (!f.available)
+    return { failed: { text: UNAVAILABLE_TEXT, title: `unavailable: ${f.reason}`, value: null }, ...none };
   if (f.value === null) return { failed: { text: 'no', title: 'no hard failure on frames 0..K−2', value: 0 }, ...none };
   const v = f.value;
   return {
-    failed: { text: 'yes', title: `hard failure: ${conditionText(v.condition)} of ${v.body}: ${v.error.toFixed(3)} > ${v.threshold}`, value: 1 },
+    failed: {
+      text: 'yes',
+      title: `hard failure: ${conditionText(v.condition)} of ${v.body}: ${v.error.toFixed(3)} > ${v.threshold}`,
+      value: 1,
+    },
     condition: conditionText(v.condition),
     body: v.body.replace(/_link$/, ''),
     frameText: `${v.frame} (${v.timeS.toFixed(2)} s)`,

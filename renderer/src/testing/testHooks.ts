@@ -1,29 +1,31 @@
 import type { ConnectionInfo, SimEndEvent } from '../../../src/api/contract';
-import { simLiveStore, useSimStore, type SimRunUiState } from '../stores/simStore';
-import { useClipStore } from '../stores/clipStore';
-import { useEndpointsStore } from '../stores/endpointsStore';
-import { useMeshStore, type MeshFailure } from '../stores/meshStore';
-import { useOperatorStore } from '../stores/operatorStore';
-import { usePolicyStore, type PolicyInfo } from '../stores/policyStore';
-import { usePlaybackStore } from '../stores/playbackStore';
-import { poseStore } from '../stores/poseStore';
-import { useRobotStore } from '../stores/robotStore';
+import { formatApiError } from '../api/formatApiError';
+import { useClipStore } from '../clips/clipStore';
+import { useEndpointsStore } from '../connections/endpointsStore';
+import { runTrajectory, shownBodyErrors } from '../overlay/overlayEngine';
+import { overlayStore } from '../overlay/overlayStore';
 import {
   addRun,
   appendRunFrames,
   clearRuns,
   endRun,
-  overlayStore,
   removeRun,
-  runTrajectory,
   setRunTrajectory,
-  shownBodyErrors,
-  useRunStore,
   type RunInit,
-} from '../stores/runStore';
-import { formatApiError } from '../lib/formatApiError';
+} from '../overlay/runActions';
+import { useRunStore } from '../overlay/runStore';
 import type { PackedTrajectory, RunSample } from '../overlay/runTrajectory';
-import { drawnRunMaterials, drawnRunVisible, referenceBounds } from '../viewport/drawnRobots';
+import { usePlaybackStore } from '../playback/playbackStore';
+import { chartRegistry, type ChartTestView } from '../plots/timeChart';
+import { poseStore } from '../playback/poseStore';
+import { usePolicyStore, type PolicyInfo } from '../policies/policyStore';
+import { liveRobotStore } from '../robot/liveRobotStore';
+import { useRobotStore } from '../robot/robotStore';
+import { useOperatorStore } from '../safety/operatorStore';
+import { simLiveStore, useSimStore, type SimRunUiState } from '../sim/simStore';
+import { drawnLiveRobots, drawnRunMaterials, drawnRunVisible, referenceBounds } from '../viewport/drawnRobots';
+import { useMeshStore, type MeshFailure } from '../viewport/meshStore';
+import { viewportFramesRendered } from '../viewport/renderOnDemand';
 
 // Read-only view of the console for end-to-end tests, taken from the same stores the viewport
 // and panels draw from (window.__motionbench). With `dev=1` in the page URL, a developer hook
@@ -117,6 +119,21 @@ export interface MeshTestState {
   triangles: number;
 }
 
+export interface LiveRobotTestState {
+  connectionId: string;
+  tick: number;
+  /** The measured joints last pushed (robot.live). */
+  jointPosRad: number[];
+  /** The model was visible in the last rendered frame. */
+  drawn: boolean;
+  /** The root and bodies as last drawn (bodyCount×3 m). */
+  rootPosM: number[];
+  rootQuatWxyz: number[];
+  bodyPosM: number[];
+  /** '#rrggbb' of each body's material. */
+  drawnColors: string[];
+}
+
 export interface MotionbenchTestHooks {
   state(): MotionbenchTestState;
   /** The error banner's text (location and reason), or null when no error is shown. */
@@ -132,13 +149,28 @@ export interface MotionbenchTestHooks {
   sim(): SimRunTestState[];
   /** The Policy panel's state. */
   policy(): PolicyTestState;
+  /**
+   * Frames the 3D viewport has rendered since the page loaded (it renders on demand: the count
+   * stands still while nothing shown changes).
+   */
+  viewportFrames(): number;
+  /** The plots over time on the page (renderer/src/plots/), by chart id. */
+  plots(): ChartTestView[];
+  /** The live robots (connected robots, drawn outside trials), one per robot.live entry. */
+  liveRobots(): LiveRobotTestState[];
 }
 
 /** Injects executed runs (dev=1 only). Arrays are plain number arrays, frame-major. */
 export interface MotionbenchDevHooks {
   addRun(init: RunInit): void;
-  appendFrames(id: string, frames: { timeS: number; rootPosM: number[] | null; rootQuatWxyz: number[] | null; jointPosRad: number[] }[]): void;
-  setTrajectory(id: string, trajectory: { timeS: number[]; rootPosM: number[] | null; rootQuatWxyz: number[] | null; jointPosRad: number[] }): void;
+  appendFrames(
+    id: string,
+    frames: { timeS: number; rootPosM: number[] | null; rootQuatWxyz: number[] | null; jointPosRad: number[] }[],
+  ): void;
+  setTrajectory(
+    id: string,
+    trajectory: { timeS: number[]; rootPosM: number[] | null; rootQuatWxyz: number[] | null; jointPosRad: number[] },
+  ): void;
   endRun(id: string, outcome?: string): void;
   removeRun(id: string): void;
   clearRuns(): void;
@@ -214,7 +246,8 @@ export function installTestHooks(): void {
       const { total, loaded, failed, triangles } = useMeshStore.getState();
       return { total, loaded, failed: failed.map((f) => ({ ...f })), triangles };
     },
-    connections: () => useEndpointsStore.getState().entries.map((e) => ({ ...e, problems: e.problems.map((p) => ({ ...p })) })),
+    connections: () =>
+      useEndpointsStore.getState().entries.map((e) => ({ ...e, problems: e.problems.map((p) => ({ ...p })) })),
     bodyNames: () => (useRobotStore.getState().profile?.bodies ?? []).map((b) => b.name),
     referenceBounds,
     sim: () => {
@@ -237,16 +270,44 @@ export function installTestHooks(): void {
         replayFromRecording: r.replayFromRecording,
       }));
     },
+    viewportFrames: viewportFramesRendered,
+    plots: () => [...chartRegistry.values()].map((c) => c.testView()),
+    liveRobots: () =>
+      [...liveRobotStore.getState().poses].map(([connectionId, p]) => {
+        const d = drawnLiveRobots.get(connectionId);
+        return {
+          connectionId,
+          tick: p.tick,
+          jointPosRad: Array.from(p.jointPosRad),
+          drawn: d?.drawn ?? false,
+          rootPosM: d ? Array.from(d.rootPosM) : [],
+          rootQuatWxyz: d ? Array.from(d.rootQuatWxyz) : [],
+          bodyPosM: d ? Array.from(d.bodyPosM) : [],
+          drawnColors: d ? d.materials.map((m) => `#${m.color.getHexString()}`) : [],
+        };
+      }),
     policy: () => {
       const { pathText, opening, info, bakedClip, error } = usePolicyStore.getState();
-      return { pathText, opening, info: info ? structuredClone(info) : null, bakedClipId: bakedClip?.clip.id ?? null, error: error ? formatApiError(error) : null, errorCode: error?.code ?? null };
+      return {
+        pathText,
+        opening,
+        info: info ? structuredClone(info) : null,
+        bakedClipId: bakedClip?.clip.id ?? null,
+        error: error ? formatApiError(error) : null,
+        errorCode: error?.code ?? null,
+      };
     },
   };
   Object.defineProperty(window, '__motionbench', { value: Object.freeze(hooks), configurable: false, writable: false });
 
   if (new URLSearchParams(window.location.search).get('dev') === '1') {
     const toSamples = (frames: Parameters<MotionbenchDevHooks['appendFrames']>[1]): RunSample[] =>
-      frames.map((f) => ({ timeS: f.timeS, rootPosM: f.rootPosM, rootQuatWxyz: f.rootQuatWxyz, jointPosRad: f.jointPosRad }));
+      frames.map((f) => ({
+        timeS: f.timeS,
+        rootPosM: f.rootPosM,
+        rootQuatWxyz: f.rootQuatWxyz,
+        jointPosRad: f.jointPosRad,
+      }));
     const dev: MotionbenchDevHooks = {
       addRun: (init) => addRun(init),
       appendFrames: (id, frames) => appendRunFrames(id, toSamples(frames)),
@@ -263,6 +324,10 @@ export function installTestHooks(): void {
       removeRun: (id) => removeRun(id),
       clearRuns: () => clearRuns(),
     };
-    Object.defineProperty(window, '__motionbenchDev', { value: Object.freeze(dev), configurable: false, writable: false });
+    Object.defineProperty(window, '__motionbenchDev', {
+      value: Object.freeze(dev),
+      configurable: false,
+      writable: false,
+    });
   }
 }

@@ -2,7 +2,7 @@ import { useFrame, useThree } from '@react-three/fiber';
 import { useEffect, useMemo, useRef } from 'react';
 import * as THREE from 'three';
 import { OrbitControls } from 'three/examples/jsm/controls/OrbitControls.js';
-import { poseStore } from '../stores/poseStore';
+import { poseStore } from '../playback/poseStore';
 
 // Orbit camera around the robot. With `follow`, the orbit target (and the camera with it) moves
 // with the robot's root in the ground plane, so walking clips stay in view; height is left to
@@ -35,6 +35,8 @@ export function CameraRig({ follow }: { follow: boolean }) {
       controls.dispose();
     };
   }, [controls, invalidate]);
+
+  useEffect(() => invalidate(), [follow, invalidate]); // "Follow robot" toggled: move the camera now
 
   const delta = useRef(new THREE.Vector3());
   useFrame(() => {

@@ -1,13 +1,15 @@
-import { useFrame } from '@react-three/fiber';
+import { useFrame, useThree } from '@react-three/fiber';
 import { useEffect, useRef, useState } from 'react';
 import * as THREE from 'three';
 import type { Group } from 'three';
 import type { RobotProfile } from '../../../src/domain/robot/robotProfile';
+import { useConnectionStore } from '../api/connectionStore';
 import { errorColorRgb } from '../overlay/errorScale';
+import { shownBodyErrors } from '../overlay/overlayEngine';
+import { overlayStore } from '../overlay/overlayStore';
 import { runColorRgb } from '../overlay/runColors';
-import { useConnectionStore } from '../stores/connectionStore';
-import { poseStore } from '../stores/poseStore';
-import { overlayStore, shownBodyErrors, useRunStore } from '../stores/runStore';
+import { useRunStore } from '../overlay/runStore';
+import { poseStore } from '../playback/poseStore';
 import { drawnReference, drawnRunMaterials, drawnRunVisible } from './drawnRobots';
 import { buildRobot, type BuiltRobot, type RobotStyle } from './geomObjects';
 import { cachedMeshGeometry, meshGeometry } from './meshCache';
@@ -27,29 +29,43 @@ const NO_MATERIALS: THREE.MeshStandardMaterial[] = [];
  * The three.js objects of one robot, built in an effect and disposed by its cleanup (so React's
  * StrictMode remount builds a fresh one instead of reusing a disposed one). Null until built.
  */
-function useBuiltRobot(profile: RobotProfile, style: RobotStyle): BuiltRobot | null {
+export function useBuiltRobot(profile: RobotProfile, style: RobotStyle): BuiltRobot | null {
   const [robot, setRobot] = useState<BuiltRobot | null>(null);
+  const invalidate = useThree((s) => s.invalidate);
   useEffect(() => {
-    const built = buildRobot(profile, style, (name) => {
-      const cached = cachedMeshGeometry(profile, name);
-      if (cached) return cached;
-      const client = useConnectionStore.getState().client;
-      return client ? meshGeometry(profile, name, client) : null;
-    });
+    const built = buildRobot(
+      profile,
+      style,
+      (name) => {
+        const cached = cachedMeshGeometry(profile, name);
+        if (cached) return cached;
+        const client = useConnectionStore.getState().client;
+        return client ? meshGeometry(profile, name, client) : null;
+      },
+      () => invalidate(), // a mesh arrived: draw it (also when it was cached and arrives a tick later)
+    );
     setRobot(built);
     return () => built.dispose();
-  }, [profile, style]);
+  }, [profile, style, invalidate]);
   return robot;
 }
 
-function poseGroups(groups: THREE.Group[], bodyPosM: Float64Array, bodyQuatWxyz: Float64Array): void {
+export function poseGroups(groups: THREE.Group[], bodyPosM: Float64Array, bodyQuatWxyz: Float64Array): void {
   for (let i = 0; i < groups.length; i++) {
     setThreeVectorFromXyz(groups[i].position, bodyPosM, 3 * i);
     setThreeQuaternionFromWxyz(groups[i].quaternion, bodyQuatWxyz, 4 * i);
   }
 }
 
-export function ReferenceRobot({ profile, style, visible = true }: { profile: RobotProfile; style: 'model' | 'ghost'; visible?: boolean }) {
+export function ReferenceRobot({
+  profile,
+  style,
+  visible = true,
+}: {
+  profile: RobotProfile;
+  style: 'model' | 'ghost';
+  visible?: boolean;
+}) {
   const groups = useBuiltRobot(profile, style)?.groups ?? NO_GROUPS;
   const root = useRef<Group>(null);
   useEffect(() => {

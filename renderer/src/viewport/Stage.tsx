@@ -1,7 +1,7 @@
 import { useFrame, useThree } from '@react-three/fiber';
 import { useEffect, useMemo, useRef } from 'react';
 import * as THREE from 'three';
-import { poseStore } from '../stores/poseStore';
+import { poseStore } from '../playback/poseStore';
 
 // Floor with a metric grid, world axes and lights, in the z-up world. The grid is a texture on
 // the floor rather than line geometry: 40 m lines that cross the camera's near plane are

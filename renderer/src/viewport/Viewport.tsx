@@ -1,12 +1,16 @@
-import { Canvas, useThree } from '@react-three/fiber';
-import { useEffect, useState } from 'react';
+import { Canvas } from '@react-three/fiber';
+import { useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import { useMeshStore } from '../stores/meshStore';
-import { poseStore } from '../stores/poseStore';
-import { useRobotStore } from '../stores/robotStore';
-import { overlayStore, useRunStore } from '../stores/runStore';
+import { ErrorLegend } from '../overlay/ErrorLegend';
+import { useRunStore } from '../overlay/runStore';
+import { useConnectionStore } from '../api/connectionStore';
+import { useLiveRobotIds } from '../robot/liveRobotStore';
+import { useRobotStore } from '../robot/robotStore';
+import { useSafetyStore } from '../safety/safetyStore';
 import { CameraRig } from './CameraRig';
-import { ErrorLegend } from './ErrorLegend';
+import { useMeshStore } from './meshStore';
+import { RenderOnChange } from './renderOnDemand';
+import { LIVE_ROBOT_COLOR, LiveRobot } from './LiveRobotModel';
 import { ReferenceRobot, RunRobot } from './RobotModel';
 import { Stage } from './Stage';
 
@@ -30,31 +34,43 @@ function MeshStatus() {
 }
 
 /**
- * The canvas renders on demand (frameloop="demand"), not 60 times a second: a frame is drawn when
- * something shown changes — the reference pose, the overlay, run visibility and colour mode, a
- * mesh arriving, camera input (CameraRig) or a resize. An idle console costs no GPU time.
+ * The live robots' legend: which connection is drawn in the live colour, and where its root comes
+ * from. While a real trial streams, the trial's own live run (error colours) shows the robot instead.
  */
-function RenderOnChange() {
-  const invalidate = useThree((s) => s.invalidate);
-  useEffect(() => {
-    const offs = [poseStore.subscribe(() => invalidate()), overlayStore.subscribe(() => invalidate()), useRunStore.subscribe(() => invalidate()), useMeshStore.subscribe(() => invalidate())];
-    invalidate();
-    return () => offs.forEach((off) => off());
-  }, [invalidate]);
-  return null;
+function LiveRobotLegend({ ids, trialLive, globalRoot }: { ids: string[]; trialLive: boolean; globalRoot: boolean }) {
+  if (ids.length === 0) return null;
+  return (
+    <span className="live-robot-legend" data-testid="live-robot-legend">
+      <span className="live-robot-swatch" style={{ background: LIVE_ROBOT_COLOR }} />
+      live robot {ids.join(', ')}
+      <span className="muted">
+        {trialLive
+          ? ' · shown as the trial run while a trial streams'
+          : globalRoot
+            ? ' · measured joints, root from motion capture'
+            : ' · measured joints; no motion capture: at the reference root, tilted as its IMU measures'}
+      </span>
+    </span>
+  );
 }
 
-/** The 3D view: z-up world, ground grid, the reference pose and any executed runs, posed by FK. */
+/** The 3D view: z-up world, ground grid, the reference pose, any executed runs and the live robot, posed by FK. */
 export function Viewport() {
   const profile = useRobotStore((s) => s.profile);
+  const fk = useRobotStore((s) => s.fk);
   const runIds = useRunStore(useShallow((s) => s.runs.map((r) => r.id)));
+  const trialLive = useRunStore((s) => s.runs.some((r) => r.live && r.domain === 'real_robot'));
   const showReference = useRunStore((s) => s.showReference);
+  const servicesUp = useConnectionStore((s) => s.status === 'connected');
+  const liveIds = useLiveRobotIds((s) => s.ids);
+  const shownLive = servicesUp ? liveIds : []; // kept to the connected robots by retainLiveRobots (trialPushes.ts)
+  const globalRoot = useSafetyStore((s) => s.robots.some((r) => shownLive.includes(r.connectionId) && r.globalRoot));
   const [follow, setFollow] = useState(true);
-  const overlay = runIds.length > 0;
+  const overlay = runIds.length > 0 || shownLive.length > 0;
   return (
     <div className="viewport" data-testid="viewport">
       <Canvas
-        frameloop="demand"
+        frameloop="demand" // renderOnDemand.tsx: a frame when something shown changes, none while idle
         shadows
         dpr={[1, 2]}
         camera={{ position: [2.25, -1.55, 1.2], up: [0, 0, 1], fov: 40, near: 0.02, far: 200 }}
@@ -66,8 +82,15 @@ export function Viewport() {
       >
         <RenderOnChange />
         <Stage />
-        {profile && <ReferenceRobot profile={profile} style={overlay ? 'ghost' : 'model'} visible={!overlay || showReference} />}
+        {profile && (
+          <ReferenceRobot profile={profile} style={overlay ? 'ghost' : 'model'} visible={!overlay || showReference} />
+        )}
         {profile && runIds.map((id) => <RunRobot key={id} profile={profile} runId={id} />)}
+        {profile &&
+          fk &&
+          shownLive.map((id) => (
+            <LiveRobot key={id} profile={profile} fk={fk} connectionId={id} visible={!trialLive} />
+          ))}
         <CameraRig follow={follow} />
       </Canvas>
       <div className="viewport-overlay">
@@ -77,8 +100,9 @@ export function Viewport() {
         </label>
         {profile && <span className="muted">{profile.modelName} · z up · grid 1 m (fine 0.25 m)</span>}
         <MeshStatus />
+        <LiveRobotLegend ids={shownLive} trialLive={trialLive} globalRoot={globalRoot} />
       </div>
-      {overlay && <ErrorLegend />}
+      {runIds.length > 0 && <ErrorLegend />}
     </div>
   );
 }

@@ -9,6 +9,22 @@ export const drawnRunMaterials = new Map<string, THREE.MeshStandardMaterial[]>()
 /** Whether each run's robot was visible in the last rendered frame. */
 export const drawnRunVisible = new Map<string, boolean>();
 
+/**
+ * The live robots drawn (LiveRobotModel.tsx), by connection id: the root and body poses last drawn,
+ * whether the model was visible in the last rendered frame, and its materials (its colour).
+ */
+export const drawnLiveRobots = new Map<
+  string,
+  {
+    rootPosM: Float64Array;
+    rootQuatWxyz: Float64Array;
+    bodyPosM: Float64Array;
+    bodyQuatWxyz: Float64Array;
+    drawn: boolean;
+    materials: THREE.MeshStandardMaterial[];
+  }
+>();
+
 export const drawnReference: { groups: THREE.Group[] | null } = { groups: null };
 
 /**

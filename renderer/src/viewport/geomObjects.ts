@@ -39,7 +39,9 @@ export function geomGeometry(geom: GeomSpec): THREE.BufferGeometry | null {
 
 /** Which geoms to draw: the visual groups (0-2) when the model has any, else everything. */
 export function drawableGeoms(profile: RobotProfile): Set<GeomSpec> {
-  const all = profile.bodies.flatMap((b) => b.geoms).filter((g) => g.type !== 'plane' && (g.type !== 'mesh' || g.mesh !== undefined));
+  const all = profile.bodies
+    .flatMap((b) => b.geoms)
+    .filter((g) => g.type !== 'plane' && (g.type !== 'mesh' || g.mesh !== undefined));
   const visual = all.filter((g) => g.group <= 2);
   return new Set(visual.length > 0 ? visual : all);
 }
@@ -95,7 +97,17 @@ export type MeshLookup = (name: string) => Promise<THREE.BufferGeometry> | null;
 
 const PLACEHOLDER = new THREE.BufferGeometry();
 
-export function buildRobot(profile: RobotProfile, style: RobotStyle, meshes: MeshLookup): BuiltRobot {
+/**
+ * The three.js objects of one robot in `style`. `onMeshLoaded` is called each time a mesh's
+ * geometry arrives and its object becomes visible: the canvas renders on demand, so whoever
+ * draws this robot asks for a frame then.
+ */
+export function buildRobot(
+  profile: RobotProfile,
+  style: RobotStyle,
+  meshes: MeshLookup,
+  onMeshLoaded: () => void = () => {},
+): BuiltRobot {
   const drawable = drawableGeoms(profile);
   const owned: THREE.BufferGeometry[] = [];
   const bodyMaterials = style === 'error' ? profile.bodies.map(() => errorMaterial()) : null;
@@ -105,7 +117,8 @@ export function buildRobot(profile: RobotProfile, style: RobotStyle, meshes: Mes
     group.name = body.name;
     for (const geom of body.geoms) {
       if (!drawable.has(geom)) continue;
-      const material = style === 'model' ? modelMaterial(geom.rgba) : style === 'ghost' ? ghostMaterial() : bodyMaterials![bi];
+      const material =
+        style === 'model' ? modelMaterial(geom.rgba) : style === 'ghost' ? ghostMaterial() : bodyMaterials![bi];
       let mesh: THREE.Mesh;
       if (geom.type === 'mesh' && geom.mesh) {
         mesh = new THREE.Mesh(PLACEHOLDER, material);
@@ -117,6 +130,7 @@ export function buildRobot(profile: RobotProfile, style: RobotStyle, meshes: Mes
             if (disposed) return;
             mesh.geometry = g;
             mesh.visible = true;
+            onMeshLoaded();
           },
           () => {}, // counted and shown by the mesh store
         );

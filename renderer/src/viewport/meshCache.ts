@@ -1,10 +1,10 @@
 import type * as THREE from 'three';
 import type { RobotProfile } from '../../../src/domain/robot/robotProfile';
+import { base64ToBytes } from '../api/base64';
 import { ApiCallError, type ConsoleClient } from '../api/consoleClient';
-import { base64ToBytes } from '../lib/base64';
-import { useMeshStore } from '../stores/meshStore';
 import { drawableGeoms } from './geomObjects';
 import { parseMeshGeometry } from './meshGeometry';
+import { useMeshStore } from './meshStore';
 
 // Mesh geometries of the loaded robot model, fetched once per model through robot.getMesh and
 // parsed in the renderer. One promise per (model, mesh): every robot drawn (reference ghost and
@@ -49,7 +49,11 @@ export function drawnMeshNames(profile: RobotProfile): string[] {
  */
 export function preloadProfileMeshes(profile: RobotProfile, client: ConsoleClient): void {
   if (cacheModel !== profile.sourceFile) {
-    for (const p of cache.values()) void p.then((g) => g.dispose(), () => {});
+    for (const p of cache.values())
+      void p.then(
+        (g) => g.dispose(),
+        () => {},
+      );
     cache.clear();
     cacheModel = profile.sourceFile;
   }
@@ -59,11 +63,15 @@ export function preloadProfileMeshes(profile: RobotProfile, client: ConsoleClien
     void meshGeometry(profile, name, client).then(
       (g) => {
         if (useMeshStore.getState().modelFile !== profile.sourceFile) return;
-        useMeshStore.setState((s) => ({ loaded: s.loaded + 1, triangles: s.triangles + g.getAttribute('position').count / 3 }));
+        useMeshStore.setState((s) => ({
+          loaded: s.loaded + 1,
+          triangles: s.triangles + g.getAttribute('position').count / 3,
+        }));
       },
       (err: unknown) => {
         if (useMeshStore.getState().modelFile !== profile.sourceFile) return;
-        const message = err instanceof ApiCallError ? err.error.message : err instanceof Error ? err.message : String(err);
+        const message =
+          err instanceof ApiCallError ? err.error.message : err instanceof Error ? err.message : String(err);
         useMeshStore.setState((s) => ({ failed: [...s.failed, { name, message }] }));
       },
     );
@@ -71,7 +79,11 @@ export function preloadProfileMeshes(profile: RobotProfile, client: ConsoleClien
 }
 
 /** The geometry of one mesh of the profile (fetched and parsed on first request). */
-export function meshGeometry(profile: RobotProfile, name: string, client: ConsoleClient): Promise<THREE.BufferGeometry> {
+export function meshGeometry(
+  profile: RobotProfile,
+  name: string,
+  client: ConsoleClient,
+): Promise<THREE.BufferGeometry> {
   const k = key(profile.sourceFile, name);
   let p = cache.get(k);
   if (!p) {

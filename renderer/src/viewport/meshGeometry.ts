@@ -23,7 +23,8 @@ export function parseMeshGeometry(format: MeshFormat, bytes: Uint8Array): THREE.
 
 function stlPositions(bytes: Uint8Array): Float32Array {
   // STLLoader wants an ArrayBuffer holding exactly the file.
-  const buffer = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.slice().buffer;
+  const buffer =
+    bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : bytes.slice().buffer;
   const g = new STLLoader().parse(buffer as ArrayBuffer);
   const pos = g.getAttribute('position').array as Float32Array;
   g.dispose();
@@ -35,7 +36,9 @@ function objPositions(bytes: Uint8Array): Float32Array {
   const parts: Float32Array[] = [];
   group.traverse((o) => {
     if (!(o instanceof THREE.Mesh)) return;
-    const g = (o.geometry as THREE.BufferGeometry).index ? (o.geometry as THREE.BufferGeometry).toNonIndexed() : (o.geometry as THREE.BufferGeometry);
+    const g = (o.geometry as THREE.BufferGeometry).index
+      ? (o.geometry as THREE.BufferGeometry).toNonIndexed()
+      : (o.geometry as THREE.BufferGeometry);
     parts.push(g.getAttribute('position').array as Float32Array);
   });
   const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));

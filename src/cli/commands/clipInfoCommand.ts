@@ -48,7 +48,8 @@ export function clipInfo(clip: MotionClip): ClipInfo {
     fps_source: clip.provenance.fpsSource,
     duration_s: (clip.frameCount - 1) / clip.fps,
     joints: G1_JOINT_NAMES.length,
-    joint_order: clip.provenance.jointOrder ?? (clip.provenance.format === 'mjlab-npz' ? null : 'canonical (the format fixes it)'),
+    joint_order:
+      clip.provenance.jointOrder ?? (clip.provenance.format === 'mjlab-npz' ? null : 'canonical (the format fixes it)'),
     root_z_min: zMin,
     root_z_max: zMax,
     limit_violations: limit.map((w) => ({ joint: w.joint, frame: w.frame, value: w.value })),
@@ -61,11 +62,20 @@ export const clipInfoCommand: Command = {
   summary: 'frames, fps, duration, root height range and joint-limit excursions of a clip',
   usage,
   async run(argv, io) {
-    const { values, positionals } = parse(argv, { fps: { type: 'string' }, model: { type: 'string' }, json: { type: 'boolean' } }, usage, 1);
+    const { values, positionals } = parse(
+      argv,
+      { fps: { type: 'string' }, model: { type: 'string' }, json: { type: 'boolean' } },
+      usage,
+      1,
+    );
     if (positionals.length !== 1) throw new UsageError(`clip info takes one file, got ${positionals.length}\n${usage}`);
     const fps = fpsOption(values.fps);
     const profile = loadRobotProfile(values.model);
-    const clip = loadClipFile(positionals[0], { fps, jointLimitsRad: profile.joints.map((j) => j.rangeRad), kinematics: new ForwardKinematics(profile) });
+    const clip = loadClipFile(positionals[0], {
+      fps,
+      jointLimitsRad: profile.joints.map((j) => j.rangeRad),
+      kinematics: new ForwardKinematics(profile),
+    });
     const info = clipInfo(clip);
     if (values.json) printJson(io, info);
     else {
@@ -78,7 +88,9 @@ export const clipInfoCommand: Command = {
           `  joints      ${info.joints}${info.joint_order ? `, order ${info.joint_order}` : ''}`,
           `  root z      ${info.root_z_min.toFixed(3)} .. ${info.root_z_max.toFixed(3)} m`,
           `  limits      ${info.limit_violations.length === 0 ? 'within the joint limits of ' + profile.modelName : `${info.limit_violations.length} excursion(s)`}`,
-          ...info.limit_violations.slice(0, 20).map((v) => `    ${v.joint} frame ${v.frame}: ${v.value.toFixed(4)} rad`),
+          ...info.limit_violations
+            .slice(0, 20)
+            .map((v) => `    ${v.joint} frame ${v.frame}: ${v.value.toFixed(4)} rad`),
           ...info.warnings.map((w) => `  warning     ${w.message}`),
         ].join('\n') + '\n',
       );

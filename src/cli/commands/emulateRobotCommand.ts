@@ -1,14 +1,35 @@
+import fs from 'node:fs';
 import { G1_BRIDGE_CONTRACT, G1_BRIDGE_TOPICS } from '../../domain/bridge/g1BridgeContract';
-import { DEFAULT_ROBOT_EMULATOR_PROFILE, EMULATOR_CONTROL_TOPIC, parseFaultSpec, parseRobotEmulatorProfile, type RobotEmulatorProfile, type ScheduledFault } from '../../domain/robotEmulator';
+import {
+  DEFAULT_ROBOT_EMULATOR_PROFILE,
+  EMULATOR_CONTROL_TOPIC,
+  NAMED_ROBOT_EMULATOR_PROFILES,
+  namedRobotEmulatorProfile,
+  parseFaultSpec,
+  parseRobotEmulatorProfile,
+  ROBOT_EMULATOR_PROFILE_FORMAT,
+  type RobotEmulatorProfile,
+  type ScheduledFault,
+  unknownProfileMessage,
+} from '../../domain/robotEmulator';
 import { readBoundedText } from '../../services/files/boundedRead';
 import { DEFAULT_MODEL_FILE } from '../../services/robot/loadRobotProfile';
 import { startRobotEmulator } from '../../services/robotEmulator/robotEmulator';
-import { numberOption, parse, portOption, printJson, UsageError, type CliIo, type Command, untilSignal } from '../cliSupport';
+import {
+  numberOption,
+  parse,
+  portOption,
+  printJson,
+  UsageError,
+  type CliIo,
+  type Command,
+  untilSignal,
+} from '../cliSupport';
 
 // `motionbench emulate-robot`: a Unitree G1 behind its robot-PC bridge, emulated
 // (docs/ROBOT_EMULATOR.md).
 
-const usage = `usage: motionbench emulate-robot --port N [--host 127.0.0.1] [--model <mjcf>] [--interlock <pty>] [--profile <json>] [--mocap] [--seed N] [--fault <spec>]… [--no-control] [--json]
+const usage = `usage: motionbench emulate-robot --port N [--host 127.0.0.1] [--model <mjcf>] [--interlock <pty>] [--profile <name|json>] [--mocap] [--seed N] [--fault <spec>]… [--no-control] [--json]
   Pretends to be a Unitree G1 behind its bridge: serves ${G1_BRIDGE_CONTRACT} (docs/G1_BRIDGE.md) on the Foxglove
   WebSocket protocol at 500 Hz from a MuJoCo G1 whose dynamics differ from the simulator's in
   declared ways (actuator latency, PD gain and friction mismatch, encoder and IMU noise; no
@@ -18,8 +39,9 @@ const usage = `usage: motionbench emulate-robot --port N [--host 127.0.0.1] [--m
   --model F        MJCF scene (default our G1 in assets/)
   --interlock P    run the interlock box emulator on serial device P (one end of a pty pair): its
                    e-stop damps the robot and ends a running episode \`estop\`
-  --profile F      dynamics differences, a motionbench-robot-emulator/1 JSON file (default: the
-                   documented defaults: latency ${DEFAULT_ROBOT_EMULATOR_PROFILE.actuatorLatencyMs} ms, kp ×${DEFAULT_ROBOT_EMULATOR_PROFILE.kpScale}, friction +${DEFAULT_ROBOT_EMULATOR_PROFILE.frictionExtraNm} N·m, encoder σ ${DEFAULT_ROBOT_EMULATOR_PROFILE.encoderNoise.qRad} rad, …)
+  --profile P      dynamics differences and sensor noise: a named profile (${Object.keys(NAMED_ROBOT_EMULATOR_PROFILES).join(', ')};
+                   default ${DEFAULT_ROBOT_EMULATOR_PROFILE.name}: figures a G1 plausibly has, docs/ROBOT_EMULATOR.md §4) or a
+                   ${ROBOT_EMULATOR_PROFILE_FORMAT} JSON file (its \`base\` profile with the fields it gives)
   --mocap          publish ${G1_BRIDGE_TOPICS.rootState} (source "mocap"): the lab has motion capture
   --seed N         seed of the sensor noise (overrides the profile's)
   --fault S        inject a fault S = <action>@<time>[:<amount>] after start, e.g. drop@5s:300ms,
@@ -68,11 +90,10 @@ export function makeEmulateRobotCommand(deps: EmulateRobotDeps = { untilStopped:
           throw new UsageError(`--fault: ${(err as Error).message}`);
         }
       }
-      let profile: RobotEmulatorProfile = DEFAULT_ROBOT_EMULATOR_PROFILE;
-      if (values.profile !== undefined) profile = parseRobotEmulatorProfile(readBoundedText(values.profile, 'json'), values.profile);
+      const profile = values.profile === undefined ? DEFAULT_ROBOT_EMULATOR_PROFILE : profileOption(values.profile);
       const modelFile = values.model ?? DEFAULT_MODEL_FILE;
 
-      io.stderr(`emulate-robot: loading ${modelFile}…\n`);
+      io.stderr(`emulate-robot: profile ${profile.name}; loading ${modelFile}…\n`);
       const emu = await startRobotEmulator({
         port,
         host,
@@ -85,7 +106,11 @@ export function makeEmulateRobotCommand(deps: EmulateRobotDeps = { untilStopped:
         faults,
         log: (line) => io.stderr(`${line}\n`),
       });
-      const topics = [G1_BRIDGE_TOPICS.lowstate, ...(emu.profile.mocap ? [G1_BRIDGE_TOPICS.rootState] : []), G1_BRIDGE_TOPICS.wbcStatus];
+      const topics = [
+        G1_BRIDGE_TOPICS.lowstate,
+        ...(emu.profile.mocap ? [G1_BRIDGE_TOPICS.rootState] : []),
+        G1_BRIDGE_TOPICS.wbcStatus,
+      ];
       if (values.json) {
         printJson(io, {
           url: emu.url,
@@ -105,16 +130,30 @@ export function makeEmulateRobotCommand(deps: EmulateRobotDeps = { untilStopped:
       } else {
         io.stdout(`${G1_BRIDGE_CONTRACT} robot emulator: ${emu.url}\n`);
       }
-      if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1') io.stderr(`emulate-robot: warning: listening on ${host}, not only on loopback\n`);
+      if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1')
+        io.stderr(`emulate-robot: warning: listening on ${host}, not only on loopback\n`);
       io.stderr('Press Ctrl+C to stop.\n');
       const why = await deps.untilStopped();
       io.stderr(`emulate-robot: ${why}: stopping (any running episode ends aborted_by_operator)…\n`);
       await emu.close();
       const s = emu.stats();
-      io.stderr(`emulate-robot: stopped; ${s.ticks} samples, ${s.published} published, ${s.dropped} dropped, ${s.episodes} episodes, ${s.faults} control actions, largest step lateness ${s.maxLateMs.toFixed(1)} ms\n`);
+      io.stderr(
+        `emulate-robot: stopped; ${s.ticks} samples, ${s.published} published, ${s.dropped} dropped, ${s.episodes} episodes, ${s.faults} control actions, largest step lateness ${s.maxLateMs.toFixed(1)} ms\n`,
+      );
       return 0;
     },
   };
+}
+
+/**
+ * `--profile P`: a named profile, else a profile file. A value that names no profile and is no
+ * file is refused with the names there are (a misspelt name must not read as a missing file).
+ */
+function profileOption(value: string): RobotEmulatorProfile {
+  const named = namedRobotEmulatorProfile(value);
+  if (named) return named;
+  if (!fs.existsSync(value)) throw new UsageError(`--profile: ${unknownProfileMessage(value)}`);
+  return parseRobotEmulatorProfile(readBoundedText(value, 'json'), value);
 }
 
 export const emulateRobotCommand: Command = makeEmulateRobotCommand();

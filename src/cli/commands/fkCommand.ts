@@ -14,16 +14,28 @@ export const fkCommand: Command = {
   async run(argv, io) {
     const { values } = parse(
       argv,
-      { clip: { type: 'string' }, frame: { type: 'string' }, model: { type: 'string' }, fps: { type: 'string' }, json: { type: 'boolean' } },
+      {
+        clip: { type: 'string' },
+        frame: { type: 'string' },
+        model: { type: 'string' },
+        fps: { type: 'string' },
+        json: { type: 'boolean' },
+      },
       usage,
     );
     if (values.clip === undefined) throw new UsageError(`--clip is required\n${usage}`);
-    const frame = numberOption(values.frame, 'frame', (v) => Number.isSafeInteger(v) && v >= 0, 'a non-negative integer (a frame index)');
+    const frame = numberOption(
+      values.frame,
+      'frame',
+      (v) => Number.isSafeInteger(v) && v >= 0,
+      'a non-negative integer (a frame index)',
+    );
     if (frame === undefined) throw new UsageError(`--frame is required\n${usage}`);
     const fps = fpsOption(values.fps);
     const profile = loadRobotProfile(values.model);
     const clip = loadClipFile(values.clip, { fps, jointLimitsRad: profile.joints.map((j) => j.rangeRad) });
-    if (frame >= clip.frameCount) throw new UsageError(`--frame ${frame} is past the clip's last frame (${clip.frameCount - 1})`);
+    if (frame >= clip.frameCount)
+      throw new UsageError(`--frame ${frame} is past the clip's last frame (${clip.frameCount - 1})`);
     const fk = new ForwardKinematics(profile);
     const pos = new Float64Array(3 * fk.bodyCount);
     const quat = new Float64Array(4 * fk.bodyCount);
@@ -33,10 +45,16 @@ export const fkCommand: Command = {
       pos: [pos[3 * i], pos[3 * i + 1], pos[3 * i + 2]],
       quat: [quat[4 * i], quat[4 * i + 1], quat[4 * i + 2], quat[4 * i + 3]],
     }));
-    if (values.json) printJson(io, { clip: clip.provenance.file, model: profile.sourceFile, frame, time_s: frame / clip.fps, bodies });
+    if (values.json)
+      printJson(io, { clip: clip.provenance.file, model: profile.sourceFile, frame, time_s: frame / clip.fps, bodies });
     else {
-      io.stdout(`${clip.provenance.file} frame ${frame} (t = ${(frame / clip.fps).toFixed(4)} s), model ${profile.modelName}\n`);
-      for (const b of bodies) io.stdout(`  ${b.name.padEnd(28)} pos ${b.pos.map((v) => v.toFixed(5).padStart(9)).join(' ')}   quat ${b.quat.map((v) => v.toFixed(5).padStart(8)).join(' ')}\n`);
+      io.stdout(
+        `${clip.provenance.file} frame ${frame} (t = ${(frame / clip.fps).toFixed(4)} s), model ${profile.modelName}\n`,
+      );
+      for (const b of bodies)
+        io.stdout(
+          `  ${b.name.padEnd(28)} pos ${b.pos.map((v) => v.toFixed(5).padStart(9)).join(' ')}   quat ${b.quat.map((v) => v.toFixed(5).padStart(8)).join(' ')}\n`,
+        );
     }
     return 0;
   },

@@ -11,7 +11,11 @@ export const hostCommand: Command = {
   summary: 'serve the console on 127.0.0.1 for a browser (token-guarded)',
   usage,
   async run(argv, io) {
-    const { values } = parse(argv, { port: { type: 'string' }, host: { type: 'string' }, model: { type: 'string' } }, usage);
+    const { values } = parse(
+      argv,
+      { port: { type: 'string' }, host: { type: 'string' }, model: { type: 'string' } },
+      usage,
+    );
     const port = portOption(values.port) ?? 5180;
     const server = await startHostServer({ port, host: values.host ?? '127.0.0.1', modelFile: values.model });
     io.stdout(`MotionBench Console: ${server.url}\n`);

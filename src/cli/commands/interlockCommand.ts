@@ -4,7 +4,16 @@ import { startInterlockEmulator, type InterlockEmulator } from '../../services/i
 import { listSerialPorts } from '../../services/interlock/listSerialPorts';
 import { startPtyPair, type PtyPair } from '../../services/interlock/ptyPair';
 import { openInterlock } from '../../services/interlock/serialInterlock';
-import { checkOutputFiles, numberOption, parse, printJson, UsageError, untilSignal, type CliIo, type Command } from '../cliSupport';
+import {
+  checkOutputFiles,
+  numberOption,
+  parse,
+  printJson,
+  UsageError,
+  untilSignal,
+  type CliIo,
+  type Command,
+} from '../cliSupport';
 
 // `motionbench emulate-interlock`, `motionbench interlock monitor`, `motionbench interlock list`:
 // the serial safety interlock from the command line (docs/INTERLOCK.md).
@@ -31,21 +40,45 @@ export interface EmulateInterlockDeps {
   input(): NodeJS.ReadableStream | null;
 }
 
-export function makeEmulateInterlockCommand(deps: EmulateInterlockDeps = { untilStopped: untilSignal, input: () => process.stdin }): Command {
+export function makeEmulateInterlockCommand(
+  deps: EmulateInterlockDeps = { untilStopped: untilSignal, input: () => process.stdin },
+): Command {
   return {
     name: 'emulate-interlock',
     summary: 'emulate the serial interlock box on a serial device or a new pty pair',
     usage: emulateUsage,
     async run(argv: string[], io: CliIo) {
-      const { values } = parse(argv, { pty: { type: 'string' }, 'make-pty': { type: 'string' }, 'watchdog-ms': { type: 'string' }, 'trip-to': { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' } }, emulateUsage);
-      if ((values.pty === undefined) === (values['make-pty'] === undefined)) throw new UsageError(`give exactly one of --pty and --make-pty\n${emulateUsage}`);
+      const { values } = parse(
+        argv,
+        {
+          pty: { type: 'string' },
+          'make-pty': { type: 'string' },
+          'watchdog-ms': { type: 'string' },
+          'trip-to': { type: 'string' },
+          force: { type: 'boolean' },
+          json: { type: 'boolean' },
+        },
+        emulateUsage,
+      );
+      if ((values.pty === undefined) === (values['make-pty'] === undefined))
+        throw new UsageError(`give exactly one of --pty and --make-pty\n${emulateUsage}`);
       if (values['make-pty'] !== undefined) {
         const link = values['make-pty'];
-        checkOutputFiles([{ option: 'make-pty', file: link }, { option: 'make-pty (its .box end)', file: link === '' ? undefined : `${link}.box` }], [], values.force === true);
+        checkOutputFiles(
+          [
+            { option: 'make-pty', file: link },
+            { option: 'make-pty (its .box end)', file: link === '' ? undefined : `${link}.box` },
+          ],
+          [],
+          values.force === true,
+        );
       }
-      const watchdogMs = numberOption(values['watchdog-ms'], 'watchdog-ms', (v) => v >= 20 && v <= 10_000, 'a time in [20, 10000] ms') ?? INTERLOCK_PROTOCOL.silenceLimitMs;
+      const watchdogMs =
+        numberOption(values['watchdog-ms'], 'watchdog-ms', (v) => v >= 20 && v <= 10_000, 'a time in [20, 10000] ms') ??
+        INTERLOCK_PROTOCOL.silenceLimitMs;
       const tripTo = values['trip-to'] ?? 'safe';
-      if (tripTo !== 'safe' && tripTo !== 'estop') throw new UsageError(`--trip-to must be safe or estop, got "${tripTo}"`);
+      if (tripTo !== 'safe' && tripTo !== 'estop')
+        throw new UsageError(`--trip-to must be safe or estop, got "${tripTo}"`);
 
       let pair: PtyPair | null = null;
       let device = values.pty!;
@@ -55,14 +88,24 @@ export function makeEmulateInterlockCommand(deps: EmulateInterlockDeps = { until
       }
       let emu: InterlockEmulator;
       try {
-        emu = await startInterlockEmulator({ path: device, watchdogMs, watchdogTripTo: tripTo === 'safe' ? 'SAFE' : 'ESTOP' });
+        emu = await startInterlockEmulator({
+          path: device,
+          watchdogMs,
+          watchdogTripTo: tripTo === 'safe' ? 'SAFE' : 'ESTOP',
+        });
       } catch (err) {
         await pair?.close();
         throw err;
       }
       const say = (s: string): void => io.stderr(`emulate-interlock: ${s}\n`);
       emu.on('state', (state: string) => say(`box ${state}`));
-      const doc = { device, console_path: pair?.consolePath ?? null, pid: process.pid, watchdog_ms: watchdogMs, trip_to: tripTo };
+      const doc = {
+        device,
+        console_path: pair?.consolePath ?? null,
+        pid: process.pid,
+        watchdog_ms: watchdogMs,
+        trip_to: tripTo,
+      };
       if (values.json) printJson(io, doc);
       else io.stdout(`interlock emulator on ${device}${pair ? `; console end: ${pair.consolePath}` : ''}\n`);
 
@@ -113,7 +156,9 @@ export function makeEmulateInterlockCommand(deps: EmulateInterlockDeps = { until
       const stats = emu.stats();
       await emu.close();
       await pair?.close();
-      say(`${why}: stopped; ${stats.heartbeats} heartbeats, ${stats.arms} arms (${stats.armsRefused} refused), ${stats.watchdogTrips} watchdog trips, ${stats.garbageLines} garbage lines`);
+      say(
+        `${why}: stopped; ${stats.heartbeats} heartbeats, ${stats.arms} arms (${stats.armsRefused} refused), ${stats.watchdogTrips} watchdog trips, ${stats.garbageLines} garbage lines`,
+      );
       if (why === 'port closed') {
         io.stderr(`motionbench: the serial device ${device} closed\n`);
         return 1;
@@ -155,9 +200,23 @@ export function makeInterlockMonitorCommand(deps: InterlockMonitorDeps = { until
     summary: 'watch the serial interlock: status, heartbeat round trip, trips',
     usage: monitorUsage,
     async run(argv: string[], io: CliIo) {
-      const { values } = parse(argv, { device: { type: 'string' }, duration: { type: 'string' }, arm: { type: 'boolean' }, json: { type: 'boolean' } }, monitorUsage);
+      const { values } = parse(
+        argv,
+        {
+          device: { type: 'string' },
+          duration: { type: 'string' },
+          arm: { type: 'boolean' },
+          json: { type: 'boolean' },
+        },
+        monitorUsage,
+      );
       if (!values.device) throw new UsageError(`--device is required\n${monitorUsage}`);
-      const durationS = numberOption(values.duration, 'duration', (v) => v > 0 && v <= 86_400, 'a time in (0, 86400] s');
+      const durationS = numberOption(
+        values.duration,
+        'duration',
+        (v) => v > 0 && v <= 86_400,
+        'a time in (0, 86400] s',
+      );
       const say = (s: string): void => io.stderr(`interlock: ${s}\n`);
       const trips: InterlockTrip[] = [];
       let lastState = '';
@@ -178,7 +237,11 @@ export function makeInterlockMonitorCommand(deps: InterlockMonitorDeps = { until
         log: say,
       });
       let armResult: { ok: boolean; reason?: string; detail?: string; latency_ms?: number } | null = null;
-      const stop = Promise.race([deps.untilStopped(), link.closed.then(() => 'port closed'), ...(durationS ? [new Promise<string>((r) => setTimeout(() => r('duration'), durationS * 1000))] : [])]);
+      const stop = Promise.race([
+        deps.untilStopped(),
+        link.closed.then(() => 'port closed'),
+        ...(durationS ? [new Promise<string>((r) => setTimeout(() => r('duration'), durationS * 1000))] : []),
+      ]);
       if (values.arm) {
         const safe = await Promise.race([
           (async () => {
@@ -192,7 +255,9 @@ export function makeInterlockMonitorCommand(deps: InterlockMonitorDeps = { until
         ]);
         if (safe) {
           const r = await link.arm();
-          armResult = r.ok ? { ok: true, latency_ms: Number(r.latencyMs.toFixed(3)) } : { ok: false, reason: r.reason, detail: r.detail };
+          armResult = r.ok
+            ? { ok: true, latency_ms: Number(r.latencyMs.toFixed(3)) }
+            : { ok: false, reason: r.reason, detail: r.detail };
           say(r.ok ? `armed in ${r.latencyMs.toFixed(1)} ms` : `ARM failed (${r.reason}): ${r.detail}`);
         } else {
           armResult = { ok: false, reason: 'not_safe', detail: `the interlock is ${link.state}, not safe, after 1 s` };
@@ -215,7 +280,10 @@ export function makeInterlockMonitorCommand(deps: InterlockMonitorDeps = { until
         counters: snap.counters,
       };
       if (values.json) printJson(io, summary);
-      else io.stdout(`${snap.state}; rtt p50 ${snap.freshness.rttP50Ms?.toFixed(2) ?? '–'} ms, p99 ${snap.freshness.rttP99Ms?.toFixed(2) ?? '–'} ms; ${snap.counters.heartbeatsSent} heartbeats, ${snap.counters.garbageLines} garbage lines, ${trips.length} trips\n`);
+      else
+        io.stdout(
+          `${snap.state}; rtt p50 ${snap.freshness.rttP50Ms?.toFixed(2) ?? '–'} ms, p99 ${snap.freshness.rttP99Ms?.toFixed(2) ?? '–'} ms; ${snap.counters.heartbeatsSent} heartbeats, ${snap.counters.garbageLines} garbage lines, ${trips.length} trips\n`,
+        );
       if (trips.length > 0) {
         io.stderr(`motionbench: the interlock tripped (${trips.map((t) => t.reason).join(', ')})\n`);
         return 1;
@@ -250,7 +318,11 @@ export const interlockListCommand: Command = {
     if (values.json) printJson(io, listing);
     else {
       if (listing.note) io.stderr(`interlock: ${listing.note}\n`);
-      io.stdout(listing.ports.length === 0 ? 'no serial ports found\n' : `${listing.ports.map((p) => [p.path, p.manufacturer, p.serialNumber].filter(Boolean).join('  ')).join('\n')}\n`);
+      io.stdout(
+        listing.ports.length === 0
+          ? 'no serial ports found\n'
+          : `${listing.ports.map((p) => [p.path, p.manufacturer, p.serialNumber].filter(Boolean).join('  ')).join('\n')}\n`,
+      );
     }
     return 0;
   },

@@ -1,6 +1,14 @@
 import { ClipPairEvaluator } from '../../domain/metrics/clipPairMetrics';
 import { MB_METRICS_1 } from '../../domain/metrics/metricContract';
-import { episodeMetricsJson, FULL_STATE, NO_MOTION_CAPTURE, NUMERIC_READINGS, READING_INFO, type EpisodeMetrics, type Reading } from '../../domain/metrics/readings';
+import {
+  episodeMetricsJson,
+  FULL_STATE,
+  NO_MOTION_CAPTURE,
+  NUMERIC_READINGS,
+  READING_INFO,
+  type EpisodeMetrics,
+  type Reading,
+} from '../../domain/metrics/readings';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { InputError } from '../../domain/problems';
 import { loadClipFile } from '../../services/motion/loadClipFile';
@@ -97,13 +105,17 @@ function humanReport(m: EpisodeMetrics, ref: MotionClip, exec: MotionClip, model
     failure = `FAILED at frame ${v.frame} (t = ${v.timeS.toFixed(2)} s): ${v.condition} at ${v.body}, error ${v.error.toFixed(4)} ${unit} > ${v.threshold} ${unit}`;
   }
   lines.push(`  hard failure             ${failure}`);
-  const stop = m.progressStop.available && m.progressStop.value ? ` (stopped at frame ${m.progressStop.value.frame}: ${m.progressStop.value.cause})` : '';
+  const stop =
+    m.progressStop.available && m.progressStop.value
+      ? ` (stopped at frame ${m.progressStop.value.frame}: ${m.progressStop.value.cause})`
+      : '';
   lines.push(`  ${'progress-soft'.padEnd(24)} ${fmt(m.progressSoft, 4, '')}${stop}`);
   for (const key of NUMERIC_READINGS) {
     if (key === 'progressSoft') continue;
     const info = READING_INFO[key];
     const r = m[key];
-    const shown = key === 'mpjpeLMm' && r.available ? `${fmt(r, 3, 'mm')} (${fmt(r, 4, 'cm', 0.1)})` : fmt(r, 4, info.unit);
+    const shown =
+      key === 'mpjpeLMm' && r.available ? `${fmt(r, 3, 'mm')} (${fmt(r, 4, 'cm', 0.1)})` : fmt(r, 4, info.unit);
     lines.push(`  ${info.label.padEnd(24)} ${shown}`);
   }
   return `${lines.join('\n')}\n`;

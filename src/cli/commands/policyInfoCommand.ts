@@ -33,7 +33,13 @@ export function policyInfo(plan: PolicyPlan): Record<string, unknown> {
     joint_order: s.jointOrder.label,
     joint_names: s.jointOrder.policyNames,
     canonical_joint_names: G1_JOINT_NAMES,
-    observation: s.observation.map((t) => ({ term: t.name, kind: t.kind, size: t.size, history: t.history, checked_against: t.checkedAgainst })),
+    observation: s.observation.map((t) => ({
+      term: t.name,
+      kind: t.kind,
+      size: t.size,
+      history: t.history,
+      checked_against: t.checkedAgainst,
+    })),
     observation_size: s.observationSize,
     control_rate_hz: s.controlRateHz,
     sim_dt_s: s.physics.timestepS,
@@ -44,7 +50,9 @@ export function policyInfo(plan: PolicyPlan): Record<string, unknown> {
     action: { mode: s.action.mode, scale: arr(s.action.scale), offset: arr(s.action.offset), clip: s.action.clip },
     anchor_body: s.anchorBody,
     alignment: s.alignment,
-    motion: baked ? { frames: baked.clip.frameCount, fps: baked.clip.fps, clip_id: baked.clip.id, fk_residual_m: baked.fkResidualM } : null,
+    motion: baked
+      ? { frames: baked.clip.frameCount, fps: baked.clip.fps, clip_id: baked.clip.id, fk_residual_m: baked.fkResidualM }
+      : null,
     needs: s.needs,
     metadata_keys: Object.keys(loaded.info.metadata),
     notes: s.notes,
@@ -57,7 +65,8 @@ export const policyInfoCommand: Command = {
   usage,
   async run(argv, io) {
     const { values, positionals } = parse(argv, { model: { type: 'string' }, json: { type: 'boolean' } }, usage, 1);
-    if (positionals.length !== 1) throw new UsageError(`policy info takes one file or folder, got ${positionals.length}\n${usage}`);
+    if (positionals.length !== 1)
+      throw new UsageError(`policy info takes one file or folder, got ${positionals.length}\n${usage}`);
     const profile = loadRobotProfile(values.model);
     const plan = planPolicy(positionals[0], profile);
     const info = policyInfo(plan);

@@ -1,7 +1,12 @@
 import { customPolicy, MB_ADMISSION_1, type AdmissionPolicy } from '../../domain/qualification';
 import { BUILTIN_LABEL } from '../../domain/sim/builtinBinding';
 import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
-import { QualificationRequestError, runQualification, type QualificationProgress, type QualificationSummary } from '../../services/qualification';
+import {
+  QualificationRequestError,
+  runQualification,
+  type QualificationProgress,
+  type QualificationSummary,
+} from '../../services/qualification';
 import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
 import { BindingSpecError, resolveBindingSpec } from '../../services/sim/bindingSpec';
 import { loadWorkload } from '../../services/workload';
@@ -44,15 +49,25 @@ function fmtDuration(s: number | null): string {
   const h = Math.floor(t / 3600);
   const m = Math.floor((t % 3600) / 60);
   const sec = t % 60;
-  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${String(sec).padStart(2, '0')}` : `${m}:${String(sec).padStart(2, '0')}`;
+  return h > 0
+    ? `${h}:${String(m).padStart(2, '0')}:${String(sec).padStart(2, '0')}`
+    : `${m}:${String(sec).padStart(2, '0')}`;
 }
 
 /** Progress on stderr: a redrawn bar on a terminal, plain lines otherwise. */
-export function progressReporter(io: CliIo, tty: boolean): { onProgress: (p: QualificationProgress) => void; finish: () => void } {
+export function progressReporter(
+  io: CliIo,
+  tty: boolean,
+): { onProgress: (p: QualificationProgress) => void; finish: () => void } {
   let last = 0;
   let drawn = false;
   const bar = (p: QualificationProgress) => {
-    const frac = p.clipSecondsPlanned > 0 ? p.clipSecondsDone / p.clipSecondsPlanned : p.pairsTotal > 0 ? p.pairsDone / p.pairsTotal : 1;
+    const frac =
+      p.clipSecondsPlanned > 0
+        ? p.clipSecondsDone / p.clipSecondsPlanned
+        : p.pairsTotal > 0
+          ? p.pairsDone / p.pairsTotal
+          : 1;
     const width = 24;
     const fill = Math.max(0, Math.min(width, Math.round(frac * width)));
     const rate = p.elapsedS > 0 ? p.clipSecondsDone / p.elapsedS : 0;
@@ -71,10 +86,16 @@ export function progressReporter(io: CliIo, tty: boolean): { onProgress: (p: Qua
       return;
     }
     if (p.kind === 'plan') {
-      io.stderr(`qualify: ${p.pairsTotal} pairs, ${p.pairsSkipped} already decided, ${p.rolloutsPlanned} rollouts to run (${p.clipSecondsPlanned.toFixed(0)} clip-seconds)\n`);
+      io.stderr(
+        `qualify: ${p.pairsTotal} pairs, ${p.pairsSkipped} already decided, ${p.rolloutsPlanned} rollouts to run (${p.clipSecondsPlanned.toFixed(0)} clip-seconds)\n`,
+      );
     } else if (p.kind === 'pair' && p.pair) {
-      const what = p.pair.admitted ? 'admitted' : `rejected (${p.pair.reasons.length} reason${p.pair.reasons.length === 1 ? '' : 's'}: ${p.pair.reasons.map((r) => r.split(':')[0]).join(', ')})`;
-      io.stderr(`qualify: ${p.pairsDone}/${p.pairsTotal} ${p.pair.binding} × ${p.pair.clipName}: ${what} — ETA ${fmtDuration(p.etaS)}\n`);
+      const what = p.pair.admitted
+        ? 'admitted'
+        : `rejected (${p.pair.reasons.length} reason${p.pair.reasons.length === 1 ? '' : 's'}: ${p.pair.reasons.map((r) => r.split(':')[0]).join(', ')})`;
+      io.stderr(
+        `qualify: ${p.pairsDone}/${p.pairsTotal} ${p.pair.binding} × ${p.pair.clipName}: ${what} — ETA ${fmtDuration(p.etaS)}\n`,
+      );
     } else if (p.kind === 'retry' && p.rollout) {
       io.stderr(`qualify: rollout ${p.rollout.index} ended infrastructure_error (${p.rollout.reason}); retrying\n`);
     }
@@ -89,7 +110,14 @@ export function summaryJson(s: QualificationSummary, bindings: readonly WbcBindi
     policy: s.policy,
     contract: s.contract,
     rollout_protocol: s.protocol,
-    bindings: bindings.map((b) => ({ key: bindingKey(b), id: b.id, version: b.version, kind: b.kind, label: b.label, note: b.kind === 'builtin' ? BUILTIN_LABEL : null })),
+    bindings: bindings.map((b) => ({
+      key: bindingKey(b),
+      id: b.id,
+      version: b.version,
+      kind: b.kind,
+      label: b.label,
+      note: b.kind === 'builtin' ? BUILTIN_LABEL : null,
+    })),
     pairs_total: s.pairsTotal,
     pairs_skipped: s.pairsSkipped,
     pairs_decided: s.pairsDecided,
@@ -103,7 +131,16 @@ export function summaryJson(s: QualificationSummary, bindings: readonly WbcBindi
     wall_seconds: s.wallSeconds,
     clip_seconds_per_wall_second: s.wallSeconds > 0 ? s.simSeconds / s.wallSeconds : null,
     cancelled: s.cancelled,
-    pairs: s.pairs.map((p) => ({ binding: p.binding, clip: p.clipName, clip_id: p.clipId, group: p.group, parent_trace_id: p.parentTraceId, status: p.status, admitted: p.admitted, reasons: p.reasons })),
+    pairs: s.pairs.map((p) => ({
+      binding: p.binding,
+      clip: p.clipName,
+      clip_id: p.clipId,
+      group: p.group,
+      parent_trace_id: p.parentTraceId,
+      status: p.status,
+      admitted: p.admitted,
+      reasons: p.reasons,
+    })),
   };
 }
 
@@ -128,11 +165,25 @@ export const qualifyCommand: Command = {
       usage,
     );
     if (!values.binding || values.binding.length === 0) throw new UsageError(`--binding is required\n${usage}`);
-    if (values.campaign === undefined || values.campaign === '') throw new UsageError(`--campaign is required\n${usage}`);
+    if (values.campaign === undefined || values.campaign === '')
+      throw new UsageError(`--campaign is required\n${usage}`);
     const limit = numberOption(values.limit, 'limit', (v) => Number.isInteger(v) && v >= 1, 'an integer ≥ 1');
-    const workers = numberOption(values.workers, 'workers', (v) => Number.isInteger(v) && v >= 1 && v <= 64, 'an integer in 1..64');
-    const rollouts = numberOption(values.rollouts, 'rollouts', (v) => Number.isInteger(v) && v >= 1 && v <= 100, 'an integer in 1..100');
-    const policy: AdmissionPolicy = rollouts === undefined || rollouts === MB_ADMISSION_1.parameters.rollouts ? MB_ADMISSION_1 : customPolicy({ rollouts });
+    const workers = numberOption(
+      values.workers,
+      'workers',
+      (v) => Number.isInteger(v) && v >= 1 && v <= 64,
+      'an integer in 1..64',
+    );
+    const rollouts = numberOption(
+      values.rollouts,
+      'rollouts',
+      (v) => Number.isInteger(v) && v >= 1 && v <= 100,
+      'an integer in 1..100',
+    );
+    const policy: AdmissionPolicy =
+      rollouts === undefined || rollouts === MB_ADMISSION_1.parameters.rollouts
+        ? MB_ADMISSION_1
+        : customPolicy({ rollouts });
     const profile = loadRobotProfile(values.model);
     const bindings: WbcBinding[] = [];
     const plans: PolicyPlan[] = [];
@@ -149,25 +200,38 @@ export const qualifyCommand: Command = {
       }
     }
     const workloadSpec = values.workload ?? (plans.length === bindings.length ? POLICIES_WORKLOAD_ID : undefined);
-    if (workloadSpec === undefined) throw new UsageError(`--workload is required (it may be omitted only when every --binding is a released policy: then it is "${POLICIES_WORKLOAD_ID}")\n${usage}`);
-    if (workloadSpec === POLICIES_WORKLOAD_ID && plans.length !== bindings.length) throw new UsageError(`--workload ${POLICIES_WORKLOAD_ID} is made of the --binding policies' own motions; every --binding must be a released policy`);
+    if (workloadSpec === undefined)
+      throw new UsageError(
+        `--workload is required (it may be omitted only when every --binding is a released policy: then it is "${POLICIES_WORKLOAD_ID}")\n${usage}`,
+      );
+    if (workloadSpec === POLICIES_WORKLOAD_ID && plans.length !== bindings.length)
+      throw new UsageError(
+        `--workload ${POLICIES_WORKLOAD_ID} is made of the --binding policies' own motions; every --binding must be a released policy`,
+      );
     const keys = bindings.map(bindingKey);
     const dup = keys.find((k, i) => keys.indexOf(k) !== i);
     if (dup) throw new UsageError(`--binding: ${dup} is given twice`);
-    const workload = workloadSpec === POLICIES_WORKLOAD_ID ? policyMotionsWorkload(plans, profile) : loadWorkload(workloadSpec, { profile });
+    const workload =
+      workloadSpec === POLICIES_WORKLOAD_ID
+        ? policyMotionsWorkload(plans, profile)
+        : loadWorkload(workloadSpec, { profile });
     const controller = new AbortController();
     let interrupts = 0;
     const onSigint = () => {
       interrupts++;
       if (interrupts === 1) {
-        io.stderr('\nqualify: cancelling — the running rollouts finish, then the run stops; decisions are kept and the rest runs next time (Ctrl-C again to quit at once)\n');
+        io.stderr(
+          '\nqualify: cancelling — the running rollouts finish, then the run stops; decisions are kept and the rest runs next time (Ctrl-C again to quit at once)\n',
+        );
         controller.abort();
       } else process.exit(130);
     };
     process.on('SIGINT', onSigint);
     const tty = io === processIo && !!process.stderr.isTTY;
     const progress = progressReporter(io, tty);
-    io.stderr(`qualify: ${workload.snapshot.id}@${workload.snapshot.version} (${workload.snapshot.clips.length} clips) × ${bindings.map((b) => `${bindingKey(b)}${b.kind === 'builtin' ? ` [${BUILTIN_LABEL}]` : ''}`).join(', ')} under ${policy.id}/${policy.version}, ${policy.parameters.rollouts} rollouts per pair → ${values.campaign}\n`);
+    io.stderr(
+      `qualify: ${workload.snapshot.id}@${workload.snapshot.version} (${workload.snapshot.clips.length} clips) × ${bindings.map((b) => `${bindingKey(b)}${b.kind === 'builtin' ? ` [${BUILTIN_LABEL}]` : ''}`).join(', ')} under ${policy.id}/${policy.version}, ${policy.parameters.rollouts} rollouts per pair → ${values.campaign}\n`,
+    );
     let summary: QualificationSummary;
     try {
       summary = await runQualification({

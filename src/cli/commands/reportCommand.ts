@@ -26,11 +26,23 @@ export const reportCommand: Command = {
   summary: 'print the qualification matrix and the sim-to-real gap of a campaign (md, csv or json)',
   usage,
   async run(argv, io) {
-    const { values } = parse(argv, { campaign: { type: 'string' }, format: { type: 'string' }, json: { type: 'boolean' }, policy: { type: 'string' }, sort: { type: 'string' } }, usage);
-    if (values.campaign === undefined || values.campaign === '') throw new UsageError(`--campaign is required\n${usage}`);
+    const { values } = parse(
+      argv,
+      {
+        campaign: { type: 'string' },
+        format: { type: 'string' },
+        json: { type: 'boolean' },
+        policy: { type: 'string' },
+        sort: { type: 'string' },
+      },
+      usage,
+    );
+    if (values.campaign === undefined || values.campaign === '')
+      throw new UsageError(`--campaign is required\n${usage}`);
     const format = (values.json ? 'json' : (values.format ?? 'md')) as ReportFormat;
     if (!FORMATS.includes(format)) throw new UsageError(`--format must be md, csv or json, got "${values.format}"`);
-    if (values.json && values.format !== undefined && values.format !== 'json') throw new UsageError(`--json and --format ${values.format} disagree`);
+    if (values.json && values.format !== undefined && values.format !== 'json')
+      throw new UsageError(`--json and --format ${values.format} disagree`);
     let gapSort: GapSortKey = DEFAULT_GAP_SORT;
     if (values.sort !== undefined) {
       try {
@@ -43,7 +55,10 @@ export const reportCommand: Command = {
     try {
       let report;
       try {
-        report = buildCampaignReport(store, { ...(values.policy !== undefined ? { policy: values.policy } : {}), gapSort });
+        report = buildCampaignReport(store, {
+          ...(values.policy !== undefined ? { policy: values.policy } : {}),
+          gapSort,
+        });
       } catch (err) {
         if (err instanceof RangeError) throw new UsageError(err.message);
         throw err;

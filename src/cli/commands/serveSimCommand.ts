@@ -3,7 +3,16 @@ import type { Backend } from '../../domain/backend/backend';
 import { startBridgeServer } from '../../services/bridge/bridgeServer';
 import { DEFAULT_MODEL_FILE } from '../../services/robot/loadRobotProfile';
 import { EmbeddedSimulator } from '../../services/sim/embeddedSimulator';
-import { portOption, numberOption, parse, printJson, UsageError, type CliIo, type Command, untilSignal } from '../cliSupport';
+import {
+  portOption,
+  numberOption,
+  parse,
+  printJson,
+  UsageError,
+  type CliIo,
+  type Command,
+  untilSignal,
+} from '../cliSupport';
 
 const usage = `usage: motionbench serve-sim [--port N] [--host 127.0.0.1] [--model <mjcf>] [--workers N] [--speed X] [--json]
   Serves the embedded MuJoCo simulator on the Foxglove WebSocket protocol (foxglove.websocket.v1,
@@ -26,7 +35,12 @@ export interface ServeSimDeps {
 }
 
 async function createEmbedded(options: { modelFile: string; workers: number }): Promise<Backend> {
-  const sim = new EmbeddedSimulator({ modelFile: options.modelFile, workers: options.workers, id: 'serve-sim', name: 'MotionBench embedded MuJoCo simulator' });
+  const sim = new EmbeddedSimulator({
+    modelFile: options.modelFile,
+    workers: options.workers,
+    id: 'serve-sim',
+    name: 'MotionBench embedded MuJoCo simulator',
+  });
   try {
     await sim.ready();
   } catch (err) {
@@ -36,7 +50,9 @@ async function createEmbedded(options: { modelFile: string; workers: number }): 
   return sim;
 }
 
-export function makeServeSimCommand(deps: ServeSimDeps = { createBackend: createEmbedded, untilStopped: untilSignal }): Command {
+export function makeServeSimCommand(
+  deps: ServeSimDeps = { createBackend: createEmbedded, untilStopped: untilSignal },
+): Command {
   return {
     name: 'serve-sim',
     summary: `serve the embedded simulator over ${G1_BRIDGE_CONTRACT} (Foxglove WebSocket)`,
@@ -55,8 +71,20 @@ export function makeServeSimCommand(deps: ServeSimDeps = { createBackend: create
         usage,
       );
       const port = portOption(values.port) ?? 8765;
-      const workers = numberOption(values.workers, 'workers', (v) => Number.isInteger(v) && v >= 1 && v <= 64, 'an integer in 1..64') ?? 1;
-      const speed = numberOption(values.speed, 'speed', (v) => v >= 0 && v <= 1000, 'a pacing factor in [0, 1000] (1 = real time, 0 = as fast as possible)') ?? 1;
+      const workers =
+        numberOption(
+          values.workers,
+          'workers',
+          (v) => Number.isInteger(v) && v >= 1 && v <= 64,
+          'an integer in 1..64',
+        ) ?? 1;
+      const speed =
+        numberOption(
+          values.speed,
+          'speed',
+          (v) => v >= 0 && v <= 1000,
+          'a pacing factor in [0, 1000] (1 = real time, 0 = as fast as possible)',
+        ) ?? 1;
       const host = values.host ?? '127.0.0.1';
       if (host.trim() === '') throw new UsageError('--host must not be empty');
       const modelFile = values.model ?? DEFAULT_MODEL_FILE;
@@ -70,19 +98,36 @@ export function makeServeSimCommand(deps: ServeSimDeps = { createBackend: create
         await backend.close().catch(() => {});
         throw err;
       }
-      const topics = [G1_BRIDGE_TOPICS.lowstate, ...(backend.capabilities.globalRootPosition ? [G1_BRIDGE_TOPICS.rootState] : []), G1_BRIDGE_TOPICS.wbcStatus];
+      const topics = [
+        G1_BRIDGE_TOPICS.lowstate,
+        ...(backend.capabilities.globalRootPosition ? [G1_BRIDGE_TOPICS.rootState] : []),
+        G1_BRIDGE_TOPICS.wbcStatus,
+      ];
       if (values.json) {
-        printJson(io, { url: server.url, host: server.host, port: server.port, contract: G1_BRIDGE_CONTRACT, topics, command_topic: G1_BRIDGE_TOPICS.command, model: modelFile, workers, speed });
+        printJson(io, {
+          url: server.url,
+          host: server.host,
+          port: server.port,
+          contract: G1_BRIDGE_CONTRACT,
+          topics,
+          command_topic: G1_BRIDGE_TOPICS.command,
+          model: modelFile,
+          workers,
+          speed,
+        });
       } else {
         io.stdout(`${G1_BRIDGE_CONTRACT} simulator: ${server.url}\n`);
       }
-      if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1') io.stderr(`serve-sim: warning: listening on ${host}, not only on loopback\n`);
+      if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1')
+        io.stderr(`serve-sim: warning: listening on ${host}, not only on loopback\n`);
       io.stderr('Press Ctrl+C to stop.\n');
       const why = await deps.untilStopped();
       io.stderr(`serve-sim: ${why}: stopping (any running episode ends aborted_by_operator)…\n`);
       const stats = server.stats();
       await server.close();
-      io.stderr(`serve-sim: stopped; published ${stats.published.lowstate} lowstate, ${stats.published.rootState} root_state; commands ${stats.commands.accepted} accepted, ${stats.commands.refused} refused, ${stats.commands.malformed} malformed\n`);
+      io.stderr(
+        `serve-sim: stopped; published ${stats.published.lowstate} lowstate, ${stats.published.rootState} root_state; commands ${stats.commands.accepted} accepted, ${stats.commands.refused} refused, ${stats.commands.malformed} malformed\n`,
+      );
       return 0;
     },
   };

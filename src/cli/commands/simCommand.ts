@@ -14,7 +14,16 @@ import { checkClipMatchesBaked, planPolicy, type PolicyPlan } from '../../servic
 import { policyInfo } from './policyInfoCommand';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { describeFailure } from '../../services/sim/simEngine';
-import { checkOutputFiles, fpsOption, numberOption, parse, printJson, UsageError, type CliIo, type Command } from '../cliSupport';
+import {
+  checkOutputFiles,
+  fpsOption,
+  numberOption,
+  parse,
+  printJson,
+  UsageError,
+  type CliIo,
+  type Command,
+} from '../cliSupport';
 
 const usage = `usage: motionbench sim [--clip <file>] [--binding builtin[:assist=<N/m>]|<binding.json>|<policy.onnx|folder>] [--model <mjcf>]
                        [--fps N] [--seed N] [--out <episode.mcap>] [--exec-out <exec.json>] [--force] [--json]
@@ -61,14 +70,23 @@ function progressPrinter(io: CliIo): (sim: number, planned: number) => void {
   };
 }
 
-function execClipJson(name: string, exec: { frameCount: number; rootPosM: Float64Array; rootQuatWxyz: Float64Array; jointPosRad: Float64Array }, jointNames: string[]): string {
-  const rows = (a: Float64Array, w: number) => Array.from({ length: exec.frameCount }, (_, k) => Array.from(a.subarray(w * k, w * k + w)));
+function execClipJson(
+  name: string,
+  exec: { frameCount: number; rootPosM: Float64Array; rootQuatWxyz: Float64Array; jointPosRad: Float64Array },
+  jointNames: string[],
+): string {
+  const rows = (a: Float64Array, w: number) =>
+    Array.from({ length: exec.frameCount }, (_, k) => Array.from(a.subarray(w * k, w * k + w)));
   return JSON.stringify({
     format: 'motionbench-clip/1',
     name,
     fps: MB_METRICS_1.rateHz,
     joint_order: jointNames,
-    frames: { root_pos_m: rows(exec.rootPosM, 3), root_quat_wxyz: rows(exec.rootQuatWxyz, 4), joint_pos_rad: rows(exec.jointPosRad, jointNames.length) },
+    frames: {
+      root_pos_m: rows(exec.rootPosM, 3),
+      root_quat_wxyz: rows(exec.rootQuatWxyz, 4),
+      joint_pos_rad: rows(exec.jointPosRad, jointNames.length),
+    },
   });
 }
 
@@ -99,7 +117,8 @@ function policySummary(plan: PolicyPlan): Record<string, unknown> {
     needs: info.needs,
     baked_clip_id: plan.baked?.clip.id ?? null,
     baked_fk_residual_m: plan.baked?.fkResidualM ?? null,
-    start: 'reference frame 0 placed on the floor (the families reset to a reference frame in training); the reference is aligned to the robot by the family rule above',
+    start:
+      'reference frame 0 placed on the floor (the families reset to a reference frame in training); the reference is aligned to the robot by the family rule above',
     notes: info.notes,
   };
 }
@@ -134,7 +153,14 @@ export const simCommand: Command = {
       { option: 'exec-out', file: values['exec-out'] },
     ];
     // Before anything is loaded (cheap usage errors first); again below with every input known.
-    checkOutputFiles(outputs, [{ what: 'the --clip file', file: values.clip }, { what: 'the --model file', file: values.model }], force);
+    checkOutputFiles(
+      outputs,
+      [
+        { what: 'the --clip file', file: values.clip },
+        { what: 'the --model file', file: values.model },
+      ],
+      force,
+    );
     const profile = loadRobotProfile(values.model);
     let binding: WbcBinding;
     let plan: PolicyPlan | null = null;
@@ -149,24 +175,37 @@ export const simCommand: Command = {
     }
     let clip: MotionClip;
     if (values.clip !== undefined) {
-      clip = loadClipFile(values.clip, { ...(fps !== undefined ? { fps } : {}), jointLimitsRad: profile.joints.map((j) => j.rangeRad) });
+      clip = loadClipFile(values.clip, {
+        ...(fps !== undefined ? { fps } : {}),
+        jointLimitsRad: profile.joints.map((j) => j.rangeRad),
+      });
       if (plan?.baked) checkClipMatchesBaked(clip, plan.baked.clip, plan.loaded.modelFile);
     } else if (plan?.baked) clip = plan.baked.clip;
-    else throw new UsageError(`${values.binding}: this policy carries no reference motion; pass --clip <file> with the motion to track`);
+    else
+      throw new UsageError(
+        `${values.binding}: this policy carries no reference motion; pass --clip <file> with the motion to track`,
+      );
     if (plan?.baked?.fkResidualM) {
       const r = plan.baked.fkResidualM;
       const line = `sim: the baked reference's FK on ${profile.modelName}: body-position residual max ${(r.max * 1000).toFixed(1)} mm (${r.worstBody}, frame ${r.worstFrame}), mean ${(r.mean * 1000).toFixed(2)} mm over ${r.bodies} bodies\n`;
       io.stderr(r.max > 0.02 ? `motionbench: warning: ${line.slice(5)}` : line);
     }
-    for (const w of clip.warnings) if (w.code !== 'joint_limit') io.stderr(`motionbench: ${clip.provenance.file}: ${w.message}\n`);
-    if (clip.frameCount < 2) throw new UsageError(`${values.clip}: the clip has ${clip.frameCount} frame; the simulator needs at least 2`);
+    for (const w of clip.warnings)
+      if (w.code !== 'joint_limit') io.stderr(`motionbench: ${clip.provenance.file}: ${w.message}\n`);
+    if (clip.frameCount < 2)
+      throw new UsageError(`${values.clip}: the clip has ${clip.frameCount} frame; the simulator needs at least 2`);
     checkOutputFiles(
       outputs,
       [
         ...(values.clip !== undefined ? [{ what: 'the --clip file', file: values.clip }] : []),
         { what: values.model !== undefined ? 'the --model file' : 'the model', file: profile.sourceFile },
-        ...modelFileReferences(profile.sourceFile).map((r) => ({ what: `${r.kind === 'include' ? 'a file included by' : `a ${r.kind} of`} the model`, file: r.file })),
-        ...(values.binding !== undefined && fs.existsSync(values.binding) ? [{ what: 'the --binding file', file: values.binding }] : []),
+        ...modelFileReferences(profile.sourceFile).map((r) => ({
+          what: `${r.kind === 'include' ? 'a file included by' : `a ${r.kind} of`} the model`,
+          file: r.file,
+        })),
+        ...(values.binding !== undefined && fs.existsSync(values.binding)
+          ? [{ what: 'the --binding file', file: values.binding }]
+          : []),
         ...(binding.kind === 'onnx' ? [{ what: "the binding's ONNX model", file: binding.modelFile }] : []),
         ...(plan ? plan.loaded.files.map((f) => ({ what: 'a file of the policy', file: f })) : []),
       ],
@@ -176,7 +215,9 @@ export const simCommand: Command = {
     const sim = new EmbeddedSimulator({ modelFile: profile.sourceFile, workers: 1 });
     try {
       const info = await sim.ready();
-      io.stderr(`sim: ${profile.modelName} (${info.timestepS * 1000} ms physics step), ${clip.name} ${((clip.frameCount - 1) / clip.fps).toFixed(1)} s, binding ${bindingKey(binding)} — ${binding.label}\n`);
+      io.stderr(
+        `sim: ${profile.modelName} (${info.timestepS * 1000} ms physics step), ${clip.name} ${((clip.frameCount - 1) / clip.fps).toFixed(1)} s, binding ${bindingKey(binding)} — ${binding.label}\n`,
+      );
       const result = await runSimEpisode(sim, {
         clip,
         binding,
@@ -188,7 +229,16 @@ export const simCommand: Command = {
         onProgress: progressPrinter(io),
       });
       const { end, metrics } = result;
-      if (values['exec-out']) fs.writeFileSync(values['exec-out'], execClipJson(`${clip.name} (executed)`, result.executed, profile.joints.map((j) => j.name)), { flag: force ? 'w' : 'wx' });
+      if (values['exec-out'])
+        fs.writeFileSync(
+          values['exec-out'],
+          execClipJson(
+            `${clip.name} (executed)`,
+            result.executed,
+            profile.joints.map((j) => j.name),
+          ),
+          { flag: force ? 'w' : 'wx' },
+        );
       const doc = {
         ...episodeMetricsJson(metrics),
         outcome: end.outcome,
@@ -202,11 +252,28 @@ export const simCommand: Command = {
         planned_frames: end.plannedFrames,
         binding: bindingSummary(binding),
         ...(plan ? { policy: policySummary(plan) } : {}),
-        clip: { file: clip.provenance.file, name: clip.name, id: clip.id, fps: clip.fps, frames: clip.frameCount, sha256: clip.provenance.fileSha256 },
-        model: { file: profile.sourceFile, name: profile.modelName, timestep_s: plan ? plan.loaded.spec.physics.timestepS : info.timestepS, ...(plan ? { model_timestep_s: info.timestepS } : {}) },
+        clip: {
+          file: clip.provenance.file,
+          name: clip.name,
+          id: clip.id,
+          fps: clip.fps,
+          frames: clip.frameCount,
+          sha256: clip.provenance.fileSha256,
+        },
+        model: {
+          file: profile.sourceFile,
+          name: profile.modelName,
+          timestep_s: plan ? plan.loaded.spec.physics.timestepS : info.timestepS,
+          ...(plan ? { model_timestep_s: info.timestepS } : {}),
+        },
         seed,
         initial_state: end.initialState
-          ? { root_pos_m: end.initialState.rootPosM, root_quat_wxyz: end.initialState.rootQuatWxyz, floor_shift_m: end.initialState.floorShiftM, from: 'clip frame 0, placed on the floor' }
+          ? {
+              root_pos_m: end.initialState.rootPosM,
+              root_quat_wxyz: end.initialState.rootQuatWxyz,
+              floor_shift_m: end.initialState.floorShiftM,
+              from: 'clip frame 0, placed on the floor',
+            }
           : null,
         episode_file: result.episodeFile,
       };
@@ -220,7 +287,8 @@ export const simCommand: Command = {
 };
 
 function humanReport(doc: Record<string, unknown>, m: EpisodeMetrics, b: WbcBinding, failure: string | null): string {
-  const r = (v: { available: boolean; value?: number }, d: number, unit: string, scale = 1) => (v.available ? `${((v.value ?? 0) * scale).toFixed(d)} ${unit}`.trimEnd() : 'unavailable');
+  const r = (v: { available: boolean; value?: number }, d: number, unit: string, scale = 1) =>
+    v.available ? `${((v.value ?? 0) * scale).toFixed(d)} ${unit}`.trimEnd() : 'unavailable';
   const lines = [
     `${String(doc.outcome)}: ${String(doc.reason)}`,
     `  binding        ${bindingKey(b)} — ${b.label}${b.kind === 'builtin' && !b.label.includes(BUILTIN_LABEL) ? ` (${BUILTIN_LABEL})` : ''}`,

@@ -1,15 +1,23 @@
 import readline from 'node:readline';
 import { MB_METRICS_1 } from '../../domain/metrics';
 import type { EpisodeMetrics } from '../../domain/metrics/readings';
+import { sessionBadge } from '../../domain/trial/sessionBadge';
 import { loadRobotProfile, DEFAULT_MODEL_FILE } from '../../services/robot/loadRobotProfile';
 import { EmbeddedSimulator } from '../../services/sim/embeddedSimulator';
 import { openCampaign } from '../../services/trace';
-import { captureRobotCalibration, listAdmittedPairs, runMatchedPair, type OperatorPrompts, type TrialProgressEvent } from '../../services/trial';
+import {
+  captureRobotCalibration,
+  listAdmittedPairs,
+  runMatchedPair,
+  type OperatorPrompts,
+  type TrialProgressEvent,
+} from '../../services/trial';
 import { openInterlockFeed } from '../../services/trial/interlockFeed';
 import { openRobotLink } from '../../services/trial/openRobotLink';
 import { clipForPairId } from '../../services/trial/pairClip';
 import { loadWorkload } from '../../services/workload';
 import { numberOption, parse, printJson, UsageError, type CliIo, type Command } from '../cliSupport';
+import { trialNumber } from '../../domain/trial/trialNumber';
 
 // `motionbench calibrate` and `motionbench trial` (issue 6 item 8): the robot's start-state
 // calibration and the matched sim/real pair, from a terminal. The work is src/services/trial; this
@@ -45,7 +53,8 @@ const trialUsage = `usage: motionbench trial --campaign <dir> --robot <ws-url> -
   --yes                confirm each trial and each reset without asking (a trip still ends the
                        session: it never resumes by itself)
   --list               list the campaign's decided pairs with their matched progress
-  --json               one document with the pair, the calibration and every episode's outcome
+  --json               one document with the pair, the calibration, every episode's outcome and the
+                       session's badge (session: text and tone, as the Trial runner shows it)
   Exit status (docs/TRIALS.md):
     0  every real trial of the pair ran to its end: completed, or hard_failure (the controller
        fell: a measured result, recorded with its metrics)
@@ -65,8 +74,10 @@ const shared = {
   json: { type: 'boolean' },
 } as const;
 
-const mm = (m: EpisodeMetrics | null): string => (m && m.mpjpeLMm.available ? `${(m.mpjpeLMm.value / 10).toFixed(2)} cm` : 'n/a');
-const rad = (m: EpisodeMetrics | null): string => (m && m.jointPosRmseRad.available ? `${m.jointPosRmseRad.value.toFixed(4)} rad` : 'n/a');
+const mm = (m: EpisodeMetrics | null): string =>
+  m && m.mpjpeLMm.available ? `${(m.mpjpeLMm.value / 10).toFixed(2)} cm` : 'n/a';
+const rad = (m: EpisodeMetrics | null): string =>
+  m && m.jointPosRmseRad.available ? `${m.jointPosRmseRad.value.toFixed(4)} rad` : 'n/a';
 
 function required(v: string | undefined, name: string, usage: string): string {
   if (v === undefined || v.trim() === '') throw new UsageError(`--${name} is required\n${usage}`);
@@ -85,7 +96,9 @@ export const calibrateCommand: Command = {
     const profile = loadRobotProfile(values.model ?? DEFAULT_MODEL_FILE);
     const store = await openCampaign(dir);
     try {
-      const clip = values.pair ? clipForPairId(store, values.pair, values.workload ? loadWorkload(values.workload, { profile }) : undefined) : null;
+      const clip = values.pair
+        ? clipForPairId(store, values.pair, values.workload ? loadWorkload(values.workload, { profile }) : undefined)
+        : null;
       const link = await openRobotLink(url, { robotUnit: values['robot-unit'], log: (l) => io.stderr(`${l}\n`) });
       try {
         io.stderr(`calibrate: hold the robot still (${link.backend.name})…\n`);
@@ -99,7 +112,9 @@ export const calibrateCommand: Command = {
             const now = performance.now();
             if (now - lastLine < 1000) return;
             lastLine = now;
-            io.stderr(`  ${p.still ? 'still' : 'not still'}: window ${p.windowFilledS.toFixed(2)}/${p.windowNeededS} s${p.reasons[0] ? ` — ${p.reasons[0].message}` : ''}\n`);
+            io.stderr(
+              `  ${p.still ? 'still' : 'not still'}: window ${p.windowFilledS.toFixed(2)}/${p.windowNeededS} s${p.reasons[0] ? ` — ${p.reasons[0].message}` : ''}\n`,
+            );
           },
         });
         if (!r.ok) {
@@ -109,14 +124,28 @@ export const calibrateCommand: Command = {
           return 1;
         }
         const stored = store.putCalibration(r.record);
-        store.recordEvent({ kind: 'calibration', reason: `captured ${stored.id}`, detail: { calibration_id: stored.id, robot_unit: r.record.robotUnit, clip_id: r.record.clipId } });
+        store.recordEvent({
+          kind: 'calibration',
+          reason: `captured ${stored.id}`,
+          detail: { calibration_id: stored.id, robot_unit: r.record.robotUnit, clip_id: r.record.clipId },
+        });
         const res = r.residualsVsClip;
         if (values.json) {
-          printJson(io, { ok: true, calibration_id: stored.id, record: r.record, residuals_vs_clip_start: res, stillness: r.stats });
+          printJson(io, {
+            ok: true,
+            calibration_id: stored.id,
+            record: r.record,
+            residuals_vs_clip_start: res,
+            stillness: r.stats,
+          });
         } else {
-          io.stdout(`calibration ${stored.id} (robot ${r.record.robotUnit}, ${r.stats.frames} frames at ${r.stats.rateHz.toFixed(0)} Hz over ${r.stats.spanS.toFixed(2)} s)\n`);
+          io.stdout(
+            `calibration ${stored.id} (robot ${r.record.robotUnit}, ${r.stats.frames} frames at ${r.stats.rateHz.toFixed(0)} Hz over ${r.stats.spanS.toFixed(2)} s)\n`,
+          );
           if (res) {
-            io.stdout(`  vs the first frame of ${clip!.clip.name}: max |Δq| ${res.maxAbsJointRad.toFixed(4)} rad (${res.maxAbsJoint}), rms ${res.rmsJointRad.toFixed(4)} rad, roll ${res.rollRad.toFixed(4)} rad, pitch ${res.pitchRad.toFixed(4)} rad\n`);
+            io.stdout(
+              `  vs the first frame of ${clip!.clip.name}: max |Δq| ${res.maxAbsJointRad.toFixed(4)} rad (${res.maxAbsJoint}), rms ${res.rmsJointRad.toFixed(4)} rad, roll ${res.rollRad.toFixed(4)} rad, pitch ${res.pitchRad.toFixed(4)} rad\n`,
+            );
           }
         }
         return 0;
@@ -138,7 +167,7 @@ function terminalPrompts(io: CliIo, yes: boolean): OperatorPrompts & { close(): 
   };
   return {
     async confirmTrial(info) {
-      const line = `trial ${info.trialIndex + 1}/${info.trials}: ${info.clipName} × ${info.binding}, run ${info.runId}; start pose within ${info.calibrationCheck.maxJointDiffRad.toFixed(3)} rad of the calibration`;
+      const line = `trial ${trialNumber(info.trialIndex)}/${info.trials}: ${info.clipName} × ${info.bindingName}, run ${info.runId}; start pose within ${info.calibrationCheck.maxJointDiffRad.toFixed(3)} rad of the calibration`;
       if (yes) {
         io.stderr(`${line}: confirmed by --yes\n`);
         return true;
@@ -149,10 +178,16 @@ function terminalPrompts(io: CliIo, yes: boolean): OperatorPrompts & { close(): 
       if (yes) {
         // A trip is never confirmed by a flag: a human must look at the robot first.
         if (info.tripped) return null;
-        io.stderr(`trial ${info.trialIndex + 1}: waiting for the robot at its start pose (reset confirmed by --yes; the start-pose check follows)\n`);
+        io.stderr(
+          `trial ${trialNumber(info.trialIndex)}: waiting for the robot at its start pose (reset confirmed by --yes; the start-pose check follows)\n`,
+        );
         return 'reset confirmed by --yes; start pose checked against the calibration';
       }
-      const a = (await ask(`put the robot back at its start pose for trial ${info.trialIndex + 1}${info.tripped ? ' (after a TRIP: check the robot first)' : ''}, then type a note (or "no" to stop): `)).trim();
+      const a = (
+        await ask(
+          `put the robot back at its start pose for trial ${trialNumber(info.trialIndex)}${info.tripped ? ' (after a TRIP: check the robot first)' : ''}, then type a note (or "no" to stop): `,
+        )
+      ).trim();
       return a === '' || a.toLowerCase() === 'no' ? null : a;
     },
     close: () => rl?.close(),
@@ -173,13 +208,17 @@ function reportProgress(io: CliIo): (e: TrialProgressEvent) => void {
         io.stderr(`TRIP ${e.trip.cause}: ${e.trip.reason} → ${e.trip.outcome}\n`);
         break;
       case 'episode_end':
-        io.stderr(`${e.resumed ? '(earlier session) ' : ''}${e.domain} episode ${e.runId}${e.trialIndex !== null ? ` (trial ${e.trialIndex + 1})` : ''}: ${e.outcome} after ${e.frames} frames — ${e.reason}\n`);
+        io.stderr(
+          `${e.resumed ? '(earlier session) ' : ''}${e.domain} episode ${e.runId}${e.trialIndex !== null ? ` (trial ${trialNumber(e.trialIndex)})` : ''}: ${e.outcome} after ${e.frames} frames — ${e.reason}\n`,
+        );
         break;
       case 'live': {
         const now = performance.now();
         if (now - lastLive < 1000 && !e.failed) return;
         lastLive = now;
-        io.stderr(`  t ${e.timeS.toFixed(1)} s  MPJPE-l ${e.mpjpeLMm === null ? 'n/a' : `${(e.mpjpeLMm / 10).toFixed(1)} cm`}  joint RMSE ${e.jointRmseRad === null ? 'n/a' : `${e.jointRmseRad.toFixed(3)} rad`}${e.failed ? `  FAILED: ${e.failure}` : ''}\n`);
+        io.stderr(
+          `  t ${e.timeS.toFixed(1)} s  MPJPE-l ${e.mpjpeLMm === null ? 'n/a' : `${(e.mpjpeLMm / 10).toFixed(1)} cm`}  joint RMSE ${e.jointRmseRad === null ? 'n/a' : `${e.jointRmseRad.toFixed(3)} rad`}${e.failed ? `  FAILED: ${e.failure}` : ''}\n`,
+        );
         break;
       }
       case 'stillness':
@@ -194,11 +233,20 @@ function reportProgress(io: CliIo): (e: TrialProgressEvent) => void {
  * short by a stop (e-stop, link loss, intervention, operator) — its numbers do not describe the
  * controller, and a script must not read the session as clean.
  */
-function trialExitCode(r: { stoppedEarly: string | null; remaining: number; real: { trialIndex: number; outcome: string; reason: string }[] }, io: CliIo): number {
+function trialExitCode(
+  r: {
+    stoppedEarly: string | null;
+    remaining: number;
+    real: { trialIndex: number; outcome: string; reason: string }[];
+  },
+  io: CliIo,
+): number {
   if (r.stoppedEarly || r.remaining > 0 || r.real.length === 0) return 3;
   const notCompleted = r.real.filter((t) => t.outcome !== 'completed' && t.outcome !== 'hard_failure');
   if (notCompleted.length === 0) return 0;
-  io.stderr(`motionbench: not every real trial ran to its end: ${notCompleted.map((t) => `trial ${t.trialIndex + 1} ${t.outcome} (${t.reason})`).join('; ')}\n`);
+  io.stderr(
+    `motionbench: not every real trial ran to its end: ${notCompleted.map((t) => `trial ${trialNumber(t.trialIndex)} ${t.outcome} (${t.reason})`).join('; ')}\n`,
+  );
   return 4;
 }
 
@@ -207,9 +255,22 @@ export const trialCommand: Command = {
   summary: 'run a matched sim/real pair: calibration, simulation branch, real-robot trials',
   usage: trialUsage,
   async run(argv: string[], io: CliIo) {
-    const { values } = parse(argv, { ...shared, interlock: { type: 'string' }, trials: { type: 'string' }, yes: { type: 'boolean' }, calibration: { type: 'string' }, list: { type: 'boolean' } }, trialUsage);
+    const { values } = parse(
+      argv,
+      {
+        ...shared,
+        interlock: { type: 'string' },
+        trials: { type: 'string' },
+        yes: { type: 'boolean' },
+        calibration: { type: 'string' },
+        list: { type: 'boolean' },
+      },
+      trialUsage,
+    );
     const dir = required(values.campaign, 'campaign', trialUsage);
-    const trials = numberOption(values.trials, 'trials', (v) => Number.isInteger(v) && v >= 1 && v <= 20, 'an integer in 1..20') ?? 3;
+    const trials =
+      numberOption(values.trials, 'trials', (v) => Number.isInteger(v) && v >= 1 && v <= 20, 'an integer in 1..20') ??
+      3;
     if (values.list) {
       const store = await openCampaign(dir);
       try {
@@ -218,7 +279,9 @@ export const trialCommand: Command = {
         else
           for (const p of pairs) {
             const m = p.matched;
-            io.stdout(`${p.pairId}  ${p.admitted ? 'admitted' : 'rejected'}  ${p.clipName} × ${p.bindingKey}${m ? `  matched: sim ${m.simDone ? 'done' : 'pending'}, real ${m.realDone}/${trials}` : ''}\n`);
+            io.stdout(
+              `${p.pairId}  ${p.admitted ? 'admitted' : 'rejected'}  ${p.clipName} × ${p.bindingName}${m ? `  matched: sim ${m.simDone ? 'done' : 'pending'}, real ${m.realDone}/${trials}` : ''}\n`,
+            );
           }
         return 0;
       } finally {
@@ -243,9 +306,18 @@ export const trialCommand: Command = {
     try {
       // A bad --pair fails before anything connects; the clip (and its workload, regenerated for
       // core-v1) is loaded before the interlock opens: its heartbeats must not wait for that work.
-      const { workload } = clipForPairId(store, pairId, values.workload ? loadWorkload(values.workload, { profile }) : undefined);
+      const { workload } = clipForPairId(
+        store,
+        pairId,
+        values.workload ? loadWorkload(values.workload, { profile }) : undefined,
+      );
       const log = (l: string): void => io.stderr(`${l}\n`);
-      const sim = new EmbeddedSimulator({ modelFile, workers: 1, id: 'trial-sim', name: 'embedded simulator (matched pair)' });
+      const sim = new EmbeddedSimulator({
+        modelFile,
+        workers: 1,
+        id: 'trial-sim',
+        name: 'embedded simulator (matched pair)',
+      });
       cleanups.unshift(() => sim.close());
       await sim.ready();
       const interlock = await openInterlockFeed({ path: device, log: (l) => log(`interlock: ${l}`) });
@@ -267,13 +339,26 @@ export const trialCommand: Command = {
         signal: abort.signal,
         log,
       });
+      // The console's badge, word for word: "completed" only when every real trial completed.
+      const session = sessionBadge({ state: r.stoppedEarly ? 'stopped' : 'completed', trials, real: r.real });
       if (values.json) {
-        printJson(io, { contract: MB_METRICS_1.id, ...r });
+        printJson(io, { contract: MB_METRICS_1.id, ...r, session });
       } else {
-        io.stdout(`matched pair ${r.parentTraceId}: ${r.clip.name} × ${r.binding.id}@${r.binding.version}, calibration ${r.calibrationId}\n`);
-        io.stdout(`  sim   ${r.sim.runId}  ${r.sim.outcome.padEnd(20)} MPJPE-l ${mm(r.sim.metrics)}  joint RMSE ${rad(r.sim.metrics)}\n`);
-        for (const t of r.real) io.stdout(`  real${t.trialIndex + 1}  ${t.runId}  ${t.outcome.padEnd(20)} MPJPE-l ${mm(t.metrics)}  joint RMSE ${rad(t.metrics)}\n`);
-        if (r.stoppedEarly) io.stdout(`  stopped early: ${r.stoppedEarly} (${r.remaining} trial(s) remain; run the command again to resume)\n`);
+        io.stdout(
+          `matched pair ${r.parentTraceId}: ${r.clip.name} × ${r.binding.name}, calibration ${r.calibrationId}\n`,
+        );
+        io.stdout(
+          `  sim   ${r.sim.runId}  ${r.sim.outcome.padEnd(20)} MPJPE-l ${mm(r.sim.metrics)}  joint RMSE ${rad(r.sim.metrics)}\n`,
+        );
+        for (const t of r.real)
+          io.stdout(
+            `  real${trialNumber(t.trialIndex)}  ${t.runId}  ${t.outcome.padEnd(20)} MPJPE-l ${mm(t.metrics)}  joint RMSE ${rad(t.metrics)}\n`,
+          );
+        if (r.stoppedEarly)
+          io.stdout(
+            `  stopped early: ${r.stoppedEarly} (${r.remaining} trial(s) remain; run the command again to resume)\n`,
+          );
+        io.stdout(`  session: ${session.text}\n`);
       }
       return trialExitCode(r, io);
     } finally {

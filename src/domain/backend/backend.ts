@@ -1,11 +1,16 @@
+import type { WbcStatusMsg } from '../bridge/g1BridgeContract';
 import type { MotionClip } from '../motion/motionClip';
 import type { WbcBinding, WbcBindingKind } from '../wbc/wbcBinding';
+import type { BackendProblemCode } from './problemCodes';
 import type { StateFrame } from './stateFrame';
 
 // One interface for every execution substrate (embedded MuJoCo, remote simulator, real robot),
 // modelled on Foxglove's Player: a single listener receives batches and the backend waits for
 // the listener's promise before delivering more (backpressure), capabilities are declared up
-// front, and link state is reported as presence + problems — never as thrown errors.
+// front, and link state is reported as presence + problems — never as thrown errors. A backend
+// reached over a robot link declares so (`robotLink`) and offers the RobotBackend surface: an
+// unleased stop and damp, and its link figures. Consumers read that declaration, never probe for
+// methods (robotBackendOf).
 
 export type ExecutionDomain = 'simulation' | 'real_robot';
 
@@ -44,6 +49,15 @@ export interface Problem {
   message: string;
   /** Wall-clock ms since epoch. */
   atMs: number;
+}
+
+/**
+ * A problem a backend reports: its code is one of the catalogue's (src/domain/backend/problemCodes.ts),
+ * which also says whether it is a condition (withdrawn by a `problem_cleared` event when it ends)
+ * or an incident.
+ */
+export interface BackendProblem extends Problem {
+  code: BackendProblemCode;
 }
 
 export interface InitialState {
@@ -87,7 +101,9 @@ export interface EpisodeEnd {
 
 export type BackendEvent =
   | { type: 'presence'; presence: Presence }
-  | { type: 'problem'; problem: Problem }
+  | { type: 'problem'; problem: BackendProblem }
+  /** A condition reported earlier under `code` has ended (wall-clock ms since epoch). */
+  | { type: 'problem_cleared'; code: BackendProblemCode; atMs: number }
   | { type: 'frames'; runId: string; frames: StateFrame[] }
   | { type: 'episode_end'; end: EpisodeEnd };
 
@@ -104,7 +120,10 @@ export interface BackendLease {
   /** Runs the clip to its end or until stopped; resolves with how the episode ended. */
   run(request: RunRequest): Promise<EpisodeEnd>;
   /** Ends the running episode at once with the given outcome. */
-  stop(outcome: Extract<EpisodeOutcome, 'aborted_by_operator' | 'estop' | 'intervention'>, reason: string): Promise<void>;
+  stop(
+    outcome: Extract<EpisodeOutcome, 'aborted_by_operator' | 'estop' | 'intervention'>,
+    reason: string,
+  ): Promise<void>;
   release(): Promise<void>;
 }
 
@@ -113,10 +132,97 @@ export interface Backend {
   readonly name: string;
   readonly capabilities: BackendCapabilities;
   readonly presence: Presence;
+  /**
+   * Declared by a backend reached over a robot link (g1-bridge/1: the robot, the robot emulator, a
+   * simulator served under the contract): present exactly when the backend implements RobotBackend.
+   * Absent for a backend in this process (the embedded simulator).
+   */
+  readonly robotLink?: RobotLinkCapabilities;
   setListener(listener: BackendListener | null): void;
   /** Exclusive use for one episode, bound to its run_id. Rejects if already leased. */
   acquire(runId: string): Promise<BackendLease>;
   close(): Promise<void>;
+}
+
+/**
+ * What a robot link may be used for now: `runClips` — it accepts prepare/start from this console;
+ * `watchOnly` — state only (no command channel, another client controls it, or not connected yet),
+ * so calibration and live metrics work but a trial's acquire is refused with the reason.
+ */
+export type RobotControl = 'runClips' | 'watchOnly';
+
+/** The declaration of a robot link (Foxglove Player-style: read by consumers, never probed for). */
+export interface RobotLinkCapabilities {
+  readonly control: RobotControl;
+  /**
+   * The server is the robot emulator and accepts its `/emulator/control` channel (declared in its
+   * serverInfo metadata, `emulator_control`): the console may play the human beside the robot
+   * (human_reset). False for a real robot's bridge.
+   */
+  readonly emulatorControl: boolean;
+}
+
+/** Link figures of a robot link (the Connections panel shows `latencyMs`; the rest is for trials and benchmarks). */
+export interface RobotLinkStats {
+  /** Round-trip time of the last ping, ms; null before the first answer. */
+  latencyMs: number | null;
+  /** Accepted state frames over the last second, Hz. */
+  stateRateHz: number;
+  /** Age of the last accepted state frame, ms; null before the first. */
+  lastStateAgeMs: number | null;
+  /** Tick gaps since the backend was made: ticks missing between accepted frames, and how many gaps. */
+  missingTicks: number;
+  tickGapEvents: number;
+  /**
+   * One-way latency publisher stamp → receipt, ms, over the most recent frames; null unless the
+   * server declares its stamp clock's origin. Meaningful only when both machines' clocks agree.
+   */
+  oneWayLatencyMs: { p50: number; p99: number; max: number; count: number } | null;
+  /** Frames dropped because the listener fell behind. */
+  dropped: number;
+}
+
+/**
+ * A backend behind a robot link. Beyond Backend it offers what a trip needs whoever holds the
+ * lease (DESIGN §6: any trip sends stop and damp at once): `sendStop` and `damp` are written at
+ * once whatever the link's freshness and retried until answered; they never reject — the
+ * StopDelivery says what happened. Any stop or damp latches the active run: no start follows it.
+ */
+export interface RobotBackend extends Backend {
+  readonly robotLink: RobotLinkCapabilities;
+  /**
+   * `outcome` is the episode's outcome as the console records it; on the wire a stop carries it
+   * only when the link's contract has it (g1-bridge/1 sends a `link_lost` stop as a plain stop).
+   */
+  sendStop(reason: string, outcome?: EpisodeOutcome): Promise<StopDelivery>;
+  damp(reason: string): Promise<StopDelivery>;
+  linkStats(): RobotLinkStats;
+  /** The robot controller's latest `/g1/wbc_status` (idle, damping, tracking, fault…); null before the first. */
+  readonly wbcStatus: WbcStatusMsg | null;
+}
+
+/** The backend as a RobotBackend when it declares a robot link (`robotLink`), else null. */
+export function robotBackendOf(backend: Backend): RobotBackend | null {
+  // The declaration is the contract: a backend that declares a robot link implements RobotBackend.
+  return backend.robotLink !== undefined ? (backend as RobotBackend) : null;
+}
+
+/** A backend was offered where a robot link that can stop the robot is required. */
+export class NotARobotBackendError extends Error {
+  override readonly name = 'NotARobotBackendError';
+  constructor(
+    readonly backendName: string,
+    readonly reason: string,
+  ) {
+    super(reason);
+  }
+}
+
+/** Why `backend` cannot carry a real-robot trial's stop and damp, or null when it can. */
+export function stopPathRefusal(backend: Backend): string | null {
+  return robotBackendOf(backend)
+    ? null
+    : `${backend.name} declares no robot link: it cannot send stop or damp, so a trip could not stop the robot; real-robot trials need a robot link (a g1-bridge/1 robot or motionbench emulate-robot)`;
 }
 
 /**

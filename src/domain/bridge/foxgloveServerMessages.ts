@@ -62,9 +62,21 @@ const removeStatusSchema = z.object({ op: z.literal('removeStatus'), statusIds: 
 const advertiseSchema = z.object({ op: z.literal('advertise'), channels: z.array(channelSchema).max(L.channels) });
 const unadvertiseSchema = z.object({ op: z.literal('unadvertise'), channelIds: z.array(id).max(L.channels) });
 
-const USED = { serverInfo: serverInfoSchema, status: statusSchema, removeStatus: removeStatusSchema, advertise: advertiseSchema, unadvertise: unadvertiseSchema } as const;
+const USED = {
+  serverInfo: serverInfoSchema,
+  status: statusSchema,
+  removeStatus: removeStatusSchema,
+  advertise: advertiseSchema,
+  unadvertise: unadvertiseSchema,
+} as const;
 /** Ops of the spec the console does not act on: dropped unread. */
-const IGNORED_OPS: readonly string[] = ['parameterValues', 'advertiseServices', 'unadvertiseServices', 'connectionGraphUpdate', 'serviceCallFailure'];
+const IGNORED_OPS: readonly string[] = [
+  'parameterValues',
+  'advertiseServices',
+  'unadvertiseServices',
+  'connectionGraphUpdate',
+  'serviceCallFailure',
+];
 
 export type FoxgloveServerTextMessage =
   | z.infer<typeof serverInfoSchema>
@@ -77,22 +89,37 @@ export type ServerFrameCheck = { ok: true; ignored: boolean } | { ok: false; rea
 
 function firstIssue(err: z.ZodError): string {
   const i = err.issues[0];
-  const path = i.path.length > 0 ? i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : '(message)';
+  const path =
+    i.path.length > 0
+      ? i.path
+          .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+          .join('')
+          .replace(/^\./, '')
+      : '(message)';
   return `${path}: ${i.message}`;
 }
 
 /** Checks one text frame from the server: JSON, an object with a known op, every field the console reads. */
 export function checkServerText(text: string): ServerFrameCheck & { value?: FoxgloveServerTextMessage } {
-  if (text.length > L.textChars) return { ok: false, reason: `text message of ${text.length} characters (limit ${L.textChars})` };
+  if (text.length > L.textChars)
+    return { ok: false, reason: `text message of ${text.length} characters (limit ${L.textChars})` };
   let v: unknown;
   try {
     v = JSON.parse(text);
   } catch (err) {
     return { ok: false, reason: `not JSON: ${(err as Error).message}` };
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return { ok: false, reason: `a message must be a JSON object, got ${v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v}` };
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    return {
+      ok: false,
+      reason: `a message must be a JSON object, got ${v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v}`,
+    };
   const op = (v as { op?: unknown }).op;
-  if (typeof op !== 'string') return { ok: false, reason: `op: must be a string, got ${op === undefined ? 'nothing' : JSON.stringify(op)?.slice(0, 40)}` };
+  if (typeof op !== 'string')
+    return {
+      ok: false,
+      reason: `op: must be a string, got ${op === undefined ? 'nothing' : JSON.stringify(op)?.slice(0, 40)}`,
+    };
   if (IGNORED_OPS.includes(op)) return { ok: true, ignored: true };
   const schema = (USED as Record<string, z.ZodType<FoxgloveServerTextMessage>>)[op];
   if (!schema) return { ok: false, reason: `op: unknown op ${JSON.stringify(op.slice(0, 40))}` };
@@ -112,6 +139,7 @@ export function checkServerBinary(bytes: Uint8Array): ServerFrameCheck {
   if (BINARY_IGNORED.includes(op)) return { ok: true, ignored: true };
   const min = BINARY_MIN_BYTES[op];
   if (min === undefined) return { ok: false, reason: `unknown binary opcode 0x${op.toString(16)}` };
-  if (bytes.byteLength < min) return { ok: false, reason: `binary opcode ${op} needs at least ${min} bytes, got ${bytes.byteLength}` };
+  if (bytes.byteLength < min)
+    return { ok: false, reason: `binary opcode ${op} needs at least ${min} bytes, got ${bytes.byteLength}` };
   return { ok: true, ignored: false };
 }

@@ -140,7 +140,9 @@ export const STOP_OUTCOMES: readonly StopOutcome[] = ['aborted_by_operator', 'es
  * g1-bridge/1's own stop outcomes travel (a `link_lost` stop goes out as a plain stop).
  */
 export function wireStopOutcome(outcome: EpisodeOutcome | undefined): StopOutcome | undefined {
-  return outcome !== undefined && (STOP_OUTCOMES as readonly string[]).includes(outcome) ? (outcome as StopOutcome) : undefined;
+  return outcome !== undefined && (STOP_OUTCOMES as readonly string[]).includes(outcome)
+    ? (outcome as StopOutcome)
+    : undefined;
 }
 
 /** The answer to one command, carried by the wbc_status published right after it. */
@@ -242,7 +244,10 @@ interface CommandEnvelope {
 
 export type WireCommand = CommandEnvelope &
   (
-    | { command: 'prepare'; args: { clip: WireClip; binding: WireBinding; seed?: number; run_id?: string; clip_id?: string } }
+    | {
+        command: 'prepare';
+        args: { clip: WireClip; binding: WireBinding; seed?: number; run_id?: string; clip_id?: string };
+      }
     | { command: 'start'; args?: { run_id?: string } }
     | { command: 'stop'; args?: { reason?: string; outcome?: StopOutcome } }
     | { command: 'damp'; args?: { reason?: string } }

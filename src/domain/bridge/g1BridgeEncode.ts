@@ -34,7 +34,8 @@ export function clipToWire(clip: MotionClip, options: { includeJointVelocities?:
     root_quat_wxyz: rows(clip.rootQuatWxyz, n, 4),
     joint_pos_rad: rows(clip.jointPosRad, n, G1_NUM_JOINTS),
   };
-  if (options.includeJointVelocities && clip.jointVelRadS) frames.joint_vel_rad_s = rows(clip.jointVelRadS, n, G1_NUM_JOINTS);
+  if (options.includeJointVelocities && clip.jointVelRadS)
+    frames.joint_vel_rad_s = rows(clip.jointVelRadS, n, G1_NUM_JOINTS);
   return {
     format: MOTIONBENCH_CLIP_FORMAT,
     name: clip.name,
@@ -61,7 +62,13 @@ export function initialStateToWire(s: InitialState): WireInitialState {
   return w;
 }
 
-export function prepareCommand(args: { clip: MotionClip; binding: WbcBinding; seed: number; runId?: string; seq?: number }): WireCommand {
+export function prepareCommand(args: {
+  clip: MotionClip;
+  binding: WbcBinding;
+  seed: number;
+  runId?: string;
+  seq?: number;
+}): WireCommand {
   return {
     command: 'prepare',
     ...(args.seq !== undefined ? { seq: args.seq } : {}),
@@ -79,7 +86,10 @@ export function resetCommand(initial: InitialState, options: { runId?: string; s
   return {
     command: 'reset',
     ...(options.seq !== undefined ? { seq: options.seq } : {}),
-    args: { initial_state: initialStateToWire(initial), ...(options.runId !== undefined ? { run_id: options.runId } : {}) },
+    args: {
+      initial_state: initialStateToWire(initial),
+      ...(options.runId !== undefined ? { run_id: options.runId } : {}),
+    },
   };
 }
 
@@ -96,7 +106,10 @@ export function lowStateFromFrame(f: StateFrame, tick: number, stampNs: number):
     imu: { quat_wxyz: arr(f.imu.quatWxyz), gyro: arr(f.imu.gyroRadS), accel: arr(f.imu.accelMS2) },
   };
   if (f.referenceFrame !== null) msg.ref_frame = f.referenceFrame;
-  if (f.contacts) msg.contacts = f.contacts.slice(0, G1_BRIDGE_MAX_CONTACTS).map((c) => ({ body: c.body, other: c.other, force_n: c.forceN }));
+  if (f.contacts)
+    msg.contacts = f.contacts
+      .slice(0, G1_BRIDGE_MAX_CONTACTS)
+      .map((c) => ({ body: c.body, other: c.other, force_n: c.forceN }));
   return msg;
 }
 
@@ -111,7 +124,12 @@ export function rootStateFromFrame(f: StateFrame, stampNs: number, source: RootS
  * with it. Without a root_state the root position is unknown (null) and the root orientation is
  * the IMU's attitude (DESIGN §3: a robot without motion capture still has the IMU's).
  */
-export function frameFromLowState(low: LowStateMsg, root: RootStateMsg | null, timeS: number, out: StateFrame = createStateFrame(false)): StateFrame {
+export function frameFromLowState(
+  low: LowStateMsg,
+  root: RootStateMsg | null,
+  timeS: number,
+  out: StateFrame = createStateFrame(false),
+): StateFrame {
   out.timeS = timeS;
   out.tick = low.tick;
   out.jointPosRad.set(low.q);

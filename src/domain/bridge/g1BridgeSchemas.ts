@@ -20,13 +20,32 @@ type Schema = Record<string, unknown>;
 
 const DRAFT = 'https://json-schema.org/draft/2020-12/schema';
 
-const numbers = (n: number, description: string): Schema => ({ type: 'array', items: { type: 'number' }, minItems: n, maxItems: n, description });
+const numbers = (n: number, description: string): Schema => ({
+  type: 'array',
+  items: { type: 'number' },
+  minItems: n,
+  maxItems: n,
+  description,
+});
 const joints = (what: string, unit: string): Schema =>
-  numbers(G1_NUM_JOINTS, `${G1_NUM_JOINTS} ${what}, ${unit}, canonical Unitree SDK order: ${G1_JOINT_NAMES.join(', ')}`);
-const quat = (description: string): Schema => numbers(4, `${description}; unit quaternion, scalar first (w, x, y, z), norm within 1e-3 of 1`);
-const stampNs: Schema = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'publisher monotonic clock, ns (≤ 2^53 − 1)' };
+  numbers(
+    G1_NUM_JOINTS,
+    `${G1_NUM_JOINTS} ${what}, ${unit}, canonical Unitree SDK order: ${G1_JOINT_NAMES.join(', ')}`,
+  );
+const quat = (description: string): Schema =>
+  numbers(4, `${description}; unit quaternion, scalar first (w, x, y, z), norm within 1e-3 of 1`);
+const stampNs: Schema = {
+  type: 'integer',
+  minimum: 0,
+  maximum: Number.MAX_SAFE_INTEGER,
+  description: 'publisher monotonic clock, ns (≤ 2^53 − 1)',
+};
 const runId: Schema = { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$' };
-const frameRows = (w: number, description: string): Schema => ({ type: 'array', minItems: 2, items: numbers(w, description) });
+const frameRows = (w: number, description: string): Schema => ({
+  type: 'array',
+  minItems: 2,
+  items: numbers(w, description),
+});
 const gains: Schema = {
   type: 'object',
   required: ['kp', 'kd'],
@@ -58,7 +77,11 @@ export const LOW_STATE_SCHEMA: Schema = {
         accel: numbers(3, 'specific force, m/s², IMU frame'),
       },
     },
-    ref_frame: { type: ['integer', 'null'], minimum: 0, description: "optional: the clip frame (at the clip's fps) this state belongs to" },
+    ref_frame: {
+      type: ['integer', 'null'],
+      minimum: 0,
+      description: "optional: the clip frame (at the clip's fps) this state belongs to",
+    },
     contacts: {
       type: 'array',
       maxItems: G1_BRIDGE_MAX_CONTACTS,
@@ -66,7 +89,11 @@ export const LOW_STATE_SCHEMA: Schema = {
       items: {
         type: 'object',
         required: ['body', 'other', 'force_n'],
-        properties: { body: { type: 'string' }, other: { type: 'string' }, force_n: { type: 'number', minimum: 0, description: 'normal force, N' } },
+        properties: {
+          body: { type: 'string' },
+          other: { type: 'string' },
+          force_n: { type: 'number', minimum: 0, description: 'normal force, N' },
+        },
       },
     },
   },
@@ -76,7 +103,8 @@ export const ROOT_STATE_SCHEMA: Schema = {
   $schema: DRAFT,
   $id: G1_BRIDGE_SCHEMA_NAMES.rootState,
   title: `${G1_BRIDGE_CONTRACT} /g1/root_state`,
-  description: 'Pelvis pose in the world frame (z up), when the source knows it (simulator, motion capture, estimator).',
+  description:
+    'Pelvis pose in the world frame (z up), when the source knows it (simulator, motion capture, estimator).',
   type: 'object',
   required: ['stamp_ns', 'pos', 'quat_wxyz', 'source'],
   properties: {
@@ -151,7 +179,10 @@ const bindingSchema: Schema = {
     controlRateHz: { type: 'number', exclusiveMinimum: 0, maximum: 2000 },
     label: { type: 'string' },
     checkpointHash: { type: ['string', 'null'] },
-    family: { enum: ['beyondmimic', 'mjlab-deploy', 'wbc-mjlab', 'holosoma-wbt'], description: 'a released tracking policy (kind onnx): the robot reads policyPath and checks checkpointHash' },
+    family: {
+      enum: ['beyondmimic', 'mjlab-deploy', 'wbc-mjlab', 'holosoma-wbt'],
+      description: 'a released tracking policy (kind onnx): the robot reads policyPath and checks checkpointHash',
+    },
     policyPath: { type: 'string' },
     adapter: { type: 'string' },
     physicsId: { type: 'string' },
@@ -212,15 +243,29 @@ export const COMMAND_SCHEMA: Schema = {
       {
         type: 'object',
         required: ['clip', 'binding'],
-        properties: { clip: clipSchema, binding: bindingSchema, seed: { type: 'integer', minimum: 0 }, run_id: runId, clip_id: { type: 'string' } },
+        properties: {
+          clip: clipSchema,
+          binding: bindingSchema,
+          seed: { type: 'integer', minimum: 0 },
+          run_id: runId,
+          clip_id: { type: 'string' },
+        },
       },
       true,
     ),
     command('start', { type: 'object', properties: { run_id: runId } }, false),
-    command('stop', { type: 'object', properties: { reason: { type: 'string' }, outcome: { enum: [...STOP_OUTCOMES] } } }, false),
+    command(
+      'stop',
+      { type: 'object', properties: { reason: { type: 'string' }, outcome: { enum: [...STOP_OUTCOMES] } } },
+      false,
+    ),
     command('damp', reasonArgs, false),
     command('hold', reasonArgs, false),
-    command('reset', { type: 'object', required: ['initial_state'], properties: { initial_state: initialStateSchema, run_id: runId } }, true),
+    command(
+      'reset',
+      { type: 'object', required: ['initial_state'], properties: { initial_state: initialStateSchema, run_id: runId } },
+      true,
+    ),
   ],
 };
 
@@ -232,12 +277,21 @@ export const G1_BRIDGE_SCHEMAS = {
 } as const;
 
 /** A channel description for the Foxglove `advertise` (JSON encoding, JSON Schema). */
-export function g1BridgeChannel(which: keyof typeof G1_BRIDGE_SCHEMAS, topic: string): {
+export function g1BridgeChannel(
+  which: keyof typeof G1_BRIDGE_SCHEMAS,
+  topic: string,
+): {
   topic: string;
   encoding: 'json';
   schemaName: string;
   schema: string;
   schemaEncoding: 'jsonschema';
 } {
-  return { topic, encoding: 'json', schemaName: G1_BRIDGE_SCHEMA_NAMES[which], schema: JSON.stringify(G1_BRIDGE_SCHEMAS[which]), schemaEncoding: 'jsonschema' };
+  return {
+    topic,
+    encoding: 'json',
+    schemaName: G1_BRIDGE_SCHEMA_NAMES[which],
+    schema: JSON.stringify(G1_BRIDGE_SCHEMAS[which]),
+    schemaEncoding: 'jsonschema',
+  };
 }

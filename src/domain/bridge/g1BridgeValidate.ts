@@ -37,7 +37,14 @@ export type Validation<T> = { ok: true; value: T } | { ok: false; reason: string
 
 /** A decoded command: wire arguments turned into domain objects. */
 export type BridgeCommand =
-  | { command: 'prepare'; seq: number | null; clip: MotionClip; binding: WbcBinding; seed: number; runId: string | null }
+  | {
+      command: 'prepare';
+      seq: number | null;
+      clip: MotionClip;
+      binding: WbcBinding;
+      seed: number;
+      runId: string | null;
+    }
   | { command: 'start'; seq: number | null; runId: string | null }
   | { command: 'stop'; seq: number | null; reason: string; outcome: StopOutcome }
   | { command: 'damp'; seq: number | null; reason: string }
@@ -124,7 +131,8 @@ function vec(v: unknown, path: string, len: number): number[] {
   const out = new Array<number>(len);
   for (let i = 0; i < len; i++) {
     const x = a[i];
-    if (typeof x !== 'number' || !Number.isFinite(x)) fail(join(path, i), `must be a finite number, found ${describe(x)}`);
+    if (typeof x !== 'number' || !Number.isFinite(x))
+      fail(join(path, i), `must be a finite number, found ${describe(x)}`);
     out[i] = x as number;
   }
   return out;
@@ -134,14 +142,22 @@ function unitQuat(v: unknown, path: string): number[] {
   const q = vec(v, path, 4);
   const n = Math.hypot(q[0], q[1], q[2], q[3]);
   if (!(Math.abs(n - 1) <= G1_BRIDGE_QUAT_TOLERANCE)) {
-    fail(path, `quaternion (w, x, y, z) must be unit within ${G1_BRIDGE_QUAT_TOLERANCE}, its norm is ${n.toPrecision(6)}`);
+    fail(
+      path,
+      `quaternion (w, x, y, z) must be unit within ${G1_BRIDGE_QUAT_TOLERANCE}, its norm is ${n.toPrecision(6)}`,
+    );
   }
   return q;
 }
 
 const stamp = (v: unknown, path: string): number => int(v, path, 0, Number.MAX_SAFE_INTEGER);
 
-function optional<T>(o: Record<string, unknown>, key: string, path: string, read: (v: unknown, p: string) => T): T | undefined {
+function optional<T>(
+  o: Record<string, unknown>,
+  key: string,
+  path: string,
+  read: (v: unknown, p: string) => T,
+): T | undefined {
   const v = o[key];
   return v === undefined ? undefined : read(v, join(path, key));
 }
@@ -153,7 +169,8 @@ function nullable<T>(read: (v: unknown, p: string) => T): (v: unknown, p: string
 const RUN_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}$/;
 function runId(v: unknown, path: string): string {
   const s = str(v, path, 128);
-  if (!RUN_ID_RE.test(s)) fail(path, 'must be 1–128 characters of letters, digits and . _ : @ / - (starting with a letter or digit)');
+  if (!RUN_ID_RE.test(s))
+    fail(path, 'must be 1–128 characters of letters, digits and . _ : @ / - (starting with a letter or digit)');
   return s;
 }
 
@@ -162,7 +179,11 @@ function run<T>(f: () => T): Validation<T> {
     return { ok: true, value: f() };
   } catch (err) {
     if (err instanceof Invalid) return { ok: false, reason: err.message, code: err.code };
-    return { ok: false, reason: `internal validator error: ${(err as Error)?.message ?? String(err)}`, code: 'malformed' };
+    return {
+      ok: false,
+      reason: `internal validator error: ${(err as Error)?.message ?? String(err)}`,
+      code: 'malformed',
+    };
   }
 }
 
@@ -196,12 +217,16 @@ function jsonSyntaxReason(text: string): string {
 export function parseJsonMessage(data: ArrayBufferView | ArrayBuffer | string, maxBytes: number): Validation<unknown> {
   try {
     const n = byteLengthOf(data, maxBytes);
-    if (n > maxBytes) return { ok: false, code: 'oversized', reason: `message is ${n} bytes, more than the ${maxBytes}-byte limit` };
+    if (n > maxBytes)
+      return { ok: false, code: 'oversized', reason: `message is ${n} bytes, more than the ${maxBytes}-byte limit` };
     if (n === 0) return { ok: false, code: 'malformed', reason: 'message is empty' };
     let text: string;
     if (typeof data === 'string') text = data;
     else {
-      const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+      const bytes =
+        data instanceof ArrayBuffer
+          ? new Uint8Array(data)
+          : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
       try {
         text = utf8.decode(bytes);
       } catch {
@@ -237,11 +262,19 @@ export function validateLowState(v: unknown): Validation<LowStateMsg> {
         accel: vec(imu.accel, 'imu.accel', 3),
       },
     };
-    const ref = optional(o, 'ref_frame', '', nullable((x, p) => int(x, p, 0, Number.MAX_SAFE_INTEGER)));
+    const ref = optional(
+      o,
+      'ref_frame',
+      '',
+      nullable((x, p) => int(x, p, 0, Number.MAX_SAFE_INTEGER)),
+    );
     if (ref !== undefined) msg.ref_frame = ref;
     if (o.contacts !== undefined) {
       if (!Array.isArray(o.contacts) || o.contacts.length > G1_BRIDGE_MAX_CONTACTS) {
-        fail('contacts', `must be an array of at most ${G1_BRIDGE_MAX_CONTACTS} contacts, found ${describe(o.contacts)}`);
+        fail(
+          'contacts',
+          `must be an array of at most ${G1_BRIDGE_MAX_CONTACTS} contacts, found ${describe(o.contacts)}`,
+        );
       }
       msg.contacts = (o.contacts as unknown[]).map((c, i) => {
         const p = join('contacts', i);
@@ -283,8 +316,14 @@ export function validateWbcStatus(v: unknown): Validation<WbcStatusMsg> {
     const o = obj(v, '');
     const msg: WbcStatusMsg = {
       state: oneOf(o.state, 'state', WBC_STATES),
-      clip_id: nullable((x, p) => str(x, p))(o.clip_id === undefined ? fail('clip_id', 'is required (null when no clip)') : o.clip_id, 'clip_id'),
-      frame: nullable((x, p) => int(x, p, 0, Number.MAX_SAFE_INTEGER))(o.frame === undefined ? fail('frame', 'is required (null when none)') : o.frame, 'frame'),
+      clip_id: nullable((x, p) => str(x, p))(
+        o.clip_id === undefined ? fail('clip_id', 'is required (null when no clip)') : o.clip_id,
+        'clip_id',
+      ),
+      frame: nullable((x, p) => int(x, p, 0, Number.MAX_SAFE_INTEGER))(
+        o.frame === undefined ? fail('frame', 'is required (null when none)') : o.frame,
+        'frame',
+      ),
     };
     const s = optional(o, 'stamp_ns', '', stamp);
     if (s !== undefined) msg.stamp_ns = s;
@@ -292,7 +331,12 @@ export function validateWbcStatus(v: unknown): Validation<WbcStatusMsg> {
     if (r !== undefined) msg.run_id = r;
     const es = optional(o, 'episode_start_ns', '', nullable(stamp));
     if (es !== undefined) msg.episode_start_ns = es;
-    const oc = optional(o, 'outcome', '', nullable((x, p) => oneOf<EpisodeOutcome>(x, p, EPISODE_OUTCOMES)));
+    const oc = optional(
+      o,
+      'outcome',
+      '',
+      nullable((x, p) => oneOf<EpisodeOutcome>(x, p, EPISODE_OUTCOMES)),
+    );
     if (oc !== undefined) msg.outcome = oc;
     const reason = optional(o, 'reason', '', (x, p) => str(x, p, G1_BRIDGE_LIMITS.textChars));
     if (reason !== undefined) msg.reason = reason;
@@ -372,7 +416,14 @@ function positive(v: unknown, path: string): number {
   return x;
 }
 
-const OBS_TERMS = ['joint_pos_rel_default', 'joint_vel', 'base_ang_vel', 'projected_gravity', 'reference_joint_pos', 'last_action'] as const;
+const OBS_TERMS = [
+  'joint_pos_rel_default',
+  'joint_vel',
+  'base_ang_vel',
+  'projected_gravity',
+  'reference_joint_pos',
+  'last_action',
+] as const;
 
 function policyInterface(v: unknown, path: string): PolicyInterface {
   const o = obj(v, path);
@@ -416,7 +467,12 @@ function rootAssist(v: unknown, path: string): RootAssist {
     if (x < 0) fail(join(path, k), 'must be ≥ 0');
     return x;
   };
-  return { kpNPerM: nonNeg('kpNPerM'), kdNsPerM: nonNeg('kdNsPerM'), kpNmPerRad: nonNeg('kpNmPerRad'), kdNmsPerRad: nonNeg('kdNmsPerRad') };
+  return {
+    kpNPerM: nonNeg('kpNPerM'),
+    kdNsPerM: nonNeg('kdNsPerM'),
+    kpNmPerRad: nonNeg('kpNmPerRad'),
+    kdNmsPerRad: nonNeg('kdNmsPerRad'),
+  };
 }
 
 /** A WbcBinding record (JSON, field names as in src/domain/wbc/wbcBinding.ts) → WbcBinding. */
@@ -429,7 +485,8 @@ export function decodeWireBinding(v: unknown, path = 'binding'): Validation<WbcB
     const version = str(o.version, join(path, 'version'));
     if (version.trim() === '') fail(join(path, 'version'), 'must not be empty');
     const controlRateHz = num(o.controlRateHz, join(path, 'controlRateHz'));
-    if (controlRateHz <= 0 || controlRateHz > 2000) fail(join(path, 'controlRateHz'), `must be in (0, 2000] Hz, found ${controlRateHz}`);
+    if (controlRateHz <= 0 || controlRateHz > 2000)
+      fail(join(path, 'controlRateHz'), `must be in (0, 2000] Hz, found ${controlRateHz}`);
     const label = str(o.label ?? '', join(path, 'label'), G1_BRIDGE_LIMITS.textChars);
     const common = { id, version, controlRateHz, label };
     const hash = nullable((x, p) => str(x, p))(o.checkpointHash ?? null, join(path, 'checkpointHash'));
@@ -443,7 +500,8 @@ export function decodeWireBinding(v: unknown, path = 'binding'): Validation<WbcB
       };
     }
     if (kind === 'onnx') {
-      if (hash === null) fail(join(path, 'checkpointHash'), 'is required for an onnx binding (sha256 of the .onnx bytes)');
+      if (hash === null)
+        fail(join(path, 'checkpointHash'), 'is required for an onnx binding (sha256 of the .onnx bytes)');
       if (o.family !== undefined) {
         // A released policy: the identity only; the robot reads the files at policyPath itself
         // and refuses them unless they hash to checkpointHash.
@@ -482,7 +540,8 @@ export function decodeWireInitialState(v: unknown, path = 'initial_state'): Vali
       jointPosRad: vec(o.joint_pos_rad, join(path, 'joint_pos_rad'), G1_NUM_JOINTS),
       placeOnFloor: o.place_on_floor === undefined ? false : bool(o.place_on_floor, join(path, 'place_on_floor')),
     };
-    if (o.joint_vel_rad_s !== undefined) return { ...initial, jointVelRadS: vec(o.joint_vel_rad_s, join(path, 'joint_vel_rad_s'), G1_NUM_JOINTS) };
+    if (o.joint_vel_rad_s !== undefined)
+      return { ...initial, jointVelRadS: vec(o.joint_vel_rad_s, join(path, 'joint_vel_rad_s'), G1_NUM_JOINTS) };
     return initial;
   });
 }
@@ -503,14 +562,23 @@ export function validateCommand(v: unknown): CommandValidation {
     const o = obj(v, '');
     if (o.seq !== undefined && o.seq !== null) seq = int(o.seq, 'seq', 0, Number.MAX_SAFE_INTEGER);
     if (o.contract !== undefined && o.contract !== G1_BRIDGE_CONTRACT) {
-      fail('contract', `${describe(o.contract)} is not supported; this server speaks ${G1_BRIDGE_CONTRACT}`, 'unsupported_contract');
+      fail(
+        'contract',
+        `${describe(o.contract)} is not supported; this server speaks ${G1_BRIDGE_CONTRACT}`,
+        'unsupported_contract',
+      );
     }
     if (typeof o.command !== 'string' || !(COMMAND_NAMES as readonly string[]).includes(o.command)) {
-      fail('command', `unknown command ${describe(o.command)}; expected one of ${COMMAND_NAMES.join(', ')}`, o.command === undefined ? 'malformed' : 'unknown_command');
+      fail(
+        'command',
+        `unknown command ${describe(o.command)}; expected one of ${COMMAND_NAMES.join(', ')}`,
+        o.command === undefined ? 'malformed' : 'unknown_command',
+      );
     }
     command = o.command as CommandName;
     const args = o.args === undefined || o.args === null ? {} : obj(o.args, 'args');
-    const reasonOf = (fallback: string) => optional(args, 'reason', 'args', (x, p) => str(x, p, G1_BRIDGE_LIMITS.textChars)) ?? fallback;
+    const reasonOf = (fallback: string) =>
+      optional(args, 'reason', 'args', (x, p) => str(x, p, G1_BRIDGE_LIMITS.textChars)) ?? fallback;
     const runIdOf = () => optional(args, 'run_id', 'args', nullable(runId)) ?? null;
     let value: BridgeCommand;
     switch (command) {
@@ -521,7 +589,10 @@ export function validateCommand(v: unknown): CommandValidation {
         const binding = unwrap(decodeWireBinding(args.binding, 'args.binding'));
         const clipId = optional(args, 'clip_id', 'args', (x, p) => str(x, p));
         if (clipId !== undefined && clipId !== clip.id) {
-          fail('args.clip_id', `${clipId} does not match the clip's content id ${clip.id} (the clip changed in transit or was encoded lossily)`);
+          fail(
+            'args.clip_id',
+            `${clipId} does not match the clip's content id ${clip.id} (the clip changed in transit or was encoded lossily)`,
+          );
         }
         const seed = optional(args, 'seed', 'args', (x, p) => int(x, p, 0, Number.MAX_SAFE_INTEGER)) ?? 0;
         value = { command, seq, clip, binding, seed, runId: runIdOf() };
@@ -546,14 +617,22 @@ export function validateCommand(v: unknown): CommandValidation {
         break;
       case 'reset': {
         if (args.initial_state === undefined) fail('args.initial_state', 'is required');
-        value = { command, seq, initial: unwrap(decodeWireInitialState(args.initial_state, 'args.initial_state')), runId: runIdOf() };
+        value = {
+          command,
+          seq,
+          initial: unwrap(decodeWireInitialState(args.initial_state, 'args.initial_state')),
+          runId: runIdOf(),
+        };
         break;
       }
     }
     return { ok: true, value };
   } catch (err) {
     if (err instanceof Invalid) return { ok: false, code: err.code, reason: err.message, seq, command };
-    const detail = err instanceof InputError ? `${formatLocation(err.location)}: ${err.reason}` : ((err as Error)?.message ?? String(err));
+    const detail =
+      err instanceof InputError
+        ? `${formatLocation(err.location)}: ${err.reason}`
+        : ((err as Error)?.message ?? String(err));
     return { ok: false, code: 'malformed', reason: `internal validator error: ${detail}`, seq, command };
   }
 }

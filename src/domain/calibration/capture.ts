@@ -54,12 +54,22 @@ export function captureCalibration(frames: readonly StateFrame[], options: Captu
 }
 
 /** Captures from a live detector's current window (the console feeds the detector at the stream rate). */
-export function captureFromDetector(detector: StillnessDetector, options: Omit<CaptureOptions, 'thresholds'>): CaptureResult {
-  if (typeof options.robotUnit !== 'string' || options.robotUnit.length === 0) throw new RangeError('calibration capture needs a robot unit');
-  if (!Number.isFinite(options.atMs)) throw new RangeError(`calibration capture needs a finite atMs, got ${options.atMs}`);
+export function captureFromDetector(
+  detector: StillnessDetector,
+  options: Omit<CaptureOptions, 'thresholds'>,
+): CaptureResult {
+  if (typeof options.robotUnit !== 'string' || options.robotUnit.length === 0)
+    throw new RangeError('calibration capture needs a robot unit');
+  if (!Number.isFinite(options.atMs))
+    throw new RangeError(`calibration capture needs a finite atMs, got ${options.atMs}`);
   const status = detector.evaluate();
   if (!status.still) {
-    return { ok: false, message: `calibration refused: the robot is not still — ${status.reasons.map((r) => r.message).join('; ')}`, reasons: status.reasons, stats: status.stats };
+    return {
+      ok: false,
+      message: `calibration refused: the robot is not still — ${status.reasons.map((r) => r.message).join('; ')}`,
+      reasons: status.reasons,
+      stats: status.stats,
+    };
   }
   const J = detector.jointCount;
   const sum = new Float64Array(J);

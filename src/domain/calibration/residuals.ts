@@ -29,8 +29,15 @@ export interface StartResiduals {
   rootPosM: [number, number, number] | null;
 }
 
-function jointResiduals(a: ArrayLike<number>, b: ArrayLike<number>, what: string): Pick<StartResiduals, 'jointRad' | 'maxAbsJointRad' | 'maxAbsJoint' | 'rmsJointRad'> {
-  if (a.length !== G1_NUM_JOINTS || b.length !== G1_NUM_JOINTS) throw new RangeError(`${what}: expected ${G1_NUM_JOINTS} joint angles on both sides, got ${a.length} and ${b.length}`);
+function jointResiduals(
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+  what: string,
+): Pick<StartResiduals, 'jointRad' | 'maxAbsJointRad' | 'maxAbsJoint' | 'rmsJointRad'> {
+  if (a.length !== G1_NUM_JOINTS || b.length !== G1_NUM_JOINTS)
+    throw new RangeError(
+      `${what}: expected ${G1_NUM_JOINTS} joint angles on both sides, got ${a.length} and ${b.length}`,
+    );
   const jointRad: number[] = [];
   let max = -1;
   let maxJ = 0;
@@ -45,7 +52,12 @@ function jointResiduals(a: ArrayLike<number>, b: ArrayLike<number>, what: string
       maxJ = j;
     }
   }
-  return { jointRad, maxAbsJointRad: max, maxAbsJoint: G1_JOINT_NAMES[maxJ], rmsJointRad: Math.sqrt(ss / G1_NUM_JOINTS) };
+  return {
+    jointRad,
+    maxAbsJointRad: max,
+    maxAbsJoint: G1_JOINT_NAMES[maxJ],
+    rmsJointRad: Math.sqrt(ss / G1_NUM_JOINTS),
+  };
 }
 
 /** (b) The measurement vs the clip's first reference frame. */
@@ -62,7 +74,9 @@ export function measuredVsClipStart(cal: CalibrationRecord, clip: MotionClip): S
     rollRad: wrapAngle(meas.rollRad - c.rollRad),
     pitchRad: wrapAngle(meas.pitchRad - c.pitchRad),
     headingRad: mocap ? wrapAngle(meas.yawRad - c.yawRad) : null,
-    rootPosM: mocap ? [m.rootPosM![0] - clip.rootPosM[0], m.rootPosM![1] - clip.rootPosM[1], m.rootPosM![2] - clip.rootPosM[2]] : null,
+    rootPosM: mocap
+      ? [m.rootPosM![0] - clip.rootPosM[0], m.rootPosM![1] - clip.rootPosM[1], m.rootPosM![2] - clip.rootPosM[2]]
+      : null,
   };
 }
 
@@ -76,15 +90,24 @@ export function settledVsMeasured(settled: StateFrame, cal: CalibrationRecord): 
   const joints = jointResiduals(settled.jointPosRad, m.jointPosRad, 'settled vs measured');
   const s = quatToYawPitchRoll(Array.from(settled.imu.quatWxyz));
   const meas = quatToYawPitchRoll(m.imuQuatWxyz);
-  const mocap = m.rootPosM !== null && m.rootQuatWxyz !== null && settled.rootPosM !== null && settled.rootQuatWxyz !== null;
+  const mocap =
+    m.rootPosM !== null && m.rootQuatWxyz !== null && settled.rootPosM !== null && settled.rootQuatWxyz !== null;
   let headingRad: number | null = null;
   let rootPosM: [number, number, number] | null = null;
   if (mocap) {
-    headingRad = wrapAngle(quatToYawPitchRoll(Array.from(settled.rootQuatWxyz!)).yawRad - quatToYawPitchRoll(m.rootQuatWxyz!).yawRad);
+    headingRad = wrapAngle(
+      quatToYawPitchRoll(Array.from(settled.rootQuatWxyz!)).yawRad - quatToYawPitchRoll(m.rootQuatWxyz!).yawRad,
+    );
     const p = settled.rootPosM!;
     rootPosM = [p[0] - m.rootPosM![0], p[1] - m.rootPosM![1], p[2] - m.rootPosM![2]];
   }
-  return { ...joints, rollRad: wrapAngle(s.rollRad - meas.rollRad), pitchRad: wrapAngle(s.pitchRad - meas.pitchRad), headingRad, rootPosM };
+  return {
+    ...joints,
+    rollRad: wrapAngle(s.rollRad - meas.rollRad),
+    pitchRad: wrapAngle(s.pitchRad - meas.pitchRad),
+    headingRad,
+    rootPosM,
+  };
 }
 
 /** Flattens residuals for CalibrationRecord.residuals (`joint.<name>`, rollRad, pitchRad, …). */
@@ -120,5 +143,8 @@ export function withClip(cal: CalibrationRecord, clip: MotionClip, profile: Robo
 
 /** The record with residual (a), once the simulator has settled from its initial state. */
 export function withSettledState(cal: CalibrationRecord, settled: StateFrame): CalibrationRecord {
-  return { ...cal, residuals: { ...cal.residuals, settledVsMeasured: residualsToRecord(settledVsMeasured(settled, cal)) } };
+  return {
+    ...cal,
+    residuals: { ...cal.residuals, settledVsMeasured: residualsToRecord(settledVsMeasured(settled, cal)) },
+  };
 }

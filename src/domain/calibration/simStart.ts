@@ -21,10 +21,15 @@ import type { QuatWxyz } from '../units';
 /** Checks that the profile's joints are the canonical G1 joints in canonical order. */
 export function checkProfileJoints(profile: RobotProfile): void {
   if (profile.joints.length !== G1_JOINT_NAMES.length) {
-    throw new RangeError(`robot profile "${profile.modelName}" has ${profile.joints.length} joints; a calibration holds ${G1_JOINT_NAMES.length}`);
+    throw new RangeError(
+      `robot profile "${profile.modelName}" has ${profile.joints.length} joints; a calibration holds ${G1_JOINT_NAMES.length}`,
+    );
   }
   profile.joints.forEach((j, i) => {
-    if (j.name !== G1_JOINT_NAMES[i] || j.index !== i) throw new RangeError(`robot profile joint ${i} is "${j.name}" (index ${j.index}), expected "${G1_JOINT_NAMES[i]}"`);
+    if (j.name !== G1_JOINT_NAMES[i] || j.index !== i)
+      throw new RangeError(
+        `robot profile joint ${i} is "${j.name}" (index ${j.index}), expected "${G1_JOINT_NAMES[i]}"`,
+      );
   });
 }
 
@@ -34,12 +39,17 @@ const quat4 = (q: readonly number[], what: string): QuatWxyz => {
 };
 
 /** The simulator initial state for a calibration and a clip (rule above). Throws a RangeError naming any malformed input. */
-export function simInitialStateFromCalibration(cal: CalibrationRecord, clip: MotionClip, profile: RobotProfile): InitialState {
+export function simInitialStateFromCalibration(
+  cal: CalibrationRecord,
+  clip: MotionClip,
+  profile: RobotProfile,
+): InitialState {
   checkProfileJoints(profile);
   if (clip.frameCount < 1) throw new RangeError(`clip ${clip.id} has no frames`);
   const m = cal.measured;
   const mocap = m.rootPosM !== null && m.rootQuatWxyz !== null;
-  if (mocap && m.rootPosM!.length !== 3) throw new RangeError(`calibration rootPosM has ${m.rootPosM!.length} components, expected 3`);
+  if (mocap && m.rootPosM!.length !== 3)
+    throw new RangeError(`calibration rootPosM has ${m.rootPosM!.length} components, expected 3`);
   return initialStateFromCalibration(
     {
       rootQuatWxyz: mocap ? quat4(m.rootQuatWxyz!, 'rootQuatWxyz') : quat4(m.imuQuatWxyz, 'imuQuatWxyz'),

@@ -36,7 +36,15 @@ export const DEFAULT_STILLNESS_THRESHOLDS: Readonly<StillnessThresholds> = Objec
   maxGapS: 0.05,
 });
 
-export type NotStillCode = 'no_frames' | 'window_not_filled' | 'buffer_too_small' | 'frame_gap' | 'non_finite' | 'joint_velocity' | 'gyro' | 'joint_drift';
+export type NotStillCode =
+  | 'no_frames'
+  | 'window_not_filled'
+  | 'buffer_too_small'
+  | 'frame_gap'
+  | 'non_finite'
+  | 'joint_velocity'
+  | 'gyro'
+  | 'joint_drift';
 
 export interface NotStillReason {
   code: NotStillCode;
@@ -121,12 +129,14 @@ export class StillnessDetector {
   constructor(thresholds: Partial<StillnessThresholds> = {}, options: StillnessDetectorOptions = {}) {
     const t = { ...DEFAULT_STILLNESS_THRESHOLDS, ...thresholds };
     for (const [k, v] of Object.entries(t)) {
-      if (!(Number.isFinite(v) && v > 0)) throw new RangeError(`stillness threshold ${k} must be a positive finite number, got ${v}`);
+      if (!(Number.isFinite(v) && v > 0))
+        throw new RangeError(`stillness threshold ${k} must be a positive finite number, got ${v}`);
     }
     this.thresholds = Object.freeze(t);
     this.jointCount = options.jointCount ?? G1_NUM_JOINTS;
     this.capacity = options.capacity ?? Math.ceil(t.windowS * 1000 * 1.25) + 8;
-    if (!(Number.isInteger(this.capacity) && this.capacity >= 2)) throw new RangeError(`stillness capacity must be an integer ≥ 2, got ${this.capacity}`);
+    if (!(Number.isInteger(this.capacity) && this.capacity >= 2))
+      throw new RangeError(`stillness capacity must be an integer ≥ 2, got ${this.capacity}`);
     const C = this.capacity;
     const J = this.jointCount;
     this.timeS = new Float64Array(C);
@@ -312,21 +322,39 @@ export class StillnessDetector {
       const full = this.size === this.capacity;
       reasons.push(
         full
-          ? { code: 'buffer_too_small', message: `the ring of ${this.capacity} frames spans only ${fmt(stats.spanS, 3)} s, less than the ${t.windowS} s window (frame rate too high for the capacity)`, value: stats.spanS, limit: t.windowS }
-          : { code: 'window_not_filled', message: `still window not yet covered: ${fmt(stats.spanS, 3)} s of ${t.windowS} s`, value: stats.spanS, limit: t.windowS },
+          ? {
+              code: 'buffer_too_small',
+              message: `the ring of ${this.capacity} frames spans only ${fmt(stats.spanS, 3)} s, less than the ${t.windowS} s window (frame rate too high for the capacity)`,
+              value: stats.spanS,
+              limit: t.windowS,
+            }
+          : {
+              code: 'window_not_filled',
+              message: `still window not yet covered: ${fmt(stats.spanS, 3)} s of ${t.windowS} s`,
+              value: stats.spanS,
+              limit: t.windowS,
+            },
       );
     }
     if (nonFinite >= 0) {
       const bj = this.badJoint[nonFinite];
       reasons.push({
         code: 'non_finite',
-        message: bj >= 0 ? `non-finite value of ${name(bj)} at t=${fmt(this.timeS[nonFinite], 3)} s` : `non-finite IMU, root or time value at t=${fmt(this.timeS[nonFinite], 3)} s`,
+        message:
+          bj >= 0
+            ? `non-finite value of ${name(bj)} at t=${fmt(this.timeS[nonFinite], 3)} s`
+            : `non-finite IMU, root or time value at t=${fmt(this.timeS[nonFinite], 3)} s`,
         ...(bj >= 0 ? { joint: name(bj), jointIndex: bj } : {}),
         atS: this.timeS[nonFinite],
       });
     }
     if (stats.maxIntervalS > t.maxGapS) {
-      reasons.push({ code: 'frame_gap', message: `a ${fmt(stats.maxIntervalS * 1000, 1)} ms gap between frames inside the window (limit ${fmt(t.maxGapS * 1000, 1)} ms)`, value: stats.maxIntervalS, limit: t.maxGapS });
+      reasons.push({
+        code: 'frame_gap',
+        message: `a ${fmt(stats.maxIntervalS * 1000, 1)} ms gap between frames inside the window (limit ${fmt(t.maxGapS * 1000, 1)} ms)`,
+        value: stats.maxIntervalS,
+        limit: t.maxGapS,
+      });
     }
     if (stats.maxJointVelRmsRadS > t.maxJointVelRadS) {
       const j = stats.maxJointVelRmsJoint;
@@ -340,7 +368,13 @@ export class StillnessDetector {
       });
     }
     if (stats.maxGyroRadS > t.maxGyroRadS) {
-      reasons.push({ code: 'gyro', message: `the body is rotating: gyro ${fmt(stats.maxGyroRadS)} rad/s > ${t.maxGyroRadS} rad/s`, value: stats.maxGyroRadS, limit: t.maxGyroRadS, atS: gAt });
+      reasons.push({
+        code: 'gyro',
+        message: `the body is rotating: gyro ${fmt(stats.maxGyroRadS)} rad/s > ${t.maxGyroRadS} rad/s`,
+        value: stats.maxGyroRadS,
+        limit: t.maxGyroRadS,
+        atS: gAt,
+      });
     }
     if (stats.maxJointRangeRad > t.maxJointRangeRad) {
       const j = stats.maxJointRangeJoint;
@@ -378,7 +412,19 @@ export class StillnessDetector {
   ): void {
     if (this.size === 0) return;
     const J = this.jointCount;
-    const view = { timeS: 0, tick: 0, q: this.q, qOffset: 0, imu: this.imuQuat, imuOffset: 0, hasRoot: false, rootPos: this.rootPos, rootPosOffset: 0, rootQuat: this.rootQuat, rootQuatOffset: 0 };
+    const view = {
+      timeS: 0,
+      tick: 0,
+      q: this.q,
+      qOffset: 0,
+      imu: this.imuQuat,
+      imuOffset: 0,
+      hasRoot: false,
+      rootPos: this.rootPos,
+      rootPosOffset: 0,
+      rootQuat: this.rootQuat,
+      rootQuatOffset: 0,
+    };
     for (let i = this.windowStart(); i < this.size; i++) {
       const s = this.slot(i);
       if (!this.finite[s]) continue;

@@ -4,3 +4,4 @@ export * from './interlockProtocol';
 export * from './interlockMonitor';
 export * from './interlockDevice';
 export { SampleRing } from './sampleRing';
+export * from './consoleWatchdog';

@@ -1,4 +1,11 @@
-import { INTERLOCK_PROTOCOL, formatDeviceMessage, parseConsoleLine, type DeviceMessage, type DeviceState, type LineProblem } from './interlockProtocol';
+import {
+  INTERLOCK_PROTOCOL,
+  formatDeviceMessage,
+  parseConsoleLine,
+  type DeviceMessage,
+  type DeviceState,
+  type LineProblem,
+} from './interlockProtocol';
 
 // The interlock box's own logic, pure (the emulator runs it behind a real serial port; a real
 // box implements the same rules in firmware):
@@ -34,7 +41,15 @@ export class InterlockDeviceModel {
   private estopLatched = false;
   private lastHeartbeatAtMs: number | null = null;
   private _lastSeq: number | null = null;
-  readonly counters: InterlockDeviceCounters = { heartbeats: 0, arms: 0, armsRefused: 0, disarms: 0, watchdogTrips: 0, garbageLines: 0, problems: {} };
+  readonly counters: InterlockDeviceCounters = {
+    heartbeats: 0,
+    arms: 0,
+    armsRefused: 0,
+    disarms: 0,
+    watchdogTrips: 0,
+    garbageLines: 0,
+    problems: {},
+  };
 
   constructor(options: InterlockDeviceOptions = {}) {
     this.watchdogMs = options.watchdogMs ?? INTERLOCK_PROTOCOL.silenceLimitMs;

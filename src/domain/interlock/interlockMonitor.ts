@@ -10,6 +10,8 @@ import {
   type FramedLine,
   type LineProblem,
 } from './interlockProtocol';
+import { RecentGaps } from '../timing/recentGaps';
+import { TIMING_WINDOW_MS } from '../timing/timingHealth';
 import { SampleRing } from './sampleRing';
 
 // The console's side of the serial interlock (DESIGN §5.2, §6) as a pure state machine: no
@@ -54,7 +56,8 @@ export type TripReason =
   | 'port_error' // the port failed (read/write error)
   | 'device_disarmed' // the box reported SAFE while we were armed
   | 'disarm_timeout' // the box still reports ARMED disarmTimeoutMs after DISARM
-  | 'closed_by_console'; // the console closed the interlock while armed
+  | 'closed_by_console' // the console closed the interlock while armed
+  | 'console_stalled'; // the console's main loop stopped answering its interlock keeper while armed
 
 export interface InterlockTrip {
   reason: TripReason;
@@ -72,9 +75,15 @@ export interface InterlockTrip {
 /** Problems with a well-formed status that make it not count. */
 export type StatusProblem = 'stale_seq' | 'unknown_seq' | 'late_status' | 'unsolicited_armed';
 export type InterlockProblem = LineProblem | StatusProblem;
-export const STATUS_PROBLEMS: readonly StatusProblem[] = ['stale_seq', 'unknown_seq', 'late_status', 'unsolicited_armed'];
+export const STATUS_PROBLEMS: readonly StatusProblem[] = [
+  'stale_seq',
+  'unknown_seq',
+  'late_status',
+  'unsolicited_armed',
+];
 
-export type ArmFailure = 'not_open' | 'not_safe' | 'stale' | 'busy' | 'timeout' | 'estop' | 'lost' | 'port_closed' | 'cancelled';
+export type ArmFailure =
+  'not_open' | 'not_safe' | 'stale' | 'busy' | 'timeout' | 'estop' | 'lost' | 'port_closed' | 'cancelled';
 export type DisarmFailure = 'lost' | 'port_closed' | 'timeout';
 
 export type MonitorEffect =
@@ -121,6 +130,10 @@ export interface InterlockCounters {
   heartbeatSlotsMissed: number;
   /** Heartbeats the transport could not send (write backlog). */
   heartbeatsDropped: number;
+  /** Heartbeat slots not sent on purpose while the console's main loop was stalled (consoleStalled). */
+  heartbeatsWithheld: number;
+  /** Times the console's main loop was reported stalled (consoleStalled), armed or not. */
+  consoleStalls: number;
   /** Lines that were not messages, all problems together. */
   garbageLines: number;
   problems: Record<InterlockProblem, number>;
@@ -139,6 +152,11 @@ export interface InterlockFreshness {
   rttP99Ms: number | null;
   rttMaxMs: number | null;
   rttSamples: number;
+  /**
+   * The largest gap between counted statuses over the last TIMING_WINDOW_MS, the one open now
+   * included (timing health: the trip is at freshLimitMs); null before the first status.
+   */
+  statusGapMaxMs: number | null;
 }
 
 export interface InterlockSnapshot {
@@ -175,6 +193,9 @@ export class InterlockMonitor {
   private armPending: { sinceMs: number; deadlineMs: number } | null = null;
   private disarmPending: { deadlineMs: number } | null = null;
   private lastDisarmSentAtMs = Number.NEGATIVE_INFINITY;
+  /** consoleStalled() without consoleResumed(): heartbeats are withheld while motion may have been permitted. */
+  private withholdHeartbeats = false;
+  private consoleStalledNow = false;
 
   // heartbeat schedule: heartbeat i is due at hbOriginMs + i·period (drift-free)
   private hbOriginMs = 0;
@@ -184,6 +205,8 @@ export class InterlockMonitor {
   private readonly sentSeq = new Float64Array(SENT_RING).fill(-1);
   private readonly sentAt = new Float64Array(SENT_RING);
   private sentNext = 0;
+  /** Gaps between counted statuses (50 Hz: 5 s is 250 of them). */
+  private readonly statusGaps = new RecentGaps(1024);
 
   private lastStatusAtMs: number | null = null;
   private lastAnsweredSeq: number | null = null;
@@ -197,13 +220,27 @@ export class InterlockMonitor {
   constructor(options: InterlockMonitorOptions = {}) {
     const t = { ...DEFAULT_INTERLOCK_TIMINGS, ...options.timings };
     if (!(t.heartbeatPeriodMs > 0)) throw new RangeError('heartbeatPeriodMs must be > 0');
-    if (!(t.silenceLimitMs > t.heartbeatPeriodMs)) throw new RangeError('silenceLimitMs must exceed the heartbeat period');
-    if (!(t.freshLimitMs > 0 && t.freshLimitMs <= t.silenceLimitMs)) throw new RangeError('freshLimitMs must be in (0, silenceLimitMs]');
+    if (!(t.silenceLimitMs > t.heartbeatPeriodMs))
+      throw new RangeError('silenceLimitMs must exceed the heartbeat period');
+    if (!(t.freshLimitMs > 0 && t.freshLimitMs <= t.silenceLimitMs))
+      throw new RangeError('freshLimitMs must be in (0, silenceLimitMs]');
     this.timings = t;
     this.seq = ((options.firstSeq ?? 1) - 1) >>> 0;
     const problems = {} as Record<InterlockProblem, number>;
     for (const p of [...LINE_PROBLEMS, ...STATUS_PROBLEMS]) problems[p] = 0;
-    this.counters = { linesReceived: 0, statusesAccepted: 0, events: 0, heartbeatsSent: 0, heartbeatSlotsMissed: 0, heartbeatsDropped: 0, garbageLines: 0, problems, trips: 0 };
+    this.counters = {
+      linesReceived: 0,
+      statusesAccepted: 0,
+      events: 0,
+      heartbeatsSent: 0,
+      heartbeatSlotsMissed: 0,
+      heartbeatsDropped: 0,
+      heartbeatsWithheld: 0,
+      consoleStalls: 0,
+      garbageLines: 0,
+      problems,
+      trips: 0,
+    };
   }
 
   get state(): InterlockState {
@@ -218,10 +255,13 @@ export class InterlockMonitor {
     this.portOpen = true;
     this.openedAtMs = nowMs;
     this.lastStatusAtMs = null;
+    this.statusGaps.reset();
     this.deviceState = null;
     this.gateOpen = false;
     this.hbOriginMs = nowMs;
     this.hbIndex = 0;
+    this.withholdHeartbeats = false;
+    this.consoleStalledNow = false;
     this.setState('disconnected', nowMs, fx);
     fx.push(...this.tick(nowMs));
     return fx;
@@ -238,15 +278,34 @@ export class InterlockMonitor {
     this.failArm('port_closed', `the port closed${detail ? `: ${detail}` : ''}`, nowMs, fx);
     if (this.disarmPending) {
       this.disarmPending = null;
-      fx.push({ type: 'disarm', ok: false, reason: 'port_closed', detail: 'the port closed before the box confirmed SAFE', atMs: nowMs });
+      fx.push({
+        type: 'disarm',
+        ok: false,
+        reason: 'port_closed',
+        detail: 'the port closed before the box confirmed SAFE',
+        atMs: nowMs,
+      });
     }
     if (cause === 'console') {
-      if (this.gateOpen || this._state === 'armed') this.trip('disconnected', 'closed_by_console', detail || 'the console closed the interlock while armed', nowMs, fx);
+      if (this.gateOpen || this._state === 'armed')
+        this.trip(
+          'disconnected',
+          'closed_by_console',
+          detail || 'the console closed the interlock while armed',
+          nowMs,
+          fx,
+        );
       else this.setState('disconnected', nowMs, fx);
     } else if (isTrippedState(this._state)) {
       this.setState('lost', nowMs, fx);
     } else {
-      this.trip('lost', cause === 'error' ? 'port_error' : 'port_closed', detail || (cause === 'error' ? 'port error' : 'port closed'), nowMs, fx);
+      this.trip(
+        'lost',
+        cause === 'error' ? 'port_error' : 'port_closed',
+        detail || (cause === 'error' ? 'port error' : 'port closed'),
+        nowMs,
+        fx,
+      );
     }
     this.gateOpen = false;
     return fx;
@@ -295,6 +354,7 @@ export class InterlockMonitor {
     }
     this.counters.statusesAccepted++;
     this.lastStatusAtMs = nowMs;
+    this.statusGaps.record(nowMs);
     this.lastAnsweredSeq = m.seq;
     this.lastRttMs = verdict.rttMs;
     this.rtt.add(verdict.rttMs);
@@ -309,7 +369,8 @@ export class InterlockMonitor {
           this.disarmPending = null;
           fx.push({ type: 'disarm', ok: true, atMs: nowMs });
         }
-        if (this._state === 'armed' && this.gateOpen) this.trip('safe', 'device_disarmed', 'the box reported SAFE while armed', nowMs, fx);
+        if (this._state === 'armed' && this.gateOpen)
+          this.trip('safe', 'device_disarmed', 'the box reported SAFE while armed', nowMs, fx);
         else this.setState('safe', nowMs, fx);
         break;
       case 'ARMED':
@@ -347,6 +408,10 @@ export class InterlockMonitor {
       this.counters.heartbeatSlotsMissed += skipped;
       this.lateness.add(nowMs - (this.hbOriginMs + (this.hbIndex + skipped) * period));
       this.hbIndex += skipped + 1;
+    }
+    if (nowMs >= dueMs && this.withholdHeartbeats) {
+      this.counters.heartbeatsWithheld++;
+    } else if (nowMs >= dueMs) {
       this.seq = nextSeq(this.seq);
       this.lastSentSeq = this.seq;
       this.sentSeq[this.sentNext] = this.seq;
@@ -357,21 +422,42 @@ export class InterlockMonitor {
     }
     if (this.armPending && nowMs > this.armPending.deadlineMs) {
       this.armPending = null;
-      fx.push({ type: 'arm', ok: false, reason: 'timeout', detail: `the box did not report ARMED within ${this.timings.armTimeoutMs} ms; DISARM sent`, atMs: nowMs });
+      fx.push({
+        type: 'arm',
+        ok: false,
+        reason: 'timeout',
+        detail: `the box did not report ARMED within ${this.timings.armTimeoutMs} ms; DISARM sent`,
+        atMs: nowMs,
+      });
       this.sendDisarm(nowMs, fx, false);
     }
     if (this.disarmPending && nowMs > this.disarmPending.deadlineMs) {
       this.disarmPending = null;
-      fx.push({ type: 'disarm', ok: false, reason: 'timeout', detail: `the box did not report SAFE within ${this.timings.disarmTimeoutMs} ms`, atMs: nowMs });
+      fx.push({
+        type: 'disarm',
+        ok: false,
+        reason: 'timeout',
+        detail: `the box did not report SAFE within ${this.timings.disarmTimeoutMs} ms`,
+        atMs: nowMs,
+      });
       if (this.deviceState === 'ARMED' && !isTrippedState(this._state)) {
-        this.trip(this._state, 'disarm_timeout', `the box still reports ARMED ${this.timings.disarmTimeoutMs} ms after DISARM`, nowMs, fx);
+        this.trip(
+          this._state,
+          'disarm_timeout',
+          `the box still reports ARMED ${this.timings.disarmTimeoutMs} ms after DISARM`,
+          nowMs,
+          fx,
+        );
         this.sendDisarm(nowMs, fx, false);
       }
     }
     if (this._state !== 'lost') {
       const since = this.lastStatusAtMs ?? this.openedAtMs;
       if (nowMs - since > this.timings.silenceLimitMs) {
-        const detail = this.lastStatusAtMs === null ? `no status within ${this.timings.silenceLimitMs} ms of opening the port` : `no valid status for ${(nowMs - since).toFixed(1)} ms (limit ${this.timings.silenceLimitMs} ms)`;
+        const detail =
+          this.lastStatusAtMs === null
+            ? `no status within ${this.timings.silenceLimitMs} ms of opening the port`
+            : `no valid status for ${(nowMs - since).toFixed(1)} ms (limit ${this.timings.silenceLimitMs} ms)`;
         this.failArm('lost', detail, nowMs, fx);
         if (this.disarmPending) {
           this.disarmPending = null;
@@ -394,6 +480,49 @@ export class InterlockMonitor {
     return t;
   }
 
+  // ---- the console behind a keeper -------------------------------------------------------
+
+  /**
+   * The console's main loop has stopped answering the process that runs this monitor (its
+   * interlock keeper: docs/INTERLOCK.md §3a): it is hung, stopped (SIGSTOP) or starved past the
+   * watchdog limit, so it could not stop the robot. If motion may have been permitted (arm gate
+   * open, or an ARM pending) this is a trip to `lost` (`console_stalled`): the gate shuts, DISARM
+   * goes out at once (the box drops to SAFE within one line), and heartbeats are withheld until
+   * consoleResumed(), so a box that missed the DISARM trips by its own watchdog 100 ms later.
+   * Outside motion nothing can move without a new operator ARM, so the stall is only counted.
+   */
+  consoleStalled(nowMs: number, detail: string): MonitorEffect[] {
+    const fx: MonitorEffect[] = [];
+    if (this.consoleStalledNow) return fx;
+    this.consoleStalledNow = true;
+    this.counters.consoleStalls++;
+    const armed = this.gateOpen || this.armPending !== null || this._state === 'armed';
+    this.failArm('lost', detail, nowMs, fx);
+    if (!armed || !this.portOpen) return fx;
+    this.withholdHeartbeats = true;
+    if (isTrippedState(this._state)) {
+      this.gateOpen = false;
+      this.setState('lost', nowMs, fx);
+    } else this.trip('lost', 'console_stalled', detail, nowMs, fx);
+    this.sendDisarm(nowMs, fx, false);
+    return fx;
+  }
+
+  /** The console's main loop answers again: heartbeats resume on a fresh drift-free schedule. Nothing re-arms. */
+  consoleResumed(nowMs: number): MonitorEffect[] {
+    const fx: MonitorEffect[] = [];
+    if (!this.consoleStalledNow) return fx;
+    this.consoleStalledNow = false;
+    if (this.withholdHeartbeats && this.portOpen) {
+      this.withholdHeartbeats = false;
+      this.hbOriginMs = nowMs;
+      this.hbIndex = 0;
+      fx.push(...this.tick(nowMs));
+    }
+    this.withholdHeartbeats = false;
+    return fx;
+  }
+
   /** The transport could not send heartbeat `seq` (write backlog); it will never be answered. */
   heartbeatDropped(seq: number): void {
     this.counters.heartbeatsDropped++;
@@ -413,7 +542,11 @@ export class InterlockMonitor {
     if (this.armPending) return refuse('busy', 'an ARM is already waiting for the box');
     if (this._state === 'armed' && this.gateOpen) return refuse('busy', 'already armed');
     if (this._state !== 'safe') return refuse('not_safe', `the interlock is ${this._state}, not safe`);
-    if (!this.isFresh(nowMs)) return refuse('stale', `the last status is ${this.ageMs(nowMs)?.toFixed(1) ?? '∞'} ms old (limit ${this.timings.freshLimitMs} ms)`);
+    if (!this.isFresh(nowMs))
+      return refuse(
+        'stale',
+        `the last status is ${this.ageMs(nowMs)?.toFixed(1) ?? '∞'} ms old (limit ${this.timings.freshLimitMs} ms)`,
+      );
     this.armPending = { sinceMs: nowMs, deadlineMs: nowMs + this.timings.armTimeoutMs };
     fx.push({ type: 'send', message: { kind: 'arm' } });
     return fx;
@@ -441,7 +574,14 @@ export class InterlockMonitor {
 
   /** The safety gate's question: may motion be commanded now? */
   isArmedAndFresh(nowMs: number): boolean {
-    return this.portOpen && this._state === 'armed' && this.gateOpen && this.disarmPending === null && this.deviceState === 'ARMED' && this.isFresh(nowMs);
+    return (
+      this.portOpen &&
+      this._state === 'armed' &&
+      this.gateOpen &&
+      this.disarmPending === null &&
+      this.deviceState === 'ARMED' &&
+      this.isFresh(nowMs)
+    );
   }
 
   snapshot(nowMs: number): InterlockSnapshot {
@@ -463,8 +603,13 @@ export class InterlockMonitor {
         rttP99Ms: this.rtt.percentile(99),
         rttMaxMs: this.rtt.maxEver,
         rttSamples: this.rtt.count,
+        statusGapMaxMs: this.statusGaps.maxGapMs(nowMs, TIMING_WINDOW_MS),
       },
-      heartbeat: { periodMs: this.timings.heartbeatPeriodMs, latenessP99Ms: this.lateness.percentile(99), latenessMaxMs: this.lateness.maxEver },
+      heartbeat: {
+        periodMs: this.timings.heartbeatPeriodMs,
+        latenessP99Ms: this.lateness.percentile(99),
+        latenessMaxMs: this.lateness.maxEver,
+      },
       counters: { ...this.counters, problems: { ...this.counters.problems } },
       lastTrip: this.lastTrip,
       lastEvent: this.lastEvent,
@@ -482,7 +627,10 @@ export class InterlockMonitor {
     return age !== null && age >= 0 && age <= this.timings.freshLimitMs;
   }
 
-  private classify(seq: number, nowMs: number): { problem: StatusProblem; rttMs?: undefined } | { problem?: undefined; rttMs: number } {
+  private classify(
+    seq: number,
+    nowMs: number,
+  ): { problem: StatusProblem; rttMs?: undefined } | { problem?: undefined; rttMs: number } {
     let sentAt = -1;
     for (let i = 0; i < SENT_RING; i++) {
       if (this.sentSeq[i] === seq) sentAt = this.sentAt[i];

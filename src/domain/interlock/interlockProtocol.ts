@@ -37,7 +37,16 @@ export type ConsoleMessage = { kind: 'heartbeat'; seq: number } | { kind: 'arm' 
 export type DeviceMessage = { kind: 'status'; state: DeviceState; seq: number } | { kind: 'event'; event: DeviceEvent };
 
 /** Why a received line was not a message. */
-export const LINE_PROBLEMS = ['empty', 'overlong', 'non_ascii', 'unknown_keyword', 'bad_arguments', 'bad_state', 'bad_event', 'bad_seq'] as const;
+export const LINE_PROBLEMS = [
+  'empty',
+  'overlong',
+  'non_ascii',
+  'unknown_keyword',
+  'bad_arguments',
+  'bad_state',
+  'bad_event',
+  'bad_seq',
+] as const;
 export type LineProblem = (typeof LINE_PROBLEMS)[number];
 
 export type ParsedLine<M> = { ok: true; message: M } | { ok: false; problem: LineProblem; line: string };

@@ -42,7 +42,10 @@ export function meanOfReadings(readings: readonly Reading<number>[], what = 'rea
   let s = 0;
   for (let i = 0; i < readings.length; i++) {
     const r = readings[i];
-    if (!r.available) return unavailableReading(readings.length === 1 ? r.reason : `unavailable in episode ${i + 1} of ${readings.length}: ${r.reason}`);
+    if (!r.available)
+      return unavailableReading(
+        readings.length === 1 ? r.reason : `unavailable in episode ${i + 1} of ${readings.length}: ${r.reason}`,
+      );
     s += r.value;
   }
   return availableReading(s / readings.length);
@@ -61,7 +64,12 @@ export function successRate(episodes: readonly TrialMetrics[]): Reading<number> 
   for (let i = 0; i < episodes.length; i++) {
     if (episodes[i].stoppedBy) continue;
     const f = episodeFailed(episodes[i]);
-    if (!f.available) return unavailableReading(episodes.length === 1 ? f.reason : `failure detection unavailable in episode ${i + 1} of ${episodes.length}: ${f.reason}`);
+    if (!f.available)
+      return unavailableReading(
+        episodes.length === 1
+          ? f.reason
+          : `failure detection unavailable in episode ${i + 1} of ${episodes.length}: ${f.reason}`,
+      );
     if (!f.value) ok++;
   }
   return availableReading(ok / episodes.length);
@@ -72,7 +80,8 @@ export function commonContract(episodes: readonly EpisodeMetrics[]): string | nu
   let id: string | null = null;
   for (const e of episodes) {
     if (id === null) id = e.contract;
-    else if (e.contract !== id) throw new Error(`cannot aggregate results of different metric contracts ("${id}" and "${e.contract}")`);
+    else if (e.contract !== id)
+      throw new Error(`cannot aggregate results of different metric contracts ("${id}" and "${e.contract}")`);
   }
   return id;
 }
@@ -155,7 +164,9 @@ function macroRows(clips: readonly ClipGap[]): GapRow[] {
     }
     const mean = (xs: number[]): Reading<number> => {
       if (xs.length === 0) {
-        return unavailableReading(clips.length === 0 ? 'no clips' : `unavailable on every clip (${excluded[0].clipId}: ${excluded[0].reason})`);
+        return unavailableReading(
+          clips.length === 0 ? 'no clips' : `unavailable on every clip (${excluded[0].clipId}: ${excluded[0].reason})`,
+        );
       }
       let s = 0;
       for (const x of xs) s += x;

@@ -22,7 +22,12 @@ export class BatchEpisodeReducer {
    * Readings of one episode. `ref` and `exec` hold at least K frames each (see MetricFrames);
    * `capabilities` are those of the executed source. Reuses its buffers across calls.
    */
-  reduce(ref: MetricFrames, exec: MetricFrames, K: number, capabilities: SourceCapabilities = FULL_STATE): EpisodeMetrics {
+  reduce(
+    ref: MetricFrames,
+    exec: MetricFrames,
+    K: number,
+    capabilities: SourceCapabilities = FULL_STATE,
+  ): EpisodeMetrics {
     const { jointCount: J, bodyCount: B } = this.layout;
     if (!(Number.isInteger(K) && K >= 0)) throw new RangeError(`K must be a non-negative integer, got ${K}`);
     for (const [name, f] of [
@@ -49,7 +54,8 @@ export class BatchEpisodeReducer {
     const eq = exec.jointPosRad;
     const rq = ref.jointPosRad;
     for (let k = 0; k < K; k++) acc.addJointPositionFrame(eq, k * J, rq, k * J);
-    for (let k = 1; k < K - 1; k++) acc.addVelocityAccelerationFrame(eq, (k + 1) * J, k * J, (k - 1) * J, rq, (k + 1) * J, (k - 1) * J);
+    for (let k = 1; k < K - 1; k++)
+      acc.addVelocityAccelerationFrame(eq, (k + 1) * J, k * J, (k - 1) * J, rq, (k + 1) * J, (k - 1) * J);
     for (let k = 1; k < K - 2; k++) acc.addJerkFrame(eq, (k + 2) * J, (k + 1) * J, k * J, (k - 1) * J);
     return acc.finalize();
   }

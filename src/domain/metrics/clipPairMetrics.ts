@@ -27,13 +27,25 @@ export function bodyPositions(
   frames: PoseFrames,
   K: number,
   out?: Float64Array,
-  scratch: { pos: Float64Array; quat: Float64Array } = { pos: new Float64Array(fk.bodyCount * 3), quat: new Float64Array(fk.bodyCount * 4) },
+  scratch: { pos: Float64Array; quat: Float64Array } = {
+    pos: new Float64Array(fk.bodyCount * 3),
+    quat: new Float64Array(fk.bodyCount * 4),
+  },
 ): Float64Array {
   const B3 = fk.bodyCount * 3;
   const J = fk.jointCount;
   const pos = out ?? new Float64Array(K * B3);
   for (let k = 0; k < K; k++) {
-    fk.compute(frames.rootPosM, frames.rootQuatWxyz, frames.jointPosRad, scratch.pos, scratch.quat, 3 * k, 4 * k, J * k);
+    fk.compute(
+      frames.rootPosM,
+      frames.rootQuatWxyz,
+      frames.jointPosRad,
+      scratch.pos,
+      scratch.quat,
+      3 * k,
+      4 * k,
+      J * k,
+    );
     pos.set(scratch.pos, k * B3);
   }
   return pos;
@@ -71,13 +83,18 @@ export class ClipPairEvaluator {
   }
 
   /** Resamples both clips to the contract rate over the common timeline and adds FK body positions. */
-  timeline(ref: TimedFrames, exec: TimedFrames): { K: number; ref: ResampledFrames & MetricFrames; exec: ResampledFrames & MetricFrames } {
+  timeline(
+    ref: TimedFrames,
+    exec: TimedFrames,
+  ): { K: number; ref: ResampledFrames & MetricFrames; exec: ResampledFrames & MetricFrames } {
     for (const [what, c] of [
       ['reference', ref],
       ['executed', exec],
     ] as const) {
       if (c.jointPosRad.length !== c.frameCount * this.layout.jointCount) {
-        throw new RangeError(`${what} clip has ${c.jointPosRad.length / c.frameCount} joints per frame; the model has ${this.layout.jointCount}`);
+        throw new RangeError(
+          `${what} clip has ${c.jointPosRad.length / c.frameCount} joints per frame; the model has ${this.layout.jointCount}`,
+        );
       }
     }
     const K = this.frameCount(ref, exec);
@@ -110,14 +127,27 @@ export class StreamingPoseMetrics {
   private readonly execFrame: MetricFrames;
   private readonly quat: Float64Array;
 
-  constructor(contract: MetricContract, profile: RobotProfile, capabilities: SourceCapabilities = FULL_STATE, options: StreamingOptions = {}) {
+  constructor(
+    contract: MetricContract,
+    profile: RobotProfile,
+    capabilities: SourceCapabilities = FULL_STATE,
+    options: StreamingOptions = {},
+  ) {
     const layout = metricLayoutFor(contract, profile);
     this.fk = new ForwardKinematics(profile);
     this.reducer = new StreamingEpisodeReducer(contract, layout, capabilities, options);
     const B = layout.bodyCount;
     const J = layout.jointCount;
-    this.refFrame = { rootQuatWxyz: new Float64Array(4), jointPosRad: new Float64Array(J), bodyPosM: new Float64Array(3 * B) };
-    this.execFrame = { rootQuatWxyz: new Float64Array(4), jointPosRad: new Float64Array(J), bodyPosM: new Float64Array(3 * B) };
+    this.refFrame = {
+      rootQuatWxyz: new Float64Array(4),
+      jointPosRad: new Float64Array(J),
+      bodyPosM: new Float64Array(3 * B),
+    };
+    this.execFrame = {
+      rootQuatWxyz: new Float64Array(4),
+      jointPosRad: new Float64Array(J),
+      bodyPosM: new Float64Array(3 * B),
+    };
     this.quat = new Float64Array(4 * B);
   }
 

@@ -285,7 +285,15 @@ export class EpisodeAccumulator {
    * Velocity error and acceleration at an interior frame k, from E's joint rows at k+1, k, k−1
    * and R's at k+1, k−1 (row offsets into eq / rq).
    */
-  addVelocityAccelerationFrame(eq: Float64Array, eNext: number, eCur: number, ePrev: number, rq: Float64Array, rNext: number, rPrev: number): void {
+  addVelocityAccelerationFrame(
+    eq: Float64Array,
+    eNext: number,
+    eCur: number,
+    ePrev: number,
+    rq: Float64Array,
+    rNext: number,
+    rPrev: number,
+  ): void {
     const J = this.layout.jointCount;
     const half = this.halfRate;
     const r2 = this.rate2;
@@ -362,7 +370,11 @@ export class EpisodeAccumulator {
       };
     }
     const finite = (v: number, what: string): Reading<number> =>
-      Number.isFinite(v) ? availableReading(v) : none(`${what} is not finite: the frames contain NaN or infinite values, or values so large that it overflows`);
+      Number.isFinite(v)
+        ? availableReading(v)
+        : none(
+            `${what} is not finite: the frames contain NaN or infinite values, or values so large that it overflows`,
+          );
 
     // Hard failure and progress-soft.
     let failure: EpisodeMetrics['failure'];
@@ -373,11 +385,15 @@ export class EpisodeAccumulator {
       failure = none(
         `hard-failure detection needs the executed root's global ${missing} (root height, end-effector heights in the world frame, root orientation); the executed source does not provide it (e.g. a robot without motion capture)`,
       );
-      const p = none(`progress-soft needs the executed root's global ${missing} (hard failures, root xy drift, heading drift); the executed source does not provide it`);
+      const p = none(
+        `progress-soft needs the executed root's global ${missing} (hard failures, root xy drift, heading drift); the executed source does not provide it`,
+      );
       progressSoft = p;
       progressStop = p;
     } else if (K < 2) {
-      failure = none('hard-failure detection needs at least 2 frames on the common timeline (only frames 0..K−2 count)');
+      failure = none(
+        'hard-failure detection needs at least 2 frames on the common timeline (only frames 0..K−2 count)',
+      );
       progressSoft = none('progress-soft k*/(K − 1) needs at least 2 frames on the common timeline');
       progressStop = progressSoft;
     } else if (this.checkNonFinite) {
@@ -422,7 +438,9 @@ export class EpisodeAccumulator {
       jointVelRmseRadS = finite(Math.sqrt(this.velSqSum / (interior * J)), 'joint-velocity RMSE');
       jointAccRmsRadS2 = finite(Math.sqrt(this.accSqSum / (interior * J)), 'joint-acceleration RMS');
       // The P95 shares the RMS's values: when those are not finite, so is the P95 (its own reason).
-      jointAccP95RadS2 = jointAccRmsRadS2.available ? finite(percentileLinearInPlace(this.accAbs, this.accCount, 95), 'joint-acceleration P95') : finite(NaN, 'joint-acceleration P95');
+      jointAccP95RadS2 = jointAccRmsRadS2.available
+        ? finite(percentileLinearInPlace(this.accAbs, this.accCount, 95), 'joint-acceleration P95')
+        : finite(NaN, 'joint-acceleration P95');
     }
     let jointJerkRmsRadS3: Reading<number>;
     let jointJerkP95RadS3: Reading<number>;
@@ -432,7 +450,9 @@ export class EpisodeAccumulator {
       jointJerkP95RadS3 = why;
     } else {
       jointJerkRmsRadS3 = finite(Math.sqrt(this.jerkSqSum / ((K - 3) * J)), 'joint-jerk RMS');
-      jointJerkP95RadS3 = jointJerkRmsRadS3.available ? finite(percentileLinearInPlace(this.jerkAbs, this.jerkCount, 95), 'joint-jerk P95') : finite(NaN, 'joint-jerk P95');
+      jointJerkP95RadS3 = jointJerkRmsRadS3.available
+        ? finite(percentileLinearInPlace(this.jerkAbs, this.jerkCount, 95), 'joint-jerk P95')
+        : finite(NaN, 'joint-jerk P95');
     }
     return {
       contract: this.contract.id,

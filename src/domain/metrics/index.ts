@@ -10,3 +10,4 @@ export * from './streamingReducer';
 export * from './clipPairMetrics';
 export * from './aggregate';
 export * from './liveTracking';
+export * from './frameSeries';

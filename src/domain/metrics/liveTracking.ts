@@ -24,7 +24,14 @@
 // readings from then on rest on interpolation over a span the robot was not observed in.
 
 import type { StateFrame } from '../backend/stateFrame';
-import { commonTimelineFrameCount, lerpRowInto, resampleFrames, slerpWxyzInto, sourceFrameOffset, type TimedFrames } from '../motion/resample';
+import {
+  commonTimelineFrameCount,
+  lerpRowInto,
+  resampleFrames,
+  slerpWxyzInto,
+  sourceFrameOffset,
+  type TimedFrames,
+} from '../motion/resample';
 import { ForwardKinematics } from '../robot/forwardKinematics';
 import type { RobotProfile } from '../robot/robotProfile';
 import { bodyPositions } from './clipPairMetrics';
@@ -147,11 +154,15 @@ export class LiveTrackingMetrics {
 
   constructor(options: LiveTrackingOptions) {
     const { contract, profile, reference, availability, streamRateHz } = options;
-    if (!(Number.isFinite(streamRateHz) && streamRateHz > 0)) throw new RangeError(`live metrics: streamRateHz must be a positive finite number, got ${streamRateHz}`);
+    if (!(Number.isFinite(streamRateHz) && streamRateHz > 0))
+      throw new RangeError(`live metrics: streamRateHz must be a positive finite number, got ${streamRateHz}`);
     const maxGapS = options.maxGapS ?? 0.1;
     if (!(maxGapS > 0)) throw new RangeError(`live metrics: maxGapS must be positive, got ${maxGapS}`);
     this.contract = contract;
-    this.availability = { hasGlobalRootPosition: availability.hasGlobalRootPosition, hasGlobalRootHeading: availability.hasGlobalRootHeading };
+    this.availability = {
+      hasGlobalRootPosition: availability.hasGlobalRootPosition,
+      hasGlobalRootHeading: availability.hasGlobalRootHeading,
+    };
     this.streamRateHz = streamRateHz;
     this.maxGapS = maxGapS;
     this.onReading = options.onReading;
@@ -159,7 +170,9 @@ export class LiveTrackingMetrics {
     const J = this.layout.jointCount;
     const B = this.layout.bodyCount;
     if (reference.jointPosRad.length !== reference.frameCount * J) {
-      throw new RangeError(`live metrics: the reference has ${reference.jointPosRad.length / reference.frameCount} joints per frame; the model has ${J}`);
+      throw new RangeError(
+        `live metrics: the reference has ${reference.jointPosRad.length / reference.frameCount} joints per frame; the model has ${J}`,
+      );
     }
     this.fk = new ForwardKinematics(profile);
     const r = contract.rateHz;
@@ -167,7 +180,11 @@ export class LiveTrackingMetrics {
     const R = resampleFrames(reference, r, KR);
     this.ref = { rootQuatWxyz: R.rootQuatWxyz, jointPosRad: R.jointPosRad, bodyPosM: bodyPositions(this.fk, R, KR) };
     this.refFrames = KR;
-    this.exec = { rootQuatWxyz: new Float64Array(4), jointPosRad: new Float64Array(J), bodyPosM: new Float64Array(3 * B) };
+    this.exec = {
+      rootQuatWxyz: new Float64Array(4),
+      jointPosRad: new Float64Array(J),
+      bodyPosM: new Float64Array(3 * B),
+    };
     this.fkQuat = new Float64Array(4 * B);
     this.prevQ = new Float64Array(J);
     this.curQ = new Float64Array(J);
@@ -180,12 +197,16 @@ export class LiveTrackingMetrics {
       plannedFrames: KR,
       progress: 0,
       frameMpjpeLMm: null,
-      mpjpeUnavailable: this.availability.hasGlobalRootHeading ? 'no frame yet' : 'MPJPE-l needs the executed root’s global heading, which this stream does not provide (no motion capture)',
+      mpjpeUnavailable: this.availability.hasGlobalRootHeading
+        ? 'no frame yet'
+        : 'MPJPE-l needs the executed root’s global heading, which this stream does not provide (no motion capture)',
       frameJointRmseRad: null,
       jointPosRmseRad: null,
       failure: null,
       progressStop: null,
-      failureUnavailable: canDetect ? null : 'hard-failure and drift detection need the executed root’s global position and heading, which this stream does not provide (no motion capture)',
+      failureUnavailable: canDetect
+        ? null
+        : 'hard-failure and drift detection need the executed root’s global position and heading, which this stream does not provide (no motion capture)',
       sourceFrames: 0,
       refusedFrames: 0,
       missingSourceFrames: 0,
@@ -214,22 +235,34 @@ export class LiveTrackingMetrics {
     const J = this.layout.jointCount;
     const t = frame.timeS;
     if (this.live.finished) return this.refuse('finished', t, 'frame after finish(): the stream was declared over');
-    if (!(frame.jointPosRad && frame.jointPosRad.length === J)) return this.refuse('bad_frame', t, `jointPosRad must have ${J} values, found ${frame.jointPosRad?.length}`);
+    if (!(frame.jointPosRad && frame.jointPosRad.length === J))
+      return this.refuse('bad_frame', t, `jointPosRad must have ${J} values, found ${frame.jointPosRad?.length}`);
     if (!Number.isFinite(t)) return this.refuse('non_finite', t, `timeS is ${t}`);
     if (this.prevIndex >= 0 && !(t > this.prevTimeS)) {
-      return this.refuse('out_of_order', t, `frame at ${t} s does not come after the previous one at ${this.prevTimeS} s`);
+      return this.refuse(
+        'out_of_order',
+        t,
+        `frame at ${t} s does not come after the previous one at ${this.prevTimeS} s`,
+      );
     }
     const caps = this.availability;
-    if (caps.hasGlobalRootPosition && !frame.rootPosM) return this.refuse('missing_root', t, 'no root position in a stream declared to have one (motion capture)');
-    if (caps.hasGlobalRootHeading && !frame.rootQuatWxyz) return this.refuse('missing_root', t, 'no root orientation in a stream declared to have a global heading');
+    if (caps.hasGlobalRootPosition && !frame.rootPosM)
+      return this.refuse('missing_root', t, 'no root position in a stream declared to have one (motion capture)');
+    if (caps.hasGlobalRootHeading && !frame.rootQuatWxyz)
+      return this.refuse('missing_root', t, 'no root orientation in a stream declared to have a global heading');
     const q = frame.jointPosRad;
-    for (let j = 0; j < J; j++) if (!Number.isFinite(q[j])) return this.refuse('non_finite', t, `jointPosRad[${j}] is ${q[j]}`);
+    for (let j = 0; j < J; j++)
+      if (!Number.isFinite(q[j])) return this.refuse('non_finite', t, `jointPosRad[${j}] is ${q[j]}`);
     const pos = caps.hasGlobalRootPosition ? frame.rootPosM : null;
-    if (pos) for (let c = 0; c < 3; c++) if (!Number.isFinite(pos[c])) return this.refuse('non_finite', t, `rootPosM[${c}] is ${pos[c]}`);
+    if (pos)
+      for (let c = 0; c < 3; c++)
+        if (!Number.isFinite(pos[c])) return this.refuse('non_finite', t, `rootPosM[${c}] is ${pos[c]}`);
     const quat = frame.rootQuatWxyz;
     if (quat) {
-      for (let c = 0; c < 4; c++) if (!Number.isFinite(quat[c])) return this.refuse('non_finite', t, `rootQuatWxyz[${c}] is ${quat[c]}`);
-      if (quat[0] === 0 && quat[1] === 0 && quat[2] === 0 && quat[3] === 0) return this.refuse('non_finite', t, 'rootQuatWxyz is zero');
+      for (let c = 0; c < 4; c++)
+        if (!Number.isFinite(quat[c])) return this.refuse('non_finite', t, `rootQuatWxyz[${c}] is ${quat[c]}`);
+      if (quat[0] === 0 && quat[1] === 0 && quat[2] === 0 && quat[3] === 0)
+        return this.refuse('non_finite', t, 'rootQuatWxyz is zero');
     }
 
     // Place the frame on the grid.
@@ -241,10 +274,18 @@ export class LiveTrackingMetrics {
       index = this.prevIndex + steps;
       this.live.missingSourceFrames += steps - 1;
       if (dt > this.maxGapS) {
-        problem = this.warn('gap', t, `no frame for ${(dt * 1000).toFixed(1)} ms (${this.prevTimeS.toFixed(3)} → ${t.toFixed(3)} s), more than ${this.maxGapS * 1000} ms: timeline frames in it are interpolated over the gap`);
+        problem = this.warn(
+          'gap',
+          t,
+          `no frame for ${(dt * 1000).toFixed(1)} ms (${this.prevTimeS.toFixed(3)} → ${t.toFixed(3)} s), more than ${this.maxGapS * 1000} ms: timeline frames in it are interpolated over the gap`,
+        );
       }
     } else if (t > this.maxGapS) {
-      problem = this.warn('gap', t, `the first frame is at ${t.toFixed(3)} s, more than ${this.maxGapS * 1000} ms after the episode start: the executed timeline starts at it`);
+      problem = this.warn(
+        'gap',
+        t,
+        `the first frame is at ${t.toFixed(3)} s, more than ${this.maxGapS * 1000} ms after the episode start: the executed timeline starts at it`,
+      );
     }
     // Keep a copy (the previous one becomes prev).
     const swapPos = this.prevPos;
@@ -287,7 +328,10 @@ export class LiveTrackingMetrics {
     if (this.live.finished) return;
     this.live.finished = true;
     if (this.prevIndex < 0) return;
-    const KE = commonTimelineFrameCount(this.contract.rateHz, { fps: this.streamRateHz, frameCount: this.prevIndex + 1 });
+    const KE = commonTimelineFrameCount(this.contract.rateHz, {
+      fps: this.streamRateHz,
+      frameCount: this.prevIndex + 1,
+    });
     const K = Math.min(this.refFrames, KE);
     while (this.nextSlot < K) this.slotAsIs();
   }
@@ -354,8 +398,10 @@ export class LiveTrackingMetrics {
         if (newStop) this.stopSlot = k;
         flags.frames = 2;
         const m = flags.finalize();
-        if (newFail && m.failure.available && m.failure.value) live.failure = { ...m.failure.value, frame: k, timeS: k / this.contract.rateHz };
-        if (newStop && m.progressStop.available && m.progressStop.value) live.progressStop = { frame: k, cause: m.progressStop.value.cause };
+        if (newFail && m.failure.available && m.failure.value)
+          live.failure = { ...m.failure.value, frame: k, timeS: k / this.contract.rateHz };
+        if (newStop && m.progressStop.available && m.progressStop.value)
+          live.progressStop = { frame: k, cause: m.progressStop.value.cause };
       }
     }
     this.onReading?.(live);

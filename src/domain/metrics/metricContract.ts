@@ -141,7 +141,13 @@ export function customContract(changes: ContractChanges): MetricContract {
     thresholds,
     endEffectorBodies: [...(changes.endEffectorBodies ?? MB_METRICS_1.endEffectorBodies)],
   };
-  const draft: MetricContract = { id: '', family: MB_METRICS_1_ID, ...body, bodySet: 'all_bodies', definitions: DEFINITIONS };
+  const draft: MetricContract = {
+    id: '',
+    family: MB_METRICS_1_ID,
+    ...body,
+    bodySet: 'all_bodies',
+    definitions: DEFINITIONS,
+  };
   checkParameters(draft);
   return deepFreeze({ ...draft, id: contractIdFor(body) });
 }
@@ -152,13 +158,22 @@ function checkParameters(c: MetricContract): void {
   for (const k of ['rootHeightM', 'rootOrientationRad', 'endEffectorHeightM', 'driftXyM', 'driftHeadingRad'] as const) {
     checkPositive(c.thresholds[k], `thresholds.${k}`);
   }
-  if (c.thresholds.rootOrientationRad > Math.PI) throw new InputError({ ...where, key: 'thresholds.rootOrientationRad' }, 'must be ≤ π (a rotation angle is in [0, π])');
-  if (c.thresholds.driftHeadingRad > Math.PI) throw new InputError({ ...where, key: 'thresholds.driftHeadingRad' }, 'must be ≤ π (a wrapped heading difference is in (−π, π])');
+  if (c.thresholds.rootOrientationRad > Math.PI)
+    throw new InputError(
+      { ...where, key: 'thresholds.rootOrientationRad' },
+      'must be ≤ π (a rotation angle is in [0, π])',
+    );
+  if (c.thresholds.driftHeadingRad > Math.PI)
+    throw new InputError(
+      { ...where, key: 'thresholds.driftHeadingRad' },
+      'must be ≤ π (a wrapped heading difference is in (−π, π])',
+    );
   const names = c.endEffectorBodies;
   if (!Array.isArray(names) || names.some((n) => typeof n !== 'string' || n === '')) {
     throw new InputError({ ...where, key: 'endEffectorBodies' }, 'must be a list of body names');
   }
-  if (new Set(names).size !== names.length) throw new InputError({ ...where, key: 'endEffectorBodies' }, 'names a body twice');
+  if (new Set(names).size !== names.length)
+    throw new InputError({ ...where, key: 'endEffectorBodies' }, 'names a body twice');
 }
 
 /**
@@ -166,7 +181,8 @@ function checkParameters(c: MetricContract): void {
  * `mb-metrics/1` (or any derived id) carrying different values.
  */
 export function checkContract(c: MetricContract): void {
-  if (c.family !== MB_METRICS_1_ID) throw new InputError({ ...where, key: 'family' }, `unknown contract family "${String(c.family)}"`);
+  if (c.family !== MB_METRICS_1_ID)
+    throw new InputError({ ...where, key: 'family' }, `unknown contract family "${String(c.family)}"`);
   checkParameters(c);
   const expected = contractIdFor(c);
   if (c.id !== expected) {

@@ -24,7 +24,10 @@ export function metricLayoutFor(contract: MetricContract, profile: RobotProfile)
   const ee = contract.endEffectorBodies.map((n) => {
     const i = names.indexOf(n);
     if (i < 0) {
-      throw new InputError({ file: profile.sourceFile }, `the model has no body "${n}", an end-effector of metric contract ${contract.id}`);
+      throw new InputError(
+        { file: profile.sourceFile },
+        `the model has no body "${n}", an end-effector of metric contract ${contract.id}`,
+      );
     }
     return i;
   });

@@ -2,10 +2,14 @@
 // unavailable with a reason — never 0 or NaN standing in for "unknown" (DESIGN §4).
 
 /** A value, or the reason it cannot be computed from the data at hand. */
-export type Reading<T = number> = { readonly available: true; readonly value: T } | { readonly available: false; readonly reason: string };
+export type Reading<T = number> =
+  { readonly available: true; readonly value: T } | { readonly available: false; readonly reason: string };
 
 export const availableReading = <T>(value: T): Reading<T> => ({ available: true, value });
-export const unavailableReading = (reason: string): { readonly available: false; readonly reason: string } => ({ available: false, reason });
+export const unavailableReading = (reason: string): { readonly available: false; readonly reason: string } => ({
+  available: false,
+  reason,
+});
 
 /**
  * What the executed source (E) provides beyond joint angles. A simulator provides everything; a
@@ -20,9 +24,15 @@ export interface SourceCapabilities {
   hasGlobalRootHeading: boolean;
 }
 
-export const FULL_STATE: SourceCapabilities = Object.freeze({ hasGlobalRootPosition: true, hasGlobalRootHeading: true });
+export const FULL_STATE: SourceCapabilities = Object.freeze({
+  hasGlobalRootPosition: true,
+  hasGlobalRootHeading: true,
+});
 /** A real robot without motion capture. */
-export const NO_MOTION_CAPTURE: SourceCapabilities = Object.freeze({ hasGlobalRootPosition: false, hasGlobalRootHeading: false });
+export const NO_MOTION_CAPTURE: SourceCapabilities = Object.freeze({
+  hasGlobalRootPosition: false,
+  hasGlobalRootHeading: false,
+});
 
 /**
  * Completes a partial declaration. An omitted `hasGlobalRootHeading` follows
@@ -131,12 +141,42 @@ export const READING_INFO: Record<NumericReadingKey | 'successRate', ReadingInfo
   successRate: { json: 'sr', label: 'SR', unit: '1', display: { unit: '%', scale: 100 } },
   progressSoft: { json: 'progress_soft', label: 'progress-soft', unit: '1', display: { unit: '', scale: 1 } },
   mpjpeLMm: { json: 'mpjpe_l_mm', label: 'MPJPE-l', unit: 'mm', display: { unit: 'cm', scale: 0.1 } },
-  jointPosRmseRad: { json: 'joint_pos_rmse', label: 'joint-position RMSE', unit: 'rad', display: { unit: 'rad', scale: 1 } },
-  jointVelRmseRadS: { json: 'joint_vel_rmse', label: 'joint-velocity RMSE', unit: 'rad/s', display: { unit: 'rad/s', scale: 1 } },
-  jointAccRmsRadS2: { json: 'joint_acc_rms', label: 'joint-acceleration RMS', unit: 'rad/s²', display: { unit: 'rad/s²', scale: 1 } },
-  jointAccP95RadS2: { json: 'joint_acc_p95', label: 'joint-acceleration P95', unit: 'rad/s²', display: { unit: 'rad/s²', scale: 1 } },
-  jointJerkRmsRadS3: { json: 'joint_jerk_rms', label: 'joint-jerk RMS', unit: 'rad/s³', display: { unit: 'rad/s³', scale: 1 } },
-  jointJerkP95RadS3: { json: 'joint_jerk_p95', label: 'joint-jerk P95', unit: 'rad/s³', display: { unit: 'rad/s³', scale: 1 } },
+  jointPosRmseRad: {
+    json: 'joint_pos_rmse',
+    label: 'joint-position RMSE',
+    unit: 'rad',
+    display: { unit: 'rad', scale: 1 },
+  },
+  jointVelRmseRadS: {
+    json: 'joint_vel_rmse',
+    label: 'joint-velocity RMSE',
+    unit: 'rad/s',
+    display: { unit: 'rad/s', scale: 1 },
+  },
+  jointAccRmsRadS2: {
+    json: 'joint_acc_rms',
+    label: 'joint-acceleration RMS',
+    unit: 'rad/s²',
+    display: { unit: 'rad/s²', scale: 1 },
+  },
+  jointAccP95RadS2: {
+    json: 'joint_acc_p95',
+    label: 'joint-acceleration P95',
+    unit: 'rad/s²',
+    display: { unit: 'rad/s²', scale: 1 },
+  },
+  jointJerkRmsRadS3: {
+    json: 'joint_jerk_rms',
+    label: 'joint-jerk RMS',
+    unit: 'rad/s³',
+    display: { unit: 'rad/s³', scale: 1 },
+  },
+  jointJerkP95RadS3: {
+    json: 'joint_jerk_p95',
+    label: 'joint-jerk P95',
+    unit: 'rad/s³',
+    display: { unit: 'rad/s³', scale: 1 },
+  },
 };
 
 /** Whether the episode had a hard failure (unavailable when failure detection is). */
@@ -160,7 +200,10 @@ export function episodeMetricsJson(m: EpisodeMetrics): Record<string, unknown> {
     contract: m.contract,
     K: m.K,
     failed: failed.available ? failed.value : null,
-    failure: m.failure.available && m.failure.value ? { frame: m.failure.value.frame, condition: m.failure.value.condition, body: m.failure.value.body } : null,
+    failure:
+      m.failure.available && m.failure.value
+        ? { frame: m.failure.value.frame, condition: m.failure.value.condition, body: m.failure.value.body }
+        : null,
   };
   if (!failed.available) unavailable.failed = failed.reason;
   if (!m.failure.available) unavailable.failure = m.failure.reason;

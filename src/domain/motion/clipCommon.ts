@@ -84,10 +84,16 @@ export function checkFps(fps: unknown, loc: InputLocation, what: string): number
     throw new InputError(loc, `${what} is not a number (${String(fps)})`);
   }
   if (!Number.isFinite(fps) || fps <= 0 || fps > MAX_FPS) {
-    throw new InputError(loc, `${what} ${fps} is invalid: it must be > 0 and ≤ ${MAX_FPS} (frame rates in [${MIN_FPS}, ${MAX_FPS}] Hz are accepted)`);
+    throw new InputError(
+      loc,
+      `${what} ${fps} is invalid: it must be > 0 and ≤ ${MAX_FPS} (frame rates in [${MIN_FPS}, ${MAX_FPS}] Hz are accepted)`,
+    );
   }
   if (fps < MIN_FPS) {
-    throw new InputError(loc, `${what} ${fps} is invalid: it is below ${MIN_FPS} Hz (frame rates in [${MIN_FPS}, ${MAX_FPS}] Hz are accepted)`);
+    throw new InputError(
+      loc,
+      `${what} ${fps} is invalid: it is below ${MIN_FPS} Hz (frame rates in [${MIN_FPS}, ${MAX_FPS}] Hz are accepted)`,
+    );
   }
   return fps;
 }
@@ -99,9 +105,13 @@ export function checkFps(fps: unknown, loc: InputLocation, what: string): number
  */
 export function boundProblem(kind: 'root_pos' | 'joint_pos', v: number): string | null {
   if (kind === 'root_pos') {
-    return Math.abs(v) > MAX_ROOT_POS_M ? `position ${formatNumber(v)} m is beyond ±${MAX_ROOT_POS_M} m (MAX_ROOT_POS_M): not a motion in a lab` : null;
+    return Math.abs(v) > MAX_ROOT_POS_M
+      ? `position ${formatNumber(v)} m is beyond ±${MAX_ROOT_POS_M} m (MAX_ROOT_POS_M): not a motion in a lab`
+      : null;
   }
-  return Math.abs(v) > MAX_JOINT_ANGLE_RAD ? `joint angle ${formatNumber(v)} rad is beyond ±4π rad (MAX_JOINT_ANGLE_RAD): not a joint angle` : null;
+  return Math.abs(v) > MAX_JOINT_ANGLE_RAD
+    ? `joint angle ${formatNumber(v)} rad is beyond ±4π rad (MAX_JOINT_ANGLE_RAD): not a joint angle`
+    : null;
 }
 
 /**
@@ -109,9 +119,13 @@ export function boundProblem(kind: 'root_pos' | 'joint_pos', v: number): string 
  * has): decoded as UTF-8 it would be garbage with a misleading error. Located at the first NUL.
  */
 export function checkNotUtf16(bytes: Uint8Array, file: string): void {
-  const bom = bytes.length >= 2 && ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff));
+  const bom =
+    bytes.length >= 2 && ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff));
   if (bom) {
-    throw new InputError({ file, line: 1, column: 1 }, `the file is UTF-16 encoded (byte-order mark ${bytes[0] === 0xff ? 'FF FE' : 'FE FF'}); save as UTF-8`);
+    throw new InputError(
+      { file, line: 1, column: 1 },
+      `the file is UTF-16 encoded (byte-order mark ${bytes[0] === 0xff ? 'FF FE' : 'FE FF'}); save as UTF-8`,
+    );
   }
   const nul = bytes.indexOf(0);
   if (nul < 0) return;
@@ -123,7 +137,10 @@ export function checkNotUtf16(bytes: Uint8Array, file: string): void {
       lineStart = k + 1;
     }
   }
-  throw new InputError({ file, line, column: nul - lineStart + 1 }, 'the file contains NUL bytes: it looks UTF-16 encoded (or binary); save as UTF-8');
+  throw new InputError(
+    { file, line, column: nul - lineStart + 1 },
+    'the file contains NUL bytes: it looks UTF-16 encoded (or binary); save as UTF-8',
+  );
 }
 
 function fpsEqual(a: number, b: number): boolean {
@@ -140,14 +157,18 @@ export function resolveStatedFps(
   options: DecodeOptions,
   fpsLoc: InputLocation,
 ): { fps: number; fpsSource: FpsSource } {
-  const user = options.fps === undefined ? undefined : checkFps(options.fps, { file: options.file, key: 'fps' }, '--fps');
+  const user =
+    options.fps === undefined ? undefined : checkFps(options.fps, { file: options.file, key: 'fps' }, '--fps');
   if (fileFps === undefined) {
     if (user === undefined) throw new InputError(fpsLoc, 'fps is missing from the file; pass --fps N');
     return { fps: user, fpsSource: 'user' };
   }
   checkFps(fileFps, fpsLoc, 'fps');
   if (user !== undefined && !fpsEqual(user, fileFps)) {
-    throw new InputError(fpsLoc, `the file states fps ${fileFps} but --fps ${user} was given; drop --fps or fix the file`);
+    throw new InputError(
+      fpsLoc,
+      `the file states fps ${fileFps} but --fps ${user} was given; drop --fps or fix the file`,
+    );
   }
   return { fps: fileFps, fpsSource: 'file' };
 }
@@ -344,11 +365,17 @@ export interface ClipParts {
 }
 
 /** Builds the MotionClip: quaternion clean-up, joint-limit warnings, ids and provenance. */
-export function finalizeClip(parts: ClipParts, fileBytes: Uint8Array, options: DecodeOptions, fileSha256?: string): MotionClip {
+export function finalizeClip(
+  parts: ClipParts,
+  fileBytes: Uint8Array,
+  options: DecodeOptions,
+  fileSha256?: string,
+): MotionClip {
   const { frameCount } = parts;
   normaliseQuaternionsInPlace(parts.rootQuatWxyz, frameCount);
   const warnings: Warning[] = [...(parts.warnings ?? [])];
-  if (options.jointLimitsRad) warnings.push(...jointLimitWarnings(parts.jointPosRad, frameCount, options.jointLimitsRad));
+  if (options.jointLimitsRad)
+    warnings.push(...jointLimitWarnings(parts.jointPosRad, frameCount, options.jointLimitsRad));
   const clip: MotionClip = {
     id: computeClipId(parts.fps, frameCount, parts.rootPosM, parts.rootQuatWxyz, parts.jointPosRad),
     name: parts.name,

@@ -96,14 +96,18 @@ export function decodeLafan1Csv(input: Uint8Array | string, options: DecodeOptio
         }
         const looksLikeHeader = k === 0 && fields.filter((x) => !NUMBER_RE.test(x)).length > C / 2;
         const hint = looksLikeHeader ? ' (a header row? LAFAN1-G1 CSV has none)' : '';
-        throw new InputError(loc, f.trim() === '' ? 'empty field, expected a number' : `'${truncate(f)}' is not a number${hint}`);
+        throw new InputError(
+          loc,
+          f.trim() === '' ? 'empty field, expected a number' : `'${truncate(f)}' is not a number${hint}`,
+        );
       }
       const absurd = c < 3 ? boundProblem('root_pos', v) : c >= 7 ? boundProblem('joint_pos', v) : null;
       if (absurd) throw new InputError({ file, line: lineNo, column: c + 1 }, absurd);
       row[c] = v;
     }
     const qProblem = quatNormProblem(row, 3);
-    if (qProblem) throw new InputError({ file, line: lineNo, column: 4 }, `root ${qProblem} (columns 4-7, qx qy qz qw)`);
+    if (qProblem)
+      throw new InputError({ file, line: lineNo, column: 4 }, `root ${qProblem} (columns 4-7, qx qy qz qw)`);
     const p = k * 3;
     rootPosM[p] = row[0];
     rootPosM[p + 1] = row[1];

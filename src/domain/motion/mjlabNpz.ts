@@ -39,7 +39,12 @@ import {
   type NpyFloatArray,
   type NpyHeader,
 } from './npyArray';
-import { orderFromFkResidual, orderFromJointNames, reorderToCanonical, type NpzJointOrderDecision } from './npzJointOrder';
+import {
+  orderFromFkResidual,
+  orderFromJointNames,
+  reorderToCanonical,
+  type NpzJointOrderDecision,
+} from './npzJointOrder';
 import { readZipDirectory, readZipEntry, readZipEntryHead, type ZipEntry } from './zipArchive';
 
 /**
@@ -85,7 +90,13 @@ export function readNpzFps(bytes: Uint8Array, file: string): number | undefined 
 const shapeText = (s: number[]) => `(${s.join(', ')}${s.length === 1 ? ',' : ''})`;
 
 /** Every value finite and, with `bound`, physically plausible (clipCommon.boundProblem). */
-function checkFinite(a: NpyFloatArray, file: string, key: string, describe: (flat: number) => string, bound?: 'root_pos' | 'joint_pos'): void {
+function checkFinite(
+  a: NpyFloatArray,
+  file: string,
+  key: string,
+  describe: (flat: number) => string,
+  bound?: 'root_pos' | 'joint_pos',
+): void {
   const d = a.data;
   for (let i = 0; i < d.length; i++) {
     const v = d[i];
@@ -113,7 +124,10 @@ export function decodeMjlabNpz(bytes: Uint8Array, options: DecodeOptions): Motio
     const entry = members.get(key);
     if (!entry) {
       if (required) {
-        throw new InputError({ file, key }, `key ${key} is missing; an mjlab motion NPZ has ${REQUIRED_KEYS} (found: ${[...members.keys()].join(', ')})`);
+        throw new InputError(
+          { file, key },
+          `key ${key} is missing; an mjlab motion NPZ has ${REQUIRED_KEYS} (found: ${[...members.keys()].join(', ')})`,
+        );
       }
       return undefined;
     }
@@ -122,7 +136,8 @@ export function decodeMjlabNpz(bytes: Uint8Array, options: DecodeOptions): Motio
     return { key, entry, header, shape: header.shape, itemSize };
   };
   /** The ZIP entry declares exactly the bytes the header's shape needs. */
-  const declared = (p: Planned) => checkNpyDataSize(p.header, p.itemSize, p.entry.uncompressedSize - p.header.dataOffset, file, p.key);
+  const declared = (p: Planned) =>
+    checkNpyDataSize(p.header, p.itemSize, p.entry.uncompressedSize - p.header.dataOffset, file, p.key);
 
   const fpsEntry = members.get('fps');
   const fileFps = fpsEntry ? readFpsMember(bytes, fpsEntry, file) : undefined;
@@ -138,7 +153,10 @@ export function decodeMjlabNpz(bytes: Uint8Array, options: DecodeOptions): Motio
   declared(jp);
   const sameN = (p: Planned) => {
     if (p.shape[0] !== N) {
-      throw new InputError({ file, key: p.key }, `has ${p.shape[0]} frames but joint_pos has ${N}; all arrays must have the same first dimension`);
+      throw new InputError(
+        { file, key: p.key },
+        `has ${p.shape[0]} frames but joint_pos has ${N}; all arrays must have the same first dimension`,
+      );
     }
   };
   const jv = plan('joint_vel', false);
@@ -151,14 +169,20 @@ export function decodeMjlabNpz(bytes: Uint8Array, options: DecodeOptions): Motio
   }
   const bp = plan('body_pos_w', true)!;
   if (bp.shape.length !== 3 || bp.shape[2] !== 3 || bp.shape[1] < 1) {
-    throw new InputError({ file, key: 'body_pos_w' }, `shape ${shapeText(bp.shape)} is wrong; expected (N, B, 3) with B ≥ 1 bodies`);
+    throw new InputError(
+      { file, key: 'body_pos_w' },
+      `shape ${shapeText(bp.shape)} is wrong; expected (N, B, 3) with B ≥ 1 bodies`,
+    );
   }
   sameN(bp);
   declared(bp);
   const B = bp.shape[1];
   const bq = plan('body_quat_w', true)!;
   if (bq.shape.length !== 3 || bq.shape[2] !== 4 || bq.shape[1] < 1) {
-    throw new InputError({ file, key: 'body_quat_w' }, `shape ${shapeText(bq.shape)} is wrong; expected (N, B, 4) with B ≥ 1 bodies`);
+    throw new InputError(
+      { file, key: 'body_quat_w' },
+      `shape ${shapeText(bq.shape)} is wrong; expected (N, B, 4) with B ≥ 1 bodies`,
+    );
   }
   sameN(bq);
   if (bq.shape[1] !== B) {
@@ -186,8 +210,20 @@ export function decodeMjlabNpz(bytes: Uint8Array, options: DecodeOptions): Motio
 
   const jointAt = (i: number) => `joint_pos[${Math.floor(i / J)}, ${i % J}] (${G1_JOINT_NAMES[i % J]})`;
   checkFinite(jointPos, file, 'joint_pos', jointAt, 'joint_pos');
-  if (jointVel) checkFinite(jointVel, file, 'joint_vel', (i) => `joint_vel[${Math.floor(i / J)}, ${i % J}] (${G1_JOINT_NAMES[i % J]})`);
-  checkFinite(bodyPos, file, 'body_pos_w', (i) => `body_pos_w[${Math.floor(i / (3 * B))}, ${Math.floor(i / 3) % B}, ${i % 3}]`, 'root_pos');
+  if (jointVel)
+    checkFinite(
+      jointVel,
+      file,
+      'joint_vel',
+      (i) => `joint_vel[${Math.floor(i / J)}, ${i % J}] (${G1_JOINT_NAMES[i % J]})`,
+    );
+  checkFinite(
+    bodyPos,
+    file,
+    'body_pos_w',
+    (i) => `body_pos_w[${Math.floor(i / (3 * B))}, ${Math.floor(i / 3) % B}, ${i % 3}]`,
+    'root_pos',
+  );
 
   const rootPosM = new Float64Array(N * 3);
   const rootQuatWxyz = new Float64Array(N * 4);
@@ -205,7 +241,11 @@ export function decodeMjlabNpz(bytes: Uint8Array, options: DecodeOptions): Motio
     const src = k * B * 4;
     for (let c = 0; c < 4; c++) {
       const v = q[src + c];
-      if (v - v !== 0) throw new InputError({ file, key: 'body_quat_w' }, `body_quat_w[${k}, 0, ${c}] is ${v} (NaN and Inf are not allowed)`);
+      if (v - v !== 0)
+        throw new InputError(
+          { file, key: 'body_quat_w' },
+          `body_quat_w[${k}, 0, ${c}] is ${v} (NaN and Inf are not allowed)`,
+        );
     }
     const problem = quatNormProblem(q, src);
     if (problem) throw new InputError({ file, key: 'body_quat_w' }, `frame ${k}, body 0 (root): ${problem}`);
@@ -236,7 +276,17 @@ export function decodeMjlabNpz(bytes: Uint8Array, options: DecodeOptions): Motio
       jointPosRad: jointPos.data,
       ...(jointVel ? { jointVelRadS: jointVel.data } : {}),
       bodyPosW: { bodyCount: B, data: bodyPos.data },
-      ...(order ? {} : { warnings: [{ code: 'joint_order_unverified', message: 'joint order not checked (no joint_names, no model to check body_pos_w against): read as the model order' }] }),
+      ...(order
+        ? {}
+        : {
+            warnings: [
+              {
+                code: 'joint_order_unverified',
+                message:
+                  'joint order not checked (no joint_names, no model to check body_pos_w against): read as the model order',
+              },
+            ],
+          }),
     },
     bytes,
     options,

@@ -30,7 +30,13 @@ import {
 import type { CapabilityGroup, MotionClip } from './motionClip';
 
 export const MOTIONBENCH_CLIP_FORMAT = 'motionbench-clip/1';
-const CAPABILITY_GROUPS: readonly CapabilityGroup[] = ['upper_body', 'locomotion', 'in_place', 'dynamic', 'low_posture'];
+const CAPABILITY_GROUPS: readonly CapabilityGroup[] = [
+  'upper_body',
+  'locomotion',
+  'in_place',
+  'dynamic',
+  'low_posture',
+];
 
 // ---------------------------------------------------------------------------------------------
 // Syntax error location. JSON.parse does the parsing; when it fails, this scanner finds where.
@@ -208,25 +214,43 @@ export function parseJsonText(text: string, file: string): unknown {
 // ---------------------------------------------------------------------------------------------
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const typeName = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `${typeof v} ${JSON.stringify(v)}`);
+const typeName = (v: unknown) =>
+  v === null
+    ? 'null'
+    : Array.isArray(v)
+      ? 'an array'
+      : typeof v === 'object'
+        ? 'an object'
+        : `${typeof v} ${JSON.stringify(v)}`;
 
 function checkJointOrder(order: unknown, file: string): void {
   const key = 'joint_order';
-  if (!Array.isArray(order)) throw new InputError({ file, key }, `must be an array of the ${G1_NUM_JOINTS} canonical G1 joint names, found ${typeName(order)}`);
+  if (!Array.isArray(order))
+    throw new InputError(
+      { file, key },
+      `must be an array of the ${G1_NUM_JOINTS} canonical G1 joint names, found ${typeName(order)}`,
+    );
   order.forEach((v, i) => {
-    if (typeof v !== 'string') throw new InputError({ file, key: `${key}[${i}]` }, `must be a joint name string, found ${typeName(v)}`);
+    if (typeof v !== 'string')
+      throw new InputError({ file, key: `${key}[${i}]` }, `must be a joint name string, found ${typeName(v)}`);
   });
   const names = order as string[];
   const canonical: readonly string[] = G1_JOINT_NAMES;
   const unknown = names.filter((n) => !canonical.includes(n));
   if (unknown.length > 0) {
-    throw new InputError({ file, key }, `unknown joint name${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `'${n}'`).join(', ')}; expected the ${G1_NUM_JOINTS} canonical G1 joints`);
+    throw new InputError(
+      { file, key },
+      `unknown joint name${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `'${n}'`).join(', ')}; expected the ${G1_NUM_JOINTS} canonical G1 joints`,
+    );
   }
   const dup = names.find((n, i) => names.indexOf(n) !== i);
   if (dup) throw new InputError({ file, key }, `joint '${dup}' is listed twice`);
   if (names.length !== G1_NUM_JOINTS) {
     const missing = canonical.filter((n) => !names.includes(n));
-    throw new InputError({ file, key }, `has ${names.length} joints, expected ${G1_NUM_JOINTS}; missing: ${missing.join(', ')}`);
+    throw new InputError(
+      { file, key },
+      `has ${names.length} joints, expected ${G1_NUM_JOINTS}; missing: ${missing.join(', ')}`,
+    );
   }
   const moved = names.map((n, i) => ({ n, i, c: canonical.indexOf(n) })).filter((m) => m.i !== m.c);
   if (moved.length > 0) {
@@ -238,10 +262,21 @@ function checkJointOrder(order: unknown, file: string): void {
   }
 }
 
-function readRows(frames: Record<string, unknown>, name: string, width: number, file: string, expectN: number | undefined, bound?: 'root_pos' | 'joint_pos'): Float64Array {
+function readRows(
+  frames: Record<string, unknown>,
+  name: string,
+  width: number,
+  file: string,
+  expectN: number | undefined,
+  bound?: 'root_pos' | 'joint_pos',
+): Float64Array {
   const key = `frames.${name}`;
   const rows = frames[name];
-  if (!Array.isArray(rows)) throw new InputError({ file, key }, `must be an array of frames ([${width} numbers] each), found ${rows === undefined ? 'nothing' : typeName(rows)}`);
+  if (!Array.isArray(rows))
+    throw new InputError(
+      { file, key },
+      `must be an array of frames ([${width} numbers] each), found ${rows === undefined ? 'nothing' : typeName(rows)}`,
+    );
   if (expectN !== undefined && rows.length !== expectN) {
     throw new InputError({ file, key }, `has ${rows.length} frames but frames.root_pos_m has ${expectN}`);
   }
@@ -249,7 +284,10 @@ function readRows(frames: Record<string, unknown>, name: string, width: number, 
   for (let k = 0; k < rows.length; k++) {
     const r = rows[k];
     if (!Array.isArray(r) || r.length !== width) {
-      throw new InputError({ file, key: `${key}[${k}]` }, `must be an array of ${width} numbers, found ${Array.isArray(r) ? `${r.length} values` : typeName(r)}`);
+      throw new InputError(
+        { file, key: `${key}[${k}]` },
+        `must be an array of ${width} numbers, found ${Array.isArray(r) ? `${r.length} values` : typeName(r)}`,
+      );
     }
     for (let c = 0; c < width; c++) {
       const v = r[c];
@@ -273,31 +311,47 @@ export function decodeMotionbenchJson(input: Uint8Array | string, options: Decod
   let text = typeof input === 'string' ? input : new TextDecoder('utf-8').decode(bytes);
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const doc = parseJsonText(text, file);
-  if (!isObject(doc)) throw new InputError({ file }, `expected a JSON object with "format": "${MOTIONBENCH_CLIP_FORMAT}", found ${typeName(doc)}`);
+  if (!isObject(doc))
+    throw new InputError(
+      { file },
+      `expected a JSON object with "format": "${MOTIONBENCH_CLIP_FORMAT}", found ${typeName(doc)}`,
+    );
   if (doc.format !== MOTIONBENCH_CLIP_FORMAT) {
-    throw new InputError({ file, key: 'format' }, `${doc.format === undefined ? 'is missing' : `${typeName(doc.format)} is not supported`}; expected "${MOTIONBENCH_CLIP_FORMAT}"`);
+    throw new InputError(
+      { file, key: 'format' },
+      `${doc.format === undefined ? 'is missing' : `${typeName(doc.format)} is not supported`}; expected "${MOTIONBENCH_CLIP_FORMAT}"`,
+    );
   }
   let name = clipNameFromFile(file);
   if (doc.name !== undefined) {
-    if (typeof doc.name !== 'string' || doc.name.trim() === '') throw new InputError({ file, key: 'name' }, `must be a non-empty string, found ${typeName(doc.name)}`);
+    if (typeof doc.name !== 'string' || doc.name.trim() === '')
+      throw new InputError({ file, key: 'name' }, `must be a non-empty string, found ${typeName(doc.name)}`);
     name = doc.name;
   }
   let fileFps: number | undefined;
   if (doc.fps !== undefined) {
-    if (typeof doc.fps !== 'number') throw new InputError({ file, key: 'fps' }, `must be a number, found ${typeName(doc.fps)}`);
+    if (typeof doc.fps !== 'number')
+      throw new InputError({ file, key: 'fps' }, `must be a number, found ${typeName(doc.fps)}`);
     fileFps = doc.fps;
   }
   const { fps, fpsSource } = resolveStatedFps(fileFps, options, { file, key: 'fps' });
   let capabilityGroup: CapabilityGroup | undefined;
   if (doc.capability_group !== undefined && doc.capability_group !== null) {
     if (!CAPABILITY_GROUPS.includes(doc.capability_group as CapabilityGroup)) {
-      throw new InputError({ file, key: 'capability_group' }, `${typeName(doc.capability_group)} is not one of ${CAPABILITY_GROUPS.join(', ')}`);
+      throw new InputError(
+        { file, key: 'capability_group' },
+        `${typeName(doc.capability_group)} is not one of ${CAPABILITY_GROUPS.join(', ')}`,
+      );
     }
     capabilityGroup = doc.capability_group as CapabilityGroup;
   }
   checkJointOrder(doc.joint_order, file);
   const frames = doc.frames;
-  if (!isObject(frames)) throw new InputError({ file, key: 'frames' }, `must be an object with root_pos_m, root_quat_wxyz and joint_pos_rad, found ${frames === undefined ? 'nothing' : typeName(frames)}`);
+  if (!isObject(frames))
+    throw new InputError(
+      { file, key: 'frames' },
+      `must be an object with root_pos_m, root_quat_wxyz and joint_pos_rad, found ${frames === undefined ? 'nothing' : typeName(frames)}`,
+    );
   const rootPosM = readRows(frames, 'root_pos_m', 3, file, undefined, 'root_pos');
   const N = rootPosM.length / 3;
   checkFrameCount(N, { file, key: 'frames.root_pos_m' });
@@ -332,7 +386,8 @@ export function encodeClipJson(clip: MotionClip): string {
   const J = G1_NUM_JOINTS;
   const rows = (a: Float64Array, w: number) => {
     const out: string[] = [];
-    for (let k = 0; k < clip.frameCount; k++) out.push('      ' + JSON.stringify(Array.from(a.subarray(k * w, k * w + w))));
+    for (let k = 0; k < clip.frameCount; k++)
+      out.push('      ' + JSON.stringify(Array.from(a.subarray(k * w, k * w + w))));
     return '[\n' + out.join(',\n') + '\n    ]';
   };
   const head: string[] = [

@@ -93,7 +93,10 @@ const NPY_MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
 /** Longest .npy header dict accepted, bytes. */
 export const MAX_NPY_HEADER_BYTES = 1 << 20;
 
-function npyPreamble(bytes: Uint8Array, bad: (msg: string) => never): { major: number; minor: number; start: number; headerLen: number } {
+function npyPreamble(
+  bytes: Uint8Array,
+  bad: (msg: string) => never,
+): { major: number; minor: number; start: number; headerLen: number } {
   if (bytes.length < 10) bad(`not a readable .npy array: only ${bytes.length} bytes (truncated?)`);
   for (let i = 0; i < 6; i++) if (bytes[i] !== NPY_MAGIC[i]) bad('not a .npy array: bad magic (expected "\\x93NUMPY")');
   const major = bytes[6];
@@ -131,15 +134,20 @@ export function parseNpyHeader(bytes: Uint8Array, file: string, key: string): Np
     throw new InputError({ file, key }, msg);
   };
   const { major, minor, start, headerLen } = npyPreamble(bytes, bad);
-  if (start + headerLen > bytes.length) bad(`.npy header (${headerLen} bytes) runs past the end of the member (truncated?)`);
+  if (start + headerLen > bytes.length)
+    bad(`.npy header (${headerLen} bytes) runs past the end of the member (truncated?)`);
   const headerBytes = bytes.subarray(start, start + headerLen);
-  const text = major === 3 ? new TextDecoder('utf-8').decode(headerBytes) : new TextDecoder('latin1').decode(headerBytes);
+  const text =
+    major === 3 ? new TextDecoder('utf-8').decode(headerBytes) : new TextDecoder('latin1').decode(headerBytes);
   const dict = parsePyLiteral(text, (msg) => bad(`bad .npy header: ${msg}`));
   if (dict === null || typeof dict !== 'object' || Array.isArray(dict)) return bad('bad .npy header: not a dict');
   const descr = dict['descr'];
   const fortran = dict['fortran_order'];
   const shape = dict['shape'];
-  if (typeof descr !== 'string') bad(`bad .npy header: descr ${descr === undefined ? 'missing' : `${JSON.stringify(descr)} is not a simple dtype (structured arrays are not supported)`}`);
+  if (typeof descr !== 'string')
+    bad(
+      `bad .npy header: descr ${descr === undefined ? 'missing' : `${JSON.stringify(descr)} is not a simple dtype (structured arrays are not supported)`}`,
+    );
   if (typeof fortran !== 'boolean') bad('bad .npy header: fortran_order missing or not True/False');
   if (!Array.isArray(shape) || !shape.every((d) => typeof d === 'number' && Number.isInteger(d) && d >= 0)) {
     bad('bad .npy header: shape missing or not a tuple of non-negative integers');
@@ -162,12 +170,23 @@ export const npyElementCount = (shape: number[]): number => shape.reduce((a, d) 
  * Checks a header describes a C-order float32/float64 array (either byte order) and returns its
  * item size and byte order. Errors as readNpyFloatArray reports them.
  */
-export function checkNpyFloatHeader(h: NpyHeader, file: string, key: string): { itemSize: 4 | 8; littleEndian: boolean } {
+export function checkNpyFloatHeader(
+  h: NpyHeader,
+  file: string,
+  key: string,
+): { itemSize: 4 | 8; littleEndian: boolean } {
   const m = /^([<>=|])f([48])$/.exec(h.descr);
   if (!m || m[1] === '|') {
-    throw new InputError({ file, key }, `dtype '${h.descr}' is not supported (expected float32 or float64: <f4, <f8, >f4 or >f8)`);
+    throw new InputError(
+      { file, key },
+      `dtype '${h.descr}' is not supported (expected float32 or float64: <f4, <f8, >f4 or >f8)`,
+    );
   }
-  if (h.fortranOrder) throw new InputError({ file, key }, 'fortran_order is True; only C-order arrays are supported (save with np.ascontiguousarray)');
+  if (h.fortranOrder)
+    throw new InputError(
+      { file, key },
+      'fortran_order is True; only C-order arrays are supported (save with np.ascontiguousarray)',
+    );
   return { itemSize: Number(m[2]) as 4 | 8, littleEndian: m[1] !== '>' }; // '=' is the writer's native order: little-endian on every platform numpy ships for
 }
 
@@ -177,8 +196,16 @@ export function checkNpyFloatHeader(h: NpyHeader, file: string, key: string): { 
  */
 export function checkNpyDataSize(h: NpyHeader, itemSize: number, dataBytes: number, file: string, key: string): void {
   const need = npyElementCount(h.shape) * itemSize;
-  if (dataBytes < need) throw new InputError({ file, key }, `array data is truncated: shape ${shapeText(h.shape)} needs ${need} bytes, the member has ${dataBytes}`);
-  if (dataBytes > need) throw new InputError({ file, key }, `array data has ${dataBytes - need} unexpected trailing bytes for shape ${shapeText(h.shape)}`);
+  if (dataBytes < need)
+    throw new InputError(
+      { file, key },
+      `array data is truncated: shape ${shapeText(h.shape)} needs ${need} bytes, the member has ${dataBytes}`,
+    );
+  if (dataBytes > need)
+    throw new InputError(
+      { file, key },
+      `array data has ${dataBytes - need} unexpected trailing bytes for shape ${shapeText(h.shape)}`,
+    );
 }
 
 /** Reads a float32/float64 .npy array (either byte order) into a Float64Array, C order. */
@@ -199,7 +226,11 @@ export function readNpyFloatArray(bytes: Uint8Array, file: string, key: string):
  * Checks a header describes a scalar of a float or integer dtype, shape () or (1,); returns its
  * item size, kind and byte order. Errors as readNpyScalar reports them.
  */
-export function checkNpyScalarHeader(h: NpyHeader, file: string, key: string): { size: 1 | 2 | 4 | 8; kind: 'f' | 'i' | 'u'; littleEndian: boolean } {
+export function checkNpyScalarHeader(
+  h: NpyHeader,
+  file: string,
+  key: string,
+): { size: 1 | 2 | 4 | 8; kind: 'f' | 'i' | 'u'; littleEndian: boolean } {
   const bad = (msg: string): never => {
     throw new InputError({ file, key }, msg);
   };
@@ -224,9 +255,21 @@ export function readNpyScalar(bytes: Uint8Array, file: string, key: string): num
   const dv = new DataView(bytes.buffer, bytes.byteOffset + h.dataOffset, size);
   if (kind === 'f') return size === 4 ? dv.getFloat32(0, le) : dv.getFloat64(0, le);
   if (kind === 'i') {
-    return size === 1 ? dv.getInt8(0) : size === 2 ? dv.getInt16(0, le) : size === 4 ? dv.getInt32(0, le) : Number(dv.getBigInt64(0, le));
+    return size === 1
+      ? dv.getInt8(0)
+      : size === 2
+        ? dv.getInt16(0, le)
+        : size === 4
+          ? dv.getInt32(0, le)
+          : Number(dv.getBigInt64(0, le));
   }
-  return size === 1 ? dv.getUint8(0) : size === 2 ? dv.getUint16(0, le) : size === 4 ? dv.getUint32(0, le) : Number(dv.getBigUint64(0, le));
+  return size === 1
+    ? dv.getUint8(0)
+    : size === 2
+      ? dv.getUint16(0, le)
+      : size === 4
+        ? dv.getUint32(0, le)
+        : Number(dv.getBigUint64(0, le));
 }
 
 /**

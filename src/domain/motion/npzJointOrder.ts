@@ -29,7 +29,10 @@ export interface NpzJointOrderDecision {
 export const ORDER_RESIDUAL_ACCEPT_M = 0.01;
 export const ORDER_RESIDUAL_MARGIN_M = 0.02;
 
-const ORDERS: Record<NpzJointOrder, readonly string[]> = { canonical: G1_JOINT_NAMES, isaaclab: G1_ISAACLAB_JOINT_NAMES };
+const ORDERS: Record<NpzJointOrder, readonly string[]> = {
+  canonical: G1_JOINT_NAMES,
+  isaaclab: G1_ISAACLAB_JOINT_NAMES,
+};
 
 /** Index in canonical order of each column of a file whose joints are in `order`. */
 export function columnsToCanonical(order: NpzJointOrder): Int32Array {
@@ -54,7 +57,10 @@ export function orderFromJointNames(names: readonly string[], file: string): Npz
   for (const [order, list] of Object.entries(ORDERS) as [NpzJointOrder, readonly string[]][]) {
     if (names.length === list.length && names.every((n, i) => n === list[i])) return { order, by: 'joint_names' };
   }
-  throw new InputError({ file, key: 'joint_names' }, `the joint names are neither the model's order nor Isaac Lab's: ${names.join(', ')}`);
+  throw new InputError(
+    { file, key: 'joint_names' },
+    `the joint names are neither the model's order nor Isaac Lab's: ${names.join(', ')}`,
+  );
 }
 
 /**
@@ -83,14 +89,24 @@ export function orderFromFkResidual(
     const residuals: number[] = [];
     for (let f = 0; f < frames; f += step) {
       for (let i = 0; i < J; i++) joints[map[i]] = jointPos[f * J + i];
-      fk.compute([rootPosM[3 * f], rootPosM[3 * f + 1], rootPosM[3 * f + 2]], [rootQuatWxyz[4 * f], rootQuatWxyz[4 * f + 1], rootQuatWxyz[4 * f + 2], rootQuatWxyz[4 * f + 3]], joints, pos, quat);
+      fk.compute(
+        [rootPosM[3 * f], rootPosM[3 * f + 1], rootPosM[3 * f + 2]],
+        [rootQuatWxyz[4 * f], rootQuatWxyz[4 * f + 1], rootQuatWxyz[4 * f + 2], rootQuatWxyz[4 * f + 3]],
+        joints,
+        pos,
+        quat,
+      );
       const cf = centroid(pos, 0, FB);
       const cs = centroid(bodyPosW, f * bodies * 3, bodies);
       for (let b = 0; b < FB; b++) {
         let best = Infinity;
         for (let k = 0; k < bodies; k++) {
           const o = (f * bodies + k) * 3;
-          const d = Math.hypot(pos[3 * b] - cf[0] - (bodyPosW[o] - cs[0]), pos[3 * b + 1] - cf[1] - (bodyPosW[o + 1] - cs[1]), pos[3 * b + 2] - cf[2] - (bodyPosW[o + 2] - cs[2]));
+          const d = Math.hypot(
+            pos[3 * b] - cf[0] - (bodyPosW[o] - cs[0]),
+            pos[3 * b + 1] - cf[1] - (bodyPosW[o + 1] - cs[1]),
+            pos[3 * b + 2] - cf[2] - (bodyPosW[o + 2] - cs[2]),
+          );
           if (d < best) best = d;
         }
         residuals.push(best);
@@ -99,9 +115,16 @@ export function orderFromFkResidual(
     residuals.sort((a, b) => a - b);
     residualM[order] = residuals[Math.floor(residuals.length / 2)];
   }
-  const [best, other] = residualM.canonical <= residualM.isaaclab ? (['canonical', 'isaaclab'] as const) : (['isaaclab', 'canonical'] as const);
+  const [best, other] =
+    residualM.canonical <= residualM.isaaclab
+      ? (['canonical', 'isaaclab'] as const)
+      : (['isaaclab', 'canonical'] as const);
   const mm = (v: number) => `${(v * 1000).toFixed(1)} mm`;
-  if (!(residualM[best] < ORDER_RESIDUAL_ACCEPT_M && residualM[other] > 3 * residualM[best] && residualM[other] - residualM[best] > ORDER_RESIDUAL_MARGIN_M))
+  if (!(
+    residualM[best] < ORDER_RESIDUAL_ACCEPT_M &&
+    residualM[other] > 3 * residualM[best] &&
+    residualM[other] - residualM[best] > ORDER_RESIDUAL_MARGIN_M
+  ))
     throw new InputError(
       { file, key: 'joint_pos' },
       `the joint order cannot be decided: the file has no joint_names, and forward kinematics against its body_pos_w fits neither order well enough (median body residual: model order ${mm(residualM.canonical)}, Isaac Lab order ${mm(residualM.isaaclab)}); refused rather than misread`,
@@ -110,7 +133,9 @@ export function orderFromFkResidual(
 }
 
 function centroid(p: ArrayLike<number>, offset: number, n: number): [number, number, number] {
-  let x = 0, y = 0, z = 0;
+  let x = 0,
+    y = 0,
+    z = 0;
   for (let b = 0; b < n; b++) {
     x += p[offset + 3 * b];
     y += p[offset + 3 * b + 1];

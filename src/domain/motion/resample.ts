@@ -40,7 +40,8 @@ export function commonTimelineFrameCount(r: number, ...clips: { fps: number; fra
 }
 
 function checkRate(r: number): void {
-  if (!(Number.isFinite(r) && r > 0)) throw new RangeError(`resampling rate must be a positive finite number, got ${r}`);
+  if (!(Number.isFinite(r) && r > 0))
+    throw new RangeError(`resampling rate must be a positive finite number, got ${r}`);
 }
 
 /**
@@ -50,7 +51,12 @@ function checkRate(r: number): void {
  * whole source frames exactly, whereas (k / r) · fps falls an ulp short for some k (e.g. every
  * 15th frame at fps = r = 50) and would interpolate where the spec says "use the frame as is".
  */
-export function sourceFramePosition(k: number, r: number, fps: number, frameCount: number): { i0: number; alpha: number } {
+export function sourceFramePosition(
+  k: number,
+  r: number,
+  fps: number,
+  frameCount: number,
+): { i0: number; alpha: number } {
   const f = sourceFrameOffset(k, r, fps);
   const i0 = Math.floor(f);
   if (i0 >= frameCount - 1) return { i0: frameCount - 1, alpha: 0 };
@@ -67,12 +73,28 @@ export function sourceFrameOffset(k: number, r: number, fps: number): number {
  * a + (b − a)·α, written to `out[oo]`. The one expression every resampler and the live
  * resampler use, so their numbers agree bit for bit.
  */
-export function lerpRowInto(out: Float64Array, oo: number, a: Float64Array, ao: number, b: Float64Array, bo: number, width: number, alpha: number): void {
+export function lerpRowInto(
+  out: Float64Array,
+  oo: number,
+  a: Float64Array,
+  ao: number,
+  b: Float64Array,
+  bo: number,
+  width: number,
+  alpha: number,
+): void {
   for (let c = 0; c < width; c++) out[oo + c] = a[ao + c] + (b[bo + c] - a[ao + c]) * alpha;
 }
 
 /** Linear resampling of `width` values per frame (frame-major `data`) to K frames at rate r. */
-export function resampleLinear(data: Float64Array, width: number, fps: number, frameCount: number, r: number, K: number): Float64Array {
+export function resampleLinear(
+  data: Float64Array,
+  width: number,
+  fps: number,
+  frameCount: number,
+  r: number,
+  K: number,
+): Float64Array {
   checkRate(r);
   const out = new Float64Array(K * width);
   for (let k = 0; k < K; k++) {
@@ -94,7 +116,15 @@ export function resampleLinear(data: Float64Array, width: number, fps: number, f
  * quaternions (acos of the dot product loses half the digits there), so this is true slerp down
  * to θ = 1e-9 rad, below which the linear weights differ from slerp's by less than 1e-18.
  */
-export function slerpWxyzInto(out: Float64Array, oo: number, a: Float64Array, ao: number, b: Float64Array, bo: number, t: number): void {
+export function slerpWxyzInto(
+  out: Float64Array,
+  oo: number,
+  a: Float64Array,
+  ao: number,
+  b: Float64Array,
+  bo: number,
+  t: number,
+): void {
   const aw = a[ao];
   const ax = a[ao + 1];
   const ay = a[ao + 2];
@@ -120,7 +150,8 @@ export function slerpWxyzInto(out: Float64Array, oo: number, a: Float64Array, ao
   const px = ax + bx;
   const py = ay + by;
   const pz = az + bz;
-  const theta = 2 * Math.atan2(Math.sqrt(dw * dw + dx * dx + dy * dy + dz * dz), Math.sqrt(pw * pw + px * px + py * py + pz * pz));
+  const theta =
+    2 * Math.atan2(Math.sqrt(dw * dw + dx * dx + dy * dy + dz * dz), Math.sqrt(pw * pw + px * px + py * py + pz * pz));
   if (theta < 1e-9) {
     s0 = 1 - t;
     s1 = t;
@@ -145,7 +176,13 @@ export function slerpWxyzInto(out: Float64Array, oo: number, a: Float64Array, ao
 }
 
 /** Slerp resampling of N wxyz quaternions (flat) to K frames at rate r. */
-export function resampleQuaternions(quatWxyz: Float64Array, fps: number, frameCount: number, r: number, K: number): Float64Array {
+export function resampleQuaternions(
+  quatWxyz: Float64Array,
+  fps: number,
+  frameCount: number,
+  r: number,
+  K: number,
+): Float64Array {
   checkRate(r);
   const out = new Float64Array(K * 4);
   for (let k = 0; k < K; k++) {
@@ -194,10 +231,14 @@ export function resampleClip(clip: MotionClip, r: number): MotionClip {
     provenance: { ...clip.provenance },
     warnings: [...clip.warnings],
   };
-  if (clip.jointVelRadS) out.jointVelRadS = resampleLinear(clip.jointVelRadS, G1_NUM_JOINTS, clip.fps, clip.frameCount, r, K);
+  if (clip.jointVelRadS)
+    out.jointVelRadS = resampleLinear(clip.jointVelRadS, G1_NUM_JOINTS, clip.fps, clip.frameCount, r, K);
   if (clip.bodyPosW) {
     const w = clip.bodyPosW.bodyCount * 3;
-    out.bodyPosW = { bodyCount: clip.bodyPosW.bodyCount, data: resampleLinear(clip.bodyPosW.data, w, clip.fps, clip.frameCount, r, K) };
+    out.bodyPosW = {
+      bodyCount: clip.bodyPosW.bodyCount,
+      data: resampleLinear(clip.bodyPosW.data, w, clip.fps, clip.frameCount, r, K),
+    };
   }
   if (clip.capabilityGroup) out.capabilityGroup = clip.capabilityGroup;
   return out;
@@ -207,7 +248,11 @@ export function resampleClip(clip: MotionClip, r: number): MotionClip {
  * Joint velocities (rad/s, N×29) by central differences (q[k+1] − q[k−1])·fps/2 at interior
  * frames and one-sided differences at the ends: (q[1] − q[0])·fps and (q[N−1] − q[N−2])·fps.
  */
-export function deriveJointVelocities(clip: { fps: number; frameCount: number; jointPosRad: Float64Array }): Float64Array {
+export function deriveJointVelocities(clip: {
+  fps: number;
+  frameCount: number;
+  jointPosRad: Float64Array;
+}): Float64Array {
   const J = G1_NUM_JOINTS;
   const N = clip.frameCount;
   const q = clip.jointPosRad;

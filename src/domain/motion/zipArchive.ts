@@ -76,7 +76,10 @@ export function readZipDirectory(bytes: Uint8Array, file: string): ZipEntry[] {
     throw new InputError({ file }, 'multi-disk (split) ZIP archives are not supported');
   }
   if (cdOffset + cdSize > len) {
-    throw new InputError({ file }, `unreadable ZIP/NPZ archive: central directory (offset ${cdOffset}, ${cdSize} bytes) lies beyond the end of the ${len}-byte file (truncated?)`);
+    throw new InputError(
+      { file },
+      `unreadable ZIP/NPZ archive: central directory (offset ${cdOffset}, ${cdSize} bytes) lies beyond the end of the ${len}-byte file (truncated?)`,
+    );
   }
   const entries: ZipEntry[] = [];
   let p = cdOffset;
@@ -95,7 +98,10 @@ export function readZipDirectory(bytes: Uint8Array, file: string): ZipEntry[] {
     const commentLen = dv.getUint16(p + 32, true);
     let localHeaderOffset = dv.getUint32(p + 42, true);
     if (p + 46 + nameLen + extraLen + commentLen > len) {
-      throw new InputError({ file }, `unreadable ZIP/NPZ archive: central directory entry ${e} runs past the end of the file`);
+      throw new InputError(
+        { file },
+        `unreadable ZIP/NPZ archive: central directory entry ${e} runs past the end of the file`,
+      );
     }
     const name = decoder.decode(bytes.subarray(p + 46, p + 46 + nameLen));
     // ZIP64 extended information: present fields are those whose 32-bit value is 0xFFFFFFFF.
@@ -154,19 +160,31 @@ function memberData(bytes: Uint8Array, entry: ZipEntry, file: string, key: strin
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (entry.flags & 1) throw new InputError({ file, key }, 'encrypted ZIP members are not supported');
   if (entry.method !== 0 && entry.method !== 8) {
-    throw new InputError({ file, key }, `ZIP compression method ${entry.method} is not supported (only stored and deflate)`);
+    throw new InputError(
+      { file, key },
+      `ZIP compression method ${entry.method} is not supported (only stored and deflate)`,
+    );
   }
   if (entry.uncompressedSize > MAX_INPUT_BYTES) {
-    throw new InputError({ file, key }, `member is ${(entry.uncompressedSize / 1048576).toFixed(1)} MiB uncompressed, over the ${MAX_INPUT_BYTES / 1048576} MiB limit`);
+    throw new InputError(
+      { file, key },
+      `member is ${(entry.uncompressedSize / 1048576).toFixed(1)} MiB uncompressed, over the ${MAX_INPUT_BYTES / 1048576} MiB limit`,
+    );
   }
   const h = entry.localHeaderOffset;
   if (h + 30 > bytes.length || dv.getUint32(h, true) !== SIG_LOCAL) {
-    throw new InputError({ file, key }, `unreadable ZIP/NPZ archive: local header of the member not found at offset ${h} (truncated or damaged file?)`);
+    throw new InputError(
+      { file, key },
+      `unreadable ZIP/NPZ archive: local header of the member not found at offset ${h} (truncated or damaged file?)`,
+    );
   }
   const start = h + 30 + dv.getUint16(h + 26, true) + dv.getUint16(h + 28, true);
   const end = start + entry.compressedSize;
   if (end > bytes.length) {
-    throw new InputError({ file, key }, `member data runs past the end of the file (${end} > ${bytes.length} bytes; truncated file?)`);
+    throw new InputError(
+      { file, key },
+      `member data runs past the end of the file (${end} > ${bytes.length} bytes; truncated file?)`,
+    );
   }
   if (entry.method === 0 && entry.compressedSize !== entry.uncompressedSize) {
     throw new InputError({ file, key }, 'stored member has different compressed and uncompressed sizes');
@@ -200,7 +218,11 @@ function inflateBounded(raw: Uint8Array, declared: number, want: number, file: s
     for (let p = 0; p < raw.length; p += slice) {
       const end = Math.min(p + slice, raw.length);
       inflater.push(raw.subarray(p, end), end === raw.length);
-      if (overflow) throw new InputError({ file, key }, `inflates to more than the ${declared} bytes its ZIP entry declares (damaged or hostile file)`);
+      if (overflow)
+        throw new InputError(
+          { file, key },
+          `inflates to more than the ${declared} bytes its ZIP entry declares (damaged or hostile file)`,
+        );
       if (!whole && n >= want) return out;
     }
   } catch (err) {
@@ -215,7 +237,13 @@ function inflateBounded(raw: Uint8Array, declared: number, want: number, file: s
  * The first `n` uncompressed bytes of a member (fewer if it is shorter), inflating no more of it
  * than that: for reading an .npy header before deciding whether to inflate the data. Not CRC-checked.
  */
-export function readZipEntryHead(bytes: Uint8Array, entry: ZipEntry, file: string, n: number, key: string = entry.name): Uint8Array {
+export function readZipEntryHead(
+  bytes: Uint8Array,
+  entry: ZipEntry,
+  file: string,
+  n: number,
+  key: string = entry.name,
+): Uint8Array {
   const raw = memberData(bytes, entry, file, key);
   const want = Math.min(n, entry.uncompressedSize);
   if (entry.method === 0) return raw.subarray(0, want);
@@ -229,10 +257,14 @@ export function readZipEntryHead(bytes: Uint8Array, entry: ZipEntry, file: strin
  */
 export function readZipEntry(bytes: Uint8Array, entry: ZipEntry, file: string, key: string = entry.name): Uint8Array {
   const raw = memberData(bytes, entry, file, key);
-  const data = entry.method === 0 ? raw : inflateBounded(raw, entry.uncompressedSize, entry.uncompressedSize, file, key);
+  const data =
+    entry.method === 0 ? raw : inflateBounded(raw, entry.uncompressedSize, entry.uncompressedSize, file, key);
   const crc = crc32(data);
   if (crc !== entry.crc32) {
-    throw new InputError({ file, key }, `CRC-32 mismatch (stored ${hex32(entry.crc32)}, computed ${hex32(crc)}): the file is damaged`);
+    throw new InputError(
+      { file, key },
+      `CRC-32 mismatch (stored ${hex32(entry.crc32)}, computed ${hex32(crc)}): the file is damaged`,
+    );
   }
   return data;
 }

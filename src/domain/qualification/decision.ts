@@ -96,7 +96,9 @@ const at = (frame: number, rate: number): string => `t = ${f(frame / rate, 2)} s
 /** " (after the hard failure at t = … s)" when `frame` comes after the rollout's hard failure: a consequence of the fall, not its cause. */
 function afterFailure(r: RolloutEvidence, frame: number): string {
   const fr = r.metrics?.failure;
-  return fr && fr.available && fr.value && frame > fr.value.frame ? ` (after the hard failure at t = ${f(fr.value.timeS, 2)} s)` : '';
+  return fr && fr.available && fr.value && frame > fr.value.frame
+    ? ` (after the hard failure at t = ${f(fr.value.timeS, 2)} s)`
+    : '';
 }
 
 function describeOutcome(r: RolloutEvidence): string {
@@ -104,7 +106,11 @@ function describeOutcome(r: RolloutEvidence): string {
 }
 
 /** The decision for a pair under a policy and the contract's failure thresholds. */
-export function decideAdmission(policy: AdmissionPolicy, contract: { id: string; rateHz: number; thresholds: MetricThresholds }, ev: PairEvidence): AdmissionDecision {
+export function decideAdmission(
+  policy: AdmissionPolicy,
+  contract: { id: string; rateHz: number; thresholds: MetricThresholds },
+  ev: PairEvidence,
+): AdmissionDecision {
   const P = policy.parameters;
   const N = P.rollouts;
   const rate = contract.rateHz;
@@ -119,9 +125,15 @@ export function decideAdmission(policy: AdmissionPolicy, contract: { id: string;
 
   // 1. rollouts
   {
-    const problems = [...ev.unrunnable.map((u) => `rollout ${u.rolloutIndex}: infrastructure_error in ${u.attempts} attempt(s), last: ${u.reason}`), ...other.map(describeOutcome)];
+    const problems = [
+      ...ev.unrunnable.map(
+        (u) => `rollout ${u.rolloutIndex}: infrastructure_error in ${u.attempts} attempt(s), last: ${u.reason}`,
+      ),
+      ...other.map(describeOutcome),
+    ];
     const present = new Set(rolls.map((r) => r.rolloutIndex));
-    for (let k = 0; k < N; k++) if (!present.has(k) && !ev.unrunnable.some((u) => u.rolloutIndex === k)) problems.push(`rollout ${k}: not run`);
+    for (let k = 0; k < N; k++)
+      if (!present.has(k) && !ev.unrunnable.some((u) => u.rolloutIndex === k)) problems.push(`rollout ${k}: not run`);
     const passed = judged.length >= N && problems.length === 0;
     out.push({
       id: 'rollouts',
@@ -131,7 +143,9 @@ export function decideAdmission(policy: AdmissionPolicy, contract: { id: string;
       unit: 'rollouts',
       comparison: '≥',
       worstRollout: null,
-      text: passed ? `${judged.length} of ${N} rollouts ran` : `rollouts: ${judged.length} of ${N} rollouts ran to an outcome (${problems.join('; ')})`,
+      text: passed
+        ? `${judged.length} of ${N} rollouts ran`
+        : `rollouts: ${judged.length} of ${N} rollouts ran to an outcome (${problems.join('; ')})`,
     });
   }
 
@@ -152,16 +166,29 @@ export function decideAdmission(policy: AdmissionPolicy, contract: { id: string;
       else {
         const h = fr.value;
         const unit = h.condition === 'root_orientation' ? 'rad' : 'm';
-        failures.push(`rollout ${r.rolloutIndex}: ${h.condition} of ${h.body} ${f(h.error, 3)} ${unit} > ${h.threshold} ${unit} at ${at(h.frame, rate)} (frame ${h.frame})`);
+        failures.push(
+          `rollout ${r.rolloutIndex}: ${h.condition} of ${h.body} ${f(h.error, 3)} ${unit} > ${h.threshold} ${unit} at ${at(h.frame, rate)} (frame ${h.frame})`,
+        );
       }
     }
     const sr = judged.length > 0 && unknown.length === 0 ? ok / known : null;
     const passed = sr !== null && sr >= P.minSuccessRate;
     let text: string;
-    if (sr === null) text = `success_rate: cannot be measured (${judged.length === 0 ? noRollouts : unknown.join('; ')})`;
+    if (sr === null)
+      text = `success_rate: cannot be measured (${judged.length === 0 ? noRollouts : unknown.join('; ')})`;
     else if (passed) text = `SR ${pct(sr, 0)} (${ok} of ${known})`;
-    else text = `success_rate: SR ${pct(sr, 1)} (${ok} of ${known} rollouts without hard failure) < ${pct(P.minSuccessRate, 0)}: ${failures.slice(0, 3).join('; ')}${failures.length > 3 ? `; and ${failures.length - 3} more` : ''}`;
-    out.push({ id: 'success_rate', passed, measured: sr, limit: P.minSuccessRate, unit: '1', comparison: '≥', worstRollout: null, text });
+    else
+      text = `success_rate: SR ${pct(sr, 1)} (${ok} of ${known} rollouts without hard failure) < ${pct(P.minSuccessRate, 0)}: ${failures.slice(0, 3).join('; ')}${failures.length > 3 ? `; and ${failures.length - 3} more` : ''}`;
+    out.push({
+      id: 'success_rate',
+      passed,
+      measured: sr,
+      limit: P.minSuccessRate,
+      unit: '1',
+      comparison: '≥',
+      worstRollout: null,
+      text,
+    });
   }
 
   // 3. progress-soft (min over rollouts)
@@ -183,14 +210,27 @@ export function decideAdmission(policy: AdmissionPolicy, contract: { id: string;
     const measured = judged.length > 0 && unknown.length === 0 ? min : null;
     const passed = measured !== null && measured >= P.minProgressSoft;
     let text: string;
-    if (measured === null) text = `progress_soft: cannot be measured (${judged.length === 0 ? noRollouts : unknown.join('; ')})`;
+    if (measured === null)
+      text = `progress_soft: cannot be measured (${judged.length === 0 ? noRollouts : unknown.join('; ')})`;
     else if (passed) text = `min progress-soft ${f(measured, 3)}`;
     else {
       const stop = worst?.metrics?.progressStop;
-      const why = stop && stop.available && stop.value ? `${stop.value.cause} at ${at(stop.value.frame, rate)} (frame ${stop.value.frame} of ${worst!.metrics!.K})` : '';
+      const why =
+        stop && stop.available && stop.value
+          ? `${stop.value.cause} at ${at(stop.value.frame, rate)} (frame ${stop.value.frame} of ${worst!.metrics!.K})`
+          : '';
       text = `progress_soft: min ${f(measured, 3)} < ${f(P.minProgressSoft, 3)} (rollout ${worst!.rolloutIndex}${why ? `: ${why}` : ''})`;
     }
-    out.push({ id: 'progress_soft', passed, measured, limit: P.minProgressSoft, unit: '1', comparison: '≥', worstRollout: worst?.rolloutIndex ?? null, text });
+    out.push({
+      id: 'progress_soft',
+      passed,
+      measured,
+      limit: P.minProgressSoft,
+      unit: '1',
+      comparison: '≥',
+      worstRollout: worst?.rolloutIndex ?? null,
+      text,
+    });
   }
 
   // 4. MPJPE-l (max over rollouts)
@@ -217,7 +257,16 @@ export function decideAdmission(policy: AdmissionPolicy, contract: { id: string;
         : passed
           ? `max MPJPE-l ${f(measured, 1)} mm`
           : `mpjpe_l: max ${f(measured, 1)} mm > ${f(P.maxMpjpeLMm, 1)} mm (rollout ${worst!.rolloutIndex})`;
-    out.push({ id: 'mpjpe_l', passed, measured, limit: P.maxMpjpeLMm, unit: 'mm', comparison: '≤', worstRollout: worst?.rolloutIndex ?? null, text });
+    out.push({
+      id: 'mpjpe_l',
+      passed,
+      measured,
+      limit: P.maxMpjpeLMm,
+      unit: 'mm',
+      comparison: '≤',
+      worstRollout: worst?.rolloutIndex ?? null,
+      text,
+    });
   }
 
   // 5–7. posture margins (max over rollouts of the per-episode maxima)
@@ -234,7 +283,9 @@ export function decideAdmission(policy: AdmissionPolicy, contract: { id: string;
     for (const r of judged) {
       const m = r.measures?.margins;
       if (!m) {
-        unknown.push(`rollout ${r.rolloutIndex}: ${r.measures ? (r.measures.marginsUnavailable ?? 'no margins') : 'no measures recorded'}`);
+        unknown.push(
+          `rollout ${r.rolloutIndex}: ${r.measures ? (r.measures.marginsUnavailable ?? 'no margins') : 'no measures recorded'}`,
+        );
         continue;
       }
       const x = pick(m);
@@ -251,13 +302,30 @@ export function decideAdmission(policy: AdmissionPolicy, contract: { id: string;
           : `${id}: max ${what} ${f(measured, 3)} ${unit} > ${lim}${worst!.body ? `, ${worst!.body}` : ''} at ${at(worst!.frame, rate)} in rollout ${worst!.r.rolloutIndex}${afterFailure(worst!.r, worst!.frame)}`;
     out.push({ id, passed, measured, limit, unit, comparison: '≤', worstRollout: worst?.r.rolloutIndex ?? null, text });
   };
-  marginCriterion('root_height_margin', '|Δz_root|', 'm', lim.rootHeightM, contract.thresholds.rootHeightM, (m) => ({ v: m.rootHeight.maxM, frame: m.rootHeight.frame }));
-  marginCriterion('root_orientation_margin', 'root orientation error', 'rad', lim.rootOrientationRad, contract.thresholds.rootOrientationRad, (m) => ({ v: m.rootOrientation.maxRad, frame: m.rootOrientation.frame }));
-  marginCriterion('end_effector_height_margin', '|Δz_ee|', 'm', lim.endEffectorHeightM, contract.thresholds.endEffectorHeightM, (m) => ({
-    v: m.endEffectorHeight.maxM,
-    frame: m.endEffectorHeight.frame,
-    body: m.endEffectorHeight.body,
+  marginCriterion('root_height_margin', '|Δz_root|', 'm', lim.rootHeightM, contract.thresholds.rootHeightM, (m) => ({
+    v: m.rootHeight.maxM,
+    frame: m.rootHeight.frame,
   }));
+  marginCriterion(
+    'root_orientation_margin',
+    'root orientation error',
+    'rad',
+    lim.rootOrientationRad,
+    contract.thresholds.rootOrientationRad,
+    (m) => ({ v: m.rootOrientation.maxRad, frame: m.rootOrientation.frame }),
+  );
+  marginCriterion(
+    'end_effector_height_margin',
+    '|Δz_ee|',
+    'm',
+    lim.endEffectorHeightM,
+    contract.thresholds.endEffectorHeightM,
+    (m) => ({
+      v: m.endEffectorHeight.maxM,
+      frame: m.endEffectorHeight.frame,
+      body: m.endEffectorHeight.body,
+    }),
+  );
 
   // 8. actuator saturation (max over rollouts)
   {
@@ -274,15 +342,27 @@ export function decideAdmission(policy: AdmissionPolicy, contract: { id: string;
     const measured = judged.length > 0 && unknown.length === 0 && worst ? worst.measures!.saturation.fraction : null;
     const passed = measured !== null && measured <= P.maxSaturationFraction;
     let text: string;
-    if (measured === null) text = `actuator_saturation: cannot be measured (${judged.length === 0 ? noRollouts : unknown.join('; ')})`;
+    if (measured === null)
+      text = `actuator_saturation: cannot be measured (${judged.length === 0 ? noRollouts : unknown.join('; ')})`;
     else {
       const s = worst!.measures!.saturation;
-      const wj = s.worstJoint ? `; worst joint ${s.worstJoint.name}, saturated in ${pct(s.worstJoint.fraction, 0)} of frames` : '';
+      const wj = s.worstJoint
+        ? `; worst joint ${s.worstJoint.name}, saturated in ${pct(s.worstJoint.fraction, 0)} of frames`
+        : '';
       text = passed
         ? `max saturation ${pct(measured, 2)} of joint samples`
         : `actuator_saturation: ${pct(measured, 2)} of joint samples > ${pct(P.maxSaturationFraction, 1)} (rollout ${worst!.rolloutIndex}: ${s.torqueSaturated} at ≥ ${P.measurement.saturationTorqueFraction} × force limit, ${s.targetSaturated} with the target at its ctrlrange${wj})`;
     }
-    out.push({ id: 'actuator_saturation', passed, measured, limit: P.maxSaturationFraction, unit: '1', comparison: '≤', worstRollout: worst?.rolloutIndex ?? null, text });
+    out.push({
+      id: 'actuator_saturation',
+      passed,
+      measured,
+      limit: P.maxSaturationFraction,
+      unit: '1',
+      comparison: '≤',
+      worstRollout: worst?.rolloutIndex ?? null,
+      text,
+    });
   }
 
   // 9. unexpected floor contacts (max over rollouts of frames with any unexpected contact)
@@ -292,7 +372,9 @@ export function decideAdmission(policy: AdmissionPolicy, contract: { id: string;
     for (const r of judged) {
       const m = r.measures;
       if (!m || !m.contactsKnown) {
-        unknown.push(`rollout ${r.rolloutIndex}: ${m ? 'the backend reported no contact data' : 'no measures recorded'}`);
+        unknown.push(
+          `rollout ${r.rolloutIndex}: ${m ? 'the backend reported no contact data' : 'no measures recorded'}`,
+        );
         continue;
       }
       const bodies = m.floorContacts.filter((c) => !floorContactAllowed(policy, ev.group, c.body));
@@ -303,19 +385,33 @@ export function decideAdmission(policy: AdmissionPolicy, contract: { id: string;
     const measured = judged.length > 0 && unknown.length === 0 && worst ? worst.frames : null;
     const passed = measured !== null && measured <= P.maxUnexpectedContactFrames;
     let text: string;
-    if (measured === null) text = `unexpected_contacts: cannot be measured (${judged.length === 0 ? noRollouts : unknown.join('; ')})`;
-    else if (passed) text = measured === 0 ? 'no unexpected floor contact' : `unexpected floor contact in ${measured} frame(s)`;
+    if (measured === null)
+      text = `unexpected_contacts: cannot be measured (${judged.length === 0 ? noRollouts : unknown.join('; ')})`;
+    else if (passed)
+      text = measured === 0 ? 'no unexpected floor contact' : `unexpected floor contact in ${measured} frame(s)`;
     else {
       const list = [...worst!.bodies]
         .sort((a, b) => b.frames - a.frames || a.firstFrame - b.firstFrame)
         .slice(0, 4)
         .map((c) => `${c.body} in ${c.frames} frame(s) from ${at(c.firstFrame, rate)} (up to ${f(c.maxForceN, 0)} N)`)
         .join(', ');
-      const more = worst!.bodies.length > 4 ? `, and ${worst!.bodies.length - 4} more bod${worst!.bodies.length - 4 === 1 ? 'y' : 'ies'}` : '';
+      const more =
+        worst!.bodies.length > 4
+          ? `, and ${worst!.bodies.length - 4} more bod${worst!.bodies.length - 4 === 1 ? 'y' : 'ies'}`
+          : '';
       const first = worst!.bodies.reduce((a, c) => Math.min(a, c.firstFrame), Infinity);
       text = `unexpected_contacts: ${measured} frame(s) > ${P.maxUnexpectedContactFrames} with a non-foot body on the floor${ev.group ? ` (${ev.group} clip)` : ''}: ${list}${more} in rollout ${worst!.r.rolloutIndex}${afterFailure(worst!.r, first)}`;
     }
-    out.push({ id: 'unexpected_contacts', passed, measured, limit: P.maxUnexpectedContactFrames, unit: 'frames', comparison: '≤', worstRollout: worst?.r.rolloutIndex ?? null, text });
+    out.push({
+      id: 'unexpected_contacts',
+      passed,
+      measured,
+      limit: P.maxUnexpectedContactFrames,
+      unit: 'frames',
+      comparison: '≤',
+      worstRollout: worst?.r.rolloutIndex ?? null,
+      text,
+    });
   }
 
   const reasons = out.filter((c) => !c.passed).map((c) => c.text);

@@ -119,7 +119,9 @@ export function qualificationMatrix(pairs: readonly MatrixPair[]): BindingRow[] 
   }
   return keys.map((k) => {
     const list = by.get(k)!;
-    const byGroup = Object.fromEntries(CAPABILITY_GROUPS.map((g) => [g, matrixCell(list.filter((p) => p.group === g))])) as Record<CapabilityGroup, MatrixCell>;
+    const byGroup = Object.fromEntries(
+      CAPABILITY_GROUPS.map((g) => [g, matrixCell(list.filter((p) => p.group === g))]),
+    ) as Record<CapabilityGroup, MatrixCell>;
     return { snapshotHash: list[0].snapshotHash, bindingKey: list[0].bindingKey, overall: matrixCell(list), byGroup };
   });
 }

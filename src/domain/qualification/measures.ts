@@ -42,7 +42,8 @@ export function actuatorLimitsOf(profile: Pick<RobotProfile, 'joints' | 'actuato
       const f = Math.max(Math.abs(a.forceRange[0]), Math.abs(a.forceRange[1]));
       if (Number.isFinite(f) && f > 0) forceLimitNm[j] = f;
     }
-    if (a.kind === 'position' && a.ctrlRange && ctrlRangeRad[j] === null) ctrlRangeRad[j] = [a.ctrlRange[0], a.ctrlRange[1]];
+    if (a.kind === 'position' && a.ctrlRange && ctrlRangeRad[j] === null)
+      ctrlRangeRad[j] = [a.ctrlRange[0], a.ctrlRange[1]];
   }
   return { jointNames: profile.joints.map((jt) => jt.name), forceLimitNm, ctrlRangeRad };
 }
@@ -118,7 +119,12 @@ export function contactFramesUnion(bodies: readonly Pick<BodyContactSummary, 'ru
  * Posture margins from frames already on the common timeline with FK body positions (what
  * ClipPairEvaluator.timeline / evaluate return). NaN errors count as +∞.
  */
-export function postureMargins(layout: MetricLayout, ref: MetricFrames, exec: MetricFrames, K: number): PostureMargins | null {
+export function postureMargins(
+  layout: MetricLayout,
+  ref: MetricFrames,
+  exec: MetricFrames,
+  K: number,
+): PostureMargins | null {
   if (!(K >= 2)) return null;
   const B3 = 3 * layout.bodyCount;
   const root = 3 * layout.rootBodyIndex + 2;
@@ -189,7 +195,12 @@ export class RolloutMeasurer {
    * One recorded frame: the joint torques, the commanded targets (null when unknown) and the
    * contacts the backend reported (null when it does not sense contacts).
    */
-  addFrame(k: number, tauNm: ArrayLike<number>, targetRad: ArrayLike<number> | null, contacts: readonly ContactInfo[] | null): void {
+  addFrame(
+    k: number,
+    tauNm: ArrayLike<number>,
+    targetRad: ArrayLike<number> | null,
+    contacts: readonly ContactInfo[] | null,
+  ): void {
     const J = this.perJoint.length;
     this.frames++;
     if (!targetRad) this.noCommand++;
@@ -215,7 +226,16 @@ export class RolloutMeasurer {
         if (!(c.forceN >= this.params.contactMinForceN)) continue;
         let s = this.contacts.get(c.body);
         if (!s) {
-          s = { body: c.body, other: [], others: new Set(), frames: 0, runs: [], firstFrame: k, firstTimeS: k / this.rateHz, maxForceN: 0 };
+          s = {
+            body: c.body,
+            other: [],
+            others: new Set(),
+            frames: 0,
+            runs: [],
+            firstFrame: k,
+            firstTimeS: k / this.rateHz,
+            maxForceN: 0,
+          };
           this.contacts.set(c.body, s);
         }
         s.others.add(c.other || 'world');
@@ -233,7 +253,8 @@ export class RolloutMeasurer {
 
   result(margins: PostureMargins | null, marginsUnavailable?: string): RolloutMeasures {
     let worst = -1;
-    for (let j = 0; j < this.perJoint.length; j++) if (this.perJoint[j] > 0 && (worst < 0 || this.perJoint[j] > this.perJoint[worst])) worst = j;
+    for (let j = 0; j < this.perJoint.length; j++)
+      if (this.perJoint[j] > 0 && (worst < 0 || this.perJoint[j] > this.perJoint[worst])) worst = j;
     const framesJudged = this.frames;
     const out: RolloutMeasures = {
       scheme: ROLLOUT_MEASURES_SCHEME,
@@ -245,7 +266,13 @@ export class RolloutMeasurer {
         fraction: this.samples > 0 ? this.saturated / this.samples : 0,
         torqueSaturated: this.torqueSat,
         targetSaturated: this.targetSat,
-        worstJoint: worst >= 0 ? { name: this.limits.jointNames[worst], fraction: framesJudged > 0 ? this.perJoint[worst] / framesJudged : 0 } : null,
+        worstJoint:
+          worst >= 0
+            ? {
+                name: this.limits.jointNames[worst],
+                fraction: framesJudged > 0 ? this.perJoint[worst] / framesJudged : 0,
+              }
+            : null,
         jointsWithForceLimit: this.limits.forceLimitNm.filter((f) => f !== null).length,
         framesWithoutCommand: this.noCommand,
       },

@@ -41,7 +41,9 @@ export function perturbedInitialState(
   }
   const yaw = (2 * rng.nextFloat() - 1) * p.rootYawRad;
   const rz: [number, number, number, number] = [Math.cos(yaw / 2), 0, 0, Math.sin(yaw / 2)];
-  const rootQuatWxyz = quatNormalize(quatMul(rz, [base.rootQuatWxyz[0], base.rootQuatWxyz[1], base.rootQuatWxyz[2], base.rootQuatWxyz[3]]));
+  const rootQuatWxyz = quatNormalize(
+    quatMul(rz, [base.rootQuatWxyz[0], base.rootQuatWxyz[1], base.rootQuatWxyz[2], base.rootQuatWxyz[3]]),
+  );
   return {
     initial: { ...base, jointPosRad: q, rootQuatWxyz },
     applied: { seed, jointOffsetsRad: offsets, rootYawRad: yaw },

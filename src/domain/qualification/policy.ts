@@ -101,13 +101,22 @@ const DEFAULT_PARAMETERS: AdmissionPolicyParameters = {
 };
 
 /** The policy of DESIGN §1 step 2 with the values above. */
-export const MB_ADMISSION_1: AdmissionPolicy = deepFreeze({ id: ADMISSION_POLICY_ID, version: ADMISSION_POLICY_BASE_VERSION, parameters: structuredClone(DEFAULT_PARAMETERS) });
+export const MB_ADMISSION_1: AdmissionPolicy = deepFreeze({
+  id: ADMISSION_POLICY_ID,
+  version: ADMISSION_POLICY_BASE_VERSION,
+  parameters: structuredClone(DEFAULT_PARAMETERS),
+});
 
 /** Canonical JSON of the parameters (sorted keys): the input of a derived version. */
 export function policyParametersJson(p: AdmissionPolicyParameters): string {
   const sort = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(sort);
-    if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v as object).sort().map((k) => [k, sort((v as Record<string, unknown>)[k])]));
+    if (v && typeof v === 'object')
+      return Object.fromEntries(
+        Object.keys(v as object)
+          .sort()
+          .map((k) => [k, sort((v as Record<string, unknown>)[k])]),
+      );
     return v;
   };
   return JSON.stringify({ family: `${ADMISSION_POLICY_ID}/${ADMISSION_POLICY_BASE_VERSION}`, parameters: sort(p) });
@@ -142,7 +151,8 @@ const where = { file: 'admission policy' };
 
 function checkParameters(p: AdmissionPolicyParameters): void {
   const num = (v: unknown, key: string, ok: (x: number) => boolean, what: string) => {
-    if (typeof v !== 'number' || !Number.isFinite(v) || !ok(v)) throw new InputError({ ...where, key }, `must be ${what}, got ${String(v)}`);
+    if (typeof v !== 'number' || !Number.isFinite(v) || !ok(v))
+      throw new InputError({ ...where, key }, `must be ${what}, got ${String(v)}`);
   };
   num(p.rollouts, 'rollouts', (x) => Number.isInteger(x) && x >= 1 && x <= 100, 'an integer in 1..100');
   num(p.perturbation.jointRad, 'perturbation.jointRad', (x) => x >= 0 && x <= 0.5, 'in [0, 0.5] rad');
@@ -152,22 +162,46 @@ function checkParameters(p: AdmissionPolicyParameters): void {
   num(p.maxMpjpeLMm, 'maxMpjpeLMm', (x) => x > 0, 'a positive number of mm');
   num(p.marginFraction, 'marginFraction', (x) => x > 0 && x <= 1, 'in (0, 1]');
   num(p.maxSaturationFraction, 'maxSaturationFraction', (x) => x >= 0 && x <= 1, 'in [0, 1]');
-  num(p.maxUnexpectedContactFrames, 'maxUnexpectedContactFrames', (x) => Number.isInteger(x) && x >= 0, 'an integer ≥ 0');
-  num(p.maxInfrastructureAttempts, 'maxInfrastructureAttempts', (x) => Number.isInteger(x) && x >= 1 && x <= 20, 'an integer in 1..20');
-  num(p.measurement.saturationTorqueFraction, 'measurement.saturationTorqueFraction', (x) => x > 0 && x <= 1, 'in (0, 1]');
+  num(
+    p.maxUnexpectedContactFrames,
+    'maxUnexpectedContactFrames',
+    (x) => Number.isInteger(x) && x >= 0,
+    'an integer ≥ 0',
+  );
+  num(
+    p.maxInfrastructureAttempts,
+    'maxInfrastructureAttempts',
+    (x) => Number.isInteger(x) && x >= 1 && x <= 20,
+    'an integer in 1..20',
+  );
+  num(
+    p.measurement.saturationTorqueFraction,
+    'measurement.saturationTorqueFraction',
+    (x) => x > 0 && x <= 1,
+    'in (0, 1]',
+  );
   num(p.measurement.ctrlRangeMarginRad, 'measurement.ctrlRangeMarginRad', (x) => x >= 0 && x < 0.5, 'in [0, 0.5) rad');
   num(p.measurement.contactMinForceN, 'measurement.contactMinForceN', (x) => x >= 0, '≥ 0 N');
   for (const [g, pats] of Object.entries(p.allowedFloorContacts ?? {})) {
-    if (!Array.isArray(pats) || pats.some((s) => typeof s !== 'string' || s.trim() === '')) throw new InputError({ ...where, key: `allowedFloorContacts.${g}` }, 'must be a list of non-empty body-name patterns');
+    if (!Array.isArray(pats) || pats.some((s) => typeof s !== 'string' || s.trim() === ''))
+      throw new InputError(
+        { ...where, key: `allowedFloorContacts.${g}` },
+        'must be a list of non-empty body-name patterns',
+      );
   }
 }
 
 /** Throws unless the policy is well formed and its version is the one its parameters give. */
 export function checkPolicy(p: AdmissionPolicy): void {
-  if (p.id !== ADMISSION_POLICY_ID) throw new InputError({ ...where, key: 'id' }, `unknown admission policy "${String(p.id)}"`);
+  if (p.id !== ADMISSION_POLICY_ID)
+    throw new InputError({ ...where, key: 'id' }, `unknown admission policy "${String(p.id)}"`);
   checkParameters(p.parameters);
   const expected = policyVersionFor(p.parameters);
-  if (p.version !== expected) throw new InputError({ ...where, key: 'version' }, `version "${p.version}" does not match its parameters (expected "${expected}")`);
+  if (p.version !== expected)
+    throw new InputError(
+      { ...where, key: 'version' },
+      `version "${p.version}" does not match its parameters (expected "${expected}")`,
+    );
 }
 
 /** The limits in force for a contract: margin fraction × the contract's failure thresholds. */
@@ -177,9 +211,16 @@ export interface ResolvedLimits {
   endEffectorHeightM: number;
 }
 
-export function resolvedLimits(p: AdmissionPolicy, t: Pick<MetricThresholds, 'rootHeightM' | 'rootOrientationRad' | 'endEffectorHeightM'>): ResolvedLimits {
+export function resolvedLimits(
+  p: AdmissionPolicy,
+  t: Pick<MetricThresholds, 'rootHeightM' | 'rootOrientationRad' | 'endEffectorHeightM'>,
+): ResolvedLimits {
   const f = p.parameters.marginFraction;
-  return { rootHeightM: f * t.rootHeightM, rootOrientationRad: f * t.rootOrientationRad, endEffectorHeightM: f * t.endEffectorHeightM };
+  return {
+    rootHeightM: f * t.rootHeightM,
+    rootOrientationRad: f * t.rootOrientationRad,
+    endEffectorHeightM: f * t.endEffectorHeightM,
+  };
 }
 
 /**
@@ -189,7 +230,11 @@ export function resolvedLimits(p: AdmissionPolicy, t: Pick<MetricThresholds, 'ro
  * rollouts without simulating again.
  */
 export function rolloutProtocolKey(p: AdmissionPolicy): string {
-  const json = JSON.stringify({ seeds: SEED_SCHEME, perturbation: p.parameters.perturbation, measurement: p.parameters.measurement });
+  const json = JSON.stringify({
+    seeds: SEED_SCHEME,
+    perturbation: p.parameters.perturbation,
+    measurement: p.parameters.measurement,
+  });
   return `rp-${sha256HexOfString(json).slice(0, 16)}`;
 }
 

@@ -45,11 +45,13 @@ export class ForwardKinematics {
     this.anchor = new Float64Array(3 * n);
     this.ref = new Float64Array(n);
     profile.bodies.forEach((b, i) => {
-      if (b.parent >= i) throw new Error(`body "${b.name}" comes before its parent: bodies must be in depth-first order`);
+      if (b.parent >= i)
+        throw new Error(`body "${b.name}" comes before its parent: bodies must be in depth-first order`);
       this.parent[i] = b.parent;
       this.pos.set(b.posM, 3 * i);
       this.quat.set(b.quatWxyz, 4 * i);
-      this.hasQuat[i] = b.quatWxyz[0] === 1 && b.quatWxyz[1] === 0 && b.quatWxyz[2] === 0 && b.quatWxyz[3] === 0 ? 0 : 1;
+      this.hasQuat[i] =
+        b.quatWxyz[0] === 1 && b.quatWxyz[1] === 0 && b.quatWxyz[2] === 0 && b.quatWxyz[3] === 0 ? 0 : 1;
       if (b.joint?.kind === 'free') this.kind[i] = FREE;
       else if (b.joint?.kind === 'hinge') {
         this.kind[i] = HINGE;
@@ -58,7 +60,14 @@ export class ForwardKinematics {
         this.anchor.set(b.joint.anchorM, 3 * i);
         this.hasAnchor[i] = b.joint.anchorM.some((v) => v !== 0) ? 1 : 0;
         const [ax, ay, az] = b.joint.axis;
-        this.axisKind[i] = ax === 1 && ay === 0 && az === 0 ? 0 : ax === 0 && ay === 1 && az === 0 ? 1 : ax === 0 && ay === 0 && az === 1 ? 2 : 3;
+        this.axisKind[i] =
+          ax === 1 && ay === 0 && az === 0
+            ? 0
+            : ax === 0 && ay === 1 && az === 0
+              ? 1
+              : ax === 0 && ay === 0 && az === 1
+                ? 2
+                : 3;
         this.ref[i] = b.joint.refRad;
       }
     });
@@ -223,7 +232,17 @@ export class ForwardKinematics {
 
   /** FK of one frame of a clip (root pose and joint angles read in place, no copies). */
   computeClipFrame(clip: MotionClip, frame: number, outPosM: Float64Array, outQuatWxyz: Float64Array): void {
-    if (!(frame >= 0 && frame < clip.frameCount)) throw new RangeError(`frame ${frame} is outside 0..${clip.frameCount - 1}`);
-    this.compute(clip.rootPosM, clip.rootQuatWxyz, clip.jointPosRad, outPosM, outQuatWxyz, 3 * frame, 4 * frame, this.jointCount * frame);
+    if (!(frame >= 0 && frame < clip.frameCount))
+      throw new RangeError(`frame ${frame} is outside 0..${clip.frameCount - 1}`);
+    this.compute(
+      clip.rootPosM,
+      clip.rootQuatWxyz,
+      clip.jointPosRad,
+      outPosM,
+      outQuatWxyz,
+      3 * frame,
+      4 * frame,
+      this.jointCount * frame,
+    );
   }
 }

@@ -3,7 +3,16 @@ import { QUAT_IDENTITY, quatFromAxisAngle, quatFromMat3, quatMul, quatNormalize,
 import type { QuatWxyz, Vec3M } from '../units';
 import { MAX_XML_DEPTH, parseXml, type XmlElement } from '../xml/parseXml';
 import { G1_END_EFFECTORS, G1_JOINT_NAMES } from './g1Joints';
-import type { ActuatorSpec, BodyJoint, BodySpec, GeomSpec, GeomType, JointSpec, RobotPose, RobotProfile } from './robotProfile';
+import type {
+  ActuatorSpec,
+  BodyJoint,
+  BodySpec,
+  GeomSpec,
+  GeomType,
+  JointSpec,
+  RobotPose,
+  RobotProfile,
+} from './robotProfile';
 
 // MJCF → RobotProfile. Pure: files are reached through `readText`, so the same reader runs in
 // Node (services) and in tests on strings. Supports what robot MJCFs like MuJoCo Menagerie's
@@ -27,9 +36,15 @@ const dirname = (p: string): string => {
   const k = p.lastIndexOf('/');
   return k < 0 ? '.' : k === 0 ? '/' : p.slice(0, k);
 };
-const joinPath = (dir: string, rel: string): string => (rel.startsWith('/') ? rel : dir === '.' ? rel : `${dir}/${rel}`);
+const joinPath = (dir: string, rel: string): string =>
+  rel.startsWith('/') ? rel : dir === '.' ? rel : `${dir}/${rel}`;
 
-const where = (el: XmlElement, key?: string): InputLocation => ({ file: el.file, line: el.line, column: el.column, ...(key ? { key } : {}) });
+const where = (el: XmlElement, key?: string): InputLocation => ({
+  file: el.file,
+  line: el.line,
+  column: el.column,
+  ...(key ? { key } : {}),
+});
 
 interface DefaultClass {
   parent: string | null;
@@ -50,12 +65,14 @@ export function readMjcf(options: MjcfReadOptions): RobotProfile {
   const rootDir = dirname(options.file);
   const root = loadWithIncludes(options.file, options.readText, rootDir, { includes: 0, chars: 0 }, [], null);
   checkModelSize(root);
-  if (root.name !== 'mujoco') throw new InputError(where(root), `the root element is <${root.name}>; an MJCF model starts with <mujoco>`);
+  if (root.name !== 'mujoco')
+    throw new InputError(where(root), `the root element is <${root.name}>; an MJCF model starts with <mujoco>`);
 
   const compiler: Compiler = { degrees: true, eulerseq: 'xyz', meshdir: '', autolimits: true };
   for (const c of root.children.filter((e) => e.name === 'compiler')) {
     if (c.attrs.angle !== undefined) {
-      if (c.attrs.angle !== 'radian' && c.attrs.angle !== 'degree') throw new InputError(where(c, 'angle'), `angle must be "radian" or "degree", not "${c.attrs.angle}"`);
+      if (c.attrs.angle !== 'radian' && c.attrs.angle !== 'degree')
+        throw new InputError(where(c, 'angle'), `angle must be "radian" or "degree", not "${c.attrs.angle}"`);
       compiler.degrees = c.attrs.angle === 'degree';
     }
     if (c.attrs.eulerseq !== undefined) compiler.eulerseq = c.attrs.eulerseq;
@@ -88,11 +105,24 @@ export function readMjcf(options: MjcfReadOptions): RobotProfile {
       // Several top-level <default> blocks: later ones add classes below main.
       for (const child of d.children) {
         if (child.name === 'default') readDefault(child, 'main');
-        else classes.get('main')!.own.set(child.name, { ...(classes.get('main')!.own.get(child.name) ?? {}), ...child.attrs });
+        else
+          classes
+            .get('main')!
+            .own.set(child.name, { ...(classes.get('main')!.own.get(child.name) ?? {}), ...child.attrs });
       }
     } else readDefault(d, null);
   }
-  const actuatorKinds = ['position', 'motor', 'velocity', 'general', 'intvelocity', 'damper', 'cylinder', 'muscle', 'adhesion'];
+  const actuatorKinds = [
+    'position',
+    'motor',
+    'velocity',
+    'general',
+    'intvelocity',
+    'damper',
+    'cylinder',
+    'muscle',
+    'adhesion',
+  ];
   const resolved = (el: XmlElement, type: string, cls: string): Record<string, string> => {
     const className = el.attrs.class ?? cls;
     const chain: DefaultClass[] = [];
@@ -129,7 +159,10 @@ export function readMjcf(options: MjcfReadOptions): RobotProfile {
         meshes.set(name, { file, scale: attrs.scale ? vec3(a, 'scale', attrs.scale) : [1, 1, 1] });
       } else if (a.name === 'material' && a.attrs.name !== undefined) {
         const attrs = resolved(a, 'material', 'main');
-        materials.set(a.attrs.name, attrs.rgba ? (vecN(a, 'rgba', attrs.rgba, 4) as [number, number, number, number]) : [1, 1, 1, 1]);
+        materials.set(
+          a.attrs.name,
+          attrs.rgba ? (vecN(a, 'rgba', attrs.rgba, 4) as [number, number, number, number]) : [1, 1, 1, 1],
+        );
       }
     }
   }
@@ -150,7 +183,8 @@ export function readMjcf(options: MjcfReadOptions): RobotProfile {
     if (attrs.euler !== undefined) {
       const e = vecN(el, 'euler', attrs.euler, 3);
       const seq = compiler.eulerseq;
-      if (!/^[xyzXYZ]{3}$/.test(seq)) throw new InputError(where(el), `compiler eulerseq "${seq}" is not three of x, y, z`);
+      if (!/^[xyzXYZ]{3}$/.test(seq))
+        throw new InputError(where(el), `compiler eulerseq "${seq}" is not three of x, y, z`);
       let q: QuatWxyz = QUAT_IDENTITY;
       for (let k = 0; k < 3; k++) {
         const ax = seq[k].toLowerCase();
@@ -198,7 +232,8 @@ export function readMjcf(options: MjcfReadOptions): RobotProfile {
     const localQuat = orientation(el, attrs);
     const index = bodies.length;
     const name = attrs.name ?? `body_${index}`;
-    if (bodies.some((b) => b.name === name)) throw new InputError(where(el, 'name'), `body name "${name}" is used twice`);
+    if (bodies.some((b) => b.name === name))
+      throw new InputError(where(el, 'name'), `body name "${name}" is used twice`);
     const p = quatRotate(frameQuat, localPos);
     const body: BodySpec = {
       name,
@@ -222,9 +257,14 @@ export function readMjcf(options: MjcfReadOptions): RobotProfile {
             const ja = resolved(child, 'joint', ccl);
             const type = child.name === 'freejoint' ? 'free' : (ja.type ?? 'hinge');
             const jname = ja.name ?? `joint_${qposLayout.length}`;
-            if (body.joint !== null) throw new InputError(where(child), `body "${name}" has more than one joint; one joint per body is supported`);
+            if (body.joint !== null)
+              throw new InputError(
+                where(child),
+                `body "${name}" has more than one joint; one joint per body is supported`,
+              );
             if (type === 'free') {
-              if (parent !== -1) throw new InputError(where(child), `free joint "${jname}" must be on a child of the world body`);
+              if (parent !== -1)
+                throw new InputError(where(child), `free joint "${jname}" must be on a child of the world body`);
               body.joint = { kind: 'free', name: jname };
               qposLayout.push({ kind: 'free', width: 7, name: jname, el: child });
             } else if (type === 'hinge') {
@@ -236,16 +276,32 @@ export function readMjcf(options: MjcfReadOptions): RobotProfile {
               const limited = ja.limited ?? (compiler.autolimits ? 'auto' : 'false');
               if (ja.range !== undefined && limited !== 'false') {
                 const r = vecN(child, 'range', ja.range, 2);
-                if (!(r[0] < r[1])) throw new InputError(where(child, 'range'), `joint "${jname}" range lower ${r[0]} is not below upper ${r[1]}`);
+                if (!(r[0] < r[1]))
+                  throw new InputError(
+                    where(child, 'range'),
+                    `joint "${jname}" range lower ${r[0]} is not below upper ${r[1]}`,
+                  );
                 rangeRad = [toRad(r[0]), toRad(r[1])];
-              } else if (limited === 'true') throw new InputError(where(child, 'range'), `joint "${jname}" is limited but has no range`);
+              } else if (limited === 'true')
+                throw new InputError(where(child, 'range'), `joint "${jname}" is limited but has no range`);
               // Joint frame composed into the body frame through any <frame>s between them.
               const axisB = quatRotate(fQuat, axis);
               const anc = quatRotate(fQuat, anchorM);
-              hinges.push({ name: jname, el: child, bodyIndex: index, axis: axisB, anchorM: [fPos[0] + anc[0], fPos[1] + anc[1], fPos[2] + anc[2]], refRad, rangeRad });
+              hinges.push({
+                name: jname,
+                el: child,
+                bodyIndex: index,
+                axis: axisB,
+                anchorM: [fPos[0] + anc[0], fPos[1] + anc[1], fPos[2] + anc[2]],
+                refRad,
+                rangeRad,
+              });
               qposLayout.push({ kind: 'hinge', width: 1, name: jname, el: child });
             } else {
-              throw new InputError(where(child, 'type'), `joint "${jname}" is of type "${type}"; only hinge joints and one free joint are supported`);
+              throw new InputError(
+                where(child, 'type'),
+                `joint "${jname}" is of type "${type}"; only hinge joints and one free joint are supported`,
+              );
             }
             break;
           }
@@ -266,7 +322,12 @@ export function readMjcf(options: MjcfReadOptions): RobotProfile {
             const lp = fa.pos ? vec3(child, 'pos', fa.pos) : ([0, 0, 0] as Vec3M);
             const lq = orientation(child, fa);
             const rp = quatRotate(fQuat, lp);
-            walk(child, [fPos[0] + rp[0], fPos[1] + rp[1], fPos[2] + rp[2]], quatMul(fQuat, lq), child.attrs.childclass ?? ccl);
+            walk(
+              child,
+              [fPos[0] + rp[0], fPos[1] + rp[1], fPos[2] + rp[2]],
+              quatMul(fQuat, lq),
+              child.attrs.childclass ?? ccl,
+            );
             break;
           }
           default:
@@ -283,7 +344,12 @@ export function readMjcf(options: MjcfReadOptions): RobotProfile {
     if (!['plane', 'sphere', 'capsule', 'ellipsoid', 'cylinder', 'box', 'mesh'].includes(type)) {
       throw new InputError(where(el, 'type'), `geom type "${type}" is not supported`);
     }
-    let size = attrs.size ? attrs.size.trim().split(/\s+/).map((s) => num(el, 'size', s)) : [];
+    let size = attrs.size
+      ? attrs.size
+          .trim()
+          .split(/\s+/)
+          .map((s) => num(el, 'size', s))
+      : [];
     let pos: Vec3M = attrs.pos ? vec3(el, 'pos', attrs.pos) : [0, 0, 0];
     let quat = orientation(el, attrs);
     if (attrs.fromto !== undefined) {
@@ -314,7 +380,11 @@ export function readMjcf(options: MjcfReadOptions): RobotProfile {
     if (attrs.name !== undefined) geom.name = attrs.name;
     if (type === 'mesh') {
       const m = attrs.mesh !== undefined ? meshes.get(attrs.mesh) : undefined;
-      if (!m) throw new InputError(where(el, 'mesh'), `geom refers to mesh "${attrs.mesh ?? ''}", which is not declared in <asset>`);
+      if (!m)
+        throw new InputError(
+          where(el, 'mesh'),
+          `geom refers to mesh "${attrs.mesh ?? ''}", which is not declared in <asset>`,
+        );
       geom.mesh = { name: attrs.mesh!, file: joinPath(rootDir, m.file), scale: m.scale };
     }
     return geom;
@@ -328,8 +398,16 @@ export function readMjcf(options: MjcfReadOptions): RobotProfile {
 
   // The robot: the one body with a free joint and its subtree.
   const freeBodies = bodies.filter((b) => b.joint?.kind === 'free');
-  if (freeBodies.length === 0) throw new InputError({ file: options.file }, 'no body has a free joint: the robot must be a floating base (<freejoint/> on its root body)');
-  if (freeBodies.length > 1) throw new InputError(where(bodyEls[freeBodies[1].index]), `more than one free-floating body (${freeBodies.map((b) => b.name).join(', ')}); one robot per model is supported`);
+  if (freeBodies.length === 0)
+    throw new InputError(
+      { file: options.file },
+      'no body has a free joint: the robot must be a floating base (<freejoint/> on its root body)',
+    );
+  if (freeBodies.length > 1)
+    throw new InputError(
+      where(bodyEls[freeBodies[1].index]),
+      `more than one free-floating body (${freeBodies.map((b) => b.name).join(', ')}); one robot per model is supported`,
+    );
   const rootBody = freeBodies[0];
 
   // Joint order: the model's hinge joints against the canonical table.
@@ -337,24 +415,46 @@ export function readMjcf(options: MjcfReadOptions): RobotProfile {
   const unknown = hinges.filter((h) => !jointOrder.includes(h.name));
   if (unknown.length > 0) {
     const first = unknown[0];
-    throw new InputError(where(first.el, 'name'), `unknown joint name${unknown.length > 1 ? 's' : ''} ${unknown.map((h) => `"${h.name}"`).join(', ')}: the canonical G1 joints are ${jointOrder.join(', ')}`);
+    throw new InputError(
+      where(first.el, 'name'),
+      `unknown joint name${unknown.length > 1 ? 's' : ''} ${unknown.map((h) => `"${h.name}"`).join(', ')}: the canonical G1 joints are ${jointOrder.join(', ')}`,
+    );
   }
   const missing = jointOrder.filter((n) => !modelNames.includes(n));
-  if (missing.length > 0) throw new InputError({ file: options.file }, `missing joint${missing.length > 1 ? 's' : ''}: ${missing.join(', ')} (the model has ${hinges.length} of the ${jointOrder.length} canonical hinge joints)`);
+  if (missing.length > 0)
+    throw new InputError(
+      { file: options.file },
+      `missing joint${missing.length > 1 ? 's' : ''}: ${missing.join(', ')} (the model has ${hinges.length} of the ${jointOrder.length} canonical hinge joints)`,
+    );
   const dup = modelNames.find((n, k) => modelNames.indexOf(n) !== k);
   if (dup) throw new InputError({ file: options.file }, `joint "${dup}" is declared twice`);
   const outOfOrder = modelNames.some((n, k) => n !== jointOrder[k]);
   if (outOfOrder) {
-    const remap = modelNames.map((n, k) => `  model #${k} ${n} -> canonical #${jointOrder.indexOf(n)}`).filter((_l, k) => modelNames[k] !== jointOrder[k]);
+    const remap = modelNames
+      .map((n, k) => `  model #${k} ${n} -> canonical #${jointOrder.indexOf(n)}`)
+      .filter((_l, k) => modelNames[k] !== jointOrder[k]);
     throw new InputError(
       { file: options.file },
       `the model's joint order differs from the canonical G1 order; remap (model index -> canonical index):\n${remap.join('\n')}`,
     );
   }
 
-  const joints: JointSpec[] = hinges.map((h, k) => ({ name: h.name, index: k, bodyIndex: h.bodyIndex, axis: h.axis, rangeRad: h.rangeRad }));
+  const joints: JointSpec[] = hinges.map((h, k) => ({
+    name: h.name,
+    index: k,
+    bodyIndex: h.bodyIndex,
+    axis: h.axis,
+    rangeRad: h.rangeRad,
+  }));
   for (const h of hinges) {
-    const joint: BodyJoint = { kind: 'hinge', name: h.name, jointIndex: jointOrder.indexOf(h.name), axis: h.axis, anchorM: h.anchorM, refRad: h.refRad };
+    const joint: BodyJoint = {
+      kind: 'hinge',
+      name: h.name,
+      jointIndex: jointOrder.indexOf(h.name),
+      axis: h.axis,
+      anchorM: h.anchorM,
+      refRad: h.refRad,
+    };
     bodies[h.bodyIndex].joint = joint;
   }
   // Every hinge must lie on the free body's subtree.
@@ -363,13 +463,18 @@ export function readMjcf(options: MjcfReadOptions): RobotProfile {
     return false;
   };
   for (const h of hinges) {
-    if (!inRobot(h.bodyIndex)) throw new InputError(where(h.el), `joint "${h.name}" is not on the floating robot's body tree`);
+    if (!inRobot(h.bodyIndex))
+      throw new InputError(where(h.el), `joint "${h.name}" is not on the floating robot's body tree`);
   }
 
   // Keep only the robot's subtree, re-indexed so the root body is 0 (MuJoCo order is kept).
   const keep = bodies.filter((b) => inRobot(b.index));
   const newIndex = new Map(keep.map((b, k) => [b.index, k]));
-  const robotBodies: BodySpec[] = keep.map((b, k) => ({ ...b, index: k, parent: b.parent === -1 || !newIndex.has(b.parent) ? -1 : newIndex.get(b.parent)! }));
+  const robotBodies: BodySpec[] = keep.map((b, k) => ({
+    ...b,
+    index: k,
+    parent: b.parent === -1 || !newIndex.has(b.parent) ? -1 : newIndex.get(b.parent)!,
+  }));
   for (const j of joints) j.bodyIndex = newIndex.get(j.bodyIndex)!;
   const bodyIdx = (n: string): number => robotBodies.findIndex((b) => b.name === n);
   const eeIdx = endEffectors.map((n) => {
@@ -387,7 +492,11 @@ export function readMjcf(options: MjcfReadOptions): RobotProfile {
       const aa = resolved(a, a.name, cls);
       if (aa.joint === undefined) continue;
       const ji = jointOrder.indexOf(aa.joint);
-      if (ji < 0 || !modelNames.includes(aa.joint)) throw new InputError(where(a, 'joint'), `actuator drives joint "${aa.joint}", which is not a hinge joint of the robot`);
+      if (ji < 0 || !modelNames.includes(aa.joint))
+        throw new InputError(
+          where(a, 'joint'),
+          `actuator drives joint "${aa.joint}", which is not a hinge joint of the robot`,
+        );
       const kind = (['position', 'motor', 'velocity'].includes(a.name) ? a.name : 'general') as ActuatorSpec['kind'];
       const spec: ActuatorSpec = { name: aa.name ?? aa.joint, jointIndex: ji, kind };
       if (kind === 'position') spec.kp = aa.kp !== undefined ? num(a, 'kp', aa.kp) : 1;
@@ -414,11 +523,20 @@ export function readMjcf(options: MjcfReadOptions): RobotProfile {
     jointPosRad: hinges.map((h) => h.refRad),
   };
   let defaultPoseSource = 'qpos0';
-  const keys = root.children.filter((e) => e.name === 'keyframe').flatMap((k) => k.children.filter((c) => c.name === 'key'));
+  const keys = root.children
+    .filter((e) => e.name === 'keyframe')
+    .flatMap((k) => k.children.filter((c) => c.name === 'key'));
   const stand = keys.find((k) => k.attrs.name === 'stand') ?? keys.find((k) => k.attrs.name === 'home');
   if (stand?.attrs.qpos !== undefined) {
-    const q = stand.attrs.qpos.trim().split(/\s+/).map((s) => num(stand, 'qpos', s));
-    if (q.length !== nq) throw new InputError(where(stand, 'qpos'), `keyframe "${stand.attrs.name}" has ${q.length} qpos values; the model has nq = ${nq}`);
+    const q = stand.attrs.qpos
+      .trim()
+      .split(/\s+/)
+      .map((s) => num(stand, 'qpos', s));
+    if (q.length !== nq)
+      throw new InputError(
+        where(stand, 'qpos'),
+        `keyframe "${stand.attrs.name}" has ${q.length} qpos values; the model has nq = ${nq}`,
+      );
     let adr = 0;
     const jp = new Array<number>(joints.length).fill(0);
     let rootPosM: Vec3M = rootBody.posM;
@@ -474,7 +592,14 @@ export function readMjcfFileReferences(options: Pick<MjcfReadOptions, 'file' | '
     seenIncludes.add(key);
     out.push({ kind: 'include', file, declaredAt: where(via, 'file') });
   };
-  const root = loadWithIncludes(options.file, options.readText, rootDir, { includes: 0, chars: 0, onInclude }, [], null);
+  const root = loadWithIncludes(
+    options.file,
+    options.readText,
+    rootDir,
+    { includes: 0, chars: 0, onInclude },
+    [],
+    null,
+  );
   checkModelSize(root);
   let assetdir: string | undefined;
   let meshdir: string | undefined;
@@ -484,7 +609,8 @@ export function readMjcfFileReferences(options: Pick<MjcfReadOptions, 'file' | '
     meshdir = c.attrs.meshdir ?? meshdir;
     texturedir = c.attrs.texturedir ?? texturedir;
   }
-  const dirFor = (kind: MjcfFileReference['kind']): string => (kind === 'texture' ? (texturedir ?? assetdir) : (meshdir ?? assetdir)) ?? '';
+  const dirFor = (kind: MjcfFileReference['kind']): string =>
+    (kind === 'texture' ? (texturedir ?? assetdir) : (meshdir ?? assetdir)) ?? '';
   for (const asset of root.children.filter((e) => e.name === 'asset')) {
     for (const a of asset.children) {
       if (a.name !== 'mesh' && a.name !== 'texture' && a.name !== 'hfield' && a.name !== 'skin') continue;
@@ -493,7 +619,11 @@ export function readMjcfFileReferences(options: Pick<MjcfReadOptions, 'file' | '
       for (const [attr, value] of Object.entries(a.attrs)) {
         if (!(attr === 'file' || (kind === 'texture' && attr.startsWith('file'))) || value.trim() === '') continue;
         const dir = dirFor(kind);
-        out.push({ kind, file: joinPath(rootDir, joinPath(dir === '' ? '.' : dir, value)), declaredAt: where(a, attr) });
+        out.push({
+          kind,
+          file: joinPath(rootDir, joinPath(dir === '' ? '.' : dir, value)),
+          declaredAt: where(a, attr),
+        });
       }
     }
   }
@@ -537,18 +667,32 @@ interface IncludeLink {
   via: XmlElement | null;
 }
 
-const chainText = (chain: readonly IncludeLink[], last: string): string => [...chain.map((c) => c.file), last].join(' -> ');
+const chainText = (chain: readonly IncludeLink[], last: string): string =>
+  [...chain.map((c) => c.file), last].join(' -> ');
 
-function loadWithIncludes(file: string, readText: (p: string) => string, rootDir: string, budget: IncludeBudget, chain: readonly IncludeLink[], via: XmlElement | null): XmlElement {
+function loadWithIncludes(
+  file: string,
+  readText: (p: string) => string,
+  rootDir: string,
+  budget: IncludeBudget,
+  chain: readonly IncludeLink[],
+  via: XmlElement | null,
+): XmlElement {
   const key = normalizePath(file);
   if (via) {
     const at = where(via, 'file');
     if (chain.some((c) => c.key === key)) throw new InputError(at, `include cycle: ${chainText(chain, file)}`);
     if (chain.length > MAX_MJCF_INCLUDE_DEPTH) {
-      throw new InputError(at, `includes are nested more than ${MAX_MJCF_INCLUDE_DEPTH} deep: ${chainText(chain, file)}`);
+      throw new InputError(
+        at,
+        `includes are nested more than ${MAX_MJCF_INCLUDE_DEPTH} deep: ${chainText(chain, file)}`,
+      );
     }
     if (++budget.includes > MAX_MJCF_INCLUDES) {
-      throw new InputError(at, `the model expands more than ${MAX_MJCF_INCLUDES} <include>s (each inclusion of a file counts, so files that include each other several times multiply): ${chainText(chain, file)}`);
+      throw new InputError(
+        at,
+        `the model expands more than ${MAX_MJCF_INCLUDES} <include>s (each inclusion of a file counts, so files that include each other several times multiply): ${chainText(chain, file)}`,
+      );
     }
   }
   let text: string;
@@ -561,7 +705,10 @@ function loadWithIncludes(file: string, readText: (p: string) => string, rootDir
   if (via) budget.onInclude?.(file, via);
   budget.chars += text.length;
   if (budget.chars > MAX_MJCF_TEXT_CHARS) {
-    throw new InputError(via ? where(via, 'file') : { file }, `the model and its includes are more than ${MAX_MJCF_TEXT_CHARS / 1048576} Mi characters of XML (the limit for one model)`);
+    throw new InputError(
+      via ? where(via, 'file') : { file },
+      `the model and its includes are more than ${MAX_MJCF_TEXT_CHARS / 1048576} Mi characters of XML (the limit for one model)`,
+    );
   }
   const root = parseXml(text, file);
   const next = [...chain, { file, key, via }];
@@ -569,7 +716,8 @@ function loadWithIncludes(file: string, readText: (p: string) => string, rootDir
     const out: XmlElement[] = [];
     for (const child of el.children) {
       if (child.name === 'include') {
-        if (child.attrs.file === undefined) throw new InputError(where(child, 'file'), '<include> needs a file attribute');
+        if (child.attrs.file === undefined)
+          throw new InputError(where(child, 'file'), '<include> needs a file attribute');
         // MuJoCo resolves include paths against the directory of the top-level model file.
         const inc = loadWithIncludes(joinPath(rootDir, child.attrs.file), readText, rootDir, budget, next, child);
         for (const c of inc.name === 'mujoco' ? inc.children : [inc]) out.push(c);
@@ -590,8 +738,16 @@ function checkModelSize(root: XmlElement): void {
   let count = 0;
   while (stack.length > 0) {
     const [el, depth] = stack.pop()!;
-    if (depth > MAX_MJCF_DEPTH) throw new InputError(where(el), `<${el.name}> is nested ${depth} elements deep once the includes are expanded, deeper than the limit of ${MAX_MJCF_DEPTH}`);
-    if (++count > MAX_MJCF_ELEMENTS) throw new InputError(where(el), `the model has more than ${MAX_MJCF_ELEMENTS} elements once the includes are expanded (the limit for one model)`);
+    if (depth > MAX_MJCF_DEPTH)
+      throw new InputError(
+        where(el),
+        `<${el.name}> is nested ${depth} elements deep once the includes are expanded, deeper than the limit of ${MAX_MJCF_DEPTH}`,
+      );
+    if (++count > MAX_MJCF_ELEMENTS)
+      throw new InputError(
+        where(el),
+        `the model has more than ${MAX_MJCF_ELEMENTS} elements once the includes are expanded (the limit for one model)`,
+      );
     for (let k = el.children.length - 1; k >= 0; k--) stack.push([el.children[k], depth + 1]);
   }
 }

@@ -17,8 +17,13 @@ export class ActuatorDelayLine {
     readonly jointCount: number,
     readonly delaySteps: number,
   ) {
-    if (!(Number.isInteger(delaySteps) && delaySteps >= 0)) throw new RangeError(`delay must be a whole number of steps ≥ 0, got ${delaySteps}`);
-    this.slots = Array.from({ length: delaySteps + 1 }, () => ({ targetRad: new Float64Array(jointCount), kp: new Float64Array(jointCount), kd: new Float64Array(jointCount) }));
+    if (!(Number.isInteger(delaySteps) && delaySteps >= 0))
+      throw new RangeError(`delay must be a whole number of steps ≥ 0, got ${delaySteps}`);
+    this.slots = Array.from({ length: delaySteps + 1 }, () => ({
+      targetRad: new Float64Array(jointCount),
+      kp: new Float64Array(jointCount),
+      kd: new Float64Array(jointCount),
+    }));
   }
 
   /** Fills every slot with this command: what the servos hold until a newer one comes out. */

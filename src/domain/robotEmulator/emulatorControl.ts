@@ -8,6 +8,17 @@ import { issueKey } from '../problems';
 
 export const EMULATOR_CONTROL_TOPIC = '/emulator/control';
 export const EMULATOR_CONTROL_SCHEMA_NAME = 'motionbench-robot-emulator/1/Control';
+/**
+ * The serverInfo metadata key by which the emulator declares its control channel (value: the
+ * topic). A client reads it — never the server's name — to know it may offer the human reset.
+ */
+export const EMULATOR_CONTROL_METADATA_KEY = 'emulator_control';
+
+/** Whether a server's metadata declares the emulator's control channel. */
+export function declaresEmulatorControl(metadata: Readonly<Record<string, string>>): boolean {
+  return metadata[EMULATOR_CONTROL_METADATA_KEY] === EMULATOR_CONTROL_TOPIC;
+}
+
 /** Status ids the emulator answers a control message with (a Foxglove status to the sender). */
 export const EMULATOR_CONTROL_STATUS_ID = { ok: 'emulator/control/ok', refused: 'emulator/control/refused' } as const;
 
@@ -33,10 +44,21 @@ const ControlSchema = z.discriminatedUnion('action', [
   z.object({ action: z.literal('kill_link') }),
 ]);
 
-export const EMULATOR_CONTROL_ACTIONS = ['human_reset', 'drop', 'freeze', 'nan', 'stall', 'estop', 'release_estop', 'kill_link'] as const;
+export const EMULATOR_CONTROL_ACTIONS = [
+  'human_reset',
+  'drop',
+  'freeze',
+  'nan',
+  'stall',
+  'estop',
+  'release_estop',
+  'kill_link',
+] as const;
 
 /** Validates a parsed control message; `reason` names the field. */
-export function decodeEmulatorControl(doc: unknown): { ok: true; value: EmulatorControlAction } | { ok: false; reason: string } {
+export function decodeEmulatorControl(
+  doc: unknown,
+): { ok: true; value: EmulatorControlAction } | { ok: false; reason: string } {
   const r = ControlSchema.safeParse(doc);
   if (r.success) return { ok: true, value: r.data as EmulatorControlAction };
   const i = r.error.issues[0];
@@ -73,11 +95,13 @@ export function parseFaultSpec(spec: string): ScheduledFault {
     case 'drop':
     case 'freeze':
     case 'stall':
-      if (amount === undefined) throw new Error(`fault "${spec}": ${action} needs a duration, e.g. ${action}@${at}:300ms`);
+      if (amount === undefined)
+        throw new Error(`fault "${spec}": ${action} needs a duration, e.g. ${action}@${at}:300ms`);
       doc = { action, ms: toMs(amount, `duration of fault "${spec}"`) };
       break;
     case 'nan':
-      if (amount === undefined || !/^\d+$/.test(amount)) throw new Error(`fault "${spec}": nan needs a frame count, e.g. nan@${at}:5`);
+      if (amount === undefined || !/^\d+$/.test(amount))
+        throw new Error(`fault "${spec}": nan needs a frame count, e.g. nan@${at}:5`);
       doc = { action, frames: Number(amount) };
       break;
     default:

@@ -3,3 +3,4 @@ export * from './actuatorDelayLine';
 export * from './sensorNoise';
 export * from './emulatorControl';
 export * from './standingClip';
+export * from './sensorModel';

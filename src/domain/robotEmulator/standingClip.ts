@@ -23,7 +23,8 @@ export function standingArmRaiseClip(o: StandingClipOptions): WireClip {
   const seconds = o.seconds ?? 3;
   const fps = o.fps ?? 50;
   const A = o.amplitudeRad ?? 0.6;
-  if (o.jointPosRad.length !== G1_NUM_JOINTS) throw new RangeError(`the standing pose needs ${G1_NUM_JOINTS} joint angles, got ${o.jointPosRad.length}`);
+  if (o.jointPosRad.length !== G1_NUM_JOINTS)
+    throw new RangeError(`the standing pose needs ${G1_NUM_JOINTS} joint angles, got ${o.jointPosRad.length}`);
   const n = Math.round(seconds * fps) + 1;
   const rootPos: number[][] = [];
   const rootQuat: number[][] = [];

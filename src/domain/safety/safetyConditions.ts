@@ -3,7 +3,14 @@
 // the reducer (safetyGate.ts) decides what happens with the result.
 
 import type { EpisodeOutcome } from '../backend/backend';
-import { REFUSAL_CODES, type GateState, type Refusal, type RefusalCode, type SafetyGateConfig, type TripCause } from './safetyTypes';
+import {
+  REFUSAL_CODES,
+  type GateState,
+  type Refusal,
+  type RefusalCode,
+  type SafetyGateConfig,
+  type TripCause,
+} from './safetyTypes';
 
 /** "73 ms", "12.5 ms", "412.3 s": ages and limits as an operator reads them. */
 export function formatDuration(ms: number): string {
@@ -53,21 +60,33 @@ export const TRIP_OUTCOMES: readonly EpisodeOutcome[] = ['estop', 'link_lost', '
 function interlockChecks(s: GateState, nowMs: number, cfg: SafetyGateConfig, out: Refusal[]): void {
   const il = s.interlock;
   if (il === null) {
-    out.push(refusal('interlock_unknown', 'interlock status unknown: no status received from the interlock box', { limitMs: cfg.interlockFreshMs }));
+    out.push(
+      refusal('interlock_unknown', 'interlock status unknown: no status received from the interlock box', {
+        limitMs: cfg.interlockFreshMs,
+      }),
+    );
     return;
   }
   const age = nowMs - il.atMs;
   if (age > cfg.interlockFreshMs) {
     out.push(
-      refusal('interlock_stale', `interlock status stale: last status ${il.status} ${formatDuration(age)} ago (limit ${formatDuration(cfg.interlockFreshMs)})`, {
-        status: il.status,
-        ageMs: age,
-        limitMs: cfg.interlockFreshMs,
-      }),
+      refusal(
+        'interlock_stale',
+        `interlock status stale: last status ${il.status} ${formatDuration(age)} ago (limit ${formatDuration(cfg.interlockFreshMs)})`,
+        {
+          status: il.status,
+          ageMs: age,
+          limitMs: cfg.interlockFreshMs,
+        },
+      ),
     );
   }
   if (il.status !== 'ARMED') {
-    out.push(refusal('interlock_not_armed', `interlock not armed: status is ${il.status} (motion needs ARMED)`, { status: il.status }));
+    out.push(
+      refusal('interlock_not_armed', `interlock not armed: status is ${il.status} (motion needs ARMED)`, {
+        status: il.status,
+      }),
+    );
   }
 }
 
@@ -79,7 +98,13 @@ function linkChecks(s: GateState, nowMs: number, cfg: SafetyGateConfig, out: Ref
   }
   const age = nowMs - ls.atMs;
   if (age >= cfg.linkFreshMs) {
-    out.push(refusal('link_stale', `robot link stale: last lowstate ${formatDuration(age)} ago (limit ${formatDuration(cfg.linkFreshMs)})`, { ageMs: age, limitMs: cfg.linkFreshMs }));
+    out.push(
+      refusal(
+        'link_stale',
+        `robot link stale: last lowstate ${formatDuration(age)} ago (limit ${formatDuration(cfg.linkFreshMs)})`,
+        { ageMs: age, limitMs: cfg.linkFreshMs },
+      ),
+    );
   }
 }
 
@@ -111,7 +136,13 @@ export function motionRefusals(s: GateState, nowMs: number, cfg: SafetyGateConfi
 
   const ep = s.episode;
   if (ep === null) {
-    out.push(refusal('no_episode', 'no real-robot episode is open (admission, calibration and confirmation are checked per episode)', {}));
+    out.push(
+      refusal(
+        'no_episode',
+        'no real-robot episode is open (admission, calibration and confirmation are checked per episode)',
+        {},
+      ),
+    );
     return out;
   }
 
@@ -121,24 +152,38 @@ export function motionRefusals(s: GateState, nowMs: number, cfg: SafetyGateConfi
     out.push(refusal('not_admitted', `pair ${ep.pairId} has no admission decision`, { pairId: ep.pairId }));
   } else if (!adm.admitted) {
     const why = adm.reasons.length > 0 ? `: ${adm.reasons.join('; ')}` : '';
-    out.push(refusal('not_admitted', `pair ${ep.pairId} is not admitted for hardware${why}`, { pairId: ep.pairId, contractId: adm.contractId, bindingKey: adm.bindingKey }));
+    out.push(
+      refusal('not_admitted', `pair ${ep.pairId} is not admitted for hardware${why}`, {
+        pairId: ep.pairId,
+        contractId: adm.contractId,
+        bindingKey: adm.bindingKey,
+      }),
+    );
   } else {
     if (adm.contractId !== ep.contractId) {
       out.push(
-        refusal('admission_contract_mismatch', `pair ${ep.pairId} was admitted under contract ${adm.contractId}, but the current contract is ${ep.contractId}`, {
-          pairId: ep.pairId,
-          admittedContractId: adm.contractId,
-          currentContractId: ep.contractId,
-        }),
+        refusal(
+          'admission_contract_mismatch',
+          `pair ${ep.pairId} was admitted under contract ${adm.contractId}, but the current contract is ${ep.contractId}`,
+          {
+            pairId: ep.pairId,
+            admittedContractId: adm.contractId,
+            currentContractId: ep.contractId,
+          },
+        ),
       );
     }
     if (adm.bindingKey !== ep.bindingKey) {
       out.push(
-        refusal('admission_binding_mismatch', `pair ${ep.pairId} was admitted with binding ${adm.bindingKey}, but the current binding is ${ep.bindingKey}`, {
-          pairId: ep.pairId,
-          admittedBindingKey: adm.bindingKey,
-          currentBindingKey: ep.bindingKey,
-        }),
+        refusal(
+          'admission_binding_mismatch',
+          `pair ${ep.pairId} was admitted with binding ${adm.bindingKey}, but the current binding is ${ep.bindingKey}`,
+          {
+            pairId: ep.pairId,
+            admittedBindingKey: adm.bindingKey,
+            currentBindingKey: ep.bindingKey,
+          },
+        ),
       );
     }
   }
@@ -148,16 +193,26 @@ export function motionRefusals(s: GateState, nowMs: number, cfg: SafetyGateConfi
   if (cal === null) {
     out.push(refusal('no_calibration', `no calibration captured for run ${ep.runId}`, { runId: ep.runId }));
   } else if (cal.runId !== ep.runId) {
-    out.push(refusal('calibration_other_run', `the latest calibration was captured for run ${cal.runId}, not for this episode (run ${ep.runId})`, { runId: ep.runId, calibrationRunId: cal.runId }));
+    out.push(
+      refusal(
+        'calibration_other_run',
+        `the latest calibration was captured for run ${cal.runId}, not for this episode (run ${ep.runId})`,
+        { runId: ep.runId, calibrationRunId: cal.runId },
+      ),
+    );
   } else {
     const age = nowMs - cal.capturedAtMs;
     if (age > cfg.calibrationMaxAgeMs) {
       out.push(
-        refusal('calibration_stale', `calibration for run ${ep.runId} is stale: captured ${formatDuration(age)} ago (limit ${formatDuration(cfg.calibrationMaxAgeMs)})`, {
-          runId: ep.runId,
-          ageMs: age,
-          limitMs: cfg.calibrationMaxAgeMs,
-        }),
+        refusal(
+          'calibration_stale',
+          `calibration for run ${ep.runId} is stale: captured ${formatDuration(age)} ago (limit ${formatDuration(cfg.calibrationMaxAgeMs)})`,
+          {
+            runId: ep.runId,
+            ageMs: age,
+            limitMs: cfg.calibrationMaxAgeMs,
+          },
+        ),
       );
     }
   }
@@ -167,33 +222,51 @@ export function motionRefusals(s: GateState, nowMs: number, cfg: SafetyGateConfi
   if (conf === null) {
     out.push(refusal('no_confirmation', `the operator has not confirmed run ${ep.runId}`, { runId: ep.runId }));
   } else if (conf.runId !== ep.runId) {
-    out.push(refusal('confirmation_other_run', `the operator's confirmation is for run ${conf.runId}, not for this episode (run ${ep.runId})`, { runId: ep.runId, confirmationRunId: conf.runId }));
+    out.push(
+      refusal(
+        'confirmation_other_run',
+        `the operator's confirmation is for run ${conf.runId}, not for this episode (run ${ep.runId})`,
+        { runId: ep.runId, confirmationRunId: conf.runId },
+      ),
+    );
   } else {
     if (conf.usedAtMs !== null) {
       out.push(
-        refusal('confirmation_used', `the operator's confirmation for run ${ep.runId} was used by start ${formatDuration(nowMs - conf.usedAtMs)} ago (one-shot): confirm again`, {
-          runId: ep.runId,
-          usedAtMs: conf.usedAtMs,
-        }),
+        refusal(
+          'confirmation_used',
+          `the operator's confirmation for run ${ep.runId} was used by start ${formatDuration(nowMs - conf.usedAtMs)} ago (one-shot): confirm again`,
+          {
+            runId: ep.runId,
+            usedAtMs: conf.usedAtMs,
+          },
+        ),
       );
     }
     if (cal !== null && conf.seq < cal.seq) {
       out.push(
-        refusal('confirmation_before_calibration', `the operator confirmed run ${ep.runId} before the latest calibration: confirm again after the calibration`, {
-          runId: ep.runId,
-          confirmedAtMs: conf.atMs,
-          calibrationAtMs: cal.atMs,
-        }),
+        refusal(
+          'confirmation_before_calibration',
+          `the operator confirmed run ${ep.runId} before the latest calibration: confirm again after the calibration`,
+          {
+            runId: ep.runId,
+            confirmedAtMs: conf.atMs,
+            calibrationAtMs: cal.atMs,
+          },
+        ),
       );
     }
     const age = nowMs - conf.atMs;
     if (age > cfg.confirmationTtlMs) {
       out.push(
-        refusal('confirmation_expired', `the operator's confirmation for run ${ep.runId} expired: given ${formatDuration(age)} ago (limit ${formatDuration(cfg.confirmationTtlMs)})`, {
-          runId: ep.runId,
-          ageMs: age,
-          limitMs: cfg.confirmationTtlMs,
-        }),
+        refusal(
+          'confirmation_expired',
+          `the operator's confirmation for run ${ep.runId} expired: given ${formatDuration(age)} ago (limit ${formatDuration(cfg.confirmationTtlMs)})`,
+          {
+            runId: ep.runId,
+            ageMs: age,
+            limitMs: cfg.confirmationTtlMs,
+          },
+        ),
       );
     }
   }
@@ -219,15 +292,23 @@ export function resetRefusals(s: GateState, nowMs: number, cfg: SafetyGateConfig
     const age = nowMs - il.atMs;
     if (age > cfg.interlockFreshMs) {
       out.push(
-        refusal('interlock_stale', `interlock status stale: last status ${il.status} ${formatDuration(age)} ago (limit ${formatDuration(cfg.interlockFreshMs)})`, {
-          status: il.status,
-          ageMs: age,
-          limitMs: cfg.interlockFreshMs,
-        }),
+        refusal(
+          'interlock_stale',
+          `interlock status stale: last status ${il.status} ${formatDuration(age)} ago (limit ${formatDuration(cfg.interlockFreshMs)})`,
+          {
+            status: il.status,
+            ageMs: age,
+            limitMs: cfg.interlockFreshMs,
+          },
+        ),
       );
     }
     if (il.status === 'ESTOP') {
-      out.push(refusal('interlock_estop', 'the interlock still reports ESTOP: release the e-stop first', { status: il.status }));
+      out.push(
+        refusal('interlock_estop', 'the interlock still reports ESTOP: release the e-stop first', {
+          status: il.status,
+        }),
+      );
     }
   }
   const ls = s.lowstate;
@@ -236,7 +317,13 @@ export function resetRefusals(s: GateState, nowMs: number, cfg: SafetyGateConfig
   } else {
     const age = nowMs - ls.atMs;
     if (age >= cfg.linkFreshMs) {
-      out.push(refusal('link_stale', `robot link stale: last lowstate ${formatDuration(age)} ago (limit ${formatDuration(cfg.linkFreshMs)})`, { ageMs: age, limitMs: cfg.linkFreshMs }));
+      out.push(
+        refusal(
+          'link_stale',
+          `robot link stale: last lowstate ${formatDuration(age)} ago (limit ${formatDuration(cfg.linkFreshMs)})`,
+          { ageMs: age, limitMs: cfg.linkFreshMs },
+        ),
+      );
     }
   }
   return out;

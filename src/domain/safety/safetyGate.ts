@@ -26,7 +26,16 @@
 
 import type { EpisodeOutcome, Problem } from '../backend/backend';
 import { runIdProblem } from '../trace/ids';
-import { formatDuration, freshnessRefusals, motionRefusals, refusal, resetRefusals, TRIP_OUTCOMES, tripCauseText, tripOutcome } from './safetyConditions';
+import {
+  formatDuration,
+  freshnessRefusals,
+  motionRefusals,
+  refusal,
+  resetRefusals,
+  TRIP_OUTCOMES,
+  tripCauseText,
+  tripOutcome,
+} from './safetyConditions';
 import {
   DEFAULT_SAFETY_GATE_CONFIG,
   GATE_EVENT_TYPES,
@@ -87,10 +96,12 @@ export function initialGateState(): GateState {
 export function resolveGateConfig(partial: Partial<SafetyGateConfig> = {}): SafetyGateConfig {
   const c: SafetyGateConfig = { ...DEFAULT_SAFETY_GATE_CONFIG, ...partial };
   for (const [k, v] of Object.entries(c) as [keyof SafetyGateConfig, number][]) {
-    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new RangeError(`safety gate config ${k} must be a positive finite number of ms, got ${String(v)}`);
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0)
+      throw new RangeError(`safety gate config ${k} must be a positive finite number of ms, got ${String(v)}`);
   }
   for (const [k, max] of Object.entries(SAFETY_LIMIT_MAXIMA) as [keyof typeof SAFETY_LIMIT_MAXIMA, number][]) {
-    if (c[k] > max) throw new RangeError(`safety gate config ${k} = ${c[k]} ms is looser than DESIGN §6 allows (at most ${max} ms)`);
+    if (c[k] > max)
+      throw new RangeError(`safety gate config ${k} = ${c[k]} ms is looser than DESIGN §6 allows (at most ${max} ms)`);
   }
   return c;
 }
@@ -109,38 +120,61 @@ function emptyEffects(): GateEffects {
   return { actions: [], trip: null, episodeOutcome: null, reset: null, trace: [], problems: [] };
 }
 
-function problem(fx: GateEffects, atMs: number, code: string, message: string, severity: Problem['severity'] = 'warn'): void {
+function problem(
+  fx: GateEffects,
+  atMs: number,
+  code: string,
+  message: string,
+  severity: Problem['severity'] = 'warn',
+): void {
   fx.problems.push({ severity, code, message, atMs });
 }
 
 const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 const isText = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= 200;
-const OUTCOMES: readonly EpisodeOutcome[] = ['completed', 'hard_failure', 'intervention', 'estop', 'link_lost', 'aborted_by_operator', 'infrastructure_error'];
+const OUTCOMES: readonly EpisodeOutcome[] = [
+  'completed',
+  'hard_failure',
+  'intervention',
+  'estop',
+  'link_lost',
+  'aborted_by_operator',
+  'infrastructure_error',
+];
 
 /** Why an event is malformed, or null. Checks the shape a caller outside TypeScript might get wrong. */
 export function gateEventProblem(e: unknown): string | null {
   if (typeof e !== 'object' || e === null) return 'event is not an object';
   const ev = e as Record<string, unknown>;
-  if (!(GATE_EVENT_TYPES as readonly unknown[]).includes(ev.type)) return `unknown event type ${JSON.stringify(ev.type)}`;
+  if (!(GATE_EVENT_TYPES as readonly unknown[]).includes(ev.type))
+    return `unknown event type ${JSON.stringify(ev.type)}`;
   if (!isFiniteNumber(ev.atMs)) return `${String(ev.type)}: atMs must be a finite number, got ${String(ev.atMs)}`;
-  const runId = (): string | null => (typeof ev.runId === 'string' ? runIdProblem(ev.runId) : `${String(ev.type)}: runId must be a string`);
+  const runId = (): string | null =>
+    typeof ev.runId === 'string' ? runIdProblem(ev.runId) : `${String(ev.type)}: runId must be a string`;
   switch (ev.type) {
     case 'interlock_status':
-      return (INTERLOCK_STATUSES as readonly unknown[]).includes(ev.status) ? null : `interlock_status: unknown status ${JSON.stringify(ev.status)}`;
+      return (INTERLOCK_STATUSES as readonly unknown[]).includes(ev.status)
+        ? null
+        : `interlock_status: unknown status ${JSON.stringify(ev.status)}`;
     case 'admission':
-      if (!isText(ev.pairId) || !isText(ev.contractId) || !isText(ev.bindingKey)) return 'admission: pairId, contractId and bindingKey must be non-empty strings';
+      if (!isText(ev.pairId) || !isText(ev.contractId) || !isText(ev.bindingKey))
+        return 'admission: pairId, contractId and bindingKey must be non-empty strings';
       if (typeof ev.admitted !== 'boolean') return 'admission: admitted must be true or false';
-      if (ev.reasons !== undefined && !(Array.isArray(ev.reasons) && ev.reasons.every((r) => typeof r === 'string'))) return 'admission: reasons must be strings';
+      if (ev.reasons !== undefined && !(Array.isArray(ev.reasons) && ev.reasons.every((r) => typeof r === 'string')))
+        return 'admission: reasons must be strings';
       return null;
     case 'episode_start':
-      if (!isText(ev.pairId) || !isText(ev.contractId) || !isText(ev.bindingKey)) return 'episode_start: pairId, contractId and bindingKey must be non-empty strings';
+      if (!isText(ev.pairId) || !isText(ev.contractId) || !isText(ev.bindingKey))
+        return 'episode_start: pairId, contractId and bindingKey must be non-empty strings';
       return runId();
     case 'episode_end':
-      if (!(OUTCOMES as readonly unknown[]).includes(ev.outcome)) return `episode_end: unknown outcome ${JSON.stringify(ev.outcome)}`;
+      if (!(OUTCOMES as readonly unknown[]).includes(ev.outcome))
+        return `episode_end: unknown outcome ${JSON.stringify(ev.outcome)}`;
       return runId();
     case 'calibration':
       if (!isFiniteNumber(ev.capturedAtMs)) return 'calibration: capturedAtMs must be a finite number';
-      if (ev.capturedAtMs > ev.atMs) return `calibration: captured at ${ev.capturedAtMs} ms, after it was reported (${ev.atMs} ms)`;
+      if (ev.capturedAtMs > ev.atMs)
+        return `calibration: captured at ${ev.capturedAtMs} ms, after it was reported (${ev.atMs} ms)`;
       return runId();
     case 'operator_confirm':
       return runId();
@@ -149,9 +183,22 @@ export function gateEventProblem(e: unknown): string | null {
   }
 }
 
-function trip(s: GateState, fx: GateEffects, cause: TripCause, atMs: number, reason: string, outcome: EpisodeOutcome): GateState {
+function trip(
+  s: GateState,
+  fx: GateEffects,
+  cause: TripCause,
+  atMs: number,
+  reason: string,
+  outcome: EpisodeOutcome,
+): GateState {
   if (s.tripped !== null) {
-    problem(fx, atMs, 'already_tripped', `${tripCauseText(cause)} while already tripped (${reason}); stop and damp were sent at the trip`, 'info');
+    problem(
+      fx,
+      atMs,
+      'already_tripped',
+      `${tripCauseText(cause)} while already tripped (${reason}); stop and damp were sent at the trip`,
+      'info',
+    );
     return s;
   }
   const runId = s.episode?.runId ?? null;
@@ -180,12 +227,18 @@ function watchdog(s: GateState, fx: GateEffects, nowMs: number, cfg: SafetyGateC
   if (s.tripped !== null || s.episode === null || !s.episode.moving) return s;
   const il = s.interlock;
   if (il === null || nowMs - il.atMs > cfg.interlockLostMs) {
-    const reason = il === null ? 'no interlock status' : `no interlock status for ${formatDuration(nowMs - il.atMs)} (limit ${formatDuration(cfg.interlockLostMs)})`;
+    const reason =
+      il === null
+        ? 'no interlock status'
+        : `no interlock status for ${formatDuration(nowMs - il.atMs)} (limit ${formatDuration(cfg.interlockLostMs)})`;
     return trip(s, fx, 'interlock_lost', nowMs, reason, tripOutcome('interlock_lost'));
   }
   const ls = s.lowstate;
   if (ls === null || nowMs - ls.atMs > cfg.linkLostMs) {
-    const reason = ls === null ? 'no lowstate' : `no lowstate for ${formatDuration(nowMs - ls.atMs)} (limit ${formatDuration(cfg.linkLostMs)})`;
+    const reason =
+      ls === null
+        ? 'no lowstate'
+        : `no lowstate for ${formatDuration(nowMs - ls.atMs)} (limit ${formatDuration(cfg.linkLostMs)})`;
     return trip(s, fx, 'link_lost', nowMs, reason, tripOutcome('link_lost'));
   }
   return s;
@@ -199,41 +252,93 @@ function applyEvent(s: GateState, e: GateEvent, fx: GateEffects, cfg: SafetyGate
     case 'lowstate':
       return { ...s, lowstate: { atMs: t, seq: s.seq } };
     case 'interlock_status':
-      if (e.status === 'LOST') return trip({ ...s, interlock: null }, fx, 'interlock_lost', t, 'the interlock reported LOST', tripOutcome('interlock_lost'));
+      if (e.status === 'LOST')
+        return trip(
+          { ...s, interlock: null },
+          fx,
+          'interlock_lost',
+          t,
+          'the interlock reported LOST',
+          tripOutcome('interlock_lost'),
+        );
       if (e.status === 'ESTOP') {
         const next: GateState = { ...s, interlock: { status: 'ESTOP', atMs: t, seq: s.seq } };
         // The box repeats ST ESTOP every heartbeat while the e-stop is held: only the first trips.
-        return s.tripped !== null ? next : trip(next, fx, 'estop', t, 'the interlock reports ESTOP', tripOutcome('estop'));
+        return s.tripped !== null
+          ? next
+          : trip(next, fx, 'estop', t, 'the interlock reports ESTOP', tripOutcome('estop'));
       }
       if (e.status === 'SAFE' && s.tripped === null && s.episode !== null && s.episode.moving) {
         // Disarmed at the box (key switch, dead-man released) while moving: stop at once.
         const next: GateState = { ...s, interlock: { status: 'SAFE', atMs: t, seq: s.seq } };
-        return trip(next, fx, 'interlock_disarmed', t, 'the interlock went SAFE (disarmed) while the robot was moving', tripOutcome('interlock_disarmed'));
+        return trip(
+          next,
+          fx,
+          'interlock_disarmed',
+          t,
+          'the interlock went SAFE (disarmed) while the robot was moving',
+          tripOutcome('interlock_disarmed'),
+        );
       }
       return { ...s, interlock: { status: e.status, atMs: t, seq: s.seq } };
     case 'estop':
       return trip(s, fx, 'estop', t, e.reason ?? 'e-stop pressed (EV ESTOP)', tripOutcome('estop'));
     case 'interlock_lost':
-      return trip({ ...s, interlock: null }, fx, 'interlock_lost', t, e.reason ?? 'the interlock link is gone', tripOutcome('interlock_lost'));
+      return trip(
+        { ...s, interlock: null },
+        fx,
+        'interlock_lost',
+        t,
+        e.reason ?? 'the interlock link is gone',
+        tripOutcome('interlock_lost'),
+      );
     case 'link_lost':
-      return trip({ ...s, lowstate: null }, fx, 'link_lost', t, e.reason ?? 'the robot link is gone', tripOutcome('link_lost'));
+      return trip(
+        { ...s, lowstate: null },
+        fx,
+        'link_lost',
+        t,
+        e.reason ?? 'the robot link is gone',
+        tripOutcome('link_lost'),
+      );
     case 'operator_stop': {
       const intervention = e.intervention === true;
-      const reason = e.reason ?? (intervention ? 'the operator stopped the robot for an intervention' : 'the operator stopped the robot');
+      const reason =
+        e.reason ??
+        (intervention ? 'the operator stopped the robot for an intervention' : 'the operator stopped the robot');
       return trip(s, fx, 'operator_stop', t, reason, tripOutcome('operator_stop', intervention));
     }
     case 'admission':
       return {
         ...s,
-        admissions: { ...s.admissions, [e.pairId]: { admitted: e.admitted, contractId: e.contractId, bindingKey: e.bindingKey, reasons: [...(e.reasons ?? [])], atMs: t } },
+        admissions: {
+          ...s.admissions,
+          [e.pairId]: {
+            admitted: e.admitted,
+            contractId: e.contractId,
+            bindingKey: e.bindingKey,
+            reasons: [...(e.reasons ?? [])],
+            atMs: t,
+          },
+        },
       };
     case 'episode_start':
       if (s.tripped !== null) {
-        problem(fx, t, 'ignored_while_tripped', `episode ${e.runId} not opened: the gate is tripped (${tripCauseText(s.tripped.cause)}); the operator must acknowledge the trip first`);
+        problem(
+          fx,
+          t,
+          'ignored_while_tripped',
+          `episode ${e.runId} not opened: the gate is tripped (${tripCauseText(s.tripped.cause)}); the operator must acknowledge the trip first`,
+        );
         return s;
       }
       if (s.episode !== null) {
-        problem(fx, t, 'episode_already_open', `episode ${e.runId} not opened: episode ${s.episode.runId} is still open`);
+        problem(
+          fx,
+          t,
+          'episode_already_open',
+          `episode ${e.runId} not opened: episode ${s.episode.runId} is still open`,
+        );
         return s;
       }
       if (s.usedRunIds.includes(e.runId)) {
@@ -242,32 +347,76 @@ function applyEvent(s: GateState, e: GateEvent, fx: GateEffects, cfg: SafetyGate
       }
       return {
         ...s,
-        episode: { runId: e.runId, pairId: e.pairId, contractId: e.contractId, bindingKey: e.bindingKey, openedAtMs: t, moving: false },
+        episode: {
+          runId: e.runId,
+          pairId: e.pairId,
+          contractId: e.contractId,
+          bindingKey: e.bindingKey,
+          openedAtMs: t,
+          moving: false,
+        },
         usedRunIds: [...s.usedRunIds, e.runId],
       };
     case 'episode_end':
       if (s.episode === null || s.episode.runId !== e.runId) {
         const known = s.usedRunIds.includes(e.runId);
-        problem(fx, t, known ? 'episode_already_closed' : 'no_such_episode', known ? `episode ${e.runId} had already ended` : `episode_end for ${e.runId}, which is not open`, known ? 'info' : 'warn');
+        problem(
+          fx,
+          t,
+          known ? 'episode_already_closed' : 'no_such_episode',
+          known ? `episode ${e.runId} had already ended` : `episode_end for ${e.runId}, which is not open`,
+          known ? 'info' : 'warn',
+        );
         return s;
       }
       if (TRIP_OUTCOMES.includes(e.outcome)) {
-        return trip(s, fx, 'backend_stop', t, e.reason ?? `the robot ended episode ${e.runId} with ${e.outcome}`, e.outcome);
+        return trip(
+          s,
+          fx,
+          'backend_stop',
+          t,
+          e.reason ?? `the robot ended episode ${e.runId} with ${e.outcome}`,
+          e.outcome,
+        );
       }
       return { ...s, episode: null };
     case 'calibration':
       if (s.tripped !== null) {
-        problem(fx, t, 'ignored_while_tripped', `calibration for run ${e.runId} ignored: the gate is tripped; calibrate after the operator's reset`);
+        problem(
+          fx,
+          t,
+          'ignored_while_tripped',
+          `calibration for run ${e.runId} ignored: the gate is tripped; calibrate after the operator's reset`,
+        );
         return s;
       }
       if (s.lastResetAtMs !== null && e.capturedAtMs < s.lastResetAtMs) {
-        problem(fx, t, 'calibration_before_reset', `calibration for run ${e.runId} ignored: captured ${formatDuration(s.lastResetAtMs - e.capturedAtMs)} before the last reset`);
+        problem(
+          fx,
+          t,
+          'calibration_before_reset',
+          `calibration for run ${e.runId} ignored: captured ${formatDuration(s.lastResetAtMs - e.capturedAtMs)} before the last reset`,
+        );
         return s;
       }
-      return { ...s, calibration: { runId: e.runId, capturedAtMs: e.capturedAtMs, atMs: t, seq: s.seq, calibrationId: e.calibrationId ?? null } };
+      return {
+        ...s,
+        calibration: {
+          runId: e.runId,
+          capturedAtMs: e.capturedAtMs,
+          atMs: t,
+          seq: s.seq,
+          calibrationId: e.calibrationId ?? null,
+        },
+      };
     case 'operator_confirm':
       if (s.tripped !== null) {
-        problem(fx, t, 'ignored_while_tripped', `confirmation of run ${e.runId} ignored: the gate is tripped; confirm after the operator's reset`);
+        problem(
+          fx,
+          t,
+          'ignored_while_tripped',
+          `confirmation of run ${e.runId} ignored: the gate is tripped; confirm after the operator's reset`,
+        );
         return s;
       }
       return { ...s, confirmation: { runId: e.runId, atMs: t, seq: s.seq, usedAtMs: null } };
@@ -282,7 +431,13 @@ function applyEvent(s: GateState, e: GateEvent, fx: GateEffects, cfg: SafetyGate
           reason: `reset refused: ${reasons.map((r) => r.message).join('; ')}`,
           atMs: t,
           runId: s.tripped?.runId ?? s.episode?.runId ?? null,
-          detail: { request: 'reset', codes: reasons.map((r) => r.code), refusals: reasons, operator: e.operator ?? null, note: e.note ?? null },
+          detail: {
+            request: 'reset',
+            codes: reasons.map((r) => r.code),
+            refusals: reasons,
+            operator: e.operator ?? null,
+            note: e.note ?? null,
+          },
         });
         return s;
       }
@@ -293,14 +448,26 @@ function applyEvent(s: GateState, e: GateEvent, fx: GateEffects, cfg: SafetyGate
         reason: `${who} acknowledged the ${tripCauseText(tr.cause)} trip of ${formatDuration(t - tr.atMs)} ago (${tr.reason})${note}`,
         atMs: t,
         runId: tr.runId,
-        detail: { cause: tr.cause, trippedAtMs: tr.atMs, outcome: tr.outcome, operator: e.operator ?? null, note: e.note ?? null },
+        detail: {
+          cause: tr.cause,
+          trippedAtMs: tr.atMs,
+          outcome: tr.outcome,
+          operator: e.operator ?? null,
+          note: e.note ?? null,
+        },
       });
       return { ...s, tripped: null, lastResetAtMs: t };
     }
   }
 }
 
-function refuse(s: GateState, fx: GateEffects, command: MotionKind | 'reset', atMs: number, reasons: Refusal[]): MotionDecision {
+function refuse(
+  s: GateState,
+  fx: GateEffects,
+  command: MotionKind | 'reset',
+  atMs: number,
+  reasons: Refusal[],
+): MotionDecision {
   const runId = s.episode?.runId ?? null;
   fx.trace.push({
     kind: 'refusal',
@@ -324,7 +491,12 @@ export function reduceGate(state: GateState, input: GateInput, config: SafetyGat
     }
     const e = input.event;
     if (state.clockMs !== null && e.atMs < state.clockMs) {
-      problem(fx, at, 'clock_backwards', `${e.type} ignored: its time ${e.atMs} ms is ${formatDuration(state.clockMs - e.atMs)} earlier than the gate's clock (${state.clockMs} ms)`);
+      problem(
+        fx,
+        at,
+        'clock_backwards',
+        `${e.type} ignored: its time ${e.atMs} ms is ${formatDuration(state.clockMs - e.atMs)} earlier than the gate's clock (${state.clockMs} ms)`,
+      );
       return { state, effects: fx };
     }
     let s: GateState = { ...state, clockMs: e.atMs, seq: state.seq + 1 };
@@ -340,13 +512,21 @@ export function reduceGate(state: GateState, input: GateInput, config: SafetyGat
       ? `request time ${String(atMs)} is not a finite number`
       : `request time ${atMs} ms is ${formatDuration(state.clockMs! - atMs)} earlier than the gate's clock (${state.clockMs} ms)`;
     problem(fx, at, 'clock_backwards', `${command} refused: ${message}`);
-    const decision = refuse(state, fx, command, at, [refusal('clock_backwards', message, { requestMs: isFiniteNumber(atMs) ? atMs : null, clockMs: state.clockMs })]);
+    const decision = refuse(state, fx, command, at, [
+      refusal('clock_backwards', message, { requestMs: isFiniteNumber(atMs) ? atMs : null, clockMs: state.clockMs }),
+    ]);
     return { state, effects: fx, decision };
   }
   if (input.kind === 'transmit') return transmitStep(state, input, fx, config);
   if (!isMotionCommand(command)) {
     const decision = refuse(state, fx, command, atMs, [
-      refusal('not_a_robot_command', command === 'reset' ? 'reset puts a simulator in an exact state; a real robot has no reset' : `unknown command ${JSON.stringify(command)}`, { command }),
+      refusal(
+        'not_a_robot_command',
+        command === 'reset'
+          ? 'reset puts a simulator in an exact state; a real robot has no reset'
+          : `unknown command ${JSON.stringify(command)}`,
+        { command },
+      ),
     ]);
     return { state, effects: fx, decision };
   }
@@ -366,16 +546,26 @@ export function transmitRefusals(s: GateState, runId: string, nowMs: number, cfg
   const t = s.tripped;
   if (t !== null) {
     out.push(
-      refusal('tripped', `tripped ${formatDuration(nowMs - t.atMs)} ago by ${tripCauseText(t.cause)} (${t.reason}); nothing that moves the robot is sent after a trip`, {
-        cause: t.cause,
-        trippedAtMs: t.atMs,
-        runId: t.runId,
-      }),
+      refusal(
+        'tripped',
+        `tripped ${formatDuration(nowMs - t.atMs)} ago by ${tripCauseText(t.cause)} (${t.reason}); nothing that moves the robot is sent after a trip`,
+        {
+          cause: t.cause,
+          trippedAtMs: t.atMs,
+          runId: t.runId,
+        },
+      ),
     );
   }
   const ep = s.episode;
   if (ep === null || ep.runId !== runId) {
-    out.push(refusal('not_granted', ep === null ? `episode ${runId} is no longer open` : `episode ${runId} is not the open episode (${ep.runId})`, { runId, openRunId: ep?.runId ?? null }));
+    out.push(
+      refusal(
+        'not_granted',
+        ep === null ? `episode ${runId} is no longer open` : `episode ${runId} is not the open episode (${ep.runId})`,
+        { runId, openRunId: ep?.runId ?? null },
+      ),
+    );
   } else if (!ep.moving) {
     out.push(refusal('not_granted', `no motion was granted for episode ${runId}`, { runId }));
   }
@@ -384,7 +574,12 @@ export function transmitRefusals(s: GateState, runId: string, nowMs: number, cfg
   return out;
 }
 
-function transmitStep(state: GateState, input: Extract<GateInput, { kind: 'transmit' }>, fx: GateEffects, config: SafetyGateConfig): GateStepResult {
+function transmitStep(
+  state: GateState,
+  input: Extract<GateInput, { kind: 'transmit' }>,
+  fx: GateEffects,
+  config: SafetyGateConfig,
+): GateStepResult {
   const { command, runId, atMs } = input;
   let s: GateState = { ...state, clockMs: atMs, seq: state.seq + 1 };
   s = watchdog(s, fx, atMs, config);
@@ -405,7 +600,12 @@ function transmitStep(state: GateState, input: Extract<GateInput, { kind: 'trans
 /** What a motion request would be told at `nowMs`, without changing anything (for status lights). */
 export function previewMotion(state: GateState, nowMs: number, config: SafetyGateConfig): Refusal[] {
   if (!isFiniteNumber(nowMs) || (state.clockMs !== null && nowMs < state.clockMs)) {
-    return [refusal('clock_backwards', `time ${String(nowMs)} is earlier than the gate's clock (${state.clockMs} ms)`, { requestMs: isFiniteNumber(nowMs) ? nowMs : null, clockMs: state.clockMs })];
+    return [
+      refusal('clock_backwards', `time ${String(nowMs)} is earlier than the gate's clock (${state.clockMs} ms)`, {
+        requestMs: isFiniteNumber(nowMs) ? nowMs : null,
+        clockMs: state.clockMs,
+      }),
+    ];
   }
   return motionRefusals(state, nowMs, config);
 }

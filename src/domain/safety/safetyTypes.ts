@@ -23,7 +23,9 @@ export interface SafetyGateConfig {
 }
 
 /** The loosest values DESIGN allows; a config may only tighten them. */
-export const SAFETY_LIMIT_MAXIMA: Readonly<Pick<SafetyGateConfig, 'interlockFreshMs' | 'linkFreshMs' | 'interlockLostMs' | 'linkLostMs'>> = Object.freeze({
+export const SAFETY_LIMIT_MAXIMA: Readonly<
+  Pick<SafetyGateConfig, 'interlockFreshMs' | 'linkFreshMs' | 'interlockLostMs' | 'linkLostMs'>
+> = Object.freeze({
   interlockFreshMs: 100,
   linkFreshMs: 50,
   interlockLostMs: 100,
@@ -76,7 +78,15 @@ export type GateEvent =
   /** The operator's stop (button or key). `intervention`: the operator stopped because a human had to intervene. */
   | { type: 'operator_stop'; atMs: number; intervention?: boolean; reason?: string }
   /** The admission decision of a pair (latest wins), with the contract and binding it was made under. */
-  | { type: 'admission'; atMs: number; pairId: string; admitted: boolean; contractId: string; bindingKey: string; reasons?: string[] }
+  | {
+      type: 'admission';
+      atMs: number;
+      pairId: string;
+      admitted: boolean;
+      contractId: string;
+      bindingKey: string;
+      reasons?: string[];
+    }
   /**
    * The orchestrator opens the real-robot episode `runId` (before any command for it): the pair it
    * runs and the contract id and binding key (`bindingKey(binding)` = id@version) it runs under now.
@@ -114,7 +124,8 @@ export const GATE_EVENT_TYPES: readonly GateEventType[] = [
 // Refusals
 
 /** The condition a refusal is about (DESIGN §6 conditions, plus the trip latch, the episode and the clock). */
-export type GateCondition = 'clock' | 'command' | 'trip' | 'episode' | 'interlock' | 'link' | 'admission' | 'calibration' | 'confirmation';
+export type GateCondition =
+  'clock' | 'command' | 'trip' | 'episode' | 'interlock' | 'link' | 'admission' | 'calibration' | 'confirmation';
 
 export const REFUSAL_CODES = {
   // motion requests
@@ -160,7 +171,8 @@ export interface Refusal {
 // Outputs
 
 /** `interlock_disarmed`: the box left ARMED (went SAFE) while the robot was moving. */
-export type TripCause = 'estop' | 'interlock_lost' | 'interlock_disarmed' | 'link_lost' | 'operator_stop' | 'backend_stop';
+export type TripCause =
+  'estop' | 'interlock_lost' | 'interlock_disarmed' | 'link_lost' | 'operator_stop' | 'backend_stop';
 
 export interface GateAction {
   /** Send this command to the robot now, in array order. */
@@ -222,13 +234,32 @@ export interface GateState {
   seq: number;
   interlock: { status: InterlockStatus; atMs: number; seq: number } | null;
   lowstate: { atMs: number; seq: number } | null;
-  admissions: Readonly<Record<string, { admitted: boolean; contractId: string; bindingKey: string; reasons: readonly string[]; atMs: number }>>;
-  episode: { runId: string; pairId: string; contractId: string; bindingKey: string; openedAtMs: number; moving: boolean } | null;
+  admissions: Readonly<
+    Record<
+      string,
+      { admitted: boolean; contractId: string; bindingKey: string; reasons: readonly string[]; atMs: number }
+    >
+  >;
+  episode: {
+    runId: string;
+    pairId: string;
+    contractId: string;
+    bindingKey: string;
+    openedAtMs: number;
+    moving: boolean;
+  } | null;
   /** Every run id an episode was opened with; a run id opens one episode only. */
   usedRunIds: readonly string[];
   calibration: { runId: string; capturedAtMs: number; atMs: number; seq: number; calibrationId: string | null } | null;
   confirmation: { runId: string; atMs: number; seq: number; usedAtMs: number | null } | null;
-  tripped: { cause: TripCause; atMs: number; seq: number; reason: string; runId: string | null; outcome: EpisodeOutcome } | null;
+  tripped: {
+    cause: TripCause;
+    atMs: number;
+    seq: number;
+    reason: string;
+    runId: string | null;
+    outcome: EpisodeOutcome;
+  } | null;
   /** Time of the last accepted human-gated reset; calibrations captured before it do not count. */
   lastResetAtMs: number | null;
 }

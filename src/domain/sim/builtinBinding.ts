@@ -28,7 +28,8 @@ export const ASSIST_ROTATIONAL_RATIO = 0.2;
 
 /** The four assist gains from the translational stiffness (see the file header). */
 export function rootAssistFromStiffness(kpNPerM: number): RootAssist {
-  if (!(Number.isFinite(kpNPerM) && kpNPerM >= 0)) throw new RangeError(`root-assist stiffness must be a finite number ≥ 0 N/m, got ${kpNPerM}`);
+  if (!(Number.isFinite(kpNPerM) && kpNPerM >= 0))
+    throw new RangeError(`root-assist stiffness must be a finite number ≥ 0 N/m, got ${kpNPerM}`);
   const kpR = kpNPerM * ASSIST_ROTATIONAL_RATIO;
   return {
     kpNPerM,
@@ -52,7 +53,8 @@ export interface BuiltinBindingSpec {
 }
 
 const round = (v: number): number => Number(v.toPrecision(12));
-const canonGain = (g: number | readonly number[]): number | number[] => (typeof g === 'number' ? round(g) : g.map(round));
+const canonGain = (g: number | readonly number[]): number | number[] =>
+  typeof g === 'number' ? round(g) : g.map(round);
 
 /**
  * The canonical JSON of what determines a builtin binding's behaviour (numbers rounded to 12
@@ -66,7 +68,12 @@ export function builtinBehaviourJson(b: Pick<BuiltinBinding, 'controlRateHz' | '
     control_rate_hz: round(b.controlRateHz),
     gains: b.gains ? { kp: canonGain(b.gains.kp), kd: canonGain(b.gains.kd) } : 'model',
     root_assist: a
-      ? { kp_n_per_m: round(a.kpNPerM), kd_ns_per_m: round(a.kdNsPerM), kp_nm_per_rad: round(a.kpNmPerRad), kd_nms_per_rad: round(a.kdNmsPerRad) }
+      ? {
+          kp_n_per_m: round(a.kpNPerM),
+          kd_ns_per_m: round(a.kdNsPerM),
+          kp_nm_per_rad: round(a.kpNmPerRad),
+          kd_nms_per_rad: round(a.kdNmsPerRad),
+        }
       : null,
   });
 }
@@ -84,7 +91,11 @@ export function makeBuiltinBinding(spec: BuiltinBindingSpec = {}): BuiltinBindin
     version: spec.versionPrefix ? `${spec.versionPrefix}+${fingerprint}` : `pd1-${fingerprint}`,
     controlRateHz,
     // Whatever the user calls it, a builtin binding is always labelled as what it is.
-    label: spec.label ? (spec.label.includes(BUILTIN_LABEL) ? spec.label : `${spec.label} (${BUILTIN_LABEL})`) : `${BUILTIN_LABEL}${assistText}`,
+    label: spec.label
+      ? spec.label.includes(BUILTIN_LABEL)
+        ? spec.label
+        : `${spec.label} (${BUILTIN_LABEL})`
+      : `${BUILTIN_LABEL}${assistText}`,
     gains,
     rootAssist,
     checkpointHash: null,

@@ -17,10 +17,13 @@ export function expandGains(g: JointGains['kp'], jointCount: number, what: strin
   const out = new Float64Array(jointCount);
   if (typeof g === 'number') out.fill(g);
   else {
-    if (g.length !== jointCount) throw new RangeError(`${what} has ${g.length} values; the model has ${jointCount} joints`);
+    if (g.length !== jointCount)
+      throw new RangeError(`${what} has ${g.length} values; the model has ${jointCount} joints`);
     out.set(g);
   }
-  for (let j = 0; j < jointCount; j++) if (!(Number.isFinite(out[j]) && out[j] >= 0)) throw new RangeError(`${what}[${j}] must be a finite number ≥ 0, got ${out[j]}`);
+  for (let j = 0; j < jointCount; j++)
+    if (!(Number.isFinite(out[j]) && out[j] >= 0))
+      throw new RangeError(`${what}[${j}] must be a finite number ≥ 0, got ${out[j]}`);
   return out;
 }
 

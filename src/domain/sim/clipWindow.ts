@@ -20,7 +20,11 @@ export function clipHead(clip: MotionClip, seconds: number): MotionClip {
     warnings: [],
   };
   if (clip.jointVelRadS) out.jointVelRadS = clip.jointVelRadS.slice(0, J * n);
-  if (clip.bodyPosW) out.bodyPosW = { bodyCount: clip.bodyPosW.bodyCount, data: clip.bodyPosW.data.slice(0, clip.bodyPosW.bodyCount * 3 * n) };
+  if (clip.bodyPosW)
+    out.bodyPosW = {
+      bodyCount: clip.bodyPosW.bodyCount,
+      data: clip.bodyPosW.data.slice(0, clip.bodyPosW.bodyCount * 3 * n),
+    };
   out.id = computeClipId(clip.fps, n, out.rootPosM, out.rootQuatWxyz, out.jointPosRad);
   return out;
 }

@@ -37,7 +37,8 @@ export function initialStateFromClipFrame(clip: MotionClip, options: ClipFrameSt
     placeOnFloor: options.placeOnFloor ?? true,
   };
   if (options.withJointVelocities ?? true) {
-    const v = clip.jointVelRadS ?? (clip.frameCount >= 2 ? deriveJointVelocities(clip) : new Float64Array(J * clip.frameCount));
+    const v =
+      clip.jointVelRadS ?? (clip.frameCount >= 2 ? deriveJointVelocities(clip) : new Float64Array(J * clip.frameCount));
     state.jointVelRadS = Array.from(v.subarray(J * frame, J * frame + J));
   }
   return state;
@@ -85,8 +86,12 @@ export function initialStateFromCalibration(calibration: CalibrationStart, clip:
   const mocap = calibration.rootPosM ?? null;
   const cq = clip.rootQuatWxyz;
   const clipQuat: QuatWxyz = [cq[0], cq[1], cq[2], cq[3]];
-  const rootQuatWxyz = mocap ? quatNormalize(calibration.rootQuatWxyz) : withHeading(calibration.rootQuatWxyz, quatHeading(quatNormalize(clipQuat)));
-  const rootPosM: [number, number, number] = mocap ? [mocap[0], mocap[1], mocap[2]] : [clip.rootPosM[0], clip.rootPosM[1], clip.rootPosM[2]];
+  const rootQuatWxyz = mocap
+    ? quatNormalize(calibration.rootQuatWxyz)
+    : withHeading(calibration.rootQuatWxyz, quatHeading(quatNormalize(clipQuat)));
+  const rootPosM: [number, number, number] = mocap
+    ? [mocap[0], mocap[1], mocap[2]]
+    : [clip.rootPosM[0], clip.rootPosM[1], clip.rootPosM[2]];
   return {
     rootPosM,
     rootQuatWxyz,
@@ -99,9 +104,11 @@ export function initialStateFromCalibration(calibration: CalibrationStart, clip:
 /** Throws a RangeError naming the problem when an InitialState is malformed. */
 export function checkInitialState(s: InitialState, jointCount = G1_NUM_JOINTS): void {
   const finite = (xs: readonly number[], what: string, n: number) => {
-    if (!Array.isArray(xs) && !(ArrayBuffer.isView(xs) as boolean)) throw new RangeError(`initial state: ${what} is missing`);
+    if (!Array.isArray(xs) && !(ArrayBuffer.isView(xs) as boolean))
+      throw new RangeError(`initial state: ${what} is missing`);
     if (xs.length !== n) throw new RangeError(`initial state: ${what} has ${xs.length} values, expected ${n}`);
-    for (let i = 0; i < n; i++) if (!Number.isFinite(xs[i])) throw new RangeError(`initial state: ${what}[${i}] is not a finite number`);
+    for (let i = 0; i < n; i++)
+      if (!Number.isFinite(xs[i])) throw new RangeError(`initial state: ${what}[${i}] is not a finite number`);
   };
   finite(s.rootPosM as readonly number[], 'rootPosM', 3);
   finite(s.rootQuatWxyz as readonly number[], 'rootQuatWxyz', 4);

@@ -39,26 +39,47 @@ export interface MotorClass {
 }
 
 /** Reflected inertia of a two-stage planetary gearbox (mjlab utils/actuator.py). */
-export function reflectedInertiaTwoStage(rotor: readonly [number, number, number], gears: readonly [number, number, number]): number {
+export function reflectedInertiaTwoStage(
+  rotor: readonly [number, number, number],
+  gears: readonly [number, number, number],
+): number {
   if (gears[0] !== 1) throw new RangeError('the first gear ratio of a two-stage planetary is 1');
   return rotor[0] * (gears[1] * gears[2]) ** 2 + rotor[1] * gears[2] ** 2 + rotor[2];
 }
 
 /** The four G1 motor types of mjlab's g1_constants.py ("Motor specs (from Unitree)"). */
 export const G1_MOTORS = {
-  m5020: { name: '5020', rotorInertiaKgM2: [0.139e-4, 0.017e-4, 0.169e-4], gears: [1, 1 + 46 / 18, 1 + 56 / 16], effortLimitNm: 25 },
-  m7520_14: { name: '7520-14', rotorInertiaKgM2: [0.489e-4, 0.098e-4, 0.533e-4], gears: [1, 4.5, 1 + 48 / 22], effortLimitNm: 88 },
-  m7520_22: { name: '7520-22', rotorInertiaKgM2: [0.489e-4, 0.109e-4, 0.738e-4], gears: [1, 4.5, 5], effortLimitNm: 139 },
+  m5020: {
+    name: '5020',
+    rotorInertiaKgM2: [0.139e-4, 0.017e-4, 0.169e-4],
+    gears: [1, 1 + 46 / 18, 1 + 56 / 16],
+    effortLimitNm: 25,
+  },
+  m7520_14: {
+    name: '7520-14',
+    rotorInertiaKgM2: [0.489e-4, 0.098e-4, 0.533e-4],
+    gears: [1, 4.5, 1 + 48 / 22],
+    effortLimitNm: 88,
+  },
+  m7520_22: {
+    name: '7520-22',
+    rotorInertiaKgM2: [0.489e-4, 0.109e-4, 0.738e-4],
+    gears: [1, 4.5, 5],
+    effortLimitNm: 139,
+  },
   m4010: { name: '4010', rotorInertiaKgM2: [0.068e-4, 0, 0], gears: [1, 5, 5], effortLimitNm: 5 },
 } as const satisfies Record<string, MotorClass>;
 
 /** mjlab's actuator groups: which motor drives which joint, and how many in parallel (linkages). */
 function g1MotorOf(joint: string): { motor: MotorClass; count: number } {
-  if (/_(elbow|shoulder_pitch|shoulder_roll|shoulder_yaw|wrist_roll)_joint$/.test(joint)) return { motor: G1_MOTORS.m5020, count: 1 };
-  if (/_(hip_pitch|hip_yaw)_joint$/.test(joint) || joint === 'waist_yaw_joint') return { motor: G1_MOTORS.m7520_14, count: 1 };
+  if (/_(elbow|shoulder_pitch|shoulder_roll|shoulder_yaw|wrist_roll)_joint$/.test(joint))
+    return { motor: G1_MOTORS.m5020, count: 1 };
+  if (/_(hip_pitch|hip_yaw)_joint$/.test(joint) || joint === 'waist_yaw_joint')
+    return { motor: G1_MOTORS.m7520_14, count: 1 };
   if (/_(hip_roll|knee)_joint$/.test(joint)) return { motor: G1_MOTORS.m7520_22, count: 1 };
   if (/_(wrist_pitch|wrist_yaw)_joint$/.test(joint)) return { motor: G1_MOTORS.m4010, count: 1 };
-  if (joint === 'waist_pitch_joint' || joint === 'waist_roll_joint' || /_ankle_(pitch|roll)_joint$/.test(joint)) return { motor: G1_MOTORS.m5020, count: 2 };
+  if (joint === 'waist_pitch_joint' || joint === 'waist_roll_joint' || /_ankle_(pitch|roll)_joint$/.test(joint))
+    return { motor: G1_MOTORS.m5020, count: 2 };
   throw new RangeError(`no G1 motor class for joint "${joint}"`);
 }
 
@@ -74,10 +95,15 @@ export function mjlabG1Armature(joints: readonly string[] = G1_JOINT_NAMES): num
 }
 
 /** The mjlab G1 physics at a physics timestep and decimation (mjlab tracking tasks: 5 ms × 4). */
-export function mjlabG1Physics(timestepS = 0.005, decimation = 4, joints: readonly string[] = G1_JOINT_NAMES): PhysicsProfile {
+export function mjlabG1Physics(
+  timestepS = 0.005,
+  decimation = 4,
+  joints: readonly string[] = G1_JOINT_NAMES,
+): PhysicsProfile {
   return {
     id: `mjlab-g1/1@${timestepS * 1000}ms×${decimation}`,
-    source: 'mujocolab/mjlab src/mjlab/asset_zoo/robots/unitree_g1/g1_constants.py (armature, effort limits; no joint friction or damping)',
+    source:
+      'mujocolab/mjlab src/mjlab/asset_zoo/robots/unitree_g1/g1_constants.py (armature, effort limits; no joint friction or damping)',
     timestepS,
     decimation,
     armatureKgM2: mjlabG1Armature(joints),
@@ -93,7 +119,8 @@ export function mjlabG1Physics(timestepS = 0.005, decimation = 4, joints: readon
 export function physicsProblems(p: PhysicsProfile, joints: number): string[] {
   const out: string[] = [];
   if (!(p.timestepS > 0 && p.timestepS <= 0.05)) out.push(`timestep ${p.timestepS} s is not in (0, 0.05]`);
-  if (!(Number.isInteger(p.decimation) && p.decimation >= 1)) out.push(`decimation ${p.decimation} is not an integer ≥ 1`);
+  if (!(Number.isInteger(p.decimation) && p.decimation >= 1))
+    out.push(`decimation ${p.decimation} is not an integer ≥ 1`);
   for (const [k, v] of [
     ['armature', p.armatureKgM2],
     ['effort limit', p.effortLimitNm],

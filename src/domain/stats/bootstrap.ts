@@ -22,7 +22,15 @@
 import { compensatedSum, medianOfSorted, percentileOfSorted } from './descriptive';
 import { assertSeed } from './prng';
 import { bootstrapReplicates } from './resampling';
-import { assertAllFinite, assertLevel, assertPositiveInteger, DEFAULT_CONFIDENCE_LEVEL, StatsError, unavailable, type Unavailable } from './result';
+import {
+  assertAllFinite,
+  assertLevel,
+  assertPositiveInteger,
+  DEFAULT_CONFIDENCE_LEVEL,
+  StatsError,
+  unavailable,
+  type Unavailable,
+} from './result';
 
 export { DEFAULT_CONFIDENCE_LEVEL };
 
@@ -87,7 +95,10 @@ export function resolveBootstrapOptions(options: BootstrapOptions): ResolvedBoot
  * (100 + 100·level)/2 of the finite replicates. Non-finite replicates (statistic undefined on that
  * resample) are left out and counted. Returns null when no replicate is finite.
  */
-export function percentileInterval(replicates: Float64Array, level: number): { lo: number; hi: number; valid: number; degenerate: number } | null {
+export function percentileInterval(
+  replicates: Float64Array,
+  level: number,
+): { lo: number; hi: number; valid: number; degenerate: number } | null {
   assertLevel(level);
   const finite = replicates.filter((v) => Number.isFinite(v));
   if (finite.length === 0) return null;
@@ -121,11 +132,16 @@ export function clusterBootstrapCI(
 ): BootstrapCI | Unavailable {
   const opts = resolveBootstrapOptions(options);
   const within = options.withinCluster ?? 'pool';
-  if (within !== 'pool' && within !== 'mean') throw new StatsError('invalid-argument', `withinCluster must be 'pool' or 'mean', got ${String(within)}`);
+  if (within !== 'pool' && within !== 'mean')
+    throw new StatsError('invalid-argument', `withinCluster must be 'pool' or 'mean', got ${String(within)}`);
   validateClusters(clusters);
   const m = clusters.length;
   if (m === 0) return unavailable('empty', `${statistic}: no clusters (no values)`);
-  if (m === 1) return unavailable('too-few', `${statistic}: a cluster bootstrap needs at least 2 clusters; got 1 (no between-cluster variation can be seen)`);
+  if (m === 1)
+    return unavailable(
+      'too-few',
+      `${statistic}: a cluster bootstrap needs at least 2 clusters; got 1 (no between-cluster variation can be seen)`,
+    );
   const n = clusters.reduce((s, c) => s + c.length, 0);
   const label = within === 'pool' ? `${statistic} over pooled values` : `${statistic} of cluster means`;
   return runClusterBootstrap(clusters, statistic, within, opts, 'clusters', label, m, n);
@@ -135,7 +151,11 @@ export function clusterBootstrapCI(
  * Mean or median of independent values with an ordinary (per-value) bootstrap percentile CI:
  * the cluster bootstrap with every value its own cluster. Needs at least 2 values.
  */
-export function bootstrapCI(values: ArrayLike<number>, statistic: BootstrapStatistic, options: BootstrapOptions): BootstrapCI | Unavailable {
+export function bootstrapCI(
+  values: ArrayLike<number>,
+  statistic: BootstrapStatistic,
+  options: BootstrapOptions,
+): BootstrapCI | Unavailable {
   const opts = resolveBootstrapOptions(options);
   assertAllFinite(values, 'values');
   const n = values.length;
@@ -156,7 +176,9 @@ function runClusterBootstrap(
   n: number,
 ): BootstrapCI | Unavailable {
   // Per-cluster summaries. With 'mean', each cluster becomes a single value (its mean).
-  const units: Float64Array[] = clusters.map((c) => (within === 'mean' ? Float64Array.of(compensatedSum(c) / c.length) : Float64Array.from(c)));
+  const units: Float64Array[] = clusters.map((c) =>
+    within === 'mean' ? Float64Array.of(compensatedSum(c) / c.length) : Float64Array.from(c),
+  );
   const sums = Float64Array.from(units, (u) => compensatedSum(u));
   const sizes = Float64Array.from(units, (u) => u.length);
   const total = sizes.reduce((s, v) => s + v, 0);
@@ -208,7 +230,8 @@ function runClusterBootstrap(
 
   const reps = bootstrapReplicates(m, opts.B, opts.seed, replicate);
   const ci = percentileInterval(reps, opts.level);
-  if (ci === null) return unavailable('degenerate', `${label}: the statistic was undefined on every bootstrap replicate`);
+  if (ci === null)
+    return unavailable('degenerate', `${label}: the statistic was undefined on every bootstrap replicate`);
   return {
     available: true,
     estimate,
@@ -227,11 +250,17 @@ function runClusterBootstrap(
 }
 
 /** Convenience: cluster-bootstrap CI of the mean. */
-export function clusterMeanCI(clusters: readonly ArrayLike<number>[], options: ClusterBootstrapOptions): BootstrapCI | Unavailable {
+export function clusterMeanCI(
+  clusters: readonly ArrayLike<number>[],
+  options: ClusterBootstrapOptions,
+): BootstrapCI | Unavailable {
   return clusterBootstrapCI(clusters, 'mean', options);
 }
 
 /** Convenience: cluster-bootstrap CI of the median. */
-export function clusterMedianCI(clusters: readonly ArrayLike<number>[], options: ClusterBootstrapOptions): BootstrapCI | Unavailable {
+export function clusterMedianCI(
+  clusters: readonly ArrayLike<number>[],
+  options: ClusterBootstrapOptions,
+): BootstrapCI | Unavailable {
   return clusterBootstrapCI(clusters, 'median', options);
 }

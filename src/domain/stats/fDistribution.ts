@@ -14,7 +14,10 @@ import { StatsError } from './result';
 
 function assertDf(d1: number, d2: number): void {
   if (!(d1 > 0 && d2 > 0 && Number.isFinite(d1) && Number.isFinite(d2))) {
-    throw new StatsError('invalid-argument', `F distribution needs finite degrees of freedom > 0, got (${String(d1)}, ${String(d2)})`);
+    throw new StatsError(
+      'invalid-argument',
+      `F distribution needs finite degrees of freedom > 0, got (${String(d1)}, ${String(d2)})`,
+    );
   }
 }
 

@@ -34,7 +34,14 @@
 
 import { compensatedSum } from './descriptive';
 import { fQuantile, fSurvival } from './fDistribution';
-import { assertAllFinite, assertLevel, DEFAULT_CONFIDENCE_LEVEL, StatsError, unavailable, type Unavailable } from './result';
+import {
+  assertAllFinite,
+  assertLevel,
+  DEFAULT_CONFIDENCE_LEVEL,
+  StatsError,
+  unavailable,
+  type Unavailable,
+} from './result';
 
 export interface IccMeanSquares {
   /** Rows (targets): S&F BMS, McGraw & Wong MSR. */
@@ -128,25 +135,65 @@ function ratioEstimate(
   alpha: number,
 ): IccEstimate {
   if (msDen === 0) {
-    return { available: true, estimate, F: null, df1, df2, p: 0, lo: null, hi: null, ciUnavailableReason: 'zero error mean square (F infinite): no interval' };
+    return {
+      available: true,
+      estimate,
+      F: null,
+      df1,
+      df2,
+      p: 0,
+      lo: null,
+      hi: null,
+      ciUnavailableReason: 'zero error mean square (F infinite): no interval',
+    };
   }
   const F0 = msr / msDen;
   const fl = F0 / fQuantile(1 - alpha / 2, df1, df2);
   const fu = F0 * fQuantile(1 - alpha / 2, df2, df1);
-  return { available: true, estimate, F: F0, df1, df2, p: fSurvival(F0, df1, df2), lo: (fl - 1) / (fl + k - 1), hi: (fu - 1) / (fu + k - 1) };
+  return {
+    available: true,
+    estimate,
+    F: F0,
+    df1,
+    df2,
+    p: fSurvival(F0, df1, df2),
+    lo: (fl - 1) / (fl + k - 1),
+    hi: (fu - 1) / (fu + k - 1),
+  };
 }
 
 /** ICC(A,1) with its F test and McGraw & Wong interval (formulas in the file header). */
-function iccA1Estimate(ms: IccMeanSquares, n: number, k: number, alpha: number): (IccEstimate & { satterthwaiteDf: number | null }) | Unavailable {
+function iccA1Estimate(
+  ms: IccMeanSquares,
+  n: number,
+  k: number,
+  alpha: number,
+): (IccEstimate & { satterthwaiteDf: number | null }) | Unavailable {
   const { msr, msc, mse } = ms;
   const den = msr + (k - 1) * mse + (k * (msc - mse)) / n;
-  if (!(den > 0)) return unavailable('degenerate', 'ICC(A,1) is undefined: its denominator MSR + (k−1)MSE + k(MSC−MSE)/n is zero');
-  if (msr === 0 && mse === 0) return unavailable('zero-variance', 'ICC(A,1) is undefined: no between-target and no residual variation (targets differ in nothing)');
+  if (!(den > 0))
+    return unavailable('degenerate', 'ICC(A,1) is undefined: its denominator MSR + (k−1)MSE + k(MSC−MSE)/n is zero');
+  if (msr === 0 && mse === 0)
+    return unavailable(
+      'zero-variance',
+      'ICC(A,1) is undefined: no between-target and no residual variation (targets differ in nothing)',
+    );
   const rho = (msr - mse) / den;
   const df1 = n - 1;
   const df2 = (n - 1) * (k - 1);
   if (mse === 0) {
-    return { available: true, estimate: rho, F: null, df1, df2, p: 0, lo: null, hi: null, satterthwaiteDf: null, ciUnavailableReason: 'zero residual mean square (F infinite): the McGraw & Wong interval is undefined' };
+    return {
+      available: true,
+      estimate: rho,
+      F: null,
+      df1,
+      df2,
+      p: 0,
+      lo: null,
+      hi: null,
+      satterthwaiteDf: null,
+      ciUnavailableReason: 'zero residual mean square (F infinite): the McGraw & Wong interval is undefined',
+    };
   }
   const F = msr / mse;
   const p = fSurvival(F, df1, df2);
@@ -154,7 +201,18 @@ function iccA1Estimate(ms: IccMeanSquares, n: number, k: number, alpha: number):
   const b = 1 + (k * rho * (n - 1)) / (n * (1 - rho));
   const v = (a * msc + b * mse) ** 2 / ((a * msc) ** 2 / (k - 1) + (b * mse) ** 2 / df2);
   if (!(Number.isFinite(v) && v > 0)) {
-    return { available: true, estimate: rho, F, df1, df2, p, lo: null, hi: null, satterthwaiteDf: null, ciUnavailableReason: `Satterthwaite degrees of freedom v = ${v} is not a positive finite number` };
+    return {
+      available: true,
+      estimate: rho,
+      F,
+      df1,
+      df2,
+      p,
+      lo: null,
+      hi: null,
+      satterthwaiteDf: null,
+      ciUnavailableReason: `Satterthwaite degrees of freedom v = ${v} is not a positive finite number`,
+    };
   }
   const fStar = fQuantile(1 - alpha / 2, n - 1, v);
   const fStarU = fQuantile(1 - alpha / 2, v, n - 1);
@@ -175,7 +233,11 @@ export function icc(table: readonly ArrayLike<number>[], options: IccOptions = {
   if (n === 0) return unavailable('empty', 'ICC: no rows (targets)');
   const k = table[0].length;
   table.forEach((r, i) => {
-    if (r.length !== k) throw new StatsError('ragged', `ICC: row ${i} has ${r.length} columns, row 0 has ${k}: the table must be complete`);
+    if (r.length !== k)
+      throw new StatsError(
+        'ragged',
+        `ICC: row ${i} has ${r.length} columns, row 0 has ${k}: the table must be complete`,
+      );
     assertAllFinite(r, `table[${i}]`);
   });
   if (n < 2) return unavailable('too-few', 'ICC needs at least 2 targets (rows)');
@@ -196,11 +258,13 @@ export function icc(table: readonly ArrayLike<number>[], options: IccOptions = {
     level,
     meanSquares: ms,
     iccA1: iccA1Estimate(ms, n, k, alpha),
-    iccC1: denC > 0
-      ? ratioEstimate(msr, mse, (msr - mse) / denC, n - 1, (n - 1) * (k - 1), k, alpha)
-      : unavailable('zero-variance', 'ICC(C,1) is undefined: no between-target and no residual variation'),
-    icc11: den1 > 0
-      ? ratioEstimate(msr, msw, (msr - msw) / den1, n - 1, n * (k - 1), k, alpha)
-      : unavailable('zero-variance', 'ICC(1,1) is undefined: no between-target and no within-target variation'),
+    iccC1:
+      denC > 0
+        ? ratioEstimate(msr, mse, (msr - mse) / denC, n - 1, (n - 1) * (k - 1), k, alpha)
+        : unavailable('zero-variance', 'ICC(C,1) is undefined: no between-target and no residual variation'),
+    icc11:
+      den1 > 0
+        ? ratioEstimate(msr, msw, (msr - msw) / den1, n - 1, n * (k - 1), k, alpha)
+        : unavailable('zero-variance', 'ICC(1,1) is undefined: no between-target and no within-target variation'),
   };
 }

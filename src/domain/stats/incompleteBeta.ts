@@ -19,14 +19,15 @@ import { StatsError } from './result';
 
 const LANCZOS_G = 7;
 const LANCZOS_COEF = [
-  0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059, 12.507343278686905,
-  -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
+  0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
+  12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
 ];
 const HALF_LOG_2PI = 0.5 * Math.log(2 * Math.PI);
 
 /** ln Γ(x) for x > 0. */
 export function logGamma(x: number): number {
-  if (!(x > 0 && Number.isFinite(x))) throw new StatsError('invalid-argument', `logGamma needs a finite x > 0, got ${String(x)}`);
+  if (!(x > 0 && Number.isFinite(x)))
+    throw new StatsError('invalid-argument', `logGamma needs a finite x > 0, got ${String(x)}`);
   if (x < 0.5) {
     // Reflection: ln Γ(x) = ln(π / sin(πx)) − ln Γ(1 − x).
     return Math.log(Math.PI / Math.sin(Math.PI * x)) - logGamma(1 - x);
@@ -76,7 +77,10 @@ function betaContinuedFraction(x: number, a: number, b: number): number {
     h *= del;
     if (Math.abs(del - 1) < CF_EPS) return h;
   }
-  throw new StatsError('invalid-argument', `incomplete beta continued fraction did not converge (x=${x}, a=${a}, b=${b})`);
+  throw new StatsError(
+    'invalid-argument',
+    `incomplete beta continued fraction did not converge (x=${x}, a=${a}, b=${b})`,
+  );
 }
 
 /**
@@ -85,10 +89,16 @@ function betaContinuedFraction(x: number, a: number, b: number): number {
  */
 export function incompleteBetaPair(x: number, y: number, a: number, b: number): { lower: number; upper: number } {
   if (!(a > 0 && b > 0 && Number.isFinite(a) && Number.isFinite(b))) {
-    throw new StatsError('invalid-argument', `incomplete beta needs finite a, b > 0, got a=${String(a)}, b=${String(b)}`);
+    throw new StatsError(
+      'invalid-argument',
+      `incomplete beta needs finite a, b > 0, got a=${String(a)}, b=${String(b)}`,
+    );
   }
   if (!(x >= 0 && x <= 1 && y >= 0 && y <= 1 && Math.abs(x + y - 1) <= 1e-12)) {
-    throw new StatsError('invalid-argument', `incomplete beta needs 0 ≤ x ≤ 1 and y = 1 − x, got x=${String(x)}, y=${String(y)}`);
+    throw new StatsError(
+      'invalid-argument',
+      `incomplete beta needs 0 ≤ x ≤ 1 and y = 1 − x, got x=${String(x)}, y=${String(y)}`,
+    );
   }
   if (x === 0) return { lower: 0, upper: 1 };
   if (y === 0) return { lower: 1, upper: 0 };

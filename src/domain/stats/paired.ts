@@ -21,10 +21,24 @@
 //   The exact distribution is computed for n ≤ 2,000 (O(n³)); larger n is refused — use the
 //   bootstrap interval there.
 
-import { bootstrapCI, clusterBootstrapCI, resolveBootstrapOptions, type BootstrapCI, type BootstrapOptions } from './bootstrap';
+import {
+  bootstrapCI,
+  clusterBootstrapCI,
+  resolveBootstrapOptions,
+  type BootstrapCI,
+  type BootstrapOptions,
+} from './bootstrap';
 import { medianOfSorted } from './descriptive';
 import { groupByKey } from './resampling';
-import { assertAllFinite, assertLevel, assertSameLength, DEFAULT_CONFIDENCE_LEVEL, StatsError, unavailable, type Unavailable } from './result';
+import {
+  assertAllFinite,
+  assertLevel,
+  assertSameLength,
+  DEFAULT_CONFIDENCE_LEVEL,
+  StatsError,
+  unavailable,
+  type Unavailable,
+} from './result';
 import { SIGNED_RANK_MAX_N, signedRankCdf, signedRankLowerQuantile } from './signedRank';
 
 /** d_i = x_i − y_i. Throws on different lengths or non-finite input. */
@@ -41,19 +55,31 @@ export interface PairedCIOptions extends BootstrapOptions {
 }
 
 /** Median of d = x − y with a percentile-bootstrap CI over pairs (or clusters of pairs). */
-export function pairedMedianDifferenceCI(x: ArrayLike<number>, y: ArrayLike<number>, options: PairedCIOptions): BootstrapCI | Unavailable {
+export function pairedMedianDifferenceCI(
+  x: ArrayLike<number>,
+  y: ArrayLike<number>,
+  options: PairedCIOptions,
+): BootstrapCI | Unavailable {
   resolveBootstrapOptions(options);
   const d = pairedDifferences(x, y);
   const { clusterKeys, ...bootOpts } = options;
   let ci: BootstrapCI | Unavailable;
   if (clusterKeys !== undefined) {
-    if (clusterKeys.length !== d.length) throw new StatsError('length-mismatch', `paired median difference: ${d.length} pairs but ${clusterKeys.length} cluster keys`);
+    if (clusterKeys.length !== d.length)
+      throw new StatsError(
+        'length-mismatch',
+        `paired median difference: ${d.length} pairs but ${clusterKeys.length} cluster keys`,
+      );
     ci = clusterBootstrapCI(groupByKey(d, clusterKeys), 'median', { ...bootOpts, withinCluster: 'pool' });
   } else {
     ci = bootstrapCI(d, 'median', bootOpts);
   }
   if (!ci.available) return ci;
-  return { ...ci, resampled: clusterKeys !== undefined ? 'clusters' : 'pairs', statistic: 'median of paired differences (x − y)' };
+  return {
+    ...ci,
+    resampled: clusterKeys !== undefined ? 'clusters' : 'pairs',
+    statistic: 'median of paired differences (x − y)',
+  };
 }
 
 export interface HodgesLehmannResult {
@@ -94,7 +120,10 @@ export function walshAverages(d: ArrayLike<number>): Float64Array {
 }
 
 /** Hodges–Lehmann one-sample estimate of the differences `d` with its exact Walsh-average CI. */
-export function hodgesLehmann(d: ArrayLike<number>, options: HodgesLehmannOptions = {}): HodgesLehmannResult | Unavailable {
+export function hodgesLehmann(
+  d: ArrayLike<number>,
+  options: HodgesLehmannOptions = {},
+): HodgesLehmannResult | Unavailable {
   const level = options.level ?? DEFAULT_CONFIDENCE_LEVEL;
   assertLevel(level);
   assertAllFinite(d, 'differences');
@@ -102,7 +131,10 @@ export function hodgesLehmann(d: ArrayLike<number>, options: HodgesLehmannOption
   if (n === 0) return unavailable('empty', 'Hodges–Lehmann: no differences');
   if (n < 2) return unavailable('too-few', 'Hodges–Lehmann CI needs at least 2 differences');
   if (n > SIGNED_RANK_MAX_N) {
-    return unavailable('too-few', `Hodges–Lehmann exact CI is computed for n ≤ ${SIGNED_RANK_MAX_N} (got ${n}); use the bootstrap CI`);
+    return unavailable(
+      'too-few',
+      `Hodges–Lehmann exact CI is computed for n ≤ ${SIGNED_RANK_MAX_N} (got ${n}); use the bootstrap CI`,
+    );
   }
   const w = walshAverages(d);
   const M = w.length;
@@ -128,6 +160,10 @@ export function hodgesLehmann(d: ArrayLike<number>, options: HodgesLehmannOption
 }
 
 /** Hodges–Lehmann estimate of the paired shift x − y with its exact Walsh-average CI. */
-export function hodgesLehmannPaired(x: ArrayLike<number>, y: ArrayLike<number>, options: HodgesLehmannOptions = {}): HodgesLehmannResult | Unavailable {
+export function hodgesLehmannPaired(
+  x: ArrayLike<number>,
+  y: ArrayLike<number>,
+  options: HodgesLehmannOptions = {},
+): HodgesLehmannResult | Unavailable {
   return hodgesLehmann(pairedDifferences(x, y), options);
 }

@@ -75,7 +75,8 @@ export class Xoshiro128StarStar {
   /** A generator with an explicit state (four uint32 words, not all zero); for tests. */
   static fromState(state: readonly [number, number, number, number]): Xoshiro128StarStar {
     const words = state.map((w) => w >>> 0);
-    if (words.every((w) => w === 0)) throw new StatsError('invalid-argument', 'xoshiro128** state must not be all zero');
+    if (words.every((w) => w === 0))
+      throw new StatsError('invalid-argument', 'xoshiro128** state must not be all zero');
     const g = new Xoshiro128StarStar(0);
     [g.s0, g.s1, g.s2, g.s3] = words;
     return g;

@@ -18,7 +18,12 @@ export function drawIndices(rng: Xoshiro128StarStar, m: number, out: Uint32Array
  * for each replicate draws m unit indices with replacement (order as in the file header) and
  * records `statistic(indices)`. The indices array is reused between calls: copy it to keep it.
  */
-export function bootstrapReplicates(m: number, B: number, seed: number, statistic: (indices: Uint32Array) => number): Float64Array {
+export function bootstrapReplicates(
+  m: number,
+  B: number,
+  seed: number,
+  statistic: (indices: Uint32Array) => number,
+): Float64Array {
   assertPositiveInteger(m, 'resample population size');
   assertPositiveInteger(B, 'B (bootstrap replicates)', 10_000_000);
   const rng = new Xoshiro128StarStar(seed);

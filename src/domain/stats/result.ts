@@ -43,7 +43,10 @@ export function assertAllFinite(values: ArrayLike<number>, what: string): void {
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
     if (typeof v !== 'number' || !Number.isFinite(v)) {
-      throw new StatsError('non-finite', `${what}[${i}] is ${String(v)}: statistics take finite numbers only (leave unavailable readings out instead)`);
+      throw new StatsError(
+        'non-finite',
+        `${what}[${i}] is ${String(v)}: statistics take finite numbers only (leave unavailable readings out instead)`,
+      );
     }
   }
 }

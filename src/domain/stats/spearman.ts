@@ -83,8 +83,10 @@ export function spearman(x: ArrayLike<number>, y: ArrayLike<number>): SpearmanRe
   const n = x.length;
   if (n === 0) return unavailable('empty', 'Spearman ρ: no pairs');
   if (n < 2) return unavailable('too-few', 'Spearman ρ needs at least 2 pairs');
-  if (allEqual(x)) return unavailable('zero-variance', 'Spearman ρ is undefined: all x values are equal (constant ranking)');
-  if (allEqual(y)) return unavailable('zero-variance', 'Spearman ρ is undefined: all y values are equal (constant ranking)');
+  if (allEqual(x))
+    return unavailable('zero-variance', 'Spearman ρ is undefined: all x values are equal (constant ranking)');
+  if (allEqual(y))
+    return unavailable('zero-variance', 'Spearman ρ is undefined: all y values are equal (constant ranking)');
   const rho = pearsonUnchecked(averageRanksUnchecked(x, n), averageRanksUnchecked(y, n), n);
   return { available: true, rho, n };
 }
@@ -95,7 +97,11 @@ export interface SpearmanCIOptions extends BootstrapOptions {
 }
 
 /** Spearman's ρ with a percentile-bootstrap CI over pairs (or clusters of pairs). */
-export function spearmanCI(x: ArrayLike<number>, y: ArrayLike<number>, options: SpearmanCIOptions): BootstrapCI | Unavailable {
+export function spearmanCI(
+  x: ArrayLike<number>,
+  y: ArrayLike<number>,
+  options: SpearmanCIOptions,
+): BootstrapCI | Unavailable {
   const opts = resolveBootstrapOptions(options);
   const point = spearman(x, y);
   if (!point.available) return point;
@@ -106,7 +112,8 @@ export function spearmanCI(x: ArrayLike<number>, y: ArrayLike<number>, options: 
       throw new StatsError('length-mismatch', `spearmanCI: ${n} pairs but ${options.clusterKeys.length} cluster keys`);
     }
     units = clusterIndexLists(options.clusterKeys);
-    if (units.length < 2) return unavailable('too-few', 'Spearman ρ CI: a cluster bootstrap needs at least 2 clusters; got 1');
+    if (units.length < 2)
+      return unavailable('too-few', 'Spearman ρ CI: a cluster bootstrap needs at least 2 clusters; got 1');
   } else {
     units = Array.from({ length: n }, (_, i) => [i]);
   }
@@ -130,7 +137,8 @@ export function spearmanCI(x: ArrayLike<number>, y: ArrayLike<number>, options: 
     return pearsonUnchecked(averageRanksUnchecked(xs, len), averageRanksUnchecked(ys, len), len);
   });
   const ci = percentileInterval(reps, opts.level);
-  if (ci === null) return unavailable('degenerate', 'Spearman ρ CI: ρ was undefined on every bootstrap replicate (constant ranking)');
+  if (ci === null)
+    return unavailable('degenerate', 'Spearman ρ CI: ρ was undefined on every bootstrap replicate (constant ranking)');
   return {
     available: true,
     estimate: point.rho,

@@ -11,7 +11,8 @@ function write(v: unknown, path: string): string {
   if (v === null) return 'null';
   switch (typeof v) {
     case 'number':
-      if (!Number.isFinite(v)) throw new RangeError(`canonicalJson: ${path} is ${v}; only finite numbers can be stored`);
+      if (!Number.isFinite(v))
+        throw new RangeError(`canonicalJson: ${path} is ${v}; only finite numbers can be stored`);
       return JSON.stringify(v + 0);
     case 'string':
       return JSON.stringify(v);
@@ -21,7 +22,8 @@ function write(v: unknown, path: string): string {
       if (ArrayBuffer.isView(v) && !(v instanceof DataView)) {
         return write(Array.from(v as unknown as ArrayLike<number>), path);
       }
-      if (Array.isArray(v)) return `[${v.map((x, i) => (x === undefined ? 'null' : write(x, `${path}[${i}]`))).join(',')}]`;
+      if (Array.isArray(v))
+        return `[${v.map((x, i) => (x === undefined ? 'null' : write(x, `${path}[${i}]`))).join(',')}]`;
       const o = v as Record<string, unknown>;
       const keys = Object.keys(o)
         .filter((k) => o[k] !== undefined)

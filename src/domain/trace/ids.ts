@@ -26,12 +26,16 @@ export function isValidRunId(runId: string): boolean {
 const HEX = /^[0-9a-f]+$/;
 
 function checkHex(randomHex: string, minLength: number): void {
-  if (!HEX.test(randomHex) || randomHex.length < minLength) throw new RangeError(`expected at least ${minLength} lowercase hex digits, got ${JSON.stringify(randomHex)}`);
+  if (!HEX.test(randomHex) || randomHex.length < minLength)
+    throw new RangeError(`expected at least ${minLength} lowercase hex digits, got ${JSON.stringify(randomHex)}`);
 }
 
 /** Compact UTC timestamp `YYYYMMDDTHHMMSSZ` (sorts in time order). */
 export function compactUtc(ms: number): string {
-  return new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z');
+  return new Date(ms)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}Z$/, 'Z');
 }
 
 /**

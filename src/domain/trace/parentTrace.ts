@@ -74,7 +74,8 @@ export function parentTraceProblems(i: ParentTraceIdentity): string[] {
   if (!SHA256_HEX.test(i.referenceSha256)) out.push('referenceSha256 must be 64 lowercase hex digits');
   if (!SHA256_HEX.test(i.modelSha256)) out.push('modelSha256 must be 64 lowercase hex digits');
   if (!Array.isArray(i.bodySet) || i.bodySet.length === 0) out.push('bodySet must list at least one body');
-  else if (i.bodySet.some((b) => typeof b !== 'string' || b === '' || /[,\n\r\t]/.test(b))) out.push('bodySet names must be non-empty and contain no comma, tab or newline');
+  else if (i.bodySet.some((b) => typeof b !== 'string' || b === '' || /[,\n\r\t]/.test(b)))
+    out.push('bodySet names must be non-empty and contain no comma, tab or newline');
   return out;
 }
 
@@ -105,7 +106,9 @@ export function parentTraceId(i: ParentTraceIdentity): string {
  * src/domain/motion/clipCommon.ts: fps, frameCount, root positions, root quaternions, joint
  * angles as little-endian float64, −0 as +0), so `clip.id` is `clip-` + its first 16 digits.
  */
-export function clipContentSha256(clip: Pick<MotionClip, 'fps' | 'frameCount' | 'rootPosM' | 'rootQuatWxyz' | 'jointPosRad'>): string {
+export function clipContentSha256(
+  clip: Pick<MotionClip, 'fps' | 'frameCount' | 'rootPosM' | 'rootQuatWxyz' | 'jointPosRad'>,
+): string {
   const h = new Sha256();
   const buf = new Float64Array(4096);
   const bytes = new Uint8Array(buf.buffer);

@@ -41,7 +41,14 @@ function constant(info: OnnxModelInfo, name: string): Float32Array {
 }
 
 /** `sourceSha256`: the policy's content hash, recorded as the clip's file hash. */
-export function bakedMotion(info: OnnxModelInfo, spec: TrackingPolicySpec, profile: RobotProfile, fk: ForwardKinematics, name: string, sourceSha256: string): BakedMotionResult {
+export function bakedMotion(
+  info: OnnxModelInfo,
+  spec: TrackingPolicySpec,
+  profile: RobotProfile,
+  fk: ForwardKinematics,
+  name: string,
+  sourceSha256: string,
+): BakedMotionResult {
   const baked = spec.baked;
   if (!baked) throw new BakedMotionError(`${info.file}: the ${spec.family} policy carries no reference motion`);
   const F = baked.frames;
@@ -62,7 +69,8 @@ export function bakedMotion(info: OnnxModelInfo, spec: TrackingPolicySpec, profi
   const anchorAngVelRadS = new Float64Array(3 * F);
   const bodyIndex = (n: string) => profile.bodies.findIndex((b) => b.name === n);
   const anchorModel = bodyIndex(spec.anchorBody);
-  if (anchorModel < 0) throw new BakedMotionError(`${info.file}: the model has no body "${spec.anchorBody}" (the policy's anchor)`);
+  if (anchorModel < 0)
+    throw new BakedMotionError(`${info.file}: the model has no body "${spec.anchorBody}" (the policy's anchor)`);
   const B = profile.bodies.length;
   const pos = new Float64Array(3 * B);
   const quat = new Float64Array(4 * B);
@@ -96,7 +104,12 @@ export function bakedMotion(info: OnnxModelInfo, spec: TrackingPolicySpec, profi
       anchorPosM.set([rp[3 * f], rp[3 * f + 1], rp[3 * f + 2]], 3 * f);
       // torso in the pelvis frame for this frame's joints; pelvis = torso ⊗ (torso in pelvis)⁻¹
       fk.compute(zero, QUAT_IDENTITY, jointPosRad.subarray(f * J, f * J + J), pos, quat);
-      const inPelvis: QuatWxyz = [quat[4 * anchorModel], quat[4 * anchorModel + 1], quat[4 * anchorModel + 2], quat[4 * anchorModel + 3]];
+      const inPelvis: QuatWxyz = [
+        quat[4 * anchorModel],
+        quat[4 * anchorModel + 1],
+        quat[4 * anchorModel + 2],
+        quat[4 * anchorModel + 3],
+      ];
       const pelvis = quatMul(torso, quatConj(inPelvis));
       rootQuatWxyz.set(pelvis, 4 * f);
       const r = quatRotate(pelvis, [pos[3 * anchorModel], pos[3 * anchorModel + 1], pos[3 * anchorModel + 2]]);
@@ -122,11 +135,19 @@ export function bakedMotion(info: OnnxModelInfo, spec: TrackingPolicySpec, profi
   if (carried.length > 0) {
     const bp = spec.family === 'beyondmimic' ? constant(info, 'body_pos_w') : constant(info, 'ref_pos_xyz');
     const nb = spec.family === 'beyondmimic' ? baked.bodyNames.length : 1;
-    let max = 0, sum = 0, count = 0, worstBody = '', worstFrame = 0;
+    let max = 0,
+      sum = 0,
+      count = 0,
+      worstBody = '',
+      worstFrame = 0;
     for (let f = 0; f < F; f++) {
       fk.compute(rootPosM, rootQuatWxyz, jointPosRad, pos, quat, 3 * f, 4 * f, J * f);
       for (const b of carried) {
-        const d = Math.hypot(pos[3 * b.m] - bp[(f * nb + b.i) * 3], pos[3 * b.m + 1] - bp[(f * nb + b.i) * 3 + 1], pos[3 * b.m + 2] - bp[(f * nb + b.i) * 3 + 2]);
+        const d = Math.hypot(
+          pos[3 * b.m] - bp[(f * nb + b.i) * 3],
+          pos[3 * b.m + 1] - bp[(f * nb + b.i) * 3 + 1],
+          pos[3 * b.m + 2] - bp[(f * nb + b.i) * 3 + 2],
+        );
         sum += d;
         count++;
         if (d > max) {

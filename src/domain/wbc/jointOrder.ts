@@ -60,7 +60,10 @@ export class JointOrderError extends Error {
 const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** The table from the policy's names to the canonical order; throws JointOrderError naming every bad name. */
-export function jointOrderFromNames(policyNames: readonly string[], canonicalNames: readonly string[] = G1_JOINT_NAMES): JointOrderMap {
+export function jointOrderFromNames(
+  policyNames: readonly string[],
+  canonicalNames: readonly string[] = G1_JOINT_NAMES,
+): JointOrderMap {
   const index = new Map(canonicalNames.map((n, i) => [n, i]));
   const unknown: string[] = [];
   const seen = new Set<string>();
@@ -78,7 +81,10 @@ export function jointOrderFromNames(policyNames: readonly string[], canonicalNam
   if (unknown.length) problems.push(`the model has no joint named ${unknown.map((n) => `"${n}"`).join(', ')}`);
   if (repeated.length) problems.push(`named twice: ${repeated.join(', ')}`);
   if (missing.length) problems.push(`the policy does not name ${missing.join(', ')}`);
-  if (problems.length) throw new JointOrderError(`joint names do not match the model's ${canonicalNames.length} joints: ${problems.join('; ')}`);
+  if (problems.length)
+    throw new JointOrderError(
+      `joint names do not match the model's ${canonicalNames.length} joints: ${problems.join('; ')}`,
+    );
   const label: JointOrderLabel = sameList(policyNames, canonicalNames)
     ? 'canonical'
     : sameList(policyNames, G1_ISAACLAB_JOINT_NAMES)
@@ -88,13 +94,25 @@ export function jointOrderFromNames(policyNames: readonly string[], canonicalNam
 }
 
 /** Policy-order values → canonical order (out[canonicalOf[i]] = src[i]). */
-export function policyToCanonical(map: JointOrderMap, src: ArrayLike<number>, out: Float64Array | Float32Array, srcOffset = 0, outOffset = 0): void {
+export function policyToCanonical(
+  map: JointOrderMap,
+  src: ArrayLike<number>,
+  out: Float64Array | Float32Array,
+  srcOffset = 0,
+  outOffset = 0,
+): void {
   const c = map.canonicalOf;
   for (let i = 0; i < c.length; i++) out[outOffset + c[i]] = src[srcOffset + i];
 }
 
 /** Canonical values → policy order (out[i] = src[canonicalOf[i]]). */
-export function canonicalToPolicy(map: JointOrderMap, src: ArrayLike<number>, out: Float64Array | Float32Array, srcOffset = 0, outOffset = 0): void {
+export function canonicalToPolicy(
+  map: JointOrderMap,
+  src: ArrayLike<number>,
+  out: Float64Array | Float32Array,
+  srcOffset = 0,
+  outOffset = 0,
+): void {
   const c = map.canonicalOf;
   for (let i = 0; i < c.length; i++) out[outOffset + i] = src[srcOffset + c[i]];
 }

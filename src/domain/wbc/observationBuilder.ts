@@ -92,7 +92,8 @@ export function policyInterfaceProblems(iface: PolicyInterface, joints = 29): st
   iface.observation.forEach((t, i) => {
     if (!Number.isFinite(t.scale)) p.push(`observation[${i}].scale: not a finite number`);
     if (t.term === 'reference_joint_pos') {
-      if (!(Number.isInteger(t.frames) && t.frames >= 1)) p.push(`observation[${i}].frames: expected an integer ≥ 1, got ${t.frames}`);
+      if (!(Number.isInteger(t.frames) && t.frames >= 1))
+        p.push(`observation[${i}].frames: expected an integer ≥ 1, got ${t.frames}`);
       if (t.offset !== undefined && !(Number.isInteger(t.offset) && t.offset >= 0))
         p.push(`observation[${i}].offset: expected an integer ≥ 0, got ${t.offset}`);
     }
@@ -100,7 +101,8 @@ export function policyInterfaceProblems(iface: PolicyInterface, joints = 29): st
   const checkVec = (name: string, v: number | readonly number[] | undefined, nonNegative = false) => {
     if (v === undefined) return;
     const arr = typeof v === 'number' ? [v] : v;
-    if (typeof v !== 'number' && v.length !== joints) p.push(`${name}: expected one number or ${joints} (one per joint), got ${v.length}`);
+    if (typeof v !== 'number' && v.length !== joints)
+      p.push(`${name}: expected one number or ${joints} (one per joint), got ${v.length}`);
     arr.forEach((x, j) => {
       if (!Number.isFinite(x)) p.push(`${name}${typeof v === 'number' ? '' : `[${j}]`}: not a finite number`);
       else if (nonNegative && x < 0) p.push(`${name}${typeof v === 'number' ? '' : `[${j}]`}: negative (${x})`);
@@ -111,7 +113,8 @@ export function policyInterfaceProblems(iface: PolicyInterface, joints = 29): st
   checkVec('gains.kp', iface.gains.kp, true);
   checkVec('gains.kd', iface.gains.kd, true);
   if (iface.defaultJointPosRad !== undefined) {
-    if (iface.defaultJointPosRad.length !== joints) p.push(`defaultJointPosRad: expected ${joints} values, got ${iface.defaultJointPosRad.length}`);
+    if (iface.defaultJointPosRad.length !== joints)
+      p.push(`defaultJointPosRad: expected ${joints} values, got ${iface.defaultJointPosRad.length}`);
     else checkVec('defaultJointPosRad', iface.defaultJointPosRad);
   }
   for (const k of ['clipObservation', 'clipAction'] as const) {
@@ -213,7 +216,8 @@ export function buildObservation(
       }
     }
   }
-  if (o !== out.length) throw new Error(`buildObservation: the interface builds ${o} values, the buffer holds ${out.length}`);
+  if (o !== out.length)
+    throw new Error(`buildObservation: the interface builds ${o} values, the buffer holds ${out.length}`);
   const c = iface.clipObservation;
   if (c !== undefined) {
     for (let i = 0; i < o; i++) {
@@ -234,7 +238,11 @@ export interface ActionMap {
   clip: number | null;
 }
 
-export function createActionMap(iface: PolicyInterface, modelDefaultJointPosRad: ArrayLike<number>, joints = 29): ActionMap {
+export function createActionMap(
+  iface: PolicyInterface,
+  modelDefaultJointPosRad: ArrayLike<number>,
+  joints = 29,
+): ActionMap {
   const def = iface.defaultJointPosRad ?? Array.from(modelDefaultJointPosRad);
   if (def.length !== joints) throw new Error(`default joint pose: expected ${joints} values, got ${def.length}`);
   return {
@@ -250,7 +258,12 @@ export function createActionMap(iface: PolicyInterface, modelDefaultJointPosRad:
  * action into `lastActionOut` (the next step's last_action) and the targets into `targetsOut`.
  * Returns false (writing nothing) when the action has a non-finite value.
  */
-export function applyAction(raw: ArrayLike<number>, map: ActionMap, lastActionOut: Float64Array, targetsOut: Float64Array): boolean {
+export function applyAction(
+  raw: ArrayLike<number>,
+  map: ActionMap,
+  lastActionOut: Float64Array,
+  targetsOut: Float64Array,
+): boolean {
   const n = map.scale.length;
   for (let j = 0; j < n; j++) if (!Number.isFinite(raw[j])) return false;
   const c = map.clip;

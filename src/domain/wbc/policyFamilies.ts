@@ -33,7 +33,8 @@ export const ADAPTER_VERSIONS: Record<PolicyFamily, string> = {
 
 const JOINTS = G1_JOINT_NAMES.length;
 
-const WBT = 'HybridRobotics/whole_body_tracking source/whole_body_tracking/whole_body_tracking/tasks/tracking/mdp/observations.py';
+const WBT =
+  'HybridRobotics/whole_body_tracking source/whole_body_tracking/whole_body_tracking/tasks/tracking/mdp/observations.py';
 const MTC = 'HybridRobotics/motion_tracking_controller src/MotionCommand.cpp';
 const MIMIC = 'unitreerobotics/unitree_rl_mjlab deploy/robots/g1/src/State_Mimic.cpp';
 const WBC = 'wbc-mjlab/wbc-g1-deploy src/motion_reference_obs.cpp, src/wbc_tracking_params.cpp';
@@ -44,9 +45,18 @@ const ISAACLAB_OBS = 'isaac-sim/IsaacLab isaaclab/envs/mdp/observations.py';
 type TermTable = Record<string, { kind: TrackingTermKind; checkedAgainst: string }>;
 
 const BEYONDMIMIC_TERMS: TermTable = {
-  command: { kind: 'ref_joint_pos_vel', checkedAgainst: `${WBT} (MotionCommand.command: joint_pos ++ joint_vel); ${MTC}` },
-  motion_anchor_pos_b: { kind: 'ref_anchor_pos_b', checkedAgainst: `${WBT} motion_anchor_pos_b (subtract_frame_transforms); ${MTC} getAnchorPositionLocal` },
-  motion_anchor_ori_b: { kind: 'ref_anchor_ori_b', checkedAgainst: `${WBT} motion_anchor_ori_b (matrix_from_quat(..)[..., :2]); ${MTC} getAnchorOrientationLocal` },
+  command: {
+    kind: 'ref_joint_pos_vel',
+    checkedAgainst: `${WBT} (MotionCommand.command: joint_pos ++ joint_vel); ${MTC}`,
+  },
+  motion_anchor_pos_b: {
+    kind: 'ref_anchor_pos_b',
+    checkedAgainst: `${WBT} motion_anchor_pos_b (subtract_frame_transforms); ${MTC} getAnchorPositionLocal`,
+  },
+  motion_anchor_ori_b: {
+    kind: 'ref_anchor_ori_b',
+    checkedAgainst: `${WBT} motion_anchor_ori_b (matrix_from_quat(..)[..., :2]); ${MTC} getAnchorOrientationLocal`,
+  },
   base_lin_vel: { kind: 'base_lin_vel_b', checkedAgainst: `${ISAACLAB_OBS} base_lin_vel (root_lin_vel_b)` },
   base_ang_vel: { kind: 'base_ang_vel_b', checkedAgainst: `${ISAACLAB_OBS} base_ang_vel (root_ang_vel_b)` },
   joint_pos: { kind: 'joint_pos_rel', checkedAgainst: `${ISAACLAB_OBS} joint_pos_rel` },
@@ -56,27 +66,71 @@ const BEYONDMIMIC_TERMS: TermTable = {
 
 const MJLAB_DEPLOY_TERMS: TermTable = {
   motion_command: { kind: 'ref_joint_pos_vel', checkedAgainst: `${MIMIC} REGISTER_OBSERVATION(motion_command)` },
-  motion_anchor_ori_b: { kind: 'ref_anchor_ori_b', checkedAgainst: `${MIMIC} REGISTER_OBSERVATION(motion_anchor_ori_b)` },
-  motion_anchor_pos_b: { kind: 'ref_anchor_pos_b', checkedAgainst: `mujocolab/mjlab src/mjlab/tasks/tracking/mdp/observations.py motion_anchor_pos_b` },
-  base_lin_vel: { kind: 'base_lin_vel_b', checkedAgainst: 'mujocolab/mjlab src/mjlab/envs/mdp/observations.py base_lin_vel' },
-  base_ang_vel: { kind: 'base_ang_vel_b', checkedAgainst: 'unitreerobotics/unitree_rl_mjlab deploy/include/isaaclab/envs/mdp/observations/observations.h base_ang_vel' },
-  projected_gravity: { kind: 'projected_gravity', checkedAgainst: 'unitreerobotics/unitree_rl_mjlab deploy/include/isaaclab/envs/mdp/observations/observations.h projected_gravity' },
-  joint_pos_rel: { kind: 'joint_pos_rel', checkedAgainst: 'unitreerobotics/unitree_rl_mjlab deploy/include/isaaclab/envs/mdp/observations/observations.h joint_pos_rel' },
-  joint_vel_rel: { kind: 'joint_vel_rel', checkedAgainst: 'unitreerobotics/unitree_rl_mjlab deploy/include/isaaclab/envs/mdp/observations/observations.h joint_vel_rel' },
-  last_action: { kind: 'last_action', checkedAgainst: 'unitreerobotics/unitree_rl_mjlab deploy/include/isaaclab/envs/mdp/observations/observations.h last_action' },
+  motion_anchor_ori_b: {
+    kind: 'ref_anchor_ori_b',
+    checkedAgainst: `${MIMIC} REGISTER_OBSERVATION(motion_anchor_ori_b)`,
+  },
+  motion_anchor_pos_b: {
+    kind: 'ref_anchor_pos_b',
+    checkedAgainst: `mujocolab/mjlab src/mjlab/tasks/tracking/mdp/observations.py motion_anchor_pos_b`,
+  },
+  base_lin_vel: {
+    kind: 'base_lin_vel_b',
+    checkedAgainst: 'mujocolab/mjlab src/mjlab/envs/mdp/observations.py base_lin_vel',
+  },
+  base_ang_vel: {
+    kind: 'base_ang_vel_b',
+    checkedAgainst:
+      'unitreerobotics/unitree_rl_mjlab deploy/include/isaaclab/envs/mdp/observations/observations.h base_ang_vel',
+  },
+  projected_gravity: {
+    kind: 'projected_gravity',
+    checkedAgainst:
+      'unitreerobotics/unitree_rl_mjlab deploy/include/isaaclab/envs/mdp/observations/observations.h projected_gravity',
+  },
+  joint_pos_rel: {
+    kind: 'joint_pos_rel',
+    checkedAgainst:
+      'unitreerobotics/unitree_rl_mjlab deploy/include/isaaclab/envs/mdp/observations/observations.h joint_pos_rel',
+  },
+  joint_vel_rel: {
+    kind: 'joint_vel_rel',
+    checkedAgainst:
+      'unitreerobotics/unitree_rl_mjlab deploy/include/isaaclab/envs/mdp/observations/observations.h joint_vel_rel',
+  },
+  last_action: {
+    kind: 'last_action',
+    checkedAgainst:
+      'unitreerobotics/unitree_rl_mjlab deploy/include/isaaclab/envs/mdp/observations/observations.h last_action',
+  },
 };
 
 const WBC_TERMS: TermTable = {
   ref_base_height: { kind: 'ref_anchor_height', checkedAgainst: `${WBC} ref_base_height (anchor z − env_origin_z)` },
-  ref_base_lin_vel_b: { kind: 'ref_anchor_lin_vel_b', checkedAgainst: `${WBC} ref_base_lin_vel_b (anchor velocity in the reference anchor frame)` },
+  ref_base_lin_vel_b: {
+    kind: 'ref_anchor_lin_vel_b',
+    checkedAgainst: `${WBC} ref_base_lin_vel_b (anchor velocity in the reference anchor frame)`,
+  },
   ref_base_ang_vel_b: { kind: 'ref_anchor_ang_vel_b', checkedAgainst: `${WBC} ref_base_ang_vel_b` },
   ref_gravity_b: { kind: 'ref_gravity_b', checkedAgainst: `${WBC} ref_gravity_b` },
   ref_joint_pos: { kind: 'ref_joint_pos', checkedAgainst: `${WBC} ref_joint_pos (absolute)` },
   base_ang_vel: { kind: 'base_ang_vel_b', checkedAgainst: 'wbc-mjlab/wbc-mjlab env/mdp (mjlab base_ang_vel)' },
-  projected_gravity: { kind: 'projected_gravity', checkedAgainst: 'wbc-mjlab/wbc-mjlab env/mdp (mjlab projected_gravity)' },
-  joint_pos: { kind: 'joint_pos_rel', checkedAgainst: 'wbc-mjlab/wbc-g1-deploy src/wbc_tracking_params.cpp (deploy name joint_pos_rel)' },
-  joint_vel: { kind: 'joint_vel_rel', checkedAgainst: 'wbc-mjlab/wbc-g1-deploy src/wbc_tracking_params.cpp (deploy name joint_vel_rel)' },
-  actions: { kind: 'last_action', checkedAgainst: 'wbc-mjlab/wbc-g1-deploy src/wbc_tracking_params.cpp (deploy name last_action)' },
+  projected_gravity: {
+    kind: 'projected_gravity',
+    checkedAgainst: 'wbc-mjlab/wbc-mjlab env/mdp (mjlab projected_gravity)',
+  },
+  joint_pos: {
+    kind: 'joint_pos_rel',
+    checkedAgainst: 'wbc-mjlab/wbc-g1-deploy src/wbc_tracking_params.cpp (deploy name joint_pos_rel)',
+  },
+  joint_vel: {
+    kind: 'joint_vel_rel',
+    checkedAgainst: 'wbc-mjlab/wbc-g1-deploy src/wbc_tracking_params.cpp (deploy name joint_vel_rel)',
+  },
+  actions: {
+    kind: 'last_action',
+    checkedAgainst: 'wbc-mjlab/wbc-g1-deploy src/wbc_tracking_params.cpp (deploy name last_action)',
+  },
 };
 
 const HOLOSOMA_TERMS: TermTable = {
@@ -94,7 +148,8 @@ function fail(file: string, key: string | undefined, reason: string): never {
 
 function need(info: OnnxModelInfo, key: string): string {
   const v = info.metadata[key];
-  if (v === undefined || v.trim() === '') fail(info.file, `metadata_props.${key}`, `missing: this family's export always carries it`);
+  if (v === undefined || v.trim() === '')
+    fail(info.file, `metadata_props.${key}`, `missing: this family's export always carries it`);
   return v;
 }
 
@@ -102,9 +157,11 @@ function need(info: OnnxModelInfo, key: string): string {
 function csvNumbers(info: OnnxModelInfo, key: string, n: number): number[] {
   const parts = need(info, key).split(',');
   const v = parts.map((s) => Number(s.trim()));
-  if (v.length !== n) fail(info.file, `metadata_props.${key}`, `expected ${n} comma-separated numbers (one per joint), got ${v.length}`);
+  if (v.length !== n)
+    fail(info.file, `metadata_props.${key}`, `expected ${n} comma-separated numbers (one per joint), got ${v.length}`);
   v.forEach((x, i) => {
-    if (parts[i].trim() === '' || !Number.isFinite(x)) fail(info.file, `metadata_props.${key}[${i}]`, `not a number: "${parts[i]}"`);
+    if (parts[i].trim() === '' || !Number.isFinite(x))
+      fail(info.file, `metadata_props.${key}[${i}]`, `not a number: "${parts[i]}"`);
   });
   return v;
 }
@@ -122,7 +179,8 @@ function numberList(file: string, key: string, v: unknown, n: number, nonNegativ
   if (!Array.isArray(v)) fail(file, key, `expected a list of ${n} numbers`);
   if (v.length !== n) fail(file, key, `expected ${n} numbers (one per joint), got ${v.length}`);
   v.forEach((x, i) => {
-    if (typeof x !== 'number' || !Number.isFinite(x)) fail(file, `${key}[${i}]`, `not a finite number: ${JSON.stringify(x)}`);
+    if (typeof x !== 'number' || !Number.isFinite(x))
+      fail(file, `${key}[${i}]`, `not a finite number: ${JSON.stringify(x)}`);
     if (nonNegative && x < 0) fail(file, `${key}[${i}]`, `negative (${x})`);
   });
   return v as number[];
@@ -137,34 +195,87 @@ function joints(file: string, key: string, names: readonly string[]): JointOrder
   }
 }
 
-function knownTerm(table: TermTable, file: string, key: string, name: string, family: string): { kind: TrackingTermKind; checkedAgainst: string; size: number } {
+function knownTerm(
+  table: TermTable,
+  file: string,
+  key: string,
+  name: string,
+  family: string,
+): { kind: TrackingTermKind; checkedAgainst: string; size: number } {
   const t = table[name];
-  if (!t) fail(file, key, `observation term "${name}" is not one the ${family} adapter knows (known: ${Object.keys(table).join(', ')}); refusing rather than guessing its meaning`);
+  if (!t)
+    fail(
+      file,
+      key,
+      `observation term "${name}" is not one the ${family} adapter knows (known: ${Object.keys(table).join(', ')}); refusing rather than guessing its meaning`,
+    );
   return { ...t, size: trackingTermSize(t.kind, JOINTS) };
 }
 
-function term(table: TermTable, file: string, key: string, name: string, history: number, scale: readonly number[] | null, clip: number | null, family: string): TrackingTerm {
+function term(
+  table: TermTable,
+  file: string,
+  key: string,
+  name: string,
+  history: number,
+  scale: readonly number[] | null,
+  clip: number | null,
+  family: string,
+): TrackingTerm {
   const t = knownTerm(table, file, key, name, family);
   const size = trackingTermSize(t.kind, JOINTS);
-  if (scale !== null && scale.length !== size) fail(file, `${key}.scale`, `${scale.length} values for a term of size ${size}`);
-  if (!(Number.isInteger(history) && history >= 1)) fail(file, `${key}.history_length`, `expected an integer ≥ 1, got ${history}`);
-  return { name, kind: t.kind, size, history, scale: scale && scale.every((s) => s === 1) ? null : scale, clip, checkedAgainst: t.checkedAgainst };
+  if (scale !== null && scale.length !== size)
+    fail(file, `${key}.scale`, `${scale.length} values for a term of size ${size}`);
+  if (!(Number.isInteger(history) && history >= 1))
+    fail(file, `${key}.history_length`, `expected an integer ≥ 1, got ${history}`);
+  return {
+    name,
+    kind: t.kind,
+    size,
+    history,
+    scale: scale && scale.every((s) => s === 1) ? null : scale,
+    clip,
+    checkedAgainst: t.checkedAgainst,
+  };
 }
 
 /** The graph's observation input must be float32 [1, D] with D = the terms' total. */
-function checkIo(info: OnnxModelInfo, obsInput: string, timeInput: string | null, actionOutput: string, terms: TrackingTerm[]): number {
+function checkIo(
+  info: OnnxModelInfo,
+  obsInput: string,
+  timeInput: string | null,
+  actionOutput: string,
+  terms: TrackingTerm[],
+): number {
   const D = observationSizeOf(terms);
   const input = findInput(info, obsInput);
-  if (!input) fail(info.file, 'inputs', `no input "${obsInput}" (inputs: ${info.inputs.map(formatValueInfo).join(', ') || 'none'})`);
+  if (!input)
+    fail(
+      info.file,
+      'inputs',
+      `no input "${obsInput}" (inputs: ${info.inputs.map(formatValueInfo).join(', ') || 'none'})`,
+    );
   if (input.dtype !== 'float32') fail(info.file, `inputs.${obsInput}`, `is ${input.dtype}; expected float32`);
   const w = vectorWidth(input);
-  if (w !== D) fail(info.file, `inputs.${obsInput}`, `has width ${w ?? '?'} ([${input.shape.join(', ')}]); the declared terms build ${D}: ${describeTerms(terms)}`);
+  if (w !== D)
+    fail(
+      info.file,
+      `inputs.${obsInput}`,
+      `has width ${w ?? '?'} ([${input.shape.join(', ')}]); the declared terms build ${D}: ${describeTerms(terms)}`,
+    );
   const others = info.inputs.filter((i) => i.name !== obsInput && i.name !== timeInput);
   if (others.length) fail(info.file, 'inputs', `unexpected input(s) ${others.map(formatValueInfo).join(', ')}`);
-  if (timeInput !== null && !findInput(info, timeInput)) fail(info.file, 'inputs', `no "${timeInput}" input, which this family feeds the frame index through`);
+  if (timeInput !== null && !findInput(info, timeInput))
+    fail(info.file, 'inputs', `no "${timeInput}" input, which this family feeds the frame index through`);
   const out = findOutput(info, actionOutput);
-  if (!out) fail(info.file, 'outputs', `no output "${actionOutput}" (outputs: ${info.outputs.map(formatValueInfo).join(', ')})`);
-  if (vectorWidth(out) !== JOINTS) fail(info.file, `outputs.${actionOutput}`, `has shape [${out.shape.join(', ')}]; expected [1, ${JOINTS}]`);
+  if (!out)
+    fail(
+      info.file,
+      'outputs',
+      `no output "${actionOutput}" (outputs: ${info.outputs.map(formatValueInfo).join(', ')})`,
+    );
+  if (vectorWidth(out) !== JOINTS)
+    fail(info.file, `outputs.${actionOutput}`, `has shape [${out.shape.join(', ')}]; expected [1, ${JOINTS}]`);
   return D;
 }
 
@@ -172,7 +283,11 @@ function physicsChecked(file: string, p: PhysicsProfile, stepDtS: number | null)
   const problems = physicsProblems(p, JOINTS);
   if (problems.length) fail(file, 'physics', problems.join('; '));
   if (stepDtS !== null && Math.abs(p.timestepS * p.decimation - stepDtS) > 1e-9)
-    fail(file, 'step_dt', `the policy steps every ${stepDtS} s; the family's physics (${p.timestepS} s × ${p.decimation}) does not divide it`);
+    fail(
+      file,
+      'step_dt',
+      `the policy steps every ${stepDtS} s; the family's physics (${p.timestepS} s × ${p.decimation}) does not divide it`,
+    );
   return p;
 }
 
@@ -192,7 +307,9 @@ function needsOf(terms: readonly TrackingTerm[]): BackendNeed[] {
   return needs;
 }
 
-function spec(parts: Omit<TrackingPolicySpec, 'observationSize' | 'needs' | 'controlRateHz'> & { observationSize: number }): TrackingPolicySpec {
+function spec(
+  parts: Omit<TrackingPolicySpec, 'observationSize' | 'needs' | 'controlRateHz'> & { observationSize: number },
+): TrackingPolicySpec {
   return {
     ...parts,
     controlRateHz: 1 / (parts.physics.timestepS * parts.physics.decimation),
@@ -206,19 +323,38 @@ function spec(parts: Omit<TrackingPolicySpec, 'observationSize' | 'needs' | 'con
  */
 export function beyondmimicSpec(info: OnnxModelInfo): TrackingPolicySpec {
   const f = info.file;
-  const names = need(info, 'joint_names').split(',').map((s) => s.trim());
+  const names = need(info, 'joint_names')
+    .split(',')
+    .map((s) => s.trim());
   const order = joints(f, 'metadata_props.joint_names', names);
   const n = names.length;
-  const obsNames = need(info, 'observation_names').split(',').map((s) => s.trim());
+  const obsNames = need(info, 'observation_names')
+    .split(',')
+    .map((s) => s.trim());
   const histRaw = info.metadata.observation_history_lengths;
-  const hist = histRaw === undefined ? obsNames.map(() => 1) : csvNumbers(info, 'observation_history_lengths', obsNames.length);
-  const terms = obsNames.map((name, i) => term(BEYONDMIMIC_TERMS, f, `metadata_props.observation_names[${i}]`, name, hist[i], null, null, 'beyondmimic'));
+  const hist =
+    histRaw === undefined ? obsNames.map(() => 1) : csvNumbers(info, 'observation_history_lengths', obsNames.length);
+  const terms = obsNames.map((name, i) =>
+    term(BEYONDMIMIC_TERMS, f, `metadata_props.observation_names[${i}]`, name, hist[i], null, null, 'beyondmimic'),
+  );
   const D = checkIo(info, 'obs', 'time_step', 'actions', terms);
-  const bodyNames = need(info, 'body_names').split(',').map((s) => s.trim());
+  const bodyNames = need(info, 'body_names')
+    .split(',')
+    .map((s) => s.trim());
   const anchor = need(info, 'anchor_body_name').trim();
-  if (!bodyNames.includes(anchor)) fail(f, 'metadata_props.anchor_body_name', `"${anchor}" is not among body_names (${bodyNames.join(', ')})`);
-  if (bodyNames[0] !== 'pelvis') fail(f, 'metadata_props.body_names', `the first body must be the pelvis (the root the baked motion is placed by); got "${bodyNames[0]}"`);
-  const baked = bakedFrames(info, ['joint_pos', 'joint_vel', 'body_pos_w', 'body_quat_w', 'body_lin_vel_w', 'body_ang_vel_w'], bodyNames.length);
+  if (!bodyNames.includes(anchor))
+    fail(f, 'metadata_props.anchor_body_name', `"${anchor}" is not among body_names (${bodyNames.join(', ')})`);
+  if (bodyNames[0] !== 'pelvis')
+    fail(
+      f,
+      'metadata_props.body_names',
+      `the first body must be the pelvis (the root the baked motion is placed by); got "${bodyNames[0]}"`,
+    );
+  const baked = bakedFrames(
+    info,
+    ['joint_pos', 'joint_vel', 'body_pos_w', 'body_quat_w', 'body_lin_vel_w', 'body_ang_vel_w'],
+    bodyNames.length,
+  );
   const kp = csvNumbers(info, 'joint_stiffness', n);
   const kd = csvNumbers(info, 'joint_damping', n);
   const scale = csvNumbers(info, 'action_scale', n);
@@ -244,7 +380,7 @@ export function beyondmimicSpec(info: OnnxModelInfo): TrackingPolicySpec {
     notes: [
       'time_step k at control step k; the observation uses baked frame k (whole_body_tracking training pairing; motion_tracking_controller feeds k+1 to the same call, which changes only the reference outputs)',
       'last action is 0 at the first step (training; the deploy codes feed their warm-up output instead)',
-      'metadata gains, default pose and action scale are the exporter\'s 3-decimal roundings (exporter.py list_to_csv_str), used as the deploy codes use them',
+      "metadata gains, default pose and action scale are the exporter's 3-decimal roundings (exporter.py list_to_csv_str), used as the deploy codes use them",
       'physics: whole_body_tracking tracking_env_cfg.py sim.dt 0.005, decimation 4; motors as mjlab g1_constants.py',
     ],
   });
@@ -255,9 +391,12 @@ function bakedFrames(info: OnnxModelInfo, outputs: string[], bodies: number | nu
   let frames = -1;
   for (const o of outputs) {
     const c = info.timeIndexed[o];
-    if (!c) fail(info.file, `outputs.${o}`, 'is not a constant indexed by time_step, so the baked reference cannot be read');
-    if (frames >= 0 && c.dims[0] !== frames) fail(info.file, `outputs.${o}`, `has ${c.dims[0]} frames; ${outputs[0]} has ${frames}`);
-    if (bodies !== null && c.dims.length === 3 && c.dims[1] !== bodies) fail(info.file, `outputs.${o}`, `has ${c.dims[1]} bodies; body_names lists ${bodies}`);
+    if (!c)
+      fail(info.file, `outputs.${o}`, 'is not a constant indexed by time_step, so the baked reference cannot be read');
+    if (frames >= 0 && c.dims[0] !== frames)
+      fail(info.file, `outputs.${o}`, `has ${c.dims[0]} frames; ${outputs[0]} has ${frames}`);
+    if (bodies !== null && c.dims.length === 3 && c.dims[1] !== bodies)
+      fail(info.file, `outputs.${o}`, `has ${c.dims[1]} bodies; body_names lists ${bodies}`);
     frames = c.dims[0];
   }
   if (frames < 2) fail(info.file, 'outputs', `the baked reference has ${frames} frame(s); at least 2 are needed`);
@@ -283,7 +422,8 @@ function field(src: ConfigSource, obj: unknown, path: string[], what: string): u
 }
 
 function num(src: ConfigSource, v: unknown, key: string, positive = false): number {
-  if (typeof v !== 'number' || !Number.isFinite(v) || (positive && v <= 0)) fail(src.file, key, `expected a ${positive ? 'positive ' : ''}number, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || (positive && v <= 0))
+    fail(src.file, key, `expected a ${positive ? 'positive ' : ''}number, got ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -331,18 +471,38 @@ export function mjlabDeploySpec(info: OnnxModelInfo, deploy: ConfigSource): Trac
   const idsRaw = field(deploy, d, ['joint_ids_map'], 'the policy-to-motor joint table');
   const ids = numberList(f, 'joint_ids_map', idsRaw, JOINTS);
   ids.forEach((m, i) => {
-    if (!Number.isInteger(m) || m < 0 || m >= JOINTS) fail(f, `joint_ids_map[${i}]`, `not a motor index 0..${JOINTS - 1}: ${m}`);
+    if (!Number.isInteger(m) || m < 0 || m >= JOINTS)
+      fail(f, `joint_ids_map[${i}]`, `not a motor index 0..${JOINTS - 1}: ${m}`);
   });
-  const order = joints(f, 'joint_ids_map', ids.map((m) => G1_JOINT_NAMES[m]));
+  const order = joints(
+    f,
+    'joint_ids_map',
+    ids.map((m) => G1_JOINT_NAMES[m]),
+  );
   const stepDt = num(deploy, field(deploy, d, ['step_dt'], 'the policy period'), 'step_dt', true);
   const kp = numberList(f, 'stiffness', field(deploy, d, ['stiffness'], 'PD stiffness per joint'), JOINTS, true);
   const kd = numberList(f, 'damping', field(deploy, d, ['damping'], 'PD damping per joint'), JOINTS, true);
   const def = numberList(f, 'default_joint_pos', field(deploy, d, ['default_joint_pos'], 'the default pose'), JOINTS);
   const act = field(deploy, d, ['actions', 'JointPositionAction'], 'the joint position action');
-  const scale = numberList(f, 'actions.JointPositionAction.scale', field(deploy, act, ['scale'], 'action scale'), JOINTS);
-  const offset = numberList(f, 'actions.JointPositionAction.offset', field(deploy, act, ['offset'], 'action offset'), JOINTS);
+  const scale = numberList(
+    f,
+    'actions.JointPositionAction.scale',
+    field(deploy, act, ['scale'], 'action scale'),
+    JOINTS,
+  );
+  const offset = numberList(
+    f,
+    'actions.JointPositionAction.offset',
+    field(deploy, act, ['offset'], 'action offset'),
+    JOINTS,
+  );
   const clipRaw = isRecord(act) ? act.clip : null;
-  if (clipRaw !== null && clipRaw !== undefined) fail(f, 'actions.JointPositionAction.clip', 'an action clip is not supported by this adapter version (the released policy has none)');
+  if (clipRaw !== null && clipRaw !== undefined)
+    fail(
+      f,
+      'actions.JointPositionAction.clip',
+      'an action clip is not supported by this adapter version (the released policy has none)',
+    );
   const obs = field(deploy, d, ['observations'], 'the observation terms in order');
   if (!isRecord(obs)) fail(f, 'observations', 'expected a map of observation terms');
   const terms = Object.entries(obs).map(([name, cfg]) => {
@@ -354,23 +514,37 @@ export function mjlabDeploySpec(info: OnnxModelInfo, deploy: ConfigSource): Trac
     const hist = cfg.history_length === undefined ? 1 : num(deploy, cfg.history_length, `${key}.history_length`, true);
     return term(MJLAB_DEPLOY_TERMS, f, key, name, hist, sc, clip, 'mjlab-deploy');
   });
-  return mjlabFolderSpec('mjlab-deploy', info, f, order, terms, stepDt, { kp, kd, def }, {
-    action: { mode: 'default_offset', scale: toCanonical(order, scale), offset: toCanonical(order, offset), clip: null },
-    anchorBody: 'torso_link',
-    alignment: {
-      rotation: 'yaw',
-      translation: 'none',
-      robotBody: 'anchor',
-      referenceBody: 'root',
-      checkedAgainst: `${MIMIC} State_Mimic::enter (init_quat = yaw(robot torso) · yaw(motion root)ᵀ; no translation)`,
+  return mjlabFolderSpec(
+    'mjlab-deploy',
+    info,
+    f,
+    order,
+    terms,
+    stepDt,
+    { kp, kd, def },
+    {
+      action: {
+        mode: 'default_offset',
+        scale: toCanonical(order, scale),
+        offset: toCanonical(order, offset),
+        clip: null,
+      },
+      anchorBody: 'torso_link',
+      alignment: {
+        rotation: 'yaw',
+        translation: 'none',
+        robotBody: 'anchor',
+        referenceBody: 'root',
+        checkedAgainst: `${MIMIC} State_Mimic::enter (init_quat = yaw(robot torso) · yaw(motion root)ᵀ; no translation)`,
+      },
+      notes: [
+        'the motion is supplied as a clip (State_Mimic reads it from motion_file); frame k at control step k (MotionLoader_::update, dt 1/50)',
+        'anchor torso_link: the deploy code composes root·Rz(q12)·Rx(q13)·Ry(q14); forward kinematics of the model gives the same rotation',
+        "gains are deploy.yaml's (what the robot receives)",
+        'physics: mjlab tracking task 5 ms × decimation so that the step is step_dt',
+      ],
     },
-    notes: [
-      'the motion is supplied as a clip (State_Mimic reads it from motion_file); frame k at control step k (MotionLoader_::update, dt 1/50)',
-      'anchor torso_link: the deploy code composes root·Rz(q12)·Rx(q13)·Ry(q14); forward kinematics of the model gives the same rotation',
-      'gains are deploy.yaml\'s (what the robot receives)',
-      'physics: mjlab tracking task 5 ms × decimation so that the step is step_dt',
-    ],
-  });
+  );
 }
 
 /** wbc-mjlab folder: policy.onnx + config.yaml (schema wbc_tracking_params_v1) + clips/. */
@@ -378,31 +552,62 @@ export function wbcMjlabSpec(info: OnnxModelInfo, config: ConfigSource): Trackin
   const f = config.file;
   const d = config.data;
   const schema = field(config, d, ['schema_version'], 'the parameter schema');
-  if (schema !== 'wbc_tracking_params_v1') fail(f, 'schema_version', `expected wbc_tracking_params_v1, got ${JSON.stringify(schema)} (this adapter reads only that version)`);
+  if (schema !== 'wbc_tracking_params_v1')
+    fail(
+      f,
+      'schema_version',
+      `expected wbc_tracking_params_v1, got ${JSON.stringify(schema)} (this adapter reads only that version)`,
+    );
   const namesRaw = field(config, d, ['joint_names'], 'the policy joint order');
-  if (!Array.isArray(namesRaw) || namesRaw.some((x) => typeof x !== 'string')) fail(f, 'joint_names', 'expected a list of joint names');
+  if (!Array.isArray(namesRaw) || namesRaw.some((x) => typeof x !== 'string'))
+    fail(f, 'joint_names', 'expected a list of joint names');
   const order = joints(f, 'joint_names', namesRaw as string[]);
   const meta = info.metadata.joint_names;
-  if (meta !== undefined && meta.split(',').map((s) => s.trim()).join(',') !== (namesRaw as string[]).join(','))
-    fail(info.file, 'metadata_props.joint_names', `differs from ${f} joint_names; the policy and its configuration disagree on the joint order`);
+  if (
+    meta !== undefined &&
+    meta
+      .split(',')
+      .map((s) => s.trim())
+      .join(',') !== (namesRaw as string[]).join(',')
+  )
+    fail(
+      info.file,
+      'metadata_props.joint_names',
+      `differs from ${f} joint_names; the policy and its configuration disagree on the joint order`,
+    );
   const stepDt = num(config, field(config, d, ['policy_step_dt'], 'the policy period'), 'policy_step_dt', true);
   const kp = numberList(f, 'stiffness', field(config, d, ['stiffness'], 'PD stiffness'), JOINTS, true);
   const kd = numberList(f, 'damping', field(config, d, ['damping'], 'PD damping'), JOINTS, true);
   const def = numberList(f, 'default_joint_pos', field(config, d, ['default_joint_pos'], 'the default pose'), JOINTS);
   const mode = field(config, d, ['action', 'action_mode'], 'how actions become targets');
-  if (mode !== 'reference_residual') fail(f, 'action.action_mode', `expected reference_residual, got ${JSON.stringify(mode)}`);
-  if (info.metadata.action_mode !== undefined && info.metadata.action_mode !== mode) fail(info.file, 'metadata_props.action_mode', `is "${info.metadata.action_mode}"; ${f} says ${String(mode)}`);
+  if (mode !== 'reference_residual')
+    fail(f, 'action.action_mode', `expected reference_residual, got ${JSON.stringify(mode)}`);
+  if (info.metadata.action_mode !== undefined && info.metadata.action_mode !== mode)
+    fail(info.file, 'metadata_props.action_mode', `is "${info.metadata.action_mode}"; ${f} says ${String(mode)}`);
   const scale = numberList(f, 'action.scale', field(config, d, ['action', 'scale'], 'action scale'), JOINTS);
   const obs = field(config, d, ['actor_observations'], 'the actor observation terms in order');
   if (!isRecord(obs)) fail(f, 'actor_observations', 'expected a map of observation terms');
   const listed = field(config, d, ['tracking', 'actor_observation_names'], 'the actor term order');
   const obsKeys = Object.keys(obs);
   if (!Array.isArray(listed) || listed.join(',') !== obsKeys.join(','))
-    fail(f, 'tracking.actor_observation_names', `does not list the actor_observations keys in the same order (${obsKeys.join(', ')})`);
+    fail(
+      f,
+      'tracking.actor_observation_names',
+      `does not list the actor_observations keys in the same order (${obsKeys.join(', ')})`,
+    );
   const metaNames = info.metadata.observation_names;
   if (metaNames !== undefined && metaNames !== obsKeys.join(','))
-    fail(info.file, 'metadata_props.observation_names', `"${metaNames}" differs from ${f} actor_observations (${obsKeys.join(', ')})`);
-  const hist = num(config, field(config, d, ['tracking', 'actor_history_length'], 'history length'), 'tracking.actor_history_length', true);
+    fail(
+      info.file,
+      'metadata_props.observation_names',
+      `"${metaNames}" differs from ${f} actor_observations (${obsKeys.join(', ')})`,
+    );
+  const hist = num(
+    config,
+    field(config, d, ['tracking', 'actor_history_length'], 'history length'),
+    'tracking.actor_history_length',
+    true,
+  );
   const terms = Object.entries(obs).map(([name, cfg]) => {
     const key = `actor_observations.${name}`;
     if (!isRecord(cfg)) fail(f, key, 'expected a map with dim, scale and params');
@@ -413,30 +618,45 @@ export function wbcMjlabSpec(info: OnnxModelInfo, config: ConfigSource): Trackin
   });
   const anchor = field(config, d, ['tracking', 'anchor_body_name'], 'the anchor body');
   if (typeof anchor !== 'string') fail(f, 'tracking.anchor_body_name', 'expected a body name');
-  return mjlabFolderSpec('wbc-mjlab', info, f, order, terms, stepDt, { kp, kd, def }, {
-    action: { mode: 'reference_residual', scale: toCanonical(order, scale), offset: new Float64Array(JOINTS), clip: null },
-    anchorBody: anchor,
-    alignment: {
-      rotation: 'none',
-      translation: 'none',
-      robotBody: 'anchor',
-      referenceBody: 'anchor',
-      checkedAgainst: `${WBC}: every reference term is in the reference's own frame, so no alignment enters the observation`,
+  return mjlabFolderSpec(
+    'wbc-mjlab',
+    info,
+    f,
+    order,
+    terms,
+    stepDt,
+    { kp, kd, def },
+    {
+      action: {
+        mode: 'reference_residual',
+        scale: toCanonical(order, scale),
+        offset: new Float64Array(JOINTS),
+        clip: null,
+      },
+      anchorBody: anchor,
+      alignment: {
+        rotation: 'none',
+        translation: 'none',
+        robotBody: 'anchor',
+        referenceBody: 'anchor',
+        checkedAgainst: `${WBC}: every reference term is in the reference's own frame, so no alignment enters the observation`,
+      },
+      notes: [
+        'target = reference joint angles of frame k + scale · action (ReferenceJointPositionAction, wbc_mdp_registrations.cpp)',
+        'ref_base_height is the anchor z minus env_origin_z (0 in robot_defaults.yaml)',
+        "the robot-side 0.98 × peak-torque target back-solve (pd_torque_clip.cpp) is not modelled; the simulator clamps torque to mjlab's effort limits",
+        "clips: the folder's clips/ library (one frame per 20 ms policy step, npz fps 50)",
+      ],
     },
-    notes: [
-      'target = reference joint angles of frame k + scale · action (ReferenceJointPositionAction, wbc_mdp_registrations.cpp)',
-      'ref_base_height is the anchor z minus env_origin_z (0 in robot_defaults.yaml)',
-      'the robot-side 0.98 × peak-torque target back-solve (pd_torque_clip.cpp) is not modelled; the simulator clamps torque to mjlab\'s effort limits',
-      'clips: the folder\'s clips/ library (one frame per 20 ms policy step, npz fps 50)',
-    ],
-  });
+  );
 }
 
 /** holosoma whole-body tracking export: obs + time_step; metadata dof_names, kp, kd, experiment_config. */
 export function holosomaSpec(info: OnnxModelInfo): TrackingPolicySpec {
   const f = info.file;
   const dof = jsonValue(info, 'dof_names');
-  if (!Array.isArray(dof) || dof.some((x) => typeof x !== 'string')) fail(f, 'metadata_props.dof_names', 'expected a JSON list of joint names');
+  if (!Array.isArray(dof) || dof.some((x) => typeof x !== 'string'))
+    fail(f, 'metadata_props.dof_names', 'expected a JSON list of joint names');
   const order = joints(f, 'metadata_props.dof_names', dof as string[]);
   const kp = numberList(f, 'metadata_props.kp', jsonValue(info, 'kp'), JOINTS, true);
   const kd = numberList(f, 'metadata_props.kd', jsonValue(info, 'kd'), JOINTS, true);
@@ -452,27 +672,61 @@ export function holosomaSpec(info: OnnxModelInfo): TrackingPolicySpec {
     }
   };
   const cfgDof = get(['robot', 'dof_names'], 'the robot joint order');
-  if (!Array.isArray(cfgDof) || cfgDof.join(',') !== (dof as string[]).join(',')) fail(f, k(['robot', 'dof_names']), 'differs from metadata dof_names');
-  const fps = num(src, get(['simulator', 'config', 'sim', 'fps'], 'physics rate'), k(['simulator', 'config', 'sim', 'fps']), true);
-  const dec = num(src, get(['simulator', 'config', 'sim', 'control_decimation'], 'physics steps per policy step'), k(['simulator', 'config', 'sim', 'control_decimation']), true);
+  if (!Array.isArray(cfgDof) || cfgDof.join(',') !== (dof as string[]).join(','))
+    fail(f, k(['robot', 'dof_names']), 'differs from metadata dof_names');
+  const fps = num(
+    src,
+    get(['simulator', 'config', 'sim', 'fps'], 'physics rate'),
+    k(['simulator', 'config', 'sim', 'fps']),
+    true,
+  );
+  const dec = num(
+    src,
+    get(['simulator', 'config', 'sim', 'control_decimation'], 'physics steps per policy step'),
+    k(['simulator', 'config', 'sim', 'control_decimation']),
+    true,
+  );
   const control = get(['robot', 'control'], 'the action mapping');
   if (!isRecord(control)) fail(f, k(['robot', 'control']), 'expected a map');
-  if (control.control_type !== 'P') fail(f, k(['robot', 'control', 'control_type']), `expected "P" (position targets), got ${JSON.stringify(control.control_type)}`);
+  if (control.control_type !== 'P')
+    fail(
+      f,
+      k(['robot', 'control', 'control_type']),
+      `expected "P" (position targets), got ${JSON.stringify(control.control_type)}`,
+    );
   const aScale = num(src, control.action_scale, k(['robot', 'control', 'action_scale']), true);
   if (control.action_scales_by_effort_limit_over_p_gain !== false)
-    fail(f, k(['robot', 'control', 'action_scales_by_effort_limit_over_p_gain']), 'only false is supported by this adapter version');
-  const clip = control.clip_actions === true ? num(src, control.action_clip_value, k(['robot', 'control', 'action_clip_value']), true) : null;
+    fail(
+      f,
+      k(['robot', 'control', 'action_scales_by_effort_limit_over_p_gain']),
+      'only false is supported by this adapter version',
+    );
+  const clip =
+    control.clip_actions === true
+      ? num(src, control.action_clip_value, k(['robot', 'control', 'action_clip_value']), true)
+      : null;
   const defMap = get(['robot', 'init_state', 'default_joint_angles'], 'the default pose');
   if (!isRecord(defMap)) fail(f, k(['robot', 'init_state', 'default_joint_angles']), 'expected a map joint → angle');
   const def = (dof as string[]).map((n) => {
     const v = defMap[n];
-    if (typeof v !== 'number' || !Number.isFinite(v)) fail(f, k(['robot', 'init_state', 'default_joint_angles', n]), `missing or not a number: ${JSON.stringify(v)}`);
+    if (typeof v !== 'number' || !Number.isFinite(v))
+      fail(f, k(['robot', 'init_state', 'default_joint_angles', n]), `missing or not a number: ${JSON.stringify(v)}`);
     return v;
   });
-  const effort = numberList(f, k(['robot', 'dof_effort_limit_list']), get(['robot', 'dof_effort_limit_list'], 'effort limits'), JOINTS, true);
+  const effort = numberList(
+    f,
+    k(['robot', 'dof_effort_limit_list']),
+    get(['robot', 'dof_effort_limit_list'], 'effort limits'),
+    JOINTS,
+    true,
+  );
   const groups = get(['observation', 'groups', 'actor_obs'], 'the actor observation group');
-  if (!isRecord(groups) || !isRecord(groups.terms)) fail(f, k(['observation', 'groups', 'actor_obs', 'terms']), 'expected a map of terms');
-  const hist = groups.history_length === undefined ? 1 : num(src, groups.history_length, k(['observation', 'groups', 'actor_obs', 'history_length']), true);
+  if (!isRecord(groups) || !isRecord(groups.terms))
+    fail(f, k(['observation', 'groups', 'actor_obs', 'terms']), 'expected a map of terms');
+  const hist =
+    groups.history_length === undefined
+      ? 1
+      : num(src, groups.history_length, k(['observation', 'groups', 'actor_obs', 'history_length']), true);
   // holosoma concatenates a group's terms in sorted name order (ObservationManager.compute_group:
   // sorted(obs_tensors.keys()); holosoma_inference policies/base.py sorts the same way).
   const names = Object.keys(groups.terms).sort();
@@ -481,14 +735,22 @@ export function holosomaSpec(info: OnnxModelInfo): TrackingPolicySpec {
     const t = (groups.terms as Record<string, unknown>)[name];
     if (!isRecord(t)) fail(f, key, 'expected a term map');
     if (t.scale !== undefined && t.scale !== 1)
-      fail(f, `${key}.scale`, `a scale other than the number 1 is not supported by this adapter version (got ${JSON.stringify(t.scale)})`);
+      fail(
+        f,
+        `${key}.scale`,
+        `a scale other than the number 1 is not supported by this adapter version (got ${JSON.stringify(t.scale)})`,
+      );
     const c = t.clip === null || t.clip === undefined ? null : num(src, t.clip, `${key}.clip`, true);
     return term(HOLOSOMA_TERMS, f, key, name, hist, null, c, 'holosoma-wbt');
   });
   const D = checkIo(info, 'obs', 'time_step', 'actions', terms);
   const frames = bakedFrames(info, ['joint_pos', 'joint_vel', 'ref_pos_xyz', 'ref_quat_xyzw'], null);
   const defC = toCanonical(order, def);
-  const physics = physicsChecked(f, { ...mjlabG1Physics(1 / fps, dec), effortLimitNm: Array.from(toCanonical(order, effort)) }, null);
+  const physics = physicsChecked(
+    f,
+    { ...mjlabG1Physics(1 / fps, dec), effortLimitNm: Array.from(toCanonical(order, effort)) },
+    null,
+  );
   return spec({
     family: 'holosoma-wbt',
     adapter: ADAPTER_VERSIONS['holosoma-wbt'],
@@ -498,7 +760,12 @@ export function holosomaSpec(info: OnnxModelInfo): TrackingPolicySpec {
     jointOrder: order,
     observation: terms,
     observationSize: D,
-    physics: { ...physics, id: `holosoma-g1/1@${physics.timestepS * 1000}ms×${physics.decimation}`, source: 'experiment_config simulator.config.sim (fps, control_decimation), robot.dof_effort_limit_list; armature as mjlab g1_constants.py (the same values holosoma lists)' },
+    physics: {
+      ...physics,
+      id: `holosoma-g1/1@${physics.timestepS * 1000}ms×${physics.decimation}`,
+      source:
+        'experiment_config simulator.config.sim (fps, control_decimation), robot.dof_effort_limit_list; armature as mjlab g1_constants.py (the same values holosoma lists)',
+    },
     kp: toCanonical(order, kp),
     kd: toCanonical(order, kd),
     defaultJointPosRad: defC,
@@ -509,7 +776,8 @@ export function holosomaSpec(info: OnnxModelInfo): TrackingPolicySpec {
       translation: 'none',
       robotBody: 'anchor',
       referenceBody: 'anchor',
-      checkedAgainst: 'amazon-far/holosoma src/holosoma_inference/holosoma_inference/policies/wbt.py _capture_robot_yaw_offset / _capture_motion_yaw_offset / _remove_yaw_offset',
+      checkedAgainst:
+        'amazon-far/holosoma src/holosoma_inference/holosoma_inference/policies/wbt.py _capture_robot_yaw_offset / _capture_motion_yaw_offset / _remove_yaw_offset',
     },
     baked: { frames, fps: 1 / (physics.timestepS * physics.decimation), bodyNames: ['torso_link'] },
     notes: [

@@ -30,8 +30,14 @@ export interface TrackingRobotState {
 type Q = Float64Array;
 
 function quatMulInto(a: ArrayLike<number>, ao: number, b: ArrayLike<number>, bo: number, out: Q): void {
-  const aw = a[ao], ax = a[ao + 1], ay = a[ao + 2], az = a[ao + 3];
-  const bw = b[bo], bx = b[bo + 1], by = b[bo + 2], bz = b[bo + 3];
+  const aw = a[ao],
+    ax = a[ao + 1],
+    ay = a[ao + 2],
+    az = a[ao + 3];
+  const bw = b[bo],
+    bx = b[bo + 1],
+    by = b[bo + 2],
+    bz = b[bo + 3];
   out[0] = aw * bw - ax * bx - ay * by - az * bz;
   out[1] = aw * bx + ax * bw + ay * bz - az * by;
   out[2] = aw * by - ax * bz + ay * bw + az * bx;
@@ -39,8 +45,20 @@ function quatMulInto(a: ArrayLike<number>, ao: number, b: ArrayLike<number>, bo:
 }
 
 /** v' = R(q)ᵀ·v (q wxyz, unit): a world vector in the frame q. */
-function rotateInv(q: ArrayLike<number>, qo: number, vx: number, vy: number, vz: number, out: Float32Array | Float64Array, o: number, s: readonly number[] | null): void {
-  const w = q[qo], x = -q[qo + 1], y = -q[qo + 2], z = -q[qo + 3];
+function rotateInv(
+  q: ArrayLike<number>,
+  qo: number,
+  vx: number,
+  vy: number,
+  vz: number,
+  out: Float32Array | Float64Array,
+  o: number,
+  s: readonly number[] | null,
+): void {
+  const w = q[qo],
+    x = -q[qo + 1],
+    y = -q[qo + 2],
+    z = -q[qo + 3];
   // t = 2·(u × v); v' = v + w·t + u × t, with u = (x, y, z) of the conjugate.
   const tx = 2 * (y * vz - z * vy);
   const ty = 2 * (z * vx - x * vz);
@@ -51,7 +69,10 @@ function rotateInv(q: ArrayLike<number>, qo: number, vx: number, vy: number, vz:
 }
 
 function rotate(q: ArrayLike<number>, vx: number, vy: number, vz: number, out: Q, o: number): void {
-  const w = q[0], x = q[1], y = q[2], z = q[3];
+  const w = q[0],
+    x = q[1],
+    y = q[2],
+    z = q[3];
   const tx = 2 * (y * vz - z * vy);
   const ty = 2 * (z * vx - x * vz);
   const tz = 2 * (x * vy - y * vx);
@@ -62,7 +83,10 @@ function rotate(q: ArrayLike<number>, vx: number, vy: number, vz: number, out: Q
 
 /** The yaw-only part of q (rotation about world z with the same heading). */
 function yawOf(q: ArrayLike<number>, qo: number, out: Q): void {
-  const w = q[qo], x = q[qo + 1], y = q[qo + 2], z = q[qo + 3];
+  const w = q[qo],
+    x = q[qo + 1],
+    y = q[qo + 2],
+    z = q[qo + 3];
   const yaw = Math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z));
   out[0] = Math.cos(yaw / 2);
   out[1] = 0;
@@ -86,7 +110,10 @@ export class TrackingObservationBuilder {
   private readonly v1 = new Float64Array(3);
 
   constructor(
-    private readonly spec: Pick<TrackingPolicySpec, 'observation' | 'observationSize' | 'jointOrder' | 'defaultJointPosRad' | 'alignment'>,
+    private readonly spec: Pick<
+      TrackingPolicySpec,
+      'observation' | 'observationSize' | 'jointOrder' | 'defaultJointPosRad' | 'alignment'
+    >,
   ) {
     this.joints = spec.jointOrder.canonicalOf.length;
     this.observation = new Float32Array(spec.observationSize);
@@ -124,7 +151,15 @@ export class TrackingObservationBuilder {
     this.aligned = true;
   }
 
-  private toPolicy(map: JointOrderMap, canonical: ArrayLike<number>, offset: number, out: Float32Array, o: number, scale: readonly number[] | null, subtract: ArrayLike<number> | null): void {
+  private toPolicy(
+    map: JointOrderMap,
+    canonical: ArrayLike<number>,
+    offset: number,
+    out: Float32Array,
+    o: number,
+    scale: readonly number[] | null,
+    subtract: ArrayLike<number> | null,
+  ): void {
     const s = this.scratchJ;
     if (subtract) {
       for (let j = 0; j < this.joints; j++) s[j] = canonical[offset + j] - subtract[j];
@@ -133,7 +168,14 @@ export class TrackingObservationBuilder {
     if (scale) for (let j = 0; j < this.joints; j++) out[o + j] *= scale[j];
   }
 
-  private writeTerm(t: TrackingTerm, out: Float32Array, robot: TrackingRobotState, ref: TrackingReference, f: number, lastAction: ArrayLike<number>): void {
+  private writeTerm(
+    t: TrackingTerm,
+    out: Float32Array,
+    robot: TrackingRobotState,
+    ref: TrackingReference,
+    f: number,
+    lastAction: ArrayLike<number>,
+  ): void {
     const n = this.joints;
     const map = this.spec.jointOrder;
     const sc = t.scale;
@@ -184,7 +226,10 @@ export class TrackingObservationBuilder {
         this.q2[2] = -r[2];
         this.q2[3] = -r[3];
         quatMulInto(this.q2, 0, this.q1, 0, this.q1); // in place: quatMulInto reads both operands first
-        const w = this.q1[0], x = this.q1[1], y = this.q1[2], z = this.q1[3];
+        const w = this.q1[0],
+          x = this.q1[1],
+          y = this.q1[2],
+          z = this.q1[3];
         const nn = w * w + x * x + y * y + z * z;
         const s2 = nn > 0 ? 2 / nn : 0;
         out[0] = 1 - s2 * (y * y + z * z); // R00

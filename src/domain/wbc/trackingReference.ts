@@ -37,7 +37,8 @@ export function gradient(src: ArrayLike<number>, frames: number, width: number, 
     const a = f === 0 ? 0 : f - 1;
     const b = f === frames - 1 ? frames - 1 : f + 1;
     const span = (b - a) * dt;
-    for (let c = 0; c < width; c++) out[f * width + c] = span > 0 ? (src[b * width + c] - src[a * width + c]) / span : 0;
+    for (let c = 0; c < width; c++)
+      out[f * width + c] = span > 0 ? (src[b * width + c] - src[a * width + c]) / span : 0;
   }
 }
 
@@ -83,7 +84,11 @@ export function angularVelocity(q: ArrayLike<number>, frames: number, dt: number
  * The reference of a clip already on the control timeline: FK for the anchor (a profile body
  * index), central differences for velocities.
  */
-export function trackingReferenceFromClip(clip: ClipOnTimeline, fk: ForwardKinematics, anchorBody: number): TrackingReference {
+export function trackingReferenceFromClip(
+  clip: ClipOnTimeline,
+  fk: ForwardKinematics,
+  anchorBody: number,
+): TrackingReference {
   const F = clip.frameCount;
   const J = fk.jointCount;
   const B = fk.bodyCount;
@@ -106,5 +111,16 @@ export function trackingReferenceFromClip(clip: ClipOnTimeline, fk: ForwardKinem
   gradient(anchorPosM, F, 3, dt, anchorLinVelMps);
   const anchorAngVelRadS = new Float64Array(3 * F);
   angularVelocity(anchorQuatWxyz, F, dt, anchorAngVelRadS);
-  return { frames: F, rateHz: clip.rateHz, jointPosRad, jointVelRadS, rootPosM, rootQuatWxyz, anchorPosM, anchorQuatWxyz, anchorLinVelMps, anchorAngVelRadS };
+  return {
+    frames: F,
+    rateHz: clip.rateHz,
+    jointPosRad,
+    jointVelRadS,
+    rootPosM,
+    rootQuatWxyz,
+    anchorPosM,
+    anchorQuatWxyz,
+    anchorLinVelMps,
+    anchorAngVelRadS,
+  };
 }

@@ -18,7 +18,10 @@ export function jointIndex(name: string): number {
 }
 
 /** First canonical index of each leg's 6 joints (hip pitch, hip roll, hip yaw, knee, ankle pitch, ankle roll). */
-export const LEG_JOINT0: readonly [number, number] = [jointIndex('left_hip_pitch_joint'), jointIndex('right_hip_pitch_joint')];
+export const LEG_JOINT0: readonly [number, number] = [
+  jointIndex('left_hip_pitch_joint'),
+  jointIndex('right_hip_pitch_joint'),
+];
 
 interface CollisionGeom {
   body: number;
@@ -67,7 +70,8 @@ export class BodyModel {
   private readonly q = new Float64Array(G1_NUM_JOINTS);
 
   constructor(profile: RobotProfile) {
-    if (profile.joints.length !== G1_NUM_JOINTS) throw new Error(`the workload generator needs the 29-joint G1; the model has ${profile.joints.length} joints`);
+    if (profile.joints.length !== G1_NUM_JOINTS)
+      throw new Error(`the workload generator needs the 29-joint G1; the model has ${profile.joints.length} joints`);
     this.profile = profile;
     this.fk = new ForwardKinematics(profile);
     this.bodyCount = this.fk.bodyCount;
@@ -95,10 +99,19 @@ export class BodyModel {
         const side = this.footBody.indexOf(bi);
         const isFoot = side >= 0 && g.type === 'sphere';
         if (isFoot) spheres[side].push([g.posM[0], g.posM[1], g.posM[2], g.size[0]]);
-        this.geoms.push({ body: bi, type: g.type, pos: [...g.posM], quat: [...g.quatWxyz], size: g.size, isFoot, label: g.name ?? `${b.name}#${gi}` });
+        this.geoms.push({
+          body: bi,
+          type: g.type,
+          pos: [...g.posM],
+          quat: [...g.quatWxyz],
+          size: g.size,
+          isFoot,
+          label: g.name ?? `${b.name}#${gi}`,
+        });
       });
     });
-    if (spheres[0].length === 0 || spheres[1].length === 0) throw new Error('the model has no foot contact spheres on left/right_ankle_roll_link');
+    if (spheres[0].length === 0 || spheres[1].length === 0)
+      throw new Error('the model has no foot contact spheres on left/right_ankle_roll_link');
     this.footSpheres = spheres;
     let sole = Infinity;
     let toeX = -Infinity;
@@ -146,7 +159,9 @@ export class BodyModel {
     const qy = this.quat[o + 2];
     const qz = this.quat[o + 3];
     // z row of the rotation matrix
-    return this.pos[3 * b + 2] + 2 * (qx * qz - w * qy) * x + 2 * (qy * qz + w * qx) * y + (1 - 2 * (qx * qx + qy * qy)) * z;
+    return (
+      this.pos[3 * b + 2] + 2 * (qx * qz - w * qy) * x + 2 * (qy * qz + w * qx) * y + (1 - 2 * (qx * qx + qy * qy)) * z
+    );
   }
 
   /** World position of a point of body b's frame, after `forward`. */
@@ -217,7 +232,14 @@ export class BodyModel {
    * steps from the angles already in `joints` (warm start), clamped to the joint limits.
    * Returns the final residual (position m + orientation rad, Euclidean).
    */
-  solveLeg(side: Side, rootPos: ArrayLike<number>, rootQuat: ArrayLike<number>, joints: Float64Array, target: FootTarget, maxIter = 50): number {
+  solveLeg(
+    side: Side,
+    rootPos: ArrayLike<number>,
+    rootQuat: ArrayLike<number>,
+    joints: Float64Array,
+    target: FootTarget,
+    maxIter = 50,
+  ): number {
     const j0 = LEG_JOINT0[side];
     const fb = this.footBody[side];
     const bodies = this.legBodies[side];

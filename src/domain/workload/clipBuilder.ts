@@ -83,7 +83,9 @@ export class FrameResolver {
     for (const side of [0, 1] as Side[]) {
       const r = m.solveLeg(side, rootPos, rootQuat, joints, spec.legs[side].target);
       if (!(r <= IK_TOLERANCE)) {
-        throw new IkError(`${where}: the ${side === 0 ? 'left' : 'right'} foot target is out of reach (IK residual ${r.toExponential(2)}; joints ${Array.from(joints.subarray(LEG_JOINT0[side], LEG_JOINT0[side] + 6), (v) => v.toFixed(3)).join(', ')})`);
+        throw new IkError(
+          `${where}: the ${side === 0 ? 'left' : 'right'} foot target is out of reach (IK residual ${r.toExponential(2)}; joints ${Array.from(joints.subarray(LEG_JOINT0[side], LEG_JOINT0[side] + 6), (v) => v.toFixed(3)).join(', ')})`,
+        );
       }
     }
     // floor pass

@@ -35,7 +35,13 @@ export interface GeneratedCoreV1 extends LoadedWorkload {
 /** Names, groups and descriptions of the core-v1 clips, without generating them. */
 export function coreV1Catalogue(profile: RobotProfile): RecipeMeta[] {
   const kit = new Kit(new BodyModel(profile));
-  return coreV1Recipes(kit).map(({ name, group, description, durationS, flight }) => ({ name, group, description, durationS, flight }));
+  return coreV1Recipes(kit).map(({ name, group, description, durationS, flight }) => ({
+    name,
+    group,
+    description,
+    durationS,
+    flight,
+  }));
 }
 
 /**
@@ -60,7 +66,12 @@ export function generateCoreV1(profile: RobotProfile, options: CoreV1Options = {
     const body = buildClip(model, recipe, CORE_V1_FPS);
     const clip: MotionClip = {
       ...body,
-      provenance: { file: `builtin:${CORE_V1_ID}/${recipe.name}.json`, format: 'motionbench-json', fileSha256: '', fpsSource: 'file' },
+      provenance: {
+        file: `builtin:${CORE_V1_ID}/${recipe.name}.json`,
+        format: 'motionbench-json',
+        fileSha256: '',
+        fpsSource: 'file',
+      },
     };
     if (options.withFileSha256 ?? true) clip.provenance.fileSha256 = sha256HexOfString(encodeClipJson(clip));
     return clip;
@@ -68,6 +79,12 @@ export function generateCoreV1(profile: RobotProfile, options: CoreV1Options = {
   return {
     snapshot: buildSnapshot(CORE_V1_ID, CORE_V1_VERSION, 'builtin', clips),
     clips,
-    recipes: recipes.map(({ name, group, description, durationS, flight }) => ({ name, group, description, durationS, flight })),
+    recipes: recipes.map(({ name, group, description, durationS, flight }) => ({
+      name,
+      group,
+      description,
+      durationS,
+      flight,
+    })),
   };
 }

@@ -116,7 +116,10 @@ function upperBody(kit: Kit): Recipe[] {
     );
   }
   {
-    const up = pose({ left: arm({ pitch: -2.55, roll: 0.45, elbow: 1.35 }), right: arm({ pitch: -2.55, roll: 0.45, elbow: 1.35 }) });
+    const up = pose({
+      left: arm({ pitch: -2.55, roll: 0.45, elbow: 1.35 }),
+      right: arm({ pitch: -2.55, roll: 0.45, elbow: 1.35 }),
+    });
     const track = seq([
       [0.5, STAND],
       [2.2, up],
@@ -143,7 +146,11 @@ function upperBody(kit: Kit): Recipe[] {
   {
     const reachR = pose({ waistYaw: 0.3, waistPitch: 0.12, right: arm({ pitch: -1.45, roll: -0.05, elbow: 1.5 }) });
     const reachL = pose({ waistYaw: -0.3, waistPitch: 0.12, left: arm({ pitch: -1.45, roll: -0.05, elbow: 1.5 }) });
-    const reachB = pose({ waistPitch: 0.2, left: arm({ pitch: -1.35, roll: 0.05, elbow: 1.5 }), right: arm({ pitch: -1.35, roll: 0.05, elbow: 1.5 }) });
+    const reachB = pose({
+      waistPitch: 0.2,
+      left: arm({ pitch: -1.35, roll: 0.05, elbow: 1.5 }),
+      right: arm({ pitch: -1.35, roll: 0.05, elbow: 1.5 }),
+    });
     const track = seq([
       [0.5, STAND],
       [1.8, reachR],
@@ -189,7 +196,10 @@ function upperBody(kit: Kit): Recipe[] {
     );
   }
   {
-    const side = pose({ left: arm({ pitch: 0, roll: 1.35, yaw: 0, elbow: 1.5 }), right: arm({ pitch: 0, roll: 1.35, yaw: 0, elbow: 1.5 }) });
+    const side = pose({
+      left: arm({ pitch: 0, roll: 1.35, yaw: 0, elbow: 1.5 }),
+      right: arm({ pitch: 0, roll: 1.35, yaw: 0, elbow: 1.5 }),
+    });
     const track = seq([
       [0.5, STAND],
       [1.8, side],
@@ -221,8 +231,15 @@ function upperBody(kit: Kit): Recipe[] {
     );
   }
   {
-    const up = pose({ waistPitch: -0.05, left: arm({ pitch: -2.8, roll: 0.2, elbow: 1.45 }), right: arm({ pitch: -2.8, roll: 0.2, elbow: 1.45 }) });
-    const front = pose({ left: arm({ pitch: -1.5, roll: 0.1, elbow: 1.5 }), right: arm({ pitch: -1.5, roll: 0.1, elbow: 1.5 }) });
+    const up = pose({
+      waistPitch: -0.05,
+      left: arm({ pitch: -2.8, roll: 0.2, elbow: 1.45 }),
+      right: arm({ pitch: -2.8, roll: 0.2, elbow: 1.45 }),
+    });
+    const front = pose({
+      left: arm({ pitch: -1.5, roll: 0.1, elbow: 1.5 }),
+      right: arm({ pitch: -1.5, roll: 0.1, elbow: 1.5 }),
+    });
     const track = seq([
       [0.5, STAND],
       [1.9, up],
@@ -246,9 +263,21 @@ function upperBody(kit: Kit): Recipe[] {
     );
   }
   {
-    const guard = pose({ waistYaw: 0.1, left: arm({ pitch: -0.95, roll: 0.2, yaw: 0.1, elbow: -0.25 }), right: arm({ pitch: -0.9, roll: 0.2, yaw: 0.1, elbow: -0.2 }) });
-    const jabL = pose({ waistYaw: -0.2, left: arm({ pitch: -1.45, roll: -0.02, yaw: 0, elbow: 1.25 }), right: arm({ pitch: -0.9, roll: 0.2, yaw: 0.1, elbow: -0.2 }) });
-    const jabR = pose({ waistYaw: 0.35, left: arm({ pitch: -0.95, roll: 0.2, yaw: 0.1, elbow: -0.25 }), right: arm({ pitch: -1.45, roll: -0.02, yaw: 0, elbow: 1.25 }) });
+    const guard = pose({
+      waistYaw: 0.1,
+      left: arm({ pitch: -0.95, roll: 0.2, yaw: 0.1, elbow: -0.25 }),
+      right: arm({ pitch: -0.9, roll: 0.2, yaw: 0.1, elbow: -0.2 }),
+    });
+    const jabL = pose({
+      waistYaw: -0.2,
+      left: arm({ pitch: -1.45, roll: -0.02, yaw: 0, elbow: 1.25 }),
+      right: arm({ pitch: -0.9, roll: 0.2, yaw: 0.1, elbow: -0.2 }),
+    });
+    const jabR = pose({
+      waistYaw: 0.35,
+      left: arm({ pitch: -0.95, roll: 0.2, yaw: 0.1, elbow: -0.25 }),
+      right: arm({ pitch: -1.45, roll: -0.02, yaw: 0, elbow: 1.25 }),
+    });
     const keys: [number, Float64Array][] = [
       [0.5, STAND],
       [1.7, guard],
@@ -273,7 +302,10 @@ function upperBody(kit: Kit): Recipe[] {
     );
   }
   {
-    const bent = pose({ left: arm({ pitch: 0.1, roll: 0.15, elbow: 0.75 }), right: arm({ pitch: 0.1, roll: 0.15, elbow: 0.75 }) });
+    const bent = pose({
+      left: arm({ pitch: 0.1, roll: 0.15, elbow: 0.75 }),
+      right: arm({ pitch: 0.1, roll: 0.15, elbow: 0.75 }),
+    });
     const track = seq([
       [0.5, STAND],
       [1.5, bent],
@@ -298,8 +330,15 @@ function upperBody(kit: Kit): Recipe[] {
     );
   }
   {
-    const front = pose({ left: arm({ pitch: -1.5, roll: 0.05, elbow: 1.45 }), right: arm({ pitch: -1.5, roll: 0.05, elbow: 1.45 }) });
-    const open = pose({ waistPitch: -0.08, left: arm({ pitch: -1.35, roll: 1.25, yaw: 0.2, elbow: 1.45 }), right: arm({ pitch: -1.35, roll: 1.25, yaw: 0.2, elbow: 1.45 }) });
+    const front = pose({
+      left: arm({ pitch: -1.5, roll: 0.05, elbow: 1.45 }),
+      right: arm({ pitch: -1.5, roll: 0.05, elbow: 1.45 }),
+    });
+    const open = pose({
+      waistPitch: -0.08,
+      left: arm({ pitch: -1.35, roll: 1.25, yaw: 0.2, elbow: 1.45 }),
+      right: arm({ pitch: -1.35, roll: 1.25, yaw: 0.2, elbow: 1.45 }),
+    });
     const track = seq([
       [0.5, STAND],
       [1.8, front],
@@ -332,7 +371,10 @@ function inPlace(kit: Kit): Recipe[] {
   const out: Recipe[] = [];
 
   {
-    const ready = pose({ left: arm({ pitch: -0.3, roll: 0.4, elbow: 0.5 }), right: arm({ pitch: -0.3, roll: 0.4, elbow: 0.5 }) });
+    const ready = pose({
+      left: arm({ pitch: -0.3, roll: 0.4, elbow: 0.5 }),
+      right: arm({ pitch: -0.3, roll: 0.4, elbow: 0.5 }),
+    });
     const track = seq([
       [0.5, STAND],
       [1.5, ready],
@@ -409,7 +451,10 @@ function inPlace(kit: Kit): Recipe[] {
       for (let i = 0; i < 3; i++) d += bump(tc, 0.3 + i * 2.5, 0.3 + i * 2.5 + 2.4);
       return d;
     };
-    const armsFwd = pose({ left: arm({ pitch: -1.3, roll: 0.1, elbow: 1.4 }), right: arm({ pitch: -1.3, roll: 0.1, elbow: 1.4 }) });
+    const armsFwd = pose({
+      left: arm({ pitch: -1.3, roll: 0.1, elbow: 1.4 }),
+      right: arm({ pitch: -1.3, roll: 0.1, elbow: 1.4 }),
+    });
     out.push(
       standingRecipe(kit, {
         name: 'ip_shallow_squat',
@@ -460,7 +505,11 @@ function inPlace(kit: Kit): Recipe[] {
           const base = readyCore(kit, r);
           const dx = t0[0] - f0.x + 0.25 * (t0[2] - kit.model.soleHeight);
           const dz = t0[2] - kit.model.soleHeight;
-          return { pelvisPos: [base.pelvisPos[0] + dx, base.pelvisPos[1], base.pelvisPos[2] + dz], pelvisRpy: [0, 0, 0], legs };
+          return {
+            pelvisPos: [base.pelvisPos[0] + dx, base.pelvisPos[1], base.pelvisPos[2] + dz],
+            pelvisRpy: [0, 0, 0],
+            legs,
+          };
         },
       }),
     );
@@ -483,7 +532,12 @@ function inPlace(kit: Kit): Recipe[] {
         core: (tc, r) => {
           const sx = oscillation(tc, 0.3, coreS - 0.3, 2.6, 1.0);
           const sy = oscillation(tc, 0.3, coreS - 0.3, 2.6, 1.0, Math.PI / 2);
-          return pelvisMove(kit, r, [0.04 * sx, 0.05 * sy, -0.01 * envelope(tc, 0, coreS, 1.0)], [-0.06 * sy, 0.06 * sx, 0]);
+          return pelvisMove(
+            kit,
+            r,
+            [0.04 * sx, 0.05 * sy, -0.01 * envelope(tc, 0, coreS, 1.0)],
+            [-0.06 * sy, 0.06 * sx, 0],
+          );
         },
       }),
     );
@@ -543,7 +597,12 @@ function inPlace(kit: Kit): Recipe[] {
         core: (tc, r) => {
           const k = shift(tc);
           const c = readyCore(kit, r);
-          return feetCore([c.pelvisPos[0], c.pelvisPos[1] + 0.075 * k, c.pelvisPos[2] - 0.03 * envelope(tc, 0, coreS, 0.8)], [0.03 * k, 0, 0], L.at(tc), R.at(tc));
+          return feetCore(
+            [c.pelvisPos[0], c.pelvisPos[1] + 0.075 * k, c.pelvisPos[2] - 0.03 * envelope(tc, 0, coreS, 0.8)],
+            [0.03 * k, 0, 0],
+            L.at(tc),
+            R.at(tc),
+          );
         },
       }),
     );
@@ -587,7 +646,16 @@ function walkRecipe(kit: Kit, w: WalkClip): Recipe {
 
 function locomotion(kit: Kit): Recipe[] {
   const base = { tShift: 0.6, tSettle: 0.8, swingHeight: 0.06, sway: 0.4, dz: -0.02 };
-  const walk = (name: string, description: string, o: Partial<Parameters<typeof planWalk>[2]> & { path: (u: number) => { x: number; y: number; yaw: number }; total: number; stepU: number; firstSide: Side }) =>
+  const walk = (
+    name: string,
+    description: string,
+    o: Partial<Parameters<typeof planWalk>[2]> & {
+      path: (u: number) => { x: number; y: number; yaw: number };
+      total: number;
+      stepU: number;
+      firstSide: Side;
+    },
+  ) =>
     walkRecipe(kit, {
       name,
       description,
@@ -595,26 +663,111 @@ function locomotion(kit: Kit): Recipe[] {
     });
   const { STAND, pose, arm } = arms(kit);
   return [
-    walk('loco_walk_forward_slow', 'walk forward slowly (0.15 m steps, about 0.24 m/s) and stop', { path: straightPath(0), total: 1.5, stepU: 0.15, firstSide: 1, tSwing: 0.5, tDouble: 0.14 }),
-    walk('loco_walk_forward', 'walk forward (0.2 m steps, about 0.32 m/s) and stop', { path: straightPath(0), total: 2.0, stepU: 0.2, firstSide: 1 }),
-    walk('loco_walk_forward_fast', 'walk forward briskly (0.21 m steps, about 0.39 m/s) and stop', { path: straightPath(0), total: 2.1, stepU: 0.21, firstSide: 0, tSwing: 0.48, tDouble: 0.06 }),
-    walk('loco_walk_backward', 'walk backward (0.12 m steps) and stop', { path: straightPath(Math.PI), total: 1.08, stepU: 0.12, firstSide: 1, tSwing: 0.55, tDouble: 0.15, sway: 0.45 }),
-    walk('loco_sidestep_left', 'side-step to the left (0.08 m per step) and stop', { path: straightPath(Math.PI / 2), total: 0.64, stepU: 0.08, firstSide: 0, tSwing: 0.5, tDouble: 0.15, sway: 0.35 }),
-    walk('loco_sidestep_right', 'side-step to the right (0.08 m per step) and stop', { path: straightPath(-Math.PI / 2), total: 0.64, stepU: 0.08, firstSide: 1, tSwing: 0.5, tDouble: 0.15, sway: 0.35 }),
-    walk('loco_turn_left_in_place', 'turn 90° to the left on the spot in small steps', { path: turnPath(1), total: Math.PI / 2, stepU: Math.PI / 12, firstSide: 0, tSwing: 0.5, tDouble: 0.15 }),
-    walk('loco_turn_right_in_place', 'turn 135° to the right on the spot in small steps', { path: turnPath(-1), total: (3 * Math.PI) / 4, stepU: Math.PI / 12, firstSide: 1, tSwing: 0.45, tDouble: 0.12 }),
-    walk('loco_walk_arc_left', 'walk forward on a left-turning arc of 1.2 m radius and stop', { path: arcPath(1.2), total: 1.8, stepU: 0.18, firstSide: 1 }),
-    walk('loco_walk_arc_right', 'walk forward on a right-turning arc of 0.9 m radius and stop', { path: arcPath(-0.9), total: 1.4, stepU: 0.16, firstSide: 0 }),
+    walk('loco_walk_forward_slow', 'walk forward slowly (0.15 m steps, about 0.24 m/s) and stop', {
+      path: straightPath(0),
+      total: 1.5,
+      stepU: 0.15,
+      firstSide: 1,
+      tSwing: 0.5,
+      tDouble: 0.14,
+    }),
+    walk('loco_walk_forward', 'walk forward (0.2 m steps, about 0.32 m/s) and stop', {
+      path: straightPath(0),
+      total: 2.0,
+      stepU: 0.2,
+      firstSide: 1,
+    }),
+    walk('loco_walk_forward_fast', 'walk forward briskly (0.21 m steps, about 0.39 m/s) and stop', {
+      path: straightPath(0),
+      total: 2.1,
+      stepU: 0.21,
+      firstSide: 0,
+      tSwing: 0.48,
+      tDouble: 0.06,
+    }),
+    walk('loco_walk_backward', 'walk backward (0.12 m steps) and stop', {
+      path: straightPath(Math.PI),
+      total: 1.08,
+      stepU: 0.12,
+      firstSide: 1,
+      tSwing: 0.55,
+      tDouble: 0.15,
+      sway: 0.45,
+    }),
+    walk('loco_sidestep_left', 'side-step to the left (0.08 m per step) and stop', {
+      path: straightPath(Math.PI / 2),
+      total: 0.64,
+      stepU: 0.08,
+      firstSide: 0,
+      tSwing: 0.5,
+      tDouble: 0.15,
+      sway: 0.35,
+    }),
+    walk('loco_sidestep_right', 'side-step to the right (0.08 m per step) and stop', {
+      path: straightPath(-Math.PI / 2),
+      total: 0.64,
+      stepU: 0.08,
+      firstSide: 1,
+      tSwing: 0.5,
+      tDouble: 0.15,
+      sway: 0.35,
+    }),
+    walk('loco_turn_left_in_place', 'turn 90° to the left on the spot in small steps', {
+      path: turnPath(1),
+      total: Math.PI / 2,
+      stepU: Math.PI / 12,
+      firstSide: 0,
+      tSwing: 0.5,
+      tDouble: 0.15,
+    }),
+    walk('loco_turn_right_in_place', 'turn 135° to the right on the spot in small steps', {
+      path: turnPath(-1),
+      total: (3 * Math.PI) / 4,
+      stepU: Math.PI / 12,
+      firstSide: 1,
+      tSwing: 0.45,
+      tDouble: 0.12,
+    }),
+    walk('loco_walk_arc_left', 'walk forward on a left-turning arc of 1.2 m radius and stop', {
+      path: arcPath(1.2),
+      total: 1.8,
+      stepU: 0.18,
+      firstSide: 1,
+    }),
+    walk('loco_walk_arc_right', 'walk forward on a right-turning arc of 0.9 m radius and stop', {
+      path: arcPath(-0.9),
+      total: 1.4,
+      stepU: 0.16,
+      firstSide: 0,
+    }),
     walkRecipe(kit, {
       name: 'loco_march_in_place',
       description: 'march on the spot, knees lifted high, arms swinging',
-      gait: (r) => planWalk(kit, r, { path: straightPath(0), total: 0, stepU: 0, steps: 12, firstSide: 1, tShift: 0.6, tSwing: 0.6, tDouble: 0.15, tSettle: 0.8, swingHeight: 0.11, swingPitch: 0.3, sway: 0.45, dz: -0.02 }),
+      gait: (r) =>
+        planWalk(kit, r, {
+          path: straightPath(0),
+          total: 0,
+          stepU: 0,
+          steps: 12,
+          firstSide: 1,
+          tShift: 0.6,
+          tSwing: 0.6,
+          tDouble: 0.15,
+          tSettle: 0.8,
+          swingHeight: 0.11,
+          swingPitch: 0.3,
+          sway: 0.45,
+          dz: -0.02,
+        }),
       armGain: 0,
     }),
   ].map((rec) => {
     if (rec.name !== 'loco_march_in_place') return rec;
     // marching arms: swing with the lifted knee
-    const bent = pose({ left: arm({ pitch: 0, roll: 0.15, elbow: 0.7 }), right: arm({ pitch: 0, roll: 0.15, elbow: 0.7 }) });
+    const bent = pose({
+      left: arm({ pitch: 0, roll: 0.15, elbow: 0.7 }),
+      right: arm({ pitch: 0, roll: 0.15, elbow: 0.7 }),
+    });
     const sample = rec.sample;
     const dur = rec.durationS;
     return {
@@ -642,12 +795,34 @@ function locomotion(kit: Kit): Recipe[] {
 function dynamic(kit: Kit): Recipe[] {
   const { arm, pose, STAND } = arms(kit);
   const out: Recipe[] = [];
-  const jogArms = pose({ waistPitch: 0.05, left: arm({ pitch: -0.1, roll: 0.15, elbow: 0.25 }), right: arm({ pitch: -0.1, roll: 0.15, elbow: 0.25 }) });
+  const jogArms = pose({
+    waistPitch: 0.05,
+    left: arm({ pitch: -0.1, roll: 0.15, elbow: 0.25 }),
+    right: arm({ pitch: -0.1, roll: 0.15, elbow: 0.25 }),
+  });
 
   const jog = (name: string, description: string, speed: number, steps: number) => {
     const knee = 0.8;
     const r = kit.ready(knee);
-    const g = planJog(kit, r, { speed, stepT: 0.4, stanceT: 0.28, steps, firstSide: 1, tStart: 0.6, tSettle: 0.9, swingHeight: 0.09, clearance: 0.02, clearS: 0.1, bob: 0.015, sway: 0.02, dz: -0.02, lean: speed > 0 ? 0.08 : 0.02, rampSteps: 4, toeOff: 0.3, swingPitch: 0.4 });
+    const g = planJog(kit, r, {
+      speed,
+      stepT: 0.4,
+      stanceT: 0.28,
+      steps,
+      firstSide: 1,
+      tStart: 0.6,
+      tSettle: 0.9,
+      swingHeight: 0.09,
+      clearance: 0.02,
+      clearS: 0.1,
+      bob: 0.015,
+      sway: 0.02,
+      dz: -0.02,
+      lean: speed > 0 ? 0.08 : 0.02,
+      rampSteps: 4,
+      toeOff: 0.3,
+      swingPitch: 0.4,
+    });
     out.push(
       standingRecipe(kit, {
         name,
@@ -692,10 +867,17 @@ function dynamic(kit: Kit): Recipe[] {
       ]) as [number, number][],
     );
     const lift = (tc: number) => jumps.reduce((a, t0) => a + H * bump(tc, t0 + 0.76, t0 + 1.04), 0);
-    const armsSwing = pose({ left: arm({ pitch: -1.6, roll: 0.25, elbow: 1.3 }), right: arm({ pitch: -1.6, roll: 0.25, elbow: 1.3 }) });
-    const armsBack = pose({ left: arm({ pitch: 0.6, roll: 0.2, elbow: 1.3 }), right: arm({ pitch: 0.6, roll: 0.2, elbow: 1.3 }) });
+    const armsSwing = pose({
+      left: arm({ pitch: -1.6, roll: 0.25, elbow: 1.3 }),
+      right: arm({ pitch: -1.6, roll: 0.25, elbow: 1.3 }),
+    });
+    const armsBack = pose({
+      left: arm({ pitch: 0.6, roll: 0.2, elbow: 1.3 }),
+      right: arm({ pitch: 0.6, roll: 0.2, elbow: 1.3 }),
+    });
     const armKeys: [number, Float64Array][] = [[C0, STAND]];
-    for (const t0 of jumps) armKeys.push([C0 + t0 + 0.45, armsBack], [C0 + t0 + 0.9, armsSwing], [C0 + t0 + 1.9, STAND]);
+    for (const t0 of jumps)
+      armKeys.push([C0 + t0 + 0.45, armsBack], [C0 + t0 + 0.9, armsSwing], [C0 + t0 + 1.9, STAND]);
     const armTrack = flow(armKeys);
     out.push(
       standingRecipe(kit, {
@@ -714,7 +896,12 @@ function dynamic(kit: Kit): Recipe[] {
             return { kind: 'foot', target: kit.flatFoot(f.x, f.y, 0, h) } as LegCommand;
           }) as [LegCommand, LegCommand];
           const d = Math.min(0, z.at(tc));
-          return feetCore([c.pelvisPos[0] + 0.25 * d, c.pelvisPos[1], c.pelvisPos[2] + z.at(tc)], [0, -1.2 * d, 0], legs[0], legs[1]);
+          return feetCore(
+            [c.pelvisPos[0] + 0.25 * d, c.pelvisPos[1], c.pelvisPos[2] + z.at(tc)],
+            [0, -1.2 * d, 0],
+            legs[0],
+            legs[1],
+          );
         },
       }),
     );
@@ -748,8 +935,14 @@ function dynamic(kit: Kit): Recipe[] {
       ]) as [number, number][],
     );
     const lift = (tc: number) => hops.reduce((a, t0) => a + H * bump(tc, t0 + 0.76, t0 + 1.04), 0);
-    const armsSwing = pose({ left: arm({ pitch: -1.4, roll: 0.25, elbow: 1.3 }), right: arm({ pitch: -1.4, roll: 0.25, elbow: 1.3 }) });
-    const armsBack = pose({ left: arm({ pitch: 0.6, roll: 0.2, elbow: 1.3 }), right: arm({ pitch: 0.6, roll: 0.2, elbow: 1.3 }) });
+    const armsSwing = pose({
+      left: arm({ pitch: -1.4, roll: 0.25, elbow: 1.3 }),
+      right: arm({ pitch: -1.4, roll: 0.25, elbow: 1.3 }),
+    });
+    const armsBack = pose({
+      left: arm({ pitch: 0.6, roll: 0.2, elbow: 1.3 }),
+      right: arm({ pitch: 0.6, roll: 0.2, elbow: 1.3 }),
+    });
     const armKeys: [number, Float64Array][] = [[C0, STAND]];
     for (const t0 of hops) armKeys.push([C0 + t0 + 0.45, armsBack], [C0 + t0 + 0.9, armsSwing], [C0 + t0 + 1.9, STAND]);
     const armTrack = flow(armKeys);
@@ -771,7 +964,12 @@ function dynamic(kit: Kit): Recipe[] {
             return { kind: 'foot', target: kit.flatFoot(f.x + x, f.y, 0, h) } as LegCommand;
           }) as [LegCommand, LegCommand];
           const d = Math.min(0, z.at(tc));
-          return feetCore([c.pelvisPos[0] + px.at(tc) + 0.2 * d, c.pelvisPos[1], c.pelvisPos[2] + z.at(tc)], [0, -1.3 * d, 0], legs[0], legs[1]);
+          return feetCore(
+            [c.pelvisPos[0] + px.at(tc) + 0.2 * d, c.pelvisPos[1], c.pelvisPos[2] + z.at(tc)],
+            [0, -1.3 * d, 0],
+            legs[0],
+            legs[1],
+          );
         },
       }),
     );
@@ -795,12 +993,21 @@ function dynamic(kit: Kit): Recipe[] {
       const l = lean(tc);
       const y = (sf.y - c.pelvisPos[1]) * 0.65 * k;
       const rpy: Vec3 = kind === 'front' ? [s * 0.03 * k, -0.12 * l, 0] : [-s * (0.04 * k + 0.12 * l), 0, 0];
-      return { pos: [c.pelvisPos[0] - (kind === 'front' ? 0.02 * l : 0), c.pelvisPos[1] + y, c.pelvisPos[2] - 0.02 * k], rpy };
+      return {
+        pos: [c.pelvisPos[0] - (kind === 'front' ? 0.02 * l : 0), c.pelvisPos[1] + y, c.pelvisPos[2] - 0.02 * k],
+        rpy,
+      };
     };
     const shape =
       kind === 'front'
-        ? { chamber: { hipPitch: -1.3, knee: 1.75, anklePitch: -0.1 }, extend: { hipPitch: -1.25, knee: 0.4, anklePitch: -0.35 } }
-        : { chamber: { hipPitch: -0.9, hipRoll: 0.45, knee: 1.5, anklePitch: -0.2 }, extend: { hipPitch: -0.3, hipRoll: 1.1, knee: 0.3, anklePitch: 0 } };
+        ? {
+            chamber: { hipPitch: -1.3, knee: 1.75, anklePitch: -0.1 },
+            extend: { hipPitch: -1.25, knee: 0.4, anklePitch: -0.35 },
+          }
+        : {
+            chamber: { hipPitch: -0.9, hipRoll: 0.45, knee: 1.5, anklePitch: -0.2 },
+            extend: { hipPitch: -0.3, hipRoll: 1.1, knee: 0.3, anklePitch: 0 },
+          };
     const moves: FootMove[] = [];
     for (const t0 of kicks) {
       const at = (tc: number, leg: LegPose) => {
@@ -816,7 +1023,10 @@ function dynamic(kit: Kit): Recipe[] {
       );
     }
     const kickTrack = new FootTrack(kit, f, moves);
-    const guard = pose({ left: arm({ pitch: -0.8, roll: 0.35, elbow: 0.0 }), right: arm({ pitch: -0.8, roll: 0.35, elbow: 0.0 }) });
+    const guard = pose({
+      left: arm({ pitch: -0.8, roll: 0.35, elbow: 0.0 }),
+      right: arm({ pitch: -0.8, roll: 0.35, elbow: 0.0 }),
+    });
     out.push(
       standingRecipe(kit, {
         name,
@@ -848,9 +1058,21 @@ function dynamic(kit: Kit): Recipe[] {
     // fast punches with waist rotation and a knee bounce
     const knee = 0.6;
     const coreS = 6.5;
-    const guard = pose({ waistYaw: 0.15, left: arm({ pitch: -0.95, roll: 0.2, yaw: 0.1, elbow: -0.25 }), right: arm({ pitch: -0.9, roll: 0.2, yaw: 0.1, elbow: -0.2 }) });
-    const jabL = pose({ waistYaw: -0.35, left: arm({ pitch: -1.45, roll: -0.02, yaw: 0, elbow: 1.35 }), right: arm({ pitch: -0.9, roll: 0.2, yaw: 0.1, elbow: -0.2 }) });
-    const jabR = pose({ waistYaw: 0.5, left: arm({ pitch: -0.95, roll: 0.2, yaw: 0.1, elbow: -0.25 }), right: arm({ pitch: -1.45, roll: -0.02, yaw: 0, elbow: 1.35 }) });
+    const guard = pose({
+      waistYaw: 0.15,
+      left: arm({ pitch: -0.95, roll: 0.2, yaw: 0.1, elbow: -0.25 }),
+      right: arm({ pitch: -0.9, roll: 0.2, yaw: 0.1, elbow: -0.2 }),
+    });
+    const jabL = pose({
+      waistYaw: -0.35,
+      left: arm({ pitch: -1.45, roll: -0.02, yaw: 0, elbow: 1.35 }),
+      right: arm({ pitch: -0.9, roll: 0.2, yaw: 0.1, elbow: -0.2 }),
+    });
+    const jabR = pose({
+      waistYaw: 0.5,
+      left: arm({ pitch: -0.95, roll: 0.2, yaw: 0.1, elbow: -0.25 }),
+      right: arm({ pitch: -1.45, roll: -0.02, yaw: 0, elbow: 1.35 }),
+    });
     const keys: [number, Float64Array][] = [
       [0.5, STAND],
       [1.6, guard],
@@ -872,14 +1094,22 @@ function dynamic(kit: Kit): Recipe[] {
         knee,
         coreS,
         upper: (tt) => track.at(tt),
-        core: (tc, r) => pelvisMove(kit, r, [0, 0, -0.02 * envelope(tc, 0, coreS, 0.8) - 0.015 * oscillation(tc, 0.3, coreS - 0.3, 0.56, 0.6)]),
+        core: (tc, r) =>
+          pelvisMove(kit, r, [
+            0,
+            0,
+            -0.02 * envelope(tc, 0, coreS, 0.8) - 0.015 * oscillation(tc, 0.3, coreS - 0.3, 0.56, 0.6),
+          ]),
       }),
     );
   }
   {
     const knee = 0.5;
     const coreS = 6.0;
-    const bent = pose({ left: arm({ pitch: -0.2, roll: 0.2, elbow: 0.4 }), right: arm({ pitch: -0.2, roll: 0.2, elbow: 0.4 }) });
+    const bent = pose({
+      left: arm({ pitch: -0.2, roll: 0.2, elbow: 0.4 }),
+      right: arm({ pitch: -0.2, roll: 0.2, elbow: 0.4 }),
+    });
     out.push(
       standingRecipe(kit, {
         name: 'dyn_fast_arm_swings',
@@ -896,7 +1126,12 @@ function dynamic(kit: Kit): Recipe[] {
           q[J.waistYaw] += 0.12 * s;
           return q;
         },
-        core: (tc, r) => pelvisMove(kit, r, [0, 0, -0.02 * envelope(tc, 0, coreS, 0.8) - 0.02 * oscillation(tc, 0.2, coreS - 0.2, 0.25, 0.8, Math.PI / 2)]),
+        core: (tc, r) =>
+          pelvisMove(kit, r, [
+            0,
+            0,
+            -0.02 * envelope(tc, 0, coreS, 0.8) - 0.02 * oscillation(tc, 0.2, coreS - 0.2, 0.25, 0.8, Math.PI / 2),
+          ]),
       }),
     );
   }
@@ -911,7 +1146,19 @@ function dynamic(kit: Kit): Recipe[] {
         [0, 2.6],
         [1, 4.8],
       ],
-      { step: 0.6, drop: 0.16, depth: 0.06, fwd: 0.55, backPitch: 0.9, stepPitch: 0.6, hold: 0.1, lean: 0.08, stepS: 0.55, downS: 0.35, gapS: 0.05 },
+      {
+        step: 0.6,
+        drop: 0.16,
+        depth: 0.06,
+        fwd: 0.55,
+        backPitch: 0.9,
+        stepPitch: 0.6,
+        hold: 0.1,
+        lean: 0.08,
+        stepS: 0.55,
+        downS: 0.35,
+        gapS: 0.05,
+      },
     ),
   );
   return out;
@@ -923,7 +1170,10 @@ function dynamic(kit: Kit): Recipe[] {
 function lowPosture(kit: Kit): Recipe[] {
   const { arm, pose, STAND } = arms(kit);
   const out: Recipe[] = [];
-  const armsFwd = pose({ left: arm({ pitch: -1.4, roll: 0.1, elbow: 1.4 }), right: arm({ pitch: -1.4, roll: 0.1, elbow: 1.4 }) });
+  const armsFwd = pose({
+    left: arm({ pitch: -1.4, roll: 0.1, elbow: 1.4 }),
+    right: arm({ pitch: -1.4, roll: 0.1, elbow: 1.4 }),
+  });
 
   {
     const coreS = 9.0;
@@ -977,7 +1227,18 @@ function lowPosture(kit: Kit): Recipe[] {
         upper: (t) => {
           const q = new Float64Array(STAND);
           const a = d.at(t - C0);
-          addScaled(q, diff(pose({ waistPitch: 0.2, left: arm({ pitch: -0.9, roll: 0.25, elbow: 0.6 }), right: arm({ pitch: -0.9, roll: 0.25, elbow: 0.6 }) }), STAND), a);
+          addScaled(
+            q,
+            diff(
+              pose({
+                waistPitch: 0.2,
+                left: arm({ pitch: -0.9, roll: 0.25, elbow: 0.6 }),
+                right: arm({ pitch: -0.9, roll: 0.25, elbow: 0.6 }),
+              }),
+              STAND,
+            ),
+            a,
+          );
           q[J.waistYaw] += 0.6 * oscillation(t - C0, 1.8, 7.2, 2.7, 0.9);
           return q;
         },
@@ -988,10 +1249,58 @@ function lowPosture(kit: Kit): Recipe[] {
       }),
     );
   }
-  const lunge = (name: string, description: string, front: Side, o: LungeSpec) => lungeRecipe(kit, name, description, 'low_posture', [[front, 0.4]], o);
-  out.push(lunge('lp_lunge_hold_left', 'step into a lunge with the left foot forward, hold low, step back', 0, { step: 0.65, drop: 0.15, depth: 0.1, fwd: 0.56, backPitch: 1.0, stepPitch: 0.6, hold: 2.5, lean: 0.1, stepS: 1.0, downS: 1.4, gapS: 0.1 }));
-  out.push(lunge('lp_lunge_hold_right', 'step into a lunge with the right foot forward, hold low, step back', 1, { step: 0.65, drop: 0.15, depth: 0.1, fwd: 0.56, backPitch: 1.0, stepPitch: 0.6, hold: 2.5, lean: 0.1, stepS: 1.0, downS: 1.4, gapS: 0.1 }));
-  out.push(lunge('lp_kneel_like', 'deep split lunge, back knee a few centimetres above the floor on the toes of the back foot, hold', 1, { step: 0.7, drop: 0.15, depth: 0.12, fwd: 0.58, backPitch: 1.4, stepPitch: 0.6, hold: 3.0, lean: 0.1, stepS: 1.0, downS: 1.6, gapS: 0.1 }));
+  const lunge = (name: string, description: string, front: Side, o: LungeSpec) =>
+    lungeRecipe(kit, name, description, 'low_posture', [[front, 0.4]], o);
+  out.push(
+    lunge('lp_lunge_hold_left', 'step into a lunge with the left foot forward, hold low, step back', 0, {
+      step: 0.65,
+      drop: 0.15,
+      depth: 0.1,
+      fwd: 0.56,
+      backPitch: 1.0,
+      stepPitch: 0.6,
+      hold: 2.5,
+      lean: 0.1,
+      stepS: 1.0,
+      downS: 1.4,
+      gapS: 0.1,
+    }),
+  );
+  out.push(
+    lunge('lp_lunge_hold_right', 'step into a lunge with the right foot forward, hold low, step back', 1, {
+      step: 0.65,
+      drop: 0.15,
+      depth: 0.1,
+      fwd: 0.56,
+      backPitch: 1.0,
+      stepPitch: 0.6,
+      hold: 2.5,
+      lean: 0.1,
+      stepS: 1.0,
+      downS: 1.4,
+      gapS: 0.1,
+    }),
+  );
+  out.push(
+    lunge(
+      'lp_kneel_like',
+      'deep split lunge, back knee a few centimetres above the floor on the toes of the back foot, hold',
+      1,
+      {
+        step: 0.7,
+        drop: 0.15,
+        depth: 0.12,
+        fwd: 0.58,
+        backPitch: 1.4,
+        stepPitch: 0.6,
+        hold: 3.0,
+        lean: 0.1,
+        stepS: 1.0,
+        downS: 1.6,
+        gapS: 0.1,
+      },
+    ),
+  );
 
   {
     // crawl-like low reaching: deep crouch, torso forward, hands reaching down in front, alternating
@@ -1002,9 +1311,23 @@ function lowPosture(kit: Kit): Recipe[] {
       [8.2, 1],
       [9.8, 0],
     ]);
-    const reachL = pose({ waistPitch: 0.45, waistYaw: -0.2, left: arm({ pitch: -1.0, roll: 0.15, elbow: 1.45 }), right: arm({ pitch: -0.5, roll: 0.3, elbow: 0.9 }) });
-    const reachR = pose({ waistPitch: 0.45, waistYaw: 0.2, left: arm({ pitch: -0.5, roll: 0.3, elbow: 0.9 }), right: arm({ pitch: -1.0, roll: 0.15, elbow: 1.45 }) });
-    const low = pose({ waistPitch: 0.4, left: arm({ pitch: -0.7, roll: 0.25, elbow: 1.2 }), right: arm({ pitch: -0.7, roll: 0.25, elbow: 1.2 }) });
+    const reachL = pose({
+      waistPitch: 0.45,
+      waistYaw: -0.2,
+      left: arm({ pitch: -1.0, roll: 0.15, elbow: 1.45 }),
+      right: arm({ pitch: -0.5, roll: 0.3, elbow: 0.9 }),
+    });
+    const reachR = pose({
+      waistPitch: 0.45,
+      waistYaw: 0.2,
+      left: arm({ pitch: -0.5, roll: 0.3, elbow: 0.9 }),
+      right: arm({ pitch: -1.0, roll: 0.15, elbow: 1.45 }),
+    });
+    const low = pose({
+      waistPitch: 0.4,
+      left: arm({ pitch: -0.7, roll: 0.25, elbow: 1.2 }),
+      right: arm({ pitch: -0.7, roll: 0.25, elbow: 1.2 }),
+    });
     const armTrack = seq([
       [1.7, STAND],
       [3.5, low],
@@ -1038,13 +1361,33 @@ function lowPosture(kit: Kit): Recipe[] {
     // duck walk: walking forward with the pelvis low
     const knee = 0.8;
     const r = kit.ready(knee);
-    const g = planWalk(kit, r, { path: straightPath(0), total: 0.8, stepU: 0.08, firstSide: 1, tShift: 0.7, tSwing: 0.55, tDouble: 0.2, tSettle: 0.9, swingHeight: 0.05, swingPitch: 0.2, sway: 0.35, dz: -0.1, dzRampS: 1.2, lean: 0.35 });
-    const low = pose({ waistPitch: 0.15, left: arm({ pitch: -0.7, roll: 0.3, elbow: 0.8 }), right: arm({ pitch: -0.7, roll: 0.3, elbow: 0.8 }) });
+    const g = planWalk(kit, r, {
+      path: straightPath(0),
+      total: 0.8,
+      stepU: 0.08,
+      firstSide: 1,
+      tShift: 0.7,
+      tSwing: 0.55,
+      tDouble: 0.2,
+      tSettle: 0.9,
+      swingHeight: 0.05,
+      swingPitch: 0.2,
+      sway: 0.35,
+      dz: -0.1,
+      dzRampS: 1.2,
+      lean: 0.35,
+    });
+    const low = pose({
+      waistPitch: 0.15,
+      left: arm({ pitch: -0.7, roll: 0.3, elbow: 0.8 }),
+      right: arm({ pitch: -0.7, roll: 0.3, elbow: 0.8 }),
+    });
     out.push(
       standingRecipe(kit, {
         name: 'lp_duck_walk',
         group: 'low_posture',
-        description: 'walk forward in a low crouch (pelvis 0.1 m lower than in the other walks, 0.15 m below standing), short steps',
+        description:
+          'walk forward in a low crouch (pelvis 0.1 m lower than in the other walks, 0.15 m below standing), short steps',
         knee,
         coreS: g.durationS,
         upper: (t, core) => {
@@ -1097,7 +1440,10 @@ function lowPosture(kit: Kit): Recipe[] {
       [7.1, 1],
       [8.0, 0],
     ]);
-    const armsSumo = diff(pose({ left: arm({ pitch: -1.0, roll: 0.3, elbow: 0.2 }), right: arm({ pitch: -1.0, roll: 0.3, elbow: 0.2 }) }), STAND);
+    const armsSumo = diff(
+      pose({ left: arm({ pitch: -1.0, roll: 0.3, elbow: 0.2 }), right: arm({ pitch: -1.0, roll: 0.3, elbow: 0.2 }) }),
+      STAND,
+    );
     out.push(
       standingRecipe(kit, {
         name: 'lp_sumo_squat',
@@ -1109,7 +1455,16 @@ function lowPosture(kit: Kit): Recipe[] {
         core: (tc) => {
           const c = readyCore(kit, r);
           const a = depth.at(tc);
-          return feetCore([c.pelvisPos[0] - 0.06 * a, c.pelvisPos[1] - 0.065 * sway.at(tc), c.pelvisPos[2] - 0.2 * a - 0.02 * envelope(tc, 0, coreS, 0.6)], [0, 0.35 * a, 0], L.at(tc), R.at(tc));
+          return feetCore(
+            [
+              c.pelvisPos[0] - 0.06 * a,
+              c.pelvisPos[1] - 0.065 * sway.at(tc),
+              c.pelvisPos[2] - 0.2 * a - 0.02 * envelope(tc, 0, coreS, 0.6),
+            ],
+            [0, 0.35 * a, 0],
+            L.at(tc),
+            R.at(tc),
+          );
         },
       }),
     );
@@ -1127,7 +1482,11 @@ function lowPosture(kit: Kit): Recipe[] {
       [7.2, 1],
       [8.8, 0],
     ]);
-    const reach = pose({ waistPitch: 0.42, left: arm({ pitch: -0.55, roll: 0.05, elbow: 1.5 }), right: arm({ pitch: -0.55, roll: 0.05, elbow: 1.5 }) });
+    const reach = pose({
+      waistPitch: 0.42,
+      left: arm({ pitch: -0.55, roll: 0.05, elbow: 1.5 }),
+      right: arm({ pitch: -0.55, roll: 0.05, elbow: 1.5 }),
+    });
     out.push(
       standingRecipe(kit, {
         name: 'lp_pick_up',
@@ -1175,7 +1534,14 @@ interface LungeSpec {
  * `drop` (back heel rising), then the pelvis moves on to `fwd` of the step and drops `depth` more
  * with the back heel at `backPitch`; hold; reverse.
  */
-function lungeRecipe(kit: Kit, name: string, description: string, group: 'low_posture' | 'dynamic', lunges: [Side, number][], o: LungeSpec): Recipe {
+function lungeRecipe(
+  kit: Kit,
+  name: string,
+  description: string,
+  group: 'low_posture' | 'dynamic',
+  lunges: [Side, number][],
+  o: LungeSpec,
+): Recipe {
   const { arm, pose, STAND } = arms(kit);
   const knee = 0.6;
   const r = kit.ready(knee);
@@ -1192,7 +1558,10 @@ function lungeRecipe(kit: Kit, name: string, description: string, group: 'low_po
     const moves: FootMove[] = [];
     for (const p of phases) {
       if (p.side === side) {
-        moves.push({ t0: p.t0, t1: p.t0 + o.stepS, x: f.x + o.step, height: 0.05 }, { t0: p.tBack, t1: p.tBack + o.stepS, x: f.x, height: 0.05 });
+        moves.push(
+          { t0: p.t0, t1: p.t0 + o.stepS, x: f.x + o.step, height: 0.05 },
+          { t0: p.tBack, t1: p.tBack + o.stepS, x: f.x, height: 0.05 },
+        );
       } else {
         moves.push(
           { t0: p.t0 + 0.1 * o.stepS, t1: p.t0 + 0.9 * o.stepS, pitch: o.stepPitch },
@@ -1206,9 +1575,14 @@ function lungeRecipe(kit: Kit, name: string, description: string, group: 'low_po
   };
   const L = track(0);
   const R = track(1);
-  const split = (tc: number) => phases.reduce((a, p) => a + ramp(tc, p.t0, p.t0 + o.stepS) - ramp(tc, p.tBack, p.tBack + o.stepS), 0);
-  const low = (tc: number) => phases.reduce((a, p) => a + ramp(tc, p.tDown0, p.tDown0 + o.downS) - ramp(tc, p.tUp0, p.tUp0 + o.downS), 0);
-  const armsBal = pose({ left: arm({ pitch: -0.4, roll: 0.5, elbow: 1.0 }), right: arm({ pitch: -0.4, roll: 0.5, elbow: 1.0 }) });
+  const split = (tc: number) =>
+    phases.reduce((a, p) => a + ramp(tc, p.t0, p.t0 + o.stepS) - ramp(tc, p.tBack, p.tBack + o.stepS), 0);
+  const low = (tc: number) =>
+    phases.reduce((a, p) => a + ramp(tc, p.tDown0, p.tDown0 + o.downS) - ramp(tc, p.tUp0, p.tUp0 + o.downS), 0);
+  const armsBal = pose({
+    left: arm({ pitch: -0.4, roll: 0.5, elbow: 1.0 }),
+    right: arm({ pitch: -0.4, roll: 0.5, elbow: 1.0 }),
+  });
   const dArms = diff(armsBal, STAND);
   return standingRecipe(kit, {
     name,
@@ -1225,7 +1599,16 @@ function lungeRecipe(kit: Kit, name: string, description: string, group: 'low_po
       const c = readyCore(kit, r);
       const sp = split(tc);
       const a = low(tc);
-      return feetCore([c.pelvisPos[0] + o.step * (0.5 * sp + (o.fwd - 0.5) * a), c.pelvisPos[1], c.pelvisPos[2] - o.drop * sp - o.depth * a], [0, o.lean * (0.5 * sp + 0.5 * a), 0], L.at(tc), R.at(tc));
+      return feetCore(
+        [
+          c.pelvisPos[0] + o.step * (0.5 * sp + (o.fwd - 0.5) * a),
+          c.pelvisPos[1],
+          c.pelvisPos[2] - o.drop * sp - o.depth * a,
+        ],
+        [0, o.lean * (0.5 * sp + 0.5 * a), 0],
+        L.at(tc),
+        R.at(tc),
+      );
     },
   });
 }

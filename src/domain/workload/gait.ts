@@ -156,7 +156,13 @@ export function planWalk(kit: Kit, ready: Ready, spec: WalkSpec): Gait {
   const feet = (tc: number): [SwingPlace, SwingPlace] => [footAt(0, tc), footAt(1, tc)];
   const state = (tc: number): CoreState => {
     const f = feet(tc);
-    const legs = SIDES.map((side) => ({ kind: 'foot', target: kit.pivotFoot(f[side].x, f[side].y, f[side].yaw, f[side].pitch, f[side].lift) }) as LegCommand) as [LegCommand, LegCommand];
+    const legs = SIDES.map(
+      (side) =>
+        ({
+          kind: 'foot',
+          target: kit.pivotFoot(f[side].x, f[side].y, f[side].yaw, f[side].pitch, f[side].lift),
+        }) as LegCommand,
+    ) as [LegCommand, LegCommand];
     const env = envelope(tc, 0, durationS, dzRamp);
     return {
       pelvisPos: [px.at(tc), py.at(tc), ready.pelvisOffset[2] + (spec.dz ?? 0) * env],
@@ -176,7 +182,9 @@ export const straightPath =
   };
 
 /** Turning in place: progress is the heading (rad), positive = left. */
-export const turnPath = (sign: 1 | -1) => (u: number): PathPose => ({ x: 0, y: 0, yaw: sign * u });
+export const turnPath =
+  (sign: 1 | -1) =>
+  (u: number): PathPose => ({ x: 0, y: 0, yaw: sign * u });
 
 /** Arc of radius R (m), progress = arc length; positive R turns left. */
 export const arcPath =
@@ -263,7 +271,8 @@ export function planJog(kit: Kit, ready: Ready, spec: JogSpec): Jog {
   const va1 = L(spec.rampSteps);
   const vd1 = L(n - 2) - 0.5 * T;
   const vd0 = L(n - 1 - spec.rampSteps) - T;
-  const pelvisX = (t: number) => spec.speed * (rampIntegral(t, va0, va1) - rampIntegral(t, vd0, vd1)) + ready.pelvisOffset[0];
+  const pelvisX = (t: number) =>
+    spec.speed * (rampIntegral(t, va0, va1) - rampIntegral(t, vd0, vd1)) + ready.pelvisOffset[0];
   const env = (t: number) => ramp(t, va0, va1) * (1 - ramp(t, vd0, vd1));
   const sideOf = (k: number) => (k % 2 === 0 ? spec.firstSide : 1 - spec.firstSide) as Side;
   const swings: Swing[] = [];
@@ -274,7 +283,11 @@ export function planJog(kit: Kit, ready: Ready, spec: JogSpec): Jog {
     const lift = L(k - 2) + Ts(k - 2);
     const mid = L(k) + 0.5 * Ts(k);
     const x = pelvisX(mid) - ready.pelvisOffset[0] + ready.footOffset[side][0];
-    const to: FootPlace = { x: k >= n - 2 ? pelvisX(durationS) - ready.pelvisOffset[0] + ready.footOffset[side][0] : x, y: ready.footOffset[side][1], yaw: 0 };
+    const to: FootPlace = {
+      x: k >= n - 2 ? pelvisX(durationS) - ready.pelvisOffset[0] + ready.footOffset[side][0] : x,
+      y: ready.footOffset[side][1],
+      yaw: 0,
+    };
     swings.push({ side, t0: lift, t1: L(k), from: place[side], to });
     place[side] = to;
   }
@@ -317,7 +330,11 @@ export function planJog(kit: Kit, ready: Ready, spec: JogSpec): Jog {
       return { kind: 'foot', target: kit.pivotFoot(f.x, f.y, f.yaw, f.pitch, f.lift) } as LegCommand;
     }) as [LegCommand, LegCommand];
     return {
-      pelvisPos: [pelvisX(tc), -sign * spec.sway * e * cy, ready.pelvisOffset[2] + spec.dz * envelope(tc, 0, durationS, 0.8) - spec.bob * e * c],
+      pelvisPos: [
+        pelvisX(tc),
+        -sign * spec.sway * e * cy,
+        ready.pelvisOffset[2] + spec.dz * envelope(tc, 0, durationS, 0.8) - spec.bob * e * c,
+      ],
       pelvisRpy: [0, spec.lean * e, 0],
       legs,
     };

@@ -82,7 +82,8 @@ export class KeyTrack {
     for (let i = 0; i < n; i++) {
       this.t[i] = keys[i][0];
       this.v[i] = keys[i][1];
-      if (i > 0 && !(this.t[i] > this.t[i - 1])) throw new Error(`KeyTrack key times must increase (key ${i} at ${this.t[i]})`);
+      if (i > 0 && !(this.t[i] > this.t[i - 1]))
+        throw new Error(`KeyTrack key times must increase (key ${i} at ${this.t[i]})`);
     }
     this.d1 = new Float64Array(n);
     this.d2 = new Float64Array(n);
@@ -125,7 +126,16 @@ export function hermiteDerivatives(t: Float64Array, v: Float64Array, d1: Float64
 }
 
 /** Quintic Hermite on one interval of length h at s ∈ [0, 1], given value, velocity, acceleration at both ends. */
-export function quinticHermite(s: number, h: number, p0: number, v0: number, a0: number, p1: number, v1: number, a1: number): number {
+export function quinticHermite(
+  s: number,
+  h: number,
+  p0: number,
+  v0: number,
+  a0: number,
+  p1: number,
+  v1: number,
+  a1: number,
+): number {
   const s2 = s * s;
   const s3 = s2 * s;
   const s4 = s3 * s;

@@ -74,7 +74,8 @@ export const DYNAMIC_LIMITS: PhysicsLimits = {
   rootAngSpeedRadS: 3,
 };
 
-export const limitsForGroup = (group: CapabilityGroup | undefined): PhysicsLimits => (group === 'dynamic' ? DYNAMIC_LIMITS : STANDARD_LIMITS);
+export const limitsForGroup = (group: CapabilityGroup | undefined): PhysicsLimits =>
+  group === 'dynamic' ? DYNAMIC_LIMITS : STANDARD_LIMITS;
 
 export interface Extreme {
   value: number;
@@ -252,26 +253,46 @@ export function physicsViolations(rep: ClipPhysicsReport, limits: PhysicsLimits,
   const out: PhysicsViolation[] = [];
   const at = (e: Extreme) => `at frame ${e.frame}${e.what ? ` (${e.what})` : ''}`;
   const over = (check: string, e: Extreme, lim: number, unit: string) => {
-    if (!(e.value <= lim)) out.push({ check, message: `${check} ${e.value.toPrecision(4)} ${unit} ${at(e)} exceeds ${lim} ${unit}` });
+    if (!(e.value <= lim))
+      out.push({ check, message: `${check} ${e.value.toPrecision(4)} ${unit} ${at(e)} exceeds ${lim} ${unit}` });
   };
   if (!(rep.durationS >= limits.minDurationS - 1e-9 && rep.durationS <= limits.maxDurationS + 1e-9)) {
-    out.push({ check: 'duration', message: `duration ${rep.durationS} s is outside ${limits.minDurationS}–${limits.maxDurationS} s` });
+    out.push({
+      check: 'duration',
+      message: `duration ${rep.durationS} s is outside ${limits.minDurationS}–${limits.maxDurationS} s`,
+    });
   }
-  if (!(rep.quatNormMaxDev <= 1e-12)) out.push({ check: 'quaternion', message: `root quaternion norm deviates from 1 by ${rep.quatNormMaxDev}` });
+  if (!(rep.quatNormMaxDev <= 1e-12))
+    out.push({ check: 'quaternion', message: `root quaternion norm deviates from 1 by ${rep.quatNormMaxDev}` });
   if (!(rep.jointLimitMargin.value >= limits.jointLimitMarginRad)) {
-    out.push({ check: 'joint_limits', message: `joint-limit margin ${rep.jointLimitMargin.value.toFixed(4)} rad ${at(rep.jointLimitMargin)} is below ${limits.jointLimitMarginRad} rad` });
+    out.push({
+      check: 'joint_limits',
+      message: `joint-limit margin ${rep.jointLimitMargin.value.toFixed(4)} rad ${at(rep.jointLimitMargin)} is below ${limits.jointLimitMarginRad} rad`,
+    });
   }
   if (!(rep.footLowest.value >= -limits.floorToleranceM)) {
-    out.push({ check: 'floor', message: `foot contact point ${rep.footLowest.value.toExponential(3)} m below the floor ${at(rep.footLowest)}` });
+    out.push({
+      check: 'floor',
+      message: `foot contact point ${rep.footLowest.value.toExponential(3)} m below the floor ${at(rep.footLowest)}`,
+    });
   }
   if (!(rep.nonFootLowest.value >= limits.nonFootClearanceM)) {
-    out.push({ check: 'clearance', message: `collision geom at ${rep.nonFootLowest.value.toFixed(4)} m ${at(rep.nonFootLowest)}, less than ${limits.nonFootClearanceM} m above the floor` });
+    out.push({
+      check: 'clearance',
+      message: `collision geom at ${rep.nonFootLowest.value.toFixed(4)} m ${at(rep.nonFootLowest)}, less than ${limits.nonFootClearanceM} m above the floor`,
+    });
   }
   if (flight && !(rep.flightHeight.value >= limits.minFlightM)) {
-    out.push({ check: 'flight', message: `a clip with flight never has both feet ${limits.minFlightM} m off the floor (highest ${rep.flightHeight.value.toFixed(4)} m)` });
+    out.push({
+      check: 'flight',
+      message: `a clip with flight never has both feet ${limits.minFlightM} m off the floor (highest ${rep.flightHeight.value.toFixed(4)} m)`,
+    });
   }
   if (!flight && rep.flightFrames > 0) {
-    out.push({ check: 'contact', message: `${rep.flightFrames} frames with both feet off the floor (highest ${rep.flightHeight.value.toExponential(3)} m ${at(rep.flightHeight)}) in a clip without flight` });
+    out.push({
+      check: 'contact',
+      message: `${rep.flightFrames} frames with both feet off the floor (highest ${rep.flightHeight.value.toExponential(3)} m ${at(rep.flightHeight)}) in a clip without flight`,
+    });
   }
   over('foot_slip', rep.footSlip, limits.footSlipMps, 'm/s');
   over('joint_velocity', rep.jointVel, limits.jointVelRadS, 'rad/s');
@@ -280,9 +301,22 @@ export function physicsViolations(rep: ClipPhysicsReport, limits: PhysicsLimits,
   over('root_speed', rep.rootSpeed, limits.rootSpeedMps, 'm/s');
   over('root_acceleration', rep.rootAcc, limits.rootAccMps2, 'm/s²');
   over('root_angular_speed', rep.rootAngSpeed, limits.rootAngSpeedRadS, 'rad/s');
-  if (!(rep.startPoseDev <= limits.restPoseTolRad)) out.push({ check: 'start_pose', message: `first frame is ${rep.startPoseDev.toExponential(3)} rad from the stand pose` });
-  if (!(rep.endPoseDev <= limits.restPoseTolRad)) out.push({ check: 'end_pose', message: `last frame is ${rep.endPoseDev.toExponential(3)} rad from the stand pose` });
-  if (!(rep.startVel <= limits.restVelRadS)) out.push({ check: 'start_rest', message: `joints move at ${rep.startVel.toExponential(3)} rad/s at the first frame` });
-  if (!(rep.endVel <= limits.restVelRadS)) out.push({ check: 'end_rest', message: `joints move at ${rep.endVel.toExponential(3)} rad/s at the last frame` });
+  if (!(rep.startPoseDev <= limits.restPoseTolRad))
+    out.push({
+      check: 'start_pose',
+      message: `first frame is ${rep.startPoseDev.toExponential(3)} rad from the stand pose`,
+    });
+  if (!(rep.endPoseDev <= limits.restPoseTolRad))
+    out.push({
+      check: 'end_pose',
+      message: `last frame is ${rep.endPoseDev.toExponential(3)} rad from the stand pose`,
+    });
+  if (!(rep.startVel <= limits.restVelRadS))
+    out.push({
+      check: 'start_rest',
+      message: `joints move at ${rep.startVel.toExponential(3)} rad/s at the first frame`,
+    });
+  if (!(rep.endVel <= limits.restVelRadS))
+    out.push({ check: 'end_rest', message: `joints move at ${rep.endVel.toExponential(3)} rad/s at the last frame` });
   return out;
 }

@@ -35,10 +35,21 @@ export interface UpperPose {
   right?: ArmPose;
 }
 
-const ARM_NAMES = ['shoulder_pitch', 'shoulder_roll', 'shoulder_yaw', 'elbow', 'wrist_roll', 'wrist_pitch', 'wrist_yaw'] as const;
+const ARM_NAMES = [
+  'shoulder_pitch',
+  'shoulder_roll',
+  'shoulder_yaw',
+  'elbow',
+  'wrist_roll',
+  'wrist_pitch',
+  'wrist_yaw',
+] as const;
 const ARM_KEYS: (keyof ArmPose)[] = ['pitch', 'roll', 'yaw', 'elbow', 'wristRoll', 'wristPitch', 'wristYaw'];
 const ARM_MIRROR = [1, -1, -1, 1, -1, 1, -1];
-const ARM0: readonly [number, number] = [jointIndex('left_shoulder_pitch_joint'), jointIndex('right_shoulder_pitch_joint')];
+const ARM0: readonly [number, number] = [
+  jointIndex('left_shoulder_pitch_joint'),
+  jointIndex('right_shoulder_pitch_joint'),
+];
 const WAIST_YAW = jointIndex('waist_yaw_joint');
 const WAIST_ROLL = jointIndex('waist_roll_joint');
 const WAIST_PITCH = jointIndex('waist_pitch_joint');
@@ -114,7 +125,15 @@ export class Kit {
   standArm(): Required<ArmPose> {
     const o = ARM0[0];
     const s = this.stand;
-    return { pitch: s[o], roll: s[o + 1], yaw: s[o + 2], elbow: s[o + 3], wristRoll: s[o + 4], wristPitch: s[o + 5], wristYaw: s[o + 6] };
+    return {
+      pitch: s[o],
+      roll: s[o + 1],
+      yaw: s[o + 2],
+      elbow: s[o + 3],
+      wristRoll: s[o + 4],
+      wristPitch: s[o + 5],
+      wristYaw: s[o + 6],
+    };
   }
 
   /** The ready pose: hip pitch −knee/2, knee, ankle pitch −knee/2 (feet flat), feet midpoint at the origin. */
@@ -122,11 +141,15 @@ export class Kit {
     const hit = this.readyCache.get(knee);
     if (hit) return hit;
     const legs = new Float64Array(12);
-    for (const side of [0, 1] as Side[]) legs.set(legAngles(side, { hipPitch: -knee / 2, knee, anklePitch: -knee / 2 }), 6 * side);
+    for (const side of [0, 1] as Side[])
+      legs.set(legAngles(side, { hipPitch: -knee / 2, knee, anklePitch: -knee / 2 }), 6 * side);
     const joints = new Float64Array(this.stand);
     joints.set(legs.subarray(0, 6), LEG_JOINT0[0]);
     joints.set(legs.subarray(6, 12), LEG_JOINT0[1]);
-    const pose = new FrameResolver(this.model).resolve({ kind: 'joint', joints, rootRpy: [0, 0, 0], anchorXY: [0, 0] }, 'ready pose');
+    const pose = new FrameResolver(this.model).resolve(
+      { kind: 'joint', joints, rootRpy: [0, 0, 0], anchorXY: [0, 0] },
+      'ready pose',
+    );
     const m = this.model;
     m.forward(pose.rootPos, pose.rootQuat, pose.joints);
     const off = (side: Side): [number, number] => [m.pos[3 * m.footBody[side]], m.pos[3 * m.footBody[side] + 1]];
@@ -213,7 +236,13 @@ export class PoseTrack {
   private readonly tracks: KeyTrack[];
   constructor(keys: ReadonlyArray<readonly [number, Float64Array]>, mode: KeyInterpolation = 'minjerk') {
     this.tracks = [];
-    for (let j = 0; j < G1_NUM_JOINTS; j++) this.tracks.push(new KeyTrack(keys.map(([t, q]) => [t, q[j]] as const), mode));
+    for (let j = 0; j < G1_NUM_JOINTS; j++)
+      this.tracks.push(
+        new KeyTrack(
+          keys.map(([t, q]) => [t, q[j]] as const),
+          mode,
+        ),
+      );
   }
   at(t: number): Float64Array {
     const q = new Float64Array(G1_NUM_JOINTS);
@@ -292,7 +321,8 @@ export function standingRecipe(kit: Kit, spec: StandingSpec): Recipe {
       durationS,
       sample: (t) => {
         const joints = spec.upper(t, null);
-        for (const side of [0, 1] as Side[]) for (let k = 0; k < 6; k++) joints[LEG_JOINT0[side] + k] = stand[LEG_JOINT0[side] + k];
+        for (const side of [0, 1] as Side[])
+          for (let k = 0; k < 6; k++) joints[LEG_JOINT0[side] + k] = stand[LEG_JOINT0[side] + k];
         return { kind: 'joint', joints, rootRpy: [0, 0, 0], anchorXY: [0, 0] };
       },
     };
@@ -380,9 +410,17 @@ export class FootTrack {
     let prev = s0;
     let tPrev = -Infinity;
     for (const m of moves) {
-      if (!(m.t0 >= tPrev && m.t1 > m.t0)) throw new Error(`foot moves must be ordered and non-overlapping (move at ${m.t0}–${m.t1})`);
+      if (!(m.t0 >= tPrev && m.t1 > m.t0))
+        throw new Error(`foot moves must be ordered and non-overlapping (move at ${m.t0}–${m.t1})`);
       tPrev = m.t1;
-      const next: FootState = { x: m.x ?? prev.x, y: m.y ?? prev.y, yaw: m.yaw ?? prev.yaw, pitch: m.pitch ?? prev.pitch, roll: m.roll ?? prev.roll, lift: m.lift ?? prev.lift };
+      const next: FootState = {
+        x: m.x ?? prev.x,
+        y: m.y ?? prev.y,
+        yaw: m.yaw ?? prev.yaw,
+        pitch: m.pitch ?? prev.pitch,
+        roll: m.roll ?? prev.roll,
+        lift: m.lift ?? prev.lift,
+      };
       this.states.push(next);
       prev = next;
     }

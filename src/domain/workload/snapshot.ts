@@ -14,7 +14,13 @@ import type { CapabilityGroup, MotionClip } from '../motion/motionClip';
 
 export const WORKLOAD_SNAPSHOT_FORMAT = 'mb-workload-snapshot/1';
 export const WORKLOAD_HASH_SCHEME = 'mb-workload-hash/1';
-export const CAPABILITY_GROUPS: readonly CapabilityGroup[] = ['upper_body', 'locomotion', 'in_place', 'dynamic', 'low_posture'];
+export const CAPABILITY_GROUPS: readonly CapabilityGroup[] = [
+  'upper_body',
+  'locomotion',
+  'in_place',
+  'dynamic',
+  'low_posture',
+];
 
 export interface WorkloadClipMeta {
   /** Content id of the clip (`clip-` + 16 hex). */
@@ -46,7 +52,9 @@ export interface LoadedWorkload {
 }
 
 /** The text that snapshot_hash hashes (exported so the scheme can be inspected and tested). */
-export function snapshotHashText(clips: ReadonlyArray<Pick<WorkloadClipMeta, 'id' | 'name' | 'group' | 'fps' | 'frames'>>): string {
+export function snapshotHashText(
+  clips: ReadonlyArray<Pick<WorkloadClipMeta, 'id' | 'name' | 'group' | 'fps' | 'frames'>>,
+): string {
   const rows = clips.map((c) => {
     for (const [k, v] of [
       ['id', c.id],
@@ -62,7 +70,9 @@ export function snapshotHashText(clips: ReadonlyArray<Pick<WorkloadClipMeta, 'id
 }
 
 /** snapshot_hash of a set of clips (see the file header). */
-export function snapshotHash(clips: ReadonlyArray<Pick<WorkloadClipMeta, 'id' | 'name' | 'group' | 'fps' | 'frames'>>): string {
+export function snapshotHash(
+  clips: ReadonlyArray<Pick<WorkloadClipMeta, 'id' | 'name' | 'group' | 'fps' | 'frames'>>,
+): string {
   return sha256HexOfString(snapshotHashText(clips));
 }
 
@@ -82,7 +92,13 @@ export function clipMeta(clip: MotionClip, file?: string): WorkloadClipMeta {
 }
 
 /** Builds the snapshot object for clips (which keep their order). */
-export function buildSnapshot(id: string, version: string, source: WorkloadSnapshot['source'], clips: readonly MotionClip[], files?: readonly string[]): WorkloadSnapshot {
+export function buildSnapshot(
+  id: string,
+  version: string,
+  source: WorkloadSnapshot['source'],
+  clips: readonly MotionClip[],
+  files?: readonly string[],
+): WorkloadSnapshot {
   const metas = clips.map((c, i) => clipMeta(c, files?.[i]));
   return { format: WORKLOAD_SNAPSHOT_FORMAT, id, version, source, clips: metas, snapshot_hash: snapshotHash(metas) };
 }
@@ -98,7 +114,10 @@ export function groupCounts(metas: ReadonlyArray<Pick<WorkloadClipMeta, 'group'>
  * Differences between an expected (frozen) snapshot and an actual one, as readable lines; empty
  * when they agree (same clips by name with the same id, group, frames and fps, same hash).
  */
-export function snapshotDifferences(expected: Pick<WorkloadSnapshot, 'clips' | 'snapshot_hash'>, actual: Pick<WorkloadSnapshot, 'clips' | 'snapshot_hash'>): string[] {
+export function snapshotDifferences(
+  expected: Pick<WorkloadSnapshot, 'clips' | 'snapshot_hash'>,
+  actual: Pick<WorkloadSnapshot, 'clips' | 'snapshot_hash'>,
+): string[] {
   const out: string[] = [];
   const exp = new Map(expected.clips.map((c) => [c.name, c]));
   const act = new Map(actual.clips.map((c) => [c.name, c]));
@@ -115,7 +134,9 @@ export function snapshotDifferences(expected: Pick<WorkloadSnapshot, 'clips' | '
     if (a.fps !== e.fps) diffs.push(`fps ${e.fps} ≠ ${a.fps}`);
     if (diffs.length > 0) out.push(`clip ${name}: ${diffs.join(', ')}`);
   }
-  for (const [name, a] of act) if (!exp.has(name)) out.push(`clip ${name}: generated (${a.id}) but not in the frozen snapshot`);
-  if (expected.snapshot_hash !== actual.snapshot_hash) out.push(`snapshot_hash ${expected.snapshot_hash} (frozen) ≠ ${actual.snapshot_hash} (now)`);
+  for (const [name, a] of act)
+    if (!exp.has(name)) out.push(`clip ${name}: generated (${a.id}) but not in the frozen snapshot`);
+  if (expected.snapshot_hash !== actual.snapshot_hash)
+    out.push(`snapshot_hash ${expected.snapshot_hash} (frozen) ≠ ${actual.snapshot_hash} (now)`);
   return out;
 }

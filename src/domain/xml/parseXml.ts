@@ -23,7 +23,13 @@ const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"'
 export const MAX_XML_DEPTH = 256;
 
 /** XML 1.0 `Char`: tab, newline, carriage return, U+0020–U+D7FF, U+E000–U+FFFD, U+10000–U+10FFFF. */
-const isXmlChar = (c: number): boolean => c === 0x9 || c === 0xa || c === 0xd || (c >= 0x20 && c <= 0xd7ff) || (c >= 0xe000 && c <= 0xfffd) || (c >= 0x10000 && c <= 0x10ffff);
+const isXmlChar = (c: number): boolean =>
+  c === 0x9 ||
+  c === 0xa ||
+  c === 0xd ||
+  (c >= 0x20 && c <= 0xd7ff) ||
+  (c >= 0xe000 && c <= 0xfffd) ||
+  (c >= 0x10000 && c <= 0x10ffff);
 
 export function parseXml(source: string, file: string): XmlElement {
   let i = 0;
@@ -49,7 +55,10 @@ export function parseXml(source: string, file: string): XmlElement {
       if (ent[0] === '#') {
         const code = ent[1] === 'x' ? parseInt(ent.slice(2), 16) : parseInt(ent.slice(1), 10);
         if (!isXmlChar(code)) {
-          fail(offset + at, `character reference &${ent}; is not a character XML allows (${code > 0x10ffff ? 'beyond U+10FFFF, the last Unicode code point' : 'a control character, a surrogate or a non-character'})`);
+          fail(
+            offset + at,
+            `character reference &${ent}; is not a character XML allows (${code > 0x10ffff ? 'beyond U+10FFFF, the last Unicode code point' : 'a control character, a surrogate or a non-character'})`,
+          );
         }
         return String.fromCodePoint(code);
       }
@@ -91,7 +100,8 @@ export function parseXml(source: string, file: string): XmlElement {
     if (source[i] !== '<') fail(i, 'expected "<"');
     i++;
     const name = readName();
-    if (depth > MAX_XML_DEPTH) fail(start, `<${name}> is nested ${depth} elements deep, deeper than the limit of ${MAX_XML_DEPTH}`);
+    if (depth > MAX_XML_DEPTH)
+      fail(start, `<${name}> is nested ${depth} elements deep, deeper than the limit of ${MAX_XML_DEPTH}`);
     const el: XmlElement = { name, attrs: {}, children: [], text: '', file, ...locate(start) };
     for (;;) {
       while (i < source.length && /\s/.test(source[i])) i++;

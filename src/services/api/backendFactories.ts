@@ -13,6 +13,10 @@ import type { BackendFactories } from './connectionRegistry';
 //   remoteSimulator   — the g1-bridge/1 client of src/services/bridge/bridgeClientBackend.ts
 //   robot             — the same client with the robot link limits (connectRobot: stale 50 ms, lost 100 ms)
 //
+// The g1-bridge/1 client declares a robot link (RobotBackend, src/domain/backend/backend.ts: stop,
+// damp and link figures whoever holds the lease); the registry reads its latency through that
+// declaration, and a real-robot trial refuses a backend that does not declare one.
+//
 // Both are imported on first use (dynamic import), so starting the console loads neither MuJoCo
 // nor the bridge client until the operator connects an entry. A factory left out here makes its
 // entries show presence "disconnected" with the problem `backend_unavailable`, and connecting

@@ -1,7 +1,19 @@
 import type { ConnectionInfo, ConnectionKind } from '../../api/contract';
 import { MAX_PROBLEMS_SENT } from '../../api/contract';
 import { checkBackendUrl } from '../../api/connectionUrl';
-import type { Backend, BackendEvent, BackendLease, BackendListener, Problem } from '../../domain/backend/backend';
+import {
+  robotBackendOf,
+  type Backend,
+  type BackendEvent,
+  type BackendLease,
+  type BackendListener,
+  type BackendProblem,
+  type Problem,
+} from '../../domain/backend/backend';
+import { problemKindOf } from '../../domain/backend/problemCodes';
+import type { StateFrame } from '../../domain/backend/stateFrame';
+import { G1_NUM_JOINTS } from '../../domain/robot/g1Joints';
+import { RecentGaps } from '../../domain/timing/recentGaps';
 import { ApiFailure } from './apiFailure';
 
 // The endpoints the console knows (DESIGN §8, Connections panel): the embedded simulator, always
@@ -11,8 +23,55 @@ import { ApiFailure } from './apiFailure';
 // this file depends on no simulator or bridge implementation (see backendFactories.ts).
 //
 // The registry owns each backend's single listener: it measures the state-frame rate and the
-// age of the last frame, keeps the latest problems, and fans every batch out to subscribers (an
+// age of the last frame, keeps the current problems, and fans every batch out to subscribers (an
 // episode runner, a recorder), awaiting them so the backend's backpressure still holds.
+//
+// Only current problems are listed (src/domain/backend/problemCodes.ts): a condition (link stale,
+// lost, watch-only, no implementation…) from its report until the backend withdraws it
+// (`problem_cleared`) or the backend goes away; an incident (a malformed frame, frames dropped)
+// for INCIDENT_CURRENT_MS after it arrived. A backend's link latency is read through its declared
+// robot link (RobotBackend.linkStats), never by probing for methods.
+
+/** An entry's newest frame, as the live robot and the top bar show it. */
+export interface LatestState {
+  /** Registry clock when its batch arrived, ms. */
+  atMs: number;
+  tick: number;
+  /** 29, rad, canonical order. */
+  jointPosRad: Float64Array;
+  /** World frame, m; null without a global root (no motion capture). */
+  rootPosM: Float64Array | null;
+  /** wxyz: the measured root (motion capture) or, without one, the IMU attitude; null when unknown. */
+  rootQuatWxyz: Float64Array | null;
+  /** The IMU attitude, wxyz (g1-bridge/1 `imu.quat_wxyz`). */
+  imuQuatWxyz: Float64Array;
+  /** Bumped on every copy. */
+  revision: number;
+}
+
+function newLatest(): LatestState {
+  return {
+    atMs: 0,
+    tick: 0,
+    jointPosRad: new Float64Array(G1_NUM_JOINTS),
+    rootPosM: null,
+    rootQuatWxyz: null,
+    imuQuatWxyz: Float64Array.of(1, 0, 0, 0),
+    revision: 0,
+  };
+}
+
+function copyLatest(dst: LatestState, f: StateFrame, atMs: number): void {
+  dst.atMs = atMs;
+  dst.tick = f.tick;
+  dst.jointPosRad.set(f.jointPosRad.subarray(0, G1_NUM_JOINTS));
+  if (f.rootPosM) (dst.rootPosM ??= new Float64Array(3)).set(f.rootPosM);
+  else dst.rootPosM = null;
+  if (f.rootQuatWxyz) (dst.rootQuatWxyz ??= new Float64Array(4)).set(f.rootQuatWxyz);
+  else dst.rootQuatWxyz = null;
+  dst.imuQuatWxyz.set(f.imu.quatWxyz);
+  dst.revision++;
+}
 
 export const EMBEDDED_SIM_ID = 'embedded-sim';
 export const EMBEDDED_SIM_NAME = 'Embedded simulator (MuJoCo)';
@@ -42,19 +101,6 @@ export interface BackendFactories {
 /** Kinds added by URL. */
 export type RemoteKind = Exclude<ConnectionKind, 'embedded_simulator'>;
 
-/**
- * Link figures a backend may offer beyond the Backend interface (duck-typed: a backend with a
- * `linkStats()` method, e.g. a remote client timing its pings, gets its latency shown).
- */
-export interface BackendLinkStats {
-  latencyMs?: number | null;
-}
-
-interface LinkStatsSource {
-  linkStats(): BackendLinkStats;
-}
-const hasLinkStats = (b: Backend): b is Backend & LinkStatsSource => typeof (b as Partial<LinkStatsSource>).linkStats === 'function';
-
 export interface ConnectionRegistryOptions {
   factories: BackendFactories;
   modelFile: string;
@@ -64,7 +110,10 @@ export interface ConnectionRegistryOptions {
 
 /** Window of the measured frame rate, ms. */
 export const RATE_WINDOW_MS = 2000;
-const MAX_PROBLEMS_KEPT = 32;
+/** An incident is listed this long after it arrived, ms (one of a recurring kind is re-reported every ~1 s). */
+export const INCIDENT_CURRENT_MS = 10_000;
+/** Incidents kept per entry (the newest). */
+const MAX_INCIDENTS_KEPT = 32;
 /** Frames kept for the rate: the whole window up to 2 kHz; beyond, the rate is over the newest 4096. */
 const RATE_CAPACITY = 4096;
 /**
@@ -130,6 +179,13 @@ class RateMeter {
   }
 }
 
+/** A problem as the registry keeps it: a copy, when it arrived and in which order. */
+interface Kept {
+  problem: Problem;
+  receivedAtMs: number;
+  order: number;
+}
+
 interface Entry {
   id: string;
   kind: ConnectionKind;
@@ -139,9 +195,15 @@ interface Entry {
   creating: Promise<Backend> | null;
   /** Bumped on disconnect/remove, so a backend that finishes being created afterwards is closed. */
   generation: number;
-  /** Newest first. */
-  problems: Problem[];
+  /** Conditions that hold now, by code (each with its arrival order). */
+  conditions: Map<string, Kept>;
+  /** Recent incidents, newest first, with when they arrived (registry clock). */
+  incidents: Kept[];
   rate: RateMeter;
+  /** Gaps between deliveries of frames (timing health), registry clock. */
+  gaps: RecentGaps;
+  /** The newest frame's measured state, copied in place; null before the first frame. */
+  latest: LatestState | null;
   subscribers: Set<BackendListener>;
   leasedRunId: string | null;
 }
@@ -154,6 +216,8 @@ export class ConnectionRegistry {
   private nextRemote = 1;
   private nextRobot = 1;
   private closed = false;
+  /** Arrival order of problems (for newest-first listing). */
+  private problemOrder = 0;
 
   constructor(options: ConnectionRegistryOptions) {
     this.factories = options.factories;
@@ -163,7 +227,22 @@ export class ConnectionRegistry {
   }
 
   private newEntry(id: string, kind: ConnectionKind, name: string, url: string | null): Entry {
-    return { id, kind, name, url, backend: null, creating: null, generation: 0, problems: [], rate: new RateMeter(), subscribers: new Set(), leasedRunId: null };
+    return {
+      id,
+      kind,
+      name,
+      url,
+      backend: null,
+      creating: null,
+      generation: 0,
+      conditions: new Map(),
+      incidents: [],
+      rate: new RateMeter(),
+      gaps: new RecentGaps(),
+      latest: null,
+      subscribers: new Set(),
+      leasedRunId: null,
+    };
   }
 
   private entry(id: string): Entry {
@@ -173,7 +252,11 @@ export class ConnectionRegistry {
   }
 
   private factoryOf(kind: ConnectionKind): ((ctx: never) => Backend | Promise<Backend>) | undefined {
-    return kind === 'embedded_simulator' ? this.factories.embeddedSimulator : kind === 'robot' ? this.factories.robot : this.factories.remoteSimulator;
+    return kind === 'embedded_simulator'
+      ? this.factories.embeddedSimulator
+      : kind === 'robot'
+        ? this.factories.robot
+        : this.factories.remoteSimulator;
   }
 
   private available(e: Entry): boolean {
@@ -185,7 +268,8 @@ export class ConnectionRegistry {
       ? {
           severity: 'error',
           code: 'backend_unavailable',
-          message: 'the embedded simulator is not part of this build (no factory registered in src/services/api/backendFactories.ts)',
+          message:
+            'the embedded simulator is not part of this build (no factory registered in src/services/api/backendFactories.ts)',
           atMs: 0,
         }
       : {
@@ -196,15 +280,38 @@ export class ConnectionRegistry {
         };
   }
 
+  /** Keeps a problem: a condition until withdrawn, an incident among the recent ones (a code this build does not know is an incident). */
   private addProblem(e: Entry, problem: Problem): void {
-    e.problems.unshift(problem);
-    if (e.problems.length > MAX_PROBLEMS_KEPT) e.problems.length = MAX_PROBLEMS_KEPT;
+    const kept: Kept = { problem: { ...problem }, receivedAtMs: this.now(), order: ++this.problemOrder };
+    if (problemKindOf(problem.code) === 'condition') {
+      e.conditions.set(problem.code, kept);
+      return;
+    }
+    e.incidents.unshift(kept);
+    if (e.incidents.length > MAX_INCIDENTS_KEPT) e.incidents.length = MAX_INCIDENTS_KEPT;
+  }
+
+  /** A condition ended: no longer listed. */
+  private withdrawProblem(e: Entry, code: string): void {
+    e.conditions.delete(code);
+  }
+
+  /** The backend is gone: what it reported as holding no longer holds (the registry's own stay). */
+  private forgetBackendConditions(e: Entry): void {
+    for (const code of [...e.conditions.keys()]) if (code !== 'backend_create_failed') e.conditions.delete(code);
+  }
+
+  /** What is current on the entry: the conditions that hold (newest first), then recent incidents (newest first). */
+  private currentProblems(e: Entry, now: number): Problem[] {
+    const conditions = [...e.conditions.values()].sort((a, b) => b.order - a.order);
+    const incidents = e.incidents.filter((k) => now - k.receivedAtMs <= INCIDENT_CURRENT_MS);
+    return [...conditions, ...incidents].map((k) => k.problem);
   }
 
   /** Records a problem on an entry (shown in the Connections panel), e.g. from the episode runner. */
-  reportProblem(id: string, problem: Problem): void {
+  reportProblem(id: string, problem: BackendProblem): void {
     const e = this.entries.get(id);
-    if (e) this.addProblem(e, { ...problem });
+    if (e) this.addProblem(e, problem);
   }
 
   /** The entry's kind, or null when there is no such entry. */
@@ -215,6 +322,17 @@ export class ConnectionRegistry {
   /** The entry's backend if it exists now (never creates one). */
   existingBackend(id: string): Backend | null {
     return this.entries.get(id)?.backend ?? null;
+  }
+
+  /** The newest measured state of the entry's stream (the live robot); null before a frame or after a disconnect. */
+  latestState(id: string): Readonly<LatestState> | null {
+    return this.entries.get(id)?.latest ?? null;
+  }
+
+  /** The largest gap between frame deliveries over the last `windowMs` (incl. the one open now), ms. */
+  frameGapMaxMs(id: string, windowMs: number): number | null {
+    const e = this.entries.get(id);
+    return e && e.backend ? e.gaps.maxGapMs(this.now(), windowMs) : null;
   }
 
   /** Every entry, the embedded simulator first, then remote ones in the order they were added. */
@@ -229,11 +347,13 @@ export class ConnectionRegistry {
   private info(e: Entry): ConnectionInfo {
     const now = this.now();
     const b = e.backend;
-    const problems = this.available(e) ? e.problems : [this.unavailableProblem(e), ...e.problems];
+    const current = this.currentProblems(e, now);
+    const problems = this.available(e) ? current : [this.unavailableProblem(e), ...current];
+    const robot = b ? robotBackendOf(b) : null;
     let latencyMs: number | null = null;
-    if (b && hasLinkStats(b)) {
+    if (robot) {
       try {
-        const l = b.linkStats().latencyMs;
+        const l = robot.linkStats().latencyMs;
         latencyMs = typeof l === 'number' && Number.isFinite(l) ? l : null;
       } catch {
         latencyMs = null;
@@ -268,7 +388,12 @@ export class ConnectionRegistry {
       if (e.url === check.url) throw new ApiFailure('conflict', `${check.url} is already listed`, 'params.url');
     }
     const id = kind === 'robot' ? `robot-${this.nextRobot++}` : `remote-${this.nextRemote++}`;
-    const e = this.newEntry(id, kind, kind === 'robot' ? `Robot ${new URL(check.url).host}` : new URL(check.url).host, check.url);
+    const e = this.newEntry(
+      id,
+      kind,
+      kind === 'robot' ? `Robot ${new URL(check.url).host}` : new URL(check.url).host,
+      check.url,
+    );
     this.entries.set(id, e);
     if (this.available(e)) {
       try {
@@ -314,6 +439,7 @@ export class ConnectionRegistry {
         throw new ApiFailure('conflict', `${e.name}: disconnected while connecting`);
       }
       e.rate.reset();
+      this.withdrawProblem(e, 'backend_create_failed');
       backend.setListener((events) => this.deliver(e, events));
       e.backend = backend;
       return backend;
@@ -322,7 +448,12 @@ export class ConnectionRegistry {
       .catch((err: unknown) => {
         if (err instanceof ApiFailure) throw err;
         const message = err instanceof Error ? err.message : String(err);
-        this.addProblem(e, { severity: 'error', code: 'backend_create_failed', message: `could not start: ${message}`, atMs: this.now() });
+        this.addProblem(e, {
+          severity: 'error',
+          code: 'backend_create_failed',
+          message: `could not start: ${message}`,
+          atMs: this.now(),
+        });
         throw new ApiFailure('internal', `${e.name}: could not start: ${message}`);
       })
       .finally(() => {
@@ -336,8 +467,15 @@ export class ConnectionRegistry {
     for (const ev of events) {
       if (ev.type === 'frames') {
         for (const f of ev.frames) e.rate.record(now, f.timeS);
+        const f = ev.frames.at(-1);
+        if (f) {
+          e.gaps.record(now);
+          copyLatest((e.latest ??= newLatest()), f, now);
+        }
       } else if (ev.type === 'problem') {
-        this.addProblem(e, { ...ev.problem });
+        this.addProblem(e, ev.problem);
+      } else if (ev.type === 'problem_cleared') {
+        this.withdrawProblem(e, ev.code);
       }
     }
     if (e.subscribers.size === 0) return;
@@ -405,17 +543,26 @@ export class ConnectionRegistry {
   }
 
   private async closeBackend(e: Entry): Promise<void> {
-    if (e.leasedRunId !== null) throw new ApiFailure('conflict', `${e.name} is in use by run ${e.leasedRunId}: stop the run first`);
+    if (e.leasedRunId !== null)
+      throw new ApiFailure('conflict', `${e.name} is in use by run ${e.leasedRunId}: stop the run first`);
     e.generation++;
     const b = e.backend;
     e.backend = null;
     e.rate.reset();
+    e.gaps.reset();
+    e.latest = null;
     if (!b) return;
     b.setListener(null);
+    this.forgetBackendConditions(e);
     try {
       await b.close();
     } catch (err) {
-      this.addProblem(e, { severity: 'warn', code: 'close_failed', message: `closing failed: ${err instanceof Error ? err.message : String(err)}`, atMs: this.now() });
+      this.addProblem(e, {
+        severity: 'warn',
+        code: 'close_failed',
+        message: `closing failed: ${err instanceof Error ? err.message : String(err)}`,
+        atMs: this.now(),
+      });
     }
   }
 

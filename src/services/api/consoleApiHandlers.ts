@@ -1,13 +1,14 @@
 import path from 'node:path';
-import type { ApiError, ApiMethod, ApiOutcome, ApiParams, ApiResult, ClipDto, Transport } from '../../api/contract';
+import type { ApiMethod, ApiOutcome, ApiParams, ApiResult, ClipDto, Transport } from '../../api/contract';
 import { parseRequest } from '../../api/contract';
 import { clipToDto } from '../../api/clipDto';
-import { InputError } from '../../domain/problems';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
+import { raiseThreadPriority } from '../os/threadPriority';
 import { OffThreadFiles, type ClipTaskOptions, type DecodedClip } from '../files/offThread';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../robot/loadRobotProfile';
 import type { MotionClip } from '../../domain/motion/motionClip';
-import { ApiFailure } from './apiFailure';
+import { UnsupportedError } from './apiFailure';
+import { toApiError } from './apiErrorMap';
 import { defaultBackendFactories } from './backendFactories';
 import { ClipCache } from './clipCache';
 import { ConnectionRegistry, type BackendFactories } from './connectionRegistry';
@@ -19,6 +20,7 @@ import { PolicyRegistry } from './policyRegistry';
 import { QualificationJobs } from './qualificationJobs';
 import { InterlockSessions } from './interlockSessions';
 import { SimRunManager } from './simRuns';
+import { RobotLive } from './robotLive';
 import { TrialJobs, type TrialServices } from './trialJobs';
 
 // The console API handler table: one implementation behind both transports (Electron IPC in
@@ -32,7 +34,10 @@ export interface CallContext {
 
 /** What a handler returns: the result, or the result already serialized off the event loop. */
 export type HandlerValue<M extends ApiMethod> = ApiResult<M> | SerializedResult<ApiResult<M>>;
-export type Handler<M extends ApiMethod> = (params: ApiParams<M>, ctx: CallContext) => Promise<HandlerValue<M>> | HandlerValue<M>;
+export type Handler<M extends ApiMethod> = (
+  params: ApiParams<M>,
+  ctx: CallContext,
+) => Promise<HandlerValue<M>> | HandlerValue<M>;
 export type HandlerTable = { [M in ApiMethod]: Handler<M> };
 
 export interface ConsoleApiOptions {
@@ -82,7 +87,13 @@ export interface ConsoleApi {
 /** An outcome whose result may be JSON serialized already (UTF-8 bytes of the result value). */
 export type WireOutcome = ApiOutcome | { ok: true; serialized: Uint8Array };
 
+/** The services' thread keeps time for STOP, the safety gate and the robot link (threadPriority.ts). */
+export const SERVICES_NICE = -5;
+
 export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
+  // Ask to run before ordinary work (the console's own renderer, a simulation): granted only with
+  // the privilege; the interlock keeper asks for more (-10), the batch workers run below (5, 10).
+  raiseThreadPriority(SERVICES_NICE);
   const modelFile = path.resolve(options.modelFile ?? DEFAULT_MODEL_FILE);
   const connections = new ConnectionRegistry({ factories: options.backends ?? defaultBackendFactories(), modelFile });
   let profile: RobotProfile | undefined;
@@ -115,8 +126,20 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
   const sims = new SimRunManager({ registry: connections, clips, hub, profile: getProfile, bindings: policies });
   const qualification = new QualificationJobs({ hub, files, profile: getProfile, policies });
   const gaps = new GapReview({ profile: getProfile });
-  const interlocks: InterlockSessions = new InterlockSessions({ log: (line) => process.stderr.write(`${line}\n`), beforeOpen: (): void => trials.warmUp() });
-  const trials: TrialJobs = new TrialJobs({ hub, registry: connections, interlocks, clips, profile: getProfile, ...(options.trialServices && { services: options.trialServices }) });
+  const interlocks: InterlockSessions = new InterlockSessions({
+    log: (line) => process.stderr.write(`${line}\n`),
+    beforeOpen: (): void => trials.warmUp(),
+  });
+  const trials: TrialJobs = new TrialJobs({
+    hub,
+    registry: connections,
+    interlocks,
+    clips,
+    profile: getProfile,
+    files,
+    ...(options.trialServices && { services: options.trialServices }),
+  });
+  const robotLive = new RobotLive({ hub, registry: connections });
   const remember = (clip: MotionClip): MotionClip => {
     clips.put(clip);
     return clip;
@@ -133,7 +156,8 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     ...(fps !== undefined && { fps }),
     ...(profile ? { jointLimitsRad: profile.joints.map((j) => j.rangeRad) } : { limitsModelFile: modelFile }),
   });
-  const loadClipOffThread = async (file: string, fps?: number): Promise<SerializedResult<ClipDto>> => decoded(await files.loadClip(file, clipOptions(fps)));
+  const loadClipOffThread = async (file: string, fps?: number): Promise<SerializedResult<ClipDto>> =>
+    decoded(await files.loadClip(file, clipOptions(fps)));
   const loadClip = async (file: string, fps?: number): Promise<ClipDto> => (await loadClipOffThread(file, fps)).value();
 
   const handlers: HandlerTable = {
@@ -148,7 +172,8 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     'robot.getMesh': ({ name }) => readProfileMesh(getProfile(), name),
     'clips.load': ({ path, fps }) => loadClipOffThread(path, fps),
     'policies.open': ({ path }) => policies.open(path),
-    'clips.decode': async ({ fileName, bytesBase64, fps }) => decoded(await files.decodeClip(fileName, bytesBase64, clipOptions(fps))),
+    'clips.decode': async ({ fileName, bytesBase64, fps }) =>
+      decoded(await files.decodeClip(fileName, bytesBase64, clipOptions(fps))),
     'clips.openDialog': () => {
       throw new UnsupportedError('clips.openDialog is only available in the desktop app; use clips.decode');
     },
@@ -186,6 +211,7 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     'trial.stop': (p) => trials.stop(p),
     'trial.status': (p) => trials.status(p),
     'trial.episode': (p) => trials.episode(p),
+    'robot.emulatorReset': ({ connectionId }) => robotLive.emulatorReset(connectionId),
     'events.ack': ({ seq }, ctx) => {
       if (!ctx.client) throw new UnsupportedError('events.ack: this caller receives no pushes');
       return { seq: ctx.client.ack(seq) };
@@ -193,8 +219,15 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     ...options.overrides,
   };
 
-  /** Validates, dispatches, and maps a failure to an ApiError; the handler's value as it returned it. */
-  const dispatch = async (method: unknown, params: unknown, ctx: CallContext): Promise<{ ok: true; value: HandlerValue<ApiMethod> } | Extract<ApiOutcome, { ok: false }>> => {
+  /**
+   * Validates, dispatches, and maps a failure to an ApiError (by its type: apiErrorMap.ts); the
+   * handler's value as it returned it.
+   */
+  const dispatch = async (
+    method: unknown,
+    params: unknown,
+    ctx: CallContext,
+  ): Promise<{ ok: true; value: HandlerValue<ApiMethod> } | Extract<ApiOutcome, { ok: false }>> => {
     const req = parseRequest(method, params);
     if (!req.ok) return req;
     try {
@@ -219,6 +252,7 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= (async () => {
+      robotLive.close();
       await trials.close();
       await sims.close();
       await qualification.close();
@@ -228,37 +262,17 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
       await files.close();
     })());
 
-  return { handlers, invoke, invokeWire, loadClip, connections, sims, qualification, interlocks, trials, attachClient: (sink) => hub.attach(sink), close };
-}
-
-export class UnsupportedError extends Error {
-  override readonly name = 'UnsupportedError';
-}
-
-/** Maps anything a handler throws to a structured error the UI can show. */
-export function toApiError(err: unknown): ApiError {
-  if (err instanceof InputError) {
-    return { code: 'input_error', message: err.message, location: { ...err.location }, reason: err.reason };
-  }
-  if (err instanceof UnsupportedError) return { code: 'unsupported', message: err.message };
-  if (err instanceof ApiFailure) return { code: err.code, message: err.message, ...(err.field !== undefined && { field: err.field }) };
-  const sys = err as NodeJS.ErrnoException;
-  if (sys && typeof sys === 'object' && typeof sys.code === 'string' && typeof sys.path === 'string') {
-    const reason =
-      sys.code === 'ENOENT'
-        ? 'no such file'
-        : sys.code === 'EACCES' || sys.code === 'EPERM'
-          ? 'permission denied'
-          : sys.code === 'EISDIR'
-            ? 'is a directory, not a file'
-            : `cannot read (${sys.code})`;
-    return {
-      code: sys.code === 'ENOENT' ? 'not_found' : 'input_error',
-      message: `${sys.path}: ${reason}`,
-      location: { file: sys.path },
-      reason,
-    };
-  }
-  const message = err instanceof Error ? err.message : String(err);
-  return { code: 'internal', message: message || 'internal error' };
+  return {
+    handlers,
+    invoke,
+    invokeWire,
+    loadClip,
+    connections,
+    sims,
+    qualification,
+    interlocks,
+    trials,
+    attachClient: (sink) => hub.attach(sink),
+    close,
+  };
 }

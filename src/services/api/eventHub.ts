@@ -182,12 +182,18 @@ export class EventHub {
    * Sends a transient push (safety.status, trial.live: superseded by the next one) to every
    * client that keeps up; a client with maxUnacked pushes unacknowledged is skipped, never
    * queued for, and `skipped` is told. `make` builds the event per client (it may carry that
-   * client's own skip count) or returns null to send nothing to it.
+   * client's own skip count) or returns null to send nothing to it. `reserve` leaves that many of
+   * a client's unacknowledged slots to other pushes: the live robot's display pushes (robot.live)
+   * keep 2, so a client slow to acknowledge still gets the lights' safety.status.
    */
-  broadcastTransient(make: (clientId: number) => StatusEvent | null, skipped?: (clientId: number) => void): void {
+  broadcastTransient(
+    make: (clientId: number) => StatusEvent | null,
+    skipped?: (clientId: number) => void,
+    reserve = 0,
+  ): void {
     for (const c of [...this.clients]) {
       if (c.detached) continue;
-      if (c.unacked >= this.maxUnacked) {
+      if (c.unacked >= this.maxUnacked - reserve) {
         skipped?.(c.id);
         continue;
       }

@@ -1,6 +1,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ApiParams, GapBindingDto, GapClipDto, GapReplayDto, GapReplayRunDto, GapReportDto, GapRowDto, GapTrialCountsDto, GapValueDto, GapWorstFrameDto } from '../../api/contract';
+import type {
+  ApiParams,
+  GapBindingDto,
+  GapClipDto,
+  GapReplayDto,
+  GapReplayRunDto,
+  GapReportDto,
+  GapRowDto,
+  GapTrialCountsDto,
+  GapValueDto,
+  GapWorstFrameDto,
+} from '../../api/contract';
 import { clipToDto } from '../../api/clipDto';
 import { AGGREGATE_KEYS, type GapRow } from '../../domain/metrics/aggregate';
 import { ClipPairEvaluator } from '../../domain/metrics/clipPairMetrics';
@@ -11,9 +22,18 @@ import { resampleFrames, slerpWxyzInto } from '../../domain/motion/resample';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { readEpisodeFile } from '../episode/episodeReader';
 import type { ExecutedMessage, ReferenceMessage } from '../episode/episodeSchemas';
-import { buildGapSection, parseGapSortKey, sortedClips, type GapPair, type GapSection, type TrialCounts } from '../report/gapSection';
+import {
+  buildGapSection,
+  parseGapSortKey,
+  sortedClips,
+  type GapPair,
+  type GapSection,
+  type TrialCounts,
+} from '../report/gapSection';
 import { openCampaign, type CampaignStore } from '../trace';
 import { ApiFailure } from './apiFailure';
+import { campaignProblem } from './campaignOpen';
+import { trialNumber } from '../../domain/trial/trialNumber';
 
 // Gap review from the console (DESIGN §8): `gap.report` is Table 11 of a campaign exactly as
 // `motionbench report` computes it (buildGapSection, docs/GAP_REPORT.md) shaped for the panel;
@@ -23,12 +43,23 @@ import { ApiFailure } from './apiFailure';
 // reference, or the largest per-frame joint-position RMSE when MPJPE-l is unavailable (a robot
 // without motion capture has no global root heading, so MPJPE-l is not measured, DESIGN §4).
 
-const valueDto = (r: Reading<number>): GapValueDto => (r.available ? { value: r.value } : { value: null, reason: r.reason });
+const valueDto = (r: Reading<number>): GapValueDto =>
+  r.available ? { value: r.value } : { value: null, reason: r.reason };
 
-const countsDto = (c: TrialCounts): GapTrialCountsDto => ({ used: c.used, failed: c.failed, stopped: c.stopped, excluded: c.excluded.map((e) => ({ ...e })) });
+const countsDto = (c: TrialCounts): GapTrialCountsDto => ({
+  used: c.used,
+  failed: c.failed,
+  stopped: c.stopped,
+  excluded: c.excluded.map((e) => ({ ...e })),
+});
 
 /** The panel's shape of a gap section: the same values as gapJson, typed (stored units). */
-export function gapReportDto(section: GapSection, sortName: string, campaign: { dir: string; id: string }, generatedAt: string): GapReportDto {
+export function gapReportDto(
+  section: GapSection,
+  sortName: string,
+  campaign: { dir: string; id: string },
+  generatedAt: string,
+): GapReportDto {
   const sort = parseGapSortKey(sortName);
   const nameOf = (clipId: string) => section.pairs.find((p) => p.clipId === clipId)?.clipName ?? clipId;
   const row = (r: GapRow): GapRowDto => ({
@@ -49,13 +80,31 @@ export function gapReportDto(section: GapSection, sortName: string, campaign: { 
     robotUnit: pair.robotUnit,
     simTrials: countsDto(pair.sim),
     realTrials: countsDto(pair.real),
-    trials: pair.trials.map((t) => ({ runId: t.runId, domain: t.domain, trialIndex: t.rolloutIndex, outcome: t.outcome, use: t.use, failed: t.failed, reason: t.reason })),
-    readings: Object.fromEntries(AGGREGATE_KEYS.map((k) => [READING_INFO[k].json, { sim: valueDto(clip.sim.readings[k]), real: valueDto(clip.real.readings[k]), gapPercent: valueDto(clip.gapPercent[k]) }])),
+    trials: pair.trials.map((t) => ({
+      runId: t.runId,
+      domain: t.domain,
+      trialIndex: t.rolloutIndex,
+      outcome: t.outcome,
+      use: t.use,
+      failed: t.failed,
+      reason: t.reason,
+    })),
+    readings: Object.fromEntries(
+      AGGREGATE_KEYS.map((k) => [
+        READING_INFO[k].json,
+        {
+          sim: valueDto(clip.sim.readings[k]),
+          real: valueDto(clip.real.readings[k]),
+          gapPercent: valueDto(clip.gapPercent[k]),
+        },
+      ]),
+    ),
   });
   const bindings: GapBindingDto[] = section.report.wbcs.map((w) => {
     const b = section.bindings.find((x) => x.key === w.wbc);
     return {
       binding: w.wbc,
+      name: b?.name ?? w.wbc,
       kind: b?.kind ?? null,
       label: b?.label ?? null,
       note: b?.note ?? null,
@@ -69,10 +118,21 @@ export function gapReportDto(section: GapSection, sortName: string, campaign: { 
     campaignId: campaign.id,
     contract: section.contract,
     matchedPairs: section.pairs.length,
-    message: section.pairs.length === 0 ? 'No matched sim/real pairs in this campaign (a parent trace with a calibration, a counted simulation episode and counted real-robot trials).' : null,
+    message:
+      section.pairs.length === 0
+        ? 'No matched sim/real pairs in this campaign (a parent trace with a calibration, a counted simulation episode and counted real-robot trials).'
+        : null,
     sort: sort === 'clip' ? 'clip' : READING_INFO[sort].json,
     bindings,
-    skipped: section.skipped.map((s) => ({ binding: s.wbc, clipId: s.clipId, clip: s.clipName, parentTraceId: s.parentTraceId, calibrationId: s.calibrationId, why: s.why, reason: s.reason })),
+    skipped: section.skipped.map((s) => ({
+      binding: s.wbc,
+      clipId: s.clipId,
+      clip: s.clipName,
+      parentTraceId: s.parentTraceId,
+      calibrationId: s.calibrationId,
+      why: s.why,
+      reason: s.reason,
+    })),
     generatedAt,
   };
 }
@@ -110,20 +170,49 @@ const UNIFORM_S = 1e-6;
  * linear, shortest-arc slerp); a non-uniform one is interpolated by time stamp the same way. The
  * root is kept only when every frame has one (a trial without motion capture has none).
  */
-export function toContractTimeline(samples: readonly TimedSample[], rateHz: number, jointCount: number): ContractTimeline {
+export function toContractTimeline(
+  samples: readonly TimedSample[],
+  rateHz: number,
+  jointCount: number,
+): ContractTimeline {
   const n = samples.length;
-  if (n === 0) return { frames: 0, timeS: [], rootPosM: null, rootQuatWxyz: null, jointPosRad: [], sourceRateHz: Number.NaN, resampling: 'on_grid' };
+  if (n === 0)
+    return {
+      frames: 0,
+      timeS: [],
+      rootPosM: null,
+      rootQuatWxyz: null,
+      jointPosRad: [],
+      sourceRateHz: Number.NaN,
+      resampling: 'on_grid',
+    };
   const t0 = samples[0].timeS;
   const tau = samples.map((s) => s.timeS - t0);
-  for (let i = 1; i < n; i++) if (!(tau[i] > tau[i - 1])) throw new RangeError(`executed frame ${i} at ${samples[i].timeS} s does not come after frame ${i - 1} (${samples[i - 1].timeS} s)`);
-  for (let i = 0; i < n; i++) if (samples[i].jointPosRad.length !== jointCount) throw new RangeError(`executed frame ${i} has ${samples[i].jointPosRad.length} joint angles, expected ${jointCount}`);
+  for (let i = 1; i < n; i++)
+    if (!(tau[i] > tau[i - 1]))
+      throw new RangeError(
+        `executed frame ${i} at ${samples[i].timeS} s does not come after frame ${i - 1} (${samples[i - 1].timeS} s)`,
+      );
+  for (let i = 0; i < n; i++)
+    if (samples[i].jointPosRad.length !== jointCount)
+      throw new RangeError(
+        `executed frame ${i} has ${samples[i].jointPosRad.length} joint angles, expected ${jointCount}`,
+      );
   const D = tau[n - 1];
   const K = Math.floor(rateHz * D + 1e-9) + 1;
   const hasRoot = samples.every((s) => s.rootPosM !== null);
   const hasQuat = samples.every((s) => s.rootQuatWxyz !== null);
   const sourceRateHz = n > 1 ? (n - 1) / D : rateHz;
   const timeS = Array.from({ length: K }, (_, k) => k / rateHz);
-  const out: ContractTimeline = { frames: K, timeS, rootPosM: hasRoot ? [] : null, rootQuatWxyz: hasQuat ? [] : null, jointPosRad: [], sourceRateHz, resampling: 'on_grid' };
+  const out: ContractTimeline = {
+    frames: K,
+    timeS,
+    rootPosM: hasRoot ? [] : null,
+    rootQuatWxyz: hasQuat ? [] : null,
+    jointPosRad: [],
+    sourceRateHz,
+    resampling: 'on_grid',
+  };
 
   // Every grid time a recorded frame?
   const picks: number[] = [];
@@ -155,7 +244,11 @@ export function toContractTimeline(samples: readonly TimedSample[], rateHz: numb
   const dt = D / (n - 1);
   const uniform = tau.every((t, i) => Math.abs(t - i * dt) <= UNIFORM_S);
   if (uniform) {
-    const r = resampleFrames({ fps: 1 / dt, frameCount: n, rootPosM: root, rootQuatWxyz: quat, jointPosRad: q }, rateHz, K);
+    const r = resampleFrames(
+      { fps: 1 / dt, frameCount: n, rootPosM: root, rootQuatWxyz: quat, jointPosRad: q },
+      rateHz,
+      K,
+    );
     out.resampling = 'contract_resampler';
     if (out.rootPosM) out.rootPosM = Array.from(r.rootPosM);
     if (out.rootQuatWxyz) out.rootQuatWxyz = Array.from(r.rootQuatWxyz);
@@ -170,18 +263,24 @@ export function toContractTimeline(samples: readonly TimedSample[], rateHz: numb
     while (i < n - 2 && tau[i + 1] <= t) i++;
     const a = i >= n - 1 ? 0 : Math.min(1, Math.max(0, (t - tau[i]) / (tau[i + 1] - tau[i])));
     const i1 = Math.min(i + 1, n - 1);
-    if (out.rootPosM) for (let c = 0; c < 3; c++) out.rootPosM.push(root[3 * i + c] + (root[3 * i1 + c] - root[3 * i + c]) * a);
+    if (out.rootPosM)
+      for (let c = 0; c < 3; c++) out.rootPosM.push(root[3 * i + c] + (root[3 * i1 + c] - root[3 * i + c]) * a);
     if (out.rootQuatWxyz) {
       slerpWxyzInto(qk, 0, quat, 4 * i, quat, 4 * i1, a);
       out.rootQuatWxyz.push(...qk);
     }
-    for (let j = 0; j < jointCount; j++) out.jointPosRad.push(q[jointCount * i + j] + (q[jointCount * i1 + j] - q[jointCount * i + j]) * a);
+    for (let j = 0; j < jointCount; j++)
+      out.jointPosRad.push(q[jointCount * i + j] + (q[jointCount * i1 + j] - q[jointCount * i + j]) * a);
   }
   return out;
 }
 
 /** Per-frame joint-position RMSE (rad) of an executed trajectory against the reference, over their common frames. */
-export function frameJointRmse(refJointPosRad: ArrayLike<number>, execJointPosRad: ArrayLike<number>, jointCount: number): number[] {
+export function frameJointRmse(
+  refJointPosRad: ArrayLike<number>,
+  execJointPosRad: ArrayLike<number>,
+  jointCount: number,
+): number[] {
   const K = Math.min(refJointPosRad.length, execJointPosRad.length) / jointCount;
   const out: number[] = [];
   for (let k = 0; k < K; k++) {
@@ -196,7 +295,13 @@ export function frameJointRmse(refJointPosRad: ArrayLike<number>, execJointPosRa
 }
 
 /** Per-frame MPJPE-l (m): mean over bodies of ‖(p_b(E) − p_root(E)) − (p_b(R) − p_root(R))‖, bodies by FK (K×B×3). */
-export function frameMpjpeL(refBodyPosM: ArrayLike<number>, execBodyPosM: ArrayLike<number>, bodyCount: number, rootBody: number, K: number): number[] {
+export function frameMpjpeL(
+  refBodyPosM: ArrayLike<number>,
+  execBodyPosM: ArrayLike<number>,
+  bodyCount: number,
+  rootBody: number,
+  K: number,
+): number[] {
   const out: number[] = [];
   for (let k = 0; k < K; k++) {
     const o = 3 * bodyCount * k;
@@ -230,13 +335,19 @@ export class GapReview {
   private async withStore<T>(dir: string, fn: (s: CampaignStore) => T | Promise<T>): Promise<T> {
     const abs = path.resolve(dir);
     if (!fs.existsSync(path.join(abs, 'campaign.sqlite'))) {
-      throw new ApiFailure('not_found', fs.existsSync(abs) ? `${abs} is not a campaign (no campaign.sqlite)` : `no campaign at ${abs} (the folder does not exist)`, 'params.campaignDir');
+      throw new ApiFailure(
+        'not_found',
+        fs.existsSync(abs)
+          ? `${abs} is not a campaign (no campaign.sqlite)`
+          : `no campaign at ${abs} (the folder does not exist)`,
+        'params.campaignDir',
+      );
     }
     let store: CampaignStore;
     try {
       store = await openCampaign(abs, { readOnly: true });
     } catch (err) {
-      throw new ApiFailure('input_error', `${abs}: ${(err as Error)?.message ?? String(err)}`, 'params.campaignDir');
+      campaignProblem(err);
     }
     try {
       return await fn(store);
@@ -246,7 +357,14 @@ export class GapReview {
   }
 
   report(p: ApiParams<'gap.report'>): Promise<GapReportDto> {
-    return this.withStore(p.campaignDir, (store) => gapReportDto(buildGapSection(store), p.sort ?? 'mpjpe_l_mm', { dir: store.dir, id: store.campaign.id }, new Date(this.o.now?.() ?? Date.now()).toISOString()));
+    return this.withStore(p.campaignDir, (store) =>
+      gapReportDto(
+        buildGapSection(store),
+        p.sort ?? 'mpjpe_l_mm',
+        { dir: store.dir, id: store.campaign.id },
+        new Date(this.o.now?.() ?? Date.now()).toISOString(),
+      ),
+    );
   }
 
   async replay(p: ApiParams<'gap.replay'>): Promise<GapReplayDto> {
@@ -255,12 +373,28 @@ export class GapReview {
       const pair = section.pairs.find((x) => x.parentTraceId === p.parentTraceId);
       if (!pair) {
         const s = section.skipped.find((x) => x.parentTraceId === p.parentTraceId);
-        throw new ApiFailure('not_found', s ? `pair ${p.parentTraceId} is not in Table 11: ${s.why} (${s.reason})` : `no matched pair ${p.parentTraceId} in this campaign`, 'params.parentTraceId');
+        throw new ApiFailure(
+          'not_found',
+          s
+            ? `pair ${p.parentTraceId} is not in Table 11: ${s.why} (${s.reason})`
+            : `no matched pair ${p.parentTraceId} in this campaign`,
+          'params.parentTraceId',
+        );
       }
       const shown = pair.trials.filter((t) => t.use !== 'excluded');
-      const mpjpe = new Map(shown.map((t) => [t.runId, store.getMetrics(t.runId, section.contract ?? undefined)?.result.mpjpeLMm ?? null]));
+      const mpjpe = new Map(
+        shown.map((t) => [t.runId, store.getMetrics(t.runId, section.contract ?? undefined)?.result.mpjpeLMm ?? null]),
+      );
       const referenceSha256 = store.getParentTrace(pair.parentTraceId)?.identity.referenceSha256 ?? '';
-      return { pair, contract: section.contract!, referenceSha256, shown, mpjpe, files: new Map(shown.map((t) => [t.runId, store.episodeFile(t.runId)])) };
+      return {
+        pair,
+        bindingName: section.bindings.find((b) => b.key === pair.wbc)?.name ?? pair.wbc,
+        contract: section.contract!,
+        referenceSha256,
+        shown,
+        mpjpe,
+        files: new Map(shown.map((t) => [t.runId, store.episodeFile(t.runId)])),
+      };
     });
     const { pair, shown } = found;
     const profile = this.o.profile();
@@ -271,9 +405,20 @@ export class GapReview {
     for (const t of shown) episodes.set(t.runId, await readEpisodeFile(found.files.get(t.runId)!));
     // The reference as recorded on the 50 Hz timeline: the simulation episode's, else a trial's.
     const simTrial = shown.find((t) => t.domain === 'simulation') ?? null;
-    const refMsgs: ReferenceMessage[] = (simTrial ? episodes.get(simTrial.runId)!.reference : []).length > 0 ? episodes.get(simTrial!.runId)!.reference : ([...episodes.values()].find((e) => e.reference.length > 0)?.reference ?? []);
-    if (refMsgs.length < 2) throw new ApiFailure('not_found', `pair ${p.parentTraceId}: no episode recorded the reference (/reference)`, 'params.parentTraceId');
-    const refFile = path.relative(p.campaignDir, simTrial ? found.files.get(simTrial.runId)! : found.files.values().next().value!);
+    const refMsgs: ReferenceMessage[] =
+      (simTrial ? episodes.get(simTrial.runId)!.reference : []).length > 0
+        ? episodes.get(simTrial!.runId)!.reference
+        : ([...episodes.values()].find((e) => e.reference.length > 0)?.reference ?? []);
+    if (refMsgs.length < 2)
+      throw new ApiFailure(
+        'not_found',
+        `pair ${p.parentTraceId}: no episode recorded the reference (/reference)`,
+        'params.parentTraceId',
+      );
+    const refFile = path.relative(
+      p.campaignDir,
+      simTrial ? found.files.get(simTrial.runId)! : found.files.values().next().value!,
+    );
     const reference: MotionClip = {
       id: pair.clipId,
       name: pair.clipName,
@@ -283,7 +428,12 @@ export class GapReview {
       rootQuatWxyz: Float64Array.from(refMsgs.flatMap((m) => m.rootQuatWxyz)),
       jointPosRad: Float64Array.from(refMsgs.flatMap((m) => m.jointPosRad)),
       // fileSha256: the qualified reference's hash from the parent trace identity (the clip file the 50 Hz frames come from).
-      provenance: { file: `${refFile} (/reference)`, format: 'motionbench-json', fileSha256: found.referenceSha256, fpsSource: 'file' },
+      provenance: {
+        file: `${refFile} (/reference)`,
+        format: 'motionbench-json',
+        fileSha256: found.referenceSha256,
+        fpsSource: 'file',
+      },
       warnings: [],
     };
     if (pair.group !== 'unassigned') reference.capabilityGroup = pair.group;
@@ -300,7 +450,13 @@ export class GapReview {
         sourceRateHz: tl.sourceRateHz,
         resampling: tl.resampling,
         rootMeasured: tl.rootPosM !== null,
-        trajectory: { frames: tl.frames, timeS: tl.timeS, rootPosM: tl.rootPosM, rootQuatWxyz: tl.rootQuatWxyz, jointPosRad: tl.jointPosRad },
+        trajectory: {
+          frames: tl.frames,
+          timeS: tl.timeS,
+          rootPosM: tl.rootPosM,
+          rootQuatWxyz: tl.rootQuatWxyz,
+          jointPosRad: tl.jointPosRad,
+        },
       };
     };
     const sim = simTrial ? runOf(simTrial) : null;
@@ -309,11 +465,15 @@ export class GapReview {
 
     // Worst frame over the real trials.
     let worst: GapWorstFrameDto | null = null;
-    const allMpjpe = real.length > 0 && real.every((r) => r.rootMeasured && r.trajectory.rootQuatWxyz !== null && found.mpjpe.get(r.runId)?.available === true);
+    const allMpjpe =
+      real.length > 0 &&
+      real.every(
+        (r) => r.rootMeasured && r.trajectory.rootQuatWxyz !== null && found.mpjpe.get(r.runId)?.available === true,
+      );
     const noMp = real.find((r) => found.mpjpe.get(r.runId)?.available !== true);
     const why = allMpjpe
       ? 'per-frame MPJPE-l of the real trials against the reference (root-relative, FK on the robot model)'
-      : `per-frame joint-position RMSE: MPJPE-l is unavailable for real trial ${noMp?.trialIndex ?? '?'} (${(() => {
+      : `per-frame joint-position RMSE: MPJPE-l is unavailable for real trial ${trialNumber(noMp?.trialIndex ?? null)} (${(() => {
           const m = noMp ? found.mpjpe.get(noMp.runId) : null;
           return m && !m.available ? m.reason : 'no global root in the recording (no motion capture)';
         })()})`;
@@ -322,17 +482,40 @@ export class GapReview {
       let series: number[];
       if (allMpjpe) {
         this.evaluator ??= new ClipPairEvaluator(MB_METRICS_1, profile);
-        const tl = this.evaluator.timeline(reference, { fps: rate, frameCount: r.trajectory.frames, rootPosM: Float64Array.from(r.trajectory.rootPosM!), rootQuatWxyz: Float64Array.from(r.trajectory.rootQuatWxyz!), jointPosRad: Float64Array.from(r.trajectory.jointPosRad) });
-        series = frameMpjpeL(tl.ref.bodyPosM, tl.exec.bodyPosM, this.evaluator.fk.bodyCount, profile.rootBodyIndex, tl.K).map((m) => m * 1000);
+        const tl = this.evaluator.timeline(reference, {
+          fps: rate,
+          frameCount: r.trajectory.frames,
+          rootPosM: Float64Array.from(r.trajectory.rootPosM!),
+          rootQuatWxyz: Float64Array.from(r.trajectory.rootQuatWxyz!),
+          jointPosRad: Float64Array.from(r.trajectory.jointPosRad),
+        });
+        series = frameMpjpeL(
+          tl.ref.bodyPosM,
+          tl.exec.bodyPosM,
+          this.evaluator.fk.bodyCount,
+          profile.rootBodyIndex,
+          tl.K,
+        ).map((m) => m * 1000);
       } else series = frameJointRmse(reference.jointPosRad, r.trajectory.jointPosRad, J).slice(0, K);
       series.forEach((v, k) => {
-        if (worst === null || v > worst.value) worst = { frame: k, timeS: k / rate, runId: r.runId, trialIndex: r.trialIndex, measure: allMpjpe ? 'mpjpe_l' : 'joint_rmse', value: v, unit: allMpjpe ? 'mm' : 'rad', why };
+        if (worst === null || v > worst.value)
+          worst = {
+            frame: k,
+            timeS: k / rate,
+            runId: r.runId,
+            trialIndex: r.trialIndex,
+            measure: allMpjpe ? 'mpjpe_l' : 'joint_rmse',
+            value: v,
+            unit: allMpjpe ? 'mm' : 'rad',
+            why,
+          };
       });
     }
 
     return {
       parentTraceId: pair.parentTraceId,
       binding: pair.wbc,
+      bindingName: found.bindingName,
       clipId: pair.clipId,
       clip: pair.clipName,
       calibrationId: pair.calibrationId,
@@ -340,7 +523,9 @@ export class GapReview {
       reference: clipToDto(reference),
       sim,
       real,
-      notShown: pair.trials.filter((t) => t.use === 'excluded').map((t) => ({ runId: t.runId, domain: t.domain, trialIndex: t.rolloutIndex, reason: t.reason ?? 'excluded' })),
+      notShown: pair.trials
+        .filter((t) => t.use === 'excluded')
+        .map((t) => ({ runId: t.runId, domain: t.domain, trialIndex: t.rolloutIndex, reason: t.reason ?? 'excluded' })),
       worst,
     };
   }

@@ -16,7 +16,11 @@ import { ApiFailure } from './apiFailure';
 
 export interface InterlockSessionsOptions {
   /** Opens the box (tests inject their own; default openInterlockFeed: the link plus its gate events). */
-  open?: (options: { path: string; onTrip: (trip: InterlockTrip) => void; log: (line: string) => void }) => Promise<InterlockFeed>;
+  open?: (options: {
+    path: string;
+    onTrip: (trip: InterlockTrip) => void;
+    log: (line: string) => void;
+  }) => Promise<InterlockFeed>;
   /** Lists serial ports (default listSerialPorts: guarded, never SerialPort.list() without udev). */
   list?: () => Promise<InterlockListDto>;
   log?: (line: string) => void;
@@ -58,6 +62,7 @@ export function interlockStatusDto(path: string, s: InterlockSnapshot, nowMs: nu
     disarmPending: s.disarmPending,
     lastStatusAgeMs: s.freshness.lastStatusAtMs === null ? null : ago(s.freshness.lastStatusAtMs),
     rttMs: s.freshness.rttMs,
+    statusGapMaxMs: s.freshness.statusGapMaxMs ?? null,
     lastTrip: s.lastTrip ? { reason: s.lastTrip.reason, detail: s.lastTrip.detail, agoMs: ago(s.lastTrip.atMs) } : null,
     lastEvent: s.lastEvent ? { event: s.lastEvent.event, agoMs: ago(s.lastEvent.atMs) } : null,
     garbageLines: s.counters.garbageLines,
@@ -113,7 +118,11 @@ export class InterlockSessions {
     if (this.opening) throw new ApiFailure('conflict', 'an interlock is being opened already');
     const cur = this.current;
     if (cur && cur.link.snapshot().portOpen) {
-      throw new ApiFailure('conflict', `the interlock ${cur.link.path} is open: close it first (one box per console)`, 'params.path');
+      throw new ApiFailure(
+        'conflict',
+        `the interlock ${cur.link.path} is open: close it first (one box per console)`,
+        'params.path',
+      );
     }
     this.opening = true;
     try {
@@ -141,8 +150,19 @@ export class InterlockSessions {
         });
       } catch (err) {
         const e = err as NodeJS.ErrnoException;
-        const why = e?.code === 'ENOENT' ? 'no such device' : e?.code === 'EACCES' ? 'permission denied (is the user in the dialout group?)' : err instanceof Error ? err.message : String(err);
-        throw new ApiFailure(e?.code === 'ENOENT' ? 'not_found' : 'input_error', `${path}: cannot open the interlock: ${why}`, 'params.path');
+        const why =
+          e?.code === 'ENOENT'
+            ? 'no such device'
+            : e?.code === 'EACCES'
+              ? 'permission denied (is the user in the dialout group?)'
+              : err instanceof Error
+                ? err.message
+                : String(err);
+        throw new ApiFailure(
+          e?.code === 'ENOENT' ? 'not_found' : 'input_error',
+          `${path}: cannot open the interlock: ${why}`,
+          'params.path',
+        );
       }
       this.current = feed;
       this.changed();
@@ -156,13 +176,21 @@ export class InterlockSessions {
     const cur = this.current;
     if (!cur) return { closed: null };
     this.current = null;
-    await cur.close().catch((err: unknown) => this.log(`interlock ${cur.link.path}: close failed: ${err instanceof Error ? err.message : String(err)}`));
+    await cur
+      .close()
+      .catch((err: unknown) =>
+        this.log(`interlock ${cur.link.path}: close failed: ${err instanceof Error ? err.message : String(err)}`),
+      );
     this.changed();
     return { closed: cur.link.path };
   }
 
   private require(): InterlockFeed['link'] {
-    if (!this.current) throw new ApiFailure('conflict', 'no interlock is open: open the box first (interlock.open with its device path)');
+    if (!this.current)
+      throw new ApiFailure(
+        'conflict',
+        'no interlock is open: open the box first (interlock.open with its device path)',
+      );
     return this.current.link;
   }
 
@@ -170,14 +198,18 @@ export class InterlockSessions {
     const link = this.require();
     const r = await link.arm();
     const status = interlockStatusDto(link.path, link.snapshot());
-    return r.ok ? { ok: true, reason: null, detail: null, status } : { ok: false, reason: r.reason, detail: r.detail, status };
+    return r.ok
+      ? { ok: true, reason: null, detail: null, status }
+      : { ok: false, reason: r.reason, detail: r.detail, status };
   }
 
   async disarm(): Promise<{ ok: boolean; reason: string | null; detail: string | null; status: InterlockStatusDto }> {
     const link = this.require();
     const r = await link.disarm();
     const status = interlockStatusDto(link.path, link.snapshot());
-    return r.ok ? { ok: true, reason: null, detail: null, status } : { ok: false, reason: r.reason, detail: r.detail, status };
+    return r.ok
+      ? { ok: true, reason: null, detail: null, status }
+      : { ok: false, reason: r.reason, detail: r.detail, status };
   }
 
   status(): InterlockStatusDto | null {

@@ -26,11 +26,18 @@ export function profileMeshFiles(profile: RobotProfile): Map<string, string> {
 export function readProfileMesh(profile: RobotProfile, name: string): MeshDto {
   const file = profileMeshFiles(profile).get(name);
   if (file === undefined) {
-    throw new ApiFailure('not_found', `the robot model ${profile.modelName} references no mesh named "${name}"`, 'params.name');
+    throw new ApiFailure(
+      'not_found',
+      `the robot model ${profile.modelName} references no mesh named "${name}"`,
+      'params.name',
+    );
   }
   const format = FORMATS[path.extname(file).toLowerCase()];
   if (!format) {
-    throw new ApiFailure('unsupported', `mesh "${name}" (${path.basename(file)}): only STL and OBJ meshes can be drawn`);
+    throw new ApiFailure(
+      'unsupported',
+      `mesh "${name}" (${path.basename(file)}): only STL and OBJ meshes can be drawn`,
+    );
   }
   // A regular file of at most MAX_MESH_FILE_BYTES, judged on the open descriptor; ENOENT and
   // friends map to structured errors in toApiError.
@@ -43,5 +50,10 @@ export function readProfileMesh(profile: RobotProfile, name: string): MeshDto {
     }
     throw err;
   }
-  return { name, format, byteLength: bytes.length, bytesBase64: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('base64') };
+  return {
+    name,
+    format,
+    byteLength: bytes.length,
+    bytesBase64: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('base64'),
+  };
 }

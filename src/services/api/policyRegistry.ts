@@ -3,7 +3,7 @@ import type { PolicyInfoDto } from '../../api/policyContract';
 import { POLICY_ID_RE } from '../../api/policyContract';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
-import { bindingKey, type PolicyBinding, type WbcBinding } from '../../domain/wbc/wbcBinding';
+import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import { resolveBindingSpec } from '../sim/bindingSpec';
 import { planPolicy, type PolicyPlan } from '../wbc/policyRun';
 import { ApiFailure } from './apiFailure';
@@ -17,9 +17,7 @@ import type { ClipCache } from './clipCache';
 export class PolicyRegistry {
   private readonly plans = new Map<string, PolicyPlan>();
 
-  constructor(
-    private readonly o: { clips: ClipCache; profile: () => RobotProfile },
-  ) {}
+  constructor(private readonly o: { clips: ClipCache; profile: () => RobotProfile }) {}
 
   /** Reads the policy (InputError naming the file on bad input) and registers it. */
   open(policyPath: string): PolicyInfoDto {
@@ -49,19 +47,20 @@ export class PolicyRegistry {
       anchorBody: s.anchorBody,
       needs: [...s.needs],
       notes: [...s.notes],
-      motion: plan.baked ? { frames: plan.baked.clip.frameCount, fps: plan.baked.clip.fps, clipId: plan.baked.clip.id, fkResidualMaxM: plan.baked.fkResidualM?.max ?? null } : null,
+      motion: plan.baked
+        ? {
+            frames: plan.baked.clip.frameCount,
+            fps: plan.baked.clip.fps,
+            clipId: plan.baked.clip.id,
+            fkResidualMaxM: plan.baked.fkResidualM?.max ?? null,
+          }
+        : null,
       bakedClip: plan.baked ? clipToDto(plan.baked.clip) : null,
     };
   }
 
   get(policyId: string): PolicyPlan | undefined {
     return this.plans.get(policyId);
-  }
-
-  /** The binding of an opened policy, by its key (`id@version`). */
-  bindingByKey(key: string): PolicyBinding | undefined {
-    for (const p of this.plans.values()) if (bindingKey(p.binding) === key) return p.binding;
-    return undefined;
   }
 
   /** The baked motion (a clip) of an opened policy, by clip id. */
@@ -74,7 +73,12 @@ export class PolicyRegistry {
   async resolve(spec: string, field: string): Promise<WbcBinding> {
     if (POLICY_ID_RE.test(spec)) {
       const plan = this.plans.get(spec);
-      if (!plan) throw new ApiFailure('not_found', `policy ${spec} is not open in the console services: open it again (policies.open)`, field);
+      if (!plan)
+        throw new ApiFailure(
+          'not_found',
+          `policy ${spec} is not open in the console services: open it again (policies.open)`,
+          field,
+        );
       return plan.binding;
     }
     return resolveBindingSpec(spec);

@@ -20,8 +20,16 @@ import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { BUILTIN_LABEL } from '../../domain/sim/builtinBinding';
 import type { LoadedWorkload } from '../../domain/workload/snapshot';
 import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
+import { bindingName } from '../../domain/wbc/bindingName';
 import { readEpisodeFile } from '../episode/episodeReader';
-import { buildCampaignReport, QualificationCancelled, QualificationRequestError, runQualification, selectClips, type QualificationProgress } from '../qualification';
+import {
+  buildCampaignReport,
+  QualificationCancelled,
+  QualificationRequestError,
+  runQualification,
+  selectClips,
+  type QualificationProgress,
+} from '../qualification';
 import { openCampaign, type CampaignStore } from '../trace';
 import { loadWorkload } from '../workload';
 import type { OffThreadFiles } from '../files/offThread';
@@ -47,6 +55,8 @@ interface Job {
   controller: AbortController;
   /** Planned pairs in run order (binding × clip), with whether each is decided. */
   plan: { bindingKey: string; clipId: string; clipName: string; decided: boolean }[];
+  /** The run's bindings by key (its matrix columns before their first pair is stored). */
+  bindings: Map<string, WbcBinding>;
   workers: number;
   done: Promise<void>;
 }
@@ -59,7 +69,7 @@ export interface QualificationJobsOptions {
   files: OffThreadFiles;
   profile: () => RobotProfile;
   /** Resolves console binding specs (builtin…, or an opened policy's id) and holds the opened policies. */
-  policies: Pick<PolicyRegistry, 'resolve' | 'get' | 'bakedClip' | 'bindingByKey'>;
+  policies: Pick<PolicyRegistry, 'resolve' | 'get' | 'bakedClip'>;
   now?: () => number;
 }
 
@@ -78,16 +88,33 @@ export class QualificationJobs {
     return (this.workload ??= loadWorkload('core-v1', { profile: this.o.profile() }));
   }
 
+  /**
+   * The built-in workload for a start or a replay, generated in the file worker the first time
+   * (0.5–2 s that would block STOP on this loop); the same result as coreV1(), which the report
+   * uses while a job runs (by then this has filled it).
+   */
+  private async coreV1OffThread(): Promise<LoadedWorkload> {
+    if (this.workload) return this.workload;
+    const wl = await this.o.files.builtinWorkload('core-v1');
+    return (this.workload ??= wl);
+  }
+
   private async withStore<T>(dir: string, fn: (s: CampaignStore) => T | Promise<T>): Promise<T> {
     const abs = path.resolve(dir);
     if (!fs.existsSync(path.join(abs, 'campaign.sqlite'))) {
-      throw new ApiFailure('not_found', fs.existsSync(abs) ? `${abs} is not a campaign (no campaign.sqlite): open it with create to start one` : `no campaign at ${abs} (the folder does not exist)`, 'params.campaignDir');
+      throw new ApiFailure(
+        'not_found',
+        fs.existsSync(abs)
+          ? `${abs} is not a campaign (no campaign.sqlite): open it with create to start one`
+          : `no campaign at ${abs} (the folder does not exist)`,
+        'params.campaignDir',
+      );
     }
     let store: CampaignStore;
     try {
       store = await openCampaign(abs, { readOnly: true });
     } catch (err) {
-      campaignProblem(err, abs);
+      campaignProblem(err);
     }
     try {
       return await fn(store);
@@ -112,7 +139,13 @@ export class QualificationJobs {
       }
       // Rows: the clips of the report, in snapshot order; also the planned clips of a running job on this campaign.
       for (const pr of r.pairs) {
-        if (!clips.has(pr.clipId)) clips.set(pr.clipId, { id: pr.clipId, name: pr.clipName, group: (pr.group as CapabilityGroupId | null) ?? null, durationS: durations.get(pr.clipId) ?? null });
+        if (!clips.has(pr.clipId))
+          clips.set(pr.clipId, {
+            id: pr.clipId,
+            name: pr.clipName,
+            group: (pr.group as CapabilityGroupId | null) ?? null,
+            durationS: durations.get(pr.clipId) ?? null,
+          });
       }
       const cells: QualificationCellDto[] = r.pairs.map((pr) => {
         const c = matrixCell([pr]);
@@ -133,10 +166,19 @@ export class QualificationJobs {
         const c = matrixCell(r.pairs.filter((pr) => pr.bindingKey === b.key));
         return {
           key: b.key,
+          name: b.name,
           kind: b.kind,
           label: b.label,
           note: b.note,
-          summary: { pairs: c.pairs, admitted: c.admitted, rejected: c.rejected, pending: c.pending, sr: c.sr, progressSoft: c.progressSoft, mpjpeLMm: c.mpjpeLMm },
+          summary: {
+            pairs: c.pairs,
+            admitted: c.admitted,
+            rejected: c.rejected,
+            pending: c.pending,
+            sr: c.sr,
+            progressSoft: c.progressSoft,
+            mpjpeLMm: c.mpjpeLMm,
+          },
         };
       });
       const job = this.activeJobFor(store.dir);
@@ -145,17 +187,22 @@ export class QualificationJobs {
         for (const pl of job.plan) {
           if (!clips.has(pl.clipId)) {
             const meta = wl.snapshot.clips.find((c) => c.id === pl.clipId);
-            clips.set(pl.clipId, { id: pl.clipId, name: pl.clipName, group: (meta?.group as CapabilityGroupId | undefined) ?? null, durationS: meta?.duration_s ?? null });
+            clips.set(pl.clipId, {
+              id: pl.clipId,
+              name: pl.clipName,
+              group: (meta?.group as CapabilityGroupId | undefined) ?? null,
+              durationS: meta?.duration_s ?? null,
+            });
           }
-          if (!bindingKeys.has(pl.bindingKey)) {
+          const planned = job.bindings.get(pl.bindingKey);
+          if (!bindingKeys.has(pl.bindingKey) && planned) {
             bindingKeys.add(pl.bindingKey);
-            const builtin = pl.bindingKey.startsWith('builtin');
-            const policy = this.o.policies.bindingByKey(pl.bindingKey);
             bindings.push({
               key: pl.bindingKey,
-              kind: builtin ? 'builtin' : policy ? policy.kind : 'unknown',
-              label: builtin ? BUILTIN_LABEL : (policy?.label ?? pl.bindingKey),
-              note: builtin ? BUILTIN_LABEL : null,
+              name: bindingName(planned),
+              kind: planned.kind,
+              label: planned.label,
+              note: planned.kind === 'builtin' ? BUILTIN_LABEL : null,
               summary: { pairs: 0, admitted: 0, rejected: 0, pending: 0, sr: null, progressSoft: null, mpjpeLMm: null },
             });
           }
@@ -163,9 +210,12 @@ export class QualificationJobs {
       }
       // Clip rows in snapshot order (core-v1 order when known).
       const order = new Map<string, number>();
-      for (const s of r.snapshots) store.getWorkloadSnapshot(s.snapshotHash)?.clips.forEach((c, i) => order.has(c.id) || order.set(c.id, i));
+      for (const s of r.snapshots)
+        store.getWorkloadSnapshot(s.snapshotHash)?.clips.forEach((c, i) => order.has(c.id) || order.set(c.id, i));
       if (job) this.coreV1().snapshot.clips.forEach((c, i) => order.has(c.id) || order.set(c.id, i));
-      const rows = [...clips.values()].sort((a, b) => (order.get(a.id) ?? 1e9) - (order.get(b.id) ?? 1e9) || a.name.localeCompare(b.name));
+      const rows = [...clips.values()].sort(
+        (a, b) => (order.get(a.id) ?? 1e9) - (order.get(b.id) ?? 1e9) || a.name.localeCompare(b.name),
+      );
       return {
         campaignDir: store.dir,
         campaignId: store.campaign.id,
@@ -181,15 +231,21 @@ export class QualificationJobs {
   }
 
   private activeJobFor(dir: string): Job | null {
-    for (const j of this.jobs.values()) if (j.status.state === 'running' && path.resolve(j.status.campaignDir) === path.resolve(dir)) return j;
+    for (const j of this.jobs.values())
+      if (j.status.state === 'running' && path.resolve(j.status.campaignDir) === path.resolve(dir)) return j;
     return null;
   }
 
   async start(p: ApiParams<'qualification.start'>): Promise<QualificationJobStatus> {
     const running = [...this.jobs.values()].find((j) => j.status.state === 'running');
-    if (running) throw new ApiFailure('conflict', `qualification ${running.status.jobId} is running on ${running.status.campaignDir}: cancel it or wait for its end`);
+    if (running)
+      throw new ApiFailure(
+        'conflict',
+        `qualification ${running.status.jobId} is running on ${running.status.campaignDir}: cancel it or wait for its end`,
+      );
     const abs = path.resolve(p.campaignDir);
-    if (fs.existsSync(abs) && !fs.statSync(abs).isDirectory()) throw new ApiFailure('input_error', `${abs} is a file, not a folder`, 'params.campaignDir');
+    if (fs.existsSync(abs) && !fs.statSync(abs).isDirectory())
+      throw new ApiFailure('input_error', `${abs} is a file, not a folder`, 'params.campaignDir');
     const bindings: WbcBinding[] = [];
     for (const spec of p.bindings) bindings.push(await this.o.policies.resolve(spec, 'params.bindings'));
     const keys = bindings.map(bindingKey);
@@ -200,15 +256,30 @@ export class QualificationJobs {
     if (p.workload === 'policies') {
       const plans = p.bindings.map((spec) => this.o.policies.get(spec));
       if (plans.some((x) => x === undefined))
-        throw new ApiFailure('bad_params', 'workload "policies" is made of the motions of the policies given as bindings: every binding must be an opened policy (policy-…)', 'params.workload');
+        throw new ApiFailure(
+          'bad_params',
+          'workload "policies" is made of the motions of the policies given as bindings: every binding must be an opened policy (policy-…)',
+          'params.workload',
+        );
       full = policyMotionsWorkload(plans as PolicyPlan[], profile);
-    } else full = this.coreV1();
+    } else full = await this.coreV1OffThread();
     // Capability groups first, then clips, then limit.
     let selectedNames: string[] | undefined = p.clips;
     if (p.groups) {
-      const inGroups = full.snapshot.clips.filter((c) => p.groups!.includes(c.group as CapabilityGroupId)).map((c) => c.id);
-      selectedNames = p.clips ? inGroups.filter((id) => p.clips!.some((c) => c === id || full.snapshot.clips.find((m) => m.id === id)?.name === c)) : inGroups;
-      if (selectedNames.length === 0) throw new ApiFailure('bad_params', `no clip of ${full.snapshot.id} in group(s) ${p.groups.join(', ')}${p.clips ? ' among the clips given' : ''}`, 'params.groups');
+      const inGroups = full.snapshot.clips
+        .filter((c) => p.groups!.includes(c.group as CapabilityGroupId))
+        .map((c) => c.id);
+      selectedNames = p.clips
+        ? inGroups.filter((id) =>
+            p.clips!.some((c) => c === id || full.snapshot.clips.find((m) => m.id === id)?.name === c),
+          )
+        : inGroups;
+      if (selectedNames.length === 0)
+        throw new ApiFailure(
+          'bad_params',
+          `no clip of ${full.snapshot.id} in group(s) ${p.groups.join(', ')}${p.clips ? ' among the clips given' : ''}`,
+          'params.groups',
+        );
     }
     let selected: { meta: { id: string; name: string } }[];
     try {
@@ -217,7 +288,10 @@ export class QualificationJobs {
       if (err instanceof QualificationRequestError) throw new ApiFailure('bad_params', err.message, 'params.clips');
       throw err;
     }
-    const policy: AdmissionPolicy = p.rollouts === undefined || p.rollouts === MB_ADMISSION_1.parameters.rollouts ? MB_ADMISSION_1 : customPolicy({ rollouts: p.rollouts });
+    const policy: AdmissionPolicy =
+      p.rollouts === undefined || p.rollouts === MB_ADMISSION_1.parameters.rollouts
+        ? MB_ADMISSION_1
+        : customPolicy({ rollouts: p.rollouts });
     const jobId = `qual-${this.now().toString(36)}-${++serial}`;
     const controller = new AbortController();
     const workers = p.workers ?? DEFAULT_WORKERS;
@@ -239,8 +313,17 @@ export class QualificationJobs {
       startedAtMs: this.now(),
       endedAtMs: null,
     };
-    const plan = keys.flatMap((k) => selected.map((s) => ({ bindingKey: k, clipId: s.meta.id, clipName: s.meta.name, decided: false })));
-    const job: Job = { status, controller, plan, workers, done: Promise.resolve() };
+    const plan = keys.flatMap((k) =>
+      selected.map((s) => ({ bindingKey: k, clipId: s.meta.id, clipName: s.meta.name, decided: false })),
+    );
+    const job: Job = {
+      status,
+      controller,
+      plan,
+      bindings: new Map(bindings.map((b) => [bindingKey(b), b])),
+      workers,
+      done: Promise.resolve(),
+    };
     this.jobs.set(jobId, job);
     this.lastJobId = jobId;
     let lastPush = 0;
@@ -255,7 +338,12 @@ export class QualificationJobs {
       status.pairsDone = q.pairsDone;
       status.admitted = q.admitted;
       status.rejected = q.rejected;
-      status.fraction = q.clipSecondsPlanned > 0 ? Math.min(1, q.clipSecondsDone / q.clipSecondsPlanned) : q.pairsTotal > 0 ? q.pairsDone / q.pairsTotal : 1;
+      status.fraction =
+        q.clipSecondsPlanned > 0
+          ? Math.min(1, q.clipSecondsDone / q.clipSecondsPlanned)
+          : q.pairsTotal > 0
+            ? q.pairsDone / q.pairsTotal
+            : 1;
       status.elapsedS = q.elapsedS;
       status.etaS = q.etaS;
       if (q.kind === 'plan') {
@@ -265,15 +353,38 @@ export class QualificationJobs {
       if (q.pair && (q.pair.status === 'decided' || q.pair.status === 'skipped')) {
         const pl = plan.find((x) => x.clipId === q.pair!.clipId && x.bindingKey === q.pair!.binding);
         if (pl) pl.decided = true;
-        if (q.kind === 'pair') status.lastPair = { bindingKey: q.pair.binding, clipId: q.pair.clipId, clipName: q.pair.clipName, admitted: q.pair.admitted, reasons: q.pair.reasons };
+        if (q.kind === 'pair')
+          status.lastPair = {
+            bindingKey: q.pair.binding,
+            clipId: q.pair.clipId,
+            clipName: q.pair.clipName,
+            admitted: q.pair.admitted,
+            reasons: q.pair.reasons,
+          };
       }
       // Rollouts are taken in plan order, one per worker: the running pairs are the first undecided ones.
-      status.running = q.kind === 'plan' && q.rolloutsPlanned === 0 ? [] : plan.filter((x) => !x.decided).slice(0, workers).map(({ bindingKey: b, clipId, clipName }) => ({ bindingKey: b, clipId, clipName }));
+      status.running =
+        q.kind === 'plan' && q.rolloutsPlanned === 0
+          ? []
+          : plan
+              .filter((x) => !x.decided)
+              .slice(0, workers)
+              .map(({ bindingKey: b, clipId, clipName }) => ({ bindingKey: b, clipId, clipName }));
       push(q.kind === 'pair' || q.kind === 'plan');
     };
     job.done = (async () => {
       try {
-        const summary = await runQualification({ campaignDir: abs, workload: full, bindings, profile, policy, workers, clips: selected.map((s) => s.meta.id), signal: controller.signal, onProgress });
+        const summary = await runQualification({
+          campaignDir: abs,
+          workload: full,
+          bindings,
+          profile,
+          policy,
+          workers,
+          clips: selected.map((s) => s.meta.id),
+          signal: controller.signal,
+          onProgress,
+        });
         status.state = summary.cancelled ? 'cancelled' : 'completed';
         status.pairsDone = summary.pairsTotal - summary.pairsPending;
         status.admitted = summary.admitted;
@@ -299,12 +410,18 @@ export class QualificationJobs {
 
   private event(job: Job): Omit<QualificationProgressEvent, 'seq'> {
     const s = job.status;
-    return { type: 'qualification.progress', ...s, running: s.running.map((r) => ({ ...r })), lastPair: s.lastPair ? { ...s.lastPair, reasons: [...s.lastPair.reasons] } : null };
+    return {
+      type: 'qualification.progress',
+      ...s,
+      running: s.running.map((r) => ({ ...r })),
+      lastPair: s.lastPair ? { ...s.lastPair, reasons: [...s.lastPair.reasons] } : null,
+    };
   }
 
   cancel(p: ApiParams<'qualification.cancel'>): { cancelled: string[] } {
     const targets = p.all ? [...this.jobs.values()] : [this.jobs.get(p.jobId!)].filter((j): j is Job => !!j);
-    if (!p.all && targets.length === 0) throw new ApiFailure('not_found', `no qualification job "${p.jobId}"`, 'params.jobId');
+    if (!p.all && targets.length === 0)
+      throw new ApiFailure('not_found', `no qualification job "${p.jobId}"`, 'params.jobId');
     const out: string[] = [];
     for (const j of targets) {
       if (j.status.state !== 'running' || j.controller.signal.aborted) continue;
@@ -329,28 +446,54 @@ export class QualificationJobs {
     const found = await this.withStore(p.campaignDir, (store) => {
       const r = buildCampaignReport(store);
       const pair = r.pairs.find((x) => x.bindingKey === p.bindingKey && x.clipId === p.clipId);
-      if (!pair) throw new ApiFailure('not_found', `no pair ${p.bindingKey} × ${p.clipId} in this campaign`, 'params.clipId');
-      let rollouts = pair.rollouts.map((x) => ({ runId: x.runId, index: x.rolloutIndex, outcome: x.outcome, failed: x.failed, progressSoft: x.progressSoft, mpjpeLMm: x.mpjpeLMm }));
+      if (!pair)
+        throw new ApiFailure('not_found', `no pair ${p.bindingKey} × ${p.clipId} in this campaign`, 'params.clipId');
+      let rollouts = pair.rollouts.map((x) => ({
+        runId: x.runId,
+        index: x.rolloutIndex,
+        outcome: x.outcome,
+        failed: x.failed,
+        progressSoft: x.progressSoft,
+        mpjpeLMm: x.mpjpeLMm,
+      }));
       if (rollouts.length === 0) {
         rollouts = store
           .findEpisodes({ parentTraceId: pair.parentTraceId, executionDomain: 'simulation' })
           .filter((e) => e.status === 'finished')
-          .map((e) => ({ runId: e.runId, index: e.rolloutIndex, outcome: e.outcome, failed: e.outcome === 'hard_failure', progressSoft: null, mpjpeLMm: null }));
+          .map((e) => ({
+            runId: e.runId,
+            index: e.rolloutIndex,
+            outcome: e.outcome,
+            failed: e.outcome === 'hard_failure',
+            progressSoft: null,
+            mpjpeLMm: null,
+          }));
       }
-      if (rollouts.length === 0) throw new ApiFailure('not_found', `pair ${p.bindingKey} × ${p.clipId} has no finished rollout yet`, 'params.clipId');
+      if (rollouts.length === 0)
+        throw new ApiFailure(
+          'not_found',
+          `pair ${p.bindingKey} × ${p.clipId} has no finished rollout yet`,
+          'params.clipId',
+        );
       // Worst: a failed rollout (lowest progress first), else the highest MPJPE-l.
-      const score = (x: (typeof rollouts)[number]) => (x.failed ? 1e9 - (x.progressSoft ?? 0) * 1e6 : (x.mpjpeLMm ?? 0));
+      const score = (x: (typeof rollouts)[number]) =>
+        x.failed ? 1e9 - (x.progressSoft ?? 0) * 1e6 : (x.mpjpeLMm ?? 0);
       const worst = [...rollouts].sort((a, b) => score(b) - score(a))[0];
       return { pair, worst, file: store.episodeFile(worst.runId) };
     });
     const ep = await readEpisodeFile(found.file);
-    const wl = this.coreV1();
+    const wl = await this.coreV1OffThread();
     const i = wl.snapshot.clips.findIndex((c) => c.id === p.clipId);
     let clip: MotionClip;
     const baked = this.o.policies.bakedClip(p.clipId);
     if (i >= 0) clip = wl.clips[i];
     else if (baked) clip = baked;
-    else throw new ApiFailure('not_found', `clip ${p.clipId} is neither in core-v1 nor the motion of an opened policy: replay of other workloads is not supported yet`, 'params.clipId');
+    else
+      throw new ApiFailure(
+        'not_found',
+        `clip ${p.clipId} is neither in core-v1 nor the motion of an opened policy: replay of other workloads is not supported yet`,
+        'params.clipId',
+      );
     const n = ep.executed.length;
     const hasRoot = n > 0 && ep.executed.every((m) => m.rootPosM !== null);
     const hasQuat = n > 0 && ep.executed.every((m) => m.rootQuatWxyz !== null);
@@ -361,15 +504,31 @@ export class QualificationJobs {
       rootQuatWxyz: hasQuat ? ep.executed.flatMap((m) => m.rootQuatWxyz!) : null,
       jointPosRad: ep.executed.flatMap((m) => m.jointPosRad),
     };
-    let worst: QualificationReplayDto['worst'] = { frame: 0, timeS: 0, kind: 'max_error', detail: 'no executed frames' };
+    let worst: QualificationReplayDto['worst'] = {
+      frame: 0,
+      timeS: 0,
+      kind: 'max_error',
+      detail: 'no executed frames',
+    };
     if (n >= 2 && exec.rootPosM && exec.rootQuatWxyz) {
       this.evaluator ??= new ClipPairEvaluator(MB_METRICS_1, this.o.profile());
       const t0 = exec.timeS[0];
       const fps = n > 1 ? (n - 1) / (exec.timeS[n - 1] - t0) : MB_METRICS_1.rateHz;
-      const ev = this.evaluator.evaluate(clip, { fps, frameCount: n, rootPosM: Float64Array.from(exec.rootPosM), rootQuatWxyz: Float64Array.from(exec.rootQuatWxyz), jointPosRad: Float64Array.from(exec.jointPosRad) });
+      const ev = this.evaluator.evaluate(clip, {
+        fps,
+        frameCount: n,
+        rootPosM: Float64Array.from(exec.rootPosM),
+        rootQuatWxyz: Float64Array.from(exec.rootQuatWxyz),
+        jointPosRad: Float64Array.from(exec.jointPosRad),
+      });
       const f = ev.metrics.failure;
       if (f.available && f.value) {
-        worst = { frame: f.value.frame, timeS: f.value.frame / MB_METRICS_1.rateHz, kind: 'first_failure', detail: `${f.value.condition} of ${f.value.body}: ${f.value.error.toFixed(3)} > ${f.value.threshold}` };
+        worst = {
+          frame: f.value.frame,
+          timeS: f.value.frame / MB_METRICS_1.rateHz,
+          kind: 'first_failure',
+          detail: `${f.value.condition} of ${f.value.body}: ${f.value.error.toFixed(3)} > ${f.value.threshold}`,
+        };
       } else {
         // The frame with the largest body error (root translation removed, as MPJPE-l).
         const B = ev.exec.bodyPosM.length / ev.K / 3;
@@ -382,7 +541,10 @@ export class QualificationJobs {
           for (let b = 0; b < B; b++) {
             let s = 0;
             for (let a = 0; a < 3; a++) {
-              const d = ev.exec.bodyPosM[o + 3 * b + a] - ev.exec.bodyPosM[o + 3 * root + a] - (ev.ref.bodyPosM[o + 3 * b + a] - ev.ref.bodyPosM[o + 3 * root + a]);
+              const d =
+                ev.exec.bodyPosM[o + 3 * b + a] -
+                ev.exec.bodyPosM[o + 3 * root + a] -
+                (ev.ref.bodyPosM[o + 3 * b + a] - ev.ref.bodyPosM[o + 3 * root + a]);
               s += d * d;
             }
             if (s > best) {
@@ -392,7 +554,12 @@ export class QualificationJobs {
             }
           }
         }
-        worst = { frame: bestK, timeS: bestK / MB_METRICS_1.rateHz, kind: 'max_error', detail: `largest body error ${(Math.sqrt(best) * 100).toFixed(1)} cm (${this.o.profile().bodies[bestB]?.name ?? `body ${bestB}`})` };
+        worst = {
+          frame: bestK,
+          timeS: bestK / MB_METRICS_1.rateHz,
+          kind: 'max_error',
+          detail: `largest body error ${(Math.sqrt(best) * 100).toFixed(1)} cm (${this.o.profile().bodies[bestB]?.name ?? `body ${bestB}`})`,
+        };
       }
     }
     return {
@@ -410,7 +577,11 @@ export class QualificationJobs {
   }
 
   async close(): Promise<void> {
-    for (const j of this.jobs.values()) if (j.status.state === 'running') j.controller.abort('the console services are shutting down');
-    await Promise.race([Promise.all([...this.jobs.values()].map((j) => j.done)), new Promise((r) => setTimeout(r, 5000).unref())]);
+    for (const j of this.jobs.values())
+      if (j.status.state === 'running') j.controller.abort('the console services are shutting down');
+    await Promise.race([
+      Promise.all([...this.jobs.values()].map((j) => j.done)),
+      new Promise((r) => setTimeout(r, 5000).unref()),
+    ]);
   }
 }

@@ -52,7 +52,6 @@ export class SimRecording {
     this.liveFailFrame = growRows(this.liveFailFrame, 1, this.count, c);
   }
 
-
   /**
    * Appends a frame (copied). Frames whose time goes backwards, or whose joint vector has the
    * wrong length, are refused (false); the caller counts them.
@@ -85,13 +84,25 @@ export class SimRecording {
    * (the embedded simulator's) is returned as is, without copying or rounding; any other is
    * interpolated (linear; shortest-arc slerp for the orientation), the ends held.
    */
-  onTimeline(rateHz: number): { fps: number; frameCount: number; rootPosM: Float64Array; rootQuatWxyz: Float64Array; jointPosRad: Float64Array } {
+  onTimeline(rateHz: number): {
+    fps: number;
+    frameCount: number;
+    rootPosM: Float64Array;
+    rootQuatWxyz: Float64Array;
+    jointPosRad: Float64Array;
+  } {
     const n = this.count;
     const J = this.jointCount;
     let exact = n > 0;
     for (let k = 0; k < n && exact; k++) if (this.timeS[k] !== k / rateHz) exact = false;
     if (exact || n === 0) {
-      return { fps: rateHz, frameCount: n, rootPosM: this.rootPosM.subarray(0, 3 * n), rootQuatWxyz: this.rootQuatWxyz.subarray(0, 4 * n), jointPosRad: this.jointPosRad.subarray(0, J * n) };
+      return {
+        fps: rateHz,
+        frameCount: n,
+        rootPosM: this.rootPosM.subarray(0, 3 * n),
+        rootQuatWxyz: this.rootQuatWxyz.subarray(0, 4 * n),
+        jointPosRad: this.jointPosRad.subarray(0, J * n),
+      };
     }
     const last = this.timeS[n - 1];
     const K = last > 0 ? Math.floor(last * rateHz + 1e-9) + 1 : 1;
@@ -106,9 +117,11 @@ export class SimRecording {
       const t1 = n > 1 ? this.timeS[i + 1] : t0;
       const a = n > 1 && t > t0 ? Math.min(1, (t - t0) / (t1 - t0)) : 0;
       const j = n > 1 ? i + 1 : i;
-      for (let c = 0; c < 3; c++) pos[3 * k + c] = this.rootPosM[3 * i + c] + (this.rootPosM[3 * j + c] - this.rootPosM[3 * i + c]) * a;
+      for (let c = 0; c < 3; c++)
+        pos[3 * k + c] = this.rootPosM[3 * i + c] + (this.rootPosM[3 * j + c] - this.rootPosM[3 * i + c]) * a;
       slerpWxyzInto(quat, 4 * k, this.rootQuatWxyz, 4 * i, this.rootQuatWxyz, 4 * j, a);
-      for (let c = 0; c < J; c++) q[J * k + c] = this.jointPosRad[J * i + c] + (this.jointPosRad[J * j + c] - this.jointPosRad[J * i + c]) * a;
+      for (let c = 0; c < J; c++)
+        q[J * k + c] = this.jointPosRad[J * i + c] + (this.jointPosRad[J * j + c] - this.jointPosRad[J * i + c]) * a;
     }
     return { fps: rateHz, frameCount: K, rootPosM: pos, rootQuatWxyz: quat, jointPosRad: q };
   }

@@ -1,6 +1,20 @@
-import type { ApiParams, SimBindingInfo, SimEndEvent, SimFramesEvent, SimRunResult, SimRunStarted, SimRunState } from '../../api/contract';
+import type {
+  ApiParams,
+  SimBindingInfo,
+  SimEndEvent,
+  SimFramesEvent,
+  SimRunResult,
+  SimRunStarted,
+  SimRunState,
+} from '../../api/contract';
 import type { BackendEvent, BackendLease, EpisodeEnd, EpisodeOutcome } from '../../domain/backend/backend';
-import { allReadingsUnavailable, ClipPairEvaluator, MB_METRICS_1, type EpisodeMetrics, type HardFailure } from '../../domain/metrics';
+import {
+  allReadingsUnavailable,
+  ClipPairEvaluator,
+  MB_METRICS_1,
+  type EpisodeMetrics,
+  type HardFailure,
+} from '../../domain/metrics';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { clipHead } from '../../domain/sim/clipWindow';
@@ -82,7 +96,10 @@ class ConsoleSimRun implements DisplaySource {
     void (async () => {
       for (let i = 0; this.state !== 'ended'; i++) {
         void lease.stop('aborted_by_operator', reason).catch(() => undefined);
-        await Promise.race([this.ended, new Promise((r) => setTimeout(r, STOP_RETRY_MS[Math.min(i, STOP_RETRY_MS.length - 1)]))]);
+        await Promise.race([
+          this.ended,
+          new Promise((r) => setTimeout(r, STOP_RETRY_MS[Math.min(i, STOP_RETRY_MS.length - 1)])),
+        ]);
         if (i > 40) break; // ~5 min: the backend's own timeouts take over
       }
     })();
@@ -100,7 +117,11 @@ class ConsoleSimRun implements DisplaySource {
     const r = this.rec;
     const J = r.jointCount;
     const nullable = (v: number): number | null => (Number.isFinite(v) ? v : null);
-    const live = { mpjpeLMm: [] as (number | null)[], jointRmseRad: [] as (number | null)[], firstFailureFrame: [] as (number | null)[] };
+    const live = {
+      mpjpeLMm: [] as (number | null)[],
+      jointRmseRad: [] as (number | null)[],
+      firstFailureFrame: [] as (number | null)[],
+    };
     for (let i = from; i < to; i++) {
       live.mpjpeLMm.push(nullable(r.liveMpjpeLMm[i]));
       live.jointRmseRad.push(nullable(r.liveJointRmseRad[i]));
@@ -185,7 +206,11 @@ export class SimRunManager {
     if (this.closed) throw new ApiFailure('conflict', 'the console services are shutting down');
     const full = this.o.clips.get(params.clipId);
     if (!full) {
-      throw new ApiFailure('not_found', `clip ${params.clipId} is not loaded in the console services (it may have been evicted): open it again`, 'params.clipId');
+      throw new ApiFailure(
+        'not_found',
+        `clip ${params.clipId} is not loaded in the console services (it may have been evicted): open it again`,
+        'params.clipId',
+      );
     }
     let info: ReturnType<ConnectionRegistry['get']>;
     try {
@@ -194,10 +219,19 @@ export class SimRunManager {
       throw new ApiFailure('not_found', `no connection "${params.connectionId}"`, 'params.connectionId');
     }
     const holder = this.busy.get(params.connectionId) ?? info.leasedRunId;
-    if (holder) throw new ApiFailure('conflict', `${info.name} is in use by run ${holder}: stop it or wait for its end`, 'params.connectionId');
+    if (holder)
+      throw new ApiFailure(
+        'conflict',
+        `${info.name} is in use by run ${holder}: stop it or wait for its end`,
+        'params.connectionId',
+      );
     const binding = await this.o.bindings.resolve(params.binding, 'params.binding');
     if (!bindingTracksClip(binding, full.id))
-      throw new ApiFailure('bad_params', `${binding.id} tracks only the motion baked into it (${binding.kind === 'onnx' && binding.family ? binding.bakedClipId : ''}); open that clip (it came with the policy) to run it`, 'params.binding');
+      throw new ApiFailure(
+        'bad_params',
+        `${binding.id} tracks only the motion baked into it (${binding.kind === 'onnx' && binding.family ? binding.bakedClipId : ''}); open that clip (it came with the policy) to run it`,
+        'params.binding',
+      );
     const clip = params.maxSeconds !== undefined ? clipHead(full, params.maxSeconds) : full;
     const profile = this.o.profile();
     const runId = `sim-${this.now().toString(36)}-${++serial}`;
@@ -214,7 +248,12 @@ export class SimRunManager {
     };
     // Checked again: resolveBindingSpec awaited, and another run may have taken the connection.
     const again = this.busy.get(params.connectionId);
-    if (again) throw new ApiFailure('conflict', `${info.name} is in use by run ${again}: stop it or wait for its end`, 'params.connectionId');
+    if (again)
+      throw new ApiFailure(
+        'conflict',
+        `${info.name} is in use by run ${again}: stop it or wait for its end`,
+        'params.connectionId',
+      );
     const run = new ConsoleSimRun(runId, started, clip, binding, profile.joints.length, owner);
     this.runs.set(runId, run);
     this.busy.set(params.connectionId, runId);
@@ -230,7 +269,18 @@ export class SimRunManager {
   private record(run: ConsoleSimRun, events: BackendEvent[]): void {
     for (const e of events) {
       if (e.type !== 'frames' || e.runId !== run.runId) continue;
-      const extras = 'sim' in e ? (e as { sim?: { extras?: { live?: { mpjpeLMm: number | null; jointRmseRad: number | null; firstFailureFrame: number } }[] } }).sim?.extras : undefined;
+      const extras =
+        'sim' in e
+          ? (
+              e as {
+                sim?: {
+                  extras?: {
+                    live?: { mpjpeLMm: number | null; jointRmseRad: number | null; firstFailureFrame: number };
+                  }[];
+                };
+              }
+            ).sim?.extras
+          : undefined;
       for (let i = 0; i < e.frames.length; i++) {
         const live = extras?.[i]?.live ?? null;
         if (!run.rec.append(e.frames[i], live)) run.refusedFrames++;
@@ -303,10 +353,15 @@ export class SimRunManager {
         metrics = this.evaluator.evaluate(run.clip, exec, caps).metrics;
       } else metrics = unavailableMetrics(frames, reason);
     } catch (err) {
-      metrics = unavailableMetrics(frames, `the readings could not be computed: ${err instanceof Error ? err.message : String(err)}`);
+      metrics = unavailableMetrics(
+        frames,
+        `the readings could not be computed: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
-    const simEnd = end as (EpisodeEnd & { trajectorySha256?: string; plannedFrames?: number; failure?: HardFailure | null }) | null;
-    const failure = simEnd?.failure !== undefined ? simEnd.failure : metrics.failure.available ? metrics.failure.value : null;
+    const simEnd = end as
+      (EpisodeEnd & { trajectorySha256?: string; plannedFrames?: number; failure?: HardFailure | null }) | null;
+    const failure =
+      simEnd?.failure !== undefined ? simEnd.failure : metrics.failure.available ? metrics.failure.value : null;
     run.finish({
       type: 'sim.end',
       runId: run.runId,
@@ -351,7 +406,12 @@ export class SimRunManager {
 
   result(runId: string): SimRunResult {
     const run = this.runs.get(runId);
-    if (!run) throw new ApiFailure('not_found', `no run "${runId}" (only the last ${KEEP_ENDED_RUNS} ended runs are kept)`, 'params.runId');
+    if (!run)
+      throw new ApiFailure(
+        'not_found',
+        `no run "${runId}" (only the last ${KEEP_ENDED_RUNS} ended runs are kept)`,
+        'params.runId',
+      );
     return run.result();
   }
 

@@ -16,25 +16,37 @@ import type {
 } from '../../api/contract';
 import { ROBOT_LINK_FRESH_MS, SAFETY_STATUS_HZ, TRIAL_LIVE_PUSH_HZ } from '../../api/contract';
 import { clipToDto } from '../../api/clipDto';
-import type { Backend, BackendEvent, EpisodeOutcome } from '../../domain/backend/backend';
+import type { Backend, BackendEvent } from '../../domain/backend/backend';
 import type { StartResiduals } from '../../domain/calibration/residuals';
 import type { EpisodeMetrics } from '../../domain/metrics/readings';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import type { CalibrationRecord } from '../../domain/trace/records';
 import type { LoadedWorkload } from '../../domain/workload/snapshot';
-import { readEpisodeFile } from '../episode/episodeReader';
+import type { OffThreadFiles } from '../files/offThread';
 import type { EmbeddedSimulator } from '../sim/embeddedSimulator';
 import { openCampaign, type CampaignStore } from '../trace';
 import type { AdmittedPair } from '../trial/admittedPairs';
+import { TrialRefusedError } from '../trial/matchedTrialRunner';
 import { robotLinkFor } from '../trial/robotLink';
-import type { CalibrationCaptureRequest, CalibrationCaptureResult, MatchedPairRequest, MatchedPairResult, RobotLink, StillnessProgress, TrialProgressEvent } from '../trial/trialTypes';
+import type {
+  CalibrationCaptureRequest,
+  CalibrationCaptureResult,
+  MatchedPairRequest,
+  MatchedPairResult,
+  RobotLink,
+  StillnessProgress,
+  TrialProgressEvent,
+} from '../trial/trialTypes';
 import { loadWorkload } from '../workload';
-import { ApiFailure } from './apiFailure';
+import { ApiFailure, FieldError } from './apiFailure';
 import type { ClipCache } from './clipCache';
 import { EMBEDDED_SIM_ID, type ConnectionRegistry } from './connectionRegistry';
 import type { EventHub } from './eventHub';
 import type { InterlockSessions } from './interlockSessions';
+import { SerializedResult } from './serializedResult';
+import { robotLinkFigures } from './robotLive';
+import { readTrialEpisode } from './trialEpisode';
 
 // The Calibration panel and the Trial runner from the console (issue 6 item 9; DESIGN §6, §8):
 //
@@ -66,6 +78,8 @@ export interface TrialJobsOptions {
   interlocks: InterlockSessions;
   clips: ClipCache;
   profile: () => RobotProfile;
+  /** The file worker: trial.episode is parsed there (default: on this loop, for unit tests). */
+  files?: OffThreadFiles;
   services?: TrialServices;
   /** The embedded simulator for the pair's simulation branch (default: the registry's). */
   simulator?: () => Promise<EmbeddedSimulator>;
@@ -86,12 +100,25 @@ const errorText = (err: unknown): string => (err instanceof Error ? err.message 
 
 async function defaultServices(): Promise<TrialServices> {
   const m = await import('../trial');
-  return { captureRobotCalibration: m.captureRobotCalibration, runMatchedPair: m.runMatchedPair, listAdmittedPairs: m.listAdmittedPairs };
+  return {
+    captureRobotCalibration: m.captureRobotCalibration,
+    runMatchedPair: m.runMatchedPair,
+    listAdmittedPairs: m.listAdmittedPairs,
+  };
 }
 
 /** The RobotLink of a registry entry: the registry keeps the backend's single listener and fans out. */
-function registryRobotLink(registry: ConnectionRegistry, connectionId: string, backend: Backend, log: (line: string) => void): RobotLink {
-  return robotLinkFor(backend, { subscribe: (l) => registry.subscribe(connectionId, l), robotUnit: registry.get(connectionId).url ?? connectionId, log: (line) => log(`${connectionId}: ${line}`) });
+function registryRobotLink(
+  registry: ConnectionRegistry,
+  connectionId: string,
+  backend: Backend,
+  log: (line: string) => void,
+): RobotLink {
+  return robotLinkFor(backend, {
+    subscribe: (l) => registry.subscribe(connectionId, l),
+    robotUnit: registry.get(connectionId).url ?? connectionId,
+    log: (line) => log(`${connectionId}: ${line}`),
+  });
 }
 
 function stillnessDto(p: StillnessProgress): StillnessDto {
@@ -99,7 +126,11 @@ function stillnessDto(p: StillnessProgress): StillnessDto {
     still: p.still,
     windowFilledS: p.windowFilledS,
     windowNeededS: p.windowNeededS,
-    reasons: p.reasons.map((r) => ({ code: r.code, message: r.message, ...(r.joint !== undefined && { joint: r.joint }) })),
+    reasons: p.reasons.map((r) => ({
+      code: r.code,
+      message: r.message,
+      ...(r.joint !== undefined && { joint: r.joint }),
+    })),
     stats: p.stats ? numericRecord(p.stats) : null,
   };
 }
@@ -154,7 +185,12 @@ interface Job {
   store: CampaignStore | null;
   prompt: PromptWait | null;
   /** The robot's latest measured state (copied from the registry's stream). */
-  latest: { jointPosRad: Float64Array; rootPosM: Float64Array | null; rootQuatWxyz: Float64Array | null; have: boolean };
+  latest: {
+    jointPosRad: Float64Array;
+    rootPosM: Float64Array | null;
+    rootQuatWxyz: Float64Array | null;
+    have: boolean;
+  };
   live: { runId: string | null; buffer: LiveSample[]; failure: string | null; skipped: Map<number, number> };
   unsubscribe: (() => void) | null;
   timer: ReturnType<typeof setInterval> | null;
@@ -167,6 +203,8 @@ export class TrialJobs {
   private capture: { captureId: string; connectionId: string; controller: AbortController } | null = null;
   private readonly captures = new Map<string, PendingCapture>();
   private workload: LoadedWorkload | null = null;
+  /** The file worker's generation of core-v1 while it runs (warmUp); it never rejects. */
+  private workloadFetch: Promise<void> | null = null;
   private services: TrialServices | null;
   private statusTimer: ReturnType<typeof setInterval> | null = null;
   private readonly now: () => number;
@@ -185,20 +223,39 @@ export class TrialJobs {
     return (this.services ??= await defaultServices());
   }
 
+  /** The built-in workload: the one warmUp fetched, else generated here (blocking, 0.5–2 s). */
   private coreV1(): LoadedWorkload {
     return (this.workload ??= loadWorkload('core-v1', { profile: this.o.profile() }));
   }
 
   /**
-   * Generates the built-in workload (≈ 0.5 s of blocking work) now: called before an interlock
-   * box opens, because once heartbeats run a blocked event loop trips the box for silence.
+   * Has the built-in workload generated before it is needed (called when an interlock box opens:
+   * a matched trial follows). In the file worker when there is one, so this loop — STOP, the
+   * robot link, the safety gate — is not blocked for the 0.5–2 s the generation takes (it was, and
+   * the top bar's TIMING read BAD with a 1.1 s lowstate gap after every box Open); without a
+   * worker it is generated here at once. Never throws: a failure is logged, and coreV1() tries
+   * again when a trial needs it.
    */
   warmUp(): void {
-    try {
-      this.coreV1();
-    } catch (err) {
-      this.log(`core-v1 could not be generated: ${errorText(err)}`);
+    if (this.workload !== null || this.workloadFetch !== null) return;
+    const files = this.o.files;
+    if (!files) {
+      try {
+        this.coreV1();
+      } catch (err) {
+        this.log(`core-v1 could not be generated: ${errorText(err)}`);
+      }
+      return;
     }
+    this.workloadFetch = files.builtinWorkload('core-v1').then(
+      (wl) => {
+        this.workload ??= wl;
+      },
+      (err: unknown) => {
+        this.workloadFetch = null;
+        this.log(`core-v1 could not be generated in the file worker: ${errorText(err)}`);
+      },
+    );
   }
 
   /** The built-in workload if the pair was decided on it (passed to the runner so it does not regenerate it). */
@@ -235,15 +292,23 @@ export class TrialJobs {
           fresh: c.presence === 'present' && c.lastFrameAgeMs !== null && c.lastFrameAgeMs < ROBOT_LINK_FRESH_MS,
           freshLimitMs: ROBOT_LINK_FRESH_MS,
           globalRoot: b ? b.capabilities.globalRootPosition : false,
+          ...robotLinkFigures(this.o.registry, c.id),
         };
       });
   }
+
+  /** Whether the last safety.status pushed had a box or a robot in it. */
+  private safetyStatusActive = false;
 
   private pushSafetyStatus(): void {
     if (this.closed) return;
     const interlock = this.o.interlocks.status();
     const robots = this.robotLinks();
-    if (!interlock && !robots.some((r) => r.presence !== 'disconnected')) return;
+    const active = interlock !== null || robots.some((r) => r.presence !== 'disconnected');
+    // Idle: nothing to push, except once when the last robot and box have gone, so that the
+    // top bar's chips (WBC, tilt, timing, reset) do not keep the last connected robot's state.
+    if (!active && !this.safetyStatusActive) return;
+    this.safetyStatusActive = active;
     const event = { type: 'safety.status' as const, atMs: this.now(), interlock, robots };
     this.o.hub.broadcastTransient(() => event);
   }
@@ -253,25 +318,40 @@ export class TrialJobs {
   private requireRobot(connectionId: string): Promise<Backend> {
     const kind = this.o.registry.kindOf(connectionId);
     if (kind === null) throw new ApiFailure('not_found', `no connection "${connectionId}"`, 'params.connectionId');
-    if (kind !== 'robot') throw new ApiFailure('bad_params', `connection "${connectionId}" is a simulator: calibrations and real trials need the robot (add it in Connections as a robot)`, 'params.connectionId');
+    if (kind !== 'robot')
+      throw new ApiFailure(
+        'bad_params',
+        `connection "${connectionId}" is a simulator: calibrations and real trials need the robot (add it in Connections as a robot)`,
+        'params.connectionId',
+      );
     return this.o.registry.backend(connectionId);
   }
 
   private requireCampaign(dir: string): string {
     const abs = path.resolve(dir);
-    if (!fs.existsSync(path.join(abs, 'campaign.sqlite'))) throw new ApiFailure('not_found', `no campaign at ${abs} (no campaign.sqlite)`, 'params.campaignDir');
+    if (!fs.existsSync(path.join(abs, 'campaign.sqlite')))
+      throw new ApiFailure('not_found', `no campaign at ${abs} (no campaign.sqlite)`, 'params.campaignDir');
     return abs;
   }
 
   async captureCalibration(p: ApiParams<'calibration.capture'>): Promise<CalibrationCaptureDto> {
-    if (this.capture) throw new ApiFailure('conflict', `a capture is running on ${this.capture.connectionId}: wait for it or cancel it`);
+    if (this.capture)
+      throw new ApiFailure(
+        'conflict',
+        `a capture is running on ${this.capture.connectionId}: wait for it or cancel it`,
+      );
     const running = this.runningJob();
     if (running) throw new ApiFailure('conflict', `trial ${running.status.jobId} is running: calibrate between pairs`);
     const campaignDir = this.requireCampaign(p.campaignDir);
     let clip: MotionClip | null = null;
     if (p.clipId !== undefined) {
       clip = this.findClip(p.clipId);
-      if (!clip) throw new ApiFailure('not_found', `clip "${p.clipId}" is neither in core-v1 nor loaded in this console`, 'params.clipId');
+      if (!clip)
+        throw new ApiFailure(
+          'not_found',
+          `clip "${p.clipId}" is neither in core-v1 nor loaded in this console`,
+          'params.clipId',
+        );
     }
     const backend = await this.requireRobot(p.connectionId);
     const link = registryRobotLink(this.o.registry, p.connectionId, backend, this.log);
@@ -283,7 +363,12 @@ export class TrialJobs {
       const t = this.now();
       if (!force && t - lastPush < 1000 / STILLNESS_PUSH_HZ) return;
       lastPush = t;
-      this.o.hub.broadcast({ type: 'calibration.stillness', captureId, connectionId: p.connectionId, progress: stillnessDto(progress) });
+      this.o.hub.broadcast({
+        type: 'calibration.stillness',
+        captureId,
+        connectionId: p.connectionId,
+        progress: stillnessDto(progress),
+      });
     };
     try {
       const s = await this.svc();
@@ -296,7 +381,17 @@ export class TrialJobs {
         signal: controller.signal,
       });
       if (!r.ok) {
-        return { ok: false, captureId, message: r.message, reasons: r.reasons.map((x) => ({ code: x.code, message: x.message, ...(x.joint !== undefined && { joint: x.joint }) })), stats: r.stats ? numericRecord(r.stats) : null };
+        return {
+          ok: false,
+          captureId,
+          message: r.message,
+          reasons: r.reasons.map((x) => ({
+            code: x.code,
+            message: x.message,
+            ...(x.joint !== undefined && { joint: x.joint }),
+          })),
+          stats: r.stats ? numericRecord(r.stats) : null,
+        };
       }
       this.captures.set(captureId, { captureId, campaignDir, record: r.record });
       while (this.captures.size > 8) this.captures.delete(this.captures.keys().next().value as string);
@@ -310,7 +405,9 @@ export class TrialJobs {
         clip: clip ? { id: clip.id, name: clip.name } : null,
         record: JSON.parse(JSON.stringify(r.record)) as Record<string, unknown>,
         residualsVsClip: residualsDto(r.residualsVsClip),
-        clipStartJointRad: clip ? Array.from(clip.jointPosRad.subarray(0, clip.jointPosRad.length / clip.frameCount)) : null,
+        clipStartJointRad: clip
+          ? Array.from(clip.jointPosRad.subarray(0, clip.jointPosRad.length / clip.frameCount))
+          : null,
         measuredJointRad: [...r.record.measured.jointPosRad],
         stats: numericRecord(r.stats),
       };
@@ -321,7 +418,12 @@ export class TrialJobs {
 
   async acceptCalibration(p: ApiParams<'calibration.accept'>): Promise<CalibrationAcceptResult> {
     const c = this.captures.get(p.captureId);
-    if (!c) throw new ApiFailure('not_found', `no capture "${p.captureId}" waiting to be accepted (captures are kept until the services restart; capture again)`, 'params.captureId');
+    if (!c)
+      throw new ApiFailure(
+        'not_found',
+        `no capture "${p.captureId}" waiting to be accepted (captures are kept until the services restart; capture again)`,
+        'params.captureId',
+      );
     const store = await openCampaign(c.campaignDir);
     try {
       const stored = store.putCalibration(c.record);
@@ -357,6 +459,7 @@ export class TrialJobs {
         clipId: x.clipId,
         clipName: x.clipName,
         bindingKey: x.bindingKey,
+        bindingName: x.bindingName,
         bindingLabel: x.bindingLabel,
         contractId: x.contractId,
         admitted: x.admitted,
@@ -375,18 +478,30 @@ export class TrialJobs {
     if (this.o.simulator) return this.o.simulator();
     const b = await this.o.registry.backend(EMBEDDED_SIM_ID);
     const { EmbeddedSimulator: Sim } = await import('../sim/embeddedSimulator');
-    if (!(b instanceof Sim)) throw new ApiFailure('unsupported', 'the simulation branch needs the embedded MuJoCo simulator, and this build has another backend in its place');
+    if (!(b instanceof Sim))
+      throw new ApiFailure(
+        'unsupported',
+        'the simulation branch needs the embedded MuJoCo simulator, and this build has another backend in its place',
+      );
     return b;
   }
 
   async start(p: ApiParams<'trial.start'>): Promise<TrialStartResult> {
     if (this.closed) throw new ApiFailure('conflict', 'the console services are shutting down');
     const running = this.runningJob();
-    if (running) throw new ApiFailure('conflict', `trial ${running.status.jobId} is running (pair ${running.status.pairId}): stop it or wait for its end`);
+    if (running)
+      throw new ApiFailure(
+        'conflict',
+        `trial ${running.status.jobId} is running (pair ${running.status.pairId}): stop it or wait for its end`,
+      );
     if (this.capture) throw new ApiFailure('conflict', 'a calibration capture is running: wait for it or cancel it');
     const dir = this.requireCampaign(p.campaignDir);
     const interlock = this.o.interlocks.feed();
-    if (!interlock) throw new ApiFailure('conflict', 'no interlock is open: open the interlock box (its device path) before a real trial');
+    if (!interlock)
+      throw new ApiFailure(
+        'conflict',
+        'no interlock is open: open the interlock box (its device path) before a real trial',
+      );
     const backend = await this.requireRobot(p.connectionId);
     const s = await this.svc();
     const sim = await this.simulator();
@@ -398,11 +513,31 @@ export class TrialJobs {
     try {
       const pairs = s.listAdmittedPairs(store, trials);
       const hits = pairs.filter((x) => x.pairId === p.pairId || x.pairId.startsWith(p.pairId));
-      if (hits.length > 1 && !hits.some((x) => x.pairId === p.pairId)) throw new ApiFailure('bad_params', `pair "${p.pairId}" is ambiguous (${hits.length} admitted pairs start with it)`, 'params.pairId');
+      if (hits.length > 1 && !hits.some((x) => x.pairId === p.pairId))
+        throw new ApiFailure(
+          'bad_params',
+          `pair "${p.pairId}" is ambiguous (${hits.length} admitted pairs start with it)`,
+          'params.pairId',
+        );
       pair = hits.find((x) => x.pairId === p.pairId) ?? hits[0];
-      if (!pair) throw new ApiFailure('not_found', `no qualification pair "${p.pairId}" in this campaign`, 'params.pairId');
-      if (!pair.admitted) throw new ApiFailure('conflict', `pair ${pair.clipName} × ${pair.bindingKey} is not admitted for hardware: ${pair.reasons.join('; ') || 'no reason recorded'}`, 'params.pairId');
-      if (p.calibrationId !== undefined && !store.getCalibration(p.calibrationId)) throw new ApiFailure('not_found', `calibration ${p.calibrationId} is not stored in this campaign: accept a capture first`, 'params.calibrationId');
+      if (!pair)
+        throw new ApiFailure('not_found', `no qualification pair "${p.pairId}" in this campaign`, 'params.pairId');
+      // The refusal the runner would make (its type), raised here before a job starts, so the
+      // operator gets it as the answer to trial.start: refused, with the admission's reasons verbatim.
+      if (!pair.admitted)
+        throw new FieldError(
+          'params.pairId',
+          new TrialRefusedError(
+            `pair ${pair.clipName} × ${pair.bindingName} is not admitted for hardware: ${pair.reasons.join('; ') || 'no reason recorded'}`,
+            [...pair.reasons],
+          ),
+        );
+      if (p.calibrationId !== undefined && !store.getCalibration(p.calibrationId))
+        throw new ApiFailure(
+          'not_found',
+          `calibration ${p.calibrationId} is not stored in this campaign: accept a capture first`,
+          'params.calibrationId',
+        );
     } catch (err) {
       store.close();
       throw err;
@@ -424,6 +559,7 @@ export class TrialJobs {
       trialIndex: null,
       clip: { id: pair.clipId, name: pair.clipName },
       binding: pair.bindingKey,
+      bindingName: pair.bindingName,
       prompt: null,
       refusals: [],
       lastTrip: null,
@@ -478,7 +614,9 @@ export class TrialJobs {
         status.prompt = prompt;
         this.o.hub.broadcast({ type: 'trial.prompt', jobId, prompt });
         this.pushProgress(job, null);
-        controller.signal.addEventListener('abort', () => this.answer(job, prompt.promptId, false, null), { once: true });
+        controller.signal.addEventListener('abort', () => this.answer(job, prompt.promptId, false, null), {
+          once: true,
+        });
       });
 
     job.done = (async () => {
@@ -494,9 +632,24 @@ export class TrialJobs {
           trials,
           calibrationId: p.calibrationId ?? null,
           operator: {
-            confirmTrial: async (info) => (await ask({ promptId: nextId('prompt', this.now()), kind: 'confirm_trial', askedAtMs: this.now(), trial: { ...info, calibrationCheck: { ...info.calibrationCheck } }, reset: null })).ok,
+            confirmTrial: async (info) =>
+              (
+                await ask({
+                  promptId: nextId('prompt', this.now()),
+                  kind: 'confirm_trial',
+                  askedAtMs: this.now(),
+                  trial: { ...info, calibrationCheck: { ...info.calibrationCheck } },
+                  reset: null,
+                })
+              ).ok,
             confirmReset: async (info) => {
-              const a = await ask({ promptId: nextId('prompt', this.now()), kind: 'confirm_reset', askedAtMs: this.now(), trial: null, reset: { ...info } });
+              const a = await ask({
+                promptId: nextId('prompt', this.now()),
+                kind: 'confirm_reset',
+                askedAtMs: this.now(),
+                trial: null,
+                reset: { ...info },
+              });
               return a.ok ? (a.note ?? 'reset confirmed from the console') : null;
             },
           },
@@ -507,8 +660,21 @@ export class TrialJobs {
         status.result = {
           parentTraceId: result.parentTraceId,
           calibrationId: result.calibrationId,
-          sim: { runId: result.sim.runId, outcome: result.sim.outcome, resumed: result.sim.resumed, mpjpeLMm: mpjpeOf(result.sim.metrics) },
-          real: result.real.map((r) => ({ runId: r.runId, trialIndex: r.trialIndex, outcome: r.outcome, reason: r.reason, frames: r.frames, resumed: r.resumed, mpjpeLMm: mpjpeOf(r.metrics) })),
+          sim: {
+            runId: result.sim.runId,
+            outcome: result.sim.outcome,
+            resumed: result.sim.resumed,
+            mpjpeLMm: mpjpeOf(result.sim.metrics),
+          },
+          real: result.real.map((r) => ({
+            runId: r.runId,
+            trialIndex: r.trialIndex,
+            outcome: r.outcome,
+            reason: r.reason,
+            frames: r.frames,
+            resumed: r.resumed,
+            mpjpeLMm: mpjpeOf(r.metrics),
+          })),
           remaining: result.remaining,
           stoppedEarly: result.stoppedEarly,
         };
@@ -542,7 +708,12 @@ export class TrialJobs {
     s.liveRunId = null;
     s.prompt = null;
     s.endedAtMs = this.now();
-    const message = s.state === 'failed' ? (s.error ?? 'failed') : s.state === 'stopped' ? (s.result?.stoppedEarly ?? s.stopRequested?.reason ?? 'stopped') : 'all trials done';
+    const message =
+      s.state === 'failed'
+        ? (s.error ?? 'failed')
+        : s.state === 'stopped'
+          ? (s.result?.stoppedEarly ?? s.stopRequested?.reason ?? 'stopped')
+          : 'all trials done';
     this.pushProgress(job, { type: 'ended', state: s.state === 'running' ? 'failed' : s.state, message });
   }
 
@@ -587,7 +758,12 @@ export class TrialJobs {
         return;
       }
       case 'stillness':
-        this.o.hub.broadcast({ type: 'calibration.stillness', captureId: `capture-${s.jobId.slice('trial-'.length)}`, connectionId: s.connectionId, progress: stillnessDto(e.progress) });
+        this.o.hub.broadcast({
+          type: 'calibration.stillness',
+          captureId: `capture-${s.jobId.slice('trial-'.length)}`,
+          connectionId: s.connectionId,
+          progress: stillnessDto(e.progress),
+        });
         return;
       case 'phase':
         s.phase = e.phase;
@@ -606,11 +782,25 @@ export class TrialJobs {
         return;
       case 'trip':
         s.lastTrip = { cause: e.trip.cause, reason: e.trip.reason, outcome: e.trip.outcome };
-        this.pushProgress(job, { type: 'trip', cause: e.trip.cause, reason: e.trip.reason, outcome: e.trip.outcome, runId: e.trip.runId });
+        this.pushProgress(job, {
+          type: 'trip',
+          cause: e.trip.cause,
+          reason: e.trip.reason,
+          outcome: e.trip.outcome,
+          runId: e.trip.runId,
+        });
         return;
       case 'episode_end': {
         this.flushLive(job);
-        const end = { runId: e.runId, domain: e.domain, trialIndex: e.trialIndex, outcome: e.outcome, reason: e.reason, frames: e.frames, resumed: e.resumed };
+        const end = {
+          runId: e.runId,
+          domain: e.domain,
+          trialIndex: e.trialIndex,
+          outcome: e.outcome,
+          reason: e.reason,
+          frames: e.frames,
+          resumed: e.resumed,
+        };
         s.episodes.push(end);
         if (s.liveRunId === e.runId) s.liveRunId = null;
         this.pushProgress(job, { type: 'episode_end', ...end });
@@ -665,11 +855,21 @@ export class TrialJobs {
   confirm(p: ApiParams<'trial.confirm'>): { answered: string } {
     const job = this.jobs.get(p.jobId);
     if (!job) throw new ApiFailure('not_found', `no trial job "${p.jobId}"`, 'params.jobId');
-    if (job.status.state !== 'running') throw new ApiFailure('conflict', `trial ${p.jobId} has ended (${job.status.state})`, 'params.jobId');
+    if (job.status.state !== 'running')
+      throw new ApiFailure('conflict', `trial ${p.jobId} has ended (${job.status.state})`, 'params.jobId');
     const w = job.prompt;
-    if (!w || w.prompt.promptId !== p.promptId) throw new ApiFailure('conflict', `prompt ${p.promptId} is not the one waiting${w ? ` (${w.prompt.promptId} is)` : ' (nothing is asked now)'}`, 'params.promptId');
+    if (!w || w.prompt.promptId !== p.promptId)
+      throw new ApiFailure(
+        'conflict',
+        `prompt ${p.promptId} is not the one waiting${w ? ` (${w.prompt.promptId} is)` : ' (nothing is asked now)'}`,
+        'params.promptId',
+      );
     if (w.prompt.kind === 'confirm_reset' && p.ok && (p.note ?? '').trim() === '') {
-      throw new ApiFailure('bad_params', 'a reset confirmation needs a note: who put the robot back, and how (it is a trace event with a reason)', 'params.note');
+      throw new ApiFailure(
+        'bad_params',
+        'a reset confirmation needs a note: who put the robot back, and how (it is a trace event with a reason)',
+        'params.note',
+      );
     }
     this.answer(job, p.promptId, p.ok, p.note?.trim() || null);
     return { answered: p.promptId };
@@ -703,35 +903,12 @@ export class TrialJobs {
     return this.copy(j.status);
   }
 
-  async episode(p: ApiParams<'trial.episode'>): Promise<TrialEpisodeDto> {
+  /** trial.episode: read and parsed in the file worker (trialEpisode.ts), sent as the JSON it made there. */
+  async episode(p: ApiParams<'trial.episode'>): Promise<SerializedResult<TrialEpisodeDto>> {
     const dir = this.requireCampaign(p.campaignDir);
-    const store = await openCampaign(dir, { readOnly: true });
-    let file: string;
-    let rec: { executionDomain: 'simulation' | 'real_robot'; outcome: EpisodeOutcome | null };
-    try {
-      const e = store.getEpisode(p.runId);
-      if (!e) throw new ApiFailure('not_found', `no episode ${p.runId} in this campaign`, 'params.runId');
-      rec = { executionDomain: e.executionDomain, outcome: e.outcome };
-      file = store.episodeFile(p.runId);
-    } finally {
-      store.close();
-    }
-    const ep = await readEpisodeFile(file);
-    const n = ep.executed.length;
-    const hasRoot = n > 0 && ep.executed.every((m) => m.rootPosM !== null);
-    const hasQuat = n > 0 && ep.executed.every((m) => m.rootQuatWxyz !== null);
-    return {
-      runId: p.runId,
-      executionDomain: rec.executionDomain,
-      outcome: rec.outcome,
-      executed: {
-        frames: n,
-        timeS: ep.executed.map((m) => m.timeS),
-        rootPosM: hasRoot ? ep.executed.flatMap((m) => m.rootPosM!) : null,
-        rootQuatWxyz: hasQuat ? ep.executed.flatMap((m) => m.rootQuatWxyz!) : null,
-        jointPosRad: ep.executed.flatMap((m) => m.jointPosRad),
-      },
-    };
+    if (this.o.files) return this.o.files.trialEpisode(dir, p.runId);
+    const dto = await readTrialEpisode(dir, p.runId);
+    return new SerializedResult(new TextEncoder().encode(JSON.stringify(dto)), () => dto);
   }
 
   async close(): Promise<void> {
@@ -739,7 +916,11 @@ export class TrialJobs {
     if (this.statusTimer) clearInterval(this.statusTimer);
     this.statusTimer = null;
     this.cancelCapture('the console services are shutting down');
-    for (const j of this.jobs.values()) if (j.status.state === 'running') j.controller.abort('the console services are shutting down');
-    await Promise.race([Promise.all([...this.jobs.values()].map((j) => j.done)), new Promise((r) => setTimeout(r, 5000).unref())]);
+    for (const j of this.jobs.values())
+      if (j.status.state === 'running') j.controller.abort('the console services are shutting down');
+    await Promise.race([
+      Promise.all([...this.jobs.values()].map((j) => j.done)),
+      new Promise((r) => setTimeout(r, 5000).unref()),
+    ]);
   }
 }

@@ -14,11 +14,20 @@ export interface WsSerializedResponse {
   resultJson: Uint8Array;
 }
 
-export const isSerializedResponse = (r: WsResponse | WsSerializedResponse): r is WsSerializedResponse => 'resultJson' in r;
+export const isSerializedResponse = (r: WsResponse | WsSerializedResponse): r is WsSerializedResponse =>
+  'resultJson' in r;
 
-export async function dispatchWsMessage(api: ConsoleApi, data: string, maxBytes = MAX_MESSAGE_BYTES, ctx: CallContext = {}): Promise<WsResponse | WsSerializedResponse> {
+export async function dispatchWsMessage(
+  api: ConsoleApi,
+  data: string,
+  maxBytes = MAX_MESSAGE_BYTES,
+  ctx: CallContext = {},
+): Promise<WsResponse | WsSerializedResponse> {
   if (data.length > maxBytes) {
-    return { id: null, error: { code: 'too_large', message: `message of ${data.length} bytes exceeds the ${maxBytes}-byte limit` } };
+    return {
+      id: null,
+      error: { code: 'too_large', message: `message of ${data.length} bytes exceeds the ${maxBytes}-byte limit` },
+    };
   }
   let json: unknown;
   try {

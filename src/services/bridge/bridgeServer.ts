@@ -22,7 +22,13 @@ import { g1BridgeChannel } from '../../domain/bridge/g1BridgeSchemas';
 import { decodeCommand, type BridgeCommand } from '../../domain/bridge/g1BridgeValidate';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
-import { FOXGLOVE_SUBPROTOCOL, FoxgloveServer, ServerCapability, StatusLevel, type FoxgloveServerInstance } from './foxgloveWs';
+import {
+  FOXGLOVE_SUBPROTOCOL,
+  FoxgloveServer,
+  ServerCapability,
+  StatusLevel,
+  type FoxgloveServerInstance,
+} from './foxgloveWs';
 
 // Serves one Backend on the Foxglove WebSocket protocol (foxglove.websocket.v1, JSON encoding)
 // under the `g1-bridge/1` contract (docs/G1_BRIDGE.md): publishes /g1/lowstate (+ /g1/root_state
@@ -68,6 +74,8 @@ export interface BridgeServerOptions {
   robot?: RobotBridgeHooks;
   /** Client channels accepted besides /console/command (e.g. the robot emulator's /emulator/control). */
   clientChannels?: ClientChannelHandler[];
+  /** serverInfo metadata beside the contract's (e.g. the robot emulator's `emulator_control` declaration). */
+  extraMetadata?: Readonly<Record<string, string>>;
 }
 
 /** What the server needs from a live robot backend (robot mode). */
@@ -194,7 +202,14 @@ class BridgeSession implements BridgeServer {
   private lease: BackendLease | null = null;
   private prepared: { clip: MotionClip; binding: WbcBinding; seed: number } | null = null;
   private episode: Episode | null = null;
-  private lastEpisode: { runId: string; clipId: string; frame: number; startNs: number; outcome: EpisodeOutcome; reason: string } | null = null;
+  private lastEpisode: {
+    runId: string;
+    clipId: string;
+    frame: number;
+    startNs: number;
+    outcome: EpisodeOutcome;
+    reason: string;
+  } | null = null;
   private reason = '';
   private runCounter = 0;
   private tick = 0;
@@ -221,7 +236,9 @@ class BridgeSession implements BridgeServer {
     this.log = options.log ?? (() => {});
     this.robot = options.robot ?? null;
     this.extraChannels = new Map((options.clientChannels ?? []).map((h) => [h.topic, h]));
-    this.startEpochNs = this.robot ? BigInt(Math.round(this.robot.stampOriginUnixMs * 1e6)) : BigInt(Date.now()) * 1_000_000n;
+    this.startEpochNs = this.robot
+      ? BigInt(Math.round(this.robot.stampOriginUnixMs * 1e6))
+      : BigInt(Date.now()) * 1_000_000n;
     const caps = this.backend.capabilities;
     this.rootSource = options.rootStateSource ?? (caps.executionDomain === 'simulation' ? 'sim' : 'mocap');
     this.foxglove = new FoxgloveServer({
@@ -229,6 +246,7 @@ class BridgeSession implements BridgeServer {
       capabilities: [ServerCapability.clientPublish],
       supportedEncodings: ['json'],
       metadata: {
+        ...options.extraMetadata,
         [G1_BRIDGE_METADATA.contract]: G1_BRIDGE_CONTRACT,
         [G1_BRIDGE_METADATA.executionDomain]: caps.executionDomain,
         [G1_BRIDGE_METADATA.stateRateHz]: String(caps.stateRateHz),
@@ -236,7 +254,10 @@ class BridgeSession implements BridgeServer {
         [G1_BRIDGE_METADATA.bindingKinds]: caps.bindingKinds.join(','),
         [G1_BRIDGE_METADATA.contacts]: String(caps.contacts),
         [G1_BRIDGE_METADATA.jointTorque]: String(caps.jointTorque),
-        [G1_BRIDGE_METADATA.commands]: (caps.exactReset ? ['prepare', 'start', 'stop', 'damp', 'hold', 'reset'] : ['prepare', 'start', 'stop', 'damp', 'hold']).join(','),
+        [G1_BRIDGE_METADATA.commands]: (caps.exactReset
+          ? ['prepare', 'start', 'stop', 'damp', 'hold', 'reset']
+          : ['prepare', 'start', 'stop', 'damp', 'hold']
+        ).join(','),
         [G1_BRIDGE_METADATA.backendId]: this.backend.id,
         [G1_BRIDGE_METADATA.backendName]: this.backend.name,
         ...(this.robot ? { [G1_BRIDGE_METADATA.stampOriginUnixMs]: String(this.robot.stampOriginUnixMs) } : {}),
@@ -244,12 +265,20 @@ class BridgeSession implements BridgeServer {
     });
     this.channels = {
       lowstate: this.foxglove.addChannel(g1BridgeChannel('lowstate', G1_BRIDGE_TOPICS.lowstate)),
-      rootState: caps.globalRootPosition ? this.foxglove.addChannel(g1BridgeChannel('rootState', G1_BRIDGE_TOPICS.rootState)) : null,
+      rootState: caps.globalRootPosition
+        ? this.foxglove.addChannel(g1BridgeChannel('rootState', G1_BRIDGE_TOPICS.rootState))
+        : null,
       wbcStatus: this.foxglove.addChannel(g1BridgeChannel('wbcStatus', G1_BRIDGE_TOPICS.wbcStatus)),
     };
-    this.foxglove.on('advertise', (ch) => this.onAdvertise(ch.client.connection as unknown as WebSocket, ch.id, ch.topic, ch.encoding, ch.schemaName));
-    this.foxglove.on('unadvertise', (ch) => this.onUnadvertise(ch.client.connection as unknown as WebSocket, ch.channelId));
-    this.foxglove.on('message', (ev) => this.onClientMessage(ev.client.connection as unknown as WebSocket, ev.channel.id, ev.channel.topic, ev.data));
+    this.foxglove.on('advertise', (ch) =>
+      this.onAdvertise(ch.client.connection as unknown as WebSocket, ch.id, ch.topic, ch.encoding, ch.schemaName),
+    );
+    this.foxglove.on('unadvertise', (ch) =>
+      this.onUnadvertise(ch.client.connection as unknown as WebSocket, ch.channelId),
+    );
+    this.foxglove.on('message', (ev) =>
+      this.onClientMessage(ev.client.connection as unknown as WebSocket, ev.channel.id, ev.channel.topic, ev.data),
+    );
     this.foxglove.on('error', (err) => this.onProtocolError(err));
     this.foxglove.on('subscribe', (channelId) => {
       if (channelId === this.channels.wbcStatus) this.publishStatus();
@@ -401,22 +430,40 @@ class BridgeSession implements BridgeServer {
     if (this.episode) void this.stopEpisode(cause === 'disconnect' ? 'disconnect' : 'stop', 'aborted_by_operator', why);
   }
 
-  private onAdvertise(ws: WebSocket, channelId: number, topic: string, encoding: string, schemaName: string | undefined): void {
+  private onAdvertise(
+    ws: WebSocket,
+    channelId: number,
+    topic: string,
+    encoding: string,
+    schemaName: string | undefined,
+  ): void {
     const client = this.clients.get(ws);
     if (!client) return;
     if (this.extraChannels.has(topic)) return;
     if (topic !== G1_BRIDGE_TOPICS.command) {
-      this.status(client, 'warn', `client channel ${topic} is not part of ${G1_BRIDGE_CONTRACT}; its messages are ignored (publish commands on ${G1_BRIDGE_TOPICS.command})`);
+      this.status(
+        client,
+        'warn',
+        `client channel ${topic} is not part of ${G1_BRIDGE_CONTRACT}; its messages are ignored (publish commands on ${G1_BRIDGE_TOPICS.command})`,
+      );
       return;
     }
     if (encoding !== 'json') {
       this.counts.commands.refused++;
-      this.status(client, 'error', `${G1_BRIDGE_TOPICS.command} must use JSON encoding, not ${encoding}; its messages are ignored`);
+      this.status(
+        client,
+        'error',
+        `${G1_BRIDGE_TOPICS.command} must use JSON encoding, not ${encoding}; its messages are ignored`,
+      );
       return;
     }
     if (schemaName && schemaName !== G1_BRIDGE_SCHEMA_NAMES.command) {
       this.counts.commands.refused++;
-      this.status(client, 'error', `schema ${schemaName} is not supported; this server speaks ${G1_BRIDGE_SCHEMA_NAMES.command}; commands on this channel are refused`);
+      this.status(
+        client,
+        'error',
+        `schema ${schemaName} is not supported; this server speaks ${G1_BRIDGE_SCHEMA_NAMES.command}; commands on this channel are refused`,
+      );
       return;
     }
     client.commandChannel = channelId;
@@ -439,7 +486,12 @@ class BridgeSession implements BridgeServer {
       this.status(client, 'info', `${G1_BRIDGE_CONTRACT}: you control ${this.backend.name}`, STATUS_ID.controlGranted);
       return true;
     }
-    this.status(client, 'warn', `${this.backend.name} is controlled by ${this.controller.name}; you may watch, your commands are refused until it lets go`, STATUS_ID.controlRefused);
+    this.status(
+      client,
+      'warn',
+      `${this.backend.name} is controlled by ${this.controller.name}; you may watch, your commands are refused until it lets go`,
+      STATUS_ID.controlRefused,
+    );
     return false;
   }
 
@@ -486,7 +538,11 @@ class BridgeSession implements BridgeServer {
     }
     if (topic !== G1_BRIDGE_TOPICS.command || client.commandChannel !== channelId) {
       this.counts.commands.refused++;
-      this.status(client, 'error', `message on ${topic} ignored: only ${G1_BRIDGE_TOPICS.command} (${G1_BRIDGE_SCHEMA_NAMES.command}, JSON) is accepted`);
+      this.status(
+        client,
+        'error',
+        `message on ${topic} ignored: only ${G1_BRIDGE_TOPICS.command} (${G1_BRIDGE_SCHEMA_NAMES.command}, JSON) is accepted`,
+      );
       return;
     }
     const decoded = decodeCommand(data);
@@ -495,14 +551,31 @@ class BridgeSession implements BridgeServer {
       if (decoded.code === 'malformed' || decoded.code === 'oversized') this.counts.commands.malformed++;
       else this.counts.commands.refused++;
       this.log(`serve: ${client.name}: command refused (${decoded.code}): ${decoded.reason}`);
-      this.status(client, 'error', `${decoded.command ?? 'command'} refused (${decoded.code}): ${decoded.reason}`, STATUS_ID.refused(decoded.seq));
-      if (isController) this.ack({ seq: decoded.seq, command: decoded.command, ok: false, code: decoded.code, message: decoded.reason });
+      this.status(
+        client,
+        'error',
+        `${decoded.command ?? 'command'} refused (${decoded.code}): ${decoded.reason}`,
+        STATUS_ID.refused(decoded.seq),
+      );
+      if (isController)
+        this.ack({
+          seq: decoded.seq,
+          command: decoded.command,
+          ok: false,
+          code: decoded.code,
+          message: decoded.reason,
+        });
       return;
     }
     const cmd = decoded.value;
     if (!isController) {
       this.counts.commands.refused++;
-      this.status(client, 'error', `${cmd.command} refused (not_controller): ${this.backend.name} is controlled by ${this.controller?.name ?? 'another client'}`, STATUS_ID.refused(cmd.seq));
+      this.status(
+        client,
+        'error',
+        `${cmd.command} refused (not_controller): ${this.backend.name} is controlled by ${this.controller?.name ?? 'another client'}`,
+        STATUS_ID.refused(cmd.seq),
+      );
       return;
     }
     switch (cmd.command) {
@@ -515,7 +588,8 @@ class BridgeSession implements BridgeServer {
       default: {
         const epoch = this.stopEpoch;
         this.chain = this.chain.then(async () => {
-          if (epoch !== this.stopEpoch) return this.refuse(client, cmd, 'bad_state', `cancelled: a stop/damp/hold arrived after it`);
+          if (epoch !== this.stopEpoch)
+            return this.refuse(client, cmd, 'bad_state', `cancelled: a stop/damp/hold arrived after it`);
           try {
             await this.execQueued(cmd, client);
           } catch (err) {
@@ -535,7 +609,12 @@ class BridgeSession implements BridgeServer {
     this.ack({ seq: cmd.seq, command: cmd.command, ok: true, code: 'ok', message });
   }
 
-  private refuse(client: ClientState, cmd: { seq: number | null; command: CommandName }, code: AckCode, message: string): void {
+  private refuse(
+    client: ClientState,
+    cmd: { seq: number | null; command: CommandName },
+    code: AckCode,
+    message: string,
+  ): void {
     this.counts.commands.refused++;
     this.log(`serve: ${client.name}: ${cmd.command} refused (${code}): ${message}`);
     this.status(client, 'error', `${cmd.command} refused (${code}): ${message}`, STATUS_ID.refused(cmd.seq));
@@ -554,12 +633,18 @@ class BridgeSession implements BridgeServer {
     return this.lease;
   }
 
-  private async execQueued(cmd: Exclude<BridgeCommand, { command: 'stop' | 'damp' | 'hold' }>, client: ClientState): Promise<void> {
-    if (this.controller !== client) return this.refuse(client, cmd, 'not_controller', 'control was lost before the command ran');
-    if (this.episode) return this.refuse(client, cmd, 'bad_state', `an episode is running (${this.episode.runId}); stop it first`);
+  private async execQueued(
+    cmd: Exclude<BridgeCommand, { command: 'stop' | 'damp' | 'hold' }>,
+    client: ClientState,
+  ): Promise<void> {
+    if (this.controller !== client)
+      return this.refuse(client, cmd, 'not_controller', 'control was lost before the command ran');
+    if (this.episode)
+      return this.refuse(client, cmd, 'bad_state', `an episode is running (${this.episode.runId}); stop it first`);
     switch (cmd.command) {
       case 'reset': {
-        if (!this.backend.capabilities.exactReset) return this.refuse(client, cmd, 'unsupported', `${this.backend.name} cannot be reset to an exact state`);
+        if (!this.backend.capabilities.exactReset)
+          return this.refuse(client, cmd, 'unsupported', `${this.backend.name} cannot be reset to an exact state`);
         const lease = await this.ensureLease(cmd.runId);
         try {
           await lease.reset(cmd.initial);
@@ -573,37 +658,69 @@ class BridgeSession implements BridgeServer {
       case 'prepare': {
         const kinds = this.backend.capabilities.bindingKinds;
         if (!kinds.includes(cmd.binding.kind)) {
-          return this.refuse(client, cmd, 'unsupported', `binding kind ${cmd.binding.kind} is not supported here (supported: ${kinds.join(', ')})`);
+          return this.refuse(
+            client,
+            cmd,
+            'unsupported',
+            `binding kind ${cmd.binding.kind} is not supported here (supported: ${kinds.join(', ')})`,
+          );
         }
         const lease = await this.ensureLease(cmd.runId);
         if (this.robot) {
           try {
             await this.robot.prepare(lease.runId, cmd.clip, cmd.binding);
           } catch (err) {
-            return this.refuse(client, cmd, 'backend_error', `prepare failed: ${(err as Error)?.message ?? String(err)}`);
+            return this.refuse(
+              client,
+              cmd,
+              'backend_error',
+              `prepare failed: ${(err as Error)?.message ?? String(err)}`,
+            );
           }
         }
         this.prepared = { clip: cmd.clip, binding: cmd.binding, seed: cmd.seed };
         this.lastEpisode = null;
         this.setState('ready', `prepared ${cmd.clip.name}`, false);
-        return this.accept(cmd, `prepared clip ${cmd.clip.id} (${cmd.clip.frameCount} frames at ${cmd.clip.fps} fps) with ${cmd.binding.id}@${cmd.binding.version}, run ${lease.runId}`);
+        return this.accept(
+          cmd,
+          `prepared clip ${cmd.clip.id} (${cmd.clip.frameCount} frames at ${cmd.clip.fps} fps) with ${cmd.binding.id}@${cmd.binding.version}, run ${lease.runId}`,
+        );
       }
       case 'start': {
         if (this.state !== 'ready' || !this.prepared || !this.lease) {
-          return this.refuse(client, cmd, 'bad_state', `start needs a prepared clip (state is ${this.state}); send prepare first`);
+          return this.refuse(
+            client,
+            cmd,
+            'bad_state',
+            `start needs a prepared clip (state is ${this.state}); send prepare first`,
+          );
         }
         if (cmd.runId !== null && cmd.runId !== this.lease.runId) {
-          return this.refuse(client, cmd, 'bad_state', `run_id ${cmd.runId} does not match the prepared episode ${this.lease.runId}`);
+          return this.refuse(
+            client,
+            cmd,
+            'bad_state',
+            `run_id ${cmd.runId} does not match the prepared episode ${this.lease.runId}`,
+          );
         }
         this.counts.commands.accepted++;
         // The tracking status (with the ack) goes out before the backend can produce a frame.
-        this.startEpisode(this.lease, this.prepared, { seq: cmd.seq, command: 'start', ok: true, code: 'ok', message: `started run ${this.lease.runId}` });
+        this.startEpisode(this.lease, this.prepared, {
+          seq: cmd.seq,
+          command: 'start',
+          ok: true,
+          code: 'ok',
+          message: `started run ${this.lease.runId}`,
+        });
         return;
       }
     }
   }
 
-  private async execStop(cmd: Extract<BridgeCommand, { command: 'stop' | 'damp' | 'hold' }>, client: ClientState): Promise<void> {
+  private async execStop(
+    cmd: Extract<BridgeCommand, { command: 'stop' | 'damp' | 'hold' }>,
+    client: ClientState,
+  ): Promise<void> {
     const outcome = cmd.command === 'stop' ? cmd.outcome : 'aborted_by_operator';
     if (this.robot && cmd.command === 'damp') this.robot.damp(cmd.reason);
     if (this.episode) {
@@ -626,7 +743,11 @@ class BridgeSession implements BridgeServer {
     return this.accept(cmd, `${cmd.command}: nothing was running`);
   }
 
-  private async stopEpisode(cause: NonNullable<Episode['stopCause']>, outcome: 'aborted_by_operator' | 'estop' | 'intervention', reason: string): Promise<{ ok: true } | { ok: false; error: string }> {
+  private async stopEpisode(
+    cause: NonNullable<Episode['stopCause']>,
+    outcome: 'aborted_by_operator' | 'estop' | 'intervention',
+    reason: string,
+  ): Promise<{ ok: true } | { ok: false; error: string }> {
     const ep = this.episode;
     const lease = this.lease;
     if (!ep || !lease) return { ok: true };
@@ -647,10 +768,16 @@ class BridgeSession implements BridgeServer {
     return Number(process.hrtime.bigint() - this.startHr);
   }
 
-  private startEpisode(lease: BackendLease, prepared: { clip: MotionClip; binding: WbcBinding; seed: number }, ack: CommandAck): void {
+  private startEpisode(
+    lease: BackendLease,
+    prepared: { clip: MotionClip; binding: WbcBinding; seed: number },
+    ack: CommandAck,
+  ): void {
     const periodNs = Math.round(1e9 / Math.max(1, this.backend.capabilities.stateRateHz));
     // Robot mode: the robot begins the episode in run() (at its next sample) and says when its time 0 is.
-    const robotRun = this.robot ? lease.run({ clip: prepared.clip, binding: prepared.binding, seed: prepared.seed }) : undefined;
+    const robotRun = this.robot
+      ? lease.run({ clip: prepared.clip, binding: prepared.binding, seed: prepared.seed })
+      : undefined;
     const robotStart = this.robot ? this.robot.episodeStartNs(lease.runId) : null;
     const startNs = robotStart ?? Math.max(this.clockNs(), this.lastStampNs + periodNs);
     let resolveDone!: () => void;
@@ -699,14 +826,30 @@ class BridgeSession implements BridgeServer {
     if (this.episode !== ep) return;
     this.episode = null;
     if (this.lease === lease) this.lease = null;
-    await lease.release().catch((err) => this.log(`serve: release of ${ep.runId} failed: ${(err as Error)?.message ?? String(err)}`));
+    await lease
+      .release()
+      .catch((err) => this.log(`serve: release of ${ep.runId} failed: ${(err as Error)?.message ?? String(err)}`));
     this.prepared = null;
     const cause = ep.stopCause;
     let reason = end.reason;
-    if (ep.droppedAfterStop > 0) reason += ` (${ep.droppedAfterStop} frames computed after the stop were not published)`;
-    this.lastEpisode = { runId: ep.runId, clipId: ep.clip.id, frame: ep.refFrame, startNs: ep.startNs, outcome: end.outcome, reason };
+    if (ep.droppedAfterStop > 0)
+      reason += ` (${ep.droppedAfterStop} frames computed after the stop were not published)`;
+    this.lastEpisode = {
+      runId: ep.runId,
+      clipId: ep.clip.id,
+      frame: ep.refFrame,
+      startNs: ep.startNs,
+      outcome: end.outcome,
+      reason,
+    };
     const state: WbcState =
-      cause === 'damp' || (this.robot?.isDamping() ?? false) ? 'damping' : cause === 'hold' ? 'idle' : end.outcome === 'infrastructure_error' ? 'fault' : 'done';
+      cause === 'damp' || (this.robot?.isDamping() ?? false)
+        ? 'damping'
+        : cause === 'hold'
+          ? 'idle'
+          : end.outcome === 'infrastructure_error'
+            ? 'fault'
+            : 'done';
     this.log(`serve: run ${ep.runId} ended: ${end.outcome} after ${ep.frames} frames (${reason})`);
     this.setState(state, reason);
   }
@@ -768,7 +911,10 @@ class BridgeSession implements BridgeServer {
             this.broadcastStatus(ev.presence === 'present' ? 'info' : 'warn', `${this.backend.name}: ${ev.presence}`);
             break;
           case 'problem':
-            this.broadcastStatus(ev.problem.severity === 'warn' ? 'warn' : ev.problem.severity, `${this.backend.name}: ${ev.problem.code}: ${ev.problem.message}`);
+            this.broadcastStatus(
+              ev.problem.severity === 'warn' ? 'warn' : ev.problem.severity,
+              `${this.backend.name}: ${ev.problem.code}: ${ev.problem.message}`,
+            );
             break;
         }
       }
@@ -859,7 +1005,8 @@ class BridgeSession implements BridgeServer {
 
   /** Holds the stream while a client's send buffer is above the high-water mark; drops clients that stay there. */
   private async drainSlowClients(): Promise<void> {
-    const over = (): ClientState[] => [...this.clients.values()].filter((c) => c.ws.bufferedAmount > SEND_HIGH_WATER_BYTES);
+    const over = (): ClientState[] =>
+      [...this.clients.values()].filter((c) => c.ws.bufferedAmount > SEND_HIGH_WATER_BYTES);
     if (over().length === 0) return;
     const deadline = performance.now() + (this.options.slowClientTimeoutMs ?? 3000);
     while (performance.now() < deadline) {

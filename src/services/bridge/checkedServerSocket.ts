@@ -37,10 +37,16 @@ export function checkedServerSocket(ws: WebSocket, events: CheckedSocketEvents):
     }
   };
   ws.on('open', () => guarded('open', () => sock.onopen?.({})));
-  ws.on('close', (code: number, reason: Buffer) => guarded('close', () => sock.onclose?.({ code, reason: reason.toString('utf8') })));
+  ws.on('close', (code: number, reason: Buffer) =>
+    guarded('close', () => sock.onclose?.({ code, reason: reason.toString('utf8') })),
+  );
   ws.on('error', (error: Error) => guarded('error', () => sock.onerror?.({ error })));
   ws.on('message', (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => {
-    const bytes = Array.isArray(data) ? new Uint8Array(Buffer.concat(data)) : data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    const bytes = Array.isArray(data)
+      ? new Uint8Array(Buffer.concat(data))
+      : data instanceof ArrayBuffer
+        ? new Uint8Array(data)
+        : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     if (isBinary) {
       const c = checkServerBinary(bytes);
       if (!c.ok) return events.onBadFrame(`binary message refused: ${c.reason}`);

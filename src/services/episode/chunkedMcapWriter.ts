@@ -15,7 +15,6 @@
 // EpisodeFileError naming the file by every later call; nothing after it is written.
 
 import { createHash, type Hash } from 'node:crypto';
-import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -250,7 +249,8 @@ export class ChunkedMcapWriter {
   /** Registers a channel and writes its record at once (outside any chunk). */
   registerChannel(info: Omit<Channel, 'id'>): number {
     this.check();
-    if (info.schemaId !== 0 && !this.schemas.has(info.schemaId)) throw new RangeError(`unknown schema id ${info.schemaId}`);
+    if (info.schemaId !== 0 && !this.schemas.has(info.schemaId))
+      throw new RangeError(`unknown schema id ${info.schemaId}`);
     const id = this.nextChannelId++;
     const c = { ...info, id };
     this.channels.set(id, c);
@@ -420,15 +420,19 @@ export class ChunkedMcapWriter {
   }
 }
 
-/** fsync a directory so a newly created or renamed entry in it survives a power loss (no-op where unsupported). */
+/**
+ * fsync a directory so a newly created or renamed entry in it survives a power loss (no-op where
+ * unsupported). Asynchronous: an fsync can take tens of ms on a busy disk, and the loop that calls
+ * this also carries the safety gate (issue 12 item 7).
+ */
 export async function syncDirectory(dir: string): Promise<void> {
-  let fd: number | null = null;
+  let fh: fsp.FileHandle | null = null;
   try {
-    fd = fs.openSync(dir, 'r');
-    fs.fsyncSync(fd);
+    fh = await fsp.open(dir, 'r');
+    await fh.sync();
   } catch {
     /* not supported here (e.g. Windows): nothing more to do */
   } finally {
-    if (fd !== null) fs.closeSync(fd);
+    await fh?.close().catch(() => undefined);
   }
 }

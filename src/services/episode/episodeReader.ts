@@ -7,7 +7,14 @@ import { copySensorReadings, createStateFrame, type StateFrame } from '../../dom
 import { InputError } from '../../domain/problems';
 import { TrajectoryHasher } from '../../domain/sim/trajectoryHash';
 import { readBoundedFileAsync } from '../files/boundedRead';
-import { TOPICS, type CommandMessage, type EventMessage, type ExecutedMessage, type MetricsMessage, type ReferenceMessage } from './episodeSchemas';
+import {
+  TOPICS,
+  type CommandMessage,
+  type EventMessage,
+  type ExecutedMessage,
+  type MetricsMessage,
+  type ReferenceMessage,
+} from './episodeSchemas';
 
 export interface EpisodeChannelInfo {
   topic: string;
@@ -38,7 +45,10 @@ export async function readEpisodeFile(file: string): Promise<EpisodeFile> {
   try {
     bytes = await readBoundedFileAsync(file, 'episode');
   } catch (err) {
-    throw new InputError({ file }, `cannot read the episode file (${err instanceof InputError ? err.reason : ((err as NodeJS.ErrnoException).code ?? (err as Error).message)})`);
+    throw new InputError(
+      { file },
+      `cannot read the episode file (${err instanceof InputError ? err.reason : ((err as NodeJS.ErrnoException).code ?? (err as Error).message)})`,
+    );
   }
   const reader = new McapStreamReader({ validateCrcs: true });
   reader.append(bytes);
@@ -59,7 +69,7 @@ export async function readEpisodeFile(file: string): Promise<EpisodeFile> {
     endNs: null,
   };
   try {
-    for (let rec; (rec = reader.nextRecord()); ) {
+    for (let rec; (rec = reader.nextRecord());) {
       switch (rec.type) {
         // (the summary section repeats schemas and channels: keep the first of each)
         case 'Schema':
@@ -68,7 +78,13 @@ export async function readEpisodeFile(file: string): Promise<EpisodeFile> {
         case 'Channel': {
           if (channels.has(rec.id)) break;
           const s = schemas.get(rec.schemaId);
-          channels.set(rec.id, { topic: rec.topic, schemaName: s?.name ?? '', schemaEncoding: s?.encoding ?? '', messageEncoding: rec.messageEncoding, messageCount: 0 });
+          channels.set(rec.id, {
+            topic: rec.topic,
+            schemaName: s?.name ?? '',
+            schemaEncoding: s?.encoding ?? '',
+            messageEncoding: rec.messageEncoding,
+            messageCount: 0,
+          });
           break;
         }
         case 'Metadata':
@@ -141,7 +157,15 @@ export function trajectorySha256OfEpisode(ep: EpisodeFile): string | null {
   const h = new TrajectoryHasher(J);
   for (const m of ep.executed) {
     if (!m.rootPosM || !m.rootQuatWxyz || !m.rootLinVelMps || !m.rootAngVelRadS) return null;
-    h.add({ timeS: m.timeS, rootPosM: m.rootPosM, rootQuatWxyz: m.rootQuatWxyz, jointPosRad: m.jointPosRad, rootLinVelMps: m.rootLinVelMps, rootAngVelRadS: m.rootAngVelRadS, jointVelRadS: m.jointVelRadS });
+    h.add({
+      timeS: m.timeS,
+      rootPosM: m.rootPosM,
+      rootQuatWxyz: m.rootQuatWxyz,
+      jointPosRad: m.jointPosRad,
+      rootLinVelMps: m.rootLinVelMps,
+      rootAngVelRadS: m.rootAngVelRadS,
+      jointVelRadS: m.jointVelRadS,
+    });
   }
   return h.digestHex();
 }

@@ -44,7 +44,18 @@ export interface RecoverOptions {
 }
 
 export async function recoverEpisodeFile(file: string, options: RecoverOptions = {}): Promise<EpisodeRecoveryReport> {
-  const report: EpisodeRecoveryReport = { file, exists: false, bytes: 0, complete: false, messages: {}, executedFrames: 0, lastExecutedTimeS: null, metadata: {}, error: null, rewrittenFile: null };
+  const report: EpisodeRecoveryReport = {
+    file,
+    exists: false,
+    bytes: 0,
+    complete: false,
+    messages: {},
+    executedFrames: 0,
+    lastExecutedTimeS: null,
+    metadata: {},
+    error: null,
+    rewrittenFile: null,
+  };
   let fh: fsp.FileHandle;
   try {
     fh = await fsp.open(file, 'r');
@@ -81,16 +92,28 @@ export async function recoverEpisodeFile(file: string, options: RecoverOptions =
       offset += bytesRead;
       reader.append(block.subarray(0, bytesRead));
       try {
-        for (let rec; (rec = reader.nextRecord()); ) {
+        for (let rec; (rec = reader.nextRecord());) {
           const w = await writer();
           switch (rec.type) {
             case 'Schema':
-              if (!schemaIds.has(rec.id)) schemaIds.set(rec.id, w ? w.registerSchema({ name: rec.name, encoding: rec.encoding, data: rec.data }) : rec.id);
+              if (!schemaIds.has(rec.id))
+                schemaIds.set(
+                  rec.id,
+                  w ? w.registerSchema({ name: rec.name, encoding: rec.encoding, data: rec.data }) : rec.id,
+                );
               break;
             case 'Channel':
               if (!channels.has(rec.id)) {
                 const schemaId = rec.schemaId === 0 ? 0 : schemaIds.get(rec.schemaId);
-                const outId = w && schemaId !== undefined ? w.registerChannel({ schemaId, topic: rec.topic, messageEncoding: rec.messageEncoding, metadata: rec.metadata }) : null;
+                const outId =
+                  w && schemaId !== undefined
+                    ? w.registerChannel({
+                        schemaId,
+                        topic: rec.topic,
+                        messageEncoding: rec.messageEncoding,
+                        metadata: rec.metadata,
+                      })
+                    : null;
                 channels.set(rec.id, { topic: rec.topic, outId });
               }
               break;

@@ -36,8 +36,20 @@ export type EpisodeTopic = (typeof TOPICS)[keyof typeof TOPICS];
 
 const num = { type: 'number' } as const;
 const numOrNull = { type: ['number', 'null'] } as const;
-const vec = (n: number, description?: string) => ({ type: 'array', items: num, minItems: n, maxItems: n, ...(description ? { description } : {}) });
-const vecOrNull = (n: number, description?: string) => ({ type: ['array', 'null'], items: num, minItems: n, maxItems: n, ...(description ? { description } : {}) });
+const vec = (n: number, description?: string) => ({
+  type: 'array',
+  items: num,
+  minItems: n,
+  maxItems: n,
+  ...(description ? { description } : {}),
+});
+const vecOrNull = (n: number, description?: string) => ({
+  type: ['array', 'null'],
+  items: num,
+  minItems: n,
+  maxItems: n,
+  ...(description ? { description } : {}),
+});
 const J = 29;
 
 const obj = (title: string, properties: Record<string, unknown>, required: string[]) => ({
@@ -83,7 +95,11 @@ export const SCHEMAS: Record<EpisodeTopic, { name: string; schema: object }> = {
         },
         contacts: {
           type: ['array', 'null'],
-          items: { type: 'object', properties: { body: { type: 'string' }, other: { type: 'string' }, forceN: num }, required: ['body', 'other', 'forceN'] },
+          items: {
+            type: 'object',
+            properties: { body: { type: 'string' }, other: { type: 'string' }, forceN: num },
+            required: ['body', 'other', 'forceN'],
+          },
         },
         rootLinVelMps: vecOrNull(3, 'free-joint qvel[0..3], world frame'),
         rootAngVelRadS: vecOrNull(3, 'free-joint qvel[3..6], pelvis frame'),

@@ -9,7 +9,17 @@
 import { performance } from 'node:perf_hooks';
 import type { StateFrame } from '../../domain/backend/stateFrame';
 import { ChunkedMcapWriter } from './chunkedMcapWriter';
-import { EPISODE_FORMAT, SCHEMAS, TOPICS, type CommandMessage, type EpisodeEventType, type EpisodeTopic, type ExecutedMessage, type MetricsMessage, type ReferenceMessage } from './episodeSchemas';
+import {
+  EPISODE_FORMAT,
+  SCHEMAS,
+  TOPICS,
+  type CommandMessage,
+  type EpisodeEventType,
+  type EpisodeTopic,
+  type ExecutedMessage,
+  type MetricsMessage,
+  type ReferenceMessage,
+} from './episodeSchemas';
 
 /** Simulator data beside a frame (SimFrameExtras fits this shape). */
 export interface ExecutedExtras {
@@ -104,13 +114,21 @@ export class EpisodeWriter {
   /** Creates (truncates, or with `exclusive` refuses to replace) the file and writes the header, schemas, channels and the "episode" metadata. */
   static async create(file: string, options: EpisodeWriterOptions): Promise<EpisodeWriter> {
     const policy = options.flush ?? {};
-    const mcap = await ChunkedMcapWriter.open(file, { chunkSizeBytes: policy.maxChunkBytes ?? 128 * 1024, fsync: policy.fsync ?? false, exclusive: options.exclusive ?? false });
+    const mcap = await ChunkedMcapWriter.open(file, {
+      chunkSizeBytes: policy.maxChunkBytes ?? 128 * 1024,
+      fsync: policy.fsync ?? false,
+      exclusive: options.exclusive ?? false,
+    });
     const w = new EpisodeWriter(file, mcap, options.reference ?? null, options.startMs ?? Date.now(), policy);
     try {
       mcap.start({ profile: '', library: `motionbench (${EPISODE_FORMAT})` });
       for (const topic of Object.values(TOPICS)) {
         const s = SCHEMAS[topic];
-        const schemaId = mcap.registerSchema({ name: s.name, encoding: 'jsonschema', data: encoder.encode(JSON.stringify(s.schema)) });
+        const schemaId = mcap.registerSchema({
+          name: s.name,
+          encoding: 'jsonschema',
+          data: encoder.encode(JSON.stringify(s.schema)),
+        });
         const channelId = mcap.registerChannel({ schemaId, topic, messageEncoding: 'json', metadata: new Map() });
         w.channels.set(topic, channelId);
         w.seq.set(topic, 0);
@@ -133,7 +151,13 @@ export class EpisodeWriter {
     const t = this.timeNs(timeS);
     const sequence = this.seq.get(topic)!;
     this.seq.set(topic, sequence + 1);
-    this.mcap.addMessage({ channelId: this.channels.get(topic)!, sequence, logTime: t, publishTime: t, data: encoder.encode(JSON.stringify(msg)) });
+    this.mcap.addMessage({
+      channelId: this.channels.get(topic)!,
+      sequence,
+      logTime: t,
+      publishTime: t,
+      data: encoder.encode(JSON.stringify(msg)),
+    });
   }
 
   private referenceUpTo(frameInclusive: number): void {
@@ -165,7 +189,10 @@ export class EpisodeWriter {
   }
 
   /** Executed frames (with the reference up to each frame, commands and live metrics when given). */
-  async writeFrames(frames: readonly StateFrame[], extras?: readonly (ExecutedExtras | null | undefined)[]): Promise<void> {
+  async writeFrames(
+    frames: readonly StateFrame[],
+    extras?: readonly (ExecutedExtras | null | undefined)[],
+  ): Promise<void> {
     for (let i = 0; i < frames.length; i++) {
       const f = frames[i];
       const x = extras?.[i] ?? null;
@@ -182,7 +209,11 @@ export class EpisodeWriter {
         jointPosRad: Array.from(f.jointPosRad),
         jointVelRadS: Array.from(f.jointVelRadS),
         jointTauNm: Array.from(f.jointTauNm),
-        imu: { quatWxyz: Array.from(f.imu.quatWxyz), gyroRadS: Array.from(f.imu.gyroRadS), accelMS2: Array.from(f.imu.accelMS2) },
+        imu: {
+          quatWxyz: Array.from(f.imu.quatWxyz),
+          gyroRadS: Array.from(f.imu.gyroRadS),
+          accelMS2: Array.from(f.imu.accelMS2),
+        },
         contacts: f.contacts ? f.contacts.map((c) => ({ body: c.body, other: c.other, forceN: c.forceN })) : null,
         rootLinVelMps: arr(x?.rootLinVelMps),
         rootAngVelRadS: arr(x?.rootAngVelRadS),
@@ -201,7 +232,14 @@ export class EpisodeWriter {
         this.put(TOPICS.commands, f.timeS, c);
       }
       if (x?.live) {
-        const l: MetricsMessage = { timeS: f.timeS, kind: 'live', frame: k, mpjpeLMm: x.live.mpjpeLMm, jointRmseRad: x.live.jointRmseRad, firstFailureFrame: x.live.firstFailureFrame };
+        const l: MetricsMessage = {
+          timeS: f.timeS,
+          kind: 'live',
+          frame: k,
+          mpjpeLMm: x.live.mpjpeLMm,
+          jointRmseRad: x.live.jointRmseRad,
+          firstFailureFrame: x.live.firstFailureFrame,
+        };
         this.put(TOPICS.metrics, f.timeS, l);
       }
       this.framesWritten++;
@@ -211,7 +249,13 @@ export class EpisodeWriter {
     await this.mcap.throttle(this.maxBacklog);
   }
 
-  async writeEvent(timeS: number, type: EpisodeEventType, message: string, data?: Record<string, unknown>, reason?: string): Promise<void> {
+  async writeEvent(
+    timeS: number,
+    type: EpisodeEventType,
+    message: string,
+    data?: Record<string, unknown>,
+    reason?: string,
+  ): Promise<void> {
     this.put(TOPICS.events, timeS, { timeS, type, message, ...(reason ? { reason } : {}), ...(data ? { data } : {}) });
     await this.mcap.throttle(this.maxBacklog);
   }
@@ -230,7 +274,12 @@ export class EpisodeWriter {
   }
 
   stats(): EpisodeWriterStats {
-    return { frames: this.framesWritten, durableFrames: this.mcap.durableMessages(this.channels.get(TOPICS.executed)!), chunks: this.mcap.chunks, bytes: this.mcap.bytesWritten };
+    return {
+      frames: this.framesWritten,
+      durableFrames: this.mcap.durableMessages(this.channels.get(TOPICS.executed)!),
+      chunks: this.mcap.chunks,
+      bytes: this.mcap.bytesWritten,
+    };
   }
 
   /** The first write failure, if any (the file keeps what was written before it). */

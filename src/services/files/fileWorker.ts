@@ -1,32 +1,33 @@
 // The console's file worker thread (started by offThread.ts through simWorkerBootstrap.mjs, which
-// registers tsx): reads and decodes clips and opens campaign folders, one task at a time, so the
+// registers tsx): reads and decodes clips, opens campaign folders and parses recorded episodes for
+// the overlay (trial.episode), one task at a time, so the
 // main thread's event loop stays free for STOP. A decoded clip is posted with its typed arrays
-// transferred and its ClipDto already serialized to UTF-8 JSON.
+// transferred and its ClipDto already serialized to UTF-8 JSON. A task's error is posted as its type
+// and fields (workerErrors.ts) and rebuilt as the same type on the main thread.
 
 import { Buffer } from 'node:buffer';
-import fs from 'node:fs';
-import os from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { clipToDto } from '../../api/clipDto';
-import { decodeMotionFile } from '../../domain/motion/decodeMotionFile';
 import type { JointLimitsRad } from '../../domain/motion/clipCommon';
 import type { MotionClip } from '../../domain/motion/motionClip';
-import { g1Kinematics, loadClipFile } from '../motion/loadClipFile';
+import { decodeClipBytes, loadClipFile } from '../motion/loadClipFile';
+import { lowerThisThreadPriority } from '../os/threadPriority';
 import { loadRobotProfile } from '../robot/loadRobotProfile';
-import { clipTransferList, serializeError, type ClipTaskOptions, type DecodedClip, type FileTask, type FileTaskReply } from './offThread';
+import {
+  clipTransferList,
+  type ClipTaskOptions,
+  type DecodedClip,
+  type FileTask,
+  type FileTaskReply,
+} from './offThread';
+import { serializeError } from './workerErrors';
 
 if (!parentPort) throw new Error('fileWorker.ts must run in a worker thread');
 const port = parentPort;
 
 /** Niceness of this thread: on a loaded machine the scheduler runs the main thread (STOP) first. */
 const WORKER_NICE = 10;
-try {
-  // Linux: niceness is per thread; /proc/thread-self names this thread's id.
-  const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
-  if (Number.isInteger(tid) && tid > 0) os.setPriority(tid, WORKER_NICE);
-} catch {
-  // elsewhere (or not permitted): normal priority
-}
+lowerThisThreadPriority(WORKER_NICE);
 
 /** Joint limits per model file, read once in this thread (null: the model cannot be read). */
 const limitsByModel = new Map<string, JointLimitsRad | null>();
@@ -65,7 +66,7 @@ async function run(id: number, task: FileTask): Promise<void> {
       return;
     case 'clip.decode': {
       const bytes = new Uint8Array(Buffer.from(task.bytesBase64, 'base64'));
-      postClip(id, decodeMotionFile(bytes, { file: task.fileName, ...clipOptions(task.options), kinematics: g1Kinematics() }));
+      postClip(id, decodeClipBytes(bytes, task.fileName, 'upload', clipOptions(task.options)));
       return;
     }
     case 'campaign.open': {
@@ -75,9 +76,25 @@ async function run(id: number, task: FileTask): Promise<void> {
       port.postMessage({ id, ok: true, value } satisfies FileTaskReply);
       return;
     }
+    case 'workload.builtin': {
+      const { loadWorkload } = await import('../workload');
+      const value = loadWorkload(task.id);
+      const transfer = new Set<ArrayBuffer>();
+      for (const c of value.clips) for (const b of clipTransferList(c)) transfer.add(b);
+      port.postMessage({ id, ok: true, value } satisfies FileTaskReply, [...transfer]);
+      return;
+    }
+    case 'trial.episode': {
+      const { readTrialEpisode } = await import('../api/trialEpisode');
+      const json = new TextEncoder().encode(JSON.stringify(await readTrialEpisode(task.campaignDir, task.runId)));
+      port.postMessage({ id, ok: true, value: json } satisfies FileTaskReply, [json.buffer as ArrayBuffer]);
+      return;
+    }
   }
 }
 
 port.on('message', (msg: { id: number; task: FileTask }) => {
-  run(msg.id, msg.task).catch((err: unknown) => port.postMessage({ id: msg.id, ok: false, error: serializeError(err) } satisfies FileTaskReply));
+  run(msg.id, msg.task).catch((err: unknown) =>
+    port.postMessage({ id: msg.id, ok: false, error: serializeError(err) } satisfies FileTaskReply),
+  );
 });

@@ -64,11 +64,19 @@ export function checkCreatableFolder(dir: string): { existing: string; missing: 
   try {
     real = fs.realpathSync(p);
   } catch (err) {
-    throw new FolderRefusedError('not_a_folder', p, `${p} cannot be resolved (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new FolderRefusedError(
+      'not_a_folder',
+      p,
+      `${p} cannot be resolved (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
   const root = virtualFsRootOf(real);
   if (root) {
-    throw new FolderRefusedError('virtual_fs', p, `${abs} is under ${root}${real !== p ? ` (${p} is ${real})` : ''}, a virtual file system of the kernel: choose a folder on a disk`);
+    throw new FolderRefusedError(
+      'virtual_fs',
+      p,
+      `${abs} is under ${root}${real !== p ? ` (${p} is ${real})` : ''}, a virtual file system of the kernel: choose a folder on a disk`,
+    );
   }
   if (!st.isDirectory()) throw new FolderRefusedError('not_a_folder', p, `${p} is a file, not a folder`);
   try {

@@ -4,21 +4,27 @@
 // the simulator's tsx bootstrap). A decoded clip comes back with its typed arrays transferred, not
 // copied, and with its API result already serialized to JSON in the worker, so the main thread
 // neither converts 18 M numbers nor stringifies them (a 200 MB CSV: 4 s of decoding, 2 s of DTO
-// and JSON here otherwise).
+// and JSON here otherwise). The built-in workload (core-v1) is generated there too.
+//
+// A task's error comes back as its own type (workerErrors.ts), so the API's error map sees it as the
+// worker threw it.
 //
 // Every task has a deadline. A task that misses it is answered with an error at once; the worker,
 // presumed stuck, is terminated and the next task starts a fresh one.
 
 import { Worker } from 'node:worker_threads';
-import type { QualificationOpenResult } from '../../api/contract';
+import type { QualificationOpenResult, TrialEpisodeDto } from '../../api/contract';
+import { SerializedResult } from '../api/serializedResult';
 import type { JointLimitsRad } from '../../domain/motion/clipCommon';
 import type { MotionClip } from '../../domain/motion/motionClip';
-import { InputError, type InputLocation } from '../../domain/problems';
+import type { LoadedWorkload } from '../../domain/workload/snapshot';
 import { ApiFailure } from '../api/apiFailure';
-import { TraceStoreError, type TraceStoreErrorCode } from '../trace/errors';
+import { reviveError, type SerializedError } from './workerErrors';
 
 /** Longest a clip may take to read and decode off the event loop (a 256 MiB CSV takes ~6 s here). */
 export const CLIP_TASK_TIMEOUT_MS = 120_000;
+/** Longest the built-in workload may take to generate (core-v1: 0.5–2.2 s on a loaded 2-core machine). */
+export const WORKLOAD_TASK_TIMEOUT_MS = 60_000;
 /** Longest qualification.open may take to check, create or open a campaign folder. */
 export const CAMPAIGN_OPEN_TIMEOUT_MS = 30_000;
 /**
@@ -40,7 +46,9 @@ export interface ClipTaskOptions {
 export type FileTask =
   | { kind: 'clip.load'; file: string; options: ClipTaskOptions }
   | { kind: 'clip.decode'; fileName: string; bytesBase64: string; options: ClipTaskOptions }
-  | { kind: 'campaign.open'; campaignDir: string; create: boolean };
+  | { kind: 'campaign.open'; campaignDir: string; create: boolean }
+  | { kind: 'trial.episode'; campaignDir: string; runId: string }
+  | { kind: 'workload.builtin'; id: 'core-v1' };
 
 /** A clip decoded in the worker: the clip (arrays transferred) and its ClipDto as UTF-8 JSON. */
 export interface DecodedClip {
@@ -48,52 +56,15 @@ export interface DecodedClip {
   dtoJson: Uint8Array;
 }
 
-export interface SerializedError {
-  name: string;
-  message: string;
-  code?: string;
-  path?: string;
-  field?: string;
-  location?: InputLocation;
-  reason?: string;
-}
-
-export type FileTaskReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: SerializedError };
-
-/** An error as it crosses the thread boundary: the fields the API's error mapping reads. */
-export function serializeError(err: unknown): SerializedError {
-  if (err instanceof InputError) return { name: 'InputError', message: err.message, location: { ...err.location }, reason: err.reason };
-  if (err instanceof ApiFailure) return { name: 'ApiFailure', message: err.message, code: err.code, ...(err.field !== undefined && { field: err.field }) };
-  if (err instanceof TraceStoreError) return { name: 'TraceStoreError', message: err.message, code: err.code, path: err.path };
-  const e = err as NodeJS.ErrnoException;
-  if (e && typeof e === 'object') {
-    return {
-      name: typeof e.name === 'string' ? e.name : 'Error',
-      message: typeof e.message === 'string' ? e.message : String(err),
-      ...(typeof e.code === 'string' && { code: e.code }),
-      ...(typeof e.path === 'string' && { path: e.path }),
-    };
-  }
-  return { name: 'Error', message: String(err) };
-}
-
-/** The error again, as the type the API's error mapping (toApiError) recognises. */
-export function reviveError(s: SerializedError): Error {
-  if (s.name === 'InputError' && s.location && s.reason !== undefined) return new InputError(s.location, s.reason);
-  if (s.name === 'ApiFailure') return new ApiFailure(s.code as ApiFailure['code'], s.message, s.field);
-  if (s.name === 'TraceStoreError') return new TraceStoreError(s.code as TraceStoreErrorCode, s.path ?? '', s.message);
-  const e = new Error(s.message) as NodeJS.ErrnoException;
-  e.name = s.name;
-  if (s.code !== undefined) e.code = s.code;
-  if (s.path !== undefined) e.path = s.path;
-  return e;
-}
+export type FileTaskReply =
+  { id: number; ok: true; value: unknown } | { id: number; ok: false; error: SerializedError };
 
 /** The buffers of a clip that can be transferred (an array that owns its whole buffer), once each. */
 export function clipTransferList(clip: MotionClip, extra: Uint8Array[] = []): ArrayBuffer[] {
   const out = new Set<ArrayBuffer>();
   const add = (a: ArrayBufferView | undefined) => {
-    if (a && a.buffer instanceof ArrayBuffer && a.byteOffset === 0 && a.byteLength === a.buffer.byteLength) out.add(a.buffer);
+    if (a && a.buffer instanceof ArrayBuffer && a.byteOffset === 0 && a.byteLength === a.buffer.byteLength)
+      out.add(a.buffer);
   };
   add(clip.rootPosM);
   add(clip.rootQuatWxyz);
@@ -124,15 +95,49 @@ export class OffThreadFiles {
   private closed = false;
 
   loadClip(file: string, options: ClipTaskOptions = {}): Promise<DecodedClip> {
-    return this.run({ kind: 'clip.load', file, options }, CLIP_TASK_TIMEOUT_MS, `reading ${file}`) as Promise<DecodedClip>;
+    return this.run(
+      { kind: 'clip.load', file, options },
+      CLIP_TASK_TIMEOUT_MS,
+      `reading ${file}`,
+    ) as Promise<DecodedClip>;
   }
 
   decodeClip(fileName: string, bytesBase64: string, options: ClipTaskOptions = {}): Promise<DecodedClip> {
-    return this.run({ kind: 'clip.decode', fileName, bytesBase64, options }, CLIP_TASK_TIMEOUT_MS, `decoding ${fileName}`) as Promise<DecodedClip>;
+    return this.run(
+      { kind: 'clip.decode', fileName, bytesBase64, options },
+      CLIP_TASK_TIMEOUT_MS,
+      `decoding ${fileName}`,
+    ) as Promise<DecodedClip>;
   }
 
   openCampaign(campaignDir: string, create: boolean): Promise<QualificationOpenResult> {
-    return this.run({ kind: 'campaign.open', campaignDir, create }, CAMPAIGN_OPEN_TIMEOUT_MS, `opening the campaign ${campaignDir}`) as Promise<QualificationOpenResult>;
+    return this.run(
+      { kind: 'campaign.open', campaignDir, create },
+      CAMPAIGN_OPEN_TIMEOUT_MS,
+      `opening the campaign ${campaignDir}`,
+    ) as Promise<QualificationOpenResult>;
+  }
+
+  /** One recorded episode for the overlay (trial.episode), as the UTF-8 JSON the worker made of it. */
+  async trialEpisode(campaignDir: string, runId: string): Promise<SerializedResult<TrialEpisodeDto>> {
+    const json = (await this.run(
+      { kind: 'trial.episode', campaignDir, runId },
+      CAMPAIGN_OPEN_TIMEOUT_MS,
+      `reading episode ${runId}`,
+    )) as Uint8Array;
+    return new SerializedResult(json, () => JSON.parse(new TextDecoder().decode(json)) as TrialEpisodeDto);
+  }
+
+  /**
+   * A built-in workload generated in the worker (its clips' arrays transferred): the same code and
+   * the same result as loadWorkload on this thread, without the 0.5–2 s it would block STOP here.
+   */
+  builtinWorkload(id: 'core-v1'): Promise<LoadedWorkload> {
+    return this.run(
+      { kind: 'workload.builtin', id },
+      WORKLOAD_TASK_TIMEOUT_MS,
+      `generating the ${id} workload`,
+    ) as Promise<LoadedWorkload>;
   }
 
   /** Tasks still waiting for the worker. */
@@ -155,7 +160,12 @@ export class OffThreadFiles {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         if (!this.pending.delete(id)) return;
-        reject(new ApiFailure('internal', `${what} did not finish within ${Math.round(timeoutMs / 1000)} s; it was abandoned`));
+        reject(
+          new ApiFailure(
+            'internal',
+            `${what} did not finish within ${Math.round(timeoutMs / 1000)} s; it was abandoned`,
+          ),
+        );
         this.discard(worker, new Error(`${what} did not finish in time: the file worker was restarted`));
       }, timeoutMs);
       timer.unref();
@@ -182,7 +192,9 @@ export class OffThreadFiles {
       if (reply.ok) p.resolve(reply.value);
       else p.reject(reviveError(reply.error));
     });
-    worker.on('error', (err) => this.discard(worker, new Error(`the file worker failed: ${err?.message ?? String(err)}`)));
+    worker.on('error', (err) =>
+      this.discard(worker, new Error(`the file worker failed: ${err?.message ?? String(err)}`)),
+    );
     worker.on('exit', (code) => this.discard(worker, new Error(`the file worker exited (code ${code})`)));
     this.worker = worker;
     return worker;

@@ -74,7 +74,10 @@ const bracketed = (h: string): string => (h.includes(':') && !h.startsWith('[') 
 
 function readAppVersion(): string {
   try {
-    return (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version?: string }).version ?? '0.0.0';
+    return (
+      (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version?: string }).version ??
+      '0.0.0'
+    );
   } catch {
     return '0.0.0';
   }
@@ -121,7 +124,8 @@ export async function startHostServer(options: HostServerOptions = {}): Promise<
   let hostAllow: Set<string> | null = null;
   /** DNS-rebinding guard: the Host header must name this server. */
   const hostOk = (hostHeader: string | undefined): boolean =>
-    hostHeader !== undefined && (hostAllow === null ? hostHeader.endsWith(`:${port}`) : hostAllow.has(hostHeader.toLowerCase()));
+    hostHeader !== undefined &&
+    (hostAllow === null ? hostHeader.endsWith(`:${port}`) : hostAllow.has(hostHeader.toLowerCase()));
 
   const securityHeaders = (hostHeader: string): Record<string, string> => ({
     'Content-Security-Policy': buildContentSecurityPolicy({ connectSrc: [`ws://${hostHeader}`] }),
@@ -140,7 +144,9 @@ export async function startHostServer(options: HostServerOptions = {}): Promise<
       return;
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8' }).end('method not allowed\n');
+      res
+        .writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8' })
+        .end('method not allowed\n');
       return;
     }
     let rel: string;
@@ -200,8 +206,12 @@ export async function startHostServer(options: HostServerOptions = {}): Promise<
         send(ws, { id: null, error: { code: 'bad_request', message: 'send JSON text frames, not binary' } });
         return;
       }
-      const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
-      void dispatchWsMessage(api, text, maxMessageBytes, ctx).then((response) => (isSerializedResponse(response) ? sendSerialized(ws, response) : send(ws, response)));
+      const text = Array.isArray(data)
+        ? Buffer.concat(data).toString('utf8')
+        : Buffer.from(data as ArrayBuffer).toString('utf8');
+      void dispatchWsMessage(api, text, maxMessageBytes, ctx).then((response) =>
+        isSerializedResponse(response) ? sendSerialized(ws, response) : send(ws, response),
+      );
     });
     ws.on('close', () => client.detach());
     ws.on('error', (err) => log(`host: WebSocket error: ${err.message}`));
@@ -252,6 +262,9 @@ function send(ws: WebSocket, message: WsServerMessage): void {
 function sendSerialized(ws: WebSocket, r: WsSerializedResponse): void {
   if (ws.readyState !== ws.OPEN) return;
   ws.send(Buffer.from(`{"id":${JSON.stringify(r.id)},"result":`), { binary: false, fin: false });
-  ws.send(Buffer.from(r.resultJson.buffer, r.resultJson.byteOffset, r.resultJson.byteLength), { binary: false, fin: false });
+  ws.send(Buffer.from(r.resultJson.buffer, r.resultJson.byteOffset, r.resultJson.byteLength), {
+    binary: false,
+    fin: false,
+  });
   ws.send(Buffer.from('}'), { binary: false, fin: true });
 }

@@ -21,26 +21,32 @@ interface LinuxPortInternals {
 }
 
 const readOnce = (fd: number, buffer: Buffer, offset: number, length: number): Promise<number> =>
-  new Promise((resolve, reject) => fsRead(fd, buffer, offset, length, null, (err, n) => (err ? reject(err) : resolve(n))));
+  new Promise((resolve, reject) =>
+    fsRead(fd, buffer, offset, length, null, (err, n) => (err ? reject(err) : resolve(n))),
+  );
 
 const canceled = (): Error => Object.assign(new Error('Port is not open'), { canceled: true });
 
 function wrapRead(port: StockPort): StockPort {
   const p = port as unknown as LinuxPortInternals & StockPort;
-  if (process.platform !== 'linux' || typeof p.fd !== 'number' || !p.poller || typeof p.poller.once !== 'function') return port;
+  if (process.platform !== 'linux' || typeof p.fd !== 'number' || !p.poller || typeof p.poller.once !== 'function')
+    return port;
   const poller = p.poller;
   p.read = async (buffer: Buffer, offset: number, length: number) => {
     for (;;) {
       if (!p.isOpen || p.fd === null) throw canceled();
       try {
         const bytesRead = await readOnce(p.fd, buffer, offset, length);
-        if (bytesRead === 0) throw Object.assign(new Error('the device hung up (end of file)'), { code: 'EIO', disconnect: true });
+        if (bytesRead === 0)
+          throw Object.assign(new Error('the device hung up (end of file)'), { code: 'EIO', disconnect: true });
         return { bytesRead, buffer };
       } catch (err) {
         const e = err as NodeJS.ErrnoException & { disconnect?: boolean };
         if (e.code === 'EAGAIN' || e.code === 'EWOULDBLOCK' || e.code === 'EINTR') {
           if (!p.isOpen) throw canceled();
-          await new Promise<void>((resolve, reject) => poller.once('readable', (pollErr: Error | null) => (pollErr ? reject(pollErr) : resolve())));
+          await new Promise<void>((resolve, reject) =>
+            poller.once('readable', (pollErr: Error | null) => (pollErr ? reject(pollErr) : resolve())),
+          );
           continue;
         }
         if (e.code === 'EIO' || e.code === 'EBADF' || e.code === 'ENXIO' || e.code === 'ENODEV') e.disconnect = true;

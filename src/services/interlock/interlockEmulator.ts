@@ -142,7 +142,9 @@ class Emulator extends EventEmitter implements InterlockEmulator {
   sendRaw(text: string | Uint8Array): Promise<void> {
     return new Promise((resolve, reject) => {
       if (this.ended) return reject(new Error('emulator port closed'));
-      this.port.write(typeof text === 'string' ? Buffer.from(text, 'latin1') : text, (err) => (err ? reject(err) : resolve()));
+      this.port.write(typeof text === 'string' ? Buffer.from(text, 'latin1') : text, (err) =>
+        err ? reject(err) : resolve(),
+      );
     });
   }
 
@@ -197,6 +199,10 @@ export async function startInterlockEmulator(options: InterlockEmulatorOptions):
     stopBits: 1,
     autoOpen: false,
   });
-  await new Promise<void>((resolve, reject) => port.open((err) => (err ? reject(new Error(`interlock emulator: cannot open ${options.path}: ${err.message}`)) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    port.open((err) =>
+      err ? reject(new Error(`interlock emulator: cannot open ${options.path}: ${err.message}`)) : resolve(),
+    ),
+  );
   return new Emulator(options.path, port, options, options.now ?? (() => performance.now()));
 }

@@ -69,11 +69,20 @@ function listInChild(timeoutMs: number): Promise<SerialPortEntry[]> {
     execFile(
       process.execPath,
       ['-e', CHILD_SCRIPT, entry],
-      { timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 1 << 20, env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' } },
+      {
+        timeout: timeoutMs,
+        killSignal: 'SIGKILL',
+        maxBuffer: 1 << 20,
+        env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+      },
       (err, stdout, stderr) => {
         if (err) {
           const e = err as NodeJS.ErrnoException & { killed?: boolean; signal?: string | null };
-          const why = e.killed ? `no answer within ${timeoutMs} ms` : e.signal ? `crashed (${e.signal})` : `failed: ${String(stderr).trim().split('\n')[0] || e.message}`;
+          const why = e.killed
+            ? `no answer within ${timeoutMs} ms`
+            : e.signal
+              ? `crashed (${e.signal})`
+              : `failed: ${String(stderr).trim().split('\n')[0] || e.message}`;
           reject(new Error(`SerialPort.list() ${why}`));
           return;
         }
@@ -93,11 +102,19 @@ export async function listSerialPorts(options: ListSerialPortsOptions = {}): Pro
   const udevDir = options.udevDir ?? '/run/udev';
   const devDir = options.devDir ?? '/dev';
   if (!options.force && !existsSync(udevDir)) {
-    return { ports: await scanDevForSerialPorts(devDir), method: 'dev-scan', note: `udev is not running (${udevDir} missing): SerialPort.list() skipped, ${devDir} scanned for ttyUSB*/ttyACM*` };
+    return {
+      ports: await scanDevForSerialPorts(devDir),
+      method: 'dev-scan',
+      note: `udev is not running (${udevDir} missing): SerialPort.list() skipped, ${devDir} scanned for ttyUSB*/ttyACM*`,
+    };
   }
   try {
     return { ports: await listInChild(options.timeoutMs ?? 5000), method: 'serialport' };
   } catch (err) {
-    return { ports: await scanDevForSerialPorts(devDir), method: 'dev-scan', note: `${(err as Error).message}; ${devDir} scanned instead` };
+    return {
+      ports: await scanDevForSerialPorts(devDir),
+      method: 'dev-scan',
+      note: `${(err as Error).message}; ${devDir} scanned instead`,
+    };
   }
 }

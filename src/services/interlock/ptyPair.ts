@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { raiseThreadPriority, setAutogroupNice } from '../os/threadPriority';
 import { lstat, readlink } from 'node:fs/promises';
 
 // A pseudo-terminal pair made by socat: two serial-like devices whose bytes cross over, so the
@@ -45,9 +46,22 @@ const exists = async (p: string): Promise<boolean> => {
 export async function startPtyPair(options: PtyPairOptions): Promise<PtyPair> {
   const { consoleLink, deviceLink } = options;
   const timeoutMs = options.timeoutMs ?? 5000;
-  const child = spawn(options.socat ?? 'socat', ['-d', '-d', `pty,raw,echo=0,link=${consoleLink}`, `pty,raw,echo=0,link=${deviceLink}`], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    options.socat ?? 'socat',
+    ['-d', '-d', `pty,raw,echo=0,link=${consoleLink}`, `pty,raw,echo=0,link=${deviceLink}`],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      // A session of its own, whose scheduling weight can be raised (below).
+      detached: true,
+    },
+  );
+  // The relay stands for the serial wire: ask for it, and its session, to run before ordinary
+  // work (granted only with the privilege; see threadPriority.ts). spawn returns after socat's
+  // exec, so it has its session by now.
+  if (child.pid !== undefined) {
+    raiseThreadPriority(-10, child.pid);
+    setAutogroupNice(-10, child.pid);
+  }
   let err = '';
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (s: string) => {
@@ -85,9 +99,14 @@ export async function startPtyPair(options: PtyPairOptions): Promise<PtyPair> {
     const failed = await Promise.race([spawnError, new Promise<null>((r) => setTimeout(() => r(null), 5))]);
     if (failed) {
       const e = failed as NodeJS.ErrnoException;
-      throw new Error(e.code === 'ENOENT' ? `socat not found (install it: apt-get install -y socat)` : `socat: ${e.message}`);
+      throw new Error(
+        e.code === 'ENOENT' ? `socat not found (install it: apt-get install -y socat)` : `socat: ${e.message}`,
+      );
     }
-    if (exitInfo !== null) throw new Error(`socat exited (${JSON.stringify(exitInfo)}) before the pty pair was ready: ${err.trim().split('\n').slice(-3).join(' | ')}`);
+    if (exitInfo !== null)
+      throw new Error(
+        `socat exited (${JSON.stringify(exitInfo)}) before the pty pair was ready: ${err.trim().split('\n').slice(-3).join(' | ')}`,
+      );
     if (err.includes('starting data transfer loop') && (await exists(consoleLink)) && (await exists(deviceLink))) {
       // Both links resolve to /dev/pts/N devices.
       await readlink(consoleLink);

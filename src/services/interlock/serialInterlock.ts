@@ -83,7 +83,30 @@ export interface InterlockLink {
   readonly closed: Promise<void>;
 }
 
-export async function openInterlock(options: OpenInterlockOptions): Promise<InterlockLink> {
+/**
+ * The link as the process that owns the port sees it. The interlock keeper (interlockKeeper.ts)
+ * also reports the console's main loop stalling and resuming (InterlockMonitor.consoleStalled).
+ */
+export interface LocalInterlockLink extends InterlockLink {
+  consoleStalled(detail: string): void;
+  consoleResumed(): void;
+}
+
+/**
+ * Runs a user callback so that its exception is logged, never allowed to stop the heartbeat or the
+ * relay that called it (both ends of the link use it).
+ */
+export function callbackGuard(log: (line: string) => void): (what: string, fn: () => void) => void {
+  return (what, fn) => {
+    try {
+      fn();
+    } catch (err) {
+      log(`${what} callback threw: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+}
+
+export async function openInterlock(options: OpenInterlockOptions): Promise<LocalInterlockLink> {
   const now = options.now ?? (() => performance.now());
   const log = options.log ?? ((line: string) => process.stderr.write(`interlock: ${line}\n`));
   const checkPeriodMs = options.checkPeriodMs ?? 5;
@@ -113,13 +136,7 @@ export async function openInterlock(options: OpenInterlockOptions): Promise<Inte
   let resolveClosed!: () => void;
   const closed = new Promise<void>((r) => (resolveClosed = r));
 
-  const safely = (what: string, fn: () => void): void => {
-    try {
-      fn();
-    } catch (err) {
-      log(`${what} callback threw: ${err instanceof Error ? err.message : String(err)}`);
-    }
-  };
+  const safely = callbackGuard(log);
 
   const run = (fx: MonitorEffect[]): void => {
     let statusChanged = false;
@@ -134,7 +151,10 @@ export async function openInterlock(options: OpenInterlockOptions): Promise<Inte
           send(e.message.kind === 'heartbeat' ? e.message.seq : null, formatConsoleMessage(e.message));
           break;
         case 'status':
-          if (options.onDeviceStatus) safely('onDeviceStatus', () => options.onDeviceStatus!({ state: e.state, seq: e.seq, rttMs: e.rttMs, atMs: e.atMs }));
+          if (options.onDeviceStatus)
+            safely('onDeviceStatus', () =>
+              options.onDeviceStatus!({ state: e.state, seq: e.seq, rttMs: e.rttMs, atMs: e.atMs }),
+            );
           statusChanged = true;
           break;
         case 'state':
@@ -217,13 +237,16 @@ export async function openInterlock(options: OpenInterlockOptions): Promise<Inte
   });
   port.on('error', (err: Error) => portGone('error', err.message));
   port.on('close', (err?: Error & { disconnected?: boolean }) => {
-    portGone(err?.disconnected ? 'closed' : err ? 'error' : 'closed', err ? `${err.message}${err.disconnected ? ' (disconnected)' : ''}` : 'port closed');
+    portGone(
+      err?.disconnected ? 'closed' : err ? 'error' : 'closed',
+      err ? `${err.message}${err.disconnected ? ' (disconnected)' : ''}` : 'port closed',
+    );
   });
 
   run(monitor.portOpened(now()));
   schedule();
 
-  const link: InterlockLink = {
+  const link: LocalInterlockLink = {
     path: options.path,
     get state() {
       return monitor.state;
@@ -267,6 +290,16 @@ export async function openInterlock(options: OpenInterlockOptions): Promise<Inte
       if (port.isOpen) await new Promise<void>((resolve) => port.close(() => resolve()));
     },
     closed,
+    consoleStalled(detail) {
+      if (ended) return;
+      run(monitor.consoleStalled(now(), detail));
+      schedule0();
+    },
+    consoleResumed() {
+      if (ended) return;
+      run(monitor.consoleResumed(now()));
+      schedule0();
+    },
   };
 
   // An operator request adds a deadline (arm/disarm timeout): make sure the timer is not parked past it.

@@ -1,9 +1,13 @@
-// Reads a motion file from disk and decodes it. For CSV files, which do not state their frame
+// Decodes a motion file read from disk (the CLI, clips.load) or uploaded as bytes with its name
+// (the browser console's clips.decode): both go through decodeClipBytes, so a clip gets the same
+// fps and content id whichever way it was opened. For CSV files, which do not state their frame
 // rate, an fps is inferred when the user gave none, in this order:
 //   (a) a sidecar `<stem>.json` beside the file holding {"fps": N};
 //   (b) an NPZ of the same stem beside the file, or in the sibling `npz/` folder when the CSV
 //       sits in a `csv/` folder (the G1 Moves layout): its `fps` member;
 //   (c) the LAFAN1 retargeted-dataset naming convention `<action><n>_subject<m>.csv` → 30 fps.
+// (a) and (b) read the file's neighbours, so they apply to files on disk only; an upload has a
+// name and no folder, and gets (c).
 // An inferred fps is marked fpsSource 'inferred' with an 'fps_inferred' warning saying how.
 // Nothing is written anywhere. Files are read through src/services/files/boundedRead.ts: regular
 // files only, at most FILE_LIMITS.clip bytes (a sidecar JSON: FILE_LIMITS.json).
@@ -98,19 +102,34 @@ export function inferCsvFpsHint(file: string): FpsHint | undefined {
     }
   }
 
-  // (c) LAFAN1 naming convention
-  if (LAFAN1_NAME_RE.test(base)) {
-    return { fps: LAFAN1_FPS, source: `the LAFAN1 retargeted-dataset file name convention (<action><n>_subject<m>.csv clips are ${LAFAN1_FPS} fps)` };
-  }
-  return undefined;
+  return fileNameFpsHint(base);
 }
 
-/** Reads and decodes a motion file (LAFAN1-G1 CSV, mjlab NPZ or motionbench-clip/1 JSON). */
-export function loadClipFile(file: string, options: LoadClipOptions = {}): MotionClip {
-  const bytes = readBytes(file);
+/** (c): the fps a CSV's file name states by the LAFAN1 convention, or undefined. */
+export function fileNameFpsHint(fileName: string): FpsHint | undefined {
+  if (!LAFAN1_NAME_RE.test(path.basename(fileName))) return undefined;
+  return {
+    fps: LAFAN1_FPS,
+    source: `the LAFAN1 retargeted-dataset file name convention (<action><n>_subject<m>.csv clips are ${LAFAN1_FPS} fps)`,
+  };
+}
+
+/**
+ * Where a clip's bytes came from: a file on disk, whose neighbours may state a CSV's fps, or an
+ * upload, whose name alone may.
+ */
+export type ClipOrigin = 'disk' | 'upload';
+
+/** Decodes a motion file's bytes; `file` is its path on disk or the name it was uploaded under. */
+export function decodeClipBytes(
+  bytes: Uint8Array,
+  file: string,
+  origin: ClipOrigin,
+  options: LoadClipOptions = {},
+): MotionClip {
   let fpsHint: FpsHint | undefined;
   if (options.fps === undefined && bytes.length > 0 && detectClipFormat(bytes, file).format === 'lafan1-csv') {
-    fpsHint = inferCsvFpsHint(file);
+    fpsHint = origin === 'disk' ? inferCsvFpsHint(file) : fileNameFpsHint(file);
   }
   return decodeMotionFile(bytes, {
     file,
@@ -119,4 +138,9 @@ export function loadClipFile(file: string, options: LoadClipOptions = {}): Motio
     ...(options.jointLimitsRad ? { jointLimitsRad: options.jointLimitsRad } : {}),
     kinematics: options.kinematics ?? g1Kinematics(),
   });
+}
+
+/** Reads and decodes a motion file (LAFAN1-G1 CSV, mjlab NPZ or motionbench-clip/1 JSON). */
+export function loadClipFile(file: string, options: LoadClipOptions = {}): MotionClip {
+  return decodeClipBytes(readBytes(file), file, 'disk', options);
 }

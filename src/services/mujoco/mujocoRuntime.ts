@@ -45,7 +45,12 @@ function copyTree(mj: MainModule, hostDir: string, memDir: string, budget: { byt
       // A regular file (judged on the open descriptor: a symlink to a device is refused), within
       // the per-file mesh limit and what is left of the directory's budget.
       const left = Math.max(0, budget.bytes);
-      const bytes = readBoundedFile(hostPath, left >= FILE_LIMITS.mesh.bytes ? 'mesh' : { bytes: left, what: `what is left of the ${MODEL_TREE_LIMIT_MIB} MiB load limit of a model directory` });
+      const bytes = readBoundedFile(
+        hostPath,
+        left >= FILE_LIMITS.mesh.bytes
+          ? 'mesh'
+          : { bytes: left, what: `what is left of the ${MODEL_TREE_LIMIT_MIB} MiB load limit of a model directory` },
+      );
       budget.bytes -= bytes.length;
       FS.writeFile(memPath, bytes);
     }
@@ -79,9 +84,16 @@ export function checkModelFiles(modelFile: string): void {
     if (!isFile) throw new InputError(r.declaredAt, `${r.kind} file ${r.file} does not exist${of}`);
     const rel = path.relative(folder, path.resolve(r.file));
     if (rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) {
-      throw new InputError(r.declaredAt, `${r.kind} file ${r.file} is outside the model's folder ${folder}${of}; the simulator loads the model's folder only: move the file into it`);
+      throw new InputError(
+        r.declaredAt,
+        `${r.kind} file ${r.file} is outside the model's folder ${folder}${of}; the simulator loads the model's folder only: move the file into it`,
+      );
     }
-    if (!COPIED_FILE_RE.test(r.file)) throw new InputError(r.declaredAt, `${r.kind} file ${r.file} is not a type the simulator loads (.xml, .stl, .obj, .msh, .png)${of}`);
+    if (!COPIED_FILE_RE.test(r.file))
+      throw new InputError(
+        r.declaredAt,
+        `${r.kind} file ${r.file} is not a type the simulator loads (.xml, .stl, .obj, .msh, .png)${of}`,
+      );
   }
 }
 

@@ -14,9 +14,19 @@ import {
   type MatrixPair,
 } from '../../domain/qualification';
 import { BUILTIN_LABEL } from '../../domain/sim/builtinBinding';
+import { bindingName } from '../../domain/wbc/bindingName';
 import type { AdmissionRecord, EpisodeResultRow } from '../../domain/trace/records';
 import { CAPABILITY_GROUPS, type WorkloadSnapshot } from '../../domain/workload/snapshot';
-import { buildGapSection, DEFAULT_GAP_SORT, GAP_CSV_COLUMNS, gapCsvRows, gapJson, gapMarkdown, type GapSection, type GapSortKey } from '../report/gapSection';
+import {
+  buildGapSection,
+  DEFAULT_GAP_SORT,
+  GAP_CSV_COLUMNS,
+  gapCsvRows,
+  gapJson,
+  gapMarkdown,
+  type GapSection,
+  type GapSortKey,
+} from '../report/gapSection';
 import type { CampaignStore } from '../trace';
 
 export type ReportFormat = 'md' | 'csv' | 'json';
@@ -25,6 +35,8 @@ export const REPORT_FORMAT_ID = 'motionbench-qualification-report/2';
 
 export interface ReportBinding {
   key: string;
+  /** bindingName (src/domain/wbc/bindingName.ts): what the console shows. */
+  name: string;
   id: string;
   version: string;
   kind: string;
@@ -62,7 +74,10 @@ export interface CampaignReport {
  * (default |Gap %| of MPJPE-l). `gapContract`: the contract of the gap section (default: the one
  * with most matched pairs).
  */
-export function buildCampaignReport(store: CampaignStore, options: { policy?: string; gapSort?: GapSortKey; gapContract?: string } = {}): CampaignReport {
+export function buildCampaignReport(
+  store: CampaignStore,
+  options: { policy?: string; gapSort?: GapSortKey; gapContract?: string } = {},
+): CampaignReport {
   const admissions = store.listAdmissions();
   const byPolicy = new Map<string, AdmissionRecord[]>();
   for (const a of admissions) {
@@ -72,11 +87,15 @@ export function buildCampaignReport(store: CampaignStore, options: { policy?: st
   }
   let chosen = options.policy;
   if (chosen !== undefined && !byPolicy.has(chosen)) {
-    throw new RangeError(`no decisions under admission policy ${chosen} in this campaign${byPolicy.size ? ` (it has ${[...byPolicy.keys()].join(', ')})` : ''}`);
+    throw new RangeError(
+      `no decisions under admission policy ${chosen} in this campaign${byPolicy.size ? ` (it has ${[...byPolicy.keys()].join(', ')})` : ''}`,
+    );
   }
   if (chosen === undefined) {
     const base = `${ADMISSION_POLICY_ID}/1`;
-    chosen = byPolicy.has(base) ? base : ([...byPolicy.entries()].sort((a, b) => b[1].length - a[1].length)[0]?.[0] ?? base);
+    chosen = byPolicy.has(base)
+      ? base
+      : ([...byPolicy.entries()].sort((a, b) => b[1].length - a[1].length)[0]?.[0] ?? base);
   }
   const slash = chosen.lastIndexOf('/');
   const policy = { id: chosen.slice(0, slash), version: chosen.slice(slash + 1), key: chosen };
@@ -94,6 +113,7 @@ export function buildCampaignReport(store: CampaignStore, options: { policy?: st
   };
   const bindings: ReportBinding[] = store.listBindings().map((b) => ({
     key: `${b.id}@${b.version}`,
+    name: bindingName(b.binding),
     id: b.id,
     version: b.version,
     kind: b.kind,
@@ -115,7 +135,11 @@ export function buildCampaignReport(store: CampaignStore, options: { policy?: st
   const pairs: ReportPair[] = [];
   for (const p of parents) {
     const adm = decisions.get(p.id);
-    const ev = (adm?.evidence ?? {}) as { snapshot_hash?: string; clip?: { name?: string; group?: CapabilityGroup }; rollouts?: { run_id: string; index: number }[] };
+    const ev = (adm?.evidence ?? {}) as {
+      snapshot_hash?: string;
+      clip?: { name?: string; group?: CapabilityGroup };
+      rollouts?: { run_id: string; index: number }[];
+    };
     const eps = byParent.get(p.id) ?? [];
     if (!adm && eps.length === 0) continue;
     contracts.add(p.identity.contractId);
@@ -123,7 +147,9 @@ export function buildCampaignReport(store: CampaignStore, options: { policy?: st
     const snapshotHashes = adm ? [ev.snapshot_hash ?? ''] : [...new Set(eps.map((e) => e.snapshotHash ?? ''))];
     for (const snapshotHash of snapshotHashes) {
       const g = groupOf(snapshotHash, p.identity.clipId);
-      const used = adm ? (ev.rollouts ?? []).map((r) => byRun.get(r.run_id)).filter((r): r is EpisodeResultRow => !!r) : [];
+      const used = adm
+        ? (ev.rollouts ?? []).map((r) => byRun.get(r.run_id)).filter((r): r is EpisodeResultRow => !!r)
+        : [];
       const rollouts = used.map((r) => ({
         runId: r.runId,
         rolloutIndex: r.rolloutIndex,
@@ -149,9 +175,17 @@ export function buildCampaignReport(store: CampaignStore, options: { policy?: st
   }
   // Order: binding (as stored), then the snapshot's clip order.
   const bindingOrder = new Map(bindings.map((b, i) => [b.key, i]));
-  const clipOrder = (pr: ReportPair) => snapRecords.get(pr.snapshotHash)?.clips.findIndex((c) => c.id === pr.clipId) ?? 1e9;
-  pairs.sort((a, b) => a.snapshotHash.localeCompare(b.snapshotHash) || (bindingOrder.get(a.bindingKey) ?? 0) - (bindingOrder.get(b.bindingKey) ?? 0) || clipOrder(a) - clipOrder(b));
-  const params = (byPolicy.get(chosen)?.[0]?.evidence as { policy_parameters?: Record<string, unknown> } | undefined)?.policy_parameters ?? null;
+  const clipOrder = (pr: ReportPair) =>
+    snapRecords.get(pr.snapshotHash)?.clips.findIndex((c) => c.id === pr.clipId) ?? 1e9;
+  pairs.sort(
+    (a, b) =>
+      a.snapshotHash.localeCompare(b.snapshotHash) ||
+      (bindingOrder.get(a.bindingKey) ?? 0) - (bindingOrder.get(b.bindingKey) ?? 0) ||
+      clipOrder(a) - clipOrder(b),
+  );
+  const params =
+    (byPolicy.get(chosen)?.[0]?.evidence as { policy_parameters?: Record<string, unknown> } | undefined)
+      ?.policy_parameters ?? null;
   return {
     campaign: { id: store.campaign.id, name: store.campaign.name, dir: store.dir },
     contracts: [...contracts].sort(),
@@ -205,8 +239,21 @@ export function reportJson(r: CampaignReport): Record<string, unknown> {
     policy: { id: r.policy.id, version: r.policy.version, key: r.policy.key, parameters: r.policy.parameters },
     other_policies: r.otherPolicies,
     generated_at: r.generatedAt,
-    snapshots: r.snapshots.map((s) => ({ id: s.id, version: s.version, snapshot_hash: s.snapshotHash, clips: s.clips })),
-    bindings: r.bindings.map((b) => ({ key: b.key, id: b.id, version: b.version, kind: b.kind, label: b.label, checkpoint_hash: b.checkpointHash, note: b.note })),
+    snapshots: r.snapshots.map((s) => ({
+      id: s.id,
+      version: s.version,
+      snapshot_hash: s.snapshotHash,
+      clips: s.clips,
+    })),
+    bindings: r.bindings.map((b) => ({
+      key: b.key,
+      id: b.id,
+      version: b.version,
+      kind: b.kind,
+      label: b.label,
+      checkpoint_hash: b.checkpointHash,
+      note: b.note,
+    })),
     matrix: matrix.map((m) => ({
       snapshot: snapName(r, m.snapshotHash),
       snapshot_hash: m.snapshotHash,
@@ -226,7 +273,15 @@ export function reportJson(r: CampaignReport): Record<string, unknown> {
       decision: p.decision ? (p.decision.admitted ? 'admitted' : 'rejected') : 'pending',
       reasons: p.decision?.reasons ?? [],
       decided_at: p.decidedAt,
-      rollouts: p.rollouts.map((e) => ({ run_id: e.runId, rollout_index: e.rolloutIndex, seed: e.seed, outcome: e.outcome, failed: e.failed, progress_soft: e.progressSoft, mpjpe_l_mm: e.mpjpeLMm })),
+      rollouts: p.rollouts.map((e) => ({
+        run_id: e.runId,
+        rollout_index: e.rolloutIndex,
+        seed: e.seed,
+        outcome: e.outcome,
+        failed: e.failed,
+        progress_soft: e.progressSoft,
+        mpjpe_l_mm: e.mpjpeLMm,
+      })),
       summary: cellJson(matrixCell([p])),
     })),
     gap: gapJson(r.gap, r.gapSort),
@@ -242,22 +297,38 @@ export function reportMarkdown(r: CampaignReport): string {
   const L: string[] = [];
   L.push(`# Qualification report — campaign ${r.campaign.name} (${r.campaign.id})`, '');
   L.push(`- Metric contract: **${r.contracts.join(', ') || 'n/a'}**`);
-  L.push(`- Admission policy: **${r.policy.key}**${r.otherPolicies.length ? ` (also decided in this campaign: ${r.otherPolicies.join(', ')}; choose with --policy)` : ''}`);
-  L.push(`- Workload snapshot${r.snapshots.length === 1 ? '' : 's'}: ${r.snapshots.map((s) => `**${s.id}@${s.version}** (snapshot_hash ${s.snapshotHash}, ${s.clips} clips)`).join(', ') || 'none'}`);
+  L.push(
+    `- Admission policy: **${r.policy.key}**${r.otherPolicies.length ? ` (also decided in this campaign: ${r.otherPolicies.join(', ')}; choose with --policy)` : ''}`,
+  );
+  L.push(
+    `- Workload snapshot${r.snapshots.length === 1 ? '' : 's'}: ${r.snapshots.map((s) => `**${s.id}@${s.version}** (snapshot_hash ${s.snapshotHash}, ${s.clips} clips)`).join(', ') || 'none'}`,
+  );
   L.push(`- Campaign folder: ${r.campaign.dir}`, `- Generated: ${r.generatedAt}`, '');
   L.push('## Bindings', '');
   for (const b of r.bindings) {
-    const label = b.note ? (b.label.includes(b.note) ? b.label.replace(b.note, `**${b.note}**`) : `**${b.note}**; ${b.label}`) : b.label;
-    L.push(`- \`${b.key}\` — ${b.kind}: ${label}${b.checkpointHash ? ` (checkpoint ${b.checkpointHash.slice(0, 16)}…)` : ''}`);
+    const label = b.note
+      ? b.label.includes(b.note)
+        ? b.label.replace(b.note, `**${b.note}**`)
+        : `**${b.note}**; ${b.label}`
+      : b.label;
+    L.push(
+      `- \`${b.key}\` — ${b.kind}: ${label}${b.checkpointHash ? ` (checkpoint ${b.checkpointHash.slice(0, 16)}…)` : ''}`,
+    );
   }
   if (r.bindings.length === 0) L.push('- none');
   L.push('');
   L.push('## Qualification matrix', '');
-  L.push('SR: share of the decided pairs\' rollouts without a hard failure. progress-soft and MPJPE-l: macro-average over clips of each pair\'s mean over its rollouts (MPJPE-l shown in cm).', '');
+  L.push(
+    "SR: share of the decided pairs' rollouts without a hard failure. progress-soft and MPJPE-l: macro-average over clips of each pair's mean over its rollouts (MPJPE-l shown in cm).",
+    '',
+  );
   if (matrix.length === 0) L.push('No qualification results in this campaign.', '');
   for (const m of matrix) {
     L.push(`### ${bindingTitle(r, m.bindingKey)} — ${snapName(r, m.snapshotHash)}`, '');
-    L.push('| group | pairs | admitted | rejected | pending | rollouts | SR | progress-soft | MPJPE-l (cm) |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    L.push(
+      '| group | pairs | admitted | rejected | pending | rollouts | SR | progress-soft | MPJPE-l (cm) |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    );
     const row = (name: string, c: MatrixCell) =>
       `| ${name} | ${c.pairs} | ${c.admitted} | ${c.rejected} | ${c.pending} | ${c.episodes} | ${pctS(c.sr)} | ${numS(c.progressSoft, 3)} | ${cmS(c.mpjpeLMm)} |`;
     L.push(row('**all**', m.overall));
@@ -269,10 +340,15 @@ export function reportMarkdown(r: CampaignReport): string {
   const pending = r.pairs.filter((p) => !p.decision);
   L.push(`## Admitted pairs (${admitted.length})`, '');
   if (admitted.length > 0) {
-    L.push('| binding | clip | group | rollouts | SR | progress-soft | MPJPE-l (cm) |', '|---|---|---|---:|---:|---:|---:|');
+    L.push(
+      '| binding | clip | group | rollouts | SR | progress-soft | MPJPE-l (cm) |',
+      '|---|---|---|---:|---:|---:|---:|',
+    );
     for (const p of admitted) {
       const c = matrixCell([p]);
-      L.push(`| \`${p.bindingKey}\` | ${p.clipName} | ${p.group ?? 'n/a'} | ${c.episodes} | ${pctS(c.sr)} | ${numS(c.progressSoft, 3)} | ${cmS(c.mpjpeLMm)} |`);
+      L.push(
+        `| \`${p.bindingKey}\` | ${p.clipName} | ${p.group ?? 'n/a'} | ${c.episodes} | ${pctS(c.sr)} | ${numS(c.progressSoft, 3)} | ${cmS(c.mpjpeLMm)} |`,
+      );
     }
   } else L.push('None.');
   L.push('');
@@ -284,7 +360,12 @@ export function reportMarkdown(r: CampaignReport): string {
     L.push('');
   }
   if (pending.length > 0) {
-    L.push(`## Pending pairs (${pending.length})`, '', 'Rollouts recorded but no decision under this policy yet (an interrupted run): run `motionbench qualify` again on this campaign to finish them.', '');
+    L.push(
+      `## Pending pairs (${pending.length})`,
+      '',
+      'Rollouts recorded but no decision under this policy yet (an interrupted run): run `motionbench qualify` again on this campaign to finish them.',
+      '',
+    );
     for (const p of pending) L.push(`- \`${p.bindingKey}\` × ${p.clipName} (${p.group ?? 'n/a'})`);
     L.push('');
   }
@@ -333,12 +414,31 @@ export function reportCsv(r: CampaignReport): string {
   const contract = r.contracts.join(' ');
   const bind = (k: string) => r.bindings.find((b) => b.key === k);
   const lines = [REPORT_CSV_COLUMNS.join(',')];
-  const push = (o: Partial<Record<(typeof REPORT_CSV_COLUMNS)[number], unknown>>) => lines.push(REPORT_CSV_COLUMNS.map((c) => csvField(o[c])).join(','));
-  const cellCols = (c: MatrixCell) => ({ pairs: c.pairs, admitted: c.admitted, rejected: c.rejected, pending: c.pending, rollouts: c.episodes, sr: c.sr, progress_soft: c.progressSoft, mpjpe_l_mm: c.mpjpeLMm });
+  const push = (o: Partial<Record<(typeof REPORT_CSV_COLUMNS)[number], unknown>>) =>
+    lines.push(REPORT_CSV_COLUMNS.map((c) => csvField(o[c])).join(','));
+  const cellCols = (c: MatrixCell) => ({
+    pairs: c.pairs,
+    admitted: c.admitted,
+    rejected: c.rejected,
+    pending: c.pending,
+    rollouts: c.episodes,
+    sr: c.sr,
+    progress_soft: c.progressSoft,
+    mpjpe_l_mm: c.mpjpeLMm,
+  });
   for (const m of matrix) {
-    const common = { contract, policy: r.policy.key, snapshot: snapName(r, m.snapshotHash), snapshot_hash: m.snapshotHash, binding: m.bindingKey, binding_kind: bind(m.bindingKey)?.kind, binding_note: bind(m.bindingKey)?.note };
+    const common = {
+      contract,
+      policy: r.policy.key,
+      snapshot: snapName(r, m.snapshotHash),
+      snapshot_hash: m.snapshotHash,
+      binding: m.bindingKey,
+      binding_kind: bind(m.bindingKey)?.kind,
+      binding_note: bind(m.bindingKey)?.note,
+    };
     push({ level: 'binding', ...common, group: 'all', ...cellCols(m.overall) });
-    for (const g of CAPABILITY_GROUPS) if (m.byGroup[g].pairs > 0) push({ level: 'group', ...common, group: g, ...cellCols(m.byGroup[g]) });
+    for (const g of CAPABILITY_GROUPS)
+      if (m.byGroup[g].pairs > 0) push({ level: 'group', ...common, group: g, ...cellCols(m.byGroup[g]) });
   }
   for (const p of r.pairs) {
     push({

@@ -39,10 +39,12 @@ async function compute(profile: RobotProfile): Promise<ActuatorLimits> {
       const id = mujoco.mj_name2id(model, mjOBJ_JOINT, jt.name);
       if (id < 0) return;
       let limit = Infinity;
-      if (jntLimited && jntRange && jntLimited[id]) limit = Math.min(limit, Math.max(Math.abs(jntRange[2 * id]), Math.abs(jntRange[2 * id + 1])));
+      if (jntLimited && jntRange && jntLimited[id])
+        limit = Math.min(limit, Math.max(Math.abs(jntRange[2 * id]), Math.abs(jntRange[2 * id + 1])));
       for (let a = 0; a < nu; a++) {
         if (trntype[a] !== mjTRN_JOINT || trnid[2 * a] !== id) continue;
-        if (forcelimited[a]) limit = Math.min(limit, Math.max(Math.abs(forcerange[2 * a]), Math.abs(forcerange[2 * a + 1])));
+        if (forcelimited[a])
+          limit = Math.min(limit, Math.max(Math.abs(forcerange[2 * a]), Math.abs(forcerange[2 * a + 1])));
       }
       limits.forceLimitNm[j] = Number.isFinite(limit) && limit > 0 ? limit : null;
     });

@@ -109,7 +109,8 @@ export async function runRollout(ctx: RolloutContext, req: RolloutRequest): Prom
       },
     },
     onFrames: (frames, extras) => {
-      for (let i = 0; i < frames.length; i++, k++) measurer.addFrame(k, frames[i].jointTauNm, extras[i]?.command?.jointTargetRad ?? null, frames[i].contacts);
+      for (let i = 0; i < frames.length; i++, k++)
+        measurer.addFrame(k, frames[i].jointTauNm, extras[i]?.command?.jointTargetRad ?? null, frames[i].contacts);
       ctx.onSimSeconds?.(runId, k > 0 ? (k - 1) / MB_METRICS_1.rateHz : 0);
     },
     beforeFinish: async (rec, run) => {
@@ -123,7 +124,15 @@ export async function runRollout(ctx: RolloutContext, req: RolloutRequest): Prom
       }
       await rec.event('note', {
         message: `qualification measures (${ctx.policyKey})`,
-        detail: { kind: MEASURES_EVENT_KIND, policy: ctx.policyKey, protocol: ctx.protocolKey, rollout: req.rolloutIndex, binding: bindingKey(binding), clip_id: clip.id, measures },
+        detail: {
+          kind: MEASURES_EVENT_KIND,
+          policy: ctx.policyKey,
+          protocol: ctx.protocolKey,
+          rollout: req.rolloutIndex,
+          binding: bindingKey(binding),
+          clip_id: clip.id,
+          measures,
+        },
       });
       const m = measures.margins;
       return {

@@ -143,13 +143,20 @@ export class QualificationRequestError extends Error {
 }
 
 /** Selects the clips of a run: `clips` (names or ids) then the first `limit`. Throws on an unknown name. */
-export function selectClips(workload: LoadedWorkload, clips?: readonly string[], limit?: number): { meta: WorkloadClipMeta; clip: MotionClip }[] {
+export function selectClips(
+  workload: LoadedWorkload,
+  clips?: readonly string[],
+  limit?: number,
+): { meta: WorkloadClipMeta; clip: MotionClip }[] {
   let list = workload.snapshot.clips.map((meta, i) => ({ meta, clip: workload.clips[i] }));
   if (clips && clips.length > 0) {
     const want = new Set(clips);
     const known = new Set(list.flatMap((c) => [c.meta.name, c.meta.id]));
     const unknown = [...want].filter((w) => !known.has(w));
-    if (unknown.length > 0) throw new QualificationRequestError(`workload ${workload.snapshot.id}@${workload.snapshot.version} has no clip ${unknown.map((u) => `"${u}"`).join(', ')}`);
+    if (unknown.length > 0)
+      throw new QualificationRequestError(
+        `workload ${workload.snapshot.id}@${workload.snapshot.version} has no clip ${unknown.map((u) => `"${u}"`).join(', ')}`,
+      );
     list = list.filter((c) => want.has(c.meta.name) || want.has(c.meta.id));
   }
   if (limit !== undefined) list = list.slice(0, limit);
@@ -182,7 +189,9 @@ export async function runQualification(o: QualificationOptions): Promise<Qualifi
     for (const binding of o.bindings) {
       for (const { meta, clip } of selected) {
         if (!bindingTracksClip(binding, clip.id)) continue; // a policy's baked reference is its only motion
-        const parent = store.ensureParentTrace(parentTraceInputs({ binding, clip, profile: o.profile, contract, modelSha256 }));
+        const parent = store.ensureParentTrace(
+          parentTraceInputs({ binding, clip, profile: o.profile, contract, modelSha256 }),
+        );
         plans.push(planPair(store, policy, protocol, snap.snapshot_hash, binding, clip, meta, parent.id));
       }
     }
@@ -255,7 +264,12 @@ export async function runQualification(o: QualificationOptions): Promise<Qualifi
     o.signal?.addEventListener('abort', onAbort, { once: true });
     if (o.signal?.aborted) onAbort();
     if (jobs.length > 0 && !cancelled) {
-      sim = o.simulator ?? new EmbeddedSimulator({ modelFile: o.profile.sourceFile, ...(o.workers !== undefined ? { workers: o.workers } : {}) });
+      sim =
+        o.simulator ??
+        new EmbeddedSimulator({
+          modelFile: o.profile.sourceFile,
+          ...(o.workers !== undefined ? { workers: o.workers } : {}),
+        });
       const [limits] = await Promise.all([modelActuatorLimits(o.profile), ownSim ? sim.ready() : null]);
       const ctx: RolloutContext = {
         store,
@@ -277,15 +291,24 @@ export async function runQualification(o: QualificationOptions): Promise<Qualifi
         while (jobs.length > 0 && !cancelled && failure === null) {
           const { plan, k } = jobs.shift()!;
           try {
-            const settled = await runUntilSettled(ctx, plan, k, policy, () => cancelled || failure !== null, (r) => {
-              episodesRecorded++;
-              simSeconds += r.simSeconds;
-              partial.delete(r.runId);
-              if (r.outcome === 'infrastructure_error') {
-                retries++;
-                emit('retry', { rollout: { index: k, attempt: r.attempt, runId: r.runId, outcome: r.outcome, reason: r.reason } });
-              }
-            });
+            const settled = await runUntilSettled(
+              ctx,
+              plan,
+              k,
+              policy,
+              () => cancelled || failure !== null,
+              (r) => {
+                episodesRecorded++;
+                simSeconds += r.simSeconds;
+                partial.delete(r.runId);
+                if (r.outcome === 'infrastructure_error') {
+                  retries++;
+                  emit('retry', {
+                    rollout: { index: k, attempt: r.attempt, runId: r.runId, outcome: r.outcome, reason: r.reason },
+                  });
+                }
+              },
+            );
             if (settled === 'cancelled') break;
             doneSeconds += plan.meta.duration_s;
             progress.rolloutsDone++;
@@ -349,24 +372,61 @@ async function runUntilSettled(
   while (attempts < policy.parameters.maxInfrastructureAttempts) {
     if (stopped()) return 'cancelled';
     const seed = rolloutSeed(plan.parentTraceId, k);
-    const r = await runRollout(ctx, { parentTraceId: plan.parentTraceId, binding: plan.binding, clip: plan.clip, rolloutIndex: k, seed, attempt: attempts + 1 });
-    onEpisode({ runId: r.episode.runId, outcome: r.end.outcome, reason: r.end.reason, attempt: attempts + 1, simSeconds: r.end.simSeconds });
+    const r = await runRollout(ctx, {
+      parentTraceId: plan.parentTraceId,
+      binding: plan.binding,
+      clip: plan.clip,
+      rolloutIndex: k,
+      seed,
+      attempt: attempts + 1,
+    });
+    onEpisode({
+      runId: r.episode.runId,
+      outcome: r.end.outcome,
+      reason: r.end.reason,
+      attempt: attempts + 1,
+      simSeconds: r.end.simSeconds,
+    });
     if (r.end.outcome !== 'infrastructure_error') {
-      plan.settled.set(k, { rolloutIndex: k, runId: r.episode.runId, seed, outcome: r.end.outcome, reason: r.end.reason, metrics: r.metrics, measures: r.measures });
-      return { rollout: { index: k, attempt: attempts + 1, runId: r.episode.runId, outcome: r.end.outcome, reason: r.end.reason } };
+      plan.settled.set(k, {
+        rolloutIndex: k,
+        runId: r.episode.runId,
+        seed,
+        outcome: r.end.outcome,
+        reason: r.end.reason,
+        metrics: r.metrics,
+        measures: r.measures,
+      });
+      return {
+        rollout: {
+          index: k,
+          attempt: attempts + 1,
+          runId: r.episode.runId,
+          outcome: r.end.outcome,
+          reason: r.end.reason,
+        },
+      };
     }
     attempts++;
     lastReason = r.end.reason;
   }
   plan.unrunnable.push({ rolloutIndex: k, attempts, reason: lastReason });
-  return { rollout: { index: k, attempt: attempts, runId: '', outcome: 'infrastructure_error', reason: `unrunnable after ${attempts} attempt(s): ${lastReason}` } };
+  return {
+    rollout: {
+      index: k,
+      attempt: attempts,
+      runId: '',
+      outcome: 'infrastructure_error',
+      reason: `unrunnable after ${attempts} attempt(s): ${lastReason}`,
+    },
+  };
 }
 
 interface QualMeta {
   policy?: string;
   protocol?: string;
 }
-const qualMeta = (e: EpisodeRecord): QualMeta => ((e.meta?.qualification ?? {}) as QualMeta);
+const qualMeta = (e: EpisodeRecord): QualMeta => (e.meta?.qualification ?? {}) as QualMeta;
 
 /** What is settled, what must run, and whether the pair's decision is current. */
 function planPair(
@@ -380,11 +440,14 @@ function planPair(
   parentTraceId: string,
 ): PairPlan {
   const N = policy.parameters.rollouts;
-  const eps = store.findEpisodes({ parentTraceId, executionDomain: 'simulation', snapshotHash }).filter((e) => qualMeta(e).protocol === protocol);
+  const eps = store
+    .findEpisodes({ parentTraceId, executionDomain: 'simulation', snapshotHash })
+    .filter((e) => qualMeta(e).protocol === protocol);
   const measures = new Map<string, RolloutMeasures>();
   for (const ev of store.listEvents({ parentTraceId, kind: 'note' })) {
     const d = ev.detail as { kind?: string; protocol?: string; measures?: RolloutMeasures };
-    if (ev.runId && d.kind === MEASURES_EVENT_KIND && d.protocol === protocol && d.measures) measures.set(ev.runId, d.measures);
+    if (ev.runId && d.kind === MEASURES_EVENT_KIND && d.protocol === protocol && d.measures)
+      measures.set(ev.runId, d.measures);
   }
   const settled = new Map<number, RolloutEvidence>();
   const infraAttempts = new Map<number, { attempts: number; reason: string }>();
@@ -396,13 +459,32 @@ function planPair(
       .filter((e) => e.status === 'finished' && e.outcome !== 'infrastructure_error' && measures.has(e.runId))
       .sort((a, b) => (a.endedAt ?? '').localeCompare(b.endedAt ?? '') || a.runId.localeCompare(b.runId))[0];
     if (ok) {
-      settled.set(k, { rolloutIndex: k, runId: ok.runId, seed: ok.seed, outcome: ok.outcome!, reason: ok.reason, metrics: store.getMetrics(ok.runId, MB_METRICS_1.id)?.result ?? null, measures: measures.get(ok.runId)! });
+      settled.set(k, {
+        rolloutIndex: k,
+        runId: ok.runId,
+        seed: ok.seed,
+        outcome: ok.outcome!,
+        reason: ok.reason,
+        metrics: store.getMetrics(ok.runId, MB_METRICS_1.id)?.result ?? null,
+        measures: measures.get(ok.runId)!,
+      });
       continue;
     }
     // Finished infrastructure errors count as attempts; interrupted episodes (kill -9, cancellation) do not.
-    const infra = mine.filter((e) => e.status === 'finished' && e.outcome === 'infrastructure_error').sort((a, b) => (a.endedAt ?? '').localeCompare(b.endedAt ?? ''));
-    if (infra.length > 0) infraAttempts.set(k, { attempts: infra.length, reason: infra[infra.length - 1].reason ?? 'infrastructure error' });
-    if (infra.length >= policy.parameters.maxInfrastructureAttempts) unrunnable.push({ rolloutIndex: k, attempts: infra.length, reason: infra[infra.length - 1].reason ?? 'infrastructure error' });
+    const infra = mine
+      .filter((e) => e.status === 'finished' && e.outcome === 'infrastructure_error')
+      .sort((a, b) => (a.endedAt ?? '').localeCompare(b.endedAt ?? ''));
+    if (infra.length > 0)
+      infraAttempts.set(k, {
+        attempts: infra.length,
+        reason: infra[infra.length - 1].reason ?? 'infrastructure error',
+      });
+    if (infra.length >= policy.parameters.maxInfrastructureAttempts)
+      unrunnable.push({
+        rolloutIndex: k,
+        attempts: infra.length,
+        reason: infra[infra.length - 1].reason ?? 'infrastructure error',
+      });
     else todo.push(k);
   }
   const outcome: PairOutcome = {
@@ -417,10 +499,19 @@ function planPair(
   };
   if (todo.length === 0) {
     const adm = store.listAdmissions({ parentTraceId, policyId: policy.id, policyVersion: policy.version })[0];
-    const ev = adm?.evidence as { snapshot_hash?: string; protocol?: string; rollouts?: { run_id: string }[]; unrunnable?: unknown[] } | undefined;
+    const ev = adm?.evidence as
+      | { snapshot_hash?: string; protocol?: string; rollouts?: { run_id: string }[]; unrunnable?: unknown[] }
+      | undefined;
     const runIds = [...settled.values()].map((r) => r.runId).sort();
     const decidedOn = (ev?.rollouts ?? []).map((r) => r.run_id).sort();
-    if (adm && ev && ev.snapshot_hash === snapshotHash && ev.protocol === protocol && JSON.stringify(runIds) === JSON.stringify(decidedOn) && (ev.unrunnable?.length ?? 0) === unrunnable.length) {
+    if (
+      adm &&
+      ev &&
+      ev.snapshot_hash === snapshotHash &&
+      ev.protocol === protocol &&
+      JSON.stringify(runIds) === JSON.stringify(decidedOn) &&
+      (ev.unrunnable?.length ?? 0) === unrunnable.length
+    ) {
       outcome.status = 'skipped';
       outcome.admitted = adm.admitted;
       outcome.reasons = adm.reasons;
@@ -429,9 +520,21 @@ function planPair(
   return { binding, clip, meta, parentTraceId, settled, infraAttempts, todo, unrunnable, outcome };
 }
 
-function decidePair(store: CampaignStore, policy: AdmissionPolicy, contract: MetricContract, snap: LoadedWorkload['snapshot'], p: PairPlan, modelSha256: string): AdmissionDecision {
+function decidePair(
+  store: CampaignStore,
+  policy: AdmissionPolicy,
+  contract: MetricContract,
+  snap: LoadedWorkload['snapshot'],
+  p: PairPlan,
+  modelSha256: string,
+): AdmissionDecision {
   const rollouts = [...p.settled.values()].sort((a, b) => a.rolloutIndex - b.rolloutIndex);
-  const d = decideAdmission(policy, contract, { clipName: p.meta.name, group: p.meta.group, rollouts, unrunnable: p.unrunnable });
+  const d = decideAdmission(policy, contract, {
+    clipName: p.meta.name,
+    group: p.meta.group,
+    rollouts,
+    unrunnable: p.unrunnable,
+  });
   store.putAdmission({
     parentTraceId: p.parentTraceId,
     policyId: policy.id,
@@ -441,7 +544,11 @@ function decidePair(store: CampaignStore, policy: AdmissionPolicy, contract: Met
     evidence: {
       policy: policyKey(policy),
       policy_parameters: policy.parameters,
-      limits: { ...resolvedLimits(policy, contract.thresholds), mpjpe_l_mm: policy.parameters.maxMpjpeLMm, saturation_fraction: policy.parameters.maxSaturationFraction },
+      limits: {
+        ...resolvedLimits(policy, contract.thresholds),
+        mpjpe_l_mm: policy.parameters.maxMpjpeLMm,
+        saturation_fraction: policy.parameters.maxSaturationFraction,
+      },
       contract: contract.id,
       binding: bindingKey(p.binding),
       binding_kind: p.binding.kind,

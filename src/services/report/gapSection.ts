@@ -17,17 +17,35 @@
 // Unavailable readings stay unavailable with their reason (never 0).
 
 import type { EpisodeOutcome, ExecutionDomain } from '../../domain/backend/backend';
-import { AGGREGATE_KEYS, gapReport, type AggregateKey, type ClipGap, type GapReport, type GapRow, type MatchedPair, type TrialMetrics } from '../../domain/metrics/aggregate';
+import {
+  AGGREGATE_KEYS,
+  gapReport,
+  type AggregateKey,
+  type ClipGap,
+  type GapReport,
+  type GapRow,
+  type MatchedPair,
+  type TrialMetrics,
+} from '../../domain/metrics/aggregate';
 import { MB_METRICS_1 } from '../../domain/metrics/metricContract';
-import { availableReading, READING_INFO, unavailableReading, type EpisodeMetrics, type Reading } from '../../domain/metrics/readings';
+import {
+  availableReading,
+  READING_INFO,
+  unavailableReading,
+  type EpisodeMetrics,
+  type Reading,
+} from '../../domain/metrics/readings';
 import type { CapabilityGroup } from '../../domain/motion/motionClip';
 import { BUILTIN_LABEL } from '../../domain/sim/builtinBinding';
+import { bindingName } from '../../domain/wbc/bindingName';
 import type { EpisodeRecord, ParentTraceRecord } from '../../domain/trace/records';
 import type { WorkloadClipMeta, WorkloadSnapshot } from '../../domain/workload/snapshot';
 import type { CampaignStore } from '../trace';
+import { trialNumber } from '../../domain/trial/trialNumber';
 
 export const GAP_SECTION_TITLE = 'Sim-to-real gap (Table 11)';
-export const NO_MATCHED_PAIRS = 'No matched sim/real pairs in this campaign (a parent trace with a calibration, a counted simulation episode and counted real-robot trials).';
+export const NO_MATCHED_PAIRS =
+  'No matched sim/real pairs in this campaign (a parent trace with a calibration, a counted simulation episode and counted real-robot trials).';
 
 /** Outcomes whose episodes enter the readings as they are. */
 export const COUNTED_OUTCOMES: readonly EpisodeOutcome[] = ['completed', 'hard_failure'];
@@ -95,6 +113,8 @@ export interface SkippedPair {
 
 export interface GapBinding {
   key: string;
+  /** bindingName (src/domain/wbc/bindingName.ts); the key when the binding is not stored. */
+  name: string;
   kind: string | null;
   label: string | null;
   /** "reference tracker, not a policy" for builtin bindings. */
@@ -113,7 +133,9 @@ export interface GapSection {
 // ------------------------------------------------------------------ reading the store
 
 /** Snapshot clip metadata by clip id: the snapshot an episode ran for first, else any stored snapshot listing the clip. */
-function clipMetaFinder(store: CampaignStore): (clipId: string, snapshotHashes: readonly (string | null)[]) => WorkloadClipMeta | null {
+function clipMetaFinder(
+  store: CampaignStore,
+): (clipId: string, snapshotHashes: readonly (string | null)[]) => WorkloadClipMeta | null {
   const snaps = new Map<string, WorkloadSnapshot>();
   for (const s of store.listWorkloadSnapshots()) {
     const r = store.getWorkloadSnapshot(s.snapshotHash);
@@ -144,10 +166,17 @@ function referenceFrameCount(contract: string, clip: WorkloadClipMeta | null): n
  * whole clip — the stop (or an earlier failure or drift) is where progress ended, on the
  * timeline of the reference rather than of the truncated recording.
  */
-export function stoppedTrialMetrics(m: EpisodeMetrics, outcome: EpisodeOutcome, referenceK: number | null): TrialMetrics {
+export function stoppedTrialMetrics(
+  m: EpisodeMetrics,
+  outcome: EpisodeOutcome,
+  referenceK: number | null,
+): TrialMetrics {
   let progressSoft: Reading<number>;
   if (!m.progressStop.available) progressSoft = m.progressStop;
-  else if (referenceK === null) progressSoft = unavailableReading(`trial stopped (${outcome}): progress-soft needs the clip's length on the contract timeline, which is not known here`);
+  else if (referenceK === null)
+    progressSoft = unavailableReading(
+      `trial stopped (${outcome}): progress-soft needs the clip's length on the contract timeline, which is not known here`,
+    );
   else {
     const stop = m.progressStop.value ? m.progressStop.value.frame : m.K - 1;
     progressSoft = availableReading(Math.min(stop, referenceK - 1) / (referenceK - 1));
@@ -165,7 +194,11 @@ interface Candidate {
   real: TrialMetrics[];
 }
 
-function readCandidate(store: CampaignStore, parent: ParentTraceRecord, findClip: ReturnType<typeof clipMetaFinder>): Candidate {
+function readCandidate(
+  store: CampaignStore,
+  parent: ParentTraceRecord,
+  findClip: ReturnType<typeof clipMetaFinder>,
+): Candidate {
   const contract = parent.identity.contractId;
   const cal = parent.identity.calibrationId ? store.getCalibration(parent.identity.calibrationId) : null;
   const episodes = store.findEpisodes({ parentTraceId: parent.id });
@@ -175,13 +208,24 @@ function readCandidate(store: CampaignStore, parent: ParentTraceRecord, findClip
   );
   const referenceK = referenceFrameCount(contract, clip);
   // Settled order: a trial index is filled by its first settled episode (as settledRollouts does).
-  const ordered = [...episodes].sort((a, b) => (a.endedAt ?? '\uffff').localeCompare(b.endedAt ?? '\uffff') || a.runId.localeCompare(b.runId));
+  const ordered = [...episodes].sort(
+    (a, b) => (a.endedAt ?? '\uffff').localeCompare(b.endedAt ?? '\uffff') || a.runId.localeCompare(b.runId),
+  );
   const filled = new Map<string, string>();
   const trials: GapTrial[] = [];
   const sim: TrialMetrics[] = [];
   const real: TrialMetrics[] = [];
   for (const e of ordered) {
-    const t: GapTrial = { runId: e.runId, domain: e.executionDomain, rolloutIndex: e.rolloutIndex, status: e.status, outcome: e.outcome, use: 'excluded', reason: null, failed: false };
+    const t: GapTrial = {
+      runId: e.runId,
+      domain: e.executionDomain,
+      rolloutIndex: e.rolloutIndex,
+      status: e.status,
+      outcome: e.outcome,
+      use: 'excluded',
+      reason: null,
+      failed: false,
+    };
     trials.push(t);
     if (e.status === 'running') {
       t.reason = 'still running';
@@ -203,7 +247,7 @@ function readCandidate(store: CampaignStore, parent: ParentTraceRecord, findClip
     }
     const slot = e.rolloutIndex === null ? null : `${e.executionDomain}#${e.rolloutIndex}`;
     if (slot !== null && filled.has(slot)) {
-      t.reason = `trial ${e.rolloutIndex} is already filled by ${filled.get(slot)}`;
+      t.reason = `trial ${trialNumber(e.rolloutIndex)} is already filled by ${filled.get(slot)}`;
       continue;
     }
     const m = store.getMetrics(e.runId, contract)?.result ?? null;
@@ -217,7 +261,15 @@ function readCandidate(store: CampaignStore, parent: ParentTraceRecord, findClip
     t.failed = stopped || (m.failure.available && m.failure.value !== null);
     (e.executionDomain === 'simulation' ? sim : real).push(tm);
   }
-  return { parent, capturedAt: cal?.record.capturedAt ?? null, robotUnit: cal?.record.robotUnit ?? null, clip, trials, sim, real };
+  return {
+    parent,
+    capturedAt: cal?.record.capturedAt ?? null,
+    robotUnit: cal?.record.robotUnit ?? null,
+    clip,
+    trials,
+    sim,
+    real,
+  };
 }
 
 function counts(trials: readonly GapTrial[], domain: ExecutionDomain): TrialCounts {
@@ -244,13 +296,30 @@ export function buildGapSection(store: CampaignStore, options: { contract?: stri
   const perContract = new Map<string, number>();
   for (const p of parents) perContract.set(p.identity.contractId, (perContract.get(p.identity.contractId) ?? 0) + 1);
   if (options.contract !== undefined && parents.length > 0 && !perContract.has(options.contract)) {
-    throw new RangeError(`no matched pairs under contract ${options.contract} in this campaign (it has ${[...perContract.keys()].join(', ')})`);
+    throw new RangeError(
+      `no matched pairs under contract ${options.contract} in this campaign (it has ${[...perContract.keys()].join(', ')})`,
+    );
   }
-  const contract = options.contract ?? ([...perContract].sort((a, b) => b[1] - a[1] || Number(b[0] === MB_METRICS_1.id) - Number(a[0] === MB_METRICS_1.id) || a[0].localeCompare(b[0]))[0]?.[0] ?? null);
+  const contract =
+    options.contract ??
+    [...perContract].sort(
+      (a, b) =>
+        b[1] - a[1] || Number(b[0] === MB_METRICS_1.id) - Number(a[0] === MB_METRICS_1.id) || a[0].localeCompare(b[0]),
+    )[0]?.[0] ??
+    null;
   const findClip = clipMetaFinder(store);
   const skipped: SkippedPair[] = [];
   const skip = (c: Candidate, why: SkippedPair['why'], reason: string) =>
-    skipped.push({ wbc: wbcOf(c.parent), clipId: c.parent.identity.clipId, clipName: c.clip?.name ?? c.parent.identity.clipId, parentTraceId: c.parent.id, calibrationId: c.parent.identity.calibrationId!, capturedAt: c.capturedAt, why, reason });
+    skipped.push({
+      wbc: wbcOf(c.parent),
+      clipId: c.parent.identity.clipId,
+      clipName: c.clip?.name ?? c.parent.identity.clipId,
+      parentTraceId: c.parent.id,
+      calibrationId: c.parent.identity.calibrationId!,
+      capturedAt: c.capturedAt,
+      why,
+      reason,
+    });
 
   const byPair = new Map<string, Candidate[]>();
   for (const p of parents) {
@@ -266,13 +335,31 @@ export function buildGapSection(store: CampaignStore, options: { contract?: stri
   const chosen: Candidate[] = [];
   for (const list of byPair.values()) {
     // Latest calibration first (then the latest parent trace).
-    list.sort((a, b) => (b.capturedAt ?? '').localeCompare(a.capturedAt ?? '') || b.parent.createdAt.localeCompare(a.parent.createdAt));
+    list.sort(
+      (a, b) =>
+        (b.capturedAt ?? '').localeCompare(a.capturedAt ?? '') || b.parent.createdAt.localeCompare(a.parent.createdAt),
+    );
     const pick = list.find((c) => c.sim.length > 0 && c.real.length > 0) ?? null;
     if (pick) chosen.push(pick);
     for (const c of list) {
       if (c === pick) continue;
-      if (c.sim.length > 0 && c.real.length > 0) skip(c, 'superseded', `superseded by the later calibration ${pick!.parent.identity.calibrationId}${pick!.capturedAt ? ` (${pick!.capturedAt})` : ''}`);
-      else skip(c, 'incomplete', [c.sim.length === 0 ? 'no counted simulation episode' : null, c.real.length === 0 ? 'no counted real-robot trial' : null].filter(Boolean).join('; '));
+      if (c.sim.length > 0 && c.real.length > 0)
+        skip(
+          c,
+          'superseded',
+          `superseded by the later calibration ${pick!.parent.identity.calibrationId}${pick!.capturedAt ? ` (${pick!.capturedAt})` : ''}`,
+        );
+      else
+        skip(
+          c,
+          'incomplete',
+          [
+            c.sim.length === 0 ? 'no counted simulation episode' : null,
+            c.real.length === 0 ? 'no counted real-robot trial' : null,
+          ]
+            .filter(Boolean)
+            .join('; '),
+        );
     }
   }
 
@@ -282,9 +369,20 @@ export function buildGapSection(store: CampaignStore, options: { contract?: stri
     const i = bindingOrder.indexOf(w);
     return i < 0 ? 1e9 : i;
   };
-  chosen.sort((a, b) => order(wbcOf(a.parent)) - order(wbcOf(b.parent)) || wbcOf(a.parent).localeCompare(wbcOf(b.parent)) || (a.clip?.name ?? a.parent.identity.clipId).localeCompare(b.clip?.name ?? b.parent.identity.clipId));
+  chosen.sort(
+    (a, b) =>
+      order(wbcOf(a.parent)) - order(wbcOf(b.parent)) ||
+      wbcOf(a.parent).localeCompare(wbcOf(b.parent)) ||
+      (a.clip?.name ?? a.parent.identity.clipId).localeCompare(b.clip?.name ?? b.parent.identity.clipId),
+  );
 
-  const matched: MatchedPair[] = chosen.map((c) => ({ wbc: wbcOf(c.parent), clipId: c.parent.identity.clipId, ...(c.clip ? { group: c.clip.group } : {}), sim: c.sim, real: c.real }));
+  const matched: MatchedPair[] = chosen.map((c) => ({
+    wbc: wbcOf(c.parent),
+    clipId: c.parent.identity.clipId,
+    ...(c.clip ? { group: c.clip.group } : {}),
+    sim: c.sim,
+    real: c.real,
+  }));
   const report = gapReport(matched);
   const pairs: GapPair[] = chosen.map((c) => ({
     wbc: wbcOf(c.parent),
@@ -301,9 +399,20 @@ export function buildGapSection(store: CampaignStore, options: { contract?: stri
   }));
   const bindings: GapBinding[] = report.wbcs.map((w) => {
     const b = bindingRecords.get(w.wbc);
-    return { key: w.wbc, kind: b?.kind ?? null, label: b?.label ?? null, note: b?.kind === 'builtin' ? BUILTIN_LABEL : null };
+    return {
+      key: w.wbc,
+      name: b ? bindingName(b.binding) : w.wbc,
+      kind: b?.kind ?? null,
+      label: b?.label ?? null,
+      note: b?.kind === 'builtin' ? BUILTIN_LABEL : null,
+    };
   });
-  skipped.sort((a, b) => a.wbc.localeCompare(b.wbc) || a.clipName.localeCompare(b.clipName) || (b.capturedAt ?? '').localeCompare(a.capturedAt ?? ''));
+  skipped.sort(
+    (a, b) =>
+      a.wbc.localeCompare(b.wbc) ||
+      a.clipName.localeCompare(b.clipName) ||
+      (b.capturedAt ?? '').localeCompare(a.capturedAt ?? ''),
+  );
   return { contract: matched.length > 0 ? report.contract : contract, report, pairs, skipped, bindings };
 }
 
@@ -326,7 +435,10 @@ export function parseGapSortKey(name: string): GapSortKey {
 export function sortedClips(section: GapSection, wbc: string, key: GapSortKey): { clip: ClipGap; pair: GapPair }[] {
   const w = section.report.wbcs.find((x) => x.wbc === wbc);
   if (!w) return [];
-  const rows = w.clips.map((clip) => ({ clip, pair: section.pairs.find((p) => p.wbc === wbc && p.clipId === clip.clipId)! }));
+  const rows = w.clips.map((clip) => ({
+    clip,
+    pair: section.pairs.find((p) => p.wbc === wbc && p.clipId === clip.clipId)!,
+  }));
   const mag = (c: ClipGap) => {
     if (key === 'clip') return 0;
     const g = c.gapPercent[key];
@@ -373,8 +485,10 @@ export function displayGap(r: Reading<number>, brief = false): string {
   return `${r.value >= 0 ? '+' : '-'}${Math.abs(r.value).toFixed(1)}%`;
 }
 
-const countsText = (c: TrialCounts) => `${c.used}${c.failed ? ` (${c.failed} failed${c.stopped ? `, ${c.stopped} stopped` : ''})` : ''}`;
-const excludedText = (c: TrialCounts) => (c.excluded.length === 0 ? '0' : c.excluded.map((e) => `${e.count} ${mdEscape(e.reason)}`).join('; '));
+const countsText = (c: TrialCounts) =>
+  `${c.used}${c.failed ? ` (${c.failed} failed${c.stopped ? `, ${c.stopped} stopped` : ''})` : ''}`;
+const excludedText = (c: TrialCounts) =>
+  c.excluded.length === 0 ? '0' : c.excluded.map((e) => `${e.count} ${mdEscape(e.reason)}`).join('; ');
 
 export function gapMarkdown(section: GapSection, sort: GapSortKey = DEFAULT_GAP_SORT): string[] {
   const L: string[] = [`## ${GAP_SECTION_TITLE}`, ''];
@@ -389,32 +503,60 @@ export function gapMarkdown(section: GapSection, sort: GapSortKey = DEFAULT_GAP_
   );
   const rowsTable = (rows: GapRow[], group?: string) => {
     for (const r of rows) {
-      const ex = r.excluded.length === 0 ? '—' : r.excluded.map((e) => `${mdEscape(nameOf(e.clipId))}: ${mdEscape(e.reason)}`).join('; ');
-      L.push(`| ${group !== undefined ? `${group} | ` : ''}${KEY_LABEL[r.key]} | ${displayValue(r.key, r.sim)} | ${displayValue(r.key, r.real)} | ${displayGap(r.gapPercent)} | ${r.clips} | ${ex} |`);
+      const ex =
+        r.excluded.length === 0
+          ? '—'
+          : r.excluded.map((e) => `${mdEscape(nameOf(e.clipId))}: ${mdEscape(e.reason)}`).join('; ');
+      L.push(
+        `| ${group !== undefined ? `${group} | ` : ''}${KEY_LABEL[r.key]} | ${displayValue(r.key, r.sim)} | ${displayValue(r.key, r.real)} | ${displayGap(r.gapPercent)} | ${r.clips} | ${ex} |`,
+      );
     }
   };
   for (const w of section.report.wbcs) {
     const b = section.bindings.find((x) => x.key === w.wbc);
-    const label = b?.kind ? ` (${b.kind}${b.note && !(b.label ?? '').includes(b.note) ? `: ${b.note}` : ''}${b.label ? `: ${b.label}` : ''})` : '';
+    const label = b?.kind
+      ? ` (${b.kind}${b.note && !(b.label ?? '').includes(b.note) ? `: ${b.note}` : ''}${b.label ? `: ${b.label}` : ''})`
+      : '';
     L.push(`### \`${w.wbc}\`${label} — ${w.clips.length} clip${w.clips.length === 1 ? '' : 's'}`, '');
     L.push('| reading | Sim | Real | Gap % | clips | excluded |', '|---|---:|---:|---:|---:|---|');
     rowsTable(w.rows);
     L.push('', '#### By capability group', '');
     L.push('| group | reading | Sim | Real | Gap % | clips | excluded |', '|---|---|---:|---:|---:|---:|---|');
     for (const g of w.byGroup) rowsTable(g.rows, `${g.group} (${g.clips})`);
-    L.push('', `#### Per clip (sorted by ${sort === 'clip' ? 'clip name' : `|Gap %| of ${READING_INFO[sort].label}`})`, '');
+    L.push(
+      '',
+      `#### Per clip (sorted by ${sort === 'clip' ? 'clip name' : `|Gap %| of ${READING_INFO[sort].label}`})`,
+      '',
+    );
     L.push('Each reading: Sim / Real (Gap %).', '');
-    L.push(`| clip | group | calibration | sim trials | real trials | excluded trials | ${AGGREGATE_KEYS.map((k) => KEY_LABEL[k]).join(' | ')} |`, `|---|---|---|---:|---:|---|${AGGREGATE_KEYS.map(() => '---').join('|')}|`);
+    L.push(
+      `| clip | group | calibration | sim trials | real trials | excluded trials | ${AGGREGATE_KEYS.map((k) => KEY_LABEL[k]).join(' | ')} |`,
+      `|---|---|---|---:|---:|---|${AGGREGATE_KEYS.map(() => '---').join('|')}|`,
+    );
     for (const { clip, pair } of sortedClips(section, w.wbc, sort)) {
-      const excluded = [pair.sim.excluded.length ? `sim: ${excludedText(pair.sim)}` : '', pair.real.excluded.length ? `real: ${excludedText(pair.real)}` : ''].filter(Boolean).join('; ') || '0';
-      const cells = AGGREGATE_KEYS.map((k) => `${displayValue(k, clip.sim.readings[k])} / ${displayValue(k, clip.real.readings[k])} (${displayGap(clip.gapPercent[k], true)})`);
-      L.push(`| ${mdEscape(pair.clipName)} | ${pair.group} | ${pair.calibrationId}${pair.capturedAt ? ` (${pair.capturedAt})` : ''} | ${countsText(pair.sim)} | ${countsText(pair.real)} | ${excluded} | ${cells.join(' | ')} |`);
+      const excluded =
+        [
+          pair.sim.excluded.length ? `sim: ${excludedText(pair.sim)}` : '',
+          pair.real.excluded.length ? `real: ${excludedText(pair.real)}` : '',
+        ]
+          .filter(Boolean)
+          .join('; ') || '0';
+      const cells = AGGREGATE_KEYS.map(
+        (k) =>
+          `${displayValue(k, clip.sim.readings[k])} / ${displayValue(k, clip.real.readings[k])} (${displayGap(clip.gapPercent[k], true)})`,
+      );
+      L.push(
+        `| ${mdEscape(pair.clipName)} | ${pair.group} | ${pair.calibrationId}${pair.capturedAt ? ` (${pair.capturedAt})` : ''} | ${countsText(pair.sim)} | ${countsText(pair.real)} | ${excluded} | ${cells.join(' | ')} |`,
+      );
     }
     L.push('');
   }
   if (section.skipped.length > 0) {
     L.push(`### Calibrated pairs not in the tables (${section.skipped.length})`, '');
-    for (const s of section.skipped) L.push(`- \`${s.wbc}\` × ${mdEscape(s.clipName)}, calibration ${s.calibrationId}${s.capturedAt ? ` (${s.capturedAt})` : ''}: ${s.why} — ${mdEscape(s.reason)}`);
+    for (const s of section.skipped)
+      L.push(
+        `- \`${s.wbc}\` × ${mdEscape(s.clipName)}, calibration ${s.calibrationId}${s.capturedAt ? ` (${s.capturedAt})` : ''}: ${s.why} — ${mdEscape(s.reason)}`,
+      );
     L.push('');
   }
   return L;
@@ -458,7 +600,8 @@ export function gapJson(section: GapSection, sort: GapSortKey = DEFAULT_GAP_SORT
       counted_outcomes: COUNTED_OUTCOMES,
       failed_outcomes: STOPPED_OUTCOMES,
       excluded_outcomes: EXCLUDED_OUTCOMES,
-      calibration: 'latest complete pair per binding × clip (by calibration capturedAt); older complete pairs superseded, never pooled',
+      calibration:
+        'latest complete pair per binding × clip (by calibration capturedAt); older complete pairs superseded, never pooled',
       gap_percent: '(Real − Sim)/Sim × 100',
     },
     sort: sort === 'clip' ? 'clip' : READING_INFO[sort].json,
@@ -470,7 +613,11 @@ export function gapJson(section: GapSection, sort: GapSortKey = DEFAULT_GAP_SORT
         label: b?.label ?? null,
         note: b?.note ?? null,
         rows: w.rows.map((r) => rowJson(r, nameOf)),
-        by_group: w.byGroup.map((g) => ({ group: g.group, clips: g.clips, rows: g.rows.map((r) => rowJson(r, nameOf)) })),
+        by_group: w.byGroup.map((g) => ({
+          group: g.group,
+          clips: g.clips,
+          rows: g.rows.map((r) => rowJson(r, nameOf)),
+        })),
         clips: sortedClips(section, w.wbc, sort).map(({ clip, pair }) => ({
           clip_id: pair.clipId,
           clip: pair.clipName,
@@ -481,7 +628,16 @@ export function gapJson(section: GapSection, sort: GapSortKey = DEFAULT_GAP_SORT
           robot_unit: pair.robotUnit,
           sim_trials: countsJson(pair.sim),
           real_trials: countsJson(pair.real),
-          trials: pair.trials.map((t) => ({ run_id: t.runId, domain: t.domain, trial_index: t.rolloutIndex, status: t.status, outcome: t.outcome, use: t.use, failed: t.failed, reason: t.reason })),
+          trials: pair.trials.map((t) => ({
+            run_id: t.runId,
+            domain: t.domain,
+            trial_index: t.rolloutIndex,
+            status: t.status,
+            outcome: t.outcome,
+            use: t.use,
+            failed: t.failed,
+            reason: t.reason,
+          })),
           readings: Object.fromEntries(
             AGGREGATE_KEYS.map((k) => {
               const s = readingJson(clip.sim.readings[k]);
@@ -491,26 +647,70 @@ export function gapJson(section: GapSection, sort: GapSortKey = DEFAULT_GAP_SORT
               if (s.reason) unavailable.sim = s.reason;
               if (r.reason) unavailable.real = r.reason;
               if (g.reason) unavailable.gap_percent = g.reason;
-              return [READING_INFO[k].json, { sim: s.value, real: r.value, gap_percent: g.value, ...(Object.keys(unavailable).length ? { unavailable } : {}) }];
+              return [
+                READING_INFO[k].json,
+                {
+                  sim: s.value,
+                  real: r.value,
+                  gap_percent: g.value,
+                  ...(Object.keys(unavailable).length ? { unavailable } : {}),
+                },
+              ];
             }),
           ),
         })),
       };
     }),
-    skipped: section.skipped.map((s) => ({ binding: s.wbc, clip_id: s.clipId, clip: s.clipName, parent_trace_id: s.parentTraceId, calibration_id: s.calibrationId, captured_at: s.capturedAt, why: s.why, reason: s.reason })),
+    skipped: section.skipped.map((s) => ({
+      binding: s.wbc,
+      clip_id: s.clipId,
+      clip: s.clipName,
+      parent_trace_id: s.parentTraceId,
+      calibration_id: s.calibrationId,
+      captured_at: s.capturedAt,
+      why: s.why,
+      reason: s.reason,
+    })),
   };
 }
 
 /** Columns the gap rows add to the report's CSV (after the qualification columns). */
-export const GAP_CSV_COLUMNS = ['reading', 'unit', 'sim', 'real', 'gap_percent', 'clips_used', 'excluded', 'calibration_id', 'sim_trials', 'real_trials', 'sim_failed', 'real_failed', 'excluded_trials', 'unavailable'] as const;
-export type GapCsvColumn = (typeof GAP_CSV_COLUMNS)[number] | 'level' | 'contract' | 'binding' | 'binding_kind' | 'binding_note' | 'group' | 'clip' | 'clip_id';
+export const GAP_CSV_COLUMNS = [
+  'reading',
+  'unit',
+  'sim',
+  'real',
+  'gap_percent',
+  'clips_used',
+  'excluded',
+  'calibration_id',
+  'sim_trials',
+  'real_trials',
+  'sim_failed',
+  'real_failed',
+  'excluded_trials',
+  'unavailable',
+] as const;
+export type GapCsvColumn =
+  | (typeof GAP_CSV_COLUMNS)[number]
+  | 'level'
+  | 'contract'
+  | 'binding'
+  | 'binding_kind'
+  | 'binding_note'
+  | 'group'
+  | 'clip'
+  | 'clip_id';
 
 /**
  * CSV rows of the gap section: `gap_binding` rows (one per reading), `gap_group` rows, then
  * `gap_clip` rows in the per-clip order. Values in stored units (SR 0..1, MPJPE-l mm); an
  * unavailable value is empty with its reason in `unavailable`.
  */
-export function gapCsvRows(section: GapSection, sort: GapSortKey = DEFAULT_GAP_SORT): Partial<Record<GapCsvColumn, unknown>>[] {
+export function gapCsvRows(
+  section: GapSection,
+  sort: GapSortKey = DEFAULT_GAP_SORT,
+): Partial<Record<GapCsvColumn, unknown>>[] {
   const out: Partial<Record<GapCsvColumn, unknown>>[] = [];
   const nameOf = (clipId: string) => section.pairs.find((p) => p.clipId === clipId)?.clipName ?? clipId;
   const why = (parts: [string, Reading<number>][]) =>
@@ -561,7 +761,10 @@ export function gapCsvRows(section: GapSection, sort: GapSortKey = DEFAULT_GAP_S
           real_trials: pair.real.used,
           sim_failed: pair.sim.failed,
           real_failed: pair.real.failed,
-          excluded_trials: [...pair.sim.excluded.map((e) => `sim: ${e.count} ${e.reason}`), ...pair.real.excluded.map((e) => `real: ${e.count} ${e.reason}`)].join(' | '),
+          excluded_trials: [
+            ...pair.sim.excluded.map((e) => `sim: ${e.count} ${e.reason}`),
+            ...pair.real.excluded.map((e) => `real: ${e.count} ${e.reason}`),
+          ].join(' | '),
           unavailable: why([
             ['sim', s],
             ['real', r],

@@ -6,7 +6,10 @@ import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { describeOpenError, readBoundedText } from '../files/boundedRead';
 
 /** Our own G1 model (assets/g1/g1.xml), the default wherever a model is optional. */
-export const DEFAULT_MODEL_FILE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../assets/g1/g1.xml');
+export const DEFAULT_MODEL_FILE = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../../../assets/g1/g1.xml',
+);
 
 /**
  * Reads an MJCF file (with its includes) from disk into a RobotProfile. Throws InputError. Each

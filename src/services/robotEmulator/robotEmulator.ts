@@ -1,11 +1,20 @@
 import { performance } from 'node:perf_hooks';
-import type { Backend, BackendCapabilities, BackendEvent, BackendLease, BackendListener, EpisodeEnd, RunRequest } from '../../domain/backend/backend';
+import type {
+  Backend,
+  BackendCapabilities,
+  BackendLease,
+  BackendListener,
+  EpisodeEnd,
+  RunRequest,
+} from '../../domain/backend/backend';
+import { BackendEventQueue } from '../../domain/backend/backendEventQueue';
 import { cloneStateFrame, type StateFrame } from '../../domain/backend/stateFrame';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import {
   decodeEmulatorControl,
   DEFAULT_ROBOT_EMULATOR_PROFILE,
   EMULATOR_CONTROL_STATUS_ID,
+  EMULATOR_CONTROL_METADATA_KEY,
   EMULATOR_CONTROL_TOPIC,
   type EmulatorControlAction,
   type RobotEmulatorProfile,
@@ -15,7 +24,7 @@ import { BuiltinTracker } from '../../domain/sim/builtinTracker';
 import type { Controller } from '../../domain/wbc/controller';
 import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
 import { startBridgeServer, type BridgeServer } from '../bridge/bridgeServer';
-import { startInterlockEmulator, type InterlockEmulator } from '../interlock/interlockEmulator';
+import { startInterlockEmulatorProcess, type InterlockBoxProcess } from '../interlock/interlockEmulatorProcess';
 import { createController, preloadPolicyControllers } from '../sim/controllerFactory';
 import { RobotEmulatorCore, type CoreEpisodeEnd, type CoreStepResult } from './robotEmulatorCore';
 
@@ -71,7 +80,7 @@ export interface RobotEmulator {
   readonly profile: RobotEmulatorProfile;
   readonly core: RobotEmulatorCore;
   readonly server: BridgeServer;
-  readonly interlock: InterlockEmulator | null;
+  readonly interlock: InterlockBoxProcess | null;
   /** Unix ms of stamp_ns = 0. */
   readonly stampOriginUnixMs: number;
   /** Applies one control action as /emulator/control would (also when the channel is disabled). */
@@ -85,9 +94,10 @@ const MAX_QUEUED_FRAMES = 1000;
  * Longest run of steps computed in one go while catching up, ms of wall time, before the loop
  * yields to I/O. A budget in time, not in steps: on a busy machine (or with a cold JIT) one step
  * can cost more than the 2 ms it stands for, and a fixed batch of steps then blocks the process
- * for 100 ms and more — the interlock box living in this process stops answering heartbeats,
- * the console's 100 ms silence rule trips, and its safety gate damps the (standing) robot, which
- * falls. 5 ms keeps every heartbeat answer (20 ms period) well inside the limit.
+ * for 100 ms and more — the lowstate stream stalls, and the console's safety gate trips on a
+ * robot link silent for 100 ms and damps the (standing) robot, which falls. (The emulated
+ * interlock box has its own process since issue 12; before, it stopped answering heartbeats too.)
+ * 5 ms keeps the 500 Hz stream's gaps far inside the limit.
  */
 const CATCH_UP_SLICE_MS = 5;
 /** Behind real time by more than this, ms, the loop says so on the log (and again when it caught up). */
@@ -107,13 +117,15 @@ class EmulatedRobotBackend implements Backend {
   readonly presence = 'present' as const;
   readonly capabilities: BackendCapabilities;
   run: ActiveRun | null = null;
-  dropped = 0;
-  published = 0;
   episodes = 0;
-  private listener: BackendListener | null = null;
-  private queue: StateFrame[] = [];
-  private pendingEvents: BackendEvent[] = [];
-  private delivering = false;
+  /**
+   * Samples and episode ends on their way to the bridge (the backend event queue every link
+   * shares): bounded while the bridge is busy, the oldest samples dropped and counted.
+   */
+  private readonly queue = new BackendEventQueue({
+    maxQueuedFrames: MAX_QUEUED_FRAMES,
+    onBatchSettled: () => this.settlePublishWaiters(),
+  });
   private leased: string | null = null;
   private prepared: { runId: string; controller: Controller } | null = null;
   /**
@@ -142,42 +154,23 @@ class EmulatedRobotBackend implements Backend {
     };
   }
 
+  /** Samples not delivered because the bridge fell behind. */
+  get dropped(): number {
+    return this.queue.dropped;
+  }
+
+  /** Samples handed to the bridge. */
+  get published(): number {
+    return this.queue.deliveredFrames;
+  }
+
   setListener(listener: BackendListener | null): void {
-    this.listener = listener;
-    if (!listener) {
-      this.queue = [];
-      this.pendingEvents = [];
-    }
+    this.queue.setListener(listener);
   }
 
   /** One sample for the bridge; queued (bounded, oldest dropped) while it is busy. */
   deliver(frame: StateFrame): void {
-    if (!this.listener) return;
-    this.queue.push(frame);
-    if (this.queue.length > MAX_QUEUED_FRAMES) {
-      this.queue.shift();
-      this.dropped++;
-    }
-    this.kick();
-  }
-
-  private kick(): void {
-    if (this.delivering || !this.listener || (this.queue.length === 0 && this.pendingEvents.length === 0)) return;
-    this.delivering = true;
-    const frames = this.queue;
-    this.queue = [];
-    const events: BackendEvent[] = [];
-    if (frames.length > 0) events.push({ type: 'frames', runId: this.run?.runId ?? '', frames });
-    events.push(...this.pendingEvents);
-    this.pendingEvents = [];
-    this.published += frames.length;
-    this.listener(events)
-      .catch(() => {})
-      .finally(() => {
-        this.delivering = false;
-        this.settlePublishWaiters();
-        this.kick();
-      });
+    this.queue.push({ type: 'frames', runId: this.run?.runId ?? '', frames: [frame] });
   }
 
   async acquire(runId: string): Promise<BackendLease> {
@@ -247,7 +240,7 @@ class EmulatedRobotBackend implements Backend {
 
   /** Resolves once `samples` more lowstates went to the bridge (at most after `capMs`; at once without a listener). */
   private streamResumed(samples: number, capMs: number): Promise<void> {
-    if (!this.listener) return Promise.resolve();
+    if (!this.queue.hasListener) return Promise.resolve();
     return new Promise((resolve) => {
       const w = { target: this.published + samples, resolve };
       this.publishWaiters.push(w);
@@ -275,9 +268,15 @@ class EmulatedRobotBackend implements Backend {
       if (this.run) throw new Error(`run ${this.run.runId} is running`);
       let controller: Controller;
       if (this.prepared?.runId === runId) controller = this.prepared.controller;
-      else if (request.binding.kind === 'builtin') controller = new BuiltinTracker(request.binding, this.core.engine.jointCount);
+      else if (request.binding.kind === 'builtin')
+        controller = new BuiltinTracker(request.binding, this.core.engine.jointCount);
       else throw new Error(`binding ${request.binding.id} was not prepared`);
-      const startTick = this.core.beginEpisode({ runId, clip: request.clip as MotionClip, binding: request.binding, controller });
+      const startTick = this.core.beginEpisode({
+        runId,
+        clip: request.clip as MotionClip,
+        binding: request.binding,
+        controller,
+      });
       this.episodes++;
       this.motors(`tracking ${request.clip.name} with ${request.binding.id}`, `start of run ${runId}`);
       return new Promise<EpisodeEnd>((resolve) => {
@@ -297,10 +296,19 @@ class EmulatedRobotBackend implements Backend {
     const run = this.run;
     if (!run || run.runId !== end.runId) return;
     this.run = null;
-    this.motors(this.core.mode === 'damp' ? 'still damped' : 'standing, holding its pose', `run ${end.runId} ended ${end.outcome}: ${end.reason}`);
-    const e: EpisodeEnd = { runId: end.runId, outcome: end.outcome, reason: end.reason, frames: end.steps + 1, simSeconds: end.simSeconds, wallSeconds: (performance.now() - run.wallStartMs) / 1000 };
-    this.pendingEvents.push({ type: 'episode_end', end: e });
-    this.kick();
+    this.motors(
+      this.core.mode === 'damp' ? 'still damped' : 'standing, holding its pose',
+      `run ${end.runId} ended ${end.outcome}: ${end.reason}`,
+    );
+    const e: EpisodeEnd = {
+      runId: end.runId,
+      outcome: end.outcome,
+      reason: end.reason,
+      frames: end.steps + 1,
+      simSeconds: end.simSeconds,
+      wallSeconds: (performance.now() - run.wallStartMs) / 1000,
+    };
+    this.queue.push({ type: 'episode_end', end: e });
     run.resolve(e);
   }
 
@@ -312,7 +320,11 @@ class EmulatedRobotBackend implements Backend {
 export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Promise<RobotEmulator> {
   const log = options.log ?? (() => {});
   const base = options.profile ?? DEFAULT_ROBOT_EMULATOR_PROFILE;
-  const profile: RobotEmulatorProfile = { ...base, mocap: options.mocap ?? base.mocap, seed: options.seed ?? base.seed };
+  const profile: RobotEmulatorProfile = {
+    ...base,
+    mocap: options.mocap ?? base.mocap,
+    seed: options.seed ?? base.seed,
+  };
   // Before anything real-time starts: the first policy prepare then does not stall the stream.
   await preloadPolicyControllers();
   const core = await RobotEmulatorCore.create({ profile, modelFile: options.modelFile });
@@ -329,10 +341,12 @@ export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Pr
   // Every change of what the motors do is logged with its cause: an operator wants to know why
   // the robot went limp (or stood up) without a trace of the console.
   const motors = (what: string, cause: string): void => {
-    log(`emulate-robot: motors: ${what} (${cause}) at tick ${core.tick}, t = ${(nominalNs(core.tick) / 1e9).toFixed(3)} s`);
+    log(
+      `emulate-robot: motors: ${what} (${cause}) at tick ${core.tick}, t = ${(nominalNs(core.tick) / 1e9).toFixed(3)} s`,
+    );
   };
   const backend = new EmulatedRobotBackend(core, nominalNs, profile.mocap, motors);
-  let interlock: InterlockEmulator | null = null;
+  let interlock: InterlockBoxProcess | null = null;
   let server: BridgeServer | null = null;
   const controlEnabled = options.controlChannel ?? true;
   let faults = 0;
@@ -390,7 +404,9 @@ export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Pr
       if (lateMs > BEHIND_LOG_MS) {
         if (!behind) {
           behind = { sinceMs: now, worstMs: lateMs };
-          log(`emulate-robot: the real-time loop is ${lateMs.toFixed(0)} ms behind real time at tick ${core.tick} (a busy machine or a stalled process): catching up step by step`);
+          log(
+            `emulate-robot: the real-time loop is ${lateMs.toFixed(0)} ms behind real time at tick ${core.tick} (a busy machine or a stalled process): catching up step by step`,
+          );
         } else if (lateMs > behind.worstMs) behind.worstMs = lateMs;
       }
       onSample(core.step());
@@ -400,7 +416,9 @@ export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Pr
       }
     }
     if (behind) {
-      log(`emulate-robot: the real-time loop caught up at tick ${core.tick}, ${(performance.now() - behind.sinceMs).toFixed(0)} ms after it fell behind (at worst ${behind.worstMs.toFixed(0)} ms behind)`);
+      log(
+        `emulate-robot: the real-time loop caught up at tick ${core.tick}, ${(performance.now() - behind.sinceMs).toFixed(0)} ms after it fell behind (at worst ${behind.worstMs.toFixed(0)} ms behind)`,
+      );
       behind = null;
     }
     const wait = dueMs(core.tick) - performance.now();
@@ -420,12 +438,21 @@ export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Pr
     faults++;
     switch (a.action) {
       case 'human_reset': {
-        if (backend.run || server?.episodeRunning) return { ok: false, message: 'human_reset refused: an episode is running; stop it first' };
-        if (interlock?.state === 'ESTOP') return { ok: false, message: 'human_reset refused: the e-stop is pressed (the motors have no power); release it first (release_estop)' };
+        if (backend.run || server?.episodeRunning)
+          return { ok: false, message: 'human_reset refused: an episode is running; stop it first' };
+        if (interlock?.state === 'ESTOP')
+          return {
+            ok: false,
+            message:
+              'human_reset refused: the e-stop is pressed (the motors have no power); release it first (release_estop)',
+          };
         const r = core.humanReset();
         motors('standing at the start pose', 'human_reset');
         server?.robotState('idle', 'human reset: the robot was put back in its standing start pose');
-        return { ok: true, message: `human_reset: robot standing at the start pose (root z ${r.rootPosM[2].toFixed(3)} m)` };
+        return {
+          ok: true,
+          message: `human_reset: robot standing at the start pose (root z ${r.rootPosM[2].toFixed(3)} m)`,
+        };
       }
       case 'drop':
         server?.suspendPublishing(a.ms);
@@ -445,12 +472,19 @@ export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Pr
         return { ok: true, message: `stall: blocked the process for ${a.ms} ms` };
       }
       case 'estop':
-        if (interlock) interlock.pressEstop(); // its ESTOP state damps the robot (below)
+        if (interlock)
+          interlock.pressEstop(); // its ESTOP state damps the robot (below)
         else estop('e-stop pressed (control channel)');
-        return { ok: true, message: interlock ? 'estop: pressed the interlock box e-stop' : 'estop: motors damped (no interlock box)' };
+        return {
+          ok: true,
+          message: interlock ? 'estop: pressed the interlock box e-stop' : 'estop: motors damped (no interlock box)',
+        };
       case 'release_estop':
         if (interlock) interlock.releaseEstop();
-        return { ok: true, message: 'release_estop: e-stop released (the robot stays damped until hold or human_reset)' };
+        return {
+          ok: true,
+          message: 'release_estop: e-stop released (the robot stays damped until hold or human_reset)',
+        };
       case 'kill_link': {
         const n = server?.dropClients() ?? 0;
         return { ok: true, message: `kill_link: terminated ${n} connection${n === 1 ? '' : 's'}` };
@@ -460,7 +494,9 @@ export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Pr
 
   try {
     if (options.interlockPath) {
-      interlock = await startInterlockEmulator({ path: options.interlockPath });
+      // The box runs in a process of its own, as a real box's microcontroller: its 100 ms watchdog
+      // and its answers to the console's heartbeats do not wait for this process's 500 Hz loop.
+      interlock = await startInterlockEmulatorProcess({ path: options.interlockPath });
       interlock.on('state', (state: string) => {
         if (state === 'ESTOP') estop('interlock e-stop');
       });
@@ -469,7 +505,8 @@ export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Pr
       backend,
       host: options.host,
       port: options.port,
-      name: 'motionbench emulate-robot',
+      // The hello (serverInfo.name) says which profile this robot runs: the gap it produces depends on it.
+      name: `motionbench emulate-robot (profile ${profile.name})`,
       log,
       robot: {
         stampOriginUnixMs,
@@ -485,23 +522,43 @@ export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Pr
           if (!core.episodeRunId && interlock?.state !== 'ESTOP') {
             core.hold();
             motors('holding the current pose', `hold command: ${reason}`);
-          } else motors('hold ignored', `hold command: ${reason}; ${core.episodeRunId ? `episode ${core.episodeRunId} runs` : 'the interlock e-stop is latched'}`);
+          } else
+            motors(
+              'hold ignored',
+              `hold command: ${reason}; ${core.episodeRunId ? `episode ${core.episodeRunId} runs` : 'the interlock e-stop is latched'}`,
+            );
         },
         isDamping: () => core.mode === 'damp',
       },
+      // Declared only when it is accepted: the console shows its human-reset control from this.
+      extraMetadata: controlEnabled ? { [EMULATOR_CONTROL_METADATA_KEY]: EMULATOR_CONTROL_TOPIC } : {},
       clientChannels: [
         {
           topic: EMULATOR_CONTROL_TOPIC,
           handle: (data) => {
-            if (!controlEnabled) return { ok: false, message: `${EMULATOR_CONTROL_TOPIC} is disabled: this emulator was started without it (--no-control)`, id: EMULATOR_CONTROL_STATUS_ID.refused };
+            if (!controlEnabled)
+              return {
+                ok: false,
+                message: `${EMULATOR_CONTROL_TOPIC} is disabled: this emulator was started without it (--no-control)`,
+                id: EMULATOR_CONTROL_STATUS_ID.refused,
+              };
             let doc: unknown;
             try {
               doc = JSON.parse(Buffer.from(data).toString('utf8'));
             } catch (err) {
-              return { ok: false, message: `${EMULATOR_CONTROL_TOPIC}: not JSON: ${(err as Error).message}`, id: EMULATOR_CONTROL_STATUS_ID.refused };
+              return {
+                ok: false,
+                message: `${EMULATOR_CONTROL_TOPIC}: not JSON: ${(err as Error).message}`,
+                id: EMULATOR_CONTROL_STATUS_ID.refused,
+              };
             }
             const d = decodeEmulatorControl(doc);
-            if (!d.ok) return { ok: false, message: `${EMULATOR_CONTROL_TOPIC}: ${d.reason}`, id: EMULATOR_CONTROL_STATUS_ID.refused };
+            if (!d.ok)
+              return {
+                ok: false,
+                message: `${EMULATOR_CONTROL_TOPIC}: ${d.reason}`,
+                id: EMULATOR_CONTROL_STATUS_ID.refused,
+              };
             const r = control(d.value);
             return { ...r, id: r.ok ? EMULATOR_CONTROL_STATUS_ID.ok : EMULATOR_CONTROL_STATUS_ID.refused };
           },
@@ -533,7 +590,15 @@ export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Pr
     interlock,
     stampOriginUnixMs,
     control,
-    stats: () => ({ ticks: core.tick - tick0, published: backend.published, dropped: backend.dropped, maxLateMs, faults, episodes: backend.episodes, mode: core.mode }),
+    stats: () => ({
+      ticks: core.tick - tick0,
+      published: backend.published,
+      dropped: backend.dropped,
+      maxLateMs,
+      faults,
+      episodes: backend.episodes,
+      mode: core.mode,
+    }),
     close() {
       closing ??= (async () => {
         for (const t of faultTimers) clearTimeout(t);

@@ -1,12 +1,23 @@
 import type { EpisodeOutcome, InitialState } from '../../domain/backend/backend';
-import { cloneStateFrame, copySensorReadings, createStateFrame, type StateFrame } from '../../domain/backend/stateFrame';
+import {
+  cloneStateFrame,
+  copySensorReadings,
+  createStateFrame,
+  type StateFrame,
+} from '../../domain/backend/stateFrame';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { resampleClip } from '../../domain/motion/resample';
 import { ActuatorDelayLine, type ActuatorCommand } from '../../domain/robotEmulator/actuatorDelayLine';
 import { latencySteps, type RobotEmulatorProfile } from '../../domain/robotEmulator/robotEmulatorProfile';
+import { applySensorModel } from '../../domain/robotEmulator/sensorModel';
 import { GaussianNoise } from '../../domain/robotEmulator/sensorNoise';
 import { RootAssistController } from '../../domain/sim/rootAssist';
-import { createControlCommand, type ControlObservation, type ControlReference, type Controller } from '../../domain/wbc/controller';
+import {
+  createControlCommand,
+  type ControlObservation,
+  type ControlReference,
+  type Controller,
+} from '../../domain/wbc/controller';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import { DEFAULT_MODEL_FILE } from '../robot/loadRobotProfile';
 import { RECORD_RATE_HZ, SimEngine } from '../sim/simEngine';
@@ -19,8 +30,9 @@ import type { ResolvedInitialState } from '../sim/simProtocol';
 //
 // Each step k (the robot's sample counter, `tick`):
 //   mj_step1                      kinematics and sensors of the state at step k
-//   read the true state           → the measured frame: + encoder noise (q, dq), + IMU noise
-//                                   (gyro, attitude); root position only with motion capture
+//   read the true state           → the measured frame: the profile's sensor model (encoder noise
+//                                   and quantisation, IMU noise: sensorModel.ts); root position
+//                                   only with motion capture
 //   the motor command of step k   standing: joint PD to the held pose; damping: kp 0, small kd;
 //                                   tracking: the binding's command, renewed at its control rate
 //                                   from the measured state (reference time 0 = episode start),
@@ -161,7 +173,12 @@ export class RobotEmulatorCore {
   /** The standing start pose: the model's default pose at the origin, feet on the floor, at rest. */
   standingStart(): InitialState {
     const p = this.engine.profile.defaultPose;
-    return { rootPosM: [0, 0, p.rootPosM[2]], rootQuatWxyz: [1, 0, 0, 0], jointPosRad: [...p.jointPosRad], placeOnFloor: true };
+    return {
+      rootPosM: [0, 0, p.rootPosM[2]],
+      rootQuatWxyz: [1, 0, 0, 0],
+      jointPosRad: [...p.jointPosRad],
+      placeOnFloor: true,
+    };
   }
 
   /**
@@ -206,16 +223,26 @@ export class RobotEmulatorCore {
     const rate = binding.controlRateHz;
     const M = Math.round(rate / RECORD_RATE_HZ);
     if (!(M >= 1 && Math.abs(M * RECORD_RATE_HZ - rate) < 1e-9)) {
-      throw new RangeError(`binding ${binding.id}@${binding.version}: control rate ${rate} Hz is not a multiple of the ${RECORD_RATE_HZ} Hz recording rate`);
+      throw new RangeError(
+        `binding ${binding.id}@${binding.version}: control rate ${rate} Hz is not a multiple of the ${RECORD_RATE_HZ} Hz recording rate`,
+      );
     }
     const S = Math.round(1 / (rate * this.dtS));
     if (!(S >= 1 && Math.abs(S * rate * this.dtS - 1) < 1e-9)) {
-      throw new RangeError(`binding ${binding.id}@${binding.version}: control period 1/${rate} s is not a whole number of ${this.dtS} s physics steps`);
+      throw new RangeError(
+        `binding ${binding.id}@${binding.version}: control period 1/${rate} s is not a whole number of ${this.dtS} s physics steps`,
+      );
     }
     // The same timelines as SimEngine.run: the clip's end on the 50 Hz timeline, the reference at the control rate.
     const K = resampleClip(clip, RECORD_RATE_HZ).frameCount;
     const refCtl = resampleClip(clip, rate);
-    const reference: ControlReference = { rateHz: rate, frameCount: refCtl.frameCount, rootPosM: refCtl.rootPosM, rootQuatWxyz: refCtl.rootQuatWxyz, jointPosRad: refCtl.jointPosRad };
+    const reference: ControlReference = {
+      rateHz: rate,
+      frameCount: refCtl.frameCount,
+      rootPosM: refCtl.rootPosM,
+      rootQuatWxyz: refCtl.rootQuatWxyz,
+      jointPosRad: refCtl.jointPosRad,
+    };
     req.controller.reset();
     // A released policy brings its physics (armature, effort limits, friction). The emulator's
     // physics step stays its own (the lowstate clock), so the policy's PD runs at that rate.
@@ -232,8 +259,19 @@ export class RobotEmulatorCore {
       rateHz: rate,
       reference,
       lastCtl: refCtl.frameCount - 1,
-      assist: binding.kind === 'builtin' && binding.rootAssist && binding.rootAssist.kpNPerM > 0 ? new RootAssistController(binding.rootAssist) : null,
-      obs: { step: 0, timeS: 0, state: this.ctlSf, reference, referenceFrame: 0, defaultJointPosRad: this.engine.defaultJointPosRad, rootLinVelMps: null },
+      assist:
+        binding.kind === 'builtin' && binding.rootAssist && binding.rootAssist.kpNPerM > 0
+          ? new RootAssistController(binding.rootAssist)
+          : null,
+      obs: {
+        step: 0,
+        timeS: 0,
+        state: this.ctlSf,
+        reference,
+        referenceFrame: 0,
+        defaultJointPosRad: this.engine.defaultJointPosRad,
+        rootLinVelMps: null,
+      },
       restorePhysics,
     };
     this._mode = 'tracking';
@@ -334,11 +372,22 @@ export class RobotEmulatorCore {
     try {
       ep.controller.step(obs, this.ctlCmd);
     } catch (err) {
-      return this.finish(ep, 'infrastructure_error', `the controller failed at t = ${tS.toFixed(3)} s: ${(err as Error)?.message ?? String(err)}`, i);
+      return this.finish(
+        ep,
+        'infrastructure_error',
+        `the controller failed at t = ${tS.toFixed(3)} s: ${(err as Error)?.message ?? String(err)}`,
+        i,
+      );
     }
     const tgt = this.ctlCmd.jointTargetRad;
     for (let j = 0; j < J; j++) {
-      if (!Number.isFinite(tgt[j])) return this.finish(ep, 'infrastructure_error', `the controller produced a non-finite target for ${this.engine.profile.joints[j].name} at t = ${tS.toFixed(3)} s`, i);
+      if (!Number.isFinite(tgt[j]))
+        return this.finish(
+          ep,
+          'infrastructure_error',
+          `the controller produced a non-finite target for ${this.engine.profile.joints[j].name} at t = ${tS.toFixed(3)} s`,
+          i,
+        );
     }
     const kp = this.ctlCmd.kp ?? this.modelKp;
     const kd = this.ctlCmd.kd ?? this.modelKd;
@@ -348,7 +397,14 @@ export class RobotEmulatorCore {
       c.kp[j] = this.profile.kpScale === 1 ? kp[j] : kp[j] * this.profile.kpScale;
       c.kd[j] = this.profile.kdScale === 1 ? kd[j] : kd[j] * this.profile.kdScale;
     }
-    if (ep.assist) ep.assist.setSegment(ep.reference.rootPosM, ep.reference.rootQuatWxyz, Math.min(n, ep.lastCtl), Math.min(n + 1, ep.lastCtl), ep.rateHz);
+    if (ep.assist)
+      ep.assist.setSegment(
+        ep.reference.rootPosM,
+        ep.reference.rootQuatWxyz,
+        Math.min(n, ep.lastCtl),
+        Math.min(n + 1, ep.lastCtl),
+        ep.rateHz,
+      );
     return null;
   }
 
@@ -391,10 +447,7 @@ export class RobotEmulatorCore {
     m.tick = t.tick;
     m.timeS = t.timeS;
     copySensorReadings(t, m);
-    this.noise.perturb(m.jointPosRad, p.encoderNoise.qRad);
-    this.noise.perturb(m.jointVelRadS, p.encoderNoise.dqRadS);
-    this.noise.perturb(m.imu.gyroRadS, p.imuNoise.gyroRadS);
-    this.noise.perturbAttitude(m.imu.quatWxyz, p.imuNoise.attitudeRad);
+    applySensorModel(m, p, this.noise);
     if (m.rootPosM) m.rootPosM.set(t.rootPosM!);
     m.rootQuatWxyz!.set(m.rootPosM ? t.rootQuatWxyz! : m.imu.quatWxyz);
     m.contacts = null;

@@ -71,8 +71,13 @@ export function installLastResort(options: LastResortOptions = {}): () => void {
     }
     dying = true;
     log(`motionbench: fatal ${kind}: ${text}`);
-    const stopped = stopEveryRobot(`console process failed (${kind}): ${err instanceof Error ? err.message : String(err)}`.slice(0, 200), log);
-    log(`motionbench: last resort: stop and damp sent to ${stopped.length} link(s)${stopped.length > 0 ? `: ${stopped.join(', ')}` : ''}; exiting`);
+    const stopped = stopEveryRobot(
+      `console process failed (${kind}): ${err instanceof Error ? err.message : String(err)}`.slice(0, 200),
+      log,
+    );
+    log(
+      `motionbench: last resort: stop and damp sent to ${stopped.length} link(s)${stopped.length > 0 ? `: ${stopped.join(', ')}` : ''}; exiting`,
+    );
     // A ref'd timer: it also holds an otherwise idle loop open until the stops are written.
     setTimeout(() => exit(EXIT_FATAL), flushMs);
   };

@@ -34,9 +34,12 @@ import { planPolicy } from '../wbc/policyRun';
 const JOINTS = 29;
 const finite = z.number().refine(Number.isFinite, 'expected a finite number');
 const nonNeg = finite.refine((v) => v >= 0, 'expected a number ≥ 0');
-const perJoint = z.union([nonNeg, z.array(nonNeg).length(JOINTS, `expected ${JOINTS} values (one per joint, canonical order)`)], {
-  error: `expected a number ≥ 0 or an array of ${JOINTS} such numbers (one per joint)`,
-});
+const perJoint = z.union(
+  [nonNeg, z.array(nonNeg).length(JOINTS, `expected ${JOINTS} values (one per joint, canonical order)`)],
+  {
+    error: `expected a number ≥ 0 or an array of ${JOINTS} such numbers (one per joint)`,
+  },
+);
 
 export const builtinBindingFileSchema = z.strictObject({
   format: z.literal('motionbench-wbc-binding/1').optional(),
@@ -45,7 +48,10 @@ export const builtinBindingFileSchema = z.strictObject({
   version: z.string().min(1).optional(),
   label: z.string().optional(),
   controlRateHz: finite
-    .refine((v) => Number.isInteger(v / 50) && v > 0 && Number.isInteger(500 / v), 'expected a control rate that is a multiple of 50 Hz and divides 500 Hz (50, 100, 250, 500)')
+    .refine(
+      (v) => Number.isInteger(v / 50) && v > 0 && Number.isInteger(500 / v),
+      'expected a control rate that is a multiple of 50 Hz and divides 500 Hz (50, 100, 250, 500)',
+    )
     .optional(),
   gains: z.strictObject({ kp: perJoint, kd: perJoint }).nullable().optional(),
   rootAssist: z
@@ -101,9 +107,15 @@ export async function resolveBindingSpec(spec: string, profile?: RobotProfile): 
     for (const part of m[1].split(',')) {
       const kv = /^\s*([a-z_]+)\s*=\s*(.*?)\s*$/i.exec(part);
       if (!kv) throw new BindingSpecError(`--binding ${spec}: expected builtin:assist=<N/m>, got "${part}"`);
-      if (kv[1] !== 'assist') throw new BindingSpecError(`--binding ${spec}: unknown builtin option "${kv[1]}" (the only one is assist=<N/m>)`);
+      if (kv[1] !== 'assist')
+        throw new BindingSpecError(
+          `--binding ${spec}: unknown builtin option "${kv[1]}" (the only one is assist=<N/m>)`,
+        );
       const v = Number(kv[2]);
-      if (kv[2] === '' || !Number.isFinite(v) || v < 0 || v > 1e6) throw new BindingSpecError(`--binding ${spec}: assist must be a stiffness in N/m between 0 and 1e6, got "${kv[2]}"`);
+      if (kv[2] === '' || !Number.isFinite(v) || v < 0 || v > 1e6)
+        throw new BindingSpecError(
+          `--binding ${spec}: assist must be a stiffness in N/m between 0 and 1e6, got "${kv[2]}"`,
+        );
       assist = v;
     }
     return makeBuiltinBinding({ rootAssist: assist ? rootAssistFromStiffness(assist) : null });
@@ -116,12 +128,19 @@ export async function resolveBindingSpec(spec: string, profile?: RobotProfile): 
   try {
     json = JSON.parse(readBoundedText(spec, 'json'));
   } catch (err) {
-    throw new InputError({ file: spec }, `not a readable JSON binding file (${err instanceof InputError ? err.reason : (err as Error).message})`);
+    throw new InputError(
+      { file: spec },
+      `not a readable JSON binding file (${err instanceof InputError ? err.reason : (err as Error).message})`,
+    );
   }
   const kind = typeof json === 'object' && json !== null ? (json as { kind?: unknown }).kind : undefined;
   if (kind === 'onnx') return loadOnnxBinding(spec);
   if (kind === 'builtin') return parseBuiltinBindingJson(json, spec);
-  if (kind === 'remote') throw new InputError({ file: spec, key: 'kind' }, 'a "remote" binding runs on a remote simulator or robot; the embedded simulator cannot run it');
+  if (kind === 'remote')
+    throw new InputError(
+      { file: spec, key: 'kind' },
+      'a "remote" binding runs on a remote simulator or robot; the embedded simulator cannot run it',
+    );
   throw new InputError({ file: spec, key: 'kind' }, `expected "builtin" or "onnx", got ${JSON.stringify(kind)}`);
 }
 

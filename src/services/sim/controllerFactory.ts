@@ -24,12 +24,16 @@ let onnxFactory: Promise<OnnxFactory> | undefined;
 
 async function loadOnnxFactory(): Promise<OnnxFactory> {
   if (ONNX_MODULE.protocol === 'file:' && !fs.existsSync(fileURLToPath(ONNX_MODULE))) {
-    throw new ControllerUnavailableError('onnx bindings not available: this build has no ONNX controller (src/services/sim/onnxController.ts)');
+    throw new ControllerUnavailableError(
+      'onnx bindings not available: this build has no ONNX controller (src/services/sim/onnxController.ts)',
+    );
   }
   // A computed specifier, so type checking and bundling do not require the module to exist.
   const mod = (await import(/* @vite-ignore */ ONNX_MODULE.href)) as { createOnnxController?: OnnxFactory };
   if (typeof mod.createOnnxController !== 'function') {
-    throw new ControllerUnavailableError('onnx bindings not available: onnxController.ts does not export createOnnxController(binding, profile)');
+    throw new ControllerUnavailableError(
+      'onnx bindings not available: onnxController.ts does not export createOnnxController(binding, profile)',
+    );
   }
   return mod.createOnnxController;
 }

@@ -18,6 +18,7 @@ import type {
   BackendEvent,
   BackendLease,
   BackendListener,
+  BackendProblem,
   EpisodeEnd,
   EpisodeOutcome,
   InitialState,
@@ -25,6 +26,7 @@ import type {
   Problem,
   RunRequest,
 } from '../../domain/backend/backend';
+import type { BackendProblemCode } from '../../domain/backend/problemCodes';
 import type { StateFrame } from '../../domain/backend/stateFrame';
 import type { HardFailure } from '../../domain/metrics';
 import { checkInitialState, initialStateFromClipFrame } from '../../domain/sim/initialState';
@@ -81,7 +83,8 @@ export interface SimFramesEvent {
   sim: { extras: SimFrameExtras[] };
 }
 
-export const isSimFramesEvent = (e: BackendEvent): e is BackendEvent & SimFramesEvent => e.type === 'frames' && 'sim' in e;
+export const isSimFramesEvent = (e: BackendEvent): e is BackendEvent & SimFramesEvent =>
+  e.type === 'frames' && 'sim' in e;
 
 /** EpisodeEnd with what the simulator knows beyond the Backend contract. */
 export interface SimEpisodeEnd extends EpisodeEnd {
@@ -175,7 +178,10 @@ class SimSlot {
   start(): void {
     this.presence = 'connecting';
     this.sim.presenceChanged();
-    const worker = new Worker(BOOTSTRAP, { workerData: { entry: WORKER_ENTRY.href }, name: `motionbench-sim-${this.index}-${workerSerial++}` });
+    const worker = new Worker(BOOTSTRAP, {
+      workerData: { entry: WORKER_ENTRY.href },
+      name: `motionbench-sim-${this.index}-${workerSerial++}`,
+    });
     this.worker = worker;
     worker.on('message', (msg: FromWorker) => this.onMessage(worker, msg));
     worker.on('error', (err) => {
@@ -275,7 +281,11 @@ class SimSlot {
     this.settle(id, (p) => p.resolve(undefined));
     if (!tainted) this.restarts = 0;
     if (tainted) {
-      this.sim.problem('error', 'sim_worker_fault', `simulator worker ${this.index} hit a fault and is being replaced: ${end.reason}`);
+      this.sim.problem(
+        'error',
+        'sim_worker_fault',
+        `simulator worker ${this.index} hit a fault and is being replaced: ${end.reason}`,
+      );
       this.replace();
     }
   }
@@ -318,14 +328,24 @@ class SimSlot {
     if (this.closing) {
       this.presence = 'disconnected';
       if (this.episode) {
-        this.finish(this.episode, { outcome: 'aborted_by_operator', reason: 'the simulator was closed', plannedFrames: 0, simSeconds: 0, failure: null });
+        this.finish(this.episode, {
+          outcome: 'aborted_by_operator',
+          reason: 'the simulator was closed',
+          plannedFrames: 0,
+          simSeconds: 0,
+          failure: null,
+        });
       }
       this.sim.presenceChanged();
       return;
     }
     if (this.presence === 'lost') return; // model failed to load: stays lost
     const ep = this.episode;
-    this.sim.problem('error', 'sim_worker_crashed', `simulator worker ${this.index} crashed (${reason})${ep ? ` during episode ${ep.runId}` : ''}; starting a new one`);
+    this.sim.problem(
+      'error',
+      'sim_worker_crashed',
+      `simulator worker ${this.index} crashed (${reason})${ep ? ` during episode ${ep.runId}` : ''}; starting a new one`,
+    );
     if (ep) {
       this.finish(ep, {
         outcome: 'infrastructure_error',
@@ -418,7 +438,11 @@ export function unpackBatch(batch: FrameBatch, L: FrameLayout): { frames: StateF
       rootAngVelRadS: v(o + L.rootAngVel, 3),
       command: { jointTargetRad: v(o + L.target, J), kp: v(o + L.kp, J), kd: v(o + L.kd, J) },
       assistWrench: Number.isNaN(d[o + L.wrench]) ? null : v(o + L.wrench, 6),
-      live: { mpjpeLMm: Number.isFinite(mp) ? mp : null, jointRmseRad: Number.isFinite(jr) ? jr : null, firstFailureFrame: d[o + L.liveFailFrame] },
+      live: {
+        mpjpeLMm: Number.isFinite(mp) ? mp : null,
+        jointRmseRad: Number.isFinite(jr) ? jr : null,
+        firstFailureFrame: d[o + L.liveFailFrame],
+      },
     });
   }
   return { frames, extras };
@@ -443,7 +467,8 @@ export class EmbeddedSimulator implements Backend {
   private delivery: Promise<void> = Promise.resolve();
   private lastPresence: Presence = 'connecting';
   private closed = false;
-  private readonly waiters: { runId: string; resolve: (l: EmbeddedSimLease) => void; reject: (e: Error) => void }[] = [];
+  private readonly waiters: { runId: string; resolve: (l: EmbeddedSimLease) => void; reject: (e: Error) => void }[] =
+    [];
   readonly runDefaults: SimRunOptions;
   /** Problems reported so far (most recent last, bounded). */
   readonly problems: Problem[] = [];
@@ -453,7 +478,8 @@ export class EmbeddedSimulator implements Backend {
   constructor(options: EmbeddedSimulatorOptions = {}) {
     this.modelFile = options.modelFile ?? DEFAULT_MODEL_FILE;
     const n = options.workers ?? (Number(process.env.MOTIONBENCH_SIM_WORKERS) || os.availableParallelism());
-    if (!(Number.isInteger(n) && n >= 1 && n <= 256)) throw new RangeError(`workers must be an integer in 1..256, got ${n}`);
+    if (!(Number.isInteger(n) && n >= 1 && n <= 256))
+      throw new RangeError(`workers must be an integer in 1..256, got ${n}`);
     this.id = options.id ?? 'embedded-sim';
     this.name = options.name ?? `Embedded MuJoCo (${n} worker${n === 1 ? '' : 's'})`;
     this.runDefaults = { ...(options.runDefaults ?? {}) };
@@ -491,7 +517,12 @@ export class EmbeddedSimulator implements Backend {
       try {
         await l(events);
       } catch (err) {
-        this.recordProblem({ severity: 'warn', code: 'listener_failed', message: `the backend listener threw: ${(err as Error)?.message ?? String(err)}`, atMs: Date.now() });
+        this.recordProblem({
+          severity: 'warn',
+          code: 'listener_failed',
+          message: `the backend listener threw: ${(err as Error)?.message ?? String(err)}`,
+          atMs: Date.now(),
+        });
       }
     };
     this.delivery = this.delivery.then(run, run);
@@ -503,8 +534,8 @@ export class EmbeddedSimulator implements Backend {
     if (this.problems.length > 100) this.problems.shift();
   }
 
-  problem(severity: Problem['severity'], code: string, message: string): void {
-    const p: Problem = { severity, code, message, atMs: Date.now() };
+  problem(severity: Problem['severity'], code: BackendProblemCode, message: string): void {
+    const p: BackendProblem = { severity, code, message, atMs: Date.now() };
     this.recordProblem(p);
     void this.deliver([{ type: 'problem', problem: p }]);
   }
@@ -526,18 +557,23 @@ export class EmbeddedSimulator implements Backend {
   }
 
   private freeSlot(): SimSlot | undefined {
-    return this.slots.find((s) => s.leasedBy === null && s.presence === 'present') ?? this.slots.find((s) => s.leasedBy === null && s.presence === 'connecting');
+    return (
+      this.slots.find((s) => s.leasedBy === null && s.presence === 'present') ??
+      this.slots.find((s) => s.leasedBy === null && s.presence === 'connecting')
+    );
   }
 
   /** Exclusive use of one worker for the episode `runId`. Rejects when every worker is leased. */
   async acquire(runId: string): Promise<EmbeddedSimLease> {
     if (this.closed) throw new Error('the embedded simulator is closed');
     if (typeof runId !== 'string' || runId === '') throw new Error('acquire needs a run_id');
-    if (this.slots.some((s) => s.leasedBy === runId)) throw new Error(`run ${runId} already holds a lease on this simulator`);
+    if (this.slots.some((s) => s.leasedBy === runId))
+      throw new Error(`run ${runId} already holds a lease on this simulator`);
     const slot = this.freeSlot();
     if (!slot) {
       const usable = this.slots.filter((s) => s.presence !== 'lost');
-      if (usable.length === 0) throw new Error(`no simulator worker is available: ${this.slots[0].lastError ?? 'all workers lost'}`);
+      if (usable.length === 0)
+        throw new Error(`no simulator worker is available: ${this.slots[0].lastError ?? 'all workers lost'}`);
       throw new Error(`all ${this.slots.length} simulator workers are leased`);
     }
     slot.leasedBy = runId;
@@ -603,7 +639,13 @@ class SimLease implements EmbeddedSimLease {
     await this.slot.whenReady();
     // The worker applies it now (fresh MjData, floor solve) to report the resolved state, and
     // again, from scratch, at the start of every run.
-    this.resolvedInitialState = await this.slot.request<ResolvedInitialState>((id) => ({ type: 'reset', id, initial, seed: 0, noiseRad: 0 }));
+    this.resolvedInitialState = await this.slot.request<ResolvedInitialState>((id) => ({
+      type: 'reset',
+      id,
+      initial,
+      seed: 0,
+      noiseRad: 0,
+    }));
     this.initial = initial;
   }
 
@@ -619,11 +661,15 @@ class SimLease implements EmbeddedSimLease {
 
   private async start(request: SimRunRequest): Promise<SimEpisodeEnd> {
     const { clip, binding, seed } = request;
-    if (!(Number.isSafeInteger(seed) && seed >= 0)) throw new RangeError(`seed must be an integer in [0, 2^53 − 1], got ${seed}`);
+    if (!(Number.isSafeInteger(seed) && seed >= 0))
+      throw new RangeError(`seed must be an integer in [0, 2^53 − 1], got ${seed}`);
     if (!this.sim.capabilities.bindingKinds.includes(binding.kind)) {
-      throw new Error(`the embedded simulator cannot run "${binding.kind}" bindings (${binding.id}@${binding.version})`);
+      throw new Error(
+        `the embedded simulator cannot run "${binding.kind}" bindings (${binding.id}@${binding.version})`,
+      );
     }
-    if (!(clip.frameCount >= 2) || clip.jointPosRad.length !== clip.frameCount * 29) throw new RangeError(`clip ${clip.name} needs at least 2 frames of 29 joints`);
+    if (!(clip.frameCount >= 2) || clip.jointPosRad.length !== clip.frameCount * 29)
+      throw new RangeError(`clip ${clip.name} needs at least 2 frames of 29 joints`);
     const initial = this.initial ?? initialStateFromClipFrame(clip);
     const options: SimRunOptions = { ...this.sim.runDefaults, ...(request.options ?? {}) };
     const slot = this.slot;
@@ -660,7 +706,13 @@ class SimLease implements EmbeddedSimLease {
     };
     try {
       // The initial state exactly as the worker sets it (floor solve, seeded noise), for the record.
-      episode.initialState = await slot.request<ResolvedInitialState>((id) => ({ type: 'reset', id, initial, seed, noiseRad: options.initialJointNoiseRad ?? 0 }));
+      episode.initialState = await slot.request<ResolvedInitialState>((id) => ({
+        type: 'reset',
+        id,
+        initial,
+        seed,
+        noiseRad: options.initialJointNoiseRad ?? 0,
+      }));
     } catch (err) {
       return afterCrash(err as Error);
     }
@@ -690,7 +742,11 @@ class SimLease implements EmbeddedSimLease {
     return runMsg.then(() => endPromise, afterCrash);
   }
 
-  private immediateEnd(ep: Episode, reason: string, outcome: EpisodeOutcome = 'infrastructure_error'): Promise<SimEpisodeEnd> {
+  private immediateEnd(
+    ep: Episode,
+    reason: string,
+    outcome: EpisodeOutcome = 'infrastructure_error',
+  ): Promise<SimEpisodeEnd> {
     const result: SimEpisodeEnd = {
       runId: this.runId,
       outcome,

@@ -38,7 +38,10 @@ export interface RecordSimEpisodeRequest {
   /** Per-batch work besides recording (measurements, progress); runs after the frames are written. */
   onFrames?: (frames: StateFrame[], extras: SimFrameExtras[]) => void;
   /** Events and file results to add once the episode ran, before it is finished. */
-  beforeFinish?: (rec: EpisodeRecorder, r: SimEpisodeResult) => Promise<Record<string, string | number | boolean | null> | void>;
+  beforeFinish?: (
+    rec: EpisodeRecorder,
+    r: SimEpisodeResult,
+  ) => Promise<Record<string, string | number | boolean | null> | void>;
   /** What the abort says when something fails (default "simulated episode failed"). */
   what?: string;
 }
@@ -57,7 +60,13 @@ export async function recordSimEpisode(o: RecordSimEpisodeRequest): Promise<Reco
     backendId: o.sim.id,
     seed: o.seed,
     runId,
-    reference: { frameCount: ref50.frameCount, rateHz: ref50.fps, rootPosM: ref50.rootPosM, rootQuatWxyz: ref50.rootQuatWxyz, jointPosRad: ref50.jointPosRad },
+    reference: {
+      frameCount: ref50.frameCount,
+      rateHz: ref50.fps,
+      rootPosM: ref50.rootPosM,
+      rootQuatWxyz: ref50.rootQuatWxyz,
+      jointPosRad: ref50.jointPosRad,
+    },
   });
   // The simulator swallows a listener's exception (and the episode goes on): keep the first one.
   let frameError: unknown = null;
@@ -82,7 +91,12 @@ export async function recordSimEpisode(o: RecordSimEpisodeRequest): Promise<Reco
     });
     if (frameError !== null) throw frameError;
     const { end } = r;
-    if (end.failure) await rec.event('hard_failure', { tS: end.failure.timeS, reason: describeFailure(end.failure), detail: { ...end.failure } });
+    if (end.failure)
+      await rec.event('hard_failure', {
+        tS: end.failure.timeS,
+        reason: describeFailure(end.failure),
+        detail: { ...end.failure },
+      });
     const result = (await o.beforeFinish?.(rec, r)) ?? {};
     const episode = await rec.finish({ ...end }, r.metrics, {
       trajectorySha256: end.trajectorySha256,
@@ -90,7 +104,10 @@ export async function recordSimEpisode(o: RecordSimEpisodeRequest): Promise<Reco
     });
     return { ...r, episode };
   } catch (err) {
-    if (rec.status === 'recording') await rec.abort(`${o.what ?? 'simulated episode failed'}: ${(err as Error)?.message ?? String(err)}`).catch(() => undefined);
+    if (rec.status === 'recording')
+      await rec
+        .abort(`${o.what ?? 'simulated episode failed'}: ${(err as Error)?.message ?? String(err)}`)
+        .catch(() => undefined);
     throw err;
   }
 }

@@ -7,7 +7,13 @@
 import fs from 'node:fs/promises';
 import type { BackendEvent, InitialState } from '../../domain/backend/backend';
 import type { StateFrame } from '../../domain/backend/stateFrame';
-import { allReadingsUnavailable, ClipPairEvaluator, MB_METRICS_1, episodeMetricsJson, type EpisodeMetrics } from '../../domain/metrics';
+import {
+  allReadingsUnavailable,
+  ClipPairEvaluator,
+  MB_METRICS_1,
+  episodeMetricsJson,
+  type EpisodeMetrics,
+} from '../../domain/metrics';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { resampleClip } from '../../domain/motion/resample';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
@@ -66,7 +72,13 @@ export interface SimEpisodeResult {
   end: SimEpisodeEnd;
   metrics: EpisodeMetrics;
   /** The executed trajectory on the 50 Hz timeline, as a clip-like record. */
-  executed: { fps: number; frameCount: number; rootPosM: Float64Array; rootQuatWxyz: Float64Array; jointPosRad: Float64Array };
+  executed: {
+    fps: number;
+    frameCount: number;
+    rootPosM: Float64Array;
+    rootQuatWxyz: Float64Array;
+    jointPosRad: Float64Array;
+  };
   frames: StateFrame[];
   extras: SimFrameExtras[];
   episodeFile: string | null;
@@ -97,7 +109,13 @@ export async function runSimEpisode(sim: EmbeddedSimulator, req: SimEpisodeReque
       writer = await EpisodeWriter.create(req.out, {
         exclusive: req.outExclusive ?? false,
         startMs,
-        reference: { frameCount: ref50.frameCount, rateHz: ref50.fps, rootPosM: ref50.rootPosM, rootQuatWxyz: ref50.rootQuatWxyz, jointPosRad: ref50.jointPosRad },
+        reference: {
+          frameCount: ref50.frameCount,
+          rateHz: ref50.fps,
+          rootPosM: ref50.rootPosM,
+          rootQuatWxyz: ref50.rootQuatWxyz,
+          jointPosRad: ref50.jointPosRad,
+        },
         episode: {
           run_id: runId,
           execution_domain: 'simulation',
@@ -118,7 +136,12 @@ export async function runSimEpisode(sim: EmbeddedSimulator, req: SimEpisodeReque
           started_at: new Date(startMs).toISOString(),
         },
       });
-      await writer.writeEvent(0, 'episode_start', `episode ${runId}: ${req.clip.name} under ${bindingKey(req.binding)} (${req.binding.label})`, { seed });
+      await writer.writeEvent(
+        0,
+        'episode_start',
+        `episode ${runId}: ${req.clip.name} under ${bindingKey(req.binding)} (${req.binding.label})`,
+        { seed },
+      );
     }
     router.handlers.set(runId, async (fs, xs) => {
       for (let i = 0; i < fs.length && n < cap; i++, n++) {
@@ -136,16 +159,35 @@ export async function runSimEpisode(sim: EmbeddedSimulator, req: SimEpisodeReque
       req.onProgress?.(n > 0 ? (n - 1) / MB_METRICS_1.rateHz : 0, plannedSeconds);
     });
     if (req.initial) await lease.reset(req.initial);
-    const end = await lease.run({ clip: req.clip, binding: req.binding, seed, ...(req.runOptions ? { options: req.runOptions } : {}) });
-    const executed = { fps: MB_METRICS_1.rateHz, frameCount: n, rootPosM: pos.subarray(0, 3 * n), rootQuatWxyz: quat.subarray(0, 4 * n), jointPosRad: q.subarray(0, J * n) };
-    const metrics = n >= 2 ? new ClipPairEvaluator(MB_METRICS_1, req.profile).evaluate(req.clip, executed).metrics : emptyMetrics(end);
+    const end = await lease.run({
+      clip: req.clip,
+      binding: req.binding,
+      seed,
+      ...(req.runOptions ? { options: req.runOptions } : {}),
+    });
+    const executed = {
+      fps: MB_METRICS_1.rateHz,
+      frameCount: n,
+      rootPosM: pos.subarray(0, 3 * n),
+      rootQuatWxyz: quat.subarray(0, 4 * n),
+      jointPosRad: q.subarray(0, J * n),
+    };
+    const metrics =
+      n >= 2
+        ? new ClipPairEvaluator(MB_METRICS_1, req.profile).evaluate(req.clip, executed).metrics
+        : emptyMetrics(end);
     if (writer) {
       const t = end.simSeconds;
-      if (end.failure) await writer.writeEvent(end.failure.timeS, 'hard_failure', describeFailure(end.failure), { ...end.failure });
+      if (end.failure)
+        await writer.writeEvent(end.failure.timeS, 'hard_failure', describeFailure(end.failure), { ...end.failure });
       if (end.outcome === 'aborted_by_operator' || end.outcome === 'estop' || end.outcome === 'intervention') {
         await writer.writeEvent(t, 'stop_requested', `${end.outcome}: ${end.reason}`);
       }
-      await writer.writeEvent(t, 'episode_end', `${end.outcome}: ${end.reason}`, { outcome: end.outcome, frames: end.frames, trajectory_sha256: end.trajectorySha256 });
+      await writer.writeEvent(t, 'episode_end', `${end.outcome}: ${end.reason}`, {
+        outcome: end.outcome,
+        frames: end.frames,
+        trajectory_sha256: end.trajectorySha256,
+      });
       await writer.writeFinalMetrics(t, episodeMetricsJson(metrics));
       await writer.close({
         outcome: end.outcome,
@@ -177,5 +219,9 @@ export async function runSimEpisode(sim: EmbeddedSimulator, req: SimEpisodeReque
 
 /** Readings of an episode with fewer than two frames: every reading unavailable. */
 function emptyMetrics(end: SimEpisodeEnd): EpisodeMetrics {
-  return allReadingsUnavailable(MB_METRICS_1.id, end.frames, `the episode recorded ${end.frames} frame(s): ${end.reason}`);
+  return allReadingsUnavailable(
+    MB_METRICS_1.id,
+    end.frames,
+    `the episode recorded ${end.frames} frame(s): ${end.reason}`,
+  );
 }

@@ -28,11 +28,25 @@ import { checkInitialState } from '../../domain/sim/initialState';
 import { physicsProblems, type PhysicsProfile } from '../../domain/sim/physicsProfile';
 import { RootAssistController } from '../../domain/sim/rootAssist';
 import { Xoshiro128StarStar } from '../../domain/stats/prng';
-import { createControlCommand, type ControlObservation, type ControlReference, type Controller } from '../../domain/wbc/controller';
+import {
+  createControlCommand,
+  type ControlObservation,
+  type ControlReference,
+  type Controller,
+} from '../../domain/wbc/controller';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import { loadMujocoModel, type LoadedMujocoModel } from '../mujoco/mujocoRuntime';
 import { loadRobotProfile } from '../robot/loadRobotProfile';
-import { frameLayout, STOP_NONE, STOP_OUTCOMES, type BatchContact, type FrameBatch, type FrameLayout, type ResolvedInitialState, type WorkerEpisodeEnd } from './simProtocol';
+import {
+  frameLayout,
+  STOP_NONE,
+  STOP_OUTCOMES,
+  type BatchContact,
+  type FrameBatch,
+  type FrameLayout,
+  type ResolvedInitialState,
+  type WorkerEpisodeEnd,
+} from './simProtocol';
 
 /** The recording rate, Hz: the metric contract's common-timeline rate. */
 export const RECORD_RATE_HZ = MB_METRICS_1.rateHz;
@@ -136,13 +150,16 @@ export class SimEngine {
     this.timestepS = model.opt.timestep;
     const where = modelFile;
     if (model.nq !== 7 + J || model.nv !== 6 + J) {
-      throw new SimModelError(`${where}: the simulator needs a floating base plus ${J} hinge joints (nq ${7 + J}, nv ${6 + J}); the model has nq ${model.nq}, nv ${model.nv}`);
+      throw new SimModelError(
+        `${where}: the simulator needs a floating base plus ${J} hinge joints (nq ${7 + J}, nv ${6 + J}); the model has nq ${model.nq}, nv ${model.nv}`,
+      );
     }
     // body ids: profile body i is MuJoCo body i + 1; check by name.
     const bodyNames = ['world'];
     for (let b = 1; b < model.nbody; b++) bodyNames.push(mujoco.mj_id2name(model, mjOBJ_BODY, b) ?? `body${b}`);
     profile.bodies.forEach((b, i) => {
-      if (bodyNames[i + 1] !== b.name) throw new SimModelError(`${where}: body order differs between MuJoCo and the model reader at "${b.name}"`);
+      if (bodyNames[i + 1] !== b.name)
+        throw new SimModelError(`${where}: body order differs between MuJoCo and the model reader at "${b.name}"`);
     });
     this.bodyNames = bodyNames;
     this.rootBody = profile.rootBodyIndex + 1;
@@ -151,8 +168,15 @@ export class SimEngine {
     const rootJoint = bodyJntAdr[this.rootBody];
     const jntQposAdr = model.jnt_qposadr as Int32Array;
     const jntDofAdr = model.jnt_dofadr as Int32Array;
-    if (rootJoint < 0 || jntType[rootJoint] !== mjJNT_FREE || jntQposAdr[rootJoint] !== 0 || jntDofAdr[rootJoint] !== 0) {
-      throw new SimModelError(`${where}: the root body "${profile.bodies[profile.rootBodyIndex].name}" must carry the model's first joint, a free joint`);
+    if (
+      rootJoint < 0 ||
+      jntType[rootJoint] !== mjJNT_FREE ||
+      jntQposAdr[rootJoint] !== 0 ||
+      jntDofAdr[rootJoint] !== 0
+    ) {
+      throw new SimModelError(
+        `${where}: the root body "${profile.bodies[profile.rootBodyIndex].name}" must carry the model's first joint, a free joint`,
+      );
     }
     this.qposAdr = new Int32Array(J);
     this.dofAdr = new Int32Array(J);
@@ -175,7 +199,10 @@ export class SimEngine {
       if (isPositionServo && this.actOfJoint[j] < 0) this.actOfJoint[j] = a;
     }
     const missing = profile.joints.filter((_, j) => this.actOfJoint[j] < 0).map((jt) => jt.name);
-    if (missing.length > 0) throw new SimModelError(`${where}: no position actuator drives ${missing.join(', ')} (the simulator commands joints through position servos)`);
+    if (missing.length > 0)
+      throw new SimModelError(
+        `${where}: no position actuator drives ${missing.join(', ')} (the simulator commands joints through position servos)`,
+      );
     this.gainprm0 = Float64Array.from(gain);
     this.biasprm0 = Float64Array.from(bias);
     // IMU
@@ -187,22 +214,28 @@ export class SimEngine {
     this.hasImuSensors = this.gyroAdr >= 0 && this.accelAdr >= 0;
     this.imuSiteQuat = new Float64Array([1, 0, 0, 0]);
     const siteId = mujoco.mj_name2id(model, 6, 'imu_in_pelvis');
-    if (siteId >= 0 && (model.site_bodyid as Int32Array)[siteId] === this.rootBody) this.imuSiteQuat.set((model.site_quat as Float64Array).subarray(4 * siteId, 4 * siteId + 4));
+    if (siteId >= 0 && (model.site_bodyid as Int32Array)[siteId] === this.rootBody)
+      this.imuSiteQuat.set((model.site_quat as Float64Array).subarray(4 * siteId, 4 * siteId + 4));
     // geometry
     this.geomBody = Int32Array.from(model.geom_bodyid as Int32Array);
     this.geomType = Int32Array.from(model.geom_type as Int32Array);
     this.geomSize = Float64Array.from(model.geom_size as Float64Array);
     const contype = model.geom_contype as Int32Array;
     const conaff = model.geom_conaffinity as Int32Array;
-    this.geomCollides = Uint8Array.from({ length: model.ngeom }, (_, g) => (contype[g] !== 0 || conaff[g] !== 0 ? 1 : 0));
+    this.geomCollides = Uint8Array.from({ length: model.ngeom }, (_, g) =>
+      contype[g] !== 0 || conaff[g] !== 0 ? 1 : 0,
+    );
     this.geomMesh = Int32Array.from(model.geom_dataid as Int32Array);
     this.meshVertAdr = Int32Array.from(model.mesh_vertadr as Int32Array);
     this.meshVertNum = Int32Array.from(model.mesh_vertnum as Int32Array);
     this.meshVert = Float32Array.from(model.mesh_vert as Float32Array);
     this.floorGeoms = [];
-    for (let g = 0; g < model.ngeom; g++) if (this.geomBody[g] === 0 && this.geomType[g] === mjGEOM_PLANE && this.geomCollides[g]) this.floorGeoms.push(g);
+    for (let g = 0; g < model.ngeom; g++)
+      if (this.geomBody[g] === 0 && this.geomType[g] === mjGEOM_PLANE && this.geomCollides[g]) this.floorGeoms.push(g);
     if (this.floorGeoms.length === 0) {
-      throw new SimModelError(`${where}: the model has no floor (a collision plane on the world body); for MuJoCo Menagerie's G1 load scene.xml, which includes g1.xml and adds the floor`);
+      throw new SimModelError(
+        `${where}: the model has no floor (a collision plane on the world body); for MuJoCo Menagerie's G1 load scene.xml, which includes g1.xml and adds the floor`,
+      );
     }
     this.geomNames = [];
     for (let g = 0; g < model.ngeom; g++) this.geomNames.push(mujoco.mj_id2name(model, 5, g) ?? '');
@@ -277,7 +310,8 @@ export class SimEngine {
    */
   applyInitialState(initial: InitialState, seed = 0, noiseRad = 0): ResolvedInitialState {
     checkInitialState(initial, this.jointCount);
-    if (!(Number.isFinite(noiseRad) && noiseRad >= 0)) throw new RangeError(`initial joint noise must be ≥ 0 rad, got ${noiseRad}`);
+    if (!(Number.isFinite(noiseRad) && noiseRad >= 0))
+      throw new RangeError(`initial joint noise must be ≥ 0 rad, got ${noiseRad}`);
     const { mujoco, model } = this.mj;
     this.freshData();
     const v = this.views;
@@ -517,11 +551,13 @@ export class SimEngine {
 
   /** Sets each joint's dry friction (dof_frictionloss), N·m: a change of this engine's model, kept until dispose. */
   setJointFrictionLoss(valuesNm: ArrayLike<number>): void {
-    if (valuesNm.length !== this.jointCount) throw new RangeError(`friction needs ${this.jointCount} values, got ${valuesNm.length}`);
+    if (valuesNm.length !== this.jointCount)
+      throw new RangeError(`friction needs ${this.jointCount} values, got ${valuesNm.length}`);
     const f = this.mj.model.dof_frictionloss as Float64Array;
     for (let j = 0; j < this.jointCount; j++) {
       const v = valuesNm[j];
-      if (!(Number.isFinite(v) && v >= 0)) throw new RangeError(`friction of ${this.profile.joints[j].name} must be a finite number ≥ 0 N·m, got ${v}`);
+      if (!(Number.isFinite(v) && v >= 0))
+        throw new RangeError(`friction of ${this.profile.joints[j].name} must be a finite number ≥ 0 N·m, got ${v}`);
       f[this.dofAdr[j]] = v;
     }
   }
@@ -592,7 +628,14 @@ export class SimEngine {
     const damp = model.dof_damping as Float64Array;
     const range = model.actuator_forcerange as Float64Array;
     const limited = model.actuator_forcelimited as Uint8Array;
-    const saved = { timestep: opt.timestep, arm: arm.slice(), fric: fric.slice(), damp: damp.slice(), range: range.slice(), limited: limited.slice() };
+    const saved = {
+      timestep: opt.timestep,
+      arm: arm.slice(),
+      fric: fric.slice(),
+      damp: damp.slice(),
+      range: range.slice(),
+      limited: limited.slice(),
+    };
     opt.timestep = p.timestepS;
     for (let j = 0; j < this.jointCount; j++) {
       const d = this.dofAdr[j];
@@ -639,16 +682,28 @@ export class SimEngine {
     const controlRate = binding.controlRateHz;
     const M = Math.round(controlRate / RECORD_RATE_HZ);
     if (!(M >= 1 && Math.abs(M * RECORD_RATE_HZ - controlRate) < 1e-9)) {
-      throw new RangeError(`binding ${binding.id}@${binding.version}: control rate ${controlRate} Hz is not a multiple of the ${RECORD_RATE_HZ} Hz recording rate`);
+      throw new RangeError(
+        `binding ${binding.id}@${binding.version}: control rate ${controlRate} Hz is not a multiple of the ${RECORD_RATE_HZ} Hz recording rate`,
+      );
     }
     const S = Math.round(1 / (controlRate * dt));
     if (!(S >= 1 && Math.abs(S * controlRate * dt - 1) < 1e-9)) {
-      throw new RangeError(`binding ${binding.id}@${binding.version}: control period 1/${controlRate} s is not a whole number of ${dt} s physics steps`);
+      throw new RangeError(
+        `binding ${binding.id}@${binding.version}: control period 1/${controlRate} s is not a whole number of ${dt} s physics steps`,
+      );
     }
     if (physics && S !== physics.decimation) {
-      throw new RangeError(`binding ${binding.id}@${binding.version}: ${S} physics steps per control step, its physics profile ${physics.id} says ${physics.decimation}`);
+      throw new RangeError(
+        `binding ${binding.id}@${binding.version}: ${S} physics steps per control step, its physics profile ${physics.id} says ${physics.decimation}`,
+      );
     }
-    const clip = { name: 'clip', id: 'clip', provenance: { file: '', format: 'motionbench-json', fileSha256: '', fpsSource: 'file' }, warnings: [], ...request.clip } as MotionClip;
+    const clip = {
+      name: 'clip',
+      id: 'clip',
+      provenance: { file: '', format: 'motionbench-json', fileSha256: '', fpsSource: 'file' },
+      warnings: [],
+      ...request.clip,
+    } as MotionClip;
     const ref50 = resampleClip(clip, RECORD_RATE_HZ);
     const refCtl = controlRate === RECORD_RATE_HZ ? ref50 : resampleClip(clip, controlRate);
     const K = ref50.frameCount;
@@ -669,8 +724,19 @@ export class SimEngine {
     const rootLinVel = new Float64Array(3);
     const rootAngVel = new Float64Array(3);
     const cmd = createControlCommand(J);
-    const obs: ControlObservation = { step: 0, timeS: 0, state: sf, reference, referenceFrame: 0, defaultJointPosRad: this.defaultJointPosRad, rootLinVelMps: rootLinVel };
-    const assist = binding.kind === 'builtin' && binding.rootAssist && binding.rootAssist.kpNPerM > 0 ? new RootAssistController(binding.rootAssist) : null;
+    const obs: ControlObservation = {
+      step: 0,
+      timeS: 0,
+      state: sf,
+      reference,
+      referenceFrame: 0,
+      defaultJointPosRad: this.defaultJointPosRad,
+      rootLinVelMps: rootLinVel,
+    };
+    const assist =
+      binding.kind === 'builtin' && binding.rootAssist && binding.rootAssist.kpNPerM > 0
+        ? new RootAssistController(binding.rootAssist)
+        : null;
     const wrench = new Float64Array(6);
     const metrics = new StreamingPoseMetrics(MB_METRICS_1, this.profile, undefined, { expectedFrames: K });
     const execPose = { rootPosM: sf.rootPosM!, rootQuatWxyz: sf.rootQuatWxyz!, jointPosRad: sf.jointPosRad };
@@ -698,7 +764,10 @@ export class SimEngine {
       mujoco.mj_step1(model, data);
       const expectedTime = n * S * dt;
       if (!(Math.abs(data.time - expectedTime) <= 1e-9 * Math.max(1, expectedTime))) {
-        end = { outcome: 'infrastructure_error', reason: `the simulation became unstable at t = ${(n / controlRate).toFixed(3)} s (MuJoCo reset its state)` };
+        end = {
+          outcome: 'infrastructure_error',
+          reason: `the simulation became unstable at t = ${(n / controlRate).toFixed(3)} s (MuJoCo reset its state)`,
+        };
         break;
       }
       this.readState(sf, rootLinVel, rootAngVel);
@@ -709,7 +778,10 @@ export class SimEngine {
       sf.tick = n;
       sf.referenceFrame = Math.min(n, lastCtl);
       if (!isFiniteState(sf, rootLinVel, rootAngVel)) {
-        end = { outcome: 'infrastructure_error', reason: `the simulation produced a non-finite state at t = ${tS.toFixed(3)} s` };
+        end = {
+          outcome: 'infrastructure_error',
+          reason: `the simulation produced a non-finite state at t = ${tS.toFixed(3)} s`,
+        };
         break;
       }
       // Command (not after the last frame).
@@ -722,20 +794,32 @@ export class SimEngine {
         } catch (err) {
           // A controller that cannot produce a command (a policy's non-finite action) ends the
           // episode as an infrastructure error; the simulator itself is sound.
-          end = { outcome: 'infrastructure_error', reason: `the controller failed at t = ${tS.toFixed(3)} s: ${(err as Error)?.message ?? String(err)}` };
+          end = {
+            outcome: 'infrastructure_error',
+            reason: `the controller failed at t = ${tS.toFixed(3)} s: ${(err as Error)?.message ?? String(err)}`,
+          };
           break;
         }
         const tgt = cmd.jointTargetRad;
         let bad = -1;
         for (let j = 0; j < J; j++) if (!Number.isFinite(tgt[j])) bad = j;
         if (bad >= 0) {
-          end = { outcome: 'infrastructure_error', reason: `the controller produced a non-finite target for ${this.profile.joints[bad].name} at t = ${tS.toFixed(3)} s` };
+          end = {
+            outcome: 'infrastructure_error',
+            reason: `the controller produced a non-finite target for ${this.profile.joints[bad].name} at t = ${tS.toFixed(3)} s`,
+          };
           break;
         }
         this.applyGains(cmd.kp, cmd.kd);
         for (let j = 0; j < J; j++) v.ctrl[this.actOfJoint[j]] = tgt[j];
         if (assist) {
-          assist.setSegment(refCtl.rootPosM, refCtl.rootQuatWxyz, Math.min(n, lastCtl), Math.min(n + 1, lastCtl), controlRate);
+          assist.setSegment(
+            refCtl.rootPosM,
+            refCtl.rootQuatWxyz,
+            Math.min(n, lastCtl),
+            Math.min(n + 1, lastCtl),
+            controlRate,
+          );
           assist.compute(0, v.qpos, v.qvel, wrench, 0);
           for (let c = 0; c < 6; c++) v.xfrc[root + c] = wrench[c];
         }
@@ -811,10 +895,19 @@ export class SimEngine {
     const failure = result.failure.available ? result.failure.value : null;
     if (!end) {
       end = failure
-        ? { outcome: 'hard_failure', reason: `hard failure at frame ${failure.frame} (t = ${failure.timeS.toFixed(2)} s): ${describeFailure(failure)}` }
+        ? {
+            outcome: 'hard_failure',
+            reason: `hard failure at frame ${failure.frame} (t = ${failure.timeS.toFixed(2)} s): ${describeFailure(failure)}`,
+          }
         : { outcome: 'completed', reason: 'reached the end of the clip' };
     }
-    return { ...end, frames: recorded, plannedFrames: K, simSeconds: recorded > 0 ? (recorded - 1) / RECORD_RATE_HZ : 0, failure };
+    return {
+      ...end,
+      frames: recorded,
+      plannedFrames: K,
+      simSeconds: recorded > 0 ? (recorded - 1) / RECORD_RATE_HZ : 0,
+      failure,
+    };
   }
 }
 

@@ -55,7 +55,8 @@ export function frameLayout(J: number): FrameLayout {
   const rootAngVel = take(3);
   const dq = take(J);
   const hashEnd = o;
-  if (hashEnd !== trajectoryFrameWidth(J)) throw new Error('frame layout does not start with the trajectory-hash layout');
+  if (hashEnd !== trajectoryFrameWidth(J))
+    throw new Error('frame layout does not start with the trajectory-hash layout');
   return {
     jointCount: J,
     time,
@@ -116,11 +117,22 @@ export const STOP_ESTOP = 2;
 export const STOP_INTERVENTION = 3;
 
 export type StopOutcome = 'aborted_by_operator' | 'estop' | 'intervention';
-export const STOP_CODES: Record<StopOutcome, number> = { aborted_by_operator: STOP_ABORTED, estop: STOP_ESTOP, intervention: STOP_INTERVENTION };
-export const STOP_OUTCOMES: Record<number, StopOutcome> = { [STOP_ABORTED]: 'aborted_by_operator', [STOP_ESTOP]: 'estop', [STOP_INTERVENTION]: 'intervention' };
+export const STOP_CODES: Record<StopOutcome, number> = {
+  aborted_by_operator: STOP_ABORTED,
+  estop: STOP_ESTOP,
+  intervention: STOP_INTERVENTION,
+};
+export const STOP_OUTCOMES: Record<number, StopOutcome> = {
+  [STOP_ABORTED]: 'aborted_by_operator',
+  [STOP_ESTOP]: 'estop',
+  [STOP_INTERVENTION]: 'intervention',
+};
 
 /** The clip as sent to a worker (typed arrays are copied by structured clone). */
-export type WireClip = Pick<MotionClip, 'id' | 'name' | 'fps' | 'frameCount' | 'rootPosM' | 'rootQuatWxyz' | 'jointPosRad' | 'jointVelRadS'>;
+export type WireClip = Pick<
+  MotionClip,
+  'id' | 'name' | 'fps' | 'frameCount' | 'rootPosM' | 'rootQuatWxyz' | 'jointPosRad' | 'jointVelRadS'
+>;
 
 export interface SimRunOptions {
   /** Frames per batch sent to the main thread (default 10 = 0.2 s of simulated time). */
@@ -138,7 +150,17 @@ export interface SimRunOptions {
 export type ToWorker =
   | { type: 'init'; modelFile: string; control: SharedArrayBuffer }
   | { type: 'reset'; id: number; initial: InitialState; seed: number; noiseRad: number }
-  | { type: 'run'; id: number; episode: number; runId: string; clip: WireClip; binding: WbcBinding; seed: number; initial: InitialState; options: SimRunOptions }
+  | {
+      type: 'run';
+      id: number;
+      episode: number;
+      runId: string;
+      clip: WireClip;
+      binding: WbcBinding;
+      seed: number;
+      initial: InitialState;
+      options: SimRunOptions;
+    }
   | { type: 'shutdown' };
 
 export interface WorkerModelInfo {

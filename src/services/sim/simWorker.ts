@@ -8,11 +8,17 @@ import { parentPort } from 'node:worker_threads';
 import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
 import type { Controller } from '../../domain/wbc/controller';
 import { createController } from './controllerFactory';
+import { lowerThisThreadPriority } from '../os/threadPriority';
 import { SimEngine } from './simEngine';
 import { CTL_ACKED, CTL_STOP, STOP_NONE, type FrameBatch, type FromWorker, type ToWorker } from './simProtocol';
 
 if (!parentPort) throw new Error('simWorker.ts must run in a worker thread');
 const port = parentPort;
+/** Below normal, above the file worker (10): the console's own sim runs still keep pace when idle. */
+const SIM_WORKER_NICE = 5;
+// Simulation is batch work beside the threads that keep time (threadPriority.ts): a qualification
+// or a simulation branch must not take the CPU from a real trial's safety gate on a 2-core machine.
+lowerThisThreadPriority(SIM_WORKER_NICE);
 
 let engine: SimEngine | null = null;
 let control: Int32Array | null = null;
@@ -160,9 +166,11 @@ async function handle(msg: ToWorker): Promise<void> {
 // Messages are handled strictly one after another.
 let chain: Promise<void> = Promise.resolve();
 port.on('message', (msg: ToWorker) => {
-  chain = chain.then(() => handle(msg)).catch((err: unknown) => {
-    // An unexpected fault: let the main thread see a crashed worker and replace it.
-    console.error(`simulator worker: ${(err as Error)?.stack ?? String(err)}`);
-    process.exit(71);
-  });
+  chain = chain
+    .then(() => handle(msg))
+    .catch((err: unknown) => {
+      // An unexpected fault: let the main thread see a crashed worker and replace it.
+      console.error(`simulator worker: ${(err as Error)?.stack ?? String(err)}`);
+      process.exit(71);
+    });
 });

@@ -16,8 +16,21 @@ import type Database from 'better-sqlite3';
 import type { EpisodeOutcome, ExecutionDomain } from '../../domain/backend/backend';
 import type { EpisodeMetrics } from '../../domain/metrics/readings';
 import { canonicalJson } from '../../domain/trace/canonicalJson';
-import { branchId, episodeFileRelative, makeCampaignId, makeRunId, recoveredFileRelative, runIdProblem } from '../../domain/trace/ids';
-import { PARENT_TRACE_SCHEME, parentTraceId, parentTraceProblems, parentTraceText, type ParentTraceIdentity } from '../../domain/trace/parentTrace';
+import {
+  branchId,
+  episodeFileRelative,
+  makeCampaignId,
+  makeRunId,
+  recoveredFileRelative,
+  runIdProblem,
+} from '../../domain/trace/ids';
+import {
+  PARENT_TRACE_SCHEME,
+  parentTraceId,
+  parentTraceProblems,
+  parentTraceText,
+  type ParentTraceIdentity,
+} from '../../domain/trace/parentTrace';
 import {
   calibrationIdOf,
   EPISODE_OUTCOMES,
@@ -142,7 +155,10 @@ export interface ResultFilter extends ParentTraceFilter {
 
 const PROGRAM = (() => {
   try {
-    const pkg = JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { name?: string; version?: string };
+    const pkg = JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+      name?: string;
+      version?: string;
+    };
     return `${pkg.name ?? 'motionbench'} ${pkg.version ?? ''}`.trim();
   } catch {
     return 'motionbench';
@@ -164,18 +180,23 @@ export async function openCampaign(dir: string, options: OpenCampaignOptions = {
   try {
     st = fs.statSync(abs);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw fromFsError(err, abs, 'cannot open the campaign folder');
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw fromFsError(err, abs, 'cannot open the campaign folder');
   }
   if (!st) {
-    if (!options.create || readOnly) throw new TraceStoreError('not_found', abs, `no campaign at ${abs} (the folder does not exist)`);
+    if (!options.create || readOnly)
+      throw new TraceStoreError('not_found', abs, `no campaign at ${abs} (the folder does not exist)`);
     try {
       // Checked (no /proc, /sys, /dev; a writable folder above) and made one level at a time:
       // a recursive mkdir spins forever under /proc (src/services/files/folders.ts).
       createFolderTree(abs);
     } catch (err) {
       if (err instanceof FolderRefusedError) {
-        const code = err.code === 'not_writable' ? 'read_only' : err.code === 'not_a_folder' ? 'not_a_campaign' : 'invalid';
-        throw new TraceStoreError(code, abs, `cannot create the campaign folder ${abs}: ${err.message}`, { cause: err });
+        const code =
+          err.code === 'not_writable' ? 'read_only' : err.code === 'not_a_folder' ? 'not_a_campaign' : 'invalid';
+        throw new TraceStoreError(code, abs, `cannot create the campaign folder ${abs}: ${err.message}`, {
+          cause: err,
+        });
       }
       throw fromFsError(err, abs, 'cannot create the campaign folder');
     }
@@ -184,7 +205,12 @@ export async function openCampaign(dir: string, options: OpenCampaignOptions = {
   }
   const dbFile = path.join(abs, CAMPAIGN_DB);
   const exists = fs.existsSync(dbFile);
-  if (!exists && (!options.create || readOnly)) throw new TraceStoreError('not_a_campaign', abs, `${abs} is not a campaign folder (no ${CAMPAIGN_DB}); create one first`);
+  if (!exists && (!options.create || readOnly))
+    throw new TraceStoreError(
+      'not_a_campaign',
+      abs,
+      `${abs} is not a campaign folder (no ${CAMPAIGN_DB}); create one first`,
+    );
   if (!readOnly) {
     try {
       fs.accessSync(abs, fs.constants.W_OK);
@@ -193,13 +219,23 @@ export async function openCampaign(dir: string, options: OpenCampaignOptions = {
     }
   }
   const episodesDir = path.join(abs, EPISODES_DIR);
-  const { db, copyOf } = openDatabase(dbFile, { readOnly, create: !!options.create, busyTimeoutMs: options.busyTimeoutMs ?? 5000, synchronous: options.synchronous ?? 'FULL' });
+  const { db, copyOf } = openDatabase(dbFile, {
+    readOnly,
+    create: !!options.create,
+    busyTimeoutMs: options.busyTimeoutMs ?? 5000,
+    synchronous: options.synchronous ?? 'FULL',
+  });
   let store: CampaignStore;
   try {
     const version = schemaVersionOf(db);
     refuseNewer(version, dbFile);
     if (readOnly) {
-      if (version < LATEST_SCHEMA_VERSION) throw new TraceStoreError('state', dbFile, `${dbFile} is at schema version ${version} (this program uses ${LATEST_SCHEMA_VERSION}); open it once for writing to migrate it`);
+      if (version < LATEST_SCHEMA_VERSION)
+        throw new TraceStoreError(
+          'state',
+          dbFile,
+          `${dbFile} is at schema version ${version} (this program uses ${LATEST_SCHEMA_VERSION}); open it once for writing to migrate it`,
+        );
     } else {
       try {
         migrate(db, dbFile, PROGRAM);
@@ -207,7 +243,8 @@ export async function openCampaign(dir: string, options: OpenCampaignOptions = {
         throw fromSqliteError(err, dbFile, 'cannot migrate the campaign database');
       }
       const est = fs.statSync(episodesDir, { throwIfNoEntry: false });
-      if (est && !est.isDirectory()) throw new TraceStoreError('not_a_campaign', episodesDir, `${episodesDir} is a file, not the episodes folder`);
+      if (est && !est.isDirectory())
+        throw new TraceStoreError('not_a_campaign', episodesDir, `${episodesDir} is a file, not the episodes folder`);
       if (!est) {
         try {
           fs.mkdirSync(episodesDir);
@@ -216,17 +253,32 @@ export async function openCampaign(dir: string, options: OpenCampaignOptions = {
         }
       }
     }
-    let campaign = db.prepare('SELECT * FROM campaigns ORDER BY created_at, id LIMIT 1').get() as CampaignRow | undefined;
+    let campaign = db.prepare('SELECT * FROM campaigns ORDER BY created_at, id LIMIT 1').get() as
+      CampaignRow | undefined;
     if (!campaign) {
       if (readOnly) throw new TraceStoreError('not_a_campaign', dbFile, `${dbFile} holds no campaign record`);
       try {
-        db.prepare('INSERT INTO campaigns (id, name, created_at, created_by, meta_json) VALUES (?, ?, ?, ?, ?)').run(makeCampaignId(randomBytes(8).toString('hex')), options.name ?? path.basename(abs), nowIso(), PROGRAM, '{}');
+        db.prepare('INSERT INTO campaigns (id, name, created_at, created_by, meta_json) VALUES (?, ?, ?, ?, ?)').run(
+          makeCampaignId(randomBytes(8).toString('hex')),
+          options.name ?? path.basename(abs),
+          nowIso(),
+          PROGRAM,
+          '{}',
+        );
       } catch (err) {
         throw fromSqliteError(err, dbFile, 'cannot write the campaign database');
       }
       campaign = db.prepare('SELECT * FROM campaigns ORDER BY created_at, id LIMIT 1').get() as CampaignRow;
     }
-    store = new CampaignStore(abs, dbFile, db, campaignOf(campaign), readOnly, copyOf, options.rewriteRecovered ?? true);
+    store = new CampaignStore(
+      abs,
+      dbFile,
+      db,
+      campaignOf(campaign),
+      readOnly,
+      copyOf,
+      options.rewriteRecovered ?? true,
+    );
   } catch (err) {
     db.close();
     if (copyOf) fs.rmSync(path.dirname(copyOf), { recursive: true, force: true });
@@ -326,7 +378,13 @@ interface MetricsRow {
   created_at: string;
 }
 
-const campaignOf = (r: CampaignRow): CampaignRecord => ({ id: r.id, name: r.name, createdAt: r.created_at, createdBy: r.created_by, meta: parse(r.meta_json) });
+const campaignOf = (r: CampaignRow): CampaignRecord => ({
+  id: r.id,
+  name: r.name,
+  createdAt: r.created_at,
+  createdBy: r.created_by,
+  meta: parse(r.meta_json),
+});
 
 const episodeOf = (r: EpisodeRow): EpisodeRecord => ({
   runId: r.run_id,
@@ -375,7 +433,17 @@ const parentOf = (r: ParentRow): ParentTraceRecord => ({
   },
 });
 
-const eventOf = (r: EventRow): TraceEvent => ({ id: r.id, campaignId: r.campaign_id, parentTraceId: r.parent_trace_id, runId: r.run_id, at: r.at, tS: r.t_s, kind: r.kind, reason: r.reason, detail: parse(r.detail_json) });
+const eventOf = (r: EventRow): TraceEvent => ({
+  id: r.id,
+  campaignId: r.campaign_id,
+  parentTraceId: r.parent_trace_id,
+  runId: r.run_id,
+  at: r.at,
+  tS: r.t_s,
+  kind: r.kind,
+  reason: r.reason,
+  detail: parse(r.detail_json),
+});
 
 const scalarsOf = (r: MetricsRow): MetricScalars => ({
   K: r.k,
@@ -393,7 +461,13 @@ const scalarsOf = (r: MetricsRow): MetricScalars => ({
   jointJerkP95: r.joint_jerk_p95,
 });
 
-const metricsOf = (r: MetricsRow): MetricsRecord => ({ runId: r.run_id, contractId: r.contract_id, ...scalarsOf(r), result: parse(r.result_json), createdAt: r.created_at });
+const metricsOf = (r: MetricsRow): MetricsRecord => ({
+  runId: r.run_id,
+  contractId: r.contract_id,
+  ...scalarsOf(r),
+  result: parse(r.result_json),
+  createdAt: r.created_at,
+});
 
 /** A WHERE clause built from optional filters (values always bound, never spliced). */
 class Where {
@@ -442,7 +516,8 @@ export class CampaignStore implements RecorderHost {
 
   private assertOpen(write: boolean): void {
     if (this.closed) throw new TraceStoreError('state', this.dbFile, `the campaign ${this.dir} is closed`);
-    if (write && this.readOnly) throw new TraceStoreError('read_only', this.dbFile, `the campaign ${this.dir} was opened read-only`);
+    if (write && this.readOnly)
+      throw new TraceStoreError('read_only', this.dbFile, `the campaign ${this.dir} was opened read-only`);
   }
 
   /** Runs fn in an IMMEDIATE transaction; SQLite errors become TraceStoreErrors naming the database. */
@@ -469,10 +544,19 @@ export class CampaignStore implements RecorderHost {
   }
 
   /** The SQLite settings in force on this connection (docs/TRACE_STORE.md says why). */
-  settings(): { journalMode: string; synchronous: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA'; foreignKeys: boolean; busyTimeoutMs: number; applicationId: number; sqliteVersion: string } {
+  settings(): {
+    journalMode: string;
+    synchronous: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
+    foreignKeys: boolean;
+    busyTimeoutMs: number;
+    applicationId: number;
+    sqliteVersion: string;
+  } {
     return this.read('cannot read the settings of', () => ({
       journalMode: String(this.db.pragma('journal_mode', { simple: true })),
-      synchronous: (['OFF', 'NORMAL', 'FULL', 'EXTRA'] as const)[Number(this.db.pragma('synchronous', { simple: true }))],
+      synchronous: (['OFF', 'NORMAL', 'FULL', 'EXTRA'] as const)[
+        Number(this.db.pragma('synchronous', { simple: true }))
+      ],
       foreignKeys: Number(this.db.pragma('foreign_keys', { simple: true })) === 1,
       busyTimeoutMs: Number(this.db.pragma('busy_timeout', { simple: true })),
       applicationId: Number(this.db.pragma('application_id', { simple: true })),
@@ -483,7 +567,9 @@ export class CampaignStore implements RecorderHost {
   /** `PRAGMA integrity_check` lines other than "ok", and every foreign-key violation: both empty when sound. */
   integrityCheck(): { integrity: string[]; foreignKeys: unknown[] } {
     return this.read('cannot check', () => {
-      const integrity = (this.db.pragma('integrity_check') as { integrity_check: string }[]).map((r) => r.integrity_check).filter((s) => s !== 'ok');
+      const integrity = (this.db.pragma('integrity_check') as { integrity_check: string }[])
+        .map((r) => r.integrity_check)
+        .filter((s) => s !== 'ok');
       const foreignKeys = this.db.pragma('foreign_key_check') as unknown[];
       return { integrity, foreignKeys };
     });
@@ -503,7 +589,11 @@ export class CampaignStore implements RecorderHost {
   close(): void {
     if (this.closed) return;
     if (this.recorders.size > 0) {
-      throw new TraceStoreError('state', this.dbFile, `cannot close ${this.dir}: ${this.recorders.size} episode(s) still recording (${[...this.recorders].map((r) => r.runId).join(', ')}); finish or abort them first`);
+      throw new TraceStoreError(
+        'state',
+        this.dbFile,
+        `cannot close ${this.dir}: ${this.recorders.size} episode(s) still recording (${[...this.recorders].map((r) => r.runId).join(', ')}); finish or abort them first`,
+      );
     }
     this.closed = true;
     this.db.close();
@@ -515,25 +605,61 @@ export class CampaignStore implements RecorderHost {
   /** Stores a snapshot and its clip list; storing the same snapshot again is a no-op. */
   putWorkloadSnapshot(s: WorkloadSnapshot): void {
     const recomputed = snapshotHash(s.clips);
-    if (recomputed !== s.snapshot_hash) throw new TraceStoreError('invalid', this.dbFile, `workload ${s.id}@${s.version}: snapshot_hash ${s.snapshot_hash} does not match its clips (${recomputed})`);
-    for (const c of s.clips) if (!CAPABILITY_GROUPS.includes(c.group)) throw new TraceStoreError('invalid', this.dbFile, `workload ${s.id}@${s.version}: clip ${c.name} has unknown group ${c.group}`);
+    if (recomputed !== s.snapshot_hash)
+      throw new TraceStoreError(
+        'invalid',
+        this.dbFile,
+        `workload ${s.id}@${s.version}: snapshot_hash ${s.snapshot_hash} does not match its clips (${recomputed})`,
+      );
+    for (const c of s.clips)
+      if (!CAPABILITY_GROUPS.includes(c.group))
+        throw new TraceStoreError(
+          'invalid',
+          this.dbFile,
+          `workload ${s.id}@${s.version}: clip ${c.name} has unknown group ${c.group}`,
+        );
     const record = canonicalJson(s);
     this.tx('cannot store the workload snapshot in', () => {
-      const byHash = this.db.prepare('SELECT id, version, record_json FROM workload_snapshots WHERE snapshot_hash = ?').get(s.snapshot_hash) as { id: string; version: string; record_json: string } | undefined;
+      const byHash = this.db
+        .prepare('SELECT id, version, record_json FROM workload_snapshots WHERE snapshot_hash = ?')
+        .get(s.snapshot_hash) as { id: string; version: string; record_json: string } | undefined;
       if (byHash) {
         if (byHash.id !== s.id || byHash.version !== s.version) {
-          throw new TraceStoreError('conflict', this.dbFile, `workload ${s.id}@${s.version} has the same content (snapshot_hash ${s.snapshot_hash}) as the stored ${byHash.id}@${byHash.version}; results name one snapshot per content`);
+          throw new TraceStoreError(
+            'conflict',
+            this.dbFile,
+            `workload ${s.id}@${s.version} has the same content (snapshot_hash ${s.snapshot_hash}) as the stored ${byHash.id}@${byHash.version}; results name one snapshot per content`,
+          );
         }
-        if (byHash.record_json !== record) throw new TraceStoreError('conflict', this.dbFile, `workload ${s.id}@${s.version} is stored with different metadata; a changed snapshot needs a new version`);
+        if (byHash.record_json !== record)
+          throw new TraceStoreError(
+            'conflict',
+            this.dbFile,
+            `workload ${s.id}@${s.version} is stored with different metadata; a changed snapshot needs a new version`,
+          );
         return;
       }
-      const byName = this.db.prepare('SELECT snapshot_hash FROM workload_snapshots WHERE id = ? AND version = ?').get(s.id, s.version) as { snapshot_hash: string } | undefined;
+      const byName = this.db
+        .prepare('SELECT snapshot_hash FROM workload_snapshots WHERE id = ? AND version = ?')
+        .get(s.id, s.version) as { snapshot_hash: string } | undefined;
       if (byName) {
-        throw new TraceStoreError('conflict', this.dbFile, `workload ${s.id}@${s.version} is already stored with snapshot_hash ${byName.snapshot_hash}, this one has ${s.snapshot_hash}: a changed workload needs a new version`);
+        throw new TraceStoreError(
+          'conflict',
+          this.dbFile,
+          `workload ${s.id}@${s.version} is already stored with snapshot_hash ${byName.snapshot_hash}, this one has ${s.snapshot_hash}: a changed workload needs a new version`,
+        );
       }
-      this.db.prepare('INSERT INTO workload_snapshots (snapshot_hash, id, version, source, format, record_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(s.snapshot_hash, s.id, s.version, s.source, s.format, record, nowIso());
-      const ins = this.db.prepare('INSERT INTO snapshot_clips (snapshot_hash, position, clip_id, name, capability_group, frames, fps, duration_s, file) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
-      s.clips.forEach((c, i) => ins.run(s.snapshot_hash, i, c.id, c.name, c.group, c.frames, c.fps, c.duration_s, c.file ?? null));
+      this.db
+        .prepare(
+          'INSERT INTO workload_snapshots (snapshot_hash, id, version, source, format, record_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        )
+        .run(s.snapshot_hash, s.id, s.version, s.source, s.format, record, nowIso());
+      const ins = this.db.prepare(
+        'INSERT INTO snapshot_clips (snapshot_hash, position, clip_id, name, capability_group, frames, fps, duration_s, file) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      );
+      s.clips.forEach((c, i) =>
+        ins.run(s.snapshot_hash, i, c.id, c.name, c.group, c.frames, c.fps, c.duration_s, c.file ?? null),
+      );
     });
   }
 
@@ -543,7 +669,9 @@ export class CampaignStore implements RecorderHost {
       const at = key.lastIndexOf('@');
       const row = (
         at > 0
-          ? this.db.prepare('SELECT record_json FROM workload_snapshots WHERE id = ? AND version = ?').get(key.slice(0, at), key.slice(at + 1))
+          ? this.db
+              .prepare('SELECT record_json FROM workload_snapshots WHERE id = ? AND version = ?')
+              .get(key.slice(0, at), key.slice(at + 1))
           : this.db.prepare('SELECT record_json FROM workload_snapshots WHERE snapshot_hash = ?').get(key)
       ) as { record_json: string } | undefined;
       return row ? parse<WorkloadSnapshot>(row.record_json) : null;
@@ -552,7 +680,13 @@ export class CampaignStore implements RecorderHost {
 
   listWorkloadSnapshots(): { id: string; version: string; snapshotHash: string; clips: number }[] {
     return this.read('cannot read', () =>
-      (this.db.prepare('SELECT w.id, w.version, w.snapshot_hash, (SELECT count(*) FROM snapshot_clips c WHERE c.snapshot_hash = w.snapshot_hash) AS clips FROM workload_snapshots w ORDER BY w.created_at').all() as { id: string; version: string; snapshot_hash: string; clips: number }[]).map((r) => ({
+      (
+        this.db
+          .prepare(
+            'SELECT w.id, w.version, w.snapshot_hash, (SELECT count(*) FROM snapshot_clips c WHERE c.snapshot_hash = w.snapshot_hash) AS clips FROM workload_snapshots w ORDER BY w.created_at',
+          )
+          .all() as { id: string; version: string; snapshot_hash: string; clips: number }[]
+      ).map((r) => ({
         id: r.id,
         version: r.version,
         snapshotHash: r.snapshot_hash,
@@ -569,33 +703,62 @@ export class CampaignStore implements RecorderHost {
   }
 
   private putBindingIn(b: WbcBinding): BindingRecord {
-    if (!b || typeof b.id !== 'string' || !b.id || typeof b.version !== 'string' || !b.version) throw new TraceStoreError('invalid', this.dbFile, 'a binding needs an id and a version');
+    if (!b || typeof b.id !== 'string' || !b.id || typeof b.version !== 'string' || !b.version)
+      throw new TraceStoreError('invalid', this.dbFile, 'a binding needs an id and a version');
     const record = canonicalJson(b);
-    const row = this.db.prepare('SELECT record_json, created_at FROM bindings WHERE id = ? AND version = ?').get(b.id, b.version) as { record_json: string; created_at: string } | undefined;
+    const row = this.db
+      .prepare('SELECT record_json, created_at FROM bindings WHERE id = ? AND version = ?')
+      .get(b.id, b.version) as { record_json: string; created_at: string } | undefined;
     if (row) {
       if (row.record_json !== record) {
-        throw new TraceStoreError('conflict', this.dbFile, `binding ${b.id}@${b.version} is stored with a different record: a binding whose gains, assist, checkpoint or interface change needs a new version`);
+        throw new TraceStoreError(
+          'conflict',
+          this.dbFile,
+          `binding ${b.id}@${b.version} is stored with a different record: a binding whose gains, assist, checkpoint or interface change needs a new version`,
+        );
       }
       return this.bindingOf(b, row.created_at);
     }
     const createdAt = nowIso();
-    this.db.prepare('INSERT INTO bindings (id, version, kind, checkpoint_hash, label, control_rate_hz, record_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)').run(b.id, b.version, b.kind, b.checkpointHash ?? null, b.label, b.controlRateHz, record, createdAt);
+    this.db
+      .prepare(
+        'INSERT INTO bindings (id, version, kind, checkpoint_hash, label, control_rate_hz, record_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(b.id, b.version, b.kind, b.checkpointHash ?? null, b.label, b.controlRateHz, record, createdAt);
     return this.bindingOf(b, createdAt);
   }
 
   private bindingOf(b: WbcBinding, createdAt: string): BindingRecord {
-    return { id: b.id, version: b.version, kind: b.kind, checkpointHash: b.checkpointHash ?? null, label: b.label, controlRateHz: b.controlRateHz, binding: JSON.parse(canonicalJson(b)) as WbcBinding, createdAt };
+    return {
+      id: b.id,
+      version: b.version,
+      kind: b.kind,
+      checkpointHash: b.checkpointHash ?? null,
+      label: b.label,
+      controlRateHz: b.controlRateHz,
+      binding: JSON.parse(canonicalJson(b)) as WbcBinding,
+      createdAt,
+    };
   }
 
   getBinding(id: string, version: string): BindingRecord | null {
     return this.read('cannot read', () => {
-      const row = this.db.prepare('SELECT record_json, created_at FROM bindings WHERE id = ? AND version = ?').get(id, version) as { record_json: string; created_at: string } | undefined;
+      const row = this.db
+        .prepare('SELECT record_json, created_at FROM bindings WHERE id = ? AND version = ?')
+        .get(id, version) as { record_json: string; created_at: string } | undefined;
       return row ? this.bindingOf(parse<WbcBinding>(row.record_json), row.created_at) : null;
     });
   }
 
   listBindings(): BindingRecord[] {
-    return this.read('cannot read', () => (this.db.prepare('SELECT record_json, created_at FROM bindings ORDER BY id, version').all() as { record_json: string; created_at: string }[]).map((r) => this.bindingOf(parse<WbcBinding>(r.record_json), r.created_at)));
+    return this.read('cannot read', () =>
+      (
+        this.db.prepare('SELECT record_json, created_at FROM bindings ORDER BY id, version').all() as {
+          record_json: string;
+          created_at: string;
+        }[]
+      ).map((r) => this.bindingOf(parse<WbcBinding>(r.record_json), r.created_at)),
+    );
   }
 
   // ---------------------------------------------------------------- calibrations
@@ -604,9 +767,12 @@ export class CampaignStore implements RecorderHost {
   putCalibration(rec: CalibrationRecord): StoredCalibration {
     const problems: string[] = [];
     if (typeof rec.robotUnit !== 'string' || rec.robotUnit.trim() === '') problems.push('robotUnit is required');
-    if (typeof rec.capturedAt !== 'string' || Number.isNaN(Date.parse(rec.capturedAt))) problems.push('capturedAt must be an ISO 8601 time');
-    if (!Array.isArray(rec.measured?.jointPosRad) || rec.measured.jointPosRad.length !== 29) problems.push('measured.jointPosRad must hold 29 joint angles');
-    if (!Array.isArray(rec.measured?.imuQuatWxyz) || rec.measured.imuQuatWxyz.length !== 4) problems.push('measured.imuQuatWxyz must be a wxyz quaternion');
+    if (typeof rec.capturedAt !== 'string' || Number.isNaN(Date.parse(rec.capturedAt)))
+      problems.push('capturedAt must be an ISO 8601 time');
+    if (!Array.isArray(rec.measured?.jointPosRad) || rec.measured.jointPosRad.length !== 29)
+      problems.push('measured.jointPosRad must hold 29 joint angles');
+    if (!Array.isArray(rec.measured?.imuQuatWxyz) || rec.measured.imuQuatWxyz.length !== 4)
+      problems.push('measured.imuQuatWxyz must be a wxyz quaternion');
     if (problems.length > 0) throw new TraceStoreError('invalid', this.dbFile, `calibration: ${problems.join('; ')}`);
     let id: string;
     try {
@@ -616,17 +782,23 @@ export class CampaignStore implements RecorderHost {
     }
     const record = canonicalJson(rec);
     return this.tx('cannot store the calibration in', () => {
-      const row = this.db.prepare('SELECT created_at FROM calibrations WHERE id = ?').get(id) as { created_at: string } | undefined;
+      const row = this.db.prepare('SELECT created_at FROM calibrations WHERE id = ?').get(id) as
+        { created_at: string } | undefined;
       if (row) return { id, record: parse<CalibrationRecord>(record), createdAt: row.created_at };
       const createdAt = nowIso();
-      this.db.prepare('INSERT INTO calibrations (id, robot_unit, captured_at, clip_id, record_json, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(id, rec.robotUnit, rec.capturedAt, rec.clipId ?? null, record, createdAt);
+      this.db
+        .prepare(
+          'INSERT INTO calibrations (id, robot_unit, captured_at, clip_id, record_json, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+        )
+        .run(id, rec.robotUnit, rec.capturedAt, rec.clipId ?? null, record, createdAt);
       return { id, record: parse<CalibrationRecord>(record), createdAt };
     });
   }
 
   getCalibration(id: string): StoredCalibration | null {
     return this.read('cannot read', () => {
-      const row = this.db.prepare('SELECT record_json, created_at FROM calibrations WHERE id = ?').get(id) as { record_json: string; created_at: string } | undefined;
+      const row = this.db.prepare('SELECT record_json, created_at FROM calibrations WHERE id = ?').get(id) as
+        { record_json: string; created_at: string } | undefined;
       return row ? { id, record: parse<CalibrationRecord>(row.record_json), createdAt: row.created_at } : null;
     });
   }
@@ -654,12 +826,24 @@ export class CampaignStore implements RecorderHost {
     const text = parentTraceText(identity);
     return this.tx('cannot store the parent trace in', () => {
       this.putBindingIn(b);
-      if (identity.calibrationId !== null && !this.db.prepare('SELECT 1 FROM calibrations WHERE id = ?').get(identity.calibrationId)) {
-        throw new TraceStoreError('invalid', this.dbFile, `calibration ${identity.calibrationId} is not stored in this campaign: putCalibration() first`);
+      if (
+        identity.calibrationId !== null &&
+        !this.db.prepare('SELECT 1 FROM calibrations WHERE id = ?').get(identity.calibrationId)
+      ) {
+        throw new TraceStoreError(
+          'invalid',
+          this.dbFile,
+          `calibration ${identity.calibrationId} is not stored in this campaign: putCalibration() first`,
+        );
       }
       const row = this.db.prepare('SELECT * FROM parent_traces WHERE id = ?').get(id) as ParentRow | undefined;
       if (row) {
-        if (row.identity_text !== text) throw new TraceStoreError('corrupt', this.dbFile, `parent trace ${id} is stored with a different identity text (hash collision or a damaged row)`);
+        if (row.identity_text !== text)
+          throw new TraceStoreError(
+            'corrupt',
+            this.dbFile,
+            `parent trace ${id} is stored with a different identity text (hash collision or a damaged row)`,
+          );
         return parentOf(row);
       }
       this.db
@@ -667,7 +851,23 @@ export class CampaignStore implements RecorderHost {
           `INSERT INTO parent_traces (id, campaign_id, scheme, identity_text, binding_id, binding_version, checkpoint_hash, clip_id, reference_sha256, model_sha256, adapter_version, body_set_json, contract_id, calibration_id, created_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(id, this.campaign.id, PARENT_TRACE_SCHEME, text, identity.bindingId, identity.bindingVersion, identity.checkpointHash, identity.clipId, identity.referenceSha256, identity.modelSha256, identity.adapterVersion, JSON.stringify(identity.bodySet), identity.contractId, identity.calibrationId, nowIso());
+        .run(
+          id,
+          this.campaign.id,
+          PARENT_TRACE_SCHEME,
+          text,
+          identity.bindingId,
+          identity.bindingVersion,
+          identity.checkpointHash,
+          identity.clipId,
+          identity.referenceSha256,
+          identity.modelSha256,
+          identity.adapterVersion,
+          JSON.stringify(identity.bodySet),
+          identity.contractId,
+          identity.calibrationId,
+          nowIso(),
+        );
       return parentOf(this.db.prepare('SELECT * FROM parent_traces WHERE id = ?').get(id) as ParentRow);
     });
   }
@@ -681,26 +881,52 @@ export class CampaignStore implements RecorderHost {
 
   findParentTraces(f: ParentTraceFilter = {}): ParentTraceRecord[] {
     const w = parentWhere(f, 'p');
-    return this.read('cannot read', () => (this.db.prepare(`SELECT p.* FROM parent_traces p ${w.sql} ORDER BY p.created_at, p.id`).all(...w.args) as ParentRow[]).map(parentOf));
+    return this.read('cannot read', () =>
+      (
+        this.db
+          .prepare(`SELECT p.* FROM parent_traces p ${w.sql} ORDER BY p.created_at, p.id`)
+          .all(...w.args) as ParentRow[]
+      ).map(parentOf),
+    );
   }
 
   /** The branch of a parent for an execution domain, created when new. */
   ensureBranch(parentTraceId: string, domain: ExecutionDomain): BranchRecord {
-    if (!EXECUTION_DOMAINS.includes(domain)) throw new TraceStoreError('invalid', this.dbFile, `unknown execution domain ${String(domain)}`);
+    if (!EXECUTION_DOMAINS.includes(domain))
+      throw new TraceStoreError('invalid', this.dbFile, `unknown execution domain ${String(domain)}`);
     return this.tx('cannot store the branch in', () => this.ensureBranchIn(parentTraceId, domain));
   }
 
   private ensureBranchIn(parentTraceId: string, domain: ExecutionDomain): BranchRecord {
-    if (!this.db.prepare('SELECT 1 FROM parent_traces WHERE id = ?').get(parentTraceId)) throw new TraceStoreError('invalid', this.dbFile, `parent trace ${parentTraceId} is not stored in this campaign`);
+    if (!this.db.prepare('SELECT 1 FROM parent_traces WHERE id = ?').get(parentTraceId))
+      throw new TraceStoreError('invalid', this.dbFile, `parent trace ${parentTraceId} is not stored in this campaign`);
     const id = branchId(parentTraceId, domain);
-    this.db.prepare('INSERT INTO branches (id, parent_trace_id, execution_domain, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING').run(id, parentTraceId, domain, nowIso());
-    const r = this.db.prepare('SELECT * FROM branches WHERE id = ?').get(id) as { id: string; parent_trace_id: string; execution_domain: ExecutionDomain; created_at: string };
+    this.db
+      .prepare(
+        'INSERT INTO branches (id, parent_trace_id, execution_domain, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING',
+      )
+      .run(id, parentTraceId, domain, nowIso());
+    const r = this.db.prepare('SELECT * FROM branches WHERE id = ?').get(id) as {
+      id: string;
+      parent_trace_id: string;
+      execution_domain: ExecutionDomain;
+      created_at: string;
+    };
     return { id: r.id, parentTraceId: r.parent_trace_id, executionDomain: r.execution_domain, createdAt: r.created_at };
   }
 
   listBranches(parentTraceId: string): BranchRecord[] {
     return this.read('cannot read', () =>
-      (this.db.prepare('SELECT * FROM branches WHERE parent_trace_id = ? ORDER BY execution_domain').all(parentTraceId) as { id: string; parent_trace_id: string; execution_domain: ExecutionDomain; created_at: string }[]).map((r) => ({
+      (
+        this.db
+          .prepare('SELECT * FROM branches WHERE parent_trace_id = ? ORDER BY execution_domain')
+          .all(parentTraceId) as {
+          id: string;
+          parent_trace_id: string;
+          execution_domain: ExecutionDomain;
+          created_at: string;
+        }[]
+      ).map((r) => ({
         id: r.id,
         parentTraceId: r.parent_trace_id,
         executionDomain: r.execution_domain,
@@ -723,13 +949,27 @@ export class CampaignStore implements RecorderHost {
     const runId = req.runId ?? makeRunId(req.executionDomain, startMs, randomBytes(4).toString('hex'));
     const bad = runIdProblem(runId);
     if (bad) throw new TraceStoreError('invalid', this.dbFile, bad);
-    if (!EXECUTION_DOMAINS.includes(req.executionDomain)) throw new TraceStoreError('invalid', this.dbFile, `unknown execution domain ${String(req.executionDomain)}`);
-    if (!Number.isSafeInteger(req.seed)) throw new TraceStoreError('invalid', this.dbFile, `seed must be an integer, got ${req.seed}`);
-    if (typeof req.backendId !== 'string' || req.backendId === '') throw new TraceStoreError('invalid', this.dbFile, 'backendId is required');
-    if (req.rolloutIndex != null && !(Number.isSafeInteger(req.rolloutIndex) && req.rolloutIndex >= 0)) throw new TraceStoreError('invalid', this.dbFile, `rolloutIndex must be an integer ≥ 0, got ${req.rolloutIndex}`);
+    if (!EXECUTION_DOMAINS.includes(req.executionDomain))
+      throw new TraceStoreError('invalid', this.dbFile, `unknown execution domain ${String(req.executionDomain)}`);
+    if (!Number.isSafeInteger(req.seed))
+      throw new TraceStoreError('invalid', this.dbFile, `seed must be an integer, got ${req.seed}`);
+    if (typeof req.backendId !== 'string' || req.backendId === '')
+      throw new TraceStoreError('invalid', this.dbFile, 'backendId is required');
+    if (req.rolloutIndex != null && !(Number.isSafeInteger(req.rolloutIndex) && req.rolloutIndex >= 0))
+      throw new TraceStoreError('invalid', this.dbFile, `rolloutIndex must be an integer ≥ 0, got ${req.rolloutIndex}`);
     const parent = this.getParentTrace(req.parentTraceId);
-    if (!parent) throw new TraceStoreError('invalid', this.dbFile, `parent trace ${req.parentTraceId} is not stored in this campaign`);
-    if (req.snapshotHash && !this.getWorkloadSnapshot(req.snapshotHash)) throw new TraceStoreError('invalid', this.dbFile, `workload snapshot ${req.snapshotHash} is not stored in this campaign`);
+    if (!parent)
+      throw new TraceStoreError(
+        'invalid',
+        this.dbFile,
+        `parent trace ${req.parentTraceId} is not stored in this campaign`,
+      );
+    if (req.snapshotHash && !this.getWorkloadSnapshot(req.snapshotHash))
+      throw new TraceStoreError(
+        'invalid',
+        this.dbFile,
+        `workload snapshot ${req.snapshotHash} is not stored in this campaign`,
+      );
     const rel = episodeFileRelative(runId);
     const file = this.resolve(rel);
     const writer = currentWriter();
@@ -738,15 +978,41 @@ export class CampaignStore implements RecorderHost {
     let branch: BranchRecord;
     try {
       branch = this.tx('cannot start the episode in', () => {
-        if (this.db.prepare('SELECT 1 FROM episodes WHERE run_id = ?').get(runId)) throw new TraceStoreError('conflict', this.dbFile, `episode ${runId} already exists in this campaign`);
+        if (this.db.prepare('SELECT 1 FROM episodes WHERE run_id = ?').get(runId))
+          throw new TraceStoreError('conflict', this.dbFile, `episode ${runId} already exists in this campaign`);
         const br = this.ensureBranchIn(parent.id, req.executionDomain);
         this.db
           .prepare(
             `INSERT INTO episodes (run_id, branch_id, snapshot_hash, rollout_index, backend_id, robot_unit, seed, status, started_at, mcap_path, writer_host, writer_pid, writer_start, meta_json)
              VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)`,
           )
-          .run(runId, br.id, req.snapshotHash ?? null, req.rolloutIndex ?? null, req.backendId, req.robotUnit ?? null, req.seed, at, rel, writer.host, writer.pid, writer.start, json(req.meta));
-        this.insertEvent({ kind: 'episode_start', runId, tS: 0, atMs: startMs, detail: { backend_id: req.backendId, seed: req.seed, robot_unit: req.robotUnit ?? null, rollout_index: req.rolloutIndex ?? null } });
+          .run(
+            runId,
+            br.id,
+            req.snapshotHash ?? null,
+            req.rolloutIndex ?? null,
+            req.backendId,
+            req.robotUnit ?? null,
+            req.seed,
+            at,
+            rel,
+            writer.host,
+            writer.pid,
+            writer.start,
+            json(req.meta),
+          );
+        this.insertEvent({
+          kind: 'episode_start',
+          runId,
+          tS: 0,
+          atMs: startMs,
+          detail: {
+            backend_id: req.backendId,
+            seed: req.seed,
+            robot_unit: req.robotUnit ?? null,
+            rollout_index: req.rolloutIndex ?? null,
+          },
+        });
         return br;
       });
     } catch (err) {
@@ -784,11 +1050,17 @@ export class CampaignStore implements RecorderHost {
           started_at: at,
         },
       });
-      await ew.writeEvent(0, 'episode_start', `episode ${runId} (${req.executionDomain}, ${req.backendId}, seed ${req.seed})`);
+      await ew.writeEvent(
+        0,
+        'episode_start',
+        `episode ${runId} (${req.executionDomain}, ${req.backendId}, seed ${req.seed})`,
+      );
     } catch (err) {
       const e = fromFsError(err, file, 'cannot create the episode file');
       try {
-        await this.markInterrupted(runId, `the episode file could not be created: ${e.message}`, { cause: 'file_create_failed' });
+        await this.markInterrupted(runId, `the episode file could not be created: ${e.message}`, {
+          cause: 'file_create_failed',
+        });
       } finally {
         markInactive(this.dbFile, runId);
       }
@@ -817,7 +1089,11 @@ export class CampaignStore implements RecorderHost {
       .when(f.outcome, 'e.outcome = ?')
       .when(f.snapshotHash, 'e.snapshot_hash = ?')
       .when(f.rolloutIndex, 'e.rollout_index = ?');
-    return this.read('cannot read', () => (this.db.prepare(`${EPISODE_SELECT} ${w.sql} ORDER BY e.started_at, e.run_id`).all(...w.args) as EpisodeRow[]).map(episodeOf));
+    return this.read('cannot read', () =>
+      (
+        this.db.prepare(`${EPISODE_SELECT} ${w.sql} ORDER BY e.started_at, e.run_id`).all(...w.args) as EpisodeRow[]
+      ).map(episodeOf),
+    );
   }
 
   /**
@@ -828,7 +1104,9 @@ export class CampaignStore implements RecorderHost {
   settledRollouts(parentTraceId: string, domain: ExecutionDomain): EpisodeRecord[] {
     return this.read('cannot read', () => {
       const rows = this.db
-        .prepare(`${EPISODE_SELECT} WHERE b.parent_trace_id = ? AND b.execution_domain = ? AND e.status = 'finished' AND e.outcome <> 'infrastructure_error' AND e.rollout_index IS NOT NULL ORDER BY e.rollout_index, e.ended_at, e.run_id`)
+        .prepare(
+          `${EPISODE_SELECT} WHERE b.parent_trace_id = ? AND b.execution_domain = ? AND e.status = 'finished' AND e.outcome <> 'infrastructure_error' AND e.rollout_index IS NOT NULL ORDER BY e.rollout_index, e.ended_at, e.run_id`,
+        )
         .all(parentTraceId, domain) as EpisodeRow[];
       const seen = new Set<number>();
       return rows.filter((r) => !seen.has(r.rollout_index!) && seen.add(r.rollout_index!)).map(episodeOf);
@@ -843,28 +1121,45 @@ export class CampaignStore implements RecorderHost {
   }
 
   private insertEvent(e: NewTraceEvent): TraceEvent {
-    if (!TRACE_EVENT_KINDS.includes(e.kind)) throw new TraceStoreError('invalid', this.dbFile, `unknown event kind ${String(e.kind)}`);
+    if (!TRACE_EVENT_KINDS.includes(e.kind))
+      throw new TraceStoreError('invalid', this.dbFile, `unknown event kind ${String(e.kind)}`);
     const reason = e.reason ?? null;
-    if (EVENT_KINDS_NEEDING_REASON.includes(e.kind) && (reason === null || reason.trim() === '')) throw new TraceStoreError('invalid', this.dbFile, `a ${e.kind} event must give its reason`);
-    if (e.tS != null && !Number.isFinite(e.tS)) throw new TraceStoreError('invalid', this.dbFile, `event time must be finite, got ${e.tS}`);
+    if (EVENT_KINDS_NEEDING_REASON.includes(e.kind) && (reason === null || reason.trim() === ''))
+      throw new TraceStoreError('invalid', this.dbFile, `a ${e.kind} event must give its reason`);
+    if (e.tS != null && !Number.isFinite(e.tS))
+      throw new TraceStoreError('invalid', this.dbFile, `event time must be finite, got ${e.tS}`);
     let parentId = e.parentTraceId ?? null;
     if (e.runId) {
-      const row = this.db.prepare('SELECT b.parent_trace_id FROM episodes e JOIN branches b ON b.id = e.branch_id WHERE e.run_id = ?').get(e.runId) as { parent_trace_id: string } | undefined;
+      const row = this.db
+        .prepare('SELECT b.parent_trace_id FROM episodes e JOIN branches b ON b.id = e.branch_id WHERE e.run_id = ?')
+        .get(e.runId) as { parent_trace_id: string } | undefined;
       if (!row) throw new TraceStoreError('invalid', this.dbFile, `episode ${e.runId} is not stored in this campaign`);
-      if (parentId !== null && parentId !== row.parent_trace_id) throw new TraceStoreError('invalid', this.dbFile, `episode ${e.runId} belongs to parent trace ${row.parent_trace_id}, not ${parentId}`);
+      if (parentId !== null && parentId !== row.parent_trace_id)
+        throw new TraceStoreError(
+          'invalid',
+          this.dbFile,
+          `episode ${e.runId} belongs to parent trace ${row.parent_trace_id}, not ${parentId}`,
+        );
       parentId = row.parent_trace_id;
     } else if (parentId !== null && !this.db.prepare('SELECT 1 FROM parent_traces WHERE id = ?').get(parentId)) {
       throw new TraceStoreError('invalid', this.dbFile, `parent trace ${parentId} is not stored in this campaign`);
     }
     const info = this.db
-      .prepare('INSERT INTO events (campaign_id, parent_trace_id, run_id, at, t_s, kind, reason, detail_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .prepare(
+        'INSERT INTO events (campaign_id, parent_trace_id, run_id, at, t_s, kind, reason, detail_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      )
       .run(this.campaign.id, parentId, e.runId ?? null, nowIso(e.atMs), e.tS ?? null, e.kind, reason, json(e.detail));
     return eventOf(this.db.prepare('SELECT * FROM events WHERE id = ?').get(info.lastInsertRowid) as EventRow);
   }
 
   listEvents(f: { runId?: string; parentTraceId?: string; kind?: TraceEventKind } = {}): TraceEvent[] {
-    const w = new Where().when(f.runId, 'run_id = ?').when(f.parentTraceId, 'parent_trace_id = ?').when(f.kind, 'kind = ?');
-    return this.read('cannot read', () => (this.db.prepare(`SELECT * FROM events ${w.sql} ORDER BY id`).all(...w.args) as EventRow[]).map(eventOf));
+    const w = new Where()
+      .when(f.runId, 'run_id = ?')
+      .when(f.parentTraceId, 'parent_trace_id = ?')
+      .when(f.kind, 'kind = ?');
+    return this.read('cannot read', () =>
+      (this.db.prepare(`SELECT * FROM events ${w.sql} ORDER BY id`).all(...w.args) as EventRow[]).map(eventOf),
+    );
   }
 
   // ---------------------------------------------------------------- metrics
@@ -872,18 +1167,27 @@ export class CampaignStore implements RecorderHost {
   /** Stores an episode's metrics under their contract (e.g. a re-evaluation under another contract); identical → no-op, different → conflict. */
   putMetrics(runId: string, m: EpisodeMetrics): MetricsRecord {
     return this.tx('cannot store the metrics in', () => {
-      const ep = this.db.prepare('SELECT status FROM episodes WHERE run_id = ?').get(runId) as { status: EpisodeStatus } | undefined;
+      const ep = this.db.prepare('SELECT status FROM episodes WHERE run_id = ?').get(runId) as
+        { status: EpisodeStatus } | undefined;
       if (!ep) throw new TraceStoreError('invalid', this.dbFile, `episode ${runId} is not stored in this campaign`);
       return this.insertMetrics(runId, m);
     });
   }
 
   private insertMetrics(runId: string, m: EpisodeMetrics): MetricsRecord {
-    if (!m || typeof m.contract !== 'string' || m.contract === '') throw new TraceStoreError('invalid', this.dbFile, 'metrics must name their contract');
+    if (!m || typeof m.contract !== 'string' || m.contract === '')
+      throw new TraceStoreError('invalid', this.dbFile, 'metrics must name their contract');
     const result = canonicalJson(m);
-    const existing = this.db.prepare('SELECT * FROM metrics WHERE run_id = ? AND contract_id = ?').get(runId, m.contract) as MetricsRow | undefined;
+    const existing = this.db
+      .prepare('SELECT * FROM metrics WHERE run_id = ? AND contract_id = ?')
+      .get(runId, m.contract) as MetricsRow | undefined;
     if (existing) {
-      if (existing.result_json !== result) throw new TraceStoreError('conflict', this.dbFile, `episode ${runId} already has different ${m.contract} metrics; stored results are never replaced`);
+      if (existing.result_json !== result)
+        throw new TraceStoreError(
+          'conflict',
+          this.dbFile,
+          `episode ${runId} already has different ${m.contract} metrics; stored results are never replaced`,
+        );
       return metricsOf(existing);
     }
     const s = metricScalars(m);
@@ -892,8 +1196,30 @@ export class CampaignStore implements RecorderHost {
         `INSERT INTO metrics (run_id, contract_id, k, failed, failure_frame, failure_condition, failure_body, progress_soft, mpjpe_l_mm, joint_pos_rmse, joint_vel_rmse, joint_acc_rms, joint_acc_p95, joint_jerk_rms, joint_jerk_p95, result_json, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(runId, m.contract, s.K, s.failed === null ? null : s.failed ? 1 : 0, s.failureFrame, s.failureCondition, s.failureBody, s.progressSoft, s.mpjpeLMm, s.jointPosRmse, s.jointVelRmse, s.jointAccRms, s.jointAccP95, s.jointJerkRms, s.jointJerkP95, result, nowIso());
-    return metricsOf(this.db.prepare('SELECT * FROM metrics WHERE run_id = ? AND contract_id = ?').get(runId, m.contract) as MetricsRow);
+      .run(
+        runId,
+        m.contract,
+        s.K,
+        s.failed === null ? null : s.failed ? 1 : 0,
+        s.failureFrame,
+        s.failureCondition,
+        s.failureBody,
+        s.progressSoft,
+        s.mpjpeLMm,
+        s.jointPosRmse,
+        s.jointVelRmse,
+        s.jointAccRms,
+        s.jointAccP95,
+        s.jointJerkRms,
+        s.jointJerkP95,
+        result,
+        nowIso(),
+      );
+    return metricsOf(
+      this.db
+        .prepare('SELECT * FROM metrics WHERE run_id = ? AND contract_id = ?')
+        .get(runId, m.contract) as MetricsRow,
+    );
   }
 
   /** Metrics of an episode under a contract (default: its parent trace's contract). */
@@ -902,7 +1228,11 @@ export class CampaignStore implements RecorderHost {
       const row = (
         contractId !== undefined
           ? this.db.prepare('SELECT * FROM metrics WHERE run_id = ? AND contract_id = ?').get(runId, contractId)
-          : this.db.prepare(`SELECT m.* FROM metrics m JOIN episodes e ON e.run_id = m.run_id JOIN branches b ON b.id = e.branch_id JOIN parent_traces p ON p.id = b.parent_trace_id WHERE m.run_id = ? AND m.contract_id = p.contract_id`).get(runId)
+          : this.db
+              .prepare(
+                `SELECT m.* FROM metrics m JOIN episodes e ON e.run_id = m.run_id JOIN branches b ON b.id = e.branch_id JOIN parent_traces p ON p.id = b.parent_trace_id WHERE m.run_id = ? AND m.contract_id = p.contract_id`,
+              )
+              .get(runId)
       ) as MetricsRow | undefined;
       return row ? metricsOf(row) : null;
     });
@@ -910,7 +1240,14 @@ export class CampaignStore implements RecorderHost {
 
   /** Episodes joined with their parent identity and scalar metrics (under the parent's contract): one query for reports. */
   episodeResults(f: ResultFilter = {}): EpisodeResultRow[] {
-    const w = parentWhere(f, 'p', new Where().when(f.executionDomain, 'b.execution_domain = ?').when(f.status, 'e.status = ?').when(f.snapshotHash, 'e.snapshot_hash = ?'));
+    const w = parentWhere(
+      f,
+      'p',
+      new Where()
+        .when(f.executionDomain, 'b.execution_domain = ?')
+        .when(f.status, 'e.status = ?')
+        .when(f.snapshotHash, 'e.snapshot_hash = ?'),
+    );
     return this.read('cannot read', () => {
       const rows = this.db
         .prepare(
@@ -951,33 +1288,85 @@ export class CampaignStore implements RecorderHost {
 
   /** Stores (or replaces, with an `admission` event keeping the previous decision) a pair's admission under a policy version. */
   putAdmission(a: Omit<AdmissionRecord, 'decidedAt'> & { decidedAt?: string }): AdmissionRecord {
-    if (!a.admitted && (!Array.isArray(a.reasons) || a.reasons.length === 0)) throw new TraceStoreError('invalid', this.dbFile, `a rejection of ${a.parentTraceId} must give its reasons`);
+    if (!a.admitted && (!Array.isArray(a.reasons) || a.reasons.length === 0))
+      throw new TraceStoreError('invalid', this.dbFile, `a rejection of ${a.parentTraceId} must give its reasons`);
     const decidedAt = a.decidedAt ?? nowIso();
     return this.tx('cannot store the admission in', () => {
-      if (!this.db.prepare('SELECT 1 FROM parent_traces WHERE id = ?').get(a.parentTraceId)) throw new TraceStoreError('invalid', this.dbFile, `parent trace ${a.parentTraceId} is not stored in this campaign`);
-      const prev = this.db.prepare('SELECT admitted, reasons_json, decided_at FROM admissions WHERE parent_trace_id = ? AND policy_id = ? AND policy_version = ?').get(a.parentTraceId, a.policyId, a.policyVersion) as
-        | { admitted: number; reasons_json: string; decided_at: string }
-        | undefined;
+      if (!this.db.prepare('SELECT 1 FROM parent_traces WHERE id = ?').get(a.parentTraceId))
+        throw new TraceStoreError(
+          'invalid',
+          this.dbFile,
+          `parent trace ${a.parentTraceId} is not stored in this campaign`,
+        );
+      const prev = this.db
+        .prepare(
+          'SELECT admitted, reasons_json, decided_at FROM admissions WHERE parent_trace_id = ? AND policy_id = ? AND policy_version = ?',
+        )
+        .get(a.parentTraceId, a.policyId, a.policyVersion) as
+        { admitted: number; reasons_json: string; decided_at: string } | undefined;
       this.db
         .prepare(
           `INSERT INTO admissions (parent_trace_id, policy_id, policy_version, admitted, reasons_json, evidence_json, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (parent_trace_id, policy_id, policy_version) DO UPDATE SET admitted = excluded.admitted, reasons_json = excluded.reasons_json, evidence_json = excluded.evidence_json, decided_at = excluded.decided_at`,
         )
-        .run(a.parentTraceId, a.policyId, a.policyVersion, a.admitted ? 1 : 0, canonicalJson(a.reasons ?? []), json(a.evidence), decidedAt);
+        .run(
+          a.parentTraceId,
+          a.policyId,
+          a.policyVersion,
+          a.admitted ? 1 : 0,
+          canonicalJson(a.reasons ?? []),
+          json(a.evidence),
+          decidedAt,
+        );
       this.insertEvent({
         kind: 'admission',
         parentTraceId: a.parentTraceId,
         reason: a.admitted ? null : a.reasons.join('; '),
-        detail: { policy: `${a.policyId}@${a.policyVersion}`, admitted: a.admitted, ...(prev ? { replaces: { admitted: prev.admitted === 1, reasons: parse<string[]>(prev.reasons_json), decided_at: prev.decided_at } } : {}) },
+        detail: {
+          policy: `${a.policyId}@${a.policyVersion}`,
+          admitted: a.admitted,
+          ...(prev
+            ? {
+                replaces: {
+                  admitted: prev.admitted === 1,
+                  reasons: parse<string[]>(prev.reasons_json),
+                  decided_at: prev.decided_at,
+                },
+              }
+            : {}),
+        },
       });
-      return { parentTraceId: a.parentTraceId, policyId: a.policyId, policyVersion: a.policyVersion, admitted: a.admitted, reasons: [...(a.reasons ?? [])], evidence: a.evidence ?? {}, decidedAt };
+      return {
+        parentTraceId: a.parentTraceId,
+        policyId: a.policyId,
+        policyVersion: a.policyVersion,
+        admitted: a.admitted,
+        reasons: [...(a.reasons ?? [])],
+        evidence: a.evidence ?? {},
+        decidedAt,
+      };
     });
   }
 
   listAdmissions(f: { parentTraceId?: string; policyId?: string; policyVersion?: string } = {}): AdmissionRecord[] {
-    const w = new Where().when(f.parentTraceId, 'parent_trace_id = ?').when(f.policyId, 'policy_id = ?').when(f.policyVersion, 'policy_version = ?');
+    const w = new Where()
+      .when(f.parentTraceId, 'parent_trace_id = ?')
+      .when(f.policyId, 'policy_id = ?')
+      .when(f.policyVersion, 'policy_version = ?');
     return this.read('cannot read', () =>
-      (this.db.prepare(`SELECT * FROM admissions ${w.sql} ORDER BY parent_trace_id, policy_id, policy_version`).all(...w.args) as { parent_trace_id: string; policy_id: string; policy_version: string; admitted: number; reasons_json: string; evidence_json: string; decided_at: string }[]).map((r) => ({
+      (
+        this.db
+          .prepare(`SELECT * FROM admissions ${w.sql} ORDER BY parent_trace_id, policy_id, policy_version`)
+          .all(...w.args) as {
+          parent_trace_id: string;
+          policy_id: string;
+          policy_version: string;
+          admitted: number;
+          reasons_json: string;
+          evidence_json: string;
+          decided_at: string;
+        }[]
+      ).map((r) => ({
         parentTraceId: r.parent_trace_id,
         policyId: r.policy_id,
         policyVersion: r.policy_version,
@@ -998,7 +1387,10 @@ export class CampaignStore implements RecorderHost {
    */
   async recoverInterrupted(options: { force?: boolean } = {}): Promise<RecoveredEpisode[]> {
     this.assertOpen(true);
-    const running = this.read('cannot read', () => this.db.prepare(`${EPISODE_SELECT} WHERE e.status = 'running' ORDER BY e.started_at`).all() as EpisodeRow[]);
+    const running = this.read(
+      'cannot read',
+      () => this.db.prepare(`${EPISODE_SELECT} WHERE e.status = 'running' ORDER BY e.started_at`).all() as EpisodeRow[],
+    );
     const mine = new Set(activeRuns(this.dbFile));
     this.removeStaleRecoveryCopies();
     const out: RecoveredEpisode[] = [];
@@ -1008,7 +1400,11 @@ export class CampaignStore implements RecorderHost {
       const state = writerState(w, this.dbFile, row.run_id);
       if (state === 'alive' || (state === 'unknown' && !options.force)) continue;
       const who = `pid ${w.pid} on ${w.host}`;
-      const r = await this.markInterrupted(row.run_id, `the recording process (${who}) stopped before the episode finished`, { cause: 'writer_gone', writer: w });
+      const r = await this.markInterrupted(
+        row.run_id,
+        `the recording process (${who}) stopped before the episode finished`,
+        { cause: 'writer_gone', writer: w },
+      );
       if (r) out.push(r);
     }
     return out;
@@ -1040,7 +1436,10 @@ export class CampaignStore implements RecorderHost {
     let report: EpisodeRecoveryReport | null = null;
     let readError: string | null = null;
     try {
-      report = await recoverEpisodeFile(file, { rewriteTo: this.rewriteRecovered ? this.resolve(recRel) : null, recoveryMetadata: { run_id: runId, reason: why } });
+      report = await recoverEpisodeFile(file, {
+        rewriteTo: this.rewriteRecovered ? this.resolve(recRel) : null,
+        recoveryMetadata: { run_id: runId, reason: why },
+      });
     } catch (err) {
       readError = (err as Error).message;
       // The copy could not be written (e.g. the disk is full): count without rewriting.
@@ -1051,10 +1450,15 @@ export class CampaignStore implements RecorderHost {
       }
     }
     const frames = report?.executedFrames ?? 0;
-    const tail = report ? (report.exists ? `${frames} executed frame(s) recovered${report.lastExecutedTimeS !== null ? ` up to t = ${report.lastExecutedTimeS.toFixed(3)} s` : ''}` : 'no episode file was written') : `the episode file could not be read (${readError})`;
+    const tail = report
+      ? report.exists
+        ? `${frames} executed frame(s) recovered${report.lastExecutedTimeS !== null ? ` up to t = ${report.lastExecutedTimeS.toFixed(3)} s` : ''}`
+        : 'no episode file was written'
+      : `the episode file could not be read (${readError})`;
     const reason = `interrupted: ${why}; ${tail}`;
     return this.tx('cannot mark the interrupted episode in', () => {
-      const row = this.db.prepare('SELECT status, meta_json FROM episodes WHERE run_id = ?').get(runId) as { status: EpisodeStatus; meta_json: string } | undefined;
+      const row = this.db.prepare('SELECT status, meta_json FROM episodes WHERE run_id = ?').get(runId) as
+        { status: EpisodeStatus; meta_json: string } | undefined;
       if (!row || row.status !== 'running') return null;
       const recoveryDetail = {
         ...detail,
@@ -1070,9 +1474,17 @@ export class CampaignStore implements RecorderHost {
       };
       const meta = { ...parse<Record<string, unknown>>(row.meta_json), recovery: recoveryDetail };
       this.db
-        .prepare(`UPDATE episodes SET status = 'interrupted', outcome = 'infrastructure_error', reason = ?, ended_at = ?, frame_count = ?, recovered_mcap_path = ?, meta_json = ? WHERE run_id = ? AND status = 'running'`)
+        .prepare(
+          `UPDATE episodes SET status = 'interrupted', outcome = 'infrastructure_error', reason = ?, ended_at = ?, frame_count = ?, recovered_mcap_path = ?, meta_json = ? WHERE run_id = ? AND status = 'running'`,
+        )
         .run(reason, nowIso(), frames, report?.rewrittenFile ? recRel : null, json(meta), runId);
-      this.insertEvent({ kind: 'recovery', runId, reason, tS: report?.lastExecutedTimeS ?? null, detail: recoveryDetail });
+      this.insertEvent({
+        kind: 'recovery',
+        runId,
+        reason,
+        tS: report?.lastExecutedTimeS ?? null,
+        detail: recoveryDetail,
+      });
       return { runId, reason, report };
     });
   }
@@ -1080,21 +1492,57 @@ export class CampaignStore implements RecorderHost {
   /** @internal RecorderHost: commits a finished episode, its episode_end event and its metrics in one transaction. */
   commitFinished(
     runId: string,
-    f: { outcome: EpisodeOutcome; reason: string; frames: number; simSeconds: number | null; wallSeconds: number | null; bytes: number; sha256: string; trajectorySha256: string | null; metrics: EpisodeMetrics | null; meta: Record<string, unknown> },
+    f: {
+      outcome: EpisodeOutcome;
+      reason: string;
+      frames: number;
+      simSeconds: number | null;
+      wallSeconds: number | null;
+      bytes: number;
+      sha256: string;
+      trajectorySha256: string | null;
+      metrics: EpisodeMetrics | null;
+      meta: Record<string, unknown>;
+    },
   ): EpisodeRecord {
-    if (!EPISODE_OUTCOMES.includes(f.outcome)) throw new TraceStoreError('invalid', this.dbFile, `unknown outcome ${String(f.outcome)}`);
+    if (!EPISODE_OUTCOMES.includes(f.outcome))
+      throw new TraceStoreError('invalid', this.dbFile, `unknown outcome ${String(f.outcome)}`);
     return this.tx('cannot commit the finished episode to', () => {
-      const row = this.db.prepare('SELECT status, meta_json FROM episodes WHERE run_id = ?').get(runId) as { status: EpisodeStatus; meta_json: string } | undefined;
+      const row = this.db.prepare('SELECT status, meta_json FROM episodes WHERE run_id = ?').get(runId) as
+        { status: EpisodeStatus; meta_json: string } | undefined;
       if (!row) throw new TraceStoreError('state', this.dbFile, `episode ${runId} is not in the campaign`);
-      if (row.status !== 'running') throw new TraceStoreError('state', this.dbFile, `episode ${runId} is ${row.status}, not running: it cannot be finished`);
+      if (row.status !== 'running')
+        throw new TraceStoreError(
+          'state',
+          this.dbFile,
+          `episode ${runId} is ${row.status}, not running: it cannot be finished`,
+        );
       const meta = { ...parse<Record<string, unknown>>(row.meta_json), ...f.meta };
       this.db
         .prepare(
           `UPDATE episodes SET status = 'finished', outcome = ?, reason = ?, ended_at = ?, frame_count = ?, sim_seconds = ?, wall_seconds = ?, mcap_bytes = ?, mcap_sha256 = ?, trajectory_sha256 = ?, meta_json = ?
             WHERE run_id = ? AND status = 'running'`,
         )
-        .run(f.outcome, f.reason, nowIso(), f.frames, f.simSeconds, f.wallSeconds, f.bytes, f.sha256, f.trajectorySha256, json(meta), runId);
-      this.insertEvent({ kind: 'episode_end', runId, tS: f.simSeconds, reason: f.reason, detail: { outcome: f.outcome, frames: f.frames } });
+        .run(
+          f.outcome,
+          f.reason,
+          nowIso(),
+          f.frames,
+          f.simSeconds,
+          f.wallSeconds,
+          f.bytes,
+          f.sha256,
+          f.trajectorySha256,
+          json(meta),
+          runId,
+        );
+      this.insertEvent({
+        kind: 'episode_end',
+        runId,
+        tS: f.simSeconds,
+        reason: f.reason,
+        detail: { outcome: f.outcome, frames: f.frames },
+      });
       if (f.metrics) this.insertMetrics(runId, f.metrics);
       return episodeOf(this.db.prepare(`${EPISODE_SELECT} WHERE e.run_id = ?`).get(runId) as EpisodeRow);
     });
@@ -1107,7 +1555,10 @@ export class CampaignStore implements RecorderHost {
 }
 
 function parentWhere(f: ParentTraceFilter, p: string, w = new Where()): Where {
-  w.when(f.bindingId, `${p}.binding_id = ?`).when(f.bindingVersion, `${p}.binding_version = ?`).when(f.clipId, `${p}.clip_id = ?`).when(f.contractId, `${p}.contract_id = ?`);
+  w.when(f.bindingId, `${p}.binding_id = ?`)
+    .when(f.bindingVersion, `${p}.binding_version = ?`)
+    .when(f.clipId, `${p}.clip_id = ?`)
+    .when(f.contractId, `${p}.contract_id = ?`);
   if (f.calibrationId === null) w.raw(`${p}.calibration_id IS NULL`);
   else w.when(f.calibrationId, `${p}.calibration_id = ?`);
   return w;

@@ -13,12 +13,27 @@
 import type { EpisodeEnd, EpisodeOutcome, ExecutionDomain } from '../../domain/backend/backend';
 import type { StateFrame } from '../../domain/backend/stateFrame';
 import { episodeMetricsJson, type EpisodeMetrics } from '../../domain/metrics/readings';
-import { EPISODE_OUTCOMES, EVENT_KINDS_NEEDING_REASON, TRACE_EVENT_KINDS, type EpisodeRecord, type NewTraceEvent, type ParentTraceRecord, type TraceEvent, type TraceEventKind } from '../../domain/trace/records';
+import {
+  EPISODE_OUTCOMES,
+  EVENT_KINDS_NEEDING_REASON,
+  TRACE_EVENT_KINDS,
+  type EpisodeRecord,
+  type NewTraceEvent,
+  type ParentTraceRecord,
+  type TraceEvent,
+  type TraceEventKind,
+} from '../../domain/trace/records';
 import type { EpisodeWriter, EpisodeWriterStats, ExecutedExtras, FlushPolicy } from '../episode/episodeWriter';
 import { fromFsError, TraceStoreError } from './errors';
 
 /** Chunk every 250 frames (0.5 s of a 500 Hz robot stream) or 0.5 s of wall time, fdatasync each chunk. */
-export const RECORDER_FLUSH_POLICY: Readonly<FlushPolicy> = Object.freeze({ everyFrames: 250, intervalMs: 500, maxChunkBytes: 4 * 1024 * 1024, fsync: true, maxBacklogBytes: 16 * 1024 * 1024 });
+export const RECORDER_FLUSH_POLICY: Readonly<FlushPolicy> = Object.freeze({
+  everyFrames: 250,
+  intervalMs: 500,
+  maxChunkBytes: 4 * 1024 * 1024,
+  fsync: true,
+  maxBacklogBytes: 16 * 1024 * 1024,
+});
 
 /** What the recorder needs from the store (implemented by CampaignStore). */
 export interface RecorderHost {
@@ -26,7 +41,18 @@ export interface RecorderHost {
   markInterrupted(runId: string, why: string, detail: Record<string, unknown>): Promise<unknown>;
   commitFinished(
     runId: string,
-    f: { outcome: EpisodeOutcome; reason: string; frames: number; simSeconds: number | null; wallSeconds: number | null; bytes: number; sha256: string; trajectorySha256: string | null; metrics: EpisodeMetrics | null; meta: Record<string, unknown> },
+    f: {
+      outcome: EpisodeOutcome;
+      reason: string;
+      frames: number;
+      simSeconds: number | null;
+      wallSeconds: number | null;
+      bytes: number;
+      sha256: string;
+      trajectorySha256: string | null;
+      metrics: EpisodeMetrics | null;
+      meta: Record<string, unknown>;
+    },
   ): EpisodeRecord;
   insertEpisodeEvent(e: NewTraceEvent): TraceEvent;
 }
@@ -71,7 +97,12 @@ export class EpisodeRecorder {
   }
 
   private assertRecording(what: string): void {
-    if (this.state !== 'recording') throw new TraceStoreError('state', this.file, `cannot ${what}: episode ${this.runId} is ${this.state === 'done' ? 'finished' : this.state}`);
+    if (this.state !== 'recording')
+      throw new TraceStoreError(
+        'state',
+        this.file,
+        `cannot ${what}: episode ${this.runId} is ${this.state === 'done' ? 'finished' : this.state}`,
+      );
   }
 
   /** Executed frames (plus commands and live metrics in `extras`, as EpisodeWriter takes them). */
@@ -88,13 +119,28 @@ export class EpisodeRecorder {
   /** An event: committed to campaign.sqlite at once and written to the file's /events channel. */
   async event(kind: TraceEventKind, o: EventOptions = {}): Promise<TraceEvent> {
     this.assertRecording('record an event');
-    if (!TRACE_EVENT_KINDS.includes(kind)) throw new TraceStoreError('invalid', this.host.dbFile, `unknown event kind ${String(kind)}`);
-    if (kind === 'episode_start' || kind === 'episode_end' || kind === 'recovery') throw new TraceStoreError('invalid', this.host.dbFile, `${kind} events are written by the store itself`);
-    if (EVENT_KINDS_NEEDING_REASON.includes(kind) && !o.reason?.trim()) throw new TraceStoreError('invalid', this.host.dbFile, `a ${kind} event must give its reason`);
+    if (!TRACE_EVENT_KINDS.includes(kind))
+      throw new TraceStoreError('invalid', this.host.dbFile, `unknown event kind ${String(kind)}`);
+    if (kind === 'episode_start' || kind === 'episode_end' || kind === 'recovery')
+      throw new TraceStoreError('invalid', this.host.dbFile, `${kind} events are written by the store itself`);
+    if (EVENT_KINDS_NEEDING_REASON.includes(kind) && !o.reason?.trim())
+      throw new TraceStoreError('invalid', this.host.dbFile, `a ${kind} event must give its reason`);
     const tS = o.tS ?? this.lastTimeS;
-    const ev = this.host.insertEpisodeEvent({ kind, runId: this.runId, tS, reason: o.reason ?? null, detail: o.detail ?? {} });
+    const ev = this.host.insertEpisodeEvent({
+      kind,
+      runId: this.runId,
+      tS,
+      reason: o.reason ?? null,
+      detail: o.detail ?? {},
+    });
     try {
-      await this.writer.writeEvent(tS, kind, o.message ?? o.reason ?? kind, { ...(o.detail ?? {}), event_id: ev.id }, o.reason);
+      await this.writer.writeEvent(
+        tS,
+        kind,
+        o.message ?? o.reason ?? kind,
+        { ...(o.detail ?? {}), event_id: ev.id },
+        o.reason,
+      );
     } catch (err) {
       await this.fail(err, 'writing an event');
     }
@@ -122,12 +168,26 @@ export class EpisodeRecorder {
    * episode_end event and the metrics row commit in one transaction. Metrics must be under the
    * parent trace's contract (or null when there are none, e.g. a refused start).
    */
-  async finish(end: EpisodeEnd & { trajectorySha256?: string | null; plannedFrames?: number }, metrics: EpisodeMetrics | null, extras: FinishExtras = {}): Promise<EpisodeRecord> {
+  async finish(
+    end: EpisodeEnd & { trajectorySha256?: string | null; plannedFrames?: number },
+    metrics: EpisodeMetrics | null,
+    extras: FinishExtras = {},
+  ): Promise<EpisodeRecord> {
     this.assertRecording('finish');
-    if (end.runId !== this.runId) throw new TraceStoreError('invalid', this.host.dbFile, `EpisodeEnd is for run ${end.runId}, this recorder records ${this.runId}`);
-    if (!EPISODE_OUTCOMES.includes(end.outcome)) throw new TraceStoreError('invalid', this.host.dbFile, `unknown outcome ${String(end.outcome)}`);
+    if (end.runId !== this.runId)
+      throw new TraceStoreError(
+        'invalid',
+        this.host.dbFile,
+        `EpisodeEnd is for run ${end.runId}, this recorder records ${this.runId}`,
+      );
+    if (!EPISODE_OUTCOMES.includes(end.outcome))
+      throw new TraceStoreError('invalid', this.host.dbFile, `unknown outcome ${String(end.outcome)}`);
     if (metrics && metrics.contract !== this.parent.identity.contractId) {
-      throw new TraceStoreError('invalid', this.host.dbFile, `metrics are under ${metrics.contract}, the parent trace ${this.parent.id} under ${this.parent.identity.contractId}; store other contracts with putMetrics()`);
+      throw new TraceStoreError(
+        'invalid',
+        this.host.dbFile,
+        `metrics are under ${metrics.contract}, the parent trace ${this.parent.id} under ${this.parent.identity.contractId}; store other contracts with putMetrics()`,
+      );
     }
     this.state = 'finishing';
     const stats = this.writer.stats();
@@ -135,7 +195,11 @@ export class EpisodeRecorder {
     let closed: { bytes: number; sha256: string };
     try {
       const t = Number.isFinite(end.simSeconds) ? end.simSeconds : this.lastTimeS;
-      await this.writer.writeEvent(t, 'episode_end', `${end.outcome}: ${end.reason}`, { outcome: end.outcome, frames: stats.frames, ...(trajectorySha256 ? { trajectory_sha256: trajectorySha256 } : {}) });
+      await this.writer.writeEvent(t, 'episode_end', `${end.outcome}: ${end.reason}`, {
+        outcome: end.outcome,
+        frames: stats.frames,
+        ...(trajectorySha256 ? { trajectory_sha256: trajectorySha256 } : {}),
+      });
       if (metrics) await this.writer.writeFinalMetrics(t, episodeMetricsJson(metrics));
       closed = await this.writer.close({
         outcome: end.outcome,
@@ -197,7 +261,10 @@ export class EpisodeRecorder {
     const e = fromFsError(err, this.file, 'cannot write the episode file');
     try {
       await this.writer.abandon();
-      await this.host.markInterrupted(this.runId, `${during} failed: ${e.message}`, { cause: 'write_failed', code: e.code });
+      await this.host.markInterrupted(this.runId, `${during} failed: ${e.message}`, {
+        cause: 'write_failed',
+        code: e.code,
+      });
     } catch {
       // The index cannot be written either: the row stays `running` and the next open recovers it.
     } finally {

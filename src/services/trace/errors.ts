@@ -61,9 +61,12 @@ function codeOfErrno(errno: string): TraceStoreErrorCode {
 /** A file-system error as a TraceStoreError: "<action> <path>: <what it means> (<errno>)". */
 export function fromFsError(err: unknown, file: string, action: string): TraceStoreError {
   if (err instanceof TraceStoreError) return err;
-  if (err instanceof EpisodeFileError) return new TraceStoreError(codeOfErrno(err.code), err.file, err.message, { cause: err });
+  if (err instanceof EpisodeFileError)
+    return new TraceStoreError(codeOfErrno(err.code), err.file, err.message, { cause: err });
   const errno = errnoOf(err);
-  return new TraceStoreError(codeOfErrno(errno), file, `${action} ${file}: ${describeErrno(errno)} (${errno})`, { cause: err });
+  return new TraceStoreError(codeOfErrno(errno), file, `${action} ${file}: ${describeErrno(errno)} (${errno})`, {
+    cause: err,
+  });
 }
 
 /** A better-sqlite3 error as a TraceStoreError naming the database file. */
@@ -73,10 +76,20 @@ export function fromSqliteError(err: unknown, dbFile: string, action: string): T
   const msg = (err as Error)?.message ?? String(err);
   let kind: TraceStoreErrorCode = 'io';
   let what = msg;
-  if (code.startsWith('SQLITE_READONLY') || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_PERM' || code === 'SQLITE_AUTH') {
+  if (
+    code.startsWith('SQLITE_READONLY') ||
+    code === 'SQLITE_CANTOPEN' ||
+    code === 'SQLITE_PERM' ||
+    code === 'SQLITE_AUTH'
+  ) {
     kind = 'read_only';
     what = `the database or its folder is not writable by this process — ${msg}`;
-  } else if (code === 'SQLITE_FULL' || code === 'SQLITE_IOERR_WRITE' || code === 'SQLITE_IOERR_FSYNC' || code === 'SQLITE_IOERR_TRUNCATE') {
+  } else if (
+    code === 'SQLITE_FULL' ||
+    code === 'SQLITE_IOERR_WRITE' ||
+    code === 'SQLITE_IOERR_FSYNC' ||
+    code === 'SQLITE_IOERR_TRUNCATE'
+  ) {
     kind = 'disk_full';
     what = `the disk is full or the file cannot grow — ${msg}`;
   } else if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {

@@ -190,7 +190,14 @@ CREATE TABLE admissions (
 ) STRICT;
 `;
 
-export const MIGRATIONS: readonly Migration[] = [{ version: 1, description: 'campaign index: campaigns, workload snapshots, bindings, calibrations, parent traces, branches, episodes, events, metrics, admissions', sql: V1 }];
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description:
+      'campaign index: campaigns, workload snapshots, bindings, calibrations, parent traces, branches, episodes, events, metrics, admissions',
+    sql: V1,
+  },
+];
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;
 
@@ -230,20 +237,35 @@ export function refuseNewer(version: number, dbFile: string, known: readonly Mig
  * schema_version row (re-checking the version inside, so two processes opening a new campaign at
  * once apply each migration exactly once). Returns the versions applied.
  */
-export function migrate(db: Database.Database, dbFile: string, appliedBy: string, migrations: readonly Migration[] = MIGRATIONS): number[] {
+export function migrate(
+  db: Database.Database,
+  dbFile: string,
+  appliedBy: string,
+  migrations: readonly Migration[] = MIGRATIONS,
+): number[] {
   const applied: number[] = [];
   for (const m of migrations) {
     const run = db.transaction(() => {
       const current = schemaVersionOf(db);
       refuseNewer(current, dbFile, migrations);
       if (current >= m.version) return false;
-      if (current !== m.version - 1) throw new TraceStoreError('corrupt', dbFile, `${dbFile} is at schema version ${current}; migration ${m.version} needs version ${m.version - 1}`);
+      if (current !== m.version - 1)
+        throw new TraceStoreError(
+          'corrupt',
+          dbFile,
+          `${dbFile} is at schema version ${current}; migration ${m.version} needs version ${m.version - 1}`,
+        );
       if (m.version === 1) {
         db.exec(SCHEMA_VERSION_TABLE);
         db.pragma(`application_id = ${APPLICATION_ID}`);
       }
       db.exec(m.sql);
-      db.prepare('INSERT INTO schema_version (version, description, applied_at, applied_by) VALUES (?, ?, ?, ?)').run(m.version, m.description, new Date().toISOString(), appliedBy);
+      db.prepare('INSERT INTO schema_version (version, description, applied_at, applied_by) VALUES (?, ?, ?, ?)').run(
+        m.version,
+        m.description,
+        new Date().toISOString(),
+        appliedBy,
+      );
       return true;
     });
     if (run.immediate()) applied.push(m.version);

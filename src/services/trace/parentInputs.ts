@@ -26,7 +26,8 @@ export function fileSha256(file: string): string {
     fileHashes.set(file, { size: st.size, mtimeMs: st.mtimeMs, sha256 });
     return sha256;
   } catch (err) {
-    if (err instanceof InputError) throw new TraceStoreError('invalid', file, `cannot hash ${file}: ${err.reason}`, { cause: err });
+    if (err instanceof InputError)
+      throw new TraceStoreError('invalid', file, `cannot hash ${file}: ${err.reason}`, { cause: err });
     throw fromFsError(err, file, 'cannot hash');
   }
 }

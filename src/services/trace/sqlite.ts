@@ -45,14 +45,16 @@ export function openDatabase(dbFile: string, o: SqliteOpenOptions): OpenedDataba
     checkApplicationId(db, dbFile);
     if (!o.readOnly) {
       const mode = String(db.pragma('journal_mode = WAL', { simple: true }));
-      if (mode.toLowerCase() !== 'wal') throw new TraceStoreError('io', dbFile, `${dbFile}: the database refused WAL mode (journal_mode is ${mode})`);
+      if (mode.toLowerCase() !== 'wal')
+        throw new TraceStoreError('io', dbFile, `${dbFile}: the database refused WAL mode (journal_mode is ${mode})`);
       db.pragma(`synchronous = ${o.synchronous}`);
     }
     return { db, copyOf: null };
   } catch (err) {
     db.close();
     const code = String((err as { code?: unknown })?.code ?? '');
-    if (o.readOnly && (code === 'SQLITE_READONLY_DIRECTORY' || code === 'SQLITE_CANTOPEN')) return openReadOnlyCopy(dbFile, o);
+    if (o.readOnly && (code === 'SQLITE_READONLY_DIRECTORY' || code === 'SQLITE_CANTOPEN'))
+      return openReadOnlyCopy(dbFile, o);
     throw fromSqliteError(err, dbFile, 'cannot open the campaign database');
   }
 }
@@ -83,11 +85,24 @@ function openReadOnlyCopy(dbFile: string, o: SqliteOpenOptions): OpenedDatabase 
 function checkApplicationId(db: Database.Database, dbFile: string): void {
   const id = Number(db.pragma('application_id', { simple: true }));
   if (id !== 0 && id !== APPLICATION_ID) {
-    throw new TraceStoreError('not_a_campaign', dbFile, `${dbFile} is an SQLite database of another program (application_id 0x${id.toString(16)}), not a MotionBench campaign`);
+    throw new TraceStoreError(
+      'not_a_campaign',
+      dbFile,
+      `${dbFile} is an SQLite database of another program (application_id 0x${id.toString(16)}), not a MotionBench campaign`,
+    );
   }
   if (id === 0) {
-    const tables = db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name <> 'schema_version'`).get() as { n: number };
-    const ours = db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'`).get() as { n: number };
-    if (tables.n > 0 && ours.n === 0) throw new TraceStoreError('not_a_campaign', dbFile, `${dbFile} holds tables but is not a MotionBench campaign database`);
+    const tables = db
+      .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name <> 'schema_version'`)
+      .get() as { n: number };
+    const ours = db
+      .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'`)
+      .get() as { n: number };
+    if (tables.n > 0 && ours.n === 0)
+      throw new TraceStoreError(
+        'not_a_campaign',
+        dbFile,
+        `${dbFile} holds tables but is not a MotionBench campaign database`,
+      );
   }
 }

@@ -57,7 +57,8 @@ export type WriterState = 'alive' | 'dead' | 'unknown';
 export function writerState(w: WriterIdentity, dbFile: string, runId: string): WriterState {
   const me = currentWriter();
   if (w.host !== me.host) return 'unknown';
-  if (w.pid === me.pid && (w.start === null || w.start === me.start)) return active.get(dbFile)?.has(runId) ? 'alive' : 'dead';
+  if (w.pid === me.pid && (w.start === null || w.start === me.start))
+    return active.get(dbFile)?.has(runId) ? 'alive' : 'dead';
   try {
     process.kill(w.pid, 0);
   } catch (err) {

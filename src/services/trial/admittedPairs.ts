@@ -1,5 +1,6 @@
-import { isRetryableOutcome } from '../../domain/backend/backend';
 import type { AdmissionRecord, EpisodeRecord, ParentTraceRecord } from '../../domain/trace/records';
+import { countsAsFinished } from '../../domain/trial/trialChecks';
+import { bindingName } from '../../domain/wbc/bindingName';
 import type { CampaignStore } from '../trace';
 
 // The Trial runner's queue: qualification pairs (binding × clip, no calibration) with their latest
@@ -13,6 +14,8 @@ export interface AdmittedPair {
   clipId: string;
   clipName: string;
   bindingKey: string;
+  /** bindingName (src/domain/wbc/bindingName.ts): tells two builtin bindings apart; the key when not stored. */
+  bindingName: string;
   bindingLabel: string;
   contractId: string;
   admitted: boolean;
@@ -43,18 +46,30 @@ function latestDecisions(store: CampaignStore): Map<string, AdmissionRecord> {
   return latest;
 }
 
-/** Settled episodes of a matched pair's branch: finished, with an outcome that is not retried. */
-export function countingEpisodes(store: CampaignStore, parentTraceId: string, domain: 'simulation' | 'real_robot'): EpisodeRecord[] {
+/**
+ * Settled episodes of a matched pair's branch: finished, with an outcome that counts
+ * (countsAsFinished: not retried). The trial session applies the same rule when it resumes.
+ */
+export function countingEpisodes(
+  store: CampaignStore,
+  parentTraceId: string,
+  domain: 'simulation' | 'real_robot',
+): EpisodeRecord[] {
   return store
     .findEpisodes({ parentTraceId, executionDomain: domain, status: 'finished' })
-    .filter((e) => e.outcome !== null && !isRetryableOutcome(e.outcome));
+    .filter((e) => countsAsFinished(e.outcome));
 }
 
 /** The matched parent traces of a qualification pair: same identity but for the calibration. */
 export function matchedTracesOf(store: CampaignStore, pair: ParentTraceRecord): ParentTraceRecord[] {
   const q = pair.identity;
   return store
-    .findParentTraces({ bindingId: q.bindingId, bindingVersion: q.bindingVersion, clipId: q.clipId, contractId: q.contractId })
+    .findParentTraces({
+      bindingId: q.bindingId,
+      bindingVersion: q.bindingVersion,
+      clipId: q.clipId,
+      contractId: q.contractId,
+    })
     .filter(
       (p) =>
         p.identity.calibrationId !== null &&
@@ -92,6 +107,7 @@ export function listAdmittedPairs(store: CampaignStore, trials = 3): AdmittedPai
       clipId: p.identity.clipId,
       clipName: ev.clip?.name ?? p.identity.clipId,
       bindingKey: `${p.identity.bindingId}@${p.identity.bindingVersion}`,
+      bindingName: b ? bindingName(b.binding) : `${p.identity.bindingId}@${p.identity.bindingVersion}`,
       bindingLabel: b?.label ?? '',
       contractId: p.identity.contractId,
       admitted: a.admitted,
@@ -101,7 +117,12 @@ export function listAdmittedPairs(store: CampaignStore, trials = 3): AdmittedPai
       matched: matched ?? null,
     });
   }
-  return out.sort((x, y) => Number(y.admitted) - Number(x.admitted) || x.clipName.localeCompare(y.clipName) || x.bindingKey.localeCompare(y.bindingKey));
+  return out.sort(
+    (x, y) =>
+      Number(y.admitted) - Number(x.admitted) ||
+      x.clipName.localeCompare(y.clipName) ||
+      x.bindingKey.localeCompare(y.bindingKey),
+  );
 }
 
 /** Resolves `--pair` (a parent trace id or a unique prefix of one) among the decided pairs. */
@@ -113,6 +134,6 @@ export function resolvePair(pairs: readonly AdmittedPair[], id: string): Admitte
   if (hits.length > 1) throw new RangeError(`pair "${id}" is ambiguous: ${hits.map((h) => h.pairId).join(', ')}`);
   const admitted = pairs.filter((p) => p.admitted);
   throw new RangeError(
-    `no qualification pair "${id}" in this campaign${admitted.length ? `; admitted: ${admitted.map((p) => `${p.pairId} (${p.clipName} × ${p.bindingKey})`).join(', ')}` : ' (no pair is admitted yet: run motionbench qualify first)'}`,
+    `no qualification pair "${id}" in this campaign${admitted.length ? `; admitted: ${admitted.map((p) => `${p.pairId} (${p.clipName} × ${p.bindingName})`).join(', ')}` : ' (no pair is admitted yet: run motionbench qualify first)'}`,
   );
 }

@@ -1,8 +1,20 @@
 import { performance } from 'node:perf_hooks';
-import type { BackendEvent, StopDelivery } from '../../domain/backend/backend';
+import {
+  NotARobotBackendError,
+  stopPathRefusal,
+  type BackendEvent,
+  type StopDelivery,
+} from '../../domain/backend/backend';
 import type { TraceEventKind } from '../../domain/trace/records';
 import { SafetyGate } from '../../domain/safety/safetyGate';
-import type { GateEffects, GateEvent, GateTrip, MotionDecision, MotionKind, SafetyGateConfig } from '../../domain/safety/safetyTypes';
+import type {
+  GateEffects,
+  GateEvent,
+  GateTrip,
+  MotionDecision,
+  MotionKind,
+  SafetyGateConfig,
+} from '../../domain/safety/safetyTypes';
 import type { CampaignStore } from '../trace';
 import type { InterlockFeed } from './interlockFeed';
 import type { RobotLink } from './trialTypes';
@@ -11,7 +23,9 @@ import type { RobotLink } from './trialTypes';
 //   inputs  — every interlock status/e-stop/loss (InterlockFeed), every batch of robot frames
 //             (`lowstate` at its arrival time), the link's presence going `lost`, and a 10 ms tick
 //             that drives the gate's watchdogs (interlock silent > 100 ms, no lowstate > 100 ms);
-//   outputs — the gate's actions (stop, damp) are sent at once through the RobotLink, its trace
+//   outputs — the gate's actions (stop, damp) are sent at once through the RobotLink (over the
+//             backend's declared RobotBackend stop path: a backend that declares none is refused
+//             at construction, with a `refusal` trace event and NotARobotBackendError), its trace
 //             events (refusals, trips, human resets) go to the campaign, its problems to the log,
 //             and a trip is handed to the session (which ends the episode with the trip's outcome).
 // Every input is stamped with performance.now() (or the interlock's own reading of it), clamped
@@ -40,6 +54,12 @@ export class GateDriver {
   constructor(private readonly o: GateDriverOptions) {
     this.gate = new SafetyGate(o.config ?? {});
     this.parentTraceId = o.parentTraceId ?? null;
+    // A trip's stop and damp must be able to reach the robot: without a stop path, no trial.
+    const noStop = stopPathRefusal(o.link.backend);
+    if (noStop !== null) {
+      this.record('refusal', noStop, null, { reasons: [noStop] });
+      throw new NotARobotBackendError(o.link.backend.name, noStop);
+    }
     this.unsubscribers.push(o.interlock.subscribe((e) => this.feed(e)));
     this.unsubscribers.push(
       o.link.subscribe(async (events: BackendEvent[]) => {
@@ -48,12 +68,26 @@ export class GateDriver {
           // A lost link trips only while the robot moves under this gate; otherwise the stale
           // lowstate refuses motion (a trip would damp a robot standing idle).
           else if (e.type === 'presence' && e.presence === 'lost' && this.gate.snapshot().episode?.moving) {
-            this.feed({ type: 'link_lost', atMs: this.now(), reason: `the robot link (${o.link.backend.name}) is lost` });
+            this.feed({
+              type: 'link_lost',
+              atMs: this.now(),
+              reason: `the robot link (${o.link.backend.name}) is lost`,
+            });
           }
         }
       }),
     );
-    this.timer = setInterval(() => this.feed({ type: 'tick', atMs: this.now() }), TICK_MS);
+    // The watchdogs are judged in the check phase (setImmediate), after this turn's I/O poll: a
+    // timer that wakes late because this loop was busy would otherwise judge before reading the
+    // statuses and frames that did arrive meanwhile (Node runs timers before poll I/O), and trip
+    // a link that never went silent. Silence that is real is judged the same, one poll later.
+    this.timer = setInterval(
+      () =>
+        setImmediate(() => {
+          if (!this.closed) this.feed({ type: 'tick', atMs: this.now() });
+        }),
+      TICK_MS,
+    );
   }
 
   /** The gate's clock: performance.now(), never earlier than the last input. */
@@ -99,7 +133,12 @@ export class GateDriver {
       // link until answered, and what happened to it is traced when it settles.
       const sent =
         a.command === 'stop'
-          ? this.o.link.stop(trip?.outcome === 'estop' || trip?.outcome === 'intervention' || trip?.outcome === 'link_lost' ? trip.outcome : 'aborted_by_operator', a.reason)
+          ? this.o.link.stop(
+              trip?.outcome === 'estop' || trip?.outcome === 'intervention' || trip?.outcome === 'link_lost'
+                ? trip.outcome
+                : 'aborted_by_operator',
+              a.reason,
+            )
           : this.o.link.damp(a.reason);
       void sent.then((d) => this.recordDelivery(d, runId, trip?.cause ?? null));
     }
@@ -113,7 +152,13 @@ export class GateDriver {
     try {
       // A refusal comes before its episode is stored (nothing ran): it names the run in its detail.
       const stored = runId !== null && this.o.store.getEpisode(runId) !== null;
-      this.o.store.recordEvent({ kind, reason, runId: stored ? runId : null, parentTraceId: stored ? null : this.parentTraceId, detail: { ...detail, run_id: runId } });
+      this.o.store.recordEvent({
+        kind,
+        reason,
+        runId: stored ? runId : null,
+        parentTraceId: stored ? null : this.parentTraceId,
+        detail: { ...detail, run_id: runId },
+      });
     } catch (err) {
       this.o.log?.(`trace: cannot record ${kind}: ${(err as Error).message}`);
     }
@@ -127,11 +172,30 @@ export class GateDriver {
    */
   private recordDelivery(d: StopDelivery, runId: string | null, cause: string | null): void {
     const after = d.firstSentAtMs === null ? null : Math.round((d.settledAtMs - d.firstSentAtMs) * 10) / 10;
-    const detail = { delivery: { command: d.command, attempts: d.attempts, answer: d.answer, message: d.message, settled_after_ms: after }, cause };
+    const detail = {
+      delivery: {
+        command: d.command,
+        attempts: d.attempts,
+        answer: d.answer,
+        message: d.message,
+        settled_after_ms: after,
+      },
+      cause,
+    };
     if (d.answer === 'ok') {
-      this.record('note', `${d.command} acknowledged by ${this.o.link.backend.name} (${d.attempts} write(s), answered ${after} ms after the first): ${d.message}`, runId, detail);
+      this.record(
+        'note',
+        `${d.command} acknowledged by ${this.o.link.backend.name} (${d.attempts} write(s), answered ${after} ms after the first): ${d.message}`,
+        runId,
+        detail,
+      );
     } else {
-      const what = d.answer === 'refused' ? `refused by ${this.o.link.backend.name}` : d.attempts === 0 ? 'not sent' : `sent ${d.attempts}× without an answer`;
+      const what =
+        d.answer === 'refused'
+          ? `refused by ${this.o.link.backend.name}`
+          : d.attempts === 0
+            ? 'not sent'
+            : `sent ${d.attempts}× without an answer`;
       this.record('problem', `${d.command} of the trip ${what}: ${d.message}`, runId, detail);
       this.o.log?.(`safety gate: ${d.command} ${what}: ${d.message}`);
     }

@@ -83,7 +83,14 @@ export class LiveTrial {
   reading(): LiveReading {
     const s = this.metrics.reading;
     const f = this.failure();
-    return { frame: s.frame, timeS: s.timeS, mpjpeLMm: s.frameMpjpeLMm, jointRmseRad: s.jointPosRmseRad, failed: f !== null, failure: f ? f.text : null };
+    return {
+      frame: s.frame,
+      timeS: s.timeS,
+      mpjpeLMm: s.frameMpjpeLMm,
+      jointRmseRad: s.jointPosRmseRad,
+      failed: f !== null,
+      failure: f ? f.text : null,
+    };
   }
 
   /** The first hard failure so far (null: none, or unavailable without a global root). */

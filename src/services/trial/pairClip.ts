@@ -18,7 +18,12 @@ export class PairClipError extends Error {
   override readonly name = 'PairClipError';
 }
 
-export function clipForPair(store: CampaignStore, pair: AdmittedPair, qual: ParentTraceRecord, workload?: LoadedWorkload): MotionClip {
+export function clipForPair(
+  store: CampaignStore,
+  pair: AdmittedPair,
+  qual: ParentTraceRecord,
+  workload?: LoadedWorkload,
+): MotionClip {
   return pairWorkload(store, pair, qual, workload).clip;
 }
 
@@ -27,7 +32,12 @@ export function clipForPair(store: CampaignStore, pair: AdmittedPair, qual: Pare
  * (≈ 0.6 s of synchronous work): callers with a live robot or interlock link do this before
  * opening them, so the heartbeats never wait for it.
  */
-export function pairWorkload(store: CampaignStore, pair: AdmittedPair, qual: ParentTraceRecord, workload?: LoadedWorkload): { clip: MotionClip; workload: LoadedWorkload } {
+export function pairWorkload(
+  store: CampaignStore,
+  pair: AdmittedPair,
+  qual: ParentTraceRecord,
+  workload?: LoadedWorkload,
+): { clip: MotionClip; workload: LoadedWorkload } {
   let w = workload;
   if (!w) {
     const snap = pair.snapshotHash ? store.getWorkloadSnapshot(pair.snapshotHash) : null;
@@ -35,19 +45,36 @@ export function pairWorkload(store: CampaignStore, pair: AdmittedPair, qual: Par
     else if (snap && snap.id === POLICIES_WORKLOAD_ID) {
       // The motions of the campaign's policies, read again from the policies (checked by content below).
       const profile = loadRobotProfile();
-      const policies = store.listBindings().flatMap((r) => (r.binding.kind === 'onnx' && r.binding.family !== undefined ? [r.binding.policyPath] : []));
-      w = policyMotionsWorkload([...new Set(policies)].map((p) => planPolicy(p, profile)), profile);
-    } else throw new PairClipError(`the clip of pair ${pair.pairId} (${pair.clipName}) comes from ${snap ? `the folder workload ${snap.id}` : 'an unknown workload'}: give the workload it was qualified on (--workload <dir>)`);
+      const policies = store
+        .listBindings()
+        .flatMap((r) => (r.binding.kind === 'onnx' && r.binding.family !== undefined ? [r.binding.policyPath] : []));
+      w = policyMotionsWorkload(
+        [...new Set(policies)].map((p) => planPolicy(p, profile)),
+        profile,
+      );
+    } else
+      throw new PairClipError(
+        `the clip of pair ${pair.pairId} (${pair.clipName}) comes from ${snap ? `the folder workload ${snap.id}` : 'an unknown workload'}: give the workload it was qualified on (--workload <dir>)`,
+      );
   }
   const clip = w.clips.find((c) => c.id === qual.identity.clipId);
-  if (!clip) throw new PairClipError(`workload ${w.snapshot.id} has no clip ${qual.identity.clipId} (${pair.clipName}) of pair ${pair.pairId}`);
+  if (!clip)
+    throw new PairClipError(
+      `workload ${w.snapshot.id} has no clip ${qual.identity.clipId} (${pair.clipName}) of pair ${pair.pairId}`,
+    );
   if (clipContentSha256(clip) !== qual.identity.referenceSha256) {
-    throw new PairClipError(`clip ${clip.name} (${clip.id}) differs from the one pair ${pair.pairId} was qualified with (content hash changed): qualify it again`);
+    throw new PairClipError(
+      `clip ${clip.name} (${clip.id}) differs from the one pair ${pair.pairId} was qualified with (content hash changed): qualify it again`,
+    );
   }
   return { clip, workload: w };
 }
 
-export function clipForPairId(store: CampaignStore, pairId: string, workload?: LoadedWorkload): { pair: AdmittedPair; clip: MotionClip; workload: LoadedWorkload } {
+export function clipForPairId(
+  store: CampaignStore,
+  pairId: string,
+  workload?: LoadedWorkload,
+): { pair: AdmittedPair; clip: MotionClip; workload: LoadedWorkload } {
   const pair = resolvePair(listAdmittedPairs(store), pairId);
   return { pair, ...pairWorkload(store, pair, store.getParentTrace(pair.pairId)!, workload) };
 }

@@ -1,5 +1,11 @@
 import type { BackendEvent } from '../../domain/backend/backend';
-import { captureFromDetector, measuredVsClipStart, StillnessDetector, withClip, type StillnessStatus } from '../../domain/calibration';
+import {
+  captureFromDetector,
+  measuredVsClipStart,
+  StillnessDetector,
+  withClip,
+  type StillnessStatus,
+} from '../../domain/calibration';
 import type { CalibrationCaptureRequest, CalibrationCaptureResult, StillnessProgress } from './trialTypes';
 
 // Calibration capture from the live robot (issue 6 item 5): watch the robot's state stream,

@@ -1,17 +1,21 @@
-import type { Backend, BackendEvent, BackendListener, EpisodeOutcome, StopDelivery } from '../../domain/backend/backend';
+import {
+  robotBackendOf,
+  stopPathRefusal,
+  type Backend,
+  type BackendEvent,
+  type BackendListener,
+  type EpisodeOutcome,
+  type StopDelivery,
+} from '../../domain/backend/backend';
 import type { RobotLink } from './trialTypes';
 
-// A RobotLink over a g1-bridge/1 client Backend for processes without the console's
-// ConnectionRegistry (the CLI): fans the backend's single listener out to watchers, awaiting each
-// so the backend's backpressure holds, and sends stop/damp through the client's unleased command
-// path (a trip must stop the robot whoever holds the lease).
-
-/** What a g1-bridge/1 client offers beyond Backend for trips (BridgeClientBackend.sendStop). */
-export interface StopCommandSender {
-  sendStop(command: 'stop' | 'damp', reason: string, outcome?: EpisodeOutcome): Promise<StopDelivery>;
-}
-
-export const canSendStop = (b: Backend): b is Backend & StopCommandSender => typeof (b as Partial<StopCommandSender>).sendStop === 'function';
+// A RobotLink over a robot backend: fans the backend's single listener out to watchers (for
+// processes without the console's ConnectionRegistry, the CLI), awaiting each so the backend's
+// backpressure holds, and sends stop/damp through the RobotBackend's unleased path (a trip must
+// stop the robot whoever holds the lease). Whether the backend has that path is read from its
+// declaration (`robotLink`, src/domain/backend/backend.ts), never probed for. A backend without
+// it can still be watched (calibration, live metrics); its stop and damp come back unsent with
+// the reason, and the gate driver refuses it for real-robot trials (gateDriver.ts).
 
 /** Installs one listener on the backend that forwards every batch to the watchers. */
 export function fanOutBackend(backend: Backend): { subscribe(listener: BackendListener): () => void } {
@@ -33,22 +37,33 @@ export function fanOutBackend(backend: Backend): { subscribe(listener: BackendLi
   };
 }
 
-export function robotLinkFor(backend: Backend, options: { robotUnit?: string; subscribe?: (l: BackendListener) => () => void; log?: (line: string) => void } = {}): RobotLink {
+const unsent = (command: 'stop' | 'damp', reason: string, message: string): StopDelivery => ({
+  command,
+  reason,
+  attempts: 0,
+  answer: null,
+  message,
+  firstSentAtMs: null,
+  settledAtMs: performance.now(),
+});
+
+export function robotLinkFor(
+  backend: Backend,
+  options: { robotUnit?: string; subscribe?: (l: BackendListener) => () => void; log?: (line: string) => void } = {},
+): RobotLink {
   const log = options.log ?? (() => {});
   const subscribe = options.subscribe ?? fanOutBackend(backend).subscribe;
+  const robot = robotBackendOf(backend);
   const send = async (command: 'stop' | 'damp', reason: string, outcome?: EpisodeOutcome): Promise<StopDelivery> => {
-    if (!canSendStop(backend)) {
-      log(`robot: ${backend.name} cannot send ${command} (not a g1-bridge/1 client)`);
-      return { command, reason, attempts: 0, answer: null, message: `${backend.name} has no stop/damp path (not a g1-bridge/1 client)`, firstSentAtMs: null, settledAtMs: performance.now() };
-    }
+    if (!robot) return unsent(command, reason, stopPathRefusal(backend) as string);
     try {
-      const d = await backend.sendStop(command, reason, outcome);
+      const d = command === 'stop' ? await robot.sendStop(reason, outcome) : await robot.damp(reason);
       if (d.answer !== 'ok') log(`robot: ${command} not confirmed by ${backend.name}: ${d.message}`);
       return d;
     } catch (err) {
-      // sendStop never rejects by contract; a sender that does is reported, not thrown.
+      // sendStop and damp never reject by contract; one that does is reported, not thrown.
       log(`robot: ${command} not confirmed by ${backend.name}: ${(err as Error).message}`);
-      return { command, reason, attempts: 0, answer: null, message: (err as Error).message, firstSentAtMs: null, settledAtMs: performance.now() };
+      return unsent(command, reason, (err as Error).message);
     }
   };
   return {

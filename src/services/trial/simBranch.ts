@@ -34,7 +34,12 @@ export function initialStateOf(cal: CalibrationRecord): InitialState {
  * binding's joint PD without the root assist (the robot stands on its own feet, as it did when
  * measured). Not an episode: nothing is recorded.
  */
-export async function settledState(sim: EmbeddedSimulator, cal: CalibrationRecord, binding: WbcBinding, profile: RobotProfile): Promise<StateFrame> {
+export async function settledState(
+  sim: EmbeddedSimulator,
+  cal: CalibrationRecord,
+  binding: WbcBinding,
+  profile: RobotProfile,
+): Promise<StateFrame> {
   const initial = initialStateOf(cal);
   const fps = MB_METRICS_1.rateHz;
   const n = Math.round(SETTLE_SECONDS * fps) + 1;
@@ -69,15 +74,30 @@ export interface SimBranchRun {
 }
 
 /** Runs and records the pair's simulation episode from the calibration's initial state. */
-export async function runSimBranch(
-  o: { store: CampaignStore; sim: EmbeddedSimulator; profile: RobotProfile; parentTraceId: string; clip: MotionClip; binding: WbcBinding; calibrationId: string; initial: InitialState; seed: number; snapshotHash: string | null },
-): Promise<SimBranchRun> {
+export async function runSimBranch(o: {
+  store: CampaignStore;
+  sim: EmbeddedSimulator;
+  profile: RobotProfile;
+  parentTraceId: string;
+  clip: MotionClip;
+  binding: WbcBinding;
+  calibrationId: string;
+  initial: InitialState;
+  seed: number;
+  snapshotHash: string | null;
+}): Promise<SimBranchRun> {
   const r = await recordSimEpisode({
     ...o,
     what: 'simulation branch failed',
     episode: {
       snapshotHash: o.snapshotHash,
-      fileMetadata: { clip_name: o.clip.name, binding_kind: o.binding.kind, binding_label: o.binding.label, calibration_id: o.calibrationId, matched_pair: true },
+      fileMetadata: {
+        clip_name: o.clip.name,
+        binding_kind: o.binding.kind,
+        binding_label: o.binding.label,
+        calibration_id: o.calibrationId,
+        matched_pair: true,
+      },
       meta: { matchedPair: { calibrationId: o.calibrationId, initialState: o.initial } },
     },
   });

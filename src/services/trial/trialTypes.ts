@@ -5,8 +5,8 @@ import type { NotStillReason, StillnessStats } from '../../domain/calibration/st
 import type { EpisodeMetrics } from '../../domain/metrics/readings';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
-import type { Refusal, GateTrip } from '../../domain/safety/safetyTypes';
 import type { CalibrationRecord } from '../../domain/trace/records';
+import type { SessionProgress, TrialPhase } from '../../domain/trial/trialSessionTypes';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import type { EmbeddedSimulator } from '../sim/embeddedSimulator';
 import type { CampaignStore } from '../trace';
@@ -14,8 +14,9 @@ import type { LoadedWorkload } from '../../domain/workload/snapshot';
 import type { InterlockFeed } from './interlockFeed';
 
 // The matched sim/real trial (issue 6 items 5–7; DESIGN §3 Trace, §6): the contracts between the
-// trial runner (matchedTrialRunner.ts), its callers (the CLI's `calibrate` and `trial`, the
-// console's Trial runner and Calibration panels) and the robot link.
+// trial runner (matchedTrialRunner.ts: the driver of the session reducer in src/domain/trial), its
+// callers (the CLI's `calibrate` and `trial`, the console's Trial runner and Calibration panels)
+// and the robot link.
 
 /**
  * The robot link as the trial runner uses it: the g1-bridge/1 client Backend, a way to watch its
@@ -30,7 +31,10 @@ export interface RobotLink {
    * Sends `stop` (with an outcome) then holds; never gated, never throws. Resolves with what
    * happened to it (written how often, answered or not), for the trace.
    */
-  stop(outcome: Extract<EpisodeOutcome, 'aborted_by_operator' | 'estop' | 'intervention' | 'link_lost'>, reason: string): Promise<StopDelivery>;
+  stop(
+    outcome: Extract<EpisodeOutcome, 'aborted_by_operator' | 'estop' | 'intervention' | 'link_lost'>,
+    reason: string,
+  ): Promise<StopDelivery>;
   /** Sends `damp`; never gated, never throws; resolves with its delivery. */
   damp(reason: string): Promise<StopDelivery>;
   /** Robot unit (serial or inventory name) for calibrations and episodes. */
@@ -70,7 +74,11 @@ export interface OperatorPrompts {
    * Human-gated reset before a trial (after the previous one, or after a trip): the operator puts
    * the robot back at its start pose and says so; resolves with a note (who/what), or null to give up.
    */
-  confirmReset(info: { trialIndex: number; afterOutcome: EpisodeOutcome | null; tripped: boolean }): Promise<string | null>;
+  confirmReset(info: {
+    trialIndex: number;
+    afterOutcome: EpisodeOutcome | null;
+    tripped: boolean;
+  }): Promise<string | null>;
 }
 
 export interface TrialConfirmInfo {
@@ -79,27 +87,34 @@ export interface TrialConfirmInfo {
   trialIndex: number;
   trials: number;
   clipName: string;
+  /** The binding's key (`id@version`) and its name (src/domain/wbc/bindingName.ts). */
   binding: string;
+  bindingName: string;
   /** Fresh capture vs the pair's calibration (max joint difference, rad; attitude, rad). */
   calibrationCheck: { maxJointDiffRad: number; attitudeDiffRad: number };
 }
 
-/** Progress of a matched pair for the console and the CLI. */
+/**
+ * Progress of a matched pair for the console and the CLI: the session's own (phases, refusals,
+ * trips, episode ends: SessionProgress, decided by the reducer in src/domain/trial), plus the
+ * driver's 50 Hz live readings of the running real trial and the stillness of a capture.
+ */
 export type TrialProgressEvent =
-  | { type: 'phase'; phase: TrialPhase; trialIndex: number | null; message: string }
-  | { type: 'refusal'; runId: string | null; reasons: Refusal[] }
-  | { type: 'trip'; trip: GateTrip }
-  /**
-   * An episode of the pair ended. `resumed`: it ended in an earlier session of this matched pair
-   * and is reported once, at the start of the resumed session, so the operator sees the pair's
-   * whole history (the simulation branch is never run twice).
-   */
-  | { type: 'episode_end'; runId: string; domain: 'simulation' | 'real_robot'; trialIndex: number | null; outcome: EpisodeOutcome; reason: string; frames: number; resumed: boolean }
+  | SessionProgress
   /** 50 Hz live readings of the running real trial. */
-  | { type: 'live'; runId: string; frame: number; timeS: number; mpjpeLMm: number | null; jointRmseRad: number | null; failed: boolean; failure: string | null }
+  | {
+      type: 'live';
+      runId: string;
+      frame: number;
+      timeS: number;
+      mpjpeLMm: number | null;
+      jointRmseRad: number | null;
+      failed: boolean;
+      failure: string | null;
+    }
   | { type: 'stillness'; progress: StillnessProgress };
 
-export type TrialPhase = 'calibrating' | 'simulating' | 'waiting_reset' | 'checking_calibration' | 'waiting_confirmation' | 'running' | 'done' | 'stopped';
+export type { TrialPhase };
 
 export interface MatchedPairRequest {
   store: CampaignStore;
@@ -128,9 +143,18 @@ export interface MatchedPairResult {
   parentTraceId: string;
   calibrationId: string;
   clip: Pick<MotionClip, 'id' | 'name'>;
-  binding: Pick<WbcBinding, 'id' | 'version' | 'label'>;
+  /** `name`: bindingName (src/domain/wbc/bindingName.ts). */
+  binding: Pick<WbcBinding, 'id' | 'version' | 'label'> & { name: string };
   sim: { runId: string; outcome: EpisodeOutcome; metrics: EpisodeMetrics | null; resumed: boolean };
-  real: { runId: string; trialIndex: number; outcome: EpisodeOutcome; reason: string; frames: number; metrics: EpisodeMetrics | null; resumed: boolean }[];
+  real: {
+    runId: string;
+    trialIndex: number;
+    outcome: EpisodeOutcome;
+    reason: string;
+    frames: number;
+    metrics: EpisodeMetrics | null;
+    resumed: boolean;
+  }[];
   /** Trials still owed (a stop or a refusal ended the session early); a later call resumes. */
   remaining: number;
   stoppedEarly: string | null;

@@ -30,7 +30,12 @@ const termSchema = z.discriminatedUnion(
     z.strictObject({ term: z.literal('joint_vel'), scale }),
     z.strictObject({ term: z.literal('base_ang_vel'), scale }),
     z.strictObject({ term: z.literal('projected_gravity'), scale }),
-    z.strictObject({ term: z.literal('reference_joint_pos'), frames: z.int().min(1).max(1000), offset: z.int().min(0).max(1000).optional(), scale }),
+    z.strictObject({
+      term: z.literal('reference_joint_pos'),
+      frames: z.int().min(1).max(1000),
+      offset: z.int().min(0).max(1000).optional(),
+      scale,
+    }),
     z.strictObject({ term: z.literal('last_action'), scale }),
   ],
   {
@@ -74,7 +79,11 @@ export type OnnxBindingFile = z.input<typeof onnxBindingFileSchema>;
  * Validates parsed binding JSON. `file` names the json in messages; `modelFile` in the result
  * is resolved against `baseDir` (the json's directory). Does not read the .onnx.
  */
-export function parseOnnxBindingJson(json: unknown, file: string, baseDir: string): Omit<OnnxBinding, 'checkpointHash'> & { checkpointHash?: string } {
+export function parseOnnxBindingJson(
+  json: unknown,
+  file: string,
+  baseDir: string,
+): Omit<OnnxBinding, 'checkpointHash'> & { checkpointHash?: string } {
   const r = onnxBindingFileSchema.safeParse(json);
   if (!r.success) {
     throw inputErrorFromIssues(file, r.error.issues);
@@ -92,7 +101,8 @@ export function parseOnnxBindingJson(json: unknown, file: string, baseDir: strin
   if (d.interface.clipObservation !== undefined) iface.clipObservation = d.interface.clipObservation;
   if (d.interface.clipAction !== undefined) iface.clipAction = d.interface.clipAction;
   const problems = policyInterfaceProblems(iface, JOINTS);
-  if (problems.length > 0) throw new InputError({ file, key: `interface.${problems[0].split(':')[0]}` }, problems.join('; '));
+  if (problems.length > 0)
+    throw new InputError({ file, key: `interface.${problems[0].split(':')[0]}` }, problems.join('; '));
   return {
     kind: 'onnx',
     id: d.id,
@@ -115,7 +125,10 @@ export async function loadOnnxBinding(file: string): Promise<OnnxBinding> {
   try {
     text = await readBoundedTextAsync(file, 'json');
   } catch (e) {
-    throw new InputError({ file }, `cannot read the binding file (${e instanceof InputError ? e.reason : ((e as NodeJS.ErrnoException).code ?? (e as Error).message)})`);
+    throw new InputError(
+      { file },
+      `cannot read the binding file (${e instanceof InputError ? e.reason : ((e as NodeJS.ErrnoException).code ?? (e as Error).message)})`,
+    );
   }
   let json: unknown;
   try {
@@ -128,11 +141,17 @@ export async function loadOnnxBinding(file: string): Promise<OnnxBinding> {
   try {
     bytes = await readBoundedFileAsync(parsed.modelFile, 'onnxModel');
   } catch (e) {
-    throw new InputError({ file, key: 'modelFile' }, `cannot read ${parsed.modelFile} (${e instanceof InputError ? e.reason : ((e as NodeJS.ErrnoException).code ?? (e as Error).message)})`);
+    throw new InputError(
+      { file, key: 'modelFile' },
+      `cannot read ${parsed.modelFile} (${e instanceof InputError ? e.reason : ((e as NodeJS.ErrnoException).code ?? (e as Error).message)})`,
+    );
   }
   const hash = onnxCheckpointHash(bytes);
   if (parsed.checkpointHash !== undefined && parsed.checkpointHash !== hash)
-    throw new InputError({ file, key: 'checkpointHash' }, `${parsed.modelFile} hashes to ${hash}, the binding pins ${parsed.checkpointHash}`);
+    throw new InputError(
+      { file, key: 'checkpointHash' },
+      `${parsed.modelFile} hashes to ${hash}, the binding pins ${parsed.checkpointHash}`,
+    );
   return { ...parsed, checkpointHash: hash };
 }
 

@@ -13,7 +13,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { isMap, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import { InputError } from '../../domain/problems';
-import { beyondmimicSpec, holosomaSpec, mjlabDeploySpec, wbcMjlabSpec, type ConfigSource } from '../../domain/wbc/policyFamilies';
+import {
+  beyondmimicSpec,
+  holosomaSpec,
+  mjlabDeploySpec,
+  wbcMjlabSpec,
+  type ConfigSource,
+} from '../../domain/wbc/policyFamilies';
 import type { OnnxModelInfo } from '../../domain/wbc/onnxModelInfo';
 import type { TrackingPolicySpec } from '../../domain/wbc/trackingPolicy';
 import type { PolicyBinding } from '../../domain/wbc/wbcBinding';
@@ -44,7 +50,9 @@ function readYaml(file: string): YamlSource {
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(readBoundedFile(file, 'json'));
   } catch (e) {
-    throw e instanceof InputError ? e : new InputError({ file }, `cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw e instanceof InputError
+      ? e
+      : new InputError({ file }, `cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
@@ -62,7 +70,10 @@ function located<T>(src: YamlSource, run: () => T): T {
     return run();
   } catch (e) {
     if (!(e instanceof InputError) || e.location.file !== src.file || e.location.key === undefined) throw e;
-    const keyPath = e.location.key.split(/\.|\[(\d+)\]/).filter((k) => k !== undefined && k !== '').map((k) => (/^\d+$/.test(k) ? Number(k) : k));
+    const keyPath = e.location.key
+      .split(/\.|\[(\d+)\]/)
+      .filter((k) => k !== undefined && k !== '')
+      .map((k) => (/^\d+$/.test(k) ? Number(k) : k));
     let node: unknown = src.doc.contents;
     let found: unknown = null;
     for (const k of keyPath) {
@@ -108,11 +119,22 @@ function layoutOf(spec: string): Layout {
   const up = path.dirname(dir);
   if (st.isDirectory()) {
     if (isFile(path.join(dir, 'params', 'deploy.yaml')) && isFile(path.join(dir, 'exported', 'policy.onnx')))
-      return { family: 'mjlab-deploy', onnx: path.join(dir, 'exported', 'policy.onnx'), config: path.join(dir, 'params', 'deploy.yaml'), name: path.basename(dir) };
+      return {
+        family: 'mjlab-deploy',
+        onnx: path.join(dir, 'exported', 'policy.onnx'),
+        config: path.join(dir, 'params', 'deploy.yaml'),
+        name: path.basename(dir),
+      };
     if (isFile(path.join(dir, 'config.yaml')) && isFile(path.join(dir, 'policy.onnx')))
-      return { family: 'wbc-mjlab', onnx: path.join(dir, 'policy.onnx'), config: path.join(dir, 'config.yaml'), name: path.basename(dir) };
+      return {
+        family: 'wbc-mjlab',
+        onnx: path.join(dir, 'policy.onnx'),
+        config: path.join(dir, 'config.yaml'),
+        name: path.basename(dir),
+      };
     const onnx = fs.readdirSync(dir).filter((f) => f.endsWith('.onnx'));
-    if (onnx.length === 1) return { family: 'onnx', onnx: path.join(dir, onnx[0]), name: path.basename(onnx[0], '.onnx') };
+    if (onnx.length === 1)
+      return { family: 'onnx', onnx: path.join(dir, onnx[0]), name: path.basename(onnx[0], '.onnx') };
     throw new InputError(
       { file: spec },
       onnx.length === 0
@@ -122,8 +144,16 @@ function layoutOf(spec: string): Layout {
   }
   if (!abs.endsWith('.onnx')) throw new InputError({ file: spec }, 'not an .onnx file or a policy folder');
   if (path.basename(dir) === 'exported' && isFile(path.join(up, 'params', 'deploy.yaml')))
-    return { family: 'mjlab-deploy', onnx: abs, config: path.join(up, 'params', 'deploy.yaml'), name: path.basename(up) };
-  if (isFile(path.join(dir, 'config.yaml')) && /wbc_tracking_params_v1/.test(new TextDecoder().decode(readFileHead(path.join(dir, 'config.yaml'), 4096))))
+    return {
+      family: 'mjlab-deploy',
+      onnx: abs,
+      config: path.join(up, 'params', 'deploy.yaml'),
+      name: path.basename(up),
+    };
+  if (
+    isFile(path.join(dir, 'config.yaml')) &&
+    /wbc_tracking_params_v1/.test(new TextDecoder().decode(readFileHead(path.join(dir, 'config.yaml'), 4096)))
+  )
     return { family: 'wbc-mjlab', onnx: abs, config: path.join(dir, 'config.yaml'), name: path.basename(dir) };
   return { family: 'onnx', onnx: abs, name: path.basename(abs, '.onnx') };
 }
@@ -142,12 +172,17 @@ function hashFiles(files: { path: string; bytes?: Uint8Array }[]): string {
 export function loadTrackingPolicy(policyPath: string): LoadedPolicy {
   const layout = layoutOf(policyPath);
   const { info, bytes, externalFiles } = readOnnxFile(layout.onnx);
-  const files: { path: string; bytes?: Uint8Array }[] = [{ path: layout.onnx, bytes }, ...externalFiles.map((p) => ({ path: p }))];
+  const files: { path: string; bytes?: Uint8Array }[] = [
+    { path: layout.onnx, bytes },
+    ...externalFiles.map((p) => ({ path: p })),
+  ];
   let spec: TrackingPolicySpec;
   if (layout.family === 'mjlab-deploy' || layout.family === 'wbc-mjlab') {
     const cfg = readYaml(layout.config);
     files.push({ path: layout.config });
-    spec = located(cfg, () => (layout.family === 'mjlab-deploy' ? mjlabDeploySpec(info, cfg) : wbcMjlabSpec(info, cfg)));
+    spec = located(cfg, () =>
+      layout.family === 'mjlab-deploy' ? mjlabDeploySpec(info, cfg) : wbcMjlabSpec(info, cfg),
+    );
   } else if (info.metadata.experiment_config !== undefined) {
     spec = holosomaSpec(info);
   } else if (info.metadata.observation_names !== undefined || info.metadata.anchor_body_name !== undefined) {
@@ -156,11 +191,21 @@ export function loadTrackingPolicy(policyPath: string): LoadedPolicy {
     throw new InputError(
       { file: layout.onnx },
       `the policy's family cannot be told: its metadata has neither observation_names (BeyondMimic) nor experiment_config (holosoma)${
-        Object.keys(info.metadata).length ? ` (keys: ${Object.keys(info.metadata).join(', ')})` : ' (it has no metadata)'
+        Object.keys(info.metadata).length
+          ? ` (keys: ${Object.keys(info.metadata).join(', ')})`
+          : ' (it has no metadata)'
       }, and no deploy.yaml or config.yaml sits beside it; refused rather than guessed`,
     );
   }
-  return { policyPath, modelFile: layout.onnx, info, spec, contentHash: hashFiles(files), files: files.map((f) => f.path), name: layout.name };
+  return {
+    policyPath,
+    modelFile: layout.onnx,
+    info,
+    spec,
+    contentHash: hashFiles(files),
+    files: files.map((f) => f.path),
+    name: layout.name,
+  };
 }
 
 /** The binding of a loaded policy: id `<family>/<name>`, version `<adapter>+<hash12>@<physics>`. */

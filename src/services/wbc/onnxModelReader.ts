@@ -9,7 +9,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import protobuf from 'protobufjs';
 import { InputError } from '../../domain/problems';
-import { onnxDtypeName, type OnnxFloatConstant, type OnnxModelInfo, type OnnxValueInfo } from '../../domain/wbc/onnxModelInfo';
+import {
+  onnxDtypeName,
+  type OnnxFloatConstant,
+  type OnnxModelInfo,
+  type OnnxValueInfo,
+} from '../../domain/wbc/onnxModelInfo';
 import { readBoundedFile } from '../files/boundedRead';
 
 const repeated = (type: string, id: number) => ({ rule: 'repeated', type, id });
@@ -44,7 +49,9 @@ const ONNX_SUBSET = protobuf.Root.fromJSON({
             attribute: repeated('AttributeProto', 5),
           },
         },
-        AttributeProto: { fields: { name: { type: 'string', id: 1 }, i: { type: 'int64', id: 3 }, t: { type: 'TensorProto', id: 5 } } },
+        AttributeProto: {
+          fields: { name: { type: 'string', id: 1 }, i: { type: 'int64', id: 3 }, t: { type: 'TensorProto', id: 5 } },
+        },
         TensorProto: {
           fields: {
             dims: repeated('int64', 1),
@@ -116,13 +123,21 @@ function floatConstant(t: Tensor, file: string, what: string): OnnxFloatConstant
   const n = dims.reduce((a, b) => a * b, 1);
   let data: Float32Array;
   if (t.rawData && t.rawData.length > 0) {
-    if (t.rawData.length !== 4 * n) throw new InputError({ file, key: what }, `constant of shape [${dims.join(', ')}] holds ${t.rawData.length} bytes, expected ${4 * n}`);
+    if (t.rawData.length !== 4 * n)
+      throw new InputError(
+        { file, key: what },
+        `constant of shape [${dims.join(', ')}] holds ${t.rawData.length} bytes, expected ${4 * n}`,
+      );
     // raw_data is little-endian (ONNX IR); copy to an aligned buffer.
     const bytes = new Uint8Array(4 * n);
     bytes.set(t.rawData);
     data = new Float32Array(bytes.buffer);
   } else {
-    if ((t.floatData ?? []).length !== n) throw new InputError({ file, key: what }, `constant of shape [${dims.join(', ')}] holds ${(t.floatData ?? []).length} floats, expected ${n}`);
+    if ((t.floatData ?? []).length !== n)
+      throw new InputError(
+        { file, key: what },
+        `constant of shape [${dims.join(', ')}] holds ${(t.floatData ?? []).length} floats, expected ${n}`,
+      );
     data = Float32Array.from(t.floatData ?? []);
   }
   return { dims, data };
@@ -197,7 +212,9 @@ export function readOnnxFile(file: string): { info: OnnxModelInfo; bytes: Uint8A
   try {
     bytes = readBoundedFile(file, 'onnxModel');
   } catch (e) {
-    throw e instanceof InputError ? e : new InputError({ file }, `cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw e instanceof InputError
+      ? e
+      : new InputError({ file }, `cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
   const info = readOnnxModelInfo(bytes, file);
   const dir = path.dirname(path.resolve(file));
@@ -205,16 +222,26 @@ export function readOnnxFile(file: string): { info: OnnxModelInfo; bytes: Uint8A
   for (const x of info.externalData) {
     const p = path.resolve(dir, x.location);
     if (path.dirname(p) !== dir && !p.startsWith(dir + path.sep))
-      throw new InputError({ file, key: 'external_data' }, `external data "${x.location}" lies outside the model's folder; refused`);
+      throw new InputError(
+        { file, key: 'external_data' },
+        `external data "${x.location}" lies outside the model's folder; refused`,
+      );
     let st: fs.Stats;
     try {
       st = fs.statSync(p);
     } catch {
-      throw new InputError({ file, key: 'external_data' }, `the weights are stored in "${x.location}" beside the model, and that file is missing (${p}); keep the .onnx and its .onnx.data side by side`);
+      throw new InputError(
+        { file, key: 'external_data' },
+        `the weights are stored in "${x.location}" beside the model, and that file is missing (${p}); keep the .onnx and its .onnx.data side by side`,
+      );
     }
-    if (!st.isFile()) throw new InputError({ file, key: 'external_data' }, `external data "${x.location}" is not a regular file`);
+    if (!st.isFile())
+      throw new InputError({ file, key: 'external_data' }, `external data "${x.location}" is not a regular file`);
     if (st.size < x.bytesNeeded)
-      throw new InputError({ file, key: 'external_data' }, `external data "${x.location}" has ${st.size} bytes; the graph reads up to byte ${x.bytesNeeded} (truncated or the wrong file)`);
+      throw new InputError(
+        { file, key: 'external_data' },
+        `external data "${x.location}" has ${st.size} bytes; the graph reads up to byte ${x.bytesNeeded} (truncated or the wrong file)`,
+      );
     externalFiles.push(p);
   }
   return { info, bytes, externalFiles };

@@ -35,7 +35,22 @@ export const ONNX_SESSION_OPTIONS: Readonly<InferenceSession.SessionOptions> = {
 type ValueMetadata = InferenceSession.ValueMetadata;
 
 /** TensorProto data types as the native binding reports them (index = ONNX enum value). */
-const DATA_TYPES = [undefined, 'float32', 'uint8', 'int8', 'uint16', 'int16', 'int32', 'int64', 'string', 'bool', 'float16', 'float64', 'uint32', 'uint64'];
+const DATA_TYPES = [
+  undefined,
+  'float32',
+  'uint8',
+  'int8',
+  'uint16',
+  'int16',
+  'int32',
+  'int64',
+  'string',
+  'bool',
+  'float16',
+  'float64',
+  'uint32',
+  'uint64',
+];
 
 function toValueMetadata(m: Binding.ValueMetadata): ValueMetadata {
   if (!m.isTensor) return { name: m.name, isTensor: false };
@@ -62,10 +77,14 @@ export function warmUpOnnxRuntime(): void {
  * (throws onnxruntime's error). A model whose weights live in an external-data file beside it
  * (`policy.onnx.data`) must be loaded by path: onnxruntime resolves the data relative to it.
  */
-export function createOnnxSession(model: Uint8Array | { path: string }, options: InferenceSession.SessionOptions = ONNX_SESSION_OPTIONS): OnnxSession {
+export function createOnnxSession(
+  model: Uint8Array | { path: string },
+  options: InferenceSession.SessionOptions = ONNX_SESSION_OPTIONS,
+): OnnxSession {
   initOrt();
   const native = new ortBinding.InferenceSession();
-  if (model instanceof Uint8Array) native.loadModel(model.buffer as ArrayBuffer, model.byteOffset, model.byteLength, { ...options });
+  if (model instanceof Uint8Array)
+    native.loadModel(model.buffer as ArrayBuffer, model.byteOffset, model.byteLength, { ...options });
   else native.loadModel(model.path, { ...options });
   const fetchesFor = new Map<string, Record<string, null>>();
   const runOptions = {};
@@ -88,7 +107,8 @@ export function createOnnxSession(model: Uint8Array | { path: string }, options:
 }
 
 const fmtShape = (s: ReadonlyArray<number | string>): string => (s.length === 0 ? '[?]' : `[${s.join(', ')}]`);
-const fmtMeta = (m: ValueMetadata): string => (m.isTensor ? `${m.name} ${fmtShape(m.shape)} ${m.type}` : `${m.name} (not a tensor)`);
+const fmtMeta = (m: ValueMetadata): string =>
+  m.isTensor ? `${m.name} ${fmtShape(m.shape)} ${m.type}` : `${m.name} (not a tensor)`;
 
 /** A dim that is fixed to `n`, or symbolic / unknown (checked by the trial inference). */
 const dimIs = (d: number | string | undefined, n: number): boolean => typeof d !== 'number' || d < 0 || d === n;
@@ -117,7 +137,9 @@ export function checkOnnxIo(
 
   const input = inputs.find((m) => m.name === iface.inputName);
   if (!input) {
-    problems.push(`the model has no input "${iface.inputName}" (its inputs: ${inputs.map(fmtMeta).join(', ') || 'none'})`);
+    problems.push(
+      `the model has no input "${iface.inputName}" (its inputs: ${inputs.map(fmtMeta).join(', ') || 'none'})`,
+    );
   } else if (!input.isTensor) {
     problems.push(`input "${input.name}" is not a tensor`);
   } else {
@@ -127,19 +149,26 @@ export function checkOnnxIo(
       inputDims = [D];
       if (isFixed(s[0]) && s[0] !== D) problems.push(featureMismatch(input.name, s[0], D, iface, joints));
     } else if (s.length === 2) {
-      if (!dimIs(s[0], 1)) problems.push(`input "${input.name}" has batch dimension ${s[0]}; the console feeds one observation (batch 1)`);
+      if (!dimIs(s[0], 1))
+        problems.push(`input "${input.name}" has batch dimension ${s[0]}; the console feeds one observation (batch 1)`);
       if (isFixed(s[1]) && s[1] !== D) problems.push(featureMismatch(input.name, s[1], D, iface, joints));
     } else if (s.length !== 0) {
-      problems.push(`input "${input.name}" has shape ${fmtShape(s)}; expected [1, ${D}] or [${D}] (a flat observation)`);
+      problems.push(
+        `input "${input.name}" has shape ${fmtShape(s)}; expected [1, ${D}] or [${D}] (a flat observation)`,
+      );
     }
   }
   const others = inputs.filter((m) => m.name !== iface.inputName);
   if (input && others.length > 0)
-    problems.push(`the model also needs input${others.length > 1 ? 's' : ''} ${others.map((m) => `"${m.name}"`).join(', ')}, which the interface does not declare`);
+    problems.push(
+      `the model also needs input${others.length > 1 ? 's' : ''} ${others.map((m) => `"${m.name}"`).join(', ')}, which the interface does not declare`,
+    );
 
   const output = outputs.find((m) => m.name === iface.outputName);
   if (!output) {
-    problems.push(`the model has no output "${iface.outputName}" (its outputs: ${outputs.map(fmtMeta).join(', ') || 'none'})`);
+    problems.push(
+      `the model has no output "${iface.outputName}" (its outputs: ${outputs.map(fmtMeta).join(', ') || 'none'})`,
+    );
   } else if (!output.isTensor) {
     problems.push(`output "${output.name}" is not a tensor`);
   } else {
@@ -147,8 +176,10 @@ export function checkOnnxIo(
     const s = output.shape;
     const last = s[s.length - 1];
     const fixedCount = s.every(isFixed) ? (s as number[]).reduce((a, b) => a * b, 1) : null;
-    if (s.length > 2) problems.push(`output "${output.name}" has shape ${fmtShape(s)}; expected [1, ${joints}] or [${joints}]`);
-    else if (s.length === 2 && !dimIs(s[0], 1)) problems.push(`output "${output.name}" has batch dimension ${s[0]}; expected 1`);
+    if (s.length > 2)
+      problems.push(`output "${output.name}" has shape ${fmtShape(s)}; expected [1, ${joints}] or [${joints}]`);
+    else if (s.length === 2 && !dimIs(s[0], 1))
+      problems.push(`output "${output.name}" has batch dimension ${s[0]}; expected 1`);
     else if (s.length > 0 && isFixed(last) && last !== joints)
       problems.push(`output "${output.name}" has ${last} values per step; the robot has ${joints} joints to command`);
     else if (fixedCount !== null && s.length > 0 && fixedCount !== joints)
@@ -179,7 +210,11 @@ function fail(binding: OnnxBinding, reason: string): never {
  * interface, including one trial inference. Throws InputError naming the .onnx file and every
  * mismatch; the session is released on failure.
  */
-export async function openOnnxPolicy(binding: OnnxBinding, joints = 29, modelBytes?: Uint8Array): Promise<OpenedOnnxPolicy> {
+export async function openOnnxPolicy(
+  binding: OnnxBinding,
+  joints = 29,
+  modelBytes?: Uint8Array,
+): Promise<OpenedOnnxPolicy> {
   const iface = binding.interface;
   const ifaceProblems = policyInterfaceProblems(iface, joints);
   if (ifaceProblems.length > 0) fail(binding, `the declared interface is invalid: ${ifaceProblems.join('; ')}`);
@@ -189,12 +224,18 @@ export async function openOnnxPolicy(binding: OnnxBinding, joints = 29, modelByt
     try {
       bytes = await readBoundedFileAsync(binding.modelFile, 'onnxModel');
     } catch (e) {
-      fail(binding, `cannot read the model (${e instanceof InputError ? e.reason : ((e as NodeJS.ErrnoException).code ?? (e as Error).message)})`);
+      fail(
+        binding,
+        `cannot read the model (${e instanceof InputError ? e.reason : ((e as NodeJS.ErrnoException).code ?? (e as Error).message)})`,
+      );
     }
   }
   const hash = createHash('sha256').update(bytes).digest('hex');
   if (binding.checkpointHash && hash !== binding.checkpointHash)
-    fail(binding, `sha256 ${hash} differs from the binding's checkpointHash ${binding.checkpointHash} (the file changed since the binding was loaded)`);
+    fail(
+      binding,
+      `sha256 ${hash} differs from the binding's checkpointHash ${binding.checkpointHash} (the file changed since the binding was loaded)`,
+    );
 
   let session: OnnxSession;
   try {
@@ -208,17 +249,27 @@ export async function openOnnxPolicy(binding: OnnxBinding, joints = 29, modelByt
     const D = observationSize(iface, joints);
     let out: Tensor | undefined;
     try {
-      out = session.run({ [iface.inputName]: new Tensor('float32', new Float32Array(D), io.inputDims) }, iface.outputName);
+      out = session.run(
+        { [iface.inputName]: new Tensor('float32', new Float32Array(D), io.inputDims) },
+        iface.outputName,
+      );
     } catch (e) {
-      fail(binding, `a trial inference with a [${io.inputDims.join(', ')}] float32 observation failed (onnxruntime: ${(e as Error).message})`);
+      fail(
+        binding,
+        `a trial inference with a [${io.inputDims.join(', ')}] float32 observation failed (onnxruntime: ${(e as Error).message})`,
+      );
     }
     if (!out) fail(binding, `a trial inference returned no "${iface.outputName}"`);
     if (out.type !== 'float32') fail(binding, `output "${iface.outputName}" is ${out.type}; expected float32`);
     if (out.size !== joints)
-      fail(binding, `output "${iface.outputName}" has shape [${out.dims.join(', ')}] (${out.size} values) at run time; the robot has ${joints} joints to command`);
+      fail(
+        binding,
+        `output "${iface.outputName}" has shape [${out.dims.join(', ')}] (${out.size} values) at run time; the robot has ${joints} joints to command`,
+      );
     const data = out.data as Float32Array;
     for (let j = 0; j < data.length; j++)
-      if (!Number.isFinite(data[j])) fail(binding, `a trial inference on a zero observation gave a non-finite action (${data[j]} for joint ${j})`);
+      if (!Number.isFinite(data[j]))
+        fail(binding, `a trial inference on a zero observation gave a non-finite action (${data[j]} for joint ${j})`);
     return { session, observationSize: D, inputDims: io.inputDims };
   } catch (e) {
     session.release();

@@ -27,7 +27,9 @@ export interface PolicyPlan {
 export function planPolicy(policyPath: string, profile: RobotProfile): PolicyPlan {
   const loaded = loadTrackingPolicy(policyPath);
   openPolicySession(loaded.modelFile, loaded.spec, undefined, profile.joints.length).session.release();
-  const baked = loaded.spec.baked ? bakedMotion(loaded.info, loaded.spec, profile, new ForwardKinematics(profile), loaded.name, loaded.contentHash) : null;
+  const baked = loaded.spec.baked
+    ? bakedMotion(loaded.info, loaded.spec, profile, new ForwardKinematics(profile), loaded.name, loaded.contentHash)
+    : null;
   return { binding: policyBinding(loaded, baked?.clip.id ?? null), loaded, baked };
 }
 
@@ -53,12 +55,16 @@ export function checkClipMatchesBaked(clip: MotionClip, baked: MotionClip, polic
     for (let j = 0; j < J; j++) {
       const d = Math.abs(c.jointPosRad[f * J + j] - baked.jointPosRad[f * J + j]);
       if (!(d <= SAME_MOTION_TOLERANCE.jointRad))
-        throw new ClipMismatchError(`${clip.provenance.file}: frame ${f} differs from the motion baked into ${policyFile} (joint ${j} by ${d.toFixed(4)} rad); this policy tracks only its own reference`);
+        throw new ClipMismatchError(
+          `${clip.provenance.file}: frame ${f} differs from the motion baked into ${policyFile} (joint ${j} by ${d.toFixed(4)} rad); this policy tracks only its own reference`,
+        );
     }
     for (let k = 0; k < 3; k++) {
       const d = Math.abs(c.rootPosM[3 * f + k] - baked.rootPosM[3 * f + k]);
       if (!(d <= SAME_MOTION_TOLERANCE.rootM))
-        throw new ClipMismatchError(`${clip.provenance.file}: frame ${f} differs from the motion baked into ${policyFile} (root ${'xyz'[k]} by ${d.toFixed(4)} m); this policy tracks only its own reference`);
+        throw new ClipMismatchError(
+          `${clip.provenance.file}: frame ${f} differs from the motion baked into ${policyFile} (root ${'xyz'[k]} by ${d.toFixed(4)} m); this policy tracks only its own reference`,
+        );
     }
   }
 }

@@ -71,35 +71,65 @@ export function openPolicySession(
   } catch (e) {
     throw new InputError({ file: modelFile }, `onnxruntime cannot load the model (${(e as Error).message})`);
   }
-  const feeds: Record<string, Tensor> = { [spec.obsInput]: new Tensor('float32', observation, [1, spec.observationSize]) };
+  const feeds: Record<string, Tensor> = {
+    [spec.obsInput]: new Tensor('float32', observation, [1, spec.observationSize]),
+  };
   const timeBuf = new Float32Array(1);
   if (spec.timeInput) feeds[spec.timeInput] = new Tensor('float32', timeBuf, [1, 1]);
   try {
     const out = session.run(feeds, spec.actionOutput);
-    if (out.size !== joints) throw new InputError({ file: modelFile }, `output "${spec.actionOutput}" has ${out.size} values at run time; expected ${joints}`);
+    if (out.size !== joints)
+      throw new InputError(
+        { file: modelFile },
+        `output "${spec.actionOutput}" has ${out.size} values at run time; expected ${joints}`,
+      );
     const d = out.data as Float32Array;
-    for (let j = 0; j < joints; j++) if (!Number.isFinite(d[j])) throw new InputError({ file: modelFile }, `a trial inference gave a non-finite action (joint ${j}: ${d[j]})`);
+    for (let j = 0; j < joints; j++)
+      if (!Number.isFinite(d[j]))
+        throw new InputError({ file: modelFile }, `a trial inference gave a non-finite action (joint ${j}: ${d[j]})`);
   } catch (e) {
     session.release();
-    throw e instanceof InputError ? e : new InputError({ file: modelFile }, `a trial inference failed (${(e as Error).message})`);
+    throw e instanceof InputError
+      ? e
+      : new InputError({ file: modelFile }, `a trial inference failed (${(e as Error).message})`);
   }
   return { session, feeds, timeBuf };
 }
 
 /** Opens the policy the binding names and checks it still is the one bound. */
-export function createTrackingPolicyController(binding: PolicyBinding, profile: RobotProfile, options: TrackingControllerOptions = {}): TrackingPolicyController {
+export function createTrackingPolicyController(
+  binding: PolicyBinding,
+  profile: RobotProfile,
+  options: TrackingControllerOptions = {},
+): TrackingPolicyController {
   const loaded = options.loaded ?? loadTrackingPolicy(binding.policyPath);
   if (loaded.contentHash !== binding.checkpointHash)
-    throw new InputError({ file: binding.policyPath }, `the policy files hash to ${loaded.contentHash.slice(0, 12)}…, the binding was made for ${binding.checkpointHash.slice(0, 12)}…; they changed since`);
+    throw new InputError(
+      { file: binding.policyPath },
+      `the policy files hash to ${loaded.contentHash.slice(0, 12)}…, the binding was made for ${binding.checkpointHash.slice(0, 12)}…; they changed since`,
+    );
   const spec: TrackingPolicySpec =
     options.fault === 'wrong_joint_order'
-      ? { ...loaded.spec, jointOrder: jointOrderFromNames(loaded.spec.jointOrder.label === 'canonical' ? G1_ISAACLAB_JOINT_NAMES : G1_JOINT_NAMES) }
+      ? {
+          ...loaded.spec,
+          jointOrder: jointOrderFromNames(
+            loaded.spec.jointOrder.label === 'canonical' ? G1_ISAACLAB_JOINT_NAMES : G1_JOINT_NAMES,
+          ),
+        }
       : loaded.spec;
   const J = profile.joints.length;
-  if (spec.jointOrder.canonicalOf.length !== J) throw new InputError({ file: binding.policyPath }, `the policy drives ${spec.jointOrder.canonicalOf.length} joints; the model has ${J}`);
+  if (spec.jointOrder.canonicalOf.length !== J)
+    throw new InputError(
+      { file: binding.policyPath },
+      `the policy drives ${spec.jointOrder.canonicalOf.length} joints; the model has ${J}`,
+    );
   const fk = new ForwardKinematics(profile);
   const anchor = profile.bodies.findIndex((b) => b.name === spec.anchorBody);
-  if (anchor < 0) throw new InputError({ file: binding.policyPath }, `the model ${profile.sourceFile} has no body "${spec.anchorBody}" (the policy's anchor)`);
+  if (anchor < 0)
+    throw new InputError(
+      { file: binding.policyPath },
+      `the model ${profile.sourceFile} has no body "${spec.anchorBody}" (the policy's anchor)`,
+    );
   const baked = spec.baked ? bakedMotion(loaded.info, spec, profile, fk, loaded.name, loaded.contentHash) : null;
 
   const builder = new TrackingObservationBuilder(spec);
@@ -132,7 +162,10 @@ export function createTrackingPolicyController(binding: PolicyBinding, profile: 
     if (baked) return baked.reference;
     if (!clipReference) {
       const r = obs.reference;
-      if (Math.abs(r.rateHz - spec.controlRateHz) > 1e-9) throw new TrackingPolicyError(`the reference is on a ${r.rateHz} Hz timeline; the policy steps at ${spec.controlRateHz} Hz`);
+      if (Math.abs(r.rateHz - spec.controlRateHz) > 1e-9)
+        throw new TrackingPolicyError(
+          `the reference is on a ${r.rateHz} Hz timeline; the policy steps at ${spec.controlRateHz} Hz`,
+        );
       clipReference = trackingReferenceFromClip(r, fk, anchor);
     }
     return clipReference;
@@ -174,7 +207,11 @@ export function createTrackingPolicyController(binding: PolicyBinding, profile: 
       builder.build(robot, ref, f, lastAction);
       timeBuf[0] = f;
       const a = session.run(feeds, spec.actionOutput).data as Float32Array;
-      for (let i = 0; i < J; i++) if (!Number.isFinite(a[i])) throw new TrackingPolicyError(`${loaded.modelFile}: the policy produced a non-finite action (${a[i]} for ${spec.jointOrder.policyNames[i]}) at control step ${obs.step}`);
+      for (let i = 0; i < J; i++)
+        if (!Number.isFinite(a[i]))
+          throw new TrackingPolicyError(
+            `${loaded.modelFile}: the policy produced a non-finite action (${a[i]} for ${spec.jointOrder.policyNames[i]}) at control step ${obs.step}`,
+          );
       const tgt = out.jointTargetRad;
       const J2 = J * f;
       for (let i = 0; i < J; i++) {

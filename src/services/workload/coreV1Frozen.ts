@@ -7,7 +7,13 @@ import { z } from 'zod';
 import { sha256Hex } from '../../domain/hash/sha256';
 import { InputError, inputErrorFromIssues } from '../../domain/problems';
 import { CORE_V1_ID, CORE_V1_VERSION, generateCoreV1, type GeneratedCoreV1 } from '../../domain/workload/coreV1';
-import { CAPABILITY_GROUPS, snapshotDifferences, WORKLOAD_HASH_SCHEME, WORKLOAD_SNAPSHOT_FORMAT, type WorkloadSnapshot } from '../../domain/workload/snapshot';
+import {
+  CAPABILITY_GROUPS,
+  snapshotDifferences,
+  WORKLOAD_HASH_SCHEME,
+  WORKLOAD_SNAPSHOT_FORMAT,
+  type WorkloadSnapshot,
+} from '../../domain/workload/snapshot';
 import { readBoundedFile, readBoundedText } from '../files/boundedRead';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../robot/loadRobotProfile';
 
@@ -50,8 +56,12 @@ export function readFrozenCoreV1(file = CORE_V1_MANIFEST_FILE): FrozenSnapshotFi
   try {
     text = readBoundedText(file, 'json');
   } catch (e) {
-    if (e instanceof InputError) throw new InputError({ file }, `cannot read the frozen core-v1 manifest (${e.reason})`);
-    throw new InputError({ file }, `cannot read the frozen core-v1 manifest (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); create it with: ${REFREEZE_COMMAND}`);
+    if (e instanceof InputError)
+      throw new InputError({ file }, `cannot read the frozen core-v1 manifest (${e.reason})`);
+    throw new InputError(
+      { file },
+      `cannot read the frozen core-v1 manifest (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); create it with: ${REFREEZE_COMMAND}`,
+    );
   }
   let json: unknown;
   try {
@@ -81,7 +91,14 @@ export function frozenDocument(snapshot: WorkloadSnapshot, modelFile = DEFAULT_M
       model_file: path.relative(path.resolve(here, '../../..'), modelFile).split(path.sep).join('/'),
       model_sha256: fileSha256(modelFile),
     },
-    clips: snapshot.clips.map(({ id, name, group, duration_s, frames, fps }) => ({ id, name, group, duration_s, frames, fps })),
+    clips: snapshot.clips.map(({ id, name, group, duration_s, frames, fps }) => ({
+      id,
+      name,
+      group,
+      duration_s,
+      frames,
+      fps,
+    })),
   };
 }
 
@@ -105,7 +122,12 @@ export class FrozenSnapshotMismatchError extends Error {
 }
 
 /** Explains a mismatch: what differs, with which engine and model it was frozen, and what to do. */
-export function mismatchMessage(frozen: FrozenSnapshotFile, differences: string[], modelFile = DEFAULT_MODEL_FILE, manifestFile = CORE_V1_MANIFEST_FILE): string {
+export function mismatchMessage(
+  frozen: FrozenSnapshotFile,
+  differences: string[],
+  modelFile = DEFAULT_MODEL_FILE,
+  manifestFile = CORE_V1_MANIFEST_FILE,
+): string {
   const shown = differences.slice(0, 12);
   const more = differences.length - shown.length;
   const modelNow = fileSha256(modelFile);
@@ -134,9 +156,15 @@ export function loadCoreV1(options: LoadCoreV1Options = {}): GeneratedCoreV1 {
     const frozen = readFrozenCoreV1(manifestFile);
     const differences = snapshotDifferences(frozen as unknown as WorkloadSnapshot, generated.snapshot);
     if (frozen.id !== CORE_V1_ID || frozen.version !== CORE_V1_VERSION) {
-      differences.unshift(`the manifest is ${frozen.id} version ${frozen.version}, the generator makes ${CORE_V1_ID} version ${CORE_V1_VERSION}`);
+      differences.unshift(
+        `the manifest is ${frozen.id} version ${frozen.version}, the generator makes ${CORE_V1_ID} version ${CORE_V1_VERSION}`,
+      );
     }
-    if (differences.length > 0) throw new FrozenSnapshotMismatchError(differences, mismatchMessage(frozen, differences, DEFAULT_MODEL_FILE, manifestFile));
+    if (differences.length > 0)
+      throw new FrozenSnapshotMismatchError(
+        differences,
+        mismatchMessage(frozen, differences, DEFAULT_MODEL_FILE, manifestFile),
+      );
   }
   return generated;
 }

@@ -45,7 +45,8 @@ export class WorkloadInputError extends InputError {
 }
 
 const groupSchema = z.enum(CAPABILITY_GROUPS as [CapabilityGroup, ...CapabilityGroup[]], {
-  error: (iss) => `must be one of ${CAPABILITY_GROUPS.join(', ')}${iss.input === undefined ? ' (missing)' : `, found ${JSON.stringify(iss.input)}`}`,
+  error: (iss) =>
+    `must be one of ${CAPABILITY_GROUPS.join(', ')}${iss.input === undefined ? ' (missing)' : `, found ${JSON.stringify(iss.input)}`}`,
 });
 
 const clipEntrySchema = z.strictObject(
@@ -53,7 +54,10 @@ const clipEntrySchema = z.strictObject(
     group: groupSchema,
     fps: z
       .number({ error: 'must be a number (frames per second)' })
-      .refine((v) => Number.isFinite(v) && v >= MIN_FPS && v <= MAX_FPS, `must be a frame rate in [${MIN_FPS}, ${MAX_FPS}] Hz`)
+      .refine(
+        (v) => Number.isFinite(v) && v >= MIN_FPS && v <= MAX_FPS,
+        `must be a frame rate in [${MIN_FPS}, ${MAX_FPS}] Hz`,
+      )
       .optional(),
     name: z
       .string({ error: 'must be a string' })
@@ -61,7 +65,12 @@ const clipEntrySchema = z.strictObject(
       .refine((s) => !/[\t\n\r]/.test(s), 'must not contain tabs or line breaks')
       .optional(),
   },
-  { error: (iss) => (iss.code === 'unrecognized_keys' ? `unknown key${iss.keys.length > 1 ? 's' : ''} ${iss.keys.map((k) => `"${k}"`).join(', ')} (allowed: group, fps, name)` : 'must be an object {"group": …, "fps"?: …, "name"?: …}') },
+  {
+    error: (iss) =>
+      iss.code === 'unrecognized_keys'
+        ? `unknown key${iss.keys.length > 1 ? 's' : ''} ${iss.keys.map((k) => `"${k}"`).join(', ')} (allowed: group, fps, name)`
+        : 'must be an object {"group": …, "fps"?: …, "name"?: …}',
+  },
 );
 
 export const workloadManifestSchema = z.strictObject(
@@ -69,13 +78,25 @@ export const workloadManifestSchema = z.strictObject(
     format: z.literal('mb-workload/1', { error: 'must be "mb-workload/1" when given' }).optional(),
     id: z
       .string({ error: 'must be a string' })
-      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1–64 letters, digits, ".", "_" or "-", starting with a letter or digit')
+      .regex(
+        /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
+        'must be 1–64 letters, digits, ".", "_" or "-", starting with a letter or digit',
+      )
       .refine((s) => !/^core-v\d+$/.test(s), 'core-v<N> ids are reserved for the built-in workloads'),
-    version: z.union([z.string().min(1), z.int().nonnegative()], { error: 'must be a non-empty string or a non-negative integer' }).transform(String),
+    version: z
+      .union([z.string().min(1), z.int().nonnegative()], {
+        error: 'must be a non-empty string or a non-negative integer',
+      })
+      .transform(String),
     description: z.string({ error: 'must be a string' }).optional(),
     clips: z.record(z.string(), clipEntrySchema, { error: 'must be an object mapping clip files to {"group": …}' }),
   },
-  { error: (iss) => (iss.code === 'unrecognized_keys' ? `unknown key${iss.keys.length > 1 ? 's' : ''} ${iss.keys.map((k) => `"${k}"`).join(', ')} (allowed: format, id, version, description, clips)` : 'must be a JSON object with "id", "version" and "clips"') },
+  {
+    error: (iss) =>
+      iss.code === 'unrecognized_keys'
+        ? `unknown key${iss.keys.length > 1 ? 's' : ''} ${iss.keys.map((k) => `"${k}"`).join(', ')} (allowed: format, id, version, description, clips)`
+        : 'must be a JSON object with "id", "version" and "clips"',
+  },
 );
 
 export type WorkloadManifest = z.output<typeof workloadManifestSchema>;
@@ -91,7 +112,10 @@ function keyPath(p: readonly PropertyKey[]): string {
 }
 
 /** Validates a parsed workload.json; all problems as InputErrors naming `file` and the key. */
-export function validateWorkloadManifest(json: unknown, file: string): { manifest: WorkloadManifest | null; problems: InputError[] } {
+export function validateWorkloadManifest(
+  json: unknown,
+  file: string,
+): { manifest: WorkloadManifest | null; problems: InputError[] } {
   const r = workloadManifestSchema.safeParse(json);
   const problems: InputError[] = [];
   if (!r.success) {
@@ -112,7 +136,8 @@ function relativePathProblem(p: string): string | null {
   if (p.trim() === '') return 'the file name is empty';
   if (p.includes('\\')) return 'use "/" to separate folders, not "\\"';
   if (p.startsWith('/') || /^[A-Za-z]:/.test(p)) return 'must be a path relative to the workload folder';
-  if (p.split('/').some((s) => s === '..' || s === '.' || s === '')) return 'must be a plain relative path inside the workload folder (no "..", "." or empty segments)';
+  if (p.split('/').some((s) => s === '..' || s === '.' || s === ''))
+    return 'must be a plain relative path inside the workload folder (no "..", "." or empty segments)';
   if (!CLIP_EXTENSIONS.has(path.extname(p).toLowerCase())) return `is not a clip file: expected .csv, .npz or .json`;
   return null;
 }
@@ -173,7 +198,12 @@ function scanClipFiles(dir: string): { files: string[]; problems: InputError[] }
             continue;
           }
           if (!inside(real)) {
-            problems.push(new InputError({ file: full }, `is a symbolic link to ${real}, outside the workload folder ${root}; the folder scan does not follow it (move or copy the clips into the folder)`));
+            problems.push(
+              new InputError(
+                { file: full },
+                `is a symbolic link to ${real}, outside the workload folder ${root}; the folder scan does not follow it (move or copy the clips into the folder)`,
+              ),
+            );
             continue;
           }
         }
@@ -192,12 +222,18 @@ function scanClipFiles(dir: string): { files: string[]; problems: InputError[] }
           } catch {
             // keep the link's own name
           }
-          problems.push(new InputError({ file: full }, `leads to ${real}, a folder the scan has already been through (a symbolic-link loop); remove the link`));
+          problems.push(
+            new InputError(
+              { file: full },
+              `leads to ${real}, a folder the scan has already been through (a symbolic-link loop); remove the link`,
+            ),
+          );
           continue;
         }
         visited.add(id);
         walk(r, depth + 1);
-      } else if (isFile && r !== WORKLOAD_MANIFEST_FILE && CLIP_EXTENSIONS.has(path.extname(e.name).toLowerCase())) out.push(r);
+      } else if (isFile && r !== WORKLOAD_MANIFEST_FILE && CLIP_EXTENSIONS.has(path.extname(e.name).toLowerCase()))
+        out.push(r);
     }
   };
   walk('', 0);
@@ -226,7 +262,10 @@ export function loadFolderWorkload(dirOrManifest: string, options: FolderWorkloa
       dir = path.dirname(dirOrManifest);
     }
   } catch (e) {
-    throw new InputError({ file: dirOrManifest }, `cannot open the workload folder (${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or folder' : (e as Error).message})`);
+    throw new InputError(
+      { file: dirOrManifest },
+      `cannot open the workload folder (${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or folder' : (e as Error).message})`,
+    );
   }
   let text: string;
   try {
@@ -270,7 +309,13 @@ export function loadFolderWorkload(dirOrManifest: string, options: FolderWorkloa
     } catch {
       ok = false;
     }
-    if (!ok) problems.push(new InputError({ file: manifestFile, key: keyOf(k) }, `lists ${k}, but ${full} does not exist (or is not a file)`));
+    if (!ok)
+      problems.push(
+        new InputError(
+          { file: manifestFile, key: keyOf(k) },
+          `lists ${k}, but ${full} does not exist (or is not a file)`,
+        ),
+      );
   }
   const listedSet = new Set(listed);
   const listedCsvStems = new Set(listed.filter((k) => path.extname(k).toLowerCase() === '.csv').map(stemOf));
@@ -278,7 +323,12 @@ export function loadFolderWorkload(dirOrManifest: string, options: FolderWorkloa
     if (listedSet.has(f)) continue;
     // a <stem>.json beside a listed <stem>.csv is an fps sidecar, not a clip
     if (path.extname(f).toLowerCase() === '.json' && listedCsvStems.has(stemOf(f))) continue;
-    problems.push(new InputError({ file: path.join(dir, ...f.split('/')) }, `is in the workload folder but not listed in ${WORKLOAD_MANIFEST_FILE}; add it to "clips" with its group, or move it out of the folder`));
+    problems.push(
+      new InputError(
+        { file: path.join(dir, ...f.split('/')) },
+        `is in the workload folder but not listed in ${WORKLOAD_MANIFEST_FILE}; add it to "clips" with its group, or move it out of the folder`,
+      ),
+    );
   }
   if (problems.length > 0) fail();
 
@@ -292,12 +342,25 @@ export function loadFolderWorkload(dirOrManifest: string, options: FolderWorkloa
     try {
       const format = detectClipFormat(readFileHead(full, 64), full).format;
       if (format === 'lafan1-csv' && entry.fps === undefined) {
-        problems.push(new InputError({ file: manifestFile, key: `${keyOf(k)}.fps` }, `${k} is a CSV clip, which does not state its frame rate: give "fps" (e.g. 30 for LAFAN1 retargeted clips, 60 for G1 Moves)`));
+        problems.push(
+          new InputError(
+            { file: manifestFile, key: `${keyOf(k)}.fps` },
+            `${k} is a CSV clip, which does not state its frame rate: give "fps" (e.g. 30 for LAFAN1 retargeted clips, 60 for G1 Moves)`,
+          ),
+        );
         continue;
       }
-      const clip = loadClipFile(full, { ...(entry.fps !== undefined ? { fps: entry.fps } : {}), ...(jointLimitsRad ? { jointLimitsRad } : {}) });
+      const clip = loadClipFile(full, {
+        ...(entry.fps !== undefined ? { fps: entry.fps } : {}),
+        ...(jointLimitsRad ? { jointLimitsRad } : {}),
+      });
       if (clip.capabilityGroup && clip.capabilityGroup !== entry.group) {
-        problems.push(new InputError({ file: manifestFile, key: `${keyOf(k)}.group` }, `is ${entry.group}, but ${k} itself says capability_group "${clip.capabilityGroup}"; make them agree`));
+        problems.push(
+          new InputError(
+            { file: manifestFile, key: `${keyOf(k)}.group` },
+            `is ${entry.group}, but ${k} itself says capability_group "${clip.capabilityGroup}"; make them agree`,
+          ),
+        );
         continue;
       }
       clip.capabilityGroup = entry.group;
@@ -317,11 +380,21 @@ export function loadFolderWorkload(dirOrManifest: string, options: FolderWorkloa
     const f = files[i];
     const otherByName = byName.get(c.name);
     if (otherByName !== undefined) {
-      problems.push(new InputError({ file: manifestFile, key: keyOf(f) }, `clip name "${c.name}" is also the name of ${otherByName}; names must be unique (set "name" in the entry)`));
+      problems.push(
+        new InputError(
+          { file: manifestFile, key: keyOf(f) },
+          `clip name "${c.name}" is also the name of ${otherByName}; names must be unique (set "name" in the entry)`,
+        ),
+      );
     } else byName.set(c.name, f);
     const otherById = byId.get(c.id);
     if (otherById !== undefined) {
-      problems.push(new InputError({ file: manifestFile, key: keyOf(f) }, `${f} holds the same motion as ${otherById} (clip id ${c.id}); list each motion once`));
+      problems.push(
+        new InputError(
+          { file: manifestFile, key: keyOf(f) },
+          `${f} holds the same motion as ${otherById} (clip id ${c.id}); list each motion once`,
+        ),
+      );
     } else byId.set(c.id, f);
   });
   if (problems.length > 0) fail();

@@ -44,9 +44,14 @@ function folderMotions(plan: PolicyPlan, profile: RobotProfile): MotionClip[] {
   if (s.family === 'wbc-mjlab') {
     const dir = path.join(path.dirname(plan.loaded.modelFile), 'clips');
     const manifest = path.join(dir, 'manifest.yaml');
-    if (!fs.existsSync(manifest)) throw new InputError({ file: manifest }, 'the wbc-mjlab folder has no clips/manifest.yaml: its clip library cannot be read');
+    if (!fs.existsSync(manifest))
+      throw new InputError(
+        { file: manifest },
+        'the wbc-mjlab folder has no clips/manifest.yaml: its clip library cannot be read',
+      );
     const doc = parseYaml(readBoundedText(manifest, 'json')) as { clips?: { name?: unknown; file?: unknown }[] } | null;
-    if (!doc || !Array.isArray(doc.clips)) throw new InputError({ file: manifest, key: 'clips' }, 'expected a list of {name, file}');
+    if (!doc || !Array.isArray(doc.clips))
+      throw new InputError({ file: manifest, key: 'clips' }, 'expected a list of {name, file}');
     return doc.clips
       .filter((c) => typeof c.file === 'string' && fs.existsSync(path.join(dir, c.file as string)))
       .map((c) => {
@@ -72,7 +77,11 @@ export function policyMotionsWorkload(plans: readonly PolicyPlan[], profile: Rob
   const seen = new Set<string>();
   for (const plan of plans) {
     const own = plan.baked ? [plan.baked.clip] : folderMotions(plan, profile);
-    if (own.length === 0) throw new InputError({ file: plan.loaded.policyPath }, 'the policy carries no motion and its folder holds none: give a --workload with the clips it should track');
+    if (own.length === 0)
+      throw new InputError(
+        { file: plan.loaded.policyPath },
+        'the policy carries no motion and its folder holds none: give a --workload with the clips it should track',
+      );
     for (const c of own) {
       if (seen.has(c.id)) continue;
       seen.add(c.id);

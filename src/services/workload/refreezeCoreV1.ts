@@ -15,7 +15,11 @@ import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../robot/loadRobotProfile'
 import { CORE_V1_MANIFEST_FILE, frozenDocument, readFrozenCoreV1 } from './coreV1Frozen';
 
 /** Compares (and with `write` rewrites) the frozen manifest; returns the differences found. */
-export function refreezeCoreV1(write: boolean, manifestFile = CORE_V1_MANIFEST_FILE, log: (s: string) => void = (s) => process.stderr.write(s + '\n')): string[] {
+export function refreezeCoreV1(
+  write: boolean,
+  manifestFile = CORE_V1_MANIFEST_FILE,
+  log: (s: string) => void = (s) => process.stderr.write(s + '\n'),
+): string[] {
   const generated = generateCoreV1(loadRobotProfile(DEFAULT_MODEL_FILE));
   let differences: string[];
   if (fs.existsSync(manifestFile)) {
@@ -25,17 +29,23 @@ export function refreezeCoreV1(write: boolean, manifestFile = CORE_V1_MANIFEST_F
     differences = [`${manifestFile} does not exist yet`];
   }
   if (differences.length === 0) {
-    log(`core-v1: ${generated.clips.length} clips, snapshot_hash ${generated.snapshot.snapshot_hash} — matches ${manifestFile}`);
+    log(
+      `core-v1: ${generated.clips.length} clips, snapshot_hash ${generated.snapshot.snapshot_hash} — matches ${manifestFile}`,
+    );
     return differences;
   }
   for (const d of differences) log(`  - ${d}`);
   if (!write) {
-    log(`core-v1 differs from ${manifestFile} (${differences.length} differences). Nothing written; pass --write to re-freeze.`);
+    log(
+      `core-v1 differs from ${manifestFile} (${differences.length} differences). Nothing written; pass --write to re-freeze.`,
+    );
     return differences;
   }
   const doc = frozenDocument(generated.snapshot);
   fs.writeFileSync(manifestFile, JSON.stringify(doc, null, 2) + '\n');
-  log(`core-v1 re-frozen: ${generated.clips.length} clips, snapshot_hash ${doc.snapshot_hash} written to ${manifestFile}`);
+  log(
+    `core-v1 re-frozen: ${generated.clips.length} clips, snapshot_hash ${doc.snapshot_hash} written to ${manifestFile}`,
+  );
   return differences;
 }
 

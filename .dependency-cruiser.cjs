@@ -1,0 +1,191 @@
+// Layer rules (DESIGN §2, docs/ARCHITECTURE.md "Folders and responsibilities") as an ALLOWLIST:
+// every dependency must match one of the `allowed` rules below, anything else is a `not-in-allowed`
+// error. A rule names what one folder MAY import; a new folder, a new package or a new direction is
+// refused until it is named here. dependency-cruiser is the authority (`npm run lint`,
+// test/unit/layerRules.test.ts); the no-restricted-imports rules in eslint.config.js only show the
+// common mistakes in the editor.
+//
+//   src/domain   -> src/domain, zod, fflate                 (pure: no I/O, no node built-ins)
+//   src/api      -> src/api, src/domain, zod                (the contract shared with the renderer)
+//   src/services -> src/services, src/api, src/domain, node built-ins, the server-side packages
+//   src/cli      -> src/cli, src/services, src/api, src/domain, node built-ins
+//   main/        -> main/, src/services, src/api, src/domain, node built-ins, electron
+//   main/preload -> src/api, src/domain, electron           (sandboxed preload: nothing that needs node)
+//   renderer/    -> renderer/, src/api, src/domain, react, react-dom, three, @react-three/fiber, zustand, uplot
+//   test/, bench/ -> any source file but a *.test.* file, node built-ins, any package declared in
+//                   package.json (dependencies or devDependencies)
+//   scripts/     -> scripts/, node built-ins, declared packages
+//   bin/         -> src/cli, node built-ins, tsx
+//   ./*.config.* -> node built-ins, devDependencies
+//
+// Imports are read through TypeScript (tsPreCompilationDeps), so `import type`, `export ... from`,
+// `import('x')`, `require('x')` and `process.getBuiltinModule('x')` (detectProcessBuiltinModuleCalls)
+// all count. An import that cannot be resolved matches no rule and is refused too.
+
+/** Folder patterns, matched against paths relative to the cruise's baseDir (the repository root). */
+const DOMAIN = '^src/domain/';
+const API = '^src/api/';
+const SERVICES = '^src/services/';
+const CLI = '^src/cli/';
+const MAIN = '^main/';
+const PRELOAD = '^main/preload\\.ts$';
+const RENDERER = '^renderer/';
+const TEST = '^test/';
+const BENCH = '^bench/';
+const SCRIPTS = '^scripts/';
+const BIN = '^bin/';
+const ROOT_CONFIG = '^[^/]+\\.config\\.[cm]?[jt]s$';
+
+/** A test file is a leaf: nothing imports it (shared test code lives in test/helpers or a non-test file). */
+const TEST_FILE = '\\.test\\.[cm]?[jt]sx?$';
+
+/** Declared packages from node_modules (up the tree from the cruised file, as node resolves them), by name. */
+function packages(...names) {
+  const escaped = names.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return `^(\\.\\./)*node_modules/(${escaped.join('|')})/`;
+}
+
+const DOMAIN_PACKAGES = packages('zod', 'fflate');
+const API_PACKAGES = packages('zod');
+const SERVICES_PACKAGES = packages(
+  '@foxglove/ws-protocol',
+  '@mcap/core',
+  'better-sqlite3',
+  'mujoco-js',
+  'onnxruntime-node',
+  'protobufjs',
+  'serialport',
+  'tsx',
+  'ws',
+  'yaml',
+  'zod',
+);
+const RENDERER_PACKAGES = packages('react', 'react-dom', 'three', '@react-three/fiber', 'zustand', 'uplot');
+
+/** Node built-ins (`fs`, `node:fs`, ...). */
+const CORE = { dependencyTypes: ['core'] };
+/** A package listed under "dependencies" in package.json: what the packaged app ships. */
+const RUNTIME = ['npm'];
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  allowedSeverity: 'error',
+  allowed: [
+    // src/domain: pure TypeScript.
+    { comment: 'domain -> domain', from: { path: DOMAIN }, to: { path: DOMAIN } },
+    {
+      comment: 'domain -> pure libraries (schemas, inflate)',
+      from: { path: DOMAIN },
+      to: { path: DOMAIN_PACKAGES, dependencyTypes: RUNTIME },
+    },
+
+    // src/api: the typed console API contract.
+    { comment: 'api -> api, domain', from: { path: API }, to: { path: [API, DOMAIN] } },
+    { comment: 'api -> zod', from: { path: API }, to: { path: API_PACKAGES, dependencyTypes: RUNTIME } },
+
+    // src/services: the Node side.
+    {
+      comment: 'services -> services, api, domain',
+      from: { path: SERVICES },
+      to: { path: [SERVICES, API, DOMAIN] },
+    },
+    { comment: 'services -> node built-ins', from: { path: SERVICES }, to: CORE },
+    {
+      comment: 'services -> server-side packages',
+      from: { path: SERVICES },
+      to: { path: SERVICES_PACKAGES, dependencyTypes: RUNTIME },
+    },
+
+    // src/cli: the motionbench command over the same services.
+    {
+      comment: 'cli -> cli, services, api, domain',
+      from: { path: CLI },
+      to: { path: [CLI, SERVICES, API, DOMAIN] },
+    },
+    { comment: 'cli -> node built-ins', from: { path: CLI }, to: CORE },
+
+    // main/: Electron main process (Node) and its sandboxed preload.
+    {
+      comment: 'main -> main, services, api, domain',
+      from: { path: MAIN, pathNot: PRELOAD },
+      to: { path: [MAIN, SERVICES, API, DOMAIN] },
+    },
+    { comment: 'main -> node built-ins', from: { path: MAIN, pathNot: PRELOAD }, to: CORE },
+    { comment: 'preload -> api, domain', from: { path: PRELOAD }, to: { path: [API, DOMAIN] } },
+    { comment: 'main, preload -> electron', from: { path: MAIN }, to: { path: packages('electron') } },
+
+    // renderer/: the sandboxed React UI.
+    {
+      comment: 'renderer -> renderer, api, domain',
+      from: { path: RENDERER },
+      to: { path: [RENDERER, API, DOMAIN] },
+    },
+    {
+      comment: 'renderer -> UI packages',
+      from: { path: RENDERER },
+      to: { path: RENDERER_PACKAGES, dependencyTypes: RUNTIME },
+    },
+
+    // test/ (unit, integration, e2e, helpers, fixtures) and bench/: may exercise every layer.
+    {
+      comment: 'test, bench -> any source file but a test file',
+      from: { path: [TEST, BENCH] },
+      to: { dependencyTypes: ['local'], pathNot: TEST_FILE },
+    },
+    { comment: 'test, bench -> node built-ins', from: { path: [TEST, BENCH] }, to: CORE },
+    {
+      comment: 'test, bench -> declared packages',
+      from: { path: [TEST, BENCH] },
+      to: { dependencyTypes: ['npm', 'npm-dev'] },
+    },
+
+    // scripts/: development launchers.
+    { comment: 'scripts -> scripts', from: { path: SCRIPTS }, to: { path: SCRIPTS } },
+    { comment: 'scripts -> node built-ins', from: { path: SCRIPTS }, to: CORE },
+    {
+      comment: 'scripts -> declared packages',
+      from: { path: SCRIPTS },
+      to: { dependencyTypes: ['npm', 'npm-dev'] },
+    },
+
+    // bin/: the motionbench entry runs the TypeScript CLI through tsx.
+    { comment: 'bin -> cli', from: { path: BIN }, to: { path: CLI } },
+    { comment: 'bin -> node built-ins', from: { path: BIN }, to: CORE },
+    { comment: 'bin -> tsx', from: { path: BIN }, to: { path: packages('tsx'), dependencyTypes: RUNTIME } },
+
+    // Tool configuration at the root (electron.vite.config.ts, vitest.config.ts, eslint.config.js).
+    { comment: 'root config -> node built-ins', from: { path: ROOT_CONFIG }, to: CORE },
+    {
+      comment: 'root config -> devDependencies',
+      from: { path: ROOT_CONFIG },
+      to: { dependencyTypes: ['npm-dev'] },
+    },
+  ],
+  forbidden: [
+    {
+      name: 'not-to-unresolvable',
+      comment: 'An import that does not resolve is a typo or a missing package: name it in package.json.',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    // Deliberately broken sources for test/unit/layerRules.test.ts, which cruises them with this folder as baseDir.
+    exclude: { path: '^test/fixtures/layers/' },
+    tsConfig: { fileName: 'tsconfig.json' },
+    // Type-only imports are dependencies too: a domain file that imports a services type is a layer break.
+    tsPreCompilationDeps: true,
+    // process.getBuiltinModule('fs') is an import of fs.
+    detectProcessBuiltinModuleCalls: true,
+    moduleSystems: ['es6', 'cjs', 'tsd'],
+    // Resolve packages as node and vite do (package.json "exports"), so e.g. tsx/esm/api resolves.
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+    skipAnalysisNotInRules: true,
+  },
+};

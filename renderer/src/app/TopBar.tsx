@@ -1,0 +1,79 @@
+import { useConnectionStore } from '../api/connectionStore';
+import { operatorStop } from '../safety/operatorStop';
+import { useOperatorStore } from '../safety/operatorStore';
+import { EmulatorResetButton, RobotAlertBanner, RobotStateChips } from '../safety/RobotStatus';
+import { SafetyLights } from '../safety/SafetyLights';
+import { STOP_KEYS_TITLE } from '../safety/stopKeys';
+
+const STATUS_TEXT = {
+  connecting: 'Connecting…',
+  connected: 'Connected',
+  disconnected: 'Disconnected',
+  unavailable: 'No services',
+} as const;
+
+function ConnectionPill() {
+  const { status, detail, transport, appInfo } = useConnectionStore();
+  const via = transport === 'electron' ? 'desktop IPC' : transport === 'host' ? 'loopback host' : null;
+  const title = [via && `via ${via}`, detail, appInfo && `v${appInfo.version}`].filter(Boolean).join(' · ');
+  return (
+    <span className={`pill pill-${status}`} data-testid="connection-status" title={title}>
+      <span className="dot" />
+      {STATUS_TEXT[status]}
+      {via && status === 'connected' && <span className="muted"> · {via}</span>}
+    </span>
+  );
+}
+
+function LastStop() {
+  const events = useOperatorStore((s) => s.events);
+  const last = events.at(-1);
+  if (!last) return null;
+  return (
+    <span className="last-stop" data-testid="last-stop">
+      Operator stop · {new Date(last.atMs).toLocaleTimeString()} ({last.source.replace('key:', '')}) · {events.length}{' '}
+      total
+    </span>
+  );
+}
+
+/**
+ * App name, services status, the safety lights (interlock, robot link), the robot's state (WBC,
+ * IMU tilt), the timing health, the emulator's reset when the robot is the emulator, and the
+ * always-visible STOP (Esc anywhere; Space outside text fields); under it, the banner while the
+ * robot is fallen, damped or in fault.
+ */
+export function TopBar() {
+  return (
+    <>
+      <header className="topbar">
+        <div className="brand">
+          <span className="brand-mark">MB</span>
+          <span className="brand-name">MotionBench Console</span>
+        </div>
+        <ConnectionPill />
+        <SafetyLights />
+        <RobotStateChips />
+        <EmulatorResetButton />
+        <div className="spacer" />
+        <LastStop />
+        <button
+          type="button"
+          className="stop-button"
+          data-testid="stop-button"
+          title={STOP_KEYS_TITLE}
+          aria-keyshortcuts="Escape Space"
+          onClick={() => operatorStop('button')}
+        >
+          STOP
+          <span className="stop-keys" data-testid="stop-keys">
+            <kbd>Esc</kbd>
+            {' / '}
+            <kbd>Space</kbd>
+          </span>
+        </button>
+      </header>
+      <RobotAlertBanner />
+    </>
+  );
+}

@@ -1,0 +1,97 @@
+import { checkBackendUrl } from '../../../src/api/connectionUrl';
+import type { ApiError } from '../../../src/api/contract';
+import { errorMessage } from '../api/apiErrors';
+import { useConnectionStore } from '../api/connectionStore';
+import { ApiCallError } from '../api/consoleClient';
+import { useEndpointsStore } from './endpointsStore';
+
+// The Connections panel's actions: connections.list polled at POLL_HZ while the console services
+// are reachable, and adding, connecting, disconnecting and removing endpoints (each followed by a
+// fresh list).
+
+export const POLL_HZ = 2;
+
+const apiError = (err: unknown): ApiError | null => (err instanceof ApiCallError ? err.error : null);
+
+export async function refreshEndpoints(): Promise<void> {
+  const client = useConnectionStore.getState().client;
+  if (!client || useConnectionStore.getState().status !== 'connected') return;
+  try {
+    const entries = await client.call('connections.list', {});
+    useEndpointsStore.setState({ entries, polledAtMs: Date.now(), pollError: null });
+  } catch (err) {
+    useEndpointsStore.setState({ pollError: errorMessage(err) });
+  }
+}
+
+/** Polls connections.list at POLL_HZ (one request in flight at most). Returns a stop function. */
+export function startEndpointsPolling(): () => void {
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const tick = async (): Promise<void> => {
+    const started = performance.now();
+    await refreshEndpoints();
+    if (stopped) return;
+    timer = setTimeout(() => void tick(), Math.max(50, 1000 / POLL_HZ - (performance.now() - started)));
+  };
+  void tick();
+  return () => {
+    stopped = true;
+    if (timer !== null) clearTimeout(timer);
+  };
+}
+
+async function act(key: string, action: string, run: () => Promise<unknown>): Promise<boolean> {
+  const client = useConnectionStore.getState().client;
+  if (!client) {
+    useEndpointsStore.setState({ actionError: { action, message: 'not connected to the console services' } });
+    return false;
+  }
+  useEndpointsStore.setState((s) => ({ busy: [...s.busy, key], actionError: null }));
+  try {
+    await run();
+    return true;
+  } catch (err) {
+    const e = apiError(err);
+    useEndpointsStore.setState({
+      actionError: {
+        action,
+        message: e ? e.message.replace(/^connections\.add: params\.url: /, '') : errorMessage(err),
+      },
+    });
+    return false;
+  } finally {
+    useEndpointsStore.setState((s) => ({ busy: s.busy.filter((b) => b !== key) }));
+    await refreshEndpoints();
+  }
+}
+
+/** Why the URL field cannot be added, or null when it can (the services check it again). */
+export function urlProblem(text: string): string | null {
+  if (text.trim() === '') return null; // nothing typed yet: no complaint
+  const r = checkBackendUrl(text);
+  return r.ok ? null : r.reason;
+}
+
+export async function addEndpoint(): Promise<void> {
+  const text = useEndpointsStore.getState().urlText;
+  const check = checkBackendUrl(text);
+  if (!check.ok) {
+    useEndpointsStore.setState({ actionError: { action: 'add', message: check.reason } });
+    return;
+  }
+  const kind = useEndpointsStore.getState().addKind;
+  const ok = await act('add', 'add', () =>
+    useConnectionStore
+      .getState()
+      .client!.call('connections.add', { url: check.url, ...(kind === 'robot' && { kind }) }),
+  );
+  if (ok) useEndpointsStore.setState({ urlText: '' });
+}
+
+export const connectEndpoint = (id: string): Promise<boolean> =>
+  act(id, 'connect', () => useConnectionStore.getState().client!.call('connections.connect', { id }));
+export const disconnectEndpoint = (id: string): Promise<boolean> =>
+  act(id, 'disconnect', () => useConnectionStore.getState().client!.call('connections.disconnect', { id }));
+export const removeEndpoint = (id: string): Promise<boolean> =>
+  act(id, 'remove', () => useConnectionStore.getState().client!.call('connections.remove', { id }));

@@ -1,0 +1,15 @@
+import { create } from 'zustand';
+import type { InterlockStatusDto, RobotLinkStatusDto } from '../../../src/api/contract';
+
+// The lights' state (DESIGN §6): the interlock box and the robot links as the 5 Hz safety.status
+// push last gave them (src/services/api/trialJobs.ts), with when it arrived — the lights go grey
+// when pushes stop (safety/lightViews.ts). Also set at once by the interlock row's own calls.
+
+export interface SafetyState {
+  interlock: InterlockStatusDto | null;
+  robots: RobotLinkStatusDto[];
+  /** Renderer clock (performance.now) when the last safety.status arrived; null before any. */
+  receivedAtMs: number | null;
+}
+
+export const useSafetyStore = create<SafetyState>(() => ({ interlock: null, robots: [], receivedAtMs: null }));

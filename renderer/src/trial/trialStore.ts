@@ -1,0 +1,122 @@
+import { create } from 'zustand';
+import { createStore } from 'zustand/vanilla';
+import type { InterlockListDto, TrialJobStatus, TrialLiveEvent, TrialQueueDto } from '../../../src/api/contract';
+
+// The Trial runner (issue 6 item 9). Two layers, by rate:
+//   useTrialStore     React, low rate: the form, the interlock row, the queue, the job's status
+//                     and prompt, what is in flight and the errors (the Calibration panel's calls
+//                     report here too: calibration/calibrationStore.ts holds the capture)
+//   trialLiveStore    transient: the running trial's 50 Hz live readings (trial.live batches);
+//                     read by throttled panels and the overlay, never through React state
+// The lights' 5 Hz safety.status pushes are in safety/safetyStore.ts.
+
+export interface TrialForm {
+  campaignDir: string;
+  /** The robot connection. */
+  connectionId: string;
+  trialsText: string;
+  interlockPath: string;
+  /** The reset note the operator confirms with. */
+  resetNote: string;
+}
+
+export interface TrialUiState {
+  form: TrialForm;
+  ports: InterlockListDto | null;
+  queue: TrialQueueDto | null;
+  /** The pair selected in the queue. */
+  selectedPairId: string | null;
+  job: TrialJobStatus | null;
+  starting: boolean;
+  /** Why the last action failed (verbatim from the services). */
+  error: string | null;
+  /** Interlock arm/disarm refusal, verbatim. */
+  interlockError: string | null;
+  busy: string[];
+}
+
+export const useTrialStore = create<TrialUiState>(() => ({
+  form: {
+    campaignDir: '',
+    connectionId: '',
+    trialsText: '3',
+    interlockPath: '',
+    resetNote: 'robot put back at its start pose by the operator',
+  },
+  ports: null,
+  queue: null,
+  selectedPairId: null,
+  job: null,
+  starting: false,
+  error: null,
+  interlockError: null,
+  busy: [],
+}));
+
+export const patchTrialForm = (patch: Partial<TrialForm>): void =>
+  useTrialStore.setState((s) => ({ form: { ...s.form, ...patch } }));
+
+// ---- the transient live store ----------------------------------------------------------------
+
+export interface TrialLiveState {
+  revision: number;
+  runId: string | null;
+  /** Samples received for this run, and samples the services skipped for this console. */
+  samples: number;
+  skipped: number;
+  frame: number;
+  timeS: number;
+  mpjpeLMm: number | null;
+  jointRmseRad: number | null;
+  /** A hard failure tripped (latched for the run) and what it was. */
+  failed: boolean;
+  failure: string | null;
+  /** performance.now() of the last batch. */
+  receivedAtMs: number | null;
+}
+
+export const emptyTrialLive = (): TrialLiveState => ({
+  revision: 0,
+  runId: null,
+  samples: 0,
+  skipped: 0,
+  frame: 0,
+  timeS: 0,
+  mpjpeLMm: null,
+  jointRmseRad: null,
+  failed: false,
+  failure: null,
+  receivedAtMs: null,
+});
+
+export const trialLiveStore = createStore<TrialLiveState>(() => emptyTrialLive());
+
+/**
+ * The live state after one trial.live batch (pure): a new run starts from zero; readings are the
+ * newest sample's; the failure flag latches from the first failed sample on.
+ */
+export function applyTrialLive(
+  prev: TrialLiveState,
+  e: Pick<
+    TrialLiveEvent,
+    'runId' | 'count' | 'frame' | 'timeS' | 'mpjpeLMm' | 'jointRmseRad' | 'failed' | 'failure' | 'skipped'
+  >,
+  nowMs: number,
+): TrialLiveState {
+  const base = prev.runId === e.runId ? prev : { ...emptyTrialLive(), revision: prev.revision };
+  const last = e.count - 1;
+  const failed = base.failed || e.failed.some(Boolean);
+  return {
+    revision: base.revision + 1,
+    runId: e.runId,
+    samples: base.samples + e.count,
+    skipped: e.skipped,
+    frame: e.frame[last],
+    timeS: e.timeS[last],
+    mpjpeLMm: e.mpjpeLMm[last],
+    jointRmseRad: e.jointRmseRad[last],
+    failed,
+    failure: failed ? (e.failure ?? base.failure ?? 'hard failure') : null,
+    receivedAtMs: nowMs,
+  };
+}

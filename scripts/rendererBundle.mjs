@@ -1,0 +1,26 @@
+// Whether out/renderer (the console that `motionbench host` serves and the e2e tests load) is
+// missing or older than the sources it is built from. Shared by `npm run host`
+// (scripts/build-if-stale.mjs) and the e2e harness (test/helpers/browserHarness.ts), so both
+// rebuild on the same rule.
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** What the renderer bundle is built from, relative to the repository root. */
+const RENDERER_SOURCES = ['renderer', 'src/api', 'src/domain', 'electron.vite.config.ts'];
+
+function newestMtimeMs(p) {
+  const st = fs.statSync(p, { throwIfNoEntry: false });
+  if (!st) return 0;
+  if (!st.isDirectory()) return st.mtimeMs;
+  let newest = st.mtimeMs;
+  for (const entry of fs.readdirSync(p)) newest = Math.max(newest, newestMtimeMs(path.join(p, entry)));
+  return newest;
+}
+
+/** 'missing' (no out/renderer/index.html), 'stale' (a source is newer) or 'fresh'. */
+export function rendererBundleState(repo) {
+  const built = fs.statSync(path.join(repo, 'out', 'renderer', 'index.html'), { throwIfNoEntry: false });
+  if (!built) return 'missing';
+  const sources = Math.max(...RENDERER_SOURCES.map((s) => newestMtimeMs(path.join(repo, s))));
+  return built.mtimeMs > sources ? 'fresh' : 'stale';
+}

@@ -1,0 +1,66 @@
+import type { EpisodeOutcome } from '../backend/backend';
+
+// What a matched-pair session's badge says (issue 13 item 3). The job's state says how the session
+// ended (the runner ran every trial asked for, was stopped, or failed); it does not say how the
+// robot's trials went. The badge says both: "completed" (ok tone) only when every real trial of the
+// pair ran to completion, otherwise the word for how the session ended and what happened to its
+// trials ("ended · 2 link lost, 1 estop"), with a warning or alarm tone. One function, shown by the
+// Trial runner (renderer/src/trial/) and printed by `motionbench trial`.
+
+/** How a session ended, as the job status says it (src/api/trialContract.ts TrialJobStatus.state). */
+export type SessionState = 'running' | 'completed' | 'stopped' | 'failed';
+
+/** ok: every trial completed; warn: a trial did not complete; alarm: a trip or a failure; live: running. */
+export type SessionBadgeTone = 'ok' | 'warn' | 'alarm' | 'live';
+
+export interface SessionBadge {
+  text: string;
+  tone: SessionBadgeTone;
+}
+
+export interface SessionBadgeInput {
+  state: SessionState;
+  /** Real trials the pair is to have. */
+  trials: number;
+  /** Every real trial episode of the pair, earlier sessions included, in any order. */
+  real: readonly { trialIndex: number | null; outcome: EpisodeOutcome }[];
+}
+
+/** Outcomes in the order the badge lists them: what stopped the robot first, completed last. */
+const ORDER: readonly EpisodeOutcome[] = [
+  'estop',
+  'link_lost',
+  'infrastructure_error',
+  'intervention',
+  'aborted_by_operator',
+  'hard_failure',
+  'completed',
+];
+
+/** Outcomes that are a trip of the safety chain or a broken run: the badge is an alarm. */
+const ALARM: ReadonlySet<EpisodeOutcome> = new Set(['estop', 'link_lost', 'infrastructure_error']);
+
+const WORD: Record<Exclude<SessionState, 'running'>, string> = {
+  completed: 'ended',
+  stopped: 'stopped',
+  failed: 'failed',
+};
+
+/** The badge of a session (see the file header). */
+export function sessionBadge(s: SessionBadgeInput): SessionBadge {
+  if (s.state === 'running') return { text: 'running', tone: 'live' };
+  const counts = new Map<EpisodeOutcome, number>();
+  for (const e of s.real) counts.set(e.outcome, (counts.get(e.outcome) ?? 0) + 1);
+  // A trial that ended with an infrastructure error is owed again; every other outcome is its result.
+  const ran = new Set(s.real.filter((e) => e.outcome !== 'infrastructure_error').map((e) => e.trialIndex)).size;
+  const notRun = Math.max(0, s.trials - ran);
+  const allCompleted = s.real.length > 0 && notRun === 0 && s.real.every((e) => e.outcome === 'completed');
+  if (s.state === 'completed' && allCompleted) return { text: 'completed', tone: 'ok' };
+  const parts = ORDER.filter((o) => counts.has(o)).map((o) => `${counts.get(o)} ${o.replace(/_/g, ' ')}`);
+  if (notRun > 0) parts.push(`${notRun} not run`);
+  const alarm = s.state === 'failed' || ORDER.some((o) => ALARM.has(o) && counts.has(o));
+  return {
+    text: parts.length > 0 ? `${WORD[s.state]} · ${parts.join(', ')}` : WORD[s.state],
+    tone: alarm ? 'alarm' : 'warn',
+  };
+}

@@ -1,0 +1,123 @@
+import type { RobotLiveEvent } from '../../api/contract';
+import { ROBOT_LIVE_PUSH_HZ } from '../../api/contract';
+import { robotBackendOf } from '../../domain/backend/backend';
+import type { WbcState } from '../../domain/bridge/g1BridgeContract';
+import { tiltRadFromQuatWxyz } from '../../domain/robotLink/robotUpright';
+import { TIMING_WINDOW_MS } from '../../domain/timing/timingHealth';
+import { sendEmulatorControl } from '../robotEmulator/emulatorControlClient';
+import { ApiFailure } from './apiFailure';
+import type { ConnectionRegistry } from './connectionRegistry';
+import type { EventHub } from './eventHub';
+
+// The live robot outside trials (issue 13): every connected robot's newest measured joints and
+// root go to the renderer as `robot.live` at ROBOT_LIVE_PUSH_HZ (transient: a client behind gets
+// the next one), read from the registry's copy of the newest frame, so no trial has to run for the
+// viewport to show the robot. Beside it, the figures the top bar shows for each robot link (the
+// controller's wbc_status, the IMU tilt, the lowstate gaps), merged into safety.status by
+// TrialJobs.robotLinks, and the emulator's human reset (robot.emulatorReset), offered only when
+// the link declares the emulator's control channel (RobotLinkCapabilities.emulatorControl).
+
+/** What the top bar shows of one robot link beyond its freshness (RobotLinkStatusDto). */
+export interface RobotLinkFigures {
+  wbc: { state: WbcState; reason: string | null } | null;
+  tiltRad: number | null;
+  frameGapMaxMs: number | null;
+  emulatorControl: boolean;
+}
+
+/** The figures of the registry entry `connectionId` now (its backend's declarations and the registry's copies). */
+export function robotLinkFigures(registry: ConnectionRegistry, connectionId: string): RobotLinkFigures {
+  const b = registry.existingBackend(connectionId);
+  const robot = b ? robotBackendOf(b) : null;
+  const latest = registry.latestState(connectionId);
+  const status = robot?.wbcStatus ?? null;
+  const tilt = latest ? tiltRadFromQuatWxyz(latest.imuQuatWxyz) : null;
+  return {
+    wbc: status ? { state: status.state, reason: status.reason ? status.reason.slice(0, 500) : null } : null,
+    tiltRad: tilt !== null && Number.isFinite(tilt) ? tilt : null,
+    frameGapMaxMs: latest ? registry.frameGapMaxMs(connectionId, TIMING_WINDOW_MS) : null,
+    emulatorControl: robot?.robotLink.emulatorControl ?? false,
+  };
+}
+
+/** Unacknowledged push slots robot.live leaves to the other pushes (the lights' safety.status first). */
+const ROBOT_LIVE_RESERVED_SLOTS = 2;
+
+export interface RobotLiveOptions {
+  hub: EventHub;
+  registry: ConnectionRegistry;
+  /** Sends one emulator control action (default: sendEmulatorControl, a short-lived Foxglove client). */
+  sendControl?: typeof sendEmulatorControl;
+}
+
+export class RobotLive {
+  private readonly timer: ReturnType<typeof setInterval>;
+  private readonly sent = new Map<string, number>();
+  private closed = false;
+
+  constructor(private readonly o: RobotLiveOptions) {
+    this.timer = setInterval(() => this.push(), 1000 / ROBOT_LIVE_PUSH_HZ);
+    this.timer.unref?.();
+  }
+
+  /**
+   * One robot.live push with every connected robot not in a trial (the renderer draws exactly
+   * those), when any of them has a new frame or one went away; none while nothing changes.
+   */
+  private push(): void {
+    if (this.closed) return;
+    const robots: RobotLiveEvent['robots'] = [];
+    let changed = false;
+    const present = new Set<string>();
+    for (const c of this.o.registry.list()) {
+      // A leased robot is running a trial: its trial.live run draws it (and this push would only
+      // add load on the loop that carries the trial); it comes back when the lease is released.
+      if (c.kind !== 'robot' || c.presence === 'disconnected' || c.leasedRunId !== null || robots.length === 8)
+        continue;
+      const l = this.o.registry.latestState(c.id);
+      if (!l) continue;
+      present.add(c.id);
+      if (this.sent.get(c.id) !== l.revision) changed = true;
+      this.sent.set(c.id, l.revision);
+      robots.push({
+        connectionId: c.id,
+        tick: l.tick,
+        jointPosRad: Array.from(l.jointPosRad),
+        rootPosM: l.rootPosM ? Array.from(l.rootPosM) : null,
+        rootQuatWxyz: l.rootQuatWxyz ? Array.from(l.rootQuatWxyz) : null,
+      });
+    }
+    for (const id of [...this.sent.keys()])
+      if (!present.has(id)) {
+        this.sent.delete(id);
+        changed = true;
+      }
+    if (!changed) return;
+    const event = { type: 'robot.live' as const, robots };
+    this.o.hub.broadcastTransient(() => event, undefined, ROBOT_LIVE_RESERVED_SLOTS);
+  }
+
+  /** robot.emulatorReset: the emulator's human_reset on a robot connection that declares it. */
+  async emulatorReset(connectionId: string): Promise<{ ok: boolean; message: string }> {
+    const kind = this.o.registry.kindOf(connectionId);
+    if (kind === null) throw new ApiFailure('not_found', `no connection "${connectionId}"`, 'params.connectionId');
+    const b = this.o.registry.existingBackend(connectionId);
+    const robot = b ? robotBackendOf(b) : null;
+    const url = this.o.registry.get(connectionId).url;
+    if (kind !== 'robot' || !robot || !url)
+      throw new ApiFailure('conflict', `connection "${connectionId}" is not a connected robot`, 'params.connectionId');
+    if (!robot.robotLink.emulatorControl)
+      throw new ApiFailure(
+        'unsupported',
+        `${url} does not declare the robot emulator's control channel: a real robot is put back by a person`,
+        'params.connectionId',
+      );
+    // An EmulatorControlError (no answer, refused) is mapped by apiErrorMap like every other error.
+    return await (this.o.sendControl ?? sendEmulatorControl)(url, { action: 'human_reset' });
+  }
+
+  close(): void {
+    this.closed = true;
+    clearInterval(this.timer);
+  }
+}

@@ -1,0 +1,148 @@
+import fs from 'node:fs';
+import { ConsoleWatchdog, type ConsoleProcessState } from '../../domain/interlock';
+import type { FromKeeper, ToKeeper } from './keeperProtocol';
+import { raiseProcessThreadsPriority, raiseTimekeeperPriority } from '../os/threadPriority';
+import { openInterlock, type LocalInterlockLink } from './serialInterlock';
+
+// The interlock keeper: a small process of its own that owns the serial port, heartbeats the box
+// and runs the InterlockMonitor (openInterlock), so the box hears the console every 20 ms whatever
+// the console's main loop is doing (docs/INTERLOCK.md §3a). Started by openInterlockKeeper
+// (interlockKeeperLink.ts) through childBootstrap.mjs; it talks to the console over Node's IPC
+// channel only (keeperProtocol.ts).
+//
+// Why a process, not a worker thread: serialport 13 registers its read poller on the *main*
+// thread's libuv loop (docs/INTERLOCK.md §5), so in a worker its reads would wait for the very
+// loop this keeper exists to be independent of, or crash the process.
+//
+// The console watchdog (ConsoleWatchdog): the console kicks every 10 ms. No kick for more than
+// the limit (100 ms), or /proc saying the console process is stopped (SIGSTOP, a debugger) or
+// gone, is a stall: the monitor trips `console_stalled` and DISARMs the box if motion may have
+// been permitted, and withholds heartbeats until the console runs again. A console that really
+// hangs can therefore not leave the box armed: stopped → disarmed within one check (5 ms); a
+// main loop stuck in a computation → disarmed after 100 ms; this keeper itself stopped or dead
+// (a SIGSTOP, a kill, a crash) → no heartbeats, and the box trips by its own 100 ms watchdog.
+// It runs in a session of its own (spawned detached), so a SIGSTOP of the console's process group
+// (Ctrl-Z) stops the console only, and the keeper disarms the box within one check.
+
+const CHECK_PERIOD_MS = 5;
+/** The keeper asks to run before ordinary work (threadPriority.ts); granted only with the privilege. */
+export const KEEPER_NICE = -10;
+const raised = raiseTimekeeperPriority(KEEPER_NICE);
+
+const send = (m: FromKeeper): void => {
+  if (process.connected) process.send!(m);
+};
+
+const hrMs = (): number => Number(process.hrtime.bigint()) / 1e6;
+
+/** Linux: the console process's scheduler state from /proc (field 3 of /proc/<pid>/stat). */
+function consoleProcessState(pid: number): ConsoleProcessState {
+  if (process.ppid !== pid) return 'gone';
+  if (process.platform !== 'linux') return 'running';
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    if (state === 'T' || state === 't') return 'stopped';
+    if (state === 'Z' || state === 'X') return 'gone';
+    return 'running';
+  } catch {
+    return 'gone';
+  }
+}
+
+let link: LocalInterlockLink | null = null;
+let watchdog: ConsoleWatchdog | null = null;
+let now: () => number = () => hrMs();
+const consolePid = process.ppid;
+
+async function open(m: Extract<ToKeeper, { t: 'open' }>): Promise<void> {
+  now = () => hrMs() - m.clockOffsetMs;
+  try {
+    link = await openInterlock({
+      ...m.options,
+      now,
+      log: (line) => send({ t: 'log', line }),
+      onTrip: (trip, snapshot) => send({ t: 'trip', trip, snapshot }),
+      onStatus: (snapshot) => send({ t: 'status', snapshot }),
+      onDeviceStatus: (status) => send({ t: 'device_status', status }),
+      onEvent: (event, atMs) => send({ t: 'event', event, atMs }),
+      onProblem: (problem, line) => send({ t: 'problem', problem, line }),
+    });
+  } catch (err) {
+    send({ t: 'open_failed', message: (err as Error).message });
+    process.exit(0);
+  }
+  watchdog = new ConsoleWatchdog(m.watchdogLimitMs, now());
+  setInterval(checkConsole, CHECK_PERIOD_MS);
+  void link.closed.then(() => {
+    send({ t: 'closed' });
+    // Let the IPC channel drain the last messages, then go.
+    setTimeout(() => process.exit(0), 20);
+  });
+  send({ t: 'opened', snapshot: link.snapshot() });
+  // serialport reads and writes through libuv's thread pool, which exists now: its threads too.
+  if (raised) raiseProcessThreadsPriority(KEEPER_NICE);
+  if (!raised)
+    send({
+      t: 'log',
+      line: `runs at normal priority (nice ${KEEPER_NICE} was refused: grant CAP_SYS_NICE for a loaded machine)`,
+    });
+}
+
+function checkConsole(): void {
+  if (!link || !watchdog) return;
+  const state = consoleProcessState(consolePid);
+  const v = watchdog.check(now(), state);
+  if (v.type === 'stalled') {
+    link.consoleStalled(v.detail);
+    send({ t: 'log', line: `console watchdog: ${v.detail}` });
+  }
+  if (state === 'gone') void shutDown();
+}
+
+let shuttingDown = false;
+async function shutDown(): Promise<void> {
+  if (shuttingDown) return;
+  shuttingDown = true;
+  link?.consoleStalled('the console process is gone');
+  await link?.close().catch(() => undefined);
+  process.exit(0);
+}
+
+process.on('message', (m: ToKeeper) => {
+  switch (m.t) {
+    case 'open':
+      void open(m);
+      break;
+    case 'kick': {
+      const v = watchdog?.kick(now());
+      if (v?.type === 'resumed') {
+        link?.consoleResumed();
+        send({ t: 'log', line: `console watchdog: the console runs again after ${v.stalledForMs.toFixed(1)} ms` });
+      }
+      break;
+    }
+    case 'arm':
+      if (!link) send({ t: 'reply', id: m.id, result: { ok: false, reason: 'not_open', detail: 'not open' } });
+      else void link.arm().then((result) => send({ t: 'reply', id: m.id, result }));
+      break;
+    case 'disarm':
+      if (!link) send({ t: 'reply', id: m.id, result: { ok: true } });
+      else void link.disarm().then((result) => send({ t: 'reply', id: m.id, result }));
+      break;
+    case 'close':
+      if (!link) {
+        send({ t: 'reply', id: m.id, result: null });
+        process.exit(0);
+      }
+      void link.close().then(() => send({ t: 'reply', id: m.id, result: null }));
+      break;
+  }
+});
+// The console closed the channel or died: disarm and close the port, then exit.
+process.on('disconnect', () => void shutDown());
+// In its own session a terminal's Ctrl-C does not reach this keeper; a SIGINT sent to it anyway is
+// ignored: the console closes the keeper itself (DISARM first), and a keeper that died first would
+// leave the box to trip by its watchdog instead.
+process.on('SIGINT', () => {});
+process.on('SIGTERM', () => void shutDown());

@@ -1,0 +1,107 @@
+import fs from 'node:fs';
+import os from 'node:os';
+
+// Thread priorities (Linux niceness is per thread). Background threads (the simulator's worker
+// pool, the file worker) run at a lower priority, so
+// that on a loaded machine the scheduler runs the threads that keep time first: the services' main
+// thread (STOP, the safety gate, the robot link), the interlock keeper, the robot's own process.
+// Linux: niceness is per thread, and /proc/thread-self names this thread's id. Elsewhere, or where
+// the OS refuses, the thread keeps its priority (returns false).
+//
+// Niceness alone is not enough where the kernel groups processes by session (autogroup,
+// /proc/sys/kernel/sched_autogroup_enabled = 1, the default of most distributions' kernels): the
+// scheduler first shares the CPUs *between sessions* by each session's autogroup nice, and only
+// then between the threads of one session by their nice. A nice -10 keeper in the console's
+// session therefore waited behind a browser that Playwright had started in a session of its own
+// (setsid): on 2 cores the interlock chain (keeper, pty relay, box) saw 45–140 ms scheduling
+// gaps and trials tripped `interlock_lost` (issue 13). So the processes that keep time start in a
+// session of their own (spawn's `detached`) and raise that session's autogroup nice too
+// (setAutogroupNice); a process that should yield lowers its own session's.
+
+/** This thread's Linux thread id (throws elsewhere). */
+function thisThreadId(): number {
+  const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
+  if (!(Number.isInteger(tid) && tid > 0)) throw new Error('no thread id');
+  return tid;
+}
+
+export function lowerThisThreadPriority(nice: number): boolean {
+  try {
+    const tid = thisThreadId();
+    os.setPriority(tid, Math.max(os.getPriority(tid), nice));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The threads whose timing is the safety argument — the interlock keeper's, the emulated box's,
+ * the pty relay standing for the serial wire — ask for a *higher* priority (a negative nice).
+ * That needs the privilege (root, or CAP_SYS_NICE granted to node); without it the thread keeps
+ * its priority and this returns false. Never lowers a priority that is already higher.
+ */
+export function raiseThreadPriority(nice: number, tid?: number): boolean {
+  try {
+    const id = tid ?? thisThreadId();
+    if (os.getPriority(id) <= nice) return true;
+    os.setPriority(id, nice);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * raiseThreadPriority for every thread of this process (Linux: /proc/self/task), for a process that
+ * exists only to keep time: the interlock keeper reads and writes its serial port through libuv's
+ * thread pool (serialport's unix read/write), so the pool's threads must not wait behind ordinary
+ * work either. Call it once the pool exists (after the first file operation). Returns how many
+ * threads now run at `nice` or better.
+ */
+export function raiseProcessThreadsPriority(nice: number): number {
+  let n = 0;
+  try {
+    for (const t of fs.readdirSync('/proc/self/task')) if (raiseThreadPriority(nice, Number(t))) n++;
+  } catch {
+    // not Linux: nothing to do
+  }
+  return n;
+}
+
+/**
+ * Sets the autogroup nice of process `pid`'s session (Linux /proc/<pid>/autogroup, kernels with
+ * CONFIG_SCHED_AUTOGROUP): how the scheduler weighs that whole session against the others. A
+ * negative value needs the privilege (as for raiseThreadPriority); a positive one never does.
+ * Call it on a process that has a session of its own (spawned `detached`, i.e. setsid): the
+ * autogroup is the session's, shared by every process in it. Never lowers a priority that is
+ * already higher. Returns false where /proc shows no autogroup for `pid` (no such kernel, or a
+ * /proc that does not expose it) or the OS refuses.
+ */
+export function setAutogroupNice(nice: number, pid: number | 'self' = 'self'): boolean {
+  const file = `/proc/${pid}/autogroup`;
+  try {
+    // "/autogroup-123 nice 0". A /proc that has the file but says nothing parseable in it (seen on
+    // one CI machine's sandboxed /proc, with sched_autogroup_enabled reading 1) has no session
+    // weight this process can raise: say so rather than write blind.
+    const m = /nice\s+(-?\d+)/.exec(fs.readFileSync(file, 'latin1'));
+    if (!m) return false;
+    const current = Number(m[1]);
+    if (nice < 0 && current <= nice) return true;
+    fs.writeFileSync(file, String(nice));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The whole priority of a process that keeps time, from inside it: its main thread and, where the
+ * kernel has autogroups, its session's (see setAutogroupNice; the process must have been spawned
+ * `detached`). Returns whether the thread's was granted (the privilege is the same for both; a
+ * kernel without autogroups has no session weight to raise). Without the privilege, both stay.
+ */
+export function raiseTimekeeperPriority(nice: number): boolean {
+  setAutogroupNice(nice);
+  return raiseThreadPriority(nice);
+}

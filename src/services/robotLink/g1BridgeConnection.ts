@@ -1,0 +1,275 @@
+import { Buffer } from 'node:buffer';
+import WebSocket from 'ws';
+import type { Problem } from '../../domain/backend/backend';
+import type { BackendProblemCode } from '../../domain/backend/problemCodes';
+import {
+  G1_BRIDGE_CONTRACT,
+  G1_BRIDGE_METADATA,
+  G1_BRIDGE_TOPICS,
+  type WireCommand,
+} from '../../domain/bridge/g1BridgeContract';
+import { g1BridgeChannel } from '../../domain/bridge/g1BridgeSchemas';
+import { stampOriginOf } from '../../domain/robotLink/serverCapabilities';
+import { checkedServerSocket } from '../bridge/checkedServerSocket';
+import {
+  FOXGLOVE_SUBPROTOCOL,
+  FoxgloveClient,
+  type Channel,
+  type FoxgloveClientInstance,
+  type ServerInfo,
+  type StatusMessage,
+} from '../bridge/foxgloveWs';
+import type { LinkClock } from './linkClock';
+
+// One WebSocket connection to a g1-bridge/1 server (the socket I/O of the console's client): opens
+// it with the Foxglove subprotocol, checks every server frame before the library parses it,
+// reads serverInfo (contract, metadata, whether client messages are accepted), subscribes to the
+// state topics of the contract's version and JSON encoding, advertises /console/command, follows
+// the server's control statuses, pings, and writes commands. A reconnect is a new connection: this
+// object never outlives its socket, so nothing of an old socket can leak into a new one.
+//
+// It reports to its owner: `opened`, `ready` once the server has said what it is AND advertised
+// its lowstate (the capabilities are read from both, and a caller starts work the moment the
+// link is present), each message of a subscribed topic, status messages, refused frames, problems
+// of what the server is (unsupported contract or encoding, watch-only, bad metadata), pongs, and
+// `closed` once (not after the owner itself dropped or closed it).
+
+export interface ConnectionHandlers {
+  opened(): void;
+  ready(): void;
+  message(topic: string, data: ArrayBufferView): void;
+  status(s: StatusMessage): void;
+  badFrame(reason: string): void;
+  problem(severity: Problem['severity'], code: BackendProblemCode, message: string): void;
+  /** A ping's round trip, ms. */
+  pong(rttMs: number): void;
+  log(line: string): void;
+  closed(why: string): void;
+}
+
+const WANTED_TOPICS: readonly string[] = [
+  G1_BRIDGE_TOPICS.lowstate,
+  G1_BRIDGE_TOPICS.rootState,
+  G1_BRIDGE_TOPICS.wbcStatus,
+];
+/** A ping without an answer for this long no longer blocks the next one, ms. */
+const PING_STALE_MS = 5000;
+
+export class G1BridgeConnection {
+  /** serverInfo metadata (empty before it arrives). */
+  metadata: Record<string, string> = {};
+  /** The server said whether this client controls it: true/false, null before (or never, for bridges that do not say). */
+  controlKnown: boolean | null = null;
+  controlRefused = false;
+  private readonly ws: WebSocket;
+  private readonly client: FoxgloveClientInstance;
+  private readonly channels = new Map<number, Channel>();
+  private readonly subscriptions = new Map<number, string>();
+  private commandChannel: number | null = null;
+  private serverInfoSeen = false;
+  private isReady = false;
+  /** No more events: the socket closed, or the owner dropped or closed it. */
+  private dead = false;
+  private pingSentAtMs: number | null = null;
+
+  /** Opens the socket; throws when the URL cannot be opened at all. */
+  constructor(
+    readonly url: string,
+    private readonly o: { clock: LinkClock; handshakeTimeoutMs: number },
+    private readonly h: ConnectionHandlers,
+  ) {
+    this.ws = new WebSocket(url, [FOXGLOVE_SUBPROTOCOL], {
+      perMessageDeflate: false,
+      handshakeTimeout: o.handshakeTimeoutMs,
+    });
+    const ws = this.ws;
+    const live = (): boolean => !this.dead;
+    ws.on('pong', () => {
+      if (!live() || this.pingSentAtMs === null) return;
+      const rtt = this.o.clock.nowMs() - this.pingSentAtMs;
+      this.pingSentAtMs = null;
+      this.h.pong(rtt);
+    });
+    // Every frame is checked before the library parses it; a bad one is a counted problem.
+    const client = new FoxgloveClient({
+      ws: checkedServerSocket(ws, { onBadFrame: (reason) => live() && this.h.badFrame(reason) }),
+    });
+    this.client = client;
+    client.on('open', () => live() && this.h.opened());
+    client.on('serverInfo', (info) => live() && this.onServerInfo(info));
+    client.on('advertise', (chs) => live() && this.onAdvertise(chs));
+    client.on('unadvertise', (ids) => {
+      if (!live()) return;
+      for (const id of ids) this.channels.delete(id);
+      for (const [sub, topic] of this.subscriptions) if (!this.advertises(topic)) this.subscriptions.delete(sub);
+    });
+    client.on('message', (m) => {
+      if (!live()) return;
+      const topic = this.subscriptions.get(m.subscriptionId);
+      if (topic !== undefined) this.h.message(topic, m.data);
+    });
+    client.on('status', (s) => live() && this.onStatus(s));
+    client.on('error', (err) => live() && this.h.log(`bridge client: ${url}: ${err?.message ?? String(err)}`));
+    client.on('close', () => {
+      if (!live()) return;
+      this.dead = true;
+      this.h.closed('connection closed');
+    });
+  }
+
+  /** The topics the server advertises (and this client reads). */
+  advertisedTopics(): Set<string> {
+    return new Set([...this.channels.values()].map((c) => c.topic));
+  }
+
+  /** `stamp_origin_unix_ms` of the server, parsed; null when absent or invalid. */
+  get stampOriginUnixMs(): number | null {
+    return stampOriginOf(this.metadata);
+  }
+
+  /** The server accepts commands from this client on this (live) connection. */
+  get hasCommandChannel(): boolean {
+    return !this.dead && this.commandChannel !== null;
+  }
+
+  /** Commands can be written now: the socket is open and the command channel advertised (freshness aside). */
+  canWrite(): boolean {
+    return this.hasCommandChannel && this.ws.readyState === WebSocket.OPEN;
+  }
+
+  /** Writes one command with its seq on the command channel (throws what the socket throws). */
+  write(cmd: WireCommand, seq: number): void {
+    if (this.commandChannel === null) throw new Error('no command channel');
+    this.client.sendMessage(
+      this.commandChannel,
+      Buffer.from(JSON.stringify({ ...cmd, seq, contract: G1_BRIDGE_CONTRACT }), 'utf8'),
+    );
+  }
+
+  /** Sends a WebSocket ping unless one is in flight (for at most PING_STALE_MS). */
+  ping(): void {
+    if (this.dead || this.ws.readyState !== WebSocket.OPEN) return;
+    const now = this.o.clock.nowMs();
+    if (this.pingSentAtMs !== null && now - this.pingSentAtMs < PING_STALE_MS) return;
+    this.pingSentAtMs = now;
+    try {
+      this.ws.ping();
+    } catch {
+      this.pingSentAtMs = null;
+    }
+  }
+
+  /** Drops the socket at once (no `closed` event): a polite close, terminated after 1 s at the latest. */
+  drop(code: number, reason: string): void {
+    this.dead = true;
+    try {
+      this.ws.close(code, reason);
+    } catch {
+      this.ws.terminate();
+    }
+    this.o.clock.setTimeout(() => this.ws.terminate(), 1000, { keepAlive: false });
+  }
+
+  /** Closes the socket (no `closed` event) and resolves once it is closed (terminated after 1 s). */
+  close(reason: string): Promise<void> {
+    this.dead = true;
+    const ws = this.ws;
+    return new Promise<void>((resolve) => {
+      if (ws.readyState === WebSocket.CLOSED) return resolve();
+      const t = this.o.clock.setTimeout(() => {
+        ws.terminate();
+        resolve();
+      }, 1000);
+      ws.once('close', () => {
+        this.o.clock.clearTimeout(t);
+        resolve();
+      });
+      if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
+      else ws.close(1000, reason);
+    });
+  }
+
+  private advertises(topic: string): boolean {
+    for (const c of this.channels.values()) if (c.topic === topic) return true;
+    return false;
+  }
+
+  private onServerInfo(info: ServerInfo): void {
+    this.metadata = { ...(info.metadata ?? {}) };
+    const contract = this.metadata[G1_BRIDGE_METADATA.contract];
+    if (contract !== undefined && contract !== G1_BRIDGE_CONTRACT) {
+      this.h.problem(
+        'error',
+        'unsupported_contract',
+        `${this.url} speaks ${contract}, not ${G1_BRIDGE_CONTRACT}; not using it`,
+      );
+      this.ws.close(1000, 'unsupported contract');
+      return;
+    }
+    if (!info.capabilities.includes('clientPublish')) {
+      this.h.problem(
+        'warn',
+        'watch_only',
+        `${this.url} does not accept client messages: it can be watched, not controlled`,
+      );
+    } else {
+      this.commandChannel = this.client.advertise(g1BridgeChannel('command', G1_BRIDGE_TOPICS.command));
+    }
+    const originKey = G1_BRIDGE_METADATA.stampOriginUnixMs;
+    if (this.metadata[originKey] !== undefined && this.stampOriginUnixMs === null) {
+      this.h.problem(
+        'warn',
+        'bad_metadata',
+        `${this.url}: ${originKey} is not a number ("${this.metadata[originKey]}"); one-way latency not measured`,
+      );
+    }
+    this.serverInfoSeen = true;
+    this.readyWhenKnown();
+  }
+
+  private onAdvertise(chs: Channel[]): void {
+    for (const ch of chs) {
+      if (!WANTED_TOPICS.includes(ch.topic)) continue;
+      if (ch.schemaName.startsWith('g1-bridge/') && !ch.schemaName.startsWith(`${G1_BRIDGE_CONTRACT}/`)) {
+        this.h.problem(
+          'error',
+          'unsupported_contract',
+          `${ch.topic} has schema ${ch.schemaName}; this console reads ${G1_BRIDGE_CONTRACT}; not subscribed`,
+        );
+        continue;
+      }
+      if (ch.encoding !== 'json') {
+        this.h.problem(
+          'error',
+          'unsupported_encoding',
+          `${ch.topic} is ${ch.encoding}-encoded; ${G1_BRIDGE_CONTRACT} is JSON; not subscribed`,
+        );
+        continue;
+      }
+      if (this.advertises(ch.topic)) continue;
+      this.channels.set(ch.id, ch);
+      this.subscriptions.set(this.client.subscribe(ch.id), ch.topic);
+    }
+    this.readyWhenKnown();
+  }
+
+  /**
+   * Ready once the server has said what it is (serverInfo) and advertised its lowstate — not at
+   * serverInfo alone: the channels decide the capabilities (a root_state channel = a global root),
+   * and the advertisement is a separate message that can arrive in a later read on a loaded machine.
+   */
+  private readyWhenKnown(): void {
+    if (this.isReady || !this.serverInfoSeen || !this.advertises(G1_BRIDGE_TOPICS.lowstate)) return;
+    this.isReady = true;
+    this.h.ready();
+  }
+
+  private onStatus(s: StatusMessage): void {
+    // The server marks control and command refusals (docs/G1_BRIDGE.md, "Status messages").
+    if (s.id === 'g1-bridge/control-refused') this.controlRefused = true;
+    if (s.id === 'g1-bridge/control-granted') this.controlRefused = false;
+    if (s.id === 'g1-bridge/control-refused' || s.id === 'g1-bridge/control-granted')
+      this.controlKnown = !this.controlRefused;
+    this.h.status(s);
+  }
+}

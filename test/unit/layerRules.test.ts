@@ -1,0 +1,252 @@
+// The layer allowlist (.dependency-cruiser.cjs) against one fixture per forbidden import shape.
+// The fixtures (test/fixtures/layers) mirror the repository's folders and are cruised with that folder
+// as the baseDir and the repository's real config file, so their paths fall under the config's own
+// folder patterns: loosening a rule in the config makes a case here fail.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cruise, type ICruiseOptions, type ICruiseResult, type IModule } from 'dependency-cruiser';
+import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
+import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const CONFIG = join(REPO, '.dependency-cruiser.cjs');
+const TSCONFIG = join(REPO, 'tsconfig.json');
+const FIXTURES = join(REPO, 'test/fixtures/layers');
+const ROOTS = ['src', 'main', 'renderer', 'test', 'bench', 'scripts', 'bin'];
+
+async function cruiseFixtures(adjust: (options: ICruiseOptions) => void = () => {}): Promise<ICruiseResult> {
+  const options = await extractDepcruiseOptions(CONFIG);
+  adjust(options);
+  const result = await cruise(
+    ROOTS,
+    { ...options, baseDir: FIXTURES, tsConfig: { fileName: TSCONFIG } },
+    {},
+    { tsConfig: extractTSConfig(TSCONFIG) },
+  );
+  return result.output as ICruiseResult;
+}
+
+function moduleOf(result: ICruiseResult, source: string): IModule {
+  const found = result.modules.find((m) => m.source === source);
+  if (!found) throw new Error(`${source} was not cruised`);
+  return found;
+}
+
+function violationsFrom(result: ICruiseResult, source: string) {
+  return result.summary.violations.filter((v) => v.from === source);
+}
+
+/** One forbidden import shape per fixture: the file, the target it must be reported for, how it imports. */
+const FORBIDDEN: { name: string; file: string; to: RegExp; dependencyType: string }[] = [
+  {
+    name: 'renderer -> better-sqlite3',
+    file: 'renderer/toBetterSqlite.ts',
+    to: /^(\.\.\/)*node_modules\/better-sqlite3\//,
+    dependencyType: 'import',
+  },
+  {
+    name: 'renderer -> src/services',
+    file: 'renderer/toServices.ts',
+    to: /^src\/services\/okStore\.ts$/,
+    dependencyType: 'local',
+  },
+  {
+    name: 'renderer -> node:path',
+    file: 'renderer/toNodePath.ts',
+    to: /^(node:)?path$/,
+    dependencyType: 'core',
+  },
+  {
+    name: 'domain -> serialport',
+    file: 'src/domain/toSerialport.ts',
+    to: /^(\.\.\/)*node_modules\/serialport\//,
+    dependencyType: 'import',
+  },
+  {
+    name: 'domain -> an npm package not on its list (yaml)',
+    file: 'src/domain/toUnlistedPackage.ts',
+    to: /^(\.\.\/)*node_modules\/yaml\//,
+    dependencyType: 'npm',
+  },
+  { name: 'domain -> src/api', file: 'src/domain/toApi.ts', to: /^src\/api\/okContract\.ts$/, dependencyType: 'local' },
+  {
+    name: "domain: dynamic import('node:fs')",
+    file: 'src/domain/dynamicNodeFs.ts',
+    to: /^(node:)?fs$/,
+    dependencyType: 'dynamic-import',
+  },
+  {
+    name: "domain: require('node:fs')",
+    file: 'src/domain/requireNodeFs.ts',
+    to: /^(node:)?fs$/,
+    dependencyType: 'require',
+  },
+  {
+    name: "domain: process.getBuiltinModule('fs')",
+    file: 'src/domain/builtinModuleFs.ts',
+    to: /^(node:)?fs$/,
+    dependencyType: 'process-get-builtin-module',
+  },
+  {
+    name: 'domain: import type from src/services',
+    file: 'src/domain/typeFromServices.ts',
+    to: /^src\/services\/okStore\.ts$/,
+    dependencyType: 'type-only',
+  },
+  {
+    name: 'src/api -> src/services',
+    file: 'src/api/toServices.ts',
+    to: /^src\/services\/okStore\.ts$/,
+    dependencyType: 'local',
+  },
+  {
+    name: 'services -> cli',
+    file: 'src/services/toCli.ts',
+    to: /^src\/cli\/okCommand\.ts$/,
+    dependencyType: 'local',
+  },
+  {
+    name: 'services -> test helpers (production code never imports test code)',
+    file: 'src/services/toTestHelper.ts',
+    to: /^test\/helpers\/okHelper\.ts$/,
+    dependencyType: 'local',
+  },
+  { name: 'main -> renderer', file: 'main/toRenderer.ts', to: /^renderer\/okView\.ts$/, dependencyType: 'local' },
+  {
+    name: 'test -> a test file',
+    file: 'test/helpers/toTestFile.ts',
+    to: /^test\/unit\/leaf\.test\.ts$/,
+    dependencyType: 'local',
+  },
+  {
+    name: 'test -> a package not declared in package.json (acorn)',
+    file: 'test/helpers/toUndeclaredPackage.ts',
+    to: /^(\.\.\/)*node_modules\/acorn\//,
+    dependencyType: 'import',
+  },
+];
+
+/** One file per folder that imports only what the folder may import, with the targets it must have. */
+const ALLOWED: { folder: string; file: string; imports: RegExp[] }[] = [
+  {
+    folder: 'src/domain',
+    file: 'src/domain/ok.ts',
+    imports: [/node_modules\/zod\//, /node_modules\/fflate\//, /^src\/domain\/pure\.ts$/],
+  },
+  {
+    folder: 'src/api',
+    file: 'src/api/okContract.ts',
+    imports: [/node_modules\/zod\//, /^src\/domain\/pure\.ts$/],
+  },
+  {
+    folder: 'src/services',
+    file: 'src/services/okStore.ts',
+    imports: [/^(node:)?path$/, /node_modules\/better-sqlite3\//, /^src\/api\//, /^src\/domain\//],
+  },
+  {
+    folder: 'src/cli',
+    file: 'src/cli/okCommand.ts',
+    imports: [/^(node:)?path$/, /^src\/api\//, /^src\/domain\//, /^src\/services\//],
+  },
+  {
+    folder: 'main',
+    file: 'main/okMain.ts',
+    imports: [/^(node:)?path$/, /node_modules\/electron\//, /^src\/api\//, /^src\/services\//],
+  },
+  { folder: 'main (preload)', file: 'main/preload.ts', imports: [/node_modules\/electron\//, /^src\/api\//] },
+  {
+    folder: 'renderer',
+    file: 'renderer/okView.ts',
+    imports: [/node_modules\/zustand\//, /node_modules\/three\//, /^src\/api\//, /^src\/domain\//],
+  },
+  {
+    folder: 'test',
+    file: 'test/helpers/okHelper.ts',
+    imports: [/^(node:)?os$/, /node_modules\/vitest\//, /^src\/services\//, /^renderer\//],
+  },
+  {
+    folder: 'bench',
+    file: 'bench/okBench.ts',
+    imports: [/^(node:)?perf_hooks$/, /^test\/helpers\/okHelper\.ts$/],
+  },
+  { folder: 'scripts', file: 'scripts/okScript.mjs', imports: [/^(node:)?path$/, /node_modules\/electron-vite\//] },
+  { folder: 'bin', file: 'bin/ok.mjs', imports: [/^(node:)?process$/, /node_modules\/tsx\//, /^src\/cli\//] },
+];
+
+describe('layer allowlist (.dependency-cruiser.cjs)', () => {
+  let result: ICruiseResult;
+
+  beforeAll(async () => {
+    result = await cruiseFixtures();
+  }, 60_000);
+
+  it('validates with the repository config: an allowlist whose misses are errors', async () => {
+    const config = await extractDepcruiseOptions(CONFIG);
+    expect(config.ruleSet?.allowedSeverity).toBe('error');
+    expect(config.ruleSet?.allowed?.length).toBeGreaterThan(0);
+    expect(result.summary.ruleSetUsed?.allowedSeverity).toBe('error');
+    expect(result.summary.optionsUsed.tsPreCompilationDeps).toBe(true);
+    expect(result.summary.optionsUsed.detectProcessBuiltinModuleCalls).toBe(true);
+  });
+
+  describe.each(FORBIDDEN)('$name', ({ file, to, dependencyType }) => {
+    it('is reported as an error', () => {
+      const dependency = moduleOf(result, file).dependencies.find((d) => to.test(d.resolved));
+      expect(dependency, `${file} has no dependency matching ${to}`).toBeDefined();
+      expect(dependency!.dependencyTypes).toContain(dependencyType);
+      expect(dependency!.valid).toBe(false);
+
+      const reported = violationsFrom(result, file);
+      expect(reported.map((v) => v.to)).toEqual([dependency!.resolved]);
+      expect(reported[0]!.rule).toEqual({ name: 'not-in-allowed', severity: 'error' });
+    });
+  });
+
+  describe.each(ALLOWED)('$folder: allowed imports', ({ file, imports }) => {
+    it('are not reported (negative control)', () => {
+      const dependencies = moduleOf(result, file).dependencies;
+      for (const target of imports) {
+        expect(
+          dependencies.some((d) => target.test(d.resolved)),
+          `${file} should import ${target}`,
+        ).toBe(true);
+      }
+      expect(dependencies.every((d) => d.valid)).toBe(true);
+      expect(violationsFrom(result, file)).toEqual([]);
+    });
+  });
+
+  it('reports exactly the forbidden fixtures, nothing else', () => {
+    const reported = new Set(result.summary.violations.map((v) => v.from));
+    expect([...reported].sort()).toEqual(FORBIDDEN.map((c) => c.file).sort());
+    expect(result.summary.error).toBe(FORBIDDEN.length);
+  });
+
+  it('a loosened config lets the forbidden domain imports through (the cases above detect loosening)', async () => {
+    const loose = await cruiseFixtures((options) => {
+      options.ruleSet!.allowed!.push({ from: { path: '^src/domain/' }, to: {} });
+    });
+    const domainCases = FORBIDDEN.filter((c) => c.file.startsWith('src/domain/'));
+    expect(domainCases.length).toBeGreaterThan(5);
+    for (const c of domainCases) expect(violationsFrom(loose, c.file), c.file).toEqual([]);
+    // The other folders' rules are untouched and still report.
+    expect(violationsFrom(loose, 'renderer/toBetterSqlite.ts')).toHaveLength(1);
+  }, 60_000);
+});
+
+describe('npm run lint', () => {
+  const lint = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+    .scripts.lint!;
+
+  it('runs eslint and prettier first, then dependency-cruiser with this config over every folder', () => {
+    expect(lint.startsWith('eslint . && prettier --check . && depcruise --config .dependency-cruiser.cjs ')).toBe(true);
+    const cruised = lint.split('depcruise --config .dependency-cruiser.cjs ')[1]!.split(/\s+/);
+    for (const folder of ROOTS) expect(cruised).toContain(folder);
+  });
+
+  it('(negative control) a lint line without the cruise would be refused', () => {
+    expect('eslint . && prettier --check .'.includes('depcruise --config .dependency-cruiser.cjs ')).toBe(false);
+  });
+});
