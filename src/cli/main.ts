@@ -1,3 +1,4 @@
+import { analyzeCommand } from './commands/analyzeCommand';
 import { clipInfoCommand } from './commands/clipInfoCommand';
 import { fkCommand } from './commands/fkCommand';
 import { hostCommand } from './commands/hostCommand';
@@ -8,6 +9,7 @@ import { metricsCommand } from './commands/metricsCommand';
 import { policyInfoCommand } from './commands/policyInfoCommand';
 import { qualifyCommand } from './commands/qualifyCommand';
 import { reportCommand } from './commands/reportCommand';
+import { sensitivityCommand } from './commands/sensitivityCommand';
 import { serveSimCommand } from './commands/serveSimCommand';
 import { simCommand } from './commands/simCommand';
 import { calibrateCommand, trialCommand } from './commands/trialCommands';
@@ -24,6 +26,8 @@ const commands: Command[] = [
   simCommand,
   qualifyCommand,
   reportCommand,
+  analyzeCommand,
+  sensitivityCommand,
   serveSimCommand,
   emulateRobotCommand,
   emulateRobotResetCommand,

@@ -28,12 +28,18 @@ import {
 } from '../../src/domain/workload/snapshot';
 import { buildCampaignReport, formatReport } from '../../src/services/qualification';
 import { buildGapSection, parseGapSortKey } from '../../src/services/report/gapSection';
+import { READING_INFO } from '../../src/domain/metrics/readings';
+import type { AggregateKey } from '../../src/domain/metrics/aggregate';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { openCampaign, type CampaignStore } from '../../src/services/trace';
 import { motionbench } from '../helpers/runCli';
 import { OUR_G1 } from '../helpers/sharedData';
 import { fixtureBinding, fixtureEnd, fixtureInputs, syntheticFrames, tempDir } from '../helpers/traceFixtures';
 
+const READING_JSON = Object.fromEntries(Object.entries(READING_INFO).map(([k, v]) => [k, v.json])) as Record<
+  AggregateKey,
+  string
+>;
 const FPS = 50;
 const N = 51; // 1 s clips: K = 51 on the 50 Hz contract timeline
 
@@ -496,6 +502,41 @@ describe('motionbench report (CLI)', () => {
       });
     } finally {
       fs.rmSync(empty, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('motionbench analyze on the same campaign (issue 14 item 1)', () => {
+  it('every binding row’s estimates are Table 11’s; the intervals contain them; per-clip cells resample episodes', async () => {
+    let out = '';
+    let err = '';
+    const code = await main(['analyze', '--campaign', dir, '--json', '--replicates', '400'], {
+      stdout: (x) => void (out += x),
+      stderr: (x) => void (err += x),
+    });
+    expect(code, err).toBe(0);
+    expect(err).toMatch(/analyze: reading the matched pairs/);
+    const doc = JSON.parse(out);
+    expect(doc.format).toBe('motionbench-analysis/1');
+    expect(doc.direction).toMatch(/lower is better/);
+    const section = buildGapSection(store);
+    expect(doc.gaps.map((g: { binding: string }) => g.binding)).toEqual(section.report.wbcs.map((w) => w.wbc));
+    for (const [i, w] of section.report.wbcs.entries()) {
+      for (const row of w.rows) {
+        const cell = doc.gaps[i].readings.find((c: { reading: string }) => c.reading === READING_JSON[row.key]);
+        if (row.gapPercent.available && row.clips >= 2) {
+          expect(cell.gap_pct).toBeCloseTo(row.gapPercent.value, 3);
+          expect(cell.ci[0]).toBeLessThanOrEqual(cell.gap_pct + 1e-9);
+          expect(cell.ci[1]).toBeGreaterThanOrEqual(cell.gap_pct - 1e-9);
+          expect(cell.n).toBe(row.clips);
+        } else {
+          expect(cell.gap_pct === null || row.clips < 2).toBe(true);
+        }
+      }
+      for (const c of doc.gaps[i].clips) {
+        const mp = c.readings.find((x: { reading: string }) => x.reading === 'joint_pos_rmse');
+        if (mp.real.value !== null) expect(mp.real.resampled).toBe('episodes');
+      }
     }
   });
 });

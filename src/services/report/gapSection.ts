@@ -126,6 +126,8 @@ export interface GapSection {
   contract: string | null;
   report: GapReport;
   pairs: GapPair[];
+  /** The episodes of each pair as aggregated (counted and stopped trials), in the order of `pairs`. */
+  matched: MatchedPair[];
   skipped: SkippedPair[];
   bindings: GapBinding[];
 }
@@ -413,7 +415,7 @@ export function buildGapSection(store: CampaignStore, options: { contract?: stri
       a.clipName.localeCompare(b.clipName) ||
       (b.capturedAt ?? '').localeCompare(a.capturedAt ?? ''),
   );
-  return { contract: matched.length > 0 ? report.contract : contract, report, pairs, skipped, bindings };
+  return { contract: matched.length > 0 ? report.contract : contract, report, pairs, matched, skipped, bindings };
 }
 
 // ------------------------------------------------------------------ sorting

@@ -1,0 +1,307 @@
+// `motionbench analyze` output: one JSON document (motionbench-analysis/1) with the inputs it used,
+// so anyone can recompute it, and a Markdown text of the same numbers.
+
+import type { BradleyTerryRanking } from '../../domain/analysis/bradleyTerry';
+import type { GapCell, Interval, Reliability } from '../../domain/analysis/gapUncertainty';
+import type { RedundancyAudit } from '../../domain/analysis/redundancy';
+import type { AggregateKey } from '../../domain/metrics/aggregate';
+import { READING_INFO, type NumericReadingKey } from '../../domain/metrics/readings';
+import type { HodgesLehmannResult } from '../../domain/stats/paired';
+import type { Unavailable } from '../../domain/stats/result';
+import type { CampaignAnalysisResult } from './campaignAnalysisReader';
+
+export const ANALYSIS_FORMAT_ID = 'motionbench-analysis/1';
+export const DIRECTION_NOTE =
+  'lower is better for every error reading (mpjpe_l_mm and the joint readings); higher is better for sr and progress_soft';
+
+const json = (k: AggregateKey) => READING_INFO[k].json;
+const r6 = (v: number) => Number(v.toPrecision(6));
+const ciOf = (x: { lo: number | null; hi: number | null }) =>
+  x.lo === null || x.hi === null ? null : [r6(x.lo), r6(x.hi)];
+const unav = (u: Unavailable) => ({ value: null, reason: u.reason });
+
+function intervalJson(i: Interval | Unavailable) {
+  return i.available ? { value: r6(i.estimate), ci: ciOf(i), resampled: i.resampled, units: i.units } : unav(i);
+}
+function hlJson(h: HodgesLehmannResult | Unavailable) {
+  return h.available
+    ? {
+        value: r6(h.estimate),
+        ci: ciOf(h),
+        achieved_level: r6(h.achievedLevel),
+        level_achieved: h.levelAchieved,
+        n: h.n,
+      }
+    : unav(h);
+}
+function reliabilityJson(r: Reliability | undefined) {
+  if (!r) return null;
+  return {
+    repeats: r.repeats,
+    pairs: r.pairs,
+    left_out: r.leftOut,
+    ...(r.icc.available ? { value: r6(r.icc.estimate), ci: ciOf(r.icc) } : unav(r.icc)),
+    flag: r.flag,
+  };
+}
+function cellJson(c: GapCell, rel?: readonly Reliability[]) {
+  const icc =
+    rel && c.key !== 'successRate'
+      ? {
+          real: reliabilityJson(rel.find((r) => r.key === c.key && r.domain === 'real')),
+          sim: reliabilityJson(rel.find((r) => r.key === c.key && r.domain === 'sim')),
+        }
+      : undefined;
+  return {
+    reading: json(c.key),
+    n: c.n,
+    sim: intervalJson(c.sim),
+    real: intervalJson(c.real),
+    gap_pct: c.gapPct.available ? r6(c.gapPct.estimate) : null,
+    ci: c.gapPct.available ? ciOf(c.gapPct) : null,
+    ...(c.gapPct.available ? {} : { reason: c.gapPct.reason }),
+    hl_median: hlJson(c.hlMedian),
+    distinguishable_from_zero: c.distinguishable,
+    ...(icc ? { icc } : {}),
+  };
+}
+
+function redundancyJson(a: RedundancyAudit | Unavailable, names: (v: string) => string) {
+  if (!a.available) return unav(a);
+  const audit = a;
+  return {
+    variables: audit.variables.map(names),
+    observations: audit.observations,
+    lambda: audit.lambda,
+    spearman: audit.spearman.map((row) =>
+      row.map((c) => (c.available ? { rho: r6(c.estimate), ci: ciOf(c) } : { rho: null, reason: c.reason })),
+    ),
+    loo_r2: audit.looR2.map((r, i) =>
+      r.available
+        ? { variable: names(audit.variables[i]), r2: r6(r.r2) }
+        : { variable: names(audit.variables[i]), r2: null, reason: r.reason },
+    ),
+  };
+}
+
+function btJson(b: BradleyTerryRanking | Unavailable, bindingName: (k: string) => string) {
+  if (!b.available) return unav(b);
+  return {
+    judges: b.judges,
+    virtual_ties: b.virtualTies,
+    B: b.B,
+    seed: b.seed,
+    degenerate_replicates: b.degenerateReplicates,
+    strengths: b.strengths.map((s) => ({
+      binding: s.player,
+      binding_name: bindingName(s.player),
+      strength: r6(s.theta),
+      ci: ciOf(s),
+      rank: s.rank,
+    })),
+  };
+}
+
+export function analysisJson(r: CampaignAnalysisResult): Record<string, unknown> {
+  const a = r.analysis;
+  const bname = (k: string) => r.bindingNames[k] ?? k;
+  const cname = (id: string) => r.clipNames[id] ?? id;
+  const readingJson = (k: string) => (k in READING_INFO ? READING_INFO[k as NumericReadingKey].json : k);
+  return {
+    format: ANALYSIS_FORMAT_ID,
+    campaign: r.campaign,
+    contract: r.contract,
+    domain: r.domain,
+    seed: r.seed,
+    bootstrap: { gap_and_rho_replicates: r.B, bradley_terry_replicates: r.btB, level: 0.95 },
+    direction: DIRECTION_NOTE,
+    reading: readingJson(a.reading),
+    better: a.better,
+    matrix: a.matrix.map((c) => ({ binding: c.binding, clip: c.clip, clip_name: cname(c.clip), value: r6(c.value) })),
+    matrix_used: {
+      bindings: a.dense.bindings,
+      clips: a.dense.clips,
+      dropped_clips: a.dense.droppedClips,
+      dropped_bindings: a.dense.droppedBindings,
+    },
+    redundancy: {
+      readings: redundancyJson(a.readingRedundancy, readingJson),
+      clips: redundancyJson(a.clipRedundancy, cname),
+    },
+    selection: a.selection.available
+      ? {
+          reading: readingJson(a.reading),
+          share: a.selection.share,
+          lambda: a.selection.lambda,
+          path: a.selection.path.map((s) => ({
+            clip: s.clip,
+            clip_name: cname(s.clip),
+            gini: r6(s.gini),
+            r2: r6(s.r2),
+            marginal_utility: r6(s.marginalUtility),
+            cumulative_share: r6(s.cumulativeShare),
+          })),
+          minimal_set: a.selection.minimalSet,
+          minimal_set_names: a.selection.minimalSet.map(cname),
+          minimal_share: r6(a.selection.minimalShare),
+          robustness: a.selection.robustness.map((x) => ({
+            forced_first: x.forcedFirst,
+            minimal_set: x.minimalSet,
+            survives: x.survives,
+            overlap: x.overlap,
+          })),
+        }
+      : { reading: readingJson(a.reading), ...unav(a.selection) },
+    bradley_terry: {
+      reading: readingJson(a.reading),
+      ties: 'equal scores count half a win to each binding',
+      ...btJson(a.bradleyTerry, bname),
+      minimal_set_strengths: btJson(a.bradleyTerryMinimal, bname),
+      moves: a.rankMoves.map((m) => ({
+        binding: m.binding,
+        full_rank: m.fullRank,
+        minimal_rank: m.minimalRank,
+        moved: m.moved,
+      })),
+    },
+    gaps: a.gaps.map((g) => ({
+      binding: g.wbc,
+      binding_name: bname(g.wbc),
+      readings: g.rows.map((c) => cellJson(c, g.reliability)),
+      groups: g.byGroup.map((x) => ({ group: x.group, clips: x.clips, readings: x.rows.map((c) => cellJson(c)) })),
+      clips: g.clips.map((x) => ({
+        clip: x.clipId,
+        clip_name: cname(x.clipId),
+        readings: x.rows.map((c) => cellJson(c)),
+      })),
+    })),
+  };
+}
+
+// ------------------------------------------------------------------ text
+
+const fmt = (v: number) => (Math.abs(v) >= 100 ? v.toFixed(1) : Math.abs(v) >= 1 ? v.toFixed(3) : v.toPrecision(3));
+const iv = (i: Interval | Unavailable) =>
+  i.available ? `${fmt(i.estimate)} [${fmt(i.lo)}, ${fmt(i.hi)}]` : `— (${i.reason})`;
+
+export function analysisMarkdown(r: CampaignAnalysisResult): string {
+  const a = r.analysis;
+  const bname = (k: string) => r.bindingNames[k] ?? k;
+  const cname = (id: string) => r.clipNames[id] ?? id;
+  const out: string[] = [];
+  out.push(`# Analysis of campaign ${r.campaign.name}`, '');
+  out.push(
+    `Contract ${r.contract ?? '—'}; score matrix from ${r.domain === 'sim' ? 'simulation' : 'hardware'} episodes; seed ${r.seed}; ${r.B} bootstrap replicates (Bradley–Terry ${r.btB}), 95 % percentile intervals. ${DIRECTION_NOTE[0].toUpperCase()}${DIRECTION_NOTE.slice(1)}.`,
+    '',
+  );
+
+  out.push('## Sim-to-real gap with uncertainty (Table 11)', '');
+  if (a.gaps.length === 0) out.push('No matched pairs in this campaign: no gap to put a CI on.', '');
+  for (const g of a.gaps) {
+    out.push(`### ${bname(g.wbc)}`, '');
+    out.push(
+      '| reading | Sim [95 % CI] | Real [95 % CI] | Gap % [95 % CI] | HL median of per-pair gaps % | ICC(A,1) real trials | |',
+    );
+    out.push('|---|---|---|---|---|---|---|');
+    for (const c of g.rows) {
+      const rel = g.reliability.find((x) => x.key === c.key && x.domain === 'real');
+      const hl = c.hlMedian.available
+        ? `${fmt(c.hlMedian.estimate)} [${fmt(c.hlMedian.lo)}, ${fmt(c.hlMedian.hi)}]${c.hlMedian.levelAchieved ? '' : ` (${(100 * c.hlMedian.achievedLevel).toFixed(0)} % level)`}`
+        : '—';
+      const icc = rel
+        ? rel.icc.available
+          ? `${fmt(rel.icc.estimate)} (${rel.pairs} pairs × ${rel.repeats})`
+          : '—'
+        : '';
+      const notes = [c.distinguishable === false ? 'not distinguishable from zero' : null, rel?.flag ?? null].filter(
+        Boolean,
+      );
+      out.push(
+        `| ${READING_INFO[c.key].label} | ${iv(c.sim)} | ${iv(c.real)} | ${iv(c.gapPct)} | ${hl} | ${icc} | ${notes.join('; ')} |`,
+      );
+    }
+    out.push('', `${g.clips.length} matched pairs; each row resamples the pairs; per-clip cells are in --json.`, '');
+  }
+
+  out.push(`## Redundancy of the readings`, '');
+  const rr = a.readingRedundancy;
+  if (!rr.available) out.push(rr.reason, '');
+  else {
+    out.push(
+      `Spearman ρ over ${rr.observations} binding × clip cells (CIs resample clips); leave-one-out ridge R² (λ = ${rr.lambda}) of each reading from the other six.`,
+      '',
+    );
+    out.push(`| | ${rr.variables.map((v) => READING_INFO[v as NumericReadingKey].label).join(' | ')} | LOO R² |`);
+    out.push(`|---|${rr.variables.map(() => '---').join('|')}|---|`);
+    rr.variables.forEach((v, i) => {
+      const cells = rr.spearman[i].map((c) => (c.available ? c.estimate.toFixed(2) : '—'));
+      const r2 = rr.looR2[i];
+      out.push(
+        `| ${READING_INFO[v as NumericReadingKey].label} | ${cells.join(' | ')} | ${r2.available ? r2.r2.toFixed(2) : '—'} |`,
+      );
+    });
+    const subs = rr.variables.filter((_, i) => rr.looR2[i].available && (rr.looR2[i] as { r2: number }).r2 >= 0.9);
+    out.push(
+      '',
+      subs.length
+        ? `Substitutes (LOO R² ≥ 0.9): ${subs.map((v) => READING_INFO[v as NumericReadingKey].label).join(', ')}.`
+        : 'No reading is predicted by the others with LOO R² ≥ 0.9.',
+      '',
+    );
+  }
+
+  out.push(`## Minimal hardware clip set (${READING_INFO[a.reading].label})`, '');
+  if (!a.selection.available) out.push(a.selection.reason, '');
+  else {
+    const s = a.selection;
+    out.push(
+      `Greedy U(c|S) = Gini(c) · (1 − R²(c ~ S)) over ${s.bindings} bindings; the smallest prefix reaching ${(100 * s.share).toFixed(0)} % of the full set's utility.`,
+      '',
+    );
+    out.push('| step | clip | Gini | R²(c ~ S) | marginal utility | cumulative % |', '|---|---|---|---|---|---|');
+    s.path.forEach((p, i) => {
+      if (i < Math.max(s.minimalSet.length + 3, 10))
+        out.push(
+          `| ${i + 1} | ${cname(p.clip)} | ${p.gini.toFixed(3)} | ${p.r2.toFixed(3)} | ${p.marginalUtility.toFixed(4)} | ${(100 * p.cumulativeShare).toFixed(1)} |`,
+        );
+    });
+    if (s.path.length > Math.max(s.minimalSet.length + 3, 10))
+      out.push(`| … | ${s.path.length} clips in all (--json has the whole path) | | | | |`);
+    out.push(
+      '',
+      `**Minimal set (${s.minimalSet.length} of ${s.path.length} clips, ${(100 * s.minimalShare).toFixed(1)} %):** ${s.minimalSet.map(cname).join(', ')}`,
+      '',
+    );
+    const lost = s.robustness.filter((x) => !x.survives);
+    const diff = (x: (typeof s.robustness)[number]) => {
+      const added = x.minimalSet.filter((c) => !s.minimalSet.includes(c)).map(cname);
+      const dropped = s.minimalSet.filter((c) => !x.minimalSet.includes(c)).map(cname);
+      return `${cname(x.forcedFirst)} first: ${x.minimalSet.length} clips, ${x.overlap} shared${added.length ? `, adds ${added.join(', ')}` : ''}${dropped.length ? `, drops ${dropped.join(', ')}` : ''}`;
+    };
+    out.push(
+      lost.length === 0
+        ? `Robust: forcing each of its clips first yields the same set.`
+        : `Robustness: ${s.robustness.length - lost.length} of ${s.robustness.length} forced starts yield the same set; the others — ${lost.map(diff).join('; ')}.`,
+      '',
+    );
+  }
+
+  out.push(`## Bradley–Terry ranking (${READING_INFO[a.reading].label}, clips as judges)`, '');
+  const bt = a.bradleyTerry;
+  if (!bt.available) out.push(bt.reason, '');
+  else {
+    out.push(
+      `${bt.judges} clips; log-strength θ (Σθ = 0) with bootstrap CIs over clips${bt.virtualTies ? '; one virtual tie per pair was added (some binding won or lost every comparison)' : ''}; ties count half a win.`,
+      '',
+    );
+    out.push('| rank | binding | θ [95 % CI] | rank on the minimal set | moved |', '|---|---|---|---|---|');
+    for (const s of bt.strengths) {
+      const m = a.rankMoves.find((x) => x.binding === s.player);
+      out.push(
+        `| ${s.rank} | ${bname(s.player)} | ${s.theta.toFixed(3)} [${s.lo?.toFixed(3) ?? '—'}, ${s.hi?.toFixed(3) ?? '—'}] | ${m?.minimalRank ?? '—'} | ${m?.moved ?? '—'} |`,
+      );
+    }
+    out.push('');
+  }
+  return out.join('\n');
+}

@@ -1,0 +1,119 @@
+// Reads what the campaign analysis needs (src/domain/analysis) from a campaign's index, and runs it.
+//
+// The score matrix: for every binding × clip, each reading averaged over the pair's counted
+// episodes of one domain — `completed` and `hard_failure` finished episodes with stored metrics
+// under the analysis's contract (as Table 11 counts them, docs/GAP_REPORT.md). Domain `sim` takes
+// every simulation episode of the pair (qualification rollouts and the simulation branches of
+// matched trials alike: both are the binding on that clip in MuJoCo); domain `real`, the hardware
+// trials. A reading missing from any of a pair's episodes leaves that cell without it.
+// The matched pairs (and so the gaps) are Table 11's own (buildGapSection).
+
+import { analyzeCampaign, type CampaignAnalysis, type ReadingCell } from '../../domain/analysis/campaignAnalysis';
+import { NUMERIC_READINGS, type NumericReadingKey } from '../../domain/metrics/readings';
+import type { EpisodeResultRow, MetricScalars } from '../../domain/trace/records';
+import { bindingName } from '../../domain/wbc/bindingName';
+import { buildGapSection, COUNTED_OUTCOMES } from '../report/gapSection';
+import type { CampaignStore } from '../trace';
+
+export type AnalysisDomain = 'sim' | 'real';
+
+/** MetricScalars column of each numeric reading. */
+const SCALAR_OF: Record<NumericReadingKey, keyof MetricScalars> = {
+  progressSoft: 'progressSoft',
+  mpjpeLMm: 'mpjpeLMm',
+  jointPosRmseRad: 'jointPosRmse',
+  jointVelRmseRadS: 'jointVelRmse',
+  jointAccRmsRadS2: 'jointAccRms',
+  jointAccP95RadS2: 'jointAccP95',
+  jointJerkRmsRadS3: 'jointJerkRms',
+  jointJerkP95RadS3: 'jointJerkP95',
+};
+
+export interface CampaignAnalysisOptions {
+  reading: NumericReadingKey;
+  share: number;
+  seed: number;
+  domain?: AnalysisDomain;
+  B?: number;
+  btB?: number;
+  /** Progress lines (stderr in the CLI). */
+  progress?: (line: string) => void;
+}
+
+export interface CampaignAnalysisResult {
+  campaign: { id: string; name: string; dir: string };
+  contract: string | null;
+  domain: AnalysisDomain;
+  seed: number;
+  B: number;
+  btB: number;
+  /** Display names: binding key → bindingName, clip id → clip name. */
+  bindingNames: Record<string, string>;
+  clipNames: Record<string, string>;
+  analysis: CampaignAnalysis;
+}
+
+function readingCells(rows: readonly EpisodeResultRow[]): ReadingCell[] {
+  const byPair = new Map<string, EpisodeResultRow[]>();
+  for (const r of rows) {
+    if (r.status !== 'finished' || r.outcome === null || !COUNTED_OUTCOMES.includes(r.outcome) || !r.metrics) continue;
+    const k = `${r.bindingId}@${r.bindingVersion}\u0000${r.clipId}`;
+    byPair.set(k, [...(byPair.get(k) ?? []), r]);
+  }
+  return [...byPair].map(([k, eps]) => {
+    const [binding, clip] = k.split('\u0000');
+    const readings: Partial<Record<NumericReadingKey, number>> = {};
+    for (const key of NUMERIC_READINGS) {
+      const vs = eps.map((e) => e.metrics![SCALAR_OF[key]] as number | null);
+      if (vs.every((v): v is number => typeof v === 'number' && Number.isFinite(v)))
+        readings[key] = vs.reduce((a, b) => a + b, 0) / vs.length;
+    }
+    return { binding, clip, episodes: eps.length, readings };
+  });
+}
+
+export function runCampaignAnalysis(store: CampaignStore, options: CampaignAnalysisOptions): CampaignAnalysisResult {
+  const domain = options.domain ?? 'sim';
+  const say = options.progress ?? (() => {});
+  say('reading the matched pairs (Table 11)');
+  const gap = buildGapSection(store);
+  const all = store.episodeResults({ executionDomain: domain === 'sim' ? 'simulation' : 'real_robot' });
+  const perContract = new Map<string, number>();
+  for (const r of all) perContract.set(r.contractId, (perContract.get(r.contractId) ?? 0) + 1);
+  const contract = gap.contract ?? [...perContract].sort((a, b) => b[1] - a[1])[0]?.[0] ?? null;
+  const rows = all.filter((r) => r.contractId === contract);
+  const cells = readingCells(rows);
+  say(
+    `${cells.length} binding × clip cells from ${rows.length} ${domain === 'sim' ? 'simulation' : 'hardware'} episodes`,
+  );
+
+  const bindingNames: Record<string, string> = {};
+  for (const b of store.listBindings()) bindingNames[`${b.id}@${b.version}`] = bindingName(b.binding);
+  const clipNames: Record<string, string> = {};
+  for (const s of store.listWorkloadSnapshots()) {
+    for (const c of store.getWorkloadSnapshot(s.snapshotHash)?.clips ?? []) clipNames[c.id] ??= c.name;
+  }
+  for (const p of gap.pairs) clipNames[p.clipId] ??= p.clipName;
+
+  const B = options.B ?? 2000;
+  const btB = options.btB ?? 1000;
+  say(`redundancy, selection and Bradley–Terry on ${options.reading}; gap CIs with ${B} replicates`);
+  const analysis = analyzeCampaign(cells, gap.matched, {
+    reading: options.reading,
+    share: options.share,
+    seed: options.seed,
+    B,
+    btB,
+  });
+  return {
+    campaign: { id: store.campaign.id, name: store.campaign.name, dir: store.dir },
+    contract,
+    domain,
+    seed: options.seed,
+    B,
+    btB,
+    bindingNames,
+    clipNames,
+    analysis,
+  };
+}

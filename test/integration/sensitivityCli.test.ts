@@ -1,0 +1,167 @@
+// `motionbench sensitivity` on a real pair in real MuJoCo: a qualification pair (child process
+// qualify), a calibration of it stored as the matched-pair runner stores one (measured at the clip's
+// first frame, bound to the clip by withClip), then the CLI. Checked: the axes by joint name with
+// their σ sources, the replay audit (bit-identical repeats, ICC 1), the Grams symmetric and positive
+// semi-definite with unit dominant directions, and — the property that could fail — the Gram
+// predicting held-out directions better than the isotropic reference at the smallest scale.
+// A pair without a calibration is refused with the reason.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main';
+import { withClip } from '../../src/domain/calibration/residuals';
+import { MB_METRICS_1 } from '../../src/domain/metrics';
+import type { CalibrationRecord } from '../../src/domain/trace/records';
+import { loadRobotProfile, DEFAULT_MODEL_FILE } from '../../src/services/robot/loadRobotProfile';
+import { openCampaign } from '../../src/services/trace';
+import { parentTraceInputs } from '../../src/services/trace/parentInputs';
+import { clipForPairId } from '../../src/services/trial/pairClip';
+import { listAdmittedPairs } from '../../src/services/trial';
+import { motionbench } from '../helpers/runCli';
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-sensitivity-'));
+const campaign = path.join(root, 'campaign');
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+let calibrated = '';
+let uncalibrated = '';
+
+async function inProcess(...args: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(args, { stdout: (x) => void (stdout += x), stderr: (x) => void (stderr += x) });
+  return { code, stdout, stderr };
+}
+
+beforeAll(async () => {
+  const q = await motionbench(
+    'qualify',
+    '--workload',
+    'core-v1',
+    '--binding',
+    'builtin:assist=3000',
+    '--clip',
+    'ub_wave_right',
+    '--clip',
+    'ip_torso_twist',
+    '--rollouts',
+    '1',
+    '--workers',
+    '2',
+    '--campaign',
+    campaign,
+  );
+  expect(q.code, q.stderr).toBe(0);
+  const profile = loadRobotProfile(DEFAULT_MODEL_FILE);
+  const store = await openCampaign(campaign);
+  try {
+    const pairs = listAdmittedPairs(store);
+    const wave = pairs.find((p) => p.clipName === 'ub_wave_right')!;
+    uncalibrated = pairs.find((p) => p.clipName === 'ip_torso_twist')!.pairId;
+    calibrated = wave.pairId;
+    const { clip } = clipForPairId(store, wave.pairId);
+    const J = profile.joints.length;
+    const q0 = Array.from(clip.jointPosRad.subarray(0, J));
+    const quat = Array.from(clip.rootQuatWxyz.subarray(0, 4));
+    const stillness: Record<string, number> = { windowS: 1 };
+    // One joint measured noisier than the floor: its σ must be the measured one.
+    for (const j of profile.joints) stillness[`jointStdRad.${j.name}`] = j.name === 'left_knee_joint' ? 0.004 : 1e-6;
+    const record: CalibrationRecord = withClip(
+      {
+        robotUnit: 'g1-test',
+        capturedAt: '2026-12-02T06:00:00.000Z',
+        clipId: clip.id,
+        measured: {
+          jointPosRad: q0,
+          imuQuatWxyz: quat,
+          rootPosM: Array.from(clip.rootPosM.subarray(0, 3)),
+          rootQuatWxyz: quat,
+        },
+        stillness,
+        simulatorInitialState: null,
+        residuals: { settledVsMeasured: null, measuredVsClipStart: null },
+      },
+      clip,
+      profile,
+    );
+    const cal = store.putCalibration(record);
+    const parent = store.getParentTrace(wave.pairId)!;
+    const binding = store.getBinding(parent.identity.bindingId, parent.identity.bindingVersion)!.binding;
+    store.ensureParentTrace(
+      parentTraceInputs({ binding, clip, profile, contract: MB_METRICS_1, calibrationId: cal.id }),
+    );
+  } finally {
+    store.close();
+  }
+}, 240_000);
+
+describe('motionbench sensitivity (real MuJoCo)', () => {
+  it('axes by name, a bit-identical replay, PSD Grams, and a geometry that beats the isotropic reference', async () => {
+    const r = await inProcess(
+      'sensitivity',
+      '--campaign',
+      campaign,
+      '--pair',
+      calibrated,
+      '--scales',
+      '1,10',
+      '--seconds',
+      '1',
+      '--held-out',
+      '6',
+      '--json',
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/sensitivity: scale 10 σ: 34 axis runs and 6 held-out directions/);
+    const doc = JSON.parse(r.stdout);
+    expect(doc.format).toBe('motionbench-sensitivity/1');
+    const axes = doc.axes as { axis: string; sigma_rad: number; sigma_source: string }[];
+    expect(axes.map((a) => a.axis)).toEqual([
+      'left_hip_pitch_joint',
+      'left_hip_roll_joint',
+      'left_hip_yaw_joint',
+      'left_knee_joint',
+      'left_ankle_pitch_joint',
+      'left_ankle_roll_joint',
+      'right_hip_pitch_joint',
+      'right_hip_roll_joint',
+      'right_hip_yaw_joint',
+      'right_knee_joint',
+      'right_ankle_pitch_joint',
+      'right_ankle_roll_joint',
+      'waist_yaw_joint',
+      'waist_roll_joint',
+      'waist_pitch_joint',
+      'root_roll',
+      'root_pitch',
+    ]);
+    expect(axes.find((a) => a.axis === 'left_knee_joint')).toMatchObject({
+      sigma_rad: 0.004,
+      sigma_source: 'measured',
+    });
+    expect(axes.find((a) => a.axis === 'right_knee_joint')).toMatchObject({ sigma_rad: 0.001, sigma_source: 'floor' });
+    expect(doc.runs).toBe(3 + 2 * (34 + 6));
+    expect(doc.replay).toMatchObject({ repeats: 3, bit_identical: true, icc: 1 });
+    for (const resp of doc.responses) {
+      for (const s of resp.scales) {
+        const g = s.gram as number[][];
+        for (let i = 0; i < g.length; i++) for (let j = 0; j < g.length; j++) expect(g[i][j]).toBeCloseTo(g[j][i], 12);
+        for (const e of s.eigenvalues) expect(e).toBeGreaterThan(-1e-9 * s.eigenvalues[0]);
+        const w = (s.dominant_direction as { weight: number }[]).reduce((a, x) => a + x.weight ** 2, 0);
+        expect(w).toBeCloseTo(1, 4);
+      }
+      const first = resp.scales[0];
+      expect(first.held_out.wape).toBeLessThan(first.held_out.wape_isotropic);
+      expect(resp.across_scales).toHaveLength(1);
+    }
+  }, 180_000);
+
+  it('a pair without a calibration is refused, naming what to do', async () => {
+    const r = await inProcess('sensitivity', '--campaign', campaign, '--pair', uncalibrated, '--scales', '1');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/has no calibration with a simulator initial state: capture one first/);
+    const bad = await inProcess('sensitivity', '--campaign', campaign, '--pair', calibrated, '--scales', '1,-3');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--scales must be positive numbers/);
+  });
+});
