@@ -7,6 +7,7 @@ import { checkBackendUrl, MAX_BACKEND_URL_LENGTH } from './connectionUrl';
 import { qualificationRequestSchemas, type QualificationResults } from './qualificationContract';
 import { simRequestSchemas, type ApiEvent, type SimRunResult, type SimRunStarted } from './simContract';
 import { trialRequestSchemas, type TrialResults } from './trialContract';
+import { analysisRequestSchemas, type AnalysisResults } from './analysisContract';
 import { gapRequestSchemas, type GapResults } from './gapContract';
 import { policyRequestSchemas, type PolicyResults } from './policyContract';
 
@@ -14,6 +15,7 @@ export * from './simContract';
 export * from './qualificationContract';
 export * from './trialContract';
 export * from './gapContract';
+export * from './analysisContract';
 
 // The console API: one typed contract shared by both transports (Electron IPC and the loopback
 // WebSocket of `motionbench host`) and by the renderer. Every request is `{ method, params }`;
@@ -96,6 +98,8 @@ export const requestSchemas = {
   ...trialRequestSchemas,
   // gap.*: see gapContract.ts.
   ...gapRequestSchemas,
+  // analysis.run: see analysisContract.ts.
+  ...analysisRequestSchemas,
   ...policyRequestSchemas,
 } as const;
 
@@ -198,7 +202,7 @@ export interface ConnectionInfo {
 
 export const MAX_PROBLEMS_SENT = 8;
 
-export interface ApiResults extends QualificationResults, TrialResults, GapResults, PolicyResults {
+export interface ApiResults extends QualificationResults, TrialResults, GapResults, AnalysisResults, PolicyResults {
   'app.info': AppInfo;
   'robot.getProfile': RobotProfile;
   'robot.getMesh': MeshDto;

@@ -1,11 +1,12 @@
 import { useLayoutEffect, useRef, useState, type KeyboardEvent, type PointerEvent } from 'react';
+import { AnalysisPanel } from '../analysis/AnalysisPanel';
 import { GapReviewPanel } from '../gap/GapReviewPanel';
 import { QualificationBoard } from '../qualification/QualificationBoard';
 import { clampDockBodyPx, dockMaxBodyPx, splitterKey } from './dockLayout';
 import { clickDockTab, resizeDock, toggleDock, useDockStore, type DockTab } from './dockStore';
 
 // The bottom dock of the centre column (Foxglove-style): a splitter on its top edge, a tab strip
-// (Qualification board, Gap review) and the board of the selected tab, which scrolls inside the
+// (Qualification board, Gap review, Analysis) and the board of the selected tab, which scrolls inside the
 // dock. The splitter is dragged with the pointer or moved with the keys of dockLayout.splitterKey;
 // either way the body is clamped so the viewport above keeps its minimum. A click on the tab
 // shown folds the dock to its splitter and tab strip (Enter on the splitter too); a click on
@@ -14,6 +15,7 @@ import { clickDockTab, resizeDock, toggleDock, useDockStore, type DockTab } from
 const TABS: { id: DockTab; label: string; testId: string }[] = [
   { id: 'qualification', label: 'Qualification board', testId: 'dock-tab-qualification' },
   { id: 'gap', label: 'Gap review (Table 11)', testId: 'dock-tab-gap' },
+  { id: 'analysis', label: 'Analysis', testId: 'dock-tab-analysis' },
 ];
 
 const BODY_ID = 'dock-body';
@@ -111,7 +113,7 @@ export function BottomDock({ columnPx, timelinePx }: { columnPx: number; timelin
       </div>
       {open && (
         <div id={BODY_ID} className="dock-body" role="tabpanel" ref={bodyRef} style={{ height: bodyPx }}>
-          {tab === 'qualification' ? <QualificationBoard /> : <GapReviewPanel />}
+          {tab === 'qualification' ? <QualificationBoard /> : tab === 'gap' ? <GapReviewPanel /> : <AnalysisPanel />}
         </div>
       )}
     </div>

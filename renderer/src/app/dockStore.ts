@@ -6,7 +6,7 @@ import { DOCK_DEFAULT_BODY_PX } from './dockLayout';
 // height clamped to the room the viewport leaves (dockLayout.ts), so a window made smaller then
 // larger again gets the asked-for height back.
 
-export type DockTab = 'qualification' | 'gap';
+export type DockTab = 'qualification' | 'gap' | 'analysis';
 
 export interface DockState {
   tab: DockTab;

@@ -17,6 +17,7 @@ import { useRunStore } from '../overlay/runStore';
 import type { PackedTrajectory, RunSample } from '../overlay/runTrajectory';
 import { usePlaybackStore } from '../playback/playbackStore';
 import { chartRegistry, type ChartTestView } from '../plots/timeChart';
+import { categoryCharts, type CategoryChartTestView } from '../analysis/categoryChart';
 import { poseStore } from '../playback/poseStore';
 import { usePolicyStore, type PolicyInfo } from '../policies/policyStore';
 import { liveRobotStore } from '../robot/liveRobotStore';
@@ -156,6 +157,8 @@ export interface MotionbenchTestHooks {
   viewportFrames(): number;
   /** The plots over time on the page (renderer/src/plots/), by chart id. */
   plots(): ChartTestView[];
+  /** The Analysis panel's charts over categories (renderer/src/analysis/), by chart id. */
+  analysisPlots(): CategoryChartTestView[];
   /** The live robots (connected robots, drawn outside trials), one per robot.live entry. */
   liveRobots(): LiveRobotTestState[];
 }
@@ -272,6 +275,7 @@ export function installTestHooks(): void {
     },
     viewportFrames: viewportFramesRendered,
     plots: () => [...chartRegistry.values()].map((c) => c.testView()),
+    analysisPlots: () => [...categoryCharts.values()].map((c) => c.testView()),
     liveRobots: () =>
       [...liveRobotStore.getState().poses].map(([connectionId, p]) => {
         const d = drawnLiveRobots.get(connectionId);

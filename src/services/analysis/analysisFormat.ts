@@ -1,6 +1,14 @@
 // `motionbench analyze` output: one JSON document (motionbench-analysis/1) with the inputs it used,
 // so anyone can recompute it, and a Markdown text of the same numbers.
 
+import type {
+  AnalysisDocument,
+  GapCellDoc,
+  IntervalDoc,
+  RedundancyDoc,
+  ReliabilityDoc,
+  StrengthsDoc,
+} from '../../api/analysisContract';
 import type { BradleyTerryRanking } from '../../domain/analysis/bradleyTerry';
 import type { GapCell, Interval, Reliability } from '../../domain/analysis/gapUncertainty';
 import type { RedundancyAudit } from '../../domain/analysis/redundancy';
@@ -16,11 +24,11 @@ export const DIRECTION_NOTE =
 
 const json = (k: AggregateKey) => READING_INFO[k].json;
 const r6 = (v: number) => Number(v.toPrecision(6));
-const ciOf = (x: { lo: number | null; hi: number | null }) =>
+const ciOf = (x: { lo: number | null; hi: number | null }): [number, number] | null =>
   x.lo === null || x.hi === null ? null : [r6(x.lo), r6(x.hi)];
-const unav = (u: Unavailable) => ({ value: null, reason: u.reason });
+const unav = (u: Unavailable): { value: null; reason: string } => ({ value: null, reason: u.reason });
 
-function intervalJson(i: Interval | Unavailable) {
+function intervalJson(i: Interval | Unavailable): IntervalDoc {
   return i.available ? { value: r6(i.estimate), ci: ciOf(i), resampled: i.resampled, units: i.units } : unav(i);
 }
 function hlJson(h: HodgesLehmannResult | Unavailable) {
@@ -34,7 +42,7 @@ function hlJson(h: HodgesLehmannResult | Unavailable) {
       }
     : unav(h);
 }
-function reliabilityJson(r: Reliability | undefined) {
+function reliabilityJson(r: Reliability | undefined): ReliabilityDoc | null {
   if (!r) return null;
   return {
     repeats: r.repeats,
@@ -44,7 +52,7 @@ function reliabilityJson(r: Reliability | undefined) {
     flag: r.flag,
   };
 }
-function cellJson(c: GapCell, rel?: readonly Reliability[]) {
+function cellJson(c: GapCell, rel?: readonly Reliability[]): GapCellDoc {
   const icc =
     rel && c.key !== 'successRate'
       ? {
@@ -66,7 +74,7 @@ function cellJson(c: GapCell, rel?: readonly Reliability[]) {
   };
 }
 
-function redundancyJson(a: RedundancyAudit | Unavailable, names: (v: string) => string) {
+function redundancyJson(a: RedundancyAudit | Unavailable, names: (v: string) => string): RedundancyDoc {
   if (!a.available) return unav(a);
   const audit = a;
   return {
@@ -84,7 +92,10 @@ function redundancyJson(a: RedundancyAudit | Unavailable, names: (v: string) => 
   };
 }
 
-function btJson(b: BradleyTerryRanking | Unavailable, bindingName: (k: string) => string) {
+function btJson(
+  b: BradleyTerryRanking | Unavailable,
+  bindingName: (k: string) => string,
+): StrengthsDoc | { value: null; reason: string } {
   if (!b.available) return unav(b);
   return {
     judges: b.judges,
@@ -102,7 +113,7 @@ function btJson(b: BradleyTerryRanking | Unavailable, bindingName: (k: string) =
   };
 }
 
-export function analysisJson(r: CampaignAnalysisResult): Record<string, unknown> {
+export function analysisJson(r: CampaignAnalysisResult): AnalysisDocument {
   const a = r.analysis;
   const bname = (k: string) => r.bindingNames[k] ?? k;
   const cname = (id: string) => r.clipNames[id] ?? id;
@@ -119,10 +130,10 @@ export function analysisJson(r: CampaignAnalysisResult): Record<string, unknown>
     better: a.better,
     matrix: a.matrix.map((c) => ({ binding: c.binding, clip: c.clip, clip_name: cname(c.clip), value: r6(c.value) })),
     matrix_used: {
-      bindings: a.dense.bindings,
-      clips: a.dense.clips,
-      dropped_clips: a.dense.droppedClips,
-      dropped_bindings: a.dense.droppedBindings,
+      bindings: [...a.dense.bindings],
+      clips: [...a.dense.clips],
+      dropped_clips: [...a.dense.droppedClips],
+      dropped_bindings: [...a.dense.droppedBindings],
     },
     redundancy: {
       readings: redundancyJson(a.readingRedundancy, readingJson),
@@ -141,12 +152,12 @@ export function analysisJson(r: CampaignAnalysisResult): Record<string, unknown>
             marginal_utility: r6(s.marginalUtility),
             cumulative_share: r6(s.cumulativeShare),
           })),
-          minimal_set: a.selection.minimalSet,
+          minimal_set: [...a.selection.minimalSet],
           minimal_set_names: a.selection.minimalSet.map(cname),
           minimal_share: r6(a.selection.minimalShare),
           robustness: a.selection.robustness.map((x) => ({
             forced_first: x.forcedFirst,
-            minimal_set: x.minimalSet,
+            minimal_set: [...x.minimalSet],
             survives: x.survives,
             overlap: x.overlap,
           })),
@@ -172,6 +183,7 @@ export function analysisJson(r: CampaignAnalysisResult): Record<string, unknown>
       clips: g.clips.map((x) => ({
         clip: x.clipId,
         clip_name: cname(x.clipId),
+        parent_trace_id: r.matchedParents[`${g.wbc}\u0000${x.clipId}`] ?? null,
         readings: x.rows.map((c) => cellJson(c)),
       })),
     })),

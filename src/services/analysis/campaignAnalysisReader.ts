@@ -50,6 +50,8 @@ export interface CampaignAnalysisResult {
   /** Display names: binding key → bindingName, clip id → clip name. */
   bindingNames: Record<string, string>;
   clipNames: Record<string, string>;
+  /** The matched pair's parent trace per binding and clip (`${binding}\u0000${clip}`): what Gap review replays. */
+  matchedParents: Record<string, string>;
   analysis: CampaignAnalysis;
 }
 
@@ -93,7 +95,11 @@ export function runCampaignAnalysis(store: CampaignStore, options: CampaignAnaly
   for (const s of store.listWorkloadSnapshots()) {
     for (const c of store.getWorkloadSnapshot(s.snapshotHash)?.clips ?? []) clipNames[c.id] ??= c.name;
   }
-  for (const p of gap.pairs) clipNames[p.clipId] ??= p.clipName;
+  const matchedParents: Record<string, string> = {};
+  for (const p of gap.pairs) {
+    clipNames[p.clipId] ??= p.clipName;
+    matchedParents[`${p.wbc}\u0000${p.clipId}`] = p.parentTraceId;
+  }
 
   const B = options.B ?? 2000;
   const btB = options.btB ?? 1000;
@@ -114,6 +120,7 @@ export function runCampaignAnalysis(store: CampaignStore, options: CampaignAnaly
     btB,
     bindingNames,
     clipNames,
+    matchedParents,
     analysis,
   };
 }

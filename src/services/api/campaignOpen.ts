@@ -55,3 +55,31 @@ export async function openCampaignFolder(campaignDir: string, create: boolean): 
     store.close();
   }
 }
+
+/**
+ * Opens the campaign at `dir` read-only for `fn` and closes it after; a missing folder or one that
+ * is not a campaign is ApiFailure('not_found') on params.campaignDir.
+ */
+export async function withReadOnlyCampaign<T>(dir: string, fn: (s: CampaignStore) => T | Promise<T>): Promise<T> {
+  const abs = path.resolve(dir);
+  if (!fs.existsSync(path.join(abs, 'campaign.sqlite'))) {
+    throw new ApiFailure(
+      'not_found',
+      fs.existsSync(abs)
+        ? `${abs} is not a campaign (no campaign.sqlite)`
+        : `no campaign at ${abs} (the folder does not exist)`,
+      'params.campaignDir',
+    );
+  }
+  let store: CampaignStore;
+  try {
+    store = await openCampaign(abs, { readOnly: true });
+  } catch (err) {
+    campaignProblem(err);
+  }
+  try {
+    return await fn(store);
+  } finally {
+    store.close();
+  }
+}

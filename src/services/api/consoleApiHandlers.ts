@@ -196,6 +196,7 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     'qualification.replay': (p) => qualification.replay(p),
     'gap.report': (p) => gaps.report(p),
     'gap.replay': (p) => gaps.replay(p),
+    'analysis.run': (p) => files.analyzeCampaign(p),
     'interlock.list': () => interlocks.list(),
     'interlock.open': ({ path: device }) => interlocks.open(device),
     'interlock.close': () => interlocks.close(),

@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import type {
   ApiParams,
@@ -30,9 +29,9 @@ import {
   type GapSection,
   type TrialCounts,
 } from '../report/gapSection';
-import { openCampaign, type CampaignStore } from '../trace';
+import type { CampaignStore } from '../trace';
 import { ApiFailure } from './apiFailure';
-import { campaignProblem } from './campaignOpen';
+import { withReadOnlyCampaign } from './campaignOpen';
 import { trialNumber } from '../../domain/trial/trialNumber';
 
 // Gap review from the console (DESIGN §8): `gap.report` is Table 11 of a campaign exactly as
@@ -332,28 +331,8 @@ export class GapReview {
 
   constructor(private readonly o: GapReviewOptions) {}
 
-  private async withStore<T>(dir: string, fn: (s: CampaignStore) => T | Promise<T>): Promise<T> {
-    const abs = path.resolve(dir);
-    if (!fs.existsSync(path.join(abs, 'campaign.sqlite'))) {
-      throw new ApiFailure(
-        'not_found',
-        fs.existsSync(abs)
-          ? `${abs} is not a campaign (no campaign.sqlite)`
-          : `no campaign at ${abs} (the folder does not exist)`,
-        'params.campaignDir',
-      );
-    }
-    let store: CampaignStore;
-    try {
-      store = await openCampaign(abs, { readOnly: true });
-    } catch (err) {
-      campaignProblem(err);
-    }
-    try {
-      return await fn(store);
-    } finally {
-      store.close();
-    }
+  private withStore<T>(dir: string, fn: (s: CampaignStore) => T | Promise<T>): Promise<T> {
+    return withReadOnlyCampaign(dir, fn);
   }
 
   report(p: ApiParams<'gap.report'>): Promise<GapReportDto> {

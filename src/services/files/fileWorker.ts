@@ -84,6 +84,11 @@ async function run(id: number, task: FileTask): Promise<void> {
       port.postMessage({ id, ok: true, value } satisfies FileTaskReply, [...transfer]);
       return;
     }
+    case 'analysis.run': {
+      const { runAnalysisRequest } = await import('../api/campaignAnalysisApi');
+      port.postMessage({ id, ok: true, value: await runAnalysisRequest(task.params) } satisfies FileTaskReply);
+      return;
+    }
     case 'trial.episode': {
       const { readTrialEpisode } = await import('../api/trialEpisode');
       const json = new TextEncoder().encode(JSON.stringify(await readTrialEpisode(task.campaignDir, task.runId)));

@@ -4,7 +4,8 @@
 // the simulator's tsx bootstrap). A decoded clip comes back with its typed arrays transferred, not
 // copied, and with its API result already serialized to JSON in the worker, so the main thread
 // neither converts 18 M numbers nor stringifies them (a 200 MB CSV: 4 s of decoding, 2 s of DTO
-// and JSON here otherwise). The built-in workload (core-v1) is generated there too.
+// and JSON here otherwise). The built-in workload (core-v1) is generated there too, and a campaign's
+// analysis (analysis.run) runs there.
 //
 // A task's error comes back as its own type (workerErrors.ts), so the API's error map sees it as the
 // worker threw it.
@@ -13,7 +14,7 @@
 // presumed stuck, is terminated and the next task starts a fresh one.
 
 import { Worker } from 'node:worker_threads';
-import type { QualificationOpenResult, TrialEpisodeDto } from '../../api/contract';
+import type { AnalysisDocument, ApiParams, QualificationOpenResult, TrialEpisodeDto } from '../../api/contract';
 import { SerializedResult } from '../api/serializedResult';
 import type { JointLimitsRad } from '../../domain/motion/clipCommon';
 import type { MotionClip } from '../../domain/motion/motionClip';
@@ -25,6 +26,8 @@ import { reviveError, type SerializedError } from './workerErrors';
 export const CLIP_TASK_TIMEOUT_MS = 120_000;
 /** Longest the built-in workload may take to generate (core-v1: 0.5–2.2 s on a loaded 2-core machine). */
 export const WORKLOAD_TASK_TIMEOUT_MS = 60_000;
+/** Longest analysis.run may take (a 47-clip, 7-binding campaign: 10–20 s on this 2-core machine). */
+export const ANALYSIS_TASK_TIMEOUT_MS = 300_000;
 /** Longest qualification.open may take to check, create or open a campaign folder. */
 export const CAMPAIGN_OPEN_TIMEOUT_MS = 30_000;
 /**
@@ -48,7 +51,8 @@ export type FileTask =
   | { kind: 'clip.decode'; fileName: string; bytesBase64: string; options: ClipTaskOptions }
   | { kind: 'campaign.open'; campaignDir: string; create: boolean }
   | { kind: 'trial.episode'; campaignDir: string; runId: string }
-  | { kind: 'workload.builtin'; id: 'core-v1' };
+  | { kind: 'workload.builtin'; id: 'core-v1' }
+  | { kind: 'analysis.run'; params: ApiParams<'analysis.run'> };
 
 /** A clip decoded in the worker: the clip (arrays transferred) and its ClipDto as UTF-8 JSON. */
 export interface DecodedClip {
@@ -138,6 +142,15 @@ export class OffThreadFiles {
       WORKLOAD_TASK_TIMEOUT_MS,
       `generating the ${id} workload`,
     ) as Promise<LoadedWorkload>;
+  }
+
+  /** A campaign's analysis (analysis.run): store reads and bootstraps, off the event loop. */
+  analyzeCampaign(params: ApiParams<'analysis.run'>): Promise<AnalysisDocument> {
+    return this.run(
+      { kind: 'analysis.run', params },
+      ANALYSIS_TASK_TIMEOUT_MS,
+      `analysing the campaign ${params.campaignDir}`,
+    ) as Promise<AnalysisDocument>;
   }
 
   /** Tasks still waiting for the worker. */

@@ -1,0 +1,124 @@
+import { z } from 'zod';
+import { NUMERIC_READINGS, READING_INFO } from '../domain/metrics/readings';
+import { campaignDirSchema } from './qualificationContract';
+
+// The Analysis part of the console API (issue 14, docs/ANALYSIS.md): one campaign's statistics, the
+// same document `motionbench analyze --json` prints (format motionbench-analysis/1, built by
+// src/services/analysis/analysisFormat.ts). It runs in the file worker, off the event loop that
+// carries STOP (a 47-clip, 7-binding campaign takes 10–20 s). Values are in stored units; an
+// unavailable value is null with its reason, never 0.
+
+const readingNames = NUMERIC_READINGS.map((k) => READING_INFO[k].json) as [string, ...string[]];
+
+export const analysisRequestSchemas = {
+  /** The campaign's analysis on one reading (default mpjpe_l_mm) and share (default 0.8). */
+  'analysis.run': z.strictObject({
+    campaignDir: campaignDirSchema,
+    reading: z.enum(readingNames).optional(),
+    share: z.number().gt(0).lte(1).optional(),
+    seed: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+    replicates: z.number().int().min(100).max(100_000).optional(),
+  }),
+} as const;
+
+export type Ci = [number, number] | null;
+
+/** A value with its CI, or null with why. */
+export type IntervalDoc = { value: number; ci: Ci; resampled: string; units: number } | { value: null; reason: string };
+
+export interface ReliabilityDoc {
+  repeats: number;
+  pairs: number;
+  left_out: number;
+  value: number | null;
+  ci?: Ci;
+  reason?: string;
+  flag: string | null;
+}
+
+export interface GapCellDoc {
+  reading: string;
+  n: number;
+  sim: IntervalDoc;
+  real: IntervalDoc;
+  gap_pct: number | null;
+  ci: Ci;
+  reason?: string;
+  hl_median:
+    | { value: number; ci: Ci; achieved_level: number; level_achieved: boolean; n: number }
+    | { value: null; reason: string };
+  distinguishable_from_zero: boolean | null;
+  icc?: { real: ReliabilityDoc | null; sim: ReliabilityDoc | null };
+}
+
+export type RedundancyDoc =
+  | {
+      variables: string[];
+      observations: number;
+      lambda: number;
+      spearman: ({ rho: number; ci: Ci } | { rho: null; reason: string })[][];
+      loo_r2: { variable: string; r2: number | null; reason?: string }[];
+    }
+  | { value: null; reason: string };
+
+export interface StrengthsDoc {
+  judges: number;
+  virtual_ties: number;
+  B: number;
+  seed: number;
+  degenerate_replicates: number;
+  strengths: { binding: string; binding_name: string; strength: number; ci: Ci; rank: number }[];
+}
+
+export interface SelectionStepDoc {
+  clip: string;
+  clip_name: string;
+  gini: number;
+  r2: number;
+  marginal_utility: number;
+  cumulative_share: number;
+}
+
+export interface AnalysisDocument {
+  format: 'motionbench-analysis/1';
+  campaign: { id: string; name: string; dir: string };
+  contract: string | null;
+  domain: 'sim' | 'real';
+  seed: number;
+  bootstrap: { gap_and_rho_replicates: number; bradley_terry_replicates: number; level: number };
+  direction: string;
+  reading: string;
+  better: 'lower' | 'higher';
+  matrix: { binding: string; clip: string; clip_name: string; value: number }[];
+  matrix_used: { bindings: string[]; clips: string[]; dropped_clips: string[]; dropped_bindings: string[] };
+  redundancy: { readings: RedundancyDoc; clips: RedundancyDoc };
+  selection:
+    | {
+        reading: string;
+        share: number;
+        lambda: number;
+        path: SelectionStepDoc[];
+        minimal_set: string[];
+        minimal_set_names: string[];
+        minimal_share: number;
+        robustness: { forced_first: string; minimal_set: string[]; survives: boolean; overlap: number }[];
+      }
+    | { reading: string; value: null; reason: string };
+  bradley_terry: {
+    reading: string;
+    ties: string;
+    minimal_set_strengths: StrengthsDoc | { value: null; reason: string };
+    moves: { binding: string; full_rank: number; minimal_rank: number | null; moved: number | null }[];
+  } & (StrengthsDoc | { value: null; reason: string });
+  gaps: {
+    binding: string;
+    binding_name: string;
+    readings: GapCellDoc[];
+    groups: { group: string; clips: number; readings: GapCellDoc[] }[];
+    clips: { clip: string; clip_name: string; parent_trace_id: string | null; readings: GapCellDoc[] }[];
+  }[];
+}
+
+export interface AnalysisResults {
+  'analysis.run': AnalysisDocument;
+}
