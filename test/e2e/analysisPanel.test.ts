@@ -128,6 +128,23 @@ describe('console: Analysis panel', () => {
     await screenshot(page, '82-analysis-strengths');
   }, 180_000);
 
+  it('the Trial runner can queue exactly the minimal clip set of the analysis', async () => {
+    const doc = await hostApiCall<AnalysisDocument>(server, 'analysis.run', { campaignDir: dir, replicates: 300 });
+    if (!('minimal_set' in doc.selection)) throw new Error('no minimal set');
+    const set = doc.selection.minimal_set_names;
+    await page.locator('[data-testid=trial-dir]').fill(dir);
+    await page.locator('[data-testid=trial-load]').click();
+    await page.locator('[data-testid=trial-queue]').waitFor();
+    const all = await page.locator('[data-testid=trial-queue] li[data-testid^=trial-pair-]').count();
+    expect(all).toBe(12); // 3 bindings × 4 clips
+    await page.locator('[data-testid=trial-minimal-set]').check();
+    const shown = await page
+      .locator('[data-testid=trial-queue] li[data-testid^=trial-pair-]')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')!.replace('trial-pair-', '')));
+    expect(shown).toEqual(set.flatMap((c) => [c, c, c]));
+    await page.locator('[data-testid=trial-minimal-set]').uncheck();
+  }, 60_000);
+
   it('a clip’s gap opens its matched pair in Gap review at the worst frame', async () => {
     const first = page.locator('[data-testid=analysis-clip-gaps] button[data-testid^=analysis-open-]').first();
     const id = (await first.getAttribute('data-testid'))!.replace('analysis-open-', '');

@@ -120,6 +120,22 @@ describe('motionbench analyze (real qualification)', () => {
     expect(r.stdout).toContain('No matched pairs in this campaign');
   });
 
+  it('motionbench trial --list --minimal-set lists exactly the minimal set’s pairs, in path order', async () => {
+    const a = JSON.parse(
+      (await inProcess('analyze', '--campaign', campaign, '--json', '--replicates', '100', '--share', '0.6')).stdout,
+    );
+    const r = await inProcess('trial', '--campaign', campaign, '--list', '--minimal-set', '--share', '0.6', '--json');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/minimal set: \d of 4 clips/);
+    const pairs = JSON.parse(r.stdout).pairs as { clipId: string }[];
+    const clips = [...new Set(pairs.map((p) => p.clipId))];
+    expect(clips).toEqual(a.selection.minimal_set);
+    expect(pairs).toHaveLength(3 * clips.length);
+    const bad = await inProcess('trial', '--campaign', campaign, '--share', '0.6');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/go with --list/);
+  });
+
   it('refuses bad usage naming the option, and a missing campaign naming its path', async () => {
     const bad = await inProcess('analyze', '--campaign', campaign, '--reading', 'speed');
     expect(bad.code).toBe(2);

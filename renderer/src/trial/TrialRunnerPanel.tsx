@@ -1,3 +1,4 @@
+import { useState } from 'react';
 import type { AdmittedPairDto, TrialJobStatus } from '../../../src/api/contract';
 import type { SessionBadgeTone } from '../../../src/domain/trial/sessionBadge';
 import { trialNumber } from '../../../src/domain/trial/trialNumber';
@@ -13,6 +14,8 @@ import { armInterlock, closeInterlockBox, listPorts, openInterlockBox } from './
 import { answerPrompt, loadQueue, startTrial, stopTrial } from './trialActions';
 import { jobBadge, parseTrials, phaseLine, realProgress } from './trialFormat';
 import { patchTrialForm, trialLiveStore, useTrialStore, type TrialLiveState } from './trialStore';
+import { useAnalysisStore } from '../analysis/analysisStore';
+import { minimalSetOffer, minimalSetPairs } from './minimalSetQueue';
 
 // The Trial runner (DESIGN §8, issue 6 item 9): the admitted pairs of a campaign (clip, binding,
 // how far the matched pair got), the interlock box (open, ARM / DISARM, refusals verbatim), one
@@ -423,6 +426,10 @@ function InterlockRow() {
 export function TrialRunnerPanel() {
   const form = useTrialStore((s) => s.form);
   const queue = useTrialStore((s) => s.queue);
+  const analysis = useAnalysisStore((s) => s.doc);
+  const [onlyMinimal, setOnlyMinimal] = useState(false);
+  const offer = minimalSetOffer(queue, analysis);
+  const shownPairs = queue ? (offer && onlyMinimal ? minimalSetPairs(queue.pairs, offer.clips) : queue.pairs) : [];
   const selected = useTrialStore((s) => s.selectedPairId);
   const job = useTrialStore((s) => s.job);
   const error = useTrialStore((s) => s.error);
@@ -488,9 +495,23 @@ export function TrialRunnerPanel() {
         </label>
       </div>
       <InterlockRow />
+      {offer && (
+        <label
+          className="small"
+          title="the minimal hardware clip set of the Analysis panel's analysis of this campaign"
+        >
+          <input
+            type="checkbox"
+            checked={onlyMinimal}
+            onChange={(e) => setOnlyMinimal(e.target.checked)}
+            data-testid="trial-minimal-set"
+          />{' '}
+          only the minimal clip set ({offer.label})
+        </label>
+      )}
       {queue && (
         <ul className="trial-queue" data-testid="trial-queue">
-          {queue.pairs.map((p) => (
+          {shownPairs.map((p) => (
             <PairRow key={p.pairId} p={p} selected={p.pairId === selected} trials={queue.trials} />
           ))}
           {queue.pairs.length === 0 && (

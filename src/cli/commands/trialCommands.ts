@@ -1,5 +1,8 @@
 import readline from 'node:readline';
+import { DEFAULT_SHARE } from '../../domain/analysis/clipSelection';
 import { MB_METRICS_1 } from '../../domain/metrics';
+import { NUMERIC_READINGS, READING_INFO } from '../../domain/metrics/readings';
+import { campaignMinimalClipSet } from '../../services/analysis/campaignAnalysisReader';
 import type { EpisodeMetrics } from '../../domain/metrics/readings';
 import { sessionBadge } from '../../domain/trial/sessionBadge';
 import { loadRobotProfile, DEFAULT_MODEL_FILE } from '../../services/robot/loadRobotProfile';
@@ -41,7 +44,7 @@ const calibrateUsage = `usage: motionbench calibrate --robot <ws-url> --campaign
 const trialUsage = `usage: motionbench trial --campaign <dir> --robot <ws-url> --interlock <device> --pair <id>
                          [--trials 3] [--yes] [--calibration <id>] [--robot-unit NAME]
                          [--workload <core-v1|dir>] [--model <mjcf>] [--json]
-       motionbench trial --campaign <dir> --list [--json]
+       motionbench trial --campaign <dir> --list [--minimal-set [--reading <name>] [--share S]] [--json]
   Runs a matched sim/real pair (docs/TRIALS.md): the pair's calibration (captured now unless
   --calibration names a stored one), the simulation branch from it, then the real-robot trials, each
   behind a human-gated reset, a fresh start-pose check against the calibration, your confirmation,
@@ -53,6 +56,10 @@ const trialUsage = `usage: motionbench trial --campaign <dir> --robot <ws-url> -
   --yes                confirm each trial and each reset without asking (a trip still ends the
                        session: it never resumes by itself)
   --list               list the campaign's decided pairs with their matched progress
+  --minimal-set        with --list: only the pairs of the minimal hardware clip set (docs/ANALYSIS.md:
+                       greedy U = Gini·(1 − R²) over the bindings' simulation scores of --reading,
+                       default mpjpe_l_mm, reaching --share of the full set's utility, default 0.8),
+                       in the order of the selection path
   --json               one document with the pair, the calibration, every episode's outcome and the
                        session's badge (session: text and tone, as the Trial runner shows it)
   Exit status (docs/TRIALS.md):
@@ -264,6 +271,9 @@ export const trialCommand: Command = {
         yes: { type: 'boolean' },
         calibration: { type: 'string' },
         list: { type: 'boolean' },
+        'minimal-set': { type: 'boolean' },
+        reading: { type: 'string' },
+        share: { type: 'string' },
       },
       trialUsage,
     );
@@ -271,10 +281,33 @@ export const trialCommand: Command = {
     const trials =
       numberOption(values.trials, 'trials', (v) => Number.isInteger(v) && v >= 1 && v <= 20, 'an integer in 1..20') ??
       3;
+    if (!values.list && (values['minimal-set'] || values.reading !== undefined || values.share !== undefined))
+      throw new UsageError('--minimal-set, --reading and --share go with --list');
+    if (!values['minimal-set'] && (values.reading !== undefined || values.share !== undefined))
+      throw new UsageError('--reading and --share choose the minimal set: give --minimal-set');
     if (values.list) {
       const store = await openCampaign(dir);
       try {
-        const pairs = listAdmittedPairs(store, trials);
+        let pairs = listAdmittedPairs(store, trials);
+        if (values['minimal-set']) {
+          const readingName = values.reading ?? 'mpjpe_l_mm';
+          const reading = NUMERIC_READINGS.find((k) => READING_INFO[k].json === readingName);
+          if (!reading)
+            throw new UsageError(
+              `--reading must be one of ${NUMERIC_READINGS.map((k) => READING_INFO[k].json).join(', ')}, got "${readingName}"`,
+            );
+          const share =
+            numberOption(values.share, 'share', (v) => v > 0 && v <= 1, 'a number in (0, 1]') ?? DEFAULT_SHARE;
+          const sel = campaignMinimalClipSet(store, { reading, share });
+          if (!sel.available) throw new RangeError(`no minimal clip set for this campaign: ${sel.reason}`);
+          const order = new Map(sel.minimalSet.map((c, i) => [c, i]));
+          pairs = pairs
+            .filter((p) => order.has(p.clipId))
+            .sort((a, b) => order.get(a.clipId)! - order.get(b.clipId)! || a.bindingName.localeCompare(b.bindingName));
+          io.stderr(
+            `minimal set: ${sel.minimalSet.length} of ${sel.path.length} clips, ${(100 * sel.minimalShare).toFixed(1)} % of the full set's utility (${READING_INFO[reading].label}, target ${(100 * share).toFixed(0)} %)\n`,
+          );
+        }
         if (values.json) printJson(io, { pairs });
         else
           for (const p of pairs) {

@@ -9,6 +9,9 @@
 // The matched pairs (and so the gaps) are Table 11's own (buildGapSection).
 
 import { analyzeCampaign, type CampaignAnalysis, type ReadingCell } from '../../domain/analysis/campaignAnalysis';
+import { selectClips, type ClipSelection } from '../../domain/analysis/clipSelection';
+import { denseScores } from '../../domain/analysis/scoreMatrix';
+import type { Unavailable } from '../../domain/stats/result';
 import { NUMERIC_READINGS, type NumericReadingKey } from '../../domain/metrics/readings';
 import type { EpisodeResultRow, MetricScalars } from '../../domain/trace/records';
 import { bindingName } from '../../domain/wbc/bindingName';
@@ -74,20 +77,43 @@ function readingCells(rows: readonly EpisodeResultRow[]): ReadingCell[] {
   });
 }
 
+/** The score cells of one domain under the campaign's contract (Table 11's, else the most common). */
+function campaignCells(
+  store: CampaignStore,
+  domain: AnalysisDomain,
+  gapContract: string | null,
+): { contract: string | null; rows: number; cells: ReadingCell[] } {
+  const all = store.episodeResults({ executionDomain: domain === 'sim' ? 'simulation' : 'real_robot' });
+  const perContract = new Map<string, number>();
+  for (const r of all) perContract.set(r.contractId, (perContract.get(r.contractId) ?? 0) + 1);
+  const contract = gapContract ?? [...perContract].sort((a, b) => b[1] - a[1])[0]?.[0] ?? null;
+  const rows = all.filter((r) => r.contractId === contract);
+  return { contract, rows: rows.length, cells: readingCells(rows) };
+}
+
+/**
+ * Only the minimal clip set (the selection is deterministic: no bootstrap), for `motionbench trial
+ * --list --minimal-set` and the Trial runner: the clip ids of the smallest prefix reaching `share`.
+ */
+export function campaignMinimalClipSet(
+  store: CampaignStore,
+  options: { reading: NumericReadingKey; share: number; domain?: AnalysisDomain },
+): ClipSelection | Unavailable {
+  const { cells } = campaignCells(store, options.domain ?? 'sim', null);
+  const matrix = cells.flatMap((c) => {
+    const v = c.readings[options.reading];
+    return v === undefined ? [] : [{ binding: c.binding, clip: c.clip, value: v }];
+  });
+  return selectClips(denseScores(matrix), { share: options.share });
+}
+
 export function runCampaignAnalysis(store: CampaignStore, options: CampaignAnalysisOptions): CampaignAnalysisResult {
   const domain = options.domain ?? 'sim';
   const say = options.progress ?? (() => {});
   say('reading the matched pairs (Table 11)');
   const gap = buildGapSection(store);
-  const all = store.episodeResults({ executionDomain: domain === 'sim' ? 'simulation' : 'real_robot' });
-  const perContract = new Map<string, number>();
-  for (const r of all) perContract.set(r.contractId, (perContract.get(r.contractId) ?? 0) + 1);
-  const contract = gap.contract ?? [...perContract].sort((a, b) => b[1] - a[1])[0]?.[0] ?? null;
-  const rows = all.filter((r) => r.contractId === contract);
-  const cells = readingCells(rows);
-  say(
-    `${cells.length} binding × clip cells from ${rows.length} ${domain === 'sim' ? 'simulation' : 'hardware'} episodes`,
-  );
+  const { contract, rows: rowCount, cells } = campaignCells(store, domain, gap.contract);
+  say(`${cells.length} binding × clip cells from ${rowCount} ${domain === 'sim' ? 'simulation' : 'hardware'} episodes`);
 
   const bindingNames: Record<string, string> = {};
   for (const b of store.listBindings()) bindingNames[`${b.id}@${b.version}`] = bindingName(b.binding);
