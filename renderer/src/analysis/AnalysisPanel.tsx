@@ -10,6 +10,7 @@ import { useAnalysisStore } from './analysisStore';
 import { CategoryPlot } from './CategoryPlot';
 import type { CategoryChartSpec } from './categoryChart';
 import './analysis.css';
+import { READING_SHORT_NAMES } from '../ui/readingShortNames';
 
 // The Analysis panel (issue 14, docs/ANALYSIS.md): the campaign's statistics from analysis.run, as
 // plots an analyst reads at a glance —
@@ -21,17 +22,7 @@ import './analysis.css';
 // A matched pair (the per-clip gaps under the forest plot, or a clip of the path that has one) opens
 // in Gap review at its worst frame.
 
-const SHORT: Record<string, string> = {
-  sr: 'SR',
-  progress_soft: 'progress',
-  mpjpe_l_mm: 'MPJPE-l',
-  joint_pos_rmse: 'q RMSE',
-  joint_vel_rmse: 'q̇ RMSE',
-  joint_acc_rms: 'q̈ RMS',
-  joint_acc_p95: 'q̈ P95',
-  joint_jerk_rms: 'jerk RMS',
-  joint_jerk_p95: 'jerk P95',
-};
+const SHORT = READING_SHORT_NAMES;
 const READINGS = NUMERIC_READINGS.map((k) => READING_INFO[k]);
 
 function forestSpec(doc: AnalysisDocument): CategoryChartSpec {

@@ -18,6 +18,7 @@ import {
 } from './gapFormat';
 import { setGapCampaignDir, useGapReviewStore } from './gapStore';
 import { trialNumber } from '../../../src/domain/trial/trialNumber';
+import { READING_SHORT_NAMES } from '../ui/readingShortNames';
 
 // The Gap review panel (DESIGN §8): per binding, Table 11 (Sim, Real, Gap % of every reading with
 // the clips used and the excluded clips with reasons), the same by capability group, and the
@@ -26,17 +27,7 @@ import { trialNumber } from '../../../src/domain/trial/trialNumber';
 // own colour (overlay colour mode "by run"); the legend says what is drawn how, and whether the
 // real root is measured or placed at the reference root.
 
-const SHORT: Record<string, string> = {
-  sr: 'SR',
-  progress_soft: 'progress',
-  mpjpe_l_mm: 'MPJPE-l',
-  joint_pos_rmse: 'q RMSE',
-  joint_vel_rmse: 'q̇ RMSE',
-  joint_acc_rms: 'q̈ RMS',
-  joint_acc_p95: 'q̈ P95',
-  joint_jerk_rms: 'jerk RMS',
-  joint_jerk_p95: 'jerk P95',
-};
+const SHORT = READING_SHORT_NAMES;
 
 const ERROR_GRADIENT = errorLegendGradient();
 

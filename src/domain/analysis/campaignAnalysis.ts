@@ -10,7 +10,7 @@
 //   gaps                  Table 11 with CIs, HL medians and ICC reliability (gapUncertainty.ts)
 
 import type { MatchedPair } from '../metrics/aggregate';
-import type { NumericReadingKey } from '../metrics/readings';
+import { NUMERIC_READINGS, type NumericReadingKey } from '../metrics/readings';
 import type { Unavailable } from '../stats/result';
 import { bradleyTerry, type BradleyTerryRanking } from './bradleyTerry';
 import { selectClips, type ClipSelection } from './clipSelection';
@@ -19,15 +19,7 @@ import { redundancyAudit, type RedundancyAudit } from './redundancy';
 import { clipColumn, denseScores, type DenseScores, type ScoreCell } from './scoreMatrix';
 
 /** The seven error readings of mb-metrics/1 (progress-soft, a completion share, is not one). */
-export const ERROR_READINGS = [
-  'mpjpeLMm',
-  'jointPosRmseRad',
-  'jointVelRmseRadS',
-  'jointAccRmsRadS2',
-  'jointAccP95RadS2',
-  'jointJerkRmsRadS3',
-  'jointJerkP95RadS3',
-] as const satisfies readonly NumericReadingKey[];
+export const ERROR_READINGS: readonly NumericReadingKey[] = NUMERIC_READINGS.filter((k) => k !== 'progressSoft');
 
 /** Which way is better for a reading: lower for every error reading, higher for progress-soft. */
 export const betterOf = (key: NumericReadingKey): 'lower' | 'higher' => (key === 'progressSoft' ? 'higher' : 'lower');

@@ -60,13 +60,18 @@ export async function openCampaignFolder(campaignDir: string, create: boolean): 
  * Opens the campaign at `dir` read-only for `fn` and closes it after; a missing folder or one that
  * is not a campaign is ApiFailure('not_found') on params.campaignDir.
  */
-export async function withReadOnlyCampaign<T>(dir: string, fn: (s: CampaignStore) => T | Promise<T>): Promise<T> {
+export async function withReadOnlyCampaign<T>(
+  dir: string,
+  fn: (s: CampaignStore) => T | Promise<T>,
+  /** Said after "is not a campaign (no campaign.sqlite)", e.g. how to make one. */
+  notCampaignHint = '',
+): Promise<T> {
   const abs = path.resolve(dir);
   if (!fs.existsSync(path.join(abs, 'campaign.sqlite'))) {
     throw new ApiFailure(
       'not_found',
       fs.existsSync(abs)
-        ? `${abs} is not a campaign (no campaign.sqlite)`
+        ? `${abs} is not a campaign (no campaign.sqlite)${notCampaignHint}`
         : `no campaign at ${abs} (the folder does not exist)`,
       'params.campaignDir',
     );

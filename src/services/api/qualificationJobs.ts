@@ -30,14 +30,14 @@ import {
   selectClips,
   type QualificationProgress,
 } from '../qualification';
-import { openCampaign, type CampaignStore } from '../trace';
+import type { CampaignStore } from '../trace';
 import { loadWorkload } from '../workload';
 import type { OffThreadFiles } from '../files/offThread';
 import { ApiFailure } from './apiFailure';
 import type { PolicyRegistry } from './policyRegistry';
 import type { PolicyPlan } from '../wbc/policyRun';
 import { policyMotionsWorkload } from '../workload/policyWorkload';
-import { campaignProblem } from './campaignOpen';
+import { withReadOnlyCampaign } from './campaignOpen';
 import type { EventHub } from './eventHub';
 
 // Qualification from the console (issue 5 item 6): the board's campaign, matrix, runs and replay.
@@ -99,28 +99,8 @@ export class QualificationJobs {
     return (this.workload ??= wl);
   }
 
-  private async withStore<T>(dir: string, fn: (s: CampaignStore) => T | Promise<T>): Promise<T> {
-    const abs = path.resolve(dir);
-    if (!fs.existsSync(path.join(abs, 'campaign.sqlite'))) {
-      throw new ApiFailure(
-        'not_found',
-        fs.existsSync(abs)
-          ? `${abs} is not a campaign (no campaign.sqlite): open it with create to start one`
-          : `no campaign at ${abs} (the folder does not exist)`,
-        'params.campaignDir',
-      );
-    }
-    let store: CampaignStore;
-    try {
-      store = await openCampaign(abs, { readOnly: true });
-    } catch (err) {
-      campaignProblem(err);
-    }
-    try {
-      return await fn(store);
-    } finally {
-      store.close();
-    }
+  private withStore<T>(dir: string, fn: (s: CampaignStore) => T | Promise<T>): Promise<T> {
+    return withReadOnlyCampaign(dir, fn, ': open it with create to start one');
   }
 
   /** Checks, creates or opens the campaign in the file worker (campaignOpen.ts), off the event loop. */
