@@ -22,9 +22,29 @@ export interface CliIo {
   stderr: (s: string) => void;
 }
 
+/**
+ * A reader that stops reading (`motionbench trial --list | head`) closes our stdout: further writes
+ * fail with EPIPE, asynchronously, as an 'error' event. That is not a failure of the command: the
+ * rest of its output is dropped and it goes on (a running trial must not be ended by a closed pipe;
+ * the operator stops it). Any other stream error is still thrown.
+ */
+const guarded = new WeakSet<NodeJS.WriteStream>();
+const closed = new WeakSet<NodeJS.WriteStream>();
+function writeTo(stream: NodeJS.WriteStream, s: string): void {
+  if (closed.has(stream)) return;
+  if (!guarded.has(stream)) {
+    guarded.add(stream);
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+      closed.add(stream);
+    });
+  }
+  stream.write(s);
+}
+
 export const processIo: CliIo = {
-  stdout: (s) => process.stdout.write(s),
-  stderr: (s) => process.stderr.write(s),
+  stdout: (s) => writeTo(process.stdout, s),
+  stderr: (s) => writeTo(process.stderr, s),
 };
 
 type Options = NonNullable<ParseArgsConfig['options']>;

@@ -331,3 +331,18 @@ describe('unclear errors become one located line', () => {
     }
   });
 });
+
+describe('a reader that closes the pipe early', () => {
+  it('`motionbench trial --help | head -1`: the closed stdout ends nothing with an uncaught EPIPE', async () => {
+    const { spawn } = await import('node:child_process');
+    const { MOTIONBENCH_BIN } = await import('../helpers/runCli');
+    // The reader's end is closed before the child writes its usage text to stdout.
+    const child = spawn(process.execPath, [MOTIONBENCH_BIN, 'trial', '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code: number = await new Promise((resolve) => child.on('exit', (c) => resolve(c ?? -1)));
+    expect(stderr).not.toMatch(/uncaught|EPIPE|last resort/);
+    expect(code).toBe(0);
+  });
+});

@@ -12,6 +12,7 @@ import { analyzeCampaign, type CampaignAnalysis, type ReadingCell } from '../../
 import { selectClips, type ClipSelection } from '../../domain/analysis/clipSelection';
 import { denseScores } from '../../domain/analysis/scoreMatrix';
 import type { Unavailable } from '../../domain/stats/result';
+import { MB_METRICS_1 } from '../../domain/metrics/metricContract';
 import { NUMERIC_READINGS, type NumericReadingKey } from '../../domain/metrics/readings';
 import type { EpisodeResultRow, MetricScalars } from '../../domain/trace/records';
 import { bindingName } from '../../domain/wbc/bindingName';
@@ -77,16 +78,23 @@ function readingCells(rows: readonly EpisodeResultRow[]): ReadingCell[] {
   });
 }
 
-/** The score cells of one domain under the campaign's contract (Table 11's, else the most common). */
+/**
+ * The score cells of one domain under one contract: the one most of that domain's episodes were
+ * computed under (mb-metrics/1 on a tie), so that the CLI's list, the Trial runner and the analysis
+ * pick the same matrix.
+ */
 function campaignCells(
   store: CampaignStore,
   domain: AnalysisDomain,
-  gapContract: string | null,
 ): { contract: string | null; rows: number; cells: ReadingCell[] } {
   const all = store.episodeResults({ executionDomain: domain === 'sim' ? 'simulation' : 'real_robot' });
   const perContract = new Map<string, number>();
   for (const r of all) perContract.set(r.contractId, (perContract.get(r.contractId) ?? 0) + 1);
-  const contract = gapContract ?? [...perContract].sort((a, b) => b[1] - a[1])[0]?.[0] ?? null;
+  const contract =
+    [...perContract].sort(
+      (a, b) =>
+        b[1] - a[1] || Number(b[0] === MB_METRICS_1.id) - Number(a[0] === MB_METRICS_1.id) || a[0].localeCompare(b[0]),
+    )[0]?.[0] ?? null;
   const rows = all.filter((r) => r.contractId === contract);
   return { contract, rows: rows.length, cells: readingCells(rows) };
 }
@@ -99,7 +107,7 @@ export function campaignMinimalClipSet(
   store: CampaignStore,
   options: { reading: NumericReadingKey; share: number; domain?: AnalysisDomain },
 ): ClipSelection | Unavailable {
-  const { cells } = campaignCells(store, options.domain ?? 'sim', null);
+  const { cells } = campaignCells(store, options.domain ?? 'sim');
   const matrix = cells.flatMap((c) => {
     const v = c.readings[options.reading];
     return v === undefined ? [] : [{ binding: c.binding, clip: c.clip, value: v }];
@@ -112,7 +120,7 @@ export function runCampaignAnalysis(store: CampaignStore, options: CampaignAnaly
   const say = options.progress ?? (() => {});
   say('reading the matched pairs (Table 11)');
   const gap = buildGapSection(store);
-  const { contract, rows: rowCount, cells } = campaignCells(store, domain, gap.contract);
+  const { contract, rows: rowCount, cells } = campaignCells(store, domain);
   say(`${cells.length} binding × clip cells from ${rowCount} ${domain === 'sim' ? 'simulation' : 'hardware'} episodes`);
 
   const bindingNames: Record<string, string> = {};
