@@ -371,7 +371,7 @@ export function AnalysisPanel() {
             {doc.matrix_used.bindings.length} bindings × {doc.matrix_used.clips.length} clips (
             {doc.domain === 'sim' ? 'simulation' : 'hardware'} episodes, {doc.contract}); {doc.gaps.length} bindings
             with matched pairs; seed {doc.seed}, {doc.bootstrap.gap_and_rho_replicates} bootstrap replicates, 95 %
-            intervals. {doc.direction}.
+            intervals. {doc.direction.charAt(0).toUpperCase() + doc.direction.slice(1)}.
           </p>
           <section>
             <h4>Sim-to-real gap with 95 % CIs (Table 11)</h4>

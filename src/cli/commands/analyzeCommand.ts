@@ -1,5 +1,5 @@
 import { DEFAULT_SHARE } from '../../domain/analysis/clipSelection';
-import { NUMERIC_READINGS, READING_INFO, type NumericReadingKey } from '../../domain/metrics/readings';
+import { numericReadingByJsonName, NUMERIC_READINGS, READING_INFO } from '../../domain/metrics/readings';
 import { analysisJson, analysisMarkdown } from '../../services/analysis/analysisFormat';
 import { runCampaignAnalysis, type AnalysisDomain } from '../../services/analysis/campaignAnalysisReader';
 import { openCampaign } from '../../services/trace';
@@ -48,7 +48,7 @@ export const analyzeCommand: Command = {
     if (values.campaign === undefined || values.campaign === '')
       throw new UsageError(`--campaign is required\n${usage}`);
     const readingName = values.reading ?? 'mpjpe_l_mm';
-    const reading = NUMERIC_READINGS.find((k) => READING_INFO[k].json === readingName) as NumericReadingKey | undefined;
+    const reading = numericReadingByJsonName(readingName);
     if (!reading) throw new UsageError(`--reading must be one of ${READING_NAMES.join(', ')}, got "${readingName}"`);
     const share = numberOption(values.share, 'share', (v) => v > 0 && v <= 1, 'a number in (0, 1]') ?? DEFAULT_SHARE;
     const domain = (values.domain ?? 'sim') as AnalysisDomain;

@@ -1,7 +1,7 @@
 import readline from 'node:readline';
 import { DEFAULT_SHARE } from '../../domain/analysis/clipSelection';
 import { MB_METRICS_1 } from '../../domain/metrics';
-import { NUMERIC_READINGS, READING_INFO } from '../../domain/metrics/readings';
+import { numericReadingByJsonName, NUMERIC_READINGS, READING_INFO } from '../../domain/metrics/readings';
 import { campaignMinimalClipSet } from '../../services/analysis/campaignAnalysisReader';
 import type { EpisodeMetrics } from '../../domain/metrics/readings';
 import { sessionBadge } from '../../domain/trial/sessionBadge';
@@ -291,7 +291,7 @@ export const trialCommand: Command = {
         let pairs = listAdmittedPairs(store, trials);
         if (values['minimal-set']) {
           const readingName = values.reading ?? 'mpjpe_l_mm';
-          const reading = NUMERIC_READINGS.find((k) => READING_INFO[k].json === readingName);
+          const reading = numericReadingByJsonName(readingName);
           if (!reading)
             throw new UsageError(
               `--reading must be one of ${NUMERIC_READINGS.map((k) => READING_INFO[k].json).join(', ')}, got "${readingName}"`,

@@ -179,6 +179,10 @@ export const READING_INFO: Record<NumericReadingKey | 'successRate', ReadingInfo
   },
 };
 
+/** The numeric reading whose JSON name (`mpjpe_l_mm`, …) is `name`, or undefined. */
+export const numericReadingByJsonName = (name: string): NumericReadingKey | undefined =>
+  NUMERIC_READINGS.find((k) => READING_INFO[k].json === name);
+
 /** Whether the episode had a hard failure (unavailable when failure detection is). */
 export function episodeFailed(m: EpisodeMetrics): Reading<boolean> {
   return m.failure.available ? availableReading(m.failure.value !== null) : m.failure;

@@ -29,7 +29,9 @@ import {
   type SensitivityAxis,
 } from '../../domain/analysis/sensitivityPlan';
 import type { Matrix } from '../../domain/analysis/linearAlgebra';
+import { MB_METRICS_1 } from '../../domain/metrics/metricContract';
 import type { MotionClip } from '../../domain/motion/motionClip';
+import { commonTimelineFrameCount } from '../../domain/motion/resample';
 import { ForwardKinematics } from '../../domain/robot/forwardKinematics';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { icc } from '../../domain/stats/icc';
@@ -153,8 +155,8 @@ export async function runSensitivity(
   const prefix = clipPrefix(clip, seconds);
   const fk = new ForwardKinematics(profile);
 
-  // Frames on the contract's 50 Hz timeline that the prefix covers.
-  const K = Math.floor(((prefix.frameCount - 1) / prefix.fps) * 50 + 1e-9) + 1;
+  // Frames on the contract's timeline that the prefix covers (the rate runSimEpisode's executed trajectory is on).
+  const K = commonTimelineFrameCount(MB_METRICS_1.rateHz, prefix);
   let runs = 0;
   let shortRuns = 0;
   const run = async (delta: ArrayLike<number>): Promise<Response> => {

@@ -3,7 +3,7 @@
 
 import type { AnalysisDocument, ApiParams } from '../../api/contract';
 import { DEFAULT_SHARE } from '../../domain/analysis/clipSelection';
-import { NUMERIC_READINGS, READING_INFO } from '../../domain/metrics/readings';
+import { numericReadingByJsonName } from '../../domain/metrics/readings';
 import { analysisJson } from '../analysis/analysisFormat';
 import { runCampaignAnalysis } from '../analysis/campaignAnalysisReader';
 import { withReadOnlyCampaign } from './campaignOpen';
@@ -11,7 +11,7 @@ import { withReadOnlyCampaign } from './campaignOpen';
 export function runAnalysisRequest(p: ApiParams<'analysis.run'>): Promise<AnalysisDocument> {
   const readingName = p.reading ?? 'mpjpe_l_mm';
   // The schema admits only reading names; the lookup cannot miss.
-  const reading = NUMERIC_READINGS.find((k) => READING_INFO[k].json === readingName)!;
+  const reading = numericReadingByJsonName(readingName)!;
   const B = p.replicates ?? 2000;
   return withReadOnlyCampaign(p.campaignDir, (store) =>
     analysisJson(
