@@ -81,9 +81,9 @@ export function raiseProcessThreadsPriority(nice: number): number {
 export function setAutogroupNice(nice: number, pid: number | 'self' = 'self'): boolean {
   const file = `/proc/${pid}/autogroup`;
   try {
-    // "/autogroup-123 nice 0". A /proc that has the file but says nothing parseable in it (seen on
-    // one CI machine's sandboxed /proc, with sched_autogroup_enabled reading 1) has no session
-    // weight this process can raise: say so rather than write blind.
+    // "/autogroup-123 nice 0". The file is empty for a process in the kernel's root group (its
+    // session never had an autogroup of its own: init's, or a container's init session, as on one
+    // CI machine): there is no session weight to set; say so rather than write to the root group.
     const m = /nice\s+(-?\d+)/.exec(fs.readFileSync(file, 'latin1'));
     if (!m) return false;
     const current = Number(m[1]);
