@@ -19,6 +19,20 @@ export const analysisRequestSchemas = {
     seed: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
     replicates: z.number().int().min(100).max(100_000).optional(),
   }),
+  /**
+   * Start-state sensitivity of one pair in the embedded simulator (motionbench sensitivity --json,
+   * format motionbench-sensitivity/1): the pair is a parent trace id (or a unique prefix) with a
+   * stored calibration. Bounded so that one request stays a few minutes at most: ≤ 5 scales,
+   * ≤ 10 s of the clip, ≤ 50 held-out directions.
+   */
+  'analysis.sensitivity': z.strictObject({
+    campaignDir: campaignDirSchema,
+    pairId: z.string().min(4).max(200),
+    scales: z.array(z.number().positive().max(100)).min(1).max(5).optional(),
+    seconds: z.number().gt(0).lte(10).optional(),
+    heldOut: z.number().int().min(1).max(50).optional(),
+    seed: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  }),
 } as const;
 
 export type Ci = [number, number] | null;
@@ -117,8 +131,52 @@ export interface AnalysisDocument {
     groups: { group: string; clips: number; readings: GapCellDoc[] }[];
     clips: { clip: string; clip_name: string; parent_trace_id: string | null; readings: GapCellDoc[] }[];
   }[];
+  /** Qualification pairs with a calibrated start: the pairs analysis.sensitivity accepts (pair_id). */
+  sensitivity_pairs: {
+    pair_id: string;
+    clip_name: string;
+    binding_name: string;
+    calibration_id: string;
+    captured_at: string;
+  }[];
+}
+
+/** One response's Gram at one perturbation scale (motionbench-sensitivity/1). */
+export interface SensitivityScaleDoc {
+  scale_sigma: number;
+  trace: number;
+  /** Largest first. */
+  eigenvalues: number[];
+  condition_number: number | null;
+  dominant_share: number;
+  /** The top eigenvector by axis, largest |weight| first (unit norm, largest component positive). */
+  dominant_direction: { axis: string; weight: number }[];
+  held_out: { directions: number; wape: number; wape_isotropic: number };
+  /** G, rows and columns in the order of `axes`. */
+  gram: number[][];
+}
+
+export interface SensitivityDocument {
+  format: 'motionbench-sensitivity/1';
+  domain: 'simulation';
+  pair: { id: string; clipName: string; binding: string; bindingName: string };
+  calibration: { id: string; capturedAt: string; robotUnit: string };
+  seconds: number;
+  frames: number;
+  short_runs: number;
+  seed: number;
+  runs: number;
+  axes: { axis: string; sigma_rad: number; sigma_source: string }[];
+  responses: {
+    response: 'body_position_mm' | 'joint_position_rad';
+    unit: string;
+    scales: SensitivityScaleDoc[];
+    across_scales: { from: number; to: number; d_g: number; angle_deg: number }[];
+  }[];
+  replay: { repeats: number; bit_identical: boolean; first_difference: string | null; icc: number | null };
 }
 
 export interface AnalysisResults {
   'analysis.run': AnalysisDocument;
+  'analysis.sensitivity': SensitivityDocument;
 }

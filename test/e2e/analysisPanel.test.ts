@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostApiCall } from './e2eSupport';
-import type { AnalysisDocument, GapReplayDto } from '../../src/api/contract';
+import type { AnalysisDocument, GapReplayDto, SensitivityDocument } from '../../src/api/contract';
 import { analysisJson } from '../../src/services/analysis/analysisFormat';
 import { runCampaignAnalysis } from '../../src/services/analysis/campaignAnalysisReader';
 import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
@@ -12,6 +12,7 @@ import { openCampaign } from '../../src/services/trace';
 import type { MotionbenchTestState, OverlayTestState } from '../../renderer/src/testing/testHooks';
 import { ensureRendererBuilt, launchChromium, screenshot } from '../helpers/browserHarness';
 import { buildStandInGapCampaign } from '../helpers/gapCampaign';
+import { storeCalibratedStart } from '../helpers/calibratedPair';
 import { motionbench } from '../helpers/runCli';
 
 // The Analysis panel (issue 14 item 8) against the real services (`motionbench host` in-process)
@@ -29,6 +30,8 @@ let browser: Browser;
 let page: Page;
 let tmp: string;
 let dir: string;
+let calibratedPairId = '';
+let uncalibratedPairId = '';
 
 const state = (): Promise<MotionbenchTestState> => page.evaluate(() => window.__motionbench!.state());
 const overlay = (): Promise<OverlayTestState> => page.evaluate(() => window.__motionbench!.overlay());
@@ -52,6 +55,14 @@ beforeAll(async () => {
     dir,
   );
   expect(q.code, q.stderr).toBe(0);
+  // A calibrated start for one qualification pair (ub_wave_right × assist 3000): what sensitivity perturbs.
+  const listed = await motionbench('trial', '--list', '--campaign', dir, '--json');
+  expect(listed.code, listed.stderr).toBe(0);
+  const pairs = (JSON.parse(listed.stdout) as { pairs: { pairId: string; clipName: string; bindingName: string }[] })
+    .pairs;
+  calibratedPairId = pairs.find((p) => p.clipName === 'ub_wave_right' && /assist 3000/.test(p.bindingName))!.pairId;
+  uncalibratedPairId = pairs.find((p) => p.clipName === 'ub_arm_circles')!.pairId;
+  await storeCalibratedStart(dir, calibratedPairId);
   await ensureRendererBuilt();
   server = await startHostServer({ port: 0 });
   browser = await launchChromium();
@@ -144,6 +155,79 @@ describe('console: Analysis panel', () => {
     expect(shown).toEqual(set.flatMap((c) => [c, c, c]));
     await page.locator('[data-testid=trial-minimal-set]').uncheck();
   }, 60_000);
+
+  it('runs a pair’s start-state sensitivity: the CLI’s document, refusals, the dominant-direction bars and the ellipses', async () => {
+    const doc = await hostApiCall<AnalysisDocument>(server, 'analysis.run', { campaignDir: dir, replicates: 300 });
+    // The pairs sensitivity accepts: the one with a calibrated start (the stand-in matched pairs are
+    // not qualification pairs: their excerpts were never qualified).
+    expect(doc.sensitivity_pairs.map((p) => p.pair_id)).toEqual([calibratedPairId]);
+    const params = { campaignDir: dir, pairId: calibratedPairId, scales: [1, 3], seconds: 1, heldOut: 4 };
+    // One at a time: a second request while the first runs is refused (the first goes on).
+    const first = hostApiCall<SensitivityDocument>(server, 'analysis.sensitivity', params);
+    await expect(hostApiCall(server, 'analysis.sensitivity', params)).rejects.toThrow(
+      /sensitivity of pair .* is running/,
+    );
+    const viaApi = await first;
+    // The same document `motionbench sensitivity --json` prints for the same pair and settings.
+    const cli = await motionbench(
+      ...['sensitivity', '--campaign', dir, '--pair', calibratedPairId, '--scales', '1,3'],
+      ...['--seconds', '1', '--held-out', '4', '--json'],
+    );
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(viaApi).toEqual(JSON.parse(cli.stdout));
+    expect(viaApi.replay.bit_identical).toBe(true);
+    expect(viaApi.axes).toHaveLength(17);
+    expect(viaApi.runs).toBe(3 + 2 * (2 * 17 + 4));
+    // Refusals name the field: a pair that is not one, a qualification pair with no calibration, bad scales.
+    await expect(
+      hostApiCall(server, 'analysis.sensitivity', { ...params, pairId: 'feedfacefeedface' }),
+    ).rejects.toThrow(/feedfacefeedface/);
+    // A qualification pair with no calibration: nothing to perturb.
+    await expect(
+      hostApiCall(server, 'analysis.sensitivity', { ...params, pairId: uncalibratedPairId }),
+    ).rejects.toThrow(/no calibration/);
+    await expect(hostApiCall(server, 'analysis.sensitivity', { ...params, scales: [] })).rejects.toThrow(/scales/);
+
+    // The panel: choose the pair, two scales, one second.
+    await page.locator('[data-testid=analysis-plot-bt-strengths]').scrollIntoViewIfNeeded();
+    await page.locator('[data-testid=sensitivity-pair]').selectOption(calibratedPairId);
+    await page.locator('[data-testid=sensitivity-scales-input]').fill('1, 3, x');
+    await page.locator('[data-testid=sensitivity-seconds]').fill('1');
+    await page.locator('[data-testid=sensitivity-run]').click();
+    await expect(page.locator('[data-testid=sensitivity-error]').textContent()).resolves.toMatch(/"x" is not a number/);
+    await page.locator('[data-testid=sensitivity-scales-input]').fill('1, 3');
+    await page.locator('[data-testid=sensitivity-run]').click();
+    await page.locator('[data-testid=sensitivity-summary]').waitFor({ timeout: 120_000 });
+    await expect(page.locator('[data-testid=sensitivity-summary]').textContent()).resolves.toMatch(
+      /17 axes; \d+ runs.*bit-identical, ICC\(A,1\) 1\.000/,
+    );
+    const bars = (await plots()).find((p) => p.id === 'sensitivity-dominant')!;
+    expect(bars.categories).toHaveLength(17);
+    expect(bars.categories).toContain('L knee');
+    expect(bars.series.map((x) => [x.kind, x.points])).toEqual([
+      ['bars', 17],
+      ['points', 17],
+    ]);
+    const xy = () => page.evaluate(() => window.__motionbench!.analysisXyPlots());
+    const [ellipses] = await xy();
+    expect(ellipses.curves.map((c) => c.label)).toEqual(['1 σ', '3 σ', 'isotropic']);
+    expect(ellipses.curves[2].maxRadius).toBeCloseTo(1 / Math.sqrt(17), 9);
+    // Trace-normalised: no semi-axis beyond 1; the smallest scale's major one is √(dominant share),
+    // which is above the isotropic circle (a Gram that is not isotropic).
+    const share = viaApi.responses[0].scales[0].dominant_share;
+    expect(ellipses.curves[0].maxRadius).toBeCloseTo(Math.sqrt(share), 2);
+    expect(ellipses.curves[0].maxRadius).toBeGreaterThan(ellipses.curves[2].maxRadius);
+    // Equal units on both axes: a circle is drawn round.
+    expect(ellipses.unitsPerPx.x / ellipses.unitsPerPx.y).toBeCloseTo(1, 2);
+    await page.locator('[data-testid=sensitivity-section]').scrollIntoViewIfNeeded();
+    await screenshot(page, '84-analysis-sensitivity');
+    // The joint-angle response's Grams: charts rebuilt from the other response.
+    await page.locator('[data-testid=sensitivity-response-joint_position_rad]').check();
+    await expect
+      .poll(async () => (await xy())[0]?.curves[0].maxRadius)
+      .toBeCloseTo(Math.sqrt(viaApi.responses[1].scales[0].dominant_share), 2);
+    await screenshot(page, '85-analysis-sensitivity-joints');
+  }, 300_000);
 
   it('a clip’s gap opens its matched pair in Gap review at the worst frame', async () => {
     const first = page.locator('[data-testid=analysis-clip-gaps] button[data-testid^=analysis-open-]').first();

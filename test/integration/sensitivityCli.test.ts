@@ -10,14 +10,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main';
-import { withClip } from '../../src/domain/calibration/residuals';
-import { MB_METRICS_1 } from '../../src/domain/metrics';
-import type { CalibrationRecord } from '../../src/domain/trace/records';
-import { loadRobotProfile, DEFAULT_MODEL_FILE } from '../../src/services/robot/loadRobotProfile';
+import { createConsoleApi } from '../../src/services/api/consoleApiHandlers';
 import { openCampaign } from '../../src/services/trace';
-import { parentTraceInputs } from '../../src/services/trace/parentInputs';
-import { clipForPairId } from '../../src/services/trial/pairClip';
 import { listAdmittedPairs } from '../../src/services/trial';
+import { storeCalibratedStart } from '../helpers/calibratedPair';
 import { motionbench } from '../helpers/runCli';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-sensitivity-'));
@@ -52,47 +48,16 @@ beforeAll(async () => {
     campaign,
   );
   expect(q.code, q.stderr).toBe(0);
-  const profile = loadRobotProfile(DEFAULT_MODEL_FILE);
   const store = await openCampaign(campaign);
   try {
     const pairs = listAdmittedPairs(store);
-    const wave = pairs.find((p) => p.clipName === 'ub_wave_right')!;
+    calibrated = pairs.find((p) => p.clipName === 'ub_wave_right')!.pairId;
     uncalibrated = pairs.find((p) => p.clipName === 'ip_torso_twist')!.pairId;
-    calibrated = wave.pairId;
-    const { clip } = clipForPairId(store, wave.pairId);
-    const J = profile.joints.length;
-    const q0 = Array.from(clip.jointPosRad.subarray(0, J));
-    const quat = Array.from(clip.rootQuatWxyz.subarray(0, 4));
-    const stillness: Record<string, number> = { windowS: 1 };
-    // One joint measured noisier than the floor: its σ must be the measured one.
-    for (const j of profile.joints) stillness[`jointStdRad.${j.name}`] = j.name === 'left_knee_joint' ? 0.004 : 1e-6;
-    const record: CalibrationRecord = withClip(
-      {
-        robotUnit: 'g1-test',
-        capturedAt: '2026-12-02T06:00:00.000Z',
-        clipId: clip.id,
-        measured: {
-          jointPosRad: q0,
-          imuQuatWxyz: quat,
-          rootPosM: Array.from(clip.rootPosM.subarray(0, 3)),
-          rootQuatWxyz: quat,
-        },
-        stillness,
-        simulatorInitialState: null,
-        residuals: { settledVsMeasured: null, measuredVsClipStart: null },
-      },
-      clip,
-      profile,
-    );
-    const cal = store.putCalibration(record);
-    const parent = store.getParentTrace(wave.pairId)!;
-    const binding = store.getBinding(parent.identity.bindingId, parent.identity.bindingVersion)!.binding;
-    store.ensureParentTrace(
-      parentTraceInputs({ binding, clip, profile, contract: MB_METRICS_1, calibrationId: cal.id }),
-    );
   } finally {
     store.close();
   }
+  // One joint measured noisier than the floor: its σ must be the measured one.
+  await storeCalibratedStart(campaign, calibrated, { left_knee_joint: 0.004 });
 }, 240_000);
 
 describe('motionbench sensitivity (real MuJoCo)', () => {
@@ -164,4 +129,48 @@ describe('motionbench sensitivity (real MuJoCo)', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--scales must be positive numbers/);
   });
+
+  it('from the console API: the field of a refusal, and one batch at a time with the trials and qualifications', async () => {
+    const api = createConsoleApi({ transport: 'host' });
+    try {
+      const none = await api.invoke('analysis.sensitivity', { campaignDir: campaign, pairId: uncalibrated });
+      expect(none).toMatchObject({ ok: false, error: { code: 'bad_params', field: 'params.pairId' } });
+      const running = api.invoke('analysis.sensitivity', {
+        campaignDir: campaign,
+        pairId: calibrated,
+        scales: [1],
+        seconds: 0.5,
+        heldOut: 2,
+      });
+      // While it runs, neither a qualification nor a robot trial starts (nor a second sensitivity).
+      const qual = await api.invoke('qualification.start', {
+        campaignDir: campaign,
+        workload: 'core-v1',
+        bindings: ['builtin'],
+        clips: ['ub_wave_right'],
+      });
+      expect(qual).toMatchObject({ ok: false, error: { code: 'conflict' } });
+      expect(!qual.ok && qual.error.message).toMatch(/sensitivity of pair .* is running/);
+      const trial = await api.invoke('trial.start', {
+        campaignDir: campaign,
+        pairId: calibrated,
+        connectionId: 'robot',
+      });
+      expect(trial).toMatchObject({ ok: false, error: { code: 'conflict' } });
+      expect(!trial.ok && trial.error.message).toMatch(/sensitivity of pair .* is running.*before a robot trial/);
+      const done = await running;
+      expect(done.ok, JSON.stringify(done)).toBe(true);
+      // The control: with the batch over, the same qualification request is no longer refused for it.
+      const after = await api.invoke('qualification.start', {
+        campaignDir: campaign,
+        workload: 'core-v1',
+        bindings: ['builtin'],
+        clips: ['ub_wave_right'],
+      });
+      expect(after.ok ? '' : after.error.message).not.toMatch(/sensitivity/);
+      if (after.ok) await api.invoke('qualification.cancel', { all: true });
+    } finally {
+      await api.close();
+    }
+  }, 180_000);
 });

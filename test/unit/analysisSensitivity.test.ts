@@ -7,6 +7,7 @@ import {
   gramGeometry,
   heldOutDirections,
   heldOutWape,
+  sensitivityEllipses,
   predictedResponse,
 } from '../../src/domain/analysis/sensitivity';
 import {
@@ -217,5 +218,52 @@ describe('sensitivity plan', () => {
     // The third frame holds the run's last frame (it ended after 2).
     expect(a.jointRad[2]).toBeCloseTo(0.2 / Math.sqrt(3), 12);
     expect(responseMagnitude([3, 4], [0, 0], 2)).toBe(2.5);
+  });
+});
+
+describe('sensitivityEllipses: the response ellipse in the plane of the dominant directions', () => {
+  const diag = (...v: number[]) => fromRows(v.map((x, i) => v.map((_, j) => (i === j ? x : 0))));
+  const maxAbs = (a: Float64Array) => Math.max(...Array.from(a, Math.abs));
+
+  it('semi-axes are √(λ/tr G) along the first Gram’s eigenvectors; an isotropic Gram is the reference circle', () => {
+    const e = sensitivityEllipses([diag(4, 1, 0), diag(1, 1, 1)], 401);
+    expect(Math.abs(e.basis[0][0])).toBeCloseTo(1, 12);
+    expect(Math.abs(e.basis[1][1])).toBeCloseTo(1, 12);
+    const [g, iso] = e.curves;
+    expect(maxAbs(g.x)).toBeCloseTo(Math.sqrt(4 / 5), 9);
+    expect(maxAbs(g.y)).toBeCloseTo(Math.sqrt(1 / 5), 4);
+    // Closed: the first point repeated last.
+    expect(g.x[400]).toBeCloseTo(g.x[0], 12);
+    expect(g.y[400]).toBeCloseTo(g.y[0], 12);
+    // The control: a Gram proportional to I is the isotropic circle, at every vertex.
+    expect(e.isotropicRadius).toBeCloseTo(1 / Math.sqrt(3), 14);
+    for (let k = 0; k < 401; k++) expect(Math.hypot(iso.x[k], iso.y[k])).toBeCloseTo(e.isotropicRadius, 12);
+  });
+
+  it('a Gram turned in the plane draws an ellipse tilted by the same angle (the geometry changing with scale)', () => {
+    const turn = (deg: number) => {
+      const c = Math.cos((deg * Math.PI) / 180);
+      const s = Math.sin((deg * Math.PI) / 180);
+      // R diag(9, 1) Rᵀ in the first two axes, a third axis with a small response.
+      return fromRows([
+        [9 * c * c + s * s, 8 * c * s, 0],
+        [8 * c * s, 9 * s * s + c * c, 0],
+        [0, 0, 0.5],
+      ]);
+    };
+    const e = sensitivityEllipses([turn(0), turn(30)], 721);
+    const tilted = e.curves[1];
+    let best = 0;
+    let at = 0;
+    tilted.x.forEach((x, k) => {
+      const r = Math.hypot(x, tilted.y[k]);
+      if (r > best) [best, at] = [r, k];
+    });
+    const angle = ((Math.atan2(tilted.y[at], tilted.x[at]) * 180) / Math.PI + 360) % 180;
+    // The first basis vector is ±x, the second ±y: the major axis sits at ±30° from x.
+    expect(Math.min(Math.abs(angle - 30), Math.abs(angle - 150))).toBeLessThan(0.6);
+    expect(best).toBeCloseTo(Math.sqrt(9 / 10.5), 4);
+    expect(() => sensitivityEllipses([diag(1, 1), diag(1, 1, 1)])).toThrow(/same axes/);
+    expect(() => sensitivityEllipses([diag(0, 0)])).toThrow(/zero trace/);
   });
 });

@@ -8,6 +8,7 @@ import { FieldError } from '../ui/FieldError';
 import { openClipInGapReview, runAnalysis } from './analysisActions';
 import { useAnalysisStore } from './analysisStore';
 import { CategoryPlot } from './CategoryPlot';
+import { SensitivitySection } from './SensitivitySection';
 import type { CategoryChartSpec } from './categoryChart';
 import './analysis.css';
 import { READING_SHORT_NAMES } from '../ui/readingShortNames';
@@ -18,7 +19,8 @@ import { READING_SHORT_NAMES } from '../ui/readingShortNames';
 //     per binding, the zero line dashed (a CI across it: not distinguishable from zero);
 //   - the readings' Spearman ρ heat map with each reading's leave-one-out R²;
 //   - the minimal clip set's selection path: bars of marginal utility, the cumulative share line;
-//   - Bradley–Terry strengths with CIs on all clips and on the minimal set.
+//   - Bradley–Terry strengths with CIs on all clips and on the minimal set;
+//   - one matched pair's start-state sensitivity (SensitivitySection.tsx).
 // A matched pair (the per-clip gaps under the forest plot, or a clip of the path that has one) opens
 // in Gap review at its worst frame.
 
@@ -399,6 +401,10 @@ export function AnalysisPanel() {
             ) : (
               <p className="muted small">{'reason' in doc.bradley_terry ? doc.bradley_terry.reason : ''}</p>
             )}
+          </section>
+          <section>
+            <h4>Start-state sensitivity of a pair (simulation)</h4>
+            <SensitivitySection analysis={doc} />
           </section>
         </>
       )}

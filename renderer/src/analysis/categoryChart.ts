@@ -34,6 +34,8 @@ export interface CategoryChartSpec {
   xLabel: string;
   /** Draw y = 0 on this scale. */
   zeroOn?: string;
+  /** Slant the category labels (many categories with long names, e.g. joint names). */
+  slantLabels?: boolean;
 }
 
 export interface CategoryChartTestView {
@@ -80,7 +82,7 @@ export class CategoryChart {
           splits: () => xs,
           values: (_u, splits) => splits.map((i) => spec.categories[i] ?? ''),
           font: '10px system-ui, sans-serif',
-          size: 34,
+          ...(spec.slantLabels ? { rotate: -35, size: 62 } : { size: 34 }),
         },
         ...spec.axes.map<uPlot.Axis>((a, i) => ({
           scale: a.scale,

@@ -18,6 +18,7 @@ import type { PackedTrajectory, RunSample } from '../overlay/runTrajectory';
 import { usePlaybackStore } from '../playback/playbackStore';
 import { chartRegistry, type ChartTestView } from '../plots/timeChart';
 import { categoryCharts, type CategoryChartTestView } from '../analysis/categoryChart';
+import { xyCharts, type XyChartTestView } from '../analysis/xyChart';
 import { poseStore } from '../playback/poseStore';
 import { usePolicyStore, type PolicyInfo } from '../policies/policyStore';
 import { liveRobotStore } from '../robot/liveRobotStore';
@@ -159,6 +160,8 @@ export interface MotionbenchTestHooks {
   plots(): ChartTestView[];
   /** The Analysis panel's charts over categories (renderer/src/analysis/), by chart id. */
   analysisPlots(): CategoryChartTestView[];
+  /** The Analysis panel's x/y charts (the sensitivity ellipses). */
+  analysisXyPlots(): XyChartTestView[];
   /** The live robots (connected robots, drawn outside trials), one per robot.live entry. */
   liveRobots(): LiveRobotTestState[];
 }
@@ -276,6 +279,7 @@ export function installTestHooks(): void {
     viewportFrames: viewportFramesRendered,
     plots: () => [...chartRegistry.values()].map((c) => c.testView()),
     analysisPlots: () => [...categoryCharts.values()].map((c) => c.testView()),
+    analysisXyPlots: () => [...xyCharts.values()].map((c) => c.testView()),
     liveRobots: () =>
       [...liveRobotStore.getState().poses].map(([connectionId, p]) => {
         const d = drawnLiveRobots.get(connectionId);

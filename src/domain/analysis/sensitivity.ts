@@ -19,7 +19,7 @@
 
 import { Xoshiro128StarStar } from '../stats/prng';
 import { StatsError } from '../stats/result';
-import { matrix, symmetricEigen, type Matrix } from './linearAlgebra';
+import { fromRows, matrix, symmetricEigen, type Matrix } from './linearAlgebra';
 
 export interface GramEstimate {
   readonly d: number;
@@ -183,4 +183,67 @@ export function directionAngleDeg(u: ArrayLike<number>, v: ArrayLike<number>): n
   }
   const c = Math.min(1, Math.abs(dot) / Math.sqrt(nu * nv));
   return (Math.acos(c) * 180) / Math.PI;
+}
+
+/** The response ellipses of several Grams in one plane (sensitivityEllipses). */
+export interface SensitivityEllipses {
+  /** The plane: the first Gram's top two eigenvectors (unit, in axis order). */
+  readonly basis: readonly [Float64Array, Float64Array];
+  /** Per Gram: the closed curve M^½·(cos θ, sin θ), M = Bᵀ(G/tr G)B, as x and y (first point repeated last). */
+  readonly curves: readonly { readonly x: Float64Array; readonly y: Float64Array }[];
+  /** The isotropic reference with the same trace, G/tr G = I/d: a circle of this radius. */
+  readonly isotropicRadius: number;
+}
+
+/**
+ * How each Gram answers a unit perturbation in the plane of the first Gram's two dominant
+ * directions: trace-normalised (so that scales compare by shape, as D_G does), projected onto the
+ * plane, M = Bᵀ(G/tr G)B, and drawn as the image of the unit circle under M^½ — an ellipse whose
+ * semi-axes are the square roots of M's eigenvalues (the response per unit perturbation along
+ * them), whose tilt shows the dominant direction turning across scales, beside the isotropic
+ * circle of radius 1/√d. `points` vertices per curve.
+ */
+export function sensitivityEllipses(grams: readonly Matrix[], points = 97): SensitivityEllipses {
+  if (grams.length === 0) throw new StatsError('invalid-argument', 'no Gram to draw');
+  const d = grams[0].rows;
+  if (d < 2) throw new StatsError('invalid-argument', `a plane needs 2 axes, the Gram has ${d}`);
+  if (grams.some((g) => g.rows !== d || g.cols !== d))
+    throw new StatsError('length-mismatch', 'the Grams must have the same axes');
+  const e0 = symmetricEigen(grams[0]);
+  const column = (k: number) => Float64Array.from({ length: d }, (_, i) => e0.vectors.data[i * d + k]);
+  const basis: [Float64Array, Float64Array] = [column(0), column(1)];
+  const quad = (g: Matrix, u: Float64Array, v: Float64Array) => {
+    let s = 0;
+    for (let i = 0; i < d; i++) for (let j = 0; j < d; j++) s += u[i] * g.data[i * d + j] * v[j];
+    return s;
+  };
+  const curves = grams.map((g) => {
+    let tr = 0;
+    for (let i = 0; i < d; i++) tr += g.data[i * d + i];
+    if (!(tr > 0)) throw new StatsError('invalid-argument', 'a Gram with zero trace has no geometry to draw');
+    const a = quad(g, basis[0], basis[0]) / tr;
+    const b = quad(g, basis[0], basis[1]) / tr;
+    const c = quad(g, basis[1], basis[1]) / tr;
+    const m = symmetricEigen(
+      fromRows([
+        [a, b],
+        [b, c],
+      ]),
+    );
+    const [w00, w10, w01, w11] = [m.vectors.data[0], m.vectors.data[2], m.vectors.data[1], m.vectors.data[3]];
+    const s0 = Math.sqrt(Math.max(0, m.values[0]));
+    const s1 = Math.sqrt(Math.max(0, m.values[1]));
+    const x = new Float64Array(points);
+    const y = new Float64Array(points);
+    for (let k = 0; k < points; k++) {
+      const t = (2 * Math.PI * k) / (points - 1);
+      // M^½ (cos t, sin t) = W diag(√μ) Wᵀ (cos t, sin t), W's columns (w00, w10) and (w01, w11).
+      const p0 = s0 * (w00 * Math.cos(t) + w10 * Math.sin(t));
+      const p1 = s1 * (w01 * Math.cos(t) + w11 * Math.sin(t));
+      x[k] = w00 * p0 + w01 * p1;
+      y[k] = w10 * p0 + w11 * p1;
+    }
+    return { x, y };
+  });
+  return { basis, curves, isotropicRadius: 1 / Math.sqrt(d) };
 }

@@ -187,6 +187,13 @@ export function analysisJson(r: CampaignAnalysisResult): AnalysisDocument {
         readings: x.rows.map((c) => cellJson(c)),
       })),
     })),
+    sensitivity_pairs: r.sensitivityPairs.map((p) => ({
+      pair_id: p.pairId,
+      clip_name: p.clipName,
+      binding_name: p.bindingName,
+      calibration_id: p.calibrationId,
+      captured_at: p.capturedAt,
+    })),
   };
 }
 
@@ -315,5 +322,13 @@ export function analysisMarkdown(r: CampaignAnalysisResult): string {
     }
     out.push('');
   }
+
+  out.push('## Start-state sensitivity', '');
+  out.push(
+    r.sensitivityPairs.length === 0
+      ? 'No pair has a calibrated start yet (capture one: motionbench calibrate, or the Trial runner); nothing to perturb.'
+      : `Pairs with a calibrated start (\`motionbench sensitivity --campaign … --pair <id>\`, or the console's Analysis panel): ${r.sensitivityPairs.map((p) => `${p.clipName} × ${p.bindingName} (\`${p.pairId}\`, calibration ${p.calibrationId})`).join('; ')}.`,
+    '',
+  );
   return out.join('\n');
 }

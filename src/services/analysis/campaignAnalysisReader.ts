@@ -17,6 +17,7 @@ import { NUMERIC_READINGS, type NumericReadingKey } from '../../domain/metrics/r
 import type { EpisodeResultRow, MetricScalars } from '../../domain/trace/records';
 import { bindingName } from '../../domain/wbc/bindingName';
 import { buildGapSection, COUNTED_OUTCOMES } from '../report/gapSection';
+import { calibratedPairs, type CalibratedPair } from './calibratedPairs';
 import type { CampaignStore } from '../trace';
 
 export type AnalysisDomain = 'sim' | 'real';
@@ -56,6 +57,8 @@ export interface CampaignAnalysisResult {
   clipNames: Record<string, string>;
   /** The matched pair's parent trace per binding and clip (`${binding}\u0000${clip}`): what Gap review replays. */
   matchedParents: Record<string, string>;
+  /** The qualification pairs with a calibrated start: what `motionbench sensitivity --pair` accepts. */
+  sensitivityPairs: CalibratedPair[];
   analysis: CampaignAnalysis;
 }
 
@@ -155,6 +158,7 @@ export function runCampaignAnalysis(store: CampaignStore, options: CampaignAnaly
     bindingNames,
     clipNames,
     matchedParents,
+    sensitivityPairs: calibratedPairs(store),
     analysis,
   };
 }

@@ -9,6 +9,7 @@
 // unperturbed run is repeated: the repeats must be bit-identical (the replay audit), reported as
 // ICC(A,1) = 1 over the frames, or as the first differing frame.
 
+import type { SensitivityDocument } from '../../api/contract';
 import type { InitialState } from '../../domain/backend/backend';
 import {
   directionAngleDeg,
@@ -35,17 +36,16 @@ import { commonTimelineFrameCount } from '../../domain/motion/resample';
 import { ForwardKinematics } from '../../domain/robot/forwardKinematics';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { icc } from '../../domain/stats/icc';
-import type { StoredCalibration } from '../../domain/trace/records';
 import { bindingName } from '../../domain/wbc/bindingName';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import type { EmbeddedSimulator } from '../sim/embeddedSimulator';
 import { runSimEpisode } from '../sim/runSimEpisode';
 import type { CampaignStore } from '../trace';
-import { matchedTracesOf } from '../trial/admittedPairs';
+import { latestCalibration } from './calibratedPairs';
 import { clipForPairId } from '../trial/pairClip';
 import { initialStateOf } from '../trial/simBranch';
 
-export const SENSITIVITY_FORMAT_ID = 'motionbench-sensitivity/1';
+export const SENSITIVITY_FORMAT_ID = 'motionbench-sensitivity/1' as const;
 
 export interface SensitivityOptions {
   pairId: string;
@@ -103,19 +103,6 @@ function clipPrefix(clip: MotionClip, seconds: number): MotionClip {
     jointPosRad: clip.jointPosRad.slice(0, J * n),
     ...(clip.jointVelRadS ? { jointVelRadS: clip.jointVelRadS.slice(0, J * n) } : {}),
   };
-}
-
-function latestCalibration(store: CampaignStore, pairId: string): StoredCalibration {
-  const parent = store.getParentTrace(pairId)!;
-  const cals = matchedTracesOf(store, parent)
-    .map((p) => store.getCalibration(p.identity.calibrationId!))
-    .filter((c): c is StoredCalibration => c !== null && c.record.simulatorInitialState !== null)
-    .sort((a, b) => b.record.capturedAt.localeCompare(a.record.capturedAt));
-  if (cals.length === 0)
-    throw new RangeError(
-      `pair ${pairId} has no calibration with a simulator initial state: capture one first (motionbench calibrate, or the Trial runner)`,
-    );
-  return cals[0];
 }
 
 interface Response {
@@ -268,7 +255,7 @@ export async function runSensitivity(
 
 const r6 = (v: number) => Number(v.toPrecision(6));
 
-export function sensitivityJson(r: SensitivityResult): Record<string, unknown> {
+export function sensitivityJson(r: SensitivityResult): SensitivityDocument {
   return {
     format: SENSITIVITY_FORMAT_ID,
     domain: 'simulation',

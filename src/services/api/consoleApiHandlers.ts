@@ -19,6 +19,7 @@ import { plainResult, SerializedResult } from './serializedResult';
 import { PolicyRegistry } from './policyRegistry';
 import { QualificationJobs } from './qualificationJobs';
 import { InterlockSessions } from './interlockSessions';
+import { SensitivityJobs } from './sensitivityJobs';
 import { SimRunManager } from './simRuns';
 import { RobotLive } from './robotLive';
 import { TrialJobs, type TrialServices } from './trialJobs';
@@ -124,7 +125,13 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
   });
   const policies = new PolicyRegistry({ clips, profile: getProfile });
   const sims = new SimRunManager({ registry: connections, clips, hub, profile: getProfile, bindings: policies });
-  const qualification = new QualificationJobs({ hub, files, profile: getProfile, policies });
+  const qualification: QualificationJobs = new QualificationJobs({
+    hub,
+    files,
+    profile: getProfile,
+    policies,
+    otherWork: () => sensitivity.busyWith(),
+  });
   const gaps = new GapReview({ profile: getProfile });
   const interlocks: InterlockSessions = new InterlockSessions({
     log: (line) => process.stderr.write(`${line}\n`),
@@ -138,6 +145,13 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     profile: getProfile,
     files,
     ...(options.trialServices && { services: options.trialServices }),
+    otherWork: () => sensitivity.busyWith(),
+  });
+  const sensitivity: SensitivityJobs = new SensitivityJobs({
+    modelFile,
+    profile: getProfile,
+    otherWork: () => trials.busyWith() ?? qualification.busyWith(),
+    log: (line) => process.stderr.write(`${line}\n`),
   });
   const robotLive = new RobotLive({ hub, registry: connections });
   const remember = (clip: MotionClip): MotionClip => {
@@ -197,6 +211,7 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     'gap.report': (p) => gaps.report(p),
     'gap.replay': (p) => gaps.replay(p),
     'analysis.run': (p) => files.analyzeCampaign(p),
+    'analysis.sensitivity': (p) => sensitivity.run(p),
     'interlock.list': () => interlocks.list(),
     'interlock.open': ({ path: device }) => interlocks.open(device),
     'interlock.close': () => interlocks.close(),
@@ -257,6 +272,7 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
       await trials.close();
       await sims.close();
       await qualification.close();
+      await sensitivity.close();
       await interlocks.shutdown();
       hub.close();
       await connections.close();

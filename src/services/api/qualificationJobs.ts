@@ -71,6 +71,8 @@ export interface QualificationJobsOptions {
   /** Resolves console binding specs (builtin…, or an opened policy's id) and holds the opened policies. */
   policies: Pick<PolicyRegistry, 'resolve' | 'get' | 'bakedClip'>;
   now?: () => number;
+  /** Other batch work on the machine's cores (a sensitivity run): a start is refused meanwhile. */
+  otherWork?: () => string | null;
 }
 
 export class QualificationJobs {
@@ -223,6 +225,8 @@ export class QualificationJobs {
         'conflict',
         `qualification ${running.status.jobId} is running on ${running.status.campaignDir}: cancel it or wait for its end`,
       );
+    const other = this.o.otherWork?.();
+    if (other) throw new ApiFailure('conflict', `${other}: wait for its end before a qualification`);
     const abs = path.resolve(p.campaignDir);
     if (fs.existsSync(abs) && !fs.statSync(abs).isDirectory())
       throw new ApiFailure('input_error', `${abs} is a file, not a folder`, 'params.campaignDir');
@@ -409,6 +413,12 @@ export class QualificationJobs {
       out.push(j.status.jobId);
     }
     return { cancelled: out };
+  }
+
+  /** A sentence for the running qualification, or null. */
+  busyWith(): string | null {
+    const running = [...this.jobs.values()].find((j) => j.status.state === 'running');
+    return running ? `qualification ${running.status.jobId} is running on ${running.status.campaignDir}` : null;
   }
 
   status(p: ApiParams<'qualification.status'>): QualificationJobStatus | null {

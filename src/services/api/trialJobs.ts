@@ -85,6 +85,8 @@ export interface TrialJobsOptions {
   simulator?: () => Promise<EmbeddedSimulator>;
   now?: () => number;
   log?: (line: string) => void;
+  /** Batch work that holds the machine's cores (a sensitivity run): a trial or a capture is refused meanwhile. */
+  otherWork?: () => string | null;
 }
 
 /** Stillness pushes per second during a capture. */
@@ -342,6 +344,7 @@ export class TrialJobs {
       );
     const running = this.runningJob();
     if (running) throw new ApiFailure('conflict', `trial ${running.status.jobId} is running: calibrate between pairs`);
+    this.refuseDuringOtherWork();
     const campaignDir = this.requireCampaign(p.campaignDir);
     let clip: MotionClip | null = null;
     if (p.clipId !== undefined) {
@@ -443,6 +446,20 @@ export class TrialJobs {
 
   // ---- trials ------------------------------------------------------------------------------
 
+  /** A sentence for what holds the robot here (a running trial, a capture), or null. */
+  busyWith(): string | null {
+    const running = this.runningJob();
+    if (running) return `trial ${running.status.jobId} is running (pair ${running.status.pairId})`;
+    if (this.capture) return `a calibration capture is running on ${this.capture.connectionId}`;
+    return null;
+  }
+
+  /** Refuses while batch work holds the cores: a robot's heartbeats must not share them. */
+  private refuseDuringOtherWork(): void {
+    const other = this.o.otherWork?.();
+    if (other) throw new ApiFailure('conflict', `${other}: wait for its end before a robot trial or a capture`);
+  }
+
   private runningJob(): Job | null {
     for (const j of this.jobs.values()) if (j.status.state === 'running') return j;
     return null;
@@ -495,6 +512,7 @@ export class TrialJobs {
         `trial ${running.status.jobId} is running (pair ${running.status.pairId}): stop it or wait for its end`,
       );
     if (this.capture) throw new ApiFailure('conflict', 'a calibration capture is running: wait for it or cancel it');
+    this.refuseDuringOtherWork();
     const dir = this.requireCampaign(p.campaignDir);
     const interlock = this.o.interlocks.feed();
     if (!interlock)
