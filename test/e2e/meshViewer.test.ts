@@ -125,7 +125,11 @@ describe("console: Menagerie's G1 with meshes", () => {
   it('poses the meshes with a clip (hands up)', async () => {
     const clip: MotionClip = decodeMotionFile(new Uint8Array(fs.readFileSync(NPZ)), { file: path.basename(NPZ) });
     await page.locator('[data-testid=clip-file-input]').setInputFiles(NPZ);
-    await expect.poll(async () => (await page.evaluate(() => window.__motionbench!.state())).clipId).toBe(clip.id);
+    // Decoding in the services and drawing ~400k software-rendered triangles: seconds on a loaded
+    // machine (the 1 s default poll ran out in two local CI runs).
+    await expect
+      .poll(async () => (await page.evaluate(() => window.__motionbench!.state())).clipId, { timeout: 30_000 })
+      .toBe(clip.id);
     // The frame where the hands are highest.
     const wrist = profile.bodies.findIndex((b) => b.name === 'left_wrist_yaw_link');
     const pos = new Float64Array(3 * fk.bodyCount);
