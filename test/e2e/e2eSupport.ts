@@ -1,10 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import WebSocket from 'ws';
 import { resampleClip } from '../../src/domain/motion/resample';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { REPO_ROOT } from '../helpers/browserHarness';
+import { spawnInOwnSession } from '../helpers/ownSession';
 
 // Shared pieces of the console's end-to-end tests: the real `motionbench host` command as a child
 // process, synthetic executed runs, and pixel measurements of the viewport.
@@ -15,12 +16,18 @@ export interface HostProcess {
   stop(): Promise<void>;
 }
 
-/** Runs `node bin/motionbench.mjs host --port 0 …args` and resolves with the URL it prints. */
-export function startHostCommand(args: string[]): Promise<HostProcess> {
-  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin/motionbench.mjs'), 'host', '--port', '0', ...args], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+/**
+ * Runs `node bin/motionbench.mjs host --port 0 …args` and resolves with the URL it prints. The
+ * services run in a session of their own (ownSession.ts), not in the test runner's, at autogroup
+ * nice `sessionNice` (0: even with the browser's and the runner's sessions).
+ */
+export function startHostCommand(args: string[], sessionNice = 0): Promise<HostProcess> {
+  const child = spawnInOwnSession(
+    process.execPath,
+    [path.join(REPO_ROOT, 'bin/motionbench.mjs'), 'host', '--port', '0', ...args],
+    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    { sessionNice },
+  );
   let out = '';
   let err = '';
   return new Promise((resolve, reject) => {

@@ -183,6 +183,10 @@ describe('console: Qualification board', () => {
     await expect.poll(jobState, { timeout: 10_000 }).toBe('running');
     // Running cells are shown in blue while they run.
     await expect.poll(() => page.locator('[data-state=running]').count(), { timeout: 20_000 }).toBeGreaterThan(0);
+    // The screenshot now, not between the first decided pair and the click: under software
+    // rendering on a loaded machine it can take longer than the rest of the run (a local run's
+    // Cancel was still disabled 30 s later: the run had ended).
+    await screenshot(page, 'qualification-board-running');
     // Wait for at least one decided pair, then cancel.
     await expect
       .poll(async () => Number((await page.locator('[data-testid=qual-pairs]').textContent())!.split('/')[0]), {
@@ -190,7 +194,7 @@ describe('console: Qualification board', () => {
         interval: 200,
       })
       .toBeGreaterThan(0);
-    await screenshot(page, 'qualification-board-running');
+    expect(await jobState(), 'the run is still going when Cancel is pressed').toBe('running');
     await page.locator('[data-testid=qual-cancel]').click();
     await expect.poll(jobState, { timeout: 60_000 }).toBe('cancelled');
     const status = await apiCall<QualificationJobStatus>('qualification.status', {});

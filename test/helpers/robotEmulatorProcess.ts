@@ -1,5 +1,5 @@
 import { Buffer } from 'node:buffer';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import WebSocket from 'ws';
 import {
   EMULATOR_CONTROL_SCHEMA_NAME,
@@ -7,6 +7,7 @@ import {
   type EmulatorControlAction,
 } from '../../src/domain/robotEmulator/emulatorControl';
 import { FOXGLOVE_SUBPROTOCOL, FoxgloveClient } from '../../src/services/bridge/foxgloveWs';
+import { spawnInOwnSession } from './ownSession';
 import { MOTIONBENCH_BIN } from './runCli';
 import { REPO_ROOT } from './sharedData';
 
@@ -26,11 +27,17 @@ export interface EmulatorProcess {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
+/** The robot's computer's priority here: the interlock keeper's (-10). */
+const ROBOT_COMPUTER_NICE = -10;
+
 export async function startEmulatorProcess(args: string[] = []): Promise<EmulatorProcess> {
-  const child = spawn(process.execPath, [MOTIONBENCH_BIN, 'emulate-robot', '--port', '0', '--json', ...args], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  // The robot's own computer: a session of its own at the keeper's priority (ownSession.ts).
+  const child = spawnInOwnSession(
+    process.execPath,
+    [MOTIONBENCH_BIN, 'emulate-robot', '--port', '0', '--json', ...args],
+    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    { sessionNice: ROBOT_COMPUTER_NICE, threadNice: ROBOT_COMPUTER_NICE },
+  );
   let out = '';
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString('utf8')));
