@@ -219,12 +219,8 @@ export class QualificationJobs {
   }
 
   async start(p: ApiParams<'qualification.start'>): Promise<QualificationJobStatus> {
-    const running = [...this.jobs.values()].find((j) => j.status.state === 'running');
-    if (running)
-      throw new ApiFailure(
-        'conflict',
-        `qualification ${running.status.jobId} is running on ${running.status.campaignDir}: cancel it or wait for its end`,
-      );
+    const running = this.busyWith();
+    if (running) throw new ApiFailure('conflict', `${running}: cancel it or wait for its end`);
     const other = this.o.otherWork?.();
     if (other) throw new ApiFailure('conflict', `${other}: wait for its end before a qualification`);
     const abs = path.resolve(p.campaignDir);
