@@ -9,13 +9,14 @@ import { raiseThreadPriority, setAutogroupNice } from '../../src/services/os/thr
 // left in the test runner's session competes with whatever else runs there, within that session's
 // share. Measured on this 2-core machine with a busy loop in the test's session: 4 of 5 real
 // trials of the Trial runner e2e tripped `interlock_lost` (the services' loop stalled ≥ 100 ms)
-// while the host and the emulator lived in the test's session; 0 of 3 with a session each.
+// while the host and the emulator lived in the test's session; with a session each, none in two
+// runs with the host's at -5, one in one run with it at 0 (INTERLOCK.md §7).
 //
 // `sessionNice` is the session's autogroup nice; `threadNice`, when given, the main thread's (a
-// negative one needs the privilege; without it both stay). The services' session stays at 0: their
-// batch workers (the simulator's pool) run in it too, and at a negative session nice they would
-// take the browser's share of the CPUs during a qualification (measured: the Qualification board's
-// Cancel came after its 47-pair run had ended). Their main thread raises its own priority.
+// negative one needs the privilege; without it both stay). The services' session is at 0 unless a
+// test asks for more: their batch workers (the simulator's pool) run in it too, and at a negative
+// session nice they would take still more of the CPUs from the browser during a qualification.
+// Their main thread raises its own priority (SERVICES_NICE).
 //
 // A detached child is not taken down with the test runner's process group, so every one still
 // running when this process exits is killed here (a SIGKILL of the runner itself leaves them; the
