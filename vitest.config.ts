@@ -14,6 +14,7 @@ const REALTIME = [
   'test/integration/trialResume.test.ts',
   'test/integration/calibrateCli.test.ts',
   'test/integration/matchedPairEndToEnd.test.ts',
+  'test/integration/robotSensitivity.test.ts',
   'test/integration/policyMatchedTrial.test.ts',
   'test/integration/robotLinkClient.test.ts',
   'test/integration/hostileBridge.test.ts',

@@ -156,9 +156,38 @@ export interface SensitivityScaleDoc {
   gram: number[][];
 }
 
+/** A robot's Gram at one scale: fitted by least squares on the perturbations the robot reached. */
+export interface RobotSensitivityScaleDoc extends SensitivityScaleDoc {
+  /** Axis runs the fit used. */
+  runs: number;
+  /** 1 − R² of the linear model over every response value. */
+  residual_share: number;
+}
+
+/** The robot emulator's part of a sensitivity run (`sensitivity --robot`). */
+export interface RobotSensitivityDoc {
+  url: string;
+  robot_unit: string;
+  /** The campaign the robot's trials are recorded in (never the pair's own). */
+  record_campaign: string;
+  qualification_pair_id: string;
+  prefix_clip: { id: string; name: string };
+  runs: number;
+  batches: number;
+  outcomes: Record<string, number>;
+  short_runs: number;
+  /** |reached − asked-for| per run, RMS over the axes, in σ. */
+  reach_error_sigma: { median: number; max: number };
+  /** Per axis and scale: (reached(+h) − reached(−h)) / 2h along it, the share of the asked-for offset kept. */
+  kept: { axis: string; scale_sigma: number; share: number }[];
+  responses: { response: 'body_position_mm' | 'joint_position_rad'; scales: RobotSensitivityScaleDoc[] }[];
+  replay: { repeats: number; bit_identical: boolean; icc: number | null; icc_ci: [number, number] | null };
+}
+
 export interface SensitivityDocument {
   format: 'motionbench-sensitivity/1';
-  domain: 'simulation';
+  /** `simulation`: the simulator's study; `simulation_and_robot`: with `robot` and `sim_vs_robot`. */
+  domain: 'simulation' | 'simulation_and_robot';
   pair: { id: string; clipName: string; binding: string; bindingName: string };
   calibration: { id: string; capturedAt: string; robotUnit: string };
   seconds: number;
@@ -174,6 +203,9 @@ export interface SensitivityDocument {
     across_scales: { from: number; to: number; d_g: number; angle_deg: number }[];
   }[];
   replay: { repeats: number; bit_identical: boolean; first_difference: string | null; icc: number | null };
+  robot?: RobotSensitivityDoc;
+  /** Simulator vs robot per response and scale: trace-normalised D_G and the dominant directions' angle. */
+  sim_vs_robot?: { response: string; scale_sigma: number; d_g: number; angle_deg: number }[];
 }
 
 export interface AnalysisResults {

@@ -542,6 +542,33 @@ describe('robot emulator core (no wall clock)', () => {
     }
   });
 
+  it('place: joints by name whatever the message’s key order; the robot stands at the pose it was put in', async () => {
+    const core = await RobotEmulatorCore.create({ profile: ZERO_PERTURBATION_PROFILE });
+    try {
+      const names = core.engine.profile.joints.map((j) => j.name);
+      const q = Float64Array.from(core.engine.defaultJointPosRad);
+      const knee = names.indexOf('left_knee_joint');
+      q[knee] += 0.02;
+      const pitch = 0.01;
+      const quat: [number, number, number, number] = [Math.cos(pitch / 2), 0, Math.sin(pitch / 2), 0];
+      // The keys in reverse model order: the mapping must go by name.
+      const joints = Object.fromEntries(names.map((n, i) => [n, q[i]]).reverse());
+      core.humanReset(core.placedStart({ action: 'place', joint_pos_rad: joints, root_quat_wxyz: quat }));
+      const f = core.step().trueFrame;
+      expect(f.jointPosRad[knee]).toBeCloseTo(q[knee], 9);
+      f.jointPosRad.forEach((v, j) => expect(v).toBeCloseTo(q[j], 9));
+      // Control: by position, the reversed keys would have put the knee's angle on another joint.
+      expect(Object.values(joints)[names.length - 1 - knee]).toBe(q[knee]);
+      expect(Object.values(joints)[knee]).not.toBe(q[knee]);
+      Array.from(f.rootQuatWxyz!).forEach((v, i) => expect(v).toBeCloseTo(quat[i], 9));
+      // Feet on the floor, standing: after 1 s the knee is held near where it was put.
+      core.stepMany(500);
+      expect(Math.abs(core.step().trueFrame.jointPosRad[knee] - q[knee])).toBeLessThan(0.02);
+    } finally {
+      core.dispose();
+    }
+  });
+
   it('stands for 60 s idle with the default profile; damping makes it sag to the floor', async () => {
     const core = await RobotEmulatorCore.create({ profile: DEFAULT_ROBOT_EMULATOR_PROFILE });
     try {

@@ -7,17 +7,22 @@ import {
   gramGeometry,
   heldOutDirections,
   heldOutWape,
+  leastSquaresGram,
   sensitivityEllipses,
   predictedResponse,
 } from '../../src/domain/analysis/sensitivity';
 import {
   ATTITUDE_SIGMA_RAD,
   perturbedInitialState,
+  reachedPerturbation,
   responseMagnitude,
   responseVectors,
   sensitivityAxes,
   SIGMA_FLOOR_RAD,
+  timedFramesOnTimeline,
 } from '../../src/domain/analysis/sensitivityPlan';
+import { quatFromAxisAngle, quatMul } from '../../src/domain/math/quat';
+import { Xoshiro128StarStar } from '../../src/domain/stats/prng';
 import { icc } from '../../src/domain/stats/icc';
 
 // Gram, geometry and WAPE on analytic systems where G is known exactly: y(u) = A·u (+ even terms).
@@ -97,6 +102,126 @@ describe('finite-difference Gram', () => {
     expect(w[0]).toBeLessThan(0.01);
     expect(w[1]).toBeGreaterThan(w[0]);
     expect(w[2]).toBeGreaterThan(w[1]);
+  });
+});
+
+describe('least-squares Gram (measured offsets: a robot reaches a start near the one asked for)', () => {
+  const d = A[0].length;
+  const rng = new Xoshiro128StarStar(11);
+  const jitter = (u: Float64Array, amount: number) => u.map((v) => v + amount * (rng.nextFloat() - 0.5));
+
+  it('equals the central difference for runs at exactly ±h·eᵢ, even-order terms included', () => {
+    for (const h of [0.5, 3]) {
+      const offsets = [
+        ...Array.from({ length: d }, (_, i) => axis(d, i, h)),
+        ...Array.from({ length: d }, (_, i) => axis(d, i, -h)),
+      ];
+      const ls = leastSquaresGram(
+        offsets,
+        offsets.map((u) => apply(A, u, 5)),
+        h,
+      );
+      const fd = gramOf(A, h, 5).gram;
+      ls.gram.data.forEach((v, i) => expect(v).toBeCloseTo(fd.data[i], 9));
+      expect(ls.runs).toBe(2 * d);
+    }
+  });
+
+  it('recovers AᵀA from offsets that missed the axes (plus a constant), where the central difference of the asked-for ones errs', () => {
+    const asked = [
+      ...Array.from({ length: d }, (_, i) => axis(d, i, 2)),
+      ...Array.from({ length: d }, (_, i) => axis(d, i, -2)),
+    ];
+    const reached = asked.map((u) => jitter(u, 0.8));
+    const y = reached.map((u) => apply(A, u).map((v) => v + 0.7));
+    const ls = leastSquaresGram(reached, y, 2);
+    const exact = AtA(A);
+    ls.gram.data.forEach((v, i) => expect(v).toBeCloseTo(exact.data[i], 9));
+    expect(ls.residualShare).toBeLessThan(1e-20);
+    // Control: treating the reached runs as if they sat on the axes (the central difference) is off.
+    const fd = finiteDifferenceGram(y.slice(0, d), y.slice(d), 2).gram;
+    expect(gramDiscrepancy(fd, exact)).toBeGreaterThan(0.01);
+  });
+
+  it('says which axis the offsets do not span', () => {
+    const offsets = Array.from({ length: 6 }, (_, r) => Float64Array.from([r % 2 ? 1 : -1, r, 0]));
+    expect(() =>
+      leastSquaresGram(
+        offsets,
+        offsets.map((u) => apply(A, u)),
+        1,
+        ['hip', 'knee', 'ankle'],
+      ),
+    ).toThrow(/do not span ankle/);
+    expect(() =>
+      leastSquaresGram(
+        offsets.slice(0, 3),
+        offsets.slice(0, 3).map((u) => apply(A, u)),
+        1,
+      ),
+    ).toThrow(/needs at least 5 runs, got 3/);
+  });
+});
+
+describe('the start a robot reached, and its frames on the contract timeline', () => {
+  const names = ['left_hip_pitch_joint', 'left_knee_joint', 'waist_roll_joint'];
+  const axes = sensitivityAxes(names, { 'jointStdRad.left_knee_joint': 0.004 });
+  const yaw = quatFromAxisAngle([0, 0, 1], 1.2);
+  const base = {
+    rootPosM: [0, 0, 0.8] as const,
+    rootQuatWxyz: yaw,
+    jointPosRad: [0.1, 0.3, -0.02],
+    placeOnFloor: true,
+  };
+
+  it('inverts perturbedInitialState (joints by σ, roll then pitch about the body axes), a residual yaw ignored', () => {
+    const delta = [3, -2, 1.5, 7, -4];
+    const p = perturbedInitialState(base, axes, delta);
+    const measured = (q: readonly number[]) => ({ jointPosRad: p.jointPosRad, imuQuatWxyz: q });
+    const from = { jointPosRad: base.jointPosRad, imuQuatWxyz: base.rootQuatWxyz };
+    const back = reachedPerturbation(from, measured(p.rootQuatWxyz), axes);
+    back.forEach((v, i) => expect(v).toBeCloseTo(delta[i], 9));
+    const twisted = quatMul(p.rootQuatWxyz, quatFromAxisAngle([0, 0, 1], 0.05));
+    const back2 = reachedPerturbation(from, measured(twisted), axes);
+    back2.forEach((v, i) => expect(v).toBeCloseTo(delta[i], 9));
+    // Control: roll and pitch swapped in the composition are not read back as asked.
+    const swapped = quatMul(
+      base.rootQuatWxyz,
+      quatMul(
+        quatFromAxisAngle([0, 1, 0], -4 * ATTITUDE_SIGMA_RAD),
+        quatFromAxisAngle([1, 0, 0], 7 * ATTITUDE_SIGMA_RAD),
+      ),
+    );
+    const back3 = reachedPerturbation(from, measured(swapped), axes);
+    expect(Math.abs(back3[3] - 7) + Math.abs(back3[4] + 4)).toBeGreaterThan(1e-6);
+  });
+
+  it('interpolates uneven samples onto t = k/r, holds the last frame, refuses time going back', () => {
+    const timeS = [0, 0.004, 0.006, 0.02, 0.031];
+    const J = 2;
+    const jointPosRad = Float64Array.from(timeS.flatMap((t) => [t * 100, -t]));
+    const q = (a: number) => Array.from(quatFromAxisAngle([1, 0, 0], a));
+    const rootQuatWxyz = Float64Array.from(timeS.flatMap((t) => q(t * 10)));
+    const e = timedFramesOnTimeline({ timeS, jointPosRad, rootQuatWxyz }, 100, 5);
+    expect(e.frameCount).toBe(5);
+    // t = 0.01 lies between 0.006 and 0.02: linear in time.
+    expect(e.jointPosRad[J * 1]).toBeCloseTo(1, 12);
+    expect(e.jointPosRad[J * 2]).toBeCloseTo(2, 12);
+    expect(e.jointPosRad[J * 3]).toBeCloseTo(3, 12);
+    // Beyond the last sample: held.
+    expect(e.jointPosRad[J * 4]).toBeCloseTo(3.1, 12);
+    expect(
+      Array.from(e.rootQuatWxyz)
+        .slice(8, 12)
+        .map((v) => +v.toFixed(12)),
+    ).toEqual(q(0.2).map((v) => +v.toFixed(12)));
+    expect(() =>
+      timedFramesOnTimeline(
+        { timeS: [0, 0.01, 0.01], jointPosRad: new Float64Array(6), rootQuatWxyz: new Float64Array(12) },
+        100,
+        2,
+      ),
+    ).toThrow(/recorded frame 2 at 0.01 s does not follow 0.01 s/);
   });
 });
 

@@ -24,6 +24,7 @@ import {
   type RobotEmulatorProfile,
 } from '../../src/domain/robotEmulator';
 import { InputError } from '../../src/domain/problems';
+import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
 
 const FILE = 'lab/robot.json';
 const parse = (doc: unknown): ReturnType<typeof parseRobotEmulatorProfile> =>
@@ -378,7 +379,7 @@ describe('control actions and the --fault schedule', () => {
     expect(decodeEmulatorControl({ action: 'human_reset' })).toMatchObject({ ok: true });
     expect(decodeEmulatorControl({ action: 'fly' })).toMatchObject({
       ok: false,
-      reason: expect.stringMatching(/action must be one of human_reset, drop/),
+      reason: expect.stringMatching(/action must be one of human_reset, place, drop/),
     });
     expect(decodeEmulatorControl({ action: 'nan', frames: -1 })).toMatchObject({
       ok: false,
@@ -388,6 +389,30 @@ describe('control actions and the --fault schedule', () => {
       ok: false,
       reason: expect.stringMatching(/^ms:/),
     });
+  });
+
+  it('place: every G1 joint by name and a unit w, x, y, z quaternion, or the field that is wrong', () => {
+    const joints = Object.fromEntries(G1_JOINT_NAMES.map((n) => [n, 0.01]));
+    const good = { action: 'place', joint_pos_rad: joints, root_quat_wxyz: [1, 0, 0, 0] };
+    expect(decodeEmulatorControl(good)).toEqual({ ok: true, value: good });
+    const { left_knee_joint: _dropped, ...missing } = joints;
+    expect(decodeEmulatorControl({ ...good, joint_pos_rad: missing })).toEqual({
+      ok: false,
+      reason: 'joint_pos_rad.left_knee_joint: missing (every joint is named)',
+    });
+    expect(decodeEmulatorControl({ ...good, joint_pos_rad: { ...joints, left_knee: 0 } })).toEqual({
+      ok: false,
+      reason: 'joint_pos_rad.left_knee: not a G1 joint name',
+    });
+    expect(decodeEmulatorControl({ ...good, root_quat_wxyz: [0.9, 0, 0, 0] })).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/^root_quat_wxyz: not a unit quaternion \(norm 0\.9\); w, x, y, z order/),
+    });
+    expect(decodeEmulatorControl({ ...good, joint_pos_rad: { ...joints, left_knee_joint: null } })).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/^joint_pos_rad\.left_knee_joint:/),
+    });
+    expect(() => parseFaultSpec('place@1s')).toThrow(/place takes a whole pose/);
   });
 
   it('parses <action>@<time>[:<amount>]', () => {

@@ -19,13 +19,30 @@
 
 import { Xoshiro128StarStar } from '../stats/prng';
 import { StatsError } from '../stats/result';
-import { fromRows, matrix, symmetricEigen, type Matrix } from './linearAlgebra';
+import { cholesky, choleskySolve, fromRows, matrix, symmetricEigen, type Matrix } from './linearAlgebra';
 
 export interface GramEstimate {
   readonly d: number;
   readonly scale: number;
   readonly gram: Matrix;
   readonly trace: number;
+}
+
+/** G = JᵀJ and its trace, J's columns given (one per axis, each a response's length). */
+function gramOfJacobian(j: readonly Float64Array[]): { gram: Matrix; trace: number } {
+  const d = j.length;
+  const m = j[0]?.length ?? 0;
+  const g = matrix(d, d);
+  let trace = 0;
+  for (let a = 0; a < d; a++)
+    for (let b = a; b < d; b++) {
+      let s = 0;
+      for (let t = 0; t < m; t++) s += j[a][t] * j[b][t];
+      g.data[a * d + b] = s;
+      g.data[b * d + a] = s;
+      if (a === b) trace += s;
+    }
+  return { gram: g, trace };
 }
 
 /** G = JᵀJ from the responses at +h·eᵢ and −h·eᵢ (each the same length). */
@@ -46,17 +63,89 @@ export function finiteDifferenceGram(
       );
     return Float64Array.from(p, (v, t) => (v - minus[i][t]) / (2 * scale));
   });
-  const g = matrix(d, d);
-  let trace = 0;
-  for (let a = 0; a < d; a++)
-    for (let b = a; b < d; b++) {
-      let s = 0;
-      for (let t = 0; t < m; t++) s += j[a][t] * j[b][t];
-      g.data[a * d + b] = s;
-      g.data[b * d + a] = s;
-      if (a === b) trace += s;
+  return { d, scale, ...gramOfJacobian(j) };
+}
+
+export interface LeastSquaresGram extends GramEstimate {
+  /** Runs the fit used. */
+  readonly runs: number;
+  /** 1 − R² of the linear model over every response value: how much of the runs' spread it leaves. */
+  readonly residualShare: number;
+}
+
+/**
+ * G = JᵀJ from runs whose perturbations are measured rather than set (a robot placed at a start
+ * reaches one near, not at, the one asked for): per response value t, the ordinary least-squares
+ * fit y_r(t) ≈ c(t) + Σᵢ Jᵢ(t)·u_{r,i} over the runs r (an intercept and the d slopes). For runs at
+ * exactly ±h·eᵢ the design's columns are orthogonal and the fit is the central difference
+ * (finiteDifferenceGram) to rounding; the intercept absorbs the even-order terms as the central
+ * difference cancels them. `scale` is the nominal scale the runs were asked for (it labels the
+ * estimate). Throws, naming the axis, when the offsets do not span an axis (a joint that never moved).
+ */
+export function leastSquaresGram(
+  offsets: readonly ArrayLike<number>[],
+  responses: readonly ArrayLike<number>[],
+  scale: number,
+  axes?: readonly string[],
+): LeastSquaresGram {
+  const n = offsets.length;
+  if (responses.length !== n) throw new StatsError('length-mismatch', `${n} offsets but ${responses.length} responses`);
+  const d = offsets[0]?.length ?? 0;
+  const m = responses[0]?.length ?? 0;
+  if (n < d + 2)
+    throw new StatsError(
+      'invalid-argument',
+      `a least-squares Gram of ${d} axes needs at least ${d + 2} runs, got ${n}`,
+    );
+  const p = d + 1;
+  const xtx = matrix(p, p);
+  const row = new Float64Array(p);
+  for (let r = 0; r < n; r++) {
+    if (offsets[r].length !== d || responses[r].length !== m)
+      throw new StatsError(
+        'length-mismatch',
+        `run ${r}: ${offsets[r].length} offsets and ${responses[r].length} values`,
+      );
+    row[0] = 1;
+    for (let i = 0; i < d; i++) row[i + 1] = offsets[r][i];
+    for (let a = 0; a < p; a++) for (let b = 0; b < p; b++) xtx.data[a * p + b] += row[a] * row[b];
+  }
+  let l: Matrix;
+  try {
+    l = cholesky(xtx);
+  } catch (err) {
+    const pivot = /pivot (\d+)/.exec((err as Error).message);
+    const k = pivot ? Number(pivot[1]) - 1 : -1;
+    const name = k >= 0 ? (axes?.[k] ?? `axis ${k}`) : 'the intercept';
+    throw new StatsError(
+      'invalid-argument',
+      `the runs' offsets do not span ${name}: it moved too little, or with another axis, to tell its effect apart`,
+    );
+  }
+  const j = Array.from({ length: d }, () => new Float64Array(m));
+  const rhs = new Float64Array(p);
+  let rss = 0;
+  let tss = 0;
+  for (let t = 0; t < m; t++) {
+    rhs.fill(0);
+    let mean = 0;
+    for (let r = 0; r < n; r++) {
+      const y = responses[r][t];
+      mean += y;
+      rhs[0] += y;
+      for (let i = 0; i < d; i++) rhs[i + 1] += offsets[r][i] * y;
     }
-  return { d, scale, gram: g, trace };
+    mean /= n;
+    const beta = choleskySolve(l, rhs);
+    for (let i = 0; i < d; i++) j[i][t] = beta[i + 1];
+    for (let r = 0; r < n; r++) {
+      let fit = beta[0];
+      for (let i = 0; i < d; i++) fit += beta[i + 1] * offsets[r][i];
+      rss += (responses[r][t] - fit) ** 2;
+      tss += (responses[r][t] - mean) ** 2;
+    }
+  }
+  return { d, scale, ...gramOfJacobian(j), runs: n, residualShare: tss > 0 ? rss / tss : 0 };
 }
 
 export interface GramGeometry {

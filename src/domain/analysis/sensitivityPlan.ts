@@ -10,6 +10,7 @@
 
 import type { InitialState } from '../backend/backend';
 import { quatFromAxisAngle, quatMul, quatNormalize } from '../math/quat';
+import { slerpWxyzInto } from '../motion/resample';
 import type { QuatWxyz } from '../units';
 
 /** Smallest σ of a joint axis, rad (about one encoder count of a G1 joint and a half). */
@@ -169,4 +170,94 @@ export function responseVectors(
     for (let j = 0; j < jointCount; j++) joint[k * jointCount + j] = exec.jointPosRad[jointCount * f + j] * jScale;
   }
   return { bodyMm: body, jointRad: joint };
+}
+
+/** A measured start pose: 29 joint angles in canonical order, the IMU attitude w, x, y, z. */
+export interface MeasuredStart {
+  readonly jointPosRad: ArrayLike<number>;
+  readonly imuQuatWxyz: ArrayLike<number>;
+}
+
+/**
+ * The perturbation a robot actually reached (σ units per axis): where it stood at a trial's start
+ * (its start-pose capture) against the calibration, the inverse of perturbedInitialState. Joints:
+ * the angle difference over σ. Roll and pitch: the relative rotation q_base⁻¹·q_reached decomposed
+ * as R = Rx(roll)·Ry(pitch)·(a residual about z, which is not an axis and is dropped), exactly the
+ * order perturbedInitialState composes; pitch = asin(R₀₂), roll = atan2(R₂₁, R₁₁) up to that
+ * residual (exact when it is 0).
+ */
+export function reachedPerturbation(
+  base: MeasuredStart,
+  reached: MeasuredStart,
+  axes: readonly SensitivityAxis[],
+): Float64Array {
+  const qb = Array.from(base.imuQuatWxyz) as unknown as QuatWxyz;
+  const qr = Array.from(reached.imuQuatWxyz) as unknown as QuatWxyz;
+  const [w, x, y, z] = quatMul([qb[0], -qb[1], -qb[2], -qb[3]], quatNormalize(qr));
+  // Rotation matrix entries of the relative rotation (w, x, y, z).
+  const r02 = 2 * (x * z + w * y);
+  const r11 = 1 - 2 * (x * x + z * z);
+  const r21 = 2 * (y * z + w * x);
+  const r00 = 1 - 2 * (y * y + z * z);
+  const r01 = 2 * (x * y - w * z);
+  // R = Rx(roll)·Ry(pitch)·Rz(γ): R₀₀ = cos pitch·cos γ, R₀₁ = −cos pitch·sin γ. M = R·Rz(−γ) =
+  // Rx(roll)·Ry(pitch) has M₁₁ = cos roll, M₂₁ = sin roll; column 1 of Rz(−γ) is (sin γ, cos γ, 0).
+  const gamma = Math.atan2(-r01, r00);
+  const c = Math.cos(gamma);
+  const s = Math.sin(gamma);
+  const r10 = 2 * (x * y + w * z);
+  const r20 = 2 * (x * z - w * y);
+  const m11 = s * r10 + c * r11;
+  const m21 = s * r20 + c * r21;
+  const pitch = Math.asin(Math.max(-1, Math.min(1, r02)));
+  const roll = Math.atan2(m21, m11);
+  return Float64Array.from(axes, (a) => {
+    if (a.kind === 'joint') return (reached.jointPosRad[a.jointIndex!] - base.jointPosRad[a.jointIndex!]) / a.sigma;
+    return (a.kind === 'root_roll' ? roll : pitch) / a.sigma;
+  });
+}
+
+/** A robot's recorded frames in time order (episode time, s): joints and root attitude. */
+export interface TimedStateFrames {
+  readonly timeS: ArrayLike<number>;
+  /** frames × 29, canonical order. */
+  readonly jointPosRad: Float64Array;
+  /** frames × 4, w x y z. */
+  readonly rootQuatWxyz: Float64Array;
+}
+
+/**
+ * A robot's recorded frames on the contract's timeline (t_k = k / rateHz, k < K) for
+ * responseVectors: joints interpolated linearly in time and the attitude by slerp between the two
+ * frames around t_k (a robot's samples need not be evenly spaced: a dropped sample is bridged);
+ * before the first frame the first is used, after the last the last is held (a run that ended
+ * early, as responseVectors does). The root position is 0: MPJPE-l's body positions are relative to
+ * the root, and a robot without motion capture has none.
+ */
+export function timedFramesOnTimeline(src: TimedStateFrames, rateHz: number, K: number): ExecutedFrames {
+  const n = src.timeS.length;
+  if (n < 1) throw new RangeError('no recorded frame');
+  for (let i = 1; i < n; i++)
+    if (!(src.timeS[i] > src.timeS[i - 1]))
+      throw new RangeError(`recorded frame ${i} at ${src.timeS[i]} s does not follow ${src.timeS[i - 1]} s`);
+  const J = src.jointPosRad.length / n;
+  const joints = new Float64Array(K * J);
+  const quats = new Float64Array(K * 4);
+  let i = 0;
+  for (let k = 0; k < K; k++) {
+    const t = k / rateHz;
+    while (i + 1 < n && src.timeS[i + 1] <= t) i++;
+    let a = i;
+    let b = i;
+    let alpha = 0;
+    if (t > src.timeS[i] && i + 1 < n) {
+      b = i + 1;
+      alpha = (t - src.timeS[a]) / (src.timeS[b] - src.timeS[a]);
+    } else if (t < src.timeS[0]) a = b = 0;
+    for (let j = 0; j < J; j++)
+      joints[k * J + j] =
+        src.jointPosRad[a * J + j] + alpha * (src.jointPosRad[b * J + j] - src.jointPosRad[a * J + j]);
+    slerpWxyzInto(quats, 4 * k, src.rootQuatWxyz, 4 * a, src.rootQuatWxyz, 4 * b, alpha);
+  }
+  return { frameCount: K, rootPosM: new Float64Array(3 * K), rootQuatWxyz: quats, jointPosRad: joints };
 }

@@ -9,7 +9,7 @@
 // unperturbed run is repeated: the repeats must be bit-identical (the replay audit), reported as
 // ICC(A,1) = 1 over the frames, or as the first differing frame.
 
-import type { SensitivityDocument } from '../../api/contract';
+import type { SensitivityDocument, SensitivityScaleDoc } from '../../api/contract';
 import type { InitialState } from '../../domain/backend/backend';
 import {
   directionAngleDeg,
@@ -31,6 +31,7 @@ import {
 } from '../../domain/analysis/sensitivityPlan';
 import type { Matrix } from '../../domain/analysis/linearAlgebra';
 import { MB_METRICS_1 } from '../../domain/metrics/metricContract';
+import { computeClipId } from '../../domain/motion/clipCommon';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { commonTimelineFrameCount } from '../../domain/motion/resample';
 import { ForwardKinematics } from '../../domain/robot/forwardKinematics';
@@ -42,6 +43,7 @@ import type { EmbeddedSimulator } from '../sim/embeddedSimulator';
 import { runSimEpisode } from '../sim/runSimEpisode';
 import type { CampaignStore } from '../trace';
 import { latestCalibration } from './calibratedPairs';
+import type { AdmittedPair } from '../trial/admittedPairs';
 import { clipForPairId } from '../trial/pairClip';
 import { initialStateOf } from '../trial/simBranch';
 
@@ -57,6 +59,8 @@ export interface SensitivityOptions {
   /** Repeats of the unperturbed run for the replay audit (default 3, at least 2). */
   repeats?: number;
   seed?: number;
+  /** Only these axes (names as sensitivityAxes gives them), in this order; default every one. */
+  axes?: readonly string[];
   progress?: (line: string) => void;
 }
 
@@ -89,19 +93,78 @@ export interface SensitivityResult {
   replay: { repeats: number; bitIdentical: boolean; firstDifference: string | null; icc: number | null };
 }
 
-/** The clip's first `seconds` (whole frames). */
-function clipPrefix(clip: MotionClip, seconds: number): MotionClip {
+/**
+ * The clip's first `seconds` (whole frames): a clip of its own, with its content id and a name
+ * that says what it is (the robot's runs qualify and record it as such, never as the whole clip).
+ */
+export function clipPrefix(clip: MotionClip, seconds: number): MotionClip {
   const n = Math.min(clip.frameCount, Math.max(2, Math.round(seconds * clip.fps) + 1));
   const J = clip.jointPosRad.length / clip.frameCount;
   // Stored reference body positions cover the whole clip; the prefix's come from FK.
   const { bodyPosW: _whole, ...rest } = clip;
+  const rootPosM = clip.rootPosM.slice(0, 3 * n);
+  const rootQuatWxyz = clip.rootQuatWxyz.slice(0, 4 * n);
+  const jointPosRad = clip.jointPosRad.slice(0, J * n);
   return {
     ...rest,
+    id: computeClipId(clip.fps, n, rootPosM, rootQuatWxyz, jointPosRad),
+    name: `${clip.name} (first ${((n - 1) / clip.fps).toFixed(2)} s)`,
     frameCount: n,
-    rootPosM: clip.rootPosM.slice(0, 3 * n),
-    rootQuatWxyz: clip.rootQuatWxyz.slice(0, 4 * n),
-    jointPosRad: clip.jointPosRad.slice(0, J * n),
+    rootPosM,
+    rootQuatWxyz,
+    jointPosRad,
     ...(clip.jointVelRadS ? { jointVelRadS: clip.jointVelRadS.slice(0, J * n) } : {}),
+  };
+}
+
+/** The axes a run perturbs: every leg, waist and root axis, or only the named ones (in that order). */
+export function selectAxes(all: readonly SensitivityAxis[], names?: readonly string[]): SensitivityAxis[] {
+  if (!names || names.length === 0) return [...all];
+  return names.map((n) => {
+    const a = all.find((x) => x.name === n);
+    if (!a) throw new RangeError(`axis "${n}" is not perturbed; the axes are ${all.map((x) => x.name).join(', ')}`);
+    return a;
+  });
+}
+
+/** What a sensitivity run of a pair starts from: its clip, binding, latest calibration and axes. */
+export interface SensitivitySetup {
+  pair: AdmittedPair;
+  clip: MotionClip;
+  prefix: MotionClip;
+  binding: WbcBinding;
+  cal: ReturnType<typeof latestCalibration>;
+  base: InitialState;
+  axes: SensitivityAxis[];
+}
+
+export function sensitivitySetup(
+  store: CampaignStore,
+  profile: RobotProfile,
+  opts: Pick<SensitivityOptions, 'pairId' | 'seconds' | 'axes'>,
+): SensitivitySetup {
+  const { pair, clip } = clipForPairId(store, opts.pairId);
+  const parent = store.getParentTrace(pair.pairId)!;
+  const binding: WbcBinding | null =
+    store.getBinding(parent.identity.bindingId, parent.identity.bindingVersion)?.binding ?? null;
+  if (!binding)
+    throw new RangeError(`pair ${pair.pairId}: its binding ${pair.bindingKey} is not stored in the campaign`);
+  const cal = latestCalibration(store, pair.pairId);
+  const axes = selectAxes(
+    sensitivityAxes(
+      profile.joints.map((j) => j.name),
+      cal.record.stillness,
+    ),
+    opts.axes,
+  );
+  return {
+    pair,
+    clip,
+    prefix: clipPrefix(clip, opts.seconds ?? 2),
+    binding,
+    cal,
+    base: initialStateOf(cal.record),
+    axes,
   };
 }
 
@@ -118,28 +181,17 @@ export async function runSensitivity(
   sim: EmbeddedSimulator,
   profile: RobotProfile,
   opts: SensitivityOptions,
+  /** The pair's setup when the caller has it (loading a built-in workload regenerates it). */
+  setup: SensitivitySetup = sensitivitySetup(store, profile, opts),
 ): Promise<SensitivityResult> {
   const say = opts.progress ?? (() => {});
-  const seconds = opts.seconds ?? 2;
   const heldOutCount = opts.heldOut ?? 8;
   const repeats = Math.max(2, opts.repeats ?? 3);
   const seed = opts.seed ?? 1;
   if (opts.scales.length === 0 || opts.scales.some((s) => !(s > 0)))
     throw new RangeError(`scales must be positive numbers, got ${opts.scales.join(',')}`);
-  const { pair, clip } = clipForPairId(store, opts.pairId);
-  const parent = store.getParentTrace(pair.pairId)!;
-  const binding: WbcBinding | null =
-    store.getBinding(parent.identity.bindingId, parent.identity.bindingVersion)?.binding ?? null;
-  if (!binding)
-    throw new RangeError(`pair ${pair.pairId}: its binding ${pair.bindingKey} is not stored in the campaign`);
-  const cal = latestCalibration(store, pair.pairId);
-  const base: InitialState = initialStateOf(cal.record);
-  const axes = sensitivityAxes(
-    profile.joints.map((j) => j.name),
-    cal.record.stillness,
-  );
+  const { pair, clip, prefix, binding, cal, base, axes } = setup;
   const d = axes.length;
-  const prefix = clipPrefix(clip, seconds);
   const fk = new ForwardKinematics(profile);
 
   // Frames on the contract's timeline that the prefix covers (the rate runSimEpisode's executed trajectory is on).
@@ -253,7 +305,27 @@ export async function runSensitivity(
   };
 }
 
-const r6 = (v: number) => Number(v.toPrecision(6));
+export const r6 = (v: number) => Number(v.toPrecision(6));
+
+/** One Gram at one scale as motionbench-sensitivity/1 writes it (6 significant digits). */
+export function scaleDoc(s: GramAtScale): SensitivityScaleDoc {
+  return {
+    scale_sigma: s.scale,
+    trace: r6(s.trace),
+    eigenvalues: [...s.geometry.eigenvalues].map(r6),
+    condition_number: s.geometry.condition === null ? null : r6(s.geometry.condition),
+    dominant_share: r6(s.geometry.dominantShare),
+    dominant_direction: s.geometry.dominantAxes.map((a) => ({ axis: a.axis, weight: r6(a.weight) })),
+    held_out: {
+      directions: s.heldOut.directions,
+      wape: r6(s.heldOut.wape),
+      wape_isotropic: r6(s.heldOut.wapeIsotropic),
+    },
+    gram: Array.from({ length: s.gram.rows }, (_, i) =>
+      [...s.gram.data.subarray(i * s.gram.cols, (i + 1) * s.gram.cols)].map(r6),
+    ),
+  };
+}
 
 export function sensitivityJson(r: SensitivityResult): SensitivityDocument {
   return {
@@ -270,22 +342,7 @@ export function sensitivityJson(r: SensitivityResult): SensitivityDocument {
     responses: r.responses.map((x) => ({
       response: x.name,
       unit: x.unit,
-      scales: x.scales.map((s) => ({
-        scale_sigma: s.scale,
-        trace: r6(s.trace),
-        eigenvalues: [...s.geometry.eigenvalues].map(r6),
-        condition_number: s.geometry.condition === null ? null : r6(s.geometry.condition),
-        dominant_share: r6(s.geometry.dominantShare),
-        dominant_direction: s.geometry.dominantAxes.map((a) => ({ axis: a.axis, weight: r6(a.weight) })),
-        held_out: {
-          directions: s.heldOut.directions,
-          wape: r6(s.heldOut.wape),
-          wape_isotropic: r6(s.heldOut.wapeIsotropic),
-        },
-        gram: Array.from({ length: s.gram.rows }, (_, i) =>
-          [...s.gram.data.subarray(i * s.gram.cols, (i + 1) * s.gram.cols)].map(r6),
-        ),
-      })),
+      scales: x.scales.map(scaleDoc),
       across_scales: x.acrossScales.map((a) => ({ from: a.from, to: a.to, d_g: r6(a.dG), angle_deg: r6(a.angleDeg) })),
     })),
     replay: {
@@ -301,7 +358,7 @@ export function sensitivityText(r: SensitivityResult): string {
   const out: string[] = [];
   out.push(`# Start-state sensitivity: ${r.pair.clipName} × ${r.pair.bindingName}`, '');
   out.push(
-    `Simulation, calibration ${r.calibration.id} (${r.calibration.robotUnit}, ${r.calibration.capturedAt}); first ${r.seconds.toFixed(2)} s (${r.frames} frames); ${r.axes.length} axes (${r.axes.filter((a) => a.sigmaSource === 'floor').length} joint σ at the ${r.axes.find((a) => a.sigmaSource === 'floor')?.sigma ?? '—'} rad floor; roll/pitch σ ${r.axes.at(-1)!.sigma} rad); ${r.runs} runs${r.shortRuns ? ` (${r.shortRuns} ended early; their last frame is held)` : ''}; held-out seed ${r.seed}.`,
+    `Simulation, calibration ${r.calibration.id} (${r.calibration.robotUnit}, ${r.calibration.capturedAt}); first ${r.seconds.toFixed(2)} s (${r.frames} frames); ${r.axes.length} axes (${r.axes.filter((a) => a.sigmaSource === 'floor').length} joint σ at the ${r.axes.find((a) => a.sigmaSource === 'floor')?.sigma ?? '—'} rad floor; roll/pitch σ ${r.axes.find((a) => a.kind !== 'joint')?.sigma ?? '—'} rad); ${r.runs} runs${r.shortRuns ? ` (${r.shortRuns} ended early; their last frame is held)` : ''}; held-out seed ${r.seed}.`,
     '',
   );
   out.push(

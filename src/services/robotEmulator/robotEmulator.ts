@@ -454,6 +454,23 @@ export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Pr
           message: `human_reset: robot standing at the start pose (root z ${r.rootPosM[2].toFixed(3)} m)`,
         };
       }
+      case 'place': {
+        if (backend.run || server?.episodeRunning)
+          return { ok: false, message: 'place refused: an episode is running; stop it first' };
+        if (interlock?.state === 'ESTOP')
+          return {
+            ok: false,
+            message:
+              'place refused: the e-stop is pressed (the motors have no power); release it first (release_estop)',
+          };
+        const r = core.humanReset(core.placedStart(a));
+        motors('standing at a placed pose', 'place');
+        server?.robotState('idle', 'placed: the robot was put down at a given pose');
+        return {
+          ok: true,
+          message: `place: robot standing at the given pose (root z ${r.rootPosM[2].toFixed(3)} m)`,
+        };
+      }
       case 'drop':
         server?.suspendPublishing(a.ms);
         return { ok: true, message: `drop: publishing nothing for ${a.ms} ms` };
