@@ -20,6 +20,7 @@ const REALTIME = [
   'test/integration/hostileBridge.test.ts',
   'test/integration/robotLinkSoak.test.ts',
   'test/integration/robotEmulator.test.ts',
+  'test/integration/robotEmulatorPolicyLoad.test.ts',
   'test/integration/robotEmulatorCli.test.ts',
   'test/integration/interlockPty.test.ts',
   'test/integration/interlockCli.test.ts',

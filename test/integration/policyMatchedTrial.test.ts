@@ -86,7 +86,8 @@ describe('a released policy as a matched pair (emulator running it onboard + int
           if (e.type === 'refusal') console.log(`refusal: ${e.reasons.map((x) => x.message).join('; ')}`);
         },
       });
-      expect(r.stoppedEarly).toBeNull();
+      // On a failure, what the robot saw: its loop's lateness and the motors' changes, with causes.
+      expect(r.stoppedEarly, `emulator stderr:\n${emu.stderr().slice(-3000)}`).toBeNull();
       expect(r.binding.id).toBe('beyondmimic/Jump_wose');
       expect(r.sim.outcome).toBe('completed');
       console.log(

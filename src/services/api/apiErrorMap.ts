@@ -21,6 +21,7 @@ import { EpisodeFileError } from '../episode/chunkedMcapWriter';
 import { FolderRefusedError } from '../files/folders';
 import { isSystemError, systemErrorMessage, systemErrorReason, type SystemError } from '../files/systemErrors';
 import { QualificationCancelled, QualificationRequestError } from '../qualification/runQualification';
+import { RobotSensitivityRefused } from '../analysis/robotSensitivityRunner';
 import { BindingSpecError } from '../sim/bindingSpec';
 import { ControllerUnavailableError } from '../sim/controllerFactory';
 import { OnnxPolicyError } from '../sim/onnxController';
@@ -148,6 +149,9 @@ const TABLE: readonly Entry<unknown>[] = [
   // The emulator's control channel did not answer, or refused (e.g. a human reset under e-stop).
   entry(EmulatorControlError, (e) => ({ code: 'conflict', message: e.message })),
   entry(NotARobotBackendError, (e) => ({ code: 'refused', message: e.message, reasons: [] })),
+  // A start-state study on the robot that cannot be run as asked (no control channel, a plan beyond
+  // the start-pose check, a trial the gate ended): the CLI's today, the console's when it drives one.
+  entry(RobotSensitivityRefused, (e) => ({ code: 'refused', message: e.message, reasons: [] })),
   // Requests that cannot run as given.
   entry(QualificationRequestError, plain('bad_params')),
   entry(BindingSpecError, plain('bad_params')),

@@ -25,7 +25,7 @@ import type { Controller } from '../../domain/wbc/controller';
 import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
 import { startBridgeServer, type BridgeServer } from '../bridge/bridgeServer';
 import { startInterlockEmulatorProcess, type InterlockBoxProcess } from '../interlock/interlockEmulatorProcess';
-import { createController, preloadPolicyControllers } from '../sim/controllerFactory';
+import { OnboardComputer } from './onboardComputer';
 import { RobotEmulatorCore, type CoreEpisodeEnd, type CoreStepResult } from './robotEmulatorCore';
 
 // `motionbench emulate-robot`: a process that pretends to be a Unitree G1 behind its robot-PC
@@ -124,7 +124,6 @@ class EmulatedRobotBackend implements Backend {
    */
   private readonly queue = new BackendEventQueue({
     maxQueuedFrames: MAX_QUEUED_FRAMES,
-    onBatchSettled: () => this.settlePublishWaiters(),
   });
   private leased: string | null = null;
   private prepared: { runId: string; controller: Controller } | null = null;
@@ -141,6 +140,9 @@ class EmulatedRobotBackend implements Backend {
     mocap: boolean,
     /** Logs a change of what the motors do, with its cause. */
     private readonly motors: (what: string, cause: string) => void,
+    /** The robot PC: where policies are loaded and run. */
+    private readonly onboard: OnboardComputer,
+    private readonly log: (line: string) => void,
   ) {
     this.capabilities = {
       executionDomain: 'real_robot',
@@ -202,15 +204,23 @@ class EmulatedRobotBackend implements Backend {
   }
 
   /**
-   * Loads the binding for `runId` (a prepare): an ONNX session is created here, not at start; a
-   * binding already loaded for an earlier episode is reused.
+   * Loads the binding for `runId` (a prepare): a policy is loaded on the onboard computer (a worker
+   * thread: this thread's 500 Hz loop and its lowstate stream go on meanwhile, as a G1's motor
+   * board does while its PC loads a policy); a binding already loaded for an earlier episode is
+   * reused. The builtin tracker has nothing to load and runs here.
    */
   async prepare(runId: string, binding: WbcBinding): Promise<void> {
     const key = bindingKey(binding);
     this.prepared = null;
     if (this.loaded?.key !== key) {
       this.unload();
-      const controller = await createController(binding, this.core.engine.profile);
+      let controller: Controller;
+      if (binding.kind === 'builtin') controller = new BuiltinTracker(binding, this.core.engine.jointCount);
+      else {
+        const c = await this.onboard.load(binding, this.core.engine.profile);
+        this.log(`emulate-robot: the onboard computer loaded ${binding.id} in ${c.loadMs.toFixed(0)} ms`);
+        controller = c;
+      }
       // The emulated G1 streams joints, IMU and (its estimator's) root pose, no root velocity.
       const missing = controller.needs.filter((n) => n === 'base_lin_vel');
       if (missing.length > 0) {
@@ -220,42 +230,15 @@ class EmulatedRobotBackend implements Backend {
         );
       }
       this.loaded = { key, controller };
-      // Loading a policy (file reads, an ONNX session, a trial inference) held this process's loop
-      // for tens of milliseconds, so the lowstate stream paused: answer the prepare only once the
-      // stream is flowing again, as a robot PC would once its control loop runs (else the console's
-      // start check would see a stale link it has every reason to refuse).
-      await this.streamResumed(3, 250);
     }
     this.prepared = { runId, controller: this.loaded!.controller };
   }
 
-  /** Frees the loaded binding (ONNX session), e.g. when the emulator closes. */
+  /** Frees the loaded binding (its ONNX session on the onboard computer), e.g. when the emulator closes. */
   unload(): void {
     const l = this.loaded;
     this.loaded = null;
     if (l?.controller.dispose) void Promise.resolve(l.controller.dispose()).catch(() => {});
-  }
-
-  private publishWaiters: { target: number; resolve: () => void }[] = [];
-
-  /** Resolves once `samples` more lowstates went to the bridge (at most after `capMs`; at once without a listener). */
-  private streamResumed(samples: number, capMs: number): Promise<void> {
-    if (!this.queue.hasListener) return Promise.resolve();
-    return new Promise((resolve) => {
-      const w = { target: this.published + samples, resolve };
-      this.publishWaiters.push(w);
-      setTimeout(() => {
-        this.publishWaiters = this.publishWaiters.filter((x) => x !== w);
-        resolve();
-      }, capMs).unref();
-    });
-  }
-
-  private settlePublishWaiters(): void {
-    if (this.publishWaiters.length === 0) return;
-    const due = this.publishWaiters.filter((w) => this.published >= w.target);
-    this.publishWaiters = this.publishWaiters.filter((w) => this.published < w.target);
-    for (const w of due) w.resolve();
   }
 
   private dropPrepared(): void {
@@ -325,9 +308,16 @@ export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Pr
     mocap: options.mocap ?? base.mocap,
     seed: options.seed ?? base.seed,
   };
-  // Before anything real-time starts: the first policy prepare then does not stall the stream.
-  await preloadPolicyControllers();
-  const core = await RobotEmulatorCore.create({ profile, modelFile: options.modelFile });
+  // The robot PC, started (ONNX runtime initialised) before anything real-time starts.
+  const onboard = new OnboardComputer();
+  let core: RobotEmulatorCore;
+  try {
+    await onboard.whenReady();
+    core = await RobotEmulatorCore.create({ profile, modelFile: options.modelFile });
+  } catch (err) {
+    await onboard.close();
+    throw err;
+  }
   const dtMs = core.dtS * 1000;
 
   // The clock: stamp_ns 0 is t0 (performance.now() ms); step k of the loop is due at t0 + (k − tick0)·dt.
@@ -345,7 +335,7 @@ export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Pr
       `emulate-robot: motors: ${what} (${cause}) at tick ${core.tick}, t = ${(nominalNs(core.tick) / 1e9).toFixed(3)} s`,
     );
   };
-  const backend = new EmulatedRobotBackend(core, nominalNs, profile.mocap, motors);
+  const backend = new EmulatedRobotBackend(core, nominalNs, profile.mocap, motors, onboard, log);
   let interlock: InterlockBoxProcess | null = null;
   let server: BridgeServer | null = null;
   const controlEnabled = options.controlChannel ?? true;
@@ -584,6 +574,7 @@ export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Pr
     });
   } catch (err) {
     await interlock?.close().catch(() => {});
+    await onboard.close();
     core.dispose();
     throw err;
   }
@@ -625,6 +616,7 @@ export async function startRobotEmulator(options: RobotEmulatorOptions = {}): Pr
         if (immediate) clearImmediate(immediate);
         await interlock?.close().catch(() => {});
         backend.unload();
+        await onboard.close();
         core.dispose();
       })();
       return closing;

@@ -1,0 +1,96 @@
+// The robot emulator's onboard computer: a worker thread that loads and runs the WBC binding's
+// policy, as the G1's PC does beside its motor board. Loading a policy (an ONNX session: a
+// synchronous native call, plus a trial inference) takes milliseconds on an idle machine and far
+// more on a loaded one; here it never holds the main thread, whose 500 Hz loop publishes the
+// lowstate a real robot's board keeps publishing whatever its PC is doing (onboardComputer.ts).
+// Started through simWorkerBootstrap.mjs.
+
+import { parentPort, type MessagePort } from 'node:worker_threads';
+import {
+  createControlCommand,
+  type ControlObservation,
+  type ControlReference,
+  type Controller,
+} from '../../domain/wbc/controller';
+import { createController, preloadPolicyControllers } from '../sim/controllerFactory';
+import type { FromOnboard, StepCall, StepReply, ToOnboard } from './onboardComputerProtocol';
+
+if (!parentPort) throw new Error('onboardComputerWorker.ts must run in a worker thread');
+const main = parentPort;
+const post = (m: FromOnboard): void => main.postMessage(m);
+
+let controller: Controller | null = null;
+let reference: ControlReference | null = null;
+const out = createControlCommand();
+let signal: Int32Array | null = null;
+
+async function release(): Promise<void> {
+  const c = controller;
+  controller = null;
+  reference = null;
+  if (c?.dispose) await c.dispose();
+}
+
+function answer(steps: MessagePort, reply: StepReply): void {
+  steps.postMessage(reply);
+  // After the reply is queued on the port: the main thread wakes and finds it there.
+  Atomics.add(signal!, 0, 1);
+  Atomics.notify(signal!, 0);
+}
+
+function onStep(steps: MessagePort, call: StepCall): void {
+  try {
+    if (!controller) throw new Error('no policy is loaded on the onboard computer');
+    if (call.type === 'reset') {
+      controller.reset();
+      answer(steps, { seq: call.seq, ok: true, jointTargetRad: out.jointTargetRad, kp: null, kd: null });
+      return;
+    }
+    if (call.reference) reference = call.reference;
+    if (!reference) throw new Error('the first step carried no reference');
+    const obs: ControlObservation = { ...call.obs, reference };
+    controller.step(obs, out);
+    answer(steps, { seq: call.seq, ok: true, jointTargetRad: out.jointTargetRad, kp: out.kp, kd: out.kd });
+  } catch (err) {
+    answer(steps, { seq: call.seq, ok: false, message: (err as Error)?.message ?? String(err) });
+  }
+}
+
+main.on('message', (m: ToOnboard) => {
+  switch (m.type) {
+    case 'init': {
+      signal = new Int32Array(m.signal);
+      const steps = m.steps as unknown as MessagePort;
+      steps.on('message', (call: StepCall) => onStep(steps, call));
+      void preloadPolicyControllers().then(
+        () => post({ type: 'ready' }),
+        () => post({ type: 'ready' }), // a missing runtime is reported by the load that needs it
+      );
+      return;
+    }
+    case 'load':
+      void (async () => {
+        const t0 = performance.now();
+        try {
+          await release();
+          controller = await createController(m.binding, m.profile);
+          out.kp = null;
+          out.kd = null;
+          post({
+            type: 'loaded',
+            id: m.id,
+            physics: controller.physics,
+            needs: [...controller.needs],
+            loadMs: performance.now() - t0,
+          });
+        } catch (err) {
+          controller = null;
+          post({ type: 'load_failed', id: m.id, message: (err as Error)?.message ?? String(err) });
+        }
+      })();
+      return;
+    case 'unload':
+      void release();
+      return;
+  }
+});
