@@ -48,6 +48,10 @@ function packages(...names) {
 const DOMAIN_PACKAGES = packages('zod', 'fflate');
 const API_PACKAGES = packages('zod');
 const SERVICES_PACKAGES = packages(
+  '@foxglove/rosmsg',
+  '@foxglove/rosmsg2-serialization',
+  '@foxglove/schemas',
+  '@foxglove/wasm-zstd',
   '@foxglove/ws-protocol',
   '@mcap/core',
   'better-sqlite3',

@@ -5,6 +5,7 @@ import { benchMetrics } from './metricsBench';
 import { benchPolicies } from './policyBench';
 import { benchQualification } from './qualificationBench';
 import { benchSimulator } from './simBench';
+import { benchEpisodeFormat } from './episodeFormatBench';
 import { benchTraceWrite } from './traceBench';
 
 // `npm run bench`: prints each figure beside a baseline measured in the same run, and the ratio.
@@ -47,6 +48,11 @@ for (const [file, label] of [
 }
 {
   const r = await benchTraceWrite();
+  r.lines.forEach((l) => console.log(l));
+  if (!r.pass) failed = true;
+}
+{
+  const r = await benchEpisodeFormat();
   r.lines.forEach((l) => console.log(l));
   if (!r.pass) failed = true;
 }

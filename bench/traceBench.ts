@@ -23,7 +23,7 @@ const SECONDS = 60;
 const N = RATE_HZ * SECONDS;
 const BATCH = 25;
 
-function frames(): StateFrame[] {
+export function benchFrames(): StateFrame[] {
   const out: StateFrame[] = [];
   for (let i = 0; i < N; i++) {
     const f = createStateFrame(true);
@@ -45,7 +45,7 @@ function frames(): StateFrame[] {
   return out;
 }
 
-/** The message object the episode writer builds for a frame (same fields, same conversions). */
+/** The message object the JSON episode writer (motionbench-episode/1) builds for a frame (same fields, same conversions). */
 const message = (f: StateFrame) => ({
   timeS: f.timeS,
   tick: f.tick,
@@ -90,7 +90,7 @@ const metrics: EpisodeMetrics = {
 
 export async function benchTraceWrite(): Promise<{ pass: boolean; lines: string[] }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-trace-bench-'));
-  const fs500 = frames();
+  const fs500 = benchFrames();
   const store = await openCampaign(path.join(dir, 'campaign'), { create: true });
   try {
     const parent = store.ensureParentTrace({

@@ -1,5 +1,6 @@
 import { analyzeCommand } from './commands/analyzeCommand';
 import { clipInfoCommand } from './commands/clipInfoCommand';
+import { exportLayoutCommand } from './commands/exportLayoutCommand';
 import { fkCommand } from './commands/fkCommand';
 import { hostCommand } from './commands/hostCommand';
 import { emulateRobotCommand } from './commands/emulateRobotCommand';
@@ -28,6 +29,7 @@ const commands: Command[] = [
   reportCommand,
   analyzeCommand,
   sensitivityCommand,
+  exportLayoutCommand,
   serveSimCommand,
   emulateRobotCommand,
   emulateRobotResetCommand,

@@ -98,6 +98,7 @@ async function record(
     seed: o.trial,
     rolloutIndex: o.trial,
     snapshotHash: o.snapshot,
+    robot: profile,
     reference: {
       frameCount: ref50.frameCount,
       rateHz: ref50.fps,

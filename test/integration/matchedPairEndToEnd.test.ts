@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MB_METRICS_1 } from '../../src/domain/metrics';
+import { ForwardKinematics } from '../../src/domain/robot/forwardKinematics';
+import { readEpisodeFile } from '../../src/services/episode/episodeReader';
 import { runQualification } from '../../src/services/qualification';
 import { buildGapSection } from '../../src/services/report/gapSection';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
@@ -13,6 +15,7 @@ import { listAdmittedPairs, runMatchedPair, type TrialProgressEvent } from '../.
 import { openInterlockFeed, type InterlockFeed } from '../../src/services/trial/interlockFeed';
 import { openRobotLink } from '../../src/services/trial/openRobotLink';
 import { loadWorkload } from '../../src/services/workload';
+import { messagesOf, treeError } from '../helpers/episodeReadBack';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { resettingOperator } from '../helpers/emulatorOperator';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
@@ -143,6 +146,38 @@ describe.each(CASES)('matched pair end to end (emulator --profile $profile + int
       expect(cal.residuals.measuredVsClipStart).not.toBeNull();
       expect(cal.measured.rootPosM).not.toBeNull(); // motion capture on
       expect(store.listEvents({ parentTraceId: r.parentTraceId, kind: 'human_reset' })).toHaveLength(resets.length);
+
+      // Each trial's episode, read from the file alone (issue 15): motionbench.RobotState with the
+      // emulator's float32 lowstate stored exactly (no double copies), the same frames our reader
+      // gives, and the executed tree equal to FK of its frame.
+      const fk = new ForwardKinematics(profile);
+      const fkPos = new Float64Array(3 * profile.bodies.length);
+      const fkQuat = new Float64Array(4 * profile.bodies.length);
+      for (const t of r.real) {
+        const file = store.episodeFile(t.runId);
+        const executed = await messagesOf(file, '/executed/state');
+        expect(new Set(executed.map((m) => m.schema))).toEqual(new Set(['motionbench.RobotState']));
+        expect(executed.filter((m) => m.msg.exact !== null).length).toBe(0);
+        const ours = await readEpisodeFile(file);
+        expect(ours.metadata.episode).toMatchObject({ format: 'motionbench-episode/2', measured_precision: 'float32' });
+        expect(executed.map((m) => m.msg.jointPosRad)).toEqual(ours.executed.map((m) => m.jointPosRad));
+        const trees = await messagesOf(file, '/exec/transforms');
+        expect(trees.length).toBeGreaterThan(t.frames / 11); // ≤ 50 Hz of a 500 Hz stream
+        let worst = 0;
+        for (const { msg, logTime } of trees) {
+          // the executed frame at the tree's time (log times are the episode clock, in ns)
+          const tS = Number(logTime - ours.startNs!) / 1e9;
+          const f = ours.executed.find((m) => Math.abs(m.timeS - tS) < 1e-6)!;
+          fk.compute(f.rootPosM!, f.rootQuatWxyz!, f.jointPosRad, fkPos, fkQuat);
+          worst = Math.max(worst, treeError(msg, profile, 'exec', 'world', fkPos, fkQuat).posM);
+        }
+        expect(worst).toBeLessThan(1e-9);
+        expect((await messagesOf(file, '/ref/scene')).length).toBe(1);
+        const bytes = store.getEpisode(t.runId)!.mcapBytes!;
+        console.log(
+          `e2e real episode (${c.profile}): ${executed.length} frames, ${bytes} B = ${(bytes / executed.length).toFixed(0)} B per 500 Hz frame, 3D tracks and reference included`,
+        );
+      }
 
       // Table 11: positive gaps on tracking error.
       const gap = buildGapSection(store, { contract: MB_METRICS_1.id });

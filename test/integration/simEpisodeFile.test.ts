@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withIndexedMcap } from '../helpers/traceMcap';
+import { channelDecoders, withIndexedMcap } from '../helpers/traceMcap';
 import { episodeMetricsJson } from '../../src/domain/metrics';
 import { makeBuiltinBinding, rootAssistFromStiffness } from '../../src/domain/sim/builtinBinding';
 import { clipHead } from '../../src/domain/sim/clipWindow';
@@ -68,7 +68,8 @@ describe('episode file (MCAP)', () => {
     expect(final.length).toBe(1);
     expect(final[0].readings).toEqual(JSON.parse(JSON.stringify(episodeMetricsJson(result.metrics))));
     expect(ep.metadata.episode).toMatchObject({
-      format: 'motionbench-episode/1',
+      format: 'motionbench-episode/2',
+      measured_precision: 'float64',
       seed: '7',
       binding: `builtin@${makeBuiltinBinding({ rootAssist: rootAssistFromStiffness(3000) }).version}`,
     });
@@ -81,17 +82,28 @@ describe('episode file (MCAP)', () => {
     expect(trajectorySha256OfEpisode(ep)).toBe(result.end.trajectorySha256);
   });
 
-  it('opens with @mcap/core’s indexed reader: JSON channels with jsonschema schemas, ns log times', async () => {
+  it('opens with @mcap/core’s indexed reader: protobuf high-rate channels, JSON events and final metrics, zstd chunks, ns log times', async () => {
     await withIndexedMcap(file, async (reader) => {
       const channels = [...reader.channelsById.values()];
       expect(channels.map((c) => c.topic).sort()).toEqual(Object.values(TOPICS).sort());
+      const json: string[] = [TOPICS.events, TOPICS.metrics];
       for (const c of channels) {
-        expect(c.messageEncoding).toBe('json');
         const schema = reader.schemasById.get(c.schemaId)!;
-        expect(schema.encoding).toBe('jsonschema');
-        expect(JSON.parse(new TextDecoder().decode(schema.data)).type).toBe('object');
+        if (json.includes(c.topic)) {
+          expect(c.messageEncoding).toBe('json');
+          expect(schema.encoding).toBe('jsonschema');
+          expect(JSON.parse(new TextDecoder().decode(schema.data)).type).toBe('object');
+        } else {
+          expect(c.messageEncoding).toBe('protobuf');
+          expect(schema.encoding).toBe('protobuf');
+        }
       }
-      expect(reader.schemasById.size).toBe(5);
+      expect(reader.schemasById.get(channels.find((c) => c.topic === TOPICS.executed)!.schemaId)!.name).toBe(
+        'motionbench.StateFrame',
+      );
+      // one Schema record per channel: 6 of ours, 4 of Foxglove's (the 3D tracks)
+      expect(reader.schemasById.size).toBe(10);
+      for (const ci of reader.chunkIndexes) expect(ci.compression).toBe('zstd');
       const counts = new Map<string, number>();
       for (const [id, n] of reader.statistics!.channelMessageCounts)
         counts.set(reader.channelsById.get(id)!.topic, Number(n));
@@ -99,15 +111,21 @@ describe('episode file (MCAP)', () => {
         [TOPICS.reference]: 201,
         [TOPICS.executed]: 201,
         [TOPICS.commands]: 201,
-        [TOPICS.metrics]: 202,
+        [TOPICS.metricsLive]: 201,
+        [TOPICS.execTransforms]: 201,
+        [TOPICS.refTransforms]: 201,
+        [TOPICS.execScene]: 1,
+        [TOPICS.refScene]: 1,
+        [TOPICS.metrics]: 1,
         [TOPICS.events]: 2,
       });
+      const decode = channelDecoders(reader);
       let n = 0;
       let prev = 0n;
       for await (const m of reader.readMessages({ topics: [TOPICS.executed] })) {
         expect(m.logTime).toBeGreaterThanOrEqual(prev);
         prev = m.logTime;
-        const msg = JSON.parse(new TextDecoder().decode(m.data));
+        const msg = decode.get(m.channelId)!(m.data) as { timeS: number };
         expect(m.logTime - reader.statistics!.messageStartTime).toBe(BigInt(Math.round(msg.timeS * 1e9)));
         n++;
       }

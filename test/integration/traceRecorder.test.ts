@@ -118,13 +118,16 @@ describe('EpisodeRecorder', () => {
       '/reference': K,
       '/executed/state': 1001,
       '/commands': 101,
-      '/metrics': 102,
+      '/metrics': 1,
+      '/metrics/live': 101,
       '/events': 3,
     });
     expect(idx.chunkCount).toBe(5);
-    expect(idx.schemaCount).toBe(5);
+    expect(idx.schemaCount).toBe(6);
     expect(idx.metadata.episode).toMatchObject({
-      format: 'motionbench-episode/1',
+      format: 'motionbench-episode/2',
+      // a real-robot episode stores the measured joints and IMU as the G1 publishes them
+      measured_precision: 'float32',
       run_id: rec.runId,
       parent_trace_id: parentId,
       branch_id: `${parentId}/real`,

@@ -42,6 +42,12 @@ export interface RobotEmulatorProfile {
   seed: number;
   /** Damping mode (`damp`, e-stop): kp 0 and this kd on every joint, N·m·s/rad. */
   dampKdNmsPerRad: number;
+  /**
+   * Every measured joint and IMU value is rounded to float32 after the noise, as a G1 publishes
+   * them (unitree_hg/msg MotorState q, dq, tau_est and IMUState quaternion, gyroscope,
+   * accelerometer are float32). Off only where the emulator must equal the simulator (`zero`).
+   */
+  lowstateFloat32: boolean;
 }
 
 /**
@@ -95,6 +101,7 @@ export const G1_PLAUSIBLE_PROFILE: RobotEmulatorProfile = {
   mocap: false,
   seed: 0,
   dampKdNmsPerRad: 3,
+  lowstateFloat32: true,
 };
 
 /** The earlier defaults, kept by name: a gap no test can miss (encoder noise 1e-3 rad, 10 ms latency, kp × 0.8). */
@@ -111,6 +118,7 @@ export const EXAGGERATED_PROFILE: RobotEmulatorProfile = {
   mocap: false,
   seed: 0,
   dampKdNmsPerRad: 3,
+  lowstateFloat32: true,
 };
 
 /** Every perturbation off: the emulator's physics equal the embedded simulator's. */
@@ -124,6 +132,7 @@ export const ZERO_PERTURBATION_PROFILE: RobotEmulatorProfile = {
   frictionExtraNm: 0,
   encoderNoise: { qRad: 0, dqRadS: 0, qStepRad: 0 },
   imuNoise: { gyroRadS: 0, accelMS2: 0, attitudeRad: 0 },
+  lowstateFloat32: false,
 };
 
 export const DEFAULT_ROBOT_EMULATOR_PROFILE: RobotEmulatorProfile = G1_PLAUSIBLE_PROFILE;
@@ -198,6 +207,7 @@ const ProfileSchema = z.strictObject({
     .max(Number.MAX_SAFE_INTEGER)
     .optional(),
   dampKdNmsPerRad: nonNeg('dampKdNmsPerRad (N·m·s/rad)', 1000).optional(),
+  lowstateFloat32: z.boolean({ error: 'lowstateFloat32 must be true or false' }).optional(),
 });
 
 /**
@@ -230,6 +240,7 @@ export function profileFromJson(doc: unknown, file: string): RobotEmulatorProfil
     mocap: v.mocap ?? d.mocap,
     seed: v.seed ?? d.seed,
     dampKdNmsPerRad: v.dampKdNmsPerRad ?? d.dampKdNmsPerRad,
+    lowstateFloat32: v.lowstateFloat32 ?? d.lowstateFloat32,
   };
 }
 

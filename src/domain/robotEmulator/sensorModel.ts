@@ -10,6 +10,8 @@ import type { GaussianNoise } from './sensorNoise';
 //   gyro            + N(0, gyroRadS²) per axis
 //   accelerometer   + N(0, accelMS2²) per axis
 //   attitude        rotated by a random small rotation, N(0, attitudeRad²) per axis
+//   then            (lowstateFloat32) every joint and IMU reading rounded to float32, the type
+//                   a G1's lowstate carries them in
 // A σ of 0 draws nothing, so the order (and a zero term) keeps a profile's noise stream the same
 // as before a term was added.
 
@@ -22,7 +24,7 @@ export function quantize(a: Float64Array, step: number): void {
 /** The sensor model of `profile` on the readings of `frame` (a copy of the true state), in place. */
 export function applySensorModel(
   frame: StateFrame,
-  profile: Pick<RobotEmulatorProfile, 'encoderNoise' | 'imuNoise'>,
+  profile: Pick<RobotEmulatorProfile, 'encoderNoise' | 'imuNoise' | 'lowstateFloat32'>,
   noise: GaussianNoise,
 ): void {
   const { encoderNoise: e, imuNoise: i } = profile;
@@ -32,4 +34,19 @@ export function applySensorModel(
   noise.perturb(frame.imu.gyroRadS, i.gyroRadS);
   noise.perturb(frame.imu.accelMS2, i.accelMS2);
   noise.perturbAttitude(frame.imu.quatWxyz, i.attitudeRad);
+  if (profile.lowstateFloat32)
+    for (const a of [
+      frame.jointPosRad,
+      frame.jointVelRadS,
+      frame.jointTauNm,
+      frame.imu.quatWxyz,
+      frame.imu.gyroRadS,
+      frame.imu.accelMS2,
+    ])
+      roundToFloat32(a);
+}
+
+/** Rounds each element of `a` to the nearest float32 (Math.fround), in place. */
+export function roundToFloat32(a: Float64Array): void {
+  for (let i = 0; i < a.length; i++) a[i] = Math.fround(a[i]);
 }

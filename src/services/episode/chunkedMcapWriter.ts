@@ -9,7 +9,9 @@
 //   file can be decoded on its own;
 // - pipelined I/O: building records is synchronous, bytes go to the file through one ordered
 //   queue of positional writes; `backlogBytes` lets callers apply backpressure;
-// - a running sha256 and size of everything written (the file hash stored with the episode).
+// - a running sha256 and size of everything written (the file hash stored with the episode);
+// - optional zstd compression of each chunk (chunkCompression.ts), so a killed writer still
+//   leaves whole compressed chunks a reader decompresses on their own.
 //
 // A failed write (disk full, read-only, I/O error) is kept as `failure` and rethrown as an
 // EpisodeFileError naming the file by every later call; nothing after it is written.
@@ -20,6 +22,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { McapChunkBuilder, McapRecordBuilder, Opcode } from '@mcap/core';
 import type { McapTypes } from '@mcap/core';
+import { chunkCompressionReady, compressChunkRecords } from './chunkCompression';
 
 type Schema = McapTypes.Schema;
 type Channel = McapTypes.Channel;
@@ -83,6 +86,8 @@ export interface ChunkedMcapWriterOptions {
   fsync?: boolean;
   /** Refuse to overwrite an existing file (default false). */
   exclusive?: boolean;
+  /** Chunk compression: 'zstd' or '' (none, the default). */
+  compression?: 'zstd' | '';
 }
 
 interface Pending {
@@ -118,6 +123,7 @@ export class ChunkedMcapWriter {
   private _failure: EpisodeFileError | null = null;
   private readonly chunkSizeBytes: number;
   private readonly fsync: boolean;
+  private readonly compression: 'zstd' | '';
   private chunkOpenedAt = 0;
 
   private constructor(
@@ -127,10 +133,12 @@ export class ChunkedMcapWriter {
   ) {
     this.chunkSizeBytes = options.chunkSizeBytes ?? 1024 * 1024;
     this.fsync = options.fsync ?? false;
+    this.compression = options.compression ?? '';
   }
 
   /** Creates (or with `exclusive`, refuses to replace) the file; nothing is written yet. */
   static async open(file: string, options: ChunkedMcapWriterOptions = {}): Promise<ChunkedMcapWriter> {
+    if (options.compression === 'zstd') await chunkCompressionReady();
     let fh: fsp.FileHandle;
     try {
       fh = await fsp.open(file, options.exclusive ? 'wx' : 'w');
@@ -287,13 +295,14 @@ export class ChunkedMcapWriter {
     this.check();
     if (this.chunk.numMessages === 0) return false;
     const data = this.chunk.buffer;
+    const records = this.compression === 'zstd' ? compressChunkRecords(data) : data;
     const chunk: McapTypes.Chunk = {
       messageStartTime: this.chunk.messageStartTime,
       messageEndTime: this.chunk.messageEndTime,
       uncompressedSize: BigInt(data.length),
       uncompressedCrc: zlib.crc32(data),
-      compression: '',
-      records: data,
+      compression: this.compression,
+      records,
     };
     const chunkStartOffset = BigInt(this.pos);
     const chunkLength = this.rw.writeChunk(chunk);
@@ -311,8 +320,8 @@ export class ChunkedMcapWriter {
       chunkLength,
       messageIndexOffsets,
       messageIndexLength,
-      compression: '',
-      compressedSize: BigInt(data.length),
+      compression: this.compression,
+      compressedSize: BigInt(records.length),
       uncompressedSize: chunk.uncompressedSize,
     });
     this.chunkCount++;

@@ -1,12 +1,16 @@
-// Reads an episode file back (src/services/episode/episodeSchemas.ts). Uses the streaming reader
-// over the whole file, so an interrupted file (no summary, e.g. after a kill -9) still yields
-// every complete chunk; `complete` says whether the file ended with a valid footer.
+// Reads an episode file back (src/services/episode/episodeSchemas.ts), either format: JSON
+// (`motionbench-episode/1`) or protobuf with zstd chunks (`/2`), each channel decoded from its
+// own Schema record (episodeCodec.ts). Uses the streaming reader over the whole file, so an
+// interrupted file (no summary, e.g. after a kill -9) still yields every complete chunk;
+// `complete` says whether the file ended with a valid footer.
 
 import { McapStreamReader } from '@mcap/core';
 import { copySensorReadings, createStateFrame, type StateFrame } from '../../domain/backend/stateFrame';
 import { InputError } from '../../domain/problems';
 import { TrajectoryHasher } from '../../domain/sim/trajectoryHash';
 import { readBoundedFileAsync } from '../files/boundedRead';
+import { chunkCompressionReady, EPISODE_DECOMPRESS_HANDLERS } from './chunkCompression';
+import { messageDecoder, type SchemaRecord } from './episodeCodec';
 import {
   TOPICS,
   type CommandMessage,
@@ -40,6 +44,16 @@ export interface EpisodeFile {
   endNs: bigint | null;
 }
 
+/** The topics an EpisodeFile holds. */
+const READ_TOPICS: ReadonlySet<string> = new Set([
+  TOPICS.reference,
+  TOPICS.executed,
+  TOPICS.commands,
+  TOPICS.events,
+  TOPICS.metrics,
+  TOPICS.metricsLive,
+]);
+
 export async function readEpisodeFile(file: string): Promise<EpisodeFile> {
   let bytes: Uint8Array;
   try {
@@ -50,11 +64,12 @@ export async function readEpisodeFile(file: string): Promise<EpisodeFile> {
       `cannot read the episode file (${err instanceof InputError ? err.reason : ((err as NodeJS.ErrnoException).code ?? (err as Error).message)})`,
     );
   }
-  const reader = new McapStreamReader({ validateCrcs: true });
+  await chunkCompressionReady();
+  const reader = new McapStreamReader({ validateCrcs: true, decompressHandlers: EPISODE_DECOMPRESS_HANDLERS });
   reader.append(bytes);
-  const decoder = new TextDecoder();
-  const schemas = new Map<number, { name: string; encoding: string }>();
+  const schemas = new Map<number, SchemaRecord>();
   const channels = new Map<number, EpisodeChannelInfo>();
+  const decoders = new Map<number, (data: Uint8Array) => unknown>();
   const out: EpisodeFile = {
     file,
     complete: false,
@@ -73,11 +88,16 @@ export async function readEpisodeFile(file: string): Promise<EpisodeFile> {
       switch (rec.type) {
         // (the summary section repeats schemas and channels: keep the first of each)
         case 'Schema':
-          if (!schemas.has(rec.id)) schemas.set(rec.id, { name: rec.name, encoding: rec.encoding });
+          if (!schemas.has(rec.id)) schemas.set(rec.id, { name: rec.name, encoding: rec.encoding, data: rec.data });
           break;
         case 'Channel': {
           if (channels.has(rec.id)) break;
           const s = schemas.get(rec.schemaId);
+          try {
+            decoders.set(rec.id, messageDecoder(rec.messageEncoding, s ?? null));
+          } catch (err) {
+            throw new InputError({ file, key: rec.topic }, (err as Error).message);
+          }
           channels.set(rec.id, {
             topic: rec.topic,
             schemaName: s?.name ?? '',
@@ -96,7 +116,17 @@ export async function readEpisodeFile(file: string): Promise<EpisodeFile> {
           ch.messageCount++;
           if (out.startNs === null || rec.logTime < out.startNs) out.startNs = rec.logTime;
           if (out.endNs === null || rec.logTime > out.endNs) out.endNs = rec.logTime;
-          const msg = JSON.parse(decoder.decode(rec.data)) as unknown;
+          // only what an EpisodeFile holds is decoded (the 3D tracks are for Foxglove)
+          if (!READ_TOPICS.has(ch.topic)) break;
+          let msg: unknown;
+          try {
+            msg = decoders.get(rec.channelId)!(rec.data);
+          } catch (err) {
+            throw new InputError(
+              { file, key: `${ch.topic}[${ch.messageCount - 1}]` },
+              `cannot be decoded (${(err as Error).message})`,
+            );
+          }
           switch (ch.topic) {
             case TOPICS.reference:
               out.reference.push(msg as ReferenceMessage);
@@ -111,6 +141,7 @@ export async function readEpisodeFile(file: string): Promise<EpisodeFile> {
               out.events.push(msg as EventMessage);
               break;
             case TOPICS.metrics:
+            case TOPICS.metricsLive:
               out.metrics.push(msg as MetricsMessage);
               break;
           }
@@ -121,6 +152,7 @@ export async function readEpisodeFile(file: string): Promise<EpisodeFile> {
       }
     }
   } catch (err) {
+    if (err instanceof InputError) throw err;
     // A truncated tail (interrupted write): keep what was read.
     if (reader.done()) throw new InputError({ file }, `not a valid MCAP episode file (${(err as Error).message})`);
   }

@@ -5,10 +5,14 @@
 // dropped. Optionally the recovered records are rewritten beside it as a valid, indexed MCAP (with
 // a "recovery" metadata record), written to a temporary name and renamed, so a crash during
 // recovery never leaves a half-written copy under the final name. The original is not modified.
+// Either format is read (uncompressed or zstd chunks, JSON or protobuf messages, each decoded from
+// its own Schema record); the rewritten copy's chunks are zstd-compressed.
 
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { McapStreamReader } from '@mcap/core';
+import { chunkCompressionReady, EPISODE_DECOMPRESS_HANDLERS } from './chunkCompression';
+import { messageDecoder, type SchemaRecord } from './episodeCodec';
 import { ChunkedMcapWriter, EpisodeFileError, errnoOf, syncDirectory } from './chunkedMcapWriter';
 import { TOPICS } from './episodeSchemas';
 
@@ -68,17 +72,21 @@ export async function recoverEpisodeFile(file: string, options: RecoverOptions =
   const sink: { w: ChunkedMcapWriter | null } = { w: null };
   try {
     report.bytes = (await fh.stat()).size;
-    const reader = new McapStreamReader({ validateCrcs: true });
+    await chunkCompressionReady();
+    const reader = new McapStreamReader({ validateCrcs: true, decompressHandlers: EPISODE_DECOMPRESS_HANDLERS });
     const schemaIds = new Map<number, number>();
-    const channels = new Map<number, { topic: string; outId: number | null }>();
-    const decoder = new TextDecoder();
+    const schemas = new Map<number, SchemaRecord>();
+    const channels = new Map<
+      number,
+      { topic: string; outId: number | null; decode: ((d: Uint8Array) => unknown) | null }
+    >();
     // Whether to rewrite is known only once we know the file is incomplete; records are replayed
     // into the writer as they come (opened lazily on the first record), and the copy is deleted
     // again if the source turns out complete.
     const writer = async (): Promise<ChunkedMcapWriter | null> => {
       if (!tmp) return null;
       if (!sink.w) {
-        sink.w = await ChunkedMcapWriter.open(tmp, { chunkSizeBytes: 1024 * 1024, fsync: true });
+        sink.w = await ChunkedMcapWriter.open(tmp, { chunkSizeBytes: 1024 * 1024, fsync: true, compression: 'zstd' });
         sink.w.start({ profile: '', library: 'motionbench (recovered)' });
       }
       return sink.w;
@@ -96,6 +104,7 @@ export async function recoverEpisodeFile(file: string, options: RecoverOptions =
           const w = await writer();
           switch (rec.type) {
             case 'Schema':
+              if (!schemas.has(rec.id)) schemas.set(rec.id, { name: rec.name, encoding: rec.encoding, data: rec.data });
               if (!schemaIds.has(rec.id))
                 schemaIds.set(
                   rec.id,
@@ -114,7 +123,13 @@ export async function recoverEpisodeFile(file: string, options: RecoverOptions =
                         metadata: rec.metadata,
                       })
                     : null;
-                channels.set(rec.id, { topic: rec.topic, outId });
+                let decode: ((d: Uint8Array) => unknown) | null = null;
+                try {
+                  decode = messageDecoder(rec.messageEncoding, schemas.get(rec.schemaId) ?? null);
+                } catch {
+                  /* an encoding we cannot decode: its messages are still copied */
+                }
+                channels.set(rec.id, { topic: rec.topic, outId, decode });
               }
               break;
             case 'Metadata':
@@ -130,10 +145,10 @@ export async function recoverEpisodeFile(file: string, options: RecoverOptions =
               if (ch.topic === TOPICS.executed) {
                 report.executedFrames++;
                 try {
-                  const t = (JSON.parse(decoder.decode(rec.data)) as { timeS?: unknown }).timeS;
+                  const t = (ch.decode?.(rec.data) as { timeS?: unknown } | undefined)?.timeS;
                   if (typeof t === 'number') report.lastExecutedTimeS = t;
                 } catch {
-                  /* a message that is not JSON still counts as recovered bytes */
+                  /* a message that does not decode still counts as recovered bytes */
                 }
               }
               if (w && ch.outId !== null) w.addMessage({ ...rec, channelId: ch.outId });

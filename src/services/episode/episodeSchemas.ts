@@ -1,22 +1,38 @@
-// The episode file (`motionbench-episode/1`): an MCAP file Foxglove opens directly. Every
-// channel is JSON-encoded (messageEncoding "json") with a JSON Schema (schema encoding
-// "jsonschema"); log and publish times are nanoseconds since the Unix epoch (episode start in
-// wall-clock time + the frame's time on the episode clock). Field names are those of the
-// program's types (StateFrame etc.), units in the names.
+// The episode file: an MCAP file Foxglove opens directly. Log and publish times are nanoseconds
+// since the Unix epoch (episode start in wall-clock time + the frame's time on the episode clock).
+// Two formats, both read by episodeReader.ts:
+//
+//   `motionbench-episode/2` (written since issue 15): the high-rate topics in protobuf, their
+//     schemas stored in the file as a FileDescriptorSet (episodeProto.ts), chunks compressed with
+//     zstd (chunkCompression.ts); /events and the final /metrics stay JSON (a few messages).
+//   `motionbench-episode/1`: every channel JSON (messageEncoding "json", JSON Schema), chunks
+//     uncompressed. Still written on request (the benchmark's baseline) and read forever.
 //
 // Topics
 //   /reference        the reference on the 50 Hz common timeline, one message per frame
-//   /executed/state   the executed StateFrames (50 Hz), plus the simulator's root velocities
+//   /executed/state   the executed StateFrames (the simulator's at 50 Hz, with its root
+//                     velocities; a robot's at its stream rate, 500 Hz): /2 uses
+//                     motionbench.StateFrame (double) for simulator episodes and
+//                     motionbench.RobotState (measured joints and IMU in float32, as the G1
+//                     publishes them) for real-robot episodes
 //   /commands         the command of each control step at a recorded frame: joint targets,
 //                     effective PD gains, root-assist wrench
 //   /events           episode_start, hard_failure, stop_requested, problem, episode_end, and the
 //                     trace store's refusal, human_reset, intervention, recovery, … (EPISODE_EVENT_TYPES)
-//   /metrics          live readings per frame (kind "live") and the final readings ("final")
-// Metadata records: "episode" (what ran) and "result" (how it ended, trajectory_sha256).
+//   /metrics          the final readings ("final"); in /1 also the live readings per frame ("live")
+//   /metrics/live     (/2) the live readings per frame, motionbench.LiveMetrics
+//   /exec/transforms, /ref/transforms, /exec/scene, /ref/scene
+//                     (/2, when the recorder has the robot's model) what Foxglove's 3D panel
+//                     draws: foxglove.FrameTransforms and foxglove.SceneUpdate (sceneTracks.ts)
+// Metadata records: "episode" (what ran; `format` names the format) and "result" (how it ended,
+// trajectory_sha256).
 
 import { TRACE_EVENT_KINDS } from '../../domain/trace/records';
 
-export const EPISODE_FORMAT = 'motionbench-episode/1';
+/** The JSON format (every channel JSON, uncompressed chunks). */
+export const EPISODE_FORMAT_JSON = 'motionbench-episode/1';
+/** The compact format: protobuf high-rate topics, zstd chunks (what the recorder writes). */
+export const EPISODE_FORMAT = 'motionbench-episode/2';
 
 /**
  * Event types on /events. The trace store (src/services/trace) records the same kinds in
@@ -30,9 +46,21 @@ export const TOPICS = {
   commands: '/commands',
   events: '/events',
   metrics: '/metrics',
+  metricsLive: '/metrics/live',
+  execTransforms: '/exec/transforms',
+  refTransforms: '/ref/transforms',
+  execScene: '/exec/scene',
+  refScene: '/ref/scene',
 } as const;
 
 export type EpisodeTopic = (typeof TOPICS)[keyof typeof TOPICS];
+/** The topics of `motionbench-episode/1` (no /metrics/live: live readings went on /metrics; no 3D tracks). */
+export type JsonEpisodeTopic =
+  | typeof TOPICS.reference
+  | typeof TOPICS.executed
+  | typeof TOPICS.commands
+  | typeof TOPICS.events
+  | typeof TOPICS.metrics;
 
 const num = { type: 'number' } as const;
 const numOrNull = { type: ['number', 'null'] } as const;
@@ -60,7 +88,8 @@ const obj = (title: string, properties: Record<string, unknown>, required: strin
   required,
 });
 
-export const SCHEMAS: Record<EpisodeTopic, { name: string; schema: object }> = {
+/** The JSON Schemas of `motionbench-episode/1`'s channels, and of /2's JSON channels (events, final metrics). */
+export const SCHEMAS: Record<JsonEpisodeTopic, { name: string; schema: object }> = {
   [TOPICS.reference]: {
     name: 'motionbench.ReferenceFrame',
     schema: obj(

@@ -1,4 +1,5 @@
-// Writes an episode file (src/services/episode/episodeSchemas.ts). Frames are written as they
+// Writes an episode file (src/services/episode/episodeSchemas.ts): `motionbench-episode/2`
+// (protobuf, zstd chunks) unless asked for the JSON format /1 (the benchmark's baseline). Frames are written as they
 // arrive, in time order (reference frame k just before executed frame k), into chunks: by default
 // a chunk closes when it passes 128 KiB; a flush policy (every N frames, every T ms of wall time,
 // fdatasync at each chunk) bounds what a killed process can lose to the open chunk. close()
@@ -10,9 +11,23 @@ import { performance } from 'node:perf_hooks';
 import type { StateFrame } from '../../domain/backend/stateFrame';
 import { ChunkedMcapWriter } from './chunkedMcapWriter';
 import {
+  encodeCommand,
+  encodeExecuted,
+  encodeLiveMetrics,
+  encodeReference,
+  executedSchemaName,
+  type MeasuredPrecision,
+} from './episodeCodec';
+import { EPISODE_DESCRIPTOR_SET } from './episodeProto';
+import { FOXGLOVE_DESCRIPTOR_SET, FOXGLOVE_FRAME_TRANSFORMS, FOXGLOVE_SCENE_UPDATE } from './foxgloveScene';
+import { SceneTracks } from './sceneTracks';
+import type { RobotProfile } from '../../domain/robot/robotProfile';
+import {
   EPISODE_FORMAT,
+  EPISODE_FORMAT_JSON,
   SCHEMAS,
   TOPICS,
+  type JsonEpisodeTopic,
   type CommandMessage,
   type EpisodeEventType,
   type EpisodeTopic,
@@ -61,6 +76,11 @@ export interface EpisodeWriterStats {
   chunks: number;
   /** Bytes handed to the OS. */
   bytes: number;
+  /**
+   * Executed frames stored with their double-precision copy (`exact`): a 'float32' episode's
+   * frames whose measured values were not all exactly float32.
+   */
+  exactCopies: number;
 }
 
 const arr = (a: ArrayLike<number> | null | undefined): number[] | null => (a ? Array.from(a) : null);
@@ -77,10 +97,31 @@ export interface EpisodeWriterOptions {
   episode: Record<string, string | number | boolean | null>;
   /** The reference, written frame by frame alongside the executed state. */
   reference?: ReferenceFrames | null;
+  /** 'protobuf' (default): `motionbench-episode/2`; 'json': `motionbench-episode/1`. */
+  encoding?: 'protobuf' | 'json';
+  /**
+   * How a protobuf episode stores the measured joints and IMU (default 'float64'): 'float32' for
+   * a real robot's lowstate, which a G1 publishes in float32 (a frame that is not exactly float32
+   * keeps a double copy; nothing is lost).
+   */
+  measuredPrecision?: MeasuredPrecision;
+  /**
+   * The robot's model: a protobuf episode then carries the 3D tracks Foxglove draws (both
+   * transform trees and the geometry, sceneTracks.ts). Without it the episode has none.
+   */
+  robot?: RobotProfile | null;
+}
+
+/** A channel: its id and how its messages are encoded. */
+interface Channel {
+  id: number;
+  json: boolean;
 }
 
 export class EpisodeWriter {
-  private readonly channels = new Map<EpisodeTopic, number>();
+  private readonly channels = new Map<EpisodeTopic, Channel>();
+  private exactCopies = 0;
+  private scene: SceneTracks | null = null;
   private readonly seq = new Map<EpisodeTopic, number>();
   private readonly startNs: bigint;
   private refWritten = 0;
@@ -99,6 +140,8 @@ export class EpisodeWriter {
     private readonly reference: ReferenceFrames | null,
     startMs: number,
     policy: FlushPolicy,
+    private readonly encoding: 'protobuf' | 'json',
+    private readonly precision: MeasuredPrecision,
   ) {
     this.startNs = BigInt(Math.round(startMs)) * 1_000_000n;
     this.everyFrames = policy.everyFrames ?? Infinity;
@@ -114,26 +157,80 @@ export class EpisodeWriter {
   /** Creates (truncates, or with `exclusive` refuses to replace) the file and writes the header, schemas, channels and the "episode" metadata. */
   static async create(file: string, options: EpisodeWriterOptions): Promise<EpisodeWriter> {
     const policy = options.flush ?? {};
+    const encoding = options.encoding ?? 'protobuf';
+    const precision = options.measuredPrecision ?? 'float64';
     const mcap = await ChunkedMcapWriter.open(file, {
       chunkSizeBytes: policy.maxChunkBytes ?? 128 * 1024,
       fsync: policy.fsync ?? false,
       exclusive: options.exclusive ?? false,
+      compression: encoding === 'protobuf' ? 'zstd' : '',
     });
-    const w = new EpisodeWriter(file, mcap, options.reference ?? null, options.startMs ?? Date.now(), policy);
+    const w = new EpisodeWriter(
+      file,
+      mcap,
+      options.reference ?? null,
+      options.startMs ?? Date.now(),
+      policy,
+      encoding,
+      precision,
+    );
+    const format = encoding === 'protobuf' ? EPISODE_FORMAT : EPISODE_FORMAT_JSON;
     try {
-      mcap.start({ profile: '', library: `motionbench (${EPISODE_FORMAT})` });
-      for (const topic of Object.values(TOPICS)) {
+      mcap.start({ profile: '', library: `motionbench (${format})` });
+      const jsonChannel = (topic: JsonEpisodeTopic) => {
         const s = SCHEMAS[topic];
         const schemaId = mcap.registerSchema({
           name: s.name,
           encoding: 'jsonschema',
           data: encoder.encode(JSON.stringify(s.schema)),
         });
-        const channelId = mcap.registerChannel({ schemaId, topic, messageEncoding: 'json', metadata: new Map() });
-        w.channels.set(topic, channelId);
+        const id = mcap.registerChannel({ schemaId, topic, messageEncoding: 'json', metadata: new Map() });
+        w.channels.set(topic, { id, json: true });
         w.seq.set(topic, 0);
+      };
+      // One Schema record per message type, each with the whole FileDescriptorSet (Foxglove and
+      // @mcap/support decode a protobuf schema by its full name from the set in its own record).
+      const protobufChannel = (topic: EpisodeTopic, schemaName: string, descriptorSet = EPISODE_DESCRIPTOR_SET) => {
+        const schemaId = mcap.registerSchema({ name: schemaName, encoding: 'protobuf', data: descriptorSet });
+        const id = mcap.registerChannel({ schemaId, topic, messageEncoding: 'protobuf', metadata: new Map() });
+        w.channels.set(topic, { id, json: false });
+        w.seq.set(topic, 0);
+      };
+      if (encoding === 'json') {
+        for (const topic of [TOPICS.reference, TOPICS.executed, TOPICS.commands, TOPICS.events, TOPICS.metrics])
+          jsonChannel(topic);
+      } else {
+        protobufChannel(TOPICS.reference, 'motionbench.ReferenceFrame');
+        protobufChannel(TOPICS.executed, executedSchemaName(precision));
+        protobufChannel(TOPICS.commands, 'motionbench.Command');
+        protobufChannel(TOPICS.metricsLive, 'motionbench.LiveMetrics');
+        jsonChannel(TOPICS.events);
+        jsonChannel(TOPICS.metrics);
+        if (options.robot) {
+          const hasRef = w.reference !== null;
+          w.scene = new SceneTracks(options.robot, hasRef);
+          protobufChannel(TOPICS.execTransforms, FOXGLOVE_FRAME_TRANSFORMS, FOXGLOVE_DESCRIPTOR_SET);
+          protobufChannel(TOPICS.execScene, FOXGLOVE_SCENE_UPDATE, FOXGLOVE_DESCRIPTOR_SET);
+          if (hasRef) {
+            protobufChannel(TOPICS.refTransforms, FOXGLOVE_FRAME_TRANSFORMS, FOXGLOVE_DESCRIPTOR_SET);
+            protobufChannel(TOPICS.refScene, FOXGLOVE_SCENE_UPDATE, FOXGLOVE_DESCRIPTOR_SET);
+          }
+        }
       }
-      mcap.addMetadata({ name: 'episode', metadata: stringMap({ format: EPISODE_FORMAT, ...options.episode }) });
+      mcap.addMetadata({
+        name: 'episode',
+        metadata: stringMap({
+          format,
+          ...(encoding === 'protobuf' && { measured_precision: precision }),
+          ...options.episode,
+        }),
+      });
+      if (w.scene) {
+        // the geometry once, at the episode's start; each body's primitives follow its frame
+        const scenes = w.scene.scenes(w.startNs);
+        w.put(TOPICS.execScene, 0, scenes.exec);
+        if (scenes.ref) w.put(TOPICS.refScene, 0, scenes.ref);
+      }
       await mcap.settle();
       return w;
     } catch (err) {
@@ -147,17 +244,23 @@ export class EpisodeWriter {
     return this.startNs + BigInt(Math.round(timeS * 1e9));
   }
 
-  private put(topic: EpisodeTopic, timeS: number, msg: object): void {
+  /** Adds one message: `msg` is JSON-encoded on a JSON channel; `data` is the bytes of a protobuf one. */
+  private put(topic: EpisodeTopic, timeS: number, msg: object | Uint8Array): void {
+    const ch = this.channels.get(topic)!;
     const t = this.timeNs(timeS);
     const sequence = this.seq.get(topic)!;
     this.seq.set(topic, sequence + 1);
     this.mcap.addMessage({
-      channelId: this.channels.get(topic)!,
+      channelId: ch.id,
       sequence,
       logTime: t,
       publishTime: t,
-      data: encoder.encode(JSON.stringify(msg)),
+      data: msg instanceof Uint8Array ? msg : encoder.encode(JSON.stringify(msg)),
     });
+  }
+
+  private get protobuf(): boolean {
+    return this.encoding === 'protobuf';
   }
 
   private referenceUpTo(frameInclusive: number): void {
@@ -167,12 +270,26 @@ export class EpisodeWriter {
     const last = Math.min(frameInclusive, r.frameCount - 1);
     for (; this.refWritten <= last; this.refWritten++) {
       const k = this.refWritten;
+      const timeS = k / r.rateHz;
+      const rootPosM = r.rootPosM.subarray(3 * k, 3 * k + 3);
+      const rootQuatWxyz = r.rootQuatWxyz.subarray(4 * k, 4 * k + 4);
+      const jointPosRad = r.jointPosRad.subarray(J * k, J * k + J);
+      if (this.protobuf) {
+        this.put(TOPICS.reference, timeS, encodeReference({ timeS, frame: k, rootPosM, rootQuatWxyz, jointPosRad }));
+        if (this.scene)
+          this.put(
+            TOPICS.refTransforms,
+            timeS,
+            this.scene.reference(this.timeNs(timeS), rootPosM, rootQuatWxyz, jointPosRad),
+          );
+        continue;
+      }
       const m: ReferenceMessage = {
-        timeS: k / r.rateHz,
+        timeS,
         frame: k,
-        rootPosM: Array.from(r.rootPosM.subarray(3 * k, 3 * k + 3)),
-        rootQuatWxyz: Array.from(r.rootQuatWxyz.subarray(4 * k, 4 * k + 4)),
-        jointPosRad: Array.from(r.jointPosRad.subarray(J * k, J * k + J)),
+        rootPosM: Array.from(rootPosM),
+        rootQuatWxyz: Array.from(rootQuatWxyz),
+        jointPosRad: Array.from(jointPosRad),
       };
       this.put(TOPICS.reference, m.timeS, m);
     }
@@ -200,6 +317,12 @@ export class EpisodeWriter {
       // Reference frames on its own timeline: the one commanded, or (no referenceFrame, e.g. a
       // 500 Hz robot stream) the one at this frame's time.
       this.referenceUpTo(f.referenceFrame ?? (this.reference ? Math.floor(f.timeS * this.reference.rateHz + 1e-9) : 0));
+      if (this.protobuf) {
+        this.putProtobufFrame(f, k, x);
+        this.framesWritten++;
+        if (++this.framesInChunk >= this.everyFrames) this.flushChunk();
+        continue;
+      }
       const m: ExecutedMessage = {
         timeS: f.timeS,
         tick: f.tick,
@@ -249,6 +372,29 @@ export class EpisodeWriter {
     await this.mcap.throttle(this.maxBacklog);
   }
 
+  /** One executed frame of a protobuf episode, with its command and live readings. */
+  private putProtobufFrame(f: StateFrame, k: number, x: ExecutedExtras | null): void {
+    const e = encodeExecuted(f, this.precision, x?.rootLinVelMps ?? null, x?.rootAngVelRadS ?? null);
+    if (e.exact) this.exactCopies++;
+    this.put(TOPICS.executed, f.timeS, e.data);
+    const tf = this.scene?.executed(f, this.timeNs(f.timeS));
+    if (tf) this.put(TOPICS.execTransforms, f.timeS, tf);
+    if (x?.command)
+      this.put(
+        TOPICS.commands,
+        f.timeS,
+        encodeCommand({
+          timeS: f.timeS,
+          frame: k,
+          jointTargetRad: x.command.jointTargetRad,
+          ...(x.command.kp && { kp: x.command.kp }),
+          ...(x.command.kd && { kd: x.command.kd }),
+          assistWrench: x.assistWrench ?? null,
+        }),
+      );
+    if (x?.live) this.put(TOPICS.metricsLive, f.timeS, encodeLiveMetrics({ timeS: f.timeS, frame: k, ...x.live }));
+  }
+
   async writeEvent(
     timeS: number,
     type: EpisodeEventType,
@@ -276,9 +422,10 @@ export class EpisodeWriter {
   stats(): EpisodeWriterStats {
     return {
       frames: this.framesWritten,
-      durableFrames: this.mcap.durableMessages(this.channels.get(TOPICS.executed)!),
+      durableFrames: this.mcap.durableMessages(this.channels.get(TOPICS.executed)!.id),
       chunks: this.mcap.chunks,
       bytes: this.mcap.bytesWritten,
+      exactCopies: this.exactCopies,
     };
   }
 

@@ -60,6 +60,7 @@ export async function recordSimEpisode(o: RecordSimEpisodeRequest): Promise<Reco
     backendId: o.sim.id,
     seed: o.seed,
     runId,
+    robot: o.profile,
     reference: {
       frameCount: ref50.frameCount,
       rateHz: ref50.fps,

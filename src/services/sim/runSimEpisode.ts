@@ -109,6 +109,7 @@ export async function runSimEpisode(sim: EmbeddedSimulator, req: SimEpisodeReque
       writer = await EpisodeWriter.create(req.out, {
         exclusive: req.outExclusive ?? false,
         startMs,
+        robot: req.profile,
         reference: {
           frameCount: ref50.frameCount,
           rateHz: ref50.fps,

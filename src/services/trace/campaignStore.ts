@@ -15,6 +15,7 @@ import path from 'node:path';
 import type Database from 'better-sqlite3';
 import type { EpisodeOutcome, ExecutionDomain } from '../../domain/backend/backend';
 import type { EpisodeMetrics } from '../../domain/metrics/readings';
+import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { canonicalJson } from '../../domain/trace/canonicalJson';
 import {
   branchId,
@@ -119,6 +120,8 @@ export interface BeginEpisodeRequest {
   snapshotHash?: string | null;
   /** The reference written to /reference as frames arrive. */
   reference?: ReferenceFrames | null;
+  /** The robot's model: the episode file then carries the 3D tracks Foxglove draws (episodeWriter.ts). */
+  robot?: RobotProfile | null;
   /** More entries for the file's "episode" metadata (clip name, binding label, …). */
   fileMetadata?: Record<string, string | number | boolean | null>;
   /** Kept in episodes.meta_json. */
@@ -1027,6 +1030,9 @@ export class CampaignStore implements RecorderHost {
         exclusive: true,
         flush: { ...RECORDER_FLUSH_POLICY, ...(req.flush ?? {}) },
         reference: req.reference ?? null,
+        robot: req.robot ?? null,
+        // A robot's lowstate is float32 (unitree_hg MotorState/IMUState): stored as such, exactly.
+        measuredPrecision: req.executionDomain === 'real_robot' ? 'float32' : 'float64',
         episode: {
           ...(req.fileMetadata ?? {}),
           run_id: runId,

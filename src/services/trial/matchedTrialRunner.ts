@@ -681,6 +681,7 @@ class TrialSessionDriver {
       robotUnit: link.robotUnit,
       rolloutIndex: index,
       snapshotHash: this.pair.snapshotHash,
+      robot: profile,
       reference: {
         frameCount: ref50.frameCount,
         rateHz: ref50.fps,
