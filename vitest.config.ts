@@ -17,6 +17,7 @@ const REALTIME = [
   'test/integration/robotSensitivity.test.ts',
   'test/integration/policyMatchedTrial.test.ts',
   'test/integration/robotLinkClient.test.ts',
+  'test/integration/ros2LowStateLink.test.ts',
   'test/integration/hostileBridge.test.ts',
   'test/integration/robotLinkSoak.test.ts',
   'test/integration/robotEmulator.test.ts',

@@ -160,6 +160,13 @@ export interface RobotLinkCapabilities {
    * (human_reset). False for a real robot's bridge.
    */
   readonly emulatorControl: boolean;
+  /**
+   * Set when the link can only ever be watched, whatever the connection's state: no runner on the
+   * robot can prepare, start or stop a clip (a ROS 2 robot through foxglove_bridge, docs/ROS2_LINK.md).
+   * The sentence says why; acquire() refuses with it and the gate driver refuses such a link for a
+   * real-robot trial (WatchOnlyLinkError). Absent for a g1-bridge/1 link, whose `control` may change.
+   */
+  readonly watchOnlyReason?: string;
 }
 
 /** Link figures of a robot link (the Connections panel shows `latencyMs`; the rest is for trials and benchmarks). */
@@ -216,6 +223,25 @@ export class NotARobotBackendError extends Error {
   ) {
     super(reason);
   }
+}
+
+/**
+ * A robot link that can only be watched was asked to run a clip (it declares `watchOnlyReason`):
+ * nothing was sent to the robot.
+ */
+export class WatchOnlyLinkError extends Error {
+  override readonly name = 'WatchOnlyLinkError';
+  constructor(
+    readonly backendName: string,
+    readonly reason: string,
+  ) {
+    super(`${backendName}: ${reason}`);
+  }
+}
+
+/** Why `backend` can never run a clip (its declared `watchOnlyReason`), or null. */
+export function watchOnlyRefusal(backend: Backend): string | null {
+  return robotBackendOf(backend)?.robotLink.watchOnlyReason ?? null;
 }
 
 /** Why `backend` cannot carry a real-robot trial's stop and damp, or null when it can. */

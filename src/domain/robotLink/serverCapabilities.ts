@@ -38,3 +38,25 @@ export function stampOriginOf(metadata: Readonly<Record<string, string>>): numbe
   const n = Number(v);
   return v.trim() !== '' && Number.isFinite(n) ? n : null;
 }
+
+/**
+ * The capabilities of a ROS 2 robot through foxglove_bridge (docs/ROS2_LINK.md): the real robot's
+ * sensors only — no global root (no motion capture topic is read), the IMU's attitude as root
+ * orientation, estimated torques, no contacts, no reset, and no WBC binding it can run (it has no
+ * g1-bridge/1 runner). unitree_ros2 publishes `lowstate` at the high rate, `lf/lowstate` at a low
+ * one (example/src/src/read_low_state_hg.cpp, HIGH_FREQ); 500 Hz is the G1's rt/lowstate rate.
+ */
+export const ROS2_LOWSTATE_CAPABILITIES: Readonly<BackendCapabilities> = Object.freeze({
+  executionDomain: 'real_robot',
+  globalRootPosition: false,
+  rootOrientation: true,
+  contacts: false,
+  jointTorque: true,
+  stateRateHz: 500,
+  exactReset: false,
+  bindingKinds: [],
+});
+
+/** Why a ROS 2 foxglove_bridge link is watch-only (acquire's refusal, the gate driver's, the docs'). */
+export const ROS2_LINK_WATCH_ONLY_REASON =
+  'this robot link is a ROS 2 foxglove_bridge: it has no g1-bridge/1 runner, so a clip cannot be prepared, started or stopped here (watch, calibrate and measure only)';

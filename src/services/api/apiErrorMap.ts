@@ -9,7 +9,8 @@
 
 import { z } from 'zod';
 import type { ApiError, ApiErrorCode, ApiErrorOrigin } from '../../api/contract';
-import { NotARobotBackendError } from '../../domain/backend/backend';
+import { NotARobotBackendError, WatchOnlyLinkError } from '../../domain/backend/backend';
+import { UnitreeDefinitionError } from '../../domain/robotLink/unitreeLowState';
 import { InputError, issueKey } from '../../domain/problems';
 import { StatsError } from '../../domain/stats/result';
 import { BakedMotionError } from '../../domain/wbc/bakedMotion';
@@ -149,6 +150,7 @@ const TABLE: readonly Entry<unknown>[] = [
   // The emulator's control channel did not answer, or refused (e.g. a human reset under e-stop).
   entry(EmulatorControlError, (e) => ({ code: 'conflict', message: e.message })),
   entry(NotARobotBackendError, (e) => ({ code: 'refused', message: e.message, reasons: [] })),
+  entry(WatchOnlyLinkError, (e) => ({ code: 'refused', message: e.message, reasons: [e.reason] })),
   // A start-state study on the robot that cannot be run as asked (no control channel, a plan beyond
   // the start-pose check, a trial the gate ended): the CLI's today, the console's when it drives one.
   entry(RobotSensitivityRefused, (e) => ({ code: 'refused', message: e.message, reasons: [] })),
@@ -165,6 +167,8 @@ const TABLE: readonly Entry<unknown>[] = [
   entry(OnnxPolicyError, plain('input_error')),
   entry(TrackingPolicyError, plain('input_error')),
   entry(JointOrderError, plain('input_error')),
+  // A ROS 2 robot link whose advertised LowState definition is not unitree_hg's (it stays unsubscribed).
+  entry(UnitreeDefinitionError, plain('input_error')),
   entry(BakedMotionError, plain('input_error')),
   // The program's own state: not the operator's input.
   entry(FrozenSnapshotMismatchError, (e) => ({ code: 'internal', message: e.message, reasons: [...e.differences] })),

@@ -10,6 +10,7 @@ import type {
   RobotLinkStats,
   StopDelivery,
 } from '../../domain/backend/backend';
+import { WatchOnlyLinkError } from '../../domain/backend/backend';
 import { BackendEventQueue } from '../../domain/backend/backendEventQueue';
 import type { BackendProblemCode } from '../../domain/backend/problemCodes';
 import type { StateFrame } from '../../domain/backend/stateFrame';
@@ -31,8 +32,14 @@ import {
   type ReconnectState,
 } from '../../domain/robotLink/reconnectBackoff';
 import { declaresEmulatorControl } from '../../domain/robotEmulator/emulatorControl';
-import { capabilitiesFromServer } from '../../domain/robotLink/serverCapabilities';
-import { StateIntake } from '../../domain/robotLink/stateIntake';
+import {
+  capabilitiesFromServer,
+  ROS2_LINK_WATCH_ONLY_REASON,
+  ROS2_LOWSTATE_CAPABILITIES,
+} from '../../domain/robotLink/serverCapabilities';
+import { StateIntake, type LowStateResult, type StateIntakeStats } from '../../domain/robotLink/stateIntake';
+import { UNITREE_LOWSTATE_TOPIC } from '../../domain/robotLink/unitreeLowState';
+import { UnitreeLowStateIntake } from '../../domain/robotLink/unitreeLowStateIntake';
 import { CommandChannel, SAFETY_MAX_ATTEMPTS, SAFETY_RETRY_MS } from '../robotLink/commandChannel';
 import { EpisodeRuns } from '../robotLink/episodeRuns';
 import { FreshnessMonitor, type FreshnessChange } from '../robotLink/freshnessMonitor';
@@ -64,6 +71,14 @@ export { CommandRefusedError, SAFETY_MAX_ATTEMPTS, SAFETY_RETRY_MS } from '../ro
 // message; lost at once when the socket closes) plus problems, never exceptions: malformed,
 // duplicate and out-of-order frames are counted, reported and dropped; a condition (stale, lost,
 // watch-only…) is withdrawn when it ends; the socket reconnects with exponential backoff.
+//
+// The same client reads a ROS 2 robot through foxglove_bridge (docs/ROS2_LINK.md): when the
+// connection finds one (G1BridgeConnection.ros2: no contract, a ROS bridge, `/lowstate` in
+// unitree_hg/msg/LowState CDR), its lowstate goes through UnitreeLowStateIntake
+// (src/domain/robotLink/unitreeLowStateIntake.ts) instead of StateIntake, the capabilities are
+// ROS2_LOWSTATE_CAPABILITIES, and the link declares itself watch-only for good (`watchOnlyReason`):
+// acquire() refuses with WatchOnlyLinkError, stop and damp come back unsent (there is nothing on
+// the robot to receive them). Freshness, presence, problems, rates and the fan-out are the same.
 
 export interface BridgeClientOptions {
   /** ws://host:port of a g1-bridge/1 server. */
@@ -186,6 +201,7 @@ export class BridgeClientBackend implements RobotBackend {
   private readonly log: (line: string) => void;
   private readonly freshness: FreshnessMonitor;
   private readonly intake: StateIntake;
+  private readonly ros2Intake = new UnitreeLowStateIntake();
   private readonly arrivals = new ArrivalTimes(STATE_TIME_RING);
   private readonly latency: SampleRing;
   private readonly queue: BackendEventQueue;
@@ -304,6 +320,7 @@ export class BridgeClientBackend implements RobotBackend {
   }
 
   get capabilities(): BackendCapabilities {
+    if (this.conn?.ros2) return { ...ROS2_LOWSTATE_CAPABILITIES, bindingKinds: [] };
     return capabilitiesFromServer(this.conn?.metadata ?? {}, this.conn?.advertisedTopics() ?? new Set());
   }
 
@@ -313,14 +330,25 @@ export class BridgeClientBackend implements RobotBackend {
    */
   get robotLink(): RobotLinkCapabilities {
     const c = this.liveConn;
+    if (this.conn?.ros2)
+      return { control: 'watchOnly', emulatorControl: false, watchOnlyReason: ROS2_LINK_WATCH_ONLY_REASON };
     return {
       control: c && c.hasCommandChannel && !c.controlRefused ? 'runClips' : 'watchOnly',
       emulatorControl: declaresEmulatorControl(this.conn?.metadata ?? {}),
     };
   }
 
+  /** Both intakes' counts (one connection uses one of them; a URL may serve either over time). */
+  private intakeStats(): StateIntakeStats {
+    const a = this.intake.stats();
+    const b = this.ros2Intake.stats();
+    const sum = {} as Record<keyof StateIntakeStats, number>;
+    for (const k of Object.keys(a) as (keyof StateIntakeStats)[]) sum[k] = a[k] + b[k];
+    return sum;
+  }
+
   stats(): BridgeClientStats {
-    const s = this.intake.stats();
+    const s = this.intakeStats();
     return {
       connects: this.connects,
       received: s.received,
@@ -344,7 +372,7 @@ export class BridgeClientBackend implements RobotBackend {
    */
   linkStats(): BridgeLinkStats {
     const now = this.clock.nowMs();
-    const s = this.intake.stats();
+    const s = this.intakeStats();
     const last = this.arrivals.lastAtMs;
     const p50 = this.latency.percentile(50);
     return {
@@ -392,8 +420,10 @@ export class BridgeClientBackend implements RobotBackend {
 
   async acquire(runId: string): Promise<BackendLease> {
     if (this.closed) throw new Error(`${this.name} is closed`);
+    if (this.conn?.ros2) throw new WatchOnlyLinkError(this.name, ROS2_LINK_WATCH_ONLY_REASON);
     return this.runs.acquire(runId, async () => {
       await this.whenPresent(this.opts.connectTimeoutMs);
+      if (this.conn?.ros2) throw new WatchOnlyLinkError(this.name, ROS2_LINK_WATCH_ONLY_REASON);
       // A g1-bridge/1 server says whether we control it right after we advertise; give it a moment.
       for (let i = 0; i < 25 && (this.conn?.controlKnown ?? null) === null; i++) await clockDelay(this.clock, 20);
       if (!this.liveConn?.hasCommandChannel)
@@ -429,6 +459,7 @@ export class BridgeClientBackend implements RobotBackend {
    */
   sendStop(reason: string, outcome?: EpisodeOutcome): Promise<StopDelivery> {
     this.runs.latchStop(outcome ?? 'aborted_by_operator', reason);
+    if (this.conn?.ros2) return Promise.resolve(this.unsentToRos2('stop', reason));
     const wireOutcome = wireStopOutcome(outcome);
     return this.commands.sendSafety('stop', reason, {
       command: 'stop',
@@ -439,7 +470,21 @@ export class BridgeClientBackend implements RobotBackend {
   /** Sends `damp` as sendStop sends `stop` (unleased, retried until answered, latches the run). */
   damp(reason: string): Promise<StopDelivery> {
     this.runs.latchStop('aborted_by_operator', reason);
+    if (this.conn?.ros2) return Promise.resolve(this.unsentToRos2('damp', reason));
     return this.commands.sendSafety('damp', reason, { command: 'damp', args: { reason } });
+  }
+
+  /** A stop or damp on a ROS 2 link: nothing on the robot would receive it (no g1-bridge/1 runner). */
+  private unsentToRos2(command: 'stop' | 'damp', reason: string): StopDelivery {
+    return {
+      command,
+      reason,
+      attempts: 0,
+      answer: null,
+      message: `not sent: ${ROS2_LINK_WATCH_ONLY_REASON}`,
+      firstSentAtMs: null,
+      settledAtMs: this.clock.nowMs(),
+    };
   }
 
   async close(): Promise<void> {
@@ -468,6 +513,7 @@ export class BridgeClientBackend implements RobotBackend {
   private connect(): void {
     if (this.closed) return;
     this.intake.newConnection();
+    this.ros2Intake.newConnection();
     this.connConditions = new Set();
     this.conn = null;
     this.connLive = false;
@@ -485,7 +531,7 @@ export class BridgeClientBackend implements RobotBackend {
             this.log(`bridge client: connected to ${url}`);
           },
           ready: () => live() && this.onReady(),
-          message: (topic, data) => live() && this.onMessage(topic, data),
+          message: (topic, data, logTimeNs) => live() && this.onMessage(topic, data, logTimeNs),
           status: (s) => live() && this.onServerStatus(s),
           badFrame: (reason) => live() && this.onBadServerFrame(reason),
           problem: (severity, code, message) => {
@@ -641,8 +687,13 @@ export class BridgeClientBackend implements RobotBackend {
   // -------------------------------------------------------------------------------------------
   // Messages
 
-  private onMessage(topic: string, data: ArrayBufferView): void {
+  private onMessage(topic: string, data: ArrayBufferView, logTimeNs: bigint): void {
     if (this.opts.freshnessFrom === 'any_message') this.freshness.fresh();
+    const ros2 = this.conn?.ros2LowState ?? null;
+    if (topic === UNITREE_LOWSTATE_TOPIC && ros2) {
+      const receivedAt = this.clock.nowMs();
+      return this.acceptLowState(this.ros2Intake.lowState(ros2.decode(data), logTimeNs), receivedAt, null);
+    }
     switch (topic) {
       case G1_BRIDGE_TOPICS.lowstate:
         return this.onLowState(data);
@@ -664,7 +715,15 @@ export class BridgeClientBackend implements RobotBackend {
     // A frame belongs to a run only while that episode runs (its clock is the episode's); frames
     // before the start or after the end carry no run id.
     const episode = this.runs.episodeClock();
-    const r = this.intake.lowState(data, episode?.episodeStartNs ?? null);
+    this.acceptLowState(this.intake.lowState(data, episode?.episodeStartNs ?? null), receivedAt, episode);
+  }
+
+  /** An intake's verdict on one lowstate: a problem, or a frame counted, timed and queued. */
+  private acceptLowState(
+    r: LowStateResult,
+    receivedAt: number,
+    episode: ReturnType<EpisodeRuns['episodeClock']>,
+  ): void {
     if (r.kind === 'rejected') return this.incident('warn', r.problem.code, r.problem.message);
     if (r.gap) this.incident('warn', r.gap.code, r.gap.message);
     this.arrivals.record(receivedAt);

@@ -9,7 +9,8 @@ import {
   type WireCommand,
 } from '../../domain/bridge/g1BridgeContract';
 import { g1BridgeChannel } from '../../domain/bridge/g1BridgeSchemas';
-import { stampOriginOf } from '../../domain/robotLink/serverCapabilities';
+import { ROS2_LINK_WATCH_ONLY_REASON, stampOriginOf } from '../../domain/robotLink/serverCapabilities';
+import { UNITREE_LOWSTATE_TOPIC, UnitreeDefinitionError } from '../../domain/robotLink/unitreeLowState';
 import { checkedServerSocket } from '../bridge/checkedServerSocket';
 import {
   FOXGLOVE_SUBPROTOCOL,
@@ -20,6 +21,7 @@ import {
   type StatusMessage,
 } from '../bridge/foxgloveWs';
 import type { LinkClock } from './linkClock';
+import { isRos2UnitreeLowState, Ros2LowStateDecoder } from './ros2LowStateDecoder';
 
 // One WebSocket connection to a g1-bridge/1 server (the socket I/O of the console's client): opens
 // it with the Foxglove subprotocol, checks every server frame before the library parses it,
@@ -33,11 +35,19 @@ import type { LinkClock } from './linkClock';
 // link is present), each message of a subscribed topic, status messages, refused frames, problems
 // of what the server is (unsupported contract or encoding, watch-only, bad metadata), pongs, and
 // `closed` once (not after the owner itself dropped or closed it).
+//
+// A ROS 2 robot through foxglove_bridge (docs/ROS2_LINK.md) is recognised here too: a server that
+// names no contract and says it is a ROS bridge (metadata `ROS_DISTRO`, or `cdr` among its
+// supported encodings — ros2_foxglove_bridge.cpp sets both) gets no /console/command (foxglove_bridge
+// would make a ROS publisher of it), and its `/lowstate` (unitree_hg/msg/LowState, CDR, ros2msg) is
+// subscribed with a decoder built from the definition it advertises. Such a connection is `ros2`:
+// ready once that channel is advertised, never able to take commands.
 
 export interface ConnectionHandlers {
   opened(): void;
   ready(): void;
-  message(topic: string, data: ArrayBufferView): void;
+  /** `logTimeNs`: the Foxglove message's timestamp (the publisher's clock, ns). */
+  message(topic: string, data: ArrayBufferView, logTimeNs: bigint): void;
   status(s: StatusMessage): void;
   badFrame(reason: string): void;
   problem(severity: Problem['severity'], code: BackendProblemCode, message: string): void;
@@ -61,6 +71,13 @@ export class G1BridgeConnection {
   /** The server said whether this client controls it: true/false, null before (or never, for bridges that do not say). */
   controlKnown: boolean | null = null;
   controlRefused = false;
+  /**
+   * The server is a ROS 2 foxglove_bridge (no g1-bridge/1 contract): known from its serverInfo, or
+   * at the latest when it advertises a unitree_hg LowState channel.
+   */
+  ros2 = false;
+  /** The decoder of the subscribed ROS 2 `/lowstate` channel (its advertised definition); null before. */
+  ros2LowState: Ros2LowStateDecoder | null = null;
   private readonly ws: WebSocket;
   private readonly client: FoxgloveClientInstance;
   private readonly channels = new Map<number, Channel>();
@@ -106,7 +123,7 @@ export class G1BridgeConnection {
     client.on('message', (m) => {
       if (!live()) return;
       const topic = this.subscriptions.get(m.subscriptionId);
-      if (topic !== undefined) this.h.message(topic, m.data);
+      if (topic !== undefined) this.h.message(topic, m.data, m.timestamp);
     });
     client.on('status', (s) => live() && this.onStatus(s));
     client.on('error', (err) => live() && this.h.log(`bridge client: ${url}: ${err?.message ?? String(err)}`));
@@ -197,6 +214,9 @@ export class G1BridgeConnection {
   private onServerInfo(info: ServerInfo): void {
     this.metadata = { ...(info.metadata ?? {}) };
     const contract = this.metadata[G1_BRIDGE_METADATA.contract];
+    this.ros2 =
+      contract === undefined &&
+      (this.metadata.ROS_DISTRO !== undefined || (info.supportedEncodings ?? []).includes('cdr'));
     if (contract !== undefined && contract !== G1_BRIDGE_CONTRACT) {
       this.h.problem(
         'error',
@@ -206,7 +226,10 @@ export class G1BridgeConnection {
       this.ws.close(1000, 'unsupported contract');
       return;
     }
-    if (!info.capabilities.includes('clientPublish')) {
+    if (this.ros2) {
+      // Not a g1-bridge/1 runner: nothing to command (the backend declares the link watch-only).
+      this.reportRos2WatchOnly();
+    } else if (!info.capabilities.includes('clientPublish')) {
       this.h.problem(
         'warn',
         'watch_only',
@@ -229,6 +252,12 @@ export class G1BridgeConnection {
 
   private onAdvertise(chs: Channel[]): void {
     for (const ch of chs) {
+      // `/lowstate` is no g1-bridge/1 topic: read as ROS 2 only from a server that names no contract.
+      const contract = this.metadata[G1_BRIDGE_METADATA.contract];
+      if (ch.topic === UNITREE_LOWSTATE_TOPIC && contract === undefined && !this.advertises(ch.topic)) {
+        this.onRos2LowStateChannel(ch);
+        continue;
+      }
       if (!WANTED_TOPICS.includes(ch.topic)) continue;
       if (ch.schemaName.startsWith('g1-bridge/') && !ch.schemaName.startsWith(`${G1_BRIDGE_CONTRACT}/`)) {
         this.h.problem(
@@ -253,13 +282,53 @@ export class G1BridgeConnection {
     this.readyWhenKnown();
   }
 
+  /** A `/lowstate` channel: subscribed when it is unitree_hg's LowState in CDR, else a problem naming why. */
+  private onRos2LowStateChannel(ch: Channel): void {
+    if (!isRos2UnitreeLowState(ch)) {
+      this.h.problem(
+        'error',
+        'unsupported_encoding',
+        `${ch.topic} is ${ch.schemaName} (${ch.encoding}/${ch.schemaEncoding ?? '?'}); a ROS 2 robot link reads unitree_hg/msg/LowState (cdr/ros2msg); not subscribed`,
+      );
+      return;
+    }
+    let decoder: Ros2LowStateDecoder;
+    try {
+      decoder = Ros2LowStateDecoder.fromChannel(ch);
+    } catch (err) {
+      const why = err instanceof UnitreeDefinitionError ? err.message : String(err);
+      this.h.problem(
+        'error',
+        'unsupported_encoding',
+        `${ch.topic}: advertised definition refused: ${why}; not subscribed`,
+      );
+      return;
+    }
+    if (!this.ros2 || this.commandChannel !== null) {
+      // A server that did not say it is a ROS bridge but serves unitree_hg: still no commands to it.
+      this.ros2 = true;
+      if (this.commandChannel !== null) this.client.unadvertise(this.commandChannel);
+      this.commandChannel = null;
+      this.reportRos2WatchOnly();
+    }
+    this.ros2LowState = decoder;
+    this.channels.set(ch.id, ch);
+    this.subscriptions.set(this.client.subscribe(ch.id), ch.topic);
+  }
+
+  /** The `watch_only` condition of a ROS 2 bridge (the Connections panel shows why it cannot run clips). */
+  private reportRos2WatchOnly(): void {
+    this.h.problem('warn', 'watch_only', `${this.url}: ${ROS2_LINK_WATCH_ONLY_REASON}`);
+  }
+
   /**
    * Ready once the server has said what it is (serverInfo) and advertised its lowstate — not at
    * serverInfo alone: the channels decide the capabilities (a root_state channel = a global root),
    * and the advertisement is a separate message that can arrive in a later read on a loaded machine.
    */
   private readyWhenKnown(): void {
-    if (this.isReady || !this.serverInfoSeen || !this.advertises(G1_BRIDGE_TOPICS.lowstate)) return;
+    const lowstate = this.ros2LowState !== null ? UNITREE_LOWSTATE_TOPIC : G1_BRIDGE_TOPICS.lowstate;
+    if (this.isReady || !this.serverInfoSeen || !this.advertises(lowstate)) return;
     this.isReady = true;
     this.h.ready();
   }

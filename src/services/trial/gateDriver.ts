@@ -2,6 +2,8 @@ import { performance } from 'node:perf_hooks';
 import {
   NotARobotBackendError,
   stopPathRefusal,
+  watchOnlyRefusal,
+  WatchOnlyLinkError,
   type BackendEvent,
   type StopDelivery,
 } from '../../domain/backend/backend';
@@ -59,6 +61,12 @@ export class GateDriver {
     if (noStop !== null) {
       this.record('refusal', noStop, null, { reasons: [noStop] });
       throw new NotARobotBackendError(o.link.backend.name, noStop);
+    }
+    // A link that can only be watched (a ROS 2 foxglove_bridge: no g1-bridge/1 runner) carries no trial.
+    const watchOnly = watchOnlyRefusal(o.link.backend);
+    if (watchOnly !== null) {
+      this.record('refusal', watchOnly, null, { reasons: [watchOnly] });
+      throw new WatchOnlyLinkError(o.link.backend.name, watchOnly);
     }
     this.unsubscribers.push(o.interlock.subscribe((e) => this.feed(e)));
     this.unsubscribers.push(

@@ -1,0 +1,68 @@
+import { parse } from '@foxglove/rosmsg';
+import { MessageReader } from '@foxglove/rosmsg2-serialization';
+import {
+  checkUnitreeLowStateDefinition,
+  UNITREE_LOWSTATE_SCHEMA,
+  UnitreeDefinitionError,
+} from '../../domain/robotLink/unitreeLowState';
+
+// The CDR decoder of a ROS 2 `/lowstate` channel, built from the message definition the server
+// advertises (foxglove_bridge: `encoding: "cdr"`, `schemaEncoding: "ros2msg"`, `schemaName:
+// "unitree_hg/msg/LowState"`, `schema`: the LowState.msg text, then for each dependency a line of
+// 80 '=' and `MSG: unitree_hg/msg/<Type>` and its text — ros2_foxglove_bridge
+// src/message_definition_cache.cpp, delimiter() and get_full_text()). Nothing here knows a byte
+// layout: @foxglove/rosmsg parses the text (ROS 2 grammar), the domain checks that it is the
+// unitree_hg definition the console maps (src/domain/robotLink/unitreeLowState.ts), and
+// @foxglove/rosmsg2-serialization's MessageReader reads each payload (CDR with its 4-byte
+// encapsulation header, as rclcpp serializes it and foxglove_bridge forwards it unchanged).
+
+/** What a channel advertisement says about its messages. */
+export interface Ros2ChannelSchema {
+  topic: string;
+  encoding: string;
+  schemaName: string;
+  schemaEncoding?: string;
+  schema: string;
+}
+
+/** True when the channel is a ROS 2 unitree_hg LowState in CDR (what this decoder reads). */
+export function isRos2UnitreeLowState(ch: Ros2ChannelSchema): boolean {
+  return ch.encoding === 'cdr' && ch.schemaEncoding === 'ros2msg' && ch.schemaName === UNITREE_LOWSTATE_SCHEMA;
+}
+
+export class Ros2LowStateDecoder {
+  private constructor(private readonly reader: MessageReader) {}
+
+  /**
+   * A decoder for the channel's advertised definition. Throws UnitreeDefinitionError naming the
+   * field when the definition is not unitree_hg's LowState (or does not parse).
+   */
+  static fromChannel(ch: Ros2ChannelSchema): Ros2LowStateDecoder {
+    if (!isRos2UnitreeLowState(ch))
+      throw new UnitreeDefinitionError(
+        ch.topic,
+        `is ${ch.schemaName} (${ch.encoding}, ${ch.schemaEncoding ?? 'no schema encoding'}); expected ${UNITREE_LOWSTATE_SCHEMA} (cdr, ros2msg)`,
+      );
+    let defs: ReturnType<typeof parse>;
+    try {
+      defs = parse(ch.schema, { ros2: true });
+    } catch (err) {
+      throw new UnitreeDefinitionError(
+        UNITREE_LOWSTATE_SCHEMA,
+        `the advertised definition does not parse: ${(err as Error).message}`,
+      );
+    }
+    checkUnitreeLowStateDefinition(defs);
+    return new Ros2LowStateDecoder(new MessageReader(defs));
+  }
+
+  /** One CDR payload → the message object, or why it could not be read (never throws). */
+  decode(data: ArrayBufferView): { ok: true; message: unknown } | { ok: false; reason: string } {
+    try {
+      const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+      return { ok: true, message: this.reader.readMessage(bytes) };
+    } catch (err) {
+      return { ok: false, reason: (err as Error)?.message ?? String(err) };
+    }
+  }
+}

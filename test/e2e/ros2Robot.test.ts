@@ -1,0 +1,115 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import type { LiveRobotTestState } from '../../renderer/src/testing/testHooks';
+import { runQualification } from '../../src/services/qualification';
+import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
+import { resolveBindingSpec } from '../../src/services/sim/bindingSpec';
+import { openCampaign } from '../../src/services/trace';
+import { loadWorkload } from '../../src/services/workload';
+import { ensureRendererBuilt, launchChromium, screenshot, SCREENSHOT_DIR } from '../helpers/browserHarness';
+import { startRos2LowStateBridge, type Ros2LowStateBridge } from '../helpers/ros2LowStateBridge';
+import { startHostCommand, type HostProcess } from './e2eSupport';
+
+// Issue 15 item 3 end to end: the console (`motionbench host` + Chromium) connects to a ROS 2 G1
+// through foxglove_bridge — here the loopback stand-in of test/helpers/ros2LowStateBridge.ts,
+// which advertises unitree_hg/msg/LowState as ros2msg and publishes 500 Hz CDR built from
+// Unitree's own .msg files — shows it as a watch-only robot link, draws it live, and captures
+// and accepts a calibration from its lowstate. The captured joints are what the bridge sent.
+
+const CLIP = 'ub_wave_right';
+
+let tmp: string;
+let campaignDir: string;
+let bridge: Ros2LowStateBridge;
+let host: HostProcess;
+let browser: Browser;
+let page: Page;
+const pageErrors: string[] = [];
+
+const tid = (id: string) => page.locator(`[data-testid=${id}]`);
+const attr = (id: string, name: string) => tid(id).getAttribute(name);
+const live = (): Promise<LiveRobotTestState[]> =>
+  page.evaluate(() =>
+    (window as unknown as { __motionbench: { liveRobots(): unknown } }).__motionbench.liveRobots(),
+  ) as Promise<LiveRobotTestState[]>;
+
+beforeAll(async () => {
+  const built = ensureRendererBuilt();
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-ros2-e2e-'));
+  campaignDir = path.join(tmp, 'campaign');
+  const q = await runQualification({
+    campaignDir,
+    workload: loadWorkload('core-v1'),
+    bindings: [await resolveBindingSpec('builtin:assist=3000')],
+    profile: loadRobotProfile(),
+    clips: [CLIP],
+    workers: 2,
+  });
+  expect(q.admitted).toBe(1);
+  bridge = await startRos2LowStateBridge();
+  await built;
+  host = await startHostCommand([]);
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1600, height: 1100 } });
+  page.on('pageerror', (err) => pageErrors.push(err.message));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') pageErrors.push(`${msg.type()}: ${msg.text()}`);
+  });
+  await page.goto(host.url);
+  await tid('connection-status').filter({ hasText: 'Connected' }).waitFor();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await host?.stop();
+  await bridge?.stop();
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('console: a ROS 2 G1 through foxglove_bridge', () => {
+  it('connects as a watch-only robot link: present, the reason shown, drawn live, nothing advertised to the robot', async () => {
+    onTestFailed(() => void screenshot(page, 'ros2-fail-connect'));
+    await tid('endpoint-kind').selectOption('robot');
+    await tid('endpoint-url').fill(bridge.url);
+    await tid('endpoint-add').click();
+    await expect.poll(() => tid('endpoint-presence-robot-1').textContent(), { timeout: 10_000 }).toBe('present');
+    await expect
+      .poll(() => attr('endpoint-problem-robot-1', 'title'), { timeout: 10_000 })
+      .toMatch(/watch_only: .*ROS 2 foxglove_bridge: it has no g1-bridge\/1 runner/);
+    await expect.poll(async () => (await live())[0]?.drawn ?? false, { timeout: 10_000 }).toBe(true);
+    const [r] = await live();
+    // the live model's joints are the bridge's motor_state[i].q (a still pose, ±1e-4 rad of wobble)
+    for (let j = 0; j < 29; j++) expect(Math.abs(r.jointPosRad[j] - 0.02 * (j - 17))).toBeLessThan(2e-4);
+    expect(bridge.clientAdvertisements).toEqual([]);
+    await screenshot(page, 'ros2-connected');
+  });
+
+  it('captures a calibration from the ROS 2 lowstate and accepts it: the stored joints are what the bridge sent', async () => {
+    onTestFailed(() => void screenshot(page, 'ros2-fail-calibration'));
+    await tid('trial-dir').fill(campaignDir);
+    await tid('trial-load').click();
+    await tid(`trial-pair-${CLIP}`).waitFor();
+    await tid('cal-capture').click();
+    await tid('cal-result').waitFor({ timeout: 25_000 });
+    expect(Number(await attr('cal-window-fill', 'data-fill'))).toBe(1);
+    await expect(page.locator('[data-testid=cal-table] tbody tr').count()).resolves.toBe(29);
+    await tid('cal-panel').screenshot({ path: path.join(SCREENSHOT_DIR, 'ros2-calibration-panel.png') });
+    await tid('cal-accept').click();
+    await expect.poll(() => tid('cal-accepted').textContent(), { timeout: 5_000 }).toMatch(/^cal-[0-9a-f]{24}$/);
+    const calId = (await tid('cal-accepted').textContent())!;
+    const store = await openCampaign(campaignDir, { readOnly: true });
+    try {
+      const rec = store.getCalibration(calId)!.record;
+      expect(rec.measured.jointPosRad).toHaveLength(29);
+      rec.measured.jointPosRad.forEach((q, j) => expect(Math.abs(q - 0.02 * (j - 17))).toBeLessThan(2e-4));
+      expect(rec.measured.rootPosM).toBeNull(); // no motion capture on a ROS 2 lowstate
+    } finally {
+      store.close();
+    }
+    await screenshot(page, 'ros2-calibrated');
+    expect(pageErrors).toEqual([]);
+  }, 60_000);
+});
