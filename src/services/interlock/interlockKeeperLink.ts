@@ -45,6 +45,21 @@ export interface KeeperInterlockLink extends InterlockLink {
   readonly keeperPid: number;
 }
 
+/**
+ * Sends one message to the keeper. A keeper that has just died still looks connected until this
+ * loop handles its exit, and the write then fails (EPIPE). Without a callback Node reports that as
+ * an 'error' event on the child, an uncaught exception here; with one the failure is only logged,
+ * and the keeper's exit, handled next, is the `port_closed` trip. Returns false when the channel
+ * is already known closed.
+ */
+export function sendToKeeper(child: ChildProcess, m: ToKeeper, log: (line: string) => void): boolean {
+  if (!child.connected) return false;
+  child.send(m, (err) => {
+    if (err) log(`keeper: ${m.t} not delivered (${err.message}); the keeper's exit trips`);
+  });
+  return true;
+}
+
 export async function openInterlockKeeper(options: OpenInterlockKeeperOptions): Promise<KeeperInterlockLink> {
   const now = options.now ?? (() => performance.now());
   const log = options.log ?? ((line: string) => process.stderr.write(`interlock: ${line}\n`));
@@ -73,9 +88,11 @@ export async function openInterlockKeeper(options: OpenInterlockKeeperOptions): 
   const safely = callbackGuard(log);
   const toKeeper = (m: ToKeeper): boolean => {
     if (ended || !child.connected) return false;
-    child.send(m);
-    return true;
+    return sendToKeeper(child, m, log);
   };
+  // Anything else the child process object reports (a failed kill, spawn errors after start):
+  // logged; its exit is what trips.
+  child.on('error', (err) => log(`keeper process: ${err.message}`));
 
   let opened!: (ok: boolean, message?: string) => void;
   const openDone = new Promise<{ ok: boolean; message?: string }>(
