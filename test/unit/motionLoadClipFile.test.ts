@@ -23,7 +23,12 @@ describe('loadClipFile', () => {
     const p = path.join(root, 'missing.csv');
     expectInputError(() => loadClipFile(p), { file: p }, /cannot read the file: no such file/);
     const d = dir();
-    expectInputError(() => loadClipFile(d), { file: d }, /is a directory/);
+    // a folder is read as a SONIC reference folder (docs/PEER_MOTION_FORMATS.md); an empty one is refused
+    expectInputError(
+      () => loadClipFile(d),
+      { file: d },
+      /is a folder, not a motion file, and not a SONIC reference motion folder/,
+    );
   });
 
   it('refuses an oversized file before reading it', () => {

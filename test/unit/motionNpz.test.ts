@@ -16,6 +16,7 @@ import {
   zip64Bytes,
   zipBytes,
 } from './motionTestHelpers';
+import { toFortranOrder } from './peerMotionTestHelpers';
 
 const file = 'motions/test.npz';
 const c = syntheticClip(6);
@@ -187,16 +188,21 @@ describe('mjlab NPZ decoder', () => {
         /structured/,
       );
     });
-    it('fortran_order True', () => {
-      expectInputError(
-        () =>
-          decodeMjlabNpz(
-            npzBytes(base, { body_pos_w: npyBytes([6, 2, 3], new Array(36).fill(0), { fortran: true }) }),
-            { file },
-          ),
-        { file, key: 'body_pos_w' },
-        /fortran_order/,
+    it('fortran_order True is no longer refused: the member is transposed into C order (test/unit/npyFortranOrder.test.ts)', () => {
+      const cOrder = decodeMjlabNpz(npzBytes(base), { file });
+      const bodyPos = Array.from(cOrder.bodyPosW!.data);
+      const fortran = decodeMjlabNpz(
+        npzBytes(base, { body_pos_w: npyBytes([6, 2, 3], toFortranOrder([6, 2, 3], bodyPos), { fortran: true }) }),
+        { file },
       );
+      expect(Array.from(fortran.bodyPosW!.data)).toEqual(bodyPos);
+      expect(fortran.id).toBe(cOrder.id);
+      // the same bytes declared C-order are another array: the root positions then differ
+      const misread = decodeMjlabNpz(
+        npzBytes(base, { body_pos_w: npyBytes([6, 2, 3], toFortranOrder([6, 2, 3], bodyPos)) }),
+        { file },
+      );
+      expect(misread.id).not.toBe(cOrder.id);
     });
     it('a NaN in joint_pos, with its frame and joint', () => {
       const v = c.joints.flat();

@@ -6,6 +6,9 @@ const FORMAT_TEXT: Record<ClipFormat, string> = {
   'lafan1-csv': 'LAFAN1-G1 CSV',
   'mjlab-npz': 'mjlab NPZ',
   'motionbench-json': 'MotionBench JSON',
+  'holomotion-npz': 'HoloMotion NPZ',
+  'protomotions-motion': 'ProtoMotions .motion',
+  'sonic-csv-folder': 'SONIC reference folder',
   'policy-baked': 'reference baked into a policy',
 };
 

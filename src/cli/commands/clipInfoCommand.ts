@@ -6,15 +6,25 @@ import { loadClipFile } from '../../services/motion/loadClipFile';
 import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
 import { fpsOption, parse, printJson, UsageError, type Command } from '../cliSupport';
 
-const usage = `usage: motionbench clip info <file> [--fps N] [--model <mjcf>] [--json]
-  Reads a motion clip (LAFAN1-G1 CSV, BeyondMimic/mjlab NPZ, motionbench JSON) and prints
-  frames, fps and where it came from, duration, root height range and joint-limit excursions
-  (limits from --model, default: our G1 in assets/).`;
+const usage = `usage: motionbench clip info <file|folder> [--fps N] [--model <mjcf>] [--json]
+  Reads a motion clip (LAFAN1-G1 CSV, BeyondMimic/mjlab NPZ, motionbench JSON, HoloMotion NPZ,
+  ProtoMotions .motion, or a SONIC reference motion folder) and prints frames, fps and where it
+  came from, the joint and quaternion order the file was read in, duration, root height range
+  and joint-limit excursions (limits from --model, default: our G1 in assets/).`;
+
+/** The root quaternion order each of our own formats fixes (peers' readers state theirs in provenance). */
+const FORMAT_QUATERNION_ORDER: Partial<Record<string, string>> = {
+  'lafan1-csv': 'xyzw (the format fixes it)',
+  'mjlab-npz': 'wxyz (the format fixes it)',
+  'motionbench-json': 'wxyz (the format fixes it)',
+};
 
 export interface ClipInfo {
   file: string;
-  /** How the file's joint order was decided (NPZ), 'canonical (the format fixes it)', or null. */
+  /** How the file's joint order was decided (NPZ) or where a peer's format states it, 'canonical (the format fixes it)', or null. */
   joint_order: string | null;
+  /** The root quaternion order the file stores, and where that is stated; null when unknown. */
+  quaternion_order: string | null;
   name: string;
   id: string;
   format: string;
@@ -50,6 +60,7 @@ export function clipInfo(clip: MotionClip): ClipInfo {
     joints: G1_JOINT_NAMES.length,
     joint_order:
       clip.provenance.jointOrder ?? (clip.provenance.format === 'mjlab-npz' ? null : 'canonical (the format fixes it)'),
+    quaternion_order: clip.provenance.quaternionOrder ?? FORMAT_QUATERNION_ORDER[clip.provenance.format] ?? null,
     root_z_min: zMin,
     root_z_max: zMax,
     limit_violations: limit.map((w) => ({ joint: w.joint, frame: w.frame, value: w.value })),
@@ -86,6 +97,7 @@ export const clipInfoCommand: Command = {
           `  format      ${info.format}`,
           `  frames      ${info.frames} at ${info.fps} fps (${info.fps_source}), ${info.duration_s.toFixed(3)} s`,
           `  joints      ${info.joints}${info.joint_order ? `, order ${info.joint_order}` : ''}`,
+          ...(info.quaternion_order ? [`  quaternion  ${info.quaternion_order}`] : []),
           `  root z      ${info.root_z_min.toFixed(3)} .. ${info.root_z_max.toFixed(3)} m`,
           `  limits      ${info.limit_violations.length === 0 ? 'within the joint limits of ' + profile.modelName : `${info.limit_violations.length} excursion(s)`}`,
           ...info.limit_violations

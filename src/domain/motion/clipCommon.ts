@@ -187,6 +187,24 @@ export function fileExtension(file: string): string {
   return dot > 0 ? base.slice(dot + 1).toLowerCase() : '';
 }
 
+/**
+ * Throws an InputError at `loc` for the first non-finite value of `data` (and, with `bound`, the
+ * first physically absurd one, boundProblem), described by `describe(flat index)`.
+ */
+export function checkFiniteValues(
+  data: ArrayLike<number>,
+  loc: InputLocation,
+  describe: (flat: number) => string,
+  bound?: 'root_pos' | 'joint_pos',
+): void {
+  for (let i = 0; i < data.length; i++) {
+    const v = data[i];
+    if (v - v !== 0) throw new InputError(loc, `${describe(i)} is ${v} (NaN and Inf are not allowed)`);
+    const absurd = bound ? boundProblem(bound, v) : null;
+    if (absurd) throw new InputError(loc, `${describe(i)}: ${absurd}`);
+  }
+}
+
 /** Norm of the quaternion at `off`, or the error text if it is not within tolerance of 1. */
 export function quatNormProblem(q: ArrayLike<number>, off: number): string | null {
   const n = Math.hypot(q[off], q[off + 1], q[off + 2], q[off + 3]);

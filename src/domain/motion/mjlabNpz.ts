@@ -4,8 +4,8 @@
 //   joint_vel    (N, 29)      rad/s (optional here)
 //   body_pos_w   (N, B, 3)    world body positions, m; body 0 = pelvis (root)
 //   body_quat_w  (N, B, 4)    world body orientations, wxyz; body 0 = pelvis (root)
-// Other members (body_lin_vel_w, body_ang_vel_w, ...) are ignored. Arrays must be C-order
-// float32 or float64 of either byte order.
+// Other members (body_lin_vel_w, body_ang_vel_w, ...) are ignored. Arrays must be float32 or
+// float64 of either byte order, in C or Fortran order (npyArray.ts transposes the latter).
 //
 // Nothing is inflated before it is known to fit: first every member's .npy header is read from the
 // head of its ZIP entry; dtypes and shapes are checked against each other and against what the

@@ -4,8 +4,19 @@ import type { Warning } from '../problems';
 // Layout is frame-major in flat Float64Arrays; quaternions are wxyz; joints are in canonical
 // G1 order (src/domain/robot/g1Joints.ts). Codecs convert at the boundary and nowhere else.
 
-/** File formats of clips; `policy-baked` is a reference motion carried inside a policy file. */
-export type ClipFormat = 'lafan1-csv' | 'mjlab-npz' | 'motionbench-json' | 'policy-baked';
+/**
+ * File formats of clips; `policy-baked` is a reference motion carried inside a policy file.
+ * Peers' formats (issue 16): HoloMotion NPZ, ProtoMotions `.motion` (a torch.save archive) and
+ * SONIC's reference CSV folders (gear_sonic_deploy/reference/<motion>/), a folder, not a file.
+ */
+export type ClipFormat =
+  | 'lafan1-csv'
+  | 'mjlab-npz'
+  | 'motionbench-json'
+  | 'holomotion-npz'
+  | 'protomotions-motion'
+  | 'sonic-csv-folder'
+  | 'policy-baked';
 export type ClipFileFormat = Exclude<ClipFormat, 'policy-baked'>;
 export type CapabilityGroup = 'upper_body' | 'locomotion' | 'in_place' | 'dynamic' | 'low_posture';
 /** Where the fps came from: the file itself, the user (--fps), or inferred from the data. */
@@ -18,8 +29,14 @@ export interface ClipProvenance {
   /** sha256 of the file bytes, hex. */
   fileSha256: string;
   fpsSource: FpsSource;
-  /** How the joint order of the file was decided, when it had to be (NPZ): e.g. "isaaclab (from FK …)". */
+  /**
+   * How the joint order of the file was decided, when it had to be (NPZ) or comes from a peer's
+   * code (HoloMotion, ProtoMotions, SONIC): e.g. "isaaclab (from FK …)", "isaaclab (SONIC's
+   * isaaclab_to_mujoco, policy_parameters.hpp:100; the CSV names no joints)".
+   */
   jointOrder?: string;
+  /** The root quaternion order the file stores and where that is stated, for peers' formats: e.g. "xyzw (docs/holomotion_motion_file_spec.md:44)". */
+  quaternionOrder?: string;
 }
 
 export interface JointLimitWarning extends Warning {

@@ -1,8 +1,15 @@
 // NumPy .npy reader (format versions 1.0, 2.0 and 3.0): magic, header dict (descr,
-// fortran_order, shape), then raw C-order data. Only float32/float64 arrays are converted;
+// fortran_order, shape), then the raw data. Only float32/float64 arrays are converted;
 // everything else is rejected with an InputError naming the member (`key`).
+//
+// Layout: with fortran_order False the data is in C order (last index fastest); with True it is
+// in Fortran order (first index fastest: element (i0, …, i_{n-1}) at Σ i_k·(d0·…·d_{k-1})), which
+// numpy writes for an array that is Fortran-contiguous, e.g. after a transpose or some fancy
+// indexing (numpy/lib/format.py: write_array writes `array.T` when fortran_order). Either way the
+// values come back in C order; NpyFloatArray.fortranOrder says which one was stored.
 
 import { InputError } from '../problems';
+import { fortranOrderStrides, gatherStrided } from './stridedArray';
 
 export interface NpyHeader {
   descr: string;
@@ -15,9 +22,11 @@ export interface NpyHeader {
 
 export interface NpyFloatArray {
   shape: number[];
-  /** Values in C order, converted to float64. */
+  /** Values in C order, converted to float64 (transposed from the file when it was Fortran order). */
   data: Float64Array;
   descr: string;
+  /** The member was stored in Fortran order (fortran_order True). */
+  fortranOrder: boolean;
 }
 
 type PyValue = string | number | boolean | null | PyValue[] | { [k: string]: PyValue };
@@ -167,8 +176,8 @@ const shapeText = (shape: number[]) => `(${shape.join(', ')})`;
 export const npyElementCount = (shape: number[]): number => shape.reduce((a, d) => a * d, 1);
 
 /**
- * Checks a header describes a C-order float32/float64 array (either byte order) and returns its
- * item size and byte order. Errors as readNpyFloatArray reports them.
+ * Checks a header describes a float32/float64 array (either byte order, C or Fortran order) and
+ * returns its item size and byte order. Errors as readNpyFloatArray reports them.
  */
 export function checkNpyFloatHeader(
   h: NpyHeader,
@@ -182,11 +191,6 @@ export function checkNpyFloatHeader(
       `dtype '${h.descr}' is not supported (expected float32 or float64: <f4, <f8, >f4 or >f8)`,
     );
   }
-  if (h.fortranOrder)
-    throw new InputError(
-      { file, key },
-      'fortran_order is True; only C-order arrays are supported (save with np.ascontiguousarray)',
-    );
   return { itemSize: Number(m[2]) as 4 | 8, littleEndian: m[1] !== '>' }; // '=' is the writer's native order: little-endian on every platform numpy ships for
 }
 
@@ -208,7 +212,11 @@ export function checkNpyDataSize(h: NpyHeader, itemSize: number, dataBytes: numb
     );
 }
 
-/** Reads a float32/float64 .npy array (either byte order) into a Float64Array, C order. */
+/**
+ * Reads a float32/float64 .npy array (either byte order) into a Float64Array in C order; a
+ * Fortran-order member is transposed on the way (its element (i0, …, i_{n-1}) is stored at
+ * Σ i_k·(d0·…·d_{k-1})). 0-d and 1-d arrays are the same in both orders.
+ */
 export function readNpyFloatArray(bytes: Uint8Array, file: string, key: string): NpyFloatArray {
   const h = parseNpyHeader(bytes, file, key);
   const { itemSize, littleEndian } = checkNpyFloatHeader(h, file, key);
@@ -216,10 +224,19 @@ export function readNpyFloatArray(bytes: Uint8Array, file: string, key: string):
   checkNpyDataSize(h, itemSize, bytes.length - h.dataOffset, file, key);
   const need = count * itemSize;
   const dv = new DataView(bytes.buffer, bytes.byteOffset + h.dataOffset, need);
-  const out = new Float64Array(count);
-  if (itemSize === 4) for (let i = 0; i < count; i++) out[i] = dv.getFloat32(i * 4, littleEndian);
-  else for (let i = 0; i < count; i++) out[i] = dv.getFloat64(i * 8, littleEndian);
-  return { shape: h.shape, data: out, descr: h.descr };
+  let out: Float64Array;
+  if (h.fortranOrder && h.shape.length > 1) {
+    const read =
+      itemSize === 4
+        ? (i: number) => dv.getFloat32(i * 4, littleEndian)
+        : (i: number) => dv.getFloat64(i * 8, littleEndian);
+    out = gatherStrided(h.shape, fortranOrderStrides(h.shape), 0, read);
+  } else {
+    out = new Float64Array(count);
+    if (itemSize === 4) for (let i = 0; i < count; i++) out[i] = dv.getFloat32(i * 4, littleEndian);
+    else for (let i = 0; i < count; i++) out[i] = dv.getFloat64(i * 8, littleEndian);
+  }
+  return { shape: h.shape, data: out, descr: h.descr, fortranOrder: h.fortranOrder };
 }
 
 /**
@@ -278,11 +295,25 @@ export function readNpyScalar(bytes: Uint8Array, file: string, key: string): num
  * object array, dtype 'O', which cannot be read without running Python).
  */
 export function readNpyStringArray(bytes: Uint8Array, file: string, key: string): string[] | null {
+  return readNpyUnicode(bytes, file, key, 1);
+}
+
+/**
+ * Reads a 0-d fixed-width unicode .npy array (dtype '<U n', shape ()) as a string, or returns null
+ * when the member holds something else. numpy.savez saves a Python str this way
+ * (`np.savez(f, metadata=json.dumps(meta))`, as HoloMotion writes its metadata).
+ */
+export function readNpyUnicodeScalar(bytes: Uint8Array, file: string, key: string): string | null {
+  const s = readNpyUnicode(bytes, file, key, 0);
+  return s ? s[0] : null;
+}
+
+function readNpyUnicode(bytes: Uint8Array, file: string, key: string, dims: 0 | 1): string[] | null {
   const h = parseNpyHeader(bytes, file, key);
   const m = /^([<>=|])U(\d+)$/.exec(h.descr);
-  if (!m || h.shape.length !== 1 || h.fortranOrder) return null;
+  if (!m || h.shape.length !== dims) return null; // 0-d and 1-d: Fortran order stores the same bytes
   const width = Number(m[2]);
-  const count = h.shape[0];
+  const count = dims === 0 ? 1 : h.shape[0];
   checkNpyDataSize(h, 4 * width, bytes.length - h.dataOffset, file, key);
   const dv = new DataView(bytes.buffer, bytes.byteOffset + h.dataOffset, 4 * width * count);
   const little = m[1] !== '>';

@@ -11,7 +11,10 @@
 // An inferred fps is marked fpsSource 'inferred' with an 'fps_inferred' warning saying how.
 // Nothing is written anywhere. Files are read through src/services/files/boundedRead.ts: regular
 // files only, at most FILE_LIMITS.clip bytes (a sidecar JSON: FILE_LIMITS.json).
+// A folder is read as a SONIC reference motion folder (readSonicReferenceFolder.ts): it is the
+// only clip format that is a folder.
 
+import fs from 'node:fs';
 import path from 'node:path';
 import { ForwardKinematics } from '../../domain/robot/forwardKinematics';
 import { loadRobotProfile } from '../robot/loadRobotProfile';
@@ -22,6 +25,7 @@ import type { MotionClip } from '../../domain/motion/motionClip';
 import { parseJsonText } from '../../domain/motion/motionbenchJson';
 import { readNpzFps } from '../../domain/motion/mjlabNpz';
 import { describeOpenError, readBoundedFile, type FileKind } from '../files/boundedRead';
+import { loadSonicReferenceFolder } from './readSonicReferenceFolder';
 
 export interface LoadClipOptions {
   /** The user's fps (--fps). */
@@ -140,7 +144,25 @@ export function decodeClipBytes(
   });
 }
 
-/** Reads and decodes a motion file (LAFAN1-G1 CSV, mjlab NPZ or motionbench-clip/1 JSON). */
+/** True when `file` names a folder (following links); false when it does not exist or is anything else. */
+function isFolder(file: string): boolean {
+  try {
+    return fs.statSync(file).isDirectory();
+  } catch {
+    return false; // the read reports a missing or unreadable path
+  }
+}
+
+/**
+ * Reads and decodes a motion file (LAFAN1-G1 CSV, mjlab NPZ, HoloMotion NPZ, ProtoMotions
+ * .motion or motionbench-clip/1 JSON), or a SONIC reference motion folder.
+ */
 export function loadClipFile(file: string, options: LoadClipOptions = {}): MotionClip {
+  if (isFolder(file)) {
+    return loadSonicReferenceFolder(file, {
+      ...(options.fps !== undefined ? { fps: options.fps } : {}),
+      ...(options.jointLimitsRad ? { jointLimitsRad: options.jointLimitsRad } : {}),
+    });
+  }
   return decodeClipBytes(readBytes(file), file, 'disk', options);
 }
