@@ -244,15 +244,26 @@ describe('stillness and capture', () => {
     expect(() => new StillnessDetector({ windowS: 0 })).toThrow(/windowS/);
   });
 
-  it('keeps the root pose only when every window frame has one (mocap)', () => {
+  it('keeps the root pose when every window frame has one (mocap); a window with it in part is not captured', () => {
     const rec = captured({ mocap: true });
     expect(rec.measured.rootPosM![0]).toBeCloseTo(1 - 0.001 / 501, 14);
     expect(rec.measured.rootPosM![1]).toBe(2);
     expect(rec.measured.rootPosM![2]).toBeCloseTo(0.79, 12);
     expect(rotDiff(rec.measured.rootQuatWxyz!, ATT)).toBeLessThan(1e-14);
-    const partial = captured({ mocap: true, mutate: (f, k) => k === 500 && (f.rootPosM = null) });
-    expect(partial.measured.rootPosM).toBeNull();
-    expect(partial.measured.rootQuatWxyz).toBeNull();
+    // Motion capture missing from one frame of the window (its stream started late, or dropped):
+    // not a calibration without a root (the robot reports one), but a window to wait past.
+    const partial = captureCalibration(stream({ mocap: true, mutate: (f, k) => k === 500 && (f.rootPosM = null) }), {
+      robotUnit: 'u',
+      atMs: 0,
+    });
+    expect(partial.ok).toBe(false);
+    expect(!partial.ok && partial.reasons.map((x) => x.code)).toEqual(['root_partial']);
+    expect(!partial.ok && partial.message).toMatch(/motion capture covers only 500 of the window's 501 frames/);
+    // outside the window (frame 50 of 600; the window is 99..599) it does not matter
+    const before = captured({ mocap: true, mutate: (f, k) => k === 50 && (f.rootPosM = null) });
+    expect(before.measured.rootPosM).not.toBeNull();
+    // and no motion capture at all is a calibration without a root
+    expect(captured({ mocap: false }).measured.rootPosM).toBeNull();
   });
 });
 

@@ -44,7 +44,9 @@ export type NotStillCode =
   | 'non_finite'
   | 'joint_velocity'
   | 'gyro'
-  | 'joint_drift';
+  | 'joint_drift'
+  /** Some frames of the window have a root pose (motion capture) and some do not. */
+  | 'root_partial';
 
 export interface NotStillReason {
   code: NotStillCode;
@@ -265,10 +267,12 @@ export class StillnessDetector {
     this.qMax.fill(-Infinity);
     this.dqSq.fill(0);
     let finiteFrames = 0;
+    let rootFrames = 0;
     let gAt = 0;
     let nonFinite = -1;
     for (let i = i0; i < this.size; i++) {
       const s = this.slot(i);
+      if (this.hasRoot[s]) rootFrames++;
       if (!this.finite[s]) {
         if (nonFinite < 0) nonFinite = s;
         continue;
@@ -385,6 +389,17 @@ export class StillnessDetector {
         jointIndex: j,
         value: stats.maxJointRangeRad,
         limit: t.maxJointRangeRad,
+      });
+    }
+    // A window that motion capture covers only in part (its stream started, or stopped, inside
+    // the window) would give a calibration without the root pose the robot in fact reports, or
+    // one averaged over a part: wait until the window is wholly one or the other.
+    if (rootFrames > 0 && rootFrames < n) {
+      reasons.push({
+        code: 'root_partial',
+        message: `motion capture covers only ${rootFrames} of the window's ${n} frames (its stream started or stopped inside the window)`,
+        value: rootFrames,
+        limit: n,
       });
     }
     return { still: reasons.length === 0, reasons, stats };
