@@ -205,6 +205,39 @@ export function checkFiniteValues(
   }
 }
 
+/**
+ * The root pose of a clip stored as per-body arrays whose body 0 is the root: positions (N, B, 3)
+ * in metres and rotations (N, B, 4) in **x, y, z, w** order (HoloMotion NPZ, ProtoMotions), as
+ * rootPosM (N × 3) and rootQuatWxyz (N × 4, w first). The root's values must be finite and its
+ * quaternion unit; errors name `posKey` / `rotKey` and the [frame, 0, component] index.
+ */
+export function rootPoseFromBodyArraysXyzw(
+  pos: Float64Array,
+  rotXyzw: Float64Array,
+  frameCount: number,
+  bodyCount: number,
+  loc: { file: string; posKey: string; rotKey: string },
+): { rootPosM: Float64Array; rootQuatWxyz: Float64Array } {
+  const rootPosM = new Float64Array(frameCount * 3);
+  const rootQuatWxyz = new Float64Array(frameCount * 4);
+  const posLoc = { file: loc.file, key: loc.posKey };
+  const rotLoc = { file: loc.file, key: loc.rotKey };
+  for (let k = 0; k < frameCount; k++) {
+    const p = pos.subarray(k * bodyCount * 3, k * bodyCount * 3 + 3);
+    checkFiniteValues(p, posLoc, (c) => `${loc.posKey}[${k}, 0, ${c}]`, 'root_pos');
+    rootPosM.set(p, k * 3);
+    const xyzw = rotXyzw.subarray(k * bodyCount * 4, k * bodyCount * 4 + 4);
+    checkFiniteValues(xyzw, rotLoc, (c) => `${loc.rotKey}[${k}, 0, ${c}]`);
+    const problem = quatNormProblem(xyzw, 0);
+    if (problem) throw new InputError(rotLoc, `frame ${k}, body 0 (root): ${problem}`);
+    rootQuatWxyz[k * 4] = xyzw[3];
+    rootQuatWxyz[k * 4 + 1] = xyzw[0];
+    rootQuatWxyz[k * 4 + 2] = xyzw[1];
+    rootQuatWxyz[k * 4 + 3] = xyzw[2];
+  }
+  return { rootPosM, rootQuatWxyz };
+}
+
 /** Norm of the quaternion at `off`, or the error text if it is not within tolerance of 1. */
 export function quatNormProblem(q: ArrayLike<number>, off: number): string | null {
   const n = Math.hypot(q[off], q[off + 1], q[off + 2], q[off + 3]);

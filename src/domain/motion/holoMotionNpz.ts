@@ -29,7 +29,7 @@ import {
   checkInputSize,
   clipNameFromFile,
   finalizeClip,
-  quatNormProblem,
+  rootPoseFromBodyArraysXyzw,
   resolveStatedFps,
   type DecodeOptions,
 } from './clipCommon';
@@ -208,19 +208,11 @@ export function decodeHoloMotionNpz(bytes: Uint8Array, options: DecodeOptions): 
     'root_pos',
   );
   const rot = read(rt);
-  const rootPosM = new Float64Array(N * 3);
-  const rootQuatWxyz = new Float64Array(N * 4);
-  for (let k = 0; k < N; k++) {
-    rootPosM.set(pos.subarray(k * B * 3, k * B * 3 + 3), k * 3);
-    const xyzw = rot.subarray(k * B * 4, k * B * 4 + 4);
-    checkFiniteValues(xyzw, { file, key: rt.key }, (c) => `${rt.key}[${k}, 0, ${c}]`);
-    const problem = quatNormProblem(xyzw, 0);
-    if (problem) throw new InputError({ file, key: rt.key }, `frame ${k}, body 0 (root): ${problem}`);
-    rootQuatWxyz[k * 4] = xyzw[3];
-    rootQuatWxyz[k * 4 + 1] = xyzw[0];
-    rootQuatWxyz[k * 4 + 2] = xyzw[1];
-    rootQuatWxyz[k * 4 + 3] = xyzw[2];
-  }
+  const { rootPosM, rootQuatWxyz } = rootPoseFromBodyArraysXyzw(pos, rot, N, B, {
+    file,
+    posKey: tr.key,
+    rotKey: rt.key,
+  });
 
   const clip = finalizeClip(
     {

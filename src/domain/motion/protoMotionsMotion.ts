@@ -34,7 +34,7 @@ import {
   checkInputSize,
   clipNameFromFile,
   finalizeClip,
-  quatNormProblem,
+  rootPoseFromBodyArraysXyzw,
   resolveStatedFps,
   type DecodeOptions,
 } from './clipCommon';
@@ -140,23 +140,11 @@ export function decodeProtoMotionsMotion(bytes: Uint8Array, options: DecodeOptio
 
   const pos = archive.readFloatTensor(bodyPos, 'rigid_body_pos');
   const rot = archive.readFloatTensor(bodyRot, 'rigid_body_rot');
-  const rootPosM = new Float64Array(N * 3);
-  const rootQuatWxyz = new Float64Array(N * 4);
-  for (let k = 0; k < N; k++) {
-    const p = k * B * 3;
-    const rootPos = pos.subarray(p, p + 3);
-    checkFiniteValues(rootPos, { file, key: 'rigid_body_pos' }, (c) => `rigid_body_pos[${k}, 0, ${c}]`, 'root_pos');
-    rootPosM.set(rootPos, k * 3);
-    const q = k * B * 4;
-    const xyzw = rot.subarray(q, q + 4);
-    checkFiniteValues(xyzw, { file, key: 'rigid_body_rot' }, (c) => `rigid_body_rot[${k}, 0, ${c}]`);
-    const problem = quatNormProblem(xyzw, 0);
-    if (problem) throw new InputError({ file, key: 'rigid_body_rot' }, `frame ${k}, body 0 (root): ${problem}`);
-    rootQuatWxyz[k * 4] = xyzw[3];
-    rootQuatWxyz[k * 4 + 1] = xyzw[0];
-    rootQuatWxyz[k * 4 + 2] = xyzw[1];
-    rootQuatWxyz[k * 4 + 3] = xyzw[2];
-  }
+  const { rootPosM, rootQuatWxyz } = rootPoseFromBodyArraysXyzw(pos, rot, N, B, {
+    file,
+    posKey: 'rigid_body_pos',
+    rotKey: 'rigid_body_rot',
+  });
 
   const clip = finalizeClip(
     {

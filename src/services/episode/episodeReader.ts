@@ -93,11 +93,13 @@ export async function readEpisodeFile(file: string): Promise<EpisodeFile> {
         case 'Channel': {
           if (channels.has(rec.id)) break;
           const s = schemas.get(rec.schemaId);
-          try {
-            decoders.set(rec.id, messageDecoder(rec.messageEncoding, s ?? null));
-          } catch (err) {
-            throw new InputError({ file, key: rec.topic }, (err as Error).message);
-          }
+          // decoders only for what an EpisodeFile holds (the 3D tracks are Foxglove's to decode)
+          if (READ_TOPICS.has(rec.topic))
+            try {
+              decoders.set(rec.id, messageDecoder(rec.messageEncoding, s ?? null));
+            } catch (err) {
+              throw new InputError({ file, key: rec.topic }, (err as Error).message);
+            }
           channels.set(rec.id, {
             topic: rec.topic,
             schemaName: s?.name ?? '',
@@ -116,11 +118,11 @@ export async function readEpisodeFile(file: string): Promise<EpisodeFile> {
           ch.messageCount++;
           if (out.startNs === null || rec.logTime < out.startNs) out.startNs = rec.logTime;
           if (out.endNs === null || rec.logTime > out.endNs) out.endNs = rec.logTime;
-          // only what an EpisodeFile holds is decoded (the 3D tracks are for Foxglove)
-          if (!READ_TOPICS.has(ch.topic)) break;
+          const decode = decoders.get(rec.channelId);
+          if (!decode) break; // not a topic an EpisodeFile holds
           let msg: unknown;
           try {
-            msg = decoders.get(rec.channelId)!(rec.data);
+            msg = decode(rec.data);
           } catch (err) {
             throw new InputError(
               { file, key: `${ch.topic}[${ch.messageCount - 1}]` },

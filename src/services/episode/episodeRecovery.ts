@@ -83,6 +83,7 @@ export async function recoverEpisodeFile(file: string, options: RecoverOptions =
     // Whether to rewrite is known only once we know the file is incomplete; records are replayed
     // into the writer as they come (opened lazily on the first record), and the copy is deleted
     // again if the source turns out complete.
+    let lastExecuted: { decode: (d: Uint8Array) => unknown; data: Uint8Array } | null = null;
     const writer = async (): Promise<ChunkedMcapWriter | null> => {
       if (!tmp) return null;
       if (!sink.w) {
@@ -144,12 +145,8 @@ export async function recoverEpisodeFile(file: string, options: RecoverOptions =
               report.messages[ch.topic] = (report.messages[ch.topic] ?? 0) + 1;
               if (ch.topic === TOPICS.executed) {
                 report.executedFrames++;
-                try {
-                  const t = (ch.decode?.(rec.data) as { timeS?: unknown } | undefined)?.timeS;
-                  if (typeof t === 'number') report.lastExecutedTimeS = t;
-                } catch {
-                  /* a message that does not decode still counts as recovered bytes */
-                }
+                // decoded once, after the loop: only the last one's time is reported
+                if (ch.decode) lastExecuted = { decode: ch.decode, data: rec.data };
               }
               if (w && ch.outId !== null) w.addMessage({ ...rec, channelId: ch.outId });
               break;
@@ -164,6 +161,14 @@ export async function recoverEpisodeFile(file: string, options: RecoverOptions =
         stopped = true;
       }
       await sink.w?.throttle(8 * 1024 * 1024);
+    }
+    if (lastExecuted) {
+      try {
+        const t = (lastExecuted.decode(lastExecuted.data) as { timeS?: unknown }).timeS;
+        if (typeof t === 'number') report.lastExecutedTimeS = t;
+      } catch {
+        /* a message that does not decode still counts as recovered bytes */
+      }
     }
     report.complete = !stopped && reader.done();
     const w = sink.w;
