@@ -1,18 +1,21 @@
 import { G1_JOINT_NAMES } from '../../domain/robot/g1Joints';
+import { describeTerms } from '../../domain/wbc/trackingPolicy';
 import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
 import { planPolicy, type PolicyPlan } from '../../services/wbc/policyRun';
 import { parse, printJson, UsageError, type Command } from '../cliSupport';
 
 const usage = `usage: motionbench policy info <file.onnx|folder> [--model <mjcf>] [--json]
   Reads a released tracking policy as it is — a BeyondMimic/whole_body_tracking or holosoma .onnx,
-  a unitree_rl_mjlab deploy folder (exported/policy.onnx + params/deploy.yaml) or a wbc-mjlab
-  folder (policy.onnx + config.yaml) — and prints what the console will run (docs/POLICIES.md):
+  a unitree_rl_mjlab deploy folder (exported/policy.onnx + params/deploy.yaml), a wbc-mjlab
+  folder (policy.onnx + config.yaml) or a HoloMotion run folder (config.yaml +
+  exported/<checkpoint>.onnx) — and prints what the console will run (docs/POLICIES.md):
   family, id, version (content hash), graph inputs/outputs, joint order and names, the
   observation term by term, control rate, physics, PD gains, default pose and action mapping
   (canonical joint order), the baked reference motion and what the policy needs from a backend.
   --model <mjcf>   the robot model the baked motion's FK is checked on (default: our G1)
   --json fields: family, id, version, adapter, files, inputs, outputs [{name, shape, dtype}],
-    joint_order, joint_names, observation [{term, kind, size, history, checked_against}],
+    joint_order, joint_names, observation [{term, kind, size, history, frame_offsets, checked_against}],
+    recurrent [{input, output, dims}], step_counter ({input, reset_at} or null), ignored_outputs,
     observation_size, control_rate_hz, sim_dt_s, decimation, physics, gains {kp, kd},
     default_joint_pos, action {mode, scale, offset, clip}, anchor_body, alignment,
     motion ({frames, fps, clip_id, fk_residual_m} or null), needs, metadata_keys, notes.
@@ -38,8 +41,12 @@ export function policyInfo(plan: PolicyPlan): Record<string, unknown> {
       kind: t.kind,
       size: t.size,
       history: t.history,
+      frame_offsets: t.frameOffsets ?? null,
       checked_against: t.checkedAgainst,
     })),
+    recurrent: s.recurrent.map((r) => ({ input: r.input, output: r.output, dims: r.dims })),
+    step_counter: s.stepCounter ? { input: s.stepCounter.input, reset_at: s.stepCounter.resetAt } : null,
+    ignored_outputs: s.ignoredOutputs,
     observation_size: s.observationSize,
     control_rate_hz: s.controlRateHz,
     sim_dt_s: s.physics.timestepS,
@@ -85,7 +92,11 @@ export const policyInfoCommand: Command = {
       `  inputs       ${plan.loaded.info.inputs.map((v) => `${v.name} [${v.shape.join(', ')}] ${v.dtype}`).join(', ')}`,
       `  outputs      ${plan.loaded.info.outputs.map((v) => `${v.name} [${v.shape.join(', ')}]`).join(', ')}`,
       `  joint order  ${s.jointOrder.label} (remapped to the model's order by name)`,
-      `  observation  ${s.observationSize} = ${s.observation.map((t) => `${t.name} ${t.size}${t.history > 1 ? `×${t.history}` : ''}`).join(' + ')}`,
+      `  observation  ${s.observationSize} = ${describeTerms(s.observation)}`,
+      ...s.recurrent.map((r) => `  recurrent    ${r.output} → ${r.input} [${r.dims.join(', ')}], zeros at reset`),
+      ...(s.stepCounter
+        ? [`  step input   ${s.stepCounter.input} (int64), resets at ${s.stepCounter.resetAt ?? 'never'}`]
+        : []),
       `  control      ${s.controlRateHz} Hz; physics ${s.physics.id} (${s.physics.timestepS * 1000} ms × ${s.physics.decimation})`,
       `  action       ${s.action.mode}${s.action.clip !== null ? `, clip ±${s.action.clip}` : ''}`,
       `  anchor       ${s.anchorBody}; alignment ${s.alignment.rotation} rotation, ${s.alignment.translation} translation`,

@@ -29,6 +29,8 @@ export const ADAPTER_VERSIONS: Record<PolicyFamily, string> = {
   'mjlab-deploy': 'mjlab-deploy/1',
   'wbc-mjlab': 'wbc-mjlab/1',
   'holosoma-wbt': 'holosoma-wbt/1',
+  holomotion: 'holomotion/1',
+  sonic: 'sonic/1',
 };
 
 const JOINTS = G1_JOINT_NAMES.length;
@@ -42,7 +44,7 @@ const HOLO = 'amazon-far/holosoma src/holosoma/holosoma/managers/observation/ter
 const ISAACLAB_OBS = 'isaac-sim/IsaacLab isaaclab/envs/mdp/observations.py';
 
 /** One family term name → what it computes and where that was checked. */
-type TermTable = Record<string, { kind: TrackingTermKind; checkedAgainst: string }>;
+export type TermTable = Record<string, { kind: TrackingTermKind; checkedAgainst: string }>;
 
 const BEYONDMIMIC_TERMS: TermTable = {
   command: {
@@ -142,11 +144,11 @@ const HOLOSOMA_TERMS: TermTable = {
   motion_ref_ori_b: { kind: 'ref_anchor_ori_b', checkedAgainst: `${HOLO} motion_ref_ori_b (torso on both sides)` },
 };
 
-function fail(file: string, key: string | undefined, reason: string): never {
+export function fail(file: string, key: string | undefined, reason: string): never {
   throw new InputError(key === undefined ? { file } : { file, key }, reason);
 }
 
-function need(info: OnnxModelInfo, key: string): string {
+export function need(info: OnnxModelInfo, key: string): string {
   const v = info.metadata[key];
   if (v === undefined || v.trim() === '')
     fail(info.file, `metadata_props.${key}`, `missing: this family's export always carries it`);
@@ -154,7 +156,7 @@ function need(info: OnnxModelInfo, key: string): string {
 }
 
 /** "a,b,c" numbers, exactly n of them. */
-function csvNumbers(info: OnnxModelInfo, key: string, n: number): number[] {
+export function csvNumbers(info: OnnxModelInfo, key: string, n: number): number[] {
   const parts = need(info, key).split(',');
   const v = parts.map((s) => Number(s.trim()));
   if (v.length !== n)
@@ -175,7 +177,7 @@ function jsonValue(info: OnnxModelInfo, key: string): unknown {
   }
 }
 
-function numberList(file: string, key: string, v: unknown, n: number, nonNegative = false): number[] {
+export function numberList(file: string, key: string, v: unknown, n: number, nonNegative = false): number[] {
   if (!Array.isArray(v)) fail(file, key, `expected a list of ${n} numbers`);
   if (v.length !== n) fail(file, key, `expected ${n} numbers (one per joint), got ${v.length}`);
   v.forEach((x, i) => {
@@ -186,7 +188,7 @@ function numberList(file: string, key: string, v: unknown, n: number, nonNegativ
   return v as number[];
 }
 
-function joints(file: string, key: string, names: readonly string[]): JointOrderMap {
+export function joints(file: string, key: string, names: readonly string[]): JointOrderMap {
   try {
     return jointOrderFromNames(names);
   } catch (e) {
@@ -195,7 +197,7 @@ function joints(file: string, key: string, names: readonly string[]): JointOrder
   }
 }
 
-function knownTerm(
+export function knownTerm(
   table: TermTable,
   file: string,
   key: string,
@@ -212,7 +214,7 @@ function knownTerm(
   return { ...t, size: trackingTermSize(t.kind, JOINTS) };
 }
 
-function term(
+export function term(
   table: TermTable,
   file: string,
   key: string,
@@ -240,12 +242,14 @@ function term(
 }
 
 /** The graph's observation input must be float32 [1, D] with D = the terms' total. */
-function checkIo(
+export function checkIo(
   info: OnnxModelInfo,
   obsInput: string,
   timeInput: string | null,
   actionOutput: string,
   terms: TrackingTerm[],
+  /** Further inputs the family feeds (checked by its adapter). */
+  also: readonly string[] = [],
 ): number {
   const D = observationSizeOf(terms);
   const input = findInput(info, obsInput);
@@ -263,7 +267,7 @@ function checkIo(
       `inputs.${obsInput}`,
       `has width ${w ?? '?'} ([${input.shape.join(', ')}]); the declared terms build ${D}: ${describeTerms(terms)}`,
     );
-  const others = info.inputs.filter((i) => i.name !== obsInput && i.name !== timeInput);
+  const others = info.inputs.filter((i) => i.name !== obsInput && i.name !== timeInput && !also.includes(i.name));
   if (others.length) fail(info.file, 'inputs', `unexpected input(s) ${others.map(formatValueInfo).join(', ')}`);
   if (timeInput !== null && !findInput(info, timeInput))
     fail(info.file, 'inputs', `no "${timeInput}" input, which this family feeds the frame index through`);
@@ -279,7 +283,7 @@ function checkIo(
   return D;
 }
 
-function physicsChecked(file: string, p: PhysicsProfile, stepDtS: number | null): PhysicsProfile {
+export function physicsChecked(file: string, p: PhysicsProfile, stepDtS: number | null): PhysicsProfile {
   const problems = physicsProblems(p, JOINTS);
   if (problems.length) fail(file, 'physics', problems.join('; '));
   if (stepDtS !== null && Math.abs(p.timestepS * p.decimation - stepDtS) > 1e-9)
@@ -307,10 +311,17 @@ function needsOf(terms: readonly TrackingTerm[]): BackendNeed[] {
   return needs;
 }
 
-function spec(
-  parts: Omit<TrackingPolicySpec, 'observationSize' | 'needs' | 'controlRateHz'> & { observationSize: number },
+export function spec(
+  parts: Omit<
+    TrackingPolicySpec,
+    'observationSize' | 'needs' | 'controlRateHz' | 'recurrent' | 'stepCounter' | 'ignoredOutputs'
+  > &
+    Partial<Pick<TrackingPolicySpec, 'recurrent' | 'stepCounter' | 'ignoredOutputs'>> & { observationSize: number },
 ): TrackingPolicySpec {
   return {
+    recurrent: [],
+    stepCounter: null,
+    ignoredOutputs: [],
     ...parts,
     controlRateHz: 1 / (parts.physics.timestepS * parts.physics.decimation),
     needs: needsOf(parts.observation),
@@ -410,9 +421,10 @@ export interface ConfigSource {
   data: unknown;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function field(src: ConfigSource, obj: unknown, path: string[], what: string): unknown {
+export function field(src: ConfigSource, obj: unknown, path: string[], what: string): unknown {
   let v: unknown = obj;
   for (const k of path) {
     if (!isRecord(v) || !(k in v)) fail(src.file, path.join('.'), `missing (${what})`);
@@ -421,7 +433,7 @@ function field(src: ConfigSource, obj: unknown, path: string[], what: string): u
   return v;
 }
 
-function num(src: ConfigSource, v: unknown, key: string, positive = false): number {
+export function num(src: ConfigSource, v: unknown, key: string, positive = false): number {
   if (typeof v !== 'number' || !Number.isFinite(v) || (positive && v <= 0))
     fail(src.file, key, `expected a ${positive ? 'positive ' : ''}number, got ${JSON.stringify(v)}`);
   return v;

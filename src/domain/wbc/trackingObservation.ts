@@ -1,6 +1,6 @@
 import { canonicalToPolicy, type JointOrderMap } from './jointOrder';
 import type { TrackingReference } from './trackingReference';
-import type { ReferenceAlignment, TrackingPolicySpec, TrackingTerm } from './trackingPolicy';
+import { termWidth, type ReferenceAlignment, type TrackingPolicySpec, type TrackingTerm } from './trackingPolicy';
 
 // Builds a tracking policy's flat float32 observation, term by term, as its family's deploy code
 // does (the formulas are on TrackingTermKind in ./trackingPolicy.ts; each term names the peer
@@ -82,12 +82,16 @@ function rotate(q: ArrayLike<number>, vx: number, vy: number, vz: number, out: Q
 }
 
 /** The yaw-only part of q (rotation about world z with the same heading). */
-function yawOf(q: ArrayLike<number>, qo: number, out: Q): void {
+function headingOf(q: ArrayLike<number>, qo: number): number {
   const w = q[qo],
     x = q[qo + 1],
     y = q[qo + 2],
     z = q[qo + 3];
-  const yaw = Math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z));
+  return Math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z));
+}
+
+function yawOf(q: ArrayLike<number>, qo: number, out: Q): void {
+  const yaw = headingOf(q, qo);
   out[0] = Math.cos(yaw / 2);
   out[1] = 0;
   out[2] = 0;
@@ -102,6 +106,8 @@ export class TrackingObservationBuilder {
   private aligned = false;
   private readonly joints: number;
   private readonly current: Float32Array[];
+  /** Per term, one view of `current` per frame offset it is read at. */
+  private readonly frameViews: { offset: number; view: Float32Array }[][];
   private readonly history: Float32Array[];
   private readonly filled: boolean[];
   private readonly scratchJ: Float64Array;
@@ -117,8 +123,14 @@ export class TrackingObservationBuilder {
   ) {
     this.joints = spec.jointOrder.canonicalOf.length;
     this.observation = new Float32Array(spec.observationSize);
-    this.current = spec.observation.map((t) => new Float32Array(t.size));
-    this.history = spec.observation.map((t) => new Float32Array(t.size * t.history));
+    this.current = spec.observation.map((t) => new Float32Array(t.size * (t.frameOffsets?.length ?? 1)));
+    this.frameViews = spec.observation.map((t, i) =>
+      (t.frameOffsets ?? [0]).map((offset, j) => ({
+        offset,
+        view: this.current[i].subarray(j * t.size, (j + 1) * t.size),
+      })),
+    );
+    this.history = spec.observation.map((t) => new Float32Array(termWidth(t)));
     this.filled = spec.observation.map(() => false);
     this.scratchJ = new Float64Array(this.joints);
   }
@@ -175,6 +187,7 @@ export class TrackingObservationBuilder {
     ref: TrackingReference,
     f: number,
     lastAction: ArrayLike<number>,
+    current: number,
   ): void {
     const n = this.joints;
     const map = this.spec.jointOrder;
@@ -257,6 +270,20 @@ export class TrackingObservationBuilder {
       case 'ref_gravity_b':
         rotateInv(ref.anchorQuatWxyz, 4 * f, 0, 0, -1, out, 0, sc);
         return;
+      case 'ref_yaw_error_sin_cos': {
+        // the aligned reference's heading: the alignment is a yaw, so headings add
+        const e =
+          headingOf(this.alignQuat, 0) + headingOf(ref.anchorQuatWxyz, 4 * f) - headingOf(robot.anchorQuatWxyz, 0);
+        out[0] = Math.sin(e) * (sc ? sc[0] : 1);
+        out[1] = Math.cos(e) * (sc ? sc[1] : 1);
+        return;
+      }
+      case 'ref_yaw_delta_sin_cos': {
+        const d = headingOf(ref.anchorQuatWxyz, 4 * f) - headingOf(ref.anchorQuatWxyz, 4 * current);
+        out[0] = Math.sin(d) * (sc ? sc[0] : 1);
+        out[1] = Math.cos(d) * (sc ? sc[1] : 1);
+        return;
+      }
     }
   }
 
@@ -272,20 +299,21 @@ export class TrackingObservationBuilder {
     for (let i = 0; i < terms.length; i++) {
       const t = terms[i];
       const cur = this.current[i];
-      this.writeTerm(t, cur, robot, ref, f, lastAction);
+      for (const { offset, view } of this.frameViews[i])
+        this.writeTerm(t, view, robot, ref, Math.min(ref.frames - 1, f + offset), lastAction, f);
       if (t.clip !== null) for (let c = 0; c < cur.length; c++) cur[c] = Math.max(-t.clip, Math.min(t.clip, cur[c]));
       const h = this.history[i];
       if (t.history === 1) this.observation.set(cur, o);
       else {
-        if (!this.filled[i]) for (let k = 0; k < t.history; k++) h.set(cur, k * t.size);
+        if (!this.filled[i]) for (let k = 0; k < t.history; k++) h.set(cur, k * cur.length);
         else {
-          h.copyWithin(0, t.size);
-          h.set(cur, (t.history - 1) * t.size);
+          h.copyWithin(0, cur.length);
+          h.set(cur, (t.history - 1) * cur.length);
         }
         this.observation.set(h, o);
       }
       this.filled[i] = true;
-      o += t.size * t.history;
+      o += termWidth(t);
     }
     return this.observation;
   }

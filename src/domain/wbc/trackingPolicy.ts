@@ -6,7 +6,14 @@ import type { JointOrderMap } from './jointOrder';
 // deploy configuration. Everything per joint is stored in canonical order except where a field
 // says "policy order"; `jointOrder` is the name-built table between the two.
 
-export const POLICY_FAMILIES = ['beyondmimic', 'mjlab-deploy', 'wbc-mjlab', 'holosoma-wbt'] as const;
+export const POLICY_FAMILIES = [
+  'beyondmimic',
+  'mjlab-deploy',
+  'wbc-mjlab',
+  'holosoma-wbt',
+  'holomotion',
+  'sonic',
+] as const;
 export type PolicyFamily = (typeof POLICY_FAMILIES)[number];
 
 /**
@@ -28,6 +35,11 @@ export type PolicyFamily = (typeof POLICY_FAMILIES)[number];
  *   ref_anchor_lin_vel_b 3  reference anchor linear velocity in the reference anchor frame
  *   ref_anchor_ang_vel_b 3  reference anchor angular velocity in the reference anchor frame
  *   ref_gravity_b        3  world −z in the reference anchor frame
+ *   ref_yaw_error_sin_cos 2  e = yaw(aligned reference anchor) − yaw(robot anchor): [sin e, cos e]
+ *   ref_yaw_delta_sin_cos 2  d = yaw(reference anchor at frame f) − yaw(reference anchor at the
+ *                          current frame): [sin d, cos d] (a term read at future frames)
+ * A term read at `frameOffsets` [o₁, …, o_m] writes its values for reference frames k + o₁, …,
+ * k + o_m one after the other (frame-major inside the term), each clamped to the last frame.
  */
 export type TrackingTermKind =
   | 'ref_joint_pos_vel'
@@ -43,7 +55,9 @@ export type TrackingTermKind =
   | 'ref_anchor_height'
   | 'ref_anchor_lin_vel_b'
   | 'ref_anchor_ang_vel_b'
-  | 'ref_gravity_b';
+  | 'ref_gravity_b'
+  | 'ref_yaw_error_sin_cos'
+  | 'ref_yaw_delta_sin_cos';
 
 export function trackingTermSize(kind: TrackingTermKind, joints: number): number {
   switch (kind) {
@@ -58,6 +72,9 @@ export function trackingTermSize(kind: TrackingTermKind, joints: number): number
       return 6;
     case 'ref_anchor_height':
       return 1;
+    case 'ref_yaw_error_sin_cos':
+    case 'ref_yaw_delta_sin_cos':
+      return 2;
     default:
       return 3;
   }
@@ -71,6 +88,11 @@ export interface TrackingTerm {
   size: number;
   /** History length (1 = the current value only); entries oldest first. */
   history: number;
+  /**
+   * Reference frames the term is read at, relative to the step's frame k (e.g. [1, …, 10] for
+   * ten future frames); null = [0]. A term has history > 1 or frame offsets, not both.
+   */
+  frameOffsets?: readonly number[] | null;
   /** Per-value scale (length size), or null for 1. */
   scale: readonly number[] | null;
   /** Symmetric clip after scaling, or null. */
@@ -112,6 +134,29 @@ export interface BakedMotion {
   bodyNames: readonly string[];
 }
 
+/**
+ * A graph input fed back from the graph's own output of the previous step (a transformer's
+ * key/value cache): zeros after reset, then each step's `output` becomes the next step's `input`.
+ */
+export interface RecurrentInput {
+  input: string;
+  output: string;
+  /** Fixed dims, float32. */
+  dims: readonly number[];
+  checkedAgainst: string;
+}
+
+/**
+ * An int64 [1] input counting the control steps since reset (HoloMotion's step_idx). When it
+ * reaches `resetAt` the counter and every recurrent input are reset together, as the family's
+ * deploy code does before its position table runs out; null = never.
+ */
+export interface StepCounterInput {
+  input: string;
+  resetAt: number | null;
+  checkedAgainst: string;
+}
+
 export interface TrackingPolicySpec {
   family: PolicyFamily;
   /** `<family>/<adapter version>`: bumped whenever the adapter's reading of a file changes. */
@@ -137,13 +182,26 @@ export interface TrackingPolicySpec {
   needs: BackendNeed[];
   /** The reference carried inside the file, or null (the motion must be supplied). */
   baked: BakedMotion | null;
+  /** Inputs fed back from the previous step's outputs (none for feed-forward policies). */
+  recurrent: readonly RecurrentInput[];
+  stepCounter: StepCounterInput | null;
+  /** Outputs the graph has besides the action and the recurrent ones, which the console does not read (with why). */
+  ignoredOutputs: readonly { name: string; why: string }[];
   /** Anything the adapter decided that a reader of the result should know. */
   notes: string[];
 }
 
+/** Values the term writes per step: size × history × frames read. */
+export const termWidth = (t: TrackingTerm): number => t.size * t.history * (t.frameOffsets?.length ?? 1);
+
 export function observationSizeOf(terms: readonly TrackingTerm[]): number {
-  return terms.reduce((s, t) => s + t.size * t.history, 0);
+  return terms.reduce((s, t) => s + termWidth(t), 0);
 }
 
 export const describeTerms = (terms: readonly TrackingTerm[]): string =>
-  terms.map((t) => `${t.name} ${t.size}${t.history > 1 ? `×${t.history}` : ''}`).join(' + ');
+  terms
+    .map((t) => {
+      const m = t.history > 1 ? t.history : (t.frameOffsets?.length ?? 1);
+      return `${t.name} ${t.size}${m > 1 ? `×${m}` : ''}`;
+    })
+    .join(' + ');

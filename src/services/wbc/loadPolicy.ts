@@ -4,6 +4,7 @@
 //   <dir>/config.yaml (wbc_tracking_params_v1) + policy.onnx   wbc-mjlab
 //   .onnx with metadata experiment_config (holosoma env)        holosoma-wbt
 //   .onnx with metadata observation_names + anchor_body_name    beyondmimic
+//   <dir>/config.yaml + <dir>/exported/<one>.onnx                holomotion (training config)
 // An .onnx named directly inside such a folder is read with its folder. Anything else is
 // refused with what was looked for. YAML is read with `yaml` (eemeli/yaml: maintained, keeps
 // node positions), so a bad field is reported with its line and column.
@@ -20,6 +21,7 @@ import {
   wbcMjlabSpec,
   type ConfigSource,
 } from '../../domain/wbc/policyFamilies';
+import { holomotionSpec } from '../../domain/wbc/holomotionFamily';
 import type { OnnxModelInfo } from '../../domain/wbc/onnxModelInfo';
 import type { TrackingPolicySpec } from '../../domain/wbc/trackingPolicy';
 import type { PolicyBinding } from '../../domain/wbc/wbcBinding';
@@ -105,6 +107,7 @@ const isFile = (p: string) => {
 type Layout =
   | { family: 'mjlab-deploy'; onnx: string; config: string; name: string }
   | { family: 'wbc-mjlab'; onnx: string; config: string; name: string }
+  | { family: 'holomotion'; onnx: string; config: string; name: string }
   | { family: 'onnx'; onnx: string; name: string };
 
 function layoutOf(spec: string): Layout {
@@ -132,6 +135,21 @@ function layoutOf(spec: string): Layout {
         config: path.join(dir, 'config.yaml'),
         name: path.basename(dir),
       };
+    const exported = path.join(dir, 'exported');
+    const exportedOnnx = fs.existsSync(exported) ? fs.readdirSync(exported).filter((f) => f.endsWith('.onnx')) : [];
+    if (isFile(path.join(dir, 'config.yaml')) && exportedOnnx.length > 0) {
+      if (exportedOnnx.length > 1)
+        throw new InputError(
+          { file: exported },
+          `holds ${exportedOnnx.length} .onnx files (${exportedOnnx.join(', ')}); name the checkpoint's file`,
+        );
+      return {
+        family: 'holomotion',
+        onnx: path.join(exported, exportedOnnx[0]),
+        config: path.join(dir, 'config.yaml'),
+        name: path.basename(dir),
+      };
+    }
     const onnx = fs.readdirSync(dir).filter((f) => f.endsWith('.onnx'));
     if (onnx.length === 1)
       return { family: 'onnx', onnx: path.join(dir, onnx[0]), name: path.basename(onnx[0], '.onnx') };
@@ -150,6 +168,8 @@ function layoutOf(spec: string): Layout {
       config: path.join(up, 'params', 'deploy.yaml'),
       name: path.basename(up),
     };
+  if (path.basename(dir) === 'exported' && isFile(path.join(up, 'config.yaml')))
+    return { family: 'holomotion', onnx: abs, config: path.join(up, 'config.yaml'), name: path.basename(up) };
   if (
     isFile(path.join(dir, 'config.yaml')) &&
     /wbc_tracking_params_v1/.test(new TextDecoder().decode(readFileHead(path.join(dir, 'config.yaml'), 4096)))
@@ -177,11 +197,16 @@ export function loadTrackingPolicy(policyPath: string): LoadedPolicy {
     ...externalFiles.map((p) => ({ path: p })),
   ];
   let spec: TrackingPolicySpec;
-  if (layout.family === 'mjlab-deploy' || layout.family === 'wbc-mjlab') {
+  if (layout.family === 'mjlab-deploy' || layout.family === 'wbc-mjlab' || layout.family === 'holomotion') {
     const cfg = readYaml(layout.config);
     files.push({ path: layout.config });
+    const family = layout.family;
     spec = located(cfg, () =>
-      layout.family === 'mjlab-deploy' ? mjlabDeploySpec(info, cfg) : wbcMjlabSpec(info, cfg),
+      family === 'mjlab-deploy'
+        ? mjlabDeploySpec(info, cfg)
+        : family === 'wbc-mjlab'
+          ? wbcMjlabSpec(info, cfg)
+          : holomotionSpec(info, cfg),
     );
   } else if (info.metadata.experiment_config !== undefined) {
     spec = holosomaSpec(info);

@@ -64,6 +64,8 @@ export interface OnnxSession {
   readonly outputMetadata: readonly ValueMetadata[];
   /** Runs the model; returns the requested output tensor. */
   run(feeds: Record<string, Tensor>, outputName: string): Tensor;
+  /** Runs the model once; returns the requested output tensors by name. */
+  runMany(feeds: Record<string, Tensor>, outputNames: readonly string[]): Record<string, Tensor>;
   release(): void;
 }
 
@@ -97,6 +99,18 @@ export function createOnnxSession(
       if (!fetches) fetchesFor.set(outputName, (fetches = { [outputName]: null }));
       const r = native.run(feeds, fetches, runOptions)[outputName];
       return r instanceof Tensor ? r : new Tensor((r as Tensor).type, (r as Tensor).data, (r as Tensor).dims);
+    },
+    runMany(feeds, outputNames) {
+      const key = outputNames.join('\0');
+      let fetches = fetchesFor.get(key);
+      if (!fetches) fetchesFor.set(key, (fetches = Object.fromEntries(outputNames.map((n) => [n, null]))));
+      const r = native.run(feeds, fetches, runOptions);
+      const out: Record<string, Tensor> = {};
+      for (const n of outputNames) {
+        const t = r[n] as Tensor;
+        out[n] = t instanceof Tensor ? t : new Tensor(t.type, t.data, t.dims);
+      }
+      return out;
     },
     release() {
       if (released) return;

@@ -13,6 +13,7 @@ import { trackingReferenceFromClip, type TrackingReference } from '../../domain/
 import type { PolicyBinding } from '../../domain/wbc/wbcBinding';
 import { loadTrackingPolicy, type LoadedPolicy } from './loadPolicy';
 import { createOnnxSession, type OnnxSession } from './onnxPolicySession';
+import { PolicyRecurrence } from './policyRecurrence';
 
 // The controller of a released tracking policy (any family): per control step it computes the
 // robot anchor pose by forward kinematics of the measured state, builds the family's
@@ -38,6 +39,8 @@ export interface TrackingPolicyController extends Controller {
   readonly observation: Float32Array;
   /** The latest raw action, policy order. */
   readonly lastAction: Float32Array;
+  /** The graph's carried state (key/value cache, step counter); empty for feed-forward policies. */
+  readonly recurrence: PolicyRecurrence;
   step(obs: ControlObservation, out: ControlCommand): void;
   dispose(): void;
 }
@@ -61,10 +64,19 @@ export interface TrackingControllerOptions {
  */
 export function openPolicySession(
   modelFile: string,
-  spec: Pick<TrackingPolicySpec, 'obsInput' | 'timeInput' | 'actionOutput' | 'observationSize'>,
+  spec: Pick<
+    TrackingPolicySpec,
+    'obsInput' | 'timeInput' | 'actionOutput' | 'observationSize' | 'recurrent' | 'stepCounter'
+  >,
   observation: Float32Array = new Float32Array(spec.observationSize),
   joints = 29,
-): { session: OnnxSession; feeds: Record<string, Tensor>; timeBuf: Float32Array } {
+): {
+  session: OnnxSession;
+  feeds: Record<string, Tensor>;
+  timeBuf: Float32Array;
+  recurrence: PolicyRecurrence;
+  fetch: readonly string[];
+} {
   let session: OnnxSession;
   try {
     session = createOnnxSession({ path: modelFile });
@@ -76,8 +88,19 @@ export function openPolicySession(
   };
   const timeBuf = new Float32Array(1);
   if (spec.timeInput) feeds[spec.timeInput] = new Tensor('float32', timeBuf, [1, 1]);
+  const recurrence = new PolicyRecurrence(spec, feeds);
+  const fetch = [spec.actionOutput, ...recurrence.outputs];
   try {
-    const out = session.run(feeds, spec.actionOutput);
+    const outs = session.runMany(feeds, fetch);
+    for (const r of spec.recurrent) {
+      const got = outs[r.output].dims.join(',');
+      if (got !== r.dims.join(','))
+        throw new InputError(
+          { file: modelFile },
+          `output "${r.output}" has shape [${got}] at run time; its input "${r.input}" is [${r.dims.join(', ')}]`,
+        );
+    }
+    const out = outs[spec.actionOutput];
     if (out.size !== joints)
       throw new InputError(
         { file: modelFile },
@@ -93,7 +116,7 @@ export function openPolicySession(
       ? e
       : new InputError({ file: modelFile }, `a trial inference failed (${(e as Error).message})`);
   }
-  return { session, feeds, timeBuf };
+  return { session, feeds, timeBuf, recurrence, fetch };
 }
 
 /** Opens the policy the binding names and checks it still is the one bound. */
@@ -134,7 +157,7 @@ export function createTrackingPolicyController(
 
   const builder = new TrackingObservationBuilder(spec);
   const observation = builder.observation;
-  const { session, feeds, timeBuf } = openPolicySession(loaded.modelFile, spec, observation, J);
+  const { session, feeds, timeBuf, recurrence, fetch } = openPolicySession(loaded.modelFile, spec, observation, J);
 
   const lastAction = new Float32Array(J);
   const pos = new Float64Array(3 * fk.bodyCount);
@@ -179,9 +202,11 @@ export function createTrackingPolicyController(
     baked,
     observation,
     lastAction,
+    recurrence,
     reset() {
       lastAction.fill(0);
       builder.reset();
+      recurrence.reset();
       clipReference = null;
     },
     step(obs, out) {
@@ -206,7 +231,10 @@ export function createTrackingPolicyController(
       const f = Math.min(obs.referenceFrame, ref.frames - 1);
       builder.build(robot, ref, f, lastAction);
       timeBuf[0] = f;
-      const a = session.run(feeds, spec.actionOutput).data as Float32Array;
+      recurrence.beforeRun();
+      const outs = session.runMany(feeds, fetch);
+      recurrence.afterRun(outs);
+      const a = outs[spec.actionOutput].data as Float32Array;
       for (let i = 0; i < J; i++)
         if (!Number.isFinite(a[i]))
           throw new TrackingPolicyError(
