@@ -7,8 +7,9 @@ import { parse, printJson, UsageError, type Command } from '../cliSupport';
 const usage = `usage: motionbench policy info <file.onnx|folder> [--model <mjcf>] [--json]
   Reads a released tracking policy as it is — a BeyondMimic/whole_body_tracking or holosoma .onnx,
   a unitree_rl_mjlab deploy folder (exported/policy.onnx + params/deploy.yaml), a wbc-mjlab
-  folder (policy.onnx + config.yaml) or a HoloMotion run folder (config.yaml +
-  exported/<checkpoint>.onnx) — and prints what the console will run (docs/POLICIES.md):
+  folder (policy.onnx + config.yaml), a HoloMotion run folder (config.yaml +
+  exported/<checkpoint>.onnx) or a SONIC deploy folder (model_encoder.onnx, model_decoder.onnx,
+  observation_config.yaml) — and prints what the console will run (docs/POLICIES.md):
   family, id, version (content hash), graph inputs/outputs, joint order and names, the
   observation term by term, control rate, physics, PD gains, default pose and action mapping
   (canonical joint order), the baked reference motion and what the policy needs from a backend.
@@ -16,6 +17,7 @@ const usage = `usage: motionbench policy info <file.onnx|folder> [--model <mjcf>
   --json fields: family, id, version, adapter, files, inputs, outputs [{name, shape, dtype}],
     joint_order, joint_names, observation [{term, kind, size, history, frame_offsets, checked_against}],
     recurrent [{input, output, dims}], step_counter ({input, reset_at} or null), ignored_outputs,
+    encoder ({file, input, output, observation [...], observation_size, token_size, mode} or null),
     observation_size, control_rate_hz, sim_dt_s, decimation, physics, gains {kp, kd},
     default_joint_pos, action {mode, scale, offset, clip}, anchor_body, alignment,
     motion ({frames, fps, clip_id, fk_residual_m} or null), needs, metadata_keys, notes.
@@ -47,6 +49,23 @@ export function policyInfo(plan: PolicyPlan): Record<string, unknown> {
     recurrent: s.recurrent.map((r) => ({ input: r.input, output: r.output, dims: r.dims })),
     step_counter: s.stepCounter ? { input: s.stepCounter.input, reset_at: s.stepCounter.resetAt } : null,
     ignored_outputs: s.ignoredOutputs,
+    encoder: s.encoder
+      ? {
+          file: s.encoder.modelFile,
+          input: s.encoder.input,
+          output: s.encoder.output,
+          observation: s.encoder.observation.map((t) => ({
+            term: t.name,
+            kind: t.kind,
+            size: t.size,
+            frame_offsets: t.frameOffsets ?? null,
+            checked_against: t.checkedAgainst,
+          })),
+          observation_size: s.encoder.observationSize,
+          token_size: s.encoder.tokenSize,
+          mode: s.encoder.mode,
+        }
+      : null,
     observation_size: s.observationSize,
     control_rate_hz: s.controlRateHz,
     sim_dt_s: s.physics.timestepS,
@@ -92,6 +111,11 @@ export const policyInfoCommand: Command = {
       `  inputs       ${plan.loaded.info.inputs.map((v) => `${v.name} [${v.shape.join(', ')}] ${v.dtype}`).join(', ')}`,
       `  outputs      ${plan.loaded.info.outputs.map((v) => `${v.name} [${v.shape.join(', ')}]`).join(', ')}`,
       `  joint order  ${s.jointOrder.label} (remapped to the model's order by name)`,
+      ...(s.encoder
+        ? [
+            `  encoder      ${s.encoder.modelFile}: ${s.encoder.observationSize} = ${describeTerms(s.encoder.observation)} → ${s.encoder.output} ${s.encoder.tokenSize} (mode ${s.encoder.mode.name} = ${s.encoder.mode.id})`,
+          ]
+        : []),
       `  observation  ${s.observationSize} = ${describeTerms(s.observation)}`,
       ...s.recurrent.map((r) => `  recurrent    ${r.output} → ${r.input} [${r.dims.join(', ')}], zeros at reset`),
       ...(s.stepCounter

@@ -314,13 +314,16 @@ function needsOf(terms: readonly TrackingTerm[]): BackendNeed[] {
 export function spec(
   parts: Omit<
     TrackingPolicySpec,
-    'observationSize' | 'needs' | 'controlRateHz' | 'recurrent' | 'stepCounter' | 'ignoredOutputs'
+    'observationSize' | 'needs' | 'controlRateHz' | 'recurrent' | 'stepCounter' | 'ignoredOutputs' | 'encoder'
   > &
-    Partial<Pick<TrackingPolicySpec, 'recurrent' | 'stepCounter' | 'ignoredOutputs'>> & { observationSize: number },
+    Partial<Pick<TrackingPolicySpec, 'recurrent' | 'stepCounter' | 'ignoredOutputs' | 'encoder'>> & {
+      observationSize: number;
+    },
 ): TrackingPolicySpec {
   return {
     recurrent: [],
     stepCounter: null,
+    encoder: null,
     ignoredOutputs: [],
     ...parts,
     controlRateHz: 1 / (parts.physics.timestepS * parts.physics.decimation),

@@ -104,6 +104,8 @@ export class TrackingObservationBuilder {
   readonly alignQuat = new Float64Array([1, 0, 0, 0]);
   readonly alignPos = new Float64Array(3);
   private aligned = false;
+  /** The encoder's output this step, read by a `policy_token` term (two-stage policies). */
+  readonly token: Float32Array | null;
   private readonly joints: number;
   private readonly current: Float32Array[];
   /** Per term, one view of `current` per frame offset it is read at. */
@@ -113,6 +115,7 @@ export class TrackingObservationBuilder {
   private readonly scratchJ: Float64Array;
   private readonly q1 = new Float64Array(4);
   private readonly q2 = new Float64Array(4);
+  private readonly q3 = new Float64Array(4);
   private readonly v1 = new Float64Array(3);
 
   constructor(
@@ -133,6 +136,8 @@ export class TrackingObservationBuilder {
     this.history = spec.observation.map((t) => new Float32Array(termWidth(t)));
     this.filled = spec.observation.map(() => false);
     this.scratchJ = new Float64Array(this.joints);
+    const tokenTerm = spec.observation.find((t) => t.kind === 'policy_token');
+    this.token = tokenTerm ? new Float32Array(tokenTerm.size) : null;
   }
 
   reset(): void {
@@ -200,6 +205,18 @@ export class TrackingObservationBuilder {
       case 'ref_joint_pos':
         this.toPolicy(map, ref.jointPosRad, f * n, out, 0, sc, null);
         return;
+      case 'ref_joint_vel':
+        this.toPolicy(map, ref.jointVelRadS, f * n, out, 0, sc, null);
+        return;
+      case 'constant':
+        out.set(t.values!);
+        return;
+      case 'zeros':
+        out.fill(0);
+        return;
+      case 'policy_token':
+        out.set(this.token!);
+        return;
       case 'joint_pos_rel':
         this.toPolicy(map, robot.jointPosRad, 0, out, 0, sc, this.spec.defaultJointPosRad);
         return;
@@ -230,10 +247,16 @@ export class TrackingObservationBuilder {
         rotateInv(robot.anchorQuatWxyz, 0, dx, dy, dz, out, 0, sc);
         return;
       }
-      case 'ref_anchor_ori_b': {
-        // q = q_robot⁻¹ ⊗ (q_align ⊗ q_ref); out = columns 0, 1 of R(q), row-major
+      case 'ref_anchor_ori_b':
+      case 'ref_anchor_ori_heading_b': {
+        // q = q_robot⁻¹ ⊗ (q_align ⊗ q_ref); out = columns 0, 1 of R(q), row-major (the heading
+        // variant takes only the robot's yaw)
         quatMulInto(this.alignQuat, 0, ref.anchorQuatWxyz, 4 * f, this.q1);
-        const r = robot.anchorQuatWxyz;
+        let r: ArrayLike<number> = robot.anchorQuatWxyz;
+        if (t.kind === 'ref_anchor_ori_heading_b') {
+          yawOf(robot.anchorQuatWxyz, 0, this.q3);
+          r = this.q3;
+        }
         this.q2[0] = r[0];
         this.q2[1] = -r[1];
         this.q2[2] = -r[2];
@@ -305,8 +328,10 @@ export class TrackingObservationBuilder {
       const h = this.history[i];
       if (t.history === 1) this.observation.set(cur, o);
       else {
-        if (!this.filled[i]) for (let k = 0; k < t.history; k++) h.set(cur, k * cur.length);
-        else {
+        if (!this.filled[i]) {
+          for (let k = 0; k < t.history - 1; k++) h.set(t.historyPad ?? cur, k * cur.length);
+          h.set(cur, (t.history - 1) * cur.length);
+        } else {
           h.copyWithin(0, cur.length);
           h.set(cur, (t.history - 1) * cur.length);
         }

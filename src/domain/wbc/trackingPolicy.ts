@@ -38,6 +38,13 @@ export type PolicyFamily = (typeof POLICY_FAMILIES)[number];
  *   ref_yaw_error_sin_cos 2  e = yaw(aligned reference anchor) − yaw(robot anchor): [sin e, cos e]
  *   ref_yaw_delta_sin_cos 2  d = yaw(reference anchor at frame f) − yaw(reference anchor at the
  *                          current frame): [sin d, cos d] (a term read at future frames)
+ *   ref_joint_vel        n  reference joint velocities
+ *   ref_anchor_ori_heading_b 6  as ref_anchor_ori_b with the robot anchor's heading (yaw only)
+ *                          in place of its full orientation
+ *   constant             —  the term's `values` (e.g. SONIC's encoder mode)
+ *   zeros                —  `size` zeros: a slot of an input the console does not drive (another
+ *                          encoder mode's terms, which the deploy code also leaves at 0)
+ *   policy_token         —  the encoder's output this step (two-stage policies)
  * A term read at `frameOffsets` [o₁, …, o_m] writes its values for reference frames k + o₁, …,
  * k + o_m one after the other (frame-major inside the term), each clamped to the last frame.
  */
@@ -57,19 +64,33 @@ export type TrackingTermKind =
   | 'ref_anchor_ang_vel_b'
   | 'ref_gravity_b'
   | 'ref_yaw_error_sin_cos'
-  | 'ref_yaw_delta_sin_cos';
+  | 'ref_yaw_delta_sin_cos'
+  | 'ref_joint_vel'
+  | 'ref_anchor_ori_heading_b'
+  | 'constant'
+  | 'zeros'
+  | 'policy_token';
+
+/** Kinds whose size is the term's own (not a function of the kind). */
+export const SIZED_KINDS: readonly TrackingTermKind[] = ['constant', 'zeros', 'policy_token'];
 
 export function trackingTermSize(kind: TrackingTermKind, joints: number): number {
   switch (kind) {
     case 'ref_joint_pos_vel':
       return 2 * joints;
     case 'ref_joint_pos':
+    case 'ref_joint_vel':
     case 'joint_pos_rel':
     case 'joint_vel_rel':
     case 'last_action':
       return joints;
     case 'ref_anchor_ori_b':
+    case 'ref_anchor_ori_heading_b':
       return 6;
+    case 'constant':
+    case 'zeros':
+    case 'policy_token':
+      throw new RangeError(`a ${kind} term has its own size`);
     case 'ref_anchor_height':
       return 1;
     case 'ref_yaw_error_sin_cos':
@@ -93,6 +114,14 @@ export interface TrackingTerm {
    * ten future frames); null = [0]. A term has history > 1 or frame offsets, not both.
    */
   frameOffsets?: readonly number[] | null;
+  /**
+   * What the history holds before it has `history` entries: null = every slot is the first value
+   * (Isaac Lab's CircularBuffer); else the value of one padded entry, oldest slots first (SONIC's
+   * deploy pads with zero state entries).
+   */
+  historyPad?: readonly number[] | null;
+  /** The values of a `constant` term. */
+  values?: readonly number[];
   /** Per-value scale (length size), or null for 1. */
   scale: readonly number[] | null;
   /** Symmetric clip after scaling, or null. */
@@ -157,6 +186,23 @@ export interface StepCounterInput {
   checkedAgainst: string;
 }
 
+/**
+ * The first graph of a two-stage policy (SONIC): its own observation, run every control step
+ * before the action graph; its output is the action graph's `policy_token` term.
+ */
+export interface EncoderStage {
+  /** The encoder's .onnx, as the loader found it. */
+  modelFile: string;
+  input: string;
+  output: string;
+  observation: TrackingTerm[];
+  observationSize: number;
+  tokenSize: number;
+  /** The encoder mode the console drives, and its id in the encoder-mode input. */
+  mode: { name: string; id: number };
+  checkedAgainst: string;
+}
+
 export interface TrackingPolicySpec {
   family: PolicyFamily;
   /** `<family>/<adapter version>`: bumped whenever the adapter's reading of a file changes. */
@@ -185,6 +231,8 @@ export interface TrackingPolicySpec {
   /** Inputs fed back from the previous step's outputs (none for feed-forward policies). */
   recurrent: readonly RecurrentInput[];
   stepCounter: StepCounterInput | null;
+  /** The encoder of a two-stage policy, or null. */
+  encoder: EncoderStage | null;
   /** Outputs the graph has besides the action and the recurrent ones, which the console does not read (with why). */
   ignoredOutputs: readonly { name: string; why: string }[];
   /** Anything the adapter decided that a reader of the result should know. */

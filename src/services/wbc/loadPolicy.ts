@@ -5,6 +5,7 @@
 //   .onnx with metadata experiment_config (holosoma env)        holosoma-wbt
 //   .onnx with metadata observation_names + anchor_body_name    beyondmimic
 //   <dir>/config.yaml + <dir>/exported/<one>.onnx                holomotion (training config)
+//   <dir>/observation_config.yaml + *encoder.onnx + *decoder.onnx sonic (gear_sonic_deploy policy folder)
 // An .onnx named directly inside such a folder is read with its folder. Anything else is
 // refused with what was looked for. YAML is read with `yaml` (eemeli/yaml: maintained, keeps
 // node positions), so a bad field is reported with its line and column.
@@ -22,6 +23,7 @@ import {
   type ConfigSource,
 } from '../../domain/wbc/policyFamilies';
 import { holomotionSpec } from '../../domain/wbc/holomotionFamily';
+import { sonicSpec } from '../../domain/wbc/sonicFamily';
 import type { OnnxModelInfo } from '../../domain/wbc/onnxModelInfo';
 import type { TrackingPolicySpec } from '../../domain/wbc/trackingPolicy';
 import type { PolicyBinding } from '../../domain/wbc/wbcBinding';
@@ -108,7 +110,29 @@ type Layout =
   | { family: 'mjlab-deploy'; onnx: string; config: string; name: string }
   | { family: 'wbc-mjlab'; onnx: string; config: string; name: string }
   | { family: 'holomotion'; onnx: string; config: string; name: string }
+  | { family: 'sonic'; onnx: string; encoder: string; config: string; name: string }
   | { family: 'onnx'; onnx: string; name: string };
+
+/** A SONIC deploy folder: observation_config.yaml with one *encoder.onnx and one *decoder.onnx. */
+function sonicLayout(dir: string): Layout | null {
+  const cfg = path.join(dir, 'observation_config.yaml');
+  if (!isFile(cfg)) return null;
+  const onnx = fs.readdirSync(dir).filter((f) => f.endsWith('.onnx'));
+  const enc = onnx.filter((f) => /(^|_)encoder\.onnx$/.test(f));
+  const dec = onnx.filter((f) => /(^|_)decoder\.onnx$/.test(f));
+  if (enc.length !== 1 || dec.length !== 1)
+    throw new InputError(
+      { file: dir },
+      `holds observation_config.yaml (a SONIC deploy folder) but ${enc.length} encoder and ${dec.length} decoder .onnx files; expected model_encoder.onnx and model_decoder.onnx`,
+    );
+  return {
+    family: 'sonic',
+    onnx: path.join(dir, dec[0]),
+    encoder: path.join(dir, enc[0]),
+    config: cfg,
+    name: path.basename(dir),
+  };
+}
 
 function layoutOf(spec: string): Layout {
   let st: fs.Stats;
@@ -120,6 +144,8 @@ function layoutOf(spec: string): Layout {
   const abs = path.resolve(spec);
   const dir = st.isDirectory() ? abs : path.dirname(abs);
   const up = path.dirname(dir);
+  const sonic = sonicLayout(dir);
+  if (sonic) return sonic;
   if (st.isDirectory()) {
     if (isFile(path.join(dir, 'params', 'deploy.yaml')) && isFile(path.join(dir, 'exported', 'policy.onnx')))
       return {
@@ -197,7 +223,13 @@ export function loadTrackingPolicy(policyPath: string): LoadedPolicy {
     ...externalFiles.map((p) => ({ path: p })),
   ];
   let spec: TrackingPolicySpec;
-  if (layout.family === 'mjlab-deploy' || layout.family === 'wbc-mjlab' || layout.family === 'holomotion') {
+  if (layout.family === 'sonic') {
+    const enc = readOnnxFile(layout.encoder);
+    files.push({ path: layout.encoder, bytes: enc.bytes }, ...enc.externalFiles.map((p) => ({ path: p })));
+    const cfg = readYaml(layout.config);
+    files.push({ path: layout.config });
+    spec = located(cfg, () => sonicSpec(enc.info, info, cfg));
+  } else if (layout.family === 'mjlab-deploy' || layout.family === 'wbc-mjlab' || layout.family === 'holomotion') {
     const cfg = readYaml(layout.config);
     files.push({ path: layout.config });
     const family = layout.family;

@@ -39,6 +39,8 @@ export interface TrackingPolicyController extends Controller {
   readonly observation: Float32Array;
   /** The latest raw action, policy order. */
   readonly lastAction: Float32Array;
+  /** The encoder's observation of the latest step (two-stage policies), else null. */
+  readonly encoderObservation: Float32Array | null;
   /** The graph's carried state (key/value cache, step counter); empty for feed-forward policies. */
   readonly recurrence: PolicyRecurrence;
   step(obs: ControlObservation, out: ControlCommand): void;
@@ -157,7 +159,39 @@ export function createTrackingPolicyController(
 
   const builder = new TrackingObservationBuilder(spec);
   const observation = builder.observation;
-  const { session, feeds, timeBuf, recurrence, fetch } = openPolicySession(loaded.modelFile, spec, observation, J);
+  // A two-stage policy (SONIC): the encoder's session and observation, run before the decoder.
+  const encoder = spec.encoder
+    ? (() => {
+        const e = spec.encoder;
+        const b = new TrackingObservationBuilder({
+          ...spec,
+          observation: e.observation,
+          observationSize: e.observationSize,
+        });
+        const opened = openPolicySession(
+          e.modelFile,
+          {
+            obsInput: e.input,
+            actionOutput: e.output,
+            observationSize: e.observationSize,
+            timeInput: null,
+            recurrent: [],
+            stepCounter: null,
+          },
+          b.observation,
+          e.tokenSize,
+        );
+        return { stage: e, builder: b, ...opened };
+      })()
+    : null;
+  let opened: ReturnType<typeof openPolicySession>;
+  try {
+    opened = openPolicySession(loaded.modelFile, spec, observation, J);
+  } catch (e) {
+    encoder?.session.release();
+    throw e;
+  }
+  const { session, feeds, timeBuf, recurrence, fetch } = opened;
 
   const lastAction = new Float32Array(J);
   const pos = new Float64Array(3 * fk.bodyCount);
@@ -203,9 +237,11 @@ export function createTrackingPolicyController(
     observation,
     lastAction,
     recurrence,
+    encoderObservation: encoder ? encoder.builder.observation : null,
     reset() {
       lastAction.fill(0);
       builder.reset();
+      encoder?.builder.reset();
       recurrence.reset();
       clipReference = null;
     },
@@ -229,6 +265,16 @@ export function createTrackingPolicyController(
       (robot.gyroRadS as Float64Array).set(st.imu.gyroRadS);
       robot.rootLinVelMps = obs.rootLinVelMps;
       const f = Math.min(obs.referenceFrame, ref.frames - 1);
+      if (encoder) {
+        encoder.builder.build(robot, ref, f, lastAction);
+        const token = encoder.session.run(encoder.feeds, encoder.stage.output).data as Float32Array;
+        for (let i = 0; i < token.length; i++)
+          if (!Number.isFinite(token[i]))
+            throw new TrackingPolicyError(
+              `${encoder.stage.modelFile}: the encoder produced a non-finite token (${token[i]} at ${i}) at control step ${obs.step}`,
+            );
+        builder.token!.set(token);
+      }
       builder.build(robot, ref, f, lastAction);
       timeBuf[0] = f;
       recurrence.beforeRun();
@@ -259,6 +305,7 @@ export function createTrackingPolicyController(
       if (disposed) return;
       disposed = true;
       session.release();
+      encoder?.session.release();
     },
   };
 }
