@@ -70,6 +70,32 @@ describe('motionbench metrics', () => {
     expect(r.stderr).toMatch(/60 fps inferred/);
   });
 
+  it('--contract all: the peers beside mb-metrics/1; a 0.1 m root shift moves only the global readings', async () => {
+    const exec = path.join(tmp, 'hands_up_shift.csv');
+    writePerturbedCsv(HANDS_UP, exec, 0, [0.1, 0, 0]);
+    const r = await mb('metrics', '--ref', HANDS_UP, '--exec', exec, '--exec-fps', '60', '--contract', 'all', '--json');
+    expect(r.code, r.stderr).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(Object.keys(doc)).toEqual(['mb-metrics/1', 'sonic-eval/1', 'holomotion-eval/1']);
+    expect(doc['mb-metrics/1'].mpjpe_l_mm).toBeLessThan(1e-6);
+    const s = doc['sonic-eval/1'];
+    expect(s.success).toBe(true);
+    expect(s.means.mpjpe_g_mm).toBeCloseTo(100, 6); // every body 0.1 m off in x
+    expect(s.means.mpjpe_l_mm).toBeLessThan(1e-6);
+    expect(s.means.mpjpe_pa_mm).toBeLessThan(1e-6);
+    const h = doc['holomotion-eval/1'];
+    expect(h.clip.mpjpe_g_mm).toBeCloseTo(100, 6);
+    expect(h.clip.mpjpe_l_mm).toBeLessThan(1e-6);
+    const only = JSON.parse(
+      (await mb('metrics', '--ref', HANDS_UP, '--exec', exec, '--exec-fps', '60', '--contract', 'sonic-eval', '--json'))
+        .stdout,
+    );
+    expect(Object.keys(only)).toEqual(['sonic-eval/1']);
+    const bad = await mb('metrics', '--ref', HANDS_UP, '--exec', exec, '--contract', 'smplsim');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--contract must be mb-metrics\/1, sonic-eval, holomotion-eval or all, got "smplsim"/);
+  });
+
   it('matches the independent computation on clips it was not tuned on (dance1 vs dance2, 30 fps)', async () => {
     const r = await mb('metrics', '--ref', DANCE, '--exec', DANCE2, '--json');
     expect(r.code, r.stderr).toBe(0);

@@ -11,14 +11,30 @@ import {
 } from '../../domain/metrics/readings';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { InputError } from '../../domain/problems';
+import { HOLOMOTION_EVAL_ID, SONIC_EVAL_ID } from '../../domain/metrics/peerContracts';
+import {
+  evaluateCampaignPeers,
+  evaluatePeer,
+  peerFrames,
+  PEER_CONTRACT_IDS,
+  type PeerContractId,
+} from '../../services/analysis/peerEvaluation';
 import { loadClipFile } from '../../services/motion/loadClipFile';
+import { comparisonJson, comparisonMarkdown, contractComparison } from '../../services/report/contractComparison';
+import { openCampaign } from '../../services/trace';
 import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
 import { fpsOption, parse, printJson, UsageError, type Command } from '../cliSupport';
 
-const usage = `usage: motionbench metrics --ref <file> --exec <file> [--model <mjcf>] [--fps N] [--exec-fps N]
-                           [--exec-no-global-root] [--json]
-  Readings of metric contract mb-metrics/1 (docs/METRICS.md) for an executed motion against its
-  reference. Both are resampled to 50 Hz on the common timeline (K frames over the shorter
+const usage = `usage: motionbench metrics --ref <file> --exec <file> [--contract <id>] [--model <mjcf>] [--fps N]
+                           [--exec-fps N] [--exec-no-global-root] [--json]
+       motionbench metrics --campaign <dir> --contract sonic-eval|holomotion-eval|all [--model <mjcf>] [--json]
+  Readings of a metric contract (docs/METRICS.md) for an executed motion against its reference:
+  mb-metrics/1 (the default), or a peer's declared contract: sonic-eval (SONIC's use of SMPLSim
+  compute_metrics_lite) or holomotion-eval (HoloMotion's metrics.py); all = the three.
+  With --campaign: scores every finished episode of the campaign under the peer contract(s) from
+  the frames it recorded, stores each result beside its mb-metrics/1 row (an episode scored before
+  is read back), and prints the three contracts side by side per binding and domain; progress on
+  stderr. Both are resampled to 50 Hz on the common timeline (K frames over the shorter
   duration); body positions come from forward kinematics on --model (default: our G1 in assets/).
   --fps N              frame rate of the reference (CSV files do not state one)
   --exec-fps N         frame rate of the executed motion
@@ -28,6 +44,16 @@ const usage = `usage: motionbench metrics --ref <file> --exec <file> [--model <m
     progress_soft, mpjpe_l_mm, joint_pos_rmse (rad), joint_vel_rmse (rad/s), joint_acc_rms,
     joint_acc_p95 (rad/s²), joint_jerk_rms, joint_jerk_p95 (rad/s³); a reading that cannot be
     computed is null, with its reason under "unavailable".`;
+
+/** --contract: mb-metrics/1 (default), sonic-eval, holomotion-eval (with or without /1), or all. */
+function contractsOption(v: string | undefined): string[] {
+  if (v === undefined) return [MB_METRICS_1.id];
+  if (v === 'all') return [MB_METRICS_1.id, ...PEER_CONTRACT_IDS];
+  const id = v === 'sonic-eval' ? SONIC_EVAL_ID : v === 'holomotion-eval' ? HOLOMOTION_EVAL_ID : v;
+  if (id !== MB_METRICS_1.id && !(PEER_CONTRACT_IDS as readonly string[]).includes(id))
+    throw new UsageError(`--contract must be mb-metrics/1, sonic-eval, holomotion-eval or all, got "${v}"`);
+  return [id];
+}
 
 /** Reloads with the executed file's option name in the reason (the loaders speak of --fps). */
 function loadExec(file: string, fps: number | undefined, limits: Parameters<typeof loadClipFile>[1]): MotionClip {
@@ -54,9 +80,41 @@ export const metricsCommand: Command = {
         'exec-fps': { type: 'string' },
         'exec-no-global-root': { type: 'boolean' },
         json: { type: 'boolean' },
+        contract: { type: 'string' },
+        campaign: { type: 'string' },
       },
       usage,
     );
+    const contracts = contractsOption(values.contract);
+    if (values.campaign !== undefined) {
+      if (values.ref !== undefined || values.exec !== undefined)
+        throw new UsageError(`--campaign and --ref/--exec are two modes; give one\n${usage}`);
+      const peers = contracts.filter((c): c is PeerContractId => c !== MB_METRICS_1.id);
+      if (peers.length === 0)
+        throw new UsageError(
+          `--campaign needs --contract sonic-eval, holomotion-eval or all (mb-metrics/1 is stored when an episode ends)\n${usage}`,
+        );
+      const profile = loadRobotProfile(values.model);
+      const store = await openCampaign(values.campaign);
+      try {
+        for (const c of peers) {
+          const rows = await evaluateCampaignPeers(store, c, profile, (done, total) => {
+            if (done === total || done % 10 === 0) io.stderr(`motionbench: ${c}: ${done}/${total} episodes\n`);
+          });
+          const fresh = rows.filter((r) => r.outcome.available && !r.stored).length;
+          const skipped = rows.filter((r) => !r.outcome.available);
+          io.stderr(
+            `motionbench: ${c}: ${fresh} scored now, ${rows.length - fresh - skipped.length} scored before, ${skipped.length} not scored${skipped.length && !skipped[0].outcome.available ? ` (${skipped[0].runId}: ${skipped[0].outcome.reason})` : ''}\n`,
+          );
+        }
+        const cmp = contractComparison(store, peers);
+        if (values.json) printJson(io, comparisonJson(cmp));
+        else io.stdout(comparisonMarkdown(cmp));
+      } finally {
+        store.close();
+      }
+      return 0;
+    }
     if (values.ref === undefined) throw new UsageError(`--ref is required\n${usage}`);
     if (values.exec === undefined) throw new UsageError(`--exec is required\n${usage}`);
     const fps = fpsOption(values.fps);
@@ -78,8 +136,28 @@ export const metricsCommand: Command = {
     }
     const capabilities = values['exec-no-global-root'] ? NO_MOTION_CAPTURE : FULL_STATE;
     const { metrics } = evaluator.evaluate(ref, exec, capabilities);
-    if (values.json) printJson(io, episodeMetricsJson(metrics));
-    else io.stdout(humanReport(metrics, ref, exec, profile.modelName));
+    const peers = contracts.filter((c): c is PeerContractId => c !== MB_METRICS_1.id);
+    const peerResults = peers.map((c) => {
+      if (values['exec-no-global-root'])
+        return {
+          contract: c,
+          unavailable: 'both peers score world-frame body positions; --exec-no-global-root has none',
+        };
+      const o = evaluatePeer(c, peerFrames(profile, ref, exec));
+      return o.available ? { ...o.result, contract: c } : { contract: c, unavailable: o.reason };
+    });
+    const withMb = contracts.includes(MB_METRICS_1.id);
+    if (values.json) {
+      if (peers.length === 0) printJson(io, episodeMetricsJson(metrics));
+      else
+        printJson(io, {
+          ...(withMb ? { [MB_METRICS_1.id]: episodeMetricsJson(metrics) } : {}),
+          ...Object.fromEntries(peerResults.map((r) => [r.contract, r])),
+        });
+    } else {
+      if (withMb) io.stdout(humanReport(metrics, ref, exec, profile.modelName));
+      for (const r of peerResults) io.stdout(`${r.contract}: ${JSON.stringify(r, null, 2)}\n`);
+    }
     return 0;
   },
 };

@@ -1,9 +1,18 @@
 import { buildCampaignReport, formatReport, type ReportFormat } from '../../services/qualification';
 import { DEFAULT_GAP_SORT, GAP_SORT_NAMES, parseGapSortKey, type GapSortKey } from '../../services/report/gapSection';
+import { HOLOMOTION_EVAL_ID, SONIC_EVAL_ID } from '../../domain/metrics/peerContracts';
+import { PEER_CONTRACT_IDS, type PeerContractId } from '../../services/analysis/peerEvaluation';
+import {
+  comparisonCsv,
+  comparisonJson,
+  comparisonMarkdown,
+  contractComparison,
+} from '../../services/report/contractComparison';
 import { openCampaign } from '../../services/trace';
 import { parse, UsageError, type Command } from '../cliSupport';
 
 const usage = `usage: motionbench report --campaign <dir> [--format md|csv|json] [--json] [--policy <id/version>] [--sort <reading|clip>]
+                          [--contract sonic-eval|holomotion-eval|all]
   Prints the qualification matrix of a campaign: per binding (and workload snapshot) the pairs
   admitted, rejected and pending, SR, progress-soft and MPJPE-l overall and by capability group;
   the admitted pairs; and every rejection with its reasons. Names the metric contract, the
@@ -17,7 +26,10 @@ const usage = `usage: motionbench report --campaign <dir> [--format md|csv|json]
   --format json   one document (format motionbench-qualification-report/2); --json is the same
   --policy        the admission policy to report (default mb-admission/1, else the one with most decisions)
   --sort          order of the gap section's per-clip rows: |Gap %| of a reading, largest first
-                  (${GAP_SORT_NAMES.join(', ')}; default mpjpe_l_mm), or clip (by name)`;
+                  (${GAP_SORT_NAMES.join(', ')}; default mpjpe_l_mm), or clip (by name)
+  --contract      also the campaign under the peers' metric contracts, side by side with
+                  mb-metrics/1 per binding and domain (docs/METRICS.md), from the results stored by
+                  motionbench metrics --campaign <dir> --contract …; episodes not scored yet are counted`;
 
 const FORMATS: readonly ReportFormat[] = ['md', 'csv', 'json'];
 
@@ -34,6 +46,7 @@ export const reportCommand: Command = {
         json: { type: 'boolean' },
         policy: { type: 'string' },
         sort: { type: 'string' },
+        contract: { type: 'string' },
       },
       usage,
     );
@@ -51,6 +64,14 @@ export const reportCommand: Command = {
         throw new UsageError((err as Error).message);
       }
     }
+    let peers: PeerContractId[] = [];
+    if (values.contract !== undefined) {
+      const c = values.contract;
+      if (c === 'all') peers = [...PEER_CONTRACT_IDS];
+      else if (c === 'sonic-eval' || c === SONIC_EVAL_ID) peers = [SONIC_EVAL_ID];
+      else if (c === 'holomotion-eval' || c === HOLOMOTION_EVAL_ID) peers = [HOLOMOTION_EVAL_ID];
+      else throw new UsageError(`--contract must be sonic-eval, holomotion-eval or all, got "${c}"`);
+    }
     const store = await openCampaign(values.campaign, { readOnly: true });
     try {
       let report;
@@ -63,7 +84,17 @@ export const reportCommand: Command = {
         if (err instanceof RangeError) throw new UsageError(err.message);
         throw err;
       }
-      io.stdout(formatReport(report, format));
+      if (peers.length === 0) {
+        io.stdout(formatReport(report, format));
+        return 0;
+      }
+      const cmp = contractComparison(store, peers);
+      if (format === 'json')
+        io.stdout(
+          `${JSON.stringify({ ...JSON.parse(formatReport(report, 'json')), contracts: comparisonJson(cmp) }, null, 2)}\n`,
+        );
+      else if (format === 'csv') io.stdout(`${formatReport(report, 'csv')}\n${comparisonCsv(cmp)}`);
+      else io.stdout(`${formatReport(report, 'md')}\n${comparisonMarkdown(cmp)}`);
       return 0;
     } finally {
       store.close();

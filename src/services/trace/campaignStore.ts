@@ -1228,6 +1228,49 @@ export class CampaignStore implements RecorderHost {
     );
   }
 
+  /**
+   * Stores an episode's readings under a peer's metric contract (`sonic-eval/1`,
+   * `holomotion-eval/1`: src/domain/metrics/peerContracts.ts) beside its mb-metrics/1 row, in the
+   * same table: `result_json` is the peer's result, `k` its frame count, `failed` the peer's
+   * success rule negated, the mb-metrics/1 scalar columns NULL. Identical → no-op, different →
+   * conflict (stored results are never replaced).
+   */
+  putPeerMetrics(runId: string, contractId: string, frames: number, success: boolean, result: object): void {
+    this.tx('cannot store the peer metrics in', () => {
+      const ep = this.db.prepare('SELECT 1 FROM episodes WHERE run_id = ?').get(runId);
+      if (!ep) throw new TraceStoreError('invalid', this.dbFile, `episode ${runId} is not stored in this campaign`);
+      const json = canonicalJson(result);
+      const existing = this.db
+        .prepare('SELECT result_json FROM metrics WHERE run_id = ? AND contract_id = ?')
+        .get(runId, contractId) as { result_json: string } | undefined;
+      if (existing) {
+        if (existing.result_json !== json)
+          throw new TraceStoreError(
+            'conflict',
+            this.dbFile,
+            `episode ${runId} already has different ${contractId} metrics; stored results are never replaced`,
+          );
+        return;
+      }
+      this.db
+        .prepare(
+          'INSERT INTO metrics (run_id, contract_id, k, failed, result_json, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+        )
+        .run(runId, contractId, frames, success ? 0 : 1, json, nowIso());
+    });
+  }
+
+  /** Every stored result under a peer contract: run id → the peer's result. */
+  peerMetrics(contractId: string): Map<string, unknown> {
+    return this.read('cannot read', () => {
+      const rows = this.db.prepare('SELECT run_id, result_json FROM metrics WHERE contract_id = ?').all(contractId) as {
+        run_id: string;
+        result_json: string;
+      }[];
+      return new Map(rows.map((r) => [r.run_id, parse(r.result_json)]));
+    });
+  }
+
   /** Metrics of an episode under a contract (default: its parent trace's contract). */
   getMetrics(runId: string, contractId?: string): MetricsRecord | null {
     return this.read('cannot read', () => {
