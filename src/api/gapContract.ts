@@ -4,6 +4,9 @@ import { READING_INFO } from '../domain/metrics/readings';
 import type { ClipDto } from './contract';
 import { campaignDirSchema } from './qualificationContract';
 
+/** The peers' contract ids (as src/domain/metrics/peerContracts.ts names them). */
+export const PEER_CONTRACT_IDS_API = ['sonic-eval/1', 'holomotion-eval/1'] as const;
+
 // The Gap review part of the console API (DESIGN §8 "Gap review"): Table 11 of a campaign's
 // matched sim/real pairs per binding (the same numbers as `motionbench report`, computed by
 // buildGapSection in src/services/report/gapSection.ts, docs/GAP_REPORT.md), and one pair's
@@ -27,6 +30,16 @@ export const gapRequestSchemas = {
   'gap.report': z.strictObject({ campaignDir: campaignDirSchema, sort: z.enum(GAP_SORT_NAMES).optional() }),
   /** One matched pair for the viewport: reference, sim branch and real trials at 50 Hz, and the worst frame. */
   'gap.replay': z.strictObject({ campaignDir: campaignDirSchema, parentTraceId: parentTraceIdSchema }),
+  /**
+   * The campaign under mb-metrics/1 and the peers' contracts side by side (docs/METRICS.md "Peer
+   * contracts"). `score`: first score the finished episodes not yet scored under them and store
+   * the results (the only gap.* request that writes); else only what is stored.
+   */
+  'gap.contracts': z.strictObject({
+    campaignDir: campaignDirSchema,
+    contracts: z.array(z.enum(PEER_CONTRACT_IDS_API)).min(1).max(2),
+    score: z.boolean(),
+  }),
 } as const;
 
 // ---- results -------------------------------------------------------------------------------
@@ -192,7 +205,44 @@ export interface GapReplayDto {
   worst: GapWorstFrameDto | null;
 }
 
+/** One binding × execution domain under the three contracts; null = not available (with why elsewhere). */
+export interface ContractGroupDto {
+  binding: string;
+  domain: string;
+  mb: { episodes: number; successRate: number | null; mpjpeLMm: number | null };
+  /** sonic-eval/1: frame-weighted over all episodes (and over the successful ones). */
+  sonic: {
+    scored: number;
+    unscored: number;
+    successRate: number | null;
+    mpjpeLMm: number | null;
+    mpjpeGMm: number | null;
+    mpjpePaMm: number | null;
+    successMpjpeLMm: number | null;
+  } | null;
+  /** holomotion-eval/1: the mean over clips. */
+  holomotion: {
+    scored: number;
+    unscored: number;
+    successRate: number | null;
+    mpjpeLMm: number | null;
+    mpjpeGMm: number | null;
+    jointsDistRad: number | null;
+  } | null;
+}
+
+export interface GapContractsDto {
+  campaignDir: string;
+  contracts: string[];
+  rows: ContractGroupDto[];
+  /** Episodes with no result under a peer, with the first reason. */
+  unscored: { contract: string; episodes: number; reason: string }[];
+  /** Episodes scored by this request. */
+  scoredNow: number;
+}
+
 export interface GapResults {
   'gap.report': GapReportDto;
   'gap.replay': GapReplayDto;
+  'gap.contracts': GapContractsDto;
 }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canvasColourBox, hostApiCall } from './e2eSupport';
-import type { GapReplayDto, GapReportDto } from '../../src/api/contract';
+import type { GapContractsDto, GapReplayDto, GapReportDto } from '../../src/api/contract';
 import { AGGREGATE_KEYS } from '../../src/domain/metrics/aggregate';
 import { READING_INFO } from '../../src/domain/metrics/readings';
 import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
@@ -12,7 +12,7 @@ import { displayGap, displayValue, sortedClips, type GapSection } from '../../sr
 import { errorColorHex } from '../../renderer/src/overlay/errorScale';
 import { runColorHex } from '../../renderer/src/overlay/runColors';
 import type { MotionbenchTestState, OverlayTestState } from '../../renderer/src/testing/testHooks';
-import { ensureRendererBuilt, launchChromium, screenshot } from '../helpers/browserHarness';
+import { ensureRendererBuilt, launchChromium, screenshot, SCREENSHOT_DIR } from '../helpers/browserHarness';
 import { buildStandInGapCampaign } from '../helpers/gapCampaign';
 
 // Gap review (DESIGN §8) against the real services (`motionbench host` in-process) and the real UI
@@ -312,6 +312,56 @@ describe('console: Gap review', () => {
     await page.locator(`[data-testid="gap-solo-${worstRun}"]`).click();
     await expect.poll(async () => (await overlay()).runs.filter((r) => r.visible).map((r) => r.id)).toEqual([worstRun]);
     await screenshot(page, 'gap-review-solo-worst');
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('metric contracts: "Score and compare" scores the sim and stand-in real episodes under sonic-eval/1 and holomotion-eval/1 and shows them beside mb-metrics/1', async () => {
+    // nothing stored yet: the comparison names the unscored episodes
+    const before = await hostApiCall<GapContractsDto>(server, 'gap.contracts', {
+      campaignDir: dir,
+      contracts: ['sonic-eval/1', 'holomotion-eval/1'],
+      score: false,
+    });
+    expect(before.unscored.map((u) => u.contract)).toEqual(['sonic-eval/1', 'holomotion-eval/1']);
+    await expect(
+      hostApiCall(server, 'gap.contracts', { campaignDir: dir, contracts: ['smplsim/1'], score: false }),
+    ).rejects.toThrow(/contracts/);
+    await page.locator('[data-testid=gap-contracts]').scrollIntoViewIfNeeded();
+    await page.locator('[data-testid=gap-contracts-score]').click();
+    await page.locator('[data-testid=gap-contracts-table]').waitFor();
+    const after = await hostApiCall<GapContractsDto>(server, 'gap.contracts', {
+      campaignDir: dir,
+      contracts: ['sonic-eval/1', 'holomotion-eval/1'],
+      score: false,
+    });
+    expect(after.unscored).toEqual([]);
+    expect(new Set(after.rows.map((r) => r.domain))).toEqual(new Set(['simulation', 'real_robot']));
+    for (const r of after.rows) {
+      const id = `${r.binding}-${r.domain}`;
+      expect(r.sonic!.scored).toBe(r.mb.episodes);
+      await expect(page.locator(`[data-testid="contracts-${id}-sonic-mpjpe-l"]`).textContent()).resolves.toBe(
+        r.sonic!.mpjpeLMm!.toFixed(1),
+      );
+      await expect(page.locator(`[data-testid="contracts-${id}-holo-mpjpe-l"]`).textContent()).resolves.toBe(
+        r.holomotion!.mpjpeLMm!.toFixed(1),
+      );
+      await expect(page.locator(`[data-testid="contracts-${id}-mb-mpjpe-l"]`).textContent()).resolves.toBe(
+        r.mb.mpjpeLMm!.toFixed(1),
+      );
+    }
+    await expect(page.locator('[data-testid=gap-contracts-note]').textContent()).resolves.toMatch(
+      /episode results scored and stored now/,
+    );
+    await page
+      .locator('[data-testid=gap-contracts]')
+      .screenshot({ path: path.join(SCREENSHOT_DIR, 'gap-review-contracts.png') });
+    // one contract only: its columns alone
+    await page.locator('[data-testid=gap-contracts-select]').selectOption({ index: 1 });
+    await page.locator('[data-testid=gap-contracts-compare]').click();
+    await page.locator('[data-testid=gap-contracts-table]').waitFor();
+    await expect(page.locator('[data-testid=gap-contracts-table] thead').textContent()).resolves.not.toMatch(
+      /holomotion-eval/,
+    );
     expect(pageErrors).toEqual([]);
   });
 });

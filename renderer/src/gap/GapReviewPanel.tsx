@@ -7,6 +7,7 @@ import { GapRunsPlot } from '../plots/GapRunsPlot';
 import { CampaignDirField } from '../ui/CampaignDirField';
 import { FieldError } from '../ui/FieldError';
 import { GHOST_COLOR } from '../viewport/geomObjects';
+import { ContractComparison } from './ContractComparison';
 import { clickSortColumn, openGapCampaign, replayGapPair, soloGapRun } from './gapActions';
 import {
   displayUnit,
@@ -413,6 +414,7 @@ export function GapReviewPanel() {
         {report?.bindings.map((b) => (
           <Binding key={b.binding} b={b} />
         ))}
+        <ContractComparison />
         {report && report.skipped.length > 0 && (
           <details className="small" data-testid="gap-skipped">
             <summary>calibrated pairs not in the tables ({report.skipped.length})</summary>

@@ -98,3 +98,28 @@ export function soloGapRun(id: string): void {
   const alone = runs.every((r) => r.visible === (r.id === id));
   for (const r of runs) setRunVisible(r.id, alone ? true : r.id === id);
 }
+
+/**
+ * The campaign under mb-metrics/1 and the chosen peer contracts (gap.contracts); `score` first
+ * scores the episodes not yet scored under them and stores the results.
+ */
+export async function compareContracts(score: boolean): Promise<void> {
+  const c = client();
+  const { campaignDir, peerContracts } = useGapReviewStore.getState();
+  const dir = campaignDir.trim();
+  if (!c || !dir || peerContracts.length === 0) return;
+  useGapReviewStore.setState({ contractsBusy: true, error: null });
+  try {
+    const contracts = await c.call('gap.contracts', { campaignDir: dir, contracts: peerContracts, score });
+    useGapReviewStore.setState({ contracts });
+  } catch (err) {
+    useGapReviewStore.setState({ error: `metric contracts: ${errorMessage(err)}`, contracts: null });
+  } finally {
+    useGapReviewStore.setState({ contractsBusy: false });
+  }
+}
+
+/** Picks which peer contracts the comparison shows (the old comparison is dropped). */
+export function setPeerContracts(peerContracts: ('sonic-eval/1' | 'holomotion-eval/1')[]): void {
+  useGapReviewStore.setState({ peerContracts, contracts: null });
+}

@@ -1,5 +1,5 @@
 import { create } from 'zustand';
-import type { GapReplayDto, GapReportDto } from '../../../src/api/contract';
+import type { GapContractsDto, GapReplayDto, GapReportDto } from '../../../src/api/contract';
 
 // The Gap review panel's state (DESIGN §8 "Gap review"), low rate: the campaign field, the report
 // (gap.report: the numbers of `motionbench report`), the per-clip sort, the clip replayed and
@@ -23,6 +23,10 @@ export interface GapReviewState {
   selected: string | null;
   replay: (Omit<GapReplayDto, 'reference' | 'sim' | 'real'> & { runs: GapReplayRunInfo[] }) | null;
   replaying: boolean;
+  /** The metric contracts the comparison shows beside mb-metrics/1. */
+  peerContracts: ('sonic-eval/1' | 'holomotion-eval/1')[];
+  contracts: GapContractsDto | null;
+  contractsBusy: boolean;
 }
 
 /** A run of the replay as the legend lists it. */
@@ -45,6 +49,9 @@ export const useGapReviewStore = create<GapReviewState>(() => ({
   selected: null,
   replay: null,
   replaying: false,
+  peerContracts: ['sonic-eval/1', 'holomotion-eval/1'],
+  contracts: null,
+  contractsBusy: false,
 }));
 
 export const setGapCampaignDir = (campaignDir: string): void => useGapReviewStore.setState({ campaignDir });

@@ -12,7 +12,7 @@ import type { TimedFrames } from '../../domain/motion/resample';
 import { commonTimelineFrameCount, resampleFrames } from '../../domain/motion/resample';
 import { ForwardKinematics } from '../../domain/robot/forwardKinematics';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
-import { toContractTimeline } from '../api/gapReview';
+import { toContractTimeline } from '../episode/contractTimeline';
 import type { EpisodeFile } from '../episode/episodeReader';
 import { readEpisodeFile } from '../episode/episodeReader';
 import type { ExecutedMessage } from '../episode/episodeSchemas';

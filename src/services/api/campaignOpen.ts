@@ -65,6 +65,8 @@ export async function withReadOnlyCampaign<T>(
   fn: (s: CampaignStore) => T | Promise<T>,
   /** Said after "is not a campaign (no campaign.sqlite)", e.g. how to make one. */
   notCampaignHint = '',
+  /** Open for writing (results stored beside existing ones; no recovery, which is a recorder's job). */
+  writable = false,
 ): Promise<T> {
   const abs = path.resolve(dir);
   if (!fs.existsSync(path.join(abs, 'campaign.sqlite'))) {
@@ -78,7 +80,7 @@ export async function withReadOnlyCampaign<T>(
   }
   let store: CampaignStore;
   try {
-    store = await openCampaign(abs, { readOnly: true });
+    store = await openCampaign(abs, writable ? { recover: false } : { readOnly: true });
   } catch (err) {
     campaignProblem(err);
   }

@@ -210,6 +210,7 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     'qualification.replay': (p) => qualification.replay(p),
     'gap.report': (p) => gaps.report(p),
     'gap.replay': (p) => gaps.replay(p),
+    'gap.contracts': (p) => gaps.contracts(p),
     'analysis.run': (p) => files.analyzeCampaign(p),
     'analysis.sensitivity': (p) => sensitivity.run(p),
     'interlock.list': () => interlocks.list(),

@@ -11,6 +11,7 @@ import {
   type PeerContractId,
   type PeerGroupSummary,
 } from '../analysis/peerEvaluation';
+import type { ContractGroupDto, GapContractsDto } from '../../api/contract';
 import type { CampaignStore } from '../trace';
 
 // One campaign under the three metric contracts side by side (issue 16 item 5): per binding and
@@ -179,4 +180,39 @@ export function comparisonJson(c: ContractComparison): object {
     })),
     unscored: c.unscored,
   };
+}
+
+/** The console's form (gap.contracts): the readings the panel shows, camelCase, null where absent. */
+export function contractComparisonDto(c: ContractComparison): Omit<GapContractsDto, 'campaignDir' | 'scoredNow'> {
+  const rows: ContractGroupDto[] = c.rows.map((r) => {
+    const s = r.sonic?.aggregate as SonicAggregateResult | null | undefined;
+    const h = r.holomotion?.aggregate as HolomotionAggregateResult | null | undefined;
+    return {
+      binding: `${r.bindingId}@${r.bindingVersion}`,
+      domain: r.domain,
+      mb: { episodes: r.mb.episodes, successRate: r.mb.sr, mpjpeLMm: r.mb.mpjpeLMm },
+      sonic: r.sonic
+        ? {
+            scored: r.sonic.episodes,
+            unscored: r.sonic.unscored,
+            successRate: s?.success_rate ?? null,
+            mpjpeLMm: s?.all?.mpjpe_l_mm ?? null,
+            mpjpeGMm: s?.all?.mpjpe_g_mm ?? null,
+            mpjpePaMm: s?.all?.mpjpe_pa_mm ?? null,
+            successMpjpeLMm: s?.success?.mpjpe_l_mm ?? null,
+          }
+        : null,
+      holomotion: r.holomotion
+        ? {
+            scored: r.holomotion.episodes,
+            unscored: r.holomotion.unscored,
+            successRate: h?.success_rate ?? null,
+            mpjpeLMm: h?.per_clip_mean.mpjpe_l_mm ?? null,
+            mpjpeGMm: h?.per_clip_mean.mpjpe_g_mm ?? null,
+            jointsDistRad: h?.per_clip_mean.whole_body_joints_dist_rad ?? null,
+          }
+        : null,
+    };
+  });
+  return { contracts: c.contracts, rows, unscored: c.unscored };
 }
