@@ -7,7 +7,8 @@ import { termWidth, type ReferenceAlignment, type TrackingPolicySpec, type Track
 // file it was checked against). Joint terms are written in the policy's joint order through the
 // name-built table. History: per term, oldest entry first; on the first step after reset every
 // entry is the current value (Isaac Lab's CircularBuffer fills an empty buffer with the first
-// push). The reference is aligned to the robot once, at the first step (the deploy codes do it
+// push), unless the term declares its padding (SONIC's deploy pads with zero entries). A term
+// read at frame offsets writes each frame's values in turn (future reference frames). The reference is aligned to the robot once, at the first step (the deploy codes do it
 // when the policy starts), and kept for the episode. Allocation-free per step.
 
 export interface TrackingRobotState {
@@ -322,8 +323,9 @@ export class TrackingObservationBuilder {
     for (let i = 0; i < terms.length; i++) {
       const t = terms[i];
       const cur = this.current[i];
-      for (const { offset, view } of this.frameViews[i])
-        this.writeTerm(t, view, robot, ref, Math.min(ref.frames - 1, f + offset), lastAction, f);
+      const views = this.frameViews[i];
+      for (let v = 0; v < views.length; v++)
+        this.writeTerm(t, views[v].view, robot, ref, Math.min(ref.frames - 1, f + views[v].offset), lastAction, f);
       if (t.clip !== null) for (let c = 0; c < cur.length; c++) cur[c] = Math.max(-t.clip, Math.min(t.clip, cur[c]));
       const h = this.history[i];
       if (t.history === 1) this.observation.set(cur, o);
