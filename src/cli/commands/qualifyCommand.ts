@@ -26,7 +26,8 @@ const usage = `usage: motionbench qualify [--workload <core-v1|policies|dir>] --
   --workload core-v1|<dir>     the built-in snapshot, or a folder with a workload.json
   --workload policies          the --binding policies' own motions (baked references, a wbc-mjlab
                                clip library, a deploy folder's motion files); the default when
-                               every --binding is a released policy
+                               every --binding is a released policy; other bindings (builtin, a
+                               binding file) take every one of those clips
   --binding <spec>             builtin (reference tracker, not a policy), builtin:assist=<N/m>, or a
                                binding file (kind builtin or onnx), or a released policy (.onnx or
                                policy folder); repeat for several bindings. A policy that carries
@@ -204,9 +205,11 @@ export const qualifyCommand: Command = {
       throw new UsageError(
         `--workload is required (it may be omitted only when every --binding is a released policy: then it is "${POLICIES_WORKLOAD_ID}")\n${usage}`,
       );
-    if (workloadSpec === POLICIES_WORKLOAD_ID && plans.length !== bindings.length)
+    // The policies' own motions come from the released policies among the bindings; every other
+    // binding (the builtin tracker, a binding file) takes every one of those clips, as on core-v1.
+    if (workloadSpec === POLICIES_WORKLOAD_ID && plans.length === 0)
       throw new UsageError(
-        `--workload ${POLICIES_WORKLOAD_ID} is made of the --binding policies' own motions; every --binding must be a released policy`,
+        `--workload ${POLICIES_WORKLOAD_ID} is made of the --binding policies' own motions; give at least one released policy`,
       );
     const keys = bindings.map(bindingKey);
     const dup = keys.find((k, i) => keys.indexOf(k) !== i);

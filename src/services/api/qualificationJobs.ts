@@ -35,7 +35,6 @@ import { loadWorkload } from '../workload';
 import type { OffThreadFiles } from '../files/offThread';
 import { ApiFailure } from './apiFailure';
 import type { PolicyRegistry } from './policyRegistry';
-import type { PolicyPlan } from '../wbc/policyRun';
 import { policyMotionsWorkload } from '../workload/policyWorkload';
 import { withReadOnlyCampaign } from './campaignOpen';
 import type { EventHub } from './eventHub';
@@ -234,14 +233,15 @@ export class QualificationJobs {
     const profile = this.o.profile();
     let full: LoadedWorkload;
     if (p.workload === 'policies') {
-      const plans = p.bindings.map((spec) => this.o.policies.get(spec));
-      if (plans.some((x) => x === undefined))
+      // The opened policies among the bindings give the clips; the other bindings take every one.
+      const plans = p.bindings.flatMap((spec) => this.o.policies.get(spec) ?? []);
+      if (plans.length === 0)
         throw new ApiFailure(
           'bad_params',
-          'workload "policies" is made of the motions of the policies given as bindings: every binding must be an opened policy (policy-…)',
+          'workload "policies" is made of the motions of the policies given as bindings: give at least one opened policy (policy-…)',
           'params.workload',
         );
-      full = policyMotionsWorkload(plans as PolicyPlan[], profile);
+      full = policyMotionsWorkload(plans, profile);
     } else full = await this.coreV1OffThread();
     // Capability groups first, then clips, then limit.
     let selectedNames: string[] | undefined = p.clips;
