@@ -151,6 +151,12 @@ export interface HoloMotionProbe {
    */
   probe: { kind: 'obs'; index: number[]; gain?: number[]; bias?: number[] } | { kind: 'state' };
   metadata: Record<string, string>;
+  /**
+   * The declared interface where it differs from the exporter's (negative tests): the
+   * observation input's name and dims (default obs [1, D]), the action output's name (default
+   * actions), and whether a cache export declares its step_idx input (default true).
+   */
+  io?: { obs?: string; obsDims?: number[]; actions?: string; stepIdx?: boolean };
 }
 
 /**
@@ -159,20 +165,34 @@ export interface HoloMotionProbe {
  */
 export function encodeHoloMotionProbe(p: HoloMotionProbe): Uint8Array {
   const A = 29;
+  const obsName = p.io?.obs ?? 'obs';
+  const actionsName = p.io?.actions ?? 'actions';
   const nodes: OnnxNode[] = [];
   const inits: OnnxInitializer[] = [];
-  const Wt = new Float64Array(p.D * A);
+  // mm[a] = gain[a] · obs[index[a]] (0 where index[a] = −1), as a Gather along the observation
+  // axis and a Mul: the graph stays small however wide the observation (the MLP export's is 4614)
+  const pick = new Array<number>(A).fill(0);
+  const gain = new Float64Array(A);
   const bias = new Float64Array(A);
   if (p.probe.kind === 'obs') {
-    const gain = p.probe.gain;
+    const g = p.probe.gain;
     p.probe.index.forEach((d, a) => {
-      if (d >= 0) Wt[d * A + a] = gain ? gain[a] : 1;
+      if (d < 0) return;
+      pick[a] = d;
+      gain[a] = g ? g[a] : 1;
     });
     if (p.probe.bias) bias.set(p.probe.bias);
   }
-  inits.push({ name: 'W_t', dims: [p.D, A], type: 'float32', values: Wt });
+  inits.push({ name: 'pick', dims: [A], type: 'int64', values: pick });
+  inits.push({ name: 'gain', dims: [A], type: 'float32', values: gain });
   inits.push({ name: 'b', dims: [A], type: 'float32', values: bias });
-  nodes.push({ opType: 'MatMul', inputs: ['obs', 'W_t'], outputs: ['mm'] });
+  nodes.push({
+    opType: 'Gather',
+    inputs: [obsName, 'pick'],
+    outputs: ['picked'],
+    attributes: [{ name: 'axis', i: 1 }],
+  });
+  nodes.push({ opType: 'Mul', inputs: ['picked', 'gain'], outputs: ['mm'] });
   if (p.probe.kind === 'state' && p.kvDims) {
     nodes.push({
       opType: 'Cast',
@@ -197,13 +217,13 @@ export function encodeHoloMotionProbe(p: HoloMotionProbe): Uint8Array {
       attributes: [{ name: 'axis', i: 0 }],
     });
     nodes.push({ opType: 'Add', inputs: ['mm', 'probe'], outputs: ['mm_probe'] });
-    nodes.push({ opType: 'Add', inputs: ['mm_probe', 'b'], outputs: ['actions'] });
-  } else nodes.push({ opType: 'Add', inputs: ['mm', 'b'], outputs: ['actions'] });
-  const inputs: OnnxValueInfo[] = [{ name: 'obs', type: 'float32', dims: [1, p.D] }];
-  const outputs: OnnxValueInfo[] = [{ name: 'actions', type: 'float32', dims: [1, A] }];
+    nodes.push({ opType: 'Add', inputs: ['mm_probe', 'b'], outputs: [actionsName] });
+  } else nodes.push({ opType: 'Add', inputs: ['mm', 'b'], outputs: [actionsName] });
+  const inputs: OnnxValueInfo[] = [{ name: obsName, type: 'float32', dims: p.io?.obsDims ?? [1, p.D] }];
+  const outputs: OnnxValueInfo[] = [{ name: actionsName, type: 'float32', dims: [1, A] }];
   if (p.kvDims) {
     inputs.push({ name: 'past_key_values', type: 'float32', dims: p.kvDims });
-    inputs.push({ name: 'step_idx', type: 'int64', dims: [1] });
+    if (p.io?.stepIdx !== false) inputs.push({ name: 'step_idx', type: 'int64', dims: [1] });
     inits.push({ name: 'one', dims: [1], type: 'float32', values: [1] });
     nodes.push({ opType: 'Add', inputs: ['past_key_values', 'one'], outputs: ['present_key_values'] });
     outputs.push({ name: 'present_key_values', type: 'float32', dims: p.kvDims });

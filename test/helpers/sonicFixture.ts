@@ -1,14 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { encodeLinearPolicy } from './onnxBuilder';
+import { encodeOnnxModel } from './onnxBuilder';
 
 // A SONIC deploy folder (NVlabs/GR00T-WholeBodyControl gear_sonic_deploy/policy/<variant>/):
 // observation_config.yaml with the term lists of the shipped configs (release:
 // policy/release/observation_config.yaml; low-latency: observation_config_low_latency.yaml;
 // v1.1: policy/sonic_v1_1/observation_config.yaml), and model_encoder.onnx / model_decoder.onnx
 // with the exporter's I/O (gear_sonic/utils/inference_helpers.py: obs_dict → encoded_tokens
-// [1, 64]; obs_dict [1, 994] → action [1, 29], opset 13). The weights are probes: each output
-// copies one chosen input entry.
+// [1, 64]; obs_dict [1, 994] → action [1, 29], opset 13). The graphs are probes: each output
+// copies one chosen input entry (the deploy reads only the names and shapes, never the ops).
 
 export type SonicVariantName = 'release' | 'low_latency' | 'v1_1';
 
@@ -163,7 +163,10 @@ ${mode('smpl', 2, e.smpl)}
 `;
 }
 
-/** A linear graph whose output a is gain[a]·(input entry index[a]) + bias[a] (index −1 = 0; gain 1, bias 0 by default). */
+/**
+ * A graph whose output a is gain[a]·(input entry index[a]) + bias[a] (index −1 = 0; gain 1, bias 0
+ * by default): Gather along the input's last axis, Mul, Add — small however wide the input.
+ */
 function probe(
   inDim: number,
   outDim: number,
@@ -173,11 +176,43 @@ function probe(
   gain?: number[],
   bias?: number[],
 ): Uint8Array {
-  const W = new Float64Array(outDim * inDim);
+  const pick = new Array<number>(outDim).fill(0);
+  const g = new Float64Array(outDim);
   index.forEach((d, a) => {
-    if (d >= 0) W[a * inDim + d] = gain ? gain[a] : 1;
+    if (d < 0) return;
+    pick[a] = d;
+    g[a] = gain ? gain[a] : 1;
   });
-  return encodeLinearPolicy({ inDim, outDim, weights: W, ...(bias ? { bias } : {}), inputName, outputName });
+  return encodeOnnxModel({
+    nodes: [
+      { opType: 'Gather', inputs: [inputName, 'pick'], outputs: ['picked'], attributes: [{ name: 'axis', i: 1 }] },
+      { opType: 'Mul', inputs: ['picked', 'gain'], outputs: ['scaled'] },
+      { opType: 'Add', inputs: ['scaled', 'b'], outputs: [outputName] },
+    ],
+    initializers: [
+      { name: 'pick', dims: [outDim], type: 'int64', values: pick },
+      { name: 'gain', dims: [outDim], type: 'float32', values: g },
+      { name: 'b', dims: [outDim], type: 'float32', values: bias ?? new Float64Array(outDim) },
+    ],
+    inputs: [{ name: inputName, type: 'float32', dims: [1, inDim] }],
+    outputs: [{ name: outputName, type: 'float32', dims: [1, outDim] }],
+    opset: 13,
+  });
+}
+
+/**
+ * What the folder's graphs declare; each field defaults to the exporter's (inference_helpers.py):
+ * encoder obs_dict [1, E] → encoded_tokens [1, 64], decoder obs_dict [1, 994] → action [1, 29].
+ * A negative test changes one of them to check that a file that differs is refused at load.
+ */
+export interface SonicGraphIo {
+  encoderInput?: string;
+  encoderOutput?: string;
+  encoderWidth?: number;
+  tokenWidth?: number;
+  decoderInput?: string;
+  decoderOutput?: string;
+  decoderWidth?: number;
 }
 
 /**
@@ -189,14 +224,25 @@ export function writeSonicFolder(
   variant: SonicVariantName,
   encIndex: number[],
   decIndex: number[],
-  opts: { config?: string; encoderWidth?: number; decoderGain?: number[]; decoderBias?: number[] } = {},
+  opts: { config?: string; decoderGain?: number[]; decoderBias?: number[] } & SonicGraphIo = {},
 ): string {
   fs.mkdirSync(dir, { recursive: true });
   const E = opts.encoderWidth ?? SONIC_ENCODER_WIDTH[variant];
-  fs.writeFileSync(path.join(dir, 'model_encoder.onnx'), probe(E, 64, encIndex, 'obs_dict', 'encoded_tokens'));
+  fs.writeFileSync(
+    path.join(dir, 'model_encoder.onnx'),
+    probe(E, opts.tokenWidth ?? 64, encIndex, opts.encoderInput ?? 'obs_dict', opts.encoderOutput ?? 'encoded_tokens'),
+  );
   fs.writeFileSync(
     path.join(dir, 'model_decoder.onnx'),
-    probe(SONIC_DECODER_WIDTH, 29, decIndex, 'obs_dict', 'action', opts.decoderGain, opts.decoderBias),
+    probe(
+      opts.decoderWidth ?? SONIC_DECODER_WIDTH,
+      29,
+      decIndex,
+      opts.decoderInput ?? 'obs_dict',
+      opts.decoderOutput ?? 'action',
+      opts.decoderGain,
+      opts.decoderBias,
+    ),
   );
   fs.writeFileSync(path.join(dir, 'observation_config.yaml'), opts.config ?? sonicObservationConfig(variant));
   return dir;

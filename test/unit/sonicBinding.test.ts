@@ -254,21 +254,128 @@ describe('SONIC: every entry the graphs receive, read back through them', () => 
 });
 
 describe('SONIC folders refused with the reason', () => {
+  // The deploy looks every yaml name up exactly in its registry (g1_deploy_onnx_ref.cpp:1704-1794)
+  // and throws on any other (:1818 decoder, :1861 encoder); it parses no names.
   it('an encoder term the deploy registry does not have', () => {
     const cfg = sonicObservationConfig('release', (t) =>
-      t.map((n) => (n === 'vr_3point_local_target' ? 'vr_5point_local_target' : n)),
+      t.map((n) => (n === 'vr_3point_local_target' ? 'vr_4point_local_target' : n)),
     );
     const dir = writeSonicFolder(dirFor(), 'release', [], [], { config: cfg });
     expectInputError(
       () => planPolicy(dir, profile),
       { key: 'encoder.encoder_observations[9]' },
-      /vr_5point_local_target.*not a term/,
+      /"vr_4point_local_target" is not a name in the deploy's observation registry.*"Unknown encoder observation function", :1861/,
+    );
+  });
+
+  it('a well-formed {base}_{N}frame_step{S} name the registry does not list is refused too, not parsed', () => {
+    const enc = sonicObservationConfig('release', (t) =>
+      t.map((n) => (n === 'motion_root_z_position_10frame_step5' ? 'motion_root_z_position_7frame_step3' : n)),
+    );
+    expectInputError(
+      () => planPolicy(writeSonicFolder(dirFor(), 'release', [], [], { config: enc }), profile),
+      { key: 'encoder.encoder_observations[3]' },
+      /"motion_root_z_position_7frame_step3" is not a name in the deploy's observation registry/,
+    );
+    const dec = sonicObservationConfig('release').replace(
+      'his_body_joint_positions_10frame_step1',
+      'his_body_joint_positions_5frame_step1',
+    );
+    expectInputError(
+      () => planPolicy(writeSonicFolder(dirFor(), 'release', [], [], { config: dec }), profile),
+      { key: 'observations[2]' },
+      /"his_body_joint_positions_5frame_step1" is not a name in the deploy's observation registry.*"Unknown observation function", :1818/,
+    );
+  });
+
+  it('a registry term the g1 mode does not require is fed zeros at its registry width, whatever it is', () => {
+    // vr_5point_local_target (15 values) instead of vr_3point_local_target (9): the encoder is 6 wider
+    const cfg = sonicObservationConfig('release', (t) =>
+      t.map((n) => (n === 'vr_3point_local_target' ? 'vr_5point_local_target' : n)),
+    );
+    const s = planPolicy(writeSonicFolder(dirFor(), 'release', [], [], { config: cfg, encoderWidth: 1768 }), profile)
+      .loaded.spec;
+    expect(s.encoder!.observationSize).toBe(1768);
+    expect(s.encoder!.observation[9]).toEqual(
+      expect.objectContaining({ name: 'vr_5point_local_target', kind: 'zeros', size: 15 }),
+    );
+  });
+
+  it('a registry term the g1 mode requires but this adapter does not compute', () => {
+    const cfg = sonicObservationConfig('release').replaceAll(
+      'motion_anchor_orientation_10frame_step5',
+      'motion_anchor_orientation_refheading_10frame_step5',
+    );
+    expectInputError(
+      () => planPolicy(writeSonicFolder(dirFor(), 'release', [], [], { config: cfg }), profile),
+      { key: 'encoder.encoder_observations[6]' },
+      /the g1 mode requires "motion_anchor_orientation_refheading_10frame_step5", a term of the deploy's registry this adapter does not compute/,
     );
   });
 
   it('an encoder whose obs_dict is not the width the yaml builds', () => {
     const dir = writeSonicFolder(dirFor(), 'release', [], [], { encoderWidth: 1751 });
     expectInputError(() => planPolicy(dir, profile), { key: 'inputs.obs_dict' }, /\[1, 1751\].*builds 1762/);
+  });
+
+  // Wrong names and shapes at load: the deploy requires exactly one input and one output per graph
+  // (encoder.hpp:101-168, control_policy.hpp:101-172) with the exporter's names and the widths
+  // observation_config.yaml builds; the error names the .onnx file, the key and the reason.
+  const encOf = (dir: string) => path.join(dir, 'model_encoder.onnx');
+  const decOf = (dir: string) => path.join(dir, 'model_decoder.onnx');
+
+  it('an encoder input named "obs" instead of "obs_dict"', () => {
+    const dir = writeSonicFolder(dirFor(), 'release', [], [], { encoderInput: 'obs' });
+    expectInputError(
+      () => planPolicy(dir, profile),
+      { file: encOf(dir), key: 'inputs' },
+      /the encoder must have exactly one input "obs_dict" \(the deploy refuses anything else\); it has obs \[1, 1762\]/,
+    );
+  });
+
+  it('an encoder output named "tokens" instead of "encoded_tokens"', () => {
+    const dir = writeSonicFolder(dirFor(), 'release', [], [], { encoderOutput: 'tokens' });
+    expectInputError(
+      () => planPolicy(dir, profile),
+      { file: encOf(dir), key: 'outputs' },
+      /the encoder must have exactly one output "encoded_tokens"; it has tokens \[1, 64\]/,
+    );
+  });
+
+  it('an encoder whose token is 32 wide while observation_config.yaml says encoder.dimension 64', () => {
+    const dir = writeSonicFolder(dirFor(), 'release', [], [], { tokenWidth: 32 });
+    expectInputError(
+      () => planPolicy(dir, profile),
+      { file: encOf(dir), key: 'outputs.encoded_tokens' },
+      /has shape \[1, 32\]; expected \[1, 64\]/,
+    );
+  });
+
+  it('a decoder input named "obs" instead of "obs_dict"', () => {
+    const dir = writeSonicFolder(dirFor(), 'release', [], [], { decoderInput: 'obs' });
+    expectInputError(
+      () => planPolicy(dir, profile),
+      { file: decOf(dir), key: 'inputs' },
+      /the decoder must have exactly one input "obs_dict" \(the deploy refuses anything else\); it has obs \[1, 994\]/,
+    );
+  });
+
+  it('a decoder output named "actions" instead of "action"', () => {
+    const dir = writeSonicFolder(dirFor(), 'release', [], [], { decoderOutput: 'actions' });
+    expectInputError(
+      () => planPolicy(dir, profile),
+      { file: decOf(dir), key: 'outputs' },
+      /the decoder must have exactly one output "action"; it has actions \[1, 29\]/,
+    );
+  });
+
+  it('a decoder whose obs_dict is 993 wide (the yaml builds 994)', () => {
+    const dir = writeSonicFolder(dirFor(), 'release', [], [], { decoderWidth: 993 });
+    expectInputError(
+      () => planPolicy(dir, profile),
+      { file: decOf(dir), key: 'inputs.obs_dict' },
+      /has shape \[1, 993\]; observation_config.yaml builds 994/,
+    );
   });
 
   it('a folder with two encoders', () => {

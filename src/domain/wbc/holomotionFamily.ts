@@ -19,14 +19,23 @@ import {
 import type { RecurrentInput, StepCounterInput, TrackingPolicySpec, TrackingTerm } from './trackingPolicy';
 import { trackingTermSize } from './trackingPolicy';
 
-// HoloMotion (HorizonRobotics/HoloMotion, v1.3–v1.4) as its files describe it: the exported
+// HoloMotion (HorizonRobotics/HoloMotion, v1.3.0–v1.4.0) as its files describe it: the exported
 // .onnx (exported/<checkpoint>.onnx) with the exporter's metadata (holomotion/src/utils/
 // onnx_export.py attach_onnx_metadata_holomotion: joint_names, joint_stiffness, joint_damping,
-// default_joint_pos, action_scale, rope_max_seq_len), and the training config.yaml one folder up,
-// which alone says what the observation is (the exporter writes no layout). The layout is the
-// actor's obs_schema (modules.actor.obs_schema: groups of terms, concatenated term-major, each
-// term's frames in order: holomotion/src/modules/agent_modules.py ObsAssembler), each term's
-// meaning its atomic_obs_list entry (obs.obs_groups.unified). Two exports are read:
+// default_joint_pos, action_scale, and from v1.3.2 on rope_max_seq_len), and the training
+// config.yaml one folder up, which alone says what the observation is (the exporter writes no
+// layout). The layout is the actor's obs_schema (modules.actor.obs_schema: groups of terms,
+// concatenated term-major, each term's frames in order: holomotion/src/modules/agent_modules.py
+// TensorDictAssembler, 120-179 at v1.4.0), each term's meaning its atomic_obs_list entry
+// (obs.obs_groups.unified). Versions: the transformer schema of v1.3.0 and v1.3.1 has no yaw-error,
+// yaw-delta or 6-D orientation term (522 values); v1.3.2 (commit 7993020) adds them, the 604-value
+// layout v1.4.0 keeps; the MLP schema (4614 values at context_length 32) is the same in all four
+// tags. The term citations below are v1.4.0's, where the actor observation is also the fused
+// kernel actor_observation.py (new in v1.4.0); v1.3.x defines the same terms as
+// ObservationFunctions._get_obs_* (holomotion/src/env/isaaclab_components/isaaclab_observation.py)
+// over isaaclab_motion_tracking_command.py. A v1.3.0/v1.3.1 transformer export carries no
+// rope_max_seq_len and is refused below (the v1.4.0 deploy, too, wants it or a launch-profile value,
+// policy_node_29dof.py:1185-1213). Two exports are read:
 //   MLP          inputs obs [1, D]                                        → actions
 //   transformer  inputs obs [1, D], past_key_values [L, 2, 1, C, H, d], step_idx int64 [1]
 //                → actions, present_key_values (fed back), moe_layer_<i>_expert_* (not read)

@@ -19,10 +19,11 @@ import { describeTerms, observationSizeOf } from './trackingPolicy';
 // SONIC (NVlabs/GR00T-WholeBodyControl, gear_sonic_deploy) as its deploy folder describes it:
 // model_encoder.onnx, model_decoder.onnx and observation_config.yaml, read as the C++ deploy
 // binary g1_deploy_onnx_ref reads them (include/observation_config.hpp:159-285). The yaml lists
-// the decoder's `observations` and the encoder's `encoder_observations` in input order; every
-// name resolves through the deploy's observation registry (src/g1_deploy_onnx_ref.cpp:1704-1795)
-// as `{base}_{N}frame_step{S}` — N frames S control steps apart, frame 0 the current one — so
-// the future frames and their stride come from the names in the file, and the release and
+// the decoder's `observations` and the encoder's `encoder_observations` in input order; each
+// name must be one the deploy's observation registry has exactly (src/g1_deploy_onnx_ref.cpp:
+// 1704-1794; the deploy refuses any other, :1818, :1861). The registry's names are built as
+// `{base}_{N}frame_step{S}` — N frames S control steps apart, frame 0 the current one — so the
+// future frames and their stride come from the names in the file, and the release and
 // low-latency versions are told apart by them too. The console drives the g1 encoder mode (a
 // robot reference clip); the terms only another mode requires are left at 0, as the deploy does.
 // Gains, default pose and action scale are not in the files: the deploy code derives them
@@ -97,10 +98,118 @@ const DECODER_REGISTRY: Record<string, RegistryEntry> = {
   },
 };
 
-/** `{base}_{N}frame_step{S}` (no suffix: one frame), as the deploy parses names. */
+/**
+ * Every name the deploy's observation registry has, with the values it writes
+ * (g1_deploy_onnx_ref.cpp:1704-1794; token_state's width is encoder.dimension, 0 here). The
+ * deploy parses no names: it looks each yaml name up exactly and throws on any other ("Unknown
+ * observation function", :1818; "Unknown encoder observation function", :1861), so this adapter
+ * accepts exactly these names too.
+ */
+const DEPLOY_REGISTRY: ReadonlyMap<string, number> = new Map<string, number>([
+  ['token_state', 0],
+  ['encoder_mode', 3],
+  ['encoder_mode_4', 4],
+  ['motion_joint_positions', 29],
+  ['motion_joint_velocities', 29],
+  ['motion_anchor_orientation', 6],
+  ['motion_root_z_position', 1],
+  ['motion_root_z_position_10frame_step5', 10],
+  ['motion_root_z_position_10frame_step1', 10],
+  ['motion_root_z_position_3frame_step1', 3],
+  ['motion_anchor_orientation_10frame_step5', 60],
+  ['motion_anchor_orientation_10frame_step1', 60],
+  ['motion_anchor_orientation_heading', 6],
+  ['motion_anchor_orientation_heading_10frame_step5', 60],
+  ['motion_anchor_orientation_heading_10frame_step1', 60],
+  ['motion_anchor_orientation_refheading', 6],
+  ['motion_anchor_orientation_refheading_10frame_step5', 60],
+  ['motion_anchor_orientation_refheading_10frame_step1', 60],
+  ['motion_joint_positions_10frame_step5', 290],
+  ['motion_joint_velocities_10frame_step5', 290],
+  ['motion_joint_positions_10frame_step1', 290],
+  ['motion_joint_velocities_10frame_step1', 290],
+  ['motion_joint_positions_3frame_step1', 87],
+  ['motion_joint_velocities_3frame_step1', 87],
+  ['motion_joint_positions_lowerbody_10frame_step5', 120],
+  ['motion_joint_velocities_lowerbody_10frame_step5', 120],
+  ['motion_joint_positions_lowerbody_10frame_step1', 120],
+  ['motion_joint_velocities_lowerbody_10frame_step1', 120],
+  ['motion_joint_positions_wrists_10frame_step1', 60],
+  ['motion_joint_positions_wrists_2frame_step1', 12],
+  ['motion_joint_positions_wrists_4frame_step1', 24],
+  ['motion_joint_velocities_wrists_10frame_step1', 60],
+  ['motion_joint_positions_5frame_step5', 145],
+  ['motion_joint_velocities_5frame_step5', 145],
+  ['smpl_joints', 72],
+  ['smpl_joints_5frame_step5', 360],
+  ['smpl_joints_10frame_step5', 720],
+  ['smpl_joints_10frame_step1', 720],
+  ['smpl_joints_lower_10frame_step1', 270],
+  ['smpl_joints_2frame_step1', 144],
+  ['smpl_joints_4frame_step1', 288],
+  ['smpl_pose', 63],
+  ['smpl_pose_5frame_step5', 315],
+  ['smpl_pose_10frame_step5', 630],
+  ['smpl_pose_10frame_step1', 630],
+  ['smpl_elbow_wrist_poses_10frame_step1', 120],
+  ['smpl_root_z_10frame_step1', 10],
+  ['smpl_anchor_orientation_10frame_step1', 60],
+  ['smpl_anchor_orientation_2frame_step1', 12],
+  ['smpl_anchor_orientation_4frame_step1', 24],
+  ['smpl_anchor_orientation_heading_10frame_step1', 60],
+  ['smpl_anchor_orientation_heading_2frame_step1', 12],
+  ['smpl_anchor_orientation_refheading_10frame_step1', 60],
+  ['smpl_anchor_orientation_refheading_2frame_step1', 12],
+  ['heading_diff_robot_ref', 6],
+  ['vr_3point_local_target', 9],
+  ['vr_3point_local_target_compliant', 9],
+  ['vr_3point_local_orn_target', 12],
+  ['vr_3point_compliance', 3],
+  ['vr_5point_local_target', 15],
+  ['vr_5point_local_orn_target', 20],
+  ['base_angular_velocity', 3],
+  ['body_joint_positions', 29],
+  ['body_joint_velocities', 29],
+  ['last_actions', 29],
+  ['gravity_dir', 3],
+  ['his_body_joint_positions_4frame_step1', 116],
+  ['his_body_joint_velocities_4frame_step1', 116],
+  ['his_last_actions_4frame_step1', 116],
+  ['his_base_angular_velocity_4frame_step1', 12],
+  ['his_gravity_dir_4frame_step1', 12],
+  ['his_body_joint_positions_10frame_step1', 290],
+  ['his_body_joint_velocities_10frame_step1', 290],
+  ['his_last_actions_10frame_step1', 290],
+  ['his_base_angular_velocity_10frame_step1', 30],
+  ['his_gravity_dir_10frame_step1', 30],
+]);
+
+/**
+ * A registry name split the way the registry's names are built — `{base}_{N}frame_step{S}`, N
+ * frames S control steps apart; no suffix: one frame — to find what this adapter computes for it.
+ * Only names DEPLOY_REGISTRY has reach it (deployTerm), so the split never admits a name the deploy refuses.
+ */
 function parseName(name: string): { base: string; frames: number; step: number } {
   const m = /^(.+?)_(\d+)frame_step(\d+)$/.exec(name);
   return m ? { base: m[1], frames: Number(m[2]), step: Number(m[3]) } : { base: name, frames: 1, step: 1 };
+}
+
+/** A yaml term: refused unless the deploy's registry has the exact name, then split (parseName) with the registry's width. */
+function deployTerm(
+  cf: string,
+  key: string,
+  name: string,
+  graph: 'encoder' | 'decoder',
+  tokenSize: number,
+): { base: string; frames: number; step: number; width: number } {
+  const width = DEPLOY_REGISTRY.get(name);
+  if (width === undefined)
+    fail(
+      cf,
+      key,
+      `"${name}" is not a name in the deploy's observation registry (g1_deploy_onnx_ref.cpp:1704-1794), which looks names up exactly and refuses any other ("Unknown ${graph === 'encoder' ? 'encoder ' : ''}observation function", :${graph === 'encoder' ? 1861 : 1818}); refused here too`,
+    );
+  return { ...parseName(name), width: name === 'token_state' ? tokenSize : width };
 }
 
 interface YamlTerm {
@@ -232,27 +341,28 @@ export function sonicSpec(encoder: OnnxModelInfo, decoder: OnnxModelInfo, config
       fail(cf, `encoder.encoder_modes[${g1Index}].required_observations`, `"${r}" is not among encoder_observations`);
 
   const encoderObservation: TrackingTerm[] = encTerms.map(({ name, key }) => {
-    const { base, frames, step } = parseName(name);
-    const e = ENCODER_REGISTRY[base];
-    if (!e)
-      fail(
-        cf,
-        key,
-        `"${name}" is not a term of the deploy's observation registry this adapter knows (g1_deploy_onnx_ref.cpp:1704-1795); refusing rather than guessing`,
-      );
-    const size = e.width;
-    const offsets = frames > 1 ? Array.from({ length: frames }, (_, i) => i * step) : null;
+    const { base, frames, step, width } = deployTerm(cf, key, name, 'encoder', tokenSize);
+    const e: RegistryEntry | undefined = ENCODER_REGISTRY[base];
+    // a term the g1 mode does not require is left at 0 by the deploy, whatever it is
     if (!required.has(name))
       return {
         name,
         kind: 'zeros',
-        size: size * frames,
+        size: width,
         history: 1,
         frameOffsets: null,
         scale: null,
         clip: null,
-        checkedAgainst: `${e.checkedAgainst}; not required by the g1 mode: 0 (${CPP}:2064-2093)`,
+        checkedAgainst: `${e ? e.checkedAgainst : `${CPP}:1704-1794 (${width} values)`}; not required by the g1 mode: 0 (${CPP}:2064-2093)`,
       };
+    if (!e)
+      fail(
+        cf,
+        key,
+        `the g1 mode requires "${name}", a term of the deploy's registry this adapter does not compute; refusing rather than guessing`,
+      );
+    const size = e.width;
+    const offsets = frames > 1 ? Array.from({ length: frames }, (_, i) => i * step) : null;
     if (e.kind === null)
       fail(cf, key, `the g1 mode requires "${name}", which needs inputs a reference clip does not give`);
     return {
@@ -272,13 +382,13 @@ export function sonicSpec(encoder: OnnxModelInfo, decoder: OnnxModelInfo, config
 
   const decTerms = enabledList(config, field(config, d, ['observations'], 'the decoder input terms'), 'observations');
   const observation: TrackingTerm[] = decTerms.map(({ name, key }) => {
-    const { base, frames, step } = parseName(name);
-    const e = DECODER_REGISTRY[base];
+    const { base, frames, step } = deployTerm(cf, key, name, 'decoder', tokenSize);
+    const e: RegistryEntry | undefined = DECODER_REGISTRY[base];
     if (!e)
       fail(
         cf,
         key,
-        `"${name}" is not a decoder term this adapter knows (g1_deploy_onnx_ref.cpp:1790-1794); refusing rather than guessing`,
+        `"${name}" is a term of the deploy's registry this adapter does not compute as a decoder input (it computes token_state and the his_* histories, g1_deploy_onnx_ref.cpp:1707, 1785-1794); refusing rather than guessing`,
       );
     if (e.kind === 'policy_token') {
       if (frames !== 1) fail(cf, key, 'the token has no history');
