@@ -539,4 +539,44 @@ describe('motionbench analyze on the same campaign (issue 14 item 1)', () => {
       }
     }
   });
+
+  it('Markdown: per binding Table 11 with CIs, then the chosen reading per capability group and per clip; one pair shows its clip cell', async () => {
+    const run = async (...args: string[]) => {
+      let out = '';
+      const code = await main(['analyze', '--campaign', dir, '--replicates', '200', ...args], {
+        stdout: (x) => void (out += x),
+        stderr: () => {},
+      });
+      expect(code).toBe(0);
+      return out;
+    };
+    const md = await run();
+    const doc = JSON.parse(await run('--json'));
+    for (const g of doc.gaps as {
+      binding_name: string;
+      clips: { clip_name: string; readings: { reading: string; gap_pct: number | null }[] }[];
+      groups: { group: string; clips: number }[];
+    }[]) {
+      const section = md
+        .slice(md.indexOf(`### ${g.binding_name}`))
+        .split('\n### ')[0]
+        .split('\n## ')[0];
+      expect(section.length).toBeGreaterThan(0);
+      if (g.clips.length === 1) {
+        expect(section).toContain(`One matched pair (${g.clips[0].clip_name})`);
+        expect(section).toContain('HL median of per-trial gaps %');
+        expect(section).not.toContain('pair-cluster bootstrap needs at least 2');
+        continue;
+      }
+      expect(section).toContain('MPJPE-l per capability group');
+      for (const grp of g.groups) expect(section).toMatch(new RegExp(`^\\| group ${grp.group} \\| \\d+ \\|`, 'm'));
+      for (const c of g.clips) {
+        const row = section.split('\n').find((l) => l.startsWith(`| ${c.clip_name} |`));
+        expect(row, c.clip_name).toBeDefined();
+        const gap = c.readings.find((x) => x.reading === 'mpjpe_l_mm')!.gap_pct;
+        // the clip's Gap % as printed (3 decimals from 1 up, 3 significant digits below)
+        if (gap !== null) expect(row).toContain(Math.abs(gap) >= 1 ? gap.toFixed(3) : gap.toPrecision(3));
+      }
+    }
+  });
 });

@@ -202,6 +202,29 @@ export function analysisJson(r: CampaignAnalysisResult): AnalysisDocument {
 const fmt = (v: number) => (Math.abs(v) >= 100 ? v.toFixed(1) : Math.abs(v) >= 1 ? v.toFixed(3) : v.toPrecision(3));
 const iv = (i: Interval | Unavailable) =>
   i.available ? `${fmt(i.estimate)} [${fmt(i.lo)}, ${fmt(i.hi)}]` : `— (${i.reason})`;
+const hlText = (c: GapCell) =>
+  c.hlMedian.available
+    ? `${fmt(c.hlMedian.estimate)} [${fmt(c.hlMedian.lo)}, ${fmt(c.hlMedian.hi)}]${c.hlMedian.levelAchieved ? '' : ` (${(100 * c.hlMedian.achievedLevel).toFixed(0)} % level)`}`
+    : '—';
+
+/** Table 11's rows with their CIs, HL median and the real trials' reliability. */
+function gapTable(rows: readonly GapCell[], hlHeader: string, reliability: readonly Reliability[]): string[] {
+  const out = [
+    `| reading | Sim [95 % CI] | Real [95 % CI] | Gap % [95 % CI] | ${hlHeader} | ICC(A,1) real trials | |`,
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (const c of rows) {
+    const rel = reliability.find((x) => x.key === c.key && x.domain === 'real');
+    const icc = rel ? (rel.icc.available ? `${fmt(rel.icc.estimate)} (${rel.pairs} pairs × ${rel.repeats})` : '—') : '';
+    const notes = [c.distinguishable === false ? 'not distinguishable from zero' : null, rel?.flag ?? null].filter(
+      Boolean,
+    );
+    out.push(
+      `| ${READING_INFO[c.key].label} | ${iv(c.sim)} | ${iv(c.real)} | ${iv(c.gapPct)} | ${hlText(c)} | ${icc} | ${notes.join('; ')} |`,
+    );
+  }
+  return out;
+}
 
 export function analysisMarkdown(r: CampaignAnalysisResult): string {
   const a = r.analysis;
@@ -216,30 +239,48 @@ export function analysisMarkdown(r: CampaignAnalysisResult): string {
 
   out.push('## Sim-to-real gap with uncertainty (Table 11)', '');
   if (a.gaps.length === 0) out.push('No matched pairs in this campaign: no gap to put a CI on.', '');
+  const chosen = READING_INFO[a.reading].label;
   for (const g of a.gaps) {
     out.push(`### ${bname(g.wbc)}`, '');
-    out.push(
-      '| reading | Sim [95 % CI] | Real [95 % CI] | Gap % [95 % CI] | HL median of per-pair gaps % | ICC(A,1) real trials | |',
-    );
-    out.push('|---|---|---|---|---|---|---|');
-    for (const c of g.rows) {
-      const rel = g.reliability.find((x) => x.key === c.key && x.domain === 'real');
-      const hl = c.hlMedian.available
-        ? `${fmt(c.hlMedian.estimate)} [${fmt(c.hlMedian.lo)}, ${fmt(c.hlMedian.hi)}]${c.hlMedian.levelAchieved ? '' : ` (${(100 * c.hlMedian.achievedLevel).toFixed(0)} % level)`}`
-        : '—';
-      const icc = rel
-        ? rel.icc.available
-          ? `${fmt(rel.icc.estimate)} (${rel.pairs} pairs × ${rel.repeats})`
-          : '—'
-        : '';
-      const notes = [c.distinguishable === false ? 'not distinguishable from zero' : null, rel?.flag ?? null].filter(
-        Boolean,
-      );
+    if (g.clips.length === 1) {
+      // One matched pair: no pair-cluster bootstrap; the row is the clip's cell, whose CI
+      // resamples its simulation rollouts and hardware trials.
+      const only = g.clips[0];
       out.push(
-        `| ${READING_INFO[c.key].label} | ${iv(c.sim)} | ${iv(c.real)} | ${iv(c.gapPct)} | ${hl} | ${icc} | ${notes.join('; ')} |`,
+        `One matched pair (${cname(only.clipId)}): the rows are that clip's cells, its simulation rollouts and hardware trials resampled independently; the HL median is over the per-trial gaps.`,
+        '',
       );
+      out.push(...gapTable(only.rows, 'HL median of per-trial gaps %', g.reliability));
+      out.push('');
+      continue;
     }
-    out.push('', `${g.clips.length} matched pairs; each row resamples the pairs; per-clip cells are in --json.`, '');
+    out.push(...gapTable(g.rows, 'HL median of per-pair gaps %', g.reliability));
+    out.push('', `${g.clips.length} matched pairs; each row resamples the pairs.`, '');
+    out.push(
+      `${chosen} per capability group (each row resamples its pairs) and per clip (its episodes resampled):`,
+      '',
+    );
+    out.push(`| group or clip | pairs / episodes | Sim [95 % CI] | Real [95 % CI] | Gap % [95 % CI] | HL median % | |`);
+    out.push('|---|---|---|---|---|---|---|');
+    const line = (name: string, c: GapCell | undefined) => {
+      if (!c) return;
+      const note = c.distinguishable === false ? 'not distinguishable from zero' : '';
+      out.push(`| ${name} | ${c.n} | ${iv(c.sim)} | ${iv(c.real)} | ${iv(c.gapPct)} | ${hlText(c)} | ${note} |`);
+    };
+    for (const grp of g.byGroup) {
+      if (grp.clips === 1) out.push(`| group ${grp.group} | 1 | one pair: its clip's row below | | | | |`);
+      else
+        line(
+          `group ${grp.group}`,
+          grp.rows.find((c) => c.key === a.reading),
+        );
+    }
+    for (const clip of g.clips)
+      line(
+        cname(clip.clipId),
+        clip.rows.find((c) => c.key === a.reading),
+      );
+    out.push('');
   }
 
   out.push(`## Redundancy of the readings`, '');
