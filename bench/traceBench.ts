@@ -5,16 +5,20 @@ import { createStateFrame, type StateFrame } from '../src/domain/backend/stateFr
 import { sha256HexOfString } from '../src/domain/hash/sha256';
 import { availableReading, MB_METRICS_1, type EpisodeMetrics } from '../src/domain/metrics';
 import { makeBuiltinBinding } from '../src/domain/sim/builtinBinding';
+import { roundToFloat32 } from '../src/domain/robotEmulator/sensorModel';
 import { DEFAULT_ADAPTER_VERSION } from '../src/domain/trace/parentTrace';
 import { openCampaign, RECORDER_FLUSH_POLICY } from '../src/services/trace';
 
 // Trace write throughput (issue 5, item 7): 60 s of a 500 Hz × 29-joint robot state stream
-// (30,000 StateFrames, delivered in batches of 25 = 50 ms) recorded into a campaign episode by
-// the EpisodeRecorder — JSON messages, MCAP chunks closed every 250 frames and fdatasync'ed,
-// SQLite begin/finish commits (synchronous=FULL) and the closing summary included — reported as
-// frames/s and × real time. Baselines in the same run, on the same frames:
-//   raw:        JSON.stringify of the same message object + fs.writeSync per frame, no fsync
-//               (the least any JSON trace writer must do);
+// (30,000 StateFrames, delivered in batches of 25 = 50 ms) recorded into a real-robot campaign
+// episode by the EpisodeRecorder — as a G1 publishes it: the measured joints and IMU are float32
+// values (benchFrames), so the recorder stores each frame as a `motionbench-episode/2`
+// motionbench.RobotState (protobuf, float32 measured fields, no double copy), MCAP chunks zstd
+// compressed, closed every 250 frames and fdatasync'ed, SQLite begin/finish commits
+// (synchronous=FULL) and the closing summary included — reported as frames/s, × real time and
+// bytes per frame. Baselines in the same run, on the same frames:
+//   raw:        JSON.stringify of the message object the `/1` JSON writer builds + fs.writeSync
+//               per frame, no fsync (the least any JSON trace writer must do);
 //   raw+sync:   the same with fdatasync every 250 frames (the recorder's durability).
 // Rounds alternate recorder / raw / raw+sync (3 each after a warm-up); medians are compared.
 export const TRACE_RT_TARGET = 10;
@@ -23,6 +27,10 @@ const SECONDS = 60;
 const N = RATE_HZ * SECONDS;
 const BATCH = 25;
 
+/**
+ * 60 s of 500 Hz robot state with the measured joints and IMU rounded to float32, as a G1's
+ * lowstate carries them (unitree_hg MotorState/IMUState are float32); root pose in double.
+ */
 export function benchFrames(): StateFrame[] {
   const out: StateFrame[] = [];
   for (let i = 0; i < N; i++) {
@@ -40,6 +48,8 @@ export function benchFrames(): StateFrame[] {
     f.imu.quatWxyz.set(f.rootQuatWxyz!);
     f.imu.gyroRadS.set([0.01 * Math.sin(t), 0.02, 0.03]);
     f.imu.accelMS2.set([0.1, 0.1 * Math.cos(t), 9.81]);
+    for (const a of [f.jointPosRad, f.jointVelRadS, f.jointTauNm, f.imu.quatWxyz, f.imu.gyroRadS, f.imu.accelMS2])
+      roundToFloat32(a);
     out.push(f);
   }
   return out;
@@ -105,6 +115,7 @@ export async function benchTraceWrite(): Promise<{ pass: boolean; lines: string[
     });
     let bytes = 0;
     let chunks = 0;
+    let copies = 0;
     const recorder = async (): Promise<number> => {
       const t0 = performance.now();
       const rec = await store.beginEpisode({
@@ -129,6 +140,7 @@ export async function benchTraceWrite(): Promise<{ pass: boolean; lines: string[
       const s = (performance.now() - t0) / 1000;
       bytes = ep.mcapBytes ?? 0;
       chunks = rec.stats().chunks;
+      copies = rec.stats().exactCopies;
       fs.rmSync(store.episodeFile(rec.runId));
       return N / s;
     };
@@ -167,12 +179,13 @@ export async function benchTraceWrite(): Promise<{ pass: boolean; lines: string[
     const baseSync = median(bs);
     const rt = rec / RATE_HZ;
     const pass = rt >= TRACE_RT_TARGET;
+    const perFrame = (v: number) => `${Math.round(v / N).toLocaleString('en')} B/frame`;
     return {
       pass,
       lines: [
-        `trace write, ${RATE_HZ} Hz x 29 joints, ${SECONDS} s (${N.toLocaleString('en')} StateFrames) into a campaign episode (MCAP, ${chunks} chunks of ${RECORDER_FLUSH_POLICY.everyFrames} frames, fdatasync each, SQLite begin+finish): ` +
-          `${fps(rec)} = ${rt.toFixed(1)}x real time (${(bytes / 1e6).toFixed(1)} MB, ${((bytes / 1e6) * (rec / N)).toFixed(0)} MB/s); ` +
-          `baseline raw fs.writeSync of the same JSON (${(rawBytes / 1e6).toFixed(1)} MB) ${fps(base)} = ${(base / RATE_HZ).toFixed(1)}x real time, ratio ${(rec / base).toFixed(2)}x; ` +
+        `trace write, ${RATE_HZ} Hz x 29 joints, ${SECONDS} s (${N.toLocaleString('en')} float32 StateFrames) into a real-robot campaign episode (MCAP /2, RobotState, ${chunks} zstd chunks of ${RECORDER_FLUSH_POLICY.everyFrames} frames, fdatasync each, SQLite begin+finish): ` +
+          `${fps(rec)} = ${rt.toFixed(1)}x real time (${(bytes / 1e6).toFixed(1)} MB, ${perFrame(bytes)}, ${copies} double copies, ${((bytes / 1e6) * (rec / N)).toFixed(1)} MB/s); ` +
+          `baseline raw fs.writeSync of the /1 JSON messages (${(rawBytes / 1e6).toFixed(1)} MB, ${perFrame(rawBytes)}) ${fps(base)} = ${(base / RATE_HZ).toFixed(1)}x real time, ratio ${(rec / base).toFixed(2)}x; ` +
           `raw + fdatasync every 250 frames ${fps(baseSync)}, ratio ${(rec / baseSync).toFixed(2)}x (target >= ${TRACE_RT_TARGET}x real time) ${pass ? 'PASS' : 'BELOW TARGET'}`,
         `trace write: rounds recorder ${r.map(fps).join(' / ')}, raw ${b.map(fps).join(' / ')}, raw+sync ${bs.map(fps).join(' / ')} (medians compared)`,
       ],

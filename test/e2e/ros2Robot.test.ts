@@ -17,7 +17,9 @@ import { startHostCommand, type HostProcess } from './e2eSupport';
 // through foxglove_bridge — here the loopback stand-in of test/helpers/ros2LowStateBridge.ts,
 // which advertises unitree_hg/msg/LowState as ros2msg and publishes 500 Hz CDR built from
 // Unitree's own .msg files — shows it as a watch-only robot link, draws it live, and captures
-// and accepts a calibration from its lowstate. The captured joints are what the bridge sent.
+// and accepts a calibration from its lowstate. The captured joints are what the bridge sent. The
+// Trial runner then offers no start on it: "Start matched pair" is disabled with the link's reason
+// beside it.
 
 const CLIP = 'ub_wave_right';
 
@@ -112,4 +114,20 @@ describe('console: a ROS 2 G1 through foxglove_bridge', () => {
     await screenshot(page, 'ros2-calibrated');
     expect(pageErrors).toEqual([]);
   }, 60_000);
+
+  it('the Trial runner disables "Start matched pair" on the watch-only link and says why beside it', async () => {
+    onTestFailed(() => void screenshot(page, 'ros2-fail-start-blocked'));
+    // everything else a start needs is there: the queue loaded, its admitted pair picked, a calibration accepted
+    expect(await tid(`trial-pair-pick-${CLIP}`).isChecked()).toBe(true);
+    await expect.poll(() => tid('trial-start-blocked').isVisible(), { timeout: 5_000 }).toBe(true);
+    expect(await tid('trial-start').isDisabled()).toBe(true);
+    const why = (await tid('trial-start-blocked').textContent()) ?? '';
+    expect(why).toContain('is a watch-only robot link — ');
+    expect(why).toContain(
+      'this robot link is a ROS 2 foxglove_bridge: it has no g1-bridge/1 runner, so a clip cannot be prepared, started or stopped here',
+    );
+    expect(await attr('trial-start', 'title')).toMatch(/is a watch-only robot link: this robot link is a ROS 2/);
+    await tid('trial-panel').screenshot({ path: path.join(SCREENSHOT_DIR, 'ros2-trial-start-blocked.png') });
+    expect(pageErrors).toEqual([]);
+  });
 });

@@ -3,7 +3,12 @@ import { performance } from 'node:perf_hooks';
 import { parse } from '@foxglove/rosmsg';
 import { MessageWriter } from '@foxglove/rosmsg2-serialization';
 import { WebSocketServer } from 'ws';
-import { FoxgloveServer, type FoxgloveServerInstance } from '../../src/services/bridge/foxgloveWs';
+import {
+  FOXGLOVE_SDK_SUBPROTOCOL,
+  FOXGLOVE_SUBPROTOCOL,
+  FoxgloveServer,
+  type FoxgloveServerInstance,
+} from '../../src/services/bridge/foxgloveWs';
 import { sharedData } from './sharedData';
 
 // A stand-in for a G1 running unitree_ros2 with foxglove_bridge (ROS 2): a Foxglove WebSocket
@@ -16,6 +21,15 @@ import { sharedData } from './sharedData';
 // LowState.msg, IMUState.msg and MotorState.msg (read from ../shared/data/ros2, BSD-3-Clause,
 // © Unitree Robotics — see ../shared/data/ros2/LICENSE; never copied into this repo), published at
 // 500 Hz with the bridge's receive time (ns since the Unix epoch) as the message timestamp.
+//
+// Two generations of foxglove_bridge (docs/ROS2_LINK.md §Bridge versions): `version: '0.8'` (the
+// default) accepts only the subprotocol foxglove.websocket.v1, as the websocketpp server of
+// foxglove_bridge ≤ 0.8.5 does; `version: '3'` accepts only foxglove.sdk.v1, as foxglove_bridge
+// 3.x on the Foxglove SDK does (rust/foxglove/src/websocket/handshake.rs), and says in serverInfo
+// what the SDK adds: metadata `fg-library` and a sessionId. Both refuse a client that offers none
+// of their subprotocols with HTTP 400 "Missing expected sec-websocket-protocol header" (the SDK's
+// words; websocketpp's validate handler also answers 400). After the handshake both speak the same
+// messages.
 //
 // Every sample is a still G1 (calibration can capture it) whose every motor slot and IMU field
 // holds a distinct value; what was sent is kept by tick so a test can compare bit for bit.
@@ -113,7 +127,14 @@ export interface Ros2LowStateBridgeOptions {
   firstTick?: number;
   /** serverInfo as a bridge that does not say it is ROS (default: foxglove_bridge's, ROS_DISTRO and cdr). */
   serverInfo?: { supportedEncodings: string[]; metadata: Record<string, string> };
+  /** Which foxglove_bridge generation to stand in for (default '0.8'; see above). */
+  version?: '0.8' | '3';
+  /** The subprotocols the server accepts (default: the version's one); a client offering none of them gets HTTP 400. */
+  acceptSubprotocols?: readonly string[];
 }
+
+/** The SDK's words when a client offers none of the server's subprotocols (handshake.rs). */
+export const SUBPROTOCOL_REFUSAL = 'Missing expected sec-websocket-protocol header';
 
 export interface Ros2LowStateBridge {
   url: string;
@@ -125,6 +146,10 @@ export interface Ros2LowStateBridge {
   readonly clientAdvertisements: string[];
   /** Client channels the console withdrew (unadvertise). */
   readonly clientUnadvertisements: number;
+  /** The subprotocol of each accepted connection, in order. */
+  readonly connections: string[];
+  /** Handshakes refused for want of an accepted subprotocol: what each client offered. */
+  readonly refusedOffers: string[][];
   stop(): Promise<void>;
 }
 
@@ -134,12 +159,19 @@ export async function startRos2LowStateBridge(options: Ros2LowStateBridgeOptions
   const writer = lowStateWriter(options.writeDefinition ?? definition);
   const tickStep = options.tickStep ?? 2;
   const firstTick = options.firstTick ?? 1000;
+  const sdk = options.version === '3';
+  const accepted = options.acceptSubprotocols ?? [sdk ? FOXGLOVE_SDK_SUBPROTOCOL : FOXGLOVE_SUBPROTOCOL];
   const server: FoxgloveServerInstance = new FoxgloveServer({
     name: 'foxglove_bridge',
-    // ros2_foxglove_bridge's default `capabilities` parameter.
+    // ros2_foxglove_bridge's default `capabilities` parameter (the same list in 0.8.x and 3.x).
     capabilities: ['clientPublish', 'parameters', 'parametersSubscribe', 'services', 'connectionGraph', 'assets'],
     supportedEncodings: options.serverInfo?.supportedEncodings ?? ['cdr', 'json'],
-    metadata: options.serverInfo?.metadata ?? { ROS_DISTRO: 'humble' },
+    metadata: options.serverInfo?.metadata ?? {
+      ROS_DISTRO: sdk ? 'jazzy' : 'humble',
+      // The SDK server adds its library identifier (server.rs server_info(); library_version.rs).
+      ...(sdk ? { 'fg-library': 'foxglove-bridge/3.4.3 foxglove-sdk-cpp/0.26.0' } : {}),
+    },
+    ...(sdk ? { sessionId: String(Date.now()) } : {}),
   });
   const channel = server.addChannel({
     topic: '/lowstate',
@@ -153,15 +185,31 @@ export async function startRos2LowStateBridge(options: Ros2LowStateBridgeOptions
   let clientUnadvertisements = 0;
   server.on('unadvertise', () => clientUnadvertisements++);
   server.on('error', () => {});
+  const connections: string[] = [];
+  const refusedOffers: string[][] = [];
+  const offered = (header: string | string[] | undefined): string[] =>
+    [header ?? []]
+      .flat()
+      .flatMap((h) => h.split(','))
+      .map((p) => p.trim())
+      .filter((p) => p.length > 0);
   const wss = new WebSocketServer({
     host: '127.0.0.1',
     port: 0,
-    handleProtocols: (protocols) => server.handleProtocols(protocols),
+    // Refuse the upgrade, as both bridges do, when none of the accepted subprotocols is offered.
+    verifyClient: (info, done) => {
+      const o = offered(info.req.headers['sec-websocket-protocol']);
+      if (o.some((p) => accepted.includes(p))) return done(true);
+      refusedOffers.push(o);
+      done(false, 400, SUBPROTOCOL_REFUSAL);
+    },
+    handleProtocols: (protocols) => [...protocols].find((p) => accepted.includes(p)) ?? false,
     perMessageDeflate: false,
   });
-  wss.on('connection', (ws, req) =>
-    server.handleConnection(ws, `${req.socket.remoteAddress}:${req.socket.remotePort}`),
-  );
+  wss.on('connection', (ws, req) => {
+    connections.push(ws.protocol);
+    server.handleConnection(ws, `${req.socket.remoteAddress}:${req.socket.remotePort}`);
+  });
   await new Promise<void>((resolve) => wss.once('listening', () => resolve()));
   const port = (wss.address() as { port: number }).port;
 
@@ -192,6 +240,8 @@ export async function startRos2LowStateBridge(options: Ros2LowStateBridgeOptions
     get clientUnadvertisements() {
       return clientUnadvertisements;
     },
+    connections,
+    refusedOffers,
     async stop() {
       clearInterval(timer);
       for (const c of wss.clients) c.terminate();

@@ -317,8 +317,8 @@ describe('motionbench-episode/2, read back from the file alone', () => {
     console.log(
       `simulator episode, ${result.frames.length} frames: JSON ${fs.statSync(files.json).size} B, /2 with 3D tracks ${fs.statSync(files.protobuf).size} B (${(100 * ratio).toFixed(1)} %)`,
     );
-    // Measured: 65 % on this 3 s clip, 58 % on 20 s (bench/traceBench.ts reports it); without the
-    // 3D tracks 25–27 %. The issue's target of 50 % with the tracks is not met (docs/TRACE_STORE.md).
+    // Measured: 65 % on this 3 s clip, 58 % on 20 s (bench/episodeFormatBench.ts prints it); without the 3D
+    // tracks 25–27 %. The issue's target of 50 % with the tracks is not met (docs/EPISODE_FORMAT.md §6).
     expect(ratio).toBeLessThan(0.7);
   });
 });

@@ -13,6 +13,7 @@ import { GateDriver } from '../../src/services/trial/gateDriver';
 import type { InterlockFeed } from '../../src/services/trial/interlockFeed';
 import { captureRobotCalibration } from '../../src/services/trial/robotCalibration';
 import { robotLinkFor } from '../../src/services/trial/robotLink';
+import { FOXGLOVE_SDK_SUBPROTOCOL, FOXGLOVE_SUBPROTOCOL } from '../../src/services/bridge/foxgloveWs';
 import {
   lowStateDefinitionText,
   startRos2LowStateBridge,
@@ -27,7 +28,10 @@ import { sleep, waitFor } from './bridgeTestClient';
 // definition, delivers frames equal to what was sent (float32 bit for bit), declares itself
 // watch-only and advertises nothing to the bridge; prepare/start (acquire) is refused with the
 // reason; a calibration capture from the watched stream completes; the registry's fan-out (what
-// live metrics read) carries the frames and measures the rate.
+// live metrics read) carries the frames and measures the rate. The link offers both subprotocols
+// of foxglove_bridge's generations and works with a server that accepts only one of them
+// (foxglove.websocket.v1: 0.8.x; foxglove.sdk.v1: 3.x on the Foxglove SDK); a server that accepts
+// neither is refused with the subprotocols named.
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -63,6 +67,7 @@ describe('a ROS 2 robot through foxglove_bridge (unitree_hg/msg/LowState, CDR)',
     // The one problem: the watch-only condition with its reason (no malformed, no gaps).
     expect(problems).toEqual([`watch_only: ${b.url}: ${ROS2_LINK_WATCH_ONLY_REASON}`]);
     expect(backend.presence).toBe('present');
+    expect(b.connections).toEqual([FOXGLOVE_SUBPROTOCOL]); // foxglove_bridge 0.8.x's
 
     // Values: bit-exact float32 of what was sent for the same tick, joint i = motor_state[i].
     let compared = 0;
@@ -172,6 +177,50 @@ describe('a ROS 2 robot through foxglove_bridge (unitree_hg/msg/LowState, CDR)',
     expect(figures.tiltRad).toBeLessThan(0.03);
     // The registry's acquire (a trial's prepare) is refused too, with the reason.
     await expect(registry.acquire(info.id, 'run-ros2-2')).rejects.toThrow(/no g1-bridge\/1 runner/);
+  });
+
+  it('foxglove_bridge 3.x (accepts only foxglove.sdk.v1, the Foxglove SDK’s serverInfo): the same frames, watch-only, a calibration', async () => {
+    const b = await bridge({ version: '3' });
+    const { backend, frames, problems } = robot(b.url);
+    await backend.whenPresent(5000);
+    await waitFor(() => frames.length >= 300, 10_000, '300 frames');
+    expect(b.connections).toEqual([FOXGLOVE_SDK_SUBPROTOCOL]);
+    expect(b.refusedOffers).toEqual([]);
+    expect(problems).toEqual([`watch_only: ${b.url}: ${ROS2_LINK_WATCH_ONLY_REASON}`]);
+    let compared = 0;
+    for (const f of frames) {
+      const s = b.sent.get(f.tick);
+      if (!s) continue;
+      compared++;
+      for (let i = 0; i < 29; i++)
+        if (f.jointPosRad[i] !== s.q[i] || f.jointVelRadS[i] !== s.dq[i] || f.jointTauNm[i] !== s.tauEst[i])
+          throw new Error(`tick ${f.tick} joint ${i} differs from what was sent`);
+      expect(Array.from(f.imu.quatWxyz)).toEqual(Array.from(s.quat));
+    }
+    expect(compared).toBeGreaterThanOrEqual(300);
+    expect(backend.stats()).toMatchObject({ malformed: 0, duplicate: 0, outOfOrder: 0 });
+    expect(robotBackendOf(backend)?.robotLink).toMatchObject({ control: 'watchOnly' });
+    expect(b.clientAdvertisements).toEqual([]);
+    await expect(backend.acquire('run-ros2-sdk')).rejects.toBeInstanceOf(WatchOnlyLinkError);
+    const link = robotLinkFor(backend, { robotUnit: 'g1-ros2-sdk' });
+    const result = await captureRobotCalibration({ link, profile: loadRobotProfile(), timeoutMs: 15_000 });
+    if (!result.ok) throw new Error(`calibration not captured: ${result.message} ${JSON.stringify(result.reasons)}`);
+    for (let i = 0; i < 29; i++)
+      expect(Math.abs(result.record.measured.jointPosRad[i] - 0.02 * (i - 17))).toBeLessThan(2e-4);
+  });
+
+  it('negative control: a server that accepts neither subprotocol refuses the handshake; the link says so, naming both, and never presents', async () => {
+    const b = await bridge({ acceptSubprotocols: ['foxglove.websocket.v2'] });
+    const { backend, frames, problems } = robot(b.url);
+    await waitFor(() => problems.some((p) => p.startsWith('connect_failed')), 5000, 'the refusal');
+    expect(b.refusedOffers[0]).toEqual([FOXGLOVE_SUBPROTOCOL, FOXGLOVE_SDK_SUBPROTOCOL]);
+    expect(b.connections).toEqual([]);
+    const refusal = problems.find((p) => p.startsWith('connect_failed'))!;
+    expect(refusal).toContain('WebSocket handshake refused with HTTP 400');
+    expect(refusal).toContain(`${FOXGLOVE_SUBPROTOCOL} or ${FOXGLOVE_SDK_SUBPROTOCOL}`);
+    await sleep(300);
+    expect(backend.presence).toBe('connecting');
+    expect(frames).toEqual([]);
   });
 
   it('a server that does not say it is ROS but advertises unitree_hg LowState: the command channel is withdrawn, watch-only', async () => {

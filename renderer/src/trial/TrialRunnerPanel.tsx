@@ -3,6 +3,7 @@ import type { AdmittedPairDto, TrialJobStatus } from '../../../src/api/contract'
 import type { SessionBadgeTone } from '../../../src/domain/trial/sessionBadge';
 import { trialNumber } from '../../../src/domain/trial/trialNumber';
 import { useConnectionStore } from '../api/connectionStore';
+import { useEndpointsStore } from '../connections/endpointsStore';
 import { useClipStore } from '../clips/clipStore';
 import { LiveTrialPlot } from '../plots/LiveTrialPlot';
 import { useSafetyStore } from '../safety/safetyStore';
@@ -16,6 +17,7 @@ import { jobBadge, parseTrials, phaseLine, realProgress } from './trialFormat';
 import { patchTrialForm, trialLiveStore, useTrialStore, type TrialLiveState } from './trialStore';
 import { useAnalysisStore } from '../analysis/analysisStore';
 import { minimalSetOffer, minimalSetPairs } from './minimalSetQueue';
+import { watchOnlyReason } from './linkControl';
 
 // The Trial runner (DESIGN §8, issue 6 item 9): the admitted pairs of a campaign (clip, binding,
 // how far the matched pair got), the interlock box (open, ARM / DISARM, refusals verbatim), one
@@ -23,6 +25,8 @@ import { minimalSetOffer, minimalSetPairs } from './minimalSetQueue';
 // here, the gate's refusal reasons verbatim, and the live readings of the running trial from the
 // transient store (10 Hz on screen, never React state per frame). STOP is the top bar's button,
 // Escape and Space (Space not while typing in a field); the Stop / Intervention buttons here stop this job only.
+// A watch-only robot link (e.g. a ROS 2 robot through foxglove_bridge) cannot run a trial: Start is
+// disabled and the link's reason is shown beside it (linkControl.ts).
 
 function PairRow({ p, selected, trials }: { p: AdmittedPairDto; selected: boolean; trials: number }) {
   const m = p.matched;
@@ -439,6 +443,9 @@ export function TrialRunnerPanel() {
   const connected = useConnectionStore((s) => s.status === 'connected');
   const running = job?.state === 'running';
   const trials = parseTrials(form.trialsText);
+  const robotId = form.connectionId || robots[0]?.connectionId || null;
+  const robotName = robots.find((r) => r.connectionId === robotId)?.name ?? robotId;
+  const watchOnly = useEndpointsStore((s) => watchOnlyReason(s.entries.find((e) => e.id === robotId)));
   return (
     <section className="panel trial-panel" data-testid="trial-panel" aria-label="Trial runner">
       <div className="panel-head">
@@ -523,11 +530,13 @@ export function TrialRunnerPanel() {
         <button
           type="button"
           className="primary"
-          disabled={!connected || running || starting || !selected || !trials.ok}
+          disabled={!connected || running || starting || !selected || !trials.ok || watchOnly !== null}
           title={
-            trials.ok
-              ? '1 simulation branch from the calibrated start, then the real trials, each confirmed here'
-              : trials.reason
+            watchOnly !== null
+              ? `${robotName} is a watch-only robot link: ${watchOnly}`
+              : trials.ok
+                ? '1 simulation branch from the calibrated start, then the real trials, each confirmed here'
+                : trials.reason
           }
           onClick={() => void startTrial()}
           data-testid="trial-start"
@@ -535,6 +544,11 @@ export function TrialRunnerPanel() {
           {starting ? 'Starting…' : 'Start matched pair'}
         </button>
       </div>
+      {watchOnly !== null && (
+        <div className="small warn-text" role="note" data-testid="trial-start-blocked">
+          Start is disabled: <strong>{robotName}</strong> is a watch-only robot link — {watchOnly}
+        </div>
+      )}
       {error && <FieldError testId="trial-error">{error}</FieldError>}
       {job && <Job job={job} />}
     </section>

@@ -2,8 +2,10 @@ import { errorReport } from '../api/apiErrors';
 import { useConnectionStore } from '../api/connectionStore';
 import { useCalibrationStore } from '../calibration/calibrationStore';
 import { refreshEndpoints } from '../connections/endpointsActions';
+import { useEndpointsStore } from '../connections/endpointsStore';
 import { showReferenceForRuns } from '../overlay/runActions';
 import { useSafetyStore } from '../safety/safetyStore';
+import { watchOnlyReason } from './linkControl';
 import { trialCall } from './trialCall';
 import { parseTrials } from './trialFormat';
 import { trialLiveStore, useTrialStore } from './trialStore';
@@ -49,6 +51,8 @@ export async function startTrial(): Promise<void> {
       error: 'connect the robot first (Connections: add its ws:// URL as a robot)',
     });
   if (!selectedPairId) return void useTrialStore.setState({ error: 'pick an admitted pair in the queue' });
+  const watchOnly = watchOnlyReason(useEndpointsStore.getState().entries.find((e) => e.id === connectionId));
+  if (watchOnly !== null) return void useTrialStore.setState({ error: `the robot link is watch-only: ${watchOnly}` });
   useTrialStore.setState({ starting: true, error: null });
   trialLiveStore.setState((s) => ({
     ...s,

@@ -9,7 +9,7 @@ const usage = `usage: motionbench export-layout --campaign <dir> --out <file.jso
   tracks (/exec/scene, /ref/scene on the /exec/transforms and /ref/transforms trees, fixed frame
   world), a plot of the live readings (/metrics/live: MPJPE-l, joint-position RMSE; lower is
   better) and a plot of three joints, executed against the reference. One layout opens with any
-  episode of the campaign (docs/TRACE_STORE.md). Reads the campaign without changing it, and says
+  episode of the campaign (docs/EPISODE_FORMAT.md §4). Reads the campaign without changing it, and says
   how many of its episodes carry the 3D tracks (motionbench-episode/1 files and episodes recorded
   without the robot's model have only the plots).
   --out     the layout file to write (refused if it exists, unless --force)

@@ -528,7 +528,7 @@ export class BridgeClientBackend implements RobotBackend {
           opened: () => {
             if (!live()) return;
             this.connects++;
-            this.log(`bridge client: connected to ${url}`);
+            this.log(`bridge client: connected to ${url} (subprotocol ${conn?.subprotocol ?? '?'})`);
           },
           ready: () => live() && this.onReady(),
           message: (topic, data, logTimeNs) => live() && this.onMessage(topic, data, logTimeNs),

@@ -13,7 +13,7 @@ import { ROS2_LINK_WATCH_ONLY_REASON, stampOriginOf } from '../../domain/robotLi
 import { UNITREE_LOWSTATE_TOPIC, UnitreeDefinitionError } from '../../domain/robotLink/unitreeLowState';
 import { checkedServerSocket } from '../bridge/checkedServerSocket';
 import {
-  FOXGLOVE_SUBPROTOCOL,
+  FOXGLOVE_CLIENT_SUBPROTOCOLS,
   FoxgloveClient,
   type Channel,
   type FoxgloveClientInstance,
@@ -24,10 +24,12 @@ import type { LinkClock } from './linkClock';
 import { isRos2UnitreeLowState, Ros2LowStateDecoder } from './ros2LowStateDecoder';
 
 // One WebSocket connection to a g1-bridge/1 server (the socket I/O of the console's client): opens
-// it with the Foxglove subprotocol, checks every server frame before the library parses it,
-// reads serverInfo (contract, metadata, whether client messages are accepted), subscribes to the
-// state topics of the contract's version and JSON encoding, advertises /console/command, follows
-// the server's control statuses, pings, and writes commands. A reconnect is a new connection: this
+// it offering the Foxglove subprotocols (foxglove.websocket.v1, and foxglove.sdk.v1 for servers
+// built on the Foxglove SDK such as foxglove_bridge 3.x: the same protocol under a new name, see
+// docs/ROS2_LINK.md §1.1; a refused handshake is reported naming both), checks every server frame
+// before the library parses it, reads serverInfo (contract, metadata, whether client messages are
+// accepted), subscribes to the state topics of the contract's version and JSON encoding,
+// advertises /console/command, follows the server's control statuses, pings, and writes commands. A reconnect is a new connection: this
 // object never outlives its socket, so nothing of an old socket can leak into a new one.
 //
 // It reports to its owner: `opened`, `ready` once the server has said what it is AND advertised
@@ -88,6 +90,10 @@ export class G1BridgeConnection {
   /** No more events: the socket closed, or the owner dropped or closed it. */
   private dead = false;
   private pingSentAtMs: number | null = null;
+  /** The socket opened (the handshake succeeded). */
+  private wsOpened = false;
+  /** Why the handshake failed (the first socket error before it opened); null when it did not. */
+  private handshakeError: string | null = null;
 
   /** Opens the socket; throws when the URL cannot be opened at all. */
   constructor(
@@ -95,12 +101,16 @@ export class G1BridgeConnection {
     private readonly o: { clock: LinkClock; handshakeTimeoutMs: number },
     private readonly h: ConnectionHandlers,
   ) {
-    this.ws = new WebSocket(url, [FOXGLOVE_SUBPROTOCOL], {
+    this.ws = new WebSocket(url, [...FOXGLOVE_CLIENT_SUBPROTOCOLS], {
       perMessageDeflate: false,
       handshakeTimeout: o.handshakeTimeoutMs,
     });
     const ws = this.ws;
     const live = (): boolean => !this.dead;
+    ws.on('open', () => (this.wsOpened = true));
+    ws.on('error', (err: Error) => {
+      if (!this.wsOpened) this.handshakeError ??= err?.message ?? String(err);
+    });
     ws.on('pong', () => {
       if (!live() || this.pingSentAtMs === null) return;
       const rtt = this.o.clock.nowMs() - this.pingSentAtMs;
@@ -130,8 +140,15 @@ export class G1BridgeConnection {
     client.on('close', () => {
       if (!live()) return;
       this.dead = true;
-      this.h.closed('connection closed');
+      this.h.closed(
+        this.wsOpened || this.handshakeError === null ? 'connection closed' : handshakeFailure(this.handshakeError),
+      );
     });
+  }
+
+  /** The subprotocol the server picked ('' before the socket opened). */
+  get subprotocol(): string {
+    return this.ws.protocol;
   }
 
   /** The topics the server advertises (and this client reads). */
@@ -341,4 +358,23 @@ export class G1BridgeConnection {
       this.controlKnown = !this.controlRefused;
     this.h.status(s);
   }
+}
+
+/**
+ * Why a WebSocket handshake failed, in words an operator can act on: a server that speaks none of
+ * the offered subprotocols refuses the upgrade (HTTP 400 from foxglove_bridge 0.8.x and 3.x alike)
+ * or, if it does not check, answers without one; either way the subprotocols are named.
+ */
+export function handshakeFailure(error: string): string {
+  const offered = FOXGLOVE_CLIENT_SUBPROTOCOLS.join(' or ');
+  const status = /Unexpected server response: (\d+)/.exec(error)?.[1];
+  if (status === '400')
+    return (
+      `WebSocket handshake refused with HTTP 400: the console offers the subprotocols ${offered}, ` +
+      `and a Foxglove server that speaks neither refuses the handshake this way`
+    );
+  if (status !== undefined) return `WebSocket handshake refused with HTTP ${status}`;
+  if (/Server sent (no|an invalid) subprotocol/.test(error))
+    return `${error}: the console needs a Foxglove WebSocket server speaking ${offered}`;
+  return error;
 }
