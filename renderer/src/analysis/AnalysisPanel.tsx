@@ -6,6 +6,7 @@ import { runColorHex } from '../overlay/runColors';
 import { CampaignDirField } from '../ui/CampaignDirField';
 import { FieldError } from '../ui/FieldError';
 import { openClipInGapReview, runAnalysis } from './analysisActions';
+import { bindingGapRows } from './bindingGapRows';
 import { useAnalysisStore } from './analysisStore';
 import { CategoryPlot } from './CategoryPlot';
 import { SensitivitySection } from './SensitivitySection';
@@ -16,7 +17,9 @@ import { READING_SHORT_NAMES } from '../ui/readingShortNames';
 // The Analysis panel (issue 14, docs/ANALYSIS.md): the campaign's statistics from analysis.run, as
 // plots an analyst reads at a glance —
 //   - a forest plot of every reading's Gap % with its 95 % pair-cluster bootstrap CI, one series
-//     per binding, the zero line dashed (a CI across it: not distinguishable from zero);
+//     per binding, the zero line dashed (a CI across it: not distinguishable from zero); a binding
+//     with one matched pair is drawn with that pair's episode-resampled CI, labelled so
+//     (bindingGapRows.ts);
 //   - the readings' Spearman ρ heat map with each reading's leave-one-out R²;
 //   - the minimal clip set's selection path: bars of marginal utility, the cumulative share line;
 //   - Bradley–Terry strengths with CIs on all clips and on the minimal set;
@@ -29,21 +32,21 @@ const READINGS = NUMERIC_READINGS.map((k) => READING_INFO[k]);
 
 function forestSpec(doc: AnalysisDocument): CategoryChartSpec {
   const readings = doc.gaps[0]?.readings.map((c) => c.reading) ?? [];
-  const cell = (g: AnalysisDocument['gaps'][number], r: string): GapCellDoc | undefined =>
-    g.readings.find((c) => c.reading === r);
+  const rows = doc.gaps.map(bindingGapRows);
+  const cell = (i: number, r: string): GapCellDoc | undefined => rows[i].cells.find((c) => c.reading === r);
   return {
     id: 'gap-forest',
     heightPx: 200,
     categories: readings.map((r) => SHORT[r] ?? r),
-    series: doc.gaps.map((g, i) => ({
-      label: g.binding_name,
+    series: doc.gaps.map((_, i) => ({
+      label: rows[i].label,
       color: runColorHex(i),
       kind: 'points' as const,
       scale: 'pct',
       digits: 1,
-      values: readings.map((r) => cell(g, r)?.gap_pct ?? null),
-      lo: readings.map((r) => cell(g, r)?.ci?.[0] ?? null),
-      hi: readings.map((r) => cell(g, r)?.ci?.[1] ?? null),
+      values: readings.map((r) => cell(i, r)?.gap_pct ?? null),
+      lo: readings.map((r) => cell(i, r)?.ci?.[0] ?? null),
+      hi: readings.map((r) => cell(i, r)?.ci?.[1] ?? null),
     })),
     axes: [{ scale: 'pct', label: 'Gap % (Real − Sim)/Sim', side: 'left' }],
     xLabel: 'reading',
@@ -93,7 +96,10 @@ function strengthSpec(doc: AnalysisDocument): CategoryChartSpec | null {
   return {
     id: 'bt-strengths',
     heightPx: 190,
-    categories: order.map((s) => `${s.rank}. ${s.binding_name.replace(/^builtin@pd1-\w+ · /, 'builtin · ')}`),
+    // two lines per binding (family, then what tells it apart) so neighbours' names never overlap
+    categories: order.map(
+      (s) => `${s.rank}. ${s.binding_name.replace(/^builtin@pd1-\w+ · /, 'builtin\n').replace(/ policy /, '\n')}`,
+    ),
     series: [
       {
         label: `all ${bt.judges} clips`,
@@ -176,14 +182,16 @@ function HeatMap({ doc }: { doc: AnalysisDocument }) {
 }
 
 function Flags({ doc }: { doc: AnalysisDocument }) {
-  const lines = doc.gaps.flatMap((g) =>
-    g.readings.flatMap((c) => [
-      ...(c.distinguishable_from_zero === false
-        ? [`${g.binding_name} · ${SHORT[c.reading] ?? c.reading}: not distinguishable from zero`]
-        : []),
-      ...(c.icc?.real?.flag ? [`${g.binding_name} · ${SHORT[c.reading] ?? c.reading}: ${c.icc.real.flag}`] : []),
-    ]),
-  );
+  const lines = doc.gaps
+    .map(bindingGapRows)
+    .flatMap((g) =>
+      g.cells.flatMap((c) => [
+        ...(c.distinguishable_from_zero === false
+          ? [`${g.label} · ${SHORT[c.reading] ?? c.reading}: not distinguishable from zero`]
+          : []),
+        ...(c.icc?.real?.flag ? [`${g.label} · ${SHORT[c.reading] ?? c.reading}: ${c.icc.real.flag}`] : []),
+      ]),
+    );
   if (lines.length === 0) return null;
   return (
     <ul className="analysis-flags small" data-testid="analysis-flags">

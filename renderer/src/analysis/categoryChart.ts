@@ -82,7 +82,10 @@ export class CategoryChart {
           splits: () => xs,
           values: (_u, splits) => splits.map((i) => spec.categories[i] ?? ''),
           font: '10px system-ui, sans-serif',
-          ...(spec.slantLabels ? { rotate: -35, size: 62 } : { size: 34 }),
+          // a category may be two lines ("\n"): uPlot draws each line; the axis grows to hold them
+          ...(spec.slantLabels
+            ? { rotate: -35, size: 62 }
+            : { size: spec.categories.some((c) => c.includes('\n')) ? 46 : 34 }),
         },
         ...spec.axes.map<uPlot.Axis>((a, i) => ({
           scale: a.scale,
@@ -98,7 +101,10 @@ export class CategoryChart {
         })),
       ],
       series: [
-        { label: spec.xLabel, value: (_u, v) => (v === null || v === undefined ? '—' : (spec.categories[v] ?? '')) },
+        {
+          label: spec.xLabel,
+          value: (_u, v) => (v === null || v === undefined ? '—' : (spec.categories[v] ?? '').replace('\n', ' ')),
+        },
         ...spec.series.map<uPlot.Series>((s) => ({
           label: s.label,
           scale: s.scale,
