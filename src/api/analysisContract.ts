@@ -131,6 +131,13 @@ export interface AnalysisDocument {
     groups: { group: string; clips: number; readings: GapCellDoc[] }[];
     clips: { clip: string; clip_name: string; parent_trace_id: string | null; readings: GapCellDoc[] }[];
   }[];
+  /** Per binding, ICC(A,1) of its qualification pairs' seeded simulation rollouts, per reading. */
+  rollout_reliability: {
+    binding: string;
+    binding_name: string;
+    pairs: number;
+    readings: ({ reading: string } & ReliabilityDoc)[];
+  }[];
   /** Qualification pairs with a calibrated start: the pairs analysis.sensitivity accepts (pair_id). */
   sensitivity_pairs: {
     pair_id: string;

@@ -105,6 +105,51 @@ describe('motionbench analyze (real qualification)', () => {
     expect(doc.gaps).toEqual([]);
   });
 
+  it('rollout_reliability: ICC(A,1) of each binding’s qualification rollouts equals the two-way ANOVA formula on the stored metrics', async () => {
+    const doc = JSON.parse(
+      (await inProcess('analyze', '--campaign', campaign, '--json', '--replicates', '100')).stdout,
+    );
+    const store = await openCampaign(campaign, { readOnly: true });
+    const rows = store.episodeResults({ executionDomain: 'simulation' });
+    store.close();
+    // Independent ICC(A,1) (McGraw & Wong 1996, case A,1): n targets × k raters.
+    const iccA1 = (t: number[][]) => {
+      const n = t.length;
+      const k = t[0].length;
+      const grand = t.flat().reduce((a, b) => a + b, 0) / (n * k);
+      const rowM = t.map((r) => r.reduce((a, b) => a + b, 0) / k);
+      const colM = t[0].map((_, j) => t.reduce((a, r) => a + r[j], 0) / n);
+      const ssr = k * rowM.reduce((a, m) => a + (m - grand) ** 2, 0);
+      const ssc = n * colM.reduce((a, m) => a + (m - grand) ** 2, 0);
+      const sst = t.flat().reduce((a, v) => a + (v - grand) ** 2, 0);
+      const msr = ssr / (n - 1);
+      const msc = ssc / (k - 1);
+      const mse = (sst - ssr - ssc) / ((n - 1) * (k - 1));
+      return (msr - mse) / (msr + (k - 1) * mse + (k * (msc - mse)) / n);
+    };
+    expect(doc.rollout_reliability).toHaveLength(3);
+    for (const b of doc.rollout_reliability as {
+      binding: string;
+      pairs: number;
+      readings: { reading: string; value: number | null; repeats: number; pairs: number }[];
+    }[]) {
+      expect(b.pairs).toBe(4);
+      const mine = rows.filter((r) => `${r.bindingId}@${r.bindingVersion}` === b.binding && r.rolloutIndex !== null);
+      const byPair = new Map<string, typeof mine>();
+      for (const r of mine) byPair.set(r.parentTraceId, [...(byPair.get(r.parentTraceId) ?? []), r]);
+      const table = [...byPair.values()].map((eps) =>
+        [...eps].sort((x, y) => x.rolloutIndex! - y.rolloutIndex!).map((e) => e.metrics!.jointPosRmse!),
+      );
+      const cell = b.readings.find((r) => r.reading === 'joint_pos_rmse')!;
+      expect([cell.pairs, cell.repeats]).toEqual([4, 2]);
+      expect(cell.value).toBeCloseTo(iccA1(table), 5);
+      // negative control: the same values with each pair's rollouts reversed on alternate rows are
+      // a different table (rater means move), and the formula sees it unless the rollouts agree
+      const scrambled = table.map((r, i) => (i % 2 ? [...r].reverse() : r));
+      if (iccA1(scrambled) !== iccA1(table)) expect(cell.value).not.toBeCloseTo(iccA1(scrambled), 12);
+    }
+  });
+
   it('Markdown: the sections, the minimal set named, "lower is better" said', async () => {
     const r = await inProcess('analyze', '--campaign', campaign, '--replicates', '200', '--share', '0.9');
     expect(r.code, r.stderr).toBe(0);
@@ -118,6 +163,7 @@ describe('motionbench analyze (real qualification)', () => {
     expect(r.stdout).toMatch(/\*\*Minimal set \(\d of 4 clips/);
     expect(r.stdout).toMatch(/Lower is better/);
     expect(r.stdout).toContain('No matched pairs in this campaign');
+    expect(r.stdout).toContain('## Reliability of repeated simulation rollouts (qualification)');
   });
 
   it('motionbench trial --list --minimal-set lists exactly the minimal set’s pairs, in path order', async () => {

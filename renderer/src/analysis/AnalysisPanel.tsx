@@ -202,6 +202,49 @@ function Flags({ doc }: { doc: AnalysisDocument }) {
   );
 }
 
+/**
+ * Per binding, ICC(A,1) of its qualification pairs' seeded rollouts for every reading (a matched
+ * pair has one simulation branch, so the simulator's repeats are judged here); a flagged one in amber.
+ */
+function RolloutReliability({ doc }: { doc: AnalysisDocument }) {
+  const rows = doc.rollout_reliability.filter((x) => x.readings.some((r) => r.value !== null));
+  if (rows.length === 0)
+    return <p className="muted small">No binding has two or more qualification pairs with repeated rollouts.</p>;
+  const readings = rows[0].readings.map((r) => r.reading);
+  return (
+    <table className="analysis-table" data-testid="analysis-rollout-reliability">
+      <thead>
+        <tr>
+          <th>binding</th>
+          <th>pairs × rollouts</th>
+          {readings.map((r) => (
+            <th key={r}>{SHORT[r] ?? r}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((x) => (
+          <tr key={x.binding}>
+            <td>{x.binding_name}</td>
+            <td>
+              {x.readings[0].pairs} × {x.readings[0].repeats}
+            </td>
+            {x.readings.map((r) => (
+              <td
+                key={r.reading}
+                className={r.flag ? 'warn-text' : undefined}
+                title={r.flag ?? (r.ci ? `95 % CI [${r.ci[0].toFixed(3)}, ${r.ci[1].toFixed(3)}]` : (r.reason ?? ''))}
+              >
+                {r.value === null ? '—' : r.value.toFixed(3)}
+              </td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 /** Per matched pair, the chosen reading's Gap % with its CI, largest |Gap %| first; a click replays it in Gap review. */
 function ClipGaps({ doc }: { doc: AnalysisDocument }) {
   const rows = doc.gaps
@@ -392,6 +435,10 @@ export function AnalysisPanel() {
             )}
             <Flags doc={doc} />
             <ClipGaps doc={doc} />
+          </section>
+          <section>
+            <h4>Reliability of repeated simulation rollouts (qualification, ICC(A,1))</h4>
+            <RolloutReliability doc={doc} />
           </section>
           <section>
             <h4>Readings: Spearman ρ and leave-one-out R²</h4>

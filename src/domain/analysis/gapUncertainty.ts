@@ -235,12 +235,28 @@ export function reliability(
   level?: number,
 ): Reliability {
   const rows = pairs.map((p) => episodeValues(p, domain, key)).filter((r): r is number[] => r !== null && r.length > 0);
+  return repeatReliability(rows, pairs.length, key, domain, level);
+}
+
+/**
+ * ICC(A,1) of one reading over rows of repeats (one row per pair, its repeats in the order they
+ * ran): the core of `reliability`, also for repeats that are not a matched pair's, such as a
+ * qualification pair's seeded simulation rollouts. `total` counts the pairs asked about, rows
+ * without the reading included, so that what was left out is stated.
+ */
+export function repeatReliability(
+  rows: readonly (readonly number[])[],
+  total: number,
+  key: NumericReadingKey,
+  domain: Side,
+  level?: number,
+): Reliability {
   const counts = new Map<number, number>();
   for (const r of rows) counts.set(r.length, (counts.get(r.length) ?? 0) + 1);
   // The most common repeat count (ties: the larger); pairs with more repeats use their first ones.
   const repeats = [...counts].sort((a, b) => b[1] - a[1] || b[0] - a[0])[0]?.[0] ?? 0;
-  const table = rows.filter((r) => r.length >= repeats).map((r) => r.slice(0, repeats));
-  const leftOut = pairs.length - table.length;
+  const table = rows.filter((r) => r.length >= repeats && r.length > 0).map((r) => r.slice(0, repeats));
+  const leftOut = total - table.length;
   const noun = domain === 'real' ? 'trials' : 'rollouts';
   if (repeats < 2) {
     return {

@@ -10,7 +10,7 @@ import type {
   StrengthsDoc,
 } from '../../api/analysisContract';
 import type { BradleyTerryRanking } from '../../domain/analysis/bradleyTerry';
-import type { GapCell, Interval, Reliability } from '../../domain/analysis/gapUncertainty';
+import { POOR_RELIABILITY, type GapCell, type Interval, type Reliability } from '../../domain/analysis/gapUncertainty';
 import type { RedundancyAudit } from '../../domain/analysis/redundancy';
 import type { AggregateKey } from '../../domain/metrics/aggregate';
 import { READING_INFO, type NumericReadingKey } from '../../domain/metrics/readings';
@@ -187,6 +187,12 @@ export function analysisJson(r: CampaignAnalysisResult): AnalysisDocument {
         readings: x.rows.map((c) => cellJson(c)),
       })),
     })),
+    rollout_reliability: r.rolloutReliability.map((x) => ({
+      binding: x.binding,
+      binding_name: bname(x.binding),
+      pairs: x.pairs,
+      readings: x.readings.map((rel) => ({ reading: readingJson(rel.key), ...reliabilityJson(rel)! })),
+    })),
     sensitivity_pairs: r.sensitivityPairs.map((p) => ({
       pair_id: p.pairId,
       clip_name: p.clipName,
@@ -281,6 +287,31 @@ export function analysisMarkdown(r: CampaignAnalysisResult): string {
         clip.rows.find((c) => c.key === a.reading),
       );
     out.push('');
+  }
+
+  out.push('## Reliability of repeated simulation rollouts (qualification)', '');
+  if (r.rolloutReliability.length === 0) out.push('No qualification rollouts under this contract.', '');
+  else {
+    out.push(
+      `ICC(A,1) of each qualification pair's seeded rollouts (pairs × rollouts, per binding) with its 95 % CI; below ${POOR_RELIABILITY} is flagged. A matched pair has one simulation branch, so this is where the simulator's repeats are judged.`,
+      '',
+    );
+    const keys = r.rolloutReliability[0].readings.map((x) => x.key);
+    out.push(`| binding | pairs × rollouts | ${keys.map((k) => READING_INFO[k].label).join(' | ')} |`);
+    out.push(`|---|---|${keys.map(() => '---').join('|')}|`);
+    for (const x of r.rolloutReliability) {
+      const shape = x.readings.find((y) => y.icc.available) ?? x.readings[0];
+      const cells = x.readings.map((y) =>
+        y.icc.available
+          ? `${fmt(y.icc.estimate)}${y.icc.lo !== null && y.icc.hi !== null ? ` [${fmt(y.icc.lo)}, ${fmt(y.icc.hi)}]` : ''}${y.flag ? ' ⚠' : ''}`
+          : '—',
+      );
+      out.push(`| ${bname(x.binding)} | ${shape.pairs} × ${shape.repeats} | ${cells.join(' | ')} |`);
+    }
+    const flagged = r.rolloutReliability.flatMap((x) =>
+      x.readings.filter((y) => y.flag).map((y) => `${bname(x.binding)} · ${READING_INFO[y.key].label}`),
+    );
+    out.push('', flagged.length ? `⚠ ${flagged.length} flagged (${flagged.join('; ')}).` : 'None flagged.', '');
   }
 
   out.push(`## Redundancy of the readings`, '');

@@ -7,8 +7,13 @@
 // matched trials alike: both are the binding on that clip in MuJoCo); domain `real`, the hardware
 // trials. A reading missing from any of a pair's episodes leaves that cell without it.
 // The matched pairs (and so the gaps) are Table 11's own (buildGapSection).
+// Reliability of repeated simulation rollouts: a matched pair has one simulation branch, so its
+// ICC has no repeats; a qualification pair has N seeded rollouts from slightly perturbed starts
+// (mb-admission/1: 3). Their ICC(A,1) per binding, pairs × rollouts, says whether the simulator's
+// own repeats agree better than the clips differ, the counterpart of the hardware trials' ICC.
 
 import { analyzeCampaign, type CampaignAnalysis, type ReadingCell } from '../../domain/analysis/campaignAnalysis';
+import { repeatReliability, type Reliability } from '../../domain/analysis/gapUncertainty';
 import { selectClips, type ClipSelection } from '../../domain/analysis/clipSelection';
 import { denseScores } from '../../domain/analysis/scoreMatrix';
 import type { Unavailable } from '../../domain/stats/result';
@@ -59,7 +64,43 @@ export interface CampaignAnalysisResult {
   matchedParents: Record<string, string>;
   /** The qualification pairs with a calibrated start: what `motionbench sensitivity --pair` accepts. */
   sensitivityPairs: CalibratedPair[];
+  /** Per binding, ICC(A,1) of its qualification pairs' seeded simulation rollouts, per reading. */
+  rolloutReliability: RolloutReliability[];
   analysis: CampaignAnalysis;
+}
+
+export interface RolloutReliability {
+  binding: string;
+  /** Qualification pairs of the binding with counted rollouts. */
+  pairs: number;
+  readings: Reliability[];
+}
+
+/** Qualification rollouts (no calibration, a rollout index) grouped binding → pair, in rollout order. */
+function qualificationRolloutReliability(rows: readonly EpisodeResultRow[]): RolloutReliability[] {
+  const byBinding = new Map<string, Map<string, EpisodeResultRow[]>>();
+  for (const r of rows) {
+    if (r.calibrationId !== null || r.rolloutIndex === null) continue;
+    if (r.status !== 'finished' || r.outcome === null || !COUNTED_OUTCOMES.includes(r.outcome) || !r.metrics) continue;
+    const b = `${r.bindingId}@${r.bindingVersion}`;
+    const pairs = byBinding.get(b) ?? new Map<string, EpisodeResultRow[]>();
+    pairs.set(r.parentTraceId, [...(pairs.get(r.parentTraceId) ?? []), r]);
+    byBinding.set(b, pairs);
+  }
+  return [...byBinding].map(([binding, pairs]) => {
+    const ordered = [...pairs.values()].map((eps) => [...eps].sort((a, b) => a.rolloutIndex! - b.rolloutIndex!));
+    return {
+      binding,
+      pairs: ordered.length,
+      readings: NUMERIC_READINGS.map((key) => {
+        const table = ordered.flatMap((eps) => {
+          const vs = eps.map((e) => e.metrics![SCALAR_OF[key]] as number | null);
+          return vs.every((v): v is number => typeof v === 'number' && Number.isFinite(v)) ? [vs] : [];
+        });
+        return repeatReliability(table, ordered.length, key, 'sim');
+      }),
+    };
+  });
 }
 
 function readingCells(rows: readonly EpisodeResultRow[]): ReadingCell[] {
@@ -89,7 +130,7 @@ function readingCells(rows: readonly EpisodeResultRow[]): ReadingCell[] {
 function campaignCells(
   store: CampaignStore,
   domain: AnalysisDomain,
-): { contract: string | null; rows: number; cells: ReadingCell[] } {
+): { contract: string | null; rows: number; cells: ReadingCell[]; episodes: EpisodeResultRow[] } {
   const all = store.episodeResults({ executionDomain: domain === 'sim' ? 'simulation' : 'real_robot' });
   const perContract = new Map<string, number>();
   for (const r of all) perContract.set(r.contractId, (perContract.get(r.contractId) ?? 0) + 1);
@@ -99,7 +140,7 @@ function campaignCells(
         b[1] - a[1] || Number(b[0] === MB_METRICS_1.id) - Number(a[0] === MB_METRICS_1.id) || a[0].localeCompare(b[0]),
     )[0]?.[0] ?? null;
   const rows = all.filter((r) => r.contractId === contract);
-  return { contract, rows: rows.length, cells: readingCells(rows) };
+  return { contract, rows: rows.length, cells: readingCells(rows), episodes: rows };
 }
 
 /**
@@ -123,7 +164,9 @@ export function runCampaignAnalysis(store: CampaignStore, options: CampaignAnaly
   const say = options.progress ?? (() => {});
   say('reading the matched pairs (Table 11)');
   const gap = buildGapSection(store);
-  const { contract, rows: rowCount, cells } = campaignCells(store, domain);
+  const { contract, rows: rowCount, cells, episodes } = campaignCells(store, domain);
+  // the simulator's repeats, whichever domain the score matrix is of
+  const simEpisodes = domain === 'sim' ? episodes : campaignCells(store, 'sim').episodes;
   say(`${cells.length} binding × clip cells from ${rowCount} ${domain === 'sim' ? 'simulation' : 'hardware'} episodes`);
 
   const bindingNames: Record<string, string> = {};
@@ -159,6 +202,7 @@ export function runCampaignAnalysis(store: CampaignStore, options: CampaignAnaly
     clipNames,
     matchedParents,
     sensitivityPairs: calibratedPairs(store),
+    rolloutReliability: qualificationRolloutReliability(simEpisodes),
     analysis,
   };
 }
