@@ -29,8 +29,9 @@ import { isRos2UnitreeLowState, Ros2LowStateDecoder } from './ros2LowStateDecode
 // docs/ROS2_LINK.md §1.1; a refused handshake is reported naming both), checks every server frame
 // before the library parses it, reads serverInfo (contract, metadata, whether client messages are
 // accepted), subscribes to the state topics of the contract's version and JSON encoding,
-// advertises /console/command, follows the server's control statuses, pings, and writes commands. A reconnect is a new connection: this
-// object never outlives its socket, so nothing of an old socket can leak into a new one.
+// advertises /console/command, follows the server's control statuses, pings, and writes commands.
+// A reconnect is a new connection: this object never outlives its socket, so nothing of an old
+// socket can leak into a new one.
 //
 // It reports to its owner: `opened`, `ready` once the server has said what it is AND advertised
 // its lowstate (the capabilities are read from both, and a caller starts work the moment the
