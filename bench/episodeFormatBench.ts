@@ -10,7 +10,7 @@ import { clipHead } from '../src/domain/sim/clipWindow';
 import { toContractTimeline } from '../src/services/episode/contractTimeline';
 import { readEpisodeFile } from '../src/services/episode/episodeReader';
 import type { ExecutedMessage } from '../src/services/episode/episodeSchemas';
-import { EpisodeWriter, type EpisodeWriterOptions } from '../src/services/episode/episodeWriter';
+import { EpisodeWriter, referenceFramesOf, type EpisodeWriterOptions } from '../src/services/episode/episodeWriter';
 import { loadClipFile } from '../src/services/motion/loadClipFile';
 import { loadRobotProfile } from '../src/services/robot/loadRobotProfile';
 import { EmbeddedSimulator } from '../src/services/sim/embeddedSimulator';
@@ -91,13 +91,7 @@ async function simEpisodeBytes(dir: string) {
         episode: Object.fromEntries(
           Object.entries(ep.metadata.episode).filter(([k]) => k !== 'format' && k !== 'measured_precision'),
         ),
-        reference: {
-          frameCount: ref50.frameCount,
-          rateHz: ref50.fps,
-          rootPosM: ref50.rootPosM,
-          rootQuatWxyz: ref50.rootQuatWxyz,
-          jointPosRad: ref50.jointPosRad,
-        },
+        reference: referenceFramesOf(ref50),
         ...options,
       });
       const [first, ...rest] = ep.events;

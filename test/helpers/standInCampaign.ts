@@ -14,6 +14,7 @@ import { resolveBindingSpec } from '../../src/services/sim/bindingSpec';
 import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { runSimEpisode } from '../../src/services/sim/runSimEpisode';
 import { openCampaign, type CampaignStore } from '../../src/services/trace';
+import { referenceFramesOf } from '../../src/services/episode/episodeWriter';
 import { fixtureInputs } from './traceFixtures';
 
 // A small real campaign of matched pairs built WITHOUT a robot, by the existing services: per clip (an excerpt of the given length) a parent trace
@@ -99,13 +100,7 @@ async function record(
     rolloutIndex: o.trial,
     snapshotHash: o.snapshot,
     robot: profile,
-    reference: {
-      frameCount: ref50.frameCount,
-      rateHz: ref50.fps,
-      rootPosM: ref50.rootPosM,
-      rootQuatWxyz: ref50.rootQuatWxyz,
-      jointPosRad: ref50.jointPosRad,
-    },
+    reference: referenceFramesOf(ref50),
     fileMetadata: {
       clip_name: o.clip.name,
       stand_in: o.domain === 'real_robot' ? `synthetic stand-in for a real trial: simulator with ${o.spec}` : null,

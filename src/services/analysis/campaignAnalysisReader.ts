@@ -80,8 +80,7 @@ export interface RolloutReliability {
 function qualificationRolloutReliability(rows: readonly EpisodeResultRow[]): RolloutReliability[] {
   const byBinding = new Map<string, Map<string, EpisodeResultRow[]>>();
   for (const r of rows) {
-    if (r.calibrationId !== null || r.rolloutIndex === null) continue;
-    if (r.status !== 'finished' || r.outcome === null || !COUNTED_OUTCOMES.includes(r.outcome) || !r.metrics) continue;
+    if (r.calibrationId !== null || r.rolloutIndex === null || !counted(r)) continue;
     const b = `${r.bindingId}@${r.bindingVersion}`;
     const pairs = byBinding.get(b) ?? new Map<string, EpisodeResultRow[]>();
     pairs.set(r.parentTraceId, [...(pairs.get(r.parentTraceId) ?? []), r]);
@@ -94,8 +93,8 @@ function qualificationRolloutReliability(rows: readonly EpisodeResultRow[]): Rol
       pairs: ordered.length,
       readings: NUMERIC_READINGS.map((key) => {
         const table = ordered.flatMap((eps) => {
-          const vs = eps.map((e) => e.metrics![SCALAR_OF[key]] as number | null);
-          return vs.every((v): v is number => typeof v === 'number' && Number.isFinite(v)) ? [vs] : [];
+          const vs = readingValues(eps, key);
+          return vs ? [vs] : [];
         });
         return repeatReliability(table, ordered.length, key, 'sim');
       }),
@@ -103,10 +102,20 @@ function qualificationRolloutReliability(rows: readonly EpisodeResultRow[]): Rol
   });
 }
 
+/** Finished with an outcome Table 11 counts and stored metrics. */
+const counted = (r: EpisodeResultRow): boolean =>
+  r.status === 'finished' && r.outcome !== null && COUNTED_OUTCOMES.includes(r.outcome) && r.metrics !== null;
+
+/** One reading of each episode, in order; null when some episode lacks it. */
+function readingValues(eps: readonly EpisodeResultRow[], key: NumericReadingKey): number[] | null {
+  const vs = eps.map((e) => e.metrics![SCALAR_OF[key]] as number | null);
+  return vs.every((v): v is number => typeof v === 'number' && Number.isFinite(v)) ? vs : null;
+}
+
 function readingCells(rows: readonly EpisodeResultRow[]): ReadingCell[] {
   const byPair = new Map<string, EpisodeResultRow[]>();
   for (const r of rows) {
-    if (r.status !== 'finished' || r.outcome === null || !COUNTED_OUTCOMES.includes(r.outcome) || !r.metrics) continue;
+    if (!counted(r)) continue;
     const k = `${r.bindingId}@${r.bindingVersion}\u0000${r.clipId}`;
     byPair.set(k, [...(byPair.get(k) ?? []), r]);
   }
@@ -114,9 +123,8 @@ function readingCells(rows: readonly EpisodeResultRow[]): ReadingCell[] {
     const [binding, clip] = k.split('\u0000');
     const readings: Partial<Record<NumericReadingKey, number>> = {};
     for (const key of NUMERIC_READINGS) {
-      const vs = eps.map((e) => e.metrics![SCALAR_OF[key]] as number | null);
-      if (vs.every((v): v is number => typeof v === 'number' && Number.isFinite(v)))
-        readings[key] = vs.reduce((a, b) => a + b, 0) / vs.length;
+      const vs = readingValues(eps, key);
+      if (vs) readings[key] = vs.reduce((a, b) => a + b, 0) / vs.length;
     }
     return { binding, clip, episodes: eps.length, readings };
   });

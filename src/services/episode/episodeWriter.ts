@@ -9,6 +9,7 @@
 
 import { performance } from 'node:perf_hooks';
 import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { MotionClip } from '../../domain/motion/motionClip';
 import { ChunkedMcapWriter } from './chunkedMcapWriter';
 import {
   encodeCommand,
@@ -52,6 +53,17 @@ export interface ReferenceFrames {
   rootPosM: Float64Array;
   rootQuatWxyz: Float64Array;
   jointPosRad: Float64Array;
+}
+
+/** The reference frames of a clip already on the contract's timeline (resampleClip(clip, 50)). */
+export function referenceFramesOf(ref50: MotionClip): ReferenceFrames {
+  return {
+    frameCount: ref50.frameCount,
+    rateHz: ref50.fps,
+    rootPosM: ref50.rootPosM,
+    rootQuatWxyz: ref50.rootQuatWxyz,
+    jointPosRad: ref50.jointPosRad,
+  };
 }
 
 /** When chunks close, and whether they are synced to disk. */

@@ -11,6 +11,7 @@ import type { EpisodeRecord } from '../../domain/trace/records';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import type { BeginEpisodeRequest, CampaignStore } from '../trace';
 import type { EpisodeRecorder } from '../trace/episodeRecorder';
+import { referenceFramesOf } from '../episode/episodeWriter';
 import type { EmbeddedSimulator, SimFrameExtras } from './embeddedSimulator';
 import { runSimEpisode, type SimEpisodeResult } from './runSimEpisode';
 import { describeFailure } from './simEngine';
@@ -61,13 +62,7 @@ export async function recordSimEpisode(o: RecordSimEpisodeRequest): Promise<Reco
     seed: o.seed,
     runId,
     robot: o.profile,
-    reference: {
-      frameCount: ref50.frameCount,
-      rateHz: ref50.fps,
-      rootPosM: ref50.rootPosM,
-      rootQuatWxyz: ref50.rootQuatWxyz,
-      jointPosRad: ref50.jointPosRad,
-    },
+    reference: referenceFramesOf(ref50),
   });
   // The simulator swallows a listener's exception (and the episode goes on): keep the first one.
   let frameError: unknown = null;

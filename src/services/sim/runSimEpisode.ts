@@ -19,7 +19,7 @@ import { resampleClip } from '../../domain/motion/resample';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { TRAJECTORY_HASH_LAYOUT } from '../../domain/sim/trajectoryHash';
 import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
-import { EpisodeWriter } from '../episode/episodeWriter';
+import { EpisodeWriter, referenceFramesOf } from '../episode/episodeWriter';
 import { describeFailure } from './simEngine';
 import { isSimFramesEvent, type EmbeddedSimulator, type SimEpisodeEnd, type SimFrameExtras } from './embeddedSimulator';
 import type { SimRunOptions } from './simProtocol';
@@ -110,13 +110,7 @@ export async function runSimEpisode(sim: EmbeddedSimulator, req: SimEpisodeReque
         exclusive: req.outExclusive ?? false,
         startMs,
         robot: req.profile,
-        reference: {
-          frameCount: ref50.frameCount,
-          rateHz: ref50.fps,
-          rootPosM: ref50.rootPosM,
-          rootQuatWxyz: ref50.rootQuatWxyz,
-          jointPosRad: ref50.jointPosRad,
-        },
+        reference: referenceFramesOf(ref50),
         episode: {
           run_id: runId,
           execution_domain: 'simulation',

@@ -26,6 +26,7 @@ import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
 import { bindingName } from '../../domain/wbc/bindingName';
 import { parentTraceInputs } from '../trace/parentInputs';
 import type { EpisodeRecorder } from '../trace/episodeRecorder';
+import { referenceFramesOf } from '../episode/episodeWriter';
 import { listAdmittedPairs, resolvePair, type AdmittedPair } from './admittedPairs';
 import { GateDriver } from './gateDriver';
 import { LiveTrial } from './liveTrial';
@@ -682,13 +683,7 @@ class TrialSessionDriver {
       rolloutIndex: index,
       snapshotHash: this.pair.snapshotHash,
       robot: profile,
-      reference: {
-        frameCount: ref50.frameCount,
-        rateHz: ref50.fps,
-        rootPosM: ref50.rootPosM,
-        rootQuatWxyz: ref50.rootQuatWxyz,
-        jointPosRad: ref50.jointPosRad,
-      },
+      reference: referenceFramesOf(ref50),
       fileMetadata: {
         clip_name: clip.name,
         binding_kind: binding.kind,
