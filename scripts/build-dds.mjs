@@ -29,7 +29,17 @@ const prefix = path.resolve(path.dirname(process.execPath), '..');
 const nodedirArgs = existsSync(path.join(prefix, 'include', 'node', 'common.gypi')) ? [`--nodedir=${prefix}`] : [];
 const nodeGyp =
   process.env.npm_config_node_gyp ??
-  path.join(path.dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js');
+  path.join(
+    path.dirname(process.execPath),
+    '..',
+    'lib',
+    'node_modules',
+    'npm',
+    'node_modules',
+    'node-gyp',
+    'bin',
+    'node-gyp.js',
+  );
 if (!existsSync(nodeGyp)) missing(`node-gyp not found (${nodeGyp})`);
 const r = spawnSync(process.execPath, [nodeGyp, 'rebuild', ...nodedirArgs], {
   cwd: path.join(repo, 'native', 'dds'),

@@ -120,7 +120,9 @@ describe('Unitree CRC-32 (unitree_sdk2 Crc32Core)', () => {
       expect(() => lowCmdCrcValid(new Uint8Array(n))).toThrow(/LowCmd_ \[length\]/);
       expect(performance.now() - t0).toBeLessThan(50);
     }
-    expect(() => decodeLowState(new Uint8Array(LOW_CMD_BYTES))).toThrow(/LowState_ \[length\]: 1004 bytes; the message is 2092/);
+    expect(() => decodeLowState(new Uint8Array(LOW_CMD_BYTES))).toThrow(
+      /LowState_ \[length\]: 1004 bytes; the message is 2092/,
+    );
     expect(() => unitreeCrc32(new Uint8Array(8), 3)).toThrow(RangeError);
   });
 });

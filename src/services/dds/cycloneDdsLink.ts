@@ -6,12 +6,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import {
-  LOW_CMD_BYTES,
-  LOW_CMD_TOPIC,
-  LOW_STATE_BYTES,
-  LOW_STATE_TOPIC,
-} from '../../domain/unitreeHgWire';
+import { LOW_CMD_BYTES, LOW_CMD_TOPIC, LOW_STATE_BYTES, LOW_STATE_TOPIC } from '../../domain/unitreeHgWire';
 
 /** Where `npm run build:dds` (node-gyp in native/dds) puts the addon. */
 export const DDS_ADDON_PATH = fileURLToPath(new URL('../../../native/dds/build/Release/ddslink.node', import.meta.url));
@@ -27,7 +22,13 @@ interface ReaderHandle {
 export interface DdsAddon {
   createParticipant(domainId: number, configXml: string): { participant: number; domain: number };
   deleteEntity(handle: number): void;
-  createWriter(participant: number, kind: DdsKind, topic: string, typeName: string | null, withTypeInfo: boolean): number;
+  createWriter(
+    participant: number,
+    kind: DdsKind,
+    topic: string,
+    typeName: string | null,
+    withTypeInfo: boolean,
+  ): number;
   write(writer: number, kind: DdsKind, bytes: Uint8Array): void;
   createReader(
     participant: number,
@@ -63,7 +64,8 @@ const INTERFACE_NAME = /^[A-Za-z0-9_.:-]{1,64}$/;
  * no multicast, discovery by unicast to 127.0.0.1, participant indices allocated per process.
  */
 export function cycloneConfigXml(interfaceName: string): string {
-  if (!INTERFACE_NAME.test(interfaceName)) throw new Error(`dds: interface name "${interfaceName}" is not a plain name`);
+  if (!INTERFACE_NAME.test(interfaceName))
+    throw new Error(`dds: interface name "${interfaceName}" is not a plain name`);
   const general = `<General><Interfaces><NetworkInterface name="${interfaceName}"/></Interfaces>`;
   if (interfaceName === 'lo')
     return (
