@@ -6,7 +6,6 @@
       "include_dirs": ["<(INTERMEDIATE_DIR)"],
       "libraries": ["-lddsc"],
       "cflags_c": ["-std=c11", "-Wall", "-Wextra", "-Werror=implicit-function-declaration"],
-      "defines": ["_POSIX_C_SOURCE=200809L"],
       "actions": [
         {
           "action_name": "idlc_unitree_hg",

@@ -14,7 +14,9 @@
  * - No RTPS or CDR is implemented here: serialization, discovery and transport
  *   are Cyclone's.
  */
+#define _GNU_SOURCE
 #define NAPI_VERSION 8
+#include <dlfcn.h>
 #include <node_api.h>
 #include <dds/dds.h>
 #include <stdatomic.h>
@@ -475,7 +477,17 @@ static napi_value type_info(napi_env env, napi_callback_info info) {
   return out;
 }
 
+/* Node unloads an addon when the worker thread that loaded it exits. Cyclone keeps per-thread
+ * state whose destructor lives in libddsc, and its threads call into this addon's listeners and
+ * descriptors, so both stay mapped for the life of the process. */
+static void pin_loaded(const void *symbol) {
+  Dl_info info;
+  if (dladdr(symbol, &info) && info.dli_fname) dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 static napi_value init(napi_env env, napi_value exports) {
+  pin_loaded((const void *)&dds_create_participant);
+  pin_loaded((const void *)&on_data_available);
   napi_property_descriptor props[] = {
       {"createParticipant", NULL, create_participant, NULL, NULL, NULL, napi_default, NULL},
       {"deleteEntity", NULL, delete_entity, NULL, NULL, NULL, napi_default, NULL},

@@ -295,6 +295,18 @@ describe('G1 DDS link over real Cyclone DDS (loopback)', () => {
     expect(percentile(rtts, 50)).toBeLessThan(5_000);
   });
 
+  it('W1: the addon works inside a worker thread, and the process exits cleanly after the worker ends', () => {
+    const r = spawnSync(
+      process.execPath,
+      [path.join(REPO_ROOT, 'test/fixtures/dds/ddsInWorker.mjs'), DDS_ADDON_PATH, String(DOMAIN + 1), XML],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
+    expect(r.signal).toBeNull();
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('received 5');
+    expect(r.stdout).toContain('worker exit 0');
+  });
+
   it('throughput: LowCmd samples per second between two participants, drops counted', async () => {
     const a = participant();
     const b = participant();
