@@ -21,6 +21,7 @@ import {
   loadDdsAddon,
   type DdsSample,
 } from '../../src/services/dds/cycloneDdsLink';
+import { G1DdsController, G1DdsRobot } from '../../src/services/dds/g1DdsEndpoints';
 import { REPO_ROOT } from '../helpers/sharedData';
 import { sampleLowCmd, sampleLowState } from '../helpers/unitreeHgSamples';
 
@@ -293,6 +294,58 @@ describe('G1 DDS link over real Cyclone DDS (loopback)', () => {
     expect(rtts.length).toBeGreaterThanOrEqual(n * 0.98);
     expect(summary.crcErrors).toBe(wrong);
     expect(percentile(rtts, 50)).toBeLessThan(5_000);
+  });
+
+  it('C1: controller and robot ends write the CRC on every message and drop and count a wrong one', async () => {
+    const controller = new G1DdsController({ interfaceName: 'lo', domainId: DOMAIN });
+    const robot = new G1DdsRobot({ interfaceName: 'lo', domainId: DOMAIN });
+    const rogue = DdsParticipant.open(DOMAIN, XML);
+    try {
+      const states: number[] = [];
+      const kps: number[] = [];
+      controller.onMessage(({ message }) => states.push(message.tick));
+      robot.onMessage(({ message }) => kps.push(message.kp[3]));
+      const rogueState = rogue.writer(DDS_KIND.lowState);
+      const rogueCmd = rogue.writer(DDS_KIND.lowCmd);
+      await waitFor(
+        () =>
+          controller.matchedPeers() >= 1 &&
+          robot.matchedPeers() >= 1 &&
+          rogueState.matchedReaders() >= 1 &&
+          rogueCmd.matchedReaders() >= 1,
+        10_000,
+        'matching',
+      );
+      const state = sampleLowState();
+      const cmd = sampleLowCmd();
+      const badState = encodeLowState(state);
+      badState[12] ^= 0x01; // tick changed after the CRC was computed
+      const badCmd = encodeLowCmd(cmd);
+      badCmd[4 + 3 * 28 + 16] ^= 0x01; // motor 3's kp
+      for (let i = 0; i < 5; i++) {
+        state.tick = 1000 + i;
+        robot.send(state);
+        rogueState.write(badState);
+        controller.send(cmd);
+        rogueCmd.write(badCmd);
+        await new Promise((res) => setTimeout(res, 10));
+      }
+      await waitFor(
+        () =>
+          controller.counters().received + controller.counters().crcErrors >= 10 &&
+          robot.counters().received + robot.counters().crcErrors >= 10,
+        5_000,
+        'all samples',
+      );
+      expect(states).toEqual([1000, 1001, 1002, 1003, 1004]);
+      expect(kps).toEqual(Array(5).fill(cmd.kp[3]));
+      expect(controller.counters()).toEqual({ received: 5, crcErrors: 5, dropped: 0, sent: 5 });
+      expect(robot.counters()).toEqual({ received: 5, crcErrors: 5, dropped: 0, sent: 5 });
+    } finally {
+      rogue.close();
+      robot.close();
+      controller.close();
+    }
   });
 
   it('W1: the addon works inside a worker thread, and the process exits cleanly after the worker ends', () => {
