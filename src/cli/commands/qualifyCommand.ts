@@ -128,6 +128,7 @@ export function summaryJson(s: QualificationSummary, bindings: readonly WbcBindi
     episodes_recorded: s.episodesRecorded,
     infrastructure_retries: s.infrastructureRetries,
     recovered_episodes: s.recoveredEpisodes,
+    writer_lock_taken_over: s.writerLockTakenOver,
     sim_seconds: s.simSeconds,
     wall_seconds: s.wallSeconds,
     clip_seconds_per_wall_second: s.wallSeconds > 0 ? s.simSeconds / s.wallSeconds : null,
@@ -248,6 +249,7 @@ export const qualifyCommand: Command = {
         ...(values.clip && values.clip.length > 0 ? { clips: values.clip } : {}),
         signal: controller.signal,
         onProgress: progress.onProgress,
+        onNotice: (line) => io.stderr(`qualify: ${line}\n`),
       });
     } catch (err) {
       if (err instanceof QualificationRequestError) throw new UsageError(err.message);

@@ -65,6 +65,7 @@ import { fromFsError, fromSqliteError, TraceStoreError } from './errors';
 import { EpisodeRecorder, RECORDER_FLUSH_POLICY, type RecorderHost } from './episodeRecorder';
 import { LATEST_SCHEMA_VERSION, migrate, refuseNewer, schemaVersionOf } from './migrations';
 import { openDatabase } from './sqlite';
+import { acquireWriterLock, describeHolder, type LockHolder, type WriterLockHandle } from './writerLock';
 import { activeRuns, currentWriter, markActive, markInactive, writerState } from './writerLiveness';
 
 export const CAMPAIGN_DB = 'campaign.sqlite';
@@ -84,6 +85,8 @@ export interface OpenCampaignOptions {
   busyTimeoutMs?: number;
   /** SQLite synchronous mode (default FULL; see sqlite.ts). */
   synchronous?: 'FULL' | 'NORMAL';
+  /** What this writer is doing, shown to a second writer that is refused (default: this process's command line). */
+  purpose?: string;
 }
 
 export interface RecoveredEpisode {
@@ -229,7 +232,10 @@ export async function openCampaign(dir: string, options: OpenCampaignOptions = {
     synchronous: options.synchronous ?? 'FULL',
   });
   let store: CampaignStore;
+  let lock: WriterLockHandle | null = null;
   try {
+    // One writer per campaign (writerLock.ts): taken before anything is migrated or recovered.
+    if (!readOnly) lock = acquireWriterLock(db, dbFile, options.purpose);
     const version = schemaVersionOf(db);
     refuseNewer(version, dbFile);
     if (readOnly) {
@@ -281,11 +287,21 @@ export async function openCampaign(dir: string, options: OpenCampaignOptions = {
       readOnly,
       copyOf,
       options.rewriteRecovered ?? true,
+      lock,
     );
   } catch (err) {
+    lock?.release();
     db.close();
     if (copyOf) fs.rmSync(path.dirname(copyOf), { recursive: true, force: true });
     throw err;
+  }
+  if (lock?.tookOver) {
+    try {
+      store.noteLockTakeOver(lock.tookOver);
+    } catch (err) {
+      store.close();
+      throw err;
+    }
   }
   if (!readOnly && (options.recover ?? true)) {
     try {
@@ -513,7 +529,23 @@ export class CampaignStore implements RecorderHost {
     /** Set when a read-only folder is read through a private copy of the database. */
     readonly readingCopy: string | null,
     private readonly rewriteRecovered: boolean,
+    /** The campaign's writer lock (writerLock.ts); null when read-only. */
+    private readonly writerLock: WriterLockHandle | null = null,
   ) {}
+
+  /** The holder of a stale writer lock this open took over (its process was gone), or null. */
+  get writerLockTakenOver(): LockHolder | null {
+    return this.writerLock?.tookOver ?? null;
+  }
+
+  /** @internal Records, as a campaign `note` event, that a stale writer lock was taken over. */
+  noteLockTakeOver(previous: LockHolder): void {
+    this.recordEvent({
+      kind: 'note',
+      reason: `the writer lock of ${describeHolder(previous)} was taken over: that process is gone`,
+      detail: { writer_lock_taken_over: { ...previous } },
+    });
+  }
 
   // ---------------------------------------------------------------- plumbing
 
@@ -600,6 +632,7 @@ export class CampaignStore implements RecorderHost {
     }
     this.closed = true;
     this.db.close();
+    this.writerLock?.release();
     if (this.readingCopy) fs.rmSync(path.dirname(this.readingCopy), { recursive: true, force: true });
   }
 
