@@ -41,7 +41,10 @@ interface Run {
 }
 
 function start(args: string[]): Run {
-  const child = spawn(process.execPath, [MOTIONBENCH_BIN, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MOTIONBENCH_BIN, ...args], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   child.stdout!.resume();
