@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createConsoleApi } from '../../src/services/api/consoleApiHandlers';
 import { openCampaign, TraceStoreError } from '../../src/services/trace';
 import { processStartOf } from '../../src/services/trace/writerLiveness';
 import { MOTIONBENCH_BIN } from '../helpers/runCli';
@@ -226,4 +227,45 @@ describe('M5: the writer lock in one process', () => {
     a.close();
     expect(fs.existsSync(lockOf(dir))).toBe(false);
   });
+
+  it('the console refuses a qualification or a trial on a campaign another process writes, naming it; once it is gone the job is no longer refused for it', async () => {
+    const dir = path.join(root, 'console-job');
+    (await openCampaign(dir, { create: true })).close();
+    const sleeper = spawn('sleep', ['60'], { stdio: 'ignore' });
+    const api = createConsoleApi({ transport: 'host' });
+    try {
+      await new Promise((r) => setTimeout(r, 50));
+      fs.writeFileSync(
+        lockOf(dir),
+        holder(sleeper.pid!, processStartOf(sleeper.pid!), 'motionbench qualify (another)'),
+      );
+      const qualify = {
+        campaignDir: dir,
+        workload: 'core-v1',
+        bindings: ['builtin'],
+        clips: ['ub_wave_right'],
+      } as const;
+      const t0 = performance.now();
+      const q = await api.invoke('qualification.start', qualify);
+      const ms = performance.now() - t0;
+      expect(q).toMatchObject({ ok: false, error: { code: 'busy', field: 'params.campaignDir' } });
+      expect(!q.ok && q.error.message).toBe(
+        `the campaign ${dir} is being written by another process: pid ${sleeper.pid} on ${os.hostname()} (process started 2026-01-01T00:00:00.000Z), running "motionbench qualify (another)" since 2026-01-01T00:00:01.000Z; one writer per campaign, reading (report, analyze) still works`,
+      );
+      expect(ms).toBeLessThan(2000);
+      const t = await api.invoke('trial.start', { campaignDir: dir, pairId: 'pt-0', connectionId: 'robot' });
+      expect(t).toMatchObject({ ok: false, error: { code: 'busy', field: 'params.campaignDir' } });
+      expect(!t.ok && t.error.message).toContain(`pid ${sleeper.pid} on ${os.hostname()}`);
+
+      // Negative control: the holder gone, its lock is stale and no refusal names it.
+      sleeper.kill('SIGKILL');
+      await new Promise((r) => sleeper.once('close', r));
+      const after = await api.invoke('qualification.start', qualify);
+      expect(after.ok ? '' : after.error.message).not.toMatch(/being written by another process/);
+      if (after.ok) await api.invoke('qualification.cancel', { all: true });
+    } finally {
+      sleeper.kill('SIGKILL');
+      await api.close();
+    }
+  }, 120_000);
 });
