@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { customPolicy, MB_ADMISSION_1, type AdmissionPolicy } from '../../domain/qualification';
 import { BUILTIN_LABEL } from '../../domain/sim/builtinBinding';
 import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
@@ -8,6 +9,7 @@ import {
   type QualificationSummary,
 } from '../../services/qualification';
 import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
+import { otherWriterOf, TraceStoreError } from '../../services/trace';
 import { BindingSpecError, resolveBindingSpec } from '../../services/sim/bindingSpec';
 import { loadWorkload } from '../../services/workload';
 import { POLICIES_WORKLOAD_ID, policyMotionsWorkload } from '../../services/workload/policyWorkload';
@@ -186,6 +188,11 @@ export const qualifyCommand: Command = {
       rollouts === undefined || rollouts === MB_ADMISSION_1.parameters.rollouts
         ? MB_ADMISSION_1
         : customPolicy({ rollouts });
+    // A campaign another process is writing is refused before the model, the policies and the
+    // workload are loaded (openCampaign makes the binding check when the run opens it).
+    const campaignAbs = path.resolve(values.campaign);
+    const otherWriter = otherWriterOf(campaignAbs);
+    if (otherWriter) throw new TraceStoreError('busy', campaignAbs, otherWriter);
     const profile = loadRobotProfile(values.model);
     const bindings: WbcBinding[] = [];
     const plans: PolicyPlan[] = [];
