@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { customPolicy, MB_ADMISSION_1, type AdmissionPolicy } from '../../domain/qualification';
 import { BUILTIN_LABEL } from '../../domain/sim/builtinBinding';
 import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
@@ -8,6 +9,7 @@ import {
   type QualificationSummary,
 } from '../../services/qualification';
 import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
+import { otherWriterOf, TraceStoreError } from '../../services/trace';
 import { BindingSpecError, resolveBindingSpec } from '../../services/sim/bindingSpec';
 import { loadWorkload } from '../../services/workload';
 import { POLICIES_WORKLOAD_ID, policyMotionsWorkload } from '../../services/workload/policyWorkload';
@@ -128,6 +130,7 @@ export function summaryJson(s: QualificationSummary, bindings: readonly WbcBindi
     episodes_recorded: s.episodesRecorded,
     infrastructure_retries: s.infrastructureRetries,
     recovered_episodes: s.recoveredEpisodes,
+    writer_lock_taken_over: s.writerLockTakenOver,
     sim_seconds: s.simSeconds,
     wall_seconds: s.wallSeconds,
     clip_seconds_per_wall_second: s.wallSeconds > 0 ? s.simSeconds / s.wallSeconds : null,
@@ -185,6 +188,11 @@ export const qualifyCommand: Command = {
       rollouts === undefined || rollouts === MB_ADMISSION_1.parameters.rollouts
         ? MB_ADMISSION_1
         : customPolicy({ rollouts });
+    // A campaign another process is writing is refused before the model, the policies and the
+    // workload are loaded (openCampaign makes the binding check when the run opens it).
+    const campaignAbs = path.resolve(values.campaign);
+    const otherWriter = otherWriterOf(campaignAbs);
+    if (otherWriter) throw new TraceStoreError('busy', campaignAbs, otherWriter);
     const profile = loadRobotProfile(values.model);
     const bindings: WbcBinding[] = [];
     const plans: PolicyPlan[] = [];
@@ -248,6 +256,7 @@ export const qualifyCommand: Command = {
         ...(values.clip && values.clip.length > 0 ? { clips: values.clip } : {}),
         signal: controller.signal,
         onProgress: progress.onProgress,
+        onNotice: (line) => io.stderr(`qualify: ${line}\n`),
       });
     } catch (err) {
       if (err instanceof QualificationRequestError) throw new UsageError(err.message);

@@ -278,6 +278,8 @@ export interface EpisodeResultRow {
   outcome: EpisodeOutcome | null;
   reason: string | null;
   frameCount: number;
+  /** When the episode ended (ISO 8601), null while running; orders the repeats of one rollout. */
+  endedAt?: string | null;
   /** Scalars under the parent's contract; null when no metrics row exists. */
   metrics: MetricScalars | null;
 }

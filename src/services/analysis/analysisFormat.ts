@@ -242,6 +242,15 @@ export function analysisMarkdown(r: CampaignAnalysisResult): string {
     `Contract ${r.contract ?? '—'}; score matrix from ${r.domain === 'sim' ? 'simulation' : 'hardware'} episodes; seed ${r.seed}; ${r.B} bootstrap replicates (Bradley–Terry ${r.btB}), 95 % percentile intervals. ${DIRECTION_NOTE[0].toUpperCase()}${DIRECTION_NOTE.slice(1)}.`,
     '',
   );
+  const dups = r.duplicateRollouts ?? [];
+  if (dups.length > 0)
+    out.push(
+      `${dups.length} duplicate rollout episode(s) not counted: a rollout recorded more than once counts once, by its first settled episode (${dups
+        .slice(0, 5)
+        .map((d) => `${d.runId} repeats ${d.keptRunId}`)
+        .join(', ')}${dups.length > 5 ? ', …' : ''}).`,
+      '',
+    );
 
   out.push('## Sim-to-real gap with uncertainty (Table 11)', '');
   if (a.gaps.length === 0) out.push('No matched pairs in this campaign: no gap to put a CI on.', '');

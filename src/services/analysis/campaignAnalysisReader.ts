@@ -7,6 +7,12 @@
 // matched trials alike: both are the binding on that clip in MuJoCo); domain `real`, the hardware
 // trials. A reading missing from any of a pair's episodes leaves that cell without it.
 // The matched pairs (and so the gaps) are Table 11's own (buildGapSection).
+// One rollout counts once: a rollout (a pair's branch × rollout index, which fixes its seed) recorded
+// more than once — two writers on one campaign before the writer lock, a hand-merged campaign —
+// counts by its first settled episode (ended first, then run id: the rule the gap report fills a
+// trial with), and the others are listed as duplicates, never taken as repeats. Every metrics row
+// read here is checked against its result_json by the store (episodeResults), so the score matrix
+// and the gaps (read from result_json by buildGapSection) are the same numbers.
 // Reliability of repeated simulation rollouts: a matched pair has one simulation branch, so its
 // ICC has no repeats; a qualification pair has N seeded rollouts from slightly perturbed starts
 // (mb-admission/1: 3). Their ICC(A,1) per binding, pairs × rollouts, says whether the simulator's
@@ -66,7 +72,48 @@ export interface CampaignAnalysisResult {
   sensitivityPairs: CalibratedPair[];
   /** Per binding, ICC(A,1) of its qualification pairs' seeded simulation rollouts, per reading. */
   rolloutReliability: RolloutReliability[];
+  /** Episodes left out because their rollout was already counted (by `keptRunId`). */
+  duplicateRollouts: DuplicateRollout[];
   analysis: CampaignAnalysis;
+}
+
+export interface DuplicateRollout {
+  runId: string;
+  keptRunId: string;
+  parentTraceId: string;
+  executionDomain: string;
+  rolloutIndex: number;
+}
+
+/**
+ * The counted episodes with one episode per rollout (parent × domain × rollout index): the first
+ * settled (ended first, then run id); the later ones are duplicates. Episodes without a rollout
+ * index are kept as they are.
+ */
+export function dedupeRollouts(rows: readonly EpisodeResultRow[]): {
+  kept: EpisodeResultRow[];
+  duplicates: DuplicateRollout[];
+} {
+  const order = [...rows].sort(
+    (a, b) => (a.endedAt ?? '\uffff').localeCompare(b.endedAt ?? '\uffff') || a.runId.localeCompare(b.runId),
+  );
+  const first = new Map<string, string>();
+  const dropped = new Map<string, DuplicateRollout>();
+  for (const r of order) {
+    if (r.rolloutIndex === null) continue;
+    const slot = `${r.parentTraceId}\u0000${r.executionDomain}\u0000${r.rolloutIndex}`;
+    const kept = first.get(slot);
+    if (kept === undefined) first.set(slot, r.runId);
+    else
+      dropped.set(r.runId, {
+        runId: r.runId,
+        keptRunId: kept,
+        parentTraceId: r.parentTraceId,
+        executionDomain: r.executionDomain,
+        rolloutIndex: r.rolloutIndex,
+      });
+  }
+  return { kept: rows.filter((r) => !dropped.has(r.runId)), duplicates: [...dropped.values()] };
 }
 
 export interface RolloutReliability {
@@ -138,7 +185,13 @@ function readingCells(rows: readonly EpisodeResultRow[]): ReadingCell[] {
 function campaignCells(
   store: CampaignStore,
   domain: AnalysisDomain,
-): { contract: string | null; rows: number; cells: ReadingCell[]; episodes: EpisodeResultRow[] } {
+): {
+  contract: string | null;
+  rows: number;
+  cells: ReadingCell[];
+  episodes: EpisodeResultRow[];
+  duplicates: DuplicateRollout[];
+} {
   const all = store.episodeResults({ executionDomain: domain === 'sim' ? 'simulation' : 'real_robot' });
   const perContract = new Map<string, number>();
   for (const r of all) perContract.set(r.contractId, (perContract.get(r.contractId) ?? 0) + 1);
@@ -147,8 +200,8 @@ function campaignCells(
       (a, b) =>
         b[1] - a[1] || Number(b[0] === MB_METRICS_1.id) - Number(a[0] === MB_METRICS_1.id) || a[0].localeCompare(b[0]),
     )[0]?.[0] ?? null;
-  const rows = all.filter((r) => r.contractId === contract);
-  return { contract, rows: rows.length, cells: readingCells(rows), episodes: rows };
+  const { kept: rows, duplicates } = dedupeRollouts(all.filter((r) => r.contractId === contract && counted(r)));
+  return { contract, rows: rows.length, cells: readingCells(rows), episodes: rows, duplicates };
 }
 
 /**
@@ -172,10 +225,19 @@ export function runCampaignAnalysis(store: CampaignStore, options: CampaignAnaly
   const say = options.progress ?? (() => {});
   say('reading the matched pairs (Table 11)');
   const gap = buildGapSection(store);
-  const { contract, rows: rowCount, cells, episodes } = campaignCells(store, domain);
+  const { contract, rows: rowCount, cells, episodes, duplicates } = campaignCells(store, domain);
   // the simulator's repeats, whichever domain the score matrix is of
-  const simEpisodes = domain === 'sim' ? episodes : campaignCells(store, 'sim').episodes;
+  const simSide = domain === 'sim' ? { episodes, duplicates } : campaignCells(store, 'sim');
+  const simEpisodes = simSide.episodes;
+  const duplicateRollouts = domain === 'sim' ? duplicates : [...duplicates, ...simSide.duplicates];
   say(`${cells.length} binding × clip cells from ${rowCount} ${domain === 'sim' ? 'simulation' : 'hardware'} episodes`);
+  if (duplicateRollouts.length > 0)
+    say(
+      `${duplicateRollouts.length} duplicate rollout episode(s) not counted (a rollout recorded more than once; each counts once): ${duplicateRollouts
+        .slice(0, 5)
+        .map((d) => `${d.runId} repeats ${d.keptRunId}`)
+        .join(', ')}${duplicateRollouts.length > 5 ? ', …' : ''}`,
+    );
 
   const bindingNames: Record<string, string> = {};
   for (const b of store.listBindings()) bindingNames[`${b.id}@${b.version}`] = bindingName(b.binding);
@@ -211,6 +273,7 @@ export function runCampaignAnalysis(store: CampaignStore, options: CampaignAnaly
     matchedParents,
     sensitivityPairs: calibratedPairs(store),
     rolloutReliability: qualificationRolloutReliability(simEpisodes),
+    duplicateRollouts,
     analysis,
   };
 }

@@ -30,7 +30,7 @@ import {
   selectClips,
   type QualificationProgress,
 } from '../qualification';
-import type { CampaignStore } from '../trace';
+import { otherWriterOf, type CampaignStore } from '../trace';
 import { loadWorkload } from '../workload';
 import type { OffThreadFiles } from '../files/offThread';
 import { ApiFailure } from './apiFailure';
@@ -225,6 +225,8 @@ export class QualificationJobs {
     const abs = path.resolve(p.campaignDir);
     if (fs.existsSync(abs) && !fs.statSync(abs).isDirectory())
       throw new ApiFailure('input_error', `${abs} is a file, not a folder`, 'params.campaignDir');
+    const otherWriter = otherWriterOf(abs);
+    if (otherWriter) throw new ApiFailure('busy', otherWriter, 'params.campaignDir');
     const bindings: WbcBinding[] = [];
     for (const spec of p.bindings) bindings.push(await this.o.policies.resolve(spec, 'params.bindings'));
     const keys = bindings.map(bindingKey);
@@ -364,6 +366,7 @@ export class QualificationJobs {
           clips: selected.map((s) => s.meta.id),
           signal: controller.signal,
           onProgress,
+          purpose: `MotionBench console, qualification job ${jobId}`,
         });
         status.state = summary.cancelled ? 'cancelled' : 'completed';
         status.pairsDone = summary.pairsTotal - summary.pairsPending;

@@ -25,7 +25,7 @@ import type { CalibrationRecord } from '../../domain/trace/records';
 import type { LoadedWorkload } from '../../domain/workload/snapshot';
 import type { OffThreadFiles } from '../files/offThread';
 import type { EmbeddedSimulator } from '../sim/embeddedSimulator';
-import { openCampaign, type CampaignStore } from '../trace';
+import { openCampaign, otherWriterOf, type CampaignStore } from '../trace';
 import type { AdmittedPair } from '../trial/admittedPairs';
 import { TrialRefusedError } from '../trial/matchedTrialRunner';
 import { robotLinkFor } from '../trial/robotLink';
@@ -336,6 +336,14 @@ export class TrialJobs {
     return abs;
   }
 
+  /** A campaign a job will write: refused at once while another process holds its writer lock (writerLock.ts). */
+  private requireWritableCampaign(dir: string): string {
+    const abs = this.requireCampaign(dir);
+    const other = otherWriterOf(abs);
+    if (other) throw new ApiFailure('busy', other, 'params.campaignDir');
+    return abs;
+  }
+
   async captureCalibration(p: ApiParams<'calibration.capture'>): Promise<CalibrationCaptureDto> {
     if (this.capture)
       throw new ApiFailure(
@@ -345,7 +353,7 @@ export class TrialJobs {
     const running = this.runningJob();
     if (running) throw new ApiFailure('conflict', `trial ${running.status.jobId} is running: calibrate between pairs`);
     this.refuseDuringOtherWork();
-    const campaignDir = this.requireCampaign(p.campaignDir);
+    const campaignDir = this.requireWritableCampaign(p.campaignDir);
     let clip: MotionClip | null = null;
     if (p.clipId !== undefined) {
       clip = this.findClip(p.clipId);
@@ -513,7 +521,7 @@ export class TrialJobs {
       );
     if (this.capture) throw new ApiFailure('conflict', 'a calibration capture is running: wait for it or cancel it');
     this.refuseDuringOtherWork();
-    const dir = this.requireCampaign(p.campaignDir);
+    const dir = this.requireWritableCampaign(p.campaignDir);
     const interlock = this.o.interlocks.feed();
     if (!interlock)
       throw new ApiFailure(

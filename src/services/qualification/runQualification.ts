@@ -41,7 +41,14 @@ import type { EpisodeRecord } from '../../domain/trace/records';
 import type { WorkloadClipMeta, LoadedWorkload } from '../../domain/workload/snapshot';
 import { bindingKey, bindingTracksClip, type WbcBinding } from '../../domain/wbc/wbcBinding';
 import { EmbeddedSimulator } from '../sim/embeddedSimulator';
-import { fileSha256, openCampaign, parentTraceInputs, type CampaignStore } from '../trace';
+import {
+  describeHolder,
+  fileSha256,
+  openCampaign,
+  parentTraceInputs,
+  type CampaignStore,
+  type LockHolder,
+} from '../trace';
 import { modelActuatorLimits } from './modelLimits';
 import { MEASURES_EVENT_KIND, runRollout, type RolloutContext } from './rolloutRunner';
 
@@ -63,6 +70,10 @@ export interface QualificationOptions {
   simulator?: EmbeddedSimulator;
   signal?: AbortSignal;
   onProgress?: (p: QualificationProgress) => void;
+  /** What this run is, shown to a second writer of the campaign that is refused (default: the command line). */
+  purpose?: string;
+  /** One-line notices (e.g. a stale writer lock taken over). */
+  onNotice?: (line: string) => void;
 }
 
 export interface PairOutcome {
@@ -119,6 +130,8 @@ export interface QualificationSummary {
   cancelled: boolean;
   /** Episodes the campaign found interrupted on open (a previous run was killed) and marked. */
   recoveredEpisodes: number;
+  /** The holder of a stale writer lock this run took over (its process was gone), or null. */
+  writerLockTakenOver: LockHolder | null;
 }
 
 interface PairPlan {
@@ -177,7 +190,9 @@ export async function runQualification(o: QualificationOptions): Promise<Qualifi
   const selected = selectClips(o.workload, o.clips, o.limit);
   if (o.signal?.aborted) throw new QualificationCancelled('qualification cancelled before it started');
 
-  const store = await openCampaign(o.campaignDir, { create: true });
+  const store = await openCampaign(o.campaignDir, { create: true, ...(o.purpose ? { purpose: o.purpose } : {}) });
+  const tookOver = store.writerLockTakenOver;
+  if (tookOver) o.onNotice?.(`took over the stale writer lock of ${describeHolder(tookOver)}: that process is gone`);
   let sim: EmbeddedSimulator | null = null;
   const ownSim = !o.simulator;
   try {
@@ -350,6 +365,7 @@ export async function runQualification(o: QualificationOptions): Promise<Qualifi
       wallSeconds: (performance.now() - t0) / 1000,
       cancelled: cancelled && pairs.some((p) => p.status === 'pending'),
       recoveredEpisodes: store.recovered.length,
+      writerLockTakenOver: tookOver,
     };
   } finally {
     if (sim && ownSim) await sim.close();

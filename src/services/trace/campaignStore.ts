@@ -56,6 +56,8 @@ import {
   type TraceEventKind,
   type WriterIdentity,
 } from '../../domain/trace/records';
+import { PEER_CONTRACTS } from '../../domain/metrics/peerContracts';
+import { calibrationRecordProblem, episodeMetricsProblem, scalarDisagreement } from '../../domain/trace/storedRecords';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import { CAPABILITY_GROUPS, snapshotHash, type WorkloadSnapshot } from '../../domain/workload/snapshot';
 import { recoverEpisodeFile, type EpisodeRecoveryReport } from '../episode/episodeRecovery';
@@ -65,6 +67,7 @@ import { fromFsError, fromSqliteError, TraceStoreError } from './errors';
 import { EpisodeRecorder, RECORDER_FLUSH_POLICY, type RecorderHost } from './episodeRecorder';
 import { LATEST_SCHEMA_VERSION, migrate, refuseNewer, schemaVersionOf } from './migrations';
 import { openDatabase } from './sqlite';
+import { acquireWriterLock, describeHolder, type LockHolder, type WriterLockHandle } from './writerLock';
 import { activeRuns, currentWriter, markActive, markInactive, writerState } from './writerLiveness';
 
 export const CAMPAIGN_DB = 'campaign.sqlite';
@@ -84,6 +87,8 @@ export interface OpenCampaignOptions {
   busyTimeoutMs?: number;
   /** SQLite synchronous mode (default FULL; see sqlite.ts). */
   synchronous?: 'FULL' | 'NORMAL';
+  /** What this writer is doing, shown to a second writer that is refused (default: this process's command line). */
+  purpose?: string;
 }
 
 export interface RecoveredEpisode {
@@ -229,7 +234,10 @@ export async function openCampaign(dir: string, options: OpenCampaignOptions = {
     synchronous: options.synchronous ?? 'FULL',
   });
   let store: CampaignStore;
+  let lock: WriterLockHandle | null = null;
   try {
+    // One writer per campaign (writerLock.ts): taken before anything is migrated or recovered.
+    if (!readOnly) lock = acquireWriterLock(db, dbFile, options.purpose);
     const version = schemaVersionOf(db);
     refuseNewer(version, dbFile);
     if (readOnly) {
@@ -281,11 +289,21 @@ export async function openCampaign(dir: string, options: OpenCampaignOptions = {
       readOnly,
       copyOf,
       options.rewriteRecovered ?? true,
+      lock,
     );
   } catch (err) {
+    lock?.release();
     db.close();
     if (copyOf) fs.rmSync(path.dirname(copyOf), { recursive: true, force: true });
     throw err;
+  }
+  if (lock?.tookOver) {
+    try {
+      store.noteLockTakeOver(lock.tookOver);
+    } catch (err) {
+      store.close();
+      throw err;
+    }
   }
   if (!readOnly && (options.recover ?? true)) {
     try {
@@ -464,13 +482,14 @@ const scalarsOf = (r: MetricsRow): MetricScalars => ({
   jointJerkP95: r.joint_jerk_p95,
 });
 
-const metricsOf = (r: MetricsRow): MetricsRecord => ({
-  runId: r.run_id,
-  contractId: r.contract_id,
-  ...scalarsOf(r),
-  result: parse(r.result_json),
-  createdAt: r.created_at,
-});
+/** Contracts whose results are a peer's (putPeerMetrics), not EpisodeMetrics. */
+const PEER_CONTRACT_IDS: ReadonlySet<string> = new Set(PEER_CONTRACTS.map((c) => c.id));
+
+/** A stored value for a one-line message. */
+const shown = (v: unknown): string => {
+  const t = v === undefined ? 'nothing' : JSON.stringify(v);
+  return t.length > 80 ? `${t.slice(0, 79)}…` : t;
+};
 
 /** A WHERE clause built from optional filters (values always bound, never spliced). */
 class Where {
@@ -513,7 +532,23 @@ export class CampaignStore implements RecorderHost {
     /** Set when a read-only folder is read through a private copy of the database. */
     readonly readingCopy: string | null,
     private readonly rewriteRecovered: boolean,
+    /** The campaign's writer lock (writerLock.ts); null when read-only. */
+    private readonly writerLock: WriterLockHandle | null = null,
   ) {}
+
+  /** The holder of a stale writer lock this open took over (its process was gone), or null. */
+  get writerLockTakenOver(): LockHolder | null {
+    return this.writerLock?.tookOver ?? null;
+  }
+
+  /** @internal Records, as a campaign `note` event, that a stale writer lock was taken over. */
+  noteLockTakeOver(previous: LockHolder): void {
+    this.recordEvent({
+      kind: 'note',
+      reason: `the writer lock of ${describeHolder(previous)} was taken over: that process is gone`,
+      detail: { writer_lock_taken_over: { ...previous } },
+    });
+  }
 
   // ---------------------------------------------------------------- plumbing
 
@@ -540,6 +575,67 @@ export class CampaignStore implements RecorderHost {
     } catch (err) {
       throw fromSqliteError(err, this.dbFile, action);
     }
+  }
+
+  /** A metrics row as a record, its result checked against its shape and its scalar columns (storedResult). */
+  private metricsOf(r: MetricsRow): MetricsRecord {
+    const columns = scalarsOf(r);
+    return {
+      runId: r.run_id,
+      contractId: r.contract_id,
+      ...columns,
+      result: this.storedResult(r.run_id, r.contract_id, r.result_json, columns) as EpisodeMetrics,
+      createdAt: r.created_at,
+    };
+  }
+
+  /**
+   * A metrics row's `result_json`, parsed and checked: an EpisodeMetrics of the row's contract
+   * whose scalars are the row's columns (a peer contract's result is only parsed). A damaged row
+   * is a TraceStoreError('corrupt') naming the database, the table, the run, the contract and the
+   * column.
+   */
+  private storedResult(runId: string, contract: string, text: string, columns: MetricScalars | null): unknown {
+    const where = `${this.dbFile}, table metrics, run ${runId} (contract ${contract})`;
+    let v: unknown;
+    try {
+      v = JSON.parse(text);
+    } catch (err) {
+      throw new TraceStoreError(
+        'corrupt',
+        this.dbFile,
+        `${where}, column result_json: not JSON (${(err as Error).message.split('\n')[0].slice(0, 120)})`,
+      );
+    }
+    if (PEER_CONTRACT_IDS.has(contract)) return v;
+    const problem = episodeMetricsProblem(v, contract);
+    if (problem) throw new TraceStoreError('corrupt', this.dbFile, `${where}, column result_json: ${problem}`);
+    const d = columns ? scalarDisagreement(columns, v as EpisodeMetrics) : null;
+    if (d)
+      throw new TraceStoreError(
+        'corrupt',
+        this.dbFile,
+        `${where}: column ${d.column} holds ${shown(d.stored)} but result_json says ${shown(d.fromResult)}; scores (the columns) and gaps (result_json) must come from the same numbers`,
+      );
+    return v;
+  }
+
+  /** A calibration's `record_json`, parsed and checked (calibrationRecordProblem), or a located TraceStoreError('corrupt'). */
+  private storedCalibration(id: string, text: string): CalibrationRecord {
+    const where = `${this.dbFile}, table calibrations, row ${id}, column record_json`;
+    let v: unknown;
+    try {
+      v = JSON.parse(text);
+    } catch (err) {
+      throw new TraceStoreError(
+        'corrupt',
+        this.dbFile,
+        `${where}: not JSON (${(err as Error).message.split('\n')[0].slice(0, 120)})`,
+      );
+    }
+    const problem = calibrationRecordProblem(v);
+    if (problem) throw new TraceStoreError('corrupt', this.dbFile, `${where}: ${problem}`);
+    return v as CalibrationRecord;
   }
 
   schemaVersion(): number {
@@ -600,6 +696,7 @@ export class CampaignStore implements RecorderHost {
     }
     this.closed = true;
     this.db.close();
+    this.writerLock?.release();
     if (this.readingCopy) fs.rmSync(path.dirname(this.readingCopy), { recursive: true, force: true });
   }
 
@@ -776,6 +873,10 @@ export class CampaignStore implements RecorderHost {
       problems.push('measured.jointPosRad must hold 29 joint angles');
     if (!Array.isArray(rec.measured?.imuQuatWxyz) || rec.measured.imuQuatWxyz.length !== 4)
       problems.push('measured.imuQuatWxyz must be a wxyz quaternion');
+    if (problems.length === 0) {
+      const p = calibrationRecordProblem(rec);
+      if (p) problems.push(p);
+    }
     if (problems.length > 0) throw new TraceStoreError('invalid', this.dbFile, `calibration: ${problems.join('; ')}`);
     let id: string;
     try {
@@ -802,7 +903,7 @@ export class CampaignStore implements RecorderHost {
     return this.read('cannot read', () => {
       const row = this.db.prepare('SELECT record_json, created_at FROM calibrations WHERE id = ?').get(id) as
         { record_json: string; created_at: string } | undefined;
-      return row ? { id, record: parse<CalibrationRecord>(row.record_json), createdAt: row.created_at } : null;
+      return row ? { id, record: this.storedCalibration(id, row.record_json), createdAt: row.created_at } : null;
     });
   }
 
@@ -1194,7 +1295,7 @@ export class CampaignStore implements RecorderHost {
           this.dbFile,
           `episode ${runId} already has different ${m.contract} metrics; stored results are never replaced`,
         );
-      return metricsOf(existing);
+      return this.metricsOf(existing);
     }
     const s = metricScalars(m);
     this.db
@@ -1221,7 +1322,7 @@ export class CampaignStore implements RecorderHost {
         result,
         nowIso(),
       );
-    return metricsOf(
+    return this.metricsOf(
       this.db
         .prepare('SELECT * FROM metrics WHERE run_id = ? AND contract_id = ?')
         .get(runId, m.contract) as MetricsRow,
@@ -1267,7 +1368,7 @@ export class CampaignStore implements RecorderHost {
         run_id: string;
         result_json: string;
       }[];
-      return new Map(rows.map((r) => [r.run_id, parse(r.result_json)]));
+      return new Map(rows.map((r) => [r.run_id, this.storedResult(r.run_id, contractId, r.result_json, null)]));
     });
   }
 
@@ -1283,7 +1384,7 @@ export class CampaignStore implements RecorderHost {
               )
               .get(runId)
       ) as MetricsRow | undefined;
-      return row ? metricsOf(row) : null;
+      return row ? this.metricsOf(row) : null;
     });
   }
 
@@ -1303,7 +1404,8 @@ export class CampaignStore implements RecorderHost {
           `SELECT e.run_id, e.snapshot_hash, e.rollout_index, e.seed, e.status, e.outcome, e.reason, e.frame_count,
                   b.parent_trace_id, b.execution_domain, p.binding_id, p.binding_version, p.clip_id, p.contract_id, p.calibration_id,
                   m.run_id AS m_run, m.k, m.failed, m.failure_frame, m.failure_condition, m.failure_body, m.progress_soft, m.mpjpe_l_mm,
-                  m.joint_pos_rmse, m.joint_vel_rmse, m.joint_acc_rms, m.joint_acc_p95, m.joint_jerk_rms, m.joint_jerk_p95
+                  m.joint_pos_rmse, m.joint_vel_rmse, m.joint_acc_rms, m.joint_acc_p95, m.joint_jerk_rms, m.joint_jerk_p95,
+                  m.result_json, e.ended_at
              FROM episodes e
              JOIN branches b ON b.id = e.branch_id
              JOIN parent_traces p ON p.id = b.parent_trace_id
@@ -1312,24 +1414,30 @@ export class CampaignStore implements RecorderHost {
             ORDER BY p.binding_id, p.binding_version, p.clip_id, b.execution_domain, e.rollout_index, e.started_at`,
         )
         .all(...w.args) as (MetricsRow & Record<string, unknown>)[];
-      return rows.map((r) => ({
-        runId: r.run_id,
-        parentTraceId: r.parent_trace_id as string,
-        executionDomain: r.execution_domain as ExecutionDomain,
-        bindingId: r.binding_id as string,
-        bindingVersion: r.binding_version as string,
-        clipId: r.clip_id as string,
-        contractId: r.contract_id,
-        calibrationId: r.calibration_id as string | null,
-        snapshotHash: r.snapshot_hash as string | null,
-        rolloutIndex: r.rollout_index as number | null,
-        seed: r.seed as number,
-        status: r.status as EpisodeStatus,
-        outcome: r.outcome as EpisodeOutcome | null,
-        reason: r.reason as string | null,
-        frameCount: r.frame_count as number,
-        metrics: r.m_run ? scalarsOf(r) : null,
-      }));
+      return rows.map((r) => {
+        const metrics = r.m_run ? scalarsOf(r) : null;
+        // The columns are what result_json says: a score read here and a gap read from the result agree.
+        if (metrics) this.storedResult(r.run_id, r.contract_id, r.result_json, metrics);
+        return {
+          runId: r.run_id,
+          parentTraceId: r.parent_trace_id as string,
+          executionDomain: r.execution_domain as ExecutionDomain,
+          bindingId: r.binding_id as string,
+          bindingVersion: r.binding_version as string,
+          clipId: r.clip_id as string,
+          contractId: r.contract_id,
+          calibrationId: r.calibration_id as string | null,
+          snapshotHash: r.snapshot_hash as string | null,
+          rolloutIndex: r.rollout_index as number | null,
+          seed: r.seed as number,
+          status: r.status as EpisodeStatus,
+          outcome: r.outcome as EpisodeOutcome | null,
+          reason: r.reason as string | null,
+          frameCount: r.frame_count as number,
+          endedAt: (r.ended_at as string | null) ?? null,
+          metrics,
+        };
+      });
     });
   }
 

@@ -18,7 +18,7 @@ export type TraceStoreErrorCode =
   | 'conflict'
   /** Bad input to the API. */
   | 'invalid'
-  /** Another process holds the database lock longer than busy_timeout. */
+  /** Another process holds the campaign's writer lock (writerLock.ts), or the database lock longer than busy_timeout. */
   | 'busy'
   /** The database file is damaged. */
   | 'corrupt'

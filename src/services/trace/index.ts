@@ -13,6 +13,8 @@ export type {
 export { EpisodeRecorder, RECORDER_FLUSH_POLICY } from './episodeRecorder';
 export type { EventOptions, FinishExtras } from './episodeRecorder';
 export { TraceStoreError } from './errors';
+export { CAMPAIGN_LOCK, describeHolder, otherWriterOf, writerLockHolder } from './writerLock';
+export type { LockHolder } from './writerLock';
 export type { TraceStoreErrorCode } from './errors';
 export { LATEST_SCHEMA_VERSION, MIGRATIONS, APPLICATION_ID } from './migrations';
 export { parentTraceInputs, fileSha256 } from './parentInputs';

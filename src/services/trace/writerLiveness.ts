@@ -50,15 +50,14 @@ export function activeRuns(dbFile: string): string[] {
 export type WriterState = 'alive' | 'dead' | 'unknown';
 
 /**
- * 'dead' when the writer is certainly gone: this process without a recorder for the run, or a
- * process of this host that no longer exists (or whose pid now belongs to a later process).
- * 'unknown' for another host (a shared folder): left alone unless recovery is forced.
+ * Whether a process is alive, independent of any episode: 'self' for this process, 'dead' for a
+ * process of this host that no longer exists (or is a zombie, or whose pid now belongs to a later
+ * process: its start time differs), 'alive' otherwise; 'unknown' for another host.
  */
-export function writerState(w: WriterIdentity, dbFile: string, runId: string): WriterState {
+export function processState(w: WriterIdentity): 'self' | WriterState {
   const me = currentWriter();
   if (w.host !== me.host) return 'unknown';
-  if (w.pid === me.pid && (w.start === null || w.start === me.start))
-    return active.get(dbFile)?.has(runId) ? 'alive' : 'dead';
+  if (w.pid === me.pid && (w.start === null || w.start === me.start)) return 'self';
   try {
     process.kill(w.pid, 0);
   } catch (err) {
@@ -74,4 +73,15 @@ export function writerState(w: WriterIdentity, dbFile: string, runId: string): W
     return 'dead';
   }
   return 'alive';
+}
+
+/**
+ * 'dead' when the writer is certainly gone: this process without a recorder for the run, or a
+ * process of this host that no longer exists (or whose pid now belongs to a later process).
+ * 'unknown' for another host (a shared folder): left alone unless recovery is forced.
+ */
+export function writerState(w: WriterIdentity, dbFile: string, runId: string): WriterState {
+  const s = processState(w);
+  if (s === 'self') return active.get(dbFile)?.has(runId) ? 'alive' : 'dead';
+  return s;
 }
