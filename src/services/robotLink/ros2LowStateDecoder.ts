@@ -1,20 +1,23 @@
-import { parse } from '@foxglove/rosmsg';
 import { MessageReader } from '@foxglove/rosmsg2-serialization';
-import {
-  checkUnitreeLowStateDefinition,
-  UNITREE_LOWSTATE_SCHEMA,
-  UnitreeDefinitionError,
-} from '../../domain/robotLink/unitreeLowState';
+import { scanRos2DefinitionText } from '../../domain/robotLink/ros2DefinitionBounds';
+import { UNITREE_LOWSTATE_SCHEMA, UnitreeDefinitionError } from '../../domain/robotLink/unitreeLowState';
+import { ros2DefinitionChecker, type Ros2DefinitionChecker } from './ros2DefinitionOffThread';
 
 // The CDR decoder of a ROS 2 `/lowstate` channel, built from the message definition the server
 // advertises (foxglove_bridge: `encoding: "cdr"`, `schemaEncoding: "ros2msg"`, `schemaName:
 // "unitree_hg/msg/LowState"`, `schema`: the LowState.msg text, then for each dependency a line of
 // 80 '=' and `MSG: unitree_hg/msg/<Type>` and its text — ros2_foxglove_bridge
 // src/message_definition_cache.cpp, delimiter() and get_full_text()). Nothing here knows a byte
-// layout: @foxglove/rosmsg parses the text (ROS 2 grammar), the domain checks that it is the
-// unitree_hg definition the console maps (src/domain/robotLink/unitreeLowState.ts), and
-// @foxglove/rosmsg2-serialization's MessageReader reads each payload (CDR with its 4-byte
-// encapsulation header, as rclcpp serializes it and foxglove_bridge forwards it unchanged).
+// layout: @foxglove/rosmsg parses the text (ROS 2 grammar), the domain checks its bounds
+// (src/domain/robotLink/ros2DefinitionBounds.ts) and that it is the unitree_hg definition the
+// console maps (src/domain/robotLink/unitreeLowState.ts), and @foxglove/rosmsg2-serialization's
+// MessageReader reads each payload (CDR with its 4-byte encapsulation header, as rclcpp serializes
+// it and foxglove_bridge forwards it unchanged).
+//
+// The text comes from the robot, so it is untrusted: its length, line lengths and section count are
+// checked here in one linear pass, and the parse and every other check run in a worker thread with
+// a deadline and a heap cap (ros2DefinitionOffThread.ts), never on this event loop. A definition
+// that passes decodes one payload in at most ROS2_DEFINITION_LIMITS.decodeSteps element reads.
 
 /** What a channel advertisement says about its messages. */
 export interface Ros2ChannelSchema {
@@ -34,26 +37,23 @@ export class Ros2LowStateDecoder {
   private constructor(private readonly reader: MessageReader) {}
 
   /**
-   * A decoder for the channel's advertised definition. Throws UnitreeDefinitionError naming the
-   * field when the definition is not unitree_hg's LowState (or does not parse).
+   * A decoder for the channel's advertised definition, checked off this thread. Rejects with
+   * UnitreeDefinitionError naming the field when the definition is not unitree_hg's LowState (or
+   * does not parse), Ros2DefinitionBoundsError naming the line, field and limit when it is out of
+   * bounds, Ros2DefinitionCheckError when the checker itself failed.
    */
-  static fromChannel(ch: Ros2ChannelSchema): Ros2LowStateDecoder {
+  static async fromChannel(
+    ch: Ros2ChannelSchema,
+    checker: Ros2DefinitionChecker = ros2DefinitionChecker(),
+  ): Promise<Ros2LowStateDecoder> {
     if (!isRos2UnitreeLowState(ch))
       throw new UnitreeDefinitionError(
         ch.topic,
         `is ${ch.schemaName} (${ch.encoding}, ${ch.schemaEncoding ?? 'no schema encoding'}); expected ${UNITREE_LOWSTATE_SCHEMA} (cdr, ros2msg)`,
       );
-    let defs: ReturnType<typeof parse>;
-    try {
-      defs = parse(ch.schema, { ros2: true });
-    } catch (err) {
-      throw new UnitreeDefinitionError(
-        UNITREE_LOWSTATE_SCHEMA,
-        `the advertised definition does not parse: ${(err as Error).message}`,
-      );
-    }
-    checkUnitreeLowStateDefinition(defs);
-    return new Ros2LowStateDecoder(new MessageReader(defs));
+    // Linear, on this thread: an over-long text or line, or too many sections, is refused before a worker sees it.
+    scanRos2DefinitionText(ch.schema, ch.schemaName);
+    return new Ros2LowStateDecoder(new MessageReader(await checker.check(ch.schemaName, ch.schema)));
   }
 
   /** One CDR payload → the message object, or why it could not be read (never throws). */
