@@ -12,16 +12,19 @@ import { InputError } from '../problems';
 //   the checks after the parse name a line.
 // - checkRos2DefinitionBounds, on the parsed definitions (@foxglove/rosmsg's shape): every field's
 //   type is declared once, no type contains itself (a recursive type decodes as deep as a payload
-//   says), nesting depth, the length of every fixed array, no variable-length array, no wstring,
-//   and the work of decoding one message: the element reads the fixed structure implies (a fixed
-//   array of N elements of a type whose elements occupy no bytes is still N iterations per message).
+//   says), nesting depth, the length of every fixed array, no array of elements that occupy no
+//   bytes, no variable-length array, no wstring, and the work of decoding one message: the element
+//   reads the fixed structure implies (a fixed array of N elements is N reads per message whatever
+//   they hold), both in all and per byte of the smallest payload the definition admits.
 //
 // Variable-length arrays (`T[]`, `T[<=N]`) are refused: unitree_hg's LowState declares none, and
 // the CDR reader takes such an array's length from each payload and sizes its result from it
 // before checking it against the payload (a multi-byte primitive array of 2^29 elements allocates
 // gigabytes per message for a 30-byte payload; the bound `<=N` is not checked by the reader).
-// With them refused, a message's decoding costs at most ROS2_DEFINITION_LIMITS.decodeSteps element
-// reads plus its strings' bytes (each a view of the payload), whatever the payload holds.
+// With them refused, a message's decoding costs at most `steps` element reads plus its strings'
+// bytes (each a view of the payload), whatever the payload holds; and since the decoder refuses a
+// payload shorter than `minWireBytes` before reading it, and steps ≤ decodeStepsPerByte ×
+// minWireBytes, decoding a payload costs at most a few reads per byte of it, as a real one does.
 //
 // Fields beyond the ones the console reads are allowed within these bounds: every real unitree_hg
 // LowState has them (`version`, `wireless_remote`, `reserve`, `crc`, IMUState's `rpy` and
@@ -30,8 +33,9 @@ import { InputError } from '../problems';
 /**
  * The bounds. The real unitree_hg LowState with its two dependencies (unitree_ros2 @ eea27198,
  * cyclonedds_ws/src/unitree/unitree_hg/msg) is 634 characters in 30 lines of at most 80 (the
- * separator), 3 type sections, 2 levels of nesting, fixed arrays of at most 40 elements and 716
- * element reads per message; each bound leaves a wide margin above that.
+ * separator), 3 type sections, 2 levels of nesting, fixed arrays of at most 40 elements, 625
+ * element reads per message and at least 1,983 bytes of payload (0.32 reads per byte); each bound
+ * leaves a wide margin above that.
  */
 export const ROS2_DEFINITION_LIMITS = {
   /** Characters of the whole advertised definition (100× the real one). */
@@ -44,8 +48,10 @@ export const ROS2_DEFINITION_LIMITS = {
   nestingDepth: 8,
   /** Elements of one fixed array (the real one: 40). */
   fixedArrayLength: 4_096,
-  /** Element reads of one message's decoding (the real one: 716). */
-  decodeSteps: 16_384,
+  /** Element reads of one message's decoding (the real one: 625). */
+  decodeSteps: 8_192,
+  /** Element reads per byte of the smallest payload the definition admits (the real one: 0.32). */
+  decodeStepsPerByte: 4,
 } as const;
 
 const L = ROS2_DEFINITION_LIMITS;
@@ -53,7 +59,7 @@ const fmt = (n: number): string => n.toLocaleString('en-US');
 
 /** Where each type section and field of a definition text is declared (1-based lines). */
 export interface Ros2DefinitionIndex {
-  /** The line of each type's first field, or of its `MSG:` line; the root under ''. */
+  /** The line of each type's `MSG:` line (the last, for a type defined twice); the root's: its first field. */
   typeLines: Map<string, number>;
   /** The line of each field, under `Type.field` (the root's type as given to the scan). */
   fieldLines: Map<string, number>;
@@ -107,7 +113,7 @@ export function scanRos2DefinitionText(text: string, rootType: string): Ros2Defi
     }
     if (line.startsWith('MSG:')) {
       section = line.slice(4).trim().split(/\s+/)[0] ?? section;
-      if (!typeLines.has(section)) typeLines.set(section, lineNo);
+      typeLines.set(section, lineNo); // the last: a type defined twice is named where it is defined again
       continue;
     }
     if (!typeLines.has(section)) typeLines.set(section, lineNo);
@@ -139,7 +145,27 @@ export interface Ros2DecodeCost {
   steps: number;
   /** Types nested inside one another, the root counting as 1. */
   depth: number;
+  /** The fewest payload bytes (after the 4-byte CDR header) a message of it occupies, alignment aside. */
+  minWireBytes: number;
 }
+
+/** Bytes a primitive occupies on the wire at least (a string: its uint32 length). */
+const PRIMITIVE_WIRE_BYTES: Readonly<Record<string, number>> = {
+  bool: 1,
+  int8: 1,
+  uint8: 1,
+  int16: 2,
+  uint16: 2,
+  int32: 4,
+  uint32: 4,
+  float32: 4,
+  int64: 8,
+  uint64: 8,
+  float64: 8,
+  string: 4,
+  time: 8,
+  duration: 8,
+};
 
 /**
  * Checks parsed definitions (root first) against ROS2_DEFINITION_LIMITS and returns the decoding
@@ -169,6 +195,7 @@ export function checkRos2DefinitionBounds(
   });
 
   const steps = new Map<string, number>();
+  const bytes = new Map<string, number>();
   const height = new Map<string, number>();
   const onPath: string[] = [];
   const visit = (type: string): void => {
@@ -176,6 +203,7 @@ export function checkRos2DefinitionBounds(
     const def = byName.get(type)!;
     onPath.push(type);
     let total = 0;
+    let wire = 0;
     let h = 1;
     const fields = def.definitions.filter((f) => f.isConstant !== true);
     for (const f of fields) {
@@ -191,6 +219,9 @@ export function checkRos2DefinitionBounds(
       if (f.isArray === true && n > L.fixedArrayLength)
         refuse(type, f.name, `a fixed array of ${fmt(n)} elements; the limit is ${fmt(L.fixedArrayLength)}`);
       let each = 1;
+      let eachBytes = PRIMITIVE_WIRE_BYTES[f.type] ?? 0;
+      if (f.isComplex !== true && eachBytes === 0)
+        refuse(type, f.name, `${f.type} is not a primitive type the reader knows`);
       if (f.isComplex === true) {
         const nested = byName.get(f.type);
         if (!nested) refuse(type, f.name, `its type ${f.type} has no "MSG: " section in the definition`);
@@ -199,12 +230,20 @@ export function checkRos2DefinitionBounds(
           refuse(type, f.name, `a recursive type: ${[...onPath.slice(cycle), f.type].join(' → ')}`);
         visit(f.type);
         each = 1 + steps.get(f.type)!;
+        eachBytes = bytes.get(f.type)!;
         h = Math.max(h, 1 + height.get(f.type)!);
         if (h > L.nestingDepth)
           refuse(type, f.name, `types nested ${h} deep from ${type}; the limit is ${L.nestingDepth}`);
       }
+      if (f.isArray === true && n > 0 && eachBytes === 0)
+        refuse(
+          type,
+          f.name,
+          `an array of ${fmt(n)} ${f.type} whose elements occupy no bytes: decoding it reads nothing ${fmt(n)} times`,
+        );
       const cost = Math.max(1, n * each);
       total += cost;
+      wire += n * eachBytes;
       if (total > L.decodeSteps)
         refuse(
           type,
@@ -215,9 +254,18 @@ export function checkRos2DefinitionBounds(
     }
     // A type without data fields is still read as one byte (ROS 2's placeholder member).
     steps.set(type, Math.max(1, total));
+    bytes.set(type, fields.length === 0 ? 1 : wire);
     height.set(type, h);
     onPath.pop();
   };
   visit(rootType);
-  return { steps: steps.get(rootType)!, depth: height.get(rootType)! };
+  const cost = { steps: steps.get(rootType)!, depth: height.get(rootType)!, minWireBytes: bytes.get(rootType)! };
+  if (cost.steps > L.decodeStepsPerByte * cost.minWireBytes)
+    refuse(
+      rootType,
+      null,
+      `decoding one message takes ${fmt(cost.steps)} element reads for a payload of at least ${fmt(cost.minWireBytes)} bytes; ` +
+        `the limit is ${L.decodeStepsPerByte} reads per byte`,
+    );
+  return cost;
 }

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { parse } from '@foxglove/rosmsg';
 import type { InputLocation } from '../../domain/problems';
-import { Ros2DefinitionBoundsError } from '../../domain/robotLink/ros2DefinitionBounds';
+import { Ros2DefinitionBoundsError, type Ros2DecodeCost } from '../../domain/robotLink/ros2DefinitionBounds';
 import { UnitreeDefinitionError } from '../../domain/robotLink/unitreeLowState';
 
 // The check of a ROS 2 message definition a robot advertises, off the services' event loop: one
@@ -39,8 +39,14 @@ export type SerializedDefinitionError =
   | { type: 'other'; message: string };
 
 export type Ros2DefinitionReply =
-  | { id: number; ok: true; definitions: MessageDefinition[]; decodeSteps: number }
+  | { id: number; ok: true; checked: CheckedRos2Definition }
   | { id: number; ok: false; error: SerializedDefinitionError };
+
+/** A definition that passed: parsed (root first), with what decoding one message of it costs at most. */
+export interface CheckedRos2Definition {
+  definitions: MessageDefinition[];
+  cost: Ros2DecodeCost;
+}
 
 /** The checker could not give an answer (its worker failed to start or crashed): nothing about the definition. */
 export class Ros2DefinitionCheckError extends Error {
@@ -58,7 +64,7 @@ const WORKER_ENTRY = new URL('./ros2DefinitionWorker.ts', import.meta.url);
 
 interface Job {
   task: Ros2DefinitionTask;
-  resolve(definitions: MessageDefinition[]): void;
+  resolve(checked: CheckedRos2Definition): void;
   reject(err: Error): void;
 }
 
@@ -89,11 +95,11 @@ export class Ros2DefinitionChecker {
   }
 
   /**
-   * The parsed definitions, checked (bounds, then unitree_hg's LowState); rejects with
+   * The parsed definitions, checked (bounds, then unitree_hg's LowState), and their decoding cost; rejects with
    * Ros2DefinitionBoundsError or UnitreeDefinitionError naming the field or the limit, or
    * Ros2DefinitionCheckError when the checker itself failed.
    */
-  check(rootType: string, schema: string): Promise<MessageDefinition[]> {
+  check(rootType: string, schema: string): Promise<CheckedRos2Definition> {
     return new Promise((resolve, reject) => {
       this.queue.push({ task: { id: this.nextId++, rootType, schema }, resolve, reject });
       this.pump();
@@ -156,7 +162,7 @@ export class Ros2DefinitionChecker {
         return;
       }
       if (!this.current || m.id !== this.current.task.id) return;
-      if (m.ok) this.settle(m.definitions, null);
+      if (m.ok) this.settle(m.checked, null);
       else this.settle(null, revive(m.error));
       this.pump();
     });
@@ -180,7 +186,7 @@ export class Ros2DefinitionChecker {
   }
 
   /** Ends the current check (a value or an error), stops its deadline, lets the worker idle. */
-  private settle(definitions: MessageDefinition[] | null, err: Error | null): void {
+  private settle(checked: CheckedRos2Definition | null, err: Error | null): void {
     const job = this.current;
     this.current = null;
     if (this.timer) clearTimeout(this.timer);
@@ -188,7 +194,7 @@ export class Ros2DefinitionChecker {
     this.worker?.unref();
     if (!job) return;
     if (err) job.reject(err);
-    else job.resolve(definitions!);
+    else job.resolve(checked!);
   }
 
   /** Drops a worker (stuck, out of heap, crashed): its check is refused, the next check starts a new one. */

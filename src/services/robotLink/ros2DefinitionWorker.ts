@@ -43,7 +43,7 @@ function check(task: Ros2DefinitionTask): Ros2DefinitionReply {
     }
     const cost = checkRos2DefinitionBounds(definitions, rootType, index);
     checkUnitreeLowStateDefinition(definitions);
-    return { id, ok: true, definitions, decodeSteps: cost.steps };
+    return { id, ok: true, checked: { definitions, cost } };
   } catch (err) {
     if (err instanceof Ros2DefinitionBoundsError)
       return { id, ok: false, error: { type: 'bounds', location: err.location, reason: err.reason } };

@@ -17,7 +17,8 @@ import { ros2DefinitionChecker, type Ros2DefinitionChecker } from './ros2Definit
 // The text comes from the robot, so it is untrusted: its length, line lengths and section count are
 // checked here in one linear pass, and the parse and every other check run in a worker thread with
 // a deadline and a heap cap (ros2DefinitionOffThread.ts), never on this event loop. A definition
-// that passes decodes one payload in at most ROS2_DEFINITION_LIMITS.decodeSteps element reads.
+// that passes decodes one payload in at most ROS2_DEFINITION_LIMITS.decodeSteps element reads, and
+// a payload shorter than the fewest bytes the definition admits is refused unread.
 
 /** What a channel advertisement says about its messages. */
 export interface Ros2ChannelSchema {
@@ -33,8 +34,15 @@ export function isRos2UnitreeLowState(ch: Ros2ChannelSchema): boolean {
   return ch.encoding === 'cdr' && ch.schemaEncoding === 'ros2msg' && ch.schemaName === UNITREE_LOWSTATE_SCHEMA;
 }
 
+/** The CDR encapsulation header before a payload's first field. */
+const CDR_HEADER_BYTES = 4;
+
 export class Ros2LowStateDecoder {
-  private constructor(private readonly reader: MessageReader) {}
+  private constructor(
+    private readonly reader: MessageReader,
+    /** The fewest bytes a payload of the definition occupies (header included): shorter ones are not read. */
+    readonly minPayloadBytes: number,
+  ) {}
 
   /**
    * A decoder for the channel's advertised definition, checked off this thread. Rejects with
@@ -53,11 +61,21 @@ export class Ros2LowStateDecoder {
       );
     // Linear, on this thread: an over-long text or line, or too many sections, is refused before a worker sees it.
     scanRos2DefinitionText(ch.schema, ch.schemaName);
-    return new Ros2LowStateDecoder(new MessageReader(await checker.check(ch.schemaName, ch.schema)));
+    const { definitions, cost } = await checker.check(ch.schemaName, ch.schema);
+    return new Ros2LowStateDecoder(new MessageReader(definitions), CDR_HEADER_BYTES + cost.minWireBytes);
   }
 
-  /** One CDR payload → the message object, or why it could not be read (never throws). */
+  /**
+   * One CDR payload → the message object, or why it could not be read (never throws). A payload
+   * shorter than the definition's fewest bytes is refused unread, so the reads of a decoding stay
+   * within ROS2_DEFINITION_LIMITS.decodeStepsPerByte per byte of the payload.
+   */
   decode(data: ArrayBufferView): { ok: true; message: unknown } | { ok: false; reason: string } {
+    if (data.byteLength < this.minPayloadBytes)
+      return {
+        ok: false,
+        reason: `a payload of ${data.byteLength} bytes; the advertised definition needs at least ${this.minPayloadBytes}`,
+      };
     try {
       const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
       return { ok: true, message: this.reader.readMessage(bytes) };
