@@ -84,6 +84,7 @@ export class Ros2DefinitionChecker {
   private current: Job | null = null;
   private timer: NodeJS.Timeout | null = null;
   private nextId = 1;
+  private started = 0;
   private readonly checkMs: number;
   private readonly startMs: number;
   private readonly heapMib: number;
@@ -104,6 +105,11 @@ export class Ros2DefinitionChecker {
       this.queue.push({ task: { id: this.nextId++, rootType, schema }, resolve, reject });
       this.pump();
     });
+  }
+
+  /** Workers started so far (one, unless a check missed its deadline or a worker died). */
+  get workersStarted(): number {
+    return this.started;
   }
 
   /** Stops the worker; checks waiting or under way are refused. */
@@ -153,6 +159,7 @@ export class Ros2DefinitionChecker {
       resourceLimits: { maxOldGenerationSizeMb: this.heapMib, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 },
     });
     worker.unref();
+    this.started++;
     this.ready = false;
     worker.on('message', (m: Ros2DefinitionReply | { ready: true }) => {
       if (worker !== this.worker) return;
