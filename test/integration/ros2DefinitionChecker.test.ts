@@ -33,7 +33,11 @@ describe('the ROS 2 definition checker (a worker thread with a deadline and a he
   it('control: the real definition comes back parsed, with its decoding cost', async () => {
     const r = await checker().check(ROOT, lowStateDefinitionText());
     expect(r.cost).toEqual({ steps: 625, depth: 2, minWireBytes: 1983 });
-    expect(r.definitions.map((d) => d.name)).toEqual([undefined, 'unitree_hg/msg/IMUState', 'unitree_hg/msg/MotorState']);
+    expect(r.definitions.map((d) => d.name)).toEqual([
+      undefined,
+      'unitree_hg/msg/IMUState',
+      'unitree_hg/msg/MotorState',
+    ]);
   });
 
   it('refusals come back as their own types, in order; the worker goes on', async () => {
@@ -72,7 +76,9 @@ describe('the ROS 2 definition checker (a worker thread with a deadline and a he
     // A heap too small for the worker to even start: it dies with ERR_WORKER_OUT_OF_MEMORY.
     const c = checker({ heapMib: 2 });
     const r = c.check(ROOT, lowStateDefinitionText());
-    await expect(r).rejects.toThrow(`${ROOT} [(definition)]: checking it needed more than the 2 MiB heap it is given; refused`);
+    await expect(r).rejects.toThrow(
+      `${ROOT} [(definition)]: checking it needed more than the 2 MiB heap it is given; refused`,
+    );
     // The next check, on a checker with the default heap, is answered.
     await expect(checker().check(ROOT, lowStateDefinitionText())).resolves.toBeDefined();
   });

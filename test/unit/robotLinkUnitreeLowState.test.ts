@@ -171,7 +171,9 @@ describe('unitree_hg LowState from its advertised definition', () => {
     });
     it('a truncated payload is a decoding failure, not a crash', async () => {
       const bytes = lowStateWriter().writeMessage(lowStateMessage(3, 77));
-      const d = (await Ros2LowStateDecoder.fromChannel(channel(lowStateDefinitionText()))).decode(bytes.subarray(0, 100));
+      const d = (await Ros2LowStateDecoder.fromChannel(channel(lowStateDefinitionText()))).decode(
+        bytes.subarray(0, 100),
+      );
       expect(d.ok).toBe(false);
       const r = new UnitreeLowStateIntake().lowState(d, 0n);
       expect(r.kind === 'rejected' && r.problem.message).toMatch(/CDR decoding failed/);

@@ -96,9 +96,7 @@ describe('ROS 2 definition bounds', () => {
 
   it('C2: a fixed array of a billion zero-size elements is refused, naming the field and its line', () => {
     const err = refusal(c2ZeroSizeElementsDefinition());
-    expect(err.message).toBe(
-      `${ROOT}:10 [${ROOT}.pad]: a fixed array of 1,000,000,000 elements; the limit is 4,096`,
-    );
+    expect(err.message).toBe(`${ROOT}:10 [${ROOT}.pad]: a fixed array of 1,000,000,000 elements; the limit is 4,096`);
     // Within the length limit, an array whose elements occupy no bytes is refused all the same.
     expect(refusal(c2ZeroSizeElementsDefinition(100)).message).toBe(
       `${ROOT}:10 [${ROOT}.pad]: an array of 100 unitree_hg/msg/Z whose elements occupy no bytes: decoding it reads nothing 100 times`,
@@ -153,7 +151,9 @@ describe('ROS 2 definition bounds', () => {
       return withLowState('N1 deep\n', sections);
     };
     expect(check(chain(7)).ok).toBe(true); // LowState + 7 = 8 levels
-    expect(refusal(chain(8)).message).toMatch(/\[unitree_hg\/msg\/LowState\.deep\]: types nested 9 deep from unitree_hg\/msg\/LowState; the limit is 8$/);
+    expect(refusal(chain(8)).message).toMatch(
+      /\[unitree_hg\/msg\/LowState\.deep\]: types nested 9 deep from unitree_hg\/msg\/LowState; the limit is 8$/,
+    );
   });
 
   it('decoding cost: more than 8,192 reads per message, or more than 4 per payload byte, is refused', () => {
@@ -167,7 +167,9 @@ describe('ROS 2 definition bounds', () => {
     expect(r.ok && r.cost.steps).toBe(625 + 4000);
     // Single fields of a zero-size type: reads with no bytes behind them.
     const lines = Array.from({ length: 2000 }, (_, i) => `Z z${i}\n`).join('');
-    const zeros = refusal(lowStateDefinitionText({ LowState: `uint8 x\n${lines}` }) + `${SEP}MSG: unitree_hg/msg/Z\nfloat32[0] nothing\n`);
+    const zeros = refusal(
+      lowStateDefinitionText({ LowState: `uint8 x\n${lines}` }) + `${SEP}MSG: unitree_hg/msg/Z\nfloat32[0] nothing\n`,
+    );
     expect(zeros.message).toBe(
       `${ROOT}:1 [${ROOT}]: decoding one message takes 4,001 element reads for a payload of at least 1 bytes; the limit is 4 reads per byte`,
     );
@@ -189,8 +191,12 @@ describe('ROS 2 definition bounds', () => {
       `${SEP}MSG: unitree_hg/msg/Y\nuint8 a\n${SEP}MSG: unitree_hg/msg/Y\nuint16 a\n`,
     );
     // The parser itself refuses a referenced type it finds twice; an unreferenced one reaches the bounds.
-    expect(check(twice)).toMatchObject({ ok: false, err: { message: expect.stringMatching(/Cannot unambiguously determine/) } });
-    const unreferenced = lowStateDefinitionText() + `${SEP}MSG: unitree_hg/msg/Y\nuint8 a\n${SEP}MSG: unitree_hg/msg/Y\nuint16 a\n`;
+    expect(check(twice)).toMatchObject({
+      ok: false,
+      err: { message: expect.stringMatching(/Cannot unambiguously determine/) },
+    });
+    const unreferenced =
+      lowStateDefinitionText() + `${SEP}MSG: unitree_hg/msg/Y\nuint8 a\n${SEP}MSG: unitree_hg/msg/Y\nuint16 a\n`;
     expect(refusal(unreferenced).message).toBe(
       `${ROOT}:36 [unitree_hg/msg/Y]: defined twice (two different "MSG: " sections of the same type)`,
     );

@@ -88,7 +88,7 @@ export function scanRos2DefinitionText(text: string, rootType: string): Ros2Defi
   let section = rootType;
   let sections = 1;
   let lineNo = 0;
-  for (let start = 0; start <= text.length; ) {
+  for (let start = 0; start <= text.length;) {
     let end = text.indexOf('\n', start);
     if (end < 0) end = text.length;
     lineNo++;
@@ -207,7 +207,8 @@ export function checkRos2DefinitionBounds(
     let h = 1;
     const fields = def.definitions.filter((f) => f.isConstant !== true);
     for (const f of fields) {
-      if (f.type === 'wstring') refuse(type, f.name, 'wstring cannot be decoded (its encoding is implementation-defined)');
+      if (f.type === 'wstring')
+        refuse(type, f.name, 'wstring cannot be decoded (its encoding is implementation-defined)');
       if (f.isArray === true && f.arrayLength === undefined)
         refuse(
           type,
@@ -226,8 +227,7 @@ export function checkRos2DefinitionBounds(
         const nested = byName.get(f.type);
         if (!nested) refuse(type, f.name, `its type ${f.type} has no "MSG: " section in the definition`);
         const cycle = onPath.indexOf(f.type);
-        if (cycle >= 0)
-          refuse(type, f.name, `a recursive type: ${[...onPath.slice(cycle), f.type].join(' → ')}`);
+        if (cycle >= 0) refuse(type, f.name, `a recursive type: ${[...onPath.slice(cycle), f.type].join(' → ')}`);
         visit(f.type);
         each = 1 + steps.get(f.type)!;
         eachBytes = bytes.get(f.type)!;

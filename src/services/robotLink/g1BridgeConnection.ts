@@ -43,8 +43,11 @@ import { isRos2UnitreeLowState, Ros2LowStateDecoder } from './ros2LowStateDecode
 // names no contract and says it is a ROS bridge (metadata `ROS_DISTRO`, or `cdr` among its
 // supported encodings — ros2_foxglove_bridge.cpp sets both) gets no /console/command (foxglove_bridge
 // would make a ROS publisher of it), and its `/lowstate` (unitree_hg/msg/LowState, CDR, ros2msg) is
-// subscribed with a decoder built from the definition it advertises. Such a connection is `ros2`:
-// ready once that channel is advertised, never able to take commands.
+// subscribed with a decoder built from the definition it advertises, once that definition has been
+// bounded and parsed off this thread (Ros2LowStateDecoder.fromChannel). Such a connection is `ros2`:
+// ready once that channel is checked and subscribed, never able to take commands. A channel the
+// link reads that is advertised with a schema over the protocol limit, or a refused definition,
+// is a problem naming the topic and why.
 
 export interface ConnectionHandlers {
   opened(): void;

@@ -5,7 +5,8 @@ import { Ros2DefinitionBoundsError, type Ros2DecodeCost } from '../../domain/rob
 import { UnitreeDefinitionError } from '../../domain/robotLink/unitreeLowState';
 
 // The check of a ROS 2 message definition a robot advertises, off the services' event loop: one
-// worker thread (ros2DefinitionWorker.ts, through the simulator's tsx bootstrap) parses and checks
+// worker thread (ros2DefinitionWorker.ts, through ros2DefinitionWorkerBootstrap.mjs, which lowers
+// its priority before tsx compiles anything) parses and checks
 // one definition at a time, with a deadline and a heap of its own. A check that misses its deadline
 // or runs out of heap is a refusal of that definition naming the limit; the worker is then
 // terminated and the next check starts a fresh one. The worker is started on first use and never
@@ -59,7 +60,7 @@ function revive(e: SerializedDefinitionError): Error {
   return new Ros2DefinitionCheckError(e.message);
 }
 
-const BOOTSTRAP = new URL('../sim/simWorkerBootstrap.mjs', import.meta.url);
+const BOOTSTRAP = new URL('./ros2DefinitionWorkerBootstrap.mjs', import.meta.url);
 const WORKER_ENTRY = new URL('./ros2DefinitionWorker.ts', import.meta.url);
 
 interface Job {

@@ -1,6 +1,7 @@
 // The thread that checks a ROS 2 message definition a robot advertises (started by
-// ros2DefinitionOffThread.ts through simWorkerBootstrap.mjs, which registers tsx), so that neither
-// the parse of a hostile text nor its checks run on the services' event loop, which carries STOP.
+// ros2DefinitionOffThread.ts through ros2DefinitionWorkerBootstrap.mjs, which lowers the thread's
+// priority and registers tsx), so that neither the parse of a hostile text nor its checks run on
+// the services' event loop, which carries STOP.
 // One task at a time: the text's bounds (src/domain/robotLink/ros2DefinitionBounds.ts), the parse
 // (@foxglove/rosmsg, ROS 2 grammar), the parsed definitions' bounds, and that it is the unitree_hg
 // LowState the console maps (src/domain/robotLink/unitreeLowState.ts). The checked definitions go
@@ -14,15 +15,10 @@ import {
   scanRos2DefinitionText,
 } from '../../domain/robotLink/ros2DefinitionBounds';
 import { checkUnitreeLowStateDefinition, UnitreeDefinitionError } from '../../domain/robotLink/unitreeLowState';
-import { lowerThisThreadPriority } from '../os/threadPriority';
 import type { Ros2DefinitionReply, Ros2DefinitionTask } from './ros2DefinitionOffThread';
 
 if (!parentPort) throw new Error('ros2DefinitionWorker.ts must run in a worker thread');
 const port = parentPort;
-
-/** Niceness of this thread: on a loaded machine the scheduler runs the main thread (STOP) first. */
-const WORKER_NICE = 10;
-lowerThisThreadPriority(WORKER_NICE);
 
 /** A parser's message is kept to this many characters (it may quote a whole line). */
 const PARSE_MESSAGE_CHARS = 200;
