@@ -177,6 +177,12 @@ describe('unitree_hg LowState from its advertised definition', () => {
       expect(d.ok).toBe(false);
       const r = new UnitreeLowStateIntake().lowState(d, 0n);
       expect(r.kind === 'rejected' && r.problem.message).toMatch(/CDR decoding failed/);
+      // Shorter than the fewest bytes the definition admits (4-byte header + 1,983): refused unread.
+      expect(d).toEqual({
+        ok: false,
+        reason: 'a payload of 100 bytes; the advertised definition needs at least 1987',
+      });
+      expect(bytes.byteLength).toBeGreaterThanOrEqual(1987); // control: a real payload is not shorter
     });
   });
 
