@@ -85,7 +85,7 @@ describe('ROS 2 definition bounds', () => {
   it('control: a line just at the line limit passes the scan, and such lines parse quickly', () => {
     const text = withLowState(`# ${'x'.repeat(ROS2_DEFINITION_LIMITS.lineChars - 2)}\n`);
     expect(check(text).ok).toBe(true);
-    // The worst the parser can be made to do within the text bounds: 64 lines each built to backtrack.
+    // Lines built to backtrack, at the line limit: the parser refuses the first quickly (it stops there).
     const hostileLine = `uint8 pad a${' '.repeat(ROS2_DEFINITION_LIMITS.lineChars - 13)}\\`;
     const worst = Array.from({ length: 64 }, () => hostileLine).join('\n');
     expect(worst.length).toBeLessThan(ROS2_DEFINITION_LIMITS.definitionChars);
