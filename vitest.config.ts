@@ -18,6 +18,7 @@ const REALTIME = [
   'test/integration/policyMatchedTrial.test.ts',
   'test/integration/robotLinkClient.test.ts',
   'test/integration/ros2LowStateLink.test.ts',
+  'test/integration/ros2HostileDefinitions.test.ts',
   'test/integration/hostileBridge.test.ts',
   'test/integration/robotLinkSoak.test.ts',
   'test/integration/robotEmulator.test.ts',

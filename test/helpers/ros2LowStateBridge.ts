@@ -121,6 +121,8 @@ export interface Ros2LowStateBridgeOptions {
   definition?: string;
   /** The definition used to write, when it must differ from the advertised one. */
   writeDefinition?: string;
+  /** What is sent for sample k instead of the written CDR (a hostile payload); default: the written bytes. */
+  payload?: (written: Uint8Array, k: number) => Uint8Array;
   /** Ticks advance by this per sample (default 2: 500 Hz on a 1 kHz counter). */
   tickStep?: number;
   /** First tick (default 1000). */
@@ -224,7 +226,9 @@ export async function startRos2LowStateBridge(options: Ros2LowStateBridgeOptions
       const tick = (firstTick + k * tickStep) >>> 0;
       const msg = lowStateMessage(k, tick);
       const logTimeNs = startUnixNs + BigInt(Math.round((k / rateHz) * 1e9));
-      server.sendMessage(channel, logTimeNs, writer.writeMessage(msg) as Uint8Array<ArrayBuffer>);
+      const written = writer.writeMessage(msg);
+      const bytes = options.payload ? options.payload(written, k) : written;
+      server.sendMessage(channel, logTimeNs, bytes as Uint8Array<ArrayBuffer>);
       sent.set(tick, { ...msg.sent, logTimeNs });
       if (sent.size > 20_000) sent.delete(sent.keys().next().value as number);
     }

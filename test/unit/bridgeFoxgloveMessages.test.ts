@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { checkServerBinary, checkServerText } from '../../src/domain/bridge/foxgloveServerMessages';
+import {
+  checkServerBinary,
+  checkServerText,
+  FOXGLOVE_CLIENT_LIMITS,
+} from '../../src/domain/bridge/foxgloveServerMessages';
 import { HOSTILE_FOXGLOVE_SERVER_MESSAGES } from '../helpers/hostileProtocolMessages';
 
 // The check every Foxglove WebSocket frame from a server passes before @foxglove/ws-protocol
@@ -27,6 +31,36 @@ describe('checkServerText / checkServerBinary', () => {
       reason: expect.stringMatching(/^status level: /),
     });
     expect(checkServerText('null')).toMatchObject({ ok: false, reason: 'a message must be a JSON object, got null' });
+  });
+
+  it('an advertised channel whose schema is over the limit is left out and named, the others go on', () => {
+    const limit = FOXGLOVE_CLIENT_LIMITS.schemaChars;
+    const ch = (id: number, topic: string, schemaChars: number) => ({
+      id,
+      topic,
+      encoding: 'cdr',
+      schemaName: 'unitree_hg/msg/LowState',
+      schemaEncoding: 'ros2msg',
+      schema: '#'.repeat(schemaChars),
+    });
+    const text = JSON.stringify({ op: 'advertise', channels: [ch(1, '/lowstate', limit + 1), ch(2, '/odom', 10)] });
+    const c = checkServerText(text);
+    expect(c).toMatchObject({
+      ok: true,
+      ignored: false,
+      refusedChannels: [
+        {
+          id: 1,
+          topic: '/lowstate',
+          reason: '/lowstate: advertised with a schema of 1,000,001 characters; the limit is 1,000,000',
+        },
+      ],
+    });
+    expect(c.ok && c.value?.op === 'advertise' && c.value.channels.map((x) => x.topic)).toEqual(['/odom']);
+    // Control: a schema of exactly the limit passes, nothing refused.
+    const at = checkServerText(JSON.stringify({ op: 'advertise', channels: [ch(1, '/lowstate', limit)] }));
+    expect(at).toMatchObject({ ok: true, ignored: false });
+    expect(at.refusedChannels).toBeUndefined();
   });
 
   it('control: the messages a g1-bridge/1 server sends pass', () => {

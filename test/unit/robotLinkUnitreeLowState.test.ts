@@ -21,16 +21,16 @@ const channel = (schema: string) => ({
 });
 const f32 = (x: number): number => Math.fround(x);
 
-function decodeWith(schema: string, message: Record<string, unknown>) {
+async function decodeWith(schema: string, message: Record<string, unknown>) {
   const bytes = lowStateWriter().writeMessage(message);
-  const decoder = Ros2LowStateDecoder.fromChannel(channel(schema));
+  const decoder = await Ros2LowStateDecoder.fromChannel(channel(schema));
   return { bytes, decoded: decoder.decode(bytes) };
 }
 
 describe('unitree_hg LowState from its advertised definition', () => {
-  it('maps motor_state[i] to joint i and the IMU (w, x, y, z) exactly, from CDR built with the real .msg files', () => {
+  it('maps motor_state[i] to joint i and the IMU (w, x, y, z) exactly, from CDR built with the real .msg files', async () => {
     const msg = lowStateMessage(37, 4242);
-    const { bytes, decoded } = decodeWith(lowStateDefinitionText(), msg);
+    const { bytes, decoded } = await decodeWith(lowStateDefinitionText(), msg);
     // CDR with its 4-byte encapsulation header (little-endian CDR: 00 01 00 00), as rclcpp serializes.
     expect([...bytes.slice(0, 4)]).toEqual([0, 1, 0, 0]);
     expect(decoded.ok).toBe(true);
@@ -115,10 +115,10 @@ describe('unitree_hg LowState from its advertised definition', () => {
         /LowState\.tick: missing/,
       ],
     ];
-    it.each(cases)('%s', (_name, schema, message) => {
+    it.each(cases)('%s', async (_name, schema, message) => {
       let err: unknown;
       try {
-        Ros2LowStateDecoder.fromChannel(channel(schema));
+        await Ros2LowStateDecoder.fromChannel(channel(schema));
       } catch (e) {
         err = e;
       }
@@ -126,20 +126,20 @@ describe('unitree_hg LowState from its advertised definition', () => {
       expect((err as Error).message).toMatch(message);
     });
 
-    it('control: the real definition, as foxglove_bridge concatenates it, is accepted', () => {
-      expect(() => Ros2LowStateDecoder.fromChannel(channel(lowStateDefinitionText()))).not.toThrow();
+    it('control: the real definition, as foxglove_bridge concatenates it, is accepted', async () => {
+      await expect(Ros2LowStateDecoder.fromChannel(channel(lowStateDefinitionText()))).resolves.toBeDefined();
       // … and another schema name or encoding is not read at all.
-      expect(() => Ros2LowStateDecoder.fromChannel({ ...channel(lowStateDefinitionText()), encoding: 'json' })).toThrow(
-        /expected unitree_hg\/msg\/LowState \(cdr, ros2msg\)/,
-      );
+      await expect(
+        Ros2LowStateDecoder.fromChannel({ ...channel(lowStateDefinitionText()), encoding: 'json' }),
+      ).rejects.toThrow(/expected unitree_hg\/msg\/LowState \(cdr, ros2msg\)/);
     });
   });
 
   describe('negative controls: samples refused as the g1-bridge/1 intake refuses them', () => {
-    const refuse = (edit: (m: ReturnType<typeof lowStateMessage>) => void): string => {
+    const refuse = async (edit: (m: ReturnType<typeof lowStateMessage>) => void): Promise<string> => {
       const msg = lowStateMessage(3, 77);
       edit(msg);
-      const { decoded } = decodeWith(lowStateDefinitionText(), msg);
+      const { decoded } = await decodeWith(lowStateDefinitionText(), msg);
       const r = new UnitreeLowStateIntake().lowState(decoded, 0n);
       expect(r.kind).toBe('rejected');
       return r.kind === 'rejected' ? `${r.problem.code}: ${r.problem.message}` : '';
@@ -147,41 +147,49 @@ describe('unitree_hg LowState from its advertised definition', () => {
     const imu = (m: ReturnType<typeof lowStateMessage>) => m.imu_state as { quaternion: Float32Array };
     const motors = (m: ReturnType<typeof lowStateMessage>) => m.motor_state as { q: number; dq: number }[];
 
-    it('a quaternion that is not unit', () => {
-      expect(refuse((m) => imu(m).quaternion.set([0.9, 0, 0, 0]))).toMatch(
+    it('a quaternion that is not unit', async () => {
+      expect(await refuse((m) => imu(m).quaternion.set([0.9, 0, 0, 0]))).toMatch(
         /malformed_frame: .*imu_state\.quaternion quaternion \(w, x, y, z\) must be unit within 0\.001, its norm is 0\.900000/,
       );
     });
-    it('a NaN in the quaternion', () => {
-      expect(refuse((m) => imu(m).quaternion.set([NaN], 2))).toMatch(
+    it('a NaN in the quaternion', async () => {
+      expect(await refuse((m) => imu(m).quaternion.set([NaN], 2))).toMatch(
         /imu_state\.quaternion\[2\] must be finite, found NaN/,
       );
     });
-    it('a NaN joint velocity names its motor slot', () => {
-      expect(refuse((m) => (motors(m)[17].dq = NaN))).toMatch(/motor_state\[17\]\.dq must be finite, found NaN/);
+    it('a NaN joint velocity names its motor slot', async () => {
+      expect(await refuse((m) => (motors(m)[17].dq = NaN))).toMatch(/motor_state\[17\]\.dq must be finite, found NaN/);
     });
-    it('ankles in AB mode (mode_pr 1)', () => {
-      expect(refuse((m) => (m.mode_pr = 1))).toMatch(/mode_pr is 1: the ankles report A\/B motor angles/);
+    it('ankles in AB mode (mode_pr 1)', async () => {
+      expect(await refuse((m) => (m.mode_pr = 1))).toMatch(/mode_pr is 1: the ankles report A\/B motor angles/);
     });
-    it('control: a NaN beyond the 29 G1 joints (slot 30) is not read', () => {
+    it('control: a NaN beyond the 29 G1 joints (slot 30) is not read', async () => {
       const msg = lowStateMessage(3, 77);
       motors(msg)[30].q = NaN;
-      const { decoded } = decodeWith(lowStateDefinitionText(), msg);
+      const { decoded } = await decodeWith(lowStateDefinitionText(), msg);
       expect(new UnitreeLowStateIntake().lowState(decoded, 0n).kind).toBe('frame');
     });
-    it('a truncated payload is a decoding failure, not a crash', () => {
+    it('a truncated payload is a decoding failure, not a crash', async () => {
       const bytes = lowStateWriter().writeMessage(lowStateMessage(3, 77));
-      const d = Ros2LowStateDecoder.fromChannel(channel(lowStateDefinitionText())).decode(bytes.subarray(0, 100));
+      const d = (await Ros2LowStateDecoder.fromChannel(channel(lowStateDefinitionText()))).decode(
+        bytes.subarray(0, 100),
+      );
       expect(d.ok).toBe(false);
       const r = new UnitreeLowStateIntake().lowState(d, 0n);
       expect(r.kind === 'rejected' && r.problem.message).toMatch(/CDR decoding failed/);
+      // Shorter than the fewest bytes the definition admits (4-byte header + 1,983): refused unread.
+      expect(d).toEqual({
+        ok: false,
+        reason: 'a payload of 100 bytes; the advertised definition needs at least 1987',
+      });
+      expect(bytes.byteLength).toBeGreaterThanOrEqual(1987); // control: a real payload is not shorter
     });
   });
 
-  it('float32 values survive exactly (no double rounding)', () => {
+  it('float32 values survive exactly (no double rounding)', async () => {
     expect(f32(0.1)).not.toBe(0.1);
     const msg = lowStateMessage(0, 1);
-    const { decoded } = decodeWith(lowStateDefinitionText(), msg);
+    const { decoded } = await decodeWith(lowStateDefinitionText(), msg);
     const r = new UnitreeLowStateIntake().lowState(decoded, 0n);
     expect(r.kind === 'frame' && r.frame.jointPosRad[0]).toBe(f32(msg.sent.q[0]));
   });

@@ -18,7 +18,10 @@ export const FOXGLOVE_CLIENT_LIMITS = {
   channels: 10_000,
   /** topic, schemaName, encoding, status ids, capability names. */
   nameChars: 1_000,
-  /** A channel's schema text. */
+  /**
+   * A channel's schema text. A channel over it is left out of its advertisement and reported on
+   * its own (`refusedChannels`); the other channels of the same advertisement go on.
+   */
   schemaChars: 1_000_000,
   /** A status message's text, and each metadata value. */
   messageChars: 10_000,
@@ -35,7 +38,8 @@ const channelSchema = z.object({
   topic: name.min(1),
   encoding: name,
   schemaName: name,
-  schema: z.string().max(L.schemaChars),
+  // Bounded per channel after the parse (refusedChannels), so one big schema does not refuse the rest.
+  schema: z.string(),
   schemaEncoding: name.optional(),
 });
 
@@ -87,6 +91,13 @@ export type FoxgloveServerTextMessage =
 
 export type ServerFrameCheck = { ok: true; ignored: boolean } | { ok: false; reason: string };
 
+/** A channel left out of an advertisement, with why (its topic and the limit named). */
+export interface RefusedChannel {
+  id: number;
+  topic: string;
+  reason: string;
+}
+
 function firstIssue(err: z.ZodError): string {
   const i = err.issues[0];
   const path =
@@ -99,8 +110,14 @@ function firstIssue(err: z.ZodError): string {
   return `${path}: ${i.message}`;
 }
 
-/** Checks one text frame from the server: JSON, an object with a known op, every field the console reads. */
-export function checkServerText(text: string): ServerFrameCheck & { value?: FoxgloveServerTextMessage } {
+/**
+ * Checks one text frame from the server: JSON, an object with a known op, every field the console
+ * reads. An advertisement's channels whose schema is over FOXGLOVE_CLIENT_LIMITS.schemaChars are
+ * left out of `value` and listed in `refusedChannels`.
+ */
+export function checkServerText(
+  text: string,
+): ServerFrameCheck & { value?: FoxgloveServerTextMessage; refusedChannels?: RefusedChannel[] } {
   if (text.length > L.textChars)
     return { ok: false, reason: `text message of ${text.length} characters (limit ${L.textChars})` };
   let v: unknown;
@@ -125,6 +142,17 @@ export function checkServerText(text: string): ServerFrameCheck & { value?: Foxg
   if (!schema) return { ok: false, reason: `op: unknown op ${JSON.stringify(op.slice(0, 40))}` };
   const r = schema.safeParse(v);
   if (!r.success) return { ok: false, reason: `${op} ${firstIssue(r.error)}` };
+  if (r.data.op === 'advertise' && r.data.channels.some((c) => c.schema.length > L.schemaChars)) {
+    const refusedChannels = r.data.channels
+      .filter((c) => c.schema.length > L.schemaChars)
+      .map((c) => ({
+        id: c.id,
+        topic: c.topic,
+        reason: `${c.topic}: advertised with a schema of ${c.schema.length.toLocaleString('en-US')} characters; the limit is ${L.schemaChars.toLocaleString('en-US')}`,
+      }));
+    const channels = r.data.channels.filter((c) => c.schema.length <= L.schemaChars);
+    return { ok: true, ignored: false, value: { ...r.data, channels }, refusedChannels };
+  }
   return { ok: true, ignored: false, value: r.data };
 }
 

@@ -12,6 +12,11 @@ import type { IWebSocket } from './foxgloveWs';
 export interface CheckedSocketEvents {
   /** A frame was refused (reason names the field), or handling it threw. */
   onBadFrame(reason: string): void;
+  /**
+   * A channel was left out of an advertisement (its schema is over the limit; reason names the
+   * topic and the limit); the rest of the advertisement goes on to the library.
+   */
+  onRefusedChannel?(channel: { id: number; topic: string }, reason: string): void;
 }
 
 const UTF8 = new TextDecoder('utf-8');
@@ -57,6 +62,13 @@ export function checkedServerSocket(ws: WebSocket, events: CheckedSocketEvents):
     const c = checkServerText(text);
     if (!c.ok) return events.onBadFrame(`message refused: ${c.reason}`);
     if (c.ignored) return;
+    if (c.refusedChannels) {
+      for (const r of c.refusedChannels)
+        guarded('refused channel', () => events.onRefusedChannel?.({ id: r.id, topic: r.topic }, r.reason));
+      // The library gets the advertisement without them (re-serialized: only when a channel was left out).
+      const rest = JSON.stringify(c.value);
+      return guarded('advertise message', () => sock.onmessage?.({ data: rest }));
+    }
     guarded(`${c.value?.op ?? 'text'} message`, () => sock.onmessage?.({ data: text }));
   });
   return sock;

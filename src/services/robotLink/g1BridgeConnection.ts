@@ -10,7 +10,7 @@ import {
 } from '../../domain/bridge/g1BridgeContract';
 import { g1BridgeChannel } from '../../domain/bridge/g1BridgeSchemas';
 import { ROS2_LINK_WATCH_ONLY_REASON, stampOriginOf } from '../../domain/robotLink/serverCapabilities';
-import { UNITREE_LOWSTATE_TOPIC, UnitreeDefinitionError } from '../../domain/robotLink/unitreeLowState';
+import { UNITREE_LOWSTATE_TOPIC } from '../../domain/robotLink/unitreeLowState';
 import { checkedServerSocket } from '../bridge/checkedServerSocket';
 import {
   FOXGLOVE_CLIENT_SUBPROTOCOLS,
@@ -43,8 +43,11 @@ import { isRos2UnitreeLowState, Ros2LowStateDecoder } from './ros2LowStateDecode
 // names no contract and says it is a ROS bridge (metadata `ROS_DISTRO`, or `cdr` among its
 // supported encodings — ros2_foxglove_bridge.cpp sets both) gets no /console/command (foxglove_bridge
 // would make a ROS publisher of it), and its `/lowstate` (unitree_hg/msg/LowState, CDR, ros2msg) is
-// subscribed with a decoder built from the definition it advertises. Such a connection is `ros2`:
-// ready once that channel is advertised, never able to take commands.
+// subscribed with a decoder built from the definition it advertises, once that definition has been
+// bounded and parsed off this thread (Ros2LowStateDecoder.fromChannel). Such a connection is `ros2`:
+// ready once that channel is checked and subscribed, never able to take commands. A channel the
+// link reads that is advertised with a schema over the protocol limit, or a refused definition,
+// is a problem naming the topic and why.
 
 export interface ConnectionHandlers {
   opened(): void;
@@ -81,6 +84,8 @@ export class G1BridgeConnection {
   ros2 = false;
   /** The decoder of the subscribed ROS 2 `/lowstate` channel (its advertised definition); null before. */
   ros2LowState: Ros2LowStateDecoder | null = null;
+  /** The id of the `/lowstate` channel whose definition is being checked (off this thread); null when none. */
+  private ros2Checking: number | null = null;
   private readonly ws: WebSocket;
   private readonly client: FoxgloveClientInstance;
   private readonly channels = new Map<number, Channel>();
@@ -120,7 +125,10 @@ export class G1BridgeConnection {
     });
     // Every frame is checked before the library parses it; a bad one is a counted problem.
     const client = new FoxgloveClient({
-      ws: checkedServerSocket(ws, { onBadFrame: (reason) => live() && this.h.badFrame(reason) }),
+      ws: checkedServerSocket(ws, {
+        onBadFrame: (reason) => live() && this.h.badFrame(reason),
+        onRefusedChannel: (ch, reason) => live() && this.onRefusedChannel(ch.topic, reason),
+      }),
     });
     this.client = client;
     client.on('open', () => live() && this.h.opened());
@@ -129,6 +137,7 @@ export class G1BridgeConnection {
     client.on('unadvertise', (ids) => {
       if (!live()) return;
       for (const id of ids) this.channels.delete(id);
+      if (this.ros2Checking !== null && ids.includes(this.ros2Checking)) this.ros2Checking = null;
       for (const [sub, topic] of this.subscriptions) if (!this.advertises(topic)) this.subscriptions.delete(sub);
     });
     client.on('message', (m) => {
@@ -272,7 +281,12 @@ export class G1BridgeConnection {
     for (const ch of chs) {
       // `/lowstate` is no g1-bridge/1 topic: read as ROS 2 only from a server that names no contract.
       const contract = this.metadata[G1_BRIDGE_METADATA.contract];
-      if (ch.topic === UNITREE_LOWSTATE_TOPIC && contract === undefined && !this.advertises(ch.topic)) {
+      if (
+        ch.topic === UNITREE_LOWSTATE_TOPIC &&
+        contract === undefined &&
+        !this.advertises(ch.topic) &&
+        this.ros2Checking === null
+      ) {
         this.onRos2LowStateChannel(ch);
         continue;
       }
@@ -300,7 +314,11 @@ export class G1BridgeConnection {
     this.readyWhenKnown();
   }
 
-  /** A `/lowstate` channel: subscribed when it is unitree_hg's LowState in CDR, else a problem naming why. */
+  /**
+   * A `/lowstate` channel: its definition is checked off this thread (Ros2LowStateDecoder), then
+   * the channel is subscribed when it is unitree_hg's LowState in CDR within the bounds; else a
+   * problem naming the topic and why. Advertisements that come meanwhile are handled as they come.
+   */
   private onRos2LowStateChannel(ch: Channel): void {
     if (!isRos2UnitreeLowState(ch)) {
       this.h.problem(
@@ -310,18 +328,25 @@ export class G1BridgeConnection {
       );
       return;
     }
-    let decoder: Ros2LowStateDecoder;
-    try {
-      decoder = Ros2LowStateDecoder.fromChannel(ch);
-    } catch (err) {
-      const why = err instanceof UnitreeDefinitionError ? err.message : String(err);
-      this.h.problem(
-        'error',
-        'unsupported_encoding',
-        `${ch.topic}: advertised definition refused: ${why}; not subscribed`,
-      );
-      return;
-    }
+    this.ros2Checking = ch.id;
+    Ros2LowStateDecoder.fromChannel(ch).then(
+      (decoder) => this.onRos2LowStateChecked(ch, decoder),
+      (err: unknown) => {
+        if (this.dead || this.ros2Checking !== ch.id) return;
+        this.ros2Checking = null;
+        this.h.problem(
+          'error',
+          'unsupported_encoding',
+          `${ch.topic}: advertised definition refused: ${(err as Error)?.message ?? String(err)}; not subscribed`,
+        );
+      },
+    );
+  }
+
+  /** The checked `/lowstate` channel, still advertised on a live socket: subscribed, and the link ready. */
+  private onRos2LowStateChecked(ch: Channel, decoder: Ros2LowStateDecoder): void {
+    if (this.dead || this.ros2Checking !== ch.id) return; // closed, or unadvertised meanwhile
+    this.ros2Checking = null;
     if (!this.ros2 || this.commandChannel !== null) {
       // A server that did not say it is a ROS bridge but serves unitree_hg: still no commands to it.
       this.ros2 = true;
@@ -332,6 +357,15 @@ export class G1BridgeConnection {
     this.ros2LowState = decoder;
     this.channels.set(ch.id, ch);
     this.subscriptions.set(this.client.subscribe(ch.id), ch.topic);
+    this.readyWhenKnown();
+  }
+
+  /** A channel left out of an advertisement (schema over the limit): a problem when it is one this link reads. */
+  private onRefusedChannel(topic: string, reason: string): void {
+    const contract = this.metadata[G1_BRIDGE_METADATA.contract];
+    const read = WANTED_TOPICS.includes(topic) || (topic === UNITREE_LOWSTATE_TOPIC && contract === undefined);
+    if (!read) return this.h.log(`bridge client: ${this.url}: ${reason}; not read`);
+    this.h.problem('error', 'unsupported_encoding', `${reason}; not subscribed`);
   }
 
   /** The `watch_only` condition of a ROS 2 bridge (the Connections panel shows why it cannot run clips). */
