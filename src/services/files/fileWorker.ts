@@ -1,6 +1,7 @@
 // The console's file worker thread (started by offThread.ts through simWorkerBootstrap.mjs, which
 // registers tsx): reads and decodes clips, opens campaign folders and parses recorded episodes for
-// the overlay (trial.episode), one task at a time, so the
+// the overlay (trial.episode), serves the board's campaign reads (qualification.report and
+// .replay, gap.*) and the model's meshes (robot.getMesh), one task at a time, so the
 // main thread's event loop stays free for STOP. A decoded clip is posted with its typed arrays
 // transferred and its ClipDto already serialized to UTF-8 JSON. A task's error is posted as its type
 // and fields (workerErrors.ts) and rebuilt as the same type on the main thread.
@@ -59,6 +60,32 @@ function postClip(id: number, clip: MotionClip): void {
   port.postMessage({ id, ok: true, value } satisfies FileTaskReply, clipTransferList(clip, [dtoJson]));
 }
 
+type BoardTask = Extract<
+  FileTask,
+  {
+    kind: 'qualification.board' | 'qualification.replay' | 'gap.report' | 'gap.replay' | 'gap.contracts' | 'robot.mesh';
+  }
+>;
+
+/** The board's reads of a campaign and the model's meshes (campaignBoardReads.ts), loaded on first use. */
+async function boardRead(task: BoardTask): Promise<unknown> {
+  const reads = await import('../api/campaignBoardReads');
+  switch (task.kind) {
+    case 'qualification.board':
+      return reads.readCampaignBoard(task.params);
+    case 'qualification.replay':
+      return reads.readQualificationReplay(task.params, task.reference, task.modelFile);
+    case 'gap.report':
+      return reads.readGapReport(task.params, task.modelFile);
+    case 'gap.replay':
+      return reads.readGapReplay(task.params, task.modelFile);
+    case 'gap.contracts':
+      return reads.readGapContracts(task.params, task.modelFile);
+    case 'robot.mesh':
+      return reads.readModelMesh(task.modelFile, task.name);
+  }
+}
+
 async function run(id: number, task: FileTask): Promise<void> {
   switch (task.kind) {
     case 'clip.load':
@@ -87,6 +114,15 @@ async function run(id: number, task: FileTask): Promise<void> {
     case 'analysis.run': {
       const { runAnalysisRequest } = await import('../api/campaignAnalysisApi');
       port.postMessage({ id, ok: true, value: await runAnalysisRequest(task.params) } satisfies FileTaskReply);
+      return;
+    }
+    case 'qualification.board':
+    case 'qualification.replay':
+    case 'gap.report':
+    case 'gap.replay':
+    case 'gap.contracts':
+    case 'robot.mesh': {
+      port.postMessage({ id, ok: true, value: await boardRead(task) } satisfies FileTaskReply);
       return;
     }
     case 'trial.episode': {
