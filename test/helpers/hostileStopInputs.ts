@@ -148,10 +148,10 @@ export function m2Motion(): Uint8Array {
   return torchZipBytes('hostile', pickleDict({ fps: 30, ...tensors }), Object.values(tensors));
 }
 
-/** Bytes of EMPTY_DICT opcodes in M3's pickle. */
-export const M3_EMPTY_DICTS = 16 * 1024 * 1024;
+/** EMPTY_DICT opcodes in M3's pickle: with PROTO 2 and STOP, exactly the 16 MiB a pickle may have. */
+export const M3_EMPTY_DICTS = 16 * 1024 * 1024 - 3;
 
-/** M3: a torch archive whose data.pkl is PROTO 2, 16 MiB of EMPTY_DICT (`}`), STOP. */
+/** M3: a torch archive whose data.pkl is PROTO 2, EMPTY_DICT (`}`) to 16 MiB, STOP. */
 export function m3Motion(): Uint8Array {
   const pickle = new Uint8Array(2 + M3_EMPTY_DICTS + 1);
   pickle.set([0x80, 2]);
