@@ -9,6 +9,8 @@
 import { Buffer } from 'node:buffer';
 import { parentPort } from 'node:worker_threads';
 import { clipToDto } from '../../api/clipDto';
+import { BASE64_RE } from '../../api/contract';
+import { ApiFailure } from '../api/apiFailure';
 import type { JointLimitsRad } from '../../domain/motion/clipCommon';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { decodeClipBytes, loadClipFile } from '../motion/loadClipFile';
@@ -92,6 +94,8 @@ async function run(id: number, task: FileTask): Promise<void> {
       postClip(id, loadClipFile(task.file, clipOptions(task.options)));
       return;
     case 'clip.decode': {
+      if (!BASE64_RE.test(task.bytesBase64))
+        throw new ApiFailure('bad_params', 'clips.decode: params.bytesBase64: not base64', 'params.bytesBase64');
       const bytes = new Uint8Array(Buffer.from(task.bytesBase64, 'base64'));
       postClip(id, decodeClipBytes(bytes, task.fileName, 'upload', clipOptions(task.options)));
       return;
