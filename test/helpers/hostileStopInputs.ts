@@ -10,6 +10,8 @@
 //       scaled-down huge value (the 300 MB original is too big for CI; this one still costs seconds);
 //   M2  a ProtoMotions .motion whose tensors have zero strides and claim 2 M frames (< 1 KiB);
 //   M3  a ProtoMotions .motion whose data.pkl is 16 MiB of EMPTY_DICT;
+//   a huge mesh: the Menagerie G1 (linked from ../shared/data, never copied) with one STL replaced
+//       by a file just under MAX_MESH_FILE_BYTES (robot.getMesh reads, encodes and serializes it);
 //   a tampered campaign: a campaign.sqlite whose one workload snapshot record is a valid JSON
 //       document of tens of MB (every board read of the campaign parses it).
 //
@@ -21,10 +23,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { MAX_MESH_FILE_BYTES } from '../../src/api/contract';
 import { openCampaign } from '../../src/services/trace';
 import { pickleDict, torchZipBytes, type TensorSpec } from '../unit/peerMotionTestHelpers';
 import { lowStateDefinitionText, startRos2LowStateBridge, UNITREE_MSG_DIR } from './ros2LowStateBridge';
-import { REPO_ROOT, sharedData } from './sharedData';
+import { MENAGERIE_G1, REPO_ROOT, sharedData } from './sharedData';
 
 export const HOSTILE_STOP_INPUTS = path.join(REPO_ROOT, 'test/helpers/hostileStopInputs.ts');
 
@@ -158,6 +161,27 @@ export function m3Motion(): Uint8Array {
   pickle.fill(0x7d, 2, 2 + M3_EMPTY_DICTS);
   pickle[pickle.length - 1] = 0x2e;
   return torchZipBytes('hostile', pickle, []);
+}
+
+// ---------------------------------------------------------------- huge mesh
+
+/** The mesh asset the huge-mesh model makes huge. */
+export const HUGE_MESH_NAME = 'head_link';
+
+/**
+ * The Menagerie G1 in `dir`: its g1.xml copied, every mesh a symbolic link to the shared data's,
+ * but head_link.STL, a file of MAX_MESH_FILE_BYTES − 1 KiB. Returns the model file.
+ */
+export function hugeMeshModel(dir: string): string {
+  const from = path.dirname(MENAGERIE_G1);
+  fs.mkdirSync(path.join(dir, 'assets'), { recursive: true });
+  fs.copyFileSync(MENAGERIE_G1, path.join(dir, 'g1.xml'));
+  for (const f of fs.readdirSync(path.join(from, 'assets'))) {
+    const to = path.join(dir, 'assets', f);
+    if (f === `${HUGE_MESH_NAME}.STL`) fs.writeFileSync(to, Buffer.alloc(MAX_MESH_FILE_BYTES - 1024, 7));
+    else fs.symlinkSync(path.join(from, 'assets', f), to);
+  }
+  return path.join(dir, 'g1.xml');
 }
 
 // ---------------------------------------------------------------- tampered campaign

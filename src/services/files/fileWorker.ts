@@ -124,9 +124,13 @@ async function run(id: number, task: FileTask): Promise<void> {
     case 'qualification.replay':
     case 'gap.report':
     case 'gap.replay':
-    case 'gap.contracts':
-    case 'robot.mesh': {
+    case 'gap.contracts': {
       port.postMessage({ id, ok: true, value: await boardRead(task) } satisfies FileTaskReply);
+      return;
+    }
+    case 'robot.mesh': {
+      const json = new TextEncoder().encode(JSON.stringify(await boardRead(task)));
+      port.postMessage({ id, ok: true, value: json } satisfies FileTaskReply, [json.buffer as ArrayBuffer]);
       return;
     }
     case 'trial.episode': {
