@@ -66,6 +66,71 @@ const SERVICES_PACKAGES = packages(
 );
 const RENDERER_PACKAGES = packages('react', 'react-dom', 'three', '@react-three/fiber', 'zustand', 'uplot');
 
+// ---- Nothing untrusted is parsed on the loop that carries STOP --------------------------------
+//
+// The services' main loop (the console API's handlers in src/services/api, the loopback host in
+// src/services/host, the Electron main process in main/) carries the operator's STOP, the safety
+// gate and the robot link. A file a request names, a campaign folder, a policy and what a robot
+// advertises are parsed, decoded and inflated in the file worker (src/services/files/offThread.ts
+// → fileWorker.ts, which loads the worker-side modules below), never on that loop. So these modules
+// must not import a decoder or parser, nor a worker-side module, except as types (`import type`).
+// Only direct imports are judged: what a handler reaches through another services folder is that
+// folder's to keep bounded.
+
+/** The modules whose code runs on the services' main loop. */
+const MAIN_LOOP = ['^src/services/api/', '^src/services/host/', MAIN];
+/** Modules of src/services/api that run only in the file worker (fileWorker.ts imports them). */
+const WORKER_SIDE_API =
+  '^src/services/api/(campaignBoardReads|campaignAnalysisApi|campaignOpen|gapReview|trialEpisode)\\.ts$';
+/** Decoders and parsers of untrusted bytes, and the worker-side modules that call them. */
+const UNTRUSTED_PARSERS = [
+  packages(
+    'yaml',
+    'protobufjs',
+    '@foxglove/rosmsg',
+    '@foxglove/rosmsg2-serialization',
+    '@mcap/core',
+    '@foxglove/wasm-zstd',
+    'fflate',
+    'onnxruntime-node',
+  ),
+  // Motion codecs (CSV, NPZ, JSON, the peers' formats, ZIP, NPY, torch pickles); not the clip's types or resampling.
+  '^src/domain/motion/(?!(motionClip|clipCommon|resample)\\.ts$)',
+  '^src/domain/robot/mjcfReader\\.ts$',
+  '^src/domain/wbc/(policyFamilies|holomotionFamily|sonicFamily|bakedMotion)\\.ts$',
+  '^src/services/motion/',
+  '^src/services/robot/loadRobotProfile\\.ts$',
+  '^src/services/wbc/(loadPolicy|loadOnnxBinding|onnxModelReader|policyRun)\\.ts$',
+  '^src/services/episode/episodeReader\\.ts$',
+  '^src/services/robotLink/ros2LowStateDecoder\\.ts$',
+  '^src/services/workload/folderWorkload\\.ts$',
+  '^src/services/api/(campaignBoardReads|campaignAnalysisApi|gapReview|trialEpisode)\\.ts$',
+];
+/**
+ * Main-loop modules allowed ONE named parser module each, with the reason. Every other parser stays
+ * forbidden to them (a rule of their own below).
+ */
+const MAIN_LOOP_EXCEPTIONS = [
+  {
+    from: '^src/services/api/consoleApiHandlers\\.ts$',
+    to: '^src/services/robot/loadRobotProfile\\.ts$',
+    reason:
+      'STANDING: the robot model the services start with (--model, else our G1 in assets/), named by the operator at start-up and never by a request; read once, lazily (getProfile)',
+  },
+  {
+    from: '^src/services/api/policyRegistry\\.ts$',
+    to: '^src/services/wbc/policyRun\\.ts$',
+    reason:
+      'TEMPORARY: policies.open still plans a policy (ONNX, deploy.yaml) on the loop until its move into the file worker lands; remove this entry with it',
+  },
+  {
+    from: '^src/services/api/apiErrorMap\\.ts$',
+    to: '^src/(domain/wbc/bakedMotion|services/wbc/policyRun|services/workload/folderWorkload)\\.ts$',
+    reason:
+      "STANDING: the error map imports those modules' error classes for `instanceof`; it calls none of their code",
+  },
+];
+
 /** Node built-ins (`fs`, `node:fs`, ...). */
 const CORE = { dependencyTypes: ['core'] };
 /** A package listed under "dependencies" in package.json: what the packaged app ships. */
@@ -166,6 +231,21 @@ module.exports = {
     },
   ],
   forbidden: [
+    {
+      name: 'no-untrusted-parsing-on-the-services-loop',
+      comment:
+        "The services' main loop carries STOP: a decoder or parser of untrusted input (or a worker-side module) is reached through the file worker (src/services/files/offThread.ts), never imported here; `import type` is fine.",
+      severity: 'error',
+      from: { path: MAIN_LOOP, pathNot: [WORKER_SIDE_API, ...MAIN_LOOP_EXCEPTIONS.map((e) => e.from)] },
+      to: { path: UNTRUSTED_PARSERS, dependencyTypesNot: ['type-only'] },
+    },
+    ...MAIN_LOOP_EXCEPTIONS.map((e) => ({
+      name: 'no-untrusted-parsing-on-the-services-loop',
+      comment: `Exception: ${e.from} may import ${e.to} (${e.reason}); no other parser.`,
+      severity: 'error',
+      from: { path: e.from },
+      to: { path: UNTRUSTED_PARSERS, pathNot: e.to, dependencyTypesNot: ['type-only'] },
+    })),
     {
       name: 'not-to-unresolvable',
       comment: 'An import that does not resolve is a typo or a missing package: name it in package.json.',

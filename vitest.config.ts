@@ -27,6 +27,7 @@ const REALTIME = [
   'test/integration/interlockPty.test.ts',
   'test/integration/interlockCli.test.ts',
   'test/integration/hostStopLatency.test.ts',
+  'test/integration/hostStopHostile.test.ts',
   'test/integration/interlockKeeper.test.ts',
 ];
 

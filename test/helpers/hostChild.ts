@@ -2,7 +2,7 @@
 // renderer) in its own process, for tests that measure how fast it answers while it works, from a
 // client process that is not the host. Prints {"port", "token"} once listening. A line "stats" on
 // stdin prints its event-loop delay since the previous "stats" ({"loopDelayMaxMs", "p99Ms"}).
-// SIGTERM closes it.
+// SIGTERM closes it. The environment variable MB_HOST_MODEL names the robot model (default: our G1).
 
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,7 +12,9 @@ import { startHostServer } from '../../src/services/host/hostServer';
 
 const rendererDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-host-child-'));
 fs.writeFileSync(path.join(rendererDir, 'index.html'), '<!doctype html><title>stub</title>');
-const server = await startHostServer({ port: 0, rendererDir });
+// MB_HOST_MODEL: the robot model the services start with (default: our G1).
+const modelFile = process.env.MB_HOST_MODEL;
+const server = await startHostServer({ port: 0, rendererDir, ...(modelFile && { modelFile }) });
 const delay = monitorEventLoopDelay({ resolution: 5 });
 delay.enable();
 process.stdout.write(`${JSON.stringify({ port: server.port, token: server.token })}\n`);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEpisodeFile, trajectorySha256OfEpisode } from '../../src/services/episode/episodeReader';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { encodeLinearPolicy, standardInterface, writeBindingFiles } from '../helpers/onnxBuilder';
-import { MENAGERIE_G1, MENAGERIE_SCENE, sharedData } from '../helpers/sharedData';
+import { MENAGERIE_G1, MENAGERIE_SCENE, REPO_ROOT, sharedData } from '../helpers/sharedData';
 import { motionbench } from '../helpers/runCli';
 
 const mb = motionbench;
@@ -150,6 +150,29 @@ describe('motionbench sim', () => {
       c.jointTargetRad.forEach((t, j) => expect(t).toBeCloseTo(def[j] + 0.1, 6));
       expect(c.kp).toEqual(new Array(29).fill(300));
     }
+  });
+
+  it('MuJoCo warnings go to stderr: under --json stdout is exactly one JSON document', async () => {
+    // Our G1 under a gravity of 1e20 m/s²: MuJoCo warns "Nan, Inf or huge value in QACC" at the first step.
+    const model = path.join(dir, 'g1_huge_gravity.xml');
+    const xml = fs.readFileSync(path.join(REPO_ROOT, 'assets/g1/g1.xml'), 'utf8');
+    const warped = xml.replace(/<option timestep="0\.002" integrator="implicitfast"\/>/, (o) =>
+      o.replace('/>', ' gravity="0 0 -1e20"/>'),
+    );
+    expect(warped).not.toBe(xml);
+    fs.writeFileSync(model, warped);
+    const r = await mb('sim', '--clip', CLIP, '--fps', '30', '--model', model, '--json');
+    expect(r.stderr).toMatch(/^mujoco: WARNING: Nan, Inf or huge value in QACC/m);
+    expect(r.stdout).not.toMatch(/WARNING/);
+    const doc = JSON.parse(r.stdout) as { contract: string };
+    expect(doc.contract).toBe('mb-metrics/1');
+  });
+
+  it('(negative control) a model that does not make MuJoCo warn prints no mujoco line', async () => {
+    const r = await mb('sim', '--clip', CLIP, '--fps', '30', '--binding', 'builtin:assist=3000', '--json');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(/^mujoco: /m);
+    expect(() => JSON.parse(r.stdout) as unknown).not.toThrow();
   });
 
   it('bad input: one-line reasons and exit codes', async () => {

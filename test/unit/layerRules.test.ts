@@ -128,6 +128,32 @@ const FORBIDDEN: { name: string; file: string; to: RegExp; dependencyType: strin
   },
 ];
 
+/**
+ * One forbidden import per shape of the rule "nothing untrusted is parsed on the services' main loop"
+ * (no-untrusted-parsing-on-the-services-loop): each is allowed by the folder allowlist, so only that
+ * rule reports it.
+ */
+const ON_LOOP: { name: string; file: string; to: RegExp; dependencyType: string }[] = [
+  {
+    name: 'console API handler -> yaml',
+    file: 'src/services/api/toYamlOnLoop.ts',
+    to: /^(\.\.\/)*node_modules\/yaml\//,
+    dependencyType: 'npm',
+  },
+  {
+    name: 'loopback host -> a motion codec',
+    file: 'src/services/host/toMotionCodec.ts',
+    to: /^src\/domain\/motion\/fixtureCodec\.ts$/,
+    dependencyType: 'local',
+  },
+  {
+    name: 'Electron main -> the episode reader',
+    file: 'main/toEpisodeReader.ts',
+    to: /^src\/services\/episode\/episodeReader\.ts$/,
+    dependencyType: 'local',
+  },
+];
+
 /** One file per folder that imports only what the folder may import, with the targets it must have. */
 const ALLOWED: { folder: string; file: string; imports: RegExp[] }[] = [
   {
@@ -154,6 +180,20 @@ const ALLOWED: { folder: string; file: string; imports: RegExp[] }[] = [
     folder: 'main',
     file: 'main/okMain.ts',
     imports: [/^(node:)?path$/, /node_modules\/electron\//, /^src\/api\//, /^src\/services\//],
+  },
+  {
+    folder: 'src/services/api (main loop): a codec as a type, a clip module that is no parser',
+    file: 'src/services/api/okTypeFromCodec.ts',
+    imports: [/^src\/domain\/motion\/fixtureCodec\.ts$/, /^src\/domain\/motion\/motionClip\.ts$/],
+  },
+  {
+    folder: 'src/services/files (the file worker): parsers',
+    file: 'src/services/files/okWorkerParses.ts',
+    imports: [
+      /node_modules\/yaml\//,
+      /^src\/domain\/motion\/fixtureCodec\.ts$/,
+      /^src\/services\/episode\/episodeReader\.ts$/,
+    ],
   },
   { folder: 'main (preload)', file: 'main/preload.ts', imports: [/node_modules\/electron\//, /^src\/api\//] },
   {
@@ -204,6 +244,30 @@ describe('layer allowlist (.dependency-cruiser.cjs)', () => {
     });
   });
 
+  describe.each(ON_LOOP)("the services' main loop: $name", ({ file, to, dependencyType }) => {
+    it('is reported by no-untrusted-parsing-on-the-services-loop', () => {
+      const dependency = moduleOf(result, file).dependencies.find((d) => to.test(d.resolved));
+      expect(dependency, `${file} has no dependency matching ${to}`).toBeDefined();
+      expect(dependency!.dependencyTypes).toContain(dependencyType);
+      expect(dependency!.valid).toBe(false);
+
+      const reported = violationsFrom(result, file);
+      expect(reported.map((v) => v.to)).toEqual([dependency!.resolved]);
+      expect(reported[0]!.rule).toEqual({ name: 'no-untrusted-parsing-on-the-services-loop', severity: 'error' });
+    });
+  });
+
+  it('names its exceptions with their reasons: the temporary ones say TEMPORARY', async () => {
+    const config = await extractDepcruiseOptions(CONFIG);
+    const rules = (config.ruleSet?.forbidden ?? []).filter(
+      (r) => r.name === 'no-untrusted-parsing-on-the-services-loop',
+    );
+    // The rule itself and one rule per exception (its module may import its one named parser, no other).
+    expect(rules.length).toBeGreaterThanOrEqual(2);
+    for (const r of rules.slice(1))
+      expect(r.comment).toMatch(/^Exception: .+ \((STANDING|TEMPORARY): .+\); no other parser\.$/);
+  });
+
   describe.each(ALLOWED)('$folder: allowed imports', ({ file, imports }) => {
     it('are not reported (negative control)', () => {
       const dependencies = moduleOf(result, file).dependencies;
@@ -220,8 +284,8 @@ describe('layer allowlist (.dependency-cruiser.cjs)', () => {
 
   it('reports exactly the forbidden fixtures, nothing else', () => {
     const reported = new Set(result.summary.violations.map((v) => v.from));
-    expect([...reported].sort()).toEqual(FORBIDDEN.map((c) => c.file).sort());
-    expect(result.summary.error).toBe(FORBIDDEN.length);
+    expect([...reported].sort()).toEqual([...FORBIDDEN, ...ON_LOOP].map((c) => c.file).sort());
+    expect(result.summary.error).toBe(FORBIDDEN.length + ON_LOOP.length);
   });
 
   it('a loosened config lets the forbidden domain imports through (the cases above detect loosening)', async () => {

@@ -13,8 +13,6 @@ import { defaultBackendFactories } from './backendFactories';
 import { ClipCache } from './clipCache';
 import { ConnectionRegistry, type BackendFactories } from './connectionRegistry';
 import { EventHub, type EventClient, type EventSink } from './eventHub';
-import { GapReview } from './gapReview';
-import { readProfileMesh } from './meshFiles';
 import { plainResult, SerializedResult } from './serializedResult';
 import { PolicyRegistry } from './policyRegistry';
 import { QualificationJobs } from './qualificationJobs';
@@ -129,10 +127,10 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     hub,
     files,
     profile: getProfile,
+    modelFile,
     policies,
     otherWork: () => sensitivity.busyWith(),
   });
-  const gaps = new GapReview({ profile: getProfile });
   const interlocks: InterlockSessions = new InterlockSessions({
     log: (line) => process.stderr.write(`${line}\n`),
     beforeOpen: (): void => trials.warmUp(),
@@ -183,7 +181,7 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
       capabilities: { nativeOpenDialog: options.overrides?.['clips.openDialog'] !== undefined },
     }),
     'robot.getProfile': () => getProfile(),
-    'robot.getMesh': ({ name }) => readProfileMesh(getProfile(), name),
+    'robot.getMesh': ({ name }) => files.modelMesh(modelFile, name),
     'clips.load': ({ path, fps }) => loadClipOffThread(path, fps),
     'policies.open': ({ path }) => policies.open(path),
     'clips.decode': async ({ fileName, bytesBase64, fps }) =>
@@ -208,9 +206,9 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     'qualification.cancel': (p) => qualification.cancel(p),
     'qualification.status': (p) => qualification.status(p),
     'qualification.replay': (p) => qualification.replay(p),
-    'gap.report': (p) => gaps.report(p),
-    'gap.replay': (p) => gaps.replay(p),
-    'gap.contracts': (p) => gaps.contracts(p),
+    'gap.report': (p) => files.gapReport(p, modelFile),
+    'gap.replay': (p) => files.gapReplay(p, modelFile),
+    'gap.contracts': (p) => files.gapContracts(p, modelFile),
     'analysis.run': (p) => files.analyzeCampaign(p),
     'analysis.sensitivity': (p) => sensitivity.run(p),
     'interlock.list': () => interlocks.list(),

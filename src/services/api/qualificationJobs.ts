@@ -3,40 +3,32 @@ import path from 'node:path';
 import type {
   ApiParams,
   CapabilityGroupId,
-  QualificationBindingDto,
-  QualificationCellDto,
-  QualificationClipDto,
   QualificationJobStatus,
   QualificationOpenResult,
   QualificationProgressEvent,
   QualificationReplayDto,
   QualificationReportDto,
 } from '../../api/contract';
-import { clipToDto } from '../../api/clipDto';
-import { ClipPairEvaluator, MB_METRICS_1 } from '../../domain/metrics';
 import type { MotionClip } from '../../domain/motion/motionClip';
-import { customPolicy, MB_ADMISSION_1, matrixCell, type AdmissionPolicy } from '../../domain/qualification';
+import { customPolicy, MB_ADMISSION_1, type AdmissionPolicy } from '../../domain/qualification';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { BUILTIN_LABEL } from '../../domain/sim/builtinBinding';
 import type { LoadedWorkload } from '../../domain/workload/snapshot';
 import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
 import { bindingName } from '../../domain/wbc/bindingName';
-import { readEpisodeFile } from '../episode/episodeReader';
 import {
-  buildCampaignReport,
   QualificationCancelled,
   QualificationRequestError,
   runQualification,
   selectClips,
   type QualificationProgress,
 } from '../qualification';
-import { otherWriterOf, type CampaignStore } from '../trace';
+import { otherWriterOf } from '../trace';
 import { loadWorkload } from '../workload';
 import type { OffThreadFiles } from '../files/offThread';
 import { ApiFailure } from './apiFailure';
 import type { PolicyRegistry } from './policyRegistry';
 import { policyMotionsWorkload } from '../workload/policyWorkload';
-import { withReadOnlyCampaign } from './campaignOpen';
 import type { EventHub } from './eventHub';
 
 // Qualification from the console (issue 5 item 6): the board's campaign, matrix, runs and replay.
@@ -67,6 +59,8 @@ export interface QualificationJobsOptions {
   /** The console's file worker: qualification.open runs there. */
   files: OffThreadFiles;
   profile: () => RobotProfile;
+  /** The robot model's file: the file worker reads it for a replay's evaluation. */
+  modelFile: string;
   /** Resolves console binding specs (builtin…, or an opened policy's id) and holds the opened policies. */
   policies: Pick<PolicyRegistry, 'resolve' | 'get' | 'bakedClip'>;
   now?: () => number;
@@ -78,7 +72,6 @@ export class QualificationJobs {
   private readonly jobs = new Map<string, Job>();
   private lastJobId: string | null = null;
   private workload: LoadedWorkload | null = null;
-  private evaluator: ClipPairEvaluator | null = null;
   private readonly now: () => number;
 
   constructor(private readonly o: QualificationJobsOptions) {
@@ -100,115 +93,54 @@ export class QualificationJobs {
     return (this.workload ??= wl);
   }
 
-  private withStore<T>(dir: string, fn: (s: CampaignStore) => T | Promise<T>): Promise<T> {
-    return withReadOnlyCampaign(dir, fn, ': open it with create to start one');
-  }
-
   /** Checks, creates or opens the campaign in the file worker (campaignOpen.ts), off the event loop. */
   async open(p: ApiParams<'qualification.open'>): Promise<QualificationOpenResult> {
     return this.o.files.openCampaign(p.campaignDir, p.create === true);
   }
 
+  /**
+   * The board's matrix: the campaign's stored pairs read in the file worker (campaignBoardReads.ts),
+   * then the planned pairs of a job running on this campaign added here.
+   */
   async report(p: ApiParams<'qualification.report'>): Promise<QualificationReportDto> {
-    return this.withStore(p.campaignDir, (store) => {
-      const r = buildCampaignReport(store);
-      const clips = new Map<string, QualificationClipDto>();
-      const durations = new Map<string, number>();
-      for (const s of r.snapshots) {
-        const snap = store.getWorkloadSnapshot(s.snapshotHash);
-        for (const c of snap?.clips ?? []) durations.set(c.id, c.duration_s);
-      }
-      // Rows: the clips of the report, in snapshot order; also the planned clips of a running job on this campaign.
-      for (const pr of r.pairs) {
-        if (!clips.has(pr.clipId))
-          clips.set(pr.clipId, {
-            id: pr.clipId,
-            name: pr.clipName,
-            group: (pr.group as CapabilityGroupId | null) ?? null,
-            durationS: durations.get(pr.clipId) ?? null,
+    const { report, snapshotOrder } = await this.o.files.campaignBoard(p);
+    const clips = new Map(report.clips.map((c) => [c.id, c]));
+    const bindings = report.bindings;
+    const bindingKeys = new Set(bindings.map((b) => b.key));
+    const job = this.activeJobFor(report.campaignDir);
+    if (job) {
+      const wl = this.coreV1();
+      for (const pl of job.plan) {
+        if (!clips.has(pl.clipId)) {
+          const meta = wl.snapshot.clips.find((c) => c.id === pl.clipId);
+          clips.set(pl.clipId, {
+            id: pl.clipId,
+            name: pl.clipName,
+            group: (meta?.group as CapabilityGroupId | undefined) ?? null,
+            durationS: meta?.duration_s ?? null,
           });
-      }
-      const cells: QualificationCellDto[] = r.pairs.map((pr) => {
-        const c = matrixCell([pr]);
-        return {
-          bindingKey: pr.bindingKey,
-          clipId: pr.clipId,
-          state: pr.decision ? (pr.decision.admitted ? 'admitted' : 'rejected') : 'pending',
-          reasons: pr.decision?.reasons ?? [],
-          rollouts: pr.rollouts.length,
-          sr: c.sr,
-          progressSoft: c.progressSoft,
-          mpjpeLMm: c.mpjpeLMm,
-          decidedAt: pr.decidedAt,
-        };
-      });
-      const bindingKeys = new Set(r.bindings.map((b) => b.key));
-      const bindings: QualificationBindingDto[] = r.bindings.map((b) => {
-        const c = matrixCell(r.pairs.filter((pr) => pr.bindingKey === b.key));
-        return {
-          key: b.key,
-          name: b.name,
-          kind: b.kind,
-          label: b.label,
-          note: b.note,
-          summary: {
-            pairs: c.pairs,
-            admitted: c.admitted,
-            rejected: c.rejected,
-            pending: c.pending,
-            sr: c.sr,
-            progressSoft: c.progressSoft,
-            mpjpeLMm: c.mpjpeLMm,
-          },
-        };
-      });
-      const job = this.activeJobFor(store.dir);
-      if (job) {
-        const wl = this.coreV1();
-        for (const pl of job.plan) {
-          if (!clips.has(pl.clipId)) {
-            const meta = wl.snapshot.clips.find((c) => c.id === pl.clipId);
-            clips.set(pl.clipId, {
-              id: pl.clipId,
-              name: pl.clipName,
-              group: (meta?.group as CapabilityGroupId | undefined) ?? null,
-              durationS: meta?.duration_s ?? null,
-            });
-          }
-          const planned = job.bindings.get(pl.bindingKey);
-          if (!bindingKeys.has(pl.bindingKey) && planned) {
-            bindingKeys.add(pl.bindingKey);
-            bindings.push({
-              key: pl.bindingKey,
-              name: bindingName(planned),
-              kind: planned.kind,
-              label: planned.label,
-              note: planned.kind === 'builtin' ? BUILTIN_LABEL : null,
-              summary: { pairs: 0, admitted: 0, rejected: 0, pending: 0, sr: null, progressSoft: null, mpjpeLMm: null },
-            });
-          }
+        }
+        const planned = job.bindings.get(pl.bindingKey);
+        if (!bindingKeys.has(pl.bindingKey) && planned) {
+          bindingKeys.add(pl.bindingKey);
+          bindings.push({
+            key: pl.bindingKey,
+            name: bindingName(planned),
+            kind: planned.kind,
+            label: planned.label,
+            note: planned.kind === 'builtin' ? BUILTIN_LABEL : null,
+            summary: { pairs: 0, admitted: 0, rejected: 0, pending: 0, sr: null, progressSoft: null, mpjpeLMm: null },
+          });
         }
       }
-      // Clip rows in snapshot order (core-v1 order when known).
-      const order = new Map<string, number>();
-      for (const s of r.snapshots)
-        store.getWorkloadSnapshot(s.snapshotHash)?.clips.forEach((c, i) => order.has(c.id) || order.set(c.id, i));
-      if (job) this.coreV1().snapshot.clips.forEach((c, i) => order.has(c.id) || order.set(c.id, i));
-      const rows = [...clips.values()].sort(
-        (a, b) => (order.get(a.id) ?? 1e9) - (order.get(b.id) ?? 1e9) || a.name.localeCompare(b.name),
-      );
-      return {
-        campaignDir: store.dir,
-        campaignId: store.campaign.id,
-        policy: r.policy.key,
-        contract: r.contracts[0] ?? null,
-        snapshots: r.snapshots.map((s) => ({ id: s.id, version: s.version, snapshotHash: s.snapshotHash })),
-        bindings,
-        clips: rows,
-        cells,
-        generatedAt: r.generatedAt,
-      };
-    });
+    }
+    // Clip rows in snapshot order (core-v1 order when known).
+    const order = new Map(snapshotOrder);
+    if (job) this.coreV1().snapshot.clips.forEach((c, i) => order.has(c.id) || order.set(c.id, i));
+    const rows = [...clips.values()].sort(
+      (a, b) => (order.get(a.id) ?? 1e9) - (order.get(b.id) ?? 1e9) || a.name.localeCompare(b.name),
+    );
+    return { ...report, bindings, clips: rows };
   }
 
   private activeJobFor(dir: string): Job | null {
@@ -431,138 +363,16 @@ export class QualificationJobs {
     return { ...j.status };
   }
 
+  /**
+   * The worst rollout of a pair against its reference: the campaign and the episode are read and
+   * evaluated in the file worker (campaignBoardReads.ts); the reference is core-v1's clip or an
+   * opened policy's motion, known here.
+   */
   async replay(p: ApiParams<'qualification.replay'>): Promise<QualificationReplayDto> {
-    const found = await this.withStore(p.campaignDir, (store) => {
-      const r = buildCampaignReport(store);
-      const pair = r.pairs.find((x) => x.bindingKey === p.bindingKey && x.clipId === p.clipId);
-      if (!pair)
-        throw new ApiFailure('not_found', `no pair ${p.bindingKey} × ${p.clipId} in this campaign`, 'params.clipId');
-      let rollouts = pair.rollouts.map((x) => ({
-        runId: x.runId,
-        index: x.rolloutIndex,
-        outcome: x.outcome,
-        failed: x.failed,
-        progressSoft: x.progressSoft,
-        mpjpeLMm: x.mpjpeLMm,
-      }));
-      if (rollouts.length === 0) {
-        rollouts = store
-          .findEpisodes({ parentTraceId: pair.parentTraceId, executionDomain: 'simulation' })
-          .filter((e) => e.status === 'finished')
-          .map((e) => ({
-            runId: e.runId,
-            index: e.rolloutIndex,
-            outcome: e.outcome,
-            failed: e.outcome === 'hard_failure',
-            progressSoft: null,
-            mpjpeLMm: null,
-          }));
-      }
-      if (rollouts.length === 0)
-        throw new ApiFailure(
-          'not_found',
-          `pair ${p.bindingKey} × ${p.clipId} has no finished rollout yet`,
-          'params.clipId',
-        );
-      // Worst: a failed rollout (lowest progress first), else the highest MPJPE-l.
-      const score = (x: (typeof rollouts)[number]) =>
-        x.failed ? 1e9 - (x.progressSoft ?? 0) * 1e6 : (x.mpjpeLMm ?? 0);
-      const worst = [...rollouts].sort((a, b) => score(b) - score(a))[0];
-      return { pair, worst, file: store.episodeFile(worst.runId) };
-    });
-    const ep = await readEpisodeFile(found.file);
     const wl = await this.coreV1OffThread();
     const i = wl.snapshot.clips.findIndex((c) => c.id === p.clipId);
-    let clip: MotionClip;
-    const baked = this.o.policies.bakedClip(p.clipId);
-    if (i >= 0) clip = wl.clips[i];
-    else if (baked) clip = baked;
-    else
-      throw new ApiFailure(
-        'not_found',
-        `clip ${p.clipId} is neither in core-v1 nor the motion of an opened policy: replay of other workloads is not supported yet`,
-        'params.clipId',
-      );
-    const n = ep.executed.length;
-    const hasRoot = n > 0 && ep.executed.every((m) => m.rootPosM !== null);
-    const hasQuat = n > 0 && ep.executed.every((m) => m.rootQuatWxyz !== null);
-    const exec = {
-      frames: n,
-      timeS: ep.executed.map((m) => m.timeS),
-      rootPosM: hasRoot ? ep.executed.flatMap((m) => m.rootPosM!) : null,
-      rootQuatWxyz: hasQuat ? ep.executed.flatMap((m) => m.rootQuatWxyz!) : null,
-      jointPosRad: ep.executed.flatMap((m) => m.jointPosRad),
-    };
-    let worst: QualificationReplayDto['worst'] = {
-      frame: 0,
-      timeS: 0,
-      kind: 'max_error',
-      detail: 'no executed frames',
-    };
-    if (n >= 2 && exec.rootPosM && exec.rootQuatWxyz) {
-      this.evaluator ??= new ClipPairEvaluator(MB_METRICS_1, this.o.profile());
-      const t0 = exec.timeS[0];
-      const fps = n > 1 ? (n - 1) / (exec.timeS[n - 1] - t0) : MB_METRICS_1.rateHz;
-      const ev = this.evaluator.evaluate(clip, {
-        fps,
-        frameCount: n,
-        rootPosM: Float64Array.from(exec.rootPosM),
-        rootQuatWxyz: Float64Array.from(exec.rootQuatWxyz),
-        jointPosRad: Float64Array.from(exec.jointPosRad),
-      });
-      const f = ev.metrics.failure;
-      if (f.available && f.value) {
-        worst = {
-          frame: f.value.frame,
-          timeS: f.value.frame / MB_METRICS_1.rateHz,
-          kind: 'first_failure',
-          detail: `${f.value.condition} of ${f.value.body}: ${f.value.error.toFixed(3)} > ${f.value.threshold}`,
-        };
-      } else {
-        // The frame with the largest body error (root translation removed, as MPJPE-l).
-        const B = ev.exec.bodyPosM.length / ev.K / 3;
-        const root = this.o.profile().rootBodyIndex;
-        let best = -1;
-        let bestK = 0;
-        let bestB = 0;
-        for (let k = 0; k < ev.K; k++) {
-          const o = k * B * 3;
-          for (let b = 0; b < B; b++) {
-            let s = 0;
-            for (let a = 0; a < 3; a++) {
-              const d =
-                ev.exec.bodyPosM[o + 3 * b + a] -
-                ev.exec.bodyPosM[o + 3 * root + a] -
-                (ev.ref.bodyPosM[o + 3 * b + a] - ev.ref.bodyPosM[o + 3 * root + a]);
-              s += d * d;
-            }
-            if (s > best) {
-              best = s;
-              bestK = k;
-              bestB = b;
-            }
-          }
-        }
-        worst = {
-          frame: bestK,
-          timeS: bestK / MB_METRICS_1.rateHz,
-          kind: 'max_error',
-          detail: `largest body error ${(Math.sqrt(best) * 100).toFixed(1)} cm (${this.o.profile().bodies[bestB]?.name ?? `body ${bestB}`})`,
-        };
-      }
-    }
-    return {
-      bindingKey: p.bindingKey,
-      clipId: p.clipId,
-      runId: found.worst.runId,
-      rolloutIndex: found.worst.index,
-      outcome: found.worst.outcome,
-      admitted: found.pair.decision ? found.pair.decision.admitted : null,
-      reasons: found.pair.decision?.reasons ?? [],
-      reference: clipToDto(clip),
-      executed: exec,
-      worst,
-    };
+    const reference: MotionClip | null = i >= 0 ? wl.clips[i] : (this.o.policies.bakedClip(p.clipId) ?? null);
+    return this.o.files.qualificationReplay(p, reference, this.o.modelFile);
   }
 
   async close(): Promise<void> {

@@ -23,7 +23,7 @@ import type { MotionClip } from '../../domain/motion/motionClip';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import type { CalibrationRecord } from '../../domain/trace/records';
 import type { LoadedWorkload } from '../../domain/workload/snapshot';
-import type { OffThreadFiles } from '../files/offThread';
+import { OffThreadFiles } from '../files/offThread';
 import type { EmbeddedSimulator } from '../sim/embeddedSimulator';
 import { openCampaign, otherWriterOf, type CampaignStore } from '../trace';
 import type { AdmittedPair } from '../trial/admittedPairs';
@@ -46,7 +46,6 @@ import type { EventHub } from './eventHub';
 import type { InterlockSessions } from './interlockSessions';
 import { SerializedResult } from './serializedResult';
 import { robotLinkFigures } from './robotLive';
-import { readTrialEpisode } from './trialEpisode';
 
 // The Calibration panel and the Trial runner from the console (issue 6 item 9; DESIGN §6, §8):
 //
@@ -78,7 +77,7 @@ export interface TrialJobsOptions {
   interlocks: InterlockSessions;
   clips: ClipCache;
   profile: () => RobotProfile;
-  /** The file worker: trial.episode is parsed there (default: on this loop, for unit tests). */
+  /** The file worker: trial.episode is parsed there (default: a worker of this job table's own). */
   files?: OffThreadFiles;
   services?: TrialServices;
   /** The embedded simulator for the pair's simulation branch (default: the registry's). */
@@ -212,6 +211,8 @@ export class TrialJobs {
   private readonly now: () => number;
   private readonly log: (line: string) => void;
   private closed = false;
+  /** The file worker when none is given (started on first use, closed with this table). */
+  private ownFiles: OffThreadFiles | null = null;
 
   constructor(private readonly o: TrialJobsOptions) {
     this.services = o.services ?? null;
@@ -932,9 +933,8 @@ export class TrialJobs {
   /** trial.episode: read and parsed in the file worker (trialEpisode.ts), sent as the JSON it made there. */
   async episode(p: ApiParams<'trial.episode'>): Promise<SerializedResult<TrialEpisodeDto>> {
     const dir = this.requireCampaign(p.campaignDir);
-    if (this.o.files) return this.o.files.trialEpisode(dir, p.runId);
-    const dto = await readTrialEpisode(dir, p.runId);
-    return new SerializedResult(new TextEncoder().encode(JSON.stringify(dto)), () => dto);
+    const files = this.o.files ?? (this.ownFiles ??= new OffThreadFiles());
+    return files.trialEpisode(dir, p.runId);
   }
 
   async close(): Promise<void> {
@@ -942,6 +942,7 @@ export class TrialJobs {
     if (this.statusTimer) clearInterval(this.statusTimer);
     this.statusTimer = null;
     this.cancelCapture('the console services are shutting down');
+    await this.ownFiles?.close();
     for (const j of this.jobs.values())
       if (j.status.state === 'running') j.controller.abort('the console services are shutting down');
     await Promise.race([

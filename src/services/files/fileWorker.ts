@@ -1,6 +1,7 @@
 // The console's file worker thread (started by offThread.ts through simWorkerBootstrap.mjs, which
 // registers tsx): reads and decodes clips, opens campaign folders and parses recorded episodes for
-// the overlay (trial.episode), one task at a time, so the
+// the overlay (trial.episode), serves the board's campaign reads (qualification.report and
+// .replay, gap.*) and the model's meshes (robot.getMesh), one task at a time, so the
 // main thread's event loop stays free for STOP. A decoded clip is posted with its typed arrays
 // transferred and its ClipDto already serialized to UTF-8 JSON. A task's error is posted as its type
 // and fields (workerErrors.ts) and rebuilt as the same type on the main thread.
@@ -8,6 +9,8 @@
 import { Buffer } from 'node:buffer';
 import { parentPort } from 'node:worker_threads';
 import { clipToDto } from '../../api/clipDto';
+import { BASE64_RE } from '../../api/contract';
+import { ApiFailure } from '../api/apiFailure';
 import type { JointLimitsRad } from '../../domain/motion/clipCommon';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { decodeClipBytes, loadClipFile } from '../motion/loadClipFile';
@@ -59,12 +62,40 @@ function postClip(id: number, clip: MotionClip): void {
   port.postMessage({ id, ok: true, value } satisfies FileTaskReply, clipTransferList(clip, [dtoJson]));
 }
 
+type BoardTask = Extract<
+  FileTask,
+  {
+    kind: 'qualification.board' | 'qualification.replay' | 'gap.report' | 'gap.replay' | 'gap.contracts' | 'robot.mesh';
+  }
+>;
+
+/** The board's reads of a campaign and the model's meshes (campaignBoardReads.ts), loaded on first use. */
+async function boardRead(task: BoardTask): Promise<unknown> {
+  const reads = await import('../api/campaignBoardReads');
+  switch (task.kind) {
+    case 'qualification.board':
+      return reads.readCampaignBoard(task.params);
+    case 'qualification.replay':
+      return reads.readQualificationReplay(task.params, task.reference, task.modelFile);
+    case 'gap.report':
+      return reads.readGapReport(task.params, task.modelFile);
+    case 'gap.replay':
+      return reads.readGapReplay(task.params, task.modelFile);
+    case 'gap.contracts':
+      return reads.readGapContracts(task.params, task.modelFile);
+    case 'robot.mesh':
+      return reads.readModelMesh(task.modelFile, task.name);
+  }
+}
+
 async function run(id: number, task: FileTask): Promise<void> {
   switch (task.kind) {
     case 'clip.load':
       postClip(id, loadClipFile(task.file, clipOptions(task.options)));
       return;
     case 'clip.decode': {
+      if (!BASE64_RE.test(task.bytesBase64))
+        throw new ApiFailure('bad_params', 'clips.decode: params.bytesBase64: not base64', 'params.bytesBase64');
       const bytes = new Uint8Array(Buffer.from(task.bytesBase64, 'base64'));
       postClip(id, decodeClipBytes(bytes, task.fileName, 'upload', clipOptions(task.options)));
       return;
@@ -87,6 +118,19 @@ async function run(id: number, task: FileTask): Promise<void> {
     case 'analysis.run': {
       const { runAnalysisRequest } = await import('../api/campaignAnalysisApi');
       port.postMessage({ id, ok: true, value: await runAnalysisRequest(task.params) } satisfies FileTaskReply);
+      return;
+    }
+    case 'qualification.board':
+    case 'qualification.replay':
+    case 'gap.report':
+    case 'gap.replay':
+    case 'gap.contracts': {
+      port.postMessage({ id, ok: true, value: await boardRead(task) } satisfies FileTaskReply);
+      return;
+    }
+    case 'robot.mesh': {
+      const json = new TextEncoder().encode(JSON.stringify(await boardRead(task)));
+      port.postMessage({ id, ok: true, value: json } satisfies FileTaskReply, [json.buffer as ArrayBuffer]);
       return;
     }
     case 'trial.episode': {

@@ -14,7 +14,18 @@
 // presumed stuck, is terminated and the next task starts a fresh one.
 
 import { Worker } from 'node:worker_threads';
-import type { AnalysisDocument, ApiParams, QualificationOpenResult, TrialEpisodeDto } from '../../api/contract';
+import type {
+  AnalysisDocument,
+  ApiParams,
+  GapContractsDto,
+  GapReplayDto,
+  GapReportDto,
+  MeshDto,
+  QualificationOpenResult,
+  QualificationReplayDto,
+  TrialEpisodeDto,
+} from '../../api/contract';
+import type { CampaignBoardReport } from '../api/campaignBoardReads';
 import { SerializedResult } from '../api/serializedResult';
 import type { JointLimitsRad } from '../../domain/motion/clipCommon';
 import type { MotionClip } from '../../domain/motion/motionClip';
@@ -28,6 +39,13 @@ export const CLIP_TASK_TIMEOUT_MS = 120_000;
 export const WORKLOAD_TASK_TIMEOUT_MS = 60_000;
 /** Longest analysis.run may take (a 47-clip, 7-binding campaign: 10–20 s on this 2-core machine). */
 export const ANALYSIS_TASK_TIMEOUT_MS = 300_000;
+/**
+ * Longest a board's read of a campaign may take (qualification.report and .replay, gap.report,
+ * .replay and .contracts): a campaign's rows and episodes, up to 1 GiB each.
+ */
+export const CAMPAIGN_READ_TIMEOUT_MS = 120_000;
+/** Longest robot.getMesh may take to read a mesh (at most MAX_MESH_FILE_BYTES) and encode it. */
+export const MESH_TASK_TIMEOUT_MS = 30_000;
 /** Longest qualification.open may take to check, create or open a campaign folder. */
 export const CAMPAIGN_OPEN_TIMEOUT_MS = 30_000;
 /**
@@ -52,7 +70,18 @@ export type FileTask =
   | { kind: 'campaign.open'; campaignDir: string; create: boolean }
   | { kind: 'trial.episode'; campaignDir: string; runId: string }
   | { kind: 'workload.builtin'; id: 'core-v1' }
-  | { kind: 'analysis.run'; params: ApiParams<'analysis.run'> };
+  | { kind: 'analysis.run'; params: ApiParams<'analysis.run'> }
+  | { kind: 'qualification.board'; params: ApiParams<'qualification.report'> }
+  | {
+      kind: 'qualification.replay';
+      params: ApiParams<'qualification.replay'>;
+      reference: MotionClip | null;
+      modelFile: string;
+    }
+  | { kind: 'gap.report'; params: ApiParams<'gap.report'>; modelFile: string }
+  | { kind: 'gap.replay'; params: ApiParams<'gap.replay'>; modelFile: string }
+  | { kind: 'gap.contracts'; params: ApiParams<'gap.contracts'>; modelFile: string }
+  | { kind: 'robot.mesh'; modelFile: string; name: string };
 
 /** A clip decoded in the worker: the clip (arrays transferred) and its ClipDto as UTF-8 JSON. */
 export interface DecodedClip {
@@ -151,6 +180,68 @@ export class OffThreadFiles {
       ANALYSIS_TASK_TIMEOUT_MS,
       `analysing the campaign ${params.campaignDir}`,
     ) as Promise<AnalysisDocument>;
+  }
+
+  /** The stored part of the board's matrix (qualification.report), read from the campaign there. */
+  campaignBoard(params: ApiParams<'qualification.report'>): Promise<CampaignBoardReport> {
+    return this.run(
+      { kind: 'qualification.board', params },
+      CAMPAIGN_READ_TIMEOUT_MS,
+      `reading the campaign ${params.campaignDir}`,
+    ) as Promise<CampaignBoardReport>;
+  }
+
+  /** qualification.replay: the worst rollout's episode read and evaluated there against `reference`. */
+  qualificationReplay(
+    params: ApiParams<'qualification.replay'>,
+    reference: MotionClip | null,
+    modelFile: string,
+  ): Promise<QualificationReplayDto> {
+    return this.run(
+      { kind: 'qualification.replay', params, reference, modelFile },
+      CAMPAIGN_READ_TIMEOUT_MS,
+      `replaying ${params.bindingKey} × ${params.clipId} of ${params.campaignDir}`,
+    ) as Promise<QualificationReplayDto>;
+  }
+
+  /** gap.report of the campaign, built there. */
+  gapReport(params: ApiParams<'gap.report'>, modelFile: string): Promise<GapReportDto> {
+    return this.run(
+      { kind: 'gap.report', params, modelFile },
+      CAMPAIGN_READ_TIMEOUT_MS,
+      `reading the gap report of ${params.campaignDir}`,
+    ) as Promise<GapReportDto>;
+  }
+
+  /** gap.replay of one matched pair: its episodes read there. */
+  gapReplay(params: ApiParams<'gap.replay'>, modelFile: string): Promise<GapReplayDto> {
+    return this.run(
+      { kind: 'gap.replay', params, modelFile },
+      CAMPAIGN_READ_TIMEOUT_MS,
+      `replaying pair ${params.parentTraceId} of ${params.campaignDir}`,
+    ) as Promise<GapReplayDto>;
+  }
+
+  /** gap.contracts: the contracts' comparison (and the scoring of what is missing) there. */
+  gapContracts(params: ApiParams<'gap.contracts'>, modelFile: string): Promise<GapContractsDto> {
+    return this.run(
+      { kind: 'gap.contracts', params, modelFile },
+      ANALYSIS_TASK_TIMEOUT_MS,
+      `comparing the contracts of ${params.campaignDir}`,
+    ) as Promise<GapContractsDto>;
+  }
+
+  /**
+   * robot.getMesh: a mesh the model references, read, base64-encoded and serialized to JSON there
+   * (a 40 MiB mesh: ~0.5 s of JSON.stringify that would otherwise hold this loop).
+   */
+  async modelMesh(modelFile: string, name: string): Promise<SerializedResult<MeshDto>> {
+    const json = (await this.run(
+      { kind: 'robot.mesh', modelFile, name },
+      MESH_TASK_TIMEOUT_MS,
+      `reading mesh "${name}"`,
+    )) as Uint8Array;
+    return new SerializedResult(json, () => JSON.parse(new TextDecoder().decode(json)) as MeshDto);
   }
 
   /** Tasks still waiting for the worker. */

@@ -16,8 +16,18 @@ const MODEL_TREE_LIMIT_MIB = 512;
 let modulePromise: Promise<MainModule> | undefined;
 let mountCounter = 0;
 
+/**
+ * What the WASM module prints (MuJoCo's warnings, e.g. "Nan, Inf or huge value in QACC", go through
+ * printf to Emscripten's `print`) goes to stderr, one line each: stdout belongs to the command's
+ * result, which under --json is exactly one JSON document. Blank lines are dropped.
+ */
+export const MUJOCO_OUTPUT_PREFIX = 'mujoco: ';
+const toStderr = (line: string): void => {
+  if (line.trim() !== '') process.stderr.write(`${MUJOCO_OUTPUT_PREFIX}${line}\n`);
+};
+
 export function loadMujoco(): Promise<MainModule> {
-  modulePromise ??= loadMujocoModule();
+  modulePromise ??= loadMujocoModule({ print: toStderr, printErr: toStderr });
   return modulePromise;
 }
 
