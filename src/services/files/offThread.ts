@@ -1,7 +1,7 @@
 // Heavy file work of the console API, off the event loop that carries the operator's STOP, the
 // interlock heartbeat and every other request: clip decoding (clips.load, clips.decode) and the
 // campaign opening of qualification.open run in one worker thread (fileWorker.ts, started through
-// the simulator's tsx bootstrap). A decoded clip comes back with its typed arrays transferred, not
+// the simulator's tsx bootstrap), and so does the reading of a released policy (policies.open). A decoded clip comes back with its typed arrays transferred, not
 // copied, and with its API result already serialized to JSON in the worker, so the main thread
 // neither converts 18 M numbers nor stringifies them (a 200 MB CSV: 4 s of decoding, 2 s of DTO
 // and JSON here otherwise). The built-in workload (core-v1) is generated there too, and a campaign's
@@ -19,6 +19,7 @@ import { SerializedResult } from '../api/serializedResult';
 import type { JointLimitsRad } from '../../domain/motion/clipCommon';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import type { LoadedWorkload } from '../../domain/workload/snapshot';
+import type { PolicyPlan } from '../wbc/policyRun';
 import { ApiFailure } from '../api/apiFailure';
 import { reviveError, type SerializedError } from './workerErrors';
 
@@ -28,6 +29,11 @@ export const CLIP_TASK_TIMEOUT_MS = 120_000;
 export const WORKLOAD_TASK_TIMEOUT_MS = 60_000;
 /** Longest analysis.run may take (a 47-clip, 7-binding campaign: 10–20 s on this 2-core machine). */
 export const ANALYSIS_TASK_TIMEOUT_MS = 300_000;
+/**
+ * Longest policies.open may take: read, bound and hash the files, a trial inference, the baked
+ * motion's forward kinematics (the released policies: under 2 s; a 512 MiB model is read whole).
+ */
+export const POLICY_OPEN_TIMEOUT_MS = 60_000;
 /** Longest qualification.open may take to check, create or open a campaign folder. */
 export const CAMPAIGN_OPEN_TIMEOUT_MS = 30_000;
 /**
@@ -52,7 +58,18 @@ export type FileTask =
   | { kind: 'campaign.open'; campaignDir: string; create: boolean }
   | { kind: 'trial.episode'; campaignDir: string; runId: string }
   | { kind: 'workload.builtin'; id: 'core-v1' }
-  | { kind: 'analysis.run'; params: ApiParams<'analysis.run'> };
+  | { kind: 'analysis.run'; params: ApiParams<'analysis.run'> }
+  | { kind: 'policy.open'; policyPath: string; modelFile: string };
+
+/**
+ * A policy opened in the worker (policies.open): its plan, whose typed arrays (the baked clip, its
+ * tracking reference, the file's time-indexed tables) are transferred, and its PolicyInfoDto as
+ * UTF-8 JSON.
+ */
+export interface OpenedPolicy {
+  plan: PolicyPlan;
+  dtoJson: Uint8Array;
+}
 
 /** A clip decoded in the worker: the clip (arrays transferred) and its ClipDto as UTF-8 JSON. */
 export interface DecodedClip {
@@ -151,6 +168,15 @@ export class OffThreadFiles {
       ANALYSIS_TASK_TIMEOUT_MS,
       `analysing the campaign ${params.campaignDir}`,
     ) as Promise<AnalysisDocument>;
+  }
+
+  /** policies.open off the event loop: the policy read, checked and planned on `modelFile`'s robot. */
+  openPolicy(policyPath: string, modelFile: string): Promise<OpenedPolicy> {
+    return this.run(
+      { kind: 'policy.open', policyPath, modelFile },
+      POLICY_OPEN_TIMEOUT_MS,
+      `opening the policy ${policyPath}`,
+    ) as Promise<OpenedPolicy>;
   }
 
   /** Tasks still waiting for the worker. */

@@ -9,6 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import protobuf from 'protobufjs';
 import { InputError } from '../../domain/problems';
+import { printable } from '../../domain/text/printable';
+import { checkOnnxDeclaredSizes } from '../../domain/wbc/onnxDeclaredSizes';
 import {
   onnxDtypeName,
   type OnnxFloatConstant,
@@ -120,6 +122,8 @@ function valueInfo(v: ValueInfo): OnnxValueInfo {
 function floatConstant(t: Tensor, file: string, what: string): OnnxFloatConstant | null {
   if (t.dataType !== FLOAT || t.dataLocation === EXTERNAL) return null;
   const dims = (t.dims ?? []).map(Number);
+  if (dims.some((d) => !Number.isSafeInteger(d) || d < 0))
+    throw new InputError({ file, key: what }, `constant has dims [${dims.join(', ')}]; expected non-negative integers`);
   const n = dims.reduce((a, b) => a * b, 1);
   let data: Float32Array;
   if (t.rawData && t.rawData.length > 0) {
@@ -145,6 +149,7 @@ function floatConstant(t: Tensor, file: string, what: string): OnnxFloatConstant
 
 /** Decodes ONNX bytes. `file` names the file in errors and is the base of external-data paths. */
 export function readOnnxModelInfo(bytes: Uint8Array, file: string): OnnxModelInfo {
+  checkOnnxDeclaredSizes(bytes, file);
   let m: Model;
   try {
     m = ModelProto.toObject(ModelProto.decode(bytes), { longs: Number, defaults: false }) as Model;
@@ -156,7 +161,8 @@ export function readOnnxModelInfo(bytes: Uint8Array, file: string): OnnxModelInf
   const metadata: Record<string, string> = {};
   for (const p of m.metadataProps ?? []) {
     const k = p.key ?? '';
-    if (Object.hasOwn(metadata, k)) throw new InputError({ file, key: `metadata_props.${k}` }, 'key appears twice');
+    if (Object.hasOwn(metadata, k))
+      throw new InputError({ file, key: `metadata_props.${printable(k)}` }, 'key appears twice');
     metadata[k] = p.value ?? '';
   }
   const constants = new Map<string, Tensor>();
@@ -172,8 +178,14 @@ export function readOnnxModelInfo(bytes: Uint8Array, file: string): OnnxModelInf
     if (t.dataLocation !== EXTERNAL) continue;
     const kv = Object.fromEntries((t.externalData ?? []).map((e) => [e.key ?? '', e.value ?? '']));
     const loc = kv.location;
-    if (!loc) throw new InputError({ file, key: `initializer ${t.name}` }, 'external data without a location');
+    if (!loc)
+      throw new InputError({ file, key: `initializer ${printable(t.name ?? '')}` }, 'external data without a location');
     const end = Number(kv.offset ?? 0) + Number(kv.length ?? 0);
+    if (!Number.isSafeInteger(end) || end < 0)
+      throw new InputError(
+        { file, key: `initializer ${printable(t.name ?? '')}` },
+        `external data offset "${printable(kv.offset ?? '')}" and length "${printable(kv.length ?? '')}" are not byte counts`,
+      );
     ext.set(loc, Math.max(ext.get(loc) ?? 0, end));
   }
   const inputs = (g.input ?? []).map(valueInfo).filter((v) => !constants.has(v.name));
@@ -207,7 +219,13 @@ export function readOnnxModelInfo(bytes: Uint8Array, file: string): OnnxModelInf
  * beside it, is a regular file inside its folder and is long enough. Returns the info and the
  * bytes (for hashing); `externalFiles` are the absolute paths, in the model's order.
  */
-export function readOnnxFile(file: string): { info: OnnxModelInfo; bytes: Uint8Array; externalFiles: string[] } {
+export function readOnnxFile(file: string): {
+  info: OnnxModelInfo;
+  bytes: Uint8Array;
+  externalFiles: string[];
+  /** Sizes of externalFiles (stat), bytes, in the same order. */
+  externalBytes: number[];
+} {
   let bytes: Uint8Array;
   try {
     bytes = readBoundedFile(file, 'onnxModel');
@@ -219,12 +237,19 @@ export function readOnnxFile(file: string): { info: OnnxModelInfo; bytes: Uint8A
   const info = readOnnxModelInfo(bytes, file);
   const dir = path.dirname(path.resolve(file));
   const externalFiles: string[] = [];
+  const externalBytes: number[] = [];
   for (const x of info.externalData) {
+    // eslint-disable-next-line no-control-regex
+    if (/[\u0000-\u001f\u007f]/.test(x.location))
+      throw new InputError(
+        { file, key: 'external_data' },
+        `external data location "${printable(x.location)}" holds a control character; refused`,
+      );
     const p = path.resolve(dir, x.location);
     if (path.dirname(p) !== dir && !p.startsWith(dir + path.sep))
       throw new InputError(
         { file, key: 'external_data' },
-        `external data "${x.location}" lies outside the model's folder; refused`,
+        `external data "${printable(x.location)}" lies outside the model's folder; refused`,
       );
     let st: fs.Stats;
     try {
@@ -232,17 +257,21 @@ export function readOnnxFile(file: string): { info: OnnxModelInfo; bytes: Uint8A
     } catch {
       throw new InputError(
         { file, key: 'external_data' },
-        `the weights are stored in "${x.location}" beside the model, and that file is missing (${p}); keep the .onnx and its .onnx.data side by side`,
+        `the weights are stored in "${printable(x.location)}" beside the model, and that file is missing (${printable(p)}); keep the .onnx and its .onnx.data side by side`,
       );
     }
     if (!st.isFile())
-      throw new InputError({ file, key: 'external_data' }, `external data "${x.location}" is not a regular file`);
+      throw new InputError(
+        { file, key: 'external_data' },
+        `external data "${printable(x.location)}" is not a regular file`,
+      );
     if (st.size < x.bytesNeeded)
       throw new InputError(
         { file, key: 'external_data' },
-        `external data "${x.location}" has ${st.size} bytes; the graph reads up to byte ${x.bytesNeeded} (truncated or the wrong file)`,
+        `external data "${printable(x.location)}" has ${st.size} bytes; the graph reads up to byte ${x.bytesNeeded} (truncated or the wrong file)`,
       );
     externalFiles.push(p);
+    externalBytes.push(st.size);
   }
-  return { info, bytes, externalFiles };
+  return { info, bytes, externalFiles, externalBytes };
 }
