@@ -7,8 +7,8 @@ export const PRINTABLE_MAX_CHARS = 200;
 
 export function printable(s: string, maxChars = PRINTABLE_MAX_CHARS): string {
   const cut = s.length > maxChars ? s.slice(0, maxChars) : s;
-  // eslint-disable-next-line no-control-regex
   const safe = cut.replace(
+    // eslint-disable-next-line no-control-regex
     /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g,
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
