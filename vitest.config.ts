@@ -26,6 +26,7 @@ const REALTIME = [
   'test/integration/interlockPty.test.ts',
   'test/integration/interlockCli.test.ts',
   'test/integration/hostStopLatency.test.ts',
+  'test/integration/policyOpenOffLoop.test.ts',
   'test/integration/interlockKeeper.test.ts',
 ];
 
