@@ -2,8 +2,13 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InputError } from '../../src/domain/problems';
+import { BakedMotionError } from '../../src/domain/wbc/bakedMotion';
+import { JointOrderError } from '../../src/domain/wbc/jointOrder';
 import { ONNX_STRING_MAX_BYTES } from '../../src/domain/wbc/onnxDeclaredSizes';
 import { BAKED_FRAMES_MAX } from '../../src/domain/wbc/policyFamilies';
+import { OffThreadFiles } from '../../src/services/files/offThread';
+import { reviveError, serializeError } from '../../src/services/files/workerErrors';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { loadTrackingPolicy, POLICY_CONFIG_MAX_BYTES, POLICY_YAML_MAX_TOKENS } from '../../src/services/wbc/loadPolicy';
 import { planPolicy } from '../../src/services/wbc/policyRun';
@@ -370,4 +375,40 @@ describe('minor: files', () => {
     expect(m.ms).toBeLessThan(500);
     expect(m.rssGrowthMiB).toBeLessThan(32);
   });
+});
+
+describe('the file worker keeps the errors of a policy open as their types', () => {
+  it('BakedMotionError and JointOrderError cross the thread boundary as themselves', () => {
+    for (const e of [new BakedMotionError('x.onnx: no baked "joint_pos"'), new JointOrderError('unknown joint foo')]) {
+      const back = reviveError(serializeError(e));
+      expect(back).toBeInstanceOf(e.constructor);
+      expect(back.message).toBe(e.message);
+    }
+    // the control: an error the boundary does not know comes back as a plain Error keeping its name
+    const other = Object.assign(new Error('m'), { name: 'SomethingElse' });
+    const back = reviveError(serializeError(other));
+    expect(back).not.toBeInstanceOf(BakedMotionError);
+    expect(back.name).toBe('SomethingElse');
+  });
+
+  it("OffThreadFiles.openPolicy: a hostile file's InputError comes back located; a real policy's plan with its arrays", async () => {
+    const files = new OffThreadFiles();
+    try {
+      const f = writeNonFiniteBakedOnnx(at('worker-nan.onnx'), 'joint_pos', NaN);
+      const err = await files.openPolicy(f, DEFAULT_MODEL_FILE).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(InputError);
+      expect((err as InputError).location).toEqual({ file: f, key: 'outputs.joint_pos[10]' });
+      const ok = writeBakedPolicy(at('worker-ok.onnx'));
+      const { plan, dtoJson } = await files.openPolicy(ok, DEFAULT_MODEL_FILE);
+      expect(plan.baked!.clip.jointPosRad).toBeInstanceOf(Float64Array);
+      expect(plan.baked!.clip.jointPosRad.length).toBe(165 * 29);
+      expect(plan.loaded.spec.kp).toBeInstanceOf(Float64Array);
+      expect(JSON.parse(new TextDecoder().decode(dtoJson)).motion.frames).toBe(165);
+    } finally {
+      await files.close();
+    }
+  }, 60_000);
 });
