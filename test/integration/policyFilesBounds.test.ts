@@ -146,10 +146,25 @@ describe('C3: a 300 MB ONNX whose joint_names is the whole file', () => {
     report('C3 huge joint_names, policy info', r);
     expectCliRefusal(r, f, /\[metadata_props\.joint_names\]: a metadata value of 299\.\d MiB; .*limited to 1\.0 MiB/, {
       ms: 20_000,
-      // the file itself is read (300 MiB, within the 512 MiB model limit); nothing is decoded from it
-      peakRssMiB: 1024,
+      // its metadata is checked on disk (keys and lengths) before the file is read whole
+      peakRssMiB: 600,
     });
   }, 150_000);
+
+  it('in-process it is refused from the lengths on disk, within 1 s and 64 MiB', () => {
+    const f = writeHugeJointNamesOnnx(at('huge-in-process.onnx'));
+    const m = measured(() => loadTrackingPolicy(f));
+    report('C3 huge joint_names, in-process', m);
+    expectInputError(
+      () => {
+        throw m.error;
+      },
+      { file: f, key: 'metadata_props.joint_names' },
+      /a metadata value of 299\.\d MiB/,
+    );
+    expect(m.ms).toBeLessThan(1000);
+    expect(m.rssGrowthMiB).toBeLessThan(64);
+  });
 
   it('a metadata value of exactly the bound is decoded; one byte more is refused (in-process)', () => {
     const big = 'x'.repeat(ONNX_STRING_MAX_BYTES);

@@ -81,6 +81,14 @@ const FIELD_NAMES: Record<string, Record<number, string>> = {
 const MiB = 1024 * 1024;
 const size = (n: number) => (n >= MiB ? `${(n / MiB).toFixed(1)} MiB` : `${n} bytes`);
 
+/** The refusal of a string longer than ONNX_STRING_MAX_BYTES at `key`. */
+export function stringTooLong(file: string, key: string, bytes: number, metadata: boolean): InputError {
+  return new InputError(
+    { file, key },
+    `${metadata ? 'a metadata value' : 'a string'} of ${size(bytes)}; strings in a policy file are limited to ${size(ONNX_STRING_MAX_BYTES)} (the largest released, an embedded URDF, is 47 kB; refused before decoding)`,
+  );
+}
+
 class Walk {
   elements = 0;
   floatBytes = 0;
@@ -162,10 +170,7 @@ class Walk {
         if (kind === 'string') {
           if (len > ONNX_STRING_MAX_BYTES) {
             const meta = type === 'StringStringEntryProto' && where.startsWith('metadata_props');
-            this.fail(
-              meta ? where : at,
-              `${meta ? 'a metadata value' : 'a string'} of ${size(len)}; strings in a policy file are limited to ${size(ONNX_STRING_MAX_BYTES)} (the largest released, an embedded URDF, is 47 kB; refused before decoding)`,
-            );
+            throw stringTooLong(this.file, meta ? where : at, len, meta);
           }
           this.count(1, at);
         } else if (kind === 'float') {

@@ -10,7 +10,12 @@ import path from 'node:path';
 import protobuf from 'protobufjs';
 import { InputError } from '../../domain/problems';
 import { printable } from '../../domain/text/printable';
-import { checkOnnxDeclaredSizes } from '../../domain/wbc/onnxDeclaredSizes';
+import {
+  checkOnnxDeclaredSizes,
+  ONNX_METADATA_MAX_ENTRIES,
+  ONNX_STRING_MAX_BYTES,
+  stringTooLong,
+} from '../../domain/wbc/onnxDeclaredSizes';
 import {
   onnxDtypeName,
   type OnnxFloatConstant,
@@ -214,6 +219,96 @@ export function readOnnxModelInfo(bytes: Uint8Array, file: string): OnnxModelInf
   };
 }
 
+/** Most top-level fields looked at on disk; the rest are walked once the file is read. */
+const ON_DISK_FIELDS_MAX = 10_000;
+
+/** A varint of `b` at `i`: [value, next index], or null when it does not end within `b`. */
+function varintAt(b: Uint8Array, i: number): [number, number] | null {
+  let v = 0;
+  let mul = 1;
+  for (let k = 0; k < 10 && i < b.length; k++) {
+    const byte = b[i++];
+    v += (byte & 0x7f) * mul;
+    if (byte < 0x80) return [v, i];
+    mul *= 128;
+  }
+  return null;
+}
+
+/**
+ * The metadata_props of an .onnx checked ON DISK, by positional reads of field keys and lengths
+ * only, before the file is read whole: a metadata key or value longer than ONNX_STRING_MAX_BYTES,
+ * or more than ONNX_METADATA_MAX_ENTRIES entries, is refused without reading it (a 300 MB
+ * joint_names never enters memory). Anything malformed is left to the full walk after the read.
+ */
+function checkMetadataOnDisk(file: string): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  } catch {
+    return; // the bounded read reports it
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) return;
+    const buf = new Uint8Array(24);
+    const at = (pos: number, n = buf.length) => {
+      const into = n <= buf.length ? buf : new Uint8Array(n);
+      return into.subarray(0, fs.readSync(fd, into, 0, n, pos));
+    };
+    let entries = 0;
+    let pos = 0;
+    for (let n = 0; pos < st.size && n < ON_DISK_FIELDS_MAX; n++) {
+      const b = at(pos);
+      const key = varintAt(b, 0);
+      if (!key) return;
+      const wire = key[0] & 7;
+      if (wire === 0) {
+        const v = varintAt(b, key[1]);
+        if (!v) return;
+        pos += v[1];
+        continue;
+      }
+      if (wire === 1 || wire === 5) {
+        pos += key[1] + (wire === 1 ? 8 : 4);
+        continue;
+      }
+      if (wire !== 2) return;
+      const len = varintAt(b, key[1]);
+      if (!len) return;
+      const body = pos + len[1];
+      if (Math.floor(key[0] / 8) === 14) {
+        if (++entries > ONNX_METADATA_MAX_ENTRIES)
+          throw new InputError(
+            { file, key: 'metadata_props' },
+            `more than ${ONNX_METADATA_MAX_ENTRIES} entries; the released exports carry at most 11`,
+          );
+        checkEntryOnDisk(file, at, body, body + len[0]);
+      }
+      pos = body + len[0];
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** One StringStringEntryProto on disk: its key and value lengths within the string bound. */
+function checkEntryOnDisk(file: string, at: (pos: number, n?: number) => Uint8Array, start: number, end: number): void {
+  let name = '?';
+  for (let pos = start; pos < end;) {
+    const b = at(pos);
+    const key = varintAt(b, 0);
+    if (!key || (key[0] & 7) !== 2) return;
+    const len = varintAt(b, key[1]);
+    if (!len) return;
+    const field = Math.floor(key[0] / 8);
+    if (len[0] > ONNX_STRING_MAX_BYTES)
+      throw stringTooLong(file, field === 1 ? 'metadata_props' : `metadata_props.${name}`, len[0], true);
+    if (field === 1 && len[0] <= 256) name = printable(new TextDecoder().decode(at(pos + len[1], len[0])));
+    pos += len[1] + len[0];
+  }
+}
+
 /**
  * Reads an .onnx file (bounded) and checks that each external-data file it references exists
  * beside it, is a regular file inside its folder and is long enough. Returns the info and the
@@ -226,6 +321,7 @@ export function readOnnxFile(file: string): {
   /** Sizes of externalFiles (stat), bytes, in the same order. */
   externalBytes: number[];
 } {
+  checkMetadataOnDisk(file);
   let bytes: Uint8Array;
   try {
     bytes = readBoundedFile(file, 'onnxModel');
