@@ -18,6 +18,7 @@ import { sharedData } from './sharedData';
 import { writeSonicFolder } from './sonicFixture';
 
 export const MiB = 1024 * 1024;
+
 export const JUMP_WOSE = sharedData('policies/beyondmimic/Jump_wose.onnx');
 export const MJLAB_DEPLOY = sharedData('policies/unitree_rl_mjlab_mimic_dance1_subject2');
 const A = 29;
@@ -98,6 +99,18 @@ function varint(v: number): number[] {
   }
   out.push(v);
   return out;
+}
+
+/**
+ * A valid export followed by a second `graph` field of `count` empty graph inputs (ValueInfoProto):
+ * millions of objects for a protobuf decoder from 2 bytes each.
+ */
+export function writeManyElementsOnnx(file: string, count = 2_100_000): string {
+  const head = bakedPolicyBytes();
+  const graph = Buffer.alloc(2 * count);
+  for (let i = 0; i < count; i++) graph[2 * i] = 11 * 8 + 2; // GraphProto.input, length 0
+  fs.writeFileSync(file, Buffer.concat([head, Uint8Array.from([7 * 8 + 2, ...varint(graph.length)]), graph]));
+  return file;
 }
 
 /** C3 / M4: every baked table declared [frames, 0]: no data at all, `frames` claimed. */

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/domain/problems';
 import { BakedMotionError } from '../../src/domain/wbc/bakedMotion';
 import { JointOrderError } from '../../src/domain/wbc/jointOrder';
-import { ONNX_STRING_MAX_BYTES } from '../../src/domain/wbc/onnxDeclaredSizes';
+import { ONNX_ELEMENTS_MAX, ONNX_STRING_MAX_BYTES } from '../../src/domain/wbc/onnxDeclaredSizes';
 import { BAKED_FRAMES_MAX } from '../../src/domain/wbc/policyFamilies';
 import { OffThreadFiles } from '../../src/services/files/offThread';
 import { reviveError, serializeError } from '../../src/services/files/workerErrors';
@@ -21,6 +21,7 @@ import {
   writeBakedPolicy,
   writeDeployFolderWith,
   writeHugeJointNamesOnnx,
+  writeManyElementsOnnx,
   writeNonFiniteBakedOnnx,
   writeNulLocationFolder,
   writeOversizedSonicFolder,
@@ -172,6 +173,23 @@ describe('C3: a 300 MB ONNX whose joint_names is the whole file', () => {
     expect(loadTrackingPolicy(ok).spec.family).toBe('beyondmimic');
     const over = writeBakedPolicy(at('meta-over.onnx'), { metadata: (m) => ({ ...m, robot_urdf: `${big}x` }) });
     expectInputError(() => loadTrackingPolicy(over), { file: over, key: 'metadata_props.robot_urdf' }, /limited to/);
+  });
+});
+
+describe('C3: a graph of millions of tiny elements', () => {
+  it('4 MB declaring 2.1 M graph inputs is refused by the element count before decoding, within 1 s and 64 MiB', () => {
+    const f = writeManyElementsOnnx(at('many.onnx'));
+    const m = measured(() => loadTrackingPolicy(f));
+    report('2.1 M graph elements, in-process', m);
+    expectInputError(
+      () => {
+        throw m.error;
+      },
+      { file: f, key: 'graph.input' },
+      new RegExp(`declares more than ${ONNX_ELEMENTS_MAX.toLocaleString('en-US')} graph elements`),
+    );
+    expect(m.ms).toBeLessThan(1000);
+    expect(m.rssGrowthMiB).toBeLessThan(64);
   });
 });
 
