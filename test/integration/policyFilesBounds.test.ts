@@ -347,7 +347,7 @@ describe('minor: configuration values', () => {
     expect(err.message).not.toMatch(/null/);
   });
 
-  it('stiffness 1e300 is refused with the stated bound; 350 (a real knee gain) is accepted', () => {
+  it('stiffness 1e300 is refused with the stated bound; 350 (3.5 times the largest released) is accepted', () => {
     const d = writeDeployFolderWith(at('kp-1e300'), (y) => replaceFirstListValue(y, 'stiffness', '1e300'));
     expectInputError(
       () => loadTrackingPolicy(d),

@@ -16,21 +16,21 @@ export interface ValueBound {
 }
 
 export const POLICY_VALUE_BOUNDS = {
-  /** Released G1 policies use 14–350 N·m/rad. */
+  /** The released G1 policies use 14–99 N·m/rad. */
   stiffness: {
     maxAbs: 5000,
     nonNegative: true,
     unit: 'N·m/rad',
     why: "at 5000 N·m/rad a 0.03 rad error already asks more than the G1's 139 N·m peak torque",
   },
-  /** Released G1 policies use 0.5–20 N·m·s/rad. */
+  /** The released G1 policies use 0.9–6.3 N·m·s/rad. */
   damping: {
     maxAbs: 500,
     nonNegative: true,
     unit: 'N·m·s/rad',
     why: "at 500 N·m·s/rad a 0.3 rad/s velocity already asks more than the G1's 139 N·m peak torque",
   },
-  /** Released G1 policies use 0.07–1 rad per unit action. */
+  /** The released G1 policies use 0.07–1 rad per unit action. */
   actionScale: {
     maxAbs: 10,
     unit: 'rad per unit action',
@@ -42,7 +42,7 @@ export const POLICY_VALUE_BOUNDS = {
     unit: 'rad',
     why: 'every G1 joint range lies within ±3.09 rad',
   },
-  /** Released G1 configurations list 5–139 N·m. */
+  /** The released G1 policies use 5–139 N·m. */
   effortLimit: {
     maxAbs: 1000,
     nonNegative: true,
