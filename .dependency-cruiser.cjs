@@ -118,12 +118,6 @@ const MAIN_LOOP_EXCEPTIONS = [
       'STANDING: the robot model the services start with (--model, else our G1 in assets/), named by the operator at start-up and never by a request; read once, lazily (getProfile)',
   },
   {
-    from: '^src/services/api/policyRegistry\\.ts$',
-    to: '^src/services/wbc/policyRun\\.ts$',
-    reason:
-      'TEMPORARY: policies.open still plans a policy (ONNX, deploy.yaml) on the loop until its move into the file worker lands; remove this entry with it',
-  },
-  {
     from: '^src/services/api/apiErrorMap\\.ts$',
     to: '^src/(domain/wbc/bakedMotion|services/wbc/policyRun|services/workload/folderWorkload)\\.ts$',
     reason:

@@ -28,6 +28,7 @@ const REALTIME = [
   'test/integration/interlockCli.test.ts',
   'test/integration/hostStopLatency.test.ts',
   'test/integration/hostStopHostile.test.ts',
+  'test/integration/policyOpenOffLoop.test.ts',
   'test/integration/interlockKeeper.test.ts',
 ];
 

@@ -329,7 +329,11 @@ function setup(backend: ScriptedBackend) {
     clips,
     hub,
     profile: () => profile,
-    bindings: new PolicyRegistry({ clips, profile: () => profile }),
+    bindings: new PolicyRegistry({
+      clips,
+      files: { openPolicy: () => Promise.reject(new Error('no policy is opened in this test')) },
+      modelFile: DEFAULT_MODEL_FILE,
+    }),
   });
   const got: ApiEvent[] = [];
   const client = hub.attach({

@@ -1,6 +1,7 @@
 import { mjlabG1Physics } from '../sim/physicsProfile';
 import { toCanonical } from './jointOrder';
 import { findInput, findOutput, formatValueInfo, type OnnxModelInfo } from './onnxModelInfo';
+import { POLICY_VALUE_BOUNDS } from './policyValueBounds';
 import {
   ADAPTER_VERSIONS,
   checkIo,
@@ -221,10 +222,10 @@ export function holomotionSpec(info: OnnxModelInfo, config: ConfigSource): Track
     .map((s) => s.trim());
   const order = joints(f, 'metadata_props.joint_names', names);
   const n = names.length;
-  const kp = csvNumbers(info, 'joint_stiffness', n);
-  const kd = csvNumbers(info, 'joint_damping', n);
-  const def = csvNumbers(info, 'default_joint_pos', n);
-  const scale = csvNumbers(info, 'action_scale', n);
+  const kp = csvNumbers(info, 'joint_stiffness', n, POLICY_VALUE_BOUNDS.stiffness);
+  const kd = csvNumbers(info, 'joint_damping', n, POLICY_VALUE_BOUNDS.damping);
+  const def = csvNumbers(info, 'default_joint_pos', n, POLICY_VALUE_BOUNDS.jointAngle);
+  const scale = csvNumbers(info, 'action_scale', n, POLICY_VALUE_BOUNDS.actionScale);
 
   const terms = holomotionTerms(config);
   const kv = findInput(info, 'past_key_values');

@@ -2,7 +2,9 @@ import { InputError } from '../problems';
 import { G1_JOINT_NAMES } from '../robot/g1Joints';
 import { mjlabG1Physics, physicsProblems, type PhysicsProfile } from '../sim/physicsProfile';
 import { jointOrderFromNames, JointOrderError, toCanonical, type JointOrderMap } from './jointOrder';
+import { describeValue } from '../text/printable';
 import { findInput, findOutput, formatValueInfo, vectorWidth, type OnnxModelInfo } from './onnxModelInfo';
+import { POLICY_VALUE_BOUNDS as BOUND, valueBoundProblem, type ValueBound } from './policyValueBounds';
 import {
   describeTerms,
   observationSizeOf,
@@ -155,18 +157,26 @@ export function need(info: OnnxModelInfo, key: string): string {
   return v;
 }
 
-/** "a,b,c" numbers, exactly n of them. */
-export function csvNumbers(info: OnnxModelInfo, key: string, n: number): number[] {
+/** "a,b,c" numbers, exactly n of them, each within `bound` when one is given. */
+export function csvNumbers(info: OnnxModelInfo, key: string, n: number, bound?: ValueBound): number[] {
   const parts = need(info, key).split(',');
+  if (parts.length !== n)
+    fail(
+      info.file,
+      `metadata_props.${key}`,
+      `expected ${n} comma-separated numbers (one per joint), got ${parts.length}`,
+    );
   const v = parts.map((s) => Number(s.trim()));
-  if (v.length !== n)
-    fail(info.file, `metadata_props.${key}`, `expected ${n} comma-separated numbers (one per joint), got ${v.length}`);
   v.forEach((x, i) => {
     if (parts[i].trim() === '' || !Number.isFinite(x))
-      fail(info.file, `metadata_props.${key}[${i}]`, `not a number: "${parts[i]}"`);
+      fail(info.file, `metadata_props.${key}[${i}]`, `not a number: "${printableCut(parts[i])}"`);
+    const problem = bound && valueBoundProblem(x, bound);
+    if (problem) fail(info.file, `metadata_props.${key}[${i}]`, problem);
   });
   return v;
 }
+
+const printableCut = (s: string) => describeValue(s).slice(1, -1);
 
 function jsonValue(info: OnnxModelInfo, key: string): unknown {
   const text = need(info, key);
@@ -177,13 +187,15 @@ function jsonValue(info: OnnxModelInfo, key: string): unknown {
   }
 }
 
-export function numberList(file: string, key: string, v: unknown, n: number, nonNegative = false): number[] {
+/** A list of exactly n finite numbers, each within `bound` when one is given. */
+export function numberList(file: string, key: string, v: unknown, n: number, bound?: ValueBound): number[] {
   if (!Array.isArray(v)) fail(file, key, `expected a list of ${n} numbers`);
   if (v.length !== n) fail(file, key, `expected ${n} numbers (one per joint), got ${v.length}`);
   v.forEach((x, i) => {
     if (typeof x !== 'number' || !Number.isFinite(x))
-      fail(file, `${key}[${i}]`, `not a finite number: ${JSON.stringify(x)}`);
-    if (nonNegative && x < 0) fail(file, `${key}[${i}]`, `negative (${x})`);
+      fail(file, `${key}[${i}]`, `not a finite number: ${describeValue(x)}`);
+    const problem = bound && valueBoundProblem(x, bound);
+    if (problem) fail(file, `${key}[${i}]`, problem);
   });
   return v as number[];
 }
@@ -364,15 +376,19 @@ export function beyondmimicSpec(info: OnnxModelInfo): TrackingPolicySpec {
       'metadata_props.body_names',
       `the first body must be the pelvis (the root the baked motion is placed by); got "${bodyNames[0]}"`,
     );
-  const baked = bakedFrames(
-    info,
-    ['joint_pos', 'joint_vel', 'body_pos_w', 'body_quat_w', 'body_lin_vel_w', 'body_ang_vel_w'],
-    bodyNames.length,
-  );
-  const kp = csvNumbers(info, 'joint_stiffness', n);
-  const kd = csvNumbers(info, 'joint_damping', n);
-  const scale = csvNumbers(info, 'action_scale', n);
-  const def = csvNumbers(info, 'default_joint_pos', n);
+  const nb = bodyNames.length;
+  const baked = bakedFrames(info, [
+    { name: 'joint_pos', frame: [n] },
+    { name: 'joint_vel', frame: [n] },
+    { name: 'body_pos_w', frame: [nb, 3] },
+    { name: 'body_quat_w', frame: [nb, 4], quaternion: true },
+    { name: 'body_lin_vel_w', frame: [nb, 3] },
+    { name: 'body_ang_vel_w', frame: [nb, 3] },
+  ]);
+  const kp = csvNumbers(info, 'joint_stiffness', n, BOUND.stiffness);
+  const kd = csvNumbers(info, 'joint_damping', n, BOUND.damping);
+  const scale = csvNumbers(info, 'action_scale', n, BOUND.actionScale);
+  const def = csvNumbers(info, 'default_joint_pos', n, BOUND.jointAngle);
   const defC = toCanonical(order, def);
   return spec({
     family: 'beyondmimic',
@@ -400,18 +416,67 @@ export function beyondmimicSpec(info: OnnxModelInfo): TrackingPolicySpec {
   });
 }
 
-/** Frames of a baked motion: every named output is a constant gathered by time_step, all of one length. */
-function bakedFrames(info: OnnxModelInfo, outputs: string[], bodies: number | null): number {
+/**
+ * Most frames a baked reference may declare: one hour at 50 Hz. The released exports carry
+ * 165–1159 frames (3–23 s); every frame is converted, checked by forward kinematics and kept in
+ * memory as a clip, so the bound keeps a policy's open within seconds.
+ */
+export const BAKED_FRAMES_MAX = 180_000;
+
+/** An output of the baked motion and the shape of one frame of it. */
+interface BakedTable {
+  name: string;
+  frame: readonly number[];
+  /** A quaternion per row of 4 (norm checked). */
+  quaternion?: boolean;
+}
+
+/**
+ * Frames of a baked motion: every named output is a constant gathered by time_step, all of one
+ * length F, each of shape [F, ...frame] exactly, so its data (F × frame width values, checked
+ * against the bytes the tensor holds when it was read) is all there; every value finite and each
+ * quaternion of unit norm. Refused before any per-frame work, naming the output and the frame.
+ */
+function bakedFrames(info: OnnxModelInfo, tables: readonly BakedTable[]): number {
   let frames = -1;
-  for (const o of outputs) {
-    const c = info.timeIndexed[o];
-    if (!c)
-      fail(info.file, `outputs.${o}`, 'is not a constant indexed by time_step, so the baked reference cannot be read');
+  for (const t of tables) {
+    const c = info.timeIndexed[t.name];
+    const key = `outputs.${t.name}`;
+    if (!c) fail(info.file, key, 'is not a constant indexed by time_step, so the baked reference cannot be read');
+    const want = `[F, ${t.frame.join(', ')}]`;
+    if (t.frame.length === 2 && c.dims.length === 3 && c.dims[1] !== t.frame[0])
+      fail(info.file, key, `has ${c.dims[1]} bodies; body_names lists ${t.frame[0]}`);
+    if (c.dims.length !== t.frame.length + 1 || t.frame.some((d, i) => c.dims[i + 1] !== d))
+      fail(info.file, key, `has shape [${c.dims.join(', ')}]; expected ${want}`);
     if (frames >= 0 && c.dims[0] !== frames)
-      fail(info.file, `outputs.${o}`, `has ${c.dims[0]} frames; ${outputs[0]} has ${frames}`);
-    if (bodies !== null && c.dims.length === 3 && c.dims[1] !== bodies)
-      fail(info.file, `outputs.${o}`, `has ${c.dims[1]} bodies; body_names lists ${bodies}`);
+      fail(info.file, key, `has ${c.dims[0]} frames; ${tables[0].name} has ${frames}`);
     frames = c.dims[0];
+    if (frames > BAKED_FRAMES_MAX)
+      fail(
+        info.file,
+        key,
+        `declares ${frames} frames; a baked reference is limited to ${BAKED_FRAMES_MAX} (one hour at 50 Hz)`,
+      );
+    const width = t.frame.reduce((a, b) => a * b, 1);
+    if (c.data.length !== frames * width)
+      fail(info.file, key, `holds ${c.data.length} values; shape [${c.dims.join(', ')}] needs ${frames * width}`);
+    for (let i = 0; i < c.data.length; i++)
+      if (!Number.isFinite(c.data[i]))
+        fail(
+          info.file,
+          `${key}[${Math.floor(i / width)}]`,
+          `frame ${Math.floor(i / width)} holds ${c.data[i]} (value ${i % width} of the frame); the baked reference must be finite`,
+        );
+    if (t.quaternion)
+      for (let i = 0; i < c.data.length; i += 4) {
+        const n = Math.hypot(c.data[i], c.data[i + 1], c.data[i + 2], c.data[i + 3]);
+        if (!(Math.abs(n - 1) <= 0.01))
+          fail(
+            info.file,
+            `${key}[${Math.floor(i / width)}]`,
+            `frame ${Math.floor(i / width)} holds a quaternion of norm ${n.toPrecision(4)}; expected unit quaternions`,
+          );
+      }
   }
   if (frames < 2) fail(info.file, 'outputs', `the baked reference has ${frames} frame(s); at least 2 are needed`);
   return frames;
@@ -438,7 +503,7 @@ export function field(src: ConfigSource, obj: unknown, path: string[], what: str
 
 export function num(src: ConfigSource, v: unknown, key: string, positive = false): number {
   if (typeof v !== 'number' || !Number.isFinite(v) || (positive && v <= 0))
-    fail(src.file, key, `expected a ${positive ? 'positive ' : ''}number, got ${JSON.stringify(v)}`);
+    fail(src.file, key, `expected a ${positive ? 'positive ' : ''}finite number, got ${describeValue(v)}`);
   return v;
 }
 
@@ -495,21 +560,35 @@ export function mjlabDeploySpec(info: OnnxModelInfo, deploy: ConfigSource): Trac
     ids.map((m) => G1_JOINT_NAMES[m]),
   );
   const stepDt = num(deploy, field(deploy, d, ['step_dt'], 'the policy period'), 'step_dt', true);
-  const kp = numberList(f, 'stiffness', field(deploy, d, ['stiffness'], 'PD stiffness per joint'), JOINTS, true);
-  const kd = numberList(f, 'damping', field(deploy, d, ['damping'], 'PD damping per joint'), JOINTS, true);
-  const def = numberList(f, 'default_joint_pos', field(deploy, d, ['default_joint_pos'], 'the default pose'), JOINTS);
+  const kp = numberList(
+    f,
+    'stiffness',
+    field(deploy, d, ['stiffness'], 'PD stiffness per joint'),
+    JOINTS,
+    BOUND.stiffness,
+  );
+  const kd = numberList(f, 'damping', field(deploy, d, ['damping'], 'PD damping per joint'), JOINTS, BOUND.damping);
+  const def = numberList(
+    f,
+    'default_joint_pos',
+    field(deploy, d, ['default_joint_pos'], 'the default pose'),
+    JOINTS,
+    BOUND.jointAngle,
+  );
   const act = field(deploy, d, ['actions', 'JointPositionAction'], 'the joint position action');
   const scale = numberList(
     f,
     'actions.JointPositionAction.scale',
     field(deploy, act, ['scale'], 'action scale'),
     JOINTS,
+    BOUND.actionScale,
   );
   const offset = numberList(
     f,
     'actions.JointPositionAction.offset',
     field(deploy, act, ['offset'], 'action offset'),
     JOINTS,
+    BOUND.jointAngle,
   );
   const clipRaw = isRecord(act) ? act.clip : null;
   if (clipRaw !== null && clipRaw !== undefined)
@@ -591,15 +670,27 @@ export function wbcMjlabSpec(info: OnnxModelInfo, config: ConfigSource): Trackin
       `differs from ${f} joint_names; the policy and its configuration disagree on the joint order`,
     );
   const stepDt = num(config, field(config, d, ['policy_step_dt'], 'the policy period'), 'policy_step_dt', true);
-  const kp = numberList(f, 'stiffness', field(config, d, ['stiffness'], 'PD stiffness'), JOINTS, true);
-  const kd = numberList(f, 'damping', field(config, d, ['damping'], 'PD damping'), JOINTS, true);
-  const def = numberList(f, 'default_joint_pos', field(config, d, ['default_joint_pos'], 'the default pose'), JOINTS);
+  const kp = numberList(f, 'stiffness', field(config, d, ['stiffness'], 'PD stiffness'), JOINTS, BOUND.stiffness);
+  const kd = numberList(f, 'damping', field(config, d, ['damping'], 'PD damping'), JOINTS, BOUND.damping);
+  const def = numberList(
+    f,
+    'default_joint_pos',
+    field(config, d, ['default_joint_pos'], 'the default pose'),
+    JOINTS,
+    BOUND.jointAngle,
+  );
   const mode = field(config, d, ['action', 'action_mode'], 'how actions become targets');
   if (mode !== 'reference_residual')
     fail(f, 'action.action_mode', `expected reference_residual, got ${JSON.stringify(mode)}`);
   if (info.metadata.action_mode !== undefined && info.metadata.action_mode !== mode)
     fail(info.file, 'metadata_props.action_mode', `is "${info.metadata.action_mode}"; ${f} says ${String(mode)}`);
-  const scale = numberList(f, 'action.scale', field(config, d, ['action', 'scale'], 'action scale'), JOINTS);
+  const scale = numberList(
+    f,
+    'action.scale',
+    field(config, d, ['action', 'scale'], 'action scale'),
+    JOINTS,
+    BOUND.actionScale,
+  );
   const obs = field(config, d, ['actor_observations'], 'the actor observation terms in order');
   if (!isRecord(obs)) fail(f, 'actor_observations', 'expected a map of observation terms');
   const listed = field(config, d, ['tracking', 'actor_observation_names'], 'the actor term order');
@@ -673,8 +764,8 @@ export function holosomaSpec(info: OnnxModelInfo): TrackingPolicySpec {
   if (!Array.isArray(dof) || dof.some((x) => typeof x !== 'string'))
     fail(f, 'metadata_props.dof_names', 'expected a JSON list of joint names');
   const order = joints(f, 'metadata_props.dof_names', dof as string[]);
-  const kp = numberList(f, 'metadata_props.kp', jsonValue(info, 'kp'), JOINTS, true);
-  const kd = numberList(f, 'metadata_props.kd', jsonValue(info, 'kd'), JOINTS, true);
+  const kp = numberList(f, 'metadata_props.kp', jsonValue(info, 'kp'), JOINTS, BOUND.stiffness);
+  const kd = numberList(f, 'metadata_props.kd', jsonValue(info, 'kd'), JOINTS, BOUND.damping);
   const cfg = jsonValue(info, 'experiment_config');
   const src: ConfigSource = { file: f, data: cfg };
   const k = (p: string[]) => `metadata_props.experiment_config.${p.join('.')}`;
@@ -710,6 +801,8 @@ export function holosomaSpec(info: OnnxModelInfo): TrackingPolicySpec {
       `expected "P" (position targets), got ${JSON.stringify(control.control_type)}`,
     );
   const aScale = num(src, control.action_scale, k(['robot', 'control', 'action_scale']), true);
+  const aScaleProblem = valueBoundProblem(aScale, BOUND.actionScale);
+  if (aScaleProblem) fail(f, k(['robot', 'control', 'action_scale']), aScaleProblem);
   if (control.action_scales_by_effort_limit_over_p_gain !== false)
     fail(
       f,
@@ -725,7 +818,9 @@ export function holosomaSpec(info: OnnxModelInfo): TrackingPolicySpec {
   const def = (dof as string[]).map((n) => {
     const v = defMap[n];
     if (typeof v !== 'number' || !Number.isFinite(v))
-      fail(f, k(['robot', 'init_state', 'default_joint_angles', n]), `missing or not a number: ${JSON.stringify(v)}`);
+      fail(f, k(['robot', 'init_state', 'default_joint_angles', n]), `missing or not a number: ${describeValue(v)}`);
+    const problem = valueBoundProblem(v, BOUND.jointAngle);
+    if (problem) fail(f, k(['robot', 'init_state', 'default_joint_angles', n]), problem);
     return v;
   });
   const effort = numberList(
@@ -733,7 +828,7 @@ export function holosomaSpec(info: OnnxModelInfo): TrackingPolicySpec {
     k(['robot', 'dof_effort_limit_list']),
     get(['robot', 'dof_effort_limit_list'], 'effort limits'),
     JOINTS,
-    true,
+    BOUND.effortLimit,
   );
   const groups = get(['observation', 'groups', 'actor_obs'], 'the actor observation group');
   if (!isRecord(groups) || !isRecord(groups.terms))
@@ -759,7 +854,12 @@ export function holosomaSpec(info: OnnxModelInfo): TrackingPolicySpec {
     return term(HOLOSOMA_TERMS, f, key, name, hist, null, c, 'holosoma-wbt');
   });
   const D = checkIo(info, 'obs', 'time_step', 'actions', terms);
-  const frames = bakedFrames(info, ['joint_pos', 'joint_vel', 'ref_pos_xyz', 'ref_quat_xyzw'], null);
+  const frames = bakedFrames(info, [
+    { name: 'joint_pos', frame: [JOINTS] },
+    { name: 'joint_vel', frame: [JOINTS] },
+    { name: 'ref_pos_xyz', frame: [3] },
+    { name: 'ref_quat_xyzw', frame: [4], quaternion: true },
+  ]);
   const defC = toCanonical(order, def);
   const physics = physicsChecked(
     f,

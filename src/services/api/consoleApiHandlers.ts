@@ -121,7 +121,7 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
       });
     },
   });
-  const policies = new PolicyRegistry({ clips, profile: getProfile });
+  const policies = new PolicyRegistry({ clips, files, modelFile });
   const sims = new SimRunManager({ registry: connections, clips, hub, profile: getProfile, bindings: policies });
   const qualification: QualificationJobs = new QualificationJobs({
     hub,

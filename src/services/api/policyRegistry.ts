@@ -2,61 +2,81 @@ import { clipToDto } from '../../api/clipDto';
 import type { PolicyInfoDto } from '../../api/policyContract';
 import { POLICY_ID_RE } from '../../api/policyContract';
 import type { MotionClip } from '../../domain/motion/motionClip';
-import type { RobotProfile } from '../../domain/robot/robotProfile';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import { resolveBindingSpec } from '../sim/bindingSpec';
-import { planPolicy, type PolicyPlan } from '../wbc/policyRun';
+import type { OffThreadFiles } from '../files/offThread';
+import type { PolicyPlan } from '../wbc/policyRun';
 import { ApiFailure } from './apiFailure';
 import type { ClipCache } from './clipCache';
+import { SerializedResult } from './serializedResult';
 
 // The policies this console's services opened (policies.open), by `policy-<hash16>`: the
 // renderer names them by that id in bindings, so it never sends a path to run. Opening the same
-// files again gives the same id. The baked motion of a policy goes into the clip cache, so it can
+// files again gives the same id. The files are read, bounded and planned in the console's file
+// worker (offThread.ts), never on the event loop that carries STOP. The baked motion of a policy goes into the clip cache, so it can
 // be shown and run like any clip.
+
+/** The id the console names an opened policy by: the same files give the same id. */
+export const policyIdOf = (plan: PolicyPlan): string => `policy-${plan.loaded.contentHash.slice(0, 16)}`;
+
+/** What policies.open answers for a planned policy. */
+export function policyInfoDto(plan: PolicyPlan): PolicyInfoDto {
+  const s = plan.loaded.spec;
+  return {
+    policyId: policyIdOf(plan),
+    path: plan.loaded.policyPath,
+    family: s.family,
+    adapter: s.adapter,
+    bindingId: plan.binding.id,
+    bindingVersion: plan.binding.version,
+    files: plan.loaded.files,
+    inputs: plan.loaded.info.inputs,
+    outputs: plan.loaded.info.outputs,
+    jointOrder: s.jointOrder.label,
+    observation: s.observation.map((t) => ({ term: t.name, size: t.size, history: t.history })),
+    observationSize: s.observationSize,
+    controlRateHz: s.controlRateHz,
+    physicsId: s.physics.id,
+    timestepS: s.physics.timestepS,
+    decimation: s.physics.decimation,
+    actionMode: s.action.mode,
+    anchorBody: s.anchorBody,
+    needs: [...s.needs],
+    notes: [...s.notes],
+    motion: plan.baked
+      ? {
+          frames: plan.baked.clip.frameCount,
+          fps: plan.baked.clip.fps,
+          clipId: plan.baked.clip.id,
+          fkResidualMaxM: plan.baked.fkResidualM?.max ?? null,
+        }
+      : null,
+    bakedClip: plan.baked ? clipToDto(plan.baked.clip) : null,
+  };
+}
 
 export class PolicyRegistry {
   private readonly plans = new Map<string, PolicyPlan>();
 
-  constructor(private readonly o: { clips: ClipCache; profile: () => RobotProfile }) {}
+  constructor(
+    private readonly o: {
+      clips: ClipCache;
+      /** The file worker that reads, checks and plans a policy off the event loop. */
+      files: Pick<OffThreadFiles, 'openPolicy'>;
+      /** The robot model (MJCF) the policies are planned on. */
+      modelFile: string;
+    },
+  ) {}
 
-  /** Reads the policy (InputError naming the file on bad input) and registers it. */
-  open(policyPath: string): PolicyInfoDto {
-    const plan = planPolicy(policyPath, this.o.profile());
-    const policyId = `policy-${plan.loaded.contentHash.slice(0, 16)}`;
-    this.plans.set(policyId, plan);
+  /**
+   * Reads the policy in the file worker (InputError naming the file on bad input) and registers
+   * it; the answer's JSON was made there too.
+   */
+  async open(policyPath: string): Promise<SerializedResult<PolicyInfoDto>> {
+    const { plan, dtoJson } = await this.o.files.openPolicy(policyPath, this.o.modelFile);
+    this.plans.set(policyIdOf(plan), plan);
     if (plan.baked) this.o.clips.put(plan.baked.clip);
-    const s = plan.loaded.spec;
-    return {
-      policyId,
-      path: plan.loaded.policyPath,
-      family: s.family,
-      adapter: s.adapter,
-      bindingId: plan.binding.id,
-      bindingVersion: plan.binding.version,
-      files: plan.loaded.files,
-      inputs: plan.loaded.info.inputs,
-      outputs: plan.loaded.info.outputs,
-      jointOrder: s.jointOrder.label,
-      observation: s.observation.map((t) => ({ term: t.name, size: t.size, history: t.history })),
-      observationSize: s.observationSize,
-      controlRateHz: s.controlRateHz,
-      physicsId: s.physics.id,
-      timestepS: s.physics.timestepS,
-      decimation: s.physics.decimation,
-      actionMode: s.action.mode,
-      anchorBody: s.anchorBody,
-      needs: [...s.needs],
-      notes: [...s.notes],
-      motion: plan.baked
-        ? {
-            frames: plan.baked.clip.frameCount,
-            fps: plan.baked.clip.fps,
-            clipId: plan.baked.clip.id,
-            fkResidualMaxM: plan.baked.fkResidualM?.max ?? null,
-          }
-        : null,
-      bakedClip: plan.baked ? clipToDto(plan.baked.clip) : null,
-    };
+    return new SerializedResult(dtoJson, () => policyInfoDto(plan));
   }
 
   get(policyId: string): PolicyPlan | undefined {

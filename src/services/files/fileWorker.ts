@@ -1,7 +1,8 @@
 // The console's file worker thread (started by offThread.ts through simWorkerBootstrap.mjs, which
-// registers tsx): reads and decodes clips, opens campaign folders and parses recorded episodes for
-// the overlay (trial.episode), serves the board's campaign reads (qualification.report and
-// .replay, gap.*) and the model's meshes (robot.getMesh), one task at a time, so the
+// registers tsx): reads and decodes clips, opens campaign folders and released policies
+// (policy.open), parses recorded episodes for the overlay (trial.episode), serves the board's
+// campaign reads (qualification.report and .replay, gap.*) and the model's meshes (robot.getMesh),
+// one task at a time, so the
 // main thread's event loop stays free for STOP. A decoded clip is posted with its typed arrays
 // transferred and its ClipDto already serialized to UTF-8 JSON. A task's error is posted as its type
 // and fields (workerErrors.ts) and rebuilt as the same type on the main thread.
@@ -13,6 +14,7 @@ import { BASE64_RE } from '../../api/contract';
 import { ApiFailure } from '../api/apiFailure';
 import type { JointLimitsRad } from '../../domain/motion/clipCommon';
 import type { MotionClip } from '../../domain/motion/motionClip';
+import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { decodeClipBytes, loadClipFile } from '../motion/loadClipFile';
 import { lowerThisThreadPriority } from '../os/threadPriority';
 import { loadRobotProfile } from '../robot/loadRobotProfile';
@@ -22,6 +24,7 @@ import {
   type DecodedClip,
   type FileTask,
   type FileTaskReply,
+  type OpenedPolicy,
 } from './offThread';
 import { serializeError } from './workerErrors';
 
@@ -48,6 +51,27 @@ function jointLimitsOf(o: ClipTaskOptions): JointLimitsRad | undefined {
     limitsByModel.set(o.limitsModelFile, limits);
   }
   return limits ?? undefined;
+}
+
+/** The robot model of each model file, read once in this thread. */
+const profiles = new Map<string, RobotProfile>();
+const profileOf = (modelFile: string): RobotProfile => {
+  let p = profiles.get(modelFile);
+  if (!p) profiles.set(modelFile, (p = loadRobotProfile(modelFile)));
+  return p;
+};
+
+/** The buffers under `value` that typed arrays own whole (transferable), once each. */
+function ownedBuffers(value: unknown, out = new Set<ArrayBuffer>(), seen = new Set<object>()): Set<ArrayBuffer> {
+  if (typeof value !== 'object' || value === null || seen.has(value)) return out;
+  seen.add(value);
+  if (ArrayBuffer.isView(value)) {
+    if (value.buffer instanceof ArrayBuffer && value.byteOffset === 0 && value.byteLength === value.buffer.byteLength)
+      out.add(value.buffer);
+    return out;
+  }
+  for (const v of Object.values(value)) ownedBuffers(v, out, seen);
+  return out;
 }
 
 const clipOptions = (o: ClipTaskOptions) => {
@@ -131,6 +155,15 @@ async function run(id: number, task: FileTask): Promise<void> {
     case 'robot.mesh': {
       const json = new TextEncoder().encode(JSON.stringify(await boardRead(task)));
       port.postMessage({ id, ok: true, value: json } satisfies FileTaskReply, [json.buffer as ArrayBuffer]);
+      return;
+    }
+    case 'policy.open': {
+      const { planPolicy } = await import('../wbc/policyRun');
+      const { policyInfoDto } = await import('../api/policyRegistry');
+      const plan = planPolicy(task.policyPath, profileOf(task.modelFile));
+      const dtoJson = new TextEncoder().encode(JSON.stringify(policyInfoDto(plan)));
+      const value: OpenedPolicy = { plan, dtoJson };
+      port.postMessage({ id, ok: true, value } satisfies FileTaskReply, [...ownedBuffers(value)]);
       return;
     }
     case 'trial.episode': {

@@ -1,7 +1,7 @@
 // Heavy file work of the console API, off the event loop that carries the operator's STOP, the
 // interlock heartbeat and every other request: clip decoding (clips.load, clips.decode) and the
 // campaign opening of qualification.open run in one worker thread (fileWorker.ts, started through
-// the simulator's tsx bootstrap). A decoded clip comes back with its typed arrays transferred, not
+// the simulator's tsx bootstrap), and so does the reading of a released policy (policies.open). A decoded clip comes back with its typed arrays transferred, not
 // copied, and with its API result already serialized to JSON in the worker, so the main thread
 // neither converts 18 M numbers nor stringifies them (a 200 MB CSV: 4 s of decoding, 2 s of DTO
 // and JSON here otherwise). The built-in workload (core-v1) is generated there too, and a campaign's
@@ -30,6 +30,7 @@ import { SerializedResult } from '../api/serializedResult';
 import type { JointLimitsRad } from '../../domain/motion/clipCommon';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import type { LoadedWorkload } from '../../domain/workload/snapshot';
+import type { PolicyPlan } from '../wbc/policyRun';
 import { ApiFailure } from '../api/apiFailure';
 import { reviveError, type SerializedError } from './workerErrors';
 
@@ -46,6 +47,11 @@ export const ANALYSIS_TASK_TIMEOUT_MS = 300_000;
 export const CAMPAIGN_READ_TIMEOUT_MS = 120_000;
 /** Longest robot.getMesh may take to read a mesh (at most MAX_MESH_FILE_BYTES) and encode it. */
 export const MESH_TASK_TIMEOUT_MS = 30_000;
+/**
+ * Longest policies.open may take: read, bound and hash the files, a trial inference, the baked
+ * motion's forward kinematics (the released policies: under 2 s; a 512 MiB model is read whole).
+ */
+export const POLICY_OPEN_TIMEOUT_MS = 60_000;
 /** Longest qualification.open may take to check, create or open a campaign folder. */
 export const CAMPAIGN_OPEN_TIMEOUT_MS = 30_000;
 /**
@@ -81,7 +87,18 @@ export type FileTask =
   | { kind: 'gap.report'; params: ApiParams<'gap.report'>; modelFile: string }
   | { kind: 'gap.replay'; params: ApiParams<'gap.replay'>; modelFile: string }
   | { kind: 'gap.contracts'; params: ApiParams<'gap.contracts'>; modelFile: string }
-  | { kind: 'robot.mesh'; modelFile: string; name: string };
+  | { kind: 'robot.mesh'; modelFile: string; name: string }
+  | { kind: 'policy.open'; policyPath: string; modelFile: string };
+
+/**
+ * A policy opened in the worker (policies.open): its plan, whose typed arrays (the baked clip, its
+ * tracking reference, the file's time-indexed tables) are transferred, and its PolicyInfoDto as
+ * UTF-8 JSON.
+ */
+export interface OpenedPolicy {
+  plan: PolicyPlan;
+  dtoJson: Uint8Array;
+}
 
 /** A clip decoded in the worker: the clip (arrays transferred) and its ClipDto as UTF-8 JSON. */
 export interface DecodedClip {
@@ -242,6 +259,15 @@ export class OffThreadFiles {
       `reading mesh "${name}"`,
     )) as Uint8Array;
     return new SerializedResult(json, () => JSON.parse(new TextDecoder().decode(json)) as MeshDto);
+  }
+
+  /** policies.open off the event loop: the policy read, checked and planned on `modelFile`'s robot. */
+  openPolicy(policyPath: string, modelFile: string): Promise<OpenedPolicy> {
+    return this.run(
+      { kind: 'policy.open', policyPath, modelFile },
+      POLICY_OPEN_TIMEOUT_MS,
+      `opening the policy ${policyPath}`,
+    ) as Promise<OpenedPolicy>;
   }
 
   /** Tasks still waiting for the worker. */

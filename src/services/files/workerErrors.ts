@@ -3,12 +3,14 @@
 // sent as its type and its fields, and rebuilt on the main thread as THE SAME TYPE: the API's error
 // map (src/services/api/apiErrorMap.ts) works by `instanceof`, and a TraceStoreError must not come
 // back as an Error that merely has `code` and `path`. What the tasks throw: InputError (clip
-// decoding), ApiFailure, FieldError, TraceStoreError, FolderRefusedError, EpisodeFileError (the
+// decoding, policy files), BakedMotionError and JointOrderError (policy files), ApiFailure, FieldError, TraceStoreError, FolderRefusedError, EpisodeFileError (the
 // campaign open), Node's system errors, and the standard JS errors. Anything else comes back as an
 // Error with its name and message.
 
 import type { ApiErrorCode } from '../../api/contract';
 import { InputError, type InputLocation } from '../../domain/problems';
+import { BakedMotionError } from '../../domain/wbc/bakedMotion';
+import { JointOrderError } from '../../domain/wbc/jointOrder';
 import { ApiFailure, FieldError, UnsupportedError } from '../api/apiFailure';
 import { EpisodeFileError } from '../episode/chunkedMcapWriter';
 import { TraceStoreError, type TraceStoreErrorCode } from '../trace/errors';
@@ -19,6 +21,7 @@ export type SerializedError =
   | { type: 'InputError'; location: InputLocation; reason: string }
   | { type: 'ApiFailure'; code: ApiErrorCode; message: string; field?: string }
   | { type: 'UnsupportedError'; message: string }
+  | { type: 'BakedMotionError' | 'JointOrderError'; message: string }
   | { type: 'FieldError'; field: string; error: SerializedError }
   | { type: 'TraceStoreError'; code: TraceStoreErrorCode; path: string; message: string }
   | { type: 'FolderRefusedError'; code: FolderRefusal; path: string; message: string }
@@ -49,6 +52,8 @@ export function serializeError(err: unknown): SerializedError {
       ...(err.field !== undefined && { field: err.field }),
     };
   if (err instanceof UnsupportedError) return { type: 'UnsupportedError', message: err.message };
+  if (err instanceof BakedMotionError) return { type: 'BakedMotionError', message: err.message };
+  if (err instanceof JointOrderError) return { type: 'JointOrderError', message: err.message };
   if (err instanceof FieldError) return { type: 'FieldError', field: err.field, error: serializeError(err.error) };
   if (err instanceof TraceStoreError)
     return { type: 'TraceStoreError', code: err.code, path: err.path, message: err.message };
@@ -79,6 +84,10 @@ export function reviveError(s: SerializedError): Error {
       return new ApiFailure(s.code, s.message, s.field);
     case 'UnsupportedError':
       return new UnsupportedError(s.message);
+    case 'BakedMotionError':
+      return new BakedMotionError(s.message);
+    case 'JointOrderError':
+      return new JointOrderError(s.message);
     case 'FieldError':
       return new FieldError(s.field, reviveError(s.error));
     case 'TraceStoreError':

@@ -13,8 +13,9 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { isMap, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
+import { isMap, isSeq, Lexer, LineCounter, parseDocument, visit, type Document } from 'yaml';
 import { InputError } from '../../domain/problems';
+import { printable } from '../../domain/text/printable';
 import {
   beyondmimicSpec,
   holosomaSpec,
@@ -49,15 +50,47 @@ interface YamlSource extends ConfigSource {
   lines: LineCounter;
 }
 
+const MiB = 1024 * 1024;
+
+/**
+ * Largest policy configuration (deploy.yaml, config.yaml, observation_config.yaml) read, bytes.
+ * The released ones are 2–27 kB (pbhc's Hydra config.yaml is the largest); 512 KiB is 19 times it.
+ */
+export const POLICY_CONFIG_MAX_BYTES = 512 * 1024;
+/**
+ * Most YAML tokens in a policy configuration, counted by the yaml library's lexer before the
+ * document is composed: composing keeps a node per scalar (a 16 MiB file of 8 M scalars took
+ * gigabytes; 512 k scalars, 5 s). pbhc's config.yaml has 8,273 tokens and parses in 0.14 s;
+ * 100,000 parse within about a second.
+ */
+export const POLICY_YAML_MAX_TOKENS = 100_000;
+/** Most times the document's aliases may repeat what they name (the yaml library's maxAliasCount). */
+export const POLICY_YAML_MAX_ALIAS_COUNT = 100;
+/**
+ * Largest total of a policy's files (models, external weights, configuration), bytes, checked by
+ * stat before any is read: the size one ONNX model may have (FILE_LIMITS.onnxModel). The released
+ * policies are 1–3.3 MB together.
+ */
+export const POLICY_FILES_MAX_BYTES = 512 * MiB;
+
+const POLICY_CONFIG_LIMIT = { bytes: POLICY_CONFIG_MAX_BYTES, what: 'policy configuration files' };
+
 function readYaml(file: string): YamlSource {
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(readBoundedFile(file, 'json'));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(readBoundedFile(file, POLICY_CONFIG_LIMIT));
   } catch (e) {
     throw e instanceof InputError
       ? e
       : new InputError({ file }, `cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
+  let tokens = 0;
+  for (const _ of new Lexer().lex(text))
+    if (++tokens > POLICY_YAML_MAX_TOKENS)
+      throw new InputError(
+        { file },
+        `holds more than ${POLICY_YAML_MAX_TOKENS.toLocaleString('en-US')} YAML tokens (the largest released policy configuration has 8,273); refused before it is parsed`,
+      );
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, prettyErrors: false });
   if (doc.errors.length > 0) {
@@ -65,7 +98,28 @@ function readYaml(file: string): YamlSource {
     const pos = lines.linePos(e.pos[0]);
     throw new InputError({ file, line: pos.line, column: pos.col }, `not valid YAML (${e.message.split('\n')[0]})`);
   }
-  return { file, data: doc.toJS({ maxAliasCount: 100 }), doc, lines };
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: POLICY_YAML_MAX_ALIAS_COUNT });
+  } catch (e) {
+    // The yaml library refuses an alias bomb with a ReferenceError naming no place: locate the
+    // first alias, where the expansion starts.
+    let at: number | undefined;
+    visit(doc, {
+      Alias(_, node) {
+        at = node.range?.[0];
+        return visit.BREAK;
+      },
+    });
+    const pos = at !== undefined ? lines.linePos(at) : undefined;
+    throw new InputError(
+      { file, ...(pos && { line: pos.line, column: pos.col }) },
+      at !== undefined
+        ? `its aliases expand to more than ${POLICY_YAML_MAX_ALIAS_COUNT} times the nodes they name (an alias bomb); refused`
+        : `cannot be read as data (${printable((e as Error).message.split('\n')[0])})`,
+    );
+  }
+  return { file, data, doc, lines };
 }
 
 /** Re-throws an adapter's InputError about a YAML key with the key's line and column. */
@@ -214,10 +268,40 @@ function hashFiles(files: { path: string; bytes?: Uint8Array }[]): string {
   return h.digest('hex');
 }
 
+/** Size of a file by stat (0 when it cannot be stat'ed: its reader reports that). */
+const statSize = (p: string): number => {
+  try {
+    return fs.statSync(p).size;
+  } catch {
+    return 0;
+  }
+};
+
+/** Refuses a policy whose files together exceed POLICY_FILES_MAX_BYTES. */
+function checkPolicyTotal(policyPath: string, sizes: { path: string; bytes: number }[]): void {
+  const total = sizes.reduce((a, s) => a + s.bytes, 0);
+  if (total > POLICY_FILES_MAX_BYTES)
+    throw new InputError(
+      { file: policyPath },
+      `the policy's files total ${(total / MiB).toFixed(1)} MiB (${sizes
+        .map((s) => `${path.basename(s.path)} ${(s.bytes / MiB).toFixed(1)} MiB`)
+        .join(
+          ', ',
+        )}), more than the ${POLICY_FILES_MAX_BYTES / MiB} MiB limit for a policy; refused before reading them`,
+    );
+}
+
 /** Reads a policy file or folder; throws InputError naming the file, field and (YAML) line. */
 export function loadTrackingPolicy(policyPath: string): LoadedPolicy {
   const layout = layoutOf(policyPath);
-  const { info, bytes, externalFiles } = readOnnxFile(layout.onnx);
+  // Every file the layout names, by stat, before any is read; external weights once their models name them.
+  const sizes = [layout.onnx, ...(layout.family === 'sonic' ? [layout.encoder] : [])]
+    .concat(layout.family === 'onnx' ? [] : [layout.config])
+    .map((p) => ({ path: p, bytes: statSize(p) }));
+  checkPolicyTotal(policyPath, sizes);
+  const { info, bytes, externalFiles, externalBytes } = readOnnxFile(layout.onnx);
+  externalFiles.forEach((p, i) => sizes.push({ path: p, bytes: externalBytes[i] }));
+  checkPolicyTotal(policyPath, sizes);
   const files: { path: string; bytes?: Uint8Array }[] = [
     { path: layout.onnx, bytes },
     ...externalFiles.map((p) => ({ path: p })),
@@ -225,6 +309,8 @@ export function loadTrackingPolicy(policyPath: string): LoadedPolicy {
   let spec: TrackingPolicySpec;
   if (layout.family === 'sonic') {
     const enc = readOnnxFile(layout.encoder);
+    enc.externalFiles.forEach((p, i) => sizes.push({ path: p, bytes: enc.externalBytes[i] }));
+    checkPolicyTotal(policyPath, sizes);
     files.push({ path: layout.encoder, bytes: enc.bytes }, ...enc.externalFiles.map((p) => ({ path: p })));
     const cfg = readYaml(layout.config);
     files.push({ path: layout.config });

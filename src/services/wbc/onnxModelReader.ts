@@ -9,6 +9,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import protobuf from 'protobufjs';
 import { InputError } from '../../domain/problems';
+import { printable } from '../../domain/text/printable';
+import {
+  checkOnnxDeclaredSizes,
+  ONNX_METADATA_MAX_ENTRIES,
+  ONNX_STRING_MAX_BYTES,
+  stringTooLong,
+} from '../../domain/wbc/onnxDeclaredSizes';
 import {
   onnxDtypeName,
   type OnnxFloatConstant,
@@ -120,6 +127,8 @@ function valueInfo(v: ValueInfo): OnnxValueInfo {
 function floatConstant(t: Tensor, file: string, what: string): OnnxFloatConstant | null {
   if (t.dataType !== FLOAT || t.dataLocation === EXTERNAL) return null;
   const dims = (t.dims ?? []).map(Number);
+  if (dims.some((d) => !Number.isSafeInteger(d) || d < 0))
+    throw new InputError({ file, key: what }, `constant has dims [${dims.join(', ')}]; expected non-negative integers`);
   const n = dims.reduce((a, b) => a * b, 1);
   let data: Float32Array;
   if (t.rawData && t.rawData.length > 0) {
@@ -145,6 +154,7 @@ function floatConstant(t: Tensor, file: string, what: string): OnnxFloatConstant
 
 /** Decodes ONNX bytes. `file` names the file in errors and is the base of external-data paths. */
 export function readOnnxModelInfo(bytes: Uint8Array, file: string): OnnxModelInfo {
+  checkOnnxDeclaredSizes(bytes, file);
   let m: Model;
   try {
     m = ModelProto.toObject(ModelProto.decode(bytes), { longs: Number, defaults: false }) as Model;
@@ -156,7 +166,8 @@ export function readOnnxModelInfo(bytes: Uint8Array, file: string): OnnxModelInf
   const metadata: Record<string, string> = {};
   for (const p of m.metadataProps ?? []) {
     const k = p.key ?? '';
-    if (Object.hasOwn(metadata, k)) throw new InputError({ file, key: `metadata_props.${k}` }, 'key appears twice');
+    if (Object.hasOwn(metadata, k))
+      throw new InputError({ file, key: `metadata_props.${printable(k)}` }, 'key appears twice');
     metadata[k] = p.value ?? '';
   }
   const constants = new Map<string, Tensor>();
@@ -172,8 +183,14 @@ export function readOnnxModelInfo(bytes: Uint8Array, file: string): OnnxModelInf
     if (t.dataLocation !== EXTERNAL) continue;
     const kv = Object.fromEntries((t.externalData ?? []).map((e) => [e.key ?? '', e.value ?? '']));
     const loc = kv.location;
-    if (!loc) throw new InputError({ file, key: `initializer ${t.name}` }, 'external data without a location');
+    if (!loc)
+      throw new InputError({ file, key: `initializer ${printable(t.name ?? '')}` }, 'external data without a location');
     const end = Number(kv.offset ?? 0) + Number(kv.length ?? 0);
+    if (!Number.isSafeInteger(end) || end < 0)
+      throw new InputError(
+        { file, key: `initializer ${printable(t.name ?? '')}` },
+        `external data offset "${printable(kv.offset ?? '')}" and length "${printable(kv.length ?? '')}" are not byte counts`,
+      );
     ext.set(loc, Math.max(ext.get(loc) ?? 0, end));
   }
   const inputs = (g.input ?? []).map(valueInfo).filter((v) => !constants.has(v.name));
@@ -202,12 +219,109 @@ export function readOnnxModelInfo(bytes: Uint8Array, file: string): OnnxModelInf
   };
 }
 
+/** Most top-level fields looked at on disk; the rest are walked once the file is read. */
+const ON_DISK_FIELDS_MAX = 10_000;
+
+/** A varint of `b` at `i`: [value, next index], or null when it does not end within `b`. */
+function varintAt(b: Uint8Array, i: number): [number, number] | null {
+  let v = 0;
+  let mul = 1;
+  for (let k = 0; k < 10 && i < b.length; k++) {
+    const byte = b[i++];
+    v += (byte & 0x7f) * mul;
+    if (byte < 0x80) return [v, i];
+    mul *= 128;
+  }
+  return null;
+}
+
+/**
+ * The metadata_props of an .onnx checked ON DISK, by positional reads of field keys and lengths
+ * only, before the file is read whole: a metadata key or value longer than ONNX_STRING_MAX_BYTES,
+ * or more than ONNX_METADATA_MAX_ENTRIES entries, is refused without reading it (a 300 MB
+ * joint_names never enters memory). Anything malformed is left to the full walk after the read.
+ */
+function checkMetadataOnDisk(file: string): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  } catch {
+    return; // the bounded read reports it
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) return;
+    const buf = new Uint8Array(24);
+    const at = (pos: number, n = buf.length) => {
+      const into = n <= buf.length ? buf : new Uint8Array(n);
+      return into.subarray(0, fs.readSync(fd, into, 0, n, pos));
+    };
+    let entries = 0;
+    let pos = 0;
+    for (let n = 0; pos < st.size && n < ON_DISK_FIELDS_MAX; n++) {
+      const b = at(pos);
+      const key = varintAt(b, 0);
+      if (!key) return;
+      const wire = key[0] & 7;
+      if (wire === 0) {
+        const v = varintAt(b, key[1]);
+        if (!v) return;
+        pos += v[1];
+        continue;
+      }
+      if (wire === 1 || wire === 5) {
+        pos += key[1] + (wire === 1 ? 8 : 4);
+        continue;
+      }
+      if (wire !== 2) return;
+      const len = varintAt(b, key[1]);
+      if (!len) return;
+      const body = pos + len[1];
+      if (Math.floor(key[0] / 8) === 14) {
+        if (++entries > ONNX_METADATA_MAX_ENTRIES)
+          throw new InputError(
+            { file, key: 'metadata_props' },
+            `more than ${ONNX_METADATA_MAX_ENTRIES} entries; the released exports carry at most 11`,
+          );
+        checkEntryOnDisk(file, at, body, body + len[0]);
+      }
+      pos = body + len[0];
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** One StringStringEntryProto on disk: its key and value lengths within the string bound. */
+function checkEntryOnDisk(file: string, at: (pos: number, n?: number) => Uint8Array, start: number, end: number): void {
+  let name = '?';
+  for (let pos = start; pos < end;) {
+    const b = at(pos);
+    const key = varintAt(b, 0);
+    if (!key || (key[0] & 7) !== 2) return;
+    const len = varintAt(b, key[1]);
+    if (!len) return;
+    const field = Math.floor(key[0] / 8);
+    if (len[0] > ONNX_STRING_MAX_BYTES)
+      throw stringTooLong(file, field === 1 ? 'metadata_props' : `metadata_props.${name}`, len[0], true);
+    if (field === 1 && len[0] <= 256) name = printable(new TextDecoder().decode(at(pos + len[1], len[0])));
+    pos += len[1] + len[0];
+  }
+}
+
 /**
  * Reads an .onnx file (bounded) and checks that each external-data file it references exists
  * beside it, is a regular file inside its folder and is long enough. Returns the info and the
  * bytes (for hashing); `externalFiles` are the absolute paths, in the model's order.
  */
-export function readOnnxFile(file: string): { info: OnnxModelInfo; bytes: Uint8Array; externalFiles: string[] } {
+export function readOnnxFile(file: string): {
+  info: OnnxModelInfo;
+  bytes: Uint8Array;
+  externalFiles: string[];
+  /** Sizes of externalFiles (stat), bytes, in the same order. */
+  externalBytes: number[];
+} {
+  checkMetadataOnDisk(file);
   let bytes: Uint8Array;
   try {
     bytes = readBoundedFile(file, 'onnxModel');
@@ -219,12 +333,19 @@ export function readOnnxFile(file: string): { info: OnnxModelInfo; bytes: Uint8A
   const info = readOnnxModelInfo(bytes, file);
   const dir = path.dirname(path.resolve(file));
   const externalFiles: string[] = [];
+  const externalBytes: number[] = [];
   for (const x of info.externalData) {
+    // eslint-disable-next-line no-control-regex
+    if (/[\u0000-\u001f\u007f]/.test(x.location))
+      throw new InputError(
+        { file, key: 'external_data' },
+        `external data location "${printable(x.location)}" holds a control character; refused`,
+      );
     const p = path.resolve(dir, x.location);
     if (path.dirname(p) !== dir && !p.startsWith(dir + path.sep))
       throw new InputError(
         { file, key: 'external_data' },
-        `external data "${x.location}" lies outside the model's folder; refused`,
+        `external data "${printable(x.location)}" lies outside the model's folder; refused`,
       );
     let st: fs.Stats;
     try {
@@ -232,17 +353,21 @@ export function readOnnxFile(file: string): { info: OnnxModelInfo; bytes: Uint8A
     } catch {
       throw new InputError(
         { file, key: 'external_data' },
-        `the weights are stored in "${x.location}" beside the model, and that file is missing (${p}); keep the .onnx and its .onnx.data side by side`,
+        `the weights are stored in "${printable(x.location)}" beside the model, and that file is missing (${printable(p)}); keep the .onnx and its .onnx.data side by side`,
       );
     }
     if (!st.isFile())
-      throw new InputError({ file, key: 'external_data' }, `external data "${x.location}" is not a regular file`);
+      throw new InputError(
+        { file, key: 'external_data' },
+        `external data "${printable(x.location)}" is not a regular file`,
+      );
     if (st.size < x.bytesNeeded)
       throw new InputError(
         { file, key: 'external_data' },
-        `external data "${x.location}" has ${st.size} bytes; the graph reads up to byte ${x.bytesNeeded} (truncated or the wrong file)`,
+        `external data "${printable(x.location)}" has ${st.size} bytes; the graph reads up to byte ${x.bytesNeeded} (truncated or the wrong file)`,
       );
     externalFiles.push(p);
+    externalBytes.push(st.size);
   }
-  return { info, bytes, externalFiles };
+  return { info, bytes, externalFiles, externalBytes };
 }
