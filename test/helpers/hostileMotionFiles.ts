@@ -37,15 +37,19 @@ export function zeroStrideMotion(frames = MAX_FRAMES): Uint8Array {
 /**
  * A ProtoMotions .motion whose dof_pos has `frames` frames but overlapping strides (1, 1): frame k
  * is frame k−1 shifted by one element, so 29 + frames − 1 stored values claim 29 × frames.
+ * `genuine`: the success control, dof_pos as columns 7..35 of a 36-wide storage, stride (36, 1),
+ * as ProtoMotions saves it.
  */
-export function overlappingStrideMotion(frames = 1000): Uint8Array {
+export function overlappingStrideMotion(frames = 1000, opts: { genuine?: boolean } = {}): Uint8Array {
   const B = PROTO_BODIES;
-  const dofStorage = new Array<number>(frames + G1_NUM_JOINTS - 1).fill(0);
+  const dofStorage = new Array<number>(opts.genuine ? frames * 36 : frames + G1_NUM_JOINTS - 1).fill(0);
   const pos = new Array<number>(frames * B * 3).fill(0);
   const rot: number[] = [];
   for (let i = 0; i < frames * B; i++) rot.push(0, 0, 0, 1);
   const tensors: Record<string, TensorSpec> = {
-    dof_pos: { key: '0', storage: dofStorage, shape: [frames, G1_NUM_JOINTS], stride: [1, 1] },
+    dof_pos: opts.genuine
+      ? { key: '0', storage: dofStorage, offset: 7, shape: [frames, G1_NUM_JOINTS], stride: [36, 1] }
+      : { key: '0', storage: dofStorage, shape: [frames, G1_NUM_JOINTS], stride: [1, 1] },
     rigid_body_pos: { key: '1', storage: pos, shape: [frames, B, 3], stride: [B * 3, 3, 1] },
     rigid_body_rot: { key: '2', storage: rot, shape: [frames, B, 4], stride: [B * 4, 4, 1] },
   };

@@ -66,7 +66,7 @@ export function stridedOverlapProblem(shape: readonly number[], strides: readonl
     if (d.stride === 0)
       return `dimension ${d.axis} (size ${d.size}) has stride 0: its ${d.size} entries are one stored element`;
     if (d.stride <= reach)
-      return `dimension ${d.axis} (size ${d.size}, stride ${d.stride}) overlaps dimension${below.length > 1 ? 's' : ''} ${below.join(', ')}, which reach element offset ${reach}: entries would share stored elements`;
+      return `dimension ${d.axis} (size ${d.size}, stride ${d.stride}) overlaps dimension${below.length > 1 ? 's' : ''} ${below.join(', ')}, which reach${below.length > 1 ? '' : 'es'} element offset ${reach}: entries would share stored elements`;
     reach += (d.size - 1) * d.stride;
     below.push(d.axis);
   }
