@@ -2,7 +2,10 @@
 // suites and the STOP-latency harness: each is small on disk and claims far more work than it
 // holds. Findings of issue 26: M2 (zero-stride tensors claiming 2 M frames), M3 (a pickle of 16 MiB
 // of EMPTY_DICT), and the minor ones (a long pickle APPENDS, a deeply nested or `__proto__` .npy
-// header). `writeHostileMotionFiles` writes them all to a folder, named by what they are.
+// header); then what the audit of the other codecs found (CSV files of many short lines, a JSON
+// clip of many empty arrays, ZIPs of 65,535 members or a member listed twice).
+// `writeHostileMotionFiles` writes them all to a folder, named by what they are (a SONIC folder is
+// not among them: sonicShortLinesJointPos is one of its files).
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,7 +13,7 @@ import { MAX_FRAMES } from '../../src/domain/motion/clipCommon';
 import { MAX_NPY_HEADER_BYTES } from '../../src/domain/motion/npyArray';
 import { MAX_PICKLE_BYTES } from '../../src/domain/motion/torchArchive';
 import { G1_NUM_JOINTS } from '../../src/domain/robot/g1Joints';
-import { npyBytes, npzBytes, npzMembersFor, syntheticClip, zipBytes } from '../unit/motionTestHelpers';
+import { npyBytes, npzBytes, npzMembersFor, syntheticClip, zipBytes, zipEntries } from '../unit/motionTestHelpers';
 import { PickleWriter, pickleDict, torchZipBytes, type TensorSpec } from '../unit/peerMotionTestHelpers';
 
 /** ProtoMotions' G1 asset: 33 bodies (protoMotionsMotion.ts). */
@@ -112,6 +115,64 @@ export function protoKeyNpyHeaderNpz(): Uint8Array {
   );
 }
 
+// ---- the text and ZIP codecs: many cheap lines, brackets or members -----------------------------
+
+const repeated = (unit: string, times: number, head = '', tail = ''): Uint8Array => {
+  const u = new TextEncoder().encode(unit);
+  const h = new TextEncoder().encode(head);
+  const t = new TextEncoder().encode(tail);
+  const out = new Uint8Array(h.length + u.length * times + t.length);
+  out.set(h);
+  for (let i = 0; i < times; i++) out.set(u, h.length + i * u.length);
+  out.set(t, h.length + u.length * times);
+  return out;
+};
+
+/** A LAFAN1 CSV of `lines` one-character lines ("x\n", 4 MB): the reader allocated for every line as a frame (576 MB) before reading line 1. */
+export function shortLinesCsv(lines = MAX_FRAMES): Uint8Array {
+  return repeated('x\n', lines);
+}
+
+/** A LAFAN1 CSV of `lines` lines holding only a comma (",\n"): more lines than MAX_FRAMES, refused only after splitting them all. */
+export function commaLinesCsv(lines = 16 * 1024 * 1024): Uint8Array {
+  return repeated(',\n', lines);
+}
+
+/** A SONIC joint_pos.csv: its real header, then `lines` one-character lines (it allocated lines × 29 float64 first). */
+export function sonicShortLinesJointPos(lines = MAX_FRAMES): Uint8Array {
+  const header = Array.from({ length: G1_NUM_JOINTS }, (_, i) => `joint_${i}`).join(',');
+  return repeated('x\n', lines, `${header}\n`);
+}
+
+/** A motionbench JSON of `arrays` empty arrays (`[],` repeated, 3 bytes each): JSON.parse makes each one. */
+export function emptyArraysJson(arrays = 11 * 1024 * 1024): Uint8Array {
+  return repeated('[],', arrays, '{"format": "motionbench-clip/1", "pad": [', '[]]}');
+}
+
+/** A ZIP whose directory lists `members` empty members (65,534, the most without ZIP64, in a 3.4 MB file). */
+export function manyMembersZip(members = 65_534): Uint8Array {
+  return zipEntries(
+    Array.from({ length: members }, (_, i) => ({
+      name: `m${i}.npy`,
+      method: 0,
+      body: new Uint8Array(0),
+      crc: 0,
+      size: 0,
+    })),
+  );
+}
+
+/** A valid synthetic mjlab NPZ that lists joint_pos twice, the second copy holding other values. */
+export function duplicateMemberNpz(): Uint8Array {
+  const clip = syntheticClip(4);
+  const members = npzMembersFor(clip);
+  const other = npyBytes([4, G1_NUM_JOINTS], new Array<number>(4 * G1_NUM_JOINTS).fill(0.5));
+  return zipBytes([
+    ...Object.entries(members).map(([k, data]) => ({ name: `${k}.npy`, data })),
+    { name: 'joint_pos.npy', data: other },
+  ]);
+}
+
 /** Every generator above, by the file name it is written under. */
 export const HOSTILE_MOTION_FILES: Record<string, () => Uint8Array> = {
   'm2-zero-stride.motion': () => zeroStrideMotion(),
@@ -121,6 +182,11 @@ export const HOSTILE_MOTION_FILES: Record<string, () => Uint8Array> = {
   'deep-list-pickle.motion': () => deepListPickleMotion(),
   'deep-npy-header.npz': () => deepNpyHeaderNpz(),
   'proto-npy-header.npz': () => protoKeyNpyHeaderNpz(),
+  'short-lines.csv': () => shortLinesCsv(),
+  'comma-lines.csv': () => commaLinesCsv(),
+  'empty-arrays.json': () => emptyArraysJson(),
+  'many-members.npz': () => manyMembersZip(),
+  'duplicate-member.npz': () => duplicateMemberNpz(),
 };
 
 /** Writes every hostile motion file into `dir`; returns their paths by name. */

@@ -16,14 +16,22 @@ import {
 } from '../../src/domain/motion/torchArchive';
 import { InputError } from '../../src/domain/problems';
 import { G1_NUM_JOINTS } from '../../src/domain/robot/g1Joints';
+import { decodeSonicReferenceFolder } from '../../src/domain/motion/sonicReferenceFolder';
+import { MAX_ZIP_ENTRIES } from '../../src/domain/motion/zipArchive';
 import {
+  commaLinesCsv,
   deepListPickleMotion,
   deepNpyHeaderNpz,
+  duplicateMemberNpz,
+  emptyArraysJson,
   emptyDictPickleMotion,
   longAppendsPickleMotion,
+  manyMembersZip,
   npzWithJointPosHeader,
   overlappingStrideMotion,
   protoKeyNpyHeaderNpz,
+  shortLinesCsv,
+  sonicShortLinesJointPos,
   zeroStrideMotion,
 } from '../helpers/hostileMotionFiles';
 import { sharedData } from '../helpers/sharedData';
@@ -66,7 +74,7 @@ function measured(label: string, fn: () => unknown): { error: unknown; cost: Cos
 function expectBoundedRefusal(
   label: string,
   fn: () => unknown,
-  loc: { file: string; key?: string },
+  loc: { file: string; key?: string; line?: number; column?: number },
   message: RegExp,
   limits = { ms: 2000, mib: 64 },
 ): void {
@@ -280,15 +288,105 @@ describe('.npy headers: depth, keys and rank', () => {
   });
 });
 
+describe('audit of the other codecs: work bounded by the bytes present', () => {
+  it('LAFAN1 CSV: 2 M one-character lines (4 MB) are refused at line 1 without arrays for 2 M frames', () => {
+    const file = 'short.csv';
+    const bytes = shortLinesCsv();
+    expectBoundedRefusal(
+      'CSV of 2 M short lines',
+      () => decodeMotionFile(bytes, { file, fps: 30 }),
+      { file, line: 1, column: 2 },
+      /expected 36 fields \(x y z, qx qy qz qw, 29 joint angles\), found 1/,
+      { ms: 3000, mib: 96 },
+    );
+  });
+
+  it('LAFAN1 CSV: 16 M lines are refused from the line count, before the text is split', () => {
+    const file = 'commas.csv';
+    const bytes = commaLinesCsv();
+    expectBoundedRefusal(
+      'CSV of 16 M lines',
+      () => decodeMotionFile(bytes, { file, fps: 30 }),
+      { file },
+      new RegExp(`the file has more than ${MAX_FRAMES} lines, more than the limit of ${MAX_FRAMES} frames`),
+      { ms: 3000, mib: 96 },
+    );
+  });
+
+  it('SONIC joint_pos.csv: a header then 2 M one-character lines is refused at line 2 without a 2 M × 29 array', () => {
+    const enc = (t: string) => new TextEncoder().encode(t);
+    const folder = 'ref/short';
+    expectBoundedRefusal(
+      'SONIC joint_pos.csv of 2 M short lines',
+      () =>
+        decodeSonicReferenceFolder(
+          {
+            folder,
+            jointPos: sonicShortLinesJointPos(),
+            bodyPos: enc('body_0_x,body_0_y,body_0_z\n0,0,0.8\n0,0,0.8\n'),
+            bodyQuat: enc('body_0_w,body_0_x,body_0_y,body_0_z\n1,0,0,0\n1,0,0,0\n'),
+            metadata: enc('Body part indexes:\n[ 0 ]\n'),
+          },
+          { file: folder },
+        ),
+      { file: `${folder}/joint_pos.csv`, line: 2 },
+      /expected 29 fields \(as the header names\), found 1/,
+      { ms: 3000, mib: 96 },
+    );
+  });
+
+  it('motionbench JSON: 11 M empty arrays (32 MiB) are refused from their count, before JSON.parse', () => {
+    const file = 'arrays.json';
+    const bytes = emptyArraysJson();
+    expectBoundedRefusal(
+      'JSON of 11 M empty arrays',
+      () => decodeMotionFile(bytes, { file, fps: 30 }),
+      { file },
+      /^arrays\.json: the document holds 11534339 arrays\/objects and up to \d+ values: parsed, it would take about \d+ MiB, more than the 512 MiB budget/,
+      { ms: 3000, mib: 96 },
+    );
+  });
+
+  it(`ZIP: a directory of 65,534 members is refused (more than ${MAX_ZIP_ENTRIES}), a member listed twice too`, () => {
+    const file = 'many.npz';
+    const bytes = manyMembersZip();
+    expectBoundedRefusal(
+      'ZIP of 65,534 members',
+      () => decodeMotionFile(bytes, { file }),
+      { file },
+      new RegExp(`lists 65534 members, more than the ${MAX_ZIP_ENTRIES} read`),
+    );
+    expectInputError(
+      () => decodeMotionFile(duplicateMemberNpz(), { file: 'dup.npz' }),
+      { file: 'dup.npz' },
+      /lists the member joint_pos\.npy twice/,
+    );
+  });
+
+  it('messages list at most 20 of the names found', () => {
+    const e = expectInputError(
+      () => decodeMotionFile(manyMembersZip(MAX_ZIP_ENTRIES), { file: 'm.npz', fps: 30 }),
+      { file: 'm.npz', key: 'joint_pos' },
+      /\(found: m0, m1, .*, m19, and 9980 more\)$/,
+    );
+    expect(e.message.length).toBeLessThan(400);
+  });
+});
+
 describe('controls: the real clips decode within the bounds', () => {
   it.each([
     ['protomotions/g1_crouch_to_run.motion', 97],
     ['g1_moves/npz/B_HandsUp.npz', undefined],
+    ['g1_moves/csv/B_HandsUp.csv', undefined],
+    ['lafan1_g1_csv/walk1_subject1.csv', undefined],
   ])('%s', (rel, frames) => {
     const file = sharedData('motions', rel);
     const bytes = new Uint8Array(readFileSync(file));
     let clip: ReturnType<typeof decodeMotionFile> | undefined;
-    const { error } = measured(`control ${rel}`, () => (clip = decodeMotionFile(bytes, { file })));
+    const { error } = measured(
+      `control ${rel}`,
+      () => (clip = decodeMotionFile(bytes, { file, fps: rel.endsWith('.csv') ? 30 : undefined })),
+    );
     expect(error).toBeUndefined();
     if (frames !== undefined) expect(clip!.frameCount).toBe(frames);
     else expect(clip!.frameCount).toBeGreaterThan(2);

@@ -36,10 +36,11 @@ import {
   checkFrameCount,
   checkInputSize,
   clipNameFromFile,
-  finalizeClip,
-  rootPoseFromBodyArraysXyzw,
-  resolveStatedFps,
   type DecodeOptions,
+  finalizeClip,
+  listNames,
+  resolveStatedFps,
+  rootPoseFromBodyArraysXyzw,
 } from './clipCommon';
 import type { MotionClip } from './motionClip';
 import { PROTOMOTIONS_G1_BODY_NAMES, PROTOMOTIONS_G1_DOF_NAMES, reorderNamedColumns } from './peerJointOrders';
@@ -68,7 +69,7 @@ export function decodeProtoMotionsMotion(bytes: Uint8Array, options: DecodeOptio
     if (v === undefined && required)
       throw new InputError(
         { file, key },
-        `key ${key} is missing; a ProtoMotions .motion file has fps, dof_pos, rigid_body_pos and rigid_body_rot (found: ${keys.join(', ')})`,
+        `key ${key} is missing; a ProtoMotions .motion file has fps, dof_pos, rigid_body_pos and rigid_body_rot (found: ${listNames(keys)})`,
       );
     return v;
   };
