@@ -29,11 +29,11 @@ interface TimedRun {
 
 const MARK = '@@time';
 
-function timedClipInfo(file: string): Promise<TimedRun> {
+function timedClipInfo(file: string, ...extra: string[]): Promise<TimedRun> {
   return new Promise((resolve) => {
     execFile(
       '/usr/bin/time',
-      ['-f', `${MARK} %e %M`, process.execPath, MOTIONBENCH_BIN, 'clip', 'info', file],
+      ['-f', `${MARK} %e %M`, process.execPath, MOTIONBENCH_BIN, 'clip', 'info', file, ...extra],
       { cwd: REPO_ROOT, timeout: 120_000, killSignal: 'SIGKILL', maxBuffer: 16 << 20 },
       (err, stdout, stderr) => {
         const lines = stderr.split('\n');
@@ -53,7 +53,7 @@ function timedClipInfo(file: string): Promise<TimedRun> {
 }
 
 /** Generous for a CLI start on a busy 2-core machine; the old reads took 50 s and 4–6 GB. */
-const MAX_SECONDS = 30;
+const MAX_SECONDS = 45;
 const MAX_PEAK_RSS_MIB = 700;
 
 describe('clip info refuses hostile motion files with one located line, in bounded time and memory', () => {
@@ -73,6 +73,23 @@ describe('clip info refuses hostile motion files with one located line, in bound
     expect(run.stderr.startsWith(`motionbench: ${files[name]} [${key}]: `), run.stderr).toBe(true);
     expect(run.stderr).toMatch(why);
     expect(run.stderr).not.toMatch(/Maximum call stack|Invalid string length/);
+    expect(run.seconds).toBeLessThan(MAX_SECONDS);
+    expect(run.peakRssMiB).toBeLessThan(MAX_PEAK_RSS_MIB);
+  });
+
+  it.each([
+    ['short-lines.csv', ':1:2: ', /expected 36 fields/],
+    ['comma-lines.csv', ': ', /more than 2000000 lines/],
+    ['empty-arrays.json', ': ', /arrays\/objects .* more than the 512 MiB budget/],
+    ['many-members.npz', ': ', /lists 65534 members, more than the 10000 read/],
+    ['duplicate-member.npz', ': ', /lists the member joint_pos\.npy twice/],
+  ])('%s (from the audit of the other codecs)', async (name, after, why) => {
+    const run = await timedClipInfo(files[name], '--fps', '30');
+    console.log(`[cli] ${name}: exit ${run.code}, ${run.seconds} s, peak RSS ${run.peakRssMiB.toFixed(0)} MiB`);
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr.split('\n')).toHaveLength(1);
+    expect(run.stderr.startsWith(`motionbench: ${files[name]}${after}`), run.stderr).toBe(true);
+    expect(run.stderr).toMatch(why);
     expect(run.seconds).toBeLessThan(MAX_SECONDS);
     expect(run.peakRssMiB).toBeLessThan(MAX_PEAK_RSS_MIB);
   });
