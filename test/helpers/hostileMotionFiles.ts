@@ -173,6 +173,21 @@ export function duplicateMemberNpz(): Uint8Array {
   ]);
 }
 
+/**
+ * A SONIC reference folder of five sparse files of `mibEach` MiB each (zeros, no disk used): each
+ * within the per-file limit, 1.25 GB together. Returns the folder.
+ */
+export function sparseSonicFolder(dir: string, mibEach = 250): string {
+  const folder = path.join(dir, 'sonic-sparse');
+  fs.mkdirSync(folder, { recursive: true });
+  for (const name of ['joint_pos.csv', 'body_pos.csv', 'body_quat.csv', 'metadata.txt', 'joint_vel.csv']) {
+    const fd = fs.openSync(path.join(folder, name), 'w');
+    fs.ftruncateSync(fd, mibEach * 1024 * 1024);
+    fs.closeSync(fd);
+  }
+  return folder;
+}
+
 /** Every generator above, by the file name it is written under. */
 export const HOSTILE_MOTION_FILES: Record<string, () => Uint8Array> = {
   'm2-zero-stride.motion': () => zeroStrideMotion(),

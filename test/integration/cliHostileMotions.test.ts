@@ -10,7 +10,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { writeHostileMotionFiles } from '../helpers/hostileMotionFiles';
+import { readInChild } from '../helpers/hostileFiles';
+import { sparseSonicFolder, writeHostileMotionFiles } from '../helpers/hostileMotionFiles';
 import { MOTIONBENCH_BIN } from '../helpers/runCli';
 import { REPO_ROOT, sharedData } from '../helpers/sharedData';
 
@@ -101,5 +102,20 @@ describe('clip info refuses hostile motion files with one located line, in bound
     );
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/frames\s+97 at 30 fps/);
+  });
+});
+
+describe("a SONIC folder's files share one 256 MiB budget, checked before each file is read", () => {
+  it('five 250 MiB files (1.25 GB together) are refused at the second, after reading only the first', async () => {
+    const folder = sparseSonicFolder(dir);
+    const r = await readInChild('clip', folder);
+    console.log(
+      `[child] sparse SONIC folder: ${r.ms.toFixed(0)} ms, peak RSS ${r.peakRssMiB.toFixed(0)} MiB (before ${r.rssBeforeMiB.toFixed(0)})`,
+    );
+    expect(r.ok).toBe(false);
+    expect(r.error).toMatch(
+      /body_pos\.csv: file is 250\.0 MiB, larger than the 6 MiB limit for what the folder's files before body_pos\.csv left of the 256 MiB/,
+    );
+    expect(r.peakRssMiB - r.rssBeforeMiB).toBeLessThan(400);
   });
 });
