@@ -12,6 +12,7 @@ import {
   MAX_PICKLE_MARK_DEPTH,
   MAX_PICKLE_MEMO_ENTRIES,
   MAX_PICKLE_VALUES,
+  MAX_TENSOR_DIMS,
   restrictedUnpickle,
 } from '../../src/domain/motion/torchArchive';
 import { InputError } from '../../src/domain/problems';
@@ -36,6 +37,7 @@ import {
 } from '../helpers/hostileMotionFiles';
 import { sharedData } from '../helpers/sharedData';
 import { expectInputError } from './motionTestHelpers';
+import { pickleDict } from './peerMotionTestHelpers';
 
 const MiB = 1024 * 1024;
 
@@ -217,7 +219,7 @@ describe('M3 and the minors: the restricted unpickler is bounded and never recur
     expect(levels).toBe(depth);
   });
 
-  it('more than MAX_PICKLE_MEMO_ENTRIES memo entries, or MAX_PICKLE_MARK_DEPTH open MARKs, are refused', () => {
+  it('more than MAX_PICKLE_MEMO_ENTRIES memo entries, MAX_TENSOR_DIMS dimensions or MAX_PICKLE_MARK_DEPTH open MARKs are refused', () => {
     const puts = new Uint8Array(3 + 5 * (MAX_PICKLE_MEMO_ENTRIES + 1) + 1);
     puts.set([0x80, 2, 0x4e]);
     const dv = new DataView(puts.buffer);
@@ -231,6 +233,20 @@ describe('M3 and the minors: the restricted unpickler is bounded and never recur
       { file: 'f', key: 'k' },
       new RegExp(`more than ${MAX_PICKLE_MEMO_ENTRIES} memo entries`),
     );
+    const wide = pickleDict({
+      x: {
+        key: '0',
+        storage: [0],
+        shape: new Array<number>(MAX_TENSOR_DIMS + 1).fill(1),
+        stride: new Array<number>(MAX_TENSOR_DIMS + 1).fill(1),
+      },
+    });
+    const e = expectInputError(
+      () => restrictedUnpickle(wide, 'f', 'k'),
+      { file: 'f', key: 'k' },
+      new RegExp(`the tensor has ${MAX_TENSOR_DIMS + 1} dimensions, more than ${MAX_TENSOR_DIMS}`),
+    );
+    expect(e.message.length).toBeLessThan(200);
     const marks = new Uint8Array(MAX_PICKLE_MARK_DEPTH + 4).fill(0x28);
     marks.set([0x80, 2]);
     expectInputError(

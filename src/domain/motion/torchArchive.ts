@@ -49,6 +49,8 @@ export const MAX_PICKLE_BYTES = 16 * 1024 * 1024;
 export const MAX_PICKLE_VALUES = 100_000;
 /** Most memo entries one pickle may store. */
 export const MAX_PICKLE_MEMO_ENTRIES = 100_000;
+/** Most dimensions a tensor may have (torch's own limit is 64). */
+export const MAX_TENSOR_DIMS = 64;
 /** Most MARKs open at once (torch.save nests three: the dict's items, a tensor's arguments, its storage id). */
 export const MAX_PICKLE_MARK_DEPTH = 64;
 
@@ -526,6 +528,8 @@ function reduce(fn: PickleValue, args: PickleValue, bad: (msg: string) => never)
     const strides = intTuple(stride);
     if (!shape || !strides || shape.length !== strides.length)
       return bad(`${REBUILD_TENSOR}: size and stride are not tuples of non-negative integers of one length`);
+    if (shape.length > MAX_TENSOR_DIMS)
+      return bad(`${REBUILD_TENSOR}: the tensor has ${shape.length} dimensions, more than ${MAX_TENSOR_DIMS}`);
     if (typeof requiresGrad !== 'boolean') return bad(`${REBUILD_TENSOR}: requires_grad is not a bool`);
     if (!(hooks instanceof PickleDict) || hooks.entries.size !== 0)
       return bad(`${REBUILD_TENSOR}: the tensor has backward hooks`);
