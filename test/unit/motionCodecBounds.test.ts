@@ -17,7 +17,7 @@ import {
 } from '../../src/domain/motion/torchArchive';
 import { InputError } from '../../src/domain/problems';
 import { G1_NUM_JOINTS } from '../../src/domain/robot/g1Joints';
-import { decodeSonicReferenceFolder } from '../../src/domain/motion/sonicReferenceFolder';
+import { decodeSonicReferenceFolder, MAX_SONIC_METADATA_BYTES } from '../../src/domain/motion/sonicReferenceFolder';
 import { MAX_ZIP_ENTRIES } from '../../src/domain/motion/zipArchive';
 import {
   commaLinesCsv,
@@ -348,6 +348,23 @@ describe('audit of the other codecs: work bounded by the bytes present', () => {
       { file: `${folder}/joint_pos.csv`, line: 2 },
       /expected 29 fields \(as the header names\), found 1/,
       { ms: 3000, mib: 96 },
+    );
+  });
+
+  it('SONIC metadata.txt: more than MAX_SONIC_METADATA_BYTES (16 MiB of newlines) is refused before it is split into lines', () => {
+    const enc = (t: string) => new TextEncoder().encode(t);
+    const folder = 'ref/meta';
+    const metadata = new Uint8Array(16 * MiB).fill(0x0a);
+    metadata.set(enc('Body part indexes:\n[ 0 ]\n'));
+    expectBoundedRefusal(
+      'SONIC metadata.txt of 16 M lines',
+      () =>
+        decodeSonicReferenceFolder(
+          { folder, jointPos: enc('joint_0\n0\n'), bodyPos: enc('x\n'), bodyQuat: enc('x\n'), metadata },
+          { file: folder },
+        ),
+      { file: `${folder}/metadata.txt` },
+      new RegExp(`is ${16 * MiB} bytes, more than the ${MAX_SONIC_METADATA_BYTES} read`),
     );
   });
 

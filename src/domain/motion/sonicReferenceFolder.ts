@@ -134,8 +134,16 @@ function readHeaderedCsv(bytes: Uint8Array, file: string): HeaderedCsv {
 /** Column of each header name. */
 const columnsByName = (header: readonly string[]) => new Map(header.map((h, i) => [h, i]));
 
+/** Largest metadata.txt read: convert_motions.py writes a few hundred bytes. */
+export const MAX_SONIC_METADATA_BYTES = 1024 * 1024;
+
 /** The body indexes line and total timesteps of metadata.txt, as MotionDataReader::ReadMetadata parses them. */
 function readMetadata(bytes: Uint8Array, file: string): { bodyIndexes: number[]; totalTimesteps?: number } {
+  if (bytes.length > MAX_SONIC_METADATA_BYTES)
+    throw new InputError(
+      { file },
+      `is ${bytes.length} bytes, more than the ${MAX_SONIC_METADATA_BYTES} read (convert_motions.py writes a few hundred)`,
+    );
   checkNotUtf16(bytes, file);
   const lines = new TextDecoder('utf-8').decode(bytes).split('\n');
   let bodyIndexes: number[] | undefined;
