@@ -143,6 +143,34 @@ export function checkNotUtf16(bytes: Uint8Array, file: string): void {
   );
 }
 
+/** Most names a message lists (of keys or members found in a file); the rest are counted. */
+export const MAX_LISTED_NAMES = 20;
+
+/** `a, b, c` of at most MAX_LISTED_NAMES names, each cut to 60 characters, then "and N more". */
+export function listNames(names: readonly string[]): string {
+  const shown = names.slice(0, MAX_LISTED_NAMES).map((n) => (n.length > 60 ? `${n.slice(0, 57)}...` : n));
+  const more = names.length - shown.length;
+  return shown.join(', ') + (more > 0 ? `, and ${more} more` : '');
+}
+
+/** Index just past the last character that is not a space, tab, CR or LF. */
+export function textContentEnd(text: string): number {
+  let end = text.length;
+  for (;;) {
+    const c = text.charCodeAt(end - 1);
+    if (c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a) end--;
+    else return end;
+  }
+}
+
+/** Lines in text[0, end): newlines before `end`, plus one (0 for an empty range); counting stops at `atMost`. */
+export function lineCount(text: string, end: number, atMost: number): number {
+  if (end === 0) return 0;
+  let lines = 1;
+  for (let i = text.indexOf('\n'); i >= 0 && i < end && lines < atMost; i = text.indexOf('\n', i + 1)) lines++;
+  return lines;
+}
+
 function fpsEqual(a: number, b: number): boolean {
   return Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b));
 }

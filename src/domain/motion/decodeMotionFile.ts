@@ -16,7 +16,7 @@
 // read them (src/services/motion/loadClipFile.ts) and decode them with sonicReferenceFolder.ts.
 
 import { InputError, type Warning } from '../problems';
-import { checkInputSize, fileExtension, type DecodeOptions } from './clipCommon';
+import { checkInputSize, type DecodeOptions, fileExtension, listNames } from './clipCommon';
 import { decodeHoloMotionNpz, HOLOMOTION_KEYS } from './holoMotionNpz';
 import { decodeLafan1Csv } from './lafan1Csv';
 import { decodeMjlabNpz } from './mjlabNpz';
@@ -81,7 +81,7 @@ export function zipClipFormat(bytes: Uint8Array, file: string): ClipFileFormat {
   if (found.length > 1)
     throw new InputError(
       { file },
-      `the archive holds members of more than one motion format (${found.map(([f, names]) => `${f}: ${names.join(', ')}`).join('; ')}); refused rather than guessed`,
+      `the archive holds members of more than one motion format (${found.map(([f, names]) => `${f}: ${listNames(names)}`).join('; ')}); refused rather than guessed`,
     );
   return found.length === 1 ? found[0][0] : 'mjlab-npz';
 }

@@ -28,10 +28,11 @@ import {
   checkFrameCount,
   checkInputSize,
   clipNameFromFile,
-  finalizeClip,
-  rootPoseFromBodyArraysXyzw,
-  resolveStatedFps,
   type DecodeOptions,
+  finalizeClip,
+  listNames,
+  resolveStatedFps,
+  rootPoseFromBodyArraysXyzw,
 } from './clipCommon';
 import type { MotionClip } from './motionClip';
 import { listNpzMembers, NPZ_INFLATE_BUDGET_BYTES, peekNpyHeader } from './mjlabNpz';
@@ -116,7 +117,7 @@ export function decodeHoloMotionNpz(bytes: Uint8Array, options: DecodeOptions): 
       if (!required) return undefined;
       throw new InputError(
         { file, key: aliases[0] },
-        `key ${aliases[0]} is missing (nor ${aliases.slice(1).join(' or ')}); a HoloMotion NPZ has ref_dof_pos, ref_global_translation, ref_global_rotation_quat and metadata (found: ${[...members.keys()].join(', ')})`,
+        `key ${aliases[0]} is missing (nor ${aliases.slice(1).join(' or ')}); a HoloMotion NPZ has ref_dof_pos, ref_global_translation, ref_global_rotation_quat and metadata (found: ${listNames([...members.keys()])})`,
       );
     }
     const entry = members.get(key)!;

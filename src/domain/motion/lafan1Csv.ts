@@ -14,7 +14,10 @@ import {
   checkNotUtf16,
   clipNameFromFile,
   finalizeClip,
+  lineCount,
+  MAX_FRAMES,
   quatNormProblem,
+  textContentEnd,
   type DecodeOptions,
 } from './clipCommon';
 import type { FpsSource, MotionClip } from './motionClip';
@@ -59,17 +62,29 @@ export function decodeLafan1Csv(input: Uint8Array | string, options: DecodeOptio
 
   let text = typeof input === 'string' ? input : new TextDecoder('utf-8').decode(bytes);
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  const lines = text.split('\n');
-  // Trailing blank lines (a final newline, an editor's extra line) are not frames.
+  // The frame count is bounded before the text is split: trailing blank lines (a final newline,
+  // an editor's extra line) are not frames, and the lines before them are counted first.
+  const content = textContentEnd(text);
+  const lineBound = lineCount(text, content, MAX_FRAMES + 1);
+  if (lineBound > MAX_FRAMES)
+    throw new InputError(
+      { file },
+      `the file has more than ${MAX_FRAMES} lines, more than the limit of ${MAX_FRAMES} frames`,
+    );
+  const lines = text.slice(0, content).split('\n');
   let n = lines.length;
   while (n > 0 && lines[n - 1].trim() === '') n--;
   checkFrameCount(n, { file });
 
   const C = LAFAN1_CSV_COLUMNS;
   const J = G1_NUM_JOINTS;
-  const rootPosM = new Float64Array(n * 3);
-  const rootQuatWxyz = new Float64Array(n * 4);
-  const jointPosRad = new Float64Array(n * J);
+  // Arrays for the rows the text can hold: a row of C non-empty fields takes at least 2C − 1
+  // characters and a newline, so rows 0..k are all valid only if k < rowsBacked. A file with more
+  // lines than that has a short row, refused at its line before the arrays could fill.
+  const rowsBacked = Math.min(n, Math.floor((content + 1) / (2 * C)));
+  const rootPosM = new Float64Array(rowsBacked * 3);
+  const rootQuatWxyz = new Float64Array(rowsBacked * 4);
+  const jointPosRad = new Float64Array(rowsBacked * J);
   const row = new Float64Array(C);
 
   for (let k = 0; k < n; k++) {
@@ -108,6 +123,8 @@ export function decodeLafan1Csv(input: Uint8Array | string, options: DecodeOptio
     const qProblem = quatNormProblem(row, 3);
     if (qProblem)
       throw new InputError({ file, line: lineNo, column: 4 }, `root ${qProblem} (columns 4-7, qx qy qz qw)`);
+    if (k >= rowsBacked)
+      throw new Error(`LAFAN1 CSV reader: row ${k} is valid beyond the ${rowsBacked} rows the text can hold`);
     const p = k * 3;
     rootPosM[p] = row[0];
     rootPosM[p + 1] = row[1];

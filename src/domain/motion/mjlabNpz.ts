@@ -20,11 +20,12 @@ import {
   checkFrameCount,
   checkInputSize,
   clipNameFromFile,
+  type DecodeOptions,
   finalizeClip,
+  listNames,
   MAX_INPUT_BYTES,
   quatNormProblem,
   resolveStatedFps,
-  type DecodeOptions,
 } from './clipCommon';
 import type { MotionClip } from './motionClip';
 import {
@@ -126,7 +127,7 @@ export function decodeMjlabNpz(bytes: Uint8Array, options: DecodeOptions): Motio
       if (required) {
         throw new InputError(
           { file, key },
-          `key ${key} is missing; an mjlab motion NPZ has ${REQUIRED_KEYS} (found: ${[...members.keys()].join(', ')})`,
+          `key ${key} is missing; an mjlab motion NPZ has ${REQUIRED_KEYS} (found: ${listNames([...members.keys()])})`,
         );
       }
       return undefined;

@@ -12,7 +12,9 @@
 //   }
 // }
 // Other top-level keys are ignored. Syntax errors are reported with line and column; content
-// errors with the key path (e.g. `frames.joint_pos_rad[12][3]`).
+// errors with the key path (e.g. `frames.joint_pos_rad[12][3]`). Before JSON.parse runs, the
+// arrays, objects and values the text would make are counted and their estimated heap bounded
+// (checkJsonParseCost): a small document of `[],` repeated cannot cost gigabytes.
 
 import { InputError } from '../problems';
 import { G1_JOINT_NAMES, G1_NUM_JOINTS } from '../robot/g1Joints';
@@ -23,6 +25,7 @@ import {
   checkNotUtf16,
   clipNameFromFile,
   finalizeClip,
+  MAX_INPUT_BYTES,
   quatNormProblem,
   resolveStatedFps,
   type DecodeOptions,
@@ -200,6 +203,50 @@ export function locateJsonSyntaxError(text: string): JsonSyntaxError | null {
   }
 }
 
+/** Estimated heap bytes per array or object JSON.parse makes (object header, elements store, slot in its parent). */
+const JSON_CONTAINER_COST_BYTES = 64;
+/** Estimated heap bytes per value JSON.parse makes (a slot, or a boxed double). */
+const JSON_VALUE_COST_BYTES = 16;
+/**
+ * Most heap a clip document's parse may be estimated to take: twice the largest file read. A real
+ * clip, ~20 characters per number and three arrays per frame, estimates at about its own size;
+ * a document of `[],` or `0,` repeated estimates at 20× or 8× its size, and is refused unparsed.
+ */
+export const JSON_PARSE_BUDGET_BYTES = 2 * MAX_INPUT_BYTES;
+
+/**
+ * Arrays/objects and values a JSON text would make, counted in one pass over its characters
+ * (brackets and commas outside strings; values = commas + containers + 1, an upper bound).
+ */
+export function jsonParseCount(text: string): { containers: number; values: number } {
+  let containers = 0;
+  let commas = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      for (i++; i < n; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 0x5c) i++;
+        else if (d === 0x22) break;
+      }
+    } else if (c === 0x5b || c === 0x7b) containers++;
+    else if (c === 0x2c) commas++;
+  }
+  return { containers, values: commas + containers + 1 };
+}
+
+/** Refuses a document whose parse is estimated past JSON_PARSE_BUDGET_BYTES, before JSON.parse runs. */
+export function checkJsonParseCost(text: string, file: string): void {
+  const { containers, values } = jsonParseCount(text);
+  const cost = containers * JSON_CONTAINER_COST_BYTES + values * JSON_VALUE_COST_BYTES;
+  if (cost > JSON_PARSE_BUDGET_BYTES)
+    throw new InputError(
+      { file },
+      `the document holds ${containers} arrays/objects and up to ${values} values: parsed, it would take about ${(cost / 1048576).toFixed(0)} MiB, more than the ${JSON_PARSE_BUDGET_BYTES / 1048576} MiB budget (a clip holds 3 arrays and 36 numbers per frame)`,
+    );
+}
+
 /** JSON.parse with InputError (file, line, column) on a syntax error. */
 export function parseJsonText(text: string, file: string): unknown {
   try {
@@ -310,6 +357,7 @@ export function decodeMotionbenchJson(input: Uint8Array | string, options: Decod
   checkNotUtf16(bytes, file);
   let text = typeof input === 'string' ? input : new TextDecoder('utf-8').decode(bytes);
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  checkJsonParseCost(text, file);
   const doc = parseJsonText(text, file);
   if (!isObject(doc))
     throw new InputError(

@@ -31,30 +31,48 @@ export interface NpyFloatArray {
 
 type PyValue = string | number | boolean | null | PyValue[] | { [k: string]: PyValue };
 
-/** Parses the Python literal subset numpy writes in .npy headers. */
+/**
+ * Deepest nesting of containers read in a header: numpy writes a dict holding a tuple (depth 2);
+ * a structured dtype's descr adds a list of tuples. Deeper headers are refused before the
+ * recursive reader below could exhaust the call stack.
+ */
+export const MAX_NPY_HEADER_DEPTH = 16;
+/** Most dimensions an array may have (numpy 2's NPY_MAXDIMS is 64). */
+export const MAX_NPY_DIMS = 64;
+/** The keys of a .npy header dict: numpy's reader refuses any other, as this one does. */
+const NPY_HEADER_KEYS: readonly string[] = ['descr', 'fortran_order', 'shape'];
+
+/**
+ * Parses the Python literal subset numpy writes in .npy headers. Dicts come back as objects
+ * without a prototype, so a key such as `__proto__` or `constructor` is an own key like any other
+ * (and then refused by parseNpyHeader), never an inherited one.
+ */
 function parsePyLiteral(src: string, fail: (msg: string) => never): PyValue {
   let i = 0;
   const ws = () => {
     while (i < src.length && /\s/.test(src[i])) i++;
   };
-  const value = (): PyValue => {
+  const value = (depth: number): PyValue => {
     ws();
     const c = src[i];
+    if ((c === '{' || c === '(' || c === '[') && depth >= MAX_NPY_HEADER_DEPTH)
+      fail(`containers nest more than ${MAX_NPY_HEADER_DEPTH} deep at header position ${i}`);
     if (c === '{') {
       i++;
-      const obj: { [k: string]: PyValue } = {};
+      const obj = Object.create(null) as { [k: string]: PyValue };
       for (;;) {
         ws();
         if (src[i] === '}') {
           i++;
           return obj;
         }
-        const k = value();
+        const k = value(depth + 1);
         if (typeof k !== 'string') fail('header dict keys must be strings');
+        if (Object.prototype.hasOwnProperty.call(obj, k)) fail(`key '${k}' appears twice`);
         ws();
         if (src[i] !== ':') fail(`expected ':' at header position ${i}`);
         i++;
-        obj[k] = value();
+        obj[k] = value(depth + 1);
         ws();
         if (src[i] === ',') i++;
         else if (src[i] !== '}') fail(`expected ',' or '}' at header position ${i}`);
@@ -70,7 +88,7 @@ function parsePyLiteral(src: string, fail: (msg: string) => never): PyValue {
           i++;
           return arr;
         }
-        arr.push(value());
+        arr.push(value(depth + 1));
         ws();
         if (src[i] === ',') i++;
         else if (src[i] !== close) fail(`expected ',' or '${close}' at header position ${i}`);
@@ -91,7 +109,7 @@ function parsePyLiteral(src: string, fail: (msg: string) => never): PyValue {
     if (m[0] === 'None') return null;
     return parseInt(m[0], 10);
   };
-  const v = value();
+  const v = value(0);
   ws();
   if (i !== src.length) fail(`unexpected text after the header dict at position ${i}`);
   return v;
@@ -150,6 +168,11 @@ export function parseNpyHeader(bytes: Uint8Array, file: string, key: string): Np
     major === 3 ? new TextDecoder('utf-8').decode(headerBytes) : new TextDecoder('latin1').decode(headerBytes);
   const dict = parsePyLiteral(text, (msg) => bad(`bad .npy header: ${msg}`));
   if (dict === null || typeof dict !== 'object' || Array.isArray(dict)) return bad('bad .npy header: not a dict');
+  const unexpected = Object.keys(dict).filter((k) => !NPY_HEADER_KEYS.includes(k));
+  if (unexpected.length > 0)
+    bad(
+      `bad .npy header: unexpected key${unexpected.length > 1 ? 's' : ''} ${unexpected.map((k) => `'${k.slice(0, 40)}'`).join(', ')} (a header has exactly ${NPY_HEADER_KEYS.join(', ')})`,
+    );
   const descr = dict['descr'];
   const fortran = dict['fortran_order'];
   const shape = dict['shape'];
@@ -161,6 +184,8 @@ export function parseNpyHeader(bytes: Uint8Array, file: string, key: string): Np
   if (!Array.isArray(shape) || !shape.every((d) => typeof d === 'number' && Number.isInteger(d) && d >= 0)) {
     bad('bad .npy header: shape missing or not a tuple of non-negative integers');
   }
+  if ((shape as number[]).length > MAX_NPY_DIMS)
+    bad(`bad .npy header: shape has ${(shape as number[]).length} dimensions, more than ${MAX_NPY_DIMS}`);
   return {
     descr: descr as string,
     fortranOrder: fortran as boolean,

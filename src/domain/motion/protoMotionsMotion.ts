@@ -24,7 +24,10 @@
 //     made with a G1 whose waist offsets are those of ProtoMotions' urdf/for_retargeting/g1.urdf
 //     (:521, :550), 1 cm from rev 1.0's: the same joints in the same order.)
 // Tensors may be views with any strides (the example file's dof_pos is columns 7..35 of a
-// 36-wide qpos storage); they are gathered into C order.
+// 36-wide qpos storage); they are gathered into C order. A view must address each stored element
+// at most once (torchArchive.ts checkTensors): a stride 0 on any axis of size > 1, the frame axis
+// above all, is refused, so N frames are N stored frames; checked for every tensor read, from the
+// pickle and the ZIP directory, before any storage is inflated.
 
 import { InputError } from '../problems';
 import { G1_NUM_JOINTS } from '../robot/g1Joints';
@@ -33,10 +36,11 @@ import {
   checkFrameCount,
   checkInputSize,
   clipNameFromFile,
-  finalizeClip,
-  rootPoseFromBodyArraysXyzw,
-  resolveStatedFps,
   type DecodeOptions,
+  finalizeClip,
+  listNames,
+  resolveStatedFps,
+  rootPoseFromBodyArraysXyzw,
 } from './clipCommon';
 import type { MotionClip } from './motionClip';
 import { PROTOMOTIONS_G1_BODY_NAMES, PROTOMOTIONS_G1_DOF_NAMES, reorderNamedColumns } from './peerJointOrders';
@@ -65,7 +69,7 @@ export function decodeProtoMotionsMotion(bytes: Uint8Array, options: DecodeOptio
     if (v === undefined && required)
       throw new InputError(
         { file, key },
-        `key ${key} is missing; a ProtoMotions .motion file has fps, dof_pos, rigid_body_pos and rigid_body_rot (found: ${keys.join(', ')})`,
+        `key ${key} is missing; a ProtoMotions .motion file has fps, dof_pos, rigid_body_pos and rigid_body_rot (found: ${listNames(keys)})`,
       );
     return v;
   };
@@ -121,6 +125,14 @@ export function decodeProtoMotionsMotion(bytes: Uint8Array, options: DecodeOptio
     if (t.shape.length === 3 && t.shape[1] !== B)
       throw new InputError({ file, key }, `has ${t.shape[1]} bodies but rigid_body_pos has ${B}`);
   }
+
+  // Every tensor backed by its own stored elements, from declared sizes, before any is inflated.
+  archive.checkTensors([
+    ['dof_pos', dofPos],
+    ...(dofVel ? [['dof_vel', dofVel] as const] : []),
+    ['rigid_body_pos', bodyPos],
+    ['rigid_body_rot', bodyRot],
+  ]);
 
   const J = G1_NUM_JOINTS;
   const jointsFile = archive.readFloatTensor(dofPos, 'dof_pos');

@@ -36,7 +36,10 @@ import {
   checkFrameCount,
   checkNotUtf16,
   finalizeClip,
+  lineCount,
+  MAX_FRAMES,
   MAX_INPUT_BYTES,
+  textContentEnd,
   quatNormProblem,
   type DecodeOptions,
 } from './clipCommon';
@@ -84,7 +87,16 @@ function readHeaderedCsv(bytes: Uint8Array, file: string): HeaderedCsv {
   checkNotUtf16(bytes, file);
   let text = new TextDecoder('utf-8').decode(bytes);
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  const lines = text.split('\n');
+  // Lines are counted before the text is split, and the values array holds only the rows the
+  // text can back (a row of W non-empty fields takes at least 2W − 1 characters and a newline):
+  // a file of blank or short lines is refused at its first short row, never allocated for.
+  const content = textContentEnd(text);
+  if (lineCount(text, content, MAX_FRAMES + 2) > MAX_FRAMES + 1)
+    throw new InputError(
+      { file },
+      `the file has more than ${MAX_FRAMES} rows after its header, more than the limit of ${MAX_FRAMES} frames`,
+    );
+  const lines = text.slice(0, content).split('\n');
   let n = lines.length;
   while (n > 0 && lines[n - 1].trim() === '') n--;
   if (n === 0) throw new InputError({ file, line: 1, column: 1 }, 'the file is empty; expected a header line and rows');
@@ -94,7 +106,8 @@ function readHeaderedCsv(bytes: Uint8Array, file: string): HeaderedCsv {
     .map((h) => h.trim());
   const W = header.length;
   const rows = n - 1;
-  const values = new Float64Array(rows * W);
+  const rowsBacked = Math.min(rows, Math.floor((content + 1) / (2 * W)));
+  const values = new Float64Array(rowsBacked * W);
   for (let k = 1; k < n; k++) {
     const fields = lines[k].replace(/\r$/, '').split(',');
     if (fields.length !== W)
@@ -112,6 +125,8 @@ function readHeaderedCsv(bytes: Uint8Array, file: string): HeaderedCsv {
         );
       values[(k - 1) * W + c] = v;
     }
+    if (k > rowsBacked)
+      throw new Error(`SONIC CSV reader: row ${k} is valid beyond the ${rowsBacked} rows the text can hold`);
   }
   return { header, rows, values };
 }
@@ -119,8 +134,16 @@ function readHeaderedCsv(bytes: Uint8Array, file: string): HeaderedCsv {
 /** Column of each header name. */
 const columnsByName = (header: readonly string[]) => new Map(header.map((h, i) => [h, i]));
 
+/** Largest metadata.txt read: convert_motions.py writes a few hundred bytes. */
+export const MAX_SONIC_METADATA_BYTES = 1024 * 1024;
+
 /** The body indexes line and total timesteps of metadata.txt, as MotionDataReader::ReadMetadata parses them. */
 function readMetadata(bytes: Uint8Array, file: string): { bodyIndexes: number[]; totalTimesteps?: number } {
+  if (bytes.length > MAX_SONIC_METADATA_BYTES)
+    throw new InputError(
+      { file },
+      `is ${bytes.length} bytes, more than the ${MAX_SONIC_METADATA_BYTES} read (convert_motions.py writes a few hundred)`,
+    );
   checkNotUtf16(bytes, file);
   const lines = new TextDecoder('utf-8').decode(bytes).split('\n');
   let bodyIndexes: number[] | undefined;

@@ -6,7 +6,9 @@
 //     tensor's own strides (ProtoMotions saves `dof_pos` as the columns 7..35 of a qpos storage,
 //     stride (36, 1), and some velocity tensors with strides (1, N, N·B)).
 // Strides and offsets count elements, not bytes. Callers check the extent first
-// (stridedExtent), so every index read lies inside the source.
+// (stridedExtent), so every index read lies inside the source, and the layout
+// (stridedOverlapProblem), so no element is read twice: an array is then backed by one stored
+// element per element it has, and its element count is bounded by the bytes present.
 
 /** C-order (row-major) element strides of a shape: (d1·d2·…, …, d_{n-1}, 1). */
 export function cOrderStrides(shape: readonly number[]): number[] {
@@ -41,6 +43,34 @@ export function stridedExtent(shape: readonly number[], strides: readonly number
     last += (shape[k] - 1) * strides[k];
   }
   return last;
+}
+
+/**
+ * Why an array of `shape` with `strides` may address one stored element at two indices, or null
+ * when it cannot. Dimensions of size 1 are ignored; the others, taken by increasing stride, must
+ * each have a stride beyond the highest offset all smaller-stride dimensions reach together
+ * (Σ (d_j − 1)·s_j): then the index ↦ offset map is one-to-one (a mixed-radix number). Every view
+ * torch or numpy makes of contiguous data by slicing, stepping, narrowing or permuting passes;
+ * what fails is a stride 0 (an expanded or broadcast dimension, whose entries are all one
+ * element) or strides that interleave. Such arrays repeat stored values instead of storing them,
+ * so a few bytes could claim any number of frames: they are refused, never expanded.
+ */
+export function stridedOverlapProblem(shape: readonly number[], strides: readonly number[]): string | null {
+  const dims = shape
+    .map((size, axis) => ({ size, stride: strides[axis], axis }))
+    .filter((d) => d.size > 1)
+    .sort((a, b) => a.stride - b.stride);
+  let reach = 0;
+  const below: number[] = [];
+  for (const d of dims) {
+    if (d.stride === 0)
+      return `dimension ${d.axis} (size ${d.size}) has stride 0: its ${d.size} entries are one stored element`;
+    if (d.stride <= reach)
+      return `dimension ${d.axis} (size ${d.size}, stride ${d.stride}) overlaps dimension${below.length > 1 ? 's' : ''} ${below.join(', ')}, which reach${below.length > 1 ? '' : 'es'} element offset ${reach}: entries would share stored elements`;
+    reach += (d.size - 1) * d.stride;
+    below.push(d.axis);
+  }
+  return null;
 }
 
 /**

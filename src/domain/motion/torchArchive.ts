@@ -20,14 +20,39 @@
 // Any other global (os.system, builtins.eval, …) is refused AT THE OPCODE that names it, with an
 // error naming the global; so is any other opcode (BUILD, NEWOBJ, INST, OBJ, EXT*, bytes, …).
 // Nothing from the file is executed or looked up: a "callable" is only a tag checked by name.
+//
+// Bounds, all checked as the opcodes run, so a refusal costs at most the bounds' worth of work:
+//   - data.pkl is at most MAX_PICKLE_BYTES (from the ZIP entry's declared size, before inflation);
+//   - at most MAX_PICKLE_VALUES values are made (every opcode that pushes one counts, a memo read
+//     included), so neither the stack nor the containers can grow past that however the pickle
+//     repeats EMPTY_DICT, NONE or BINGET; at most MAX_PICKLE_MEMO_ENTRIES memo entries and
+//     MAX_PICKLE_MARK_DEPTH open MARKs (a motion dict's pickle has a few hundred values and three
+//     nested MARKs);
+//   - the reader is a loop over the opcodes with an explicit stack: nothing recurses, and nothing
+//     spreads a container into arguments, so neither deep nesting nor a long APPENDS can overflow
+//     the call stack. The object it returns may still nest deeply; its readers only look one level
+//     down (the root dict's entries).
+// Tensors: before a tensor's values are read, its layout is checked against its storage from the
+// declared sizes alone (checkTensors): it must lie inside the storage and address every element
+// at most once (stridedArray.ts stridedOverlapProblem: a stride 0, as `expand` makes, is refused,
+// so a frame count is backed by one stored value per entry), the storage member must declare
+// exactly numel × item size bytes, and the storages read together must fit MAX_INPUT_BYTES.
 
 import { InputError } from '../problems';
 import { MAX_INPUT_BYTES } from './clipCommon';
-import { gatherStrided, stridedExtent } from './stridedArray';
+import { gatherStrided, stridedExtent, stridedOverlapProblem } from './stridedArray';
 import { readZipDirectory, readZipEntry, type ZipEntry } from './zipArchive';
 
 /** Largest data.pkl read: a motion dict's pickle is under a kilobyte. */
 export const MAX_PICKLE_BYTES = 16 * 1024 * 1024;
+/** Most values one pickle may make (a motion dict of tensors makes a few hundred). */
+export const MAX_PICKLE_VALUES = 100_000;
+/** Most memo entries one pickle may store. */
+export const MAX_PICKLE_MEMO_ENTRIES = 100_000;
+/** Most dimensions a tensor may have (torch's own limit is 64). */
+export const MAX_TENSOR_DIMS = 64;
+/** Most MARKs open at once (torch.save nests three: the dict's items, a tensor's arguments, its storage id). */
+export const MAX_PICKLE_MARK_DEPTH = 64;
 
 /** torch.<Type>Storage names allowed in persistent ids, with their element type. */
 const STORAGE_TYPES = {
@@ -190,8 +215,19 @@ export function restrictedUnpickle(bytes: Uint8Array, file: string, key: string)
   const utf8 = new TextDecoder('utf-8', { fatal: true });
   let p = 0;
   let at = 0; // position of the opcode being run, for messages
+  let values = 0;
   const bad = (msg: string): never => {
     throw new InputError({ file, key }, `${msg} (at byte ${at} of the pickle)`);
+  };
+  const push = (v: PickleValue) => {
+    if (++values > MAX_PICKLE_VALUES)
+      bad(`the pickle makes more than ${MAX_PICKLE_VALUES} values; a motion file's pickle makes a few hundred`);
+    stack.push(v);
+  };
+  const memoize = (i: number, v: PickleValue) => {
+    if (!memo.has(i) && memo.size >= MAX_PICKLE_MEMO_ENTRIES)
+      bad(`the pickle stores more than ${MAX_PICKLE_MEMO_ENTRIES} memo entries`);
+    memo.set(i, v);
   };
   const need = (n: number) => {
     if (p + n > bytes.length) bad('the pickle is truncated');
@@ -283,37 +319,39 @@ export function restrictedUnpickle(bytes: Uint8Array, file: string, key: string)
         if (stack.length !== 1 || marks.length !== 0) bad('the pickle ends with an unbalanced stack');
         return stack[0];
       case 0x28: // MARK
+        if (marks.length >= MAX_PICKLE_MARK_DEPTH)
+          bad(`the pickle opens more than ${MAX_PICKLE_MARK_DEPTH} nested MARKs`);
         marks.push(stack.length);
         break;
       case 0x29: // EMPTY_TUPLE
-        stack.push(new PickleTuple([]));
+        push(new PickleTuple([]));
         break;
       case 0x5d: // EMPTY_LIST
-        stack.push([]);
+        push([]);
         break;
       case 0x7d: // EMPTY_DICT
-        stack.push(new PickleDict());
+        push(new PickleDict());
         break;
       case 0x4e: // NONE
-        stack.push(null);
+        push(null);
         break;
       case 0x88: // NEWTRUE
-        stack.push(true);
+        push(true);
         break;
       case 0x89: // NEWFALSE
-        stack.push(false);
+        push(false);
         break;
       case 0x4b: // BININT1
-        stack.push(u8());
+        push(u8());
         break;
       case 0x4d: // BININT2
         need(2);
-        stack.push(dv.getUint16(p, true));
+        push(dv.getUint16(p, true));
         p += 2;
         break;
       case 0x4a: // BININT
         need(4);
-        stack.push(dv.getInt32(p, true));
+        push(dv.getInt32(p, true));
         p += 4;
         break;
       case 0x8a: {
@@ -325,61 +363,61 @@ export function restrictedUnpickle(bytes: Uint8Array, file: string, key: string)
         for (let i = n - 1; i >= 0; i--) v = v * 256 + bytes[p + i];
         if (n > 0 && bytes[p + n - 1] & 0x80) v -= 2 ** (8 * n);
         p += n;
-        stack.push(int(v));
+        push(int(v));
         break;
       }
       case 0x47: // BINFLOAT (big-endian double)
         need(8);
-        stack.push(dv.getFloat64(p, false));
+        push(dv.getFloat64(p, false));
         p += 8;
         break;
       case 0x58: // BINUNICODE
-        stack.push(text(u32()));
+        push(text(u32()));
         break;
       case 0x8c: // SHORT_BINUNICODE
-        stack.push(text(u8()));
+        push(text(u8()));
         break;
       case 0x8d: // BINUNICODE8
-        stack.push(text(u64()));
+        push(text(u64()));
         break;
       case 0x71: // BINPUT
-        memo.set(u8(), top());
+        memoize(u8(), top());
         break;
       case 0x72: // LONG_BINPUT
-        memo.set(u32(), top());
+        memoize(u32(), top());
         break;
       case 0x94: // MEMOIZE
-        memo.set(memo.size, top());
+        memoize(memo.size, top());
         break;
       case 0x68: // BINGET
       case 0x6a: {
         // LONG_BINGET
         const i = op === 0x68 ? u8() : u32();
         if (!memo.has(i)) bad(`the pickle reads memo ${i}, never stored`);
-        stack.push(memo.get(i) as PickleValue);
+        push(memo.get(i) as PickleValue);
         break;
       }
       case 0x74: // TUPLE
-        stack.push(new PickleTuple(popMark()));
+        push(new PickleTuple(popMark()));
         break;
       case 0x85: // TUPLE1
-        stack.push(new PickleTuple([pop()]));
+        push(new PickleTuple([pop()]));
         break;
       case 0x86: {
         // TUPLE2
         const b = pop();
-        stack.push(new PickleTuple([pop(), b]));
+        push(new PickleTuple([pop(), b]));
         break;
       }
       case 0x87: {
         // TUPLE3
         const c = pop();
         const b = pop();
-        stack.push(new PickleTuple([pop(), b, c]));
+        push(new PickleTuple([pop(), b, c]));
         break;
       }
       case 0x6c: // LIST
-        stack.push(popMark());
+        push(popMark());
         break;
       case 0x61: {
         // APPEND
@@ -394,14 +432,14 @@ export function restrictedUnpickle(bytes: Uint8Array, file: string, key: string)
         const items = popMark();
         const l = top();
         if (!Array.isArray(l)) bad('APPENDS to something that is not a list');
-        (l as PickleValue[]).push(...items);
+        for (const item of items) (l as PickleValue[]).push(item); // no spread: items may be many
         break;
       }
       case 0x64: {
         // DICT
         const d = new PickleDict();
         setItems(d, popMark());
-        stack.push(d);
+        push(d);
         break;
       }
       case 0x73: {
@@ -420,7 +458,7 @@ export function restrictedUnpickle(bytes: Uint8Array, file: string, key: string)
       case 0x63: {
         // GLOBAL "module\nname\n"
         const mod = line();
-        stack.push(namedGlobal(mod, line()));
+        push(namedGlobal(mod, line()));
         break;
       }
       case 0x93: {
@@ -428,19 +466,19 @@ export function restrictedUnpickle(bytes: Uint8Array, file: string, key: string)
         const name = pop();
         const mod = pop();
         if (typeof mod !== 'string' || typeof name !== 'string') bad('STACK_GLOBAL without two strings');
-        stack.push(namedGlobal(mod as string, name as string));
+        push(namedGlobal(mod as string, name as string));
         break;
       }
       case 0x51: {
         // BINPERSID: ('storage', torch.<Type>Storage, key, location, numel)
-        stack.push(storageRef(pop(), bad));
+        push(storageRef(pop(), bad));
         break;
       }
       case 0x52: {
         // REDUCE
         const args = pop();
         const fn = pop();
-        stack.push(reduce(fn, args, bad));
+        push(reduce(fn, args, bad));
         break;
       }
       default:
@@ -490,6 +528,8 @@ function reduce(fn: PickleValue, args: PickleValue, bad: (msg: string) => never)
     const strides = intTuple(stride);
     if (!shape || !strides || shape.length !== strides.length)
       return bad(`${REBUILD_TENSOR}: size and stride are not tuples of non-negative integers of one length`);
+    if (shape.length > MAX_TENSOR_DIMS)
+      return bad(`${REBUILD_TENSOR}: the tensor has ${shape.length} dimensions, more than ${MAX_TENSOR_DIMS}`);
     if (typeof requiresGrad !== 'boolean') return bad(`${REBUILD_TENSOR}: requires_grad is not a bool`);
     if (!(hooks instanceof PickleDict) || hooks.entries.size !== 0)
       return bad(`${REBUILD_TENSOR}: the tensor has backward hooks`);
@@ -509,7 +549,13 @@ export interface TorchArchive {
   prefix: string;
   root: PickleValue;
   littleEndian: boolean;
-  /** A float32/float64 tensor's values in C order; errors name `field`. */
+  /**
+   * Checks, from declared sizes alone (nothing inflated, nothing allocated), that each named
+   * float tensor is backed by its storage (see the header) and that the storages they use fit
+   * MAX_INPUT_BYTES together. Errors name the tensor's field.
+   */
+  checkTensors(tensors: readonly (readonly [field: string, tensor: TorchTensor])[]): void;
+  /** A float32/float64 tensor's values in C order, after the checks of checkTensors; errors name `field`. */
   readFloatTensor(t: TorchTensor, field: string): Float64Array;
 }
 
@@ -552,11 +598,8 @@ export function openTorchArchive(bytes: Uint8Array, file: string): TorchArchive 
     littleEndian = order === 'little';
   }
 
-  const cache = new Map<string, DataView>();
-  let inflated = 0;
-  const storageView = (s: TorchStorageRef, field: string): DataView => {
-    const hit = cache.get(s.key);
-    if (hit) return hit;
+  /** The storage member of `s`, checked against the element count the pickle declares for it. */
+  const storageEntry = (s: TorchStorageRef, field: string): ZipEntry => {
     const name = `${prefix}data/${s.key}`;
     const e = byName.get(name);
     if (!e) throw new InputError({ file, key: field }, `its storage ${name} is not in the archive`);
@@ -566,13 +609,47 @@ export function openTorchArchive(bytes: Uint8Array, file: string): TorchArchive 
         { file, key: field },
         `its storage ${name} holds ${e.uncompressedSize} bytes, but ${s.numel} ${s.dtype} elements need ${want}`,
       );
+    return e;
+  };
+  const checkTensor = (t: TorchTensor, field: string): ZipEntry => {
+    const s = t.storage;
+    if (s.dtype !== 'float32' && s.dtype !== 'float64')
+      throw new InputError({ file, key: field }, `is a ${s.dtype} tensor; float32 or float64 expected`);
+    const layout = `size (${t.shape.join(', ')}), stride (${t.stride.join(', ')})`;
+    const overlap = stridedOverlapProblem(t.shape, t.stride);
+    if (overlap)
+      throw new InputError(
+        { file, key: field },
+        `the tensor (${layout}) repeats stored values: ${overlap}; every entry must be its own stored element`,
+      );
+    const count = t.shape.reduce((a, d) => a * d, 1);
+    if (count > s.numel)
+      throw new InputError(
+        { file, key: field },
+        `the tensor (${layout}) has ${count} elements but its storage holds only ${s.numel}`,
+      );
+    const last = stridedExtent(t.shape, t.stride, t.offset);
+    if (last >= s.numel)
+      throw new InputError(
+        { file, key: field },
+        `the tensor (offset ${t.offset}, ${layout}) reaches element ${last} of a ${s.numel}-element storage`,
+      );
+    return storageEntry(s, field);
+  };
+
+  const cache = new Map<string, DataView>();
+  let inflated = 0;
+  const storageView = (s: TorchStorageRef, field: string): DataView => {
+    const hit = cache.get(s.key);
+    if (hit) return hit;
+    const e = storageEntry(s, field);
     inflated += e.uncompressedSize;
     if (inflated > MAX_INPUT_BYTES)
       throw new InputError(
         { file, key: field },
         `the storages read exceed the ${MAX_INPUT_BYTES / 1048576} MiB budget`,
       );
-    const data = readZipEntry(bytes, e, file, name);
+    const data = readZipEntry(bytes, e, file, e.name);
     const dv = new DataView(data.buffer, data.byteOffset, data.byteLength);
     cache.set(s.key, dv);
     return dv;
@@ -582,10 +659,19 @@ export function openTorchArchive(bytes: Uint8Array, file: string): TorchArchive 
     prefix: prefix.slice(0, -1),
     root,
     littleEndian,
+    checkTensors(tensors) {
+      const storages = new Map<string, number>();
+      for (const [field, t] of tensors) storages.set(t.storage.key, checkTensor(t, field).uncompressedSize);
+      const total = [...storages.values()].reduce((a, n) => a + n, 0);
+      if (total > MAX_INPUT_BYTES)
+        throw new InputError(
+          { file, key: tensors.map(([f]) => f).join(', ') },
+          `their storages declare ${(total / 1048576).toFixed(1)} MiB, more than the ${MAX_INPUT_BYTES / 1048576} MiB budget`,
+        );
+    },
     readFloatTensor(t, field) {
+      checkTensor(t, field);
       const s = t.storage;
-      if (s.dtype !== 'float32' && s.dtype !== 'float64')
-        throw new InputError({ file, key: field }, `is a ${s.dtype} tensor; float32 or float64 expected`);
       const dv = storageView(s, field);
       const le = littleEndian;
       const read =

@@ -1,6 +1,7 @@
 // Minimal ZIP reader for NPZ files (numpy.savez / savez_compressed): the central directory
 // (with ZIP64 extensions, which numpy writes), STORED and DEFLATE members, CRC-32 checked.
-// Encrypted, multi-disk and other compression methods are rejected with a clear error.
+// Encrypted, multi-disk and other compression methods are rejected with a clear error, as are a
+// directory of more than MAX_ZIP_ENTRIES members and a member name listed twice.
 // DEFLATE members are inflated as a stream in small input slices, into a buffer of the size the
 // central directory declares: a member that would inflate past its declared size is refused as
 // soon as it does (a ZIP bomb costs neither memory nor time beyond what it declares), and the
@@ -20,6 +21,12 @@ export interface ZipEntry {
   uncompressedSize: number;
   localHeaderOffset: number;
 }
+
+/**
+ * Most members a ZIP may list: a motion archive has about ten (an NPZ one per array, a torch.save
+ * archive one per storage); the directory is refused before any entry is read beyond this.
+ */
+export const MAX_ZIP_ENTRIES = 10_000;
 
 const SIG_LOCAL = 0x04034b50;
 const SIG_CENTRAL = 0x02014b50;
@@ -81,7 +88,13 @@ export function readZipDirectory(bytes: Uint8Array, file: string): ZipEntry[] {
       `unreadable ZIP/NPZ archive: central directory (offset ${cdOffset}, ${cdSize} bytes) lies beyond the end of the ${len}-byte file (truncated?)`,
     );
   }
+  if (entryCount > MAX_ZIP_ENTRIES)
+    throw new InputError(
+      { file },
+      `the ZIP directory lists ${entryCount} members, more than the ${MAX_ZIP_ENTRIES} read (a motion archive has about ten)`,
+    );
   const entries: ZipEntry[] = [];
+  const names = new Set<string>();
   let p = cdOffset;
   const decoder = new TextDecoder('utf-8');
   for (let e = 0; e < entryCount; e++) {
@@ -127,6 +140,12 @@ export function readZipDirectory(bytes: Uint8Array, file: string): ZipEntry[] {
       }
       x += 4 + size;
     }
+    if (names.has(name))
+      throw new InputError(
+        { file },
+        `the ZIP directory lists the member ${name.slice(0, 200)} twice: which one to read is ambiguous`,
+      );
+    names.add(name);
     entries.push({ name, method, flags, crc32, compressedSize, uncompressedSize, localHeaderOffset });
     p += 46 + nameLen + extraLen + commentLen;
   }

@@ -1,11 +1,13 @@
 // Reads a SONIC reference motion folder (gear_sonic_deploy/reference/<motion>/) from disk and
 // decodes it with the pure reader (src/domain/motion/sonicReferenceFolder.ts, which states the
 // layout and its sources). Only the files the reader uses are opened, each through
-// boundedRead.ts (regular files only, at most FILE_LIMITS.clip bytes); the folder itself is not
-// listed, so nothing else in it is touched. joint_vel.csv is optional; the other four are needed.
+// boundedRead.ts (regular files only); the folder itself is not listed, so nothing else in it is
+// touched. joint_vel.csv is optional; the other four are needed. The files share one budget,
+// MAX_INPUT_BYTES for all of them together: each is read only if its size (from its descriptor)
+// fits what the files before it left, so a folder of five large files costs at most that budget.
 
 import path from 'node:path';
-import type { JointLimitsRad } from '../../domain/motion/clipCommon';
+import { MAX_INPUT_BYTES, type JointLimitsRad } from '../../domain/motion/clipCommon';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import {
   decodeSonicReferenceFolder,
@@ -13,7 +15,7 @@ import {
   type SonicFolderFiles,
 } from '../../domain/motion/sonicReferenceFolder';
 import { InputError } from '../../domain/problems';
-import { describeOpenError, readBoundedFile } from '../files/boundedRead';
+import { describeOpenError, readBoundedFile, type FileLimit } from '../files/boundedRead';
 
 export interface SonicFolderOptions {
   fps?: number;
@@ -28,10 +30,10 @@ const REQUIRED = [
 ];
 
 /** One file of the folder, or null when it does not exist (other open errors are InputErrors naming it). */
-function readMember(folder: string, name: string): Uint8Array | null {
+function readMember(folder: string, name: string, limit: FileLimit): Uint8Array | null {
   const file = path.join(folder, name);
   try {
-    return readBoundedFile(file, 'clip');
+    return readBoundedFile(file, limit);
   } catch (err) {
     if (err instanceof InputError) throw err;
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
@@ -42,9 +44,14 @@ function readMember(folder: string, name: string): Uint8Array | null {
 /** Reads and decodes the SONIC reference folder `folder`. */
 export function loadSonicReferenceFolder(folder: string, options: SonicFolderOptions = {}): MotionClip {
   const got = new Map<string, Uint8Array>();
+  let left = MAX_INPUT_BYTES;
   for (const name of [...REQUIRED, SONIC_FOLDER_FILES.jointVel]) {
-    const bytes = readMember(folder, name);
-    if (bytes) got.set(name, bytes);
+    const what = `what the folder's files before ${name} left of the ${MAX_INPUT_BYTES / 1048576} MiB for a SONIC folder's files together`;
+    const bytes = readMember(folder, name, { bytes: left, what });
+    if (bytes) {
+      got.set(name, bytes);
+      left -= bytes.length;
+    }
   }
   const missing = REQUIRED.filter((n) => !got.has(n));
   if (missing.length === REQUIRED.length)
