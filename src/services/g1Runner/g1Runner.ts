@@ -28,6 +28,8 @@ const WORKER_ENTRY = new URL('./g1RunnerWorker.ts', import.meta.url);
 const MAX_QUEUED_FRAMES = 1000;
 /** The console's liveness is forwarded at most this often, ms. */
 const CONSOLE_FORWARD_MS = 20;
+/** How long a dying process waits for the real-time thread's last damping command, ms. */
+const LAST_RESORT_WAIT_MS = 50;
 
 export interface G1RunnerOptions {
   interfaceName: string;
@@ -181,8 +183,10 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
     modelFile: options.modelFile,
     originMonoNs,
   };
+  const emergency = new SharedArrayBuffer(8);
+  const emergencyCells = new Int32Array(emergency);
   const worker = new Worker(BOOTSTRAP, {
-    workerData: { entry: WORKER_ENTRY.href, init },
+    workerData: { entry: WORKER_ENTRY.href, init, emergency },
     name: 'motionbench-g1-runner-rt',
   });
   const toWorker = (m: ToRunnerWorker): void => worker.postMessage(m);
@@ -207,6 +211,7 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
         case 'ready':
           return resolve();
         case 'fatal':
+          log(`g1-runner: ${m.message}`);
           return reject(new Error(m.message));
         case 'reply':
           return backend.reply(m.id, m.ok, m.message);
@@ -233,6 +238,15 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
     if (!exited) await worker.terminate();
     throw err;
   }
+
+  // Last resort: a process going down (an uncaught exception, process.exit) first has the
+  // real-time thread put damping on the wire, waiting for it at most LAST_RESORT_WAIT_MS.
+  const onExit = (): void => {
+    if (exited) return;
+    Atomics.store(emergencyCells, 0, 1);
+    Atomics.wait(emergencyCells, 1, 0, LAST_RESORT_WAIT_MS);
+  };
+  process.on('exit', onExit);
 
   let lastForwardMs = 0;
   server = await startBridgeServer({
@@ -269,6 +283,7 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
     stats: () => stats,
     close() {
       closing ??= (async () => {
+        process.off('exit', onExit);
         await srv.close();
         if (!exited) {
           const gone = new Promise<void>((r) => worker.once('exit', () => r()));

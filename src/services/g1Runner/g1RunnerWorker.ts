@@ -34,7 +34,9 @@ import type { FromRunnerWorker, RunnerWorkerInit, ToRunnerWorker } from './g1Run
 if (!parentPort) throw new Error('g1RunnerWorker.ts must run in a worker thread');
 const main = parentPort;
 const post = (m: FromRunnerWorker): void => main.postMessage(m);
-const init = (workerData as { init: RunnerWorkerInit }).init;
+const { init, emergency } = workerData as { init: RunnerWorkerInit; emergency: SharedArrayBuffer };
+/** [0]: set by the bridge thread when its process is going down; [1]: set here once damping was sent. */
+const emergencyCells = new Int32Array(emergency);
 
 /** Niceness of this thread: the same raised priority as the interlock keeper's threads. */
 const RUNNER_NICE = -10;
@@ -220,6 +222,7 @@ const sleepCell = new Int32Array(new SharedArrayBuffer(4));
 function loop(): void {
   timer = null;
   if (stopped) return;
+  if (Atomics.load(emergencyCells, 0) !== 0) return lastResort('the runner process is exiting');
   const early = nextDueMs - monoMs();
   if (early > 0.05) Atomics.wait(sleepCell, 0, 0, early);
   const now = monoMs();
@@ -374,6 +377,23 @@ main.on('message', (m: ToRunnerWorker) => {
       }, 20);
       break;
   }
+});
+
+/** Last resort: damping on the wire, then nothing more from this thread. */
+function lastResort(why: string): void {
+  try {
+    apply({ type: 'damp', reason: `last resort: ${why}` });
+    sendNow();
+    sendNow();
+  } finally {
+    stopped = true;
+    Atomics.store(emergencyCells, 1, 1);
+    Atomics.notify(emergencyCells, 1);
+  }
+}
+process.on('uncaughtException', (err) => {
+  lastResort(`real-time thread failed: ${err.message}`);
+  post({ type: 'fatal', message: `real-time thread failed: ${err.stack ?? err.message}` });
 });
 
 trace(`g1-runner: real-time thread ${raised ? `at nice ${RUNNER_NICE}` : 'at normal priority (raising was refused)'}`);
