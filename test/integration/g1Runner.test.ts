@@ -2,6 +2,9 @@
 // (connectRobot) → runner (bridge thread + real-time worker) → DDS → a small G1 plant on the robot
 // end (G1DdsRobot: first-order joints following the PD target, upright IMU, a wireless remote).
 import { performance } from 'node:perf_hooks';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EpisodeEnd } from '../../src/domain/backend/backend';
@@ -73,6 +76,7 @@ class Plant {
 }
 const BOOTSTRAP = new URL('../../src/services/sim/simWorkerBootstrap.mjs', import.meta.url);
 const PLANT_ENTRY = new URL('./g1PlantWorker.ts', import.meta.url);
+const CRASH_CHILD = fileURLToPath(new URL('./g1RunnerCrashChild.ts', import.meta.url));
 const unixNow = (): number => performance.timeOrigin + performance.now();
 
 let runner: G1Runner;
@@ -201,7 +205,7 @@ describe('g1-runner over real Cyclone DDS (loopback)', () => {
     await client.close();
     console.log(`g1-runner: lowstate stopped → damping LowCmd on the wire after ${dampMs.toFixed(1)} ms`);
     expect(end.outcome).toBe('link_lost');
-    expect(dampMs).toBeGreaterThanOrEqual(100);
+    expect(dampMs).toBeGreaterThanOrEqual(95); // the last lowstate left up to one 2 ms period before the drop
     expect(dampMs).toBeLessThan(130);
   }, 30_000);
 
@@ -250,4 +254,46 @@ describe('g1-runner over real Cyclone DDS (loopback)', () => {
     expect(dampMs).toBeLessThan(3300);
     expect(runner.modes.some((m) => m.mode === 'holding' && performance.timeOrigin + m.atMs >= tGone)).toBe(true);
   }, 30_000);
+
+  it.each([
+    ['an uncaught exception: damping is the last LowCmd', 'crash', true],
+    ['SIGKILL (negative control): nothing can be sent, the last LowCmd holds', 'kill', false],
+  ])(
+    'runner process dies by %s',
+    async (_name, how, damped) => {
+      // The suite's runner stops first: the plant then hears only the child.
+      const child = spawn(process.execPath, ['--import', 'tsx', CRASH_CHILD, String(DOMAIN)], {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      });
+      try {
+        const url = await new Promise<string>((resolve, reject) => {
+          createInterface({ input: child.stdout! }).once('line', resolve);
+          child.once('exit', (code) => reject(new Error(`child exited ${code}`)));
+        });
+        await runner.close();
+        const client = connectRobot({ url, reconnectInitialDelayMs: 50 });
+        clients.push(client);
+        const lease = await client.acquire(`g1r-${how}`);
+        const done = lease.run({ clip: clipOf(10), binding, seed: 0 });
+        done.catch(() => {});
+        const t0 = unixNow();
+        await until(() => plant.cmds.some((c) => c.atMs > t0 + 3500 && !c.damped), 15_000, 'the child runner holding');
+        const exited = new Promise<void>((r) => child.once('exit', () => r()));
+        const tDie = unixNow();
+        if (how === 'crash') child.stdin!.write('crash\n');
+        else child.kill('SIGKILL');
+        await exited;
+        await sleep(300);
+        const after = plant.cmds.filter((c) => c.atMs >= tDie);
+        const last = plant.cmds.at(-1)!;
+        console.log(
+          `g1-runner process ${how}: ${after.length} LowCmd after the fault, last damped ${last.damped}, at ${(last.atMs - tDie).toFixed(1)} ms from it`,
+        );
+        expect(last.damped).toBe(damped);
+      } finally {
+        child.kill('SIGKILL');
+      }
+    },
+    40_000,
+  );
 });
