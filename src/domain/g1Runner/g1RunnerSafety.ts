@@ -20,7 +20,7 @@
 import { G1_NUM_JOINTS } from '../robot/g1Joints';
 
 export const LOWSTATE_STALE_MS = 100;
-/** Console silent this long (no command, no WebSocket ping) → hold. The console pings every ~250 ms. */
+/** Console silent this long (no command, no WebSocket ping) → hold. The console pings every ~200 ms. */
 export const CONSOLE_SILENT_HOLD_MS = 1000;
 /** Console silent this long → damp. */
 export const CONSOLE_SILENT_DAMP_MS = 3000;

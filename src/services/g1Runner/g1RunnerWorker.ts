@@ -150,8 +150,9 @@ link.onMessage(({ message: m, receiptNs }) => {
 });
 
 function onLowState(m: LowState, stampNs: number): void {
-  // tick is a uint32 counter: unwrapped to a monotonic count.
-  if (lastRawTick !== null && m.tick < lastRawTick) tickHigh += 2 ** 32;
+  // tick is a uint32 counter: unwrapped to a monotonic count (a step back by more than half the
+  // range is a wrap; a smaller one, a reordered sample, is not).
+  if (lastRawTick !== null && m.tick < lastRawTick && lastRawTick - m.tick > 2 ** 31) tickHigh += 2 ** 32;
   lastRawTick = m.tick;
   apply({
     type: 'lowstate',
