@@ -23,7 +23,7 @@ msg.imu.quaternion.set([1, 0, 0, 0]);
 let publishing = true;
 let nanQ0 = false;
 let remoteKeys = 0;
-let tick = 4294967000; // near the uint32 wrap: the runner unwraps it
+let tick = 0;
 let maxPublishGapMs = 0;
 let lastPublishMs = 0;
 const now = (): number => performance.timeOrigin + performance.now();
@@ -59,12 +59,13 @@ const report = setInterval(() => {
   batch = [];
 }, 10);
 
-port.on('message', (m: { type: string; publishing?: boolean; nanQ0?: boolean; remoteKeys?: number }) => {
+port.on('message', (m: { type: string; publishing?: boolean; nanQ0?: boolean; remoteKeys?: number; tick?: number }) => {
   const at = now();
   if (m.type === 'set') {
     if (m.publishing !== undefined) publishing = m.publishing;
     if (m.nanQ0 !== undefined) nanQ0 = m.nanQ0;
     if (m.remoteKeys !== undefined) remoteKeys = m.remoteKeys;
+    if (m.tick !== undefined) tick = m.tick;
     port.postMessage({ type: 'set_at', atMs: at });
   } else if (m.type === 'close') {
     clearInterval(timer);

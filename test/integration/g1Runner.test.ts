@@ -57,7 +57,7 @@ class Plant {
     });
   }
   /** Applies a change on the plant thread; resolves with the Unix ms at which it took effect. */
-  async set(s: { publishing?: boolean; nanQ0?: boolean; remoteKeys?: number }): Promise<number> {
+  async set(s: { publishing?: boolean; nanQ0?: boolean; remoteKeys?: number; tick?: number }): Promise<number> {
     const before = this.lastSetAtMs;
     this.worker.postMessage({ type: 'set', ...s });
     await until(() => this.lastSetAtMs !== before, 2000, 'the plant to apply a change');
@@ -207,6 +207,34 @@ describe('g1-runner over real Cyclone DDS (loopback)', () => {
     expect(end.outcome).toBe('link_lost');
     expect(dampMs).toBeGreaterThanOrEqual(95); // the last lowstate left up to one 2 ms period before the drop
     expect(dampMs).toBeLessThan(130);
+  }, 30_000);
+
+  it('console frozen 300 ms mid-trial (its thread blocked) → the runner neither holds nor damps', async () => {
+    const { done } = await tracking('g1r-freeze', 4);
+    await sleep(300);
+    const n0 = runner.modes.length;
+    const end = performance.now() + 300;
+    while (performance.now() < end) {
+      // the console's (and the bridge's) thread is blocked on purpose
+    }
+    await sleep(300);
+    const after = runner.modes.slice(n0);
+    console.log(`g1-runner: console frozen 300 ms → runner modes after: ${JSON.stringify(after.map((m) => m.cause))}`);
+    expect(after.filter((m) => /console silent/.test(m.cause))).toEqual([]);
+    expect(after.filter((m) => m.mode === 'damping')).toEqual([]);
+    await done;
+  }, 30_000);
+
+  it('lowstate ticks reach the console unwrapped past 2^32 (the uint32 tick wraps)', async () => {
+    const client = console_();
+    await plant.set({ tick: 2 ** 32 - 100 });
+    const ticks: number[] = [];
+    client.setListener(async (evs) => {
+      for (const e of evs) if (e.type === 'frames') for (const f of e.frames) ticks.push(f.tick);
+    });
+    await until(() => ticks.length > 0 && ticks.at(-1)! > 2 ** 32 + 100, 5000, 'frames past the wrap');
+    expect(ticks.at(-1)!).toBeGreaterThan(2 ** 32);
+    for (let i = 1; i < ticks.length; i++) expect(ticks[i]).toBeGreaterThan(ticks[i - 1]);
   }, 30_000);
 
   it('wireless remote L2 + B → damp on the wire, episode estop; L2 alone (negative control) does nothing', async () => {
