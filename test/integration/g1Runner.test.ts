@@ -237,6 +237,25 @@ describe('g1-runner over real Cyclone DDS (loopback)', () => {
     for (let i = 1; i < ticks.length; i++) expect(ticks[i]).toBeGreaterThan(ticks[i - 1]);
   }, 30_000);
 
+  it('the console leaving during the ramp ends the ramp: holding where the robot is, cause traced', async () => {
+    const client = console_();
+    const lease = await client.acquire('g1r-ramp-gone');
+    const done = lease.run({ clip: clipOf(2), binding, seed: 0 });
+    done.catch(() => {});
+    await until(() => runner.mode() === 'ramping', 10_000, 'ramping');
+    await sleep(500);
+    const t0 = performance.now();
+    await client.close();
+    await until(() => runner.mode() !== 'ramping', 2000, 'the ramp to end');
+    const ms = performance.now() - t0;
+    console.log(
+      `g1-runner: console gone mid-ramp → ${runner.mode()} after ${ms.toFixed(0)} ms (${runner.modes.at(-1)!.cause})`,
+    );
+    expect(runner.mode()).toBe('holding');
+    expect(runner.modes.at(-1)!.cause).toMatch(/lease released/);
+    expect(ms).toBeLessThan(500);
+  }, 30_000);
+
   it('wireless remote L2 + B → damp on the wire, episode estop; L2 alone (negative control) does nothing', async () => {
     const { client, done } = await tracking('g1r-estop', 10);
     await plant.set({ remoteKeys: REMOTE_KEY_L2 });

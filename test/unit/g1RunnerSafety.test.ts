@@ -152,6 +152,18 @@ describe('g1-runner safety reducer', () => {
     );
   });
 
+  it('prepare refused while the remote stop is held; released (negative control), it ramps', () => {
+    const s = initialRunnerState('gantry', 0);
+    reduceRunner(s, lowstate(0, { keys: REMOTE_KEY_L2 | REMOTE_KEY_B }), limits);
+    const pose = new Float64Array(J).fill(0.1);
+    expect(reduceRunner(s, { type: 'prepare', nowMs: 0, startPose: pose }, limits)).toContainEqual(
+      expect.objectContaining({ type: 'refused', reason: expect.stringMatching(/remote stop/) }),
+    );
+    reduceRunner(s, lowstate(1), limits);
+    reduceRunner(s, { type: 'prepare', nowMs: 1, startPose: pose }, limits);
+    expect(s.mode).toBe('ramping');
+  });
+
   it('start refused unless ready at the start pose', () => {
     const s = initialRunnerState('gantry', 0);
     reduceRunner(s, lowstate(0), limits);

@@ -274,6 +274,7 @@ export function reduceRunner(s: RunnerState, ev: RunnerEvent, limits: JointLimit
       if (s.episode) return refuse(`an episode (${s.episode.runId}) is running`);
       if (s.lastStateMs === null || ev.nowMs - s.lastStateMs > LOWSTATE_STALE_MS)
         return refuse(`no fresh lowstate (limit ${LOWSTATE_STALE_MS} ms)`);
+      if (s.remoteStopHeld) return refuse('the wireless remote stop (L2 + B) is held');
       if (s.tiltRad > PREPARE_MAX_TILT_RAD)
         return refuse(
           `the pelvis is tilted ${s.tiltRad.toFixed(2)} rad from upright (limit ${PREPARE_MAX_TILT_RAD} rad, IMU)`,

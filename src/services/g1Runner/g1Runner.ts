@@ -110,8 +110,16 @@ class RunnerBackend implements Backend {
     });
   }
 
+  /** The run whose prepare (the ramp) is under way, if any. */
+  private preparing: string | null = null;
+
   prepare(runId: string, clip: MotionClip, binding: WbcBinding): Promise<void> {
-    return this.ask((id) => ({ type: 'prepare', id, runId, clip, binding })).then(() => undefined);
+    this.preparing = runId;
+    return this.ask((id) => ({ type: 'prepare', id, runId, clip, binding }))
+      .then(() => undefined)
+      .finally(() => {
+        if (this.preparing === runId) this.preparing = null;
+      });
   }
 
   async acquire(runId: string): Promise<BackendLease> {
@@ -130,7 +138,9 @@ class RunnerBackend implements Backend {
       release: async () => {
         if (released) return;
         released = true;
-        if (this.run?.runId === runId) this.toWorker({ type: 'stop', reason: 'lease released' });
+        // A running episode, or a ramp under way, ends: the robot holds where it is.
+        if (this.run?.runId === runId || this.preparing === runId)
+          this.toWorker({ type: 'stop', reason: 'lease released' });
         if (this.leased === runId) this.leased = null;
       },
     };
