@@ -19,6 +19,7 @@ import {
   type RunnerEvent,
   type RunnerState,
 } from '../../src/domain/g1Runner/g1RunnerSafety';
+import { encodeG1Remote, G1_REMOTE_STOP_COMBINATION } from '../../src/domain/g1WirelessRemote';
 import { G1_NUM_JOINTS } from '../../src/domain/robot/g1Joints';
 
 const J = G1_NUM_JOINTS;
@@ -192,6 +193,12 @@ describe('g1-runner safety reducer', () => {
     expect(s.mode).toBe('damping');
     expect(remoteStopPressed(new Uint8Array([0, 0, 0x20, 0x02]))).toBe(true);
     expect(remoteStopPressed(new Uint8Array([0, 0, 0x02, 0x20]))).toBe(false);
+  });
+
+  it("agrees with the emulated G1's remote encoding: its stop combination stops, L2 + A (negative control) does not", () => {
+    expect(remoteStopPressed(encodeG1Remote({ buttons: G1_REMOTE_STOP_COMBINATION }))).toBe(true);
+    expect(remoteStopPressed(encodeG1Remote({ buttons: ['L2', 'A'] }))).toBe(false);
+    expect(remoteStopPressed(encodeG1Remote({ buttons: ['L2', 'B', 'X'] }))).toBe(true);
   });
 
   it.each([
