@@ -12,7 +12,9 @@ import { makeBuiltinBinding } from '../../src/domain/sim/builtinBinding';
 import { connectRobot } from '../../src/services/bridge/bridgeClientBackend';
 import { startG1Runner, type G1Runner } from '../../src/services/g1Runner/g1Runner';
 import { setAutogroupNice } from '../../src/services/os/threadPriority';
-import { REPO_ROOT } from '../helpers/sharedData';
+import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
+import { planPolicy } from '../../src/services/wbc/policyRun';
+import { REPO_ROOT, sharedData } from '../helpers/sharedData';
 
 const DOMAIN = 80 + (process.pid % 60);
 const FIX_STAND = [
@@ -99,6 +101,30 @@ describe('g1-runner → DDS → emulate-robot --dds (MuJoCo G1 on its gantry)', 
     } finally {
       await client.close();
     }
+  }, 60_000);
+
+  it('a released policy (BeyondMimic Jump_wose) runs on board: loaded off the real-time thread, the episode completes', async () => {
+    const plan = planPolicy(sharedData('policies/beyondmimic/Jump_wose.onnx'), loadRobotProfile());
+    const client = connectRobot({ url: runner.url, reconnectInitialDelayMs: 50 });
+    try {
+      const lease = await client.acquire('g1e-policy');
+      const before = runner.stats();
+      const end = await lease.run({ clip: plan.baked!.clip, binding: plan.binding, seed: 0 });
+      await lease.release();
+      const s = runner.stats();
+      const loadedLine = traces.find((l) => l.includes('onboard computer loaded'));
+      console.log(
+        `runner ↔ emulated G1, policy ${plan.binding.id}: end ${end.outcome} (${end.reason}); ${loadedLine}; runner ${JSON.stringify(s)} (before ${JSON.stringify(before)})`,
+      );
+      expect(end.outcome).toBe('completed');
+      expect(loadedLine).toBeDefined();
+      expect(runner.modes.map((m) => m.mode).slice(-3)).toEqual(['holding', 'tracking', 'holding']);
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
+
+  it('the emulated G1 counted no LowCmd_ with a wrong CRC', async () => {
     const gone = new Promise((r) => emu.once('exit', r));
     emu.kill('SIGINT');
     await gone;

@@ -4,6 +4,7 @@
 // so a stalled bridge thread (the console's WebSocket) cannot stop damping: the watchdogs and the
 // 500 Hz loop live here. Started through simWorkerBootstrap.mjs by g1Runner.ts.
 
+import { performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createStateFrame, type StateFrame } from '../../domain/backend/stateFrame';
 import {
@@ -27,7 +28,7 @@ import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import { G1DdsController } from '../dds/g1DdsEndpoints';
 import { raiseThreadPriority } from '../os/threadPriority';
 import { loadRobotProfile } from '../robot/loadRobotProfile';
-import { createController } from '../sim/controllerFactory';
+import { OnboardComputer } from '../robotEmulator/onboardComputer';
 import { RECORD_RATE_HZ } from '../sim/simEngine';
 import type { FromRunnerWorker, RunnerWorkerInit, ToRunnerWorker } from './g1RunnerProtocol';
 
@@ -255,11 +256,35 @@ const statsTimer = setInterval(() => {
   });
 }, 1000);
 
+/**
+ * Policies are loaded and run on an onboard-computer thread of their own (the emulator's), so
+ * loading an ONNX session (a synchronous native call of up to seconds) never holds this thread's
+ * 500 Hz loop and watchdogs; each control step is a synchronous call to it (the inference time).
+ */
+let onboard: OnboardComputer | null = null;
+let loaded: { key: string; controller: Controller } | null = null;
+
+async function loadPolicy(binding: WbcBinding): Promise<Controller> {
+  const key = `${binding.id}@${binding.version}`;
+  if (loaded?.key === key) return loaded.controller;
+  if (loaded?.controller.dispose) await loaded.controller.dispose();
+  loaded = null;
+  if (!onboard) {
+    onboard = new OnboardComputer();
+    await onboard.whenReady();
+  }
+  const t0 = performance.now();
+  const controller = await onboard.load(binding, profile);
+  trace(`g1-runner: the onboard computer loaded ${binding.id} in ${(performance.now() - t0).toFixed(0)} ms`);
+  loaded = { key, controller };
+  return controller;
+}
+
 async function prepare(id: number, runId: string, clip: MotionClip, binding: WbcBinding): Promise<void> {
   let controller: Controller;
   try {
     if (binding.kind === 'builtin') controller = new BuiltinTracker(binding, G1_NUM_JOINTS);
-    else controller = await createController(binding, profile);
+    else controller = await loadPolicy(binding);
     if (controller.needs.includes('base_lin_vel'))
       throw new Error(
         `binding ${binding.id} needs base_lin_vel (a root velocity estimate), which a G1's lowstate does not carry`,
