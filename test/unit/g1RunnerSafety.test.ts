@@ -165,6 +165,22 @@ describe('g1-runner safety reducer', () => {
     expect(s.mode).toBe('ramping');
   });
 
+  it('hold leaves damping only with a live link and the remote stop released (negative controls stay damped)', () => {
+    const s = initialRunnerState('gantry', 0);
+    reduceRunner(s, { type: 'hold', reason: 'no state yet' }, limits);
+    expect(s.mode).toBe('damping');
+    reduceRunner(s, lowstate(0, { keys: REMOTE_KEY_L2 | REMOTE_KEY_B }), limits);
+    reduceRunner(s, { type: 'hold', reason: 'remote stop held' }, limits);
+    expect(s.mode).toBe('damping');
+    reduceRunner(s, lowstate(1), limits);
+    reduceRunner(s, { type: 'tick', nowMs: 1 + LOWSTATE_STALE_MS + 1 }, limits);
+    reduceRunner(s, { type: 'hold', reason: 'stale' }, limits);
+    expect(s.mode).toBe('damping');
+    reduceRunner(s, lowstate(200), limits);
+    reduceRunner(s, { type: 'hold', reason: 'operator' }, limits);
+    expect(s.mode).toBe('holding');
+  });
+
   it('start refused unless ready at the start pose', () => {
     const s = initialRunnerState('gantry', 0);
     reduceRunner(s, lowstate(0), limits);

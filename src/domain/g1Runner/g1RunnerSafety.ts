@@ -88,6 +88,8 @@ export interface RunnerState {
   /** A start pose was reached and not left (prepare → ready). */
   ready: boolean;
   remoteStopHeld: boolean;
+  /** No lowstate yet, or the last one is older than LOWSTATE_STALE_MS (set by tick, cleared by a lowstate). */
+  linkLost: boolean;
 }
 
 export type RunnerEvent =
@@ -140,6 +142,7 @@ export function initialRunnerState(afterClip: AfterClip, nowMs: number): RunnerS
     episode: null,
     ready: false,
     remoteStopHeld: false,
+    linkLost: true,
   };
 }
 
@@ -213,6 +216,7 @@ export function reduceRunner(s: RunnerState, ev: RunnerEvent, limits: JointLimit
   switch (ev.type) {
     case 'lowstate': {
       s.lastStateMs = ev.nowMs;
+      s.linkLost = false;
       s.modeMachine = ev.modeMachine;
       const fault = stateFault(ev.q, ev.dq, ev.quatWxyz, limits);
       if (fault) {
@@ -232,6 +236,7 @@ export function reduceRunner(s: RunnerState, ev: RunnerEvent, limits: JointLimit
     }
     case 'tick': {
       if (s.lastStateMs === null || ev.nowMs - s.lastStateMs > LOWSTATE_STALE_MS) {
+        s.linkLost = true;
         if (s.mode !== 'damping' || s.episode) {
           const age =
             s.lastStateMs === null ? 'no lowstate yet' : `lowstate ${(ev.nowMs - s.lastStateMs).toFixed(0)} ms old`;
@@ -363,6 +368,9 @@ export function reduceRunner(s: RunnerState, ev: RunnerEvent, limits: JointLimit
       return fx;
     case 'hold':
       endEpisode(s, fx, 'aborted_by_operator', ev.reason);
+      // Out of damping only with a live link and the remote's stop released: a hold stiffens the
+      // joints at the measured pose, which must be a pose measured now.
+      if (s.mode === 'damping' && (s.linkLost || s.remoteStopHeld)) return fx;
       if (s.mode !== 'holding') toHolding(s, `hold: ${ev.reason}`, fx, s.q);
       s.ready = false;
       return fx;
