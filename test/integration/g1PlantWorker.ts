@@ -59,19 +59,23 @@ const report = setInterval(() => {
   batch = [];
 }, 10);
 
-port.on('message', (m: { type: string; publishing?: boolean; nanQ0?: boolean; remoteKeys?: number; tick?: number }) => {
-  const at = now();
-  if (m.type === 'set') {
-    if (m.publishing !== undefined) publishing = m.publishing;
-    if (m.nanQ0 !== undefined) nanQ0 = m.nanQ0;
-    if (m.remoteKeys !== undefined) remoteKeys = m.remoteKeys;
-    if (m.tick !== undefined) tick = m.tick;
-    port.postMessage({ type: 'set_at', atMs: at });
-  } else if (m.type === 'close') {
-    clearInterval(timer);
-    clearInterval(report);
-    robot.close();
-    port.close();
-  }
-});
+port.on(
+  'message',
+  (m: { type: string; publishing?: boolean; nanQ0?: boolean; remoteKeys?: number; tick?: number; quat?: number[] }) => {
+    const at = now();
+    if (m.type === 'set') {
+      if (m.publishing !== undefined) publishing = m.publishing;
+      if (m.nanQ0 !== undefined) nanQ0 = m.nanQ0;
+      if (m.remoteKeys !== undefined) remoteKeys = m.remoteKeys;
+      if (m.tick !== undefined) tick = m.tick;
+      if (m.quat !== undefined) msg.imu.quaternion.set(m.quat);
+      port.postMessage({ type: 'set_at', atMs: at });
+    } else if (m.type === 'close') {
+      clearInterval(timer);
+      clearInterval(report);
+      robot.close();
+      port.close();
+    }
+  },
+);
 port.postMessage({ type: 'ready' });

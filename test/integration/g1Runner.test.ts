@@ -57,7 +57,13 @@ class Plant {
     });
   }
   /** Applies a change on the plant thread; resolves with the Unix ms at which it took effect. */
-  async set(s: { publishing?: boolean; nanQ0?: boolean; remoteKeys?: number; tick?: number }): Promise<number> {
+  async set(s: {
+    publishing?: boolean;
+    nanQ0?: boolean;
+    remoteKeys?: number;
+    tick?: number;
+    quat?: number[];
+  }): Promise<number> {
     const before = this.lastSetAtMs;
     this.worker.postMessage({ type: 'set', ...s });
     await until(() => this.lastSetAtMs !== before, 2000, 'the plant to apply a change');
@@ -254,6 +260,38 @@ describe('g1-runner over real Cyclone DDS (loopback)', () => {
     expect(runner.mode()).toBe('holding');
     expect(runner.modes.at(-1)!.cause).toMatch(/lease released/);
     expect(ms).toBeLessThan(500);
+  }, 30_000);
+
+  it('prepare refused with the reason when the robot is not upright (IMU): bounded time and memory; upright again (negative control) it ramps', async () => {
+    await plant.set({ quat: [Math.cos(0.3), Math.sin(0.3), 0, 0] }); // 0.6 rad about x
+    await sleep(50);
+    const client = console_();
+    const lease = await client.acquire('g1r-tilted');
+    const rss0 = process.memoryUsage().rss;
+    const t0 = performance.now();
+    const err = await lease.run({ clip, binding, seed: 0 }).then(
+      () => null,
+      (e: Error) => e,
+    );
+    const ms = performance.now() - t0;
+    const rssMiB = (process.memoryUsage().rss - rss0) / 2 ** 20;
+    await lease.release();
+    console.log(
+      `g1-runner: prepare refused (tilted) in ${ms.toFixed(1)} ms, RSS +${rssMiB.toFixed(1)} MiB: ${err?.message}`,
+    );
+    expect(err?.message).toMatch(/tilted 0\.60 rad from upright/);
+    expect(ms).toBeLessThan(1000);
+    expect(rssMiB).toBeLessThan(50);
+    expect(runner.mode()).not.toBe('ramping');
+    await plant.set({ quat: [1, 0, 0, 0] });
+    await sleep(50);
+    const lease2 = await client.acquire('g1r-upright');
+    const run2 = lease2.run({ clip: clipOf(0.5), binding, seed: 0 });
+    run2.catch(() => {});
+    await until(() => runner.mode() === 'ramping', 5000, 'ramping when upright');
+    await lease2.stop('aborted_by_operator', 'enough');
+    await run2.catch(() => {});
+    await lease2.release();
   }, 30_000);
 
   it('wireless remote L2 + B → damp on the wire, episode estop; L2 alone (negative control) does nothing', async () => {

@@ -297,7 +297,7 @@ async function prepare(id: number, runId: string, clip: MotionClip, binding: Wbc
   const fx = apply({ type: 'prepare', nowMs: monoMs(), startPose });
   const refused = fx.find((e) => e.type === 'refused');
   if (refused) {
-    post({ type: 'reply', id, ok: false, message: `prepare refused: ${refused.reason}` });
+    post({ type: 'reply', id, ok: false, message: refused.reason });
     return;
   }
   // The reply waits until the ramp reached the start pose (ready) or something ended it.
@@ -335,7 +335,7 @@ function start(id: number, runId: string, startNs: number): void {
   const fx = apply({ type: 'start', nowMs: monoMs(), runId });
   const refused = fx.find((e) => e.type === 'refused');
   if (refused) {
-    post({ type: 'reply', id, ok: false, message: `start refused: ${refused.reason}` });
+    post({ type: 'reply', id, ok: false, message: refused.reason });
     return;
   }
   const rate = p.binding.controlRateHz;
