@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { g1RemoteButtons, g1RemoteStopHeld } from '../../src/domain/g1WirelessRemote';
 import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
+import { DEFAULT_ROBOT_EMULATOR_PROFILE } from '../../src/domain/robotEmulator';
 import {
   emptyLowCmd,
   encodeLowCmd,
@@ -26,6 +27,7 @@ import { OUR_G1, REPO_ROOT, sharedData } from '../helpers/sharedData';
 // state read through the control channel's `status`.
 const DOMAIN = 150 + (process.pid % 70);
 const J = 29;
+const KD_DAMP = DEFAULT_ROBOT_EMULATOR_PROFILE.dampKdNmsPerRad;
 
 let child: ChildProcessWithoutNullStreams | null = null;
 let controlUrl = '';
@@ -282,6 +284,38 @@ describe('emulate-robot --dds: a G1 on the wire', () => {
     await control({ action: 'gantry', lift: false });
   }, 30_000);
 
+  it('commands stopping: the drivers keep the last command; the e-stop damps the motors whatever LowCmd_ says, until released', async () => {
+    await control({ action: 'gantry', lift: true });
+    const elbow = G1_JOINT_NAMES.indexOf('left_elbow_joint');
+    const target = [...fixStand.q];
+    target[elbow] = 1.2;
+    let stop = stream(() => poseCmd(target, fixStand.kp, fixStand.kd));
+    await sleep(1200);
+    stop();
+    await sleep(1000); // no LowCmd_ for 1 s
+    expect(Math.abs(latest().q[elbow] - 1.2)).toBeLessThan(0.1);
+    expect(latest().mode[elbow]).toBe(1);
+    const holding = latest();
+    const maxAbs = (a: ArrayLike<number>) => Math.max(...Array.from(a).slice(0, J).map(Math.abs));
+    stop = stream(() => poseCmd(target, fixStand.kp, fixStand.kd));
+    await control({ action: 'estop' });
+    await sleep(1200);
+    const damped = latest();
+    // Damping law on every motor while LowCmd_ keep coming: tau = −kd_damp·dq (kp 0), the profile's kd_damp.
+    const residual = Array.from(damped.tauEst.slice(0, J), (t, j) => t + KD_DAMP * damped.dq[j]);
+    console.log(
+      `e-stop: max |tau + kd_damp·dq| ${maxAbs(residual).toFixed(3)} N·m damped; max |tau| ${maxAbs(holding.tauEst).toFixed(2)} N·m holding`,
+    );
+    expect(Array.from(damped.mode.slice(0, J))).toEqual(new Array(J).fill(0));
+    expect(maxAbs(residual)).toBeLessThan(0.5);
+    expect(maxAbs(holding.tauEst)).toBeGreaterThan(1);
+    await control({ action: 'release_estop' });
+    await sleep(1200);
+    stop();
+    expect(Math.abs(latest().q[elbow] - 1.2)).toBeLessThan(0.1);
+    await control({ action: 'gantry', lift: false });
+  }, 30_000);
+
   it('faults: the remote stop combination in wireless_remote, NaN frames with a valid CRC, drop and freeze of the stream', async () => {
     await control({ action: 'remote', buttons: ['L2', 'B'], ms: 500 });
     await sleep(150);
@@ -315,5 +349,7 @@ describe('emulate-robot --dds: a G1 on the wire', () => {
     const q0 = frozen[0].state.q.slice(0, J);
     for (const f of frozen) expect(Array.from(f.state.q.slice(0, J))).toEqual(Array.from(q0));
     expect(frozen[frozen.length - 1].state.tick).toBeGreaterThan(frozen[0].state.tick);
+    // Over the whole session (faults included) no LowState_ had a wrong CRC.
+    expect(ctl.counters().crcErrors).toBe(0);
   }, 30_000);
 });
