@@ -24,6 +24,7 @@ const REALTIME = [
   'test/integration/robotEmulator.test.ts',
   'test/integration/robotEmulatorPolicyLoad.test.ts',
   'test/integration/robotEmulatorCli.test.ts',
+  'test/integration/g1DdsEmulator.test.ts',
   'test/integration/interlockPty.test.ts',
   'test/integration/interlockCli.test.ts',
   'test/integration/hostStopLatency.test.ts',

@@ -2,6 +2,7 @@ import { analyzeCommand } from './commands/analyzeCommand';
 import { clipInfoCommand } from './commands/clipInfoCommand';
 import { exportLayoutCommand } from './commands/exportLayoutCommand';
 import { fkCommand } from './commands/fkCommand';
+import { g1RunnerCommand } from './commands/g1RunnerCommand';
 import { hostCommand } from './commands/hostCommand';
 import { emulateRobotCommand } from './commands/emulateRobotCommand';
 import { emulateRobotResetCommand } from './commands/emulateRobotResetCommand';
@@ -33,6 +34,7 @@ const commands: Command[] = [
   serveSimCommand,
   emulateRobotCommand,
   emulateRobotResetCommand,
+  g1RunnerCommand,
   calibrateCommand,
   trialCommand,
   hostCommand,

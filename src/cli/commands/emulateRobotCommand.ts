@@ -14,7 +14,10 @@ import {
 } from '../../domain/robotEmulator';
 import { readBoundedText } from '../../services/files/boundedRead';
 import { DEFAULT_MODEL_FILE } from '../../services/robot/loadRobotProfile';
+import { startG1DdsEmulator } from '../../services/robotEmulator/g1DdsEmulator';
+import { G1_29DOF_MODE_MACHINE } from '../../services/robotEmulator/g1DdsPlant';
 import { startRobotEmulator } from '../../services/robotEmulator/robotEmulator';
+import { LOW_CMD_TOPIC, LOW_STATE_TOPIC } from '../../domain/unitreeHgWire';
 import {
   numberOption,
   parse,
@@ -48,7 +51,19 @@ const usage = `usage: motionbench emulate-robot --port N [--host 127.0.0.1] [--m
                    freeze@2s:1s, nan@3s:5, stall@4s:200ms, estop@10s, kill_link@6s (repeatable)
   --no-control     refuse ${EMULATOR_CONTROL_TOPIC} (human_reset and fault injection by clients)
   --json           print {url, host, port, contract, topics, stamp_origin_unix_ms, profile, …} as JSON once listening
-Prints the ws:// URL once listening; logs to stderr; Ctrl+C (SIGINT) or SIGTERM stops it cleanly.`;
+Prints the ws:// URL once listening; logs to stderr; Ctrl+C (SIGINT) or SIGTERM stops it cleanly.
+
+usage: motionbench emulate-robot --dds --interface <name> [--domain <id>] [--port N] [--gantry] [--mode-machine N]
+                                 [--model <mjcf>] [--profile <name|json>] [--seed N] [--fault <spec>]… [--no-control] [--json]
+  A G1 on the wire (docs/ROBOT_EMULATOR.md "G1 on DDS"): publishes ${LOW_STATE_TOPIC} (unitree_hg LowState_, CRC) at
+  500 Hz and applies ${LOW_CMD_TOPIC} as the G1's motor drivers do (per-motor PD + feed-forward at every 2 ms physics
+  step, effort-limited; a wrong CRC ignored and counted), on real Cyclone DDS.
+  --interface I    network interface (lo: the loopback discovery configuration)
+  --domain D       DDS domain id (default 0, a G1's)
+  --port N         TCP port of ${EMULATOR_CONTROL_TOPIC} (default 0 = any free port; faults, remote, gantry, status)
+  --gantry         start lifted on the gantry instead of standing on the floor
+  --mode-machine N LowState_.mode_machine (default ${G1_29DOF_MODE_MACHINE}: a G1 29-DoF)
+  --fault S        as above, plus nothing new (remote and gantry go through ${EMULATOR_CONTROL_TOPIC})`;
 
 export interface EmulateRobotDeps {
   /** Resolves when the emulator should stop (default: SIGINT or SIGTERM). */
@@ -74,9 +89,17 @@ export function makeEmulateRobotCommand(deps: EmulateRobotDeps = { untilStopped:
           fault: { type: 'string', multiple: true },
           'no-control': { type: 'boolean' },
           json: { type: 'boolean' },
+          dds: { type: 'boolean' },
+          interface: { type: 'string' },
+          domain: { type: 'string' },
+          gantry: { type: 'boolean' },
+          'mode-machine': { type: 'string' },
         },
         usage,
       );
+      if (values.dds) return runDds(values, io, deps);
+      for (const k of ['interface', 'domain', 'gantry', 'mode-machine'] as const)
+        if (values[k] !== undefined) throw new UsageError(`--${k} needs --dds\n${usage}`);
       const port = portOption(values.port);
       if (port === undefined) throw new UsageError(`--port is required (0 = any free port)\n${usage}`);
       const host = values.host ?? '127.0.0.1';
@@ -143,6 +166,97 @@ export function makeEmulateRobotCommand(deps: EmulateRobotDeps = { untilStopped:
       return 0;
     },
   };
+}
+
+interface DdsValues {
+  port?: string;
+  host?: string;
+  model?: string;
+  interlock?: string;
+  profile?: string;
+  mocap?: boolean;
+  seed?: string;
+  fault?: string[];
+  'no-control'?: boolean;
+  json?: boolean;
+  interface?: string;
+  domain?: string;
+  gantry?: boolean;
+  'mode-machine'?: string;
+}
+
+/** `emulate-robot --dds`: the G1 on the wire. */
+async function runDds(values: DdsValues, io: CliIo, deps: EmulateRobotDeps): Promise<number> {
+  const iface = values.interface;
+  if (iface === undefined || iface.trim() === '')
+    throw new UsageError(`--dds needs --interface <name> (lo for loopback)\n${usage}`);
+  if (values.interlock !== undefined) throw new UsageError('--interlock is not available with --dds');
+  if (values.mocap) throw new UsageError('--mocap is not available with --dds (LowState_ carries no root position)');
+  const domainId =
+    numberOption(
+      values.domain,
+      'domain',
+      (v) => Number.isInteger(v) && v >= 0 && v <= 232,
+      'a DDS domain id in 0..232',
+    ) ?? 0;
+  const modeMachine =
+    numberOption(
+      values['mode-machine'],
+      'mode-machine',
+      (v) => Number.isInteger(v) && v >= 0 && v <= 255,
+      'an integer in 0..255',
+    ) ?? G1_29DOF_MODE_MACHINE;
+  const seed = numberOption(values.seed, 'seed', (v) => Number.isSafeInteger(v) && v >= 0, 'an integer ≥ 0');
+  const port = portOption(values.port) ?? 0;
+  const host = values.host ?? '127.0.0.1';
+  const faults: ScheduledFault[] = [];
+  for (const spec of values.fault ?? []) {
+    try {
+      faults.push(parseFaultSpec(spec));
+    } catch (err) {
+      throw new UsageError(`--fault: ${(err as Error).message}`);
+    }
+  }
+  const profile = values.profile === undefined ? DEFAULT_ROBOT_EMULATOR_PROFILE : profileOption(values.profile);
+  const modelFile = values.model ?? DEFAULT_MODEL_FILE;
+  io.stderr(`emulate-robot --dds: profile ${profile.name}; loading ${modelFile}…\n`);
+  const emu = await startG1DdsEmulator({
+    interfaceName: iface,
+    domainId,
+    profile,
+    modelFile,
+    seed,
+    modeMachine,
+    startOnGantry: values.gantry === true,
+    controlPort: values['no-control'] ? null : port,
+    controlHost: host,
+    faults,
+    log: (line) => io.stderr(`${line}\n`),
+  });
+  if (values.json) {
+    printJson(io, {
+      dds: { interface: iface, domain: domainId, state_topic: LOW_STATE_TOPIC, command_topic: LOW_CMD_TOPIC },
+      state_rate_hz: Math.round(1 / emu.plant.dtS),
+      mode_machine: modeMachine,
+      control_url: emu.controlUrl,
+      control_topic: emu.controlUrl ? EMULATOR_CONTROL_TOPIC : null,
+      on_gantry: emu.plant.onGantry,
+      model: modelFile,
+      profile,
+    });
+  } else {
+    io.stdout(
+      `G1 on DDS: ${LOW_STATE_TOPIC} / ${LOW_CMD_TOPIC} on interface ${iface}, domain ${domainId}${emu.controlUrl ? `; control ${emu.controlUrl}` : ''}\n`,
+    );
+  }
+  io.stderr('Press Ctrl+C to stop.\n');
+  const why = await deps.untilStopped();
+  const s = emu.stats();
+  await emu.close();
+  io.stderr(
+    `emulate-robot --dds: ${why}: stopped; ${s.published} LowState_ published (${s.rateHz.toFixed(1)} Hz, interval mean ${s.intervalMs.mean.toFixed(3)} ms, sd ${s.intervalMs.sd.toFixed(3)} ms, p99 ${s.intervalMs.p99.toFixed(2)} ms, max ${s.intervalMs.max.toFixed(1)} ms), ${s.link.received} LowCmd_ received, ${s.link.crcErrors} with a wrong CRC, CPU ${(100 * s.cpuFraction).toFixed(0)} %\n`,
+  );
+  return 0;
 }
 
 /**

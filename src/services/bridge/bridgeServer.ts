@@ -76,6 +76,8 @@ export interface BridgeServerOptions {
   clientChannels?: ClientChannelHandler[];
   /** serverInfo metadata beside the contract's (e.g. the robot emulator's `emulator_control` declaration). */
   extraMetadata?: Readonly<Record<string, string>>;
+  /** Called on every WebSocket ping and message from a client: the robot side's proof the console lives. */
+  onClientActivity?: (client: string) => void;
 }
 
 /** What the server needs from a live robot backend (robot mode). */
@@ -400,11 +402,14 @@ class BridgeSession implements BridgeServer {
     this.clients.set(ws, client);
     ws.on('error', (err) => this.log(`serve: ${name}: ${err.message}`));
     ws.on('close', () => this.onDisconnect(client));
+    const activity = this.options.onClientActivity;
+    if (activity) ws.on('ping', () => activity(name));
     this.foxglove.handleConnection(ws as never, name);
     // FoxgloveServer reports protocol errors without saying whose message caused them: note the
     // connection around its message handler so they can be answered and counted.
     const handler = ws.onmessage;
     ws.onmessage = (ev) => {
+      activity?.(name);
       this.handling = client;
       try {
         handler?.call(ws, ev);

@@ -594,6 +594,41 @@ export class SimEngine {
     for (let j = 0; j < this.jointCount; j++) ctrl[this.actOfJoint[j]] = targetRad[j];
   }
 
+  /**
+   * Drives each joint's actuator as a G1 motor driver does: force = kp·(qDes − q) − kd·q̇ + biasNm,
+   * MuJoCo clamping it to the actuator's force range (the motor's effort limit), with the kd term
+   * integrated implicitly as the position servos' own damping is. A caller folds kd·dqDes and the
+   * feed-forward torque into biasNm; kp = kd = biasNm = 0 is a motor without torque. The gains stay
+   * set until the next liveActuate or liveMotorDrive.
+   */
+  liveMotorDrive(
+    qDesRad: ArrayLike<number>,
+    kp: ArrayLike<number>,
+    kd: ArrayLike<number>,
+    biasNm: ArrayLike<number>,
+  ): void {
+    this.checkViews();
+    const { gainprm, biasprm, ctrl } = this.views;
+    for (let j = 0; j < this.jointCount; j++) {
+      const a = this.actOfJoint[j];
+      gainprm[a * NGAIN] = kp[j];
+      biasprm[a * NBIAS] = biasNm[j];
+      biasprm[a * NBIAS + 1] = -kp[j];
+      biasprm[a * NBIAS + 2] = -kd[j];
+      ctrl[a] = qDesRad[j];
+    }
+    this.gainsModified = true;
+  }
+
+  /** Each joint's effort limit (its actuator's force range, symmetric), N·m; Infinity where the model sets none. */
+  jointEffortLimitNm(): Float64Array {
+    const range = this.mj.model.actuator_forcerange as Float64Array;
+    const limited = this.mj.model.actuator_forcelimited as Uint8Array;
+    return Float64Array.from(this.actOfJoint, (a) =>
+      limited[a] ? Math.min(-range[2 * a], range[2 * a + 1]) : Number.POSITIVE_INFINITY,
+    );
+  }
+
   /** The wrench on the root body (world frame: force N, torque N·m), or null for none. */
   liveRootWrench(wrench: ArrayLike<number> | null): void {
     this.checkViews();

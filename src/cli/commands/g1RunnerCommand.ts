@@ -1,0 +1,119 @@
+import { G1_BRIDGE_CONTRACT } from '../../domain/bridge/g1BridgeContract';
+import {
+  CONSOLE_SILENT_DAMP_MS,
+  CONSOLE_SILENT_HOLD_MS,
+  LOWSTATE_STALE_MS,
+  type AfterClip,
+} from '../../domain/g1Runner/g1RunnerSafety';
+import { startG1Runner } from '../../services/g1Runner/g1Runner';
+import { setAutogroupNice } from '../../services/os/threadPriority';
+import { DEFAULT_MODEL_FILE } from '../../services/robot/loadRobotProfile';
+import {
+  numberOption,
+  parse,
+  portOption,
+  printJson,
+  UsageError,
+  type CliIo,
+  type Command,
+  untilSignal,
+} from '../cliSupport';
+
+// `motionbench g1-runner`: the robot side of g1-bridge/1 for a Unitree G1 over DDS (docs/G1_RUNNER.md).
+
+const usage = `usage: motionbench g1-runner --interface <name> --after-clip gantry [--domain 0] [--port N] [--host 127.0.0.1] [--model <mjcf>] [--json]
+  Serves ${G1_BRIDGE_CONTRACT} (docs/G1_BRIDGE.md) to the console and drives the Unitree G1 found on the
+  network interface over Cyclone DDS (rt/lowstate in, rt/lowcmd out at 500 Hz; docs/G1_RUNNER.md).
+  The motors start damped (kp 0, kd 3). prepare ramps to the clip's start pose (FixStand gains, ≥ 3 s),
+  start tracks the clip with the pair's binding on board; after the clip the robot holds its last
+  pose, which is only safe on a gantry: --after-clip gantry declares that it hangs there (required).
+  Watchdogs: lowstate older than ${LOWSTATE_STALE_MS} ms → damp; console silent ${CONSOLE_SILENT_HOLD_MS} ms → hold,
+  ${CONSOLE_SILENT_DAMP_MS} ms → damp; non-finite or out-of-range state → damp; wireless remote L2 + B → damp.
+  --interface I    network interface of the robot's wired link (lo: the loopback configuration for tests)
+  --domain N       DDS domain id (default 0, as a G1 uses)
+  --after-clip W   what keeps the robot up after a clip: gantry (operator-declared; nothing else is implemented)
+  --port N         TCP port of ${G1_BRIDGE_CONTRACT} (default 0 = any free port)
+  --host H         interface to listen on (default 127.0.0.1)
+  --model F        MJCF of the robot: joint ranges and effort limits (default our G1 in assets/)
+  --json           print {url, port, interface, domain, stamp_origin_unix_ms} as JSON once listening
+Ctrl+C (SIGINT) or SIGTERM damps the motors and stops.`;
+
+export interface G1RunnerDeps {
+  untilStopped(): Promise<string>;
+}
+
+export function makeG1RunnerCommand(deps: G1RunnerDeps = { untilStopped: untilSignal }): Command {
+  return {
+    name: 'g1-runner',
+    summary: `drive a Unitree G1 over DDS, serving ${G1_BRIDGE_CONTRACT} to the console`,
+    usage,
+    async run(argv: string[], io: CliIo) {
+      const { values } = parse(
+        argv,
+        {
+          interface: { type: 'string' },
+          domain: { type: 'string' },
+          'after-clip': { type: 'string' },
+          port: { type: 'string' },
+          host: { type: 'string' },
+          model: { type: 'string' },
+          json: { type: 'boolean' },
+        },
+        usage,
+      );
+      const interfaceName = values.interface;
+      if (!interfaceName) throw new UsageError(`--interface is required\n${usage}`);
+      const domainId =
+        numberOption(
+          values.domain,
+          'domain',
+          (v) => Number.isInteger(v) && v >= 0 && v <= 232,
+          'an integer in 0..232',
+        ) ?? 0;
+      let afterClip: AfterClip;
+      if (values['after-clip'] === 'gantry') afterClip = 'gantry';
+      else if (values['after-clip'] === 'standing_policy')
+        throw new UsageError(
+          '--after-clip standing_policy: a standing controller after the clip is not implemented; hang the robot on a gantry and declare --after-clip gantry',
+        );
+      else if (values['after-clip'] === undefined) afterClip = null;
+      else throw new UsageError(`--after-clip: "${values['after-clip']}" is not gantry`);
+      const port = portOption(values.port) ?? 0;
+      const host = values.host ?? '127.0.0.1';
+      // The runner keeps time: its session gets the timekeepers' weight where the kernel groups by session.
+      setAutogroupNice(-10);
+      const runner = await startG1Runner({
+        interfaceName,
+        domainId,
+        port,
+        host,
+        afterClip,
+        modelFile: values.model ?? DEFAULT_MODEL_FILE,
+        log: (line) => io.stderr(`${line}\n`),
+      });
+      if (afterClip === null) io.stderr('g1-runner: no --after-clip declared: prepare works, start is refused\n');
+      if (values.json)
+        printJson(io, {
+          url: runner.url,
+          port: runner.port,
+          contract: G1_BRIDGE_CONTRACT,
+          interface: interfaceName,
+          domain: domainId,
+          after_clip: afterClip,
+          stamp_origin_unix_ms: runner.stampOriginUnixMs,
+        });
+      else io.stdout(`${G1_BRIDGE_CONTRACT} g1-runner: ${runner.url}\n`);
+      const why = await deps.untilStopped();
+      io.stderr(`g1-runner: ${why}: damping and stopping…\n`);
+      await runner.close();
+      const s = runner.stats();
+      if (s)
+        io.stderr(
+          `g1-runner: stopped; ${s.lowCmdSent} LowCmd sent, ${s.lowStateReceived} LowState received, ${s.crcErrors} CRC errors\n`,
+        );
+      return 0;
+    },
+  };
+}
+
+export const g1RunnerCommand: Command = makeG1RunnerCommand();

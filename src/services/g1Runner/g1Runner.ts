@@ -1,0 +1,308 @@
+import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
+import type {
+  Backend,
+  BackendCapabilities,
+  BackendLease,
+  BackendListener,
+  EpisodeEnd,
+  RunRequest,
+} from '../../domain/backend/backend';
+import { BackendEventQueue } from '../../domain/backend/backendEventQueue';
+import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { AfterClip, RunnerMode } from '../../domain/g1Runner/g1RunnerSafety';
+import type { MotionClip } from '../../domain/motion/motionClip';
+import type { WbcBinding } from '../../domain/wbc/wbcBinding';
+import { startBridgeServer, type BridgeServer } from '../bridge/bridgeServer';
+import type { FromRunnerWorker, RunnerWorkerInit, RunnerWorkerStats, ToRunnerWorker } from './g1RunnerProtocol';
+
+// `motionbench g1-runner`: the robot side of g1-bridge/1 for a real G1 (docs/G1_RUNNER.md). This
+// thread serves the console's WebSocket (the bridge server in robot mode); everything that moves
+// or damps the robot — the DDS link, the safety reducer, the binding, LowCmd at 500 Hz and the
+// watchdogs — runs on a worker thread at a raised priority (g1RunnerWorker.ts). This thread only
+// relays: commands in, lowstate frames and episode ends out, and the console's liveness (every
+// WebSocket ping or message) to the worker's console watchdog.
+
+const BOOTSTRAP = new URL('../sim/simWorkerBootstrap.mjs', import.meta.url);
+const WORKER_ENTRY = new URL('./g1RunnerWorker.ts', import.meta.url);
+const MAX_QUEUED_FRAMES = 1000;
+/** The console's liveness is forwarded at most this often, ms. */
+const CONSOLE_FORWARD_MS = 20;
+/** How long a dying process waits for the real-time thread's last damping command, ms. */
+const LAST_RESORT_WAIT_MS = 50;
+
+export interface G1RunnerOptions {
+  interfaceName: string;
+  domainId?: number;
+  port?: number;
+  host?: string;
+  /** What keeps the robot up after a clip; null refuses start. */
+  afterClip: AfterClip;
+  modelFile?: string;
+  log?: (line: string) => void;
+}
+
+export interface G1Runner {
+  readonly url: string;
+  readonly port: number;
+  readonly server: BridgeServer;
+  readonly stampOriginUnixMs: number;
+  mode(): RunnerMode;
+  stats(): RunnerWorkerStats | null;
+  /** Every mode change with its cause, in order (for tests and the trace). */
+  readonly modes: { mode: RunnerMode; cause: string; atMs: number }[];
+  close(): Promise<void>;
+}
+
+interface ActiveRun {
+  runId: string;
+  startNs: number;
+  wallStartMs: number;
+  resolve: (end: EpisodeEnd) => void;
+}
+
+class RunnerBackend implements Backend {
+  readonly id = 'g1-runner';
+  readonly name = 'MotionBench G1 runner (Unitree G1 over DDS)';
+  readonly presence = 'present' as const;
+  readonly capabilities: BackendCapabilities = {
+    executionDomain: 'real_robot',
+    globalRootPosition: false,
+    rootOrientation: true,
+    contacts: false,
+    jointTorque: true,
+    stateRateHz: 500,
+    exactReset: false,
+    bindingKinds: ['builtin', 'onnx'],
+  };
+  private readonly queue = new BackendEventQueue({ maxQueuedFrames: MAX_QUEUED_FRAMES });
+  private leased: string | null = null;
+  run: ActiveRun | null = null;
+  private seq = 0;
+  private readonly pending = new Map<number, { resolve: (m: string) => void; reject: (e: Error) => void }>();
+
+  constructor(
+    private readonly toWorker: (m: ToRunnerWorker) => void,
+    private readonly nowNs: () => number,
+  ) {}
+
+  setListener(listener: BackendListener | null): void {
+    this.queue.setListener(listener);
+  }
+
+  deliver(frame: StateFrame): void {
+    this.queue.push({ type: 'frames', runId: this.run?.runId ?? '', frames: [frame] });
+  }
+
+  reply(id: number, ok: boolean, message: string): void {
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.pending.delete(id);
+    if (ok) p.resolve(message);
+    else p.reject(new Error(message));
+  }
+
+  private ask(build: (id: number) => ToRunnerWorker): Promise<string> {
+    const id = ++this.seq;
+    return new Promise<string>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.toWorker(build(id));
+    });
+  }
+
+  /** The run whose prepare (the ramp) is under way, if any. */
+  private preparing: string | null = null;
+
+  prepare(runId: string, clip: MotionClip, binding: WbcBinding): Promise<void> {
+    this.preparing = runId;
+    return this.ask((id) => ({ type: 'prepare', id, runId, clip, binding }))
+      .then(() => undefined)
+      .finally(() => {
+        if (this.preparing === runId) this.preparing = null;
+      });
+  }
+
+  async acquire(runId: string): Promise<BackendLease> {
+    if (this.leased) throw new Error(`${this.name} is leased by run ${this.leased}`);
+    this.leased = runId;
+    let released = false;
+    return {
+      runId,
+      reset: async () => {
+        throw new Error('a real robot cannot be put in an exact state (exact_reset false)');
+      },
+      run: (request: RunRequest) => this.startRun(runId, request),
+      stop: async (_outcome, reason) => {
+        if (this.run?.runId === runId) this.toWorker({ type: 'stop', reason });
+      },
+      release: async () => {
+        if (released) return;
+        released = true;
+        // A running episode, or a ramp under way, ends: the robot holds where it is.
+        if (this.run?.runId === runId || this.preparing === runId)
+          this.toWorker({ type: 'stop', reason: 'lease released' });
+        if (this.leased === runId) this.leased = null;
+      },
+    };
+  }
+
+  private startRun(runId: string, _request: RunRequest): Promise<EpisodeEnd> {
+    if (this.run) return Promise.reject(new Error(`run ${this.run.runId} is running`));
+    const startNs = this.nowNs();
+    return new Promise<EpisodeEnd>((resolve, reject) => {
+      this.run = { runId, startNs, wallStartMs: performance.now(), resolve };
+      this.ask((id) => ({ type: 'start', id, runId, startNs })).catch((err: Error) => {
+        if (this.run?.runId === runId) this.run = null;
+        reject(err);
+      });
+    });
+  }
+
+  episodeStartNs(runId: string): number | null {
+    return this.run?.runId === runId ? this.run.startNs : null;
+  }
+
+  finishRun(m: Extract<FromRunnerWorker, { type: 'episode_end' }>): void {
+    const run = this.run;
+    if (!run || run.runId !== m.runId) return;
+    this.run = null;
+    const end: EpisodeEnd = {
+      runId: m.runId,
+      outcome: m.outcome,
+      reason: m.reason,
+      frames: m.frames,
+      simSeconds: m.simSeconds,
+      wallSeconds: (performance.now() - run.wallStartMs) / 1000,
+    };
+    this.queue.push({ type: 'episode_end', end });
+    run.resolve(end);
+  }
+
+  async close(): Promise<void> {}
+}
+
+export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner> {
+  const log = options.log ?? (() => {});
+  const originMonoNs = process.hrtime.bigint();
+  const stampOriginUnixMs = performance.timeOrigin + performance.now();
+  const nowNs = (): number => Number(process.hrtime.bigint() - originMonoNs);
+  const init: RunnerWorkerInit = {
+    interfaceName: options.interfaceName,
+    domainId: options.domainId ?? 0,
+    afterClip: options.afterClip,
+    modelFile: options.modelFile,
+    originMonoNs,
+  };
+  const emergency = new SharedArrayBuffer(8);
+  const emergencyCells = new Int32Array(emergency);
+  const worker = new Worker(BOOTSTRAP, {
+    workerData: { entry: WORKER_ENTRY.href, init, emergency },
+    name: 'motionbench-g1-runner-rt',
+  });
+  const toWorker = (m: ToRunnerWorker): void => worker.postMessage(m);
+  const backend = new RunnerBackend(toWorker, nowNs);
+  let mode: RunnerMode = 'damping';
+  let stats: RunnerWorkerStats | null = null;
+  const modes: G1Runner['modes'] = [];
+  let server: BridgeServer | null = null;
+  let exited = false;
+
+  const ready = new Promise<void>((resolve, reject) => {
+    worker.on('error', (err) => {
+      log(`g1-runner: real-time thread failed: ${err.message}`);
+      reject(err);
+    });
+    worker.on('exit', (code) => {
+      exited = true;
+      reject(new Error(`g1-runner: real-time thread exited (${code})`));
+    });
+    worker.on('message', (m: FromRunnerWorker) => {
+      switch (m.type) {
+        case 'ready':
+          return resolve();
+        case 'fatal':
+          log(`g1-runner: ${m.message}`);
+          return reject(new Error(m.message));
+        case 'reply':
+          return backend.reply(m.id, m.ok, m.message);
+        case 'frame':
+          return backend.deliver(m.frame);
+        case 'episode_end':
+          return backend.finishRun(m);
+        case 'mode':
+          mode = m.mode;
+          modes.push({ mode: m.mode, cause: m.cause, atMs: performance.now() });
+          if (m.mode === 'damping' && !backend.run) server?.robotState('damping', m.cause);
+          return;
+        case 'trace':
+          return log(m.line);
+        case 'stats':
+          stats = m.stats;
+          return;
+      }
+    });
+  });
+  try {
+    await ready;
+  } catch (err) {
+    if (!exited) await worker.terminate();
+    throw err;
+  }
+
+  // Last resort: a process going down (an uncaught exception, process.exit) first has the
+  // real-time thread put damping on the wire, waiting for it at most LAST_RESORT_WAIT_MS.
+  const onExit = (): void => {
+    if (exited) return;
+    Atomics.store(emergencyCells, 0, 1);
+    Atomics.wait(emergencyCells, 1, 0, LAST_RESORT_WAIT_MS);
+  };
+  process.on('exit', onExit);
+
+  let lastForwardMs = 0;
+  server = await startBridgeServer({
+    backend,
+    host: options.host,
+    port: options.port,
+    name: `motionbench g1-runner (${options.interfaceName}, domain ${init.domainId})`,
+    log,
+    onClientActivity: () => {
+      const now = performance.now();
+      if (now - lastForwardMs < CONSOLE_FORWARD_MS) return;
+      lastForwardMs = now;
+      toWorker({ type: 'console' });
+    },
+    robot: {
+      stampOriginUnixMs,
+      nowNs,
+      prepare: (runId, clip, binding) => backend.prepare(runId, clip, binding),
+      episodeStartNs: (runId) => backend.episodeStartNs(runId),
+      damp: (reason) => toWorker({ type: 'damp', reason }),
+      hold: (reason) => toWorker({ type: 'hold', reason }),
+      isDamping: () => mode === 'damping',
+    },
+  });
+  const srv = server;
+  let closing: Promise<void> | null = null;
+  return {
+    url: srv.url,
+    port: srv.port,
+    server: srv,
+    stampOriginUnixMs,
+    modes,
+    mode: () => mode,
+    stats: () => stats,
+    close() {
+      closing ??= (async () => {
+        process.off('exit', onExit);
+        await srv.close();
+        if (!exited) {
+          const gone = new Promise<void>((r) => worker.once('exit', () => r()));
+          toWorker({ type: 'close' });
+          await Promise.race([gone, new Promise((r) => setTimeout(r, 2000))]);
+          if (!exited) await worker.terminate();
+        }
+      })();
+      return closing;
+    },
+  };
+}

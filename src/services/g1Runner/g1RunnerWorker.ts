@@ -1,0 +1,427 @@
+// The runner's real-time thread: the G1's DDS link (controller end), the safety reducer
+// (src/domain/g1Runner/g1RunnerSafety.ts), the binding on board, and LowCmd at 500 Hz repeating the
+// latest targets. It runs at a raised priority and owns everything that moves or damps the robot,
+// so a stalled bridge thread (the console's WebSocket) cannot stop damping: the watchdogs and the
+// 500 Hz loop live here. Started through simWorkerBootstrap.mjs by g1Runner.ts.
+
+import { performance } from 'node:perf_hooks';
+import { parentPort, workerData } from 'node:worker_threads';
+import { createStateFrame, type StateFrame } from '../../domain/backend/stateFrame';
+import {
+  initialRunnerState,
+  LOW_CMD_PERIOD_MS,
+  motorCommand,
+  reduceRunner,
+  type JointLimits,
+  type MotorCommandOut,
+  type RunnerEffect,
+  type RunnerEvent,
+} from '../../domain/g1Runner/g1RunnerSafety';
+import { resampleClip } from '../../domain/motion/resample';
+import type { MotionClip } from '../../domain/motion/motionClip';
+import { G1_NUM_JOINTS } from '../../domain/robot/g1Joints';
+import type { RobotProfile } from '../../domain/robot/robotProfile';
+import { BuiltinTracker } from '../../domain/sim/builtinTracker';
+import { emptyLowCmd, type LowState } from '../../domain/unitreeHgWire';
+import { createControlCommand, type ControlObservation, type Controller } from '../../domain/wbc/controller';
+import type { WbcBinding } from '../../domain/wbc/wbcBinding';
+import { G1DdsController } from '../dds/g1DdsEndpoints';
+import { raiseThreadPriority } from '../os/threadPriority';
+import { loadRobotProfile } from '../robot/loadRobotProfile';
+import { OnboardComputer } from '../robotEmulator/onboardComputer';
+import { RECORD_RATE_HZ } from '../sim/simEngine';
+import type { FromRunnerWorker, RunnerWorkerInit, ToRunnerWorker } from './g1RunnerProtocol';
+
+if (!parentPort) throw new Error('g1RunnerWorker.ts must run in a worker thread');
+const main = parentPort;
+const post = (m: FromRunnerWorker): void => main.postMessage(m);
+const { init, emergency } = workerData as { init: RunnerWorkerInit; emergency: SharedArrayBuffer };
+/** [0]: set by the bridge thread when its process is going down; [1]: set here once damping was sent. */
+const emergencyCells = new Int32Array(emergency);
+
+/** Niceness of this thread: the same raised priority as the interlock keeper's threads. */
+const RUNNER_NICE = -10;
+/** G1 motors have no published limit above this, N·m (used where the model declares none). */
+const FALLBACK_EFFORT_NM = 139;
+
+const raised = raiseThreadPriority(RUNNER_NICE);
+const monoMs = (): number => Number(process.hrtime.bigint() - init.originMonoNs) / 1e6;
+
+function jointLimits(profile: RobotProfile): JointLimits {
+  const J = G1_NUM_JOINTS;
+  const l: JointLimits = {
+    lowerRad: new Float64Array(J).fill(-Math.PI),
+    upperRad: new Float64Array(J).fill(Math.PI),
+    effortNm: new Float64Array(J).fill(FALLBACK_EFFORT_NM),
+  };
+  for (const j of profile.joints) {
+    if (j.index < 0 || j.index >= J || !j.rangeRad) continue;
+    l.lowerRad[j.index] = j.rangeRad[0];
+    l.upperRad[j.index] = j.rangeRad[1];
+  }
+  for (const a of profile.actuators)
+    if (a.forceRange && a.jointIndex >= 0 && a.jointIndex < J)
+      l.effortNm[a.jointIndex] = Math.max(Math.abs(a.forceRange[0]), Math.abs(a.forceRange[1]));
+  return l;
+}
+
+const profile = loadRobotProfile(init.modelFile);
+const limits = jointLimits(profile);
+const defaultPose = Float64Array.from(profile.defaultPose.jointPosRad);
+const state = initialRunnerState(init.afterClip, monoMs());
+const link = new G1DdsController({ interfaceName: init.interfaceName, domainId: init.domainId });
+
+const frame: StateFrame = createStateFrame(false);
+let haveFrame = false;
+let tickHigh = 0;
+let lastRawTick: number | null = null;
+
+interface Episode {
+  runId: string;
+  clip: MotionClip;
+  controller: Controller;
+  startNs: number;
+  rateHz: number;
+  /** Control steps of the whole clip (the emulator's timeline: (K − 1)·M). */
+  steps: number;
+  lastStep: number;
+  obs: ControlObservation;
+  frames: number;
+}
+let prepared: {
+  runId: string;
+  clip: MotionClip;
+  binding: WbcBinding;
+  controller: Controller;
+  pendingId: number | null;
+} | null = null;
+let episode: Episode | null = null;
+const ctlOut = createControlCommand();
+const cmd = emptyLowCmd();
+const out: MotorCommandOut = { q: cmd.q, dq: cmd.dq, tau: cmd.tau, kp: cmd.kp, kd: cmd.kd };
+for (let j = 0; j < G1_NUM_JOINTS; j++) cmd.mode[j] = 1;
+
+const trace = (line: string): void => post({ type: 'trace', line });
+
+function apply(ev: RunnerEvent): RunnerEffect[] {
+  const fx = reduceRunner(state, ev, limits);
+  for (const e of fx) {
+    switch (e.type) {
+      case 'mode':
+        post({ type: 'mode', mode: e.mode, cause: e.cause });
+        trace(`g1-runner: motors: ${e.mode} (${e.cause})`);
+        if (e.mode === 'damping') sendNow(); // damping goes on the wire at once, not at the next period
+        break;
+      case 'episode_end': {
+        const ep = episode;
+        episode = null;
+        const frames = ep?.frames ?? 0;
+        post({
+          type: 'episode_end',
+          runId: e.runId,
+          outcome: e.outcome,
+          reason: e.reason,
+          frames,
+          simSeconds: ep ? frames * 0.002 : 0,
+        });
+        break;
+      }
+      case 'refused':
+      case 'accepted':
+        break;
+    }
+  }
+  return fx;
+}
+
+function nowStampNs(): number {
+  return Number(process.hrtime.bigint() - init.originMonoNs);
+}
+
+let listenerErrors = 0;
+link.onMessage(({ message: m, receiptNs }) => {
+  try {
+    onLowState(m, Number(receiptNs - init.originMonoNs));
+  } catch (err) {
+    // A fault here must not escape into DDS's delivery: damp, count, say it once in a while.
+    if (listenerErrors++ % 500 === 0)
+      trace(`g1-runner: lowstate handling failed: ${(err as Error).stack ?? String(err)}`);
+    apply({ type: 'damp', reason: `lowstate handling failed: ${(err as Error).message}` });
+  }
+});
+
+function onLowState(m: LowState, stampNs: number): void {
+  // tick is a uint32 counter: unwrapped to a monotonic count (a step back by more than half the
+  // range is a wrap; a smaller one, a reordered sample, is not).
+  if (lastRawTick !== null && m.tick < lastRawTick && lastRawTick - m.tick > 2 ** 31) tickHigh += 2 ** 32;
+  lastRawTick = m.tick;
+  apply({
+    type: 'lowstate',
+    nowMs: stampNs / 1e6,
+    q: m.q,
+    dq: m.dq,
+    quatWxyz: m.imu.quaternion,
+    wirelessRemote: m.wirelessRemote,
+    modeMachine: m.modeMachine,
+  });
+  for (let j = 0; j < G1_NUM_JOINTS; j++) {
+    frame.jointPosRad[j] = m.q[j];
+    frame.jointVelRadS[j] = m.dq[j];
+    frame.jointTauNm[j] = m.tauEst[j];
+  }
+  frame.imu.quatWxyz.set(m.imu.quaternion);
+  frame.imu.gyroRadS.set(m.imu.gyroscope);
+  frame.imu.accelMS2.set(m.imu.accelerometer);
+  frame.rootQuatWxyz!.set(m.imu.quaternion);
+  frame.tick = tickHigh + m.tick;
+  frame.timeS = stampNs / 1e9;
+  haveFrame = true;
+  const ep = episode;
+  if (ep) {
+    const tS = Math.max(0, (stampNs - ep.startNs) / 1e9);
+    frame.referenceFrame = Math.min(ep.clip.frameCount - 1, Math.round(tS * ep.clip.fps));
+    ep.frames++;
+  } else frame.referenceFrame = null;
+  post({ type: 'frame', frame });
+}
+
+function sendNow(): void {
+  motorCommand(state, monoMs(), limits, out);
+  cmd.modePr = 0;
+  cmd.modeMachine = state.modeMachine;
+  link.send(cmd);
+  sent++;
+}
+
+function controlStep(ep: Episode): void {
+  const tS = (nowStampNs() - ep.startNs) / 1e9;
+  if (tS < 0) return;
+  const n = Math.floor(tS * ep.rateHz + 1e-9);
+  if (n <= ep.lastStep) return;
+  ep.lastStep = n;
+  if (n >= ep.steps) {
+    apply({ type: 'clip_end', runId: ep.runId });
+    return;
+  }
+  if (!haveFrame) return;
+  ep.obs.step = n;
+  ep.obs.timeS = n / ep.rateHz;
+  ep.obs.referenceFrame = Math.min(ep.obs.reference.frameCount - 1, n);
+  ep.controller.step(ep.obs, ctlOut);
+  apply({ type: 'targets', q: ctlOut.jointTargetRad, kp: ctlOut.kp, kd: ctlOut.kd });
+}
+
+// The 500 Hz loop: each period runs the watchdogs, the binding when its step is due, and writes
+// one LowCmd. A late period is not caught up with a burst: the latest targets go out once.
+let sent = 0;
+let stopped = false;
+let nextDueMs = monoMs();
+let lastSendMs: number | null = null;
+const periods: number[] = [];
+let timer: NodeJS.Timeout | null = null;
+/** Sleeps the last fraction of a period (a timer wakes up to ~1 ms late): no CPU is spent waiting. */
+const sleepCell = new Int32Array(new SharedArrayBuffer(4));
+function loop(): void {
+  timer = null;
+  if (stopped) return;
+  if (Atomics.load(emergencyCells, 0) !== 0) return lastResort('the runner process is exiting');
+  const early = nextDueMs - monoMs();
+  if (early > 0.05) Atomics.wait(sleepCell, 0, 0, early);
+  const now = monoMs();
+  apply({ type: 'tick', nowMs: now });
+  if (episode && state.mode === 'tracking') controlStep(episode);
+  sendNow();
+  if (lastSendMs !== null && periods.length < 100_000) periods.push(now - lastSendMs);
+  lastSendMs = now;
+  nextDueMs += LOW_CMD_PERIOD_MS;
+  if (nextDueMs < now - LOW_CMD_PERIOD_MS) nextDueMs = now + LOW_CMD_PERIOD_MS;
+  timer = setTimeout(loop, Math.max(0, Math.floor(nextDueMs - monoMs() - 1)));
+}
+
+const statsTimer = setInterval(() => {
+  const c = link.counters();
+  const p = periods.splice(0).sort((a, b) => a - b);
+  const mean = p.length ? p.reduce((a, b) => a + b, 0) / p.length : 0;
+  post({
+    type: 'stats',
+    stats: {
+      lowCmdSent: sent,
+      lowStateReceived: c.received,
+      crcErrors: c.crcErrors,
+      periodMeanMs: mean,
+      periodMaxMs: p.length ? p[p.length - 1] : 0,
+      periodP99Ms: p.length ? p[Math.min(p.length - 1, Math.floor(p.length * 0.99))] : 0,
+      mode: state.mode,
+    },
+  });
+}, 1000);
+
+/**
+ * Policies are loaded and run on an onboard-computer thread of their own (the emulator's), so
+ * loading an ONNX session (a synchronous native call of up to seconds) never holds this thread's
+ * 500 Hz loop and watchdogs; each control step is a synchronous call to it (the inference time).
+ */
+let onboard: OnboardComputer | null = null;
+let loaded: { key: string; controller: Controller } | null = null;
+
+async function loadPolicy(binding: WbcBinding): Promise<Controller> {
+  const key = `${binding.id}@${binding.version}`;
+  if (loaded?.key === key) return loaded.controller;
+  if (loaded?.controller.dispose) await loaded.controller.dispose();
+  loaded = null;
+  if (!onboard) {
+    onboard = new OnboardComputer();
+    await onboard.whenReady();
+  }
+  const t0 = performance.now();
+  const controller = await onboard.load(binding, profile);
+  trace(`g1-runner: the onboard computer loaded ${binding.id} in ${(performance.now() - t0).toFixed(0)} ms`);
+  loaded = { key, controller };
+  return controller;
+}
+
+async function prepare(id: number, runId: string, clip: MotionClip, binding: WbcBinding): Promise<void> {
+  let controller: Controller;
+  try {
+    if (binding.kind === 'builtin') controller = new BuiltinTracker(binding, G1_NUM_JOINTS);
+    else controller = await loadPolicy(binding);
+    if (controller.needs.includes('base_lin_vel'))
+      throw new Error(
+        `binding ${binding.id} needs base_lin_vel (a root velocity estimate), which a G1's lowstate does not carry`,
+      );
+  } catch (err) {
+    post({ type: 'reply', id, ok: false, message: (err as Error).message });
+    return;
+  }
+  const startPose = clip.jointPosRad.subarray(0, G1_NUM_JOINTS);
+  const fx = apply({ type: 'prepare', nowMs: monoMs(), startPose });
+  const refused = fx.find((e) => e.type === 'refused');
+  if (refused) {
+    post({ type: 'reply', id, ok: false, message: refused.reason });
+    return;
+  }
+  // The reply waits until the ramp reached the start pose (ready) or something ended it.
+  prepared = { runId, clip, binding, controller, pendingId: id };
+}
+
+function checkPrepared(): void {
+  const p = prepared;
+  if (!p || p.pendingId === null) return;
+  if (state.mode === 'holding' && state.ready) {
+    post({ type: 'reply', id: p.pendingId, ok: true, message: 'ready at the start pose' });
+    p.pendingId = null;
+  } else if (state.mode !== 'ramping') {
+    post({
+      type: 'reply',
+      id: p.pendingId,
+      ok: false,
+      message: `prepare ended: the ramp was interrupted (mode ${state.mode})`,
+    });
+    prepared = null;
+  }
+}
+setInterval(checkPrepared, 10);
+
+function start(id: number, runId: string, startNs: number): void {
+  const p = prepared;
+  if (!p || p.runId !== runId) {
+    post({ type: 'reply', id, ok: false, message: `start refused: run ${runId} was not prepared` });
+    return;
+  }
+  trace(
+    'g1-runner: motion switcher: not queried (rt/api/motion_switcher/request is not implemented in this link); ' +
+      'check on the robot that no high-level motion mode owns the motors (docs/G1_RUNNER.md)',
+  );
+  const fx = apply({ type: 'start', nowMs: monoMs(), runId });
+  const refused = fx.find((e) => e.type === 'refused');
+  if (refused) {
+    post({ type: 'reply', id, ok: false, message: refused.reason });
+    return;
+  }
+  const rate = p.binding.controlRateHz;
+  const M = Math.round(rate / RECORD_RATE_HZ);
+  const K = resampleClip(p.clip, RECORD_RATE_HZ).frameCount;
+  const refCtl = resampleClip(p.clip, rate);
+  p.controller.reset();
+  episode = {
+    runId,
+    clip: p.clip,
+    controller: p.controller,
+    startNs,
+    rateHz: rate,
+    steps: (K - 1) * M,
+    lastStep: -1,
+    frames: 0,
+    obs: {
+      step: 0,
+      timeS: 0,
+      state: frame,
+      reference: {
+        rateHz: rate,
+        frameCount: refCtl.frameCount,
+        rootPosM: refCtl.rootPosM,
+        rootQuatWxyz: refCtl.rootQuatWxyz,
+        jointPosRad: refCtl.jointPosRad,
+      },
+      referenceFrame: 0,
+      defaultJointPosRad: defaultPose,
+      rootLinVelMps: null,
+    },
+  };
+  prepared = null;
+  post({ type: 'reply', id, ok: true, message: `tracking run ${runId}` });
+}
+
+main.on('message', (m: ToRunnerWorker) => {
+  switch (m.type) {
+    case 'prepare':
+      void prepare(m.id, m.runId, m.clip, m.binding);
+      break;
+    case 'start':
+      start(m.id, m.runId, m.startNs);
+      break;
+    case 'stop':
+    case 'hold':
+    case 'damp':
+      apply({ type: m.type, reason: m.reason });
+      checkPrepared(); // a prepare still ramping is answered: interrupted
+      prepared = null;
+      break;
+    case 'console':
+      apply({ type: 'console', nowMs: monoMs() });
+      break;
+    case 'close':
+      // Last word on the wire: damping.
+      apply({ type: 'damp', reason: 'runner closing' });
+      sendNow();
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      clearInterval(statsTimer);
+      setTimeout(() => {
+        link.close();
+        process.exit(0);
+      }, 20);
+      break;
+  }
+});
+
+/** Last resort: damping on the wire, then nothing more from this thread. */
+function lastResort(why: string): void {
+  try {
+    apply({ type: 'damp', reason: `last resort: ${why}` });
+    sendNow();
+    sendNow();
+  } finally {
+    stopped = true;
+    Atomics.store(emergencyCells, 1, 1);
+    Atomics.notify(emergencyCells, 1);
+  }
+}
+process.on('uncaughtException', (err) => {
+  lastResort(`real-time thread failed: ${err.message}`);
+  post({ type: 'fatal', message: `real-time thread failed: ${err.stack ?? err.message}` });
+});
+
+trace(`g1-runner: real-time thread ${raised ? `at nice ${RUNNER_NICE}` : 'at normal priority (raising was refused)'}`);
+post({ type: 'ready' });
+loop();
