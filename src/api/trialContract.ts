@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ClipDto } from './contract';
-import { WBC_STATES, type WbcState } from '../domain/bridge/g1BridgeContract';
+import { RUNNER_MOTOR_MODES, WBC_STATES, type RunnerMotorMode, type WbcState } from '../domain/bridge/g1BridgeContract';
 import { campaignDirSchema } from './qualificationContract';
 
 // The real-robot part of the console API (issue 6 item 9; DESIGN §6, §8): the serial interlock
@@ -277,6 +277,24 @@ export const robotLinkStatusSchema = z.strictObject({
       reason: z.string().max(500).nullable(),
     })
     .nullable(),
+  /**
+   * The robot-side runner's own state (wbc_status.runner, `motionbench g1-runner`): its motor mode,
+   * measured LowCmd rate, CRC errors, the remote's stop, the age of its last DDS lowstate. Null
+   * when the link's server is not a runner (a simulator, the robot emulator) or before its first status.
+   */
+  runner: z
+    .strictObject({
+      mode: z.enum(RUNNER_MOTOR_MODES as [RunnerMotorMode, ...RunnerMotorMode[]]),
+      lowcmdHz: nullableFinite,
+      lowcmdPeriodP99Ms: nullableFinite,
+      crcErrors: z.number().int().min(0),
+      remoteStopHeld: z.boolean(),
+      lowstateAgeMs: nullableFinite,
+      interface: z.string().max(64),
+      domain: z.number().int().min(0),
+    })
+    .nullable()
+    .optional(),
   /** Angle of the IMU's up axis from the world's, rad (from lowstate imu.quat_wxyz); null before a frame. */
   tiltRad: nullableFinite,
   /** The largest gap between lowstate deliveries over the last TIMING_WINDOW_MS (5 s), ms. */

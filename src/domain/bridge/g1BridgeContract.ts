@@ -197,6 +197,33 @@ export interface WbcStatusMsg {
   reason?: string;
   /** Optional: present when this status answers a command. */
   ack?: CommandAck;
+  /** Optional: the robot-side runner's own state (`motionbench g1-runner`); absent from simulators. */
+  runner?: RunnerStatus;
+}
+
+/** The runner's motor mode (docs/G1_RUNNER.md): what its LowCmd does to the motors now. */
+export type RunnerMotorMode = 'damping' | 'ramping' | 'holding' | 'tracking';
+export const RUNNER_MOTOR_MODES: readonly RunnerMotorMode[] = ['damping', 'ramping', 'holding', 'tracking'];
+
+/**
+ * `wbc_status.runner`: what a robot-side runner reports of its DDS link, at the heartbeat rate.
+ * Rates and counts are the runner's own measurements over its last report interval (~1 s).
+ */
+export interface RunnerStatus {
+  mode: RunnerMotorMode;
+  /** LowCmd messages written per second, measured; null before the first report. */
+  lowcmd_hz: number | null;
+  /** LowCmd period p99 over the last report interval, ms; null before the first report. */
+  lowcmd_period_p99_ms: number | null;
+  /** LowState messages dropped for a wrong CRC since the runner started. */
+  crc_errors: number;
+  /** The wireless remote's stop combination (L2 + B) is held in the latest lowstate. */
+  remote_stop_held: boolean;
+  /** Milliseconds since the last lowstate the runner received over DDS; null before the first. */
+  lowstate_age_ms: number | null;
+  /** DDS network interface and domain id the runner drives. */
+  interface: string;
+  domain: number;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import {
   G1_BRIDGE_MAX_CONTACTS,
   G1_BRIDGE_SCHEMA_NAMES,
   ROOT_STATE_SOURCES,
+  RUNNER_MOTOR_MODES,
   STOP_OUTCOMES,
   WBC_STATES,
 } from './g1BridgeContract';
@@ -131,6 +132,30 @@ export const WBC_STATUS_SCHEMA: Schema = {
     episode_start_ns: { type: ['integer', 'null'], minimum: 0 },
     outcome: { enum: [...EPISODE_OUTCOMES, null] },
     reason: { type: 'string' },
+    runner: {
+      type: 'object',
+      description: 'optional: a robot-side runner (motionbench g1-runner) reports its DDS link and motor mode',
+      required: [
+        'mode',
+        'lowcmd_hz',
+        'lowcmd_period_p99_ms',
+        'crc_errors',
+        'remote_stop_held',
+        'lowstate_age_ms',
+        'interface',
+        'domain',
+      ],
+      properties: {
+        mode: { enum: [...RUNNER_MOTOR_MODES] },
+        lowcmd_hz: { type: ['number', 'null'], minimum: 0 },
+        lowcmd_period_p99_ms: { type: ['number', 'null'], minimum: 0 },
+        crc_errors: { type: 'integer', minimum: 0 },
+        remote_stop_held: { type: 'boolean' },
+        lowstate_age_ms: { type: ['number', 'null'], minimum: 0 },
+        interface: { type: 'string' },
+        domain: { type: 'integer', minimum: 0, maximum: 232 },
+      },
+    },
     ack: {
       type: 'object',
       required: ['seq', 'command', 'ok', 'code', 'message'],

@@ -24,6 +24,8 @@ import {
   type RootStateMsg,
   type StopOutcome,
   type WbcStatusMsg,
+  RUNNER_MOTOR_MODES,
+  type RunnerStatus,
 } from './g1BridgeContract';
 
 // Validators for every `g1-bridge/1` message. They never throw into the caller: each returns
@@ -311,6 +313,29 @@ function readAck(v: unknown, path: string): CommandAck {
   };
 }
 
+/** Largest LowCmd rate, period or lowstate age a runner status may report (a day, in ms). */
+const RUNNER_FIGURE_MAX = 86_400_000;
+
+function readRunnerStatus(v: unknown, path: string): RunnerStatus {
+  const o = obj(v, path);
+  const figure = (x: unknown, p: string): number => {
+    const n = num(x, p);
+    if (n < 0 || n > RUNNER_FIGURE_MAX) fail(p, `must be in [0, ${RUNNER_FIGURE_MAX}]`);
+    return n;
+  };
+  const need = (k: string): unknown => (o[k] === undefined ? fail(join(path, k), 'is required') : o[k]);
+  return {
+    mode: oneOf(o.mode, join(path, 'mode'), RUNNER_MOTOR_MODES),
+    lowcmd_hz: nullable(figure)(need('lowcmd_hz'), join(path, 'lowcmd_hz')),
+    lowcmd_period_p99_ms: nullable(figure)(need('lowcmd_period_p99_ms'), join(path, 'lowcmd_period_p99_ms')),
+    crc_errors: int(o.crc_errors, join(path, 'crc_errors'), 0, Number.MAX_SAFE_INTEGER),
+    remote_stop_held: bool(o.remote_stop_held, join(path, 'remote_stop_held')),
+    lowstate_age_ms: nullable(figure)(need('lowstate_age_ms'), join(path, 'lowstate_age_ms')),
+    interface: str(o.interface, join(path, 'interface')),
+    domain: int(o.domain, join(path, 'domain'), 0, 232),
+  };
+}
+
 export function validateWbcStatus(v: unknown): Validation<WbcStatusMsg> {
   return run(() => {
     const o = obj(v, '');
@@ -342,6 +367,8 @@ export function validateWbcStatus(v: unknown): Validation<WbcStatusMsg> {
     if (reason !== undefined) msg.reason = reason;
     const ack = optional(o, 'ack', '', readAck);
     if (ack !== undefined) msg.ack = ack;
+    const runner = optional(o, 'runner', '', readRunnerStatus);
+    if (runner !== undefined) msg.runner = runner;
     return msg;
   });
 }

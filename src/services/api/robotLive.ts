@@ -1,7 +1,8 @@
 import type { RobotLiveEvent } from '../../api/contract';
 import { ROBOT_LIVE_PUSH_HZ } from '../../api/contract';
 import { robotBackendOf } from '../../domain/backend/backend';
-import type { WbcState } from '../../domain/bridge/g1BridgeContract';
+import type { RunnerStatus, WbcState } from '../../domain/bridge/g1BridgeContract';
+import type { RobotLinkStatusDto } from '../../api/trialContract';
 import { tiltRadFromQuatWxyz } from '../../domain/robotLink/robotUpright';
 import { TIMING_WINDOW_MS } from '../../domain/timing/timingHealth';
 import { sendEmulatorControl } from '../robotEmulator/emulatorControlClient';
@@ -20,9 +21,26 @@ import type { EventHub } from './eventHub';
 /** What the top bar shows of one robot link beyond its freshness (RobotLinkStatusDto). */
 export interface RobotLinkFigures {
   wbc: { state: WbcState; reason: string | null } | null;
+  runner: RunnerFiguresDto | null;
   tiltRad: number | null;
   frameGapMaxMs: number | null;
   emulatorControl: boolean;
+}
+
+type RunnerFiguresDto = NonNullable<RobotLinkStatusDto['runner']>;
+
+/** wbc_status.runner (validated at intake) in the console's field names. */
+export function runnerFigures(r: RunnerStatus): RunnerFiguresDto {
+  return {
+    mode: r.mode,
+    lowcmdHz: r.lowcmd_hz,
+    lowcmdPeriodP99Ms: r.lowcmd_period_p99_ms,
+    crcErrors: r.crc_errors,
+    remoteStopHeld: r.remote_stop_held,
+    lowstateAgeMs: r.lowstate_age_ms,
+    interface: r.interface.slice(0, 64),
+    domain: r.domain,
+  };
 }
 
 /** The figures of the registry entry `connectionId` now (its backend's declarations and the registry's copies). */
@@ -34,6 +52,7 @@ export function robotLinkFigures(registry: ConnectionRegistry, connectionId: str
   const tilt = latest ? tiltRadFromQuatWxyz(latest.imuQuatWxyz) : null;
   return {
     wbc: status ? { state: status.state, reason: status.reason ? status.reason.slice(0, 500) : null } : null,
+    runner: status?.runner ? runnerFigures(status.runner) : null,
     tiltRad: tilt !== null && Number.isFinite(tilt) ? tilt : null,
     frameGapMaxMs: latest ? registry.frameGapMaxMs(connectionId, TIMING_WINDOW_MS) : null,
     emulatorControl: robot?.robotLink.emulatorControl ?? false,

@@ -14,6 +14,7 @@ import {
   type CommandAck,
   type CommandName,
   type RootStateSource,
+  type RunnerStatus,
   type WbcState,
   type WbcStatusMsg,
 } from '../../domain/bridge/g1BridgeContract';
@@ -96,6 +97,8 @@ export interface RobotBridgeHooks {
   hold(reason: string): void;
   /** True while the motors are damped: an episode ending then leaves the state `damping`. */
   isDamping(): boolean;
+  /** Optional: the runner's own state, sent as `wbc_status.runner` with every status. */
+  runnerStatus?(): RunnerStatus;
 }
 
 /** A client channel the server accepts besides /console/command. */
@@ -881,6 +884,8 @@ class BridgeSession implements BridgeServer {
       reason: this.reason,
     };
     if (ack) msg.ack = ack;
+    const runner = this.options.robot?.runnerStatus?.();
+    if (runner) msg.runner = runner;
     return msg;
   }
 

@@ -10,6 +10,7 @@ import type {
 } from '../../domain/backend/backend';
 import { BackendEventQueue } from '../../domain/backend/backendEventQueue';
 import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { RunnerStatus } from '../../domain/bridge/g1BridgeContract';
 import type { AfterClip, RunnerMode } from '../../domain/g1Runner/g1RunnerSafety';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
@@ -203,6 +204,9 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
   const backend = new RunnerBackend(toWorker, nowNs);
   let mode: RunnerMode = 'damping';
   let stats: RunnerWorkerStats | null = null;
+  let statsAtMs: number | null = null;
+  let lowCmdHz: number | null = null;
+  let lastFrameMs: number | null = null;
   const modes: G1Runner['modes'] = [];
   let server: BridgeServer | null = null;
   let exited = false;
@@ -226,6 +230,7 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
         case 'reply':
           return backend.reply(m.id, m.ok, m.message);
         case 'frame':
+          lastFrameMs = performance.now();
           return backend.deliver(m.frame);
         case 'episode_end':
           return backend.finishRun(m);
@@ -236,9 +241,15 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
           return;
         case 'trace':
           return log(m.line);
-        case 'stats':
+        case 'stats': {
+          const now = performance.now();
+          if (stats && statsAtMs !== null && now > statsAtMs) {
+            lowCmdHz = ((m.stats.lowCmdSent - stats.lowCmdSent) * 1000) / (now - statsAtMs);
+          }
           stats = m.stats;
+          statsAtMs = now;
           return;
+        }
       }
     });
   });
@@ -279,6 +290,16 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
       damp: (reason) => toWorker({ type: 'damp', reason }),
       hold: (reason) => toWorker({ type: 'hold', reason }),
       isDamping: () => mode === 'damping',
+      runnerStatus: (): RunnerStatus => ({
+        mode,
+        lowcmd_hz: lowCmdHz,
+        lowcmd_period_p99_ms: stats ? stats.periodP99Ms : null,
+        crc_errors: stats?.crcErrors ?? 0,
+        remote_stop_held: stats?.remoteStopHeld ?? false,
+        lowstate_age_ms: lastFrameMs === null ? null : Math.max(0, performance.now() - lastFrameMs),
+        interface: options.interfaceName,
+        domain: init.domainId,
+      }),
     },
   });
   const srv = server;

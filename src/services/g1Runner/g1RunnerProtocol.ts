@@ -32,6 +32,8 @@ export interface RunnerWorkerStats {
   periodMaxMs: number;
   periodP99Ms: number;
   mode: RunnerMode;
+  /** The wireless remote's stop combination is held in the latest lowstate. */
+  remoteStopHeld: boolean;
 }
 
 export type FromRunnerWorker =

@@ -252,6 +252,7 @@ const statsTimer = setInterval(() => {
       periodMaxMs: p.length ? p[p.length - 1] : 0,
       periodP99Ms: p.length ? p[Math.min(p.length - 1, Math.floor(p.length * 0.99))] : 0,
       mode: state.mode,
+      remoteStopHeld: state.remoteStopHeld,
     },
   });
 }, 1000);
