@@ -3,6 +3,11 @@ import type { InputLocation, Warning } from '../domain/problems';
 import type { ClipFormat, FpsSource } from '../domain/motion/motionClip';
 import type { RobotProfile } from '../domain/robot/robotProfile';
 import type { ExecutionDomain, Presence, Problem } from '../domain/backend/backend';
+import {
+  DDS_DOMAIN_ID_MAX,
+  DDS_INTERFACE_NAME_MAX_CHARS,
+  DDS_INTERFACE_NAME_RE,
+} from '../domain/g1Runner/g1DdsConnection';
 import { checkBackendUrl, MAX_BACKEND_URL_LENGTH } from './connectionUrl';
 import { qualificationRequestSchemas, type QualificationResults } from './qualificationContract';
 import { simRequestSchemas, type ApiEvent, type SimRunResult, type SimRunStarted } from './simContract';
@@ -85,6 +90,20 @@ export const requestSchemas = {
    * simulator (default) or the physical robot (`kind: 'robot'`: robot link limits, stale 50 ms, lost 100 ms).
    */
   'connections.add': z.strictObject({ url: backendUrlSchema, kind: z.enum(['remote_simulator', 'robot']).optional() }),
+  /**
+   * Adds "G1 over DDS": the services start `motionbench g1-runner` on a free loopback port for this
+   * network interface and DDS domain (the operator declares the robot on its gantry), and connect
+   * to it as the robot (robot link limits). Removing or disconnecting the entry stops the runner.
+   */
+  'connections.addG1Dds': z.strictObject({
+    interface: z
+      .string()
+      .min(1)
+      .max(DDS_INTERFACE_NAME_MAX_CHARS)
+      .regex(DDS_INTERFACE_NAME_RE, 'letters, digits, _ . - (e.g. lo, eth0, enp3s0)'),
+    domain: z.number().int().min(0).max(DDS_DOMAIN_ID_MAX),
+    afterClip: z.literal('gantry'),
+  }),
   /** Disconnects and forgets a remote entry (the embedded simulator cannot be removed). */
   'connections.remove': z.strictObject({ id: connectionIdSchema }),
   /** Creates the entry's backend if needed (starts the embedded simulator, dials a remote one). */
@@ -172,8 +191,13 @@ export interface ConnectionInfo {
   kind: ConnectionKind;
   /** "Embedded simulator (MuJoCo)", or the remote URL's host:port. */
   name: string;
-  /** Remote endpoints: the normalised ws:// or wss:// URL; null for the embedded simulator. */
+  /** Remote endpoints: the normalised ws:// or wss:// URL; null for the embedded simulator and G1 over DDS. */
   url: string | null;
+  /**
+   * "G1 over DDS" entries: the interface and domain the services' runner drives, and the ws:// URL
+   * of that runner while it runs (else null). Absent for every other entry.
+   */
+  dds?: { interface: string; domain: number; runnerUrl: string | null };
   executionDomain: ExecutionDomain;
   /** The backend's link state; 'disconnected' while no backend exists for the entry. */
   presence: Presence;
@@ -212,6 +236,7 @@ export interface ApiResults extends QualificationResults, TrialResults, GapResul
   'clips.openDialog': OpenDialogResult;
   'connections.list': ConnectionInfo[];
   'connections.add': ConnectionInfo;
+  'connections.addG1Dds': ConnectionInfo;
   'connections.remove': { removed: string };
   'connections.connect': ConnectionInfo;
   'connections.disconnect': ConnectionInfo;

@@ -12,6 +12,8 @@ import type { BackendFactories } from './connectionRegistry';
 //   embeddedSimulator — the MuJoCo worker-pool Backend of src/services/sim/embeddedSimulator.ts
 //   remoteSimulator   — the g1-bridge/1 client of src/services/bridge/bridgeClientBackend.ts
 //   robot             — the same client with the robot link limits (connectRobot: stale 50 ms, lost 100 ms)
+//   g1Dds             — "G1 over DDS": a `motionbench g1-runner` child process on a free loopback
+//                       port (g1DdsRunnerBackend.ts), then the robot client on its URL
 //
 // The g1-bridge/1 client declares a robot link (RobotBackend, src/domain/backend/backend.ts: stop,
 // damp and link figures whoever holds the lease); the registry reads its latency through that
@@ -36,6 +38,10 @@ export function defaultBackendFactories(): BackendFactories {
     robot: async ({ id, url }) => {
       const { connectRobot } = await import('../bridge/bridgeClientBackend');
       return connectRobot({ id, url });
+    },
+    g1Dds: async (ctx) => {
+      const { startG1DdsBackend } = await import('./g1DdsRunnerBackend');
+      return startG1DdsBackend(ctx);
     },
   };
 }

@@ -12,6 +12,12 @@ import {
 } from '../../domain/backend/backend';
 import { problemKindOf } from '../../domain/backend/problemCodes';
 import type { StateFrame } from '../../domain/backend/stateFrame';
+import {
+  ddsDomainIdProblem,
+  ddsInterfaceNameProblem,
+  g1DdsConnectionName,
+  type G1DdsSpec,
+} from '../../domain/g1Runner/g1DdsConnection';
 import { G1_NUM_JOINTS } from '../../domain/robot/g1Joints';
 import { RecentGaps } from '../../domain/timing/recentGaps';
 import { ApiFailure } from './apiFailure';
@@ -96,6 +102,22 @@ export interface BackendFactories {
   remoteSimulator?: (ctx: RemoteSimulatorContext) => Backend | Promise<Backend>;
   /** The physical robot over g1-bridge/1, with the robot link limits (stale 50 ms, lost 100 ms). */
   robot?: (ctx: RemoteSimulatorContext) => Backend | Promise<Backend>;
+  /**
+   * "G1 over DDS": starts a runner for the interface and domain and connects to it as the robot;
+   * closing the backend stops the runner (g1DdsRunnerBackend.ts).
+   */
+  g1Dds?: (ctx: G1DdsContext) => Promise<G1DdsBackend>;
+}
+
+export interface G1DdsContext extends G1DdsSpec {
+  /** The registry's id of the entry, e.g. `robot-2`. */
+  id: string;
+}
+
+/** A robot backend on a runner the services started, with that runner's ws:// URL. */
+export interface G1DdsBackend {
+  backend: Backend;
+  runnerUrl: string;
 }
 
 /** Kinds added by URL. */
@@ -191,6 +213,8 @@ interface Entry {
   kind: ConnectionKind;
   name: string;
   url: string | null;
+  /** "G1 over DDS" entries: what the runner drives, and its URL while it runs. */
+  dds: (G1DdsSpec & { runnerUrl: string | null }) | null;
   backend: Backend | null;
   creating: Promise<Backend> | null;
   /** Bumped on disconnect/remove, so a backend that finishes being created afterwards is closed. */
@@ -232,6 +256,7 @@ export class ConnectionRegistry {
       kind,
       name,
       url,
+      dds: null,
       backend: null,
       creating: null,
       generation: 0,
@@ -260,6 +285,7 @@ export class ConnectionRegistry {
   }
 
   private available(e: Entry): boolean {
+    if (e.dds) return this.factories.g1Dds !== undefined;
     return this.factoryOf(e.kind) !== undefined;
   }
 
@@ -365,6 +391,7 @@ export class ConnectionRegistry {
       kind: e.kind,
       name: e.name,
       url: e.url,
+      ...(e.dds && { dds: { interface: e.dds.interfaceName, domain: e.dds.domainId, runnerUrl: e.dds.runnerUrl } }),
       executionDomain: b?.capabilities.executionDomain ?? (e.kind === 'robot' ? 'real_robot' : 'simulation'),
       presence: b ? b.presence : e.creating ? 'connecting' : 'disconnected',
       active: b !== null,
@@ -405,6 +432,36 @@ export class ConnectionRegistry {
     return this.info(e);
   }
 
+  /**
+   * Adds "G1 over DDS" for the interface and domain and starts its runner (one entry per interface
+   * and domain). The entry is a robot: trials, calibration and the robot link limits apply as to a
+   * runner added by URL.
+   */
+  async addG1Dds(spec: G1DdsSpec): Promise<ConnectionInfo> {
+    if (this.closed) throw new ApiFailure('conflict', 'the console services are shutting down');
+    const iface = ddsInterfaceNameProblem(spec.interfaceName);
+    if (iface) throw new ApiFailure('bad_params', `connections.addG1Dds: params.interface: ${iface}`, 'params.interface');
+    const domain = ddsDomainIdProblem(spec.domainId);
+    if (domain) throw new ApiFailure('bad_params', `connections.addG1Dds: params.domain: ${domain}`, 'params.domain');
+    for (const e of this.entries.values()) {
+      if (e.dds && e.dds.interfaceName === spec.interfaceName && e.dds.domainId === spec.domainId) {
+        throw new ApiFailure('conflict', `${e.name} is already listed`, 'params.interface');
+      }
+    }
+    const id = `robot-${this.nextRobot++}`;
+    const e = this.newEntry(id, 'robot', g1DdsConnectionName(spec), null);
+    e.dds = { ...spec, runnerUrl: null };
+    this.entries.set(id, e);
+    if (this.available(e)) {
+      try {
+        await this.ensureBackend(e);
+      } catch {
+        // Recorded as a problem on the entry; the entry stays listed so the operator sees why.
+      }
+    }
+    return this.info(e);
+  }
+
   /** Creates the entry's backend if there is none (the embedded simulator starts lazily). */
   async connect(id: string): Promise<ConnectionInfo> {
     const e = this.entry(id);
@@ -427,8 +484,10 @@ export class ConnectionRegistry {
     }
     const generation = e.generation;
     const create = async (): Promise<Backend> => {
-      const backend =
-        e.kind === 'embedded_simulator'
+      const dds = e.dds;
+      const backend = dds
+        ? await this.createG1Dds(e, dds)
+        : e.kind === 'embedded_simulator'
           ? await this.factories.embeddedSimulator!({ modelFile: this.modelFile })
           : e.kind === 'robot'
             ? await this.factories.robot!({ id: e.id, url: e.url! })
@@ -460,6 +519,17 @@ export class ConnectionRegistry {
         e.creating = null;
       });
     return e.creating;
+  }
+
+  private async createG1Dds(e: Entry, dds: NonNullable<Entry['dds']>): Promise<Backend> {
+    const made = await this.factories.g1Dds!({
+      id: e.id,
+      interfaceName: dds.interfaceName,
+      domainId: dds.domainId,
+      afterClip: dds.afterClip,
+    });
+    dds.runnerUrl = made.runnerUrl;
+    return made.backend;
   }
 
   private async deliver(e: Entry, events: BackendEvent[]): Promise<void> {
@@ -551,6 +621,7 @@ export class ConnectionRegistry {
     e.rate.reset();
     e.gaps.reset();
     e.latest = null;
+    if (e.dds) e.dds.runnerUrl = null;
     if (!b) return;
     b.setListener(null);
     this.forgetBackendConditions(e);

@@ -1,0 +1,69 @@
+// "G1 over DDS" in the Connections panel: the console services start `motionbench g1-runner` on a
+// free loopback port for the given network interface and DDS domain, and connect to it as the
+// robot link (docs/ROBOT_SETUP.md). What the operator types is checked here, before any process
+// starts: the interface name goes into Cyclone DDS's configuration and onto a command line.
+
+/** Linux IFNAMSIZ − 1: the longest network interface name. */
+export const DDS_INTERFACE_NAME_MAX_CHARS = 15;
+/** Largest DDS domain id Cyclone DDS accepts with the default RTPS port mapping. */
+export const DDS_DOMAIN_ID_MAX = 232;
+/** Letters, digits, `_`, `.`, `-`; starting with a letter or digit (e.g. lo, eth0, enp3s0, eth0.100). */
+export const DDS_INTERFACE_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+/** What keeps the robot up after a clip, as the operator declares it (docs/G1_RUNNER.md "After the clip"). */
+export type G1DdsAfterClip = 'gantry';
+
+export interface G1DdsSpec {
+  interfaceName: string;
+  domainId: number;
+  afterClip: G1DdsAfterClip;
+}
+
+/** Why `name` cannot be a network interface name, or null when it can. */
+export function ddsInterfaceNameProblem(name: string): string | null {
+  if (name.length === 0) return 'the network interface name is empty';
+  if (name.length > DDS_INTERFACE_NAME_MAX_CHARS) {
+    return `the network interface name is ${name.length} characters long, more than ${DDS_INTERFACE_NAME_MAX_CHARS}`;
+  }
+  if (!DDS_INTERFACE_NAME_RE.test(name)) {
+    return 'the network interface name must be letters, digits, _ . - (e.g. lo, eth0, enp3s0)';
+  }
+  return null;
+}
+
+/** Why `id` cannot be a DDS domain id, or null when it can. */
+export function ddsDomainIdProblem(id: number): string | null {
+  return Number.isInteger(id) && id >= 0 && id <= DDS_DOMAIN_ID_MAX
+    ? null
+    : `the DDS domain id must be an integer in [0, ${DDS_DOMAIN_ID_MAX}], found ${String(id)}`;
+}
+
+/** The Connections panel's name of the entry. */
+export function g1DdsConnectionName(spec: Pick<G1DdsSpec, 'interfaceName' | 'domainId'>): string {
+  return `G1 over DDS (${spec.interfaceName}, domain ${spec.domainId})`;
+}
+
+/**
+ * The arguments of `motionbench g1-runner` for `spec`: bridge on 127.0.0.1 only, any free port
+ * (its URL is read from the --json line), the operator's declaration after the clip.
+ */
+export function g1RunnerArgs(spec: G1DdsSpec): string[] {
+  const iface = ddsInterfaceNameProblem(spec.interfaceName);
+  if (iface) throw new RangeError(iface);
+  const domain = ddsDomainIdProblem(spec.domainId);
+  if (domain) throw new RangeError(domain);
+  return [
+    'g1-runner',
+    '--interface',
+    spec.interfaceName,
+    '--domain',
+    String(spec.domainId),
+    '--after-clip',
+    spec.afterClip,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    '0',
+    '--json',
+  ];
+}
