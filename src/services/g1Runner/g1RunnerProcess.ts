@@ -92,10 +92,9 @@ export async function startG1RunnerProcess(options: StartG1RunnerProcessOptions)
       child.stdout!.on('data', (d: string) => {
         if (out.length > MAX_STDOUT_CHARS) return;
         out += d;
-        const nl = out.indexOf('\n');
-        const text = nl >= 0 ? out.slice(0, nl) : out;
         try {
-          const doc = JSON.parse(text) as { url?: unknown };
+          // The --json document (indented over several lines): parsed once it is whole.
+          const doc = JSON.parse(out) as { url?: unknown };
           if (typeof doc.url === 'string' && /^ws:\/\/127\.0\.0\.1:\d+/.test(doc.url)) {
             clearTimeout(timer);
             resolve(doc.url);
