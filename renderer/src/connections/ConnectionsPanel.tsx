@@ -2,7 +2,15 @@ import type { ConnectionInfo } from '../../../src/api/contract';
 import { useConnectionStore } from '../api/connectionStore';
 import { FieldError } from '../ui/FieldError';
 import { formatMs } from '../ui/format';
-import { addEndpoint, connectEndpoint, disconnectEndpoint, removeEndpoint, urlProblem } from './endpointsActions';
+import {
+  addEndpoint,
+  addG1Dds,
+  connectEndpoint,
+  disconnectEndpoint,
+  g1DdsProblem,
+  removeEndpoint,
+  urlProblem,
+} from './endpointsActions';
 import { useEndpointsStore } from './endpointsStore';
 import { problemView } from './problemView';
 
@@ -81,6 +89,15 @@ function Endpoint({ e, busy }: { e: ConnectionInfo; busy: boolean }) {
             {e.url}
           </span>
         )}
+        {e.dds && (
+          <span
+            className="endpoint-url mono muted"
+            title="the runner the console started (motionbench g1-runner), on this PC's loopback"
+            data-testid={`endpoint-runner-${e.id}`}
+          >
+            {e.dds.runnerUrl ? `runner ${e.dds.runnerUrl}` : 'runner not running'}
+          </span>
+        )}
         <span className="spacer" />
         {e.active ? (
           <button
@@ -122,8 +139,13 @@ function Endpoint({ e, busy }: { e: ConnectionInfo; busy: boolean }) {
 
 export function ConnectionsPanel() {
   const { entries, pollError, urlText, addKind, actionError, busy, polledAtMs } = useEndpointsStore();
+  const { ddsInterfaceText, ddsDomainText, ddsOnGantry } = useEndpointsStore();
   const connected = useConnectionStore((s) => s.status === 'connected');
-  const problem = urlProblem(urlText);
+  const dds = addKind === 'g1_dds';
+  const problem = dds ? null : urlProblem(urlText);
+  const ddsCheck = g1DdsProblem(ddsInterfaceText, ddsDomainText, ddsOnGantry);
+  // The gantry reminder is shown only once an interface is typed (it is what Start waits for).
+  const shownProblem = dds ? ddsCheck.problem : problem;
   const adding = busy.includes('add');
   return (
     <section className="panel connections-panel" data-testid="connections-panel">
@@ -150,39 +172,83 @@ export function ConnectionsPanel() {
         className="add-endpoint"
         onSubmit={(ev) => {
           ev.preventDefault();
-          void addEndpoint();
+          void (dds ? addG1Dds() : addEndpoint());
         }}
       >
         <select
           value={addKind}
-          aria-label="What the URL is"
-          title="a remote simulator, or the physical robot (its bridge or motionbench emulate-robot)"
+          aria-label="What to add"
+          title="a remote simulator; a runner on the robot's own PC (its g1-bridge/1 URL); or a G1 on this PC's network interface (the console starts the runner)"
           data-testid="endpoint-kind"
-          onChange={(e) => useEndpointsStore.setState({ addKind: e.target.value as 'remote_simulator' | 'robot' })}
+          onChange={(e) => useEndpointsStore.setState({ addKind: e.target.value as typeof addKind, actionError: null })}
         >
           <option value="remote_simulator">sim</option>
-          <option value="robot">robot</option>
+          <option value="robot">runner at URL</option>
+          <option value="g1_dds">G1 over DDS</option>
         </select>
-        <input
-          type="text"
-          placeholder={addKind === 'robot' ? 'ws://robot-pc:port (g1-bridge/1)' : 'ws://host:port (remote simulator)'}
-          value={urlText}
-          spellCheck={false}
-          aria-label={addKind === 'robot' ? 'Robot URL' : 'Remote simulator URL'}
-          aria-invalid={problem !== null}
-          data-testid="endpoint-url"
-          onChange={(e) => useEndpointsStore.setState({ urlText: e.target.value, actionError: null })}
-        />
+        {dds ? (
+          <>
+            <input
+              type="text"
+              className="dds-interface"
+              placeholder="interface (eth0, lo)"
+              value={ddsInterfaceText}
+              spellCheck={false}
+              aria-label="Network interface of the robot's wired link"
+              title="the network interface on the G1's wired link (192.168.123.0/24), e.g. eth0 or enp3s0; lo for the emulated G1"
+              aria-invalid={ddsCheck.problem !== null}
+              data-testid="endpoint-dds-interface"
+              onChange={(e) => useEndpointsStore.setState({ ddsInterfaceText: e.target.value, actionError: null })}
+            />
+            <input
+              type="text"
+              inputMode="numeric"
+              className="dds-domain"
+              value={ddsDomainText}
+              aria-label="DDS domain id"
+              title="DDS domain id (0 on a G1)"
+              data-testid="endpoint-dds-domain"
+              onChange={(e) => useEndpointsStore.setState({ ddsDomainText: e.target.value, actionError: null })}
+            />
+          </>
+        ) : (
+          <input
+            type="text"
+            placeholder={addKind === 'robot' ? 'ws://robot-pc:port (g1-runner)' : 'ws://host:port (remote simulator)'}
+            value={urlText}
+            spellCheck={false}
+            aria-label={addKind === 'robot' ? 'Runner URL' : 'Remote simulator URL'}
+            aria-invalid={problem !== null}
+            data-testid="endpoint-url"
+            onChange={(e) => useEndpointsStore.setState({ urlText: e.target.value, actionError: null })}
+          />
+        )}
         <button
           type="submit"
-          disabled={!connected || adding || urlText.trim() === '' || problem !== null}
+          disabled={!connected || adding || (dds ? ddsCheck.spec === null : urlText.trim() === '' || problem !== null)}
           data-testid="endpoint-add"
         >
-          {adding ? 'Adding…' : 'Add'}
+          {adding ? (dds ? 'Starting…' : 'Adding…') : dds ? 'Start' : 'Add'}
         </button>
       </form>
-      {(problem ?? actionError) && (
-        <FieldError testId="endpoint-error">{problem ?? `${actionError!.action}: ${actionError!.message}`}</FieldError>
+      {dds && (
+        <label
+          className="small dds-gantry"
+          title="the runner's --after-clip gantry: after a clip it holds the joints, which does not balance a humanoid"
+        >
+          <input
+            type="checkbox"
+            checked={ddsOnGantry}
+            onChange={(e) => useEndpointsStore.setState({ ddsOnGantry: e.target.checked, actionError: null })}
+            data-testid="endpoint-dds-gantry"
+          />{' '}
+          the robot hangs on its gantry (docs/ROBOT_SETUP.md)
+        </label>
+      )}
+      {(shownProblem ?? actionError) && (
+        <FieldError testId="endpoint-error">
+          {shownProblem ?? `${actionError!.action}: ${actionError!.message}`}
+        </FieldError>
       )}
     </section>
   );

@@ -1,4 +1,5 @@
 import { checkBackendUrl } from '../../../src/api/connectionUrl';
+import { ddsDomainIdProblem, ddsInterfaceNameProblem } from '../../../src/domain/g1Runner/g1DdsConnection';
 import type { ApiError } from '../../../src/api/contract';
 import { errorMessage } from '../api/apiErrors';
 import { useConnectionStore } from '../api/connectionStore';
@@ -56,7 +57,7 @@ async function act(key: string, action: string, run: () => Promise<unknown>): Pr
     useEndpointsStore.setState({
       actionError: {
         action,
-        message: e ? e.message.replace(/^connections\.add: params\.url: /, '') : errorMessage(err),
+        message: e ? e.message.replace(/^connections\.add(G1Dds)?: params\.\w+: /, '') : errorMessage(err),
       },
     });
     return false;
@@ -87,6 +88,41 @@ export async function addEndpoint(): Promise<void> {
       .client!.call('connections.add', { url: check.url, ...(kind === 'robot' && { kind }) }),
   );
   if (ok) useEndpointsStore.setState({ urlText: '' });
+}
+
+/** Why the G1-over-DDS fields cannot be added, or null when they can (the services check them again). */
+export function g1DdsProblem(
+  interfaceText: string,
+  domainText: string,
+  onGantry: boolean,
+): { problem: string | null; spec: { interface: string; domain: number } | null } {
+  const name = interfaceText.trim();
+  if (name === '') return { problem: null, spec: null }; // nothing typed yet: no complaint
+  const iface = ddsInterfaceNameProblem(name);
+  if (iface) return { problem: iface, spec: null };
+  const domain = domainText.trim() === '' ? NaN : Number(domainText.trim());
+  const dom = ddsDomainIdProblem(domain);
+  if (dom) return { problem: dom, spec: null };
+  if (!onGantry) {
+    return {
+      problem: 'declare that the robot hangs on its gantry: after a clip the runner only holds the joints',
+      spec: null,
+    };
+  }
+  return { problem: null, spec: { interface: name, domain } };
+}
+
+/** Adds "G1 over DDS": the services start the runner and connect to it (may take seconds). */
+export async function addG1Dds(): Promise<void> {
+  const s = useEndpointsStore.getState();
+  const { problem, spec } = g1DdsProblem(s.ddsInterfaceText, s.ddsDomainText, s.ddsOnGantry);
+  if (!spec) {
+    useEndpointsStore.setState({ actionError: { action: 'add', message: problem ?? 'type the network interface' } });
+    return;
+  }
+  await act('add', 'add', () =>
+    useConnectionStore.getState().client!.call('connections.addG1Dds', { ...spec, afterClip: 'gantry' }),
+  );
 }
 
 export const connectEndpoint = (id: string): Promise<boolean> =>

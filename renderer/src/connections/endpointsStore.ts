@@ -12,8 +12,17 @@ export interface EndpointsState {
   pollError: string | null;
   /** The URL field, as typed. */
   urlText: string;
-  /** What the URL is: a remote simulator or the physical robot (robot link limits). */
-  addKind: 'remote_simulator' | 'robot';
+  /**
+   * What is added: a remote simulator or a robot-side runner by URL (robot link limits), or "G1
+   * over DDS" (the services start the runner for the interface and domain below).
+   */
+  addKind: 'remote_simulator' | 'robot' | 'g1_dds';
+  /** G1 over DDS: the network interface, as typed. */
+  ddsInterfaceText: string;
+  /** G1 over DDS: the domain id, as typed. */
+  ddsDomainText: string;
+  /** G1 over DDS: the operator declares the robot hangs on its gantry (the runner's --after-clip gantry). */
+  ddsOnGantry: boolean;
   /** Why the last add/connect/remove failed (shown under the form). */
   actionError: { action: string; message: string } | null;
   /** Entry ids (or 'add') with an action in flight. */
@@ -26,6 +35,9 @@ export const useEndpointsStore = create<EndpointsState>(() => ({
   pollError: null,
   urlText: '',
   addKind: 'remote_simulator',
+  ddsInterfaceText: '',
+  ddsDomainText: '0',
+  ddsOnGantry: false,
   actionError: null,
   busy: [],
 }));

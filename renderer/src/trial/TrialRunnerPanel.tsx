@@ -18,6 +18,7 @@ import { patchTrialForm, trialLiveStore, useTrialStore, type TrialLiveState } fr
 import { useAnalysisStore } from '../analysis/analysisStore';
 import { minimalSetOffer, minimalSetPairs } from './minimalSetQueue';
 import { watchOnlyReason } from './linkControl';
+import { runnerStatusView } from './runnerStatusView';
 
 // The Trial runner (DESIGN §8, issue 6 item 9): the admitted pairs of a campaign (clip, binding,
 // how far the matched pair got), the interlock box (open, ARM / DISARM, refusals verbatim), one
@@ -427,6 +428,25 @@ function InterlockRow() {
   );
 }
 
+const TONE_CLASS = { ok: 'ok-text', warn: 'warn-text', bad: 'bad-text', muted: 'muted' } as const;
+
+/** The robot-side runner's state (wbc_status.runner) of the selected robot; nothing for a server that is not a runner. */
+function RunnerStatusRow({ connectionId }: { connectionId: string | null }) {
+  const link = useSafetyStore((s) => s.robots.find((r) => r.connectionId === connectionId) ?? null);
+  const figures = runnerStatusView(link);
+  if (!figures) return null;
+  return (
+    <div className="runner-status small mono" data-testid="runner-status" aria-label="Robot-side runner">
+      <span className="muted">runner</span>
+      {figures.map((f) => (
+        <span key={f.key} className="runner-figure" title={f.title} data-testid={`runner-${f.key}`}>
+          <span className="muted">{f.label}</span> <span className={TONE_CLASS[f.tone]}>{f.value}</span>
+        </span>
+      ))}
+    </div>
+  );
+}
+
 export function TrialRunnerPanel() {
   const form = useTrialStore((s) => s.form);
   const queue = useTrialStore((s) => s.queue);
@@ -501,6 +521,7 @@ export function TrialRunnerPanel() {
           />
         </label>
       </div>
+      <RunnerStatusRow connectionId={robotId} />
       <InterlockRow />
       {offer && (
         <label

@@ -440,7 +440,8 @@ export class ConnectionRegistry {
   async addG1Dds(spec: G1DdsSpec): Promise<ConnectionInfo> {
     if (this.closed) throw new ApiFailure('conflict', 'the console services are shutting down');
     const iface = ddsInterfaceNameProblem(spec.interfaceName);
-    if (iface) throw new ApiFailure('bad_params', `connections.addG1Dds: params.interface: ${iface}`, 'params.interface');
+    if (iface)
+      throw new ApiFailure('bad_params', `connections.addG1Dds: params.interface: ${iface}`, 'params.interface');
     const domain = ddsDomainIdProblem(spec.domainId);
     if (domain) throw new ApiFailure('bad_params', `connections.addG1Dds: params.domain: ${domain}`, 'params.domain');
     for (const e of this.entries.values()) {
