@@ -105,6 +105,7 @@ describe('console: G1 over DDS (runner started by the services) against emulate-
     await tid('endpoint-dds-domain').fill(String(DOMAIN));
     await expect(tid('endpoint-error').textContent()).resolves.toContain('gantry');
     await expect(tid('endpoint-add').isDisabled()).resolves.toBe(true);
+    await expect(tid('endpoint-dds-interface').getAttribute('aria-invalid')).resolves.toBe('false');
     await screenshot(page, 'g1-dds-form-gantry-undeclared');
     expect((await entries()).some((e) => e.dds)).toBe(false);
   });
@@ -125,7 +126,11 @@ describe('console: G1 over DDS (runner started by the services) against emulate-
     });
     expect(e.dds).toMatchObject({ interface: 'lo', domain: DOMAIN });
     expect(e.dds!.runnerUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+/);
-    await expect(tid(`endpoint-runner-${e.id}`).textContent()).resolves.toContain(e.dds!.runnerUrl!);
+    await expect(tid(`endpoint-runner-${e.id}`).textContent()).resolves.toBe(
+      `runner ${e.dds!.runnerUrl!.replace(/^ws:\/\/|\/$/g, '')}`,
+    );
+    // The declaration is made again for every runner started.
+    await expect(tid('endpoint-dds-gantry').isChecked()).resolves.toBe(false);
 
     // The runner's own state, through wbc_status.runner → safety.status → the Trial runner.
     await expect
@@ -166,6 +171,8 @@ describe('console: G1 over DDS (runner started by the services) against emulate-
   }, 120_000);
 
   it('a second entry for the same interface and domain is refused by the services', async () => {
+    await tid('endpoint-dds-interface').fill('lo');
+    await tid('endpoint-dds-gantry').check();
     await tid('endpoint-add').click();
     await expect.poll(() => tid('endpoint-error').textContent(), { timeout: 10_000 }).toContain('already listed');
     expect((await entries()).filter((e) => e.dds).length).toBe(1);

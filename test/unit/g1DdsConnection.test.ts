@@ -80,11 +80,17 @@ describe('G1 over DDS: interface and domain', () => {
   });
 
   it('the page form: nothing typed is no complaint; the gantry must be declared', () => {
-    expect(g1DdsProblem('', '0', false)).toEqual({ problem: null, spec: null });
+    expect(g1DdsProblem('', '0', false)).toEqual({ problem: null, field: null, spec: null });
+    expect(g1DdsProblem('eth0;x', '0', true).field).toBe('interface');
+    expect(g1DdsProblem('eth0', '0', false).field).toBe('gantry');
     expect(g1DdsProblem('eth0', '0', false).problem).toMatch(/gantry/);
     expect(g1DdsProblem('eth0', 'x', true).problem).toMatch(/domain id/);
     expect(g1DdsProblem('eth0', '', true).problem).toMatch(/domain id/);
-    expect(g1DdsProblem(' eth0 ', '7', true)).toEqual({ problem: null, spec: { interface: 'eth0', domain: 7 } });
+    expect(g1DdsProblem(' eth0 ', '7', true)).toEqual({
+      problem: null,
+      field: null,
+      spec: { interface: 'eth0', domain: 7 },
+    });
   });
 });
 

@@ -95,7 +95,7 @@ function Endpoint({ e, busy }: { e: ConnectionInfo; busy: boolean }) {
             title="the runner the console started (motionbench g1-runner), on this PC's loopback"
             data-testid={`endpoint-runner-${e.id}`}
           >
-            {e.dds.runnerUrl ? `runner ${e.dds.runnerUrl}` : 'runner not running'}
+            {e.dds.runnerUrl ? `runner ${e.dds.runnerUrl.replace(/^ws:\/\/|\/$/g, '')}` : 'runner not running'}
           </span>
         )}
         <span className="spacer" />
@@ -196,7 +196,7 @@ export function ConnectionsPanel() {
               spellCheck={false}
               aria-label="Network interface of the robot's wired link"
               title="the network interface on the G1's wired link (192.168.123.0/24), e.g. eth0 or enp3s0; lo for the emulated G1"
-              aria-invalid={ddsCheck.problem !== null}
+              aria-invalid={ddsCheck.field === 'interface'}
               data-testid="endpoint-dds-interface"
               onChange={(e) => useEndpointsStore.setState({ ddsInterfaceText: e.target.value, actionError: null })}
             />
@@ -206,6 +206,7 @@ export function ConnectionsPanel() {
               className="dds-domain"
               value={ddsDomainText}
               aria-label="DDS domain id"
+              aria-invalid={ddsCheck.field === 'domain'}
               title="DDS domain id (0 on a G1)"
               data-testid="endpoint-dds-domain"
               onChange={(e) => useEndpointsStore.setState({ ddsDomainText: e.target.value, actionError: null })}

@@ -95,21 +95,27 @@ export function g1DdsProblem(
   interfaceText: string,
   domainText: string,
   onGantry: boolean,
-): { problem: string | null; spec: { interface: string; domain: number } | null } {
+): {
+  problem: string | null;
+  /** The field the problem is about (marked invalid in the form). */
+  field: 'interface' | 'domain' | 'gantry' | null;
+  spec: { interface: string; domain: number } | null;
+} {
   const name = interfaceText.trim();
-  if (name === '') return { problem: null, spec: null }; // nothing typed yet: no complaint
+  if (name === '') return { problem: null, field: null, spec: null }; // nothing typed yet: no complaint
   const iface = ddsInterfaceNameProblem(name);
-  if (iface) return { problem: iface, spec: null };
+  if (iface) return { problem: iface, field: 'interface', spec: null };
   const domain = domainText.trim() === '' ? NaN : Number(domainText.trim());
   const dom = ddsDomainIdProblem(domain);
-  if (dom) return { problem: dom, spec: null };
+  if (dom) return { problem: dom, field: 'domain', spec: null };
   if (!onGantry) {
     return {
       problem: 'declare that the robot hangs on its gantry: after a clip the runner only holds the joints',
+      field: 'gantry',
       spec: null,
     };
   }
-  return { problem: null, spec: { interface: name, domain } };
+  return { problem: null, field: null, spec: { interface: name, domain } };
 }
 
 /** Adds "G1 over DDS": the services start the runner and connect to it (may take seconds). */
@@ -120,9 +126,11 @@ export async function addG1Dds(): Promise<void> {
     useEndpointsStore.setState({ actionError: { action: 'add', message: problem ?? 'type the network interface' } });
     return;
   }
-  await act('add', 'add', () =>
+  const ok = await act('add', 'add', () =>
     useConnectionStore.getState().client!.call('connections.addG1Dds', { ...spec, afterClip: 'gantry' }),
   );
+  // The gantry is declared again for every runner started.
+  if (ok) useEndpointsStore.setState({ ddsInterfaceText: '', ddsOnGantry: false });
 }
 
 export const connectEndpoint = (id: string): Promise<boolean> =>
