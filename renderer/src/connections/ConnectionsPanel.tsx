@@ -178,7 +178,7 @@ export function ConnectionsPanel() {
         <select
           value={addKind}
           aria-label="What to add"
-          title="a remote simulator; a runner on the robot's own PC (its g1-bridge/1 URL); or a G1 on this PC's network interface (the console starts the runner)"
+          title="sim: a remote simulator; runner at URL: a g1-bridge/1 robot server (motionbench g1-runner on the robot's PC, emulate-robot) or a ROS 2 robot's foxglove_bridge (watch-only); G1 over DDS: a G1 on this PC's network interface (the console starts the runner)"
           data-testid="endpoint-kind"
           onChange={(e) => useEndpointsStore.setState({ addKind: e.target.value as typeof addKind, actionError: null })}
         >
