@@ -191,7 +191,7 @@ export function ConnectionsPanel() {
             <input
               type="text"
               className="dds-interface"
-              placeholder="interface (eth0, lo)"
+              placeholder="eth0, lo"
               value={ddsInterfaceText}
               spellCheck={false}
               aria-label="Network interface of the robot's wired link"
