@@ -152,7 +152,14 @@ describe('G1 over DDS: the registry entry', () => {
         },
       },
     });
+    const rss0 = process.memoryUsage().rss;
+    const t0 = performance.now();
     const bad = await registry.addG1Dds({ interfaceName: 'lo;x', domainId: 0, afterClip: 'gantry' }).catch((e) => e);
+    const refusedMs = performance.now() - t0;
+    const rssDeltaMiB = (process.memoryUsage().rss - rss0) / 2 ** 20;
+    console.log(`addG1Dds refused a bad interface in ${refusedMs.toFixed(2)} ms, RSS +${rssDeltaMiB.toFixed(2)} MiB`);
+    expect(refusedMs).toBeLessThan(50);
+    expect(rssDeltaMiB).toBeLessThan(8);
     expect((bad as ApiFailure).code).toBe('bad_params');
     expect((bad as ApiFailure).message).toMatch(/^connections\.addG1Dds: params\.interface: /);
     const dom = await registry.addG1Dds({ interfaceName: 'lo', domainId: 300, afterClip: 'gantry' }).catch((e) => e);
