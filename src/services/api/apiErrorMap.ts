@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import type { ApiError, ApiErrorCode, ApiErrorOrigin } from '../../api/contract';
 import { NotARobotBackendError, WatchOnlyLinkError } from '../../domain/backend/backend';
+import { Ros2DefinitionBoundsError } from '../../domain/robotLink/ros2DefinitionBounds';
 import { UnitreeDefinitionError } from '../../domain/robotLink/unitreeLowState';
 import { InputError, issueKey } from '../../domain/problems';
 import { StatsError } from '../../domain/stats/result';
@@ -34,6 +35,7 @@ import { ClipMismatchError } from '../wbc/policyRun';
 import { TrackingPolicyError } from '../wbc/trackingPolicyController';
 import { FrozenSnapshotMismatchError } from '../workload/coreV1Frozen';
 import { WorkloadInputError } from '../workload/folderWorkload';
+import { Ros2DefinitionCheckError } from '../robotLink/ros2DefinitionOffThread';
 import { ApiFailure, FieldError, UnsupportedError } from './apiFailure';
 
 /** What each trace-store code means at the API: the campaign folder is the operator's input. */
@@ -106,6 +108,14 @@ interface Entry<E> {
 }
 const entry = <E>(type: ErrorClass<E>, map: (e: E) => ApiError): Entry<unknown> => ({ type, map }) as Entry<unknown>;
 
+/** An input error with its location in the file or message (a ROS 2 definition: the schema's line and field). */
+const locatedInput = (e: InputError): ApiError => ({
+  code: 'input_error',
+  message: e.message,
+  location: { ...e.location },
+  reason: e.reason,
+});
+
 /**
  * The table, first match wins: a subclass before its base (WorkloadInputError before InputError).
  * FieldError and system errors are handled before it (a wrapper; no class to match).
@@ -122,12 +132,8 @@ const TABLE: readonly Entry<unknown>[] = [
     reason: e.reason,
     reasons: e.problems.map((p) => p.message),
   })),
-  entry(InputError, (e) => ({
-    code: 'input_error',
-    message: e.message,
-    location: { ...e.location },
-    reason: e.reason,
-  })),
+  entry(Ros2DefinitionBoundsError, locatedInput),
+  entry(InputError, locatedInput),
   entry(FolderRefusedError, (e) => ({
     code: 'input_error',
     message: e.message,
@@ -169,6 +175,7 @@ const TABLE: readonly Entry<unknown>[] = [
   entry(JointOrderError, plain('input_error')),
   // A ROS 2 robot link whose advertised LowState definition is not unitree_hg's (it stays unsubscribed).
   entry(UnitreeDefinitionError, plain('input_error')),
+  entry(Ros2DefinitionCheckError, plain('input_error')),
   entry(BakedMotionError, plain('input_error')),
   // The program's own state: not the operator's input.
   entry(FrozenSnapshotMismatchError, (e) => ({ code: 'internal', message: e.message, reasons: [...e.differences] })),

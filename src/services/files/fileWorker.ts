@@ -141,7 +141,8 @@ async function run(id: number, task: FileTask): Promise<void> {
     }
     case 'analysis.run': {
       const { runAnalysisRequest } = await import('../api/campaignAnalysisApi');
-      port.postMessage({ id, ok: true, value: await runAnalysisRequest(task.params) } satisfies FileTaskReply);
+      const json = new TextEncoder().encode(JSON.stringify(await runAnalysisRequest(task.params)));
+      port.postMessage({ id, ok: true, value: json } satisfies FileTaskReply, [json.buffer as ArrayBuffer]);
       return;
     }
     case 'qualification.board':

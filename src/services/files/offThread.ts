@@ -190,13 +190,17 @@ export class OffThreadFiles {
     ) as Promise<LoadedWorkload>;
   }
 
-  /** A campaign's analysis (analysis.run): store reads and bootstraps, off the event loop. */
-  analyzeCampaign(params: ApiParams<'analysis.run'>): Promise<AnalysisDocument> {
-    return this.run(
+  /**
+   * A campaign's analysis (analysis.run): store reads and bootstraps, and the document's JSON, made
+   * there (a campaign's document is large enough that building it here would hold STOP).
+   */
+  async analyzeCampaign(params: ApiParams<'analysis.run'>): Promise<SerializedResult<AnalysisDocument>> {
+    const json = (await this.run(
       { kind: 'analysis.run', params },
       ANALYSIS_TASK_TIMEOUT_MS,
       `analysing the campaign ${params.campaignDir}`,
-    ) as Promise<AnalysisDocument>;
+    )) as Uint8Array;
+    return new SerializedResult(json, () => JSON.parse(new TextDecoder().decode(json)) as AnalysisDocument);
   }
 
   /** The stored part of the board's matrix (qualification.report), read from the campaign there. */

@@ -597,16 +597,7 @@ export class CampaignStore implements RecorderHost {
    */
   private storedResult(runId: string, contract: string, text: string, columns: MetricScalars | null): unknown {
     const where = `${this.dbFile}, table metrics, run ${runId} (contract ${contract})`;
-    let v: unknown;
-    try {
-      v = JSON.parse(text);
-    } catch (err) {
-      throw new TraceStoreError(
-        'corrupt',
-        this.dbFile,
-        `${where}, column result_json: not JSON (${(err as Error).message.split('\n')[0].slice(0, 120)})`,
-      );
-    }
+    const v = this.storedJson(text, `${where}, column result_json`);
     if (PEER_CONTRACT_IDS.has(contract)) return v;
     const problem = episodeMetricsProblem(v, contract);
     if (problem) throw new TraceStoreError('corrupt', this.dbFile, `${where}, column result_json: ${problem}`);
@@ -620,12 +611,10 @@ export class CampaignStore implements RecorderHost {
     return v;
   }
 
-  /** A calibration's `record_json`, parsed and checked (calibrationRecordProblem), or a located TraceStoreError('corrupt'). */
-  private storedCalibration(id: string, text: string): CalibrationRecord {
-    const where = `${this.dbFile}, table calibrations, row ${id}, column record_json`;
-    let v: unknown;
+  /** A stored JSON column parsed, or a TraceStoreError('corrupt') naming `where` (database, table, row, column). */
+  private storedJson(text: string, where: string): unknown {
     try {
-      v = JSON.parse(text);
+      return JSON.parse(text) as unknown;
     } catch (err) {
       throw new TraceStoreError(
         'corrupt',
@@ -633,6 +622,12 @@ export class CampaignStore implements RecorderHost {
         `${where}: not JSON (${(err as Error).message.split('\n')[0].slice(0, 120)})`,
       );
     }
+  }
+
+  /** A calibration's `record_json`, parsed and checked (calibrationRecordProblem), or a located TraceStoreError('corrupt'). */
+  private storedCalibration(id: string, text: string): CalibrationRecord {
+    const where = `${this.dbFile}, table calibrations, row ${id}, column record_json`;
+    const v = this.storedJson(text, where);
     const problem = calibrationRecordProblem(v);
     if (problem) throw new TraceStoreError('corrupt', this.dbFile, `${where}: ${problem}`);
     return v as CalibrationRecord;
