@@ -110,7 +110,9 @@ export type RunnerEvent =
   | { type: 'clip_end'; runId: string }
   | { type: 'stop'; reason: string }
   | { type: 'hold'; reason: string }
-  | { type: 'damp'; reason: string };
+  | { type: 'damp'; reason: string }
+  /** The interlock box's e-stop, heard from the interlock keeper: damp, episode `estop`. */
+  | { type: 'estop'; reason: string };
 
 export type RunnerEffect =
   | {
@@ -376,6 +378,9 @@ export function reduceRunner(s: RunnerState, ev: RunnerEvent, limits: JointLimit
       return fx;
     case 'damp':
       toDamping(s, `damp: ${ev.reason}`, fx, 'aborted_by_operator');
+      return fx;
+    case 'estop':
+      toDamping(s, `e-stop: ${ev.reason}`, fx, 'estop');
       return fx;
   }
 }

@@ -39,6 +39,11 @@ export interface G1RunnerOptions {
   /** What keeps the robot up after a clip; null refuses start. */
   afterClip: AfterClip;
   modelFile?: string;
+  /**
+   * A Unix-domain socket path on which the real-time thread hears the interlock keeper's e-stops
+   * (docs/G1_RUNNER.md "Interlock e-stop"); omitted: the runner does not hear the interlock.
+   */
+  interlockTripSocket?: string;
   log?: (line: string) => void;
 }
 
@@ -191,6 +196,7 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
     domainId: options.domainId ?? 0,
     afterClip: options.afterClip,
     modelFile: options.modelFile,
+    interlockTripSocket: options.interlockTripSocket ?? null,
     originMonoNs,
   };
   const emergency = new SharedArrayBuffer(8);

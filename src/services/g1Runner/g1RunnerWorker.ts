@@ -31,6 +31,7 @@ import { loadRobotProfile } from '../robot/loadRobotProfile';
 import { OnboardComputer } from '../robotEmulator/onboardComputer';
 import { RECORD_RATE_HZ } from '../sim/simEngine';
 import type { FromRunnerWorker, RunnerWorkerInit, ToRunnerWorker } from './g1RunnerProtocol';
+import { listenForInterlockTrips, type InterlockTripListener } from './interlockTripListener';
 
 if (!parentPort) throw new Error('g1RunnerWorker.ts must run in a worker thread');
 const main = parentPort;
@@ -397,6 +398,7 @@ main.on('message', (m: ToRunnerWorker) => {
       stopped = true;
       if (timer) clearTimeout(timer);
       clearInterval(statsTimer);
+      tripListener?.close();
       setTimeout(() => {
         link.close();
         process.exit(0);
@@ -423,5 +425,28 @@ process.on('uncaughtException', (err) => {
 });
 
 trace(`g1-runner: real-time thread ${raised ? `at nice ${RUNNER_NICE}` : 'at normal priority (raising was refused)'}`);
-post({ type: 'ready' });
-loop();
+
+/** The interlock box's e-stop, from its keeper: damping goes on the wire now, not at the next period. */
+function interlockEstop(detail: string): void {
+  const fx = apply({ type: 'estop', reason: `interlock: ${detail}` });
+  if (!stopped) sendNow();
+  if (fx.length > 0) trace(`g1-runner: interlock e-stop (${detail}): damping`);
+}
+let tripListener: InterlockTripListener | null = null;
+if (init.interlockTripSocket === null) {
+  post({ type: 'ready' });
+  loop();
+} else {
+  listenForInterlockTrips(init.interlockTripSocket, interlockEstop, trace).then(
+    (l) => {
+      tripListener = l;
+      post({ type: 'ready' });
+      loop();
+    },
+    (err: Error) => {
+      post({ type: 'fatal', message: `cannot listen on ${init.interlockTripSocket}: ${err.message}` });
+      link.close();
+      process.exit(0);
+    },
+  );
+}
