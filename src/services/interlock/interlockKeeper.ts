@@ -89,7 +89,8 @@ class RunnerTripSocket {
   estop(detail: string): void {
     const line = `ESTOP ${detail.replace(/[\r\n]/g, ' ').slice(0, 200)}\n`;
     if (this.sock && this.connected) this.sock.write(line);
-    else send({ t: 'log', line: `runner e-stop socket ${this.path}: not connected, the e-stop (${detail}) was not sent` });
+    else
+      send({ t: 'log', line: `runner e-stop socket ${this.path}: not connected, the e-stop (${detail}) was not sent` });
   }
   close(): void {
     this.closed = true;
@@ -118,7 +119,8 @@ async function open(m: Extract<ToKeeper, { t: 'open' }>): Promise<void> {
       // event and the box's status entering ESTOP are sent: the monitor raises no trip for an
       // e-stop once it is tripped already (e.g. by the console's own stall), the runner must damp.
       onDeviceStatus: (status) => {
-        if (status.state === 'ESTOP' && lastDeviceState !== 'ESTOP') runnerTrips?.estop('ST ESTOP from the interlock box');
+        if (status.state === 'ESTOP' && lastDeviceState !== 'ESTOP')
+          runnerTrips?.estop('ST ESTOP from the interlock box');
         lastDeviceState = status.state;
         send({ t: 'device_status', status });
       },
