@@ -32,6 +32,7 @@ const REALTIME = [
   'test/integration/policyOpenOffLoop.test.ts',
   'test/integration/interlockKeeper.test.ts',
   'test/integration/g1RunnerInterlockEstop.test.ts',
+  'test/integration/g1RunnerMatchedPair.test.ts',
 ];
 
 export default defineConfig({

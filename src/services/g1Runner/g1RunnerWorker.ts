@@ -284,8 +284,16 @@ async function loadPolicy(binding: WbcBinding): Promise<Controller> {
 async function prepare(id: number, runId: string, clip: MotionClip, binding: WbcBinding): Promise<void> {
   let controller: Controller;
   try {
-    if (binding.kind === 'builtin') controller = new BuiltinTracker(binding, G1_NUM_JOINTS);
-    else controller = await loadPolicy(binding);
+    if (binding.kind === 'builtin') {
+      controller = new BuiltinTracker(binding, G1_NUM_JOINTS);
+      // The root assist is a wrench on the pelvis that only a simulator can apply (a virtual
+      // gantry): here only the joint targets and gains go to the robot; what holds the pelvis up is
+      // the operator-declared gantry (--after-clip gantry).
+      if (binding.rootAssist && binding.rootAssist.kpNPerM > 0)
+        trace(
+          `g1-runner: ${binding.id}: root assist ${binding.rootAssist.kpNPerM} N/m not applied (a simulator's virtual gantry; the robot hangs on its real one)`,
+        );
+    } else controller = await loadPolicy(binding);
     if (controller.needs.includes('base_lin_vel'))
       throw new Error(
         `binding ${binding.id} needs base_lin_vel (a root velocity estimate), which a G1's lowstate does not carry`,
