@@ -2,10 +2,11 @@
 // console (runMatchedPair: qualification, pair calibration, safety gate, interlock over a real socat
 // pty with the emulated box in its own process) → g1-bridge/1 → g1-runner → real Cyclone DDS
 // (loopback) → `emulate-robot --dds` (the MuJoCo G1 on the wire, its own process, on its gantry).
-// One real trial each (docs/G1_RUNNER.md: a second trial's human-gated reset is not solved yet).
+// Two real trials each; the operator's reset stands the robot up on its gantry and holds it from
+// the runner's side (G1Runner.hold) before the console checks the start pose.
 // Once with the builtin tracker (with root assist, as the emulator tests qualify it: the runner
 // cannot apply a simulator's virtual gantry and traces so; the real gantry holds the robot) and once
-// with a released policy (BeyondMimic Jump_wose on board). Each: the sim branch and the real trial
+// with a released policy (BeyondMimic Jump_wose on board). Each: the sim branch and both real trials
 // complete, frames are recorded at 500 Hz, the calibration is read through the runner, and the
 // emulated G1 counts no LowCmd_ with a wrong CRC.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -13,7 +14,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startG1Runner, type G1Runner } from '../../src/services/g1Runner/g1Runner';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import {
   startInterlockEmulatorProcess,
   type InterlockBoxProcess,
@@ -41,8 +43,24 @@ const DOMAIN = 20 + (process.pid % 60);
 let emu: ChildProcess;
 let emuErr = '';
 let controlUrl = '';
-let runner: G1Runner;
-const traces: string[] = [];
+const RUNNER_CHILD = fileURLToPath(new URL('./g1RunnerChild.ts', import.meta.url));
+/** The runner in its own process (as on the robot's PC): its URL, stdin commands, stdout lines. */
+let runnerProc: ChildProcess;
+let runnerUrl = '';
+const runnerLines: string[] = [];
+
+interface RunnerReport {
+  stats: { crcErrors: number; lowCmdSent: number } | null;
+  modes: string[];
+  traces: string[];
+}
+async function runnerReport(): Promise<RunnerReport> {
+  const n = runnerLines.length;
+  runnerProc.stdin!.write('stats\n');
+  const end = Date.now() + 5000;
+  while (runnerLines.length === n && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+  return JSON.parse(runnerLines[n]) as RunnerReport;
+}
 let pty: TestPtyPair;
 let box: InterlockBoxProcess;
 let interlock: InterlockFeed;
@@ -54,13 +72,24 @@ async function emulatedG1Status(): Promise<{ link: { received: number; crcErrors
   return JSON.parse(a.message) as { link: { received: number; crcErrors: number } };
 }
 
+/**
+ * What the operator does to put the robot at its start pose on a runner: stands it up, lifts it
+ * onto the gantry, and holds it there from the runner's side (the joints stiff at the pose
+ * measured now), so that it stays where the pair calibration saw it.
+ */
+async function placeOnGantryAndHold(): Promise<void> {
+  await sendEmulatorControl(controlUrl, { action: 'human_reset' });
+  await sendEmulatorControl(controlUrl, { action: 'gantry', lift: true } as never);
+  runnerProc.stdin!.write('hold\n');
+  await new Promise((r) => setTimeout(r, 300));
+}
+
 /** The operator: confirms each trial; a reset is the robot put back standing and lifted onto its gantry. */
 function gantryOperator(resets: string[]): OperatorPrompts {
   return {
     confirmTrial: async () => true,
     confirmReset: async (info) => {
-      await sendEmulatorControl(controlUrl, { action: 'human_reset' });
-      await sendEmulatorControl(controlUrl, { action: 'gantry', lift: true } as never);
+      await placeOnGantryAndHold();
       resets.push(`trial ${info.trialIndex} after ${info.afterOutcome}`);
       return `robot put back on its gantry by the test operator before trial ${info.trialIndex + 1}`;
     },
@@ -99,13 +128,14 @@ beforeAll(async () => {
     });
     emu.once('exit', (code) => reject(new Error(`emulate-robot --dds exited ${code}: ${emuErr}`)));
   });
-  runner = await startG1Runner({
-    interfaceName: 'lo',
-    domainId: DOMAIN,
-    port: 0,
-    afterClip: 'gantry',
-    log: (l) => traces.push(l),
+  runnerProc = spawn(process.execPath, ['--import', 'tsx', RUNNER_CHILD, String(DOMAIN)], {
+    cwd: REPO_ROOT,
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
+  createInterface({ input: runnerProc.stdout! }).on('line', (l) => runnerLines.push(l));
+  const end = Date.now() + 60_000;
+  while (runnerLines.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  runnerUrl = runnerLines[0];
   pty = await makePtyPair();
   box = await startInterlockEmulatorProcess({ path: pty.devicePath });
   interlock = await openInterlockFeed({ path: pty.consolePath, log: () => {} });
@@ -118,7 +148,11 @@ afterAll(async () => {
   await box?.close();
   await pty?.dispose();
   await sim?.close();
-  await runner?.close();
+  if (runnerProc && runnerProc.exitCode === null) {
+    const gone = new Promise((r) => runnerProc.once('exit', r));
+    runnerProc.kill('SIGINT');
+    await gone;
+  }
   if (emu && emu.exitCode === null) {
     const gone = new Promise((r) => emu.once('exit', r));
     emu.kill('SIGINT');
@@ -141,8 +175,9 @@ async function pairThroughRunner(
   const store = await openCampaign(path.join(dir, campaign));
   const pair = listAdmittedPairs(store).find((p) => clipMatch(p))!;
   expect(pair?.admitted).toBe(true);
+  await placeOnGantryAndHold();
   const before = await emulatedG1Status();
-  const link = await openRobotLink(runner.url, { robotUnit: 'g1-emulated-dds-001' });
+  const link = await openRobotLink(runnerUrl, { robotUnit: 'g1-emulated-dds-001' });
   const resets: string[] = [];
   try {
     const r = await runMatchedPair({
@@ -152,7 +187,7 @@ async function pairThroughRunner(
       sim,
       profile,
       pairId: pair.pairId.slice(0, 12),
-      trials: 1,
+      trials: 2,
       workload,
       operator: gantryOperator(resets),
       onProgress: (e) => {
@@ -160,16 +195,16 @@ async function pairThroughRunner(
       },
     });
     const after = await emulatedG1Status();
+    const rep = await runnerReport();
     console.log(
-      `${label}: sim ${r.sim.outcome}; real ${r.real.map((t) => `${t.outcome} (${t.frames} frames${t.outcome === 'completed' ? '' : `: ${t.reason}`})`).join(', ')}; runner ${JSON.stringify(runner.stats())}; emulated G1 LowCmd_ ${after.link.received - before.link.received} received, CRC errors ${after.link.crcErrors}; modes ${runner.modes
-        .slice(-4)
-        .map((m) => m.mode)
-        .join(' → ')}`,
+      `${label}: sim ${r.sim.outcome}; real ${r.real.map((t) => `${t.outcome} (${t.frames} frames${t.outcome === 'completed' ? '' : `: ${t.reason}`})`).join(', ')}; runner ${JSON.stringify(rep.stats)}; emulated G1 LowCmd_ ${after.link.received - before.link.received} received, CRC errors ${after.link.crcErrors}; modes ${rep.modes.slice(-4).join(' → ')}`,
     );
-    expect(r.stoppedEarly, traces.slice(-10).join('\n')).toBeNull();
+    expect(r.stoppedEarly, rep.traces.slice(-10).join('\n')).toBeNull();
     expect(r.binding.id).toBe(bindingId);
     expect(r.sim.outcome).toBe('completed');
-    expect(r.real).toHaveLength(1);
+    expect(r.real).toHaveLength(2);
+    // One human-gated reset before the second trial (the robot back on its gantry, held).
+    expect(resets.length).toBeGreaterThanOrEqual(1);
     for (const t of r.real) {
       expect(t.outcome, JSON.stringify(t)).toBe('completed');
       expect(t.frames).toBeGreaterThan(minFrames);
@@ -182,7 +217,7 @@ async function pairThroughRunner(
     // The runner's LowCmd_ went through with a valid CRC every time.
     expect(after.link.received - before.link.received).toBeGreaterThan(1000);
     expect(after.link.crcErrors).toBe(0);
-    expect(runner.stats()!.crcErrors).toBe(0);
+    expect(rep.stats!.crcErrors).toBe(0);
   } finally {
     await link.close();
     store.close();
@@ -190,7 +225,7 @@ async function pairThroughRunner(
 }
 
 describe('matched pair: console → g1-runner → Cyclone DDS (loopback) → emulated G1 on its gantry', () => {
-  it('builtin tracker with root assist: the assist is not applied on the robot (traced); sim and real trial complete', async () => {
+  it('builtin tracker with root assist: the assist is not applied on the robot (traced); sim and both real trials complete', async () => {
     await pairThroughRunner('builtin', 'builtin', async () => {
       const workload = loadWorkload('core-v1');
       const binding = await resolveBindingSpec('builtin:assist=3000');
@@ -205,10 +240,11 @@ describe('matched pair: console → g1-runner → Cyclone DDS (loopback) → emu
       expect(q.pairsDecided).toBe(1);
       return { workload, bindingId: binding.id, clipMatch: (p) => p.clipName === 'ub_wave_right', minFrames: 4000 };
     });
-    expect(traces.some((l) => /root assist 3000 N\/m not applied/.test(l))).toBe(true);
+    const rep = await runnerReport();
+    expect(rep.traces.some((l) => /root assist 3000 N\/m not applied/.test(l))).toBe(true);
   }, 240_000);
 
-  it('a released policy (BeyondMimic Jump_wose) on board: sim and real trial complete', async () => {
+  it('a released policy (BeyondMimic Jump_wose) on board: sim and both real trials complete', async () => {
     const plan = planPolicy(sharedData('policies/beyondmimic/Jump_wose.onnx'), profile);
     await pairThroughRunner('policy', 'policy', async () => {
       const workload = policyMotionsWorkload([plan], profile);

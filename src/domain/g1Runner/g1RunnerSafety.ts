@@ -373,7 +373,9 @@ export function reduceRunner(s: RunnerState, ev: RunnerEvent, limits: JointLimit
       // Out of damping only with a live link and the remote's stop released: a hold stiffens the
       // joints at the measured pose, which must be a pose measured now.
       if (s.mode === 'damping' && (s.linkLost || s.remoteStopHeld)) return fx;
-      if (s.mode !== 'holding') toHolding(s, `hold: ${ev.reason}`, fx, s.q);
+      // Also while holding: the joints are held where they are measured now (after an operator
+      // placed the robot, not pulled back to an older target).
+      toHolding(s, `hold: ${ev.reason}`, fx, s.q);
       s.ready = false;
       return fx;
     case 'damp':

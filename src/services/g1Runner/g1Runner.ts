@@ -53,6 +53,12 @@ export interface G1Runner {
   readonly server: BridgeServer;
   readonly stampOriginUnixMs: number;
   mode(): RunnerMode;
+  /**
+   * The operator's hold on the robot's own side (not through the console): stiffens the joints at
+   * the measured pose, also when already holding; ignored while damped for a lost link or the
+   * remote's stop. Ends a running episode aborted_by_operator.
+   */
+  hold(reason: string): void;
   stats(): RunnerWorkerStats | null;
   /** Every mode change with its cause, in order (for tests and the trace). */
   readonly modes: { mode: RunnerMode; cause: string; atMs: number }[];
@@ -296,6 +302,7 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
     stampOriginUnixMs,
     modes,
     mode: () => mode,
+    hold: (reason) => toWorker({ type: 'hold', reason }),
     stats: () => stats,
     close() {
       closing ??= (async () => {
