@@ -211,6 +211,21 @@ describe('g1-runner safety reducer', () => {
     expect(remoteStopPressed(new Uint8Array([0, 0, 0x02, 0x20]))).toBe(false);
   });
 
+  it('interlock e-stop → damping, episode estop; a damp (negative control) ends aborted_by_operator', () => {
+    const a = tracking();
+    const fx = reduceRunner(a.s, { type: 'estop', reason: 'interlock: EV ESTOP' }, limits);
+    expect(fx).toContainEqual(expect.objectContaining({ type: 'episode_end', outcome: 'estop' }));
+    expect(a.s.mode).toBe('damping');
+    const out = cmdOut();
+    motorCommand(a.s, a.t, limits, out);
+    expect([...out.kp.subarray(0, J)].every((k) => k === 0)).toBe(true);
+    expect([...out.kd.subarray(0, J)].every((k) => k === DAMPING_KD)).toBe(true);
+    const b = tracking();
+    expect(reduceRunner(b.s, { type: 'damp', reason: 'operator' }, limits)).toContainEqual(
+      expect.objectContaining({ type: 'episode_end', outcome: 'aborted_by_operator' }),
+    );
+  });
+
   it("agrees with the emulated G1's remote encoding: its stop combination stops, L2 + A (negative control) does not", () => {
     expect(remoteStopPressed(encodeG1Remote({ buttons: G1_REMOTE_STOP_COMBINATION }))).toBe(true);
     expect(remoteStopPressed(encodeG1Remote({ buttons: ['L2', 'A'] }))).toBe(false);

@@ -21,7 +21,7 @@ import {
 
 // `motionbench g1-runner`: the robot side of g1-bridge/1 for a Unitree G1 over DDS (docs/G1_RUNNER.md).
 
-const usage = `usage: motionbench g1-runner --interface <name> --after-clip gantry [--domain 0] [--port N] [--host 127.0.0.1] [--model <mjcf>] [--json]
+const usage = `usage: motionbench g1-runner --interface <name> --after-clip gantry [--domain 0] [--port N] [--host 127.0.0.1] [--model <mjcf>] [--interlock-trips <socket>] [--json]
   Serves ${G1_BRIDGE_CONTRACT} (docs/G1_BRIDGE.md) to the console and drives the Unitree G1 found on the
   network interface over Cyclone DDS (rt/lowstate in, rt/lowcmd out at 500 Hz; docs/G1_RUNNER.md).
   The motors start damped (kp 0, kd 3). prepare ramps to the clip's start pose (FixStand gains, ≥ 3 s),
@@ -35,6 +35,8 @@ const usage = `usage: motionbench g1-runner --interface <name> --after-clip gant
   --port N         TCP port of ${G1_BRIDGE_CONTRACT} (default 0 = any free port)
   --host H         interface to listen on (default 127.0.0.1)
   --model F        MJCF of the robot: joint ranges and effort limits (default our G1 in assets/)
+  --interlock-trips S  listen on Unix socket S for the interlock keeper's e-stops (the console's
+                   trial --interlock-runner S): the box's e-stop damps here, episode estop, whatever the console does
   --json           print {url, port, interface, domain, stamp_origin_unix_ms} as JSON once listening
 Ctrl+C (SIGINT) or SIGTERM damps the motors and stops.`;
 
@@ -57,6 +59,7 @@ export function makeG1RunnerCommand(deps: G1RunnerDeps = { untilStopped: untilSi
           port: { type: 'string' },
           host: { type: 'string' },
           model: { type: 'string' },
+          'interlock-trips': { type: 'string' },
           json: { type: 'boolean' },
         },
         usage,
@@ -89,6 +92,7 @@ export function makeG1RunnerCommand(deps: G1RunnerDeps = { untilStopped: untilSi
         host,
         afterClip,
         modelFile: values.model ?? DEFAULT_MODEL_FILE,
+        ...(values['interlock-trips'] ? { interlockTripSocket: values['interlock-trips'] } : {}),
         log: (line) => io.stderr(`${line}\n`),
       });
       if (afterClip === null) io.stderr('g1-runner: no --after-clip declared: prepare works, start is refused\n');

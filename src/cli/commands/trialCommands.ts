@@ -43,6 +43,7 @@ const calibrateUsage = `usage: motionbench calibrate --robot <ws-url> --campaign
 
 const trialUsage = `usage: motionbench trial --campaign <dir> --robot <ws-url> --interlock <device> --pair <id>
                          [--trials 3] [--yes] [--calibration <id>] [--robot-unit NAME]
+                         [--interlock-runner <socket>]
                          [--workload <core-v1|dir>] [--model <mjcf>] [--json]
        motionbench trial --campaign <dir> --list [--minimal-set [--reading <name>] [--share S]] [--json]
   Runs a matched sim/real pair (docs/TRIALS.md): the pair's calibration (captured now unless
@@ -52,6 +53,8 @@ const trialUsage = `usage: motionbench trial --campaign <dir> --robot <ws-url> -
   stops the robot at once and ends the trial with its outcome; frames recorded so far are kept.
   Run it again to resume: finished trials count, the rest are run.
   --interlock <device> the interlock box's serial device (e.g. /dev/ttyUSB0 or a pty)
+  --interlock-runner S a g1-runner's e-stop socket (g1-runner --interlock-trips S): the interlock
+                       keeper sends the box's e-stops there itself (docs/G1_RUNNER.md)
   --trials N           real-robot trials (default 3)
   --yes                confirm each trial and each reset without asking (a trip still ends the
                        session: it never resumes by itself)
@@ -267,6 +270,7 @@ export const trialCommand: Command = {
       {
         ...shared,
         interlock: { type: 'string' },
+        'interlock-runner': { type: 'string' },
         trials: { type: 'string' },
         yes: { type: 'boolean' },
         calibration: { type: 'string' },
@@ -353,7 +357,11 @@ export const trialCommand: Command = {
       });
       cleanups.unshift(() => sim.close());
       await sim.ready();
-      const interlock = await openInterlockFeed({ path: device, log: (l) => log(`interlock: ${l}`) });
+      const interlock = await openInterlockFeed({
+        path: device,
+        log: (l) => log(`interlock: ${l}`),
+        ...(values['interlock-runner'] ? { runnerTripSocket: values['interlock-runner'] } : {}),
+      });
       cleanups.unshift(() => interlock.close());
       const link = await openRobotLink(url, { robotUnit: values['robot-unit'], log });
       cleanups.unshift(() => link.close());

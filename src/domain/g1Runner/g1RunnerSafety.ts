@@ -110,7 +110,9 @@ export type RunnerEvent =
   | { type: 'clip_end'; runId: string }
   | { type: 'stop'; reason: string }
   | { type: 'hold'; reason: string }
-  | { type: 'damp'; reason: string };
+  | { type: 'damp'; reason: string }
+  /** The interlock box's e-stop, heard from the interlock keeper: damp, episode `estop`. */
+  | { type: 'estop'; reason: string };
 
 export type RunnerEffect =
   | {
@@ -371,11 +373,16 @@ export function reduceRunner(s: RunnerState, ev: RunnerEvent, limits: JointLimit
       // Out of damping only with a live link and the remote's stop released: a hold stiffens the
       // joints at the measured pose, which must be a pose measured now.
       if (s.mode === 'damping' && (s.linkLost || s.remoteStopHeld)) return fx;
-      if (s.mode !== 'holding') toHolding(s, `hold: ${ev.reason}`, fx, s.q);
+      // Also while holding: the joints are held where they are measured now (after an operator
+      // placed the robot, not pulled back to an older target).
+      toHolding(s, `hold: ${ev.reason}`, fx, s.q);
       s.ready = false;
       return fx;
     case 'damp':
       toDamping(s, `damp: ${ev.reason}`, fx, 'aborted_by_operator');
+      return fx;
+    case 'estop':
+      toDamping(s, `e-stop: ${ev.reason}`, fx, 'estop');
       return fx;
   }
 }

@@ -40,6 +40,11 @@ export interface G1RunnerOptions {
   /** What keeps the robot up after a clip; null refuses start. */
   afterClip: AfterClip;
   modelFile?: string;
+  /**
+   * A Unix-domain socket path on which the real-time thread hears the interlock keeper's e-stops
+   * (docs/G1_RUNNER.md "Interlock e-stop"); omitted: the runner does not hear the interlock.
+   */
+  interlockTripSocket?: string;
   log?: (line: string) => void;
 }
 
@@ -49,6 +54,12 @@ export interface G1Runner {
   readonly server: BridgeServer;
   readonly stampOriginUnixMs: number;
   mode(): RunnerMode;
+  /**
+   * The operator's hold on the robot's own side (not through the console): stiffens the joints at
+   * the measured pose, also when already holding; ignored while damped for a lost link or the
+   * remote's stop. Ends a running episode aborted_by_operator.
+   */
+  hold(reason: string): void;
   stats(): RunnerWorkerStats | null;
   /** Every mode change with its cause, in order (for tests and the trace). */
   readonly modes: { mode: RunnerMode; cause: string; atMs: number }[];
@@ -192,6 +203,7 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
     domainId: options.domainId ?? 0,
     afterClip: options.afterClip,
     modelFile: options.modelFile,
+    interlockTripSocket: options.interlockTripSocket ?? null,
     originMonoNs,
   };
   const emergency = new SharedArrayBuffer(8);
@@ -311,6 +323,7 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
     stampOriginUnixMs,
     modes,
     mode: () => mode,
+    hold: (reason) => toWorker({ type: 'hold', reason }),
     stats: () => stats,
     close() {
       closing ??= (async () => {

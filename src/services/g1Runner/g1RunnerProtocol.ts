@@ -12,6 +12,12 @@ export interface RunnerWorkerInit {
   domainId: number;
   afterClip: AfterClip;
   modelFile?: string;
+  /**
+   * A Unix-domain socket this thread listens on for the interlock keeper's e-stop lines
+   * (`ESTOP <detail>\n`, docs/G1_RUNNER.md "Interlock e-stop"); null: the runner does not hear
+   * the interlock.
+   */
+  interlockTripSocket: string | null;
   /** process.hrtime.bigint() at stamp_ns 0 (the clock is shared by every thread of the process). */
   originMonoNs: bigint;
 }

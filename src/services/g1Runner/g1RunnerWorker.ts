@@ -31,6 +31,7 @@ import { loadRobotProfile } from '../robot/loadRobotProfile';
 import { OnboardComputer } from '../robotEmulator/onboardComputer';
 import { RECORD_RATE_HZ } from '../sim/simEngine';
 import type { FromRunnerWorker, RunnerWorkerInit, ToRunnerWorker } from './g1RunnerProtocol';
+import { listenForInterlockTrips, type InterlockTripListener } from './interlockTripListener';
 
 if (!parentPort) throw new Error('g1RunnerWorker.ts must run in a worker thread');
 const main = parentPort;
@@ -284,8 +285,16 @@ async function loadPolicy(binding: WbcBinding): Promise<Controller> {
 async function prepare(id: number, runId: string, clip: MotionClip, binding: WbcBinding): Promise<void> {
   let controller: Controller;
   try {
-    if (binding.kind === 'builtin') controller = new BuiltinTracker(binding, G1_NUM_JOINTS);
-    else controller = await loadPolicy(binding);
+    if (binding.kind === 'builtin') {
+      controller = new BuiltinTracker(binding, G1_NUM_JOINTS);
+      // The root assist is a wrench on the pelvis that only a simulator can apply (a virtual
+      // gantry): here only the joint targets and gains go to the robot; what holds the pelvis up is
+      // the operator-declared gantry (--after-clip gantry).
+      if (binding.rootAssist && binding.rootAssist.kpNPerM > 0)
+        trace(
+          `g1-runner: ${binding.id}: root assist ${binding.rootAssist.kpNPerM} N/m not applied (a simulator's virtual gantry; the robot hangs on its real one)`,
+        );
+    } else controller = await loadPolicy(binding);
     if (controller.needs.includes('base_lin_vel'))
       throw new Error(
         `binding ${binding.id} needs base_lin_vel (a root velocity estimate), which a G1's lowstate does not carry`,
@@ -398,6 +407,7 @@ main.on('message', (m: ToRunnerWorker) => {
       stopped = true;
       if (timer) clearTimeout(timer);
       clearInterval(statsTimer);
+      tripListener?.close();
       setTimeout(() => {
         link.close();
         process.exit(0);
@@ -424,5 +434,28 @@ process.on('uncaughtException', (err) => {
 });
 
 trace(`g1-runner: real-time thread ${raised ? `at nice ${RUNNER_NICE}` : 'at normal priority (raising was refused)'}`);
-post({ type: 'ready' });
-loop();
+
+/** The interlock box's e-stop, from its keeper: damping goes on the wire now, not at the next period. */
+function interlockEstop(detail: string): void {
+  const fx = apply({ type: 'estop', reason: `interlock: ${detail}` });
+  if (!stopped) sendNow();
+  if (fx.length > 0) trace(`g1-runner: interlock e-stop (${detail}): damping`);
+}
+let tripListener: InterlockTripListener | null = null;
+if (init.interlockTripSocket === null) {
+  post({ type: 'ready' });
+  loop();
+} else {
+  listenForInterlockTrips(init.interlockTripSocket, interlockEstop, trace).then(
+    (l) => {
+      tripListener = l;
+      post({ type: 'ready' });
+      loop();
+    },
+    (err: Error) => {
+      post({ type: 'fatal', message: `cannot listen on ${init.interlockTripSocket}: ${err.message}` });
+      link.close();
+      process.exit(0);
+    },
+  );
+}

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import { ConsoleWatchdog, type ConsoleProcessState } from '../../domain/interlock';
 import type { FromKeeper, ToKeeper } from './keeperProtocol';
 import { raiseProcessThreadsPriority, raiseTimekeeperPriority } from '../os/threadPriority';
@@ -50,6 +51,55 @@ function consoleProcessState(pid: number): ConsoleProcessState {
   }
 }
 
+/** How often a lost connection to the runner's e-stop socket is tried again, ms. */
+const RUNNER_RECONNECT_MS = 200;
+
+/**
+ * The g1-runner's e-stop socket: every e-stop this keeper hears goes there as `ESTOP <detail>\n`,
+ * written from this process, so the robot damps whatever the console's process is doing
+ * (stopped, busy, gone). Connected at open, reconnected every RUNNER_RECONNECT_MS while lost.
+ */
+class RunnerTripSocket {
+  private sock: net.Socket | null = null;
+  private connected = false;
+  private closed = false;
+  private warned = false;
+  constructor(private readonly path: string) {
+    this.connect();
+  }
+  private connect(): void {
+    if (this.closed) return;
+    const sock = net.createConnection(this.path);
+    this.sock = sock;
+    sock.on('connect', () => {
+      this.connected = true;
+      this.warned = false;
+      send({ t: 'log', line: `runner e-stop socket ${this.path}: connected` });
+    });
+    sock.on('error', (err) => {
+      if (!this.warned) send({ t: 'log', line: `runner e-stop socket ${this.path}: ${err.message}; retrying` });
+      this.warned = true;
+    });
+    sock.on('close', () => {
+      this.connected = false;
+      if (this.sock === sock) this.sock = null;
+      if (!this.closed) setTimeout(() => this.connect(), RUNNER_RECONNECT_MS).unref();
+    });
+  }
+  estop(detail: string): void {
+    const line = `ESTOP ${detail.replace(/[\r\n]/g, ' ').slice(0, 200)}\n`;
+    if (this.sock && this.connected) this.sock.write(line);
+    else
+      send({ t: 'log', line: `runner e-stop socket ${this.path}: not connected, the e-stop (${detail}) was not sent` });
+  }
+  close(): void {
+    this.closed = true;
+    this.sock?.destroy();
+  }
+}
+let runnerTrips: RunnerTripSocket | null = null;
+let lastDeviceState: string | null = null;
+
 let link: LocalInterlockLink | null = null;
 let watchdog: ConsoleWatchdog | null = null;
 let now: () => number = () => hrMs();
@@ -57,6 +107,7 @@ const consolePid = process.ppid;
 
 async function open(m: Extract<ToKeeper, { t: 'open' }>): Promise<void> {
   now = () => hrMs() - m.clockOffsetMs;
+  if (m.runnerTripSocket !== null) runnerTrips = new RunnerTripSocket(m.runnerTripSocket);
   try {
     link = await openInterlock({
       ...m.options,
@@ -64,8 +115,19 @@ async function open(m: Extract<ToKeeper, { t: 'open' }>): Promise<void> {
       log: (line) => send({ t: 'log', line }),
       onTrip: (trip, snapshot) => send({ t: 'trip', trip, snapshot }),
       onStatus: (snapshot) => send({ t: 'status', snapshot }),
-      onDeviceStatus: (status) => send({ t: 'device_status', status }),
-      onEvent: (event, atMs) => send({ t: 'event', event, atMs }),
+      // The runner hears the box's e-stop first (it damps the robot), the console after. Both the
+      // event and the box's status entering ESTOP are sent: the monitor raises no trip for an
+      // e-stop once it is tripped already (e.g. by the console's own stall), the runner must damp.
+      onDeviceStatus: (status) => {
+        if (status.state === 'ESTOP' && lastDeviceState !== 'ESTOP')
+          runnerTrips?.estop('ST ESTOP from the interlock box');
+        lastDeviceState = status.state;
+        send({ t: 'device_status', status });
+      },
+      onEvent: (event, atMs) => {
+        if (event === 'ESTOP') runnerTrips?.estop('EV ESTOP: the e-stop was pressed');
+        send({ t: 'event', event, atMs });
+      },
       onProblem: (problem, line) => send({ t: 'problem', problem, line }),
     });
   } catch (err) {
@@ -104,6 +166,7 @@ let shuttingDown = false;
 async function shutDown(): Promise<void> {
   if (shuttingDown) return;
   shuttingDown = true;
+  runnerTrips?.close();
   link?.consoleStalled('the console process is gone');
   await link?.close().catch(() => undefined);
   process.exit(0);

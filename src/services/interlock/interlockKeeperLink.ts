@@ -38,6 +38,11 @@ const KICK_PERIOD_MS = 10;
 export interface OpenInterlockKeeperOptions extends OpenInterlockOptions {
   /** The keeper trips and disarms after this long without a kick from this loop (default 100 ms). */
   watchdogLimitMs?: number;
+  /**
+   * A g1-runner's e-stop socket (`g1-runner --interlock-trips`): the keeper writes every e-stop it
+   * hears there itself, so the robot damps without this process (docs/G1_RUNNER.md).
+   */
+  runnerTripSocket?: string;
 }
 
 /** An InterlockLink whose port lives in the keeper process `keeperPid`. */
@@ -191,6 +196,7 @@ export async function openInterlockKeeper(options: OpenInterlockKeeperOptions): 
     },
     clockOffsetMs: Number(process.hrtime.bigint()) / 1e6 - now(),
     watchdogLimitMs: options.watchdogLimitMs ?? CONSOLE_WATCHDOG_LIMIT_MS,
+    runnerTripSocket: options.runnerTripSocket ?? null,
   });
   const o = await openDone;
   if (!o.ok) {

@@ -22,7 +22,14 @@ export interface KeeperOpenOptions {
 }
 
 export type ToKeeper =
-  | { t: 'open'; options: KeeperOpenOptions; clockOffsetMs: number; watchdogLimitMs: number }
+  | {
+      t: 'open';
+      options: KeeperOpenOptions;
+      clockOffsetMs: number;
+      watchdogLimitMs: number;
+      /** The g1-runner's e-stop socket (docs/G1_RUNNER.md "Interlock e-stop"); null: none. */
+      runnerTripSocket: string | null;
+    }
   /** The console's main loop ran: sent every kick period by a timer on it. */
   | { t: 'kick' }
   | { t: 'arm'; id: number }
