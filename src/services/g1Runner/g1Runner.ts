@@ -315,6 +315,9 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
     },
   });
   const srv = server;
+  // The real-time thread starts damped and reports only changes, so the first state is said here:
+  // a console that connects sees the motors damped, not an idle tracker.
+  if (mode === 'damping') srv.robotState('damping', 'runner started: motors damped (kp 0, kd 3)');
   let closing: Promise<void> | null = null;
   return {
     url: srv.url,
