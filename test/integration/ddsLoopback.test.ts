@@ -12,7 +12,7 @@ import {
   LOW_CMD_TYPE_NAME,
   lowCmdCrcValid,
   lowStateCrcValid,
-} from '../../src/domain/unitreeHgWire';
+} from '../../src/domain/robotLink/unitreeHgWire';
 import {
   cycloneConfigXml,
   DDS_ADDON_PATH,

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { g1RemoteButtons, g1RemoteStopHeld } from '../../src/domain/g1WirelessRemote';
+import { g1RemoteButtons, g1RemoteStopHeld } from '../../src/domain/robotLink/g1WirelessRemote';
 import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
 import { DEFAULT_ROBOT_EMULATOR_PROFILE } from '../../src/domain/robotEmulator';
 import {
@@ -13,7 +13,7 @@ import {
   LOW_CMD_CRC_OFFSET,
   type LowCmd,
   type LowState,
-} from '../../src/domain/unitreeHgWire';
+} from '../../src/domain/robotLink/unitreeHgWire';
 import { G1_ISAACLAB_JOINT_NAMES } from '../../src/domain/wbc/jointOrder';
 import { cycloneConfigXml, DDS_ADDON_PATH, DDS_KIND, DdsParticipant } from '../../src/services/dds/cycloneDdsLink';
 import { G1DdsController } from '../../src/services/dds/g1DdsEndpoints';

@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import { G1_NUM_JOINTS } from '../../src/domain/robot/g1Joints';
-import { emptyLowState } from '../../src/domain/unitreeHgWire';
+import { emptyLowState } from '../../src/domain/robotLink/unitreeHgWire';
 import { G1DdsRobot } from '../../src/services/dds/g1DdsEndpoints';
 import { raiseThreadPriority } from '../../src/services/os/threadPriority';
 

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DAMPING_KD } from '../../src/domain/g1Runner/g1RunnerSafety';
 import { G1_NUM_JOINTS } from '../../src/domain/robot/g1Joints';
-import type { LowCmd } from '../../src/domain/unitreeHgWire';
+import type { LowCmd } from '../../src/domain/robotLink/unitreeHgWire';
 import { G1DdsRobot } from '../../src/services/dds/g1DdsEndpoints';
 import { sendEmulatorControl } from '../../src/services/robotEmulator/emulatorControlClient';
 import { startG1Runner, type G1Runner } from '../../src/services/g1Runner/g1Runner';

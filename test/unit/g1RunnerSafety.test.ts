@@ -19,7 +19,7 @@ import {
   type RunnerEvent,
   type RunnerState,
 } from '../../src/domain/g1Runner/g1RunnerSafety';
-import { encodeG1Remote, G1_REMOTE_STOP_COMBINATION } from '../../src/domain/g1WirelessRemote';
+import { encodeG1Remote, G1_REMOTE_STOP_COMBINATION } from '../../src/domain/robotLink/g1WirelessRemote';
 import { G1_NUM_JOINTS } from '../../src/domain/robot/g1Joints';
 
 const J = G1_NUM_JOINTS;

@@ -4,7 +4,7 @@ import {
   G1_REMOTE_STOP_COMBINATION,
   g1RemoteButtons,
   g1RemoteStopHeld,
-} from '../../src/domain/g1WirelessRemote';
+} from '../../src/domain/robotLink/g1WirelessRemote';
 import { InputError } from '../../src/domain/problems';
 import { decodeG1DdsControl } from '../../src/domain/robotEmulator/g1DdsControl';
 

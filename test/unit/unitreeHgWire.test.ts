@@ -17,7 +17,7 @@ import {
   lowCmdCrcValid,
   lowStateCrcValid,
   unitreeCrc32,
-} from '../../src/domain/unitreeHgWire';
+} from '../../src/domain/robotLink/unitreeHgWire';
 import { REPO_ROOT } from '../helpers/sharedData';
 import { sampleLowCmd, sampleLowState } from '../helpers/unitreeHgSamples';
 

@@ -17,7 +17,7 @@ import { DEFAULT_MODEL_FILE } from '../../services/robot/loadRobotProfile';
 import { startG1DdsEmulator } from '../../services/robotEmulator/g1DdsEmulator';
 import { G1_29DOF_MODE_MACHINE } from '../../services/robotEmulator/g1DdsPlant';
 import { startRobotEmulator } from '../../services/robotEmulator/robotEmulator';
-import { LOW_CMD_TOPIC, LOW_STATE_TOPIC } from '../../domain/unitreeHgWire';
+import { LOW_CMD_TOPIC, LOW_STATE_TOPIC } from '../../domain/robotLink/unitreeHgWire';
 import {
   numberOption,
   parse,

@@ -1,12 +1,12 @@
 // The G1's DDS link through Eclipse Cyclone DDS (libddsc), via the Node-API addon in native/dds.
-// Samples cross as the packed C struct bytes of src/domain/unitreeHgWire.ts; DDS threads take
+// Samples cross as the packed C struct bytes of src/domain/robotLink/unitreeHgWire.ts; DDS threads take
 // them and queue them to this thread (bounded; overflow is dropped and counted), so a busy event
 // loop delays delivery but never stalls DDS. Discovery, serialization and transport are Cyclone's.
 
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { LOW_CMD_BYTES, LOW_CMD_TOPIC, LOW_STATE_BYTES, LOW_STATE_TOPIC } from '../../domain/unitreeHgWire';
+import { LOW_CMD_BYTES, LOW_CMD_TOPIC, LOW_STATE_BYTES, LOW_STATE_TOPIC } from '../../domain/robotLink/unitreeHgWire';
 
 /** Where `npm run build:dds` (node-gyp in native/dds) puts the addon. */
 export const DDS_ADDON_PATH = fileURLToPath(new URL('../../../native/dds/build/Release/ddslink.node', import.meta.url));

@@ -14,7 +14,7 @@ import {
   lowStateCrcValid,
   type LowCmd,
   type LowState,
-} from '../../domain/unitreeHgWire';
+} from '../../domain/robotLink/unitreeHgWire';
 import {
   cycloneConfigXml,
   DDS_KIND,

@@ -22,7 +22,7 @@ import type { MotionClip } from '../../domain/motion/motionClip';
 import { G1_NUM_JOINTS } from '../../domain/robot/g1Joints';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { BuiltinTracker } from '../../domain/sim/builtinTracker';
-import { emptyLowCmd, type LowState } from '../../domain/unitreeHgWire';
+import { emptyLowCmd, type LowState } from '../../domain/robotLink/unitreeHgWire';
 import { createControlCommand, type ControlObservation, type Controller } from '../../domain/wbc/controller';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import { G1DdsController } from '../dds/g1DdsEndpoints';

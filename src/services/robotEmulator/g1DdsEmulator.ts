@@ -1,12 +1,12 @@
 import { performance } from 'node:perf_hooks';
-import { encodeG1Remote } from '../../domain/g1WirelessRemote';
+import { encodeG1Remote } from '../../domain/robotLink/g1WirelessRemote';
 import {
   DEFAULT_ROBOT_EMULATOR_PROFILE,
   type RobotEmulatorProfile,
   type ScheduledFault,
 } from '../../domain/robotEmulator';
 import { decodeG1DdsControl, type G1DdsControlAction } from '../../domain/robotEmulator/g1DdsControl';
-import type { LowState } from '../../domain/unitreeHgWire';
+import type { LowState } from '../../domain/robotLink/unitreeHgWire';
 import type { DdsAddon } from '../dds/cycloneDdsLink';
 import { G1DdsRobot, type LinkCounters } from '../dds/g1DdsEndpoints';
 import { startEmulatorControlServer, type EmulatorControlServer } from './emulatorControlServer';

@@ -4,7 +4,7 @@ import type { PlaceAction } from '../../domain/robotEmulator/emulatorControl';
 import { latencySteps, type RobotEmulatorProfile } from '../../domain/robotEmulator/robotEmulatorProfile';
 import { applySensorModel } from '../../domain/robotEmulator/sensorModel';
 import { GaussianNoise } from '../../domain/robotEmulator/sensorNoise';
-import { emptyLowState, type LowCmd, type LowState } from '../../domain/unitreeHgWire';
+import { emptyLowState, type LowCmd, type LowState } from '../../domain/robotLink/unitreeHgWire';
 import { DEFAULT_MODEL_FILE } from '../robot/loadRobotProfile';
 import { SimEngine } from '../sim/simEngine';
 import type { ResolvedInitialState } from '../sim/simProtocol';

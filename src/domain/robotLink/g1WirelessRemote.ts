@@ -1,4 +1,4 @@
-import { InputError } from './problems';
+import { InputError } from '../problems';
 import { WIRELESS_REMOTE_BYTES } from './unitreeHgWire';
 
 // The G1 wireless remote as LowState_.wireless_remote[40] carries it (docs/ROBOT_EMULATOR.md,

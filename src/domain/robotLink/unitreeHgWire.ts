@@ -9,7 +9,7 @@
 // most significant bit first, over every word but the last (the crc field itself): 250 words
 // of LowCmd_, 522 of LowState_. Padding bytes take part as zeros.
 
-import { InputError } from './problems';
+import { InputError } from '../problems';
 
 export const G1_MOTOR_SLOTS = 35;
 export const LOW_CMD_BYTES = 1004;
