@@ -1,4 +1,10 @@
-import { emptyLowCmd, emptyLowState, G1_MOTOR_SLOTS, type LowCmd, type LowState } from '../../src/domain/robotLink/unitreeHgWire';
+import {
+  emptyLowCmd,
+  emptyLowState,
+  G1_MOTOR_SLOTS,
+  type LowCmd,
+  type LowState,
+} from '../../src/domain/robotLink/unitreeHgWire';
 
 // Field values shared by the CRC test and its C reference (test/fixtures/dds/unitreeCrcReference.c):
 // every field non-zero somewhere, floats computed in double then rounded to float32 as C's casts do.

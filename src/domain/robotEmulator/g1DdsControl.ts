@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { G1_REMOTE_AXES, G1_REMOTE_BUTTONS, type G1RemoteAxis, type G1RemoteButton } from '../robotLink/g1WirelessRemote';
+import {
+  G1_REMOTE_AXES,
+  G1_REMOTE_BUTTONS,
+  type G1RemoteAxis,
+  type G1RemoteButton,
+} from '../robotLink/g1WirelessRemote';
 import { issueKey } from '../problems';
 import { decodeEmulatorControl, EMULATOR_CONTROL_ACTIONS, type EmulatorControlAction } from './emulatorControl';
 
