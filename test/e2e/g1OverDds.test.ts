@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -6,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectionInfo } from '../../src/api/contract';
 import { defaultBackendFactories } from '../../src/services/api/backendFactories';
 import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
-import { REPO_ROOT, SCREENSHOT_DIR, ensureRendererBuilt, launchChromium, screenshot } from '../helpers/browserHarness';
+import { SCREENSHOT_DIR, ensureRendererBuilt, launchChromium, screenshot } from '../helpers/browserHarness';
+import { startDdsG1Emulator, type DdsG1EmulatorProcess } from '../helpers/ddsG1EmulatorProcess';
 
 // "G1 over DDS" in the console, end to end: the emulated G1 on real Cyclone DDS over loopback
 // (`motionbench emulate-robot --dds`, its own process), the console services in this process with
@@ -16,8 +16,7 @@ import { REPO_ROOT, SCREENSHOT_DIR, ensureRendererBuilt, launchChromium, screens
 // Removing the entry stops the runner. A domain of its own keeps other DDS tests on `lo` apart.
 
 const DOMAIN = 57;
-let emu: ChildProcess;
-let emuErr = '';
+let emu: DdsG1EmulatorProcess;
 let server: HostServer;
 let browser: Browser;
 let page: Page;
@@ -40,35 +39,7 @@ const portOpen = (port: number): Promise<boolean> =>
 
 beforeAll(async () => {
   await ensureRendererBuilt();
-  emu = spawn(
-    process.execPath,
-    [
-      'bin/motionbench.mjs',
-      'emulate-robot',
-      '--dds',
-      '--interface',
-      'lo',
-      '--domain',
-      String(DOMAIN),
-      '--gantry',
-      '--json',
-    ],
-    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  emu.stderr!.on('data', (b: Buffer) => (emuErr += b.toString()));
-  let out = '';
-  await new Promise<void>((resolve, reject) => {
-    emu.stdout!.on('data', (b: Buffer) => {
-      out += b.toString();
-      try {
-        JSON.parse(out);
-        resolve();
-      } catch {
-        // not complete yet
-      }
-    });
-    emu.once('exit', (code) => reject(new Error(`emulate-robot --dds exited ${code}: ${emuErr}`)));
-  });
+  emu = await startDdsG1Emulator(DOMAIN, ['--gantry']);
   server = await startHostServer({ port: 0, backends: defaultBackendFactories(), log: (l) => serviceLog.push(l) });
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1366, height: 768 } });
@@ -83,11 +54,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.close();
-  if (emu && emu.exitCode === null) {
-    const gone = new Promise((r) => emu.once('exit', r));
-    emu.kill('SIGINT');
-    await gone;
-  }
+  await emu?.stop();
 });
 
 describe('console: G1 over DDS (runner started by the services) against emulate-robot --dds on lo', () => {

@@ -2,7 +2,6 @@
 // --dds` (the MuJoCo G1 on the wire, its own process, hanging on its gantry): prepare ramps the
 // emulated robot to the clip's start pose, start tracks it with the builtin tracker, the episode
 // completes, and the emulated G1 counts no LowCmd_ with a wrong CRC.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeWireClip } from '../../src/domain/bridge';
@@ -14,7 +13,8 @@ import { startG1Runner, type G1Runner } from '../../src/services/g1Runner/g1Runn
 import { setAutogroupNice } from '../../src/services/os/threadPriority';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { planPolicy } from '../../src/services/wbc/policyRun';
-import { REPO_ROOT, sharedData } from '../helpers/sharedData';
+import { sharedData } from '../helpers/sharedData';
+import { startDdsG1Emulator, type DdsG1EmulatorProcess } from '../helpers/ddsG1EmulatorProcess';
 
 const DOMAIN = 80 + (process.pid % 60);
 const FIX_STAND = [
@@ -22,8 +22,7 @@ const FIX_STAND = [
   0, 0,
 ];
 
-let emu: ChildProcess;
-let emuErr = '';
+let emu: DdsG1EmulatorProcess;
 let runner: G1Runner;
 const traces: string[] = [];
 
@@ -35,35 +34,7 @@ function clipOf(seconds: number): MotionClip {
 
 beforeAll(async () => {
   setAutogroupNice(-10);
-  emu = spawn(
-    process.execPath,
-    [
-      'bin/motionbench.mjs',
-      'emulate-robot',
-      '--dds',
-      '--interface',
-      'lo',
-      '--domain',
-      String(DOMAIN),
-      '--gantry',
-      '--json',
-    ],
-    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  emu.stderr!.on('data', (b: Buffer) => (emuErr += b.toString()));
-  let out = '';
-  await new Promise<void>((resolve, reject) => {
-    emu.stdout!.on('data', (b: Buffer) => {
-      out += b.toString();
-      try {
-        JSON.parse(out);
-        resolve();
-      } catch {
-        // not complete yet
-      }
-    });
-    emu.once('exit', (code) => reject(new Error(`emulate-robot --dds exited ${code}: ${emuErr}`)));
-  });
+  emu = await startDdsG1Emulator(DOMAIN, ['--gantry']);
   runner = await startG1Runner({
     interfaceName: 'lo',
     domainId: DOMAIN,
@@ -75,11 +46,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await runner?.close();
-  if (emu && emu.exitCode === null) {
-    const gone = new Promise((r) => emu.once('exit', r));
-    emu.kill('SIGINT');
-    await gone;
-  }
+  await emu?.stop();
 });
 
 describe('g1-runner → DDS → emulate-robot --dds (MuJoCo G1 on its gantry)', () => {
@@ -125,10 +92,8 @@ describe('g1-runner → DDS → emulate-robot --dds (MuJoCo G1 on its gantry)', 
   }, 120_000);
 
   it('the emulated G1 counted no LowCmd_ with a wrong CRC', async () => {
-    const gone = new Promise((r) => emu.once('exit', r));
-    emu.kill('SIGINT');
-    await gone;
-    const summary = /stopped; .*/.exec(emuErr)?.[0] ?? emuErr.slice(-400);
+    await emu.stop();
+    const summary = /stopped; .*/.exec(emu.stderr())?.[0] ?? emu.stderr().slice(-400);
     console.log(`emulate-robot --dds: ${summary}`);
     expect(summary).toMatch(/, 0 with a wrong CRC/);
   }, 60_000);

@@ -24,6 +24,7 @@ import { startInterlockEmulatorProcess } from '../../src/services/interlock/inte
 import { setAutogroupNice } from '../../src/services/os/threadPriority';
 import { makePtyPair } from '../helpers/ptyPair';
 import { REPO_ROOT } from '../helpers/sharedData';
+import { startDdsG1Emulator, type DdsG1EmulatorProcess } from '../helpers/ddsG1EmulatorProcess';
 
 const DOMAIN = 140 + (process.pid % 60);
 const CONSOLE_CHILD = fileURLToPath(new URL('./g1RunnerConsoleChild.ts', import.meta.url));
@@ -34,8 +35,7 @@ const STOPPED_BEFORE_PRESS_MS = 300;
 /** The negative control waits this long for a damping LowCmd_ that must not come. */
 const NEGATIVE_WINDOW_MS = 500;
 
-let emu: ChildProcess;
-let emuErr = '';
+let emu: DdsG1EmulatorProcess;
 let controlUrl = '';
 let reader: G1DdsRobot;
 let dir: string;
@@ -55,35 +55,8 @@ function procState(pid: number): string {
 beforeAll(async () => {
   setAutogroupNice(-10);
   dir = await mkdtemp(path.join(tmpdir(), 'mb-runner-estop-'));
-  emu = spawn(
-    process.execPath,
-    [
-      'bin/motionbench.mjs',
-      'emulate-robot',
-      '--dds',
-      '--interface',
-      'lo',
-      '--domain',
-      String(DOMAIN),
-      '--gantry',
-      '--json',
-    ],
-    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  emu.stderr!.on('data', (b: Buffer) => (emuErr += b.toString()));
-  let out = '';
-  await new Promise<void>((resolve, reject) => {
-    emu.stdout!.on('data', (b: Buffer) => {
-      out += b.toString();
-      try {
-        controlUrl = (JSON.parse(out) as { control_url: string }).control_url;
-        resolve();
-      } catch {
-        // not complete yet
-      }
-    });
-    emu.once('exit', (code) => reject(new Error(`emulate-robot --dds exited ${code}: ${emuErr}`)));
-  });
+  emu = await startDdsG1Emulator(DOMAIN, ['--gantry']);
+  controlUrl = emu.controlUrl;
   reader = new G1DdsRobot({ interfaceName: 'lo', domainId: DOMAIN });
   reader.onMessage((r) => {
     if (isDamping(r.message)) lastDampingNs = r.receiptNs;
@@ -93,11 +66,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   reader?.close();
-  if (emu && emu.exitCode === null) {
-    const gone = new Promise((r) => emu.once('exit', r));
-    emu.kill('SIGINT');
-    await gone;
-  }
+  await emu?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
