@@ -29,49 +29,55 @@ function LastStop() {
   const events = useOperatorStore((s) => s.events);
   const last = events.at(-1);
   if (!last) return null;
+  const text = `Operator stop · ${new Date(last.atMs).toLocaleTimeString()} (${last.source.replace('key:', '')}) · ${events.length} total`;
   return (
-    <span className="last-stop" data-testid="last-stop">
-      Operator stop · {new Date(last.atMs).toLocaleTimeString()} ({last.source.replace('key:', '')}) · {events.length}{' '}
-      total
+    <span className="last-stop" data-testid="last-stop" title={text}>
+      {text}
     </span>
   );
 }
 
 /**
- * App name, services status, the safety lights (interlock, robot link), the robot's state (WBC,
- * IMU tilt), the timing health, the emulator's reset when the robot is the emulator, and the
- * always-visible STOP (Esc anywhere; Space outside text fields); under it, the banner while the
- * robot is fallen, damped or in fault.
+ * Two groups on one row. The status group (app name, services status, the robot's state chips,
+ * the emulator's reset, the last stop) gives way as the window narrows: its less urgent words are
+ * dropped by width (styles.css, "top bar condenses") and what still does not fit scrolls sideways.
+ * The pinned group — the safety lights (interlock, robot link) and STOP (Esc anywhere; Space
+ * outside text fields) — never shrinks and sits at the bar's right end at every window width from
+ * 800 px. Under the bar, the banner while the robot is fallen, damped or in fault.
  */
 export function TopBar() {
   return (
     <>
       <header className="topbar">
-        <div className="brand">
-          <span className="brand-mark">MB</span>
-          <span className="brand-name">MotionBench Console</span>
+        <div className="topbar-status" data-testid="topbar-status">
+          <div className="brand">
+            <span className="brand-mark">MB</span>
+            <span className="brand-name">MotionBench Console</span>
+          </div>
+          <ConnectionPill />
+          <RobotStateChips />
+          <EmulatorResetButton />
+          <div className="spacer" />
+          <LastStop />
         </div>
-        <ConnectionPill />
-        <SafetyLights />
-        <RobotStateChips />
-        <EmulatorResetButton />
-        <div className="spacer" />
-        <LastStop />
-        <button
-          type="button"
-          className="stop-button"
-          data-testid="stop-button"
-          title={STOP_KEYS_TITLE}
-          aria-keyshortcuts="Escape Space"
-          onClick={() => operatorStop('button')}
-        >
-          STOP
-          <span className="stop-keys" data-testid="stop-keys">
-            <kbd>Esc</kbd>
-            {' / '}
-            <kbd>Space</kbd>
-          </span>
-        </button>
+        <div className="topbar-pinned" data-testid="topbar-pinned">
+          <SafetyLights />
+          <button
+            type="button"
+            className="stop-button"
+            data-testid="stop-button"
+            title={STOP_KEYS_TITLE}
+            aria-keyshortcuts="Escape Space"
+            onClick={() => operatorStop('button')}
+          >
+            STOP
+            <span className="stop-keys" data-testid="stop-keys">
+              <kbd>Esc</kbd>
+              {' / '}
+              <kbd>Space</kbd>
+            </span>
+          </button>
+        </div>
       </header>
       <RobotAlertBanner />
     </>
