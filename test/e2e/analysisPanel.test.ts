@@ -139,6 +139,36 @@ describe('console: Analysis panel', () => {
     await screenshot(page, '82-analysis-strengths');
   }, 180_000);
 
+  it('at 1366×768 the wheel reaches every section, down to the sensitivity study; a panel that hides its overflow does not (negative control)', async () => {
+    await page.setViewportSize({ width: 1366, height: 768 });
+    const panel = page.locator('[data-testid=analysis-panel]');
+    const lastHeading = page.locator('[data-testid=analysis-panel] section h4').last();
+    await expect(lastHeading.textContent()).resolves.toMatch(/Start-state sensitivity/);
+    /** Scrolls the panel to its top, wheels down over it, and says whether the last heading is in the dock. */
+    const wheelReaches = async (): Promise<boolean> => {
+      await panel.evaluate((el) => (el.scrollTop = 0));
+      const p = (await panel.boundingBox())!;
+      await page.mouse.move(p.x + p.width / 2, p.y + Math.min(p.height / 2, 60));
+      for (let i = 0; i < 40; i++) await page.mouse.wheel(0, 400);
+      await page.waitForTimeout(200);
+      return page.evaluate(() => {
+        const body = document.getElementById('dock-body')!.getBoundingClientRect();
+        const hs = document.querySelectorAll('[data-testid=analysis-panel] section h4');
+        const h = hs[hs.length - 1].getBoundingClientRect();
+        return h.top >= body.top && h.bottom <= body.bottom;
+      });
+    };
+    expect(await wheelReaches()).toBe(true);
+    await screenshot(page, '83-analysis-scrolled-1366');
+    await panel.evaluate((el) => (el.style.overflow = 'hidden'));
+    try {
+      expect(await wheelReaches()).toBe(false);
+    } finally {
+      await panel.evaluate((el) => (el.style.overflow = ''));
+      await page.setViewportSize({ width: 1600, height: 1000 });
+    }
+  }, 60_000);
+
   it('the Trial runner can queue exactly the minimal clip set of the analysis', async () => {
     const doc = await hostApiCall<AnalysisDocument>(server, 'analysis.run', { campaignDir: dir, replicates: 300 });
     if (!('minimal_set' in doc.selection)) throw new Error('no minimal set');

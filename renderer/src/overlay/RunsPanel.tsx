@@ -127,6 +127,12 @@ export function RunsPanel() {
                 )}
                 {f?.valid ? (
                   <div className="run-figures" data-testid={`run-figures-${r.id}`}>
+                    <span
+                      className="muted"
+                      title="The figures on this line are this frame's, under the playhead; the run's readings over the whole episode are in Sim trial"
+                    >
+                      at playhead:
+                    </span>
                     <span className="err-chip" style={{ background: errorColorHex(f.maxErrM) }} />
                     <span
                       title={`largest ${errorMode === 'global' ? 'world-frame' : 'root-relative'} body error at this frame`}

@@ -37,7 +37,7 @@ export const useQualificationStore = create<QualificationBoardState>(() => ({
   form: {
     campaignDir: '',
     bindingsText: 'builtin, builtin:assist=3000',
-    rolloutsText: '1',
+    rolloutsText: '3', // mb-admission/1's rollouts per pair (docs/QUALIFICATION.md)
     limitText: '',
     clipsText: '',
   },

@@ -317,7 +317,7 @@ export const trialCommand: Command = {
           for (const p of pairs) {
             const m = p.matched;
             io.stdout(
-              `${p.pairId}  ${p.admitted ? 'admitted' : 'rejected'}  ${p.clipName} × ${p.bindingName}${m ? `  matched: sim ${m.simDone ? 'done' : 'pending'}, real ${m.realDone}/${trials}` : ''}\n`,
+              `${p.pairId}  ${p.admitted ? 'admitted' : 'rejected'}  ${p.clipName} × ${p.bindingName}${m ? `  matched: sim ${m.simDone ? 'done' : 'pending'}, real ${m.realDone} counted of ${trials} wanted${m.realDone > trials ? ` (${m.realDone - trials} more than wanted)` : ''}` : ''}\n`,
             );
           }
         return 0;
