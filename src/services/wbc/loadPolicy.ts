@@ -268,8 +268,8 @@ const FSM_CONFIG_SEARCH_DEPTH = 6;
  * configuration as State_Mimic's constructor reads it: `param::config` is
  * `<proj_dir>/config/config.yaml`; the FSM state whose `policy_dir` (relative to proj_dir)
  * is `dir` names `motion_file` (relative to proj_dir unless absolute) and `fps`. The
- * configuration is looked for in the ancestors of `dir` (the deploy tree keeps policies under
- * `<proj_dir>/config/policy/…`). None found, or no state naming `dir` with a motion: null. A
+ * configuration is looked for in the ancestors of `dir` that hold it under `config/policy/`
+ * (the deploy tree's layout; an unrelated config/config.yaml higher up is not read). None found, or no state naming `dir` with a motion: null. A
  * state that names `dir` but whose motion_file or fps is unusable is refused with its key.
  */
 export function fsmConfiguredMotion(dir: string): { motion: ConfiguredMotion; configFile: string } | null {
@@ -277,7 +277,8 @@ export function fsmConfiguredMotion(dir: string): { motion: ConfiguredMotion; co
   let proj = path.dirname(target);
   for (let i = 0; i < FSM_CONFIG_SEARCH_DEPTH; i++, proj = path.dirname(proj)) {
     const configFile = path.join(proj, 'config', 'config.yaml');
-    if (isFile(configFile)) {
+    // Only a deploy tree's own configuration: the policy folder under <proj>/config/policy/.
+    if (target.startsWith(path.join(proj, 'config', 'policy') + path.sep) && isFile(configFile)) {
       const cfg = readYaml(configFile);
       const fsm = (cfg.data as { FSM?: unknown } | null)?.FSM;
       if (typeof fsm !== 'object' || fsm === null || Array.isArray(fsm)) return null;
