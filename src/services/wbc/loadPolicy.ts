@@ -238,7 +238,7 @@ function layoutOf(spec: string): Layout {
     throw new InputError(
       { file: spec },
       onnx.length === 0
-        ? 'the folder holds no policy: expected exported/policy.onnx with params/deploy.yaml (unitree_rl_mjlab), policy.onnx with config.yaml (wbc-mjlab), or one .onnx file'
+        ? 'the folder holds no policy: expected exported/policy.onnx with params/deploy.yaml (unitree_rl_lab, unitree_rl_mjlab), policy.onnx with config.yaml (wbc-mjlab), or one .onnx file'
         : `the folder holds ${onnx.length} .onnx files (${onnx.join(', ')}); name one`,
     );
   }
