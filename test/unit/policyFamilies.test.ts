@@ -7,7 +7,7 @@ import {
   ADAPTER_VERSIONS,
   beyondmimicSpec,
   holosomaSpec,
-  mjlabDeploySpec,
+  unitreeDeploySpec,
   wbcMjlabSpec,
   type ConfigSource,
 } from '../../src/domain/wbc/policyFamilies';
@@ -572,12 +572,67 @@ const deploy = (mutate: (d: Cfg) => void = () => {}): ConfigSource => {
   return { file: DEPLOY, data };
 };
 
+describe('unitree-rl-lab adapter on the real dance_102 folder', () => {
+  const LAB_DEPLOY = file('unitree_rl_lab_mimic_dance_102', 'params', 'deploy.yaml');
+  const labInfo = () => info('unitree_rl_lab_mimic_dance_102', 'exported', 'policy.onnx');
+  const lab = (mutate: (d: Cfg) => void = () => {}): ConfigSource => {
+    const data = parse(fs.readFileSync(LAB_DEPLOY, 'utf8')) as Cfg;
+    mutate(data);
+    return { file: LAB_DEPLOY, data };
+  };
+
+  it('Isaac Lab joint order → family unitree-rl-lab on the unitree_rl_lab physics; gains in SDK order, pose and action in policy order', () => {
+    const src = lab();
+    const d = src.data as Cfg;
+    const s = unitreeDeploySpec(labInfo(), src);
+    expect(s.family).toBe('unitree-rl-lab');
+    expect(s.adapter).toBe(ADAPTER_VERSIONS['unitree-rl-lab']);
+    expect(s.jointOrder.label).toBe('isaaclab');
+    expect(s.physics.id).toBe('unitree-rl-lab-g1/1@5ms×4');
+    expect(s.observationSize).toBe(154);
+    expect(s.observation.map((t) => t.kind)).toEqual([
+      'ref_joint_pos_vel',
+      'ref_anchor_ori_b',
+      'base_ang_vel_b',
+      'joint_pos_rel',
+      'joint_vel_rel',
+      'last_action',
+    ]);
+    for (const t of s.observation) expect(t.checkedAgainst).toMatch(/unitree_rl_lab/);
+    const names = (d.joint_ids_map as number[]).map((m) => G1_JOINT_NAMES[m]);
+    expectCanonicalByName(s.kp, G1_JOINT_NAMES, d.stiffness);
+    expectCanonicalByName(s.kd, G1_JOINT_NAMES, d.damping);
+    expectCanonicalByName(s.defaultJointPosRad, names, d.default_joint_pos);
+    expectCanonicalByName(s.action.scale, names, d.actions.JointPositionAction.scale);
+    expectCanonicalByName(s.action.offset, names, d.actions.JointPositionAction.offset);
+    // The file's own evidence for the gains' order: in SDK order the knees get the 7520-22's
+    // 99.1 and the ankles twice the 5020's 14.25, as g1.py's actuator groups give them.
+    const at = (n: string) => s.kp[G1_JOINT_NAMES.indexOf(n as (typeof G1_JOINT_NAMES)[number])];
+    expect(at('left_knee_joint')).toBeCloseTo(99.1, 6);
+    expect(at('right_hip_pitch_joint')).toBeCloseTo(40.2, 6);
+    expect(at('left_ankle_roll_joint')).toBeCloseTo(28.5, 6);
+    expect(at('waist_pitch_joint')).toBeCloseTo(28.5, 6);
+    expect(at('right_wrist_yaw_joint')).toBeCloseTo(16.8, 6);
+  });
+
+  it('negative control: the same file read with the gains in policy order puts 99.1 on a hip pitch', () => {
+    // What the mjlab-deploy/1 reading did: stiffness[i] to motor joint_ids_map[i].
+    const d = lab().data as Cfg;
+    const ids = d.joint_ids_map as number[];
+    const wrong = new Float64Array(29);
+    ids.forEach((m, i) => (wrong[m] = d.stiffness[i]));
+    expect(wrong[G1_JOINT_NAMES.indexOf('right_hip_pitch_joint')]).toBeCloseTo(99.1, 6);
+    const s = unitreeDeploySpec(labInfo(), lab());
+    expect(Array.from(s.kp)).not.toEqual(Array.from(wrong));
+  });
+});
+
 describe('mjlab-deploy adapter on the real folder', () => {
   it('154 wide, canonical joints, deploy.yaml gains/pose/action placed by joint_ids_map', () => {
     const i = mjlabInfo();
     const src = deploy();
     const d = src.data as Cfg;
-    const s = mjlabDeploySpec(i, src);
+    const s = unitreeDeploySpec(i, src);
     expect(s.family).toBe('mjlab-deploy');
     expect(s.adapter).toBe(ADAPTER_VERSIONS['mjlab-deploy']);
     expect(obsWidth(i)).toBe(154);
@@ -589,21 +644,22 @@ describe('mjlab-deploy adapter on the real folder', () => {
     expect(s.needs).toEqual([]);
     expect(s.controlRateHz).toBeCloseTo(1 / d.step_dt, 9);
     const names = (d.joint_ids_map as number[]).map((m) => G1_JOINT_NAMES[m]);
-    expectCanonicalByName(s.kp, names, d.stiffness);
-    expectCanonicalByName(s.kd, names, d.damping);
+    // stiffness/damping are in SDK motor order (the canonical order) whatever the map says.
+    expectCanonicalByName(s.kp, G1_JOINT_NAMES, d.stiffness);
+    expectCanonicalByName(s.kd, G1_JOINT_NAMES, d.damping);
     expectCanonicalByName(s.defaultJointPosRad, names, d.default_joint_pos);
     expectCanonicalByName(s.action.scale, names, d.actions.JointPositionAction.scale);
     expectCanonicalByName(s.action.offset, names, d.actions.JointPositionAction.offset);
   });
 
-  it('a permuted joint_ids_map with the lists permuted alike gives the same canonical spec (custom)', () => {
-    const ref = mjlabDeploySpec(mjlabInfo(), deploy());
+  it('a permuted joint_ids_map with the policy-order lists permuted alike (gains stay in SDK order) gives the same canonical spec (custom)', () => {
+    const ref = unitreeDeploySpec(mjlabInfo(), deploy());
     const rev = <T>(a: T[]) => [...a].reverse();
-    const s = mjlabDeploySpec(
+    const s = unitreeDeploySpec(
       mjlabInfo(),
       deploy((d) => {
         d.joint_ids_map = rev(d.joint_ids_map);
-        for (const k of ['stiffness', 'damping', 'default_joint_pos']) d[k] = rev(d[k]);
+        d.default_joint_pos = rev(d.default_joint_pos);
         d.actions.JointPositionAction.scale = rev(d.actions.JointPositionAction.scale);
         d.actions.JointPositionAction.offset = rev(d.actions.JointPositionAction.offset);
       }),
@@ -615,7 +671,7 @@ describe('mjlab-deploy adapter on the real folder', () => {
 
   it('refusals name the YAML key', () => {
     const f = DEPLOY;
-    const run = (m: (d: Cfg) => void) => () => mjlabDeploySpec(mjlabInfo(), deploy(m));
+    const run = (m: (d: Cfg) => void) => () => unitreeDeploySpec(mjlabInfo(), deploy(m));
     expectInputError(
       run((d) => delete d.stiffness),
       { file: f, key: 'stiffness' },
@@ -671,7 +727,7 @@ describe('mjlab-deploy adapter on the real folder', () => {
   it('an unknown observation term → observations.<term>', () => {
     expectInputError(
       () =>
-        mjlabDeploySpec(
+        unitreeDeploySpec(
           mjlabInfo(),
           deploy((d) => (d.observations.foo_term = { params: {}, clip: null, scale: [1, 1, 1], history_length: 1 })),
         ),
@@ -683,7 +739,7 @@ describe('mjlab-deploy adapter on the real folder', () => {
   it('obs width ≠ sum of terms: history 2 on base_ang_vel builds 157 against 154', () => {
     expectInputError(
       () =>
-        mjlabDeploySpec(
+        unitreeDeploySpec(
           mjlabInfo(),
           deploy((d) => (d.observations.base_ang_vel.history_length = 2)),
         ),
@@ -695,7 +751,7 @@ describe('mjlab-deploy adapter on the real folder', () => {
   it('a term scale of the wrong length is refused', () => {
     expectInputError(
       () =>
-        mjlabDeploySpec(
+        unitreeDeploySpec(
           mjlabInfo(),
           deploy((d) => (d.observations.base_ang_vel.scale = [1, 1])),
         ),

@@ -20,7 +20,9 @@ const usage = `usage: motionbench policy info <file.onnx|folder> [--model <mjcf>
     encoder ({file, input, output, observation [...], observation_size, token_size, mode} or null),
     observation_size, control_rate_hz, sim_dt_s, decimation, physics, gains {kp, kd},
     default_joint_pos, action {mode, scale, offset, clip}, anchor_body, alignment,
-    motion ({frames, fps, clip_id, fk_residual_m} or null), needs, metadata_keys, notes.
+    motion ({frames, fps, clip_id, fk_residual_m} or null), configured_motion ({file, fps, source}
+    or null: the motion the robot's FSM configuration names, unitree_rl_lab), needs, metadata_keys,
+    notes.
   Exit status 0 when the policy was read, 1 when it is refused (the reason names the file and field).`;
 
 export function policyInfo(plan: PolicyPlan): Record<string, unknown> {
@@ -79,6 +81,7 @@ export function policyInfo(plan: PolicyPlan): Record<string, unknown> {
     motion: baked
       ? { frames: baked.clip.frameCount, fps: baked.clip.fps, clip_id: baked.clip.id, fk_residual_m: baked.fkResidualM }
       : null,
+    configured_motion: s.configuredMotion ?? null,
     needs: s.needs,
     metadata_keys: Object.keys(loaded.info.metadata),
     notes: s.notes,
@@ -124,7 +127,7 @@ export const policyInfoCommand: Command = {
       `  control      ${s.controlRateHz} Hz; physics ${s.physics.id} (${s.physics.timestepS * 1000} ms × ${s.physics.decimation})`,
       `  action       ${s.action.mode}${s.action.clip !== null ? `, clip ±${s.action.clip}` : ''}`,
       `  anchor       ${s.anchorBody}; alignment ${s.alignment.rotation} rotation, ${s.alignment.translation} translation`,
-      `  motion       ${m ? `${m.clip.frameCount} frames at ${m.clip.fps} fps baked in (${m.clip.id})${r ? `; FK on ${profile.modelName}: residual max ${(r.max * 1000).toFixed(2)} mm, mean ${(r.mean * 1000).toFixed(3)} mm over ${r.bodies} bodies` : ''}` : 'none baked in: run it with --clip'}`,
+      `  motion       ${m ? `${m.clip.frameCount} frames at ${m.clip.fps} fps baked in (${m.clip.id})${r ? `; FK on ${profile.modelName}: residual max ${(r.max * 1000).toFixed(2)} mm, mean ${(r.mean * 1000).toFixed(3)} mm over ${r.bodies} bodies` : ''}` : s.configuredMotion ? `${s.configuredMotion.file} at ${s.configuredMotion.fps} fps (${s.configuredMotion.source})` : 'none baked in: run it with --clip'}`,
       `  needs        ${s.needs.length ? s.needs.join(', ') : 'nothing beyond joints and IMU'}`,
       ...s.notes.map((n) => `  note         ${n}`),
     ];

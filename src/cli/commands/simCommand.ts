@@ -34,10 +34,12 @@ const usage = `usage: motionbench sim [--clip <file>] [--binding builtin[:assist
                                model's gains), no root assist — not a policy (default)
   --binding builtin:assist=N   the same plus a root-assist spring-damper of N N/m on the pelvis
   --binding <file.json>        a binding file (kind "builtin" or "onnx")
-  --binding <policy.onnx|dir>  a released tracking policy as it is (BeyondMimic, unitree_rl_mjlab
-                               deploy folder, wbc-mjlab folder, holosoma export; docs/POLICIES.md),
-                               on its family's physics; --clip may be omitted for a policy that
-                               carries its reference motion (a --clip must then be that motion)
+  --binding <policy.onnx|dir>  a released tracking policy as it is (BeyondMimic, unitree_rl_lab or
+                               unitree_rl_mjlab deploy folder, wbc-mjlab folder, holosoma export;
+                               docs/POLICIES.md), on its family's physics; --clip may be omitted for
+                               a policy that carries its reference motion (a --clip must then be
+                               that motion) or whose robot FSM configuration names one (motion_file
+                               and fps of unitree_rl_lab's config/config.yaml)
   --model <mjcf>               a scene with a floor (default: our G1 in assets/; for MuJoCo
                                Menagerie's G1 use its scene.xml)
   --fps N                      frame rate of a CSV clip (CSV files do not state one)
@@ -181,7 +183,13 @@ export const simCommand: Command = {
       });
       if (plan?.baked) checkClipMatchesBaked(clip, plan.baked.clip, plan.loaded.modelFile);
     } else if (plan?.baked) clip = plan.baked.clip;
-    else
+    else if (plan?.loaded.spec.configuredMotion) {
+      // The motion the robot's FSM configuration names for this policy, at its configured fps.
+      const m = plan.loaded.spec.configuredMotion;
+      if (fps !== undefined && fps !== m.fps)
+        throw new UsageError(`--fps ${fps}: ${m.source} gives this policy's motion ${m.file} at ${m.fps} fps`);
+      clip = loadClipFile(m.file, { fps: m.fps, jointLimitsRad: profile.joints.map((j) => j.rangeRad) });
+    } else
       throw new UsageError(
         `${values.binding}: this policy carries no reference motion; pass --clip <file> with the motion to track`,
       );

@@ -205,7 +205,7 @@ const bindingSchema: Schema = {
     label: { type: 'string' },
     checkpointHash: { type: ['string', 'null'] },
     family: {
-      enum: ['beyondmimic', 'mjlab-deploy', 'wbc-mjlab', 'holosoma-wbt'],
+      enum: ['beyondmimic', 'mjlab-deploy', 'unitree-rl-lab', 'wbc-mjlab', 'holosoma-wbt'],
       description: 'a released tracking policy (kind onnx): the robot reads policyPath and checks checkpointHash',
     },
     policyPath: { type: 'string' },

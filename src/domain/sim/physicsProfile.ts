@@ -15,6 +15,17 @@ import { G1_JOINT_NAMES } from '../robot/g1Joints';
 // friction or damping, so both are 0. BeyondMimic's Isaac Lab G1 (whole_body_tracking,
 // robots/g1.py) uses the same motor constants; its stiffness = armature·(2π·10 Hz)² rule is
 // what the files' own joint_stiffness equals (checked by test/unit/physicsProfile.test.ts).
+//
+// `unitree-rl-lab-g1/1` is the G1 unitree_rl_lab trains its mimic tasks on in Isaac Lab
+// (unitreerobotics/unitree_rl_lab source/unitree_rl_lab/unitree_rl_lab/tasks/mimic/robots/
+// g1_29dof/dance_102/g1.py, G1_CYLINDER_CFG; sim dt 0.005 and decimation 4 in tracking_env_cfg.py):
+// its armature is written there as four constants per motor class (ARMATURE_5020 …), its effort
+// limits as `effort_limit_sim` per actuator group, the ankles and waist roll/pitch at twice the
+// 5020's armature; no joint friction or damping is set. The numbers equal mjlab's to 1e-9 kg·m²
+// (checked by test/unit/physicsProfile.test.ts) but the profile is its own: it names the
+// trainer, and Isaac Lab's PhysX also caps joint speed (`velocity_limit_sim`, 20–37 rad/s),
+// which MuJoCo has no per-joint setting for (listed in UNITREE_RL_LAB_G1_VELOCITY_LIMIT_RAD_S,
+// not applied).
 
 export interface PhysicsProfile {
   /** Versioned id: part of a policy binding's version, printed with every result. */
@@ -131,4 +142,50 @@ export function physicsProblems(p: PhysicsProfile, joints: number): string[] {
     else if (v.some((x) => !(Number.isFinite(x) && x >= 0))) out.push(`${k}: every value must be a finite number ≥ 0`);
   }
   return out;
+}
+
+/** unitree_rl_lab's G1 armature constants (g1.py ARMATURE_*), kg·m². */
+export const UNITREE_RL_LAB_G1_ARMATURE = {
+  m5020: 0.003609725,
+  m7520_14: 0.01017752,
+  m7520_22: 0.025101925,
+  m4010: 0.00425,
+} as const;
+
+/** unitree_rl_lab's actuator groups (g1.py G1_CYLINDER_CFG.actuators): armature, effort limit, velocity limit. */
+function unitreeRlLabG1Joint(joint: string): { armature: number; effortNm: number; velocityRadS: number } {
+  const A = UNITREE_RL_LAB_G1_ARMATURE;
+  if (/_(hip_pitch|hip_yaw)_joint$/.test(joint)) return { armature: A.m7520_14, effortNm: 88, velocityRadS: 32 };
+  if (/_(hip_roll|knee)_joint$/.test(joint)) return { armature: A.m7520_22, effortNm: 139, velocityRadS: 20 };
+  if (/_ankle_(pitch|roll)_joint$/.test(joint) || joint === 'waist_roll_joint' || joint === 'waist_pitch_joint')
+    return { armature: 2 * A.m5020, effortNm: 50, velocityRadS: 37 };
+  if (joint === 'waist_yaw_joint') return { armature: A.m7520_14, effortNm: 88, velocityRadS: 32 };
+  if (/_(shoulder_pitch|shoulder_roll|shoulder_yaw|elbow|wrist_roll)_joint$/.test(joint))
+    return { armature: A.m5020, effortNm: 25, velocityRadS: 37 };
+  if (/_(wrist_pitch|wrist_yaw)_joint$/.test(joint)) return { armature: A.m4010, effortNm: 5, velocityRadS: 22 };
+  throw new RangeError(`no unitree_rl_lab G1 actuator group for joint "${joint}"`);
+}
+
+/** Isaac Lab's joint speed caps for the G1 (velocity_limit_sim), rad/s per canonical joint; not applied in MuJoCo. */
+export const UNITREE_RL_LAB_G1_VELOCITY_LIMIT_RAD_S: readonly number[] = G1_JOINT_NAMES.map(
+  (j) => unitreeRlLabG1Joint(j).velocityRadS,
+);
+
+/** The unitree_rl_lab (Isaac Lab) G1 physics at a physics timestep and decimation (mimic tasks: 5 ms × 4). */
+export function unitreeRlLabG1Physics(
+  timestepS = 0.005,
+  decimation = 4,
+  joints: readonly string[] = G1_JOINT_NAMES,
+): PhysicsProfile {
+  return {
+    id: `unitree-rl-lab-g1/1@${timestepS * 1000}ms×${decimation}`,
+    source:
+      'unitreerobotics/unitree_rl_lab tasks/mimic/robots/g1_29dof/dance_102/g1.py (Isaac Lab G1: armature, effort_limit_sim; no joint friction or damping; velocity_limit_sim not applied)',
+    timestepS,
+    decimation,
+    armatureKgM2: joints.map((j) => unitreeRlLabG1Joint(j).armature),
+    effortLimitNm: joints.map((j) => unitreeRlLabG1Joint(j).effortNm),
+    frictionLossNm: joints.map(() => 0),
+    dampingNmsPerRad: joints.map(() => 0),
+  };
 }

@@ -1,6 +1,6 @@
 import { InputError } from '../problems';
 import { G1_JOINT_NAMES } from '../robot/g1Joints';
-import { mjlabG1Physics, physicsProblems, type PhysicsProfile } from '../sim/physicsProfile';
+import { mjlabG1Physics, physicsProblems, unitreeRlLabG1Physics, type PhysicsProfile } from '../sim/physicsProfile';
 import { jointOrderFromNames, JointOrderError, toCanonical, type JointOrderMap } from './jointOrder';
 import { describeValue } from '../text/printable';
 import { findInput, findOutput, formatValueInfo, vectorWidth, type OnnxModelInfo } from './onnxModelInfo';
@@ -10,6 +10,7 @@ import {
   observationSizeOf,
   trackingTermSize,
   type BackendNeed,
+  type ConfiguredMotion,
   type PolicyFamily,
   type ReferenceAlignment,
   type TrackingPolicySpec,
@@ -28,7 +29,8 @@ import {
 
 export const ADAPTER_VERSIONS: Record<PolicyFamily, string> = {
   beyondmimic: 'beyondmimic/1',
-  'mjlab-deploy': 'mjlab-deploy/1',
+  'mjlab-deploy': 'mjlab-deploy/2',
+  'unitree-rl-lab': 'unitree-rl-lab/1',
   'wbc-mjlab': 'wbc-mjlab/1',
   'holosoma-wbt': 'holosoma-wbt/1',
   holomotion: 'holomotion/1',
@@ -41,6 +43,8 @@ const WBT =
   'HybridRobotics/whole_body_tracking source/whole_body_tracking/whole_body_tracking/tasks/tracking/mdp/observations.py';
 const MTC = 'HybridRobotics/motion_tracking_controller src/MotionCommand.cpp';
 const MIMIC = 'unitreerobotics/unitree_rl_mjlab deploy/robots/g1/src/State_Mimic.cpp';
+const LAB_DEPLOY = 'unitreerobotics/unitree_rl_lab deploy/include/isaaclab';
+const LAB_MIMIC = 'unitreerobotics/unitree_rl_lab deploy/robots/g1_29dof/src/State_Mimic.cpp';
 const WBC = 'wbc-mjlab/wbc-g1-deploy src/motion_reference_obs.cpp, src/wbc_tracking_params.cpp';
 const HOLO = 'amazon-far/holosoma src/holosoma/holosoma/managers/observation/terms/wbt.py';
 const ISAACLAB_OBS = 'isaac-sim/IsaacLab isaaclab/envs/mdp/observations.py';
@@ -106,6 +110,43 @@ const MJLAB_DEPLOY_TERMS: TermTable = {
     kind: 'last_action',
     checkedAgainst:
       'unitreerobotics/unitree_rl_mjlab deploy/include/isaaclab/envs/mdp/observations/observations.h last_action',
+  },
+};
+
+/**
+ * unitree_rl_lab's deploy terms (the observation manager registers them by these names). Joint
+ * terms are in policy order: the robot's q/dq are read as motor_state[joint_ids_map[i]]
+ * (unitree_articulation.h), the motion's SDK-order joints as joint_pos()[joint_ids_map[i]]
+ * (motion_observations.h), joint_pos_rel subtracts default_joint_pos in policy order.
+ */
+const UNITREE_RL_LAB_TERMS: TermTable = {
+  motion_command: {
+    kind: 'ref_joint_pos_vel',
+    checkedAgainst: `${LAB_DEPLOY}/envs/mdp/observations/motion_observations.h motion_command (pos_bfs[i] = pos_dfs[joint_ids_map[i]], then velocities)`,
+  },
+  motion_anchor_ori_b: {
+    kind: 'ref_anchor_ori_b',
+    checkedAgainst: `${LAB_MIMIC} REGISTER_OBSERVATION(motion_anchor_ori_b) (R((init·ref torso)⁻¹·robot torso)ᵀ: [R00, R01, R10, R11, R20, R21])`,
+  },
+  base_ang_vel: {
+    kind: 'base_ang_vel_b',
+    checkedAgainst: `${LAB_DEPLOY}/envs/mdp/observations/observations.h base_ang_vel (IMU gyroscope)`,
+  },
+  projected_gravity: {
+    kind: 'projected_gravity',
+    checkedAgainst: `${LAB_DEPLOY}/envs/mdp/observations/observations.h projected_gravity`,
+  },
+  joint_pos_rel: {
+    kind: 'joint_pos_rel',
+    checkedAgainst: `${LAB_DEPLOY}/envs/mdp/observations/observations.h joint_pos_rel (joint_pos[i] − default_joint_pos[i], policy order)`,
+  },
+  joint_vel_rel: {
+    kind: 'joint_vel_rel',
+    checkedAgainst: `${LAB_DEPLOY}/envs/mdp/observations/observations.h joint_vel_rel`,
+  },
+  last_action: {
+    kind: 'last_action',
+    checkedAgainst: `${LAB_DEPLOY}/envs/mdp/observations/observations.h last_action (the raw action)`,
   },
 };
 
@@ -508,18 +549,19 @@ export function num(src: ConfigSource, v: unknown, key: string, positive = false
 }
 
 /**
- * The common shape of the mjlab-trained folder families (mjlab-deploy, wbc-mjlab): one `obs`
- * input, `actions` out, no baked motion, the mjlab G1 physics at 5 ms × (step_dt / 5 ms).
+ * The common shape of the deploy-folder families (mjlab-deploy, unitree-rl-lab, wbc-mjlab): one
+ * `obs` input, `actions` out, no baked motion, the trainer's G1 physics at 5 ms × (step_dt / 5 ms)
+ * (unitree_rl_lab's Isaac Lab G1 for unitree-rl-lab, mjlab's G1 for the others).
  */
 function mjlabFolderSpec(
-  family: 'mjlab-deploy' | 'wbc-mjlab',
+  family: 'mjlab-deploy' | 'unitree-rl-lab' | 'wbc-mjlab',
   info: OnnxModelInfo,
   file: string,
   order: JointOrderMap,
   terms: TrackingTerm[],
   stepDtS: number,
-  joint: { kp: readonly number[]; kd: readonly number[]; def: readonly number[] },
-  rest: Pick<TrackingPolicySpec, 'action' | 'anchorBody' | 'alignment' | 'notes'>,
+  joint: { kp: readonly number[]; kd: readonly number[]; kpOrder: 'sdk' | 'policy'; def: readonly number[] },
+  rest: Pick<TrackingPolicySpec, 'action' | 'anchorBody' | 'alignment' | 'notes' | 'configuredMotion'>,
 ): TrackingPolicySpec {
   return spec({
     family,
@@ -530,9 +572,13 @@ function mjlabFolderSpec(
     jointOrder: order,
     observation: terms,
     observationSize: checkIo(info, 'obs', null, 'actions', terms),
-    physics: physicsChecked(file, mjlabG1Physics(0.005, Math.round(stepDtS / 0.005)), stepDtS),
-    kp: toCanonical(order, joint.kp),
-    kd: toCanonical(order, joint.kd),
+    physics: physicsChecked(
+      file,
+      (family === 'unitree-rl-lab' ? unitreeRlLabG1Physics : mjlabG1Physics)(0.005, Math.round(stepDtS / 0.005)),
+      stepDtS,
+    ),
+    kp: joint.kpOrder === 'sdk' ? Float64Array.from(joint.kp) : toCanonical(order, joint.kp),
+    kd: joint.kpOrder === 'sdk' ? Float64Array.from(joint.kd) : toCanonical(order, joint.kd),
     defaultJointPosRad: toCanonical(order, joint.def),
     baked: null,
     ...rest,
@@ -540,12 +586,36 @@ function mjlabFolderSpec(
 }
 
 /**
- * unitree_rl_mjlab deploy folder: exported/policy.onnx (+ .onnx.data) and params/deploy.yaml, read
- * as deploy/robots/g1's State_Mimic does. The policy acts in the order of `joint_ids_map`: policy
- * joint i drives SDK motor joint_ids_map[i], and the SDK motor order is the canonical order
- * (unitree_hg LowCmd motor_cmd[0..28]).
+ * Which trainer wrote a Unitree deploy folder, from the joint order its `joint_ids_map` gives the
+ * policy (policy joint i is SDK motor joint_ids_map[i]). unitree_rl_lab's export_deploy_cfg.py
+ * writes the map from the Isaac Lab articulation's `joint_names`, which Isaac Lab orders
+ * breadth-first through the G1's tree (G1_ISAACLAB_JOINT_NAMES); unitree_rl_mjlab's policies act
+ * in the MJCF's order, the SDK order (the identity map). Any other map keeps the mjlab-deploy
+ * reading (same keys, same deploy code).
  */
-export function mjlabDeploySpec(info: OnnxModelInfo, deploy: ConfigSource): TrackingPolicySpec {
+export function unitreeDeployFamily(order: JointOrderMap): 'unitree-rl-lab' | 'mjlab-deploy' {
+  return order.label === 'isaaclab' ? 'unitree-rl-lab' : 'mjlab-deploy';
+}
+
+/**
+ * A Unitree deploy folder: exported/policy.onnx (+ .onnx.data) and params/deploy.yaml, read as
+ * the deploy code's ManagerBasedRLEnv and State_Mimic read it, for both trainers that write it
+ * (unitree_rl_lab in Isaac Lab, unitree_rl_mjlab in mjlab; see unitreeDeployFamily). Per key:
+ *   joint_ids_map        policy joint i drives SDK motor joint_ids_map[i]; the SDK motor order is
+ *                        the canonical order (unitree_hg LowCmd motor_cmd[0..28])
+ *   stiffness, damping   SDK motor order: export_deploy_cfg.py writes stiffness[joint_ids_map] =
+ *                        the articulation's gains, State_Mimic::enter sends motor_cmd[i].kp =
+ *                        stiffness[i] (articulation.h: "sdk order")
+ *   default_joint_pos    policy order (joint_pos_rel subtracts it from joint_pos[i], itself read
+ *                        from motor joint_ids_map[i])
+ *   actions scale/offset policy order (processed action i goes to motor joint_ids_map[i])
+ * `motion` is the motion the robot's FSM configuration names for this policy, when one was found.
+ */
+export function unitreeDeploySpec(
+  info: OnnxModelInfo,
+  deploy: ConfigSource,
+  motion: ConfiguredMotion | null = null,
+): TrackingPolicySpec {
   const f = deploy.file;
   const d = deploy.data;
   const idsRaw = field(deploy, d, ['joint_ids_map'], 'the policy-to-motor joint table');
@@ -597,25 +667,29 @@ export function mjlabDeploySpec(info: OnnxModelInfo, deploy: ConfigSource): Trac
       'actions.JointPositionAction.clip',
       'an action clip is not supported by this adapter version (the released policy has none)',
     );
+  const family = unitreeDeployFamily(order);
+  const table = family === 'unitree-rl-lab' ? UNITREE_RL_LAB_TERMS : MJLAB_DEPLOY_TERMS;
   const obs = field(deploy, d, ['observations'], 'the observation terms in order');
   if (!isRecord(obs)) fail(f, 'observations', 'expected a map of observation terms');
   const terms = Object.entries(obs).map(([name, cfg]) => {
     const key = `observations.${name}`;
     if (!isRecord(cfg)) fail(f, key, 'expected a map with scale, clip and history_length');
-    const { size } = knownTerm(MJLAB_DEPLOY_TERMS, f, key, name, 'mjlab-deploy');
+    const { size } = knownTerm(table, f, key, name, family);
     const sc = cfg.scale === undefined ? null : numberList(f, `${key}.scale`, cfg.scale, size);
     const clip = cfg.clip === null || cfg.clip === undefined ? null : num(deploy, cfg.clip, `${key}.clip`, true);
     const hist = cfg.history_length === undefined ? 1 : num(deploy, cfg.history_length, `${key}.history_length`, true);
-    return term(MJLAB_DEPLOY_TERMS, f, key, name, hist, sc, clip, 'mjlab-deploy');
+    return term(table, f, key, name, hist, sc, clip, family);
   });
+  const lab = family === 'unitree-rl-lab';
+  const mimic = lab ? LAB_MIMIC : MIMIC;
   return mjlabFolderSpec(
-    'mjlab-deploy',
+    family,
     info,
     f,
     order,
     terms,
     stepDt,
-    { kp, kd, def },
+    { kp, kd, kpOrder: 'sdk', def },
     {
       action: {
         mode: 'default_offset',
@@ -629,14 +703,25 @@ export function mjlabDeploySpec(info: OnnxModelInfo, deploy: ConfigSource): Trac
         translation: 'none',
         robotBody: 'anchor',
         referenceBody: 'root',
-        checkedAgainst: `${MIMIC} State_Mimic::enter (init_quat = yaw(robot torso) · yaw(motion root)ᵀ; no translation)`,
+        checkedAgainst: `${mimic} State_Mimic::enter (init_quat = yaw(robot torso) · yaw(motion root)ᵀ; no translation)`,
       },
-      notes: [
-        'the motion is supplied as a clip (State_Mimic reads it from motion_file); frame k at control step k (MotionLoader_::update, dt 1/50)',
-        'anchor torso_link: the deploy code composes root·Rz(q12)·Rx(q13)·Ry(q14); forward kinematics of the model gives the same rotation',
-        "gains are deploy.yaml's (what the robot receives)",
-        'physics: mjlab tracking task 5 ms × decimation so that the step is step_dt',
-      ],
+      configuredMotion: motion,
+      notes: lab
+        ? [
+            motion
+              ? `the motion is ${motion.file} at ${motion.fps} fps (${motion.source}); the simulator resamples it to the ${1 / stepDt} Hz control timeline, frame k at t = k·step_dt`
+              : 'the motion is supplied as a clip with its fps (State_Mimic reads motion_file and fps from the FSM configuration, which is not beside this folder); the simulator resamples it to the control timeline, frame k at t = k·step_dt',
+            'motion timing as trained (csv_to_npz.py: interpolated to 50 Hz, velocities by torch.gradient; MotionCommand frame k at step k); the deploy code reads t = (k+1)·step_dt with forward differences at the file rate (docs/POLICIES.md gives the measured difference)',
+            'anchor torso_link: the deploy code composes root·Rz(q12)·Rx(q13)·Ry(q14); forward kinematics of the model gives the same rotation',
+            "gains are deploy.yaml's, in SDK motor order (what the robot receives)",
+            'physics: unitree_rl_lab Isaac Lab G1 (g1.py), sim dt 5 ms × decimation 4 (tracking_env_cfg.py)',
+          ]
+        : [
+            'the motion is supplied as a clip (State_Mimic reads it from motion_file); frame k at control step k (MotionLoader_::update, dt 1/50)',
+            'anchor torso_link: the deploy code composes root·Rz(q12)·Rx(q13)·Ry(q14); forward kinematics of the model gives the same rotation',
+            "gains are deploy.yaml's, in SDK motor order (what the robot receives)",
+            'physics: mjlab tracking task 5 ms × decimation so that the step is step_dt',
+          ],
     },
   );
 }
@@ -731,7 +816,7 @@ export function wbcMjlabSpec(info: OnnxModelInfo, config: ConfigSource): Trackin
     order,
     terms,
     stepDt,
-    { kp, kd, def },
+    { kp, kd, kpOrder: 'policy', def },
     {
       action: {
         mode: 'reference_residual',

@@ -9,6 +9,7 @@ import type { JointOrderMap } from './jointOrder';
 export const POLICY_FAMILIES = [
   'beyondmimic',
   'mjlab-deploy',
+  'unitree-rl-lab',
   'wbc-mjlab',
   'holosoma-wbt',
   'holomotion',
@@ -203,6 +204,15 @@ export interface EncoderStage {
   checkedAgainst: string;
 }
 
+/** The motion a deploy configuration names for the policy (unitree_rl_lab's FSM `motion_file`, `fps`). */
+export interface ConfiguredMotion {
+  /** Absolute path of the motion file. */
+  file: string;
+  fps: number;
+  /** Where it was read: `<config file> FSM.<state>`. */
+  source: string;
+}
+
 export interface TrackingPolicySpec {
   family: PolicyFamily;
   /** `<family>/<adapter version>`: bumped whenever the adapter's reading of a file changes. */
@@ -228,6 +238,8 @@ export interface TrackingPolicySpec {
   needs: BackendNeed[];
   /** The reference carried inside the file, or null (the motion must be supplied). */
   baked: BakedMotion | null;
+  /** The motion a deploy configuration beside the policy names for it (not carried in the file), if any. */
+  configuredMotion?: ConfiguredMotion | null;
   /** Inputs fed back from the previous step's outputs (none for feed-forward policies). */
   recurrent: readonly RecurrentInput[];
   stepCounter: StepCounterInput | null;

@@ -1,6 +1,8 @@
 // Opens a released tracking policy as it is (issue 11 items 1–2): an .onnx file, or a folder
 // that holds one with its deploy configuration, and decides the family from what the files say:
-//   <dir>/params/deploy.yaml + <dir>/exported/policy.onnx     mjlab-deploy (unitree_rl_mjlab)
+//   <dir>/params/deploy.yaml + <dir>/exported/policy.onnx     a Unitree deploy folder: unitree-rl-lab
+//                                                              (Isaac Lab joint order) or mjlab-deploy
+//                                                              (unitreeDeployFamily decides)
 //   <dir>/config.yaml (wbc_tracking_params_v1) + policy.onnx   wbc-mjlab
 //   .onnx with metadata experiment_config (holosoma env)        holosoma-wbt
 //   .onnx with metadata observation_names + anchor_body_name    beyondmimic
@@ -19,14 +21,14 @@ import { printable } from '../../domain/text/printable';
 import {
   beyondmimicSpec,
   holosomaSpec,
-  mjlabDeploySpec,
+  unitreeDeploySpec,
   wbcMjlabSpec,
   type ConfigSource,
 } from '../../domain/wbc/policyFamilies';
 import { holomotionSpec } from '../../domain/wbc/holomotionFamily';
 import { sonicSpec } from '../../domain/wbc/sonicFamily';
 import type { OnnxModelInfo } from '../../domain/wbc/onnxModelInfo';
-import type { TrackingPolicySpec } from '../../domain/wbc/trackingPolicy';
+import type { ConfiguredMotion, TrackingPolicySpec } from '../../domain/wbc/trackingPolicy';
 import type { PolicyBinding } from '../../domain/wbc/wbcBinding';
 import { readBoundedFile, readFileHead } from '../files/boundedRead';
 import { readOnnxFile } from './onnxModelReader';
@@ -161,7 +163,7 @@ const isFile = (p: string) => {
 };
 
 type Layout =
-  | { family: 'mjlab-deploy'; onnx: string; config: string; name: string }
+  | { family: 'unitree-deploy'; onnx: string; config: string; name: string }
   | { family: 'wbc-mjlab'; onnx: string; config: string; name: string }
   | { family: 'holomotion'; onnx: string; config: string; name: string }
   | { family: 'sonic'; onnx: string; encoder: string; config: string; name: string }
@@ -203,7 +205,7 @@ function layoutOf(spec: string): Layout {
   if (st.isDirectory()) {
     if (isFile(path.join(dir, 'params', 'deploy.yaml')) && isFile(path.join(dir, 'exported', 'policy.onnx')))
       return {
-        family: 'mjlab-deploy',
+        family: 'unitree-deploy',
         onnx: path.join(dir, 'exported', 'policy.onnx'),
         config: path.join(dir, 'params', 'deploy.yaml'),
         name: path.basename(dir),
@@ -236,14 +238,14 @@ function layoutOf(spec: string): Layout {
     throw new InputError(
       { file: spec },
       onnx.length === 0
-        ? 'the folder holds no policy: expected exported/policy.onnx with params/deploy.yaml (unitree_rl_mjlab), policy.onnx with config.yaml (wbc-mjlab), or one .onnx file'
+        ? 'the folder holds no policy: expected exported/policy.onnx with params/deploy.yaml (unitree_rl_lab, unitree_rl_mjlab), policy.onnx with config.yaml (wbc-mjlab), or one .onnx file'
         : `the folder holds ${onnx.length} .onnx files (${onnx.join(', ')}); name one`,
     );
   }
   if (!abs.endsWith('.onnx')) throw new InputError({ file: spec }, 'not an .onnx file or a policy folder');
   if (path.basename(dir) === 'exported' && isFile(path.join(up, 'params', 'deploy.yaml')))
     return {
-      family: 'mjlab-deploy',
+      family: 'unitree-deploy',
       onnx: abs,
       config: path.join(up, 'params', 'deploy.yaml'),
       name: path.basename(up),
@@ -256,6 +258,54 @@ function layoutOf(spec: string): Layout {
   )
     return { family: 'wbc-mjlab', onnx: abs, config: path.join(dir, 'config.yaml'), name: path.basename(dir) };
   return { family: 'onnx', onnx: abs, name: path.basename(abs, '.onnx') };
+}
+
+/** Ancestors searched for the robot's FSM configuration above a deploy folder. */
+const FSM_CONFIG_SEARCH_DEPTH = 6;
+
+/**
+ * The motion Unitree's deploy program gives the policy in `dir`, read from the robot's FSM
+ * configuration as State_Mimic's constructor reads it: `param::config` is
+ * `<proj_dir>/config/config.yaml`; the FSM state whose `policy_dir` (relative to proj_dir)
+ * is `dir` names `motion_file` (relative to proj_dir unless absolute) and `fps`. The
+ * configuration is looked for in the ancestors of `dir` that hold it under `config/policy/`
+ * (the deploy tree's layout; an unrelated config/config.yaml higher up is not read). None found, or no state naming `dir` with a motion: null. A
+ * state that names `dir` but whose motion_file or fps is unusable is refused with its key.
+ */
+export function fsmConfiguredMotion(dir: string): { motion: ConfiguredMotion; configFile: string } | null {
+  const target = path.resolve(dir);
+  let proj = path.dirname(target);
+  for (let i = 0; i < FSM_CONFIG_SEARCH_DEPTH; i++, proj = path.dirname(proj)) {
+    const configFile = path.join(proj, 'config', 'config.yaml');
+    // Only a deploy tree's own configuration: the policy folder under <proj>/config/policy/.
+    if (target.startsWith(path.join(proj, 'config', 'policy') + path.sep) && isFile(configFile)) {
+      const cfg = readYaml(configFile);
+      const fsm = (cfg.data as { FSM?: unknown } | null)?.FSM;
+      if (typeof fsm !== 'object' || fsm === null || Array.isArray(fsm)) return null;
+      for (const [state, v] of Object.entries(fsm as Record<string, unknown>)) {
+        if (typeof v !== 'object' || v === null) continue;
+        const st = v as Record<string, unknown>;
+        if (typeof st.policy_dir !== 'string' || path.resolve(proj, st.policy_dir) !== target) continue;
+        if (st.motion_file === undefined) return null;
+        return located(cfg, () => {
+          if (typeof st.motion_file !== 'string' || st.motion_file === '')
+            throw new InputError({ file: configFile, key: `FSM.${state}.motion_file` }, 'expected a file path');
+          const file = path.resolve(proj, st.motion_file);
+          if (!isFile(file))
+            throw new InputError({ file: configFile, key: `FSM.${state}.motion_file` }, `no such file: ${file}`);
+          if (typeof st.fps !== 'number' || !Number.isFinite(st.fps) || st.fps <= 0 || st.fps > 1000)
+            throw new InputError(
+              { file: configFile, key: `FSM.${state}.fps` },
+              `expected the motion's frame rate (a number in (0, 1000]), got ${printable(JSON.stringify(st.fps) ?? 'nothing')}`,
+            );
+          return { motion: { file, fps: st.fps, source: `${configFile} FSM.${state}` }, configFile };
+        });
+      }
+      return null;
+    }
+    if (path.dirname(proj) === proj) break;
+  }
+  return null;
 }
 
 function hashFiles(files: { path: string; bytes?: Uint8Array }[]): string {
@@ -315,13 +365,15 @@ export function loadTrackingPolicy(policyPath: string): LoadedPolicy {
     const cfg = readYaml(layout.config);
     files.push({ path: layout.config });
     spec = located(cfg, () => sonicSpec(enc.info, info, cfg));
-  } else if (layout.family === 'mjlab-deploy' || layout.family === 'wbc-mjlab' || layout.family === 'holomotion') {
+  } else if (layout.family === 'unitree-deploy' || layout.family === 'wbc-mjlab' || layout.family === 'holomotion') {
     const cfg = readYaml(layout.config);
     files.push({ path: layout.config });
     const family = layout.family;
+    const motion = family === 'unitree-deploy' ? fsmConfiguredMotion(path.dirname(path.dirname(layout.config))) : null;
+    if (motion) files.push({ path: motion.configFile });
     spec = located(cfg, () =>
-      family === 'mjlab-deploy'
-        ? mjlabDeploySpec(info, cfg)
+      family === 'unitree-deploy'
+        ? unitreeDeploySpec(info, cfg, motion?.motion ?? null)
         : family === 'wbc-mjlab'
           ? wbcMjlabSpec(info, cfg)
           : holomotionSpec(info, cfg),

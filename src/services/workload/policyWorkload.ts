@@ -41,6 +41,8 @@ export function measuredGroup(clip: Pick<MotionClip, 'frameCount' | 'rootPosM'>)
 function folderMotions(plan: PolicyPlan, profile: RobotProfile): MotionClip[] {
   const s = plan.loaded.spec;
   const limits = { jointLimitsRad: profile.joints.map((j) => j.rangeRad) };
+  // The motion the robot's FSM configuration names for it (unitree_rl_lab), at its configured fps.
+  if (s.configuredMotion) return [loadClipFile(s.configuredMotion.file, { ...limits, fps: s.configuredMotion.fps })];
   if (s.family === 'wbc-mjlab') {
     const dir = path.join(path.dirname(plan.loaded.modelFile), 'clips');
     const manifest = path.join(dir, 'manifest.yaml');
