@@ -153,7 +153,11 @@ describe('g1-runner --after-clip standing_policy → DDS → emulate-robot --dds
     const r = await runAndWatch('gantry', 'hold-1');
     console.log(`[joint hold over DDS] ${JSON.stringify({ ...r, traces: undefined })}`);
     expect(r.outcome).toBe('completed');
-    expect(r.modes.at(-1)).toBe('holding');
+    // The joint hold after the clip (a damp may follow once the fallen robot's state is out of range).
+    expect(r.modes.slice(r.modes.lastIndexOf('tracking'), r.modes.lastIndexOf('tracking') + 2)).toEqual([
+      'tracking',
+      'holding',
+    ]);
     expect(r.minHeightAfterM).toBeLessThan(0.5);
   }, 180_000);
 });
