@@ -1,11 +1,12 @@
 // console (connectRobot) → g1-runner --after-clip standing_policy → real Cyclone DDS (loopback) →
-// `motionbench emulate-robot --dds` WITHOUT the gantry (the MuJoCo G1 free-standing on the floor):
-// the builtin tracker runs a clip, the episode ends `completed` at the clip end, the runner switches
+// `motionbench emulate-robot --dds` (the MuJoCo G1: it hangs on the emulator's gantry only while
+// prepare ramps it, and is put down standing on the floor, off the gantry, right before start, so
+// it stands free for the clip and after): the builtin tracker runs a clip, the episode ends `completed` at the clip end, the runner switches
 // to the standing controller (unitree_rl_lab's velocity policy at zero command, loaded at prepare on
 // the onboard computer), and 10 s after the clip the robot is still up (pelvis height from the
 // emulator, tilt from the lowstate IMU as the runner measures it). Negative controls: a joint hold
-// after the clip (what `gantry` does) on the same free-standing robot, and no declaration (start
-// refused).
+// after the clip (what `gantry` does) on the same free-standing robot falls (with no declaration at
+// all, start is refused: test/unit/g1RunnerSafety.test.ts).
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeWireClip } from '../../src/domain/bridge';
@@ -54,6 +55,9 @@ interface AfterClipRun {
   minHeightAfterM: number;
   heightAfterM: number;
   tiltsRad: number[];
+  /** wbc_status as the console last heard it (state, and the runner's motor mode). */
+  wbcState: string | null;
+  runnerMode: string | null;
   traces: string[];
 }
 
@@ -61,6 +65,7 @@ async function runAndWatch(afterClip: AfterClip, runId: string): Promise<AfterCl
   // The operator's procedure: the robot hangs on the gantry while the runner ramps it to the start
   // pose, then is put down standing on the floor (the emulator's `place`, off the gantry) right
   // before start; from then on nothing holds it but its motors.
+  await sendEmulatorControl(emu.controlUrl, { action: 'human_reset' } as never, { timeoutMs: 10_000 });
   await sendEmulatorControl(emu.controlUrl, { action: 'gantry', lift: true } as never, { timeoutMs: 10_000 });
   const traces: string[] = [];
   const runner: G1Runner = await startG1Runner({
@@ -97,6 +102,7 @@ async function runAndWatch(afterClip: AfterClip, runId: string): Promise<AfterCl
       minHeightAfterM = Math.min(minHeightAfterM, (await status()).rootHeightM);
     }
     const heightAfterM = (await status()).rootHeightM;
+    const wbc = client.wbcStatus;
     await lease.release();
     const tiltsRad = traces
       .map((l) => /standing: pelvis tilt ([0-9.]+) rad/.exec(l)?.[1])
@@ -111,6 +117,8 @@ async function runAndWatch(afterClip: AfterClip, runId: string): Promise<AfterCl
       minHeightAfterM,
       heightAfterM,
       tiltsRad,
+      wbcState: wbc?.state ?? null,
+      runnerMode: wbc?.runner?.mode ?? null,
       traces,
     };
   } catch (e) {
@@ -145,6 +153,8 @@ describe('g1-runner --after-clip standing_policy → DDS → emulate-robot --dds
     expect(r.modes.slice(-4)).toEqual(['ramping', 'holding', 'tracking', 'standing']);
     expect(r.traces.some((l) => /loaded the standing controller/.test(l))).toBe(true);
     expect(r.minHeightAfterM).toBeGreaterThan(0.65);
+    expect(r.wbcState).toBe('standing');
+    expect(r.runnerMode).toBe('standing');
     expect(r.tiltsRad.length).toBeGreaterThanOrEqual(3);
     expect(Math.max(...r.tiltsRad)).toBeLessThan(0.2);
   }, 180_000);

@@ -305,6 +305,7 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
       damp: (reason) => toWorker({ type: 'damp', reason }),
       hold: (reason) => toWorker({ type: 'hold', reason }),
       isDamping: () => mode === 'damping',
+      isStanding: () => mode === 'standing',
       runnerStatus: (): RunnerStatus => ({
         mode,
         lowcmd_hz: lowCmdHz,

@@ -284,6 +284,13 @@ let standingCtl: OnboardStandingController | null = null;
 const standingTarget = new Float64Array(G1_NUM_JOINTS);
 let standingNextMs = 0;
 let standingLastTraceMs = 0;
+/**
+ * Consecutive standing steps the onboard computer did not answer. A late step keeps the latest
+ * targets on the wire, as unitree_rl_lab's deploy does (its control loop sends whatever action the
+ * policy thread last produced); this many in a row damp.
+ */
+const STANDING_MAX_MISSED_STEPS = 3;
+let standingMissed = 0;
 
 async function loadStanding(): Promise<OnboardStandingController> {
   if (standingCtl) return standingCtl;
@@ -304,6 +311,7 @@ function startStanding(): void {
     return;
   }
   try {
+    standingMissed = 0;
     c.reset(frame);
     trace(
       `g1-runner: standing: ${c.identity.id} reset from the state measured now (each term's history filled with it, last action 0), command 0`,
@@ -323,8 +331,15 @@ function standingStep(now: number): void {
   if (standingNextMs < now) standingNextMs = now + 1000 / c.identity.controlRateHz;
   try {
     c.step(frame, standingTarget);
+    standingMissed = 0;
   } catch (err) {
-    apply({ type: 'damp', reason: `standing controller failed: ${(err as Error).message}` });
+    standingMissed++;
+    trace(`g1-runner: standing: step missed (${standingMissed} in a row): ${(err as Error).message}`);
+    if (standingMissed >= STANDING_MAX_MISSED_STEPS)
+      apply({
+        type: 'damp',
+        reason: `standing controller failed ${standingMissed} steps in a row: ${(err as Error).message}`,
+      });
     return;
   }
   apply({ type: 'targets', q: standingTarget, kp: c.kp, kd: c.kd, from: 'standing' });
