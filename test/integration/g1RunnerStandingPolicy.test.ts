@@ -159,6 +159,33 @@ describe('g1-runner --after-clip standing_policy → DDS → emulate-robot --dds
     expect(Math.max(...r.tiltsRad)).toBeLessThan(0.2);
   }, 180_000);
 
+  it('a standing controller that cannot load: prepare refuses with the reason, nothing moves', async () => {
+    const traces: string[] = [];
+    const runner = await startG1Runner({
+      interfaceName: 'lo',
+      domainId: DOMAIN,
+      port: 0,
+      afterClip: 'standing_policy',
+      standingPolicyPath: sharedData('policies/no_such_policy'),
+      log: (l) => traces.push(l),
+    });
+    const client = connectRobot({ url: runner.url, reconnectInitialDelayMs: 50 });
+    try {
+      const lease = await client.acquire('stand-bad');
+      const settled = await lease.run({ clip: clipOf(CLIP_S), binding: makeBuiltinBinding({}), seed: 0 }).then(
+        (end) => `${end.outcome}: ${end.reason}`,
+        (e: Error) => e.message,
+      );
+      console.log(`[standing controller missing] ${settled}`);
+      expect(settled).toMatch(/standing controller: .*no_such_policy.*not a unitree_rl_lab policy folder/);
+      await lease.release();
+      expect(runner.modes.map((m) => m.mode)).not.toContain('ramping');
+    } finally {
+      await client.close();
+      await runner.close();
+    }
+  }, 120_000);
+
   it('negative control: a joint hold after the clip (gantry declared, but no gantry) on the same robot', async () => {
     const r = await runAndWatch('gantry', 'hold-1');
     console.log(`[joint hold over DDS] ${JSON.stringify({ ...r, traces: undefined })}`);
