@@ -6,6 +6,7 @@ import type { ExecutionDomain, Presence, Problem } from '../domain/backend/backe
 import {
   DDS_DOMAIN_ID_MAX,
   DDS_INTERFACE_NAME_MAX_CHARS,
+  STANDING_POLICY_PATH_MAX_CHARS,
   DDS_INTERFACE_NAME_RE,
 } from '../domain/g1Runner/g1DdsConnection';
 import { checkBackendUrl, MAX_BACKEND_URL_LENGTH } from './connectionUrl';
@@ -92,8 +93,10 @@ export const requestSchemas = {
   'connections.add': z.strictObject({ url: backendUrlSchema, kind: z.enum(['remote_simulator', 'robot']).optional() }),
   /**
    * Adds "G1 over DDS": the services start `motionbench g1-runner` on a free loopback port for this
-   * network interface and DDS domain (the operator declares the robot on its gantry), and connect
-   * to it as the robot (robot link limits). Removing or disconnecting the entry stops the runner.
+   * network interface and DDS domain, with what the operator declares keeps the robot up after a
+   * clip (`gantry`: it hangs on one; `standing_policy`: the standing controller in the folder
+   * `standingPolicy`), and connect to it as the robot (robot link limits). Removing or
+   * disconnecting the entry stops the runner.
    */
   'connections.addG1Dds': z.strictObject({
     interface: z
@@ -102,7 +105,9 @@ export const requestSchemas = {
       .max(DDS_INTERFACE_NAME_MAX_CHARS)
       .regex(DDS_INTERFACE_NAME_RE, 'letters, digits, _ . - (e.g. lo, eth0, enp3s0)'),
     domain: z.number().int().min(0).max(DDS_DOMAIN_ID_MAX),
-    afterClip: z.literal('gantry'),
+    afterClip: z.enum(['gantry', 'standing_policy']),
+    /** Required with standing_policy: unitree_rl_lab's G1 velocity policy folder on the console's machine. */
+    standingPolicy: z.string().min(1).max(STANDING_POLICY_PATH_MAX_CHARS).optional(),
   }),
   /** Disconnects and forgets a remote entry (the embedded simulator cannot be removed). */
   'connections.remove': z.strictObject({ id: connectionIdSchema }),

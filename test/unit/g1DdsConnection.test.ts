@@ -76,7 +76,13 @@ describe('G1 over DDS: interface and domain', () => {
     expect(s.safeParse({ interface: 'eth0;x', domain: 0, afterClip: 'gantry' }).success).toBe(false);
     expect(s.safeParse({ interface: 'eth0', domain: 233, afterClip: 'gantry' }).success).toBe(false);
     expect(s.safeParse({ interface: 'eth0', domain: 0 }).success).toBe(false);
-    expect(s.safeParse({ interface: 'eth0', domain: 0, afterClip: 'standing_policy' }).success).toBe(false);
+    expect(s.safeParse({ interface: 'eth0', domain: 0, afterClip: 'hanging' }).success).toBe(false);
+    expect(
+      s.safeParse({ interface: 'eth0', domain: 0, afterClip: 'standing_policy', standingPolicy: '/p/v0' }).success,
+    ).toBe(true);
+    expect(
+      s.safeParse({ interface: 'eth0', domain: 0, afterClip: 'standing_policy', standingPolicy: '' }).success,
+    ).toBe(false);
   });
 
   it('the page form: nothing typed is no complaint; the gantry must be declared', () => {
@@ -89,8 +95,25 @@ describe('G1 over DDS: interface and domain', () => {
     expect(g1DdsProblem(' eth0 ', '7', true)).toEqual({
       problem: null,
       field: null,
-      spec: { interface: 'eth0', domain: 7 },
+      spec: { interface: 'eth0', domain: 7, afterClip: 'gantry' },
     });
+  });
+
+  it('the page form: a standing controller needs its folder (negative control: without one it is refused)', () => {
+    expect(g1DdsProblem('eth0', '0', false, { on: true, folder: ' ' }).field).toBe('standing');
+    expect(g1DdsProblem('eth0', '0', false, { on: true, folder: '/data/v0' }).spec).toEqual({
+      interface: 'eth0',
+      domain: 0,
+      afterClip: 'standing_policy',
+      standingPolicy: '/data/v0',
+    });
+    expect(
+      g1RunnerArgs({ interfaceName: 'lo', domainId: 0, afterClip: 'standing_policy', standingPolicyPath: '/data/v0' }),
+    ).toEqual(expect.arrayContaining(['--after-clip', 'standing_policy', '--standing-policy', '/data/v0']));
+    expect(() => g1RunnerArgs({ interfaceName: 'lo', domainId: 0, afterClip: 'standing_policy' })).toThrow(/folder/);
+    expect(() =>
+      g1RunnerArgs({ interfaceName: 'lo', domainId: 0, afterClip: 'standing_policy', standingPolicyPath: '--help' }),
+    ).toThrow(/"-"/);
   });
 });
 

@@ -139,11 +139,14 @@ function Endpoint({ e, busy }: { e: ConnectionInfo; busy: boolean }) {
 
 export function ConnectionsPanel() {
   const { entries, pollError, urlText, addKind, actionError, busy, polledAtMs } = useEndpointsStore();
-  const { ddsInterfaceText, ddsDomainText, ddsOnGantry } = useEndpointsStore();
+  const { ddsInterfaceText, ddsDomainText, ddsOnGantry, ddsStanding, ddsStandingPolicyText } = useEndpointsStore();
   const connected = useConnectionStore((s) => s.status === 'connected');
   const dds = addKind === 'g1_dds';
   const problem = dds ? null : urlProblem(urlText);
-  const ddsCheck = g1DdsProblem(ddsInterfaceText, ddsDomainText, ddsOnGantry);
+  const ddsCheck = g1DdsProblem(ddsInterfaceText, ddsDomainText, ddsOnGantry, {
+    on: ddsStanding,
+    folder: ddsStandingPolicyText,
+  });
   // The gantry reminder is shown only once an interface is typed (it is what Start waits for).
   const shownProblem = dds ? ddsCheck.problem : problem;
   const adding = busy.includes('add');
@@ -240,10 +243,48 @@ export function ConnectionsPanel() {
           <input
             type="checkbox"
             checked={ddsOnGantry}
-            onChange={(e) => useEndpointsStore.setState({ ddsOnGantry: e.target.checked, actionError: null })}
+            onChange={(e) =>
+              useEndpointsStore.setState({
+                ddsOnGantry: e.target.checked,
+                ...(e.target.checked ? { ddsStanding: false } : {}),
+                actionError: null,
+              })
+            }
             data-testid="endpoint-dds-gantry"
           />{' '}
           the robot hangs on its gantry (docs/ROBOT_SETUP.md)
+        </label>
+      )}
+      {dds && (
+        <label
+          className="small dds-standing"
+          title="the runner's --after-clip standing_policy: after a clip unitree_rl_lab's G1 velocity policy at zero command keeps the robot standing; a fall damps"
+        >
+          <input
+            type="checkbox"
+            checked={ddsStanding}
+            onChange={(e) =>
+              useEndpointsStore.setState({
+                ddsStanding: e.target.checked,
+                ...(e.target.checked ? { ddsOnGantry: false } : {}),
+                actionError: null,
+              })
+            }
+            data-testid="endpoint-dds-standing"
+          />{' '}
+          a standing controller keeps it up after a clip:{' '}
+          <input
+            type="text"
+            className="dds-standing-policy"
+            placeholder="…/unitree_rl_lab_g1_velocity_v0"
+            value={ddsStandingPolicyText}
+            spellCheck={false}
+            disabled={!ddsStanding}
+            aria-label="Standing controller folder"
+            aria-invalid={ddsCheck.field === 'standing'}
+            data-testid="endpoint-dds-standing-policy"
+            onChange={(e) => useEndpointsStore.setState({ ddsStandingPolicyText: e.target.value, actionError: null })}
+          />
         </label>
       )}
       {(shownProblem ?? actionError) && (

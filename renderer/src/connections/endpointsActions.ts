@@ -1,5 +1,9 @@
 import { checkBackendUrl } from '../../../src/api/connectionUrl';
-import { ddsDomainIdProblem, ddsInterfaceNameProblem } from '../../../src/domain/g1Runner/g1DdsConnection';
+import {
+  afterClipProblem,
+  ddsDomainIdProblem,
+  ddsInterfaceNameProblem,
+} from '../../../src/domain/g1Runner/g1DdsConnection';
 import type { ApiError } from '../../../src/api/contract';
 import { errorMessage } from '../api/apiErrors';
 import { useConnectionStore } from '../api/connectionStore';
@@ -95,11 +99,15 @@ export function g1DdsProblem(
   interfaceText: string,
   domainText: string,
   onGantry: boolean,
+  standing: { on: boolean; folder: string } = { on: false, folder: '' },
 ): {
   problem: string | null;
   /** The field the problem is about (marked invalid in the form). */
-  field: 'interface' | 'domain' | 'gantry' | null;
-  spec: { interface: string; domain: number } | null;
+  field: 'interface' | 'domain' | 'gantry' | 'standing' | null;
+  spec:
+    | { interface: string; domain: number; afterClip: 'gantry' }
+    | { interface: string; domain: number; afterClip: 'standing_policy'; standingPolicy: string }
+    | null;
 } {
   const name = interfaceText.trim();
   if (name === '') return { problem: null, field: null, spec: null }; // nothing typed yet: no complaint
@@ -108,29 +116,41 @@ export function g1DdsProblem(
   const domain = domainText.trim() === '' ? NaN : Number(domainText.trim());
   const dom = ddsDomainIdProblem(domain);
   if (dom) return { problem: dom, field: 'domain', spec: null };
+  if (standing.on && !onGantry) {
+    const folder = standing.folder.trim();
+    const after = afterClipProblem('standing_policy', folder);
+    if (after) return { problem: after, field: 'standing', spec: null };
+    return {
+      problem: null,
+      field: null,
+      spec: { interface: name, domain, afterClip: 'standing_policy', standingPolicy: folder },
+    };
+  }
   if (!onGantry) {
     return {
-      problem: 'declare that the robot hangs on its gantry: after a clip the runner only holds the joints',
+      problem:
+        'declare what keeps the robot up after a clip: its gantry (the runner only holds the joints) or a standing controller',
       field: 'gantry',
       spec: null,
     };
   }
-  return { problem: null, field: null, spec: { interface: name, domain } };
+  return { problem: null, field: null, spec: { interface: name, domain, afterClip: 'gantry' } };
 }
 
 /** Adds "G1 over DDS": the services start the runner and connect to it (may take seconds). */
 export async function addG1Dds(): Promise<void> {
   const s = useEndpointsStore.getState();
-  const { problem, spec } = g1DdsProblem(s.ddsInterfaceText, s.ddsDomainText, s.ddsOnGantry);
+  const { problem, spec } = g1DdsProblem(s.ddsInterfaceText, s.ddsDomainText, s.ddsOnGantry, {
+    on: s.ddsStanding,
+    folder: s.ddsStandingPolicyText,
+  });
   if (!spec) {
     useEndpointsStore.setState({ actionError: { action: 'add', message: problem ?? 'type the network interface' } });
     return;
   }
-  const ok = await act('add', 'add', () =>
-    useConnectionStore.getState().client!.call('connections.addG1Dds', { ...spec, afterClip: 'gantry' }),
-  );
-  // The gantry is declared again for every runner started.
-  if (ok) useEndpointsStore.setState({ ddsInterfaceText: '', ddsOnGantry: false });
+  const ok = await act('add', 'add', () => useConnectionStore.getState().client!.call('connections.addG1Dds', spec));
+  // What keeps the robot up is declared again for every runner started.
+  if (ok) useEndpointsStore.setState({ ddsInterfaceText: '', ddsOnGantry: false, ddsStanding: false });
 }
 
 export const connectEndpoint = (id: string): Promise<boolean> =>

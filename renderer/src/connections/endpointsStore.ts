@@ -23,6 +23,13 @@ export interface EndpointsState {
   ddsDomainText: string;
   /** G1 over DDS: the operator declares the robot hangs on its gantry (the runner's --after-clip gantry). */
   ddsOnGantry: boolean;
+  /**
+   * G1 over DDS: the operator declares a standing controller keeps the robot up after a clip (the
+   * runner's --after-clip standing_policy); exclusive with ddsOnGantry.
+   */
+  ddsStanding: boolean;
+  /** G1 over DDS: the standing controller's folder (unitree_rl_lab G1 velocity policy), as typed. */
+  ddsStandingPolicyText: string;
   /** Why the last add/connect/remove failed (shown under the form). */
   actionError: { action: string; message: string } | null;
   /** Entry ids (or 'add') with an action in flight. */
@@ -38,6 +45,8 @@ export const useEndpointsStore = create<EndpointsState>(() => ({
   ddsInterfaceText: '',
   ddsDomainText: '0',
   ddsOnGantry: false,
+  ddsStanding: false,
+  ddsStandingPolicyText: '',
   actionError: null,
   busy: [],
 }));

@@ -18,6 +18,7 @@ const WBC_COLOUR = {
   ready: 'amber',
   tracking: 'green',
   done: 'amber',
+  standing: 'green',
   damping: 'red',
   fault: 'red',
 } as const;

@@ -27,6 +27,10 @@ const MODE_VIEW: Record<NonNullable<RobotLinkStatusDto['runner']>['mode'], { ton
   ramping: { tone: 'ok', title: 'moving the joints to the clip’s start pose at bounded speed under holding gains' },
   holding: { tone: 'ok', title: 'holding a pose under FixStand gains (a joint hold does not balance the robot)' },
   tracking: { tone: 'ok', title: 'following the binding’s targets at its control rate' },
+  standing: {
+    tone: 'ok',
+    title: 'the declared standing controller (velocity policy at zero command) keeps the robot up after the clip',
+  },
 };
 
 const ms = (v: number): string => (v < 10 ? `${v.toFixed(1)} ms` : `${Math.round(v)} ms`);

@@ -8,6 +8,7 @@ import {
 import { startG1Runner } from '../../services/g1Runner/g1Runner';
 import { setAutogroupNice } from '../../services/os/threadPriority';
 import { DEFAULT_MODEL_FILE } from '../../services/robot/loadRobotProfile';
+import { loadStandingPolicy } from '../../services/wbc/standingPolicy';
 import {
   numberOption,
   parse,
@@ -21,17 +22,21 @@ import {
 
 // `motionbench g1-runner`: the robot side of g1-bridge/1 for a Unitree G1 over DDS (docs/G1_RUNNER.md).
 
-const usage = `usage: motionbench g1-runner --interface <name> --after-clip gantry [--domain 0] [--port N] [--host 127.0.0.1] [--model <mjcf>] [--interlock-trips <socket>] [--json]
+const usage = `usage: motionbench g1-runner --interface <name> --after-clip gantry|standing_policy [--standing-policy <folder>] [--domain 0] [--port N] [--host 127.0.0.1] [--model <mjcf>] [--interlock-trips <socket>] [--json]
   Serves ${G1_BRIDGE_CONTRACT} (docs/G1_BRIDGE.md) to the console and drives the Unitree G1 found on the
   network interface over Cyclone DDS (rt/lowstate in, rt/lowcmd out at 500 Hz; docs/G1_RUNNER.md).
   The motors start damped (kp 0, kd 3). prepare ramps to the clip's start pose (FixStand gains, ≥ 3 s),
-  start tracks the clip with the pair's binding on board; after the clip the robot holds its last
-  pose, which is only safe on a gantry: --after-clip gantry declares that it hangs there (required).
+  start tracks the clip with the pair's binding on board. What keeps the robot up after the clip is
+  declared (required): gantry (it hangs on one; the last pose is held) or standing_policy (a standing
+  controller, unitree_rl_lab's velocity policy at zero command, loaded at prepare, takes over at the
+  clip end with its own gains; a fall while standing damps).
   Watchdogs: lowstate older than ${LOWSTATE_STALE_MS} ms → damp; console silent ${CONSOLE_SILENT_HOLD_MS} ms → hold,
   ${CONSOLE_SILENT_DAMP_MS} ms → damp; non-finite or out-of-range state → damp; wireless remote L2 + B → damp.
   --interface I    network interface of the robot's wired link (lo: the loopback configuration for tests)
   --domain N       DDS domain id (default 0, as a G1 uses)
-  --after-clip W   what keeps the robot up after a clip: gantry (operator-declared; nothing else is implemented)
+  --after-clip W   what keeps the robot up after a clip: gantry | standing_policy (operator-declared)
+  --standing-policy D  the standing controller's folder (params/deploy.yaml + exported/policy.onnx of
+                   unitree_rl_lab's G1 velocity policy); required with --after-clip standing_policy
   --port N         TCP port of ${G1_BRIDGE_CONTRACT} (default 0 = any free port)
   --host H         interface to listen on (default 127.0.0.1)
   --model F        MJCF of the robot: joint ranges and effort limits (default our G1 in assets/)
@@ -56,6 +61,7 @@ export function makeG1RunnerCommand(deps: G1RunnerDeps = { untilStopped: untilSi
           interface: { type: 'string' },
           domain: { type: 'string' },
           'after-clip': { type: 'string' },
+          'standing-policy': { type: 'string' },
           port: { type: 'string' },
           host: { type: 'string' },
           model: { type: 'string' },
@@ -75,12 +81,22 @@ export function makeG1RunnerCommand(deps: G1RunnerDeps = { untilStopped: untilSi
         ) ?? 0;
       let afterClip: AfterClip;
       if (values['after-clip'] === 'gantry') afterClip = 'gantry';
-      else if (values['after-clip'] === 'standing_policy')
-        throw new UsageError(
-          '--after-clip standing_policy: a standing controller after the clip is not implemented; hang the robot on a gantry and declare --after-clip gantry',
-        );
+      else if (values['after-clip'] === 'standing_policy') afterClip = 'standing_policy';
       else if (values['after-clip'] === undefined) afterClip = null;
-      else throw new UsageError(`--after-clip: "${values['after-clip']}" is not gantry`);
+      else throw new UsageError(`--after-clip: "${values['after-clip']}" is neither gantry nor standing_policy`);
+      const standingPolicyPath = values['standing-policy'];
+      if (afterClip === 'standing_policy') {
+        if (!standingPolicyPath)
+          throw new UsageError(
+            '--after-clip standing_policy needs --standing-policy <folder> (unitree_rl_lab G1 velocity policy)',
+          );
+        try {
+          loadStandingPolicy(standingPolicyPath); // refused now, with the file and key, rather than at prepare
+        } catch (e) {
+          throw new UsageError(`--standing-policy: ${(e as Error).message}`);
+        }
+      } else if (standingPolicyPath)
+        throw new UsageError('--standing-policy is used only with --after-clip standing_policy');
       const port = portOption(values.port) ?? 0;
       const host = values.host ?? '127.0.0.1';
       // The runner keeps time: its session gets the timekeepers' weight where the kernel groups by session.
@@ -91,6 +107,7 @@ export function makeG1RunnerCommand(deps: G1RunnerDeps = { untilStopped: untilSi
         port,
         host,
         afterClip,
+        ...(standingPolicyPath ? { standingPolicyPath } : {}),
         modelFile: values.model ?? DEFAULT_MODEL_FILE,
         ...(values['interlock-trips'] ? { interlockTripSocket: values['interlock-trips'] } : {}),
         log: (line) => io.stderr(`${line}\n`),

@@ -116,8 +116,9 @@ export interface RootStateMsg {
   source: RootStateSource;
 }
 
-export type WbcState = 'idle' | 'damping' | 'ready' | 'tracking' | 'done' | 'fault';
-export const WBC_STATES: readonly WbcState[] = ['idle', 'damping', 'ready', 'tracking', 'done', 'fault'];
+/** `standing`: a robot-side runner's declared standing controller keeps the robot up (after a clip). */
+export type WbcState = 'idle' | 'damping' | 'ready' | 'tracking' | 'done' | 'fault' | 'standing';
+export const WBC_STATES: readonly WbcState[] = ['idle', 'damping', 'ready', 'tracking', 'done', 'fault', 'standing'];
 
 export type CommandName = 'prepare' | 'start' | 'stop' | 'damp' | 'hold' | 'reset';
 export const COMMAND_NAMES: readonly CommandName[] = ['prepare', 'start', 'stop', 'damp', 'hold', 'reset'];
@@ -202,8 +203,8 @@ export interface WbcStatusMsg {
 }
 
 /** The runner's motor mode (docs/G1_RUNNER.md): what its LowCmd does to the motors now. */
-export type RunnerMotorMode = 'damping' | 'ramping' | 'holding' | 'tracking';
-export const RUNNER_MOTOR_MODES: readonly RunnerMotorMode[] = ['damping', 'ramping', 'holding', 'tracking'];
+export type RunnerMotorMode = 'damping' | 'ramping' | 'holding' | 'tracking' | 'standing';
+export const RUNNER_MOTOR_MODES: readonly RunnerMotorMode[] = ['damping', 'ramping', 'holding', 'tracking', 'standing'];
 
 /**
  * `wbc_status.runner`: what a robot-side runner reports of its DDS link, at the heartbeat rate.

@@ -11,12 +11,34 @@ export const DDS_DOMAIN_ID_MAX = 232;
 export const DDS_INTERFACE_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
 /** What keeps the robot up after a clip, as the operator declares it (docs/G1_RUNNER.md "After the clip"). */
-export type G1DdsAfterClip = 'gantry';
+export type G1DdsAfterClip = 'gantry' | 'standing_policy';
+export const G1_DDS_AFTER_CLIP: readonly G1DdsAfterClip[] = ['gantry', 'standing_policy'];
+
+/** Longest standing-controller folder path accepted, characters (Linux PATH_MAX). */
+export const STANDING_POLICY_PATH_MAX_CHARS = 4096;
 
 export interface G1DdsSpec {
   interfaceName: string;
   domainId: number;
   afterClip: G1DdsAfterClip;
+  /**
+   * With `standing_policy`: the standing controller's folder on the console's machine
+   * (unitree_rl_lab's G1 velocity policy: params/deploy.yaml + exported/policy.onnx).
+   */
+  standingPolicyPath?: string;
+}
+
+/** Why the after-clip declaration cannot be used, or null when it can. */
+export function afterClipProblem(afterClip: G1DdsAfterClip, standingPolicyPath: string | undefined): string | null {
+  if (afterClip === 'standing_policy') {
+    const p = standingPolicyPath?.trim() ?? '';
+    if (p === '') return 'standing_policy needs the standing controller folder (unitree_rl_lab G1 velocity policy)';
+    if (p.length > STANDING_POLICY_PATH_MAX_CHARS)
+      return `the standing controller folder path is longer than ${STANDING_POLICY_PATH_MAX_CHARS} characters`;
+    if (p.startsWith('-')) return 'the standing controller folder path must not start with "-"';
+    return null;
+  }
+  return standingPolicyPath ? 'a standing controller folder is given only with standing_policy' : null;
 }
 
 /** Why `name` cannot be a network interface name, or null when it can. */
@@ -52,6 +74,8 @@ export function g1RunnerArgs(spec: G1DdsSpec): string[] {
   if (iface) throw new RangeError(iface);
   const domain = ddsDomainIdProblem(spec.domainId);
   if (domain) throw new RangeError(domain);
+  const after = afterClipProblem(spec.afterClip, spec.standingPolicyPath);
+  if (after) throw new RangeError(after);
   return [
     'g1-runner',
     '--interface',
@@ -60,6 +84,7 @@ export function g1RunnerArgs(spec: G1DdsSpec): string[] {
     String(spec.domainId),
     '--after-clip',
     spec.afterClip,
+    ...(spec.afterClip === 'standing_policy' ? ['--standing-policy', spec.standingPolicyPath!.trim()] : []),
     '--host',
     '127.0.0.1',
     '--port',

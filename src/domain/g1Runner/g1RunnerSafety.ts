@@ -5,8 +5,10 @@
 //
 // Modes: damping (kp 0, kd 3: Unitree's Passive) → ramping (prepare: a bounded-speed ramp from the
 // measured pose to the clip's start pose under FixStand gains) → holding (ready) → tracking (the
-// binding's targets and gains) → after the clip: `gantry` holding (the operator declared the robot
-// hangs on its gantry) → damping on the operator's damp or any watchdog. Gains and the ramp come
+// binding's targets and gains) → after the clip, what the operator declared: `gantry` holding (the
+// robot hangs on its gantry) or `standing_policy` standing (a declared standing controller, loaded
+// at prepare, runs with its own gains: unitree_rl_lab's FSM switches a timed-out mimic motion to its
+// velocity policy) → damping on the operator's damp or any watchdog. Gains and the ramp come
 // from Unitree's robot-side state machine (unitree_rl_lab deploy, fsm_config.yaml: Passive kd 3;
 // FixStand kp/kd and a 3 s ramp).
 //
@@ -15,7 +17,11 @@
 // - console silent beyond CONSOLE_SILENT_HOLD_MS → hold (a running episode ends `link_lost`),
 //   silent beyond CONSOLE_SILENT_DAMP_MS → damp; both traced;
 // - a non-finite or out-of-range state → damp; a running episode ends `hard_failure`;
-// - the wireless remote's stop combination (L2 + B, Unitree's "→ Passive") → damp; episode `estop`.
+// - the wireless remote's stop combination (L2 + B, Unitree's "→ Passive") → damp; episode `estop`;
+// - standing: the pelvis tilted beyond STANDING_FALL_TILT_RAD (IMU) is a fall → damp, traced.
+// With `standing_policy` declared, whatever would hold the joints of a free-standing robot (an
+// operator's stop, the console falling silent) switches to the standing controller instead: a joint
+// hold lets a humanoid on the floor topple.
 
 import { G1_NUM_JOINTS } from '../robot/g1Joints';
 
@@ -55,9 +61,26 @@ export const REMOTE_KEYS_OFFSET = 2;
 export const REMOTE_KEY_L2 = 1 << 5;
 export const REMOTE_KEY_B = 1 << 9;
 
-export type RunnerMode = 'damping' | 'ramping' | 'holding' | 'tracking';
-/** What keeps the robot up after a clip: only the operator's `gantry` is implemented. */
-export type AfterClip = 'gantry' | null;
+/**
+ * Standing: the pelvis tilted more than this from upright (IMU) is a fall: damp. The velocity
+ * policy standing keeps it within 0.02 rad in simulation (test/integration/standingPolicySim.test.ts);
+ * 0.8 rad (46°) is past where a G1 can recover.
+ */
+export const STANDING_FALL_TILT_RAD = 0.8;
+
+export type RunnerMode = 'damping' | 'ramping' | 'holding' | 'tracking' | 'standing';
+/**
+ * What keeps the robot up after a clip, as the operator declared it: `gantry` (it hangs on one:
+ * the last pose is held) or `standing_policy` (the declared standing controller takes over).
+ */
+export type AfterClip = 'gantry' | 'standing_policy' | null;
+
+/** The standing controller as the reducer knows it: its gains (canonical order) and its name. */
+export interface StandingControllerInfo {
+  id: string;
+  kp: ArrayLike<number>;
+  kd: ArrayLike<number>;
+}
 
 export interface JointLimits {
   /** Per joint [lower, upper], rad (canonical order). */
@@ -90,6 +113,8 @@ export interface RunnerState {
   remoteStopHeld: boolean;
   /** No lowstate yet, or the last one is older than LOWSTATE_STALE_MS (set by tick, cleared by a lowstate). */
   linkLost: boolean;
+  /** The standing controller loaded at the last accepted prepare (afterClip standing_policy), else null. */
+  standing: StandingControllerInfo | null;
 }
 
 export type RunnerEvent =
@@ -104,9 +129,17 @@ export type RunnerEvent =
     }
   | { type: 'tick'; nowMs: number }
   | { type: 'console'; nowMs: number }
-  | { type: 'prepare'; nowMs: number; startPose: ArrayLike<number> }
+  /** `standing`: the standing controller loaded for after the clip (required with standing_policy). */
+  | { type: 'prepare'; nowMs: number; startPose: ArrayLike<number>; standing?: StandingControllerInfo | null }
   | { type: 'start'; nowMs: number; runId: string }
-  | { type: 'targets'; q: ArrayLike<number>; kp: ArrayLike<number> | null; kd: ArrayLike<number> | null }
+  /** Targets from the tracking binding (`from` absent) or from the standing controller. */
+  | {
+      type: 'targets';
+      q: ArrayLike<number>;
+      kp: ArrayLike<number> | null;
+      kd: ArrayLike<number> | null;
+      from?: 'standing';
+    }
   | { type: 'clip_end'; runId: string }
   | { type: 'stop'; reason: string }
   | { type: 'hold'; reason: string }
@@ -145,6 +178,7 @@ export function initialRunnerState(afterClip: AfterClip, nowMs: number): RunnerS
     ready: false,
     remoteStopHeld: false,
     linkLost: true,
+    standing: null,
   };
 }
 
@@ -178,6 +212,29 @@ function endEpisode(s: RunnerState, fx: RunnerEffect[], outcome: EndOutcome, rea
   if (!s.episode) return;
   fx.push({ type: 'episode_end', runId: s.episode.runId, outcome, reason });
   s.episode = null;
+}
+
+/**
+ * To the standing controller: its gains, targets the measured pose until its first step (the
+ * worker steps it at once on this effect, from a history filled with the state measured now).
+ */
+function toStanding(s: RunnerState, cause: string, fx: RunnerEffect[]): void {
+  const st = s.standing!;
+  s.ramp = null;
+  for (let j = 0; j < G1_NUM_JOINTS; j++) {
+    s.target[j] = s.q[j];
+    s.kp[j] = st.kp[j];
+    s.kd[j] = st.kd[j];
+  }
+  if (s.mode !== 'standing') fx.push({ type: 'mode', mode: 'standing', cause });
+  s.mode = 'standing';
+}
+
+/** Out of tracking without a clip end: the standing controller when declared, else a hold. */
+function toStandingOrHolding(s: RunnerState, cause: string, fx: RunnerEffect[], at: ArrayLike<number>): void {
+  if (s.afterClip === 'standing_policy' && s.standing)
+    toStanding(s, `${cause}: standing (declared standing_policy)`, fx);
+  else toHolding(s, cause, fx, at);
 }
 
 function toHolding(s: RunnerState, cause: string, fx: RunnerEffect[], at: ArrayLike<number>): void {
@@ -230,6 +287,13 @@ export function reduceRunner(s: RunnerState, ev: RunnerEvent, limits: JointLimit
         s.dq[j] = ev.dq[j];
       }
       s.tiltRad = tiltFromQuat(ev.quatWxyz);
+      if (s.mode === 'standing' && s.tiltRad > STANDING_FALL_TILT_RAD)
+        toDamping(
+          s,
+          `fell while standing: the pelvis is tilted ${s.tiltRad.toFixed(2)} rad from upright (limit ${STANDING_FALL_TILT_RAD} rad, IMU)`,
+          fx,
+          'hard_failure',
+        );
       const stop = remoteStopPressed(ev.wirelessRemote);
       if (stop && !s.remoteStopHeld) toDamping(s, 'wireless remote stop (L2 + B)', fx, 'estop');
       else if (stop && s.mode !== 'damping') toDamping(s, 'wireless remote stop (L2 + B)', fx, 'estop');
@@ -258,7 +322,10 @@ export function reduceRunner(s: RunnerState, ev: RunnerEvent, limits: JointLimit
         s.console = 'held';
         const cause = `console silent ${silentMs.toFixed(0)} ms (limit ${CONSOLE_SILENT_HOLD_MS} ms): holding`;
         endEpisode(s, fx, 'link_lost', cause);
-        if (s.mode !== 'damping')
+        // Standing stays standing (the standing controller keeps the robot up); damping follows at
+        // CONSOLE_SILENT_DAMP_MS as in every mode.
+        if (s.mode === 'tracking') toStandingOrHolding(s, cause, fx, s.q);
+        else if (s.mode !== 'damping' && s.mode !== 'standing')
           toHolding(s, cause, fx, s.mode === 'ramping' || s.mode === 'holding' ? s.target : s.q);
         s.ready = false;
       }
@@ -282,6 +349,8 @@ export function reduceRunner(s: RunnerState, ev: RunnerEvent, limits: JointLimit
       if (s.lastStateMs === null || ev.nowMs - s.lastStateMs > LOWSTATE_STALE_MS)
         return refuse(`no fresh lowstate (limit ${LOWSTATE_STALE_MS} ms)`);
       if (s.remoteStopHeld) return refuse('the wireless remote stop (L2 + B) is held');
+      if (s.afterClip === 'standing_policy' && !ev.standing)
+        return refuse('--after-clip standing_policy is declared but no standing controller is loaded');
       if (s.tiltRad > PREPARE_MAX_TILT_RAD)
         return refuse(
           `the pelvis is tilted ${s.tiltRad.toFixed(2)} rad from upright (limit ${PREPARE_MAX_TILT_RAD} rad, IMU)`,
@@ -308,6 +377,7 @@ export function reduceRunner(s: RunnerState, ev: RunnerEvent, limits: JointLimit
       const to = new Float64Array(G1_NUM_JOINTS);
       for (let j = 0; j < G1_NUM_JOINTS; j++) to[j] = ev.startPose[j];
       s.ramp = { from: Float64Array.from(s.q), to, startMs: ev.nowMs, durationMs };
+      s.standing = s.afterClip === 'standing_policy' ? ev.standing! : null;
       s.ready = false;
       s.console = 'present';
       for (let j = 0; j < G1_NUM_JOINTS; j++) {
@@ -334,7 +404,11 @@ export function reduceRunner(s: RunnerState, ev: RunnerEvent, limits: JointLimit
         return fx;
       };
       if (s.afterClip === null)
-        return refuse('no way of keeping the robot up after the clip is declared (declare --after-clip gantry)');
+        return refuse(
+          'no way of keeping the robot up after the clip is declared (declare --after-clip gantry or standing_policy)',
+        );
+      if (s.afterClip === 'standing_policy' && !s.standing)
+        return refuse('--after-clip standing_policy is declared but no standing controller was loaded at prepare');
       if (s.episode) return refuse(`an episode (${s.episode.runId}) is running`);
       if (s.mode !== 'holding' || !s.ready) return refuse(`the robot is not ready at the start pose (mode ${s.mode})`);
       if (s.lastStateMs === null || ev.nowMs - s.lastStateMs > LOWSTATE_STALE_MS) return refuse('no fresh lowstate');
@@ -346,7 +420,8 @@ export function reduceRunner(s: RunnerState, ev: RunnerEvent, limits: JointLimit
       return fx;
     }
     case 'targets': {
-      if (s.mode !== 'tracking') return fx;
+      // Each controller drives only its own mode: a late tracking step never reaches a standing robot.
+      if (ev.from === 'standing' ? s.mode !== 'standing' : s.mode !== 'tracking') return fx;
       for (let j = 0; j < G1_NUM_JOINTS; j++) {
         s.target[j] = ev.q[j];
         s.kp[j] = ev.kp ? ev.kp[j] : HOLD_KP[j];
@@ -358,14 +433,19 @@ export function reduceRunner(s: RunnerState, ev: RunnerEvent, limits: JointLimit
       if (s.episode?.runId !== ev.runId) return fx;
       endEpisode(s, fx, 'completed', 'reached the end of the clip');
       // gantry: the operator declared the robot hangs; it holds the clip's last pose under holding gains.
-      if (s.mode === 'tracking') toHolding(s, 'after the clip: holding on the gantry (declared)', fx, s.target);
+      // standing_policy: the standing controller loaded at prepare takes over with its own gains.
+      if (s.mode === 'tracking') {
+        if (s.afterClip === 'standing_policy' && s.standing)
+          toStanding(s, `after the clip: standing controller ${s.standing.id} at zero command (declared)`, fx);
+        else toHolding(s, 'after the clip: holding on the gantry (declared)', fx, s.target);
+      }
       s.ready = false;
       return fx;
     }
     case 'stop':
       endEpisode(s, fx, 'aborted_by_operator', ev.reason);
-      if (s.mode === 'tracking' || s.mode === 'ramping')
-        toHolding(s, `stop: ${ev.reason}`, fx, s.mode === 'ramping' ? s.q : s.target);
+      if (s.mode === 'tracking') toStandingOrHolding(s, `stop: ${ev.reason}`, fx, s.target);
+      else if (s.mode === 'ramping') toHolding(s, `stop: ${ev.reason}`, fx, s.q);
       s.ready = false;
       return fx;
     case 'hold':

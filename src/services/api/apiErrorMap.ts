@@ -33,6 +33,7 @@ import { TrialRefusedError } from '../trial/matchedTrialRunner';
 import { PairClipError } from '../trial/pairClip';
 import { ClipMismatchError } from '../wbc/policyRun';
 import { TrackingPolicyError } from '../wbc/trackingPolicyController';
+import { StandingPolicyError } from '../wbc/standingPolicy';
 import { FrozenSnapshotMismatchError } from '../workload/coreV1Frozen';
 import { WorkloadInputError } from '../workload/folderWorkload';
 import { Ros2DefinitionCheckError } from '../robotLink/ros2DefinitionOffThread';
@@ -172,6 +173,7 @@ const TABLE: readonly Entry<unknown>[] = [
   entry(SimModelError, plain('input_error')),
   entry(OnnxPolicyError, plain('input_error')),
   entry(TrackingPolicyError, plain('input_error')),
+  entry(StandingPolicyError, plain('input_error')),
   entry(JointOrderError, plain('input_error')),
   // A ROS 2 robot link whose advertised LowState definition is not unitree_hg's (it stays unsubscribed).
   entry(UnitreeDefinitionError, plain('input_error')),

@@ -16,6 +16,7 @@ import {
   ddsDomainIdProblem,
   ddsInterfaceNameProblem,
   g1DdsConnectionName,
+  afterClipProblem,
   type G1DdsSpec,
 } from '../../domain/g1Runner/g1DdsConnection';
 import { G1_NUM_JOINTS } from '../../domain/robot/g1Joints';
@@ -444,6 +445,13 @@ export class ConnectionRegistry {
       throw new ApiFailure('bad_params', `connections.addG1Dds: params.interface: ${iface}`, 'params.interface');
     const domain = ddsDomainIdProblem(spec.domainId);
     if (domain) throw new ApiFailure('bad_params', `connections.addG1Dds: params.domain: ${domain}`, 'params.domain');
+    const after = afterClipProblem(spec.afterClip, spec.standingPolicyPath);
+    if (after)
+      throw new ApiFailure(
+        'bad_params',
+        `connections.addG1Dds: params.${spec.afterClip === 'standing_policy' ? 'standingPolicy' : 'afterClip'}: ${after}`,
+        spec.afterClip === 'standing_policy' ? 'params.standingPolicy' : 'params.afterClip',
+      );
     for (const e of this.entries.values()) {
       if (e.dds && e.dds.interfaceName === spec.interfaceName && e.dds.domainId === spec.domainId) {
         throw new ApiFailure('conflict', `${e.name} is already listed`, 'params.interface');
@@ -528,6 +536,7 @@ export class ConnectionRegistry {
       interfaceName: dds.interfaceName,
       domainId: dds.domainId,
       afterClip: dds.afterClip,
+      ...(dds.standingPolicyPath !== undefined ? { standingPolicyPath: dds.standingPolicyPath } : {}),
     });
     dds.runnerUrl = made.runnerUrl;
     return made.backend;

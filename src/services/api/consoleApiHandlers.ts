@@ -191,8 +191,13 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     },
     'connections.list': () => connections.list(),
     'connections.add': ({ url, kind }) => connections.addRemote(url, kind),
-    'connections.addG1Dds': ({ interface: interfaceName, domain, afterClip }) =>
-      connections.addG1Dds({ interfaceName, domainId: domain, afterClip }),
+    'connections.addG1Dds': ({ interface: interfaceName, domain, afterClip, standingPolicy }) =>
+      connections.addG1Dds({
+        interfaceName,
+        domainId: domain,
+        afterClip,
+        ...(standingPolicy !== undefined ? { standingPolicyPath: standingPolicy } : {}),
+      }),
     'connections.remove': async ({ id }) => {
       await connections.remove(id);
       return { removed: id };

@@ -97,6 +97,8 @@ export interface RobotBridgeHooks {
   hold(reason: string): void;
   /** True while the motors are damped: an episode ending then leaves the state `damping`. */
   isDamping(): boolean;
+  /** Optional: true while a runner's declared standing controller drives the motors (an episode ending then leaves `standing`). */
+  isStanding?(): boolean;
   /** Optional: the runner's own state, sent as `wbc_status.runner` with every status. */
   runnerStatus?(): RunnerStatus;
 }
@@ -855,9 +857,11 @@ class BridgeSession implements BridgeServer {
         ? 'damping'
         : cause === 'hold'
           ? 'idle'
-          : end.outcome === 'infrastructure_error'
-            ? 'fault'
-            : 'done';
+          : (this.robot?.isStanding?.() ?? false)
+            ? 'standing'
+            : end.outcome === 'infrastructure_error'
+              ? 'fault'
+              : 'done';
     this.log(`serve: run ${ep.runId} ended: ${end.outcome} after ${ep.frames} frames (${reason})`);
     this.setState(state, reason);
   }

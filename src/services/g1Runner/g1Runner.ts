@@ -39,6 +39,8 @@ export interface G1RunnerOptions {
   host?: string;
   /** What keeps the robot up after a clip; null refuses start. */
   afterClip: AfterClip;
+  /** The standing controller's folder (unitree_rl_lab velocity policy); required with `standing_policy`. */
+  standingPolicyPath?: string;
   modelFile?: string;
   /**
    * A Unix-domain socket path on which the real-time thread hears the interlock keeper's e-stops
@@ -202,6 +204,7 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
     interfaceName: options.interfaceName,
     domainId: options.domainId ?? 0,
     afterClip: options.afterClip,
+    standingPolicyPath: options.standingPolicyPath ?? null,
     modelFile: options.modelFile,
     interlockTripSocket: options.interlockTripSocket ?? null,
     originMonoNs,
@@ -249,7 +252,7 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
         case 'mode':
           mode = m.mode;
           modes.push({ mode: m.mode, cause: m.cause, atMs: performance.now() });
-          if (m.mode === 'damping' && !backend.run) server?.robotState('damping', m.cause);
+          if ((m.mode === 'damping' || m.mode === 'standing') && !backend.run) server?.robotState(m.mode, m.cause);
           return;
         case 'trace':
           return log(m.line);
@@ -302,6 +305,7 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
       damp: (reason) => toWorker({ type: 'damp', reason }),
       hold: (reason) => toWorker({ type: 'hold', reason }),
       isDamping: () => mode === 'damping',
+      isStanding: () => mode === 'standing',
       runnerStatus: (): RunnerStatus => ({
         mode,
         lowcmd_hz: lowCmdHz,

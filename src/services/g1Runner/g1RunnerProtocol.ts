@@ -11,6 +11,8 @@ export interface RunnerWorkerInit {
   interfaceName: string;
   domainId: number;
   afterClip: AfterClip;
+  /** The standing controller's policy folder (unitree_rl_lab velocity); required with afterClip standing_policy. */
+  standingPolicyPath: string | null;
   modelFile?: string;
   /**
    * A Unix-domain socket this thread listens on for the interlock keeper's e-stop lines

@@ -28,7 +28,7 @@ import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import { G1DdsController } from '../dds/g1DdsEndpoints';
 import { raiseThreadPriority } from '../os/threadPriority';
 import { loadRobotProfile } from '../robot/loadRobotProfile';
-import { OnboardComputer } from '../robotEmulator/onboardComputer';
+import { OnboardComputer, type OnboardStandingController } from '../robotEmulator/onboardComputer';
 import { RECORD_RATE_HZ } from '../sim/simEngine';
 import type { FromRunnerWorker, RunnerWorkerInit, ToRunnerWorker } from './g1RunnerProtocol';
 import { listenForInterlockTrips, type InterlockTripListener } from './interlockTripListener';
@@ -112,6 +112,7 @@ function apply(ev: RunnerEvent): RunnerEffect[] {
         post({ type: 'mode', mode: e.mode, cause: e.cause });
         trace(`g1-runner: motors: ${e.mode} (${e.cause})`);
         if (e.mode === 'damping') sendNow(); // damping goes on the wire at once, not at the next period
+        if (e.mode === 'standing') startStanding();
         break;
       case 'episode_end': {
         const ep = episode;
@@ -231,6 +232,7 @@ function loop(): void {
   const now = monoMs();
   apply({ type: 'tick', nowMs: now });
   if (episode && state.mode === 'tracking') controlStep(episode);
+  if (state.mode === 'standing') standingStep(now);
   sendNow();
   if (lastSendMs !== null && periods.length < 100_000) periods.push(now - lastSendMs);
   lastSendMs = now;
@@ -266,17 +268,94 @@ const statsTimer = setInterval(() => {
 let onboard: OnboardComputer | null = null;
 let loaded: { key: string; controller: Controller } | null = null;
 
+async function onboardComputer(): Promise<OnboardComputer> {
+  if (!onboard) {
+    onboard = new OnboardComputer();
+    await onboard.whenReady();
+  }
+  return onboard;
+}
+
+// The standing controller (--after-clip standing_policy): loaded on the onboard computer at the
+// first prepare, beside the binding's policy, so the switch at the clip end has no load gap. At the
+// switch its observation histories are filled with the state measured then and its last action is
+// zero (unitree_rl_lab State_RLBase::enter → env->reset()), and it steps at once, then every step_dt.
+let standingCtl: OnboardStandingController | null = null;
+const standingTarget = new Float64Array(G1_NUM_JOINTS);
+let standingNextMs = 0;
+let standingLastTraceMs = 0;
+/**
+ * Consecutive standing steps the onboard computer did not answer. A late step keeps the latest
+ * targets on the wire, as unitree_rl_lab's deploy does (its control loop sends whatever action the
+ * policy thread last produced); this many in a row damp.
+ */
+const STANDING_MAX_MISSED_STEPS = 3;
+let standingMissed = 0;
+
+async function loadStanding(): Promise<OnboardStandingController> {
+  if (standingCtl) return standingCtl;
+  if (!init.standingPolicyPath) throw new Error('--after-clip standing_policy needs --standing-policy <folder>');
+  const t0 = performance.now();
+  const c = await (await onboardComputer()).loadStanding(init.standingPolicyPath);
+  trace(
+    `g1-runner: the onboard computer loaded the standing controller ${c.identity.id}@${c.identity.version} in ${(performance.now() - t0).toFixed(0)} ms (${c.identity.controlRateHz} Hz, zero command)`,
+  );
+  standingCtl = c;
+  return c;
+}
+
+function startStanding(): void {
+  const c = standingCtl;
+  if (!c || !haveFrame) {
+    apply({ type: 'damp', reason: 'standing: no standing controller or no measured state' });
+    return;
+  }
+  try {
+    standingMissed = 0;
+    c.reset(frame);
+    trace(
+      `g1-runner: standing: ${c.identity.id} reset from the state measured now (each term's history filled with it, last action 0), command 0`,
+    );
+    standingNextMs = monoMs();
+    standingLastTraceMs = standingNextMs;
+    standingStep(standingNextMs);
+  } catch (err) {
+    apply({ type: 'damp', reason: `standing controller failed: ${(err as Error).message}` });
+  }
+}
+
+function standingStep(now: number): void {
+  const c = standingCtl;
+  if (!c || now < standingNextMs) return;
+  standingNextMs += 1000 / c.identity.controlRateHz;
+  if (standingNextMs < now) standingNextMs = now + 1000 / c.identity.controlRateHz;
+  try {
+    c.step(frame, standingTarget);
+    standingMissed = 0;
+  } catch (err) {
+    standingMissed++;
+    trace(`g1-runner: standing: step missed (${standingMissed} in a row): ${(err as Error).message}`);
+    if (standingMissed >= STANDING_MAX_MISSED_STEPS)
+      apply({
+        type: 'damp',
+        reason: `standing controller failed ${standingMissed} steps in a row: ${(err as Error).message}`,
+      });
+    return;
+  }
+  apply({ type: 'targets', q: standingTarget, kp: c.kp, kd: c.kd, from: 'standing' });
+  if (now - standingLastTraceMs >= 2000) {
+    standingLastTraceMs = now;
+    trace(`g1-runner: standing: pelvis tilt ${state.tiltRad.toFixed(3)} rad (IMU)`);
+  }
+}
+
 async function loadPolicy(binding: WbcBinding): Promise<Controller> {
   const key = `${binding.id}@${binding.version}`;
   if (loaded?.key === key) return loaded.controller;
   if (loaded?.controller.dispose) await loaded.controller.dispose();
   loaded = null;
-  if (!onboard) {
-    onboard = new OnboardComputer();
-    await onboard.whenReady();
-  }
   const t0 = performance.now();
-  const controller = await onboard.load(binding, profile);
+  const controller = await (await onboardComputer()).load(binding, profile);
   trace(`g1-runner: the onboard computer loaded ${binding.id} in ${(performance.now() - t0).toFixed(0)} ms`);
   loaded = { key, controller };
   return controller;
@@ -303,8 +382,22 @@ async function prepare(id: number, runId: string, clip: MotionClip, binding: Wbc
     post({ type: 'reply', id, ok: false, message: (err as Error).message });
     return;
   }
+  let standing: OnboardStandingController | null = null;
+  if (init.afterClip === 'standing_policy') {
+    try {
+      standing = await loadStanding();
+    } catch (err) {
+      post({ type: 'reply', id, ok: false, message: `standing controller: ${(err as Error).message}` });
+      return;
+    }
+  }
   const startPose = clip.jointPosRad.subarray(0, G1_NUM_JOINTS);
-  const fx = apply({ type: 'prepare', nowMs: monoMs(), startPose });
+  const fx = apply({
+    type: 'prepare',
+    nowMs: monoMs(),
+    startPose,
+    standing: standing && { id: standing.identity.id, kp: standing.kp, kd: standing.kd },
+  });
   const refused = fx.find((e) => e.type === 'refused');
   if (refused) {
     post({ type: 'reply', id, ok: false, message: refused.reason });

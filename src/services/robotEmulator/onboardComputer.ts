@@ -5,6 +5,8 @@ import type { PhysicsProfile } from '../../domain/sim/physicsProfile';
 import type { ControlCommand, ControlObservation, ControlReference, Controller } from '../../domain/wbc/controller';
 import type { BackendNeed } from '../../domain/wbc/trackingPolicy';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
+import type { VelocityRobotState } from '../../domain/wbc/velocityPolicy';
+import type { StandingPolicyIdentity } from '../wbc/standingPolicy';
 import type { FromOnboard, StepCall, StepReply, ToOnboard } from './onboardComputerProtocol';
 
 // The robot emulator's onboard computer (the G1's PC) as a worker thread, and the policies it runs
@@ -84,7 +86,45 @@ function copyInto(into: Float64Array | null, from: Float64Array | null): Float64
   return into;
 }
 
-/** The onboard computer: one worker, at most one policy loaded at a time (a robot PC runs one). */
+/**
+ * The standing controller loaded on the onboard computer (beside the binding's policy, as
+ * unitree_rl_lab's deploy constructs every FSM state's policy at start-up): reset and step are
+ * synchronous calls like a policy's.
+ */
+export class OnboardStandingController {
+  constructor(
+    private readonly host: OnboardComputer,
+    readonly identity: StandingPolicyIdentity,
+    /** Its PD gains, canonical order. */
+    readonly kp: Float64Array,
+    readonly kd: Float64Array,
+    readonly loadMs: number,
+  ) {}
+
+  /** Fills its observation histories from `state` (zero last action). */
+  reset(state: VelocityRobotState): void {
+    const r = this.host.call({ type: 'standing_reset', seq: this.host.nextSeq(), state: plainState(state) });
+    if (!r.ok) throw new Error(r.message);
+  }
+
+  /** One policy step on `state`: joint targets, canonical order, into `targetRad`. */
+  step(state: VelocityRobotState, targetRad: Float64Array): void {
+    const r = this.host.call({ type: 'standing_step', seq: this.host.nextSeq(), state: plainState(state) });
+    if (!r.ok) throw new Error(r.message);
+    targetRad.set(r.jointTargetRad);
+  }
+}
+
+/** Only the fields the velocity observation reads (a StateFrame carries more). */
+function plainState(s: VelocityRobotState): VelocityRobotState {
+  return {
+    jointPosRad: s.jointPosRad,
+    jointVelRadS: s.jointVelRadS,
+    imu: { quatWxyz: s.imu.quatWxyz, gyroRadS: s.imu.gyroRadS },
+  };
+}
+
+/** The onboard computer: one worker, at most one policy loaded at a time (a robot PC runs one), plus a standing controller. */
 export class OnboardComputer {
   private readonly worker: Worker;
   private readonly steps: MessagePort;
@@ -156,6 +196,28 @@ export class OnboardComputer {
     if (reply.type !== 'loaded') throw new Error(`unexpected answer ${reply.type} to a load`);
     this.current = new OnboardController(this, binding, reply.physics, reply.needs, reply.loadMs);
     return this.current;
+  }
+
+  /** Loads the standing controller from a velocity policy folder (replacing an earlier one). */
+  async loadStanding(policyPath: string): Promise<OnboardStandingController> {
+    await this.ready;
+    if (this.failure) throw new Error(this.failure);
+    const id = this.nextLoad++;
+    const reply = await new Promise<FromOnboard>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.loads.delete(id);
+        reject(new Error(`loading the standing controller ${policyPath} took longer than ${LOAD_TIMEOUT_MS / 1000} s`));
+      }, LOAD_TIMEOUT_MS);
+      this.loads.set(id, {
+        resolve: (m) => (clearTimeout(timer), resolve(m)),
+        reject: (e) => (clearTimeout(timer), reject(e)),
+      });
+      const msg: ToOnboard = { type: 'load_standing', id, policyPath };
+      this.worker.postMessage(msg);
+    });
+    if (reply.type === 'load_failed') throw new Error(reply.message);
+    if (reply.type !== 'standing_loaded') throw new Error(`unexpected answer ${reply.type} to a standing load`);
+    return new OnboardStandingController(this, reply.identity, reply.kp, reply.kd, reply.loadMs);
   }
 
   /** Releases the loaded policy's session on the worker if `c` is still the loaded one. */

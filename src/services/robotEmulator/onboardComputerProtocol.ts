@@ -3,6 +3,8 @@ import type { PhysicsProfile } from '../../domain/sim/physicsProfile';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import type { BackendNeed } from '../../domain/wbc/trackingPolicy';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
+import type { VelocityRobotState } from '../../domain/wbc/velocityPolicy';
+import type { StandingPolicyIdentity } from '../wbc/standingPolicy';
 
 // The messages between the robot emulator's main thread (the G1's motor board: the 500 Hz loop
 // and its lowstate stream) and its onboard-computer worker (the robot PC running the policy).
@@ -18,18 +20,31 @@ import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 export type ToOnboard =
   | { type: 'init'; steps: MessagePortLike; signal: SharedArrayBuffer }
   | { type: 'load'; id: number; binding: WbcBinding; profile: RobotProfile }
+  /** The standing controller (a velocity policy folder), held beside the binding's policy. */
+  | { type: 'load_standing'; id: number; policyPath: string }
   | { type: 'unload' };
 
 /** Worker → main, on the worker. */
 export type FromOnboard =
   | { type: 'ready' }
   | { type: 'loaded'; id: number; physics: PhysicsProfile | null; needs: BackendNeed[]; loadMs: number }
-  | { type: 'load_failed'; id: number; message: string };
+  | { type: 'load_failed'; id: number; message: string }
+  | {
+      type: 'standing_loaded';
+      id: number;
+      identity: StandingPolicyIdentity;
+      kp: Float64Array;
+      kd: Float64Array;
+      loadMs: number;
+    };
 
 /** Main → worker, on the step port. `reference` is sent when it changed since the last step (null: the same). */
 export type StepCall =
   | { type: 'reset'; seq: number }
-  | { type: 'step'; seq: number; obs: Omit<ControlObservation, 'reference'>; reference: ControlReference | null };
+  | { type: 'step'; seq: number; obs: Omit<ControlObservation, 'reference'>; reference: ControlReference | null }
+  /** The standing controller: reset its histories from `state`, or step it on `state`. */
+  | { type: 'standing_reset'; seq: number; state: VelocityRobotState }
+  | { type: 'standing_step'; seq: number; state: VelocityRobotState };
 
 /** Worker → main, on the step port; then `signal[0]` is incremented and notified. */
 export type StepReply =

@@ -13,6 +13,7 @@ import {
   type Controller,
 } from '../../domain/wbc/controller';
 import { createController, preloadPolicyControllers } from '../sim/controllerFactory';
+import { createStandingPolicyController, type StandingPolicyController } from '../wbc/standingPolicy';
 import type { FromOnboard, StepCall, StepReply, ToOnboard } from './onboardComputerProtocol';
 
 if (!parentPort) throw new Error('onboardComputerWorker.ts must run in a worker thread');
@@ -23,6 +24,9 @@ let controller: Controller | null = null;
 let reference: ControlReference | null = null;
 const out = createControlCommand();
 let signal: Int32Array | null = null;
+/** The standing controller, loaded beside the binding's policy (a G1 runner's after-clip). */
+let standing: StandingPolicyController | null = null;
+const standingTarget = new Float64Array(29);
 
 async function release(): Promise<void> {
   const c = controller;
@@ -40,6 +44,13 @@ function answer(steps: MessagePort, reply: StepReply): void {
 
 function onStep(steps: MessagePort, call: StepCall): void {
   try {
+    if (call.type === 'standing_reset' || call.type === 'standing_step') {
+      if (!standing) throw new Error('no standing controller is loaded on the onboard computer');
+      if (call.type === 'standing_reset') standing.reset(call.state);
+      else standing.step(call.state, standingTarget);
+      answer(steps, { seq: call.seq, ok: true, jointTargetRad: standingTarget, kp: null, kd: null });
+      return;
+    }
     if (!controller) throw new Error('no policy is loaded on the onboard computer');
     if (call.type === 'reset') {
       controller.reset();
@@ -89,6 +100,25 @@ main.on('message', (m: ToOnboard) => {
         }
       })();
       return;
+    case 'load_standing': {
+      const t0 = performance.now();
+      try {
+        standing?.dispose();
+        standing = null;
+        standing = createStandingPolicyController(m.policyPath);
+        post({
+          type: 'standing_loaded',
+          id: m.id,
+          identity: standing.identity,
+          kp: standing.kp,
+          kd: standing.kd,
+          loadMs: performance.now() - t0,
+        });
+      } catch (err) {
+        post({ type: 'load_failed', id: m.id, message: (err as Error)?.message ?? String(err) });
+      }
+      return;
+    }
     case 'unload':
       void release();
       return;

@@ -47,7 +47,7 @@ export interface LoadedPolicy {
   name: string;
 }
 
-interface YamlSource extends ConfigSource {
+export interface YamlSource extends ConfigSource {
   doc: Document;
   lines: LineCounter;
 }
@@ -76,6 +76,11 @@ export const POLICY_YAML_MAX_ALIAS_COUNT = 100;
 export const POLICY_FILES_MAX_BYTES = 512 * MiB;
 
 const POLICY_CONFIG_LIMIT = { bytes: POLICY_CONFIG_MAX_BYTES, what: 'policy configuration files' };
+
+/** Reads a policy configuration YAML, bounded, with line and column in every error. */
+export function readPolicyYaml(file: string): YamlSource {
+  return readYaml(file);
+}
 
 function readYaml(file: string): YamlSource {
   let text: string;
@@ -125,7 +130,7 @@ function readYaml(file: string): YamlSource {
 }
 
 /** Re-throws an adapter's InputError about a YAML key with the key's line and column. */
-function located<T>(src: YamlSource, run: () => T): T {
+export function located<T>(src: YamlSource, run: () => T): T {
   try {
     return run();
   } catch (e) {
