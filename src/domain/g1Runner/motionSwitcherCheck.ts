@@ -5,6 +5,7 @@
 // asks at `prepare` (its first command that moves the robot: the ramp) and `start` refuses unless
 // that answer allowed it.
 
+import type { RunnerMotionSwitcherStatus } from '../bridge/g1BridgeContract';
 import {
   MOTION_SWITCHER_API_ID,
   MOTION_SWITCHER_TOPICS,
@@ -73,4 +74,10 @@ export function motionSwitcherVerdict(a: MotionSwitcherAnswer, domainId: number)
           `(a simulator, or a robot without the service; ${a.matchedServices} reader(s) of ${MOTION_SWITCHER_TOPICS.request} matched)`,
       };
   }
+}
+
+/** The answer and its verdict as the runner's status carries them (g1-bridge/1 `runner.motion_switcher`). */
+export function motionSwitcherStatus(a: MotionSwitcherAnswer, v: MotionSwitcherVerdict): RunnerMotionSwitcherStatus {
+  const answer = a.kind === 'mode' ? (a.name === '' ? 'free' : 'mode') : a.kind === 'malformed' ? 'unreadable' : a.kind;
+  return { answer, mode: a.kind === 'mode' && a.name !== '' ? a.name : null, allowed: v.allow, detail: v.line };
 }

@@ -10,9 +10,10 @@ import type {
 } from '../../domain/backend/backend';
 import { BackendEventQueue } from '../../domain/backend/backendEventQueue';
 import type { StateFrame } from '../../domain/backend/stateFrame';
-import type { RunnerStatus } from '../../domain/bridge/g1BridgeContract';
+import type { RunnerMotionSwitcherStatus, RunnerStatus } from '../../domain/bridge/g1BridgeContract';
 import type { AfterClip, RunnerMode } from '../../domain/g1Runner/g1RunnerSafety';
 import type { MotionClip } from '../../domain/motion/motionClip';
+import { SDK_CLIENT_TIMEOUT_MS } from '../../domain/robotLink/unitreeApiWire';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import { startBridgeServer, type BridgeServer } from '../bridge/bridgeServer';
 import type { FromRunnerWorker, RunnerWorkerInit, RunnerWorkerStats, ToRunnerWorker } from './g1RunnerProtocol';
@@ -45,6 +46,8 @@ export interface G1RunnerOptions {
    * (docs/G1_RUNNER.md "Interlock e-stop"); omitted: the runner does not hear the interlock.
    */
   interlockTripSocket?: string;
+  /** How long `prepare` waits for the motion switcher's answer, ms (default: the SDK client's 1000). */
+  motionSwitcherTimeoutMs?: number;
   log?: (line: string) => void;
 }
 
@@ -61,6 +64,8 @@ export interface G1Runner {
    */
   hold(reason: string): void;
   stats(): RunnerWorkerStats | null;
+  /** The motion switcher's last answer (asked at prepare); null before the first prepare. */
+  motionSwitcher(): RunnerMotionSwitcherStatus | null;
   /** Every mode change with its cause, in order (for tests and the trace). */
   readonly modes: { mode: RunnerMode; cause: string; atMs: number }[];
   close(): Promise<void>;
@@ -204,6 +209,7 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
     afterClip: options.afterClip,
     modelFile: options.modelFile,
     interlockTripSocket: options.interlockTripSocket ?? null,
+    motionSwitcherTimeoutMs: options.motionSwitcherTimeoutMs ?? SDK_CLIENT_TIMEOUT_MS,
     originMonoNs,
   };
   const emergency = new SharedArrayBuffer(8);
@@ -216,6 +222,7 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
   const backend = new RunnerBackend(toWorker, nowNs);
   let mode: RunnerMode = 'damping';
   let stats: RunnerWorkerStats | null = null;
+  let motionSwitcher: RunnerMotionSwitcherStatus | null = null;
   let statsAtMs: number | null = null;
   let lowCmdHz: number | null = null;
   let lastFrameMs: number | null = null;
@@ -253,6 +260,9 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
           return;
         case 'trace':
           return log(m.line);
+        case 'motion_switcher':
+          motionSwitcher = m.status;
+          return;
         case 'stats': {
           const now = performance.now();
           if (stats && statsAtMs !== null && now > statsAtMs) {
@@ -311,6 +321,7 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
         lowstate_age_ms: lastFrameMs === null ? null : Math.max(0, performance.now() - lastFrameMs),
         interface: options.interfaceName,
         domain: init.domainId,
+        motion_switcher: motionSwitcher,
       }),
     },
   });
@@ -328,6 +339,7 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
     mode: () => mode,
     hold: (reason) => toWorker({ type: 'hold', reason }),
     stats: () => stats,
+    motionSwitcher: () => motionSwitcher,
     close() {
       closing ??= (async () => {
         process.off('exit', onExit);
