@@ -180,7 +180,7 @@ describe('g1-runner over real Cyclone DDS (loopback)', () => {
       // The plant reached the start pose's elbows and holds (gantry) after the clip.
       expect(plant.q[18]).toBeCloseTo(0.97, 1);
       expect(runner.mode()).toBe('holding');
-      expect(traces.some((l) => l.includes('motion switcher: not queried'))).toBe(true);
+      expect(traces.some((l) => l.includes('no motion switcher answered on domain'))).toBe(true);
     } finally {
       await client.close();
     }
