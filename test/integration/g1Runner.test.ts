@@ -125,6 +125,9 @@ beforeAll(async () => {
     domainId: DOMAIN,
     port: 0,
     afterClip: 'gantry',
+    // The plant has no motion switcher (a simulator): a short wait keeps prepare's timing bounds
+    // about the runner's own checks (g1RunnerMotionSwitcher.test.ts covers the question).
+    motionSwitcherTimeoutMs: 100,
     log: (l) => traces.push(l),
   });
   clip = clipOf(1.5);
