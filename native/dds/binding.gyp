@@ -14,6 +14,14 @@
           "action": ["idlc", "-o", "<(INTERMEDIATE_DIR)", "unitree_hg.idl"],
           "process_outputs_as_sources": 1,
           "message": "idlc: generating the unitree_hg types"
+        },
+        {
+          "action_name": "idlc_unitree_api",
+          "inputs": ["unitree_api.idl"],
+          "outputs": ["<(INTERMEDIATE_DIR)/unitree_api.c", "<(INTERMEDIATE_DIR)/unitree_api.h"],
+          "action": ["idlc", "-o", "<(INTERMEDIATE_DIR)", "unitree_api.idl"],
+          "process_outputs_as_sources": 1,
+          "message": "idlc: generating the unitree_api types"
         }
       ]
     }

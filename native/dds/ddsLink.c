@@ -1,12 +1,19 @@
 /*
  * Node-API addon: a thin link between Node and Eclipse Cyclone DDS (libddsc)
- * for the Unitree G1 low-level topics (LowCmd_, LowState_).
+ * for the Unitree G1 low-level topics (LowCmd_, LowState_) and Unitree's
+ * request/response service types (unitree_api Request_, Response_).
  *
  * Contract:
- * - Samples cross the boundary as the packed little-endian C struct bytes of
- *   the idlc-generated types (1004 bytes for LowCmd_, 2092 for LowState_): the
- *   same layout unitree_sdk2 computes its CRC over. The static assertions
- *   below pin that layout at build time.
+ * - LowCmd_/LowState_ samples cross the boundary as the packed little-endian C
+ *   struct bytes of the idlc-generated types (1004 bytes for LowCmd_, 2092 for
+ *   LowState_): the same layout unitree_sdk2 computes its CRC over. The static
+ *   assertions below pin that layout at build time.
+ * - Request_/Response_ samples cross as plain objects (the header's integers,
+ *   int64 as BigInt; the text field as a JS string; binary as bytes). Their
+ *   string and sequence are unbounded in the type (as Unitree publishes it), so
+ *   this addon bounds them: a write above API_TEXT_MAX / API_BINARY_MAX bytes,
+ *   or a text with an embedded NUL, is refused with a TypeError naming the
+ *   field; a received sample above them is dropped and counted (`oversize`).
  * - A reader's data arrives on a Cyclone thread (a listener); it is taken there,
  *   stamped with CLOCK_MONOTONIC at receipt (the clock of process.hrtime) and
  *   handed to JS through a thread-safe function whose queue is bounded: a
@@ -27,10 +34,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "unitree_api.h"
 #include "unitree_hg.h"
 
 typedef unitree_hg_msg_dds__LowCmd_ LowCmd;
 typedef unitree_hg_msg_dds__LowState_ LowState;
+typedef unitree_api_msg_dds__Request_ ApiRequest;
+typedef unitree_api_msg_dds__Response_ ApiResponse;
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the sample bytes are the little-endian C layout; a big-endian host is not supported"
@@ -49,15 +59,36 @@ _Static_assert(offsetof(LowState, motor_state) == 72, "LowState_.motor_state at 
 _Static_assert(offsetof(LowState, wireless_remote) == 2032, "LowState_.wireless_remote at 2032");
 _Static_assert(offsetof(LowState, crc) == 2088, "LowState_.crc at 2088");
 
-enum { KIND_LOWCMD = 0, KIND_LOWSTATE = 1 };
+enum { KIND_LOWCMD = 0, KIND_LOWSTATE = 1, KIND_API_REQUEST = 2, KIND_API_RESPONSE = 3 };
+#define KIND_VALID(k) ((k) >= KIND_LOWCMD && (k) <= KIND_API_RESPONSE)
+#define KIND_IS_API(k) ((k) == KIND_API_REQUEST || (k) == KIND_API_RESPONSE)
+/* Bounds on Request_.parameter / Response_.data (UTF-8 bytes) and on .binary: a service's JSON
+ * answer is a few hundred bytes; these leave room without letting one sample hold the heap. */
+#define API_TEXT_MAX 65536
+#define API_BINARY_MAX 65536
 #define READER_QUEUE_MAX 256
 #define TYPE_NAME_MAX 256
 #define TOPIC_NAME_MAX 256
 
+/* The header fields of a Request_ or Response_ (lease/priority/noreply: Request_ only; code:
+ * Response_ only). */
 typedef struct {
+  int64_t identity_id;
+  int64_t api_id;
+  int64_t lease_id;
+  int32_t priority;
+  int32_t code;
+  int noreply;
+  size_t text_len;
+  size_t binary_len;
+} api_fields_t;
+
+typedef struct {
+  int kind;
   uint64_t receipt_ns;
   int64_t source_ns;
   size_t size;
+  api_fields_t api; /* api kinds: bytes[] holds text_len text bytes, then binary_len binary bytes */
   unsigned char bytes[];
 } delivery_t;
 
@@ -65,16 +96,39 @@ typedef struct {
   napi_threadsafe_function tsfn;
   dds_entity_t reader;
   dds_topic_descriptor_t *desc;
+  int kind;
   size_t size;
   atomic_uint_fast64_t received;
   atomic_uint_fast64_t dropped;
+  atomic_uint_fast64_t oversize;
   int closed;
 } reader_ctx_t;
 
-static size_t sample_size(int kind) { return kind == KIND_LOWCMD ? sizeof(LowCmd) : sizeof(LowState); }
+static size_t sample_size(int kind) {
+  switch (kind) {
+    case KIND_LOWCMD: return sizeof(LowCmd);
+    case KIND_LOWSTATE: return sizeof(LowState);
+    case KIND_API_REQUEST: return sizeof(ApiRequest);
+    default: return sizeof(ApiResponse);
+  }
+}
+
+static const char *kind_name(int kind) {
+  switch (kind) {
+    case KIND_LOWCMD: return "LowCmd_";
+    case KIND_LOWSTATE: return "LowState_";
+    case KIND_API_REQUEST: return "Request_";
+    default: return "Response_";
+  }
+}
 
 static const dds_topic_descriptor_t *base_desc(int kind) {
-  return kind == KIND_LOWCMD ? &unitree_hg_msg_dds__LowCmd__desc : &unitree_hg_msg_dds__LowState__desc;
+  switch (kind) {
+    case KIND_LOWCMD: return &unitree_hg_msg_dds__LowCmd__desc;
+    case KIND_LOWSTATE: return &unitree_hg_msg_dds__LowState__desc;
+    case KIND_API_REQUEST: return &unitree_api_msg_dds__Request__desc;
+    default: return &unitree_api_msg_dds__Response__desc;
+  }
 }
 
 static uint64_t monotonic_ns(void) {
@@ -202,11 +256,11 @@ typedef struct {
   int with_type_info;
 } endpoint_args_t;
 
-/* (participant, kind 0|1, topicName, typeName|null, withTypeInfo) */
+/* (participant, kind 0..3, topicName, typeName|null, withTypeInfo) */
 static int parse_endpoint_args(napi_env env, napi_value *argv, size_t argc, endpoint_args_t *a) {
   if (argc < 5) return 0;
   if (!get_i32(env, argv[0], &a->participant) || a->participant <= 0) return 0;
-  if (!get_i32(env, argv[1], &a->kind) || (a->kind != KIND_LOWCMD && a->kind != KIND_LOWSTATE)) return 0;
+  if (!get_i32(env, argv[1], &a->kind) || !KIND_VALID(a->kind)) return 0;
   if (!get_opt_string(env, argv[2], a->topic, sizeof a->topic) || !a->topic[0]) return 0;
   if (!get_opt_string(env, argv[3], a->type_name, sizeof a->type_name)) return 0;
   bool b;
@@ -215,15 +269,16 @@ static int parse_endpoint_args(napi_env env, napi_value *argv, size_t argc, endp
   return 1;
 }
 
-/* Writers: reliable, keep-last 1 (a newer command replaces an unsent older one;
- * a reliable writer also matches a reader that asks for reliability). */
+/* Writers: reliable (a reliable writer also matches a reader that asks for reliability);
+ * LowCmd_/LowState_ keep-last 1 (a newer command replaces an unsent older one), Request_/Response_
+ * keep-last 8 (each is a separate question or answer). */
 static napi_value create_writer(napi_env env, napi_callback_info info) {
   size_t argc = 5;
   napi_value argv[5];
   CHECK_NAPI(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   endpoint_args_t a;
   if (!parse_endpoint_args(env, argv, argc, &a))
-    return throw_arg(env, "dds: createWriter(participant, kind 0|1, topic, typeName|null, withTypeInfo)");
+    return throw_arg(env, "dds: createWriter(participant, kind 0..3, topic, typeName|null, withTypeInfo)");
   /* The descriptor must outlive the topic; a writer's lives as long as the process
    * (one per endpoint, a few hundred bytes). */
   dds_topic_descriptor_t *desc = make_desc(a.kind, a.type_name, a.with_type_info);
@@ -235,7 +290,7 @@ static napi_value create_writer(napi_env env, napi_callback_info info) {
   }
   dds_qos_t *qos = dds_create_qos();
   dds_qset_reliability(qos, DDS_RELIABILITY_RELIABLE, DDS_MSECS(10));
-  dds_qset_history(qos, DDS_HISTORY_KEEP_LAST, 1);
+  dds_qset_history(qos, DDS_HISTORY_KEEP_LAST, KIND_IS_API(a.kind) ? 8 : 1);
   dds_entity_t writer = dds_create_writer(a.participant, topic, qos, NULL);
   dds_delete_qos(qos);
   if (writer < 0) return throw_dds(env, "create_writer", writer);
@@ -252,7 +307,7 @@ static napi_value write_sample(napi_env env, napi_callback_info info) {
   int32_t writer, kind;
   if (argc < 3 || !get_i32(env, argv[0], &writer) || !get_i32(env, argv[1], &kind) ||
       (kind != KIND_LOWCMD && kind != KIND_LOWSTATE))
-    return throw_arg(env, "dds: write(writer, kind 0|1, bytes)");
+    return throw_arg(env, "dds: write(writer, kind 0|1, bytes) (Request_/Response_: writeApi)");
   bool is_ta = false;
   napi_is_typedarray(env, argv[2], &is_ta);
   if (!is_ta) return throw_arg(env, "dds: write: bytes must be a Uint8Array");
@@ -262,8 +317,8 @@ static napi_value write_sample(napi_env env, napi_callback_info info) {
   CHECK_NAPI(napi_get_typedarray_info(env, argv[2], &tt, &length, &data, NULL, NULL));
   if (tt != napi_uint8_array || length != sample_size(kind)) {
     char msg[128];
-    snprintf(msg, sizeof msg, "dds: write: %s sample must be %zu bytes, got %zu", kind ? "LowState_" : "LowCmd_",
-             sample_size(kind), length);
+    snprintf(msg, sizeof msg, "dds: write: %s sample must be %zu bytes, got %zu", kind_name(kind), sample_size(kind),
+             length);
     return throw_arg(env, msg);
   }
   union {
@@ -276,31 +331,191 @@ static napi_value write_sample(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* A BigInt (or an integral Number) that fits int64. */
+static int get_i64(napi_env env, napi_value v, int64_t *out) {
+  napi_valuetype t;
+  if (napi_typeof(env, v, &t) != napi_ok) return 0;
+  if (t == napi_bigint) {
+    bool lossless = false;
+    return napi_get_value_bigint_int64(env, v, out, &lossless) == napi_ok && lossless;
+  }
+  if (t != napi_number) return 0;
+  double d;
+  if (napi_get_value_double(env, v, &d) != napi_ok || d != (double)(int64_t)d) return 0;
+  *out = (int64_t)d;
+  return 1;
+}
+
+static napi_value named(napi_env env, napi_value obj, const char *name) {
+  napi_value v = NULL;
+  if (napi_get_named_property(env, obj, name, &v) != napi_ok) return NULL;
+  return v;
+}
+
+static napi_value throw_field(napi_env env, int kind, const char *field, const char *what) {
+  char msg[256];
+  snprintf(msg, sizeof msg, "dds: writeApi: %s.%s %s", kind_name(kind), field, what);
+  return throw_arg(env, msg);
+}
+
+/* writeApi(writer, kind 2|3, sample)
+ * Request_ sample: { identityId, apiId, leaseId: bigint, priority: int32, noreply: boolean,
+ *                    parameter: string, binary: Uint8Array }
+ * Response_ sample: { identityId, apiId: bigint, code: int32, data: string, binary: Uint8Array } */
+static napi_value write_api(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  CHECK_NAPI(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  int32_t writer, kind;
+  napi_valuetype ot;
+  if (argc < 3 || !get_i32(env, argv[0], &writer) || !get_i32(env, argv[1], &kind) || !KIND_IS_API(kind) ||
+      napi_typeof(env, argv[2], &ot) != napi_ok || ot != napi_object)
+    return throw_arg(env, "dds: writeApi(writer, kind 2|3, sample object)");
+  const int req = kind == KIND_API_REQUEST;
+  int64_t identity_id, api_id, lease_id = 0;
+  int32_t priority = 0, code = 0;
+  bool noreply = false;
+  if (!get_i64(env, named(env, argv[2], "identityId"), &identity_id))
+    return throw_field(env, kind, "header.identity.id (identityId)", "must be an int64 BigInt");
+  if (!get_i64(env, named(env, argv[2], "apiId"), &api_id))
+    return throw_field(env, kind, "header.identity.api_id (apiId)", "must be an int64 BigInt");
+  if (req) {
+    if (!get_i64(env, named(env, argv[2], "leaseId"), &lease_id))
+      return throw_field(env, kind, "header.lease.id (leaseId)", "must be an int64 BigInt");
+    if (!get_i32(env, named(env, argv[2], "priority"), &priority))
+      return throw_field(env, kind, "header.policy.priority (priority)", "must be an int32");
+    if (napi_get_value_bool(env, named(env, argv[2], "noreply"), &noreply) != napi_ok)
+      return throw_field(env, kind, "header.policy.noreply (noreply)", "must be a boolean");
+  } else if (!get_i32(env, named(env, argv[2], "code"), &code))
+    return throw_field(env, kind, "header.status.code (code)", "must be an int32");
+  const char *text_field = req ? "parameter" : "data";
+  napi_value text_v = named(env, argv[2], text_field);
+  napi_valuetype tt;
+  size_t text_len = 0;
+  if (!text_v || napi_typeof(env, text_v, &tt) != napi_ok || tt != napi_string ||
+      napi_get_value_string_utf8(env, text_v, NULL, 0, &text_len) != napi_ok)
+    return throw_field(env, kind, text_field, "must be a string");
+  if (text_len > API_TEXT_MAX) return throw_field(env, kind, text_field, "is longer than 65536 UTF-8 bytes");
+  napi_value bin_v = named(env, argv[2], "binary");
+  bool is_ta = false;
+  napi_typedarray_type bt;
+  size_t bin_len = 0;
+  void *bin_data = NULL;
+  if (!bin_v || napi_is_typedarray(env, bin_v, &is_ta) != napi_ok || !is_ta ||
+      napi_get_typedarray_info(env, bin_v, &bt, &bin_len, &bin_data, NULL, NULL) != napi_ok || bt != napi_uint8_array)
+    return throw_field(env, kind, "binary", "must be a Uint8Array");
+  if (bin_len > API_BINARY_MAX) return throw_field(env, kind, "binary", "is longer than 65536 bytes");
+  char *text = malloc(text_len + 1);
+  if (!text) return throw_arg(env, "dds: out of memory");
+  napi_get_value_string_utf8(env, text_v, text, text_len + 1, &text_len);
+  if (strlen(text) != text_len) {
+    free(text);
+    return throw_field(env, kind, text_field, "contains a NUL character (a CDR string ends at the first)");
+  }
+  dds_sequence_octet seq = {(uint32_t)bin_len, (uint32_t)bin_len, (uint8_t *)bin_data, false};
+  dds_return_t rc;
+  if (req) {
+    ApiRequest s;
+    memset(&s, 0, sizeof s);
+    s.header.identity.id = identity_id;
+    s.header.identity.api_id = api_id;
+    s.header.lease.id = lease_id;
+    s.header.policy.priority = priority;
+    s.header.policy.noreply = noreply;
+    s.parameter = text;
+    s.binary = seq;
+    rc = dds_write(writer, &s);
+  } else {
+    ApiResponse s;
+    memset(&s, 0, sizeof s);
+    s.header.identity.id = identity_id;
+    s.header.identity.api_id = api_id;
+    s.header.status.code = code;
+    s.data = text;
+    s.binary = seq;
+    rc = dds_write(writer, &s);
+  }
+  free(text);
+  if (rc < 0) return throw_dds(env, "write", rc);
+  return NULL;
+}
+
+/* Takes one Request_/Response_ into a delivery, or NULL (oversize: counted; out of memory: dropped). */
+static delivery_t *api_delivery(reader_ctx_t *ctx, void *sample) {
+  api_fields_t f;
+  memset(&f, 0, sizeof f);
+  const char *text;
+  const dds_sequence_octet *bin;
+  if (ctx->kind == KIND_API_REQUEST) {
+    const ApiRequest *r = sample;
+    f.identity_id = r->header.identity.id;
+    f.api_id = r->header.identity.api_id;
+    f.lease_id = r->header.lease.id;
+    f.priority = r->header.policy.priority;
+    f.noreply = r->header.policy.noreply ? 1 : 0;
+    text = r->parameter;
+    bin = &r->binary;
+  } else {
+    const ApiResponse *r = sample;
+    f.identity_id = r->header.identity.id;
+    f.api_id = r->header.identity.api_id;
+    f.code = r->header.status.code;
+    text = r->data;
+    bin = &r->binary;
+  }
+  f.text_len = text ? strnlen(text, API_TEXT_MAX + 1) : 0;
+  f.binary_len = bin->_buffer ? bin->_length : 0;
+  if (f.text_len > API_TEXT_MAX || f.binary_len > API_BINARY_MAX) {
+    atomic_fetch_add(&ctx->oversize, 1);
+    return NULL;
+  }
+  delivery_t *d = malloc(sizeof *d + f.text_len + f.binary_len);
+  if (!d) {
+    atomic_fetch_add(&ctx->dropped, 1);
+    return NULL;
+  }
+  d->api = f;
+  d->size = f.text_len + f.binary_len;
+  if (f.text_len) memcpy(d->bytes, text, f.text_len);
+  if (f.binary_len) memcpy(d->bytes + f.text_len, bin->_buffer, f.binary_len);
+  return d;
+}
+
 static void on_data_available(dds_entity_t rd, void *arg) {
   reader_ctx_t *ctx = arg;
   union {
     LowCmd cmd;
     LowState state;
+    ApiRequest request;
+    ApiResponse response;
   } sample;
   void *samples[1] = {&sample};
   dds_sample_info_t si;
   for (;;) {
     /* Zeroed first: Cyclone fills the fields only, and the bytes handed on carry
-     * zero padding, as the CRC convention wants. */
+     * zero padding, as the CRC convention wants (and an api sample's string and
+     * sequence start empty, so Cyclone allocates them; freed below). */
     memset(&sample, 0, sizeof sample);
     dds_return_t n = dds_take(rd, samples, &si, 1, 1);
     if (n <= 0) break;
-    if (!si.valid_data) continue;
-    uint64_t now = monotonic_ns();
-    delivery_t *d = malloc(sizeof *d + ctx->size);
-    if (!d) {
-      atomic_fetch_add(&ctx->dropped, 1);
-      continue;
+    delivery_t *d = NULL;
+    if (KIND_IS_API(ctx->kind)) {
+      if (si.valid_data) d = api_delivery(ctx, &sample);
+      dds_sample_free(&sample, ctx->desc, DDS_FREE_CONTENTS);
+      if (!d) continue;
+    } else {
+      if (!si.valid_data) continue;
+      d = malloc(sizeof *d + ctx->size);
+      if (!d) {
+        atomic_fetch_add(&ctx->dropped, 1);
+        continue;
+      }
+      d->size = ctx->size;
+      memcpy(d->bytes, &sample, ctx->size);
     }
-    d->receipt_ns = now;
+    d->kind = ctx->kind;
+    d->receipt_ns = monotonic_ns();
     d->source_ns = si.source_timestamp;
-    d->size = ctx->size;
-    memcpy(d->bytes, &sample, ctx->size);
     if (napi_call_threadsafe_function(ctx->tsfn, d, napi_tsfn_nonblocking) != napi_ok) {
       free(d);
       atomic_fetch_add(&ctx->dropped, 1);
@@ -308,6 +523,33 @@ static void on_data_available(dds_entity_t rd, void *arg) {
       atomic_fetch_add(&ctx->received, 1);
     }
   }
+}
+
+static int set_prop(napi_env env, napi_value obj, const char *name, napi_value v) {
+  return napi_set_named_property(env, obj, name, v) == napi_ok;
+}
+
+/* The JS object of a delivered Request_/Response_ (the writeApi field names). */
+static int api_object(napi_env env, const delivery_t *d, napi_value *out) {
+  const api_fields_t *f = &d->api;
+  napi_value v;
+  void *copy;
+  if (napi_create_object(env, out) != napi_ok) return 0;
+  if (napi_create_bigint_int64(env, f->identity_id, &v) != napi_ok || !set_prop(env, *out, "identityId", v)) return 0;
+  if (napi_create_bigint_int64(env, f->api_id, &v) != napi_ok || !set_prop(env, *out, "apiId", v)) return 0;
+  if (d->kind == KIND_API_REQUEST) {
+    if (napi_create_bigint_int64(env, f->lease_id, &v) != napi_ok || !set_prop(env, *out, "leaseId", v)) return 0;
+    if (napi_create_int32(env, f->priority, &v) != napi_ok || !set_prop(env, *out, "priority", v)) return 0;
+    if (napi_get_boolean(env, f->noreply != 0, &v) != napi_ok || !set_prop(env, *out, "noreply", v)) return 0;
+  } else if (napi_create_int32(env, f->code, &v) != napi_ok || !set_prop(env, *out, "code", v))
+    return 0;
+  if (napi_create_string_utf8(env, (const char *)d->bytes, f->text_len, &v) != napi_ok ||
+      !set_prop(env, *out, d->kind == KIND_API_REQUEST ? "parameter" : "data", v))
+    return 0;
+  if (napi_create_buffer_copy(env, f->binary_len, d->bytes + f->text_len, &copy, &v) != napi_ok ||
+      !set_prop(env, *out, "binary", v))
+    return 0;
+  return 1;
 }
 
 static void call_js(napi_env env, napi_value js_cb, void *context, void *data) {
@@ -319,8 +561,16 @@ static void call_js(napi_env env, napi_value js_cb, void *context, void *data) {
   }
   napi_value argv[3], undef;
   void *copy_ptr;
-  if (napi_create_buffer_copy(env, d->size, d->bytes, &copy_ptr, &argv[0]) != napi_ok ||
-      napi_create_bigint_uint64(env, d->receipt_ns, &argv[1]) != napi_ok ||
+  if (KIND_IS_API(d->kind)) {
+    if (!api_object(env, d, &argv[0])) {
+      free(d);
+      return;
+    }
+  } else if (napi_create_buffer_copy(env, d->size, d->bytes, &copy_ptr, &argv[0]) != napi_ok) {
+    free(d);
+    return;
+  }
+  if (napi_create_bigint_uint64(env, d->receipt_ns, &argv[1]) != napi_ok ||
       napi_create_bigint_int64(env, d->source_ns, &argv[2]) != napi_ok || napi_get_undefined(env, &undef) != napi_ok) {
     free(d);
     return;
@@ -343,7 +593,8 @@ static void finalize_reader_external(napi_env env, void *data, void *hint) {
   /* The context is owned by the thread-safe function; closeReader releases it. */
 }
 
-/* createReader(participant, kind, topic, typeName|null, withTypeInfo, onSample(bytes, receiptNs, sourceNs))
+/* createReader(participant, kind, topic, typeName|null, withTypeInfo, onSample(sample, receiptNs, sourceNs))
+ * sample: the bytes (LowCmd_/LowState_) or the object of writeApi (Request_/Response_).
  * Readers: best effort, keep-last 8 (they match a reliable or best-effort writer). */
 static napi_value create_reader(napi_env env, napi_callback_info info) {
   size_t argc = 6;
@@ -353,12 +604,14 @@ static napi_value create_reader(napi_env env, napi_callback_info info) {
   napi_valuetype cbt;
   if (!parse_endpoint_args(env, argv, argc, &a) || argc < 6 || napi_typeof(env, argv[5], &cbt) != napi_ok ||
       cbt != napi_function)
-    return throw_arg(env, "dds: createReader(participant, kind 0|1, topic, typeName|null, withTypeInfo, onSample)");
+    return throw_arg(env, "dds: createReader(participant, kind 0..3, topic, typeName|null, withTypeInfo, onSample)");
   reader_ctx_t *ctx = calloc(1, sizeof *ctx);
   if (!ctx) return throw_arg(env, "dds: out of memory");
+  ctx->kind = a.kind;
   ctx->size = sample_size(a.kind);
   atomic_init(&ctx->received, 0);
   atomic_init(&ctx->dropped, 0);
+  atomic_init(&ctx->oversize, 0);
   napi_value name;
   CHECK_NAPI(napi_create_string_utf8(env, "ddsReader", NAPI_AUTO_LENGTH, &name));
   if (napi_create_threadsafe_function(env, argv[5], NULL, name, READER_QUEUE_MAX, 1, ctx, finalize_reader_ctx, NULL,
@@ -417,7 +670,7 @@ static napi_value close_reader(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* readerStats(reader) -> { received, dropped, matched } */
+/* readerStats(reader) -> { received, dropped, oversize, matched } */
 static napi_value reader_stats(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
@@ -429,13 +682,15 @@ static napi_value reader_stats(napi_env env, napi_callback_info info) {
     dds_subscription_matched_status_t st;
     if (dds_get_subscription_matched_status(ctx->reader, &st) == 0) matched = (int32_t)st.current_count;
   }
-  napi_value out, r, d, m;
+  napi_value out, r, d, o, m;
   CHECK_NAPI(napi_create_object(env, &out));
   CHECK_NAPI(napi_create_double(env, (double)atomic_load(&ctx->received), &r));
   CHECK_NAPI(napi_create_double(env, (double)atomic_load(&ctx->dropped), &d));
+  CHECK_NAPI(napi_create_double(env, (double)atomic_load(&ctx->oversize), &o));
   CHECK_NAPI(napi_create_int32(env, matched, &m));
   CHECK_NAPI(napi_set_named_property(env, out, "received", r));
   CHECK_NAPI(napi_set_named_property(env, out, "dropped", d));
+  CHECK_NAPI(napi_set_named_property(env, out, "oversize", o));
   CHECK_NAPI(napi_set_named_property(env, out, "matched", m));
   return out;
 }
@@ -455,15 +710,14 @@ static napi_value writer_matched(napi_env env, napi_callback_info info) {
   return out;
 }
 
-/* typeInfo(kind) -> { typeName, size, typeInformation: Buffer } (the XTypes
+/* typeInfo(kind) -> { typeName, size (of the C struct), typeInformation: Buffer } (the XTypes
  * type information idlc generated, whose type identifiers peers compare). */
 static napi_value type_info(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
   CHECK_NAPI(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   int32_t kind;
-  if (argc < 1 || !get_i32(env, argv[0], &kind) || (kind != KIND_LOWCMD && kind != KIND_LOWSTATE))
-    return throw_arg(env, "dds: typeInfo(kind 0|1)");
+  if (argc < 1 || !get_i32(env, argv[0], &kind) || !KIND_VALID(kind)) return throw_arg(env, "dds: typeInfo(kind 0..3)");
   const dds_topic_descriptor_t *d = base_desc(kind);
   napi_value out, n, s, b;
   void *copy;
@@ -493,6 +747,7 @@ static napi_value init(napi_env env, napi_value exports) {
       {"deleteEntity", NULL, delete_entity, NULL, NULL, NULL, napi_default, NULL},
       {"createWriter", NULL, create_writer, NULL, NULL, NULL, napi_default, NULL},
       {"write", NULL, write_sample, NULL, NULL, NULL, napi_default, NULL},
+      {"writeApi", NULL, write_api, NULL, NULL, NULL, napi_default, NULL},
       {"createReader", NULL, create_reader, NULL, NULL, NULL, napi_default, NULL},
       {"closeReader", NULL, close_reader, NULL, NULL, NULL, napi_default, NULL},
       {"readerStats", NULL, reader_stats, NULL, NULL, NULL, napi_default, NULL},

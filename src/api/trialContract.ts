@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import type { ClipDto } from './contract';
-import { RUNNER_MOTOR_MODES, WBC_STATES, type RunnerMotorMode, type WbcState } from '../domain/bridge/g1BridgeContract';
+import {
+  MOTION_SWITCHER_ANSWER_KINDS,
+  RUNNER_MOTOR_MODES,
+  WBC_STATES,
+  type MotionSwitcherAnswerKind,
+  type RunnerMotorMode,
+  type WbcState,
+} from '../domain/bridge/g1BridgeContract';
 import { campaignDirSchema } from './qualificationContract';
 
 // The real-robot part of the console API (issue 6 item 9; DESIGN §6, §8): the serial interlock
@@ -292,6 +299,16 @@ export const robotLinkStatusSchema = z.strictObject({
       lowstateAgeMs: nullableFinite,
       interface: z.string().max(64),
       domain: z.number().int().min(0),
+      /** The motion switcher's last answer to the runner's CheckMode (asked at prepare); null before one. */
+      motionSwitcher: z
+        .strictObject({
+          answer: z.enum(MOTION_SWITCHER_ANSWER_KINDS as [MotionSwitcherAnswerKind, ...MotionSwitcherAnswerKind[]]),
+          mode: z.string().max(64).nullable(),
+          allowed: z.boolean(),
+          detail: z.string().max(500),
+        })
+        .nullable()
+        .optional(),
     })
     .nullable()
     .optional(),

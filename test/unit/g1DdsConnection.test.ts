@@ -216,7 +216,19 @@ describe('wbc_status.runner: validated where it enters', () => {
       lowstateAgeMs: 4.2,
       interface: 'eth0',
       domain: 0,
+      motionSwitcher: null,
     });
+    // The motion switcher's last answer passes through; a malformed one is refused with its field.
+    const ms = {
+      answer: 'mode',
+      mode: 'ai',
+      allowed: false,
+      detail: 'g1-runner: motion switcher: "ai" owns the motors',
+    };
+    const withMs = decodeWbcStatus(status({ ...RUNNER, motion_switcher: ms }));
+    expect(withMs.ok && runnerFigures(withMs.value.runner!).motionSwitcher).toEqual(ms);
+    const badMs = decodeWbcStatus(status({ ...RUNNER, motion_switcher: { ...ms, answer: 'maybe' } }));
+    expect(badMs.ok ? '' : badMs.reason).toMatch(/runner\.motion_switcher\.answer: must be one of free, mode/);
     // Absent (a simulator, the emulator): still a valid status.
     const plain = decodeWbcStatus(JSON.stringify({ state: 'idle', clip_id: null, frame: null }));
     expect(plain.ok && plain.value.runner).toBeUndefined();
@@ -263,6 +275,18 @@ describe('Trial runner: the runner figures', () => {
       ['lowstate', '4.2 ms', 'ok'],
       ['dds', 'eth0 · 0', 'muted'],
     ]);
+  });
+
+  it('shows the motion switcher: a mode owning the motors red, no mode green, silence amber', () => {
+    const sw = (answer: 'free' | 'mode' | 'no_answer', allowed: boolean) =>
+      runnerStatusView(
+        link({ ...fig, motionSwitcher: { answer, mode: answer === 'mode' ? 'ai' : null, allowed, detail: 'd' } }),
+      )!.find((f) => f.key === 'switcher')!;
+    expect([sw('mode', false).value, sw('mode', false).tone]).toEqual(['MODE ai', 'bad']);
+    expect([sw('free', true).value, sw('free', true).tone]).toEqual(['no mode', 'ok']);
+    expect([sw('no_answer', true).value, sw('no_answer', true).tone]).toEqual(['no answer', 'warn']);
+    // Negative control: before any answer there is no such figure.
+    expect(runnerStatusView(link(fig))!.some((f) => f.key === 'switcher')).toBe(false);
   });
 
   it('flags damping, a slow command rate, CRC errors, the remote stop and an old lowstate', () => {

@@ -9,7 +9,7 @@ import type { RobotLinkStatusDto } from '../../../src/api/contract';
 export type Tone = 'ok' | 'warn' | 'bad' | 'muted';
 
 export interface RunnerFigureView {
-  key: 'mode' | 'lowcmd' | 'crc' | 'remote' | 'lowstate' | 'dds';
+  key: 'mode' | 'lowcmd' | 'crc' | 'remote' | 'lowstate' | 'dds' | 'switcher';
   label: string;
   value: string;
   tone: Tone;
@@ -42,7 +42,8 @@ export function runnerStatusView(link: RobotLinkStatusDto | null | undefined): R
   const mode = MODE_VIEW[r.mode];
   const hz = r.lowcmdHz;
   const age = r.lowstateAgeMs;
-  return [
+  const switcher = r.motionSwitcher;
+  const figures: RunnerFigureView[] = [
     { key: 'mode', label: 'motors', value: r.mode.toUpperCase(), tone: mode.tone, title: mode.title },
     {
       key: 'lowcmd',
@@ -83,4 +84,21 @@ export function runnerStatusView(link: RobotLinkStatusDto | null | undefined): R
       title: `network interface ${r.interface}, domain ${r.domain}`,
     },
   ];
+  // The motion switcher's last answer (asked at prepare): a mode owning the motors is red, silence amber.
+  if (switcher)
+    figures.push({
+      key: 'switcher',
+      label: 'motion switcher',
+      value:
+        switcher.answer === 'mode'
+          ? `MODE ${switcher.mode ?? '?'}`
+          : switcher.answer === 'free'
+            ? 'no mode'
+            : switcher.answer === 'no_answer'
+              ? 'no answer'
+              : switcher.answer,
+      tone: !switcher.allowed ? 'bad' : switcher.answer === 'free' ? 'ok' : 'warn',
+      title: switcher.detail,
+    });
+  return figures;
 }

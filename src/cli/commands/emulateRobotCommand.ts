@@ -18,6 +18,7 @@ import { startG1DdsEmulator } from '../../services/robotEmulator/g1DdsEmulator';
 import { G1_29DOF_MODE_MACHINE } from '../../services/robotEmulator/g1DdsPlant';
 import { startRobotEmulator } from '../../services/robotEmulator/robotEmulator';
 import { LOW_CMD_TOPIC, LOW_STATE_TOPIC } from '../../domain/robotLink/unitreeHgWire';
+import { MOTION_SWITCHER_TOPICS } from '../../domain/robotLink/unitreeApiWire';
 import {
   numberOption,
   parse,
@@ -54,6 +55,7 @@ const usage = `usage: motionbench emulate-robot --port N [--host 127.0.0.1] [--m
 Prints the ws:// URL once listening; logs to stderr; Ctrl+C (SIGINT) or SIGTERM stops it cleanly.
 
 usage: motionbench emulate-robot --dds --interface <name> [--domain <id>] [--port N] [--gantry] [--mode-machine N]
+                                 [--motion-mode <name>]
                                  [--model <mjcf>] [--profile <name|json>] [--seed N] [--fault <spec>]… [--no-control] [--json]
   A G1 on the wire (docs/ROBOT_EMULATOR.md "G1 on DDS"): publishes ${LOW_STATE_TOPIC} (unitree_hg LowState_, CRC) at
   500 Hz and applies ${LOW_CMD_TOPIC} as the G1's motor drivers do (per-motor PD + feed-forward at every 2 ms physics
@@ -63,6 +65,9 @@ usage: motionbench emulate-robot --dds --interface <name> [--domain <id>] [--por
   --port N         TCP port of ${EMULATOR_CONTROL_TOPIC} (default 0 = any free port; faults, remote, gantry, status)
   --gantry         start lifted on the gantry instead of standing on the floor
   --mode-machine N LowState_.mode_machine (default ${G1_29DOF_MODE_MACHINE}: a G1 29-DoF)
+  --motion-mode M  serve the motion switcher (${MOTION_SWITCHER_TOPICS.request}): CheckMode answers mode M
+                   ("ai", "normal", …: a high-level mode owns the motors; "" = none, low-level control free).
+                   Default: no service, as a simulator
   --fault S        as above, plus nothing new (remote and gantry go through ${EMULATOR_CONTROL_TOPIC})`;
 
 export interface EmulateRobotDeps {
@@ -94,11 +99,12 @@ export function makeEmulateRobotCommand(deps: EmulateRobotDeps = { untilStopped:
           domain: { type: 'string' },
           gantry: { type: 'boolean' },
           'mode-machine': { type: 'string' },
+          'motion-mode': { type: 'string' },
         },
         usage,
       );
       if (values.dds) return runDds(values, io, deps);
-      for (const k of ['interface', 'domain', 'gantry', 'mode-machine'] as const)
+      for (const k of ['interface', 'domain', 'gantry', 'mode-machine', 'motion-mode'] as const)
         if (values[k] !== undefined) throw new UsageError(`--${k} needs --dds\n${usage}`);
       const port = portOption(values.port);
       if (port === undefined) throw new UsageError(`--port is required (0 = any free port)\n${usage}`);
@@ -183,7 +189,11 @@ interface DdsValues {
   domain?: string;
   gantry?: boolean;
   'mode-machine'?: string;
+  'motion-mode'?: string;
 }
+
+/** A motion switcher mode name as Unitree's examples spell them ("ai", "normal", "ai-w"), or "". */
+const MOTION_MODE_NAME = /^[A-Za-z0-9_-]{0,64}$/;
 
 /** `emulate-robot --dds`: the G1 on the wire. */
 async function runDds(values: DdsValues, io: CliIo, deps: EmulateRobotDeps): Promise<number> {
@@ -206,6 +216,9 @@ async function runDds(values: DdsValues, io: CliIo, deps: EmulateRobotDeps): Pro
       (v) => Number.isInteger(v) && v >= 0 && v <= 255,
       'an integer in 0..255',
     ) ?? G1_29DOF_MODE_MACHINE;
+  const motionMode = values['motion-mode'];
+  if (motionMode !== undefined && !MOTION_MODE_NAME.test(motionMode))
+    throw new UsageError(`--motion-mode must be "" or a mode name (letters, digits, - and _), got "${motionMode}"`);
   const seed = numberOption(values.seed, 'seed', (v) => Number.isSafeInteger(v) && v >= 0, 'an integer ≥ 0');
   const port = portOption(values.port) ?? 0;
   const host = values.host ?? '127.0.0.1';
@@ -228,6 +241,8 @@ async function runDds(values: DdsValues, io: CliIo, deps: EmulateRobotDeps): Pro
     seed,
     modeMachine,
     startOnGantry: values.gantry === true,
+    // No `form`: Unitree publishes no G1 value for it, and the SDK's JSON leaves an empty form out.
+    motionMode: motionMode === undefined ? null : { name: motionMode, form: '' },
     controlPort: values['no-control'] ? null : port,
     controlHost: host,
     faults,
@@ -238,6 +253,14 @@ async function runDds(values: DdsValues, io: CliIo, deps: EmulateRobotDeps): Pro
       dds: { interface: iface, domain: domainId, state_topic: LOW_STATE_TOPIC, command_topic: LOW_CMD_TOPIC },
       state_rate_hz: Math.round(1 / emu.plant.dtS),
       mode_machine: modeMachine,
+      motion_switcher:
+        motionMode === undefined
+          ? null
+          : {
+              request_topic: MOTION_SWITCHER_TOPICS.request,
+              response_topic: MOTION_SWITCHER_TOPICS.response,
+              mode: motionMode,
+            },
       control_url: emu.controlUrl,
       control_topic: emu.controlUrl ? EMULATOR_CONTROL_TOPIC : null,
       on_gantry: emu.plant.onGantry,

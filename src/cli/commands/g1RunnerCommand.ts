@@ -5,6 +5,7 @@ import {
   LOWSTATE_STALE_MS,
   type AfterClip,
 } from '../../domain/g1Runner/g1RunnerSafety';
+import { MOTION_SWITCHER_TOPICS, SDK_CLIENT_TIMEOUT_MS } from '../../domain/robotLink/unitreeApiWire';
 import { startG1Runner } from '../../services/g1Runner/g1Runner';
 import { setAutogroupNice } from '../../services/os/threadPriority';
 import { DEFAULT_MODEL_FILE } from '../../services/robot/loadRobotProfile';
@@ -22,7 +23,8 @@ import {
 
 // `motionbench g1-runner`: the robot side of g1-bridge/1 for a Unitree G1 over DDS (docs/G1_RUNNER.md).
 
-const usage = `usage: motionbench g1-runner --interface <name> --after-clip gantry|standing_policy [--standing-policy <folder>] [--domain 0] [--port N] [--host 127.0.0.1] [--model <mjcf>] [--interlock-trips <socket>] [--json]
+const usage = `usage: motionbench g1-runner --interface <name> --after-clip gantry|standing_policy [--standing-policy <folder>] [--domain 0] [--port N]
+                            [--host 127.0.0.1] [--model <mjcf>] [--interlock-trips <socket>] [--motion-switcher-timeout-ms N] [--json]
   Serves ${G1_BRIDGE_CONTRACT} (docs/G1_BRIDGE.md) to the console and drives the Unitree G1 found on the
   network interface over Cyclone DDS (rt/lowstate in, rt/lowcmd out at 500 Hz; docs/G1_RUNNER.md).
   The motors start damped (kp 0, kd 3). prepare ramps to the clip's start pose (FixStand gains, ≥ 3 s),
@@ -32,6 +34,8 @@ const usage = `usage: motionbench g1-runner --interface <name> --after-clip gant
   clip end with its own gains; a fall while standing damps).
   Watchdogs: lowstate older than ${LOWSTATE_STALE_MS} ms → damp; console silent ${CONSOLE_SILENT_HOLD_MS} ms → hold,
   ${CONSOLE_SILENT_DAMP_MS} ms → damp; non-finite or out-of-range state → damp; wireless remote L2 + B → damp.
+  prepare first asks the robot's motion switcher (${MOTION_SWITCHER_TOPICS.request}, CheckMode): a high-level mode
+  owning the motors refuses; no answer (a simulator) goes on, said in the trace.
   --interface I    network interface of the robot's wired link (lo: the loopback configuration for tests)
   --domain N       DDS domain id (default 0, as a G1 uses)
   --after-clip W   what keeps the robot up after a clip: gantry | standing_policy (operator-declared)
@@ -42,6 +46,7 @@ const usage = `usage: motionbench g1-runner --interface <name> --after-clip gant
   --model F        MJCF of the robot: joint ranges and effort limits (default our G1 in assets/)
   --interlock-trips S  listen on Unix socket S for the interlock keeper's e-stops (the console's
                    trial --interlock-runner S): the box's e-stop damps here, episode estop, whatever the console does
+  --motion-switcher-timeout-ms N  how long prepare waits for CheckMode's answer (default ${SDK_CLIENT_TIMEOUT_MS}: the SDK client's)
   --json           print {url, port, interface, domain, stamp_origin_unix_ms} as JSON once listening
 Ctrl+C (SIGINT) or SIGTERM damps the motors and stops.`;
 
@@ -66,6 +71,7 @@ export function makeG1RunnerCommand(deps: G1RunnerDeps = { untilStopped: untilSi
           host: { type: 'string' },
           model: { type: 'string' },
           'interlock-trips': { type: 'string' },
+          'motion-switcher-timeout-ms': { type: 'string' },
           json: { type: 'boolean' },
         },
         usage,
@@ -97,6 +103,13 @@ export function makeG1RunnerCommand(deps: G1RunnerDeps = { untilStopped: untilSi
         }
       } else if (standingPolicyPath)
         throw new UsageError('--standing-policy is used only with --after-clip standing_policy');
+      const motionSwitcherTimeoutMs =
+        numberOption(
+          values['motion-switcher-timeout-ms'],
+          'motion-switcher-timeout-ms',
+          (v) => Number.isInteger(v) && v >= 10 && v <= 60_000,
+          'an integer in 10..60000 (ms)',
+        ) ?? SDK_CLIENT_TIMEOUT_MS;
       const port = portOption(values.port) ?? 0;
       const host = values.host ?? '127.0.0.1';
       // The runner keeps time: its session gets the timekeepers' weight where the kernel groups by session.
@@ -108,6 +121,7 @@ export function makeG1RunnerCommand(deps: G1RunnerDeps = { untilStopped: untilSi
         host,
         afterClip,
         ...(standingPolicyPath ? { standingPolicyPath } : {}),
+        motionSwitcherTimeoutMs,
         modelFile: values.model ?? DEFAULT_MODEL_FILE,
         ...(values['interlock-trips'] ? { interlockTripSocket: values['interlock-trips'] } : {}),
         log: (line) => io.stderr(`${line}\n`),

@@ -225,6 +225,29 @@ export interface RunnerStatus {
   /** DDS network interface and domain id the runner drives. */
   interface: string;
   domain: number;
+  /** Optional: the motion switcher's last answer (asked at `prepare`); null before the first. */
+  motion_switcher?: RunnerMotionSwitcherStatus | null;
+}
+
+/** What the robot's motion switcher said to the runner's last CheckMode (docs/G1_RUNNER.md "Motion switcher"). */
+export type MotionSwitcherAnswerKind = 'free' | 'mode' | 'error' | 'unreadable' | 'no_answer';
+export const MOTION_SWITCHER_ANSWER_KINDS: readonly MotionSwitcherAnswerKind[] = [
+  'free',
+  'mode',
+  'error',
+  'unreadable',
+  'no_answer',
+];
+
+export interface RunnerMotionSwitcherStatus {
+  /** free: no high-level mode; mode: one owns the motors; error/unreadable: an unusable answer; no_answer: silence. */
+  answer: MotionSwitcherAnswerKind;
+  /** The mode's name when answer is `mode`, else null. */
+  mode: string | null;
+  /** Whether prepare went on under this answer. */
+  allowed: boolean;
+  /** The runner's trace line for it. */
+  detail: string;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -26,6 +26,8 @@ import {
   type WbcStatusMsg,
   RUNNER_MOTOR_MODES,
   type RunnerStatus,
+  type RunnerMotionSwitcherStatus,
+  MOTION_SWITCHER_ANSWER_KINDS,
 } from './g1BridgeContract';
 
 // Validators for every `g1-bridge/1` message. They never throw into the caller: each returns
@@ -333,6 +335,19 @@ function readRunnerStatus(v: unknown, path: string): RunnerStatus {
     lowstate_age_ms: nullable(figure)(need('lowstate_age_ms'), join(path, 'lowstate_age_ms')),
     interface: str(o.interface, join(path, 'interface')),
     domain: int(o.domain, join(path, 'domain'), 0, 232),
+    ...(o.motion_switcher === undefined
+      ? {}
+      : { motion_switcher: nullable(readMotionSwitcher)(o.motion_switcher, join(path, 'motion_switcher')) }),
+  };
+}
+
+function readMotionSwitcher(v: unknown, path: string): RunnerMotionSwitcherStatus {
+  const o = obj(v, path);
+  return {
+    answer: oneOf(o.answer, join(path, 'answer'), MOTION_SWITCHER_ANSWER_KINDS),
+    mode: nullable((x, p) => str(x, p))(o.mode === undefined ? null : o.mode, join(path, 'mode')),
+    allowed: bool(o.allowed, join(path, 'allowed')),
+    detail: str(o.detail, join(path, 'detail')),
   };
 }
 

@@ -40,6 +40,14 @@ export function runnerFigures(r: RunnerStatus): RunnerFiguresDto {
     lowstateAgeMs: r.lowstate_age_ms,
     interface: r.interface.slice(0, 64),
     domain: r.domain,
+    motionSwitcher: r.motion_switcher
+      ? {
+          answer: r.motion_switcher.answer,
+          mode: r.motion_switcher.mode === null ? null : r.motion_switcher.mode.slice(0, 64),
+          allowed: r.motion_switcher.allowed,
+          detail: r.motion_switcher.detail.slice(0, 500),
+        }
+      : null,
   };
 }
 

@@ -1,18 +1,26 @@
 // The G1's DDS link through Eclipse Cyclone DDS (libddsc), via the Node-API addon in native/dds.
-// Samples cross as the packed C struct bytes of src/domain/robotLink/unitreeHgWire.ts; DDS threads take
+// LowCmd_/LowState_ samples cross as the packed C struct bytes of src/domain/robotLink/unitreeHgWire.ts;
+// unitree_api Request_/Response_ samples as the objects of src/domain/robotLink/unitreeApiWire.ts
+// (text and binary bounded by the addon: longer is refused on write, dropped and counted on
+// receipt). DDS threads take
 // them and queue them to this thread (bounded; overflow is dropped and counted), so a busy event
 // loop delays delivery but never stalls DDS. Discovery, serialization and transport are Cyclone's.
 
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import type { ApiRequest, ApiResponse } from '../../domain/robotLink/unitreeApiWire';
 import { LOW_CMD_BYTES, LOW_CMD_TOPIC, LOW_STATE_BYTES, LOW_STATE_TOPIC } from '../../domain/robotLink/unitreeHgWire';
 
 /** Where `npm run build:dds` (node-gyp in native/dds) puts the addon. */
 export const DDS_ADDON_PATH = fileURLToPath(new URL('../../../native/dds/build/Release/ddslink.node', import.meta.url));
 
-export const DDS_KIND = { lowCmd: 0, lowState: 1 } as const;
+export const DDS_KIND = { lowCmd: 0, lowState: 1, apiRequest: 2, apiResponse: 3 } as const;
 export type DdsKind = (typeof DDS_KIND)[keyof typeof DDS_KIND];
+export type DdsStructKind = typeof DDS_KIND.lowCmd | typeof DDS_KIND.lowState;
+export type DdsApiKind = typeof DDS_KIND.apiRequest | typeof DDS_KIND.apiResponse;
+/** The sample object of an api kind. */
+export type ApiSampleOf<K extends DdsApiKind> = K extends typeof DDS_KIND.apiRequest ? ApiRequest : ApiResponse;
 
 interface ReaderHandle {
   readonly __readerHandle: unique symbol;
@@ -29,19 +37,29 @@ export interface DdsAddon {
     typeName: string | null,
     withTypeInfo: boolean,
   ): number;
-  write(writer: number, kind: DdsKind, bytes: Uint8Array): void;
+  write(writer: number, kind: DdsStructKind, bytes: Uint8Array): void;
+  writeApi(writer: number, kind: DdsApiKind, sample: ApiRequest | ApiResponse): void;
   createReader(
     participant: number,
     kind: DdsKind,
     topic: string,
     typeName: string | null,
     withTypeInfo: boolean,
-    onSample: (bytes: Buffer, receiptNs: bigint, sourceNs: bigint) => void,
+    onSample: (sample: Buffer | ApiRequest | ApiResponse, receiptNs: bigint, sourceNs: bigint) => void,
   ): ReaderHandle;
   closeReader(reader: ReaderHandle): void;
-  readerStats(reader: ReaderHandle): { received: number; dropped: number; matched: number };
+  readerStats(reader: ReaderHandle): ReaderStats;
   writerMatched(writer: number): number;
   typeInfo(kind: DdsKind): { typeName: string; size: number; typeInformation: Buffer };
+}
+
+export interface ReaderStats {
+  received: number;
+  /** Samples that found the delivery queue full. */
+  dropped: number;
+  /** Request_/Response_ samples whose text or binary exceeded the addon's bounds. */
+  oversize: number;
+  matched: number;
 }
 
 let cached: DdsAddon | undefined;
@@ -96,7 +114,7 @@ export class DdsWriter {
   constructor(
     private readonly addon: DdsAddon,
     readonly handle: number,
-    readonly kind: DdsKind,
+    readonly kind: DdsStructKind,
   ) {}
 
   write(bytes: Uint8Array): void {
@@ -108,6 +126,30 @@ export class DdsWriter {
   }
 }
 
+/** A writer of unitree_api Request_ or Response_. */
+export class DdsApiWriter<K extends DdsApiKind> {
+  constructor(
+    private readonly addon: DdsAddon,
+    readonly handle: number,
+    readonly kind: K,
+  ) {}
+
+  /** Throws a TypeError naming the field on a value the type cannot carry or the bounds refuse. */
+  write(sample: ApiSampleOf<K>): void {
+    this.addon.writeApi(this.handle, this.kind, sample);
+  }
+
+  matchedReaders(): number {
+    return this.addon.writerMatched(this.handle);
+  }
+}
+
+export interface DdsApiSample<T> {
+  sample: T;
+  /** CLOCK_MONOTONIC at DDS receipt, ns. */
+  receiptNs: bigint;
+}
+
 export class DdsReader {
   private closed = false;
   constructor(
@@ -115,7 +157,7 @@ export class DdsReader {
     private readonly handle: ReaderHandle,
   ) {}
 
-  stats(): { received: number; dropped: number; matched: number } {
+  stats(): ReaderStats {
     return this.addon.readerStats(this.handle);
   }
 
@@ -144,7 +186,7 @@ export class DdsParticipant {
     return new DdsParticipant(addon, participant, domain);
   }
 
-  writer(kind: DdsKind, options: EndpointOptions = {}): DdsWriter {
+  writer(kind: DdsStructKind, options: EndpointOptions = {}): DdsWriter {
     const topic = options.topic ?? (kind === DDS_KIND.lowCmd ? LOW_CMD_TOPIC : LOW_STATE_TOPIC);
     const h = this.addon.createWriter(
       this.handle,
@@ -156,7 +198,7 @@ export class DdsParticipant {
     return new DdsWriter(this.addon, h, kind);
   }
 
-  reader(kind: DdsKind, onSample: (sample: DdsSample) => void, options: EndpointOptions = {}): DdsReader {
+  reader(kind: DdsStructKind, onSample: (sample: DdsSample) => void, options: EndpointOptions = {}): DdsReader {
     const topic = options.topic ?? (kind === DDS_KIND.lowCmd ? LOW_CMD_TOPIC : LOW_STATE_TOPIC);
     const size = kind === DDS_KIND.lowCmd ? LOW_CMD_BYTES : LOW_STATE_BYTES;
     const h = this.addon.createReader(
@@ -166,7 +208,45 @@ export class DdsParticipant {
       options.typeName ?? null,
       options.withTypeInformation ?? true,
       (bytes, receiptNs, sourceNs) => {
-        if (bytes.length === size) onSample({ bytes, receiptNs, sourceNs });
+        if (Buffer.isBuffer(bytes) && bytes.length === size) onSample({ bytes, receiptNs, sourceNs });
+      },
+    );
+    const reader = new DdsReader(this.addon, h);
+    this.readers.push(reader);
+    return reader;
+  }
+
+  /** A Request_/Response_ writer on `topic` (a service's topics: unitreeApiWire.serviceTopics). */
+  apiWriter<K extends DdsApiKind>(
+    kind: K,
+    topic: string,
+    options: Omit<EndpointOptions, 'topic'> = {},
+  ): DdsApiWriter<K> {
+    const h = this.addon.createWriter(
+      this.handle,
+      kind,
+      topic,
+      options.typeName ?? null,
+      options.withTypeInformation ?? true,
+    );
+    return new DdsApiWriter(this.addon, h, kind);
+  }
+
+  /** A Request_/Response_ reader on `topic`; samples arrive on this thread. */
+  apiReader<K extends DdsApiKind>(
+    kind: K,
+    topic: string,
+    onSample: (s: DdsApiSample<ApiSampleOf<K>>) => void,
+    options: Omit<EndpointOptions, 'topic'> = {},
+  ): DdsReader {
+    const h = this.addon.createReader(
+      this.handle,
+      kind,
+      topic,
+      options.typeName ?? null,
+      options.withTypeInformation ?? true,
+      (sample, receiptNs) => {
+        if (!Buffer.isBuffer(sample)) onSample({ sample: sample as ApiSampleOf<K>, receiptNs });
       },
     );
     const reader = new DdsReader(this.addon, h);

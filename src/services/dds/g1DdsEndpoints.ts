@@ -47,7 +47,8 @@ export interface LinkCounters {
 }
 
 abstract class G1DdsEnd<In, Out> {
-  protected readonly participant: DdsParticipant;
+  /** The DomainParticipant (other endpoints on the same link: the motion switcher's). */
+  readonly participant: DdsParticipant;
   private readonly writer: DdsWriter;
   private readonly reader: DdsReader;
   private readonly listeners: ((r: Received<In>) => void)[] = [];

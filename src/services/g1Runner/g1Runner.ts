@@ -10,9 +10,10 @@ import type {
 } from '../../domain/backend/backend';
 import { BackendEventQueue } from '../../domain/backend/backendEventQueue';
 import type { StateFrame } from '../../domain/backend/stateFrame';
-import type { RunnerStatus } from '../../domain/bridge/g1BridgeContract';
+import type { RunnerMotionSwitcherStatus, RunnerStatus } from '../../domain/bridge/g1BridgeContract';
 import type { AfterClip, RunnerMode } from '../../domain/g1Runner/g1RunnerSafety';
 import type { MotionClip } from '../../domain/motion/motionClip';
+import { SDK_CLIENT_TIMEOUT_MS } from '../../domain/robotLink/unitreeApiWire';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import { startBridgeServer, type BridgeServer } from '../bridge/bridgeServer';
 import type { FromRunnerWorker, RunnerWorkerInit, RunnerWorkerStats, ToRunnerWorker } from './g1RunnerProtocol';
@@ -47,6 +48,8 @@ export interface G1RunnerOptions {
    * (docs/G1_RUNNER.md "Interlock e-stop"); omitted: the runner does not hear the interlock.
    */
   interlockTripSocket?: string;
+  /** How long `prepare` waits for the motion switcher's answer, ms (default: the SDK client's 1000). */
+  motionSwitcherTimeoutMs?: number;
   log?: (line: string) => void;
 }
 
@@ -63,6 +66,8 @@ export interface G1Runner {
    */
   hold(reason: string): void;
   stats(): RunnerWorkerStats | null;
+  /** The motion switcher's last answer (asked at prepare); null before the first prepare. */
+  motionSwitcher(): RunnerMotionSwitcherStatus | null;
   /** Every mode change with its cause, in order (for tests and the trace). */
   readonly modes: { mode: RunnerMode; cause: string; atMs: number }[];
   close(): Promise<void>;
@@ -207,6 +212,7 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
     standingPolicyPath: options.standingPolicyPath ?? null,
     modelFile: options.modelFile,
     interlockTripSocket: options.interlockTripSocket ?? null,
+    motionSwitcherTimeoutMs: options.motionSwitcherTimeoutMs ?? SDK_CLIENT_TIMEOUT_MS,
     originMonoNs,
   };
   const emergency = new SharedArrayBuffer(8);
@@ -219,6 +225,7 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
   const backend = new RunnerBackend(toWorker, nowNs);
   let mode: RunnerMode = 'damping';
   let stats: RunnerWorkerStats | null = null;
+  let motionSwitcher: RunnerMotionSwitcherStatus | null = null;
   let statsAtMs: number | null = null;
   let lowCmdHz: number | null = null;
   let lastFrameMs: number | null = null;
@@ -256,6 +263,9 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
           return;
         case 'trace':
           return log(m.line);
+        case 'motion_switcher':
+          motionSwitcher = m.status;
+          return;
         case 'stats': {
           const now = performance.now();
           if (stats && statsAtMs !== null && now > statsAtMs) {
@@ -315,6 +325,7 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
         lowstate_age_ms: lastFrameMs === null ? null : Math.max(0, performance.now() - lastFrameMs),
         interface: options.interfaceName,
         domain: init.domainId,
+        motion_switcher: motionSwitcher,
       }),
     },
   });
@@ -332,6 +343,7 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
     mode: () => mode,
     hold: (reason) => toWorker({ type: 'hold', reason }),
     stats: () => stats,
+    motionSwitcher: () => motionSwitcher,
     close() {
       closing ??= (async () => {
         process.off('exit', onExit);

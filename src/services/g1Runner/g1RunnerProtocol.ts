@@ -1,4 +1,5 @@
 import type { EpisodeOutcome } from '../../domain/backend/backend';
+import type { RunnerMotionSwitcherStatus } from '../../domain/bridge/g1BridgeContract';
 import type { StateFrame } from '../../domain/backend/stateFrame';
 import type { AfterClip, RunnerMode } from '../../domain/g1Runner/g1RunnerSafety';
 import type { MotionClip } from '../../domain/motion/motionClip';
@@ -20,6 +21,8 @@ export interface RunnerWorkerInit {
    * the interlock.
    */
   interlockTripSocket: string | null;
+  /** How long `prepare` waits for the motion switcher's answer to CheckMode, ms. */
+  motionSwitcherTimeoutMs: number;
   /** process.hrtime.bigint() at stamp_ns 0 (the clock is shared by every thread of the process). */
   originMonoNs: bigint;
 }
@@ -52,4 +55,5 @@ export type FromRunnerWorker =
   | { type: 'episode_end'; runId: string; outcome: EpisodeOutcome; reason: string; frames: number; simSeconds: number }
   | { type: 'mode'; mode: RunnerMode; cause: string }
   | { type: 'trace'; line: string }
+  | { type: 'motion_switcher'; status: RunnerMotionSwitcherStatus }
   | { type: 'stats'; stats: RunnerWorkerStats };

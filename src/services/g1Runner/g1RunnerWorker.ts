@@ -18,6 +18,11 @@ import {
   type RunnerEvent,
 } from '../../domain/g1Runner/g1RunnerSafety';
 import { resampleClip } from '../../domain/motion/resample';
+import {
+  motionSwitcherStatus,
+  motionSwitcherVerdict,
+  type MotionSwitcherVerdict,
+} from '../../domain/g1Runner/motionSwitcherCheck';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { G1_NUM_JOINTS } from '../../domain/robot/g1Joints';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
@@ -26,6 +31,7 @@ import { emptyLowCmd, type LowState } from '../../domain/robotLink/unitreeHgWire
 import { createControlCommand, type ControlObservation, type Controller } from '../../domain/wbc/controller';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import { G1DdsController } from '../dds/g1DdsEndpoints';
+import { MotionSwitcherClient } from '../dds/motionSwitcherClient';
 import { raiseThreadPriority } from '../os/threadPriority';
 import { loadRobotProfile } from '../robot/loadRobotProfile';
 import { OnboardComputer, type OnboardStandingController } from '../robotEmulator/onboardComputer';
@@ -71,6 +77,16 @@ const limits = jointLimits(profile);
 const defaultPose = Float64Array.from(profile.defaultPose.jointPosRad);
 const state = initialRunnerState(init.afterClip, monoMs());
 const link = new G1DdsController({ interfaceName: init.interfaceName, domainId: init.domainId });
+/**
+ * The robot's motion switcher (unitree_sdk2 MotionSwitcherClient's CheckMode), asked at `prepare`:
+ * prepare's ramp is the runner's first command that moves the robot, and Unitree's low-level
+ * examples ask before their first LowCmd. The wait is asynchronous on this thread's event loop
+ * (timers and DDS deliveries), so the 500 Hz loop keeps its period meanwhile.
+ */
+const switcher = new MotionSwitcherClient(link.participant);
+let switcherVerdict: MotionSwitcherVerdict | null = null;
+/** Counts stop/hold/damp/close: a prepare that waited across one of them does not go on. */
+let interruptions = 0;
 
 const frame: StateFrame = createStateFrame(false);
 let haveFrame = false;
@@ -361,7 +377,33 @@ async function loadPolicy(binding: WbcBinding): Promise<Controller> {
   return controller;
 }
 
+/** Asks CheckMode; true when prepare may go on (refusals are replied here). */
+async function motionSwitcherAllows(id: number): Promise<boolean> {
+  const before = interruptions;
+  let verdict: MotionSwitcherVerdict;
+  try {
+    const answer = await switcher.checkMode(init.motionSwitcherTimeoutMs);
+    verdict = motionSwitcherVerdict(answer, init.domainId);
+    post({ type: 'motion_switcher', status: motionSwitcherStatus(answer, verdict) });
+  } catch (err) {
+    post({ type: 'reply', id, ok: false, message: `prepare refused: motion switcher: ${(err as Error).message}` });
+    return false;
+  }
+  switcherVerdict = verdict;
+  trace(verdict.line);
+  if (!verdict.allow) {
+    post({ type: 'reply', id, ok: false, message: `prepare refused: ${verdict.line}` });
+    return false;
+  }
+  if (interruptions !== before) {
+    post({ type: 'reply', id, ok: false, message: 'prepare ended: stopped while the motion switcher was asked' });
+    return false;
+  }
+  return true;
+}
+
 async function prepare(id: number, runId: string, clip: MotionClip, binding: WbcBinding): Promise<void> {
+  if (!(await motionSwitcherAllows(id))) return;
   let controller: Controller;
   try {
     if (binding.kind === 'builtin') {
@@ -431,10 +473,16 @@ function start(id: number, runId: string, startNs: number): void {
     post({ type: 'reply', id, ok: false, message: `start refused: run ${runId} was not prepared` });
     return;
   }
-  trace(
-    'g1-runner: motion switcher: not queried (rt/api/motion_switcher/request is not implemented in this link); ' +
-      'check on the robot that no high-level motion mode owns the motors (docs/G1_RUNNER.md)',
-  );
+  // prepare asked the motion switcher and went on only if it allowed; start continues that session.
+  if (!switcherVerdict?.allow) {
+    post({
+      type: 'reply',
+      id,
+      ok: false,
+      message: 'start refused: the motion switcher did not allow low-level control at prepare',
+    });
+    return;
+  }
   const fx = apply({ type: 'start', nowMs: monoMs(), runId });
   const refused = fx.find((e) => e.type === 'refused');
   if (refused) {
@@ -486,6 +534,7 @@ main.on('message', (m: ToRunnerWorker) => {
     case 'stop':
     case 'hold':
     case 'damp':
+      interruptions++;
       apply({ type: m.type, reason: m.reason });
       checkPrepared(); // a prepare still ramping is answered: interrupted
       prepared = null;
@@ -494,6 +543,7 @@ main.on('message', (m: ToRunnerWorker) => {
       apply({ type: 'console', nowMs: monoMs() });
       break;
     case 'close':
+      interruptions++;
       // Last word on the wire: damping.
       apply({ type: 'damp', reason: 'runner closing' });
       sendNow();

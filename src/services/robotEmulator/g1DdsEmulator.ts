@@ -6,11 +6,13 @@ import {
   type ScheduledFault,
 } from '../../domain/robotEmulator';
 import { decodeG1DdsControl, type G1DdsControlAction } from '../../domain/robotEmulator/g1DdsControl';
+import type { MotionMode } from '../../domain/robotLink/unitreeApiWire';
 import type { LowState } from '../../domain/robotLink/unitreeHgWire';
 import type { DdsAddon } from '../dds/cycloneDdsLink';
 import { G1DdsRobot, type LinkCounters } from '../dds/g1DdsEndpoints';
 import { startEmulatorControlServer, type EmulatorControlServer } from './emulatorControlServer';
 import { G1DdsPlant, type G1DdsPlantCounters } from './g1DdsPlant';
+import { MotionSwitcherService } from './motionSwitcherService';
 
 // `motionbench emulate-robot --dds`: a Unitree G1 on the wire (docs/ROBOT_EMULATOR.md "G1 on
 // DDS"). A G1DdsPlant (MuJoCo G1 with the profile's declared differences, motor drivers applying
@@ -37,6 +39,11 @@ export interface G1DdsEmulatorOptions {
   modeMachine?: number;
   /** Start lifted on the gantry instead of standing on the floor. */
   startOnGantry?: boolean;
+  /**
+   * Serve the motion switcher (rt/api/motion_switcher/*) answering CheckMode with this mode (name ""
+   * = no high-level mode). null or absent: no service, as a simulator.
+   */
+  motionMode?: MotionMode | null;
   /** Port of the control channel (0 = any free port; null = no control channel). */
   controlPort?: number | null;
   controlHost?: string;
@@ -100,6 +107,11 @@ export async function startG1DdsEmulator(options: G1DdsEmulatorOptions): Promise
     plant.dispose();
     throw err;
   }
+  const motionSwitcher = options.motionMode
+    ? new MotionSwitcherService(robot.participant, { mode: options.motionMode, log })
+    : null;
+  if (options.motionMode)
+    log(`emulate-robot --dds: motion switcher: CheckMode answers mode "${options.motionMode.name}"`);
   // Warm-up: the first steps run compiled code paths cold (tens of ms each); stepped here, before
   // the wall clock starts, they do not put the stream a second behind real time. The robot is then
   // put back at its start pose; the tick keeps counting.
@@ -353,6 +365,7 @@ export async function startG1DdsEmulator(options: G1DdsEmulatorOptions): Promise
         if (timer) clearTimeout(timer);
         if (immediate) clearImmediate(immediate);
         await controlServer?.close();
+        motionSwitcher?.close();
         robot.close();
         plant.dispose();
       })();
