@@ -33,6 +33,7 @@ const REALTIME = [
   'test/integration/interlockKeeper.test.ts',
   'test/integration/g1RunnerInterlockEstop.test.ts',
   'test/integration/g1RunnerMatchedPair.test.ts',
+  'test/integration/hostRunnerInterlockEstop.test.ts',
 ];
 
 export default defineConfig({
