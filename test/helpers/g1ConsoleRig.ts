@@ -112,7 +112,14 @@ export class G1ConsoleRig {
       afterClip: 'gantry',
     });
     this.entryId = entry.id;
-    await this.waitPresent();
+    try {
+      await this.waitPresent();
+    } catch (err) {
+      // A runner that did not listen within the services' start limit on a loaded machine: the
+      // operator connects the entry again.
+      this.log(`the first runner did not come up: ${(err as Error).message.slice(0, 300)}`);
+      await this.restartRunner();
+    }
   }
 
   private async startHost(): Promise<{ port: number; token: string; url: string }> {

@@ -1,4 +1,4 @@
-// `npm run soak:g1`: the G1 runner soak (issue 27 item 4, docs/G1_RUNNER.md "Soak"). Real parts
+// `npm run soak:g1`: the G1 runner soak (docs/G1_RUNNER.md "Soak"). Real parts
 // only, each in its own process: `motionbench host` (loopback) with the console open in headless
 // Debian Chromium, the interlock box emulated on a real socat pty, `emulate-robot --dds --gantry`
 // on loopback, the runner started by the console ("G1 over DDS"), a `motionbench qualify` running
