@@ -56,8 +56,11 @@ export interface RigPairResult {
 export type OnTracking = (trial: { runId: string; trialIndex: number | null; runningSinceMs: number }) => Promise<void>;
 
 const STATUS_POLL_MS = 50;
-/** After the robot is stood up and lifted, the hanging limbs settle this long before a capture. */
-const SETTLE_MS = 1500;
+/**
+ * After the robot is stood up and lifted, its damped limbs sag to where they hang: this long, so
+ * that the pair calibration and each reset's check see the same resting pose (0.05 rad per joint).
+ */
+const SETTLE_MS = 6000;
 
 export class G1ConsoleRig {
   readonly log: (line: string) => void;
@@ -260,8 +263,14 @@ export class G1ConsoleRig {
     const injections: Promise<void>[] = [];
     const end = Date.now() + timeoutMs;
     let status = started.status;
+    let lastPhase = '';
     for (;;) {
       status = await this.api.call<TrialJobStatus>('trial.status', { jobId });
+      const phase = `${status.phase} ${status.trialIndex ?? ''}`;
+      if (phase !== lastPhase) {
+        this.log(`job ${jobId}: ${phase} (${status.phaseMessage.slice(0, 160)})`);
+        lastPhase = phase;
+      }
       if (status.state !== 'running') break;
       if (Date.now() > end) {
         await this.api.call('trial.stop', { jobId, reason: 'soak: the job took too long' });

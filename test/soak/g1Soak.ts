@@ -52,6 +52,8 @@ const FAULT_DELAY_MS: [number, number] = [300, 1800];
 const TRIALS_PER_PAIR = 10;
 /** How long after a fault the soak looks for the first damping LowCmd_ at the emulated G1, ms. */
 const DAMP_WAIT_MS = 1500;
+/** The soak gives up after this many jobs that ended before a real trial. */
+const MAX_STARTS_REFUSED = 20;
 
 const env = (name: string, fallback: number): number => {
   const v = process.env[name];
@@ -156,6 +158,9 @@ function startQualificationLoad(dir: string): { stop(): Promise<void>; runs(): n
   };
 }
 
+/** Set by SIGINT/SIGTERM: no further pair is started; the parts are stopped and the results so far written. */
+const stopRequested = { value: false };
+
 function pct(values: number[], p: number): number | null {
   if (values.length === 0) return null;
   const s = [...values].sort((a, b) => a - b);
@@ -207,6 +212,8 @@ async function main(): Promise<number> {
   let rig: G1ConsoleRig | null = null;
   let browser: Browser | null = null;
   const records: TrialRecord[] = [];
+  /** Jobs that ended before any real trial began (why), in order. */
+  const startsRefused: string[] = [];
   /** The next planned trial (its fault is drawn when a trial reaches tracking). */
   const planned = { next: 0 };
   const startedAt = new Date().toISOString();
@@ -225,7 +232,7 @@ async function main(): Promise<number> {
       .catch((err: unknown) => log(`console page in Chromium did not load: ${(err as Error).message.split('\n')[0]}`));
 
     let campaignNo = 0;
-    while (planned.next < plan.length) {
+    while (planned.next < plan.length && !stopRequested.value) {
       campaignNo++;
       const campaign = path.join(dir, `trials-${campaignNo}`);
       fs.cpSync(base, campaign, { recursive: true });
@@ -233,7 +240,7 @@ async function main(): Promise<number> {
       const pair: AdmittedPairDto | undefined = queue.pairs.find((p) => p.admitted);
       if (!pair) throw new Error(`no admitted pair in ${campaign}: ${JSON.stringify(queue.pairs)}`);
       let done = 0;
-      while (done < TRIALS_PER_PAIR && planned.next < plan.length) {
+      while (done < TRIALS_PER_PAIR && planned.next < plan.length && !stopRequested.value) {
         const faults = new Map<
           string,
           { fault: Fault; atEpochMs: number | null; delayMs: number | null; dampMs: number | null }
@@ -300,9 +307,14 @@ async function main(): Promise<number> {
             `job ${result.status.jobId} ${result.status.state}: ${result.status.result?.stoppedEarly ?? result.status.error ?? ''}`,
           );
         if (result.trials.length === 0 && result.status.state !== 'completed') {
-          log(`job ended before a real trial: ${JSON.stringify(result.status).slice(0, 1500)}`);
-          if (result.status.error || result.status.refusals.length)
-            throw new Error('the trial job ended before a real trial');
+          // No real trial began (a refusal before motion, e.g. the interlock not arming): nothing
+          // moved and no trial counts; recorded with its reason, and the pair is started again.
+          const why = result.status.result?.stoppedEarly ?? result.status.error ?? result.status.phaseMessage;
+          startsRefused.push(why);
+          log(`job ended before a real trial (${startsRefused.length} so far): ${why}`);
+          if (startsRefused.length > MAX_STARTS_REFUSED)
+            throw new Error(`more than ${MAX_STARTS_REFUSED} jobs ended before a real trial`);
+          await rig.rearm();
         }
         // The operator after a fault: the box released and re-armed, the runner reconnected.
         const faultsHere = [...faults.values()].map((x) => x.fault);
@@ -335,17 +347,31 @@ async function main(): Promise<number> {
     declared: DECLARED,
     machine: { cpus: os.cpus().length, loadavg: os.loadavg() },
     trials: records,
+    startsRefused,
     failures: failures.length,
     plannedNotRun,
   };
   fs.mkdirSync(OUT, { recursive: true });
   fs.writeFileSync(path.join(OUT, 'g1-soak.json'), `${JSON.stringify(doc, null, 2)}\n`);
-  const md = `# G1 runner soak ${startedAt}\n\n${records.length} real trials (seed ${SEED}); ${failures.length} not as declared.\n\n${table(records)}\n`;
+  const refusedText = startsRefused.length
+    ? `\n${startsRefused.length} job(s) ended before a real trial began (nothing moved): ${[...new Set(startsRefused)].join('; ')}\n`
+    : '';
+  const md = `# G1 runner soak ${startedAt}\n\n${records.length} real trials (seed ${SEED}); ${failures.length} not as declared.\n\n${table(records)}\n${refusedText}`;
   fs.writeFileSync(path.join(OUT, 'g1-soak.md'), md);
   process.stdout.write(`${md}\nJSON: ${path.join(OUT, 'g1-soak.json')}\n`);
   fs.rmSync(dir, { recursive: true, force: true });
   return failures.length === 0 && plannedNotRun === 0 ? 0 : 1;
 }
+
+// Ctrl-C or a timeout's SIGTERM: the finally blocks stop every part (the hog above all).
+let interrupted = false;
+for (const sig of ['SIGINT', 'SIGTERM'] as const)
+  process.on(sig, () => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    log(`${sig}: stopping the soak`);
+    stopRequested.value = true;
+  });
 
 main().then(
   (code) => process.exit(code),
