@@ -56,6 +56,8 @@ export interface RigPairResult {
 export type OnTracking = (trial: { runId: string; trialIndex: number | null; runningSinceMs: number }) => Promise<void>;
 
 const STATUS_POLL_MS = 50;
+/** Without a `tracking` report, a trial is taken as tracking this long after it began running. */
+const RAMP_FALLBACK_MS = 3500;
 /**
  * After the robot is stood up and lifted, its damped limbs sag to where they hang: this long, so
  * that the pair calibration and each reset's check see the same resting pose (0.05 rad per joint).
@@ -101,7 +103,11 @@ export class G1ConsoleRig {
       if (m.type === 'safety.status') {
         const robots = m.robots as { connectionId: string; runner?: { mode: string } | null }[];
         const r = robots.find((x) => x.connectionId === this.entryId);
-        if (r) this.runnerMode = r.runner?.mode ?? null;
+        const mode = r?.runner?.mode ?? null;
+        if (r && mode !== this.runnerMode) {
+          this.log(`runner ${mode}`);
+          this.runnerMode = mode;
+        }
         return;
       }
       if (m.type !== 'trial.progress') return;
@@ -279,6 +285,13 @@ export class G1ConsoleRig {
       const p = status.prompt;
       if (p && !answered.has(p.promptId)) {
         answered.add(p.promptId);
+        if (p.kind === 'confirm_reset' && status.episodes.some((e) => e.domain === 'real_robot' && !e.resumed)) {
+          // After a real trial the runner holds the clip's last targets (after-clip: gantry); the
+          // operator damps before touching the robot: trial.stop (stop + damp), which ends this
+          // job; the pair is started again for its next trial.
+          await this.api.call('trial.stop', { jobId, reason: 'the operator damps the robot before putting it back' });
+          continue;
+        }
         if (p.kind === 'confirm_reset') {
           await this.placeOnGantry();
           await this.api.call('trial.confirm', {
@@ -291,15 +304,17 @@ export class G1ConsoleRig {
           await this.api.call('trial.confirm', { jobId, promptId: p.promptId, ok: true });
         }
       }
-      if (
-        status.phase === 'running' &&
-        status.liveRunId &&
-        this.runnerMode === 'tracking' &&
-        !tracked.has(status.liveRunId)
-      ) {
-        tracked.add(status.liveRunId);
+      const liveRunId = status.liveRunId;
+      if (status.phase === 'running' && liveRunId && !tracked.has(liveRunId)) {
+        tracked.add(liveRunId);
         injections.push(
-          onTracking({ runId: status.liveRunId, trialIndex: status.trialIndex, runningSinceMs: Date.now() }),
+          this.untilTracking().then((seen) => {
+            if (!seen)
+              this.log(
+                `trial ${liveRunId}: the runner's tracking was not seen in safety.status; the fault is timed from ramp end`,
+              );
+            return onTracking({ runId: liveRunId, trialIndex: status.trialIndex, runningSinceMs: Date.now() });
+          }),
         );
       }
       await sleep(STATUS_POLL_MS);
@@ -317,6 +332,19 @@ export class G1ConsoleRig {
       }));
     const sim = status.episodes.find((e) => e.domain === 'simulation' && !e.resumed);
     return { status, trials: trialsOut, simOutcome: sim?.outcome ?? null };
+  }
+
+  /**
+   * Resolves once the services report the runner `tracking` (safety.status), true; false after
+   * RAMP_FALLBACK_MS without it (the runner's prepare ramp is at most 3 s).
+   */
+  private async untilTracking(): Promise<boolean> {
+    const end = Date.now() + RAMP_FALLBACK_MS;
+    while (Date.now() < end) {
+      if (this.runnerMode === 'tracking') return true;
+      await sleep(10);
+    }
+    return false;
   }
 
   async close(): Promise<void> {
