@@ -22,6 +22,7 @@
 //   SOAK_G1_SEED=1            the order of the trials and the fault times
 //   SOAK_G1_OUT=<dir>         where g1-soak.json and g1-soak.md go (default a new folder in /tmp)
 //   SOAK_G1_DOMAIN=<id>       the DDS domain (default 170 + pid % 50)
+//   SOAK_G1_MAX_STARTS_REFUSED=20  give up after this many jobs that ended before a real trial
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -52,8 +53,6 @@ const FAULT_DELAY_MS: [number, number] = [300, 1800];
 const TRIALS_PER_PAIR = 10;
 /** How long after a fault the soak looks for the first damping LowCmd_ at the emulated G1, ms. */
 const DAMP_WAIT_MS = 1500;
-/** The soak gives up after this many jobs that ended before a real trial. */
-const MAX_STARTS_REFUSED = 20;
 
 const env = (name: string, fallback: number): number => {
   const v = process.env[name];
@@ -66,6 +65,8 @@ const NO_FAULT_TRIALS = env('SOAK_G1_TRIALS', 30);
 const FAULT_REPEATS = env('SOAK_G1_FAULT_REPEATS', 3);
 const SEED = env('SOAK_G1_SEED', 1);
 const DOMAIN = env('SOAK_G1_DOMAIN', 170 + (process.pid % 50));
+/** The soak gives up after this many jobs that ended before a real trial. */
+const MAX_STARTS_REFUSED = env('SOAK_G1_MAX_STARTS_REFUSED', 20);
 const OUT = process.env.SOAK_G1_OUT || fs.mkdtempSync(path.join(os.tmpdir(), 'mb-soak-g1-out-'));
 const POLICY = sharedData('policies/beyondmimic/Jump_wose.onnx');
 
@@ -212,6 +213,8 @@ async function main(): Promise<number> {
   let rig: G1ConsoleRig | null = null;
   let browser: Browser | null = null;
   const records: TrialRecord[] = [];
+  /** Why the soak stopped before its plan was done; null when it was not. */
+  let abort: string | null = null;
   /** Jobs that ended before any real trial began (why), in order. */
   const startsRefused: string[] = [];
   /** The next planned trial (its fault is drawn when a trial reaches tracking). */
@@ -326,6 +329,10 @@ async function main(): Promise<number> {
         if (result.status.state === 'completed') break;
       }
     }
+  } catch (err) {
+    // The soak stopped early: what ran so far is still written, with the reason.
+    abort = err instanceof Error ? err.message : String(err);
+    log(`soak stopped early: ${abort}`);
   } finally {
     await browser?.close().catch(() => {});
     const emuErr = rig?.emu.stderr().split('\n').filter(Boolean).slice(-3).join(' | ');
@@ -348,6 +355,7 @@ async function main(): Promise<number> {
     machine: { cpus: os.cpus().length, loadavg: os.loadavg() },
     trials: records,
     startsRefused,
+    abort,
     failures: failures.length,
     plannedNotRun,
   };
@@ -356,11 +364,12 @@ async function main(): Promise<number> {
   const refusedText = startsRefused.length
     ? `\n${startsRefused.length} job(s) ended before a real trial began (nothing moved): ${[...new Set(startsRefused)].join('; ')}\n`
     : '';
-  const md = `# G1 runner soak ${startedAt}\n\n${records.length} real trials (seed ${SEED}); ${failures.length} not as declared.\n\n${table(records)}\n${refusedText}`;
+  const abortText = abort ? `\nStopped early: ${abort}\n` : '';
+  const md = `# G1 runner soak ${startedAt}\n\n${records.length} real trials (seed ${SEED}); ${failures.length} not as declared; ${plannedNotRun} planned trial(s) not run.\n\n${table(records)}\n${refusedText}${abortText}`;
   fs.writeFileSync(path.join(OUT, 'g1-soak.md'), md);
   process.stdout.write(`${md}\nJSON: ${path.join(OUT, 'g1-soak.json')}\n`);
   fs.rmSync(dir, { recursive: true, force: true });
-  return failures.length === 0 && plannedNotRun === 0 ? 0 : 1;
+  return failures.length === 0 && plannedNotRun === 0 && abort === null ? 0 : 1;
 }
 
 // Ctrl-C or a timeout's SIGTERM: the finally blocks stop every part (the hog above all).
