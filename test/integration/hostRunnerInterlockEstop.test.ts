@@ -137,6 +137,36 @@ async function estopsWhileServicesStopped(withSocket: boolean, presses: number):
   return out;
 }
 
+/** The services' log once their keeper has reached the runner's socket, and the runner's own line. */
+const KEEPER_CONNECTED = /runner e-stop socket \S+runner-estop\.sock: connected/;
+const RUNNER_LISTENING = /g1-runner: listening for the interlock keeper's e-stops on \S+runner-estop\.sock/;
+
+async function wiringSeen(withSocket: boolean): Promise<{ keeper: boolean; runner: boolean }> {
+  const rig = await G1ConsoleRig.start({
+    domainId: DOMAIN,
+    host: 'child',
+    hostEnv: withSocket ? {} : { MB_HOST_NO_RUNNER_ESTOP: '1' },
+  });
+  try {
+    const end = Date.now() + 10_000;
+    while (Date.now() < end && !(KEEPER_CONNECTED.test(rig.hostErr) && RUNNER_LISTENING.test(rig.hostErr)))
+      await sleep(50);
+    return { keeper: KEEPER_CONNECTED.test(rig.hostErr), runner: RUNNER_LISTENING.test(rig.hostErr) };
+  } finally {
+    await rig.close();
+  }
+}
+
+describe('console host: the runner it starts hears its interlock keeper', () => {
+  it('the runner listens on the console’s e-stop socket and the keeper of the opened box connects to it', async () => {
+    expect(await wiringSeen(true)).toEqual({ keeper: true, runner: true });
+  }, 300_000);
+
+  it('negative control: services without a runner e-stop socket → the runner listens for no keeper', async () => {
+    expect(await wiringSeen(false)).toEqual({ keeper: false, runner: false });
+  }, 300_000);
+});
+
 describe('console host: interlock e-stop → damping on the DDS wire while the services process is stopped', () => {
   it('the services give their runner the console’s e-stop socket: damping within 100 ms of each press', async () => {
     const figures = await estopsWhileServicesStopped(true, 2);
