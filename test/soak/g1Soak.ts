@@ -312,7 +312,8 @@ async function main(): Promise<number> {
         if (result.trials.length === 0 && result.status.state !== 'completed') {
           // No real trial began (a refusal before motion, e.g. the interlock not arming): nothing
           // moved and no trial counts; recorded with its reason, and the pair is started again.
-          const why = result.status.result?.stoppedEarly ?? result.status.error ?? result.status.phaseMessage;
+          const refusals = result.status.refusals.map((r) => r.message).join('; ');
+          const why = `${result.status.result?.stoppedEarly ?? result.status.error ?? result.status.phaseMessage}${refusals ? ` (last refusal: ${refusals.slice(0, 300)})` : ''}`;
           startsRefused.push(why);
           log(`job ended before a real trial (${startsRefused.length} so far): ${why}`);
           if (startsRefused.length > MAX_STARTS_REFUSED)
