@@ -36,6 +36,8 @@ let dir: string;
 let base: string;
 let reader: G1DdsRobot;
 let dampingReceipts: bigint[] = [];
+/** DDS receipt of the newest LowCmd_ that was not damping (holding, ramping or tracking). */
+let lastStiffNs: bigint | null = null;
 
 function isDamping(c: LowCmd): boolean {
   for (let j = 0; j < G1_NUM_JOINTS; j++) if (c.kp[j] !== 0 || Math.abs(c.kd[j] - DAMPING_KD) > 1e-6) return false;
@@ -61,7 +63,10 @@ beforeAll(async () => {
   expect(q.code, q.stderr).toBe(0);
   reader = new G1DdsRobot({ interfaceName: 'lo', domainId: DOMAIN });
   reader.onMessage((r) => {
-    if (!isDamping(r.message)) return;
+    if (!isDamping(r.message)) {
+      lastStiffNs = r.receiptNs;
+      return;
+    }
     dampingReceipts.push(r.receiptNs);
     if (dampingReceipts.length > 100_000) dampingReceipts = dampingReceipts.slice(-1000);
   });
@@ -81,6 +86,7 @@ async function estopsWhileServicesStopped(withSocket: boolean, presses: number):
     log: (l) => console.log(l),
   });
   const out: (number | null)[] = [];
+  const stiffAtPress: boolean[] = [];
   try {
     const campaign = path.join(dir, `trials-${withSocket ? 'socket' : 'none'}`);
     fs.cpSync(base, campaign, { recursive: true });
@@ -98,6 +104,8 @@ async function estopsWhileServicesStopped(withSocket: boolean, presses: number):
           while (procState(pid) !== 'T') await sleep(2);
           await sleep(STOPPED_BEFORE_PRESS_MS);
           const pressNs = process.hrtime.bigint();
+          // The runner was still commanding stiff gains at the press (not damped by anything else).
+          stiffAtPress.push(lastStiffNs !== null && pressNs - lastStiffNs < 20_000_000n);
           rig.box.pressEstop();
           const deadline = Date.now() + NEGATIVE_WINDOW_MS;
           const first = (): bigint | undefined => dampingReceipts.find((t) => t >= pressNs);
@@ -127,6 +135,7 @@ async function estopsWhileServicesStopped(withSocket: boolean, presses: number):
         `${withSocket ? 'socket' : 'no socket'} press ${i + 1}: damping ${out.at(-1) === null ? `not seen within ${NEGATIVE_WINDOW_MS} ms` : `${out.at(-1)!.toFixed(1)} ms`} after the press; trial ${last?.outcome} (${last?.reason})`,
       );
       expect(out).toHaveLength(i + 1);
+      expect(stiffAtPress[i], 'the runner was damping already when the e-stop was pressed').toBe(true);
       await rig.rearm();
       i++;
       attempt = 0;
