@@ -34,6 +34,7 @@ const REALTIME = [
   'test/integration/g1RunnerInterlockEstop.test.ts',
   'test/integration/g1RunnerMatchedPair.test.ts',
   'test/integration/g1RunnerStandingPolicy.test.ts',
+  'test/integration/hostRunnerInterlockEstop.test.ts',
 ];
 
 export default defineConfig({

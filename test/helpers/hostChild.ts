@@ -2,7 +2,8 @@
 // renderer) in its own process, for tests that measure how fast it answers while it works, from a
 // client process that is not the host. Prints {"port", "token"} once listening. A line "stats" on
 // stdin prints its event-loop delay since the previous "stats" ({"loopDelayMaxMs", "p99Ms"}).
-// SIGTERM closes it. The environment variable MB_HOST_MODEL names the robot model (default: our G1).
+// SIGTERM closes it. The environment variable MB_HOST_MODEL names the robot model (default: our G1);
+// MB_HOST_NO_RUNNER_ESTOP=1 gives the services no runner e-stop socket (a negative control).
 
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,7 +15,12 @@ const rendererDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-host-child-'));
 fs.writeFileSync(path.join(rendererDir, 'index.html'), '<!doctype html><title>stub</title>');
 // MB_HOST_MODEL: the robot model the services start with (default: our G1).
 const modelFile = process.env.MB_HOST_MODEL;
-const server = await startHostServer({ port: 0, rendererDir, ...(modelFile && { modelFile }) });
+const server = await startHostServer({
+  port: 0,
+  rendererDir,
+  ...(modelFile && { modelFile }),
+  ...(process.env.MB_HOST_NO_RUNNER_ESTOP === '1' && { runnerEstopSocket: null }),
+});
 const delay = monitorEventLoopDelay({ resolution: 5 });
 delay.enable();
 process.stdout.write(`${JSON.stringify({ port: server.port, token: server.token })}\n`);

@@ -143,7 +143,9 @@ describe('G1 over DDS: the registry entry', () => {
       },
     });
     const info = await registry.addG1Dds({ interfaceName: 'lo', domainId: 5, afterClip: 'gantry' });
-    expect(started).toEqual([{ id: info.id, interfaceName: 'lo', domainId: 5, afterClip: 'gantry' }]);
+    expect(started).toEqual([
+      { id: info.id, interfaceName: 'lo', domainId: 5, afterClip: 'gantry', interlockTripSocket: null },
+    ]);
     expect(info).toMatchObject({
       kind: 'robot',
       name: 'G1 over DDS (lo, domain 5)',
@@ -162,6 +164,43 @@ describe('G1 over DDS: the registry entry', () => {
     expect(started).toHaveLength(2);
     await registry.remove(info.id);
     expect(closed).toEqual([info.id, info.id]);
+  });
+
+  it('gives every runner it starts the console’s e-stop socket; a second runner at once is refused (negative control)', async () => {
+    const started: G1DdsContext[] = [];
+    registry = new ConnectionRegistry({
+      modelFile: '/models/g1.xml',
+      runnerEstopSocket: '/tmp/mb-estop-x/runner-estop.sock',
+      factories: {
+        g1Dds: async (ctx) => {
+          started.push(ctx);
+          return {
+            backend: new FakeBackend({ id: ctx.id, presentAfterMs: 0, executionDomain: 'real_robot' }),
+            runnerUrl: 'ws://127.0.0.1:40001',
+          };
+        },
+      },
+    });
+    const a = await registry.addG1Dds({ interfaceName: 'lo', domainId: 5, afterClip: 'gantry' });
+    expect(started.map((c) => c.interlockTripSocket)).toEqual(['/tmp/mb-estop-x/runner-estop.sock']);
+    // A second "G1 over DDS" while the first runs: listed, its runner refused with the reason.
+    const b = await registry.addG1Dds({ interfaceName: 'lo', domainId: 6, afterClip: 'gantry' });
+    expect(started).toHaveLength(1);
+    expect(b.active).toBe(false);
+    const refused = await registry.connect(b.id).catch((e) => e);
+    expect(refused).toBeInstanceOf(ApiFailure);
+    expect((refused as ApiFailure).message).toMatch(/e-stop socket serves one runner at a time: disconnect it first/);
+    // Once the first is disconnected, the second gets the socket.
+    await registry.disconnect(a.id);
+    await registry.connect(b.id);
+    expect(started.map((c) => c.id)).toEqual([a.id, b.id]);
+    expect(started[1].interlockTripSocket).toBe('/tmp/mb-estop-x/runner-estop.sock');
+    expect(
+      g1RunnerArgs({ interfaceName: 'lo', domainId: 5, afterClip: 'gantry', interlockTripSocket: '/s.sock' }),
+    ).toEqual(expect.arrayContaining(['--interlock-trips', '/s.sock']));
+    expect(
+      g1RunnerArgs({ interfaceName: 'lo', domainId: 5, afterClip: 'gantry', interlockTripSocket: null }),
+    ).not.toContain('--interlock-trips');
   });
 
   it('refuses a bad interface or domain before any runner starts, and is unavailable without the factory', async () => {

@@ -41,6 +41,12 @@ export function afterClipProblem(afterClip: G1DdsAfterClip, standingPolicyPath: 
   return standingPolicyPath ? 'a standing controller folder is given only with standing_policy' : null;
 }
 
+/** Where the console's interlock keeper writes its e-stops (`g1-runner --interlock-trips`). */
+export interface G1RunnerEstopSocket {
+  /** A Unix socket path of the console's choosing; null: the runner listens for no interlock. */
+  interlockTripSocket: string | null;
+}
+
 /** Why `name` cannot be a network interface name, or null when it can. */
 export function ddsInterfaceNameProblem(name: string): string | null {
   if (name.length === 0) return 'the network interface name is empty';
@@ -67,9 +73,11 @@ export function g1DdsConnectionName(spec: Pick<G1DdsSpec, 'interfaceName' | 'dom
 
 /**
  * The arguments of `motionbench g1-runner` for `spec`: bridge on 127.0.0.1 only, any free port
- * (its URL is read from the --json line), the operator's declaration after the clip.
+ * (its URL is read from the --json line), the operator's declaration after the clip, and the
+ * console's interlock e-stop socket when it has one (the keeper writes the box's e-stops there,
+ * so the runner damps without the console's process: docs/G1_RUNNER.md "Interlock e-stop").
  */
-export function g1RunnerArgs(spec: G1DdsSpec): string[] {
+export function g1RunnerArgs(spec: G1DdsSpec & Partial<G1RunnerEstopSocket>): string[] {
   const iface = ddsInterfaceNameProblem(spec.interfaceName);
   if (iface) throw new RangeError(iface);
   const domain = ddsDomainIdProblem(spec.domainId);
@@ -90,5 +98,6 @@ export function g1RunnerArgs(spec: G1DdsSpec): string[] {
     '--port',
     '0',
     '--json',
+    ...(spec.interlockTripSocket ? ['--interlock-trips', spec.interlockTripSocket] : []),
   ];
 }

@@ -18,6 +18,7 @@ import {
   g1DdsConnectionName,
   afterClipProblem,
   type G1DdsSpec,
+  type G1RunnerEstopSocket,
 } from '../../domain/g1Runner/g1DdsConnection';
 import { G1_NUM_JOINTS } from '../../domain/robot/g1Joints';
 import { RecentGaps } from '../../domain/timing/recentGaps';
@@ -110,7 +111,7 @@ export interface BackendFactories {
   g1Dds?: (ctx: G1DdsContext) => Promise<G1DdsBackend>;
 }
 
-export interface G1DdsContext extends G1DdsSpec {
+export interface G1DdsContext extends G1DdsSpec, G1RunnerEstopSocket {
   /** The registry's id of the entry, e.g. `robot-2`. */
   id: string;
 }
@@ -129,6 +130,14 @@ export interface ConnectionRegistryOptions {
   modelFile: string;
   /** Wall clock, ms since the epoch (tests pass their own). */
   now?: () => number;
+  /**
+   * The Unix socket the console's interlock keeper writes its e-stops to (interlockSessions.ts):
+   * every runner the services start listens on it (`g1-runner --interlock-trips`). One socket
+   * serves one runner at a time, so while one "G1 over DDS" runner runs, starting another is
+   * refused (two would take the socket from each other). Null or absent: the runners listen for
+   * no interlock, and the robot damps on an interlock e-stop only through the console's process.
+   */
+  runnerEstopSocket?: string | null;
 }
 
 /** Window of the measured frame rate, ms. */
@@ -238,6 +247,7 @@ export class ConnectionRegistry {
   private readonly factories: BackendFactories;
   private readonly modelFile: string;
   private readonly now: () => number;
+  private readonly runnerEstopSocket: string | null;
   private nextRemote = 1;
   private nextRobot = 1;
   private closed = false;
@@ -248,6 +258,7 @@ export class ConnectionRegistry {
     this.factories = options.factories;
     this.modelFile = options.modelFile;
     this.now = options.now ?? Date.now;
+    this.runnerEstopSocket = options.runnerEstopSocket ?? null;
     this.entries.set(EMBEDDED_SIM_ID, this.newEntry(EMBEDDED_SIM_ID, 'embedded_simulator', EMBEDDED_SIM_NAME, null));
   }
 
@@ -531,12 +542,22 @@ export class ConnectionRegistry {
   }
 
   private async createG1Dds(e: Entry, dds: NonNullable<Entry['dds']>): Promise<Backend> {
+    const socket = this.runnerEstopSocket;
+    if (socket) {
+      const other = [...this.entries.values()].find((o) => o !== e && o.dds && (o.backend || o.creating));
+      if (other)
+        throw new ApiFailure(
+          'conflict',
+          `${e.name}: ${other.name} runs a runner already, and the console's interlock e-stop socket serves one runner at a time: disconnect it first`,
+        );
+    }
     const made = await this.factories.g1Dds!({
       id: e.id,
       interfaceName: dds.interfaceName,
       domainId: dds.domainId,
       afterClip: dds.afterClip,
       ...(dds.standingPolicyPath !== undefined ? { standingPolicyPath: dds.standingPolicyPath } : {}),
+      interlockTripSocket: socket,
     });
     dds.runnerUrl = made.runnerUrl;
     return made.backend;

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { ApiMethod, ApiOutcome, ApiParams, ApiResult, ClipDto, Transport } from '../../api/contract';
 import { parseRequest } from '../../api/contract';
@@ -51,6 +53,13 @@ export interface ConsoleApiOptions {
   backends?: BackendFactories;
   /** The trial services (calibration capture, matched pairs, admitted pairs); default src/services/trial. */
   trialServices?: TrialServices;
+  /**
+   * The Unix socket on which the runner the services start ("G1 over DDS") hears the interlock
+   * keeper's e-stops. Default: `runner-estop.sock` in a private directory made here (mode 0700,
+   * removed at close). Null: none (the robot then damps on an interlock e-stop only through this
+   * process).
+   */
+  runnerEstopSocket?: string | null;
 }
 
 export interface ConsoleApi {
@@ -79,6 +88,8 @@ export interface ConsoleApi {
    * the client goes away (its runs are then stopped).
    */
   attachClient(sink: EventSink): EventClient;
+  /** The e-stop socket the services' runners listen on and their interlock keeper writes to; null: none. */
+  readonly runnerEstopSocket: string | null;
   /** Stops every run and closes every backend. */
   close(): Promise<void>;
 }
@@ -94,7 +105,15 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
   // the privilege; the interlock keeper asks for more (-10), the batch workers run below (5, 10).
   raiseThreadPriority(SERVICES_NICE);
   const modelFile = path.resolve(options.modelFile ?? DEFAULT_MODEL_FILE);
-  const connections = new ConnectionRegistry({ factories: options.backends ?? defaultBackendFactories(), modelFile });
+  // The runner's e-stop socket is chosen here, once, so that the keeper (opened with the box) and
+  // every runner the services start (before or after the box, or restarted) meet on it.
+  const estopDir = options.runnerEstopSocket === undefined ? fs.mkdtempSync(path.join(os.tmpdir(), 'mb-estop-')) : null;
+  const runnerEstopSocket = estopDir ? path.join(estopDir, 'runner-estop.sock') : (options.runnerEstopSocket ?? null);
+  const connections = new ConnectionRegistry({
+    factories: options.backends ?? defaultBackendFactories(),
+    modelFile,
+    runnerEstopSocket,
+  });
   let profile: RobotProfile | undefined;
   const getProfile = (): RobotProfile => (profile ??= loadRobotProfile(modelFile));
   const clips = new ClipCache();
@@ -134,6 +153,7 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
   const interlocks: InterlockSessions = new InterlockSessions({
     log: (line) => process.stderr.write(`${line}\n`),
     beforeOpen: (): void => trials.warmUp(),
+    runnerTripSocket: runnerEstopSocket,
   });
   const trials: TrialJobs = new TrialJobs({
     hub,
@@ -283,6 +303,7 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
       hub.close();
       await connections.close();
       await files.close();
+      if (estopDir) fs.rmSync(estopDir, { recursive: true, force: true });
     })());
 
   return {
@@ -291,6 +312,7 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     invokeWire,
     loadClip,
     connections,
+    runnerEstopSocket,
     sims,
     qualification,
     interlocks,

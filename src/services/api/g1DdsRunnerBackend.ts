@@ -4,7 +4,8 @@ import type { G1DdsBackend, G1DdsContext } from './connectionRegistry';
 
 // "G1 over DDS": the services start the runner for the interface and domain, then connect to it
 // exactly as to a runner added by URL (the robot link limits, trials, calibration). Closing the
-// backend closes the link first, then stops the runner (SIGTERM: it damps, then exits).
+// backend closes the link first, then stops the runner (SIGTERM: it damps, then exits). The
+// runner listens on the console's interlock e-stop socket when the context names one.
 
 export async function startG1DdsBackend(ctx: G1DdsContext): Promise<G1DdsBackend> {
   const runner = await startG1RunnerProcess(ctx);

@@ -20,7 +20,14 @@ export interface InterlockSessionsOptions {
     path: string;
     onTrip: (trip: InterlockTrip) => void;
     log: (line: string) => void;
+    runnerTripSocket?: string;
   }) => Promise<InterlockFeed>;
+  /**
+   * The e-stop socket of the runners the services start (connectionRegistry.ts): the box's keeper
+   * writes every e-stop it hears there itself, and reconnects while no runner listens, so a runner
+   * started before or after the box is opened, or restarted, damps without the console's process.
+   */
+  runnerTripSocket?: string | null;
   /** Lists serial ports (default listSerialPorts: guarded, never SerialPort.list() without udev). */
   list?: () => Promise<InterlockListDto>;
   log?: (line: string) => void;
@@ -147,6 +154,7 @@ export class InterlockSessions {
             }
           },
           log: (line) => this.log(`interlock ${path}: ${line}`),
+          ...(this.o.runnerTripSocket ? { runnerTripSocket: this.o.runnerTripSocket } : {}),
         });
       } catch (err) {
         const e = err as NodeJS.ErrnoException;

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { g1RunnerArgs, type G1DdsSpec } from '../../domain/g1Runner/g1DdsConnection';
+import { g1RunnerArgs, type G1DdsSpec, type G1RunnerEstopSocket } from '../../domain/g1Runner/g1DdsConnection';
 
 // `motionbench g1-runner` as a child process of the console services ("G1 over DDS" in the
 // Connections panel): started on a free loopback port, its ws:// URL read from its --json line,
@@ -29,7 +29,7 @@ export interface G1RunnerProcess {
   stop(): Promise<void>;
 }
 
-export interface StartG1RunnerProcessOptions extends G1DdsSpec {
+export interface StartG1RunnerProcessOptions extends G1DdsSpec, Partial<G1RunnerEstopSocket> {
   /** One line of the runner's stderr (default: the services' stderr, prefixed). */
   log?: (line: string) => void;
   startTimeoutMs?: number;

@@ -32,6 +32,8 @@ export interface HostServerOptions {
   log?: (line: string) => void;
   /** Backend implementations for the Connections panel; default: src/services/api/backendFactories.ts. */
   backends?: BackendFactories;
+  /** The runners' interlock e-stop socket (createConsoleApi's runnerEstopSocket); default: one the services make. */
+  runnerEstopSocket?: string | null;
 }
 
 export interface HostServer {
@@ -111,6 +113,7 @@ export async function startHostServer(options: HostServerOptions = {}): Promise<
     transport: 'host',
     ...(options.modelFile !== undefined && { modelFile: options.modelFile }),
     ...(options.backends !== undefined && { backends: options.backends }),
+    ...(options.runnerEstopSocket !== undefined && { runnerEstopSocket: options.runnerEstopSocket }),
     appVersion: readAppVersion(),
   });
 

@@ -71,6 +71,24 @@ export interface G1DdsEmulatorStats {
   onGantry: boolean;
   estopped: boolean;
   commanded: boolean;
+  /** When the motors were last told to hold or track, and when they were first told to damp after it. */
+  gains: G1DdsGainTransitions;
+}
+
+/**
+ * The motor drivers' view of the gains they receive: a LowCmd_ with kp 0 on every motor is damping
+ * (no position stiffness: the runner's damping, Unitree's `Passive`), any kp > 0 is a stiff
+ * command (holding, ramping, tracking). Times are wall-clock ms since the epoch
+ * (performance.timeOrigin + performance.now(), at the LowCmd_'s receipt here), so that a fault
+ * injected by another process on this machine can be timed against them.
+ */
+export interface G1DdsGainTransitions {
+  /** Stiff LowCmd_ → damping LowCmd_ transitions seen. */
+  dampAfterStiff: number;
+  /** Receipt of the newest stiff LowCmd_; null before the first. */
+  lastStiffAtEpochMs: number | null;
+  /** Receipt of the first damping LowCmd_ after the newest run of stiff ones; null before the first. */
+  lastDampAfterStiffAtEpochMs: number | null;
 }
 
 export interface G1DdsEmulator {
@@ -118,7 +136,20 @@ export async function startG1DdsEmulator(options: G1DdsEmulatorOptions): Promise
   for (let k = 0; k < WARM_UP_STEPS; k++) plant.step();
   plant.humanReset();
   if (options.startOnGantry) plant.setGantry(true);
+  const gains: G1DdsGainTransitions = { dampAfterStiff: 0, lastStiffAtEpochMs: null, lastDampAfterStiffAtEpochMs: null };
+  let stiff = false;
   robot.onMessage(({ message }) => {
+    let anyKp = false;
+    for (let j = 0; j < message.kp.length; j++) if (message.kp[j] !== 0) anyKp = true;
+    const atEpochMs = performance.timeOrigin + performance.now();
+    if (anyKp) {
+      stiff = true;
+      gains.lastStiffAtEpochMs = atEpochMs;
+    } else if (stiff) {
+      stiff = false;
+      gains.dampAfterStiff++;
+      gains.lastDampAfterStiffAtEpochMs = atEpochMs;
+    }
     const refused = plant.command(message);
     if (refused && plant.counters().refusedModePr + plant.counters().refusedNonFinite <= 5)
       log(`emulate-robot --dds: LowCmd_ ${refused}`);
@@ -253,6 +284,7 @@ export async function startG1DdsEmulator(options: G1DdsEmulatorOptions): Promise
       onGantry: plant.onGantry,
       estopped: plant.isEstopped,
       commanded: plant.commanded,
+      gains: { ...gains },
     };
   };
 

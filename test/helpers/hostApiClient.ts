@@ -1,0 +1,64 @@
+import WebSocket from 'ws';
+
+// One long-lived client of the loopback host's console API (`/api?token=…`), as the console's
+// renderer holds one: requests `{id, method, params}` answered by id; pushes `{event}` (sim.frames,
+// safety.status, trial.*) go to `onPush` and are acknowledged (events.ack) as the renderer does. Runs a client starts belong to its connection (the host
+// stops them when it goes), so a run is started and watched on one client.
+
+export interface HostApiError extends Error {
+  code?: string;
+}
+
+export class HostApiClient {
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private pushListener: ((m: Record<string, unknown>) => void) | null = null;
+
+  private constructor(private readonly ws: WebSocket) {
+    ws.on('message', (data) => {
+      const m = JSON.parse(String(data)) as {
+        id?: number;
+        result?: unknown;
+        error?: { code: string; message: string };
+      };
+      if (typeof m.id === 'number' && this.pending.has(m.id)) {
+        const p = this.pending.get(m.id)!;
+        this.pending.delete(m.id);
+        if (m.error) p.reject(Object.assign(new Error(m.error.message), { code: m.error.code }));
+        else p.resolve(m.result);
+      } else this.pushListener?.(m as Record<string, unknown>);
+    });
+    ws.on('close', () => {
+      for (const p of this.pending.values()) p.reject(new Error('the host closed the API connection'));
+      this.pending.clear();
+    });
+  }
+
+  static async connect(server: { port: number; token: string }): Promise<HostApiClient> {
+    const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api?token=${server.token}`, {
+      headers: { Origin: `http://127.0.0.1:${server.port}` },
+      maxPayload: 1 << 30,
+    });
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    return new HostApiClient(ws);
+  }
+
+  onPush(listener: (m: Record<string, unknown>) => void): void {
+    this.pushListener = listener;
+  }
+
+  call<T>(method: string, params: unknown = {}): Promise<T> {
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.ws.send(JSON.stringify({ id, method, params }));
+    });
+  }
+
+  close(): void {
+    this.ws.terminate();
+  }
+}
