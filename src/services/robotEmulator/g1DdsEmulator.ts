@@ -136,7 +136,11 @@ export async function startG1DdsEmulator(options: G1DdsEmulatorOptions): Promise
   for (let k = 0; k < WARM_UP_STEPS; k++) plant.step();
   plant.humanReset();
   if (options.startOnGantry) plant.setGantry(true);
-  const gains: G1DdsGainTransitions = { dampAfterStiff: 0, lastStiffAtEpochMs: null, lastDampAfterStiffAtEpochMs: null };
+  const gains: G1DdsGainTransitions = {
+    dampAfterStiff: 0,
+    lastStiffAtEpochMs: null,
+    lastDampAfterStiffAtEpochMs: null,
+  };
   let stiff = false;
   robot.onMessage(({ message }) => {
     let anyKp = false;
