@@ -262,8 +262,13 @@ const statsTimer = setInterval(() => {
  * Policies are loaded and run on an onboard-computer thread of their own (the emulator's), so
  * loading an ONNX session (a synchronous native call of up to seconds) never holds this thread's
  * 500 Hz loop and watchdogs; each control step is a synchronous call to it (the inference time).
+ * It starts with the runner, as a robot's PC boots before any trial: its start (the modules,
+ * onnxruntime's start-up: hundreds of ms of CPU on a loaded machine) is then over before the
+ * console arms the interlock, and a `prepare` only opens the policy's session. It starts and loads
+ * at normal priority (onboardComputerWorker.ts), never at this thread's.
  */
-let onboard: OnboardComputer | null = null;
+const onboard = new OnboardComputer();
+onboard.whenReady().catch(() => {}); // a failed start is reported by the load that needs it
 let loaded: { key: string; controller: Controller } | null = null;
 
 async function loadPolicy(binding: WbcBinding): Promise<Controller> {
@@ -271,13 +276,12 @@ async function loadPolicy(binding: WbcBinding): Promise<Controller> {
   if (loaded?.key === key) return loaded.controller;
   if (loaded?.controller.dispose) await loaded.controller.dispose();
   loaded = null;
-  if (!onboard) {
-    onboard = new OnboardComputer();
-    await onboard.whenReady();
-  }
+  await onboard.whenReady();
   const t0 = performance.now();
   const controller = await onboard.load(binding, profile);
-  trace(`g1-runner: the onboard computer loaded ${binding.id} in ${(performance.now() - t0).toFixed(0)} ms`);
+  trace(
+    `g1-runner: the onboard computer loaded ${binding.id} in ${(performance.now() - t0).toFixed(0)} ms (at nice ${controller.nice.load}; steps at nice ${controller.nice.step})`,
+  );
   loaded = { key, controller };
   return controller;
 }

@@ -5,6 +5,7 @@ import type { PhysicsProfile } from '../../domain/sim/physicsProfile';
 import type { ControlCommand, ControlObservation, ControlReference, Controller } from '../../domain/wbc/controller';
 import type { BackendNeed } from '../../domain/wbc/trackingPolicy';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
+import { thisThreadNice } from '../os/threadPriority';
 import type { FromOnboard, StepCall, StepReply, ToOnboard } from './onboardComputerProtocol';
 
 // The robot emulator's onboard computer (the G1's PC) as a worker thread, and the policies it runs
@@ -27,6 +28,9 @@ import type { FromOnboard, StepCall, StepReply, ToOnboard } from './onboardCompu
 const BOOTSTRAP = new URL('../sim/simWorkerBootstrap.mjs', import.meta.url);
 const WORKER_ENTRY = new URL('./onboardComputerWorker.ts', import.meta.url);
 
+/** The onboard computer's nice while it starts and loads a policy (ordinary work). */
+export const LOAD_NICE = 0;
+
 /** How long a step or reset may take on the onboard computer before it counts as failed, ms. */
 export const STEP_TIMEOUT_MS = 50;
 /** How long a policy load may take, ms (file read, session, trial inference, on a loaded machine). */
@@ -46,6 +50,8 @@ class OnboardController implements Controller {
     readonly needs: readonly BackendNeed[],
     /** How long the load took on the onboard computer, ms. */
     readonly loadMs: number,
+    /** The onboard thread's nice while it loaded and for the steps (null: not readable). */
+    readonly nice: { load: number | null; step: number | null },
   ) {}
 
   reset(): void {
@@ -99,7 +105,9 @@ export class OnboardComputer {
 
   constructor() {
     this.worker = new Worker(BOOTSTRAP, {
-      workerData: { entry: WORKER_ENTRY.href },
+      // Loading is ordinary work (onboardComputerWorker.ts): the thread, and the loader's hooks
+      // thread it starts, begin at LOAD_NICE; it steps at this (its creator's) thread's nice.
+      workerData: { entry: WORKER_ENTRY.href, startNice: LOAD_NICE, creatorNice: thisThreadNice() },
       name: `motionbench-onboard-computer-${serial++}`,
     });
     this.worker.unref();
@@ -154,7 +162,10 @@ export class OnboardComputer {
     });
     if (reply.type === 'load_failed') throw new Error(reply.message);
     if (reply.type !== 'loaded') throw new Error(`unexpected answer ${reply.type} to a load`);
-    this.current = new OnboardController(this, binding, reply.physics, reply.needs, reply.loadMs);
+    this.current = new OnboardController(this, binding, reply.physics, reply.needs, reply.loadMs, {
+      load: reply.loadNice,
+      step: reply.stepNice,
+    });
     return this.current;
   }
 

@@ -23,7 +23,16 @@ export type ToOnboard =
 /** Worker → main, on the worker. */
 export type FromOnboard =
   | { type: 'ready' }
-  | { type: 'loaded'; id: number; physics: PhysicsProfile | null; needs: BackendNeed[]; loadMs: number }
+  | {
+      type: 'loaded';
+      id: number;
+      physics: PhysicsProfile | null;
+      needs: BackendNeed[];
+      loadMs: number;
+      /** The worker thread's nice while it loaded and now, for the steps (null: not readable). */
+      loadNice: number | null;
+      stepNice: number | null;
+    }
   | { type: 'load_failed'; id: number; message: string };
 
 /** Main → worker, on the step port. `reference` is sent when it changed since the last step (null: the same). */

@@ -5,19 +5,38 @@
 // lowstate a real robot's board keeps publishing whatever its PC is doing (onboardComputer.ts).
 // Started through simWorkerBootstrap.mjs.
 
-import { parentPort, type MessagePort } from 'node:worker_threads';
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import {
   createControlCommand,
   type ControlObservation,
   type ControlReference,
   type Controller,
 } from '../../domain/wbc/controller';
+import { setThisThreadNice, thisThreadNice } from '../os/threadPriority';
 import { createController, preloadPolicyControllers } from '../sim/controllerFactory';
 import type { FromOnboard, StepCall, StepReply, ToOnboard } from './onboardComputerProtocol';
 
 if (!parentPort) throw new Error('onboardComputerWorker.ts must run in a worker thread');
 const main = parentPort;
 const post = (m: FromOnboard): void => main.postMessage(m);
+
+// Priorities. A Linux thread starts at its creator's nice: the g1-runner's real-time thread
+// (nice −10) creates this one, and starting it and loading a policy (the modules, onnxruntime's
+// start-up, the session, the trial inference: hundreds of ms of CPU on a loaded 2-core machine)
+// then ran at the timekeepers' priority, beside the interlock's processes and the console's
+// services (measured: docs/G1_RUNNER.md "A matched pair through the console"). Loading is ordinary
+// work: this thread starts at LOAD_NICE (simWorkerBootstrap.mjs, before the loader's hooks thread
+// exists) and loads there. Stepping is the creator's real-time work (its 500 Hz loop waits for each
+// step): once a policy is loaded the thread takes the creator's nice, and leaves it again for the
+// next load. Raising it back needs the privilege the creator had; without it, steps run at LOAD_NICE.
+const { creatorNice, startNice } = workerData as { creatorNice: number | null; startNice: number };
+const lowered = creatorNice !== null && creatorNice < startNice;
+const loadingPriority = (): void => {
+  if (lowered) setThisThreadNice(startNice);
+};
+const steppingPriority = (): void => {
+  if (lowered) setThisThreadNice(creatorNice);
+};
 
 let controller: Controller | null = null;
 let reference: ControlReference | null = null;
@@ -71,17 +90,22 @@ main.on('message', (m: ToOnboard) => {
     case 'load':
       void (async () => {
         const t0 = performance.now();
+        loadingPriority();
+        const loadNice = thisThreadNice();
         try {
           await release();
           controller = await createController(m.binding, m.profile);
           out.kp = null;
           out.kd = null;
+          steppingPriority();
           post({
             type: 'loaded',
             id: m.id,
             physics: controller.physics,
             needs: [...controller.needs],
             loadMs: performance.now() - t0,
+            loadNice,
+            stepNice: thisThreadNice(),
           });
         } catch (err) {
           controller = null;
