@@ -11,6 +11,7 @@ import { openInterlockKeeper, type KeeperInterlockLink } from '../../src/service
 import { setAutogroupNice, setRealtimeFifo, TIMEKEEPER_RT_PRIORITY } from '../../src/services/os/threadPriority';
 import { makePtyPair, sleep, waitFor, type TestPtyPair } from '../helpers/ptyPair';
 import { REPO_ROOT } from '../helpers/sharedData';
+import { threadPolicies } from '../helpers/threadPolicies';
 
 // Issue 12 item 7: the interlock keeper — the console's serial link, heartbeats and monitor in a
 // process of their own, with a watchdog on the console's main loop — against real parts: a socat
@@ -284,16 +285,6 @@ describe.runIf(autogroupsOn)('interlock processes: each in a session of its own,
   });
 });
 
-/** Linux scheduling policy of every thread of `pid` (field 41 of /proc/<pid>/task/<tid>/stat). */
-function threadPolicies(pid: number): { tid: number; policy: 'other' | 'fifo' | 'rr' | 'other+' }[] {
-  const names: Record<number, 'other' | 'fifo' | 'rr'> = { 0: 'other', 1: 'fifo', 2: 'rr' };
-  return fs.readdirSync(`/proc/${pid}/task`).map((t) => {
-    const stat = fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'latin1');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // fields[0] is field 3 (state): the policy, field 41, is fields[38].
-    return { tid: Number(t), policy: names[Number(fields[38])] ?? 'other+' };
-  });
-}
 const hasChrt = spawnSync('chrt', ['--version'], { stdio: 'ignore' }).status === 0;
 
 // A nice, even in an autogroup of its own, only shares the CPUs in proportion: on the shared

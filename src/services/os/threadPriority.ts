@@ -26,6 +26,15 @@ function thisThreadId(): number {
   return tid;
 }
 
+/** This thread's Linux thread id (what `ps -L` and /proc/<pid>/task list), or null elsewhere. */
+export function thisThreadIdOrNull(): number | null {
+  try {
+    return thisThreadId();
+  } catch {
+    return null;
+  }
+}
+
 export function lowerThisThreadPriority(nice: number): boolean {
   try {
     const tid = thisThreadId();
@@ -160,4 +169,44 @@ export function setRealtimeFifo(pid: number, rtPriority: number = TIMEKEEPER_RT_
 export function raiseTimekeeperPriority(nice: number): boolean {
   setAutogroupNice(nice);
   return raiseThreadPriority(nice);
+}
+
+/**
+ * The real-time priority of the g1-runner's real-time thread (g1RunnerWorker.ts): the same as the
+ * interlock's timekeepers, as its watchdogs and its 500 Hz LowCmd are the robot's side of the
+ * same safety argument. Its onboard computer steps one below (it only runs while that thread waits
+ * for it, so the rank between them decides only against the DDS receive threads, which come first).
+ */
+export const RUNNER_RT_PRIORITY = TIMEKEEPER_RT_PRIORITY;
+
+/**
+ * Puts *this thread only* (not its process) under SCHED_FIFO at `rtPriority`, through `chrt` on
+ * this thread's id (Linux). For the one thread of a process whose wake-up latency is the safety
+ * argument, beside threads that do ordinary work (a bridge's WebSocket, libuv's pool, a policy
+ * loader). `resetOnFork` is the caller's decision, per thread: with it, threads this thread
+ * creates later start SCHED_OTHER; without it they inherit SCHED_FIFO (the g1-runner's thread
+ * wants that for the Cyclone DDS threads its participant starts: lowstate receipt is on the safety
+ * path), so every thread it must *not* pass the policy on to is created before the call. Same
+ * privilege and fallback as setRealtimeFifo: false where refused (the thread keeps its policy).
+ */
+export function setThisThreadRealtimeFifo(rtPriority: number, resetOnFork: boolean): boolean {
+  if (process.platform !== 'linux') return false;
+  try {
+    const args = [...(resetOnFork ? ['--reset-on-fork'] : []), '--fifo', '--pid', String(rtPriority)];
+    const r = spawnSync('chrt', [...args, String(thisThreadId())], { stdio: 'ignore', timeout: 2000 });
+    return r.status === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Puts this thread back under SCHED_OTHER (its nice applies again). False where refused or not Linux. */
+export function setThisThreadNormalScheduling(): boolean {
+  if (process.platform !== 'linux') return false;
+  try {
+    const r = spawnSync('chrt', ['--other', '--pid', '0', String(thisThreadId())], { stdio: 'ignore', timeout: 2000 });
+    return r.status === 0;
+  } catch {
+    return false;
+  }
 }

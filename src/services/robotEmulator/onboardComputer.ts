@@ -50,8 +50,13 @@ class OnboardController implements Controller {
     readonly needs: readonly BackendNeed[],
     /** How long the load took on the onboard computer, ms. */
     readonly loadMs: number,
-    /** The onboard thread's nice while it loaded and for the steps (null: not readable). */
-    readonly nice: { load: number | null; step: number | null },
+    /**
+     * The onboard thread's nice while it loaded and for the steps (null: not readable), and the
+     * SCHED_FIFO priority it steps at (null: SCHED_OTHER).
+     */
+    readonly nice: { load: number | null; step: number | null; stepRtPriority: number | null },
+    /** The onboard thread's Linux thread id (null elsewhere), for `ps -L` and /proc. */
+    readonly tid: number | null,
   ) {}
 
   reset(): void {
@@ -100,14 +105,30 @@ export class OnboardComputer {
   private nextLoad = 1;
   private current: OnboardController | null = null;
   private failure: string | null = null;
+  private tid: number | null = null;
+  /** The onboard thread's Linux thread id, once ready (null before, or elsewhere than Linux). */
+  get threadId(): number | null {
+    return this.tid;
+  }
   /** Seq of the last step-port call, over every policy loaded: a late reply never matches a later call. */
   private seq = 0;
 
-  constructor() {
+  /**
+   * `stepRtPriority`: for a creator whose control loop runs SCHED_FIFO, the real-time priority the
+   * onboard thread steps at once a policy is loaded (onboardComputerWorker.ts); it loads as
+   * ordinary work whatever this is. Create the onboard computer before its creator switches to
+   * SCHED_FIFO: a thread starts with its creator's policy.
+   */
+  constructor(options: { stepRtPriority?: number | null } = {}) {
     this.worker = new Worker(BOOTSTRAP, {
       // Loading is ordinary work (onboardComputerWorker.ts): the thread, and the loader's hooks
       // thread it starts, begin at LOAD_NICE; it steps at this (its creator's) thread's nice.
-      workerData: { entry: WORKER_ENTRY.href, startNice: LOAD_NICE, creatorNice: thisThreadNice() },
+      workerData: {
+        entry: WORKER_ENTRY.href,
+        startNice: LOAD_NICE,
+        creatorNice: thisThreadNice(),
+        stepRtPriority: options.stepRtPriority ?? null,
+      },
       name: `motionbench-onboard-computer-${serial++}`,
     });
     this.worker.unref();
@@ -115,7 +136,10 @@ export class OnboardComputer {
     this.steps = channel.port1;
     this.ready = new Promise<void>((resolve, reject) => {
       this.worker.on('message', (m: FromOnboard) => {
-        if (m.type === 'ready') return resolve();
+        if (m.type === 'ready') {
+          this.tid = m.tid;
+          return resolve();
+        }
         const p = this.loads.get(m.id);
         this.loads.delete(m.id);
         p?.resolve(m);
@@ -162,10 +186,19 @@ export class OnboardComputer {
     });
     if (reply.type === 'load_failed') throw new Error(reply.message);
     if (reply.type !== 'loaded') throw new Error(`unexpected answer ${reply.type} to a load`);
-    this.current = new OnboardController(this, binding, reply.physics, reply.needs, reply.loadMs, {
-      load: reply.loadNice,
-      step: reply.stepNice,
-    });
+    this.current = new OnboardController(
+      this,
+      binding,
+      reply.physics,
+      reply.needs,
+      reply.loadMs,
+      {
+        load: reply.loadNice,
+        step: reply.stepNice,
+        stepRtPriority: reply.stepRtPriority,
+      },
+      reply.tid,
+    );
     return this.current;
   }
 

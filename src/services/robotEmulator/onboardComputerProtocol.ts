@@ -22,7 +22,7 @@ export type ToOnboard =
 
 /** Worker → main, on the worker. */
 export type FromOnboard =
-  | { type: 'ready' }
+  | { type: 'ready'; /** The onboard thread's Linux thread id (null elsewhere). */ tid: number | null }
   | {
       type: 'loaded';
       id: number;
@@ -32,6 +32,10 @@ export type FromOnboard =
       /** The worker thread's nice while it loaded and now, for the steps (null: not readable). */
       loadNice: number | null;
       stepNice: number | null;
+      /** The SCHED_FIFO priority the thread steps at (null: SCHED_OTHER, at stepNice). */
+      stepRtPriority: number | null;
+      /** The onboard thread's Linux thread id (null elsewhere). */
+      tid: number | null;
     }
   | { type: 'load_failed'; id: number; message: string };
 

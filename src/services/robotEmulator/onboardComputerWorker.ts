@@ -12,7 +12,13 @@ import {
   type ControlReference,
   type Controller,
 } from '../../domain/wbc/controller';
-import { setThisThreadNice, thisThreadNice } from '../os/threadPriority';
+import {
+  setThisThreadNice,
+  setThisThreadNormalScheduling,
+  setThisThreadRealtimeFifo,
+  thisThreadIdOrNull,
+  thisThreadNice,
+} from '../os/threadPriority';
 import { createController, preloadPolicyControllers } from '../sim/controllerFactory';
 import type { FromOnboard, StepCall, StepReply, ToOnboard } from './onboardComputerProtocol';
 
@@ -29,13 +35,28 @@ const post = (m: FromOnboard): void => main.postMessage(m);
 // exists) and loads there. Stepping is the creator's real-time work (its 500 Hz loop waits for each
 // step): once a policy is loaded the thread takes the creator's nice, and leaves it again for the
 // next load. Raising it back needs the privilege the creator had; without it, steps run at LOAD_NICE.
-const { creatorNice, startNice } = workerData as { creatorNice: number | null; startNice: number };
+// A creator that runs SCHED_FIFO (the g1-runner's thread) passes `stepRtPriority`: a nice does not
+// bound how long this thread waits for a CPU once a step wakes it, and the creator's 500 Hz loop is
+// blocked for exactly that long (up to STEP_TIMEOUT_MS, then the step fails). So once a policy is
+// loaded this thread steps under SCHED_FIFO at that priority, with reset-on-fork (nothing it starts
+// while stepping inherits it), and goes back to SCHED_OTHER at LOAD_NICE for the next load, so a
+// session's creation and whatever threads onnxruntime starts then are ordinary work. A step is one
+// inference (onnxPolicySession: one intra-op thread, sequential), well inside the kernel's
+// real-time throttling. Where refused, the thread steps at the creator's nice as above.
+const { creatorNice, startNice, stepRtPriority } = workerData as {
+  creatorNice: number | null;
+  startNice: number;
+  stepRtPriority?: number | null;
+};
 const lowered = creatorNice !== null && creatorNice < startNice;
+let realtime = false;
 const loadingPriority = (): void => {
+  if (realtime) realtime = !setThisThreadNormalScheduling();
   if (lowered) setThisThreadNice(startNice);
 };
 const steppingPriority = (): void => {
   if (lowered) setThisThreadNice(creatorNice);
+  if (typeof stepRtPriority === 'number') realtime = setThisThreadRealtimeFifo(stepRtPriority, true);
 };
 
 let controller: Controller | null = null;
@@ -82,8 +103,8 @@ main.on('message', (m: ToOnboard) => {
       const steps = m.steps as unknown as MessagePort;
       steps.on('message', (call: StepCall) => onStep(steps, call));
       void preloadPolicyControllers().then(
-        () => post({ type: 'ready' }),
-        () => post({ type: 'ready' }), // a missing runtime is reported by the load that needs it
+        () => post({ type: 'ready', tid: thisThreadIdOrNull() }),
+        () => post({ type: 'ready', tid: thisThreadIdOrNull() }), // a missing runtime is reported by the load that needs it
       );
       return;
     }
@@ -106,6 +127,8 @@ main.on('message', (m: ToOnboard) => {
             loadMs: performance.now() - t0,
             loadNice,
             stepNice: thisThreadNice(),
+            stepRtPriority: realtime ? stepRtPriority! : null,
+            tid: thisThreadIdOrNull(),
           });
         } catch (err) {
           controller = null;
