@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { spawnInOwnSession } from './ownSession';
 import { MOTIONBENCH_BIN } from './runCli';
 import { REPO_ROOT } from './sharedData';
 
@@ -16,12 +17,41 @@ export interface DdsG1EmulatorProcess {
   stop(): Promise<void>;
 }
 
-export async function startDdsG1Emulator(domainId: number, args: string[] = []): Promise<DdsG1EmulatorProcess> {
-  const child = spawn(
-    process.execPath,
-    [MOTIONBENCH_BIN, 'emulate-robot', '--dds', '--interface', 'lo', '--domain', String(domainId), '--json', ...args],
-    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+/** The robot's computer's priority in a session of its own: robotEmulatorProcess.ts's (-10). */
+const ROBOT_COMPUTER_NICE = -10;
+
+export interface DdsG1EmulatorOptions {
+  /**
+   * Run it as the robot's own computer: a session of its own at ROBOT_COMPUTER_NICE
+   * (ownSession.ts), so that it does not share the test's session (the console's, in a test that
+   * runs the console's trial machinery) and its CPU share. Default: in the test's session.
+   */
+  ownSession?: boolean;
+}
+
+export async function startDdsG1Emulator(
+  domainId: number,
+  args: string[] = [],
+  options: DdsG1EmulatorOptions = {},
+): Promise<DdsG1EmulatorProcess> {
+  const argv = [
+    MOTIONBENCH_BIN,
+    'emulate-robot',
+    '--dds',
+    '--interface',
+    'lo',
+    '--domain',
+    String(domainId),
+    '--json',
+    ...args,
+  ];
+  const spawnOptions = { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] } satisfies SpawnOptions;
+  const child = options.ownSession
+    ? spawnInOwnSession(process.execPath, argv, spawnOptions, {
+        sessionNice: ROBOT_COMPUTER_NICE,
+        threadNice: ROBOT_COMPUTER_NICE,
+      })
+    : spawn(process.execPath, argv, spawnOptions);
   let err = '';
   child.stderr!.on('data', (b: Buffer) => (err += b.toString()));
   let out = '';

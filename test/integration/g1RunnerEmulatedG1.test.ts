@@ -15,6 +15,7 @@ import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { planPolicy } from '../../src/services/wbc/policyRun';
 import { sharedData } from '../helpers/sharedData';
 import { startDdsG1Emulator, type DdsG1EmulatorProcess } from '../helpers/ddsG1EmulatorProcess';
+import { RUNNER_RT_PRIORITY } from '../../src/services/os/threadPriority';
 
 const DOMAIN = 80 + (process.pid % 60);
 const FIX_STAND = [
@@ -85,6 +86,9 @@ describe('g1-runner → DDS → emulate-robot --dds (MuJoCo G1 on its gantry)', 
       );
       expect(end.outcome).toBe('completed');
       expect(loadedLine).toBeDefined();
+      // Privileged, the onboard computer steps real-time, one below the real-time thread.
+      if (process.platform === 'linux' && process.getuid?.() === 0)
+        expect(loadedLine).toContain(`steps at SCHED_FIFO ${RUNNER_RT_PRIORITY - 1}`);
       expect(runner.modes.map((m) => m.mode).slice(-3)).toEqual(['holding', 'tracking', 'holding']);
     } finally {
       await client.close();

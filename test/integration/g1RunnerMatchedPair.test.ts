@@ -9,7 +9,8 @@
 // with a released policy (BeyondMimic Jump_wose on board). Each: the sim branch and both real trials
 // complete, frames are recorded at 500 Hz, the calibration is read through the runner, and the
 // emulated G1 counts no LowCmd_ with a wrong CRC.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,7 +21,8 @@ import {
   startInterlockEmulatorProcess,
   type InterlockBoxProcess,
 } from '../../src/services/interlock/interlockEmulatorProcess';
-import { setAutogroupNice } from '../../src/services/os/threadPriority';
+import { SERVICES_NICE } from '../../src/services/api/consoleApiHandlers';
+import { raiseThreadPriority, setAutogroupNice } from '../../src/services/os/threadPriority';
 import { runQualification } from '../../src/services/qualification';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { sendEmulatorControl } from '../../src/services/robotEmulator/emulatorControlClient';
@@ -37,6 +39,7 @@ import { policyMotionsWorkload } from '../../src/services/workload/policyWorkloa
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { REPO_ROOT, sharedData } from '../helpers/sharedData';
 import { startDdsG1Emulator, type DdsG1EmulatorProcess } from '../helpers/ddsG1EmulatorProcess';
+import { spawnInOwnSession } from '../helpers/ownSession';
 
 const profile = loadRobotProfile();
 const DOMAIN = 20 + (process.pid % 60);
@@ -53,6 +56,8 @@ interface RunnerReport {
   stats: { crcErrors: number; lowCmdSent: number } | null;
   modes: string[];
   traces: string[];
+  /** Worst LowCmd period p99 and max over the runner's 1 s windows since the previous report. */
+  periodWorst: { p99Ms: number; maxMs: number } | null;
 }
 async function runnerReport(): Promise<RunnerReport> {
   const n = runnerLines.length;
@@ -96,15 +101,25 @@ function gantryOperator(resets: string[]): OperatorPrompts {
   };
 }
 
+// Each part where it runs in the lab, with the priority it has there (docs/G1_RUNNER.md "A matched
+// pair through the console"): this process stands for the console's services (their session
+// raised, their main thread at SERVICES_NICE, as createConsoleApi raises it); the runner in a
+// session of its own, as g1RunnerProcess.ts starts it, raising it as the CLI does; the emulated G1
+// in a session of its own, as the robot's own computer. Left in this session, the runner and the
+// MuJoCo G1 shared the console's CPU share, and its loop (which kicks the interlock keeper) went
+// 183 ms without a CPU under load.
 beforeAll(async () => {
   setAutogroupNice(-10);
+  raiseThreadPriority(SERVICES_NICE);
   dir = await mkdtemp(path.join(tmpdir(), 'mb-runner-pair-'));
-  emu = await startDdsG1Emulator(DOMAIN, ['--gantry']);
+  emu = await startDdsG1Emulator(DOMAIN, ['--gantry'], { ownSession: true });
   controlUrl = emu.controlUrl;
-  runnerProc = spawn(process.execPath, ['--import', 'tsx', RUNNER_CHILD, String(DOMAIN)], {
-    cwd: REPO_ROOT,
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  runnerProc = spawnInOwnSession(
+    process.execPath,
+    ['--import', 'tsx', RUNNER_CHILD, String(DOMAIN)],
+    { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'inherit'] },
+    { sessionNice: -10 },
+  );
   createInterface({ input: runnerProc.stdout! }).on('line', (l) => runnerLines.push(l));
   const end = Date.now() + 60_000;
   while (runnerLines.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
@@ -146,6 +161,20 @@ async function pairThroughRunner(
   expect(pair?.admitted).toBe(true);
   await placeOnGantryAndHold();
   const before = await emulatedG1Status();
+  await runnerReport(); // starts the runner's worst-period window for this pair
+  // The interlock's silence as the gate judges it: between consecutive statuses, by the keeper's
+  // receipt times (the gate reads every status that arrived before it judges, so a late turn of
+  // this loop is not silence; over the whole pair, armed or not). And how late statuses reached
+  // this loop (the keeper's console watchdog trips past 100 ms without this loop's kicks).
+  let lastStatusAtMs: number | null = null;
+  let maxStatusGapMs = 0;
+  let maxDeliveryMs = 0;
+  const unsubscribe = interlock.subscribe((e) => {
+    if (e.type !== 'interlock_status') return;
+    if (lastStatusAtMs !== null) maxStatusGapMs = Math.max(maxStatusGapMs, e.atMs - lastStatusAtMs);
+    maxDeliveryMs = Math.max(maxDeliveryMs, performance.now() - e.atMs);
+    lastStatusAtMs = e.atMs;
+  });
   const link = await openRobotLink(runnerUrl, { robotUnit: 'g1-emulated-dds-001' });
   const resets: string[] = [];
   try {
@@ -166,7 +195,7 @@ async function pairThroughRunner(
     const after = await emulatedG1Status();
     const rep = await runnerReport();
     console.log(
-      `${label}: sim ${r.sim.outcome}; real ${r.real.map((t) => `${t.outcome} (${t.frames} frames${t.outcome === 'completed' ? '' : `: ${t.reason}`})`).join(', ')}; runner ${JSON.stringify(rep.stats)}; emulated G1 LowCmd_ ${after.link.received - before.link.received} received, CRC errors ${after.link.crcErrors}; modes ${rep.modes.slice(-4).join(' → ')}`,
+      `${label}: sim ${r.sim.outcome}; real ${r.real.map((t) => `${t.outcome} (${t.frames} frames${t.outcome === 'completed' ? '' : `: ${t.reason}`})`).join(', ')}; interlock status gap max ${maxStatusGapMs.toFixed(1)} ms (delivered up to ${maxDeliveryMs.toFixed(1)} ms late); LowCmd period worst p99 ${rep.periodWorst?.p99Ms.toFixed(2)} ms, max ${rep.periodWorst?.maxMs.toFixed(2)} ms; runner ${JSON.stringify(rep.stats)}; emulated G1 LowCmd_ ${after.link.received - before.link.received} received, CRC errors ${after.link.crcErrors}; modes ${rep.modes.slice(-4).join(' → ')}`,
     );
     expect(r.stoppedEarly, rep.traces.slice(-10).join('\n')).toBeNull();
     expect(r.binding.id).toBe(bindingId);
@@ -188,6 +217,7 @@ async function pairThroughRunner(
     expect(after.link.crcErrors).toBe(0);
     expect(rep.stats!.crcErrors).toBe(0);
   } finally {
+    unsubscribe();
     await link.close();
     store.close();
   }
@@ -213,12 +243,12 @@ describe('matched pair: console → g1-runner → Cyclone DDS (loopback) → emu
     expect(rep.traces.some((l) => /root assist 3000 N\/m not applied/.test(l))).toBe(true);
   }, 240_000);
 
-  // Skipped: with other test processes on both cores the console's gate tripped `interlock lost`
-  // (no box status for 101–107 ms, limit 100 ms) at the real trial's prepare in every run but the
-  // first, so the trial stopped before start; on an idle machine it passes (sim and both real
-  // trials completed, LowCmd period p99 2.2 ms, 0 CRC errors). The runner and the DDS link are not
-  // on that path; which process starves the box's status at the policy's load is open:
-  // docs/G1_RUNNER.md "A matched pair through the console".
+  // Skipped: it does not pass 5 of 5 under load (docs/G1_RUNNER.md "A matched pair through the
+  // console"). With the runner's real-time thread, its DDS threads and the onboard computer's steps
+  // under SCHED_FIFO it passed 2 of 4 runs at load average 4–44 (LowCmd period max 6–7 ms in the
+  // policy trials; the runner's lowstate watchdog never damped): one run tripped `interlock lost`
+  // (no box status for 100.9 ms: a pty's bytes wait for the kernel's worker at nice 0), one did not
+  // start the rig within the 120 s hook at load average 43. The builtin case above failed 2 of the 4.
   it.skip('a released policy (BeyondMimic Jump_wose) on board: sim and both real trials complete', async () => {
     const plan = planPolicy(sharedData('policies/beyondmimic/Jump_wose.onnx'), profile);
     await pairThroughRunner('policy', 'policy', async () => {

@@ -8,9 +8,10 @@ import {
   type InterlockBoxProcess,
 } from '../../src/services/interlock/interlockEmulatorProcess';
 import { openInterlockKeeper, type KeeperInterlockLink } from '../../src/services/interlock/interlockKeeperLink';
-import { setAutogroupNice } from '../../src/services/os/threadPriority';
+import { setAutogroupNice, setRealtimeFifo, TIMEKEEPER_RT_PRIORITY } from '../../src/services/os/threadPriority';
 import { makePtyPair, sleep, waitFor, type TestPtyPair } from '../helpers/ptyPair';
 import { REPO_ROOT } from '../helpers/sharedData';
+import { threadPolicies } from '../helpers/threadPolicies';
 
 // Issue 12 item 7: the interlock keeper — the console's serial link, heartbeats and monitor in a
 // process of their own, with a watchdog on the console's main loop — against real parts: a socat
@@ -283,3 +284,60 @@ describe.runIf(autogroupsOn)('interlock processes: each in a session of its own,
     }
   });
 });
+
+const hasChrt = spawnSync('chrt', ['--version'], { stdio: 'ignore' }).status === 0;
+
+// A nice, even in an autogroup of its own, only shares the CPUs in proportion: on the shared
+// 2-core machine, with other sessions at the same raised weight, the box and the keeper at nice −10
+// waited up to 383 ms and 126 ms between being woken and running, and a matched pair tripped
+// `interlock lost` (docs/G1_RUNNER.md "A matched pair through the console"). The processes whose
+// only work is the interlock's timing run SCHED_FIFO (threadPriority.ts setRealtimeFifo).
+describe.runIf(process.platform === 'linux' && privileged && hasChrt)(
+  'interlock processes: real-time scheduling (SCHED_FIFO) when privileged',
+  () => {
+    it('every thread of the keeper, the box and the pty relay runs SCHED_FIFO at the timekeepers’ priority', async () => {
+      const l = await armedKeeper([]);
+      for (const [name, pid] of Object.entries({ keeper: l.keeperPid, box: box!.pid, relay: pair!.pid })) {
+        const threads = threadPolicies(pid);
+        expect(threads.length, `${name} has threads`).toBeGreaterThan(0);
+        for (const t of threads) expect(t.policy, `${name} thread ${t.tid}`).toBe('fifo');
+        const chrt = spawnSync('chrt', ['--pid', String(pid)], { encoding: 'utf8' }).stdout;
+        expect(chrt, name).toContain(`priority: ${TIMEKEEPER_RT_PRIORITY}`);
+        expect(chrt, name).toContain('SCHED_RESET_ON_FORK');
+      }
+    });
+
+    it('control: a process that does not ask stays SCHED_OTHER; one that asks is FIFO and its children are not', async () => {
+      const plain = spawn('sleep', ['5'], { stdio: 'ignore' });
+      const asked = spawn('sh', ['-c', 'sleep 0.3; sleep 5 & wait'], { stdio: 'ignore' });
+      try {
+        await sleep(50);
+        expect(threadPolicies(plain.pid!).map((t) => t.policy)).toEqual(['other']);
+        expect(setRealtimeFifo(asked.pid!)).toBe(true);
+        expect(threadPolicies(asked.pid!).map((t) => t.policy)).toEqual(['fifo']);
+        // The shell's child, started after the call, is back to SCHED_OTHER (reset on fork).
+        await waitFor(() => childrenOf(asked.pid!).length > 0, 2000, 'the shell to start its child');
+        expect(threadPolicies(childrenOf(asked.pid!)[0]).map((t) => t.policy)).toEqual(['other']);
+        // A pid that does not exist: refused, not thrown.
+        expect(setRealtimeFifo(2 ** 22 + 1)).toBe(false);
+      } finally {
+        plain.kill('SIGKILL');
+        for (const c of childrenOf(asked.pid!)) process.kill(c, 'SIGKILL');
+        asked.kill('SIGKILL');
+      }
+    });
+  },
+);
+
+function childrenOf(pid: number): number[] {
+  try {
+    return fs
+      .readFileSync(`/proc/${pid}/task/${pid}/children`, 'latin1')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
+}

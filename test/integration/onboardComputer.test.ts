@@ -5,7 +5,14 @@ import { DEFAULT_ROBOT_EMULATOR_PROFILE } from '../../src/domain/robotEmulator';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { RobotEmulatorCore } from '../../src/services/robotEmulator';
-import { OnboardComputer } from '../../src/services/robotEmulator/onboardComputer';
+import { LOAD_NICE, OnboardComputer } from '../../src/services/robotEmulator/onboardComputer';
+import {
+  raiseThreadPriority,
+  RUNNER_RT_PRIORITY,
+  setThisThreadNice,
+  thisThreadNice,
+} from '../../src/services/os/threadPriority';
+import { threadPolicy } from '../helpers/threadPolicies';
 import { createController } from '../../src/services/sim/controllerFactory';
 import { planPolicy } from '../../src/services/wbc/policyRun';
 import { sharedData } from '../helpers/sharedData';
@@ -104,4 +111,68 @@ describe('the robot emulator’s onboard computer (the policy in a worker thread
     const again = await onboard.load(jump.binding, profile);
     again.reset();
   }, 60_000);
+
+  // The g1-runner's real-time thread (nice −10) creates the onboard computer, and a Linux thread
+  // starts at its creator's nice: loading must not run at the timekeepers' priority (it starved
+  // the interlock's box at a matched pair's prepare, docs/G1_RUNNER.md), stepping must (the
+  // creator's 500 Hz loop waits for each step).
+  it.runIf(process.platform === 'linux' && process.getuid?.() === 0)(
+    'created by a thread at nice −10, it loads at normal priority and steps at its creator’s nice; created at normal priority, both stay normal (control)',
+    async () => {
+      const mine = thisThreadNice()!;
+      expect(raiseThreadPriority(-10)).toBe(true);
+      let raisedComputer: OnboardComputer | null = null;
+      try {
+        raisedComputer = new OnboardComputer();
+        await raisedComputer.whenReady();
+      } finally {
+        setThisThreadNice(mine); // back to this thread's own nice, before anything else runs here
+      }
+      try {
+        const c = await raisedComputer.load(jump.binding, profile);
+        expect(c.nice).toEqual({ load: LOAD_NICE, step: -10, stepRtPriority: null });
+        c.reset(); // it still answers at the raised priority
+        // A second load leaves the raised priority for the load and returns to it for the steps.
+        const c2 = await raisedComputer.load(wbcMjlab.binding, profile);
+        expect(c2.nice).toEqual({ load: LOAD_NICE, step: -10, stepRtPriority: null });
+      } finally {
+        await raisedComputer.close();
+      }
+      // Control: the computer of beforeAll, created by this thread at its own nice.
+      const plain = await onboard.load(jump.binding, profile);
+      expect(plain.nice).toEqual({ load: mine, step: mine, stepRtPriority: null });
+    },
+    120_000,
+  );
+
+  // Under a SCHED_FIFO creator (the g1-runner's thread) a nice does not bound how long a woken
+  // step waits for a CPU: given stepRtPriority, the thread steps SCHED_FIFO and loads SCHED_OTHER.
+  it.runIf(process.platform === 'linux' && process.getuid?.() === 0)(
+    'given a step real-time priority, it steps under SCHED_FIFO at it, and a new load is ordinary work again; without one it stays SCHED_OTHER (control)',
+    async () => {
+      const rt = new OnboardComputer({ stepRtPriority: RUNNER_RT_PRIORITY - 1 });
+      try {
+        await rt.whenReady();
+        const c = await rt.load(jump.binding, profile);
+        expect(c.nice.stepRtPriority).toBe(RUNNER_RT_PRIORITY - 1);
+        expect(c.tid).not.toBeNull();
+        expect(threadPolicy(process.pid, c.tid!)).toEqual({ policy: 'fifo', rtPriority: RUNNER_RT_PRIORITY - 1 });
+        c.reset(); // it answers under SCHED_FIFO
+        // While a second policy loads, the thread is SCHED_OTHER (sampled during the load).
+        const during: string[] = [];
+        const sampler = setInterval(() => during.push(threadPolicy(process.pid, c.tid!).policy), 2);
+        const c2 = await rt.load(wbcMjlab.binding, profile).finally(() => clearInterval(sampler));
+        expect(during).toContain('other');
+        expect(c2.nice.stepRtPriority).toBe(RUNNER_RT_PRIORITY - 1);
+        expect(threadPolicy(process.pid, c2.tid!).policy).toBe('fifo');
+      } finally {
+        await rt.close();
+      }
+      // Control: the computer of beforeAll, given none.
+      const plain = await onboard.load(jump.binding, profile);
+      expect(plain.nice.stepRtPriority).toBeNull();
+      expect(threadPolicy(process.pid, plain.tid!)).toEqual({ policy: 'other', rtPriority: 0 });
+    },
+    120_000,
+  );
 });

@@ -32,7 +32,12 @@ import { createControlCommand, type ControlObservation, type Controller } from '
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import { G1DdsController } from '../dds/g1DdsEndpoints';
 import { MotionSwitcherClient } from '../dds/motionSwitcherClient';
-import { raiseThreadPriority } from '../os/threadPriority';
+import {
+  raiseThreadPriority,
+  RUNNER_RT_PRIORITY,
+  setThisThreadRealtimeFifo,
+  thisThreadIdOrNull,
+} from '../os/threadPriority';
 import { loadRobotProfile } from '../robot/loadRobotProfile';
 import { OnboardComputer, type OnboardStandingController } from '../robotEmulator/onboardComputer';
 import { RECORD_RATE_HZ } from '../sim/simEngine';
@@ -52,6 +57,33 @@ const RUNNER_NICE = -10;
 const FALLBACK_EFFORT_NM = 139;
 
 const raised = raiseThreadPriority(RUNNER_NICE);
+
+/**
+ * Policies are loaded and run on an onboard-computer thread of their own (the emulator's), so
+ * loading an ONNX session (a synchronous native call of up to seconds) never holds this thread's
+ * 500 Hz loop and watchdogs; each control step is a synchronous call to it (the inference time).
+ * It starts with the runner, as a robot's PC boots before any trial: its start (the modules,
+ * onnxruntime's start-up: hundreds of ms of CPU on a loaded machine) is then over before the
+ * console arms the interlock, and a `prepare` only opens the policy's session. It starts and loads
+ * at normal priority (onboardComputerWorker.ts), never at this thread's; it steps under SCHED_FIFO
+ * one below this thread, as this thread waits for each step. Created here, before this thread
+ * switches to SCHED_FIFO below: a new thread starts with its creator's policy.
+ */
+const onboard = new OnboardComputer({ stepRtPriority: RUNNER_RT_PRIORITY - 1 });
+onboard.whenReady().then(
+  () => trace(`g1-runner: onboard computer thread ${onboard.threadId} ready (loads at normal priority)`),
+  () => {}, // a failed start is reported by the load that needs it
+);
+
+/**
+ * This thread under SCHED_FIFO (threadPriority.ts): a nice −10 does not bound how long it waits
+ * for a CPU once woken (measured up to 177 ms on the loaded 2-core machine, beside other sessions
+ * at −10), and its own lowstate watchdog then damps the robot. Without reset-on-fork, and before
+ * the DDS participant opens below: Cyclone's receive and event threads, which the participant
+ * starts from this thread, inherit it, as lowstate receipt is on the safety path. Nothing else is
+ * created from this thread after this point. Refused (no privilege): it runs at RUNNER_NICE.
+ */
+const realtime = setThisThreadRealtimeFifo(RUNNER_RT_PRIORITY, false);
 const monoMs = (): number => Number(process.hrtime.bigint() - init.originMonoNs) / 1e6;
 
 function jointLimits(profile: RobotProfile): JointLimits {
@@ -276,19 +308,10 @@ const statsTimer = setInterval(() => {
   });
 }, 1000);
 
-/**
- * Policies are loaded and run on an onboard-computer thread of their own (the emulator's), so
- * loading an ONNX session (a synchronous native call of up to seconds) never holds this thread's
- * 500 Hz loop and watchdogs; each control step is a synchronous call to it (the inference time).
- */
-let onboard: OnboardComputer | null = null;
 let loaded: { key: string; controller: Controller } | null = null;
 
 async function onboardComputer(): Promise<OnboardComputer> {
-  if (!onboard) {
-    onboard = new OnboardComputer();
-    await onboard.whenReady();
-  }
+  await onboard.whenReady();
   return onboard;
 }
 
@@ -372,7 +395,13 @@ async function loadPolicy(binding: WbcBinding): Promise<Controller> {
   loaded = null;
   const t0 = performance.now();
   const controller = await (await onboardComputer()).load(binding, profile);
-  trace(`g1-runner: the onboard computer loaded ${binding.id} in ${(performance.now() - t0).toFixed(0)} ms`);
+  const stepsAt =
+    controller.nice.stepRtPriority !== null
+      ? `SCHED_FIFO ${controller.nice.stepRtPriority}`
+      : `nice ${controller.nice.step}`;
+  trace(
+    `g1-runner: the onboard computer loaded ${binding.id} in ${(performance.now() - t0).toFixed(0)} ms (thread ${controller.tid}: at nice ${controller.nice.load}; steps at ${stepsAt})`,
+  );
   loaded = { key, controller };
   return controller;
 }
@@ -576,7 +605,13 @@ process.on('uncaughtException', (err) => {
   post({ type: 'fatal', message: `real-time thread failed: ${err.stack ?? err.message}` });
 });
 
-trace(`g1-runner: real-time thread ${raised ? `at nice ${RUNNER_NICE}` : 'at normal priority (raising was refused)'}`);
+trace(
+  realtime
+    ? `g1-runner: real-time thread ${thisThreadIdOrNull()} under SCHED_FIFO ${RUNNER_RT_PRIORITY}`
+    : raised
+      ? `g1-runner: real-time scheduling refused: running at nice ${RUNNER_NICE}`
+      : 'g1-runner: real-time scheduling refused: running at normal priority (raising the nice was refused too)',
+);
 
 /** The interlock box's e-stop, from its keeper: damping goes on the wire now, not at the next period. */
 function interlockEstop(detail: string): void {

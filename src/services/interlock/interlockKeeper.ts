@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import { ConsoleWatchdog, type ConsoleProcessState } from '../../domain/interlock';
 import type { FromKeeper, ToKeeper } from './keeperProtocol';
-import { raiseProcessThreadsPriority, raiseTimekeeperPriority } from '../os/threadPriority';
+import { raiseProcessThreadsPriority, raiseTimekeeperPriority, setRealtimeFifo } from '../os/threadPriority';
 import { openInterlock, type LocalInterlockLink } from './serialInterlock';
 
 // The interlock keeper: a small process of its own that owns the serial port, heartbeats the box
@@ -144,10 +144,19 @@ async function open(m: Extract<ToKeeper, { t: 'open' }>): Promise<void> {
   send({ t: 'opened', snapshot: link.snapshot() });
   // serialport reads and writes through libuv's thread pool, which exists now: its threads too.
   if (raised) raiseProcessThreadsPriority(KEEPER_NICE);
+  // Real-time: a nice only shares the CPUs in proportion, it does not bound how long a woken
+  // keeper waits for one (threadPriority.ts setRealtimeFifo); a heartbeat or a status that waits
+  // 100 ms is indistinguishable from a lost box.
+  const realtime = setRealtimeFifo(process.pid);
   if (!raised)
     send({
       t: 'log',
       line: `runs at normal priority (nice ${KEEPER_NICE} was refused: grant CAP_SYS_NICE for a loaded machine)`,
+    });
+  else if (!realtime)
+    send({
+      t: 'log',
+      line: `runs at nice ${KEEPER_NICE}, not real-time (SCHED_FIFO was refused or chrt is missing): on a loaded machine a status can wait behind other work`,
     });
 }
 

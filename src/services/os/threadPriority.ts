@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 
@@ -25,10 +26,43 @@ function thisThreadId(): number {
   return tid;
 }
 
+/** This thread's Linux thread id (what `ps -L` and /proc/<pid>/task list), or null elsewhere. */
+export function thisThreadIdOrNull(): number | null {
+  try {
+    return thisThreadId();
+  } catch {
+    return null;
+  }
+}
+
 export function lowerThisThreadPriority(nice: number): boolean {
   try {
     const tid = thisThreadId();
     os.setPriority(tid, Math.max(os.getPriority(tid), nice));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** This thread's nice (Linux), or null where it cannot be read. */
+export function thisThreadNice(): number | null {
+  try {
+    return os.getPriority(thisThreadId());
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Sets this thread's nice to exactly `nice`: lower always works, higher (a smaller value) needs
+ * the privilege. For a thread that does ordinary work at one time and keeps someone's time at
+ * another (the onboard computer: loads at normal priority, steps at its caller's). False where
+ * refused or not Linux.
+ */
+export function setThisThreadNice(nice: number): boolean {
+  try {
+    os.setPriority(thisThreadId(), nice);
     return true;
   } catch {
     return false;
@@ -96,6 +130,37 @@ export function setAutogroupNice(nice: number, pid: number | 'self' = 'self'): b
 }
 
 /**
+ * The real-time priority (SCHED_FIFO) of the processes whose only work is to keep the interlock's
+ * time: the keeper, and in the test rig the emulated box and the pty relay. Low among real-time
+ * priorities (1..99): above every ordinary thread, below the kernel's own real-time threads.
+ */
+export const TIMEKEEPER_RT_PRIORITY = 10;
+
+/**
+ * Puts every thread of process `pid` under SCHED_FIFO at `rtPriority` (Linux, through util-linux's
+ * `chrt`, as Node has no sched_setscheduler), with SCHED_RESET_ON_FORK so that nothing it starts
+ * later inherits the policy. For a process whose work per wake-up is tiny and whose *latency* is
+ * the safety argument: niceness and autogroup weights only share the CPUs in proportion, so on a
+ * machine where other sessions run at the same raised nice they do not bound how long a woken
+ * thread waits. Measured on the 2-core workplace with other engineers' test suites and a busy
+ * loop (docs/G1_RUNNER.md "A matched pair through the console"): the box and the keeper at nice
+ * −10 in autogroups at −10 waited up to 383 ms and 126 ms between being woken and running;
+ * under SCHED_FIFO their p99 was under 0.2 ms. Call it after the threads it must cover exist
+ * (libuv's pool: after the first file operation). Needs the privilege (root or CAP_SYS_NICE with
+ * an RLIMIT_RTPRIO); without it, elsewhere than Linux, or without `chrt`, the process keeps its
+ * priority and this returns false. The kernel's real-time throttling (sched_rt_runtime_us, 95% by
+ * default) still leaves the CPUs to ordinary work should such a process ever spin.
+ */
+export function setRealtimeFifo(pid: number, rtPriority: number = TIMEKEEPER_RT_PRIORITY): boolean {
+  if (process.platform !== 'linux') return false;
+  const r = spawnSync('chrt', ['--all-tasks', '--reset-on-fork', '--fifo', '--pid', String(rtPriority), String(pid)], {
+    stdio: 'ignore',
+    timeout: 2000,
+  });
+  return r.status === 0;
+}
+
+/**
  * The whole priority of a process that keeps time, from inside it: its main thread and, where the
  * kernel has autogroups, its session's (see setAutogroupNice; the process must have been spawned
  * `detached`). Returns whether the thread's was granted (the privilege is the same for both; a
@@ -104,4 +169,44 @@ export function setAutogroupNice(nice: number, pid: number | 'self' = 'self'): b
 export function raiseTimekeeperPriority(nice: number): boolean {
   setAutogroupNice(nice);
   return raiseThreadPriority(nice);
+}
+
+/**
+ * The real-time priority of the g1-runner's real-time thread (g1RunnerWorker.ts): the same as the
+ * interlock's timekeepers, as its watchdogs and its 500 Hz LowCmd are the robot's side of the
+ * same safety argument. Its onboard computer steps one below (it only runs while that thread waits
+ * for it, so the rank between them decides only against the DDS receive threads, which come first).
+ */
+export const RUNNER_RT_PRIORITY = TIMEKEEPER_RT_PRIORITY;
+
+/**
+ * Puts *this thread only* (not its process) under SCHED_FIFO at `rtPriority`, through `chrt` on
+ * this thread's id (Linux). For the one thread of a process whose wake-up latency is the safety
+ * argument, beside threads that do ordinary work (a bridge's WebSocket, libuv's pool, a policy
+ * loader). `resetOnFork` is the caller's decision, per thread: with it, threads this thread
+ * creates later start SCHED_OTHER; without it they inherit SCHED_FIFO (the g1-runner's thread
+ * wants that for the Cyclone DDS threads its participant starts: lowstate receipt is on the safety
+ * path), so every thread it must *not* pass the policy on to is created before the call. Same
+ * privilege and fallback as setRealtimeFifo: false where refused (the thread keeps its policy).
+ */
+export function setThisThreadRealtimeFifo(rtPriority: number, resetOnFork: boolean): boolean {
+  if (process.platform !== 'linux') return false;
+  try {
+    const args = [...(resetOnFork ? ['--reset-on-fork'] : []), '--fifo', '--pid', String(rtPriority)];
+    const r = spawnSync('chrt', [...args, String(thisThreadId())], { stdio: 'ignore', timeout: 2000 });
+    return r.status === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Puts this thread back under SCHED_OTHER (its nice applies again). False where refused or not Linux. */
+export function setThisThreadNormalScheduling(): boolean {
+  if (process.platform !== 'linux') return false;
+  try {
+    const r = spawnSync('chrt', ['--other', '--pid', '0', String(thisThreadId())], { stdio: 'ignore', timeout: 2000 });
+    return r.status === 0;
+  } catch {
+    return false;
+  }
 }

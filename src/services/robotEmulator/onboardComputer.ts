@@ -7,6 +7,7 @@ import type { BackendNeed } from '../../domain/wbc/trackingPolicy';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import type { VelocityRobotState } from '../../domain/wbc/velocityPolicy';
 import type { StandingPolicyIdentity } from '../wbc/standingPolicy';
+import { thisThreadNice } from '../os/threadPriority';
 import type { FromOnboard, StepCall, StepReply, ToOnboard } from './onboardComputerProtocol';
 
 // The robot emulator's onboard computer (the G1's PC) as a worker thread, and the policies it runs
@@ -29,6 +30,9 @@ import type { FromOnboard, StepCall, StepReply, ToOnboard } from './onboardCompu
 const BOOTSTRAP = new URL('../sim/simWorkerBootstrap.mjs', import.meta.url);
 const WORKER_ENTRY = new URL('./onboardComputerWorker.ts', import.meta.url);
 
+/** The onboard computer's nice while it starts and loads a policy (ordinary work). */
+export const LOAD_NICE = 0;
+
 /** How long a step or reset may take on the onboard computer before it counts as failed, ms. */
 export const STEP_TIMEOUT_MS = 50;
 /** How long a policy load may take, ms (file read, session, trial inference, on a loaded machine). */
@@ -48,6 +52,13 @@ class OnboardController implements Controller {
     readonly needs: readonly BackendNeed[],
     /** How long the load took on the onboard computer, ms. */
     readonly loadMs: number,
+    /**
+     * The onboard thread's nice while it loaded and for the steps (null: not readable), and the
+     * SCHED_FIFO priority it steps at (null: SCHED_OTHER).
+     */
+    readonly nice: { load: number | null; step: number | null; stepRtPriority: number | null },
+    /** The onboard thread's Linux thread id (null elsewhere), for `ps -L` and /proc. */
+    readonly tid: number | null,
   ) {}
 
   reset(): void {
@@ -134,12 +145,30 @@ export class OnboardComputer {
   private nextLoad = 1;
   private current: OnboardController | null = null;
   private failure: string | null = null;
+  private tid: number | null = null;
+  /** The onboard thread's Linux thread id, once ready (null before, or elsewhere than Linux). */
+  get threadId(): number | null {
+    return this.tid;
+  }
   /** Seq of the last step-port call, over every policy loaded: a late reply never matches a later call. */
   private seq = 0;
 
-  constructor() {
+  /**
+   * `stepRtPriority`: for a creator whose control loop runs SCHED_FIFO, the real-time priority the
+   * onboard thread steps at once a policy is loaded (onboardComputerWorker.ts); it loads as
+   * ordinary work whatever this is. Create the onboard computer before its creator switches to
+   * SCHED_FIFO: a thread starts with its creator's policy.
+   */
+  constructor(options: { stepRtPriority?: number | null } = {}) {
     this.worker = new Worker(BOOTSTRAP, {
-      workerData: { entry: WORKER_ENTRY.href },
+      // Loading is ordinary work (onboardComputerWorker.ts): the thread, and the loader's hooks
+      // thread it starts, begin at LOAD_NICE; it steps at this (its creator's) thread's nice.
+      workerData: {
+        entry: WORKER_ENTRY.href,
+        startNice: LOAD_NICE,
+        creatorNice: thisThreadNice(),
+        stepRtPriority: options.stepRtPriority ?? null,
+      },
       name: `motionbench-onboard-computer-${serial++}`,
     });
     this.worker.unref();
@@ -147,7 +176,10 @@ export class OnboardComputer {
     this.steps = channel.port1;
     this.ready = new Promise<void>((resolve, reject) => {
       this.worker.on('message', (m: FromOnboard) => {
-        if (m.type === 'ready') return resolve();
+        if (m.type === 'ready') {
+          this.tid = m.tid;
+          return resolve();
+        }
         const p = this.loads.get(m.id);
         this.loads.delete(m.id);
         p?.resolve(m);
@@ -194,7 +226,19 @@ export class OnboardComputer {
     });
     if (reply.type === 'load_failed') throw new Error(reply.message);
     if (reply.type !== 'loaded') throw new Error(`unexpected answer ${reply.type} to a load`);
-    this.current = new OnboardController(this, binding, reply.physics, reply.needs, reply.loadMs);
+    this.current = new OnboardController(
+      this,
+      binding,
+      reply.physics,
+      reply.needs,
+      reply.loadMs,
+      {
+        load: reply.loadNice,
+        step: reply.stepNice,
+        stepRtPriority: reply.stepRtPriority,
+      },
+      reply.tid,
+    );
     return this.current;
   }
 

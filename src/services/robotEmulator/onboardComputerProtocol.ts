@@ -26,8 +26,21 @@ export type ToOnboard =
 
 /** Worker → main, on the worker. */
 export type FromOnboard =
-  | { type: 'ready' }
-  | { type: 'loaded'; id: number; physics: PhysicsProfile | null; needs: BackendNeed[]; loadMs: number }
+  | { type: 'ready'; /** The onboard thread's Linux thread id (null elsewhere). */ tid: number | null }
+  | {
+      type: 'loaded';
+      id: number;
+      physics: PhysicsProfile | null;
+      needs: BackendNeed[];
+      loadMs: number;
+      /** The worker thread's nice while it loaded and now, for the steps (null: not readable). */
+      loadNice: number | null;
+      stepNice: number | null;
+      /** The SCHED_FIFO priority the thread steps at (null: SCHED_OTHER, at stepNice). */
+      stepRtPriority: number | null;
+      /** The onboard thread's Linux thread id (null elsewhere). */
+      tid: number | null;
+    }
   | { type: 'load_failed'; id: number; message: string }
   | {
       type: 'standing_loaded';
