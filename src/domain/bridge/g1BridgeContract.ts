@@ -119,6 +119,12 @@ export interface RootStateMsg {
 /** `standing`: a robot-side runner's declared standing controller keeps the robot up (after a clip). */
 export type WbcState = 'idle' | 'damping' | 'ready' | 'tracking' | 'done' | 'fault' | 'standing';
 export const WBC_STATES: readonly WbcState[] = ['idle', 'damping', 'ready', 'tracking', 'done', 'fault', 'standing'];
+/**
+ * The states in which a run's episode is over (its wbc_status carries the run's outcome): the clip
+ * ran out (`done`, or `standing` when a declared standing controller took over at its end), the
+ * motors were damped, the controller faulted, or the robot side went idle.
+ */
+export const WBC_EPISODE_OVER_STATES: ReadonlySet<WbcState> = new Set(['done', 'standing', 'damping', 'fault', 'idle']);
 
 export type CommandName = 'prepare' | 'start' | 'stop' | 'damp' | 'hold' | 'reset';
 export const COMMAND_NAMES: readonly CommandName[] = ['prepare', 'start', 'stop', 'damp', 'hold', 'reset'];

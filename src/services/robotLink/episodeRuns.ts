@@ -7,7 +7,12 @@ import type {
   RunRequest,
   StopDelivery,
 } from '../../domain/backend/backend';
-import type { StopOutcome, WbcStatusMsg, WireCommand } from '../../domain/bridge/g1BridgeContract';
+import {
+  WBC_EPISODE_OVER_STATES,
+  type StopOutcome,
+  type WbcStatusMsg,
+  type WireCommand,
+} from '../../domain/bridge/g1BridgeContract';
 import { prepareCommand, resetCommand } from '../../domain/bridge/g1BridgeEncode';
 import { clockDelay, type LinkClock } from './linkClock';
 
@@ -102,7 +107,7 @@ export class EpisodeRuns {
     return lease;
   }
 
-  /** A wbc_status arrived: the episode's start (tracking) or end (done, damping, fault, idle). */
+  /** A wbc_status arrived: the episode's start (tracking) or end (WBC_EPISODE_OVER_STATES). */
   onStatus(s: WbcStatusMsg, lastStampNs: number | null): void {
     const run = this.run;
     if (!run || run.ended || s.run_id !== run.runId) return;
@@ -112,7 +117,7 @@ export class EpisodeRuns {
     }
     const startedHere = run.started || (s.ack?.command === 'start' && s.ack.ok);
     if (!startedHere && run.episodeStartNs === null) return;
-    if (s.state === 'done' || s.state === 'damping' || s.state === 'fault' || s.state === 'idle') {
+    if (WBC_EPISODE_OVER_STATES.has(s.state)) {
       const outcome: EpisodeOutcome =
         s.outcome ??
         (s.state === 'fault' ? 'infrastructure_error' : (run.stopRequested?.outcome ?? 'aborted_by_operator'));
