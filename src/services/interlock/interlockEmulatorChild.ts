@@ -1,5 +1,5 @@
 import type { DeviceState } from '../../domain/interlock';
-import { raiseProcessThreadsPriority, raiseTimekeeperPriority, setRealtimeFifo } from '../os/threadPriority';
+import { raiseProcessThreadsPriority, raiseTimekeeperPriority } from '../os/threadPriority';
 import { startInterlockEmulator, type InterlockEmulatorOptions } from './interlockEmulator';
 
 // The emulated interlock box as a process of its own (started by startInterlockEmulatorProcess,
@@ -48,10 +48,9 @@ process.on('message', (m: ToBox) => {
           box = b;
           // serialport reads and writes through libuv's thread pool, which exists now: its threads too.
           raiseProcessThreadsPriority(-10);
-          // A microcontroller answers within microseconds whatever else runs: real-time, as the
-          // keeper (threadPriority.ts setRealtimeFifo); at a nice alone the box waited up to
-          // 383 ms for a CPU on a loaded machine and its silence tripped trials.
-          setRealtimeFifo(process.pid);
+          // Not SCHED_FIFO: a box child whose pty had gone was seen spinning at 93 % of a core for
+          // minutes, and two such spinners under SCHED_FIFO took both cores from everything else.
+          // A stand-in that can spin keeps a nice (docs/G1_RUNNER.md "Not done yet").
           b.on('state', (state: DeviceState) =>
             send({ t: 'state', state, atHrMs: Number(process.hrtime.bigint()) / 1e6, afterSeq: lastSeq }),
           );

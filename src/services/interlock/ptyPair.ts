@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { raiseThreadPriority, setAutogroupNice, setRealtimeFifo } from '../os/threadPriority';
+import { raiseThreadPriority, setAutogroupNice } from '../os/threadPriority';
 import { lstat, readlink } from 'node:fs/promises';
 
 // A pseudo-terminal pair made by socat: two serial-like devices whose bytes cross over, so the
@@ -56,13 +56,12 @@ export async function startPtyPair(options: PtyPairOptions): Promise<PtyPair> {
     },
   );
   // The relay stands for the serial wire, which never waits for a CPU: ask for it, and its
-  // session, to run before ordinary work, and for real-time scheduling (granted only with the
-  // privilege; see threadPriority.ts: at a nice alone it waited up to 162 ms on a loaded machine).
-  // spawn returns after socat's exec, so it has its session by now.
+  // session, to run before ordinary work (at a nice alone it waited up to 162 ms on a loaded
+  // machine). Not SCHED_FIFO: a stand-in that may spin once its peer is gone must not be able to
+  // take a core from everything else. spawn returns after socat's exec, so it has its session now.
   if (child.pid !== undefined) {
     raiseThreadPriority(-10, child.pid);
     setAutogroupNice(-10, child.pid);
-    setRealtimeFifo(child.pid);
   }
   let err = '';
   child.stderr.setEncoding('utf8');
