@@ -188,14 +188,17 @@ export class DdsParticipant {
 
   writer(kind: DdsStructKind, options: EndpointOptions = {}): DdsWriter {
     const topic = options.topic ?? (kind === DDS_KIND.lowCmd ? LOW_CMD_TOPIC : LOW_STATE_TOPIC);
-    const h = this.addon.createWriter(
+    return new DdsWriter(this.addon, this.writerHandle(kind, topic, options), kind);
+  }
+
+  private writerHandle(kind: DdsKind, topic: string, options: Omit<EndpointOptions, 'topic'>): number {
+    return this.addon.createWriter(
       this.handle,
       kind,
       topic,
       options.typeName ?? null,
       options.withTypeInformation ?? true,
     );
-    return new DdsWriter(this.addon, h, kind);
   }
 
   reader(kind: DdsStructKind, onSample: (sample: DdsSample) => void, options: EndpointOptions = {}): DdsReader {
@@ -222,14 +225,7 @@ export class DdsParticipant {
     topic: string,
     options: Omit<EndpointOptions, 'topic'> = {},
   ): DdsApiWriter<K> {
-    const h = this.addon.createWriter(
-      this.handle,
-      kind,
-      topic,
-      options.typeName ?? null,
-      options.withTypeInformation ?? true,
-    );
-    return new DdsApiWriter(this.addon, h, kind);
+    return new DdsApiWriter(this.addon, this.writerHandle(kind, topic, options), kind);
   }
 
   /** A Request_/Response_ reader on `topic`; samples arrive on this thread. */
