@@ -327,6 +327,8 @@ export const safetyStatusEventSchema = z.strictObject({
   atMs: finite,
   interlock: interlockStatusSchema.nullable(),
   robots: z.array(robotLinkStatusSchema),
+  /** The services' host scheduler (src/domain/timing/timingHealth.ts SchedulerFacts). */
+  host: z.strictObject({ kernelAutogroups: z.boolean().nullable() }),
 });
 export type SafetyStatusEvent = z.infer<typeof safetyStatusEventSchema>;
 

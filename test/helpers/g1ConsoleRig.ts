@@ -347,6 +347,21 @@ export class G1ConsoleRig {
     return false;
   }
 
+  /**
+   * SIGKILL to every process of the rig, synchronously (a second Ctrl-C: nothing may be awaited).
+   * Each runs in a session of its own and would otherwise outlive the program that started it.
+   */
+  killNow(): void {
+    const pids = [this.runnerPid(), this.host?.pid, this.emu?.child.pid, this.box?.pid, this.pty?.pid];
+    for (const pid of pids)
+      if (typeof pid === 'number' && pid > 0)
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+  }
+
   async close(): Promise<void> {
     this.api?.close();
     if (this.host && this.host.exitCode === null && this.host.signalCode === null) {

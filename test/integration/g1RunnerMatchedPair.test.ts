@@ -243,13 +243,7 @@ describe('matched pair: console → g1-runner → Cyclone DDS (loopback) → emu
     expect(rep.traces.some((l) => /root assist 3000 N\/m not applied/.test(l))).toBe(true);
   }, 240_000);
 
-  // Skipped: it does not pass 5 of 5 under load (docs/G1_RUNNER.md "A matched pair through the
-  // console"). With the runner's real-time thread, its DDS threads and the onboard computer's steps
-  // under SCHED_FIFO it passed 2 of 4 runs at load average 4–44 (LowCmd period max 6–7 ms in the
-  // policy trials; the runner's lowstate watchdog never damped): one run tripped `interlock lost`
-  // (no box status for 100.9 ms: a pty's bytes wait for the kernel's worker at nice 0), one did not
-  // start the rig within the 120 s hook at load average 43. The builtin case above failed 2 of the 4.
-  it.skip('a released policy (BeyondMimic Jump_wose) on board: sim and both real trials complete', async () => {
+  it('a released policy (BeyondMimic Jump_wose) on board: sim and both real trials complete', async () => {
     const plan = planPolicy(sharedData('policies/beyondmimic/Jump_wose.onnx'), profile);
     await pairThroughRunner('policy', 'policy', async () => {
       const workload = policyMotionsWorkload([plan], profile);

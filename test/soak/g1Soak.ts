@@ -32,6 +32,7 @@ import type { AdmittedPairDto, TrialQueueDto } from '../../src/api/contract';
 import { ensureRendererBuilt, launchChromium } from '../helpers/browserHarness';
 import { G1ConsoleRig, epochMs, sleep, type RigTrial } from '../helpers/g1ConsoleRig';
 import { MOTIONBENCH_BIN } from '../helpers/runCli';
+import { autogroupWarning, readKernelAutogroups } from '../../src/services/os/schedulerFacts';
 import { REPO_ROOT, sharedData } from '../helpers/sharedData';
 
 type Fault = 'none' | 'state_drop' | 'remote_estop' | 'interlock_estop' | 'runner_kill';
@@ -113,7 +114,7 @@ function startHog(): ChildProcess {
 }
 
 /** `motionbench qualify` over core-v1 with the builtin tracker, started again whenever it ends. */
-function startQualificationLoad(dir: string): { stop(): Promise<void>; runs(): number } {
+function startQualificationLoad(dir: string): { stop(): Promise<void>; runs(): number; kill(): void } {
   let child: ChildProcess | null = null;
   let stopped = false;
   let runs = 0;
@@ -145,6 +146,10 @@ function startQualificationLoad(dir: string): { stop(): Promise<void>; runs(): n
   next();
   return {
     runs: () => runs,
+    kill: () => {
+      stopped = true;
+      child?.kill('SIGKILL');
+    },
     stop: async () => {
       stopped = true;
       const c = child as ChildProcess | null;
@@ -161,6 +166,12 @@ function startQualificationLoad(dir: string): { stop(): Promise<void>; runs(): n
 
 /** Set by SIGINT/SIGTERM: no further pair is started; the parts are stopped and the results so far written. */
 const stopRequested = { value: false };
+/** What a second signal kills at once (the hog, the load, the rig), since it does not wait for the clean stop. */
+const killOnExit: { hog: ChildProcess | null; load: { kill(): void } | null; rig: G1ConsoleRig | null } = {
+  hog: null,
+  load: null,
+  rig: null,
+};
 
 function pct(values: number[], p: number): number | null {
   if (values.length === 0) return null;
@@ -200,6 +211,9 @@ async function main(): Promise<number> {
     `plan: ${plan.length} trials (${NO_FAULT_TRIALS} without a fault, ${FAULT_REPEATS} of each fault), seed ${SEED}, DDS domain ${DOMAIN}, work ${dir}, out ${OUT}`,
   );
 
+  const kernelAutogroups = readKernelAutogroups();
+  const schedulerWarning = autogroupWarning({ kernelAutogroups });
+  if (schedulerWarning) log(`warning: ${schedulerWarning}`);
   await ensureRendererBuilt();
   const t0 = Date.now();
   const base = path.join(dir, 'base');
@@ -222,8 +236,11 @@ async function main(): Promise<number> {
   const startedAt = new Date().toISOString();
   try {
     rig = await G1ConsoleRig.start({ domainId: DOMAIN, host: 'command', log });
+    killOnExit.rig = rig;
     hog = startHog();
+    killOnExit.hog = hog;
     load = startQualificationLoad(dir);
+    killOnExit.load = load;
     browser = await launchChromium();
     const page = await browser.newPage({ viewport: { width: 1366, height: 768 } });
     log(`parts started: emulated G1, box, services, runner pid ${rig.runnerPid()}`);
@@ -353,7 +370,7 @@ async function main(): Promise<number> {
     seed: SEED,
     knobs: { NO_FAULT_TRIALS, FAULT_REPEATS, STATE_DROP_MS, REMOTE_HOLD_MS, FAULT_DELAY_MS },
     declared: DECLARED,
-    machine: { cpus: os.cpus().length, loadavg: os.loadavg() },
+    machine: { cpus: os.cpus().length, loadavg: os.loadavg(), kernelAutogroups },
     trials: records,
     startsRefused,
     abort,
@@ -366,7 +383,8 @@ async function main(): Promise<number> {
     ? `\n${startsRefused.length} job(s) ended before a real trial began (nothing moved): ${[...new Set(startsRefused)].join('; ')}\n`
     : '';
   const abortText = abort ? `\nStopped early: ${abort}\n` : '';
-  const md = `# G1 runner soak ${startedAt}\n\n${records.length} real trials (seed ${SEED}); ${failures.length} not as declared; ${plannedNotRun} planned trial(s) not run.\n\n${table(records)}\n${refusedText}${abortText}`;
+  const kernel = `kernel.sched_autogroup_enabled = ${kernelAutogroups === null ? 'not known' : kernelAutogroups ? 1 : 0}`;
+  const md = `# G1 runner soak ${startedAt}\n\n${records.length} real trials (seed ${SEED}); ${failures.length} not as declared; ${plannedNotRun} planned trial(s) not run; ${os.cpus().length} CPUs, ${kernel}.\n\n${table(records)}\n${refusedText}${abortText}`;
   fs.writeFileSync(path.join(OUT, 'g1-soak.md'), md);
   process.stdout.write(`${md}\nJSON: ${path.join(OUT, 'g1-soak.json')}\n`);
   fs.rmSync(dir, { recursive: true, force: true });
@@ -377,7 +395,12 @@ async function main(): Promise<number> {
 let interrupted = false;
 for (const sig of ['SIGINT', 'SIGTERM'] as const)
   process.on(sig, () => {
-    if (interrupted) process.exit(130);
+    if (interrupted) {
+      killOnExit.hog?.kill('SIGKILL');
+      killOnExit.rig?.killNow();
+      killOnExit.load?.kill();
+      process.exit(130);
+    }
     interrupted = true;
     log(`${sig}: stopping the soak`);
     stopRequested.value = true;

@@ -79,7 +79,13 @@ describe('RobotLive', () => {
     }
     expect(liveOf()).toHaveLength(2);
     // … while a transient status still gets through
-    hub.broadcastTransient(() => ({ type: 'safety.status', atMs: 0, interlock: null, robots: [] }));
+    hub.broadcastTransient(() => ({
+      type: 'safety.status',
+      atMs: 0,
+      interlock: null,
+      robots: [],
+      host: { kernelAutogroups: null },
+    }));
     expect(got.at(-1)?.type).toBe('safety.status');
     live.close();
   });

@@ -107,9 +107,10 @@ describe('trial contract: pushes', () => {
 
   it('validates trial.live, safety.status and trial.progress', () => {
     expect(parseApiEvent(live)).toMatchObject({ ok: true });
-    expect(parseApiEvent({ type: 'safety.status', seq: 0, atMs: 1, interlock: null, robots: [] })).toMatchObject({
-      ok: true,
-    });
+    const status = { type: 'safety.status', seq: 0, atMs: 1, interlock: null, robots: [] };
+    expect(parseApiEvent({ ...status, host: { kernelAutogroups: false } })).toMatchObject({ ok: true });
+    // the host's scheduler facts are part of the push: a status without them is refused
+    expect(parseApiEvent(status)).toMatchObject({ ok: false });
     const r = parseApiEvent({ ...live, failed: [false, 'yes'] });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.reason).toMatch(/^failed\.1:/);

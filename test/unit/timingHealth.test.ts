@@ -54,4 +54,28 @@ describe('timingHealth', () => {
       'lowstate',
     ]);
   });
+
+  it('kernel autogroups on: a warning beside the measured gaps, even when the gaps are small; judged only with a source', () => {
+    const on = timingHealth({
+      interlock: { maxGapMs: 12 },
+      lowstate: null,
+      scheduler: { kernelAutogroups: true },
+    });
+    expect(on.level).toBe('warn');
+    expect(on.items.map((i) => [i.source, i.level])).toEqual([
+      ['interlock', 'ok'],
+      ['scheduler', 'warn'],
+    ]);
+    expect(on.summary).toMatch(/^kernel scheduler: kernel\.sched_autogroup_enabled = 1 — .* set it to 0/);
+    // negative controls: off, not known, or nothing measured beside it
+    const off = timingHealth({ interlock: { maxGapMs: 12 }, lowstate: null, scheduler: { kernelAutogroups: false } });
+    expect(off.level).toBe('ok');
+    expect(off.summary).toBe('timing ok: interlock status max gap 12 ms');
+    expect(
+      timingHealth({ interlock: { maxGapMs: 12 }, lowstate: null, scheduler: { kernelAutogroups: null } }).items,
+    ).toHaveLength(1);
+    expect(timingHealth({ interlock: null, lowstate: null, scheduler: { kernelAutogroups: true } }).level).toBe(
+      'unknown',
+    );
+  });
 });

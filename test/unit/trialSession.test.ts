@@ -656,16 +656,21 @@ describe('outcomes, trips and the operator stop', () => {
     expect(r.result?.stoppedEarly).toBeNull(); // the last trial: nothing remains
   });
 
-  it('the operator stops between trials: the session stops before the next reset', () => {
+  it('the operator stops between trials: stop and damp at once (the robot holds or stands), then the session stops', () => {
     const base = play(script({}, 2));
     const fin = base.log.find((l) => l.event.type === 'episode_finished');
-    // heard while the first trial's episode is being finished (the robot stands still)
+    // heard while the first trial's episode is being finished: the robot holds its last targets
     const r = play(script({ interjections: [{ at: fin?.top ?? 0, kind: 'abort' }] }, 2));
-    expect(count(r, 'operator_stop')).toBe(0); // nothing was moving: no trip, no damp
-    expect(r.trips).toEqual([]);
+    expect(effectsOf(r.log, 'operator_stop').map((x) => x.effect)).toEqual([
+      { type: 'operator_stop', runId: null, intervention: false, reason: 'the operator pressed stop' },
+    ]);
+    expect(r.trips.map((t) => [t.cause, t.runId])).toEqual([['operator_stop', null]]);
+    expect(count(r, 'stop')).toBe(1);
+    expect(count(r, 'damp')).toBe(1);
     expect(count(r, 'prompt_reset')).toBe(0);
     expect(stoppedEarly(r)).toBe('stopped by the operator');
     expect(r.result?.real).toHaveLength(1);
+    expect(r.result?.real[0].outcome).toBe('completed'); // the finished trial keeps its outcome
   });
 
   it('the operator stops during the confirmation: not confirmed', () => {
@@ -676,19 +681,24 @@ describe('outcomes, trips and the operator stop', () => {
     expect(count(r, 'arm_interlock')).toBe(0);
   });
 
-  it('the operator stops while the interlock arms or the robot is leased: no prepare, released, stopped', () => {
+  it('the operator stops while the interlock arms or the robot is leased: stop and damp, no prepare, released, stopped', () => {
     for (const step of ['arm_interlock', 'prepare'] as const) {
       const base = play(script({}, 1));
       const ask = base.log.find((l) => l.effects.some((e) => e.type === step));
       const r = play(script({ interjections: [{ at: (ask?.top ?? 0) + 1, kind: 'abort' }] }, 1));
       expect(count(r, 'run_trial'), step).toBe(0);
       expect(stoppedEarly(r), step).toBe('stopped by the operator');
+      // the trial that never began ends with the operator's stop, not as a fault
       expect(effectsOf(r.log, 'end_episode')[0].effect, step).toMatchObject({
-        outcome: 'infrastructure_error',
-        reason: 'stopped by the operator',
+        outcome: 'aborted_by_operator',
+        reason: 'the operator pressed stop (operator_stop)',
       });
       expect(count(r, 'release_robot'), step).toBe(1);
-      expect(r.trips, step).toEqual([]);
+      expect(
+        r.trips.map((t) => t.cause),
+        step,
+      ).toEqual(['operator_stop']);
+      expect(count(r, 'damp'), step).toBe(1);
     }
   });
 

@@ -5,7 +5,7 @@ import { Light, useShownRobot } from './SafetyLights';
 import { robotBannerAlerts, tiltChipView, timingChipView, timingView, wbcChipView } from './robotStateView';
 import { useSafetyStore } from './safetyStore';
 
-// The top bar's robot state (issue 13): the controller's state (/g1/wbc_status), the IMU tilt,
+// The top bar's robot state: the controller's state (/g1/wbc_status), the IMU tilt,
 // the timing health before arming, the emulator's human reset (only when the link declares the
 // emulator's control channel), and the banner under the bar when the robot is fallen, damped or in
 // fault. All from the 5 Hz safety.status push (low rate: React state is fine).
@@ -13,11 +13,12 @@ import { useSafetyStore } from './safetyStore';
 export function RobotStateChips() {
   const robot = useShownRobot();
   const interlock = useSafetyStore((s) => s.interlock);
+  const host = useSafetyStore((s) => s.host);
   return (
     <span className="safety-lights">
       <Light name="wbc" view={wbcChipView(robot)} testId="robot-wbc" />
       <Light name="tilt" view={tiltChipView(robot)} testId="robot-tilt" />
-      <Light name="timing" view={timingChipView(timingView(interlock, robot))} testId="timing-health" />
+      <Light name="timing" view={timingChipView(timingView(interlock, robot, host))} testId="timing-health" />
     </span>
   );
 }

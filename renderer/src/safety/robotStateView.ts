@@ -1,6 +1,6 @@
 import type { InterlockStatusDto, RobotLinkStatusDto } from '../../../src/api/contract';
 import { robotAlerts, type RobotAlert } from '../../../src/domain/robotLink/robotUpright';
-import { timingHealth, type TimingHealth } from '../../../src/domain/timing/timingHealth';
+import { timingHealth, type SchedulerFacts, type TimingHealth } from '../../../src/domain/timing/timingHealth';
 import type { LightColour } from './lightViews';
 
 // Pure view logic of the top bar's robot state (issue 13): the controller's state from
@@ -55,11 +55,16 @@ export function robotBannerAlerts(r: RobotLinkStatusDto | null): RobotAlert[] {
   return robotAlerts({ tiltRad: r.tiltRad, wbcState: r.wbc?.state ?? null, wbcReason: r.wbc?.reason ?? null });
 }
 
-/** The timing verdict over the interlock's and the robot link's recent gaps. */
-export function timingView(interlock: InterlockStatusDto | null, r: RobotLinkStatusDto | null): TimingHealth {
+/** The timing verdict over the interlock's and the robot link's recent gaps and the host's scheduler. */
+export function timingView(
+  interlock: InterlockStatusDto | null,
+  r: RobotLinkStatusDto | null,
+  host: SchedulerFacts | null = null,
+): TimingHealth {
   return timingHealth({
     interlock: interlock && interlock.open ? { maxGapMs: interlock.statusGapMaxMs } : null,
     lowstate: r && r.presence !== 'disconnected' ? { maxGapMs: r.frameGapMaxMs } : null,
+    scheduler: host,
   });
 }
 

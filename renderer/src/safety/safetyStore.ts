@@ -1,5 +1,6 @@
 import { create } from 'zustand';
 import type { InterlockStatusDto, RobotLinkStatusDto } from '../../../src/api/contract';
+import type { SchedulerFacts } from '../../../src/domain/timing/timingHealth';
 
 // The lights' state (DESIGN §6): the interlock box and the robot links as the 5 Hz safety.status
 // push last gave them (src/services/api/trialJobs.ts), with when it arrived — the lights go grey
@@ -8,8 +9,15 @@ import type { InterlockStatusDto, RobotLinkStatusDto } from '../../../src/api/co
 export interface SafetyState {
   interlock: InterlockStatusDto | null;
   robots: RobotLinkStatusDto[];
+  /** The services' host scheduler settings; null before the first push. */
+  host: SchedulerFacts | null;
   /** Renderer clock (performance.now) when the last safety.status arrived; null before any. */
   receivedAtMs: number | null;
 }
 
-export const useSafetyStore = create<SafetyState>(() => ({ interlock: null, robots: [], receivedAtMs: null }));
+export const useSafetyStore = create<SafetyState>(() => ({
+  interlock: null,
+  robots: [],
+  host: null,
+  receivedAtMs: null,
+}));

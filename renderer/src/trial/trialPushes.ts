@@ -55,7 +55,7 @@ export function handleTrialEvent(e: TrialApiEvent): void {
 }
 
 function onSafetyStatus(e: SafetyStatusEvent): void {
-  useSafetyStore.setState({ interlock: e.interlock, robots: e.robots, receivedAtMs: performance.now() });
+  useSafetyStore.setState({ interlock: e.interlock, robots: e.robots, host: e.host, receivedAtMs: performance.now() });
   retainLiveRobots(e.robots.filter((r) => r.presence !== 'disconnected').map((r) => r.connectionId));
 }
 

@@ -135,21 +135,23 @@ function onTrip(s: TrialSessionState, trip: GateTrip): TrialSessionStep {
 function onAbort(s: TrialSessionState, intervention: boolean): TrialSessionStep {
   if (s.abort !== null) return { state: s, effects: [] };
   const next = { ...s, abort: { intervention } } as TrialSessionState;
-  // While the robot runs the clip the stop goes to the gate (a trip: stop and damp). Elsewhere it
-  // stops the session at its next decision (before the next reset, confirmation or prepare).
-  if (s.phase === 'trials' && s.trial.step === 'running')
-    return {
-      state: next,
-      effects: [
-        {
-          type: 'operator_stop',
-          runId: s.trial.runId,
-          intervention,
-          reason: intervention ? 'the operator stopped for a human intervention' : 'the operator pressed stop',
-        },
-      ],
-    };
-  return { state: next, effects: [] };
+  // Once the trials began the robot is in the session's hands whatever the step: ramping to the
+  // start pose, tracking, or holding (or standing on a standing controller) between trials. The
+  // stop goes to the gate in every step (a trip: stop and damp at once, as the robot side's own
+  // stop does from any state); the session then stops at its next decision.
+  if (s.phase !== 'trials') return { state: next, effects: [] };
+  const runId = s.trial.step === 'running' ? s.trial.runId : null;
+  return {
+    state: next,
+    effects: [
+      {
+        type: 'operator_stop',
+        runId,
+        intervention,
+        reason: intervention ? 'the operator stopped for a human intervention' : 'the operator pressed stop',
+      },
+    ],
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -588,9 +590,11 @@ function onTrialEvent(s: TrialsState, e: TrialSessionEvent): TrialSessionStep {
       if (e.type !== 'reset_answered') break;
       if (e.note === null) {
         const why =
-          t.tripped && s.gateTrip !== null
-            ? `the safety gate tripped (${s.gateTrip.cause}): the session does not resume by itself; run it again after the reset`
-            : 'the operator did not confirm the reset';
+          s.abort !== null
+            ? 'stopped by the operator'
+            : t.tripped && s.gateTrip !== null
+              ? `the safety gate tripped (${s.gateTrip.cause}): the session does not resume by itself; run it again after the reset`
+              : 'the operator did not confirm the reset';
         return stopNow(b, pair, sim, book, [], why);
       }
       // The measured pose decides, not the note: a robot still lying down is not reset.

@@ -180,7 +180,8 @@ export type TrialSessionEffect =
   /** Close the gate's episode of this run with its outcome (a safety outcome trips the gate). */
   | { type: 'end_episode'; runId: string; outcome: EpisodeOutcome; reason: string }
   /** Tell the gate the operator stopped (it trips: stop and damp). */
-  | { type: 'operator_stop'; runId: string; intervention: boolean; reason: string }
+  /** The operator's stop, to the gate; `runId` is the trial whose clip runs, null between trials. */
+  | { type: 'operator_stop'; runId: string | null; intervention: boolean; reason: string }
   /**
    * What a trip sends the robot, in order: `stop` with the trip's outcome, then `damp`. The gate
    * writes both in the same turn as the trip (`by: 'gate'`), before anything else can run; the

@@ -39,6 +39,7 @@ import type {
   TrialProgressEvent,
 } from '../trial/trialTypes';
 import { loadWorkload } from '../workload';
+import { schedulerFacts } from '../os/schedulerFacts';
 import { ApiFailure, FieldError } from './apiFailure';
 import type { ClipCache } from './clipCache';
 import { EMBEDDED_SIM_ID, type ConnectionRegistry } from './connectionRegistry';
@@ -312,7 +313,13 @@ export class TrialJobs {
     // top bar's chips (WBC, tilt, timing, reset) do not keep the last connected robot's state.
     if (!active && !this.safetyStatusActive) return;
     this.safetyStatusActive = active;
-    const event = { type: 'safety.status' as const, atMs: this.now(), interlock, robots };
+    const event = {
+      type: 'safety.status' as const,
+      atMs: this.now(),
+      interlock,
+      robots,
+      host: schedulerFacts(performance.now()),
+    };
     this.o.hub.broadcastTransient(() => event);
   }
 

@@ -17,6 +17,7 @@ import { SDK_CLIENT_TIMEOUT_MS } from '../../domain/robotLink/unitreeApiWire';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import { startBridgeServer, type BridgeServer } from '../bridge/bridgeServer';
 import type { FromRunnerWorker, RunnerWorkerInit, RunnerWorkerStats, ToRunnerWorker } from './g1RunnerProtocol';
+import { autogroupWarning } from '../os/schedulerFacts';
 
 // `motionbench g1-runner`: the robot side of g1-bridge/1 for a real G1 (docs/G1_RUNNER.md). This
 // thread serves the console's WebSocket (the bridge server in robot mode); everything that moves
@@ -202,6 +203,8 @@ class RunnerBackend implements Backend {
 
 export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner> {
   const log = options.log ?? (() => {});
+  const schedulerWarning = autogroupWarning();
+  if (schedulerWarning) log(`g1-runner: ${schedulerWarning}`);
   const originMonoNs = process.hrtime.bigint();
   const stampOriginUnixMs = performance.timeOrigin + performance.now();
   const nowNs = (): number => Number(process.hrtime.bigint() - originMonoNs);
