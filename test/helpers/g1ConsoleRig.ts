@@ -178,6 +178,11 @@ export class G1ConsoleRig {
     }
   }
 
+  /** The services' process (`motionbench host`). */
+  hostPid(): number | null {
+    return this.host?.pid ?? null;
+  }
+
   /** The services' runner process (a child of the services' process whose command is g1-runner). */
   runnerPid(): number | null {
     for (const d of fs.readdirSync('/proc')) {

@@ -2,8 +2,9 @@ import WebSocket from 'ws';
 
 // One long-lived client of the loopback host's console API (`/api?token=…`), as the console's
 // renderer holds one: requests `{id, method, params}` answered by id; pushes `{event}` (sim.frames,
-// safety.status, trial.*) go to `onPush` and are acknowledged (events.ack) as the renderer does. Runs a client starts belong to its connection (the host
-// stops them when it goes), so a run is started and watched on one client.
+// safety.status, trial.*): their event goes to `onPush` and is acknowledged (events.ack) as the renderer does.
+// Runs a client starts belong to its connection (the host stops them when it goes), so a run is
+// started and watched on one client.
 
 export interface HostApiError extends Error {
   code?: string;
@@ -20,13 +21,25 @@ export class HostApiClient {
         id?: number;
         result?: unknown;
         error?: { code: string; message: string };
+        event?: Record<string, unknown> | null;
       };
       if (typeof m.id === 'number' && this.pending.has(m.id)) {
         const p = this.pending.get(m.id)!;
         this.pending.delete(m.id);
         if (m.error) p.reject(Object.assign(new Error(m.error.message), { code: m.error.code }));
         else p.resolve(m.result);
-      } else this.pushListener?.(m as Record<string, unknown>);
+      } else if (typeof m.event === 'object' && m.event !== null) {
+        // A push is `{event}` (src/services/host/hostServer.ts); the listener gets the event itself.
+        const event = m.event;
+        try {
+          this.pushListener?.(event);
+        } finally {
+          // Every push is acknowledged once handled, as the renderer does (renderer/src/api/pushRouter.ts):
+          // the services hold back a client's transient pushes (safety.status) while too many are
+          // unacknowledged, so a client that never acknowledges stops hearing the robot's state.
+          if (typeof event.seq === 'number') this.call('events.ack', { seq: event.seq }).catch(() => undefined);
+        }
+      }
     });
     ws.on('close', () => {
       for (const p of this.pending.values()) p.reject(new Error('the host closed the API connection'));

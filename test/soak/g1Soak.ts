@@ -11,6 +11,8 @@
 //   interlock_estop  the emulated box's e-stop pressed (released and re-armed after the trial)
 //   runner_kill      SIGKILL to the runner; after the trial the console reconnects the entry
 //                    (connections.disconnect + connections.connect: the services start a new runner)
+//   console_freeze   the console's services process stopped (SIGSTOP) for CONSOLE_FREEZE_MS, then
+//                    continued: the runner and the keeper carry the trial (DESIGN §5.2), it completes
 // Each trial: outcome, trip cause, injected fault, fault → first damping LowCmd_ at the emulated
 // G1 (its gain-transition time; both clocks are this machine's wall clock), frames. Output: a JSON
 // file and a markdown trip-cause table in SOAK_G1_OUT. Exit status 1 when a trial without an
@@ -19,6 +21,7 @@
 // Knobs (environment):
 //   SOAK_G1_TRIALS=30         trials without an injected fault
 //   SOAK_G1_FAULT_REPEATS=3   trials per injected fault kind
+//   SOAK_G1_FAULTS=<a,b>      only these fault kinds (default: all)
 //   SOAK_G1_SEED=1            the order of the trials and the fault times
 //   SOAK_G1_OUT=<dir>         where g1-soak.json and g1-soak.md go (default a new folder in /tmp)
 //   SOAK_G1_DOMAIN=<id>       the DDS domain (default 170 + pid % 50)
@@ -35,8 +38,14 @@ import { MOTIONBENCH_BIN } from '../helpers/runCli';
 import { autogroupWarning, readKernelAutogroups } from '../../src/services/os/schedulerFacts';
 import { REPO_ROOT, sharedData } from '../helpers/sharedData';
 
-type Fault = 'none' | 'state_drop' | 'remote_estop' | 'interlock_estop' | 'runner_kill';
-const FAULTS: Exclude<Fault, 'none'>[] = ['state_drop', 'remote_estop', 'interlock_estop', 'runner_kill'];
+type Fault = 'none' | 'state_drop' | 'remote_estop' | 'interlock_estop' | 'runner_kill' | 'console_freeze';
+const FAULTS: Exclude<Fault, 'none'>[] = [
+  'state_drop',
+  'remote_estop',
+  'interlock_estop',
+  'runner_kill',
+  'console_freeze',
+];
 
 /** How each trial must end (docs/G1_RUNNER.md "Soak" and "Faults"). */
 const DECLARED: Record<Fault, string> = {
@@ -45,15 +54,30 @@ const DECLARED: Record<Fault, string> = {
   remote_estop: 'estop',
   interlock_estop: 'estop',
   runner_kill: 'link_lost',
+  console_freeze: 'completed',
 };
 const STATE_DROP_MS = 300;
 const REMOTE_HOLD_MS = 500;
+const CONSOLE_FREEZE_MS = 300;
+/** How long after a console freeze's end a damp counts as the freeze's, ms (the clip outlasts it by ≥ 1.1 s). */
+const CONSOLE_FREEZE_WAIT_MS = 600;
 /** A fault lands this long after the runner reports tracking (uniform, seeded); the clip is 3.28 s. */
 const FAULT_DELAY_MS: [number, number] = [300, 1800];
 /** The trial machinery's limit of real trials per matched pair: one qualified campaign copy each. */
 const TRIALS_PER_PAIR = 10;
 /** How long after a fault the soak looks for the first damping LowCmd_ at the emulated G1, ms. */
 const DAMP_WAIT_MS = 1500;
+
+/** Faults to run (SOAK_G1_FAULTS, comma-separated); all by default. */
+const faultsWanted = (): Exclude<Fault, 'none'>[] => {
+  const v = process.env.SOAK_G1_FAULTS;
+  if (!v) return FAULTS;
+  const names = v.split(',').map((x) => x.trim());
+  for (const n of names)
+    if (!(FAULTS as string[]).includes(n))
+      throw new Error(`SOAK_G1_FAULTS: unknown fault "${n}" (${FAULTS.join(', ')})`);
+  return names as Exclude<Fault, 'none'>[];
+};
 
 const env = (name: string, fallback: number): number => {
   const v = process.env[name];
@@ -201,7 +225,7 @@ function table(records: TrialRecord[]): string {
 async function main(): Promise<number> {
   const random = rng(SEED);
   const plan: Fault[] = [...Array<Fault>(NO_FAULT_TRIALS).fill('none')];
-  for (const f of FAULTS) for (let i = 0; i < FAULT_REPEATS; i++) plan.push(f);
+  for (const f of faultsWanted()) for (let i = 0; i < FAULT_REPEATS; i++) plan.push(f);
   for (let i = plan.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
     [plan[i], plan[j]] = [plan[j], plan[i]];
@@ -282,14 +306,22 @@ async function main(): Promise<number> {
           else if (fault === 'remote_estop')
             await rigRef.emulatorControl({ action: 'remote', buttons: ['L2', 'B'], ms: REMOTE_HOLD_MS });
           else if (fault === 'interlock_estop') rigRef.box.pressEstop();
-          else {
+          else if (fault === 'console_freeze') {
+            const pid = rigRef.hostPid();
+            if (pid === null) throw new Error('console_freeze: no services process');
+            process.kill(pid, 'SIGSTOP');
+            await sleep(CONSOLE_FREEZE_MS);
+            process.kill(pid, 'SIGCONT');
+          } else {
             const pid = rigRef.runnerPid();
             if (pid === null) throw new Error('runner_kill: no runner process under the services');
             process.kill(pid, 'SIGKILL');
           }
           // The first damping LowCmd_ the emulated G1 receives after the fault (none comes after a
           // SIGKILL: the robot keeps the last command until a runner is started again).
-          const end = Date.now() + DAMP_WAIT_MS;
+          // After a console freeze only a damp within the freeze and shortly after it would be the
+          // stall's (the clip then still runs); later, the operator's damp after the clip is seen.
+          const end = Date.now() + (fault === 'console_freeze' ? CONSOLE_FREEZE_WAIT_MS : DAMP_WAIT_MS);
           let damp: number | null = null;
           while (Date.now() < end) {
             const g = (await rigRef.emulatorStatus()).gains;
@@ -368,7 +400,7 @@ async function main(): Promise<number> {
     startedAt,
     endedAt: new Date().toISOString(),
     seed: SEED,
-    knobs: { NO_FAULT_TRIALS, FAULT_REPEATS, STATE_DROP_MS, REMOTE_HOLD_MS, FAULT_DELAY_MS },
+    knobs: { NO_FAULT_TRIALS, FAULT_REPEATS, STATE_DROP_MS, REMOTE_HOLD_MS, CONSOLE_FREEZE_MS, FAULT_DELAY_MS },
     declared: DECLARED,
     machine: { cpus: os.cpus().length, loadavg: os.loadavg(), kernelAutogroups },
     trials: records,

@@ -693,4 +693,22 @@ describe('console watchdog', () => {
     expect(w.check(301, 'gone')).toMatchObject({ type: 'stalled', detail: expect.stringMatching(/gone/) });
     expect(() => new ConsoleWatchdog(0, 0)).toThrow(RangeError);
   });
+
+  it("a runner's rule (its e-stop socket connected): a stopped or busy console stalls only past the rule's limit; gone at once", () => {
+    const runner = { limitMs: 1000, stoppedStallsAtOnce: false };
+    const w = new ConsoleWatchdog(100, 0);
+    // a console stopped (SIGSTOP) for 300 ms: not a stall under the runner's rule …
+    expect(w.check(300, 'stopped', runner)).toEqual({ type: 'ok' });
+    expect(w.check(300, 'running', runner)).toEqual({ type: 'ok' });
+    // … while the default rule stalls it at once (negative control)
+    expect(new ConsoleWatchdog(100, 0).check(300, 'stopped')).toMatchObject({ type: 'stalled' });
+    expect(w.kick(310)).toEqual({ type: 'ok' });
+    // a console stopped for longer than the runner's rule: stalled
+    expect(w.check(1310.5, 'stopped', runner)).toMatchObject({
+      type: 'stalled',
+      detail: expect.stringMatching(/stopped \(last kick 1000\.5 ms ago\)/),
+    });
+    expect(w.kick(1400)).toMatchObject({ type: 'resumed' });
+    expect(w.check(1450, 'gone', runner)).toMatchObject({ type: 'stalled', detail: expect.stringMatching(/gone/) });
+  });
 });

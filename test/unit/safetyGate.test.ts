@@ -397,7 +397,8 @@ describe('watchdog while the robot moves', () => {
     expect(g.requestMotion('start', 10_000).allowed).toBe(true);
     g.handle({ type: 'lowstate', atMs: 10_040 });
     expect(g.handle({ type: 'tick', atMs: 10_090 }).actions).toEqual([]); // status 100 ms old: still fine
-    const fx = g.handle({ type: 'lowstate', atMs: 10_090.5 });
+    g.handle({ type: 'lowstate', atMs: 10_090.5 });
+    const fx = g.handle({ type: 'tick', atMs: 10_090.5 });
     expect(fx.actions.map((a) => a.command)).toEqual(['stop', 'damp']);
     expect(fx.trip).toMatchObject({
       cause: 'interlock_lost',
@@ -410,13 +411,27 @@ describe('watchdog while the robot moves', () => {
     const g = readyGate();
     expect(g.requestMotion('start', 10_000).allowed).toBe(true);
     g.handle({ type: 'interlock_status', atMs: 10_050, status: 'ARMED' });
-    const fx = g.handle({ type: 'interlock_status', atMs: 10_099, status: 'ARMED' });
+    g.handle({ type: 'interlock_status', atMs: 10_099, status: 'ARMED' });
+    const fx = g.handle({ type: 'tick', atMs: 10_099 });
     expect(fx.actions.map((a) => a.command)).toEqual(['stop', 'damp']);
     expect(fx.trip).toMatchObject({
       cause: 'link_lost',
       outcome: 'link_lost',
       reason: 'no lowstate for 101 ms (limit 100 ms)',
     });
+  });
+
+  it("is judged at a tick, not at each input: after the gate's own loop stalled, the inputs read in any order do not trip", () => {
+    const g = readyGate();
+    expect(g.requestMotion('start', 10_000).allowed).toBe(true);
+    // the gate's loop stalled 300 ms; both sources kept sending (their inputs are read now, the
+    // lowstate first, the box's statuses stamped when the keeper received them)
+    expect(g.handle({ type: 'lowstate', atMs: 10_300 }).actions).toEqual([]);
+    expect(g.handle({ type: 'interlock_status', atMs: 10_300, status: 'ARMED' }).actions).toEqual([]);
+    expect(g.handle({ type: 'tick', atMs: 10_301 }).actions).toEqual([]);
+    // negative control: the box really silent — the next tick trips
+    g.handle({ type: 'lowstate', atMs: 10_400 });
+    expect(g.handle({ type: 'tick', atMs: 10_401 }).trip).toMatchObject({ cause: 'interlock_lost' });
   });
 
   it('a motion request after the silence trips first and is refused', () => {

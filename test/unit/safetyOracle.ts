@@ -534,8 +534,9 @@ export function judge(inputs: Input[], cfg: SafetyGateConfig): Verdict[] {
       conf = null;
     };
 
-    // Deadman: only while the robot moves.
-    if (latch === null && open !== null && open.moving) {
+    // Deadman: only while the robot moves, judged at a tick or a motion request (not at each input).
+    const judges = input.op === 'motion' || (input.op === 'event' && input.event.type === 'tick');
+    if (judges && latch === null && open !== null && open.moving) {
       if (boxStatus === null || t - boxAt > cfg.interlockLostMs) doTrip('link_lost');
       else if (frameAt === null || t - frameAt > cfg.linkLostMs) doTrip('link_lost');
     }

@@ -15,6 +15,19 @@ export type WatchdogVerdict =
 /** Default kick limit: the same 100 ms the box allows the console's heartbeats (DESIGN §5.2). */
 export const CONSOLE_WATCHDOG_LIMIT_MS = 100;
 
+/**
+ * How a check judges the console. The default: past `limitMs` without a kick, or a process the OS
+ * reports stopped, is a stall at once. With a robot-side runner that hears this keeper's e-stops
+ * itself (its e-stop socket connected), the console is not on the path that stops the robot: the
+ * runner keeps its own watchdogs and its own rule for a silent console, so the keeper judges the
+ * console by that rule's limit and a stopped process only by its kicks' age (DESIGN §5.2).
+ */
+export interface ConsoleWatchRule {
+  limitMs: number;
+  /** A console the OS reports stopped stalls at once (true), or only once its kicks are `limitMs` old. */
+  stoppedStallsAtOnce: boolean;
+}
+
 export class ConsoleWatchdog {
   private lastKickMs: number;
   private stalledSinceMs: number | null = null;
@@ -39,14 +52,19 @@ export class ConsoleWatchdog {
   }
 
   /** A periodic check: the kick's age, and what the OS says of the console process. */
-  check(nowMs: number, process: ConsoleProcessState): WatchdogVerdict {
+  check(
+    nowMs: number,
+    process: ConsoleProcessState,
+    rule: ConsoleWatchRule = { limitMs: this.limitMs, stoppedStallsAtOnce: true },
+  ): WatchdogVerdict {
     if (this.stalledSinceMs !== null) return { type: 'ok' };
     const ageMs = nowMs - this.lastKickMs;
     let detail: string | null = null;
     if (process === 'gone') detail = 'the console process is gone';
-    else if (process === 'stopped') detail = `the console process is stopped (last kick ${ageMs.toFixed(1)} ms ago)`;
-    else if (ageMs > this.limitMs)
-      detail = `the console's main loop has not run for ${ageMs.toFixed(1)} ms (limit ${this.limitMs} ms)`;
+    else if (process === 'stopped' && (rule.stoppedStallsAtOnce || ageMs > rule.limitMs))
+      detail = `the console process is stopped (last kick ${ageMs.toFixed(1)} ms ago)`;
+    else if (ageMs > rule.limitMs)
+      detail = `the console's main loop has not run for ${ageMs.toFixed(1)} ms (limit ${rule.limitMs} ms)`;
     if (detail === null) return { type: 'ok' };
     this.stalledSinceMs = nowMs;
     return { type: 'stalled', detail };

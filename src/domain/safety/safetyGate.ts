@@ -500,7 +500,12 @@ export function reduceGate(state: GateState, input: GateInput, config: SafetyGat
       return { state, effects: fx };
     }
     let s: GateState = { ...state, clockMs: e.atMs, seq: state.seq + 1 };
-    s = watchdog(s, fx, e.atMs, config);
+    // The deadman is judged at a tick (and at every motion request), not at each input: inputs of
+    // different sources reach the gate in the order their channels happen to be read, so after a
+    // stall of the gate's own loop the first input of one source would find the other source's
+    // last input as old as the stall — a silence of the gate's loop, not of the box or the link.
+    // The driver ticks after the turn's inputs are read (gateDriver.ts).
+    if (e.type === 'tick') s = watchdog(s, fx, e.atMs, config);
     s = applyEvent(s, e, fx, config);
     return { state: s, effects: fx };
   }

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
-import { ConsoleWatchdog, type ConsoleProcessState } from '../../domain/interlock';
+import { ConsoleWatchdog, type ConsoleProcessState, type ConsoleWatchRule } from '../../domain/interlock';
+import { CONSOLE_SILENT_HOLD_MS } from '../../domain/g1Runner/g1RunnerSafety';
 import type { FromKeeper, ToKeeper } from './keeperProtocol';
 import { raiseProcessThreadsPriority, raiseTimekeeperPriority, setRealtimeFifo } from '../os/threadPriority';
 import { openInterlock, type LocalInterlockLink } from './serialInterlock';
@@ -66,6 +67,10 @@ class RunnerTripSocket {
   private warned = false;
   constructor(private readonly path: string) {
     this.connect();
+  }
+  /** Whether the runner is listening now: its socket connected. */
+  isConnected(): boolean {
+    return this.connected;
   }
   private connect(): void {
     if (this.closed) return;
@@ -160,10 +165,22 @@ async function open(m: Extract<ToKeeper, { t: 'open' }>): Promise<void> {
     });
 }
 
+/**
+ * The rule the console is judged by now: while a runner hears this keeper's e-stops (its socket
+ * connected), the runner's own rule for a silent console (CONSOLE_SILENT_HOLD_MS), so that a
+ * console frozen for a few hundred ms does not disarm the box under a trial the runner carries;
+ * otherwise the console is on the path that stops the robot and the limit is the box's 100 ms.
+ */
+function consoleRule(w: ConsoleWatchdog): ConsoleWatchRule {
+  return runnerTrips?.isConnected()
+    ? { limitMs: CONSOLE_SILENT_HOLD_MS, stoppedStallsAtOnce: false }
+    : { limitMs: w.limitMs, stoppedStallsAtOnce: true };
+}
+
 function checkConsole(): void {
   if (!link || !watchdog) return;
   const state = consoleProcessState(consolePid);
-  const v = watchdog.check(now(), state);
+  const v = watchdog.check(now(), state, consoleRule(watchdog));
   if (v.type === 'stalled') {
     link.consoleStalled(v.detail);
     send({ t: 'log', line: `console watchdog: ${v.detail}` });
