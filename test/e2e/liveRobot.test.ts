@@ -119,6 +119,10 @@ describe('console: the live robot and its state outside trials', () => {
       .toMatch(/interlock status: max gap \d+ ms over 5 s \(trip at 100 ms\)/);
     const title = (await tid('timing-health').getAttribute('title')) ?? '';
     console.log(`timing health: ${await attr('timing-health', 'data-label')} — ${title}`);
+    // the services' host scheduler is judged beside the gaps (a warning while autogroups are on)
+    const autogroups = fs.readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'latin1').trim();
+    expect(title).toContain(`kernel scheduler: kernel.sched_autogroup_enabled = ${autogroups}`);
+    if (autogroups === '1') expect(await attr('timing-health', 'data-label')).not.toBe('OK');
     // Opening the box does not stall the services' loop: core-v1 is generated in the file worker
     // (generated on the loop, the robot's lowstate went unread for 1.08 s and TIMING read BAD).
     // The bound leaves room for an ordinary scheduling hiccup of a loaded machine.

@@ -289,6 +289,10 @@ async function main(): Promise<number> {
           string,
           { fault: Fault; atEpochMs: number | null; delayMs: number | null; dampMs: number | null }
         >();
+        // The operator damps the robot before touching it (the console's STOP: no job runs now,
+        // and a pair's last trial leaves the runner holding the clip's last targets), then puts
+        // it back on its gantry at the start pose.
+        await rig.api.call('trial.stop', { all: true, reason: 'the operator damps the robot before putting it back' });
         await rig.placeOnGantry();
         const rigRef = rig;
         const result = await rig.runPair(campaign, pair.pairId, TRIALS_PER_PAIR, async ({ runId }) => {

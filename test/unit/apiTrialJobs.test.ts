@@ -7,6 +7,8 @@ import type {
   Backend,
   BackendCapabilities,
   BackendLease,
+  RobotBackend,
+  StopDelivery,
   BackendListener,
   Presence,
 } from '../../src/domain/backend/backend';
@@ -99,6 +101,39 @@ class FakeRobot implements Backend {
   async close(): Promise<void> {}
 }
 
+/** The fake robot with a robot link: it records the damps it receives. */
+class DampableFakeRobot extends FakeRobot {
+  readonly robotLink = { control: 'granted', emulatorControl: false } as unknown as RobotBackend['robotLink'];
+  readonly wbcStatus = null;
+  readonly damps: string[] = [];
+  async damp(reason: string): Promise<StopDelivery> {
+    this.damps.push(reason);
+    return {
+      command: 'damp',
+      reason,
+      attempts: 1,
+      answer: 'ok',
+      message: 'ok',
+      firstSentAtMs: 0,
+      settledAtMs: 0,
+    };
+  }
+  async sendStop(reason: string): Promise<StopDelivery> {
+    return {
+      command: 'stop',
+      reason,
+      attempts: 1,
+      answer: 'ok',
+      message: 'ok',
+      firstSentAtMs: 0,
+      settledAtMs: 0,
+    };
+  }
+  linkStats(): ReturnType<RobotBackend['linkStats']> {
+    return { latencyMs: null } as unknown as ReturnType<RobotBackend['linkStats']>;
+  }
+}
+
 function record(robotUnit: string): CalibrationRecord {
   return {
     robotUnit,
@@ -131,11 +166,14 @@ afterEach(async () => {
   }
 });
 
-async function harness(services: Partial<TrialServices>, withInterlock = true): Promise<Harness> {
+async function harness(
+  services: Partial<TrialServices>,
+  withInterlock = true,
+  robot: FakeRobot = new FakeRobot(),
+): Promise<Harness> {
   const clip = smallClip();
   const clips = new ClipCache();
   clips.put(clip);
-  const robot = new FakeRobot();
   const registry = new ConnectionRegistry({ factories: { robot: () => robot }, modelFile: DEFAULT_MODEL_FILE });
   const hub = new EventHub();
   const events: ApiEvent[] = [];
@@ -459,6 +497,19 @@ describe('matched trials from the console', () => {
     });
     expect(end.result?.stoppedEarly).toBe('stopped by the operator');
     void release;
+  });
+
+  it("the operator's STOP (all) damps a connected robot that no job holds; a job's own stop does not", async () => {
+    const robot = new DampableFakeRobot();
+    const h = await harness({}, true, robot);
+    const id = h.registry.list().find((c) => c.kind === 'robot')!.id;
+    await h.registry.connect(id);
+    // negative control: stopping one job (none here) sends nothing to the robot
+    expect(() => h.jobs.stop({ jobId: 'trial-nope-1' })).toThrow();
+    expect(robot.damps).toEqual([]);
+    expect(h.jobs.stop({ all: true, reason: 'operator stop (key:Escape)' })).toEqual({ stopped: [] });
+    await until(() => robot.damps.length === 1, 'the damp');
+    expect(robot.damps).toEqual(['STOP: operator stop (key:Escape)']);
   });
 
   it('ends a prompt unanswered when stopped, and needs a note to confirm a reset', async () => {

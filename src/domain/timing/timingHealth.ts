@@ -25,7 +25,7 @@ export interface SchedulerFacts {
    * kernel.sched_autogroup_enabled: 1 (true) shares the CPUs between sessions first. The kernel's
    * own workers (the ones that move a serial port's and a pty's bytes, `flush_to_ldisc`) are in no
    * session and wait behind whole sessions: measured 100–260 ms under a loaded console
-   * (docs/G1_RUNNER.md "Under load"), enough to trip the interlock. null: not known (not Linux).
+   * (docs/G1_RUNNER.md "A matched pair through the console"), enough to trip the interlock. null: not known (not Linux).
    */
   kernelAutogroups: boolean | null;
 }

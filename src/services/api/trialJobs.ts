@@ -16,7 +16,7 @@ import type {
 } from '../../api/contract';
 import { ROBOT_LINK_FRESH_MS, SAFETY_STATUS_HZ, TRIAL_LIVE_PUSH_HZ } from '../../api/contract';
 import { clipToDto } from '../../api/clipDto';
-import type { Backend, BackendEvent } from '../../domain/backend/backend';
+import { robotBackendOf, type Backend, type BackendEvent } from '../../domain/backend/backend';
 import type { StartResiduals } from '../../domain/calibration/residuals';
 import type { EpisodeMetrics } from '../../domain/metrics/readings';
 import type { MotionClip } from '../../domain/motion/motionClip';
@@ -922,8 +922,29 @@ export class TrialJobs {
       this.pushProgress(j, null);
       out.push(j.status.jobId);
     }
-    if (p.all) this.cancelCapture(reason);
+    if (p.all) {
+      this.cancelCapture(reason);
+      this.dampRobots(reason);
+    }
     return { stopped: out };
+  }
+
+  /**
+   * The operator's STOP (`trial.stop {all: true}`) also damps every robot connected as a robot:
+   * after a pair's last trial, or a job stopped, a runner keeps holding the clip's last targets (or
+   * stands on its standing controller) with its motors stiff, and STOP is the console's one control
+   * that stops everything that moves (DESIGN §6). A running job's gate has sent its own stop and
+   * damp at its trip in this same turn; a second damp changes nothing. Fire-and-forget: damp never
+   * rejects and is retried until answered (RobotBackend).
+   */
+  private dampRobots(reason: string): void {
+    for (const c of this.o.registry.list()) {
+      if (c.kind !== 'robot') continue;
+      const b = this.o.registry.existingBackend(c.id);
+      const robot = b ? robotBackendOf(b) : null;
+      if (!robot || robot.presence === 'disconnected') continue;
+      void robot.damp(`STOP: ${reason}`).then((d) => this.log(`STOP: damp to ${c.id}: ${JSON.stringify(d)}`));
+    }
   }
 
   status(p: ApiParams<'trial.status'>): TrialJobStatus | null {
