@@ -31,6 +31,7 @@ const REALTIME = [
   'test/integration/hostStopHostile.test.ts',
   'test/integration/policyOpenOffLoop.test.ts',
   'test/integration/interlockKeeper.test.ts',
+  'test/integration/g1Runner.test.ts',
   'test/integration/g1RunnerInterlockEstop.test.ts',
   'test/integration/g1RunnerMatchedPair.test.ts',
   'test/integration/g1RunnerStandingPolicy.test.ts',

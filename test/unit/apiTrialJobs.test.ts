@@ -101,6 +101,16 @@ class FakeRobot implements Backend {
   async close(): Promise<void> {}
 }
 
+const acknowledged = (command: 'stop' | 'damp', reason: string): StopDelivery => ({
+  command,
+  reason,
+  attempts: 1,
+  answer: 'ok',
+  message: 'ok',
+  firstSentAtMs: 0,
+  settledAtMs: 0,
+});
+
 /** The fake robot with a robot link: it records the damps it receives. */
 class DampableFakeRobot extends FakeRobot {
   readonly robotLink = { control: 'granted', emulatorControl: false } as unknown as RobotBackend['robotLink'];
@@ -108,26 +118,10 @@ class DampableFakeRobot extends FakeRobot {
   readonly damps: string[] = [];
   async damp(reason: string): Promise<StopDelivery> {
     this.damps.push(reason);
-    return {
-      command: 'damp',
-      reason,
-      attempts: 1,
-      answer: 'ok',
-      message: 'ok',
-      firstSentAtMs: 0,
-      settledAtMs: 0,
-    };
+    return acknowledged('damp', reason);
   }
   async sendStop(reason: string): Promise<StopDelivery> {
-    return {
-      command: 'stop',
-      reason,
-      attempts: 1,
-      answer: 'ok',
-      message: 'ok',
-      firstSentAtMs: 0,
-      settledAtMs: 0,
-    };
+    return acknowledged('stop', reason);
   }
   linkStats(): ReturnType<RobotBackend['linkStats']> {
     return { latencyMs: null } as unknown as ReturnType<RobotBackend['linkStats']>;
