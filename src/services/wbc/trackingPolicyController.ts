@@ -57,6 +57,11 @@ export interface TrackingControllerOptions {
    * anchor_zeroed feeds the robot anchor as the identity pose at the origin.
    */
   fault?: 'wrong_joint_order' | 'anchor_zeroed';
+  /**
+   * A policy check's reading control (src/domain/wbc/readingControls.ts): rewrites each built
+   * observation in place before inference (`stage` says which graph's). Never set on a normal run.
+   */
+  rewriteObservation?: (observation: Float32Array, stage: 'encoder' | 'policy') => void;
 }
 
 /**
@@ -214,6 +219,7 @@ export function createTrackingPolicyController(
   let clipReference: TrackingReference | null = null;
   let disposed = false;
   const fault = options.fault;
+  const rewrite = options.rewriteObservation;
 
   const referenceFor = (obs: ControlObservation): TrackingReference => {
     if (baked) return baked.reference;
@@ -267,6 +273,7 @@ export function createTrackingPolicyController(
       const f = Math.min(obs.referenceFrame, ref.frames - 1);
       if (encoder) {
         encoder.builder.build(robot, ref, f, lastAction);
+        rewrite?.(encoder.builder.observation, 'encoder');
         const token = encoder.session.run(encoder.feeds, encoder.stage.output).data as Float32Array;
         for (let i = 0; i < token.length; i++)
           if (!Number.isFinite(token[i]))
@@ -276,6 +283,7 @@ export function createTrackingPolicyController(
         builder.token!.set(token);
       }
       builder.build(robot, ref, f, lastAction);
+      rewrite?.(observation, 'policy');
       timeBuf[0] = f;
       recurrence.beforeRun();
       const outs = session.runMany(feeds, fetch);
