@@ -2,9 +2,9 @@ import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
 import {
   POLICY_CHECK_DEFAULT_SECONDS,
   POLICY_CHECK_MAX_SECONDS,
-  runPolicyCheck,
   type PolicyCheckReport,
-} from '../../services/wbc/policyCheckRun';
+} from '../../domain/wbc/policyCheck';
+import { runPolicyCheck } from '../../services/wbc/policyCheckRun';
 import { fpsOption, numberOption, parse, printJson, UsageError, type Command } from '../cliSupport';
 
 const usage = `usage: motionbench policy check <file.onnx|folder> [--clip <file>] [--fps N] [--seconds S] [--model <mjcf>] [--json]

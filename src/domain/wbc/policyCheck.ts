@@ -16,6 +16,10 @@ import { termWidth, type TrackingTerm } from './trackingPolicy';
  */
 export const BOUND_TOLERANCE = { geometric: 1e-3, jointRad: 0.05 } as const;
 
+/** The longest window a check runs per reading, simulated seconds (the check's time stays bounded). */
+export const POLICY_CHECK_MAX_SECONDS = 60;
+export const POLICY_CHECK_DEFAULT_SECONDS = 5;
+
 /** What "tracks better" means: a first hard failure this much later (or none), or this MPJPE-l ratio. */
 export const BETTER_READING_MARGIN = { failureLaterS: 0.5, mpjpeRatio: 0.8 } as const;
 
@@ -359,4 +363,19 @@ export function policyCheckVerdict(
     line: `the normal reading tracks with no hard failure in the first ${Number(seconds.toFixed(2))} s and no alternative reading tracks better`,
     better,
   };
+}
+
+/** The whole report of one check (what `policy check --json` prints and policies.check answers). */
+export interface PolicyCheckReport {
+  policy: { path: string; family: string; adapter: string; jointOrder: string; controlRateHz: number };
+  clip: { file: string; name: string; fps: number; frames: number; seconds: number };
+  /** Simulated seconds per reading (the window, or the whole clip when shorter). */
+  seconds: number;
+  firstAction: FirstActionReport;
+  /** The normal reading's observation, term by term. */
+  terms: TermRange[];
+  controls: { name: ReadingName; aspect: string; description: string; applicable: boolean; why: string | null }[];
+  runs: ReadingRun[];
+  verdict: PolicyCheckVerdict;
+  wallSeconds: number;
 }

@@ -7,11 +7,11 @@ import type { ControlObservation, Controller } from '../../domain/wbc/controller
 import {
   firstActionReport,
   ObservationRangeRecorder,
+  POLICY_CHECK_DEFAULT_SECONDS,
+  POLICY_CHECK_MAX_SECONDS,
   policyCheckVerdict,
-  type FirstActionReport,
-  type PolicyCheckVerdict,
+  type PolicyCheckReport,
   type ReadingRun,
-  type TermRange,
 } from '../../domain/wbc/policyCheck';
 import {
   controlApplicability,
@@ -38,13 +38,13 @@ import { createTrackingPolicyController, type TrackingControllerOptions } from '
 // applied at the controller's boundary (the spec it is built from, the state handed to it, or the
 // built observation before inference).
 
-export const POLICY_CHECK_DEFAULT_SECONDS = 5;
-export const POLICY_CHECK_MAX_SECONDS = 60;
 
 export interface PolicyCheckRequest {
   policyPath: string;
   clipFile?: string;
   fps?: number;
+  /** A clip already read (the console's clip cache), instead of clipFile. */
+  clip?: MotionClip;
   seconds?: number;
   profile: RobotProfile;
   /** A policy already planned (its spec may be replaced to test the check itself). */
@@ -53,21 +53,19 @@ export interface PolicyCheckRequest {
   engine?: SimEngine;
 }
 
-export interface PolicyCheckReport {
-  policy: { path: string; family: string; adapter: string; jointOrder: string; controlRateHz: number };
-  clip: { file: string; name: string; fps: number; frames: number; seconds: number };
-  seconds: number;
-  firstAction: FirstActionReport;
-  terms: TermRange[];
-  controls: { name: ReadingName; aspect: string; description: string; applicable: boolean; why: string | null }[];
-  runs: ReadingRun[];
-  verdict: PolicyCheckVerdict;
-  wallSeconds: number;
-}
-
 /** The clip the policy runs on, as `motionbench sim` chooses it (given, baked, or configured). */
-export function policyCheckClip(plan: PolicyPlan, profile: RobotProfile, clipFile?: string, fps?: number): MotionClip {
+export function policyCheckClip(
+  plan: PolicyPlan,
+  profile: RobotProfile,
+  clipFile?: string,
+  fps?: number,
+  given?: MotionClip,
+): MotionClip {
   const limits = { jointLimitsRad: profile.joints.map((j) => j.rangeRad) };
+  if (given) {
+    if (plan.baked) checkClipMatchesBaked(given, plan.baked.clip, plan.loaded.modelFile);
+    return given;
+  }
   if (clipFile !== undefined) {
     const clip = loadClipFile(clipFile, { ...(fps !== undefined ? { fps } : {}), ...limits });
     if (plan.baked) checkClipMatchesBaked(clip, plan.baked.clip, plan.loaded.modelFile);
@@ -234,7 +232,7 @@ export async function runPolicyCheck(req: PolicyCheckRequest): Promise<PolicyChe
     throw new RangeError(`seconds: expected a number in (0, ${POLICY_CHECK_MAX_SECONDS}], got ${seconds}`);
   const profile = req.profile;
   const plan = req.plan ?? planPolicy(req.policyPath, profile);
-  const full = policyCheckClip(plan, profile, req.clipFile, req.fps);
+  const full = policyCheckClip(plan, profile, req.clipFile, req.fps, req.clip);
   if (full.frameCount < 2) throw new InputError({ file: full.provenance.file }, 'the clip has fewer than 2 frames');
   const clip = clipFirstSeconds(full, seconds);
   const engine = req.engine ?? (await SimEngine.load(profile.sourceFile));
