@@ -149,7 +149,10 @@ const run = (reading: ReadingRun['reading'], failureS: number | null, mpjpe: num
   simSeconds: 5,
   wallSeconds: 1,
 });
-const all = controlApplicability({ observation: [term({ kind: 'joint_pos_rel', size: n, history: 2 })], encoder: null });
+const all = controlApplicability({
+  observation: [term({ kind: 'joint_pos_rel', size: n, history: 2 })],
+  encoder: null,
+});
 
 describe('verdict', () => {
   it('a normal reading that falls, with every control falling as early: consistent with a policy limit, not proven', () => {

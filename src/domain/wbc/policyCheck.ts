@@ -243,13 +243,20 @@ export class ObservationRangeRecorder {
         min: this.min[ti],
         max: this.max[ti],
         mean: count > 0 ? this.sum[ti] / count : NaN,
-        bound: b ? { lo: los.length ? Math.min(...los) : null, hi: his.length ? Math.max(...his) : null, source: b.source } : null,
+        bound: b
+          ? { lo: los.length ? Math.min(...los) : null, hi: his.length ? Math.max(...his) : null, source: b.source }
+          : null,
         status: !b ? 'no_bound_declared' : this.out[ti] > 0 ? 'out_of_range' : 'within',
         outOfRange:
           b && worst
             ? {
                 fraction: this.out[ti] / count,
-                worst: { value: this.label(t, worst.index), at: worst.value, lo: b.lo[worst.index], hi: b.hi[worst.index] },
+                worst: {
+                  value: this.label(t, worst.index),
+                  at: worst.value,
+                  lo: b.lo[worst.index],
+                  hi: b.hi[worst.index],
+                },
               }
             : null,
         atClipFraction: t.clip !== null && count > 0 ? this.atClip[ti] / count : null,

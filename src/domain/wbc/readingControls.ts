@@ -45,7 +45,9 @@ export interface ControlApplicability {
 const historyTerms = (terms: readonly TrackingTerm[]): TrackingTerm[] => terms.filter((t) => t.history > 1);
 
 /** Which controls apply to this policy (a policy without history gets no history control). */
-export function controlApplicability(spec: Pick<TrackingPolicySpec, 'observation' | 'encoder'>): ControlApplicability[] {
+export function controlApplicability(
+  spec: Pick<TrackingPolicySpec, 'observation' | 'encoder'>,
+): ControlApplicability[] {
   return READING_CONTROLS.map((c) => {
     if (c.name !== 'history_reversed') return { name: c.name, applicable: true, why: null };
     const n = historyTerms(spec.observation).length + historyTerms(spec.encoder?.observation ?? []).length;

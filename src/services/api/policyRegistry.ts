@@ -94,9 +94,11 @@ export class PolicyRegistry {
     let clip: MotionClip | null = null;
     if (clipId !== undefined) {
       clip = this.o.clips.get(clipId) ?? this.bakedClip(clipId) ?? null;
-      if (!clip) throw new ApiFailure('not_found', `clip ${clipId} is not held by the console services`, 'params.clipId');
+      if (!clip)
+        throw new ApiFailure('not_found', `clip ${clipId} is not held by the console services`, 'params.clipId');
     }
-    if (!this.o.files.checkPolicy) throw new ApiFailure('internal', 'this console services build cannot check policies');
+    if (!this.o.files.checkPolicy)
+      throw new ApiFailure('internal', 'this console services build cannot check policies');
     return this.o.files.checkPolicy({
       policyPath: plan.loaded.policyPath,
       contentHash: plan.loaded.contentHash,

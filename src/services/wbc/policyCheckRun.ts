@@ -38,7 +38,6 @@ import { createTrackingPolicyController, type TrackingControllerOptions } from '
 // applied at the controller's boundary (the spec it is built from, the state handed to it, or the
 // built observation before inference).
 
-
 export interface PolicyCheckRequest {
   policyPath: string;
   clipFile?: string;
@@ -80,7 +79,7 @@ export function policyCheckClip(
   }
   throw new InputError(
     { file: plan.loaded.policyPath },
-    'this policy carries no reference motion and no configuration names one; pass --clip <file> with the motion to track',
+    'this policy carries no reference motion and no configuration names one: give the motion to track (--clip <file>, or a clip opened in the console)',
   );
 }
 
