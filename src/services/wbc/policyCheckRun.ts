@@ -103,8 +103,8 @@ export function clipFirstSeconds(clip: MotionClip, seconds: number): MotionClip 
   };
 }
 
-/** The controller options and observation hook of one reading. */
-function readingSetup(
+/** The spec, controller options and state shuffle of one reading (the normal one: the spec as loaded, nothing else). */
+export function readingSetup(
   reading: ReadingName,
   spec: TrackingPolicySpec,
 ): { spec: TrackingPolicySpec; options: TrackingControllerOptions; shuffleQuaternion: boolean } {
