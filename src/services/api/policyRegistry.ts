@@ -61,8 +61,8 @@ export class PolicyRegistry {
   constructor(
     private readonly o: {
       clips: ClipCache;
-      /** The file worker that reads, checks and plans a policy off the event loop. */
-      files: Pick<OffThreadFiles, 'openPolicy'> & Partial<Pick<OffThreadFiles, 'checkPolicy'>>;
+      /** The file worker that reads, checks and plans a policy, and runs its check, off the event loop. */
+      files: Pick<OffThreadFiles, 'openPolicy' | 'checkPolicy'>;
       /** The robot model (MJCF) the policies are planned on. */
       modelFile: string;
     },
