@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ClipDto } from './contract';
+import { POLICY_CHECK_MAX_SECONDS, type PolicyCheckReport } from '../domain/wbc/policyCheck';
 
 // Released tracking policies in the console (issue 11 item 7): `policies.open` reads a policy file
 // or folder on the machine running the services (as clips.load reads a clip), registers it under
@@ -13,7 +14,19 @@ export const POLICY_ID_RE = /^policy-[0-9a-f]{16}$/;
 
 export const policyRequestSchemas = {
   'policies.open': z.strictObject({ path: z.string().min(1).max(4096) }),
+  /**
+   * The evidence of `motionbench policy check` for an opened policy: its own motion (baked or
+   * configured), or the clip `clipId` names (a clip the services hold), for at most `seconds`.
+   */
+  'policies.check': z.strictObject({
+    policyId: z.string().regex(POLICY_ID_RE),
+    clipId: z.string().min(1).max(200).optional(),
+    seconds: z.number().positive().max(POLICY_CHECK_MAX_SECONDS).optional(),
+  }),
 } as const;
+
+/** The check's report, as the CLI's --json prints it (src/domain/wbc/policyCheck.ts). */
+export type PolicyCheckDto = PolicyCheckReport;
 
 export interface PolicyTermDto {
   /** The family's own name for the term. */
@@ -53,4 +66,5 @@ export interface PolicyInfoDto {
 
 export interface PolicyResults {
   'policies.open': PolicyInfoDto;
+  'policies.check': PolicyCheckDto;
 }

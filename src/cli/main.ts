@@ -8,6 +8,7 @@ import { emulateRobotCommand } from './commands/emulateRobotCommand';
 import { emulateRobotResetCommand } from './commands/emulateRobotResetCommand';
 import { emulateInterlockCommand, interlockListCommand, interlockMonitorCommand } from './commands/interlockCommand';
 import { metricsCommand } from './commands/metricsCommand';
+import { policyCheckCommand } from './commands/policyCheckCommand';
 import { policyInfoCommand } from './commands/policyInfoCommand';
 import { qualifyCommand } from './commands/qualifyCommand';
 import { reportCommand } from './commands/reportCommand';
@@ -23,6 +24,7 @@ import { installLastResort } from '../services/safety/lastResort';
 const commands: Command[] = [
   clipInfoCommand,
   policyInfoCommand,
+  policyCheckCommand,
   fkCommand,
   metricsCommand,
   simCommand,

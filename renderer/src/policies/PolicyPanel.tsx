@@ -3,6 +3,7 @@ import { formatApiError } from '../api/formatApiError';
 import { useClipStore } from '../clips/clipStore';
 import { dismissPolicyError, openPolicy, patchPolicyPath, policyMotionShown, showPolicyMotion } from './policyActions';
 import { needText } from './policyFormat';
+import { PolicyCheck } from './PolicyCheck';
 import { usePolicyStore, type PolicyInfo } from './policyStore';
 
 // The Policy panel (issue 11 item 7): open a released tracking policy by its path on the machine
@@ -220,7 +221,10 @@ export function PolicyPanel() {
         </div>
       )}
       {info ? (
-        <Facts info={info} />
+        <>
+          <Facts info={info} />
+          <PolicyCheck info={info} />
+        </>
       ) : (
         <div className="hint small muted">
           A released tracking policy (.onnx, or its folder) on the machine running the services.

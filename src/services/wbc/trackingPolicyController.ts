@@ -3,8 +3,7 @@ import { InputError } from '../../domain/problems';
 import { ForwardKinematics } from '../../domain/robot/forwardKinematics';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import type { PhysicsProfile } from '../../domain/sim/physicsProfile';
-import { G1_JOINT_NAMES } from '../../domain/robot/g1Joints';
-import { G1_ISAACLAB_JOINT_NAMES, jointOrderFromNames } from '../../domain/wbc/jointOrder';
+import { specUnderJointOrderControl } from '../../domain/wbc/readingControls';
 import { bakedMotion, type BakedMotionResult } from '../../domain/wbc/bakedMotion';
 import type { ControlCommand, ControlObservation, Controller } from '../../domain/wbc/controller';
 import { TrackingObservationBuilder, type TrackingRobotState } from '../../domain/wbc/trackingObservation';
@@ -52,11 +51,16 @@ export interface TrackingControllerOptions {
   loaded?: LoadedPolicy;
   /**
    * Deliberate faults for negative controls in tests, never set in production paths:
-   * wrong_joint_order reads the policy's joints in the other common order (Isaac Lab for a
-   * canonical-order policy, canonical for any other), in the observation and the action alike;
+   * wrong_joint_order is the policy check's joint_order_other reading (the other common order,
+   * src/domain/wbc/readingControls.ts), in the observation and the action alike;
    * anchor_zeroed feeds the robot anchor as the identity pose at the origin.
    */
   fault?: 'wrong_joint_order' | 'anchor_zeroed';
+  /**
+   * A policy check's reading control (src/domain/wbc/readingControls.ts): rewrites each built
+   * observation in place before inference (`stage` says which graph's). Never set on a normal run.
+   */
+  rewriteObservation?: (observation: Float32Array, stage: 'encoder' | 'policy') => void;
 }
 
 /**
@@ -134,14 +138,7 @@ export function createTrackingPolicyController(
       `the policy files hash to ${loaded.contentHash.slice(0, 12)}…, the binding was made for ${binding.checkpointHash.slice(0, 12)}…; they changed since`,
     );
   const spec: TrackingPolicySpec =
-    options.fault === 'wrong_joint_order'
-      ? {
-          ...loaded.spec,
-          jointOrder: jointOrderFromNames(
-            loaded.spec.jointOrder.label === 'canonical' ? G1_ISAACLAB_JOINT_NAMES : G1_JOINT_NAMES,
-          ),
-        }
-      : loaded.spec;
+    options.fault === 'wrong_joint_order' ? specUnderJointOrderControl(loaded.spec, 'joint_order_other') : loaded.spec;
   const J = profile.joints.length;
   if (spec.jointOrder.canonicalOf.length !== J)
     throw new InputError(
@@ -214,6 +211,7 @@ export function createTrackingPolicyController(
   let clipReference: TrackingReference | null = null;
   let disposed = false;
   const fault = options.fault;
+  const rewrite = options.rewriteObservation;
 
   const referenceFor = (obs: ControlObservation): TrackingReference => {
     if (baked) return baked.reference;
@@ -267,6 +265,7 @@ export function createTrackingPolicyController(
       const f = Math.min(obs.referenceFrame, ref.frames - 1);
       if (encoder) {
         encoder.builder.build(robot, ref, f, lastAction);
+        rewrite?.(encoder.builder.observation, 'encoder');
         const token = encoder.session.run(encoder.feeds, encoder.stage.output).data as Float32Array;
         for (let i = 0; i < token.length; i++)
           if (!Number.isFinite(token[i]))
@@ -276,6 +275,7 @@ export function createTrackingPolicyController(
         builder.token!.set(token);
       }
       builder.build(robot, ref, f, lastAction);
+      rewrite?.(observation, 'policy');
       timeBuf[0] = f;
       recurrence.beforeRun();
       const outs = session.runMany(feeds, fetch);
