@@ -28,7 +28,7 @@ function readVarint(b: Uint8Array, at: number): [value: number, next: number] {
 function readEntry(b: Uint8Array): [string, string] {
   let key = '';
   let value = '';
-  for (let at = 0; at < b.length; ) {
+  for (let at = 0; at < b.length;) {
     const [tag, p] = readVarint(b, at);
     if (tag % 8 !== 2) throw new Error(`unexpected wire type in a metadata entry: ${tag % 8}`);
     const [len, q] = readVarint(b, p);
@@ -48,7 +48,7 @@ export function holosomaBytesWith(edit: (m: Record<string, string>) => Record<st
   const b = new Uint8Array(fs.readFileSync(HOLOSOMA_WBT));
   const kept: Uint8Array[] = [];
   const meta: Record<string, string> = {};
-  for (let at = 0; at < b.length; ) {
+  for (let at = 0; at < b.length;) {
     const start = at;
     const [tag, p] = readVarint(b, at);
     const wire = tag % 8;

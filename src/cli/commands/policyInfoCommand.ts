@@ -121,7 +121,9 @@ export const policyInfoCommand: Command = {
       `${plan.loaded.policyPath}`,
       `  family       ${s.family} (adapter ${s.adapter})`,
       `  binding      ${plan.binding.id}@${plan.binding.version}`,
-      ...(plan.loaded.preset ? [`  preset       ${plan.loaded.preset} (the file carries no interface of its own)`] : []),
+      ...(plan.loaded.preset
+        ? [`  preset       ${plan.loaded.preset} (the file carries no interface of its own)`]
+        : []),
       `  files        ${plan.loaded.files.join(', ')}`,
       `  inputs       ${plan.loaded.info.inputs.map((v) => `${v.name} [${v.shape.join(', ')}] ${v.dtype}`).join(', ')}`,
       `  outputs      ${plan.loaded.info.outputs.map((v) => `${v.name} [${v.shape.join(', ')}]`).join(', ')}`,

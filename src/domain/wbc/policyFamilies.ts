@@ -860,7 +860,9 @@ export function holosomaSpec(info: OnnxModelInfo, preset: PolicyPreset | null = 
   const order = joints(f, 'metadata_props.dof_names', dof as string[]);
   const kp = numberList(f, 'metadata_props.kp', jsonValue(info, 'kp'), JOINTS, BOUND.stiffness);
   const kd = numberList(f, 'metadata_props.kd', jsonValue(info, 'kd'), JOINTS, BOUND.damping);
-  const read = preset ? holosomaPresetInterface(info, dof as string[], preset) : holosomaConfigInterface(info, dof as string[]);
+  const read = preset
+    ? holosomaPresetInterface(info, dof as string[], preset)
+    : holosomaConfigInterface(info, dof as string[]);
   const { iface, key: k } = read;
   const def = (dof as string[]).map((n) => iface.defaultJointAnglesRad[n]);
   const effort = iface.effortLimitNm;

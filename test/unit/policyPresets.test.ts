@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { InputError } from '../../src/domain/problems';
+import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
+import { findPreset, POLICY_PRESETS, presetIdOf, presetIds, presetKey } from '../../src/domain/wbc/policyPresets';
+
+// The preset registry is consistent with itself and with its sources' arithmetic: ids in the
+// `<project>/<name>` form, each value stated once per joint, the control rate the peer runner's
+// rl_rate (simFps / decimation), and the observation width the graph must have.
+
+describe('declared policy presets', () => {
+  it('ids are unique <project>/<name>; keys round-trip', () => {
+    expect(new Set(presetIds()).size).toBe(POLICY_PRESETS.length);
+    for (const p of POLICY_PRESETS) {
+      expect(p.id).toMatch(/^[a-z0-9_-]+\/[a-z0-9_.-]+$/);
+      expect(presetIdOf(presetKey(p))).toBe(p.id);
+      expect(p.sources.length).toBeGreaterThan(0);
+      for (const s of p.sources) expect(s).toMatch(/^[\w-]+\/[\w-]+@[0-9a-f]{7} \S+/);
+    }
+    expect(presetIdOf(undefined)).toBe(null);
+  });
+
+  it('holosoma/g1-29dof-wbt: 29 G1 joints, 154-wide observation, 50 Hz (holosoma_inference rl_rate)', () => {
+    const h = findPreset('holosoma/g1-29dof-wbt', 'x.onnx').holosoma;
+    expect([...h.jointNames].sort()).toEqual([...G1_JOINT_NAMES].sort());
+    expect(h.effortLimitNm).toHaveLength(29);
+    expect(Object.keys(h.defaultJointAnglesRad).sort()).toEqual([...h.jointNames].sort());
+    expect(h.terms.reduce((a, t) => a + t.size, 0) * h.historyLength).toBe(154);
+    expect(h.simFps / h.controlDecimation).toBe(50);
+    expect(h.defaultJointAnglesRad.left_knee_joint).toBe(0.669);
+    expect(h.defaultJointAnglesRad.right_shoulder_roll_joint).toBe(-0.2);
+  });
+
+  it('an unknown name is refused with the list, located at the file and key preset', () => {
+    let err: unknown;
+    try {
+      findPreset('holosoma/g1-29dof', 'p.onnx');
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(InputError);
+    expect((err as InputError).message).toBe(
+      'p.onnx [preset]: unknown preset "holosoma/g1-29dof"; the declared presets are: holosoma/g1-29dof-wbt',
+    );
+  });
+});
