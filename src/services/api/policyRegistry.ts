@@ -29,6 +29,7 @@ export function policyInfoDto(plan: PolicyPlan): PolicyInfoDto {
     adapter: s.adapter,
     bindingId: plan.binding.id,
     bindingVersion: plan.binding.version,
+    preset: plan.loaded.preset,
     files: plan.loaded.files,
     inputs: plan.loaded.info.inputs,
     outputs: plan.loaded.info.outputs,
@@ -69,11 +70,12 @@ export class PolicyRegistry {
   ) {}
 
   /**
-   * Reads the policy in the file worker (InputError naming the file on bad input) and registers
-   * it; the answer's JSON was made there too.
+   * Reads the policy in the file worker (InputError naming the file on bad input), under the
+   * declared preset `presetId` when one is given, and registers it; the answer's JSON was made
+   * there too. The same file under another preset hashes apart, so it gets another id.
    */
-  async open(policyPath: string): Promise<SerializedResult<PolicyInfoDto>> {
-    const { plan, dtoJson } = await this.o.files.openPolicy(policyPath, this.o.modelFile);
+  async open(policyPath: string, presetId: string | null = null): Promise<SerializedResult<PolicyInfoDto>> {
+    const { plan, dtoJson } = await this.o.files.openPolicy(policyPath, this.o.modelFile, presetId);
     this.plans.set(policyIdOf(plan), plan);
     if (plan.baked) this.o.clips.put(plan.baked.clip);
     return new SerializedResult(dtoJson, () => policyInfoDto(plan));

@@ -88,7 +88,7 @@ export type FileTask =
   | { kind: 'gap.replay'; params: ApiParams<'gap.replay'>; modelFile: string }
   | { kind: 'gap.contracts'; params: ApiParams<'gap.contracts'>; modelFile: string }
   | { kind: 'robot.mesh'; modelFile: string; name: string }
-  | { kind: 'policy.open'; policyPath: string; modelFile: string };
+  | { kind: 'policy.open'; policyPath: string; modelFile: string; preset?: string | null };
 
 /**
  * A policy opened in the worker (policies.open): its plan, whose typed arrays (the baked clip, its
@@ -266,9 +266,9 @@ export class OffThreadFiles {
   }
 
   /** policies.open off the event loop: the policy read, checked and planned on `modelFile`'s robot. */
-  openPolicy(policyPath: string, modelFile: string): Promise<OpenedPolicy> {
+  openPolicy(policyPath: string, modelFile: string, preset: string | null = null): Promise<OpenedPolicy> {
     return this.run(
-      { kind: 'policy.open', policyPath, modelFile },
+      { kind: 'policy.open', policyPath, modelFile, preset },
       POLICY_OPEN_TIMEOUT_MS,
       `opening the policy ${policyPath}`,
     ) as Promise<OpenedPolicy>;
