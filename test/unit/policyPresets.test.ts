@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../src/domain/problems';
 import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
+import { decodeWireBinding } from '../../src/domain/bridge/g1BridgeValidate';
 import { findPreset, POLICY_PRESETS, presetIdOf, presetIds, presetKey } from '../../src/domain/wbc/policyPresets';
 
 // The preset registry is consistent with itself and with its sources' arithmetic: ids in the
@@ -41,5 +42,27 @@ describe('declared policy presets', () => {
     expect((err as InputError).message).toBe(
       'p.onnx [preset]: unknown preset "holosoma/g1-29dof"; the declared presets are: holosoma/g1-29dof-wbt',
     );
+  });
+
+  it('a policy binding carries its preset over the robot bridge (the robot reads the file under it again)', () => {
+    const wire = {
+      kind: 'onnx',
+      id: 'holosoma-wbt/model_39999+holosoma/g1-29dof-wbt',
+      version: 'holosoma-wbt/1+ebb1f6c8ce74@holosoma-g1/1@5ms×4',
+      controlRateHz: 50,
+      family: 'holosoma-wbt',
+      policyPath: '/p/model_39999.onnx',
+      modelFile: '/p/model_39999.onnx',
+      checkpointHash: 'ebb1f6c8ce745aa8a90303f48ea41f7c5aa92fbd982d694c618ead3a3ff575dd',
+      adapter: 'holosoma-wbt/1',
+      physicsId: 'holosoma-g1/1@5ms×4',
+      bakedClipId: 'clip-de276f5527ab339c',
+    };
+    const withPreset = decodeWireBinding({ ...wire, preset: 'holosoma/g1-29dof-wbt@1' });
+    expect(withPreset.ok && withPreset.value).toMatchObject({ preset: 'holosoma/g1-29dof-wbt@1' });
+    const without = decodeWireBinding(wire);
+    expect(without.ok && 'preset' in without.value).toBe(false);
+    const bad = decodeWireBinding({ ...wire, preset: 7 });
+    expect(bad.ok).toBe(false);
   });
 });
