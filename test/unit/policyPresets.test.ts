@@ -25,6 +25,7 @@ describe('declared policy presets', () => {
     expect([...h.jointNames].sort()).toEqual([...G1_JOINT_NAMES].sort());
     expect(h.effortLimitNm).toHaveLength(29);
     expect(Object.keys(h.defaultJointAnglesRad).sort()).toEqual([...h.jointNames].sort());
+    expect(new Set(h.terms.map((t) => t.name)).size).toBe(h.terms.length);
     expect(h.terms.reduce((a, t) => a + t.size, 0) * h.historyLength).toBe(154);
     expect(h.simFps / h.controlDecimation).toBe(50);
     expect(h.defaultJointAnglesRad.left_knee_joint).toBe(0.669);

@@ -854,17 +854,16 @@ export function wbcMjlabSpec(info: OnnxModelInfo, config: ConfigSource): Trackin
  */
 export function holosomaSpec(info: OnnxModelInfo, preset: PolicyPreset | null = null): TrackingPolicySpec {
   const f = info.file;
-  const dof = jsonValue(info, 'dof_names');
-  if (!Array.isArray(dof) || dof.some((x) => typeof x !== 'string'))
+  const dofRaw = jsonValue(info, 'dof_names');
+  if (!Array.isArray(dofRaw) || dofRaw.some((x) => typeof x !== 'string'))
     fail(f, 'metadata_props.dof_names', 'expected a JSON list of joint names');
-  const order = joints(f, 'metadata_props.dof_names', dof as string[]);
+  const dof = dofRaw as string[];
+  const order = joints(f, 'metadata_props.dof_names', dof);
   const kp = numberList(f, 'metadata_props.kp', jsonValue(info, 'kp'), JOINTS, BOUND.stiffness);
   const kd = numberList(f, 'metadata_props.kd', jsonValue(info, 'kd'), JOINTS, BOUND.damping);
-  const read = preset
-    ? holosomaPresetInterface(info, dof as string[], preset)
-    : holosomaConfigInterface(info, dof as string[]);
+  const read = preset ? holosomaPresetInterface(info, dof, preset) : holosomaConfigInterface(info, dof);
   const { iface, key: k } = read;
-  const def = (dof as string[]).map((n) => iface.defaultJointAnglesRad[n]);
+  const def = dof.map((n) => iface.defaultJointAnglesRad[n]);
   const effort = iface.effortLimitNm;
   const aScale = iface.actionScale;
   const clip = iface.actionClip;
@@ -942,7 +941,7 @@ export function holosomaSpec(info: OnnxModelInfo, preset: PolicyPreset | null = 
       'observation terms concatenated in sorted name order (holosoma ObservationManager.compute_group)',
       'the observation uses baked frame k at control step k (training pairing; holosoma_inference lags one step)',
       'ref_quat_xyzw is xyzw; the baked reference body is torso_link (exporter: body_name_ref), the pelvis is recovered through the waist joints',
-      'the policy was trained on a slope terrain (terrain_slope.obj); the simulator has a flat floor',
+      ...read.trailingNotes,
     ],
   });
 }
@@ -952,7 +951,9 @@ interface HolosomaRead {
   iface: HolosomaInterface;
   key: (p: string[]) => string;
   physicsSource: string;
+  /** Notes before the family's own, and after them. */
   notes: string[];
+  trailingNotes: string[];
 }
 
 /** The interface from the export's experiment_config (the training configuration, JSON). */
@@ -1056,6 +1057,7 @@ function holosomaConfigInterface(info: OnnxModelInfo, dof: string[]): HolosomaRe
     physicsSource:
       'experiment_config simulator.config.sim (fps, control_decimation), robot.dof_effort_limit_list; armature as mjlab g1_constants.py (the same values holosoma lists)',
     notes: [],
+    trailingNotes: ['the policy was trained on a slope terrain (terrain_slope.obj); the simulator has a flat floor'],
   };
 }
 
@@ -1092,5 +1094,6 @@ function holosomaPresetInterface(info: OnnxModelInfo, dof: string[], preset: Pol
       `no experiment_config in the file: interface from the declared preset ${id} (${preset.summary}); transcribed from ${preset.sources.join('; ')}`,
       'joint names, kp and kd are read from the file (metadata dof_names, kp, kd) and checked against the preset',
     ],
+    trailingNotes: [],
   };
 }
