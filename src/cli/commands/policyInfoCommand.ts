@@ -19,8 +19,8 @@ const usage = `usage: motionbench policy info <file.onnx|folder> [--preset <fami
                    read an .onnx export that does not carry its own interface under a declared
                    preset (${presetIds().join(', ')}); the preset is checked against the
                    graph (widths, joint names, outputs) and refused when it does not fit
-  --json fields: family, id, version, adapter, preset (<id>@<version> or null), files, inputs, outputs [{name, shape, dtype}],
-    joint_order, joint_names, observation [{term, kind, size, history, frame_offsets, checked_against}],
+  --json fields: family, id, version, adapter, preset (<id>@<version> or null), files, inputs,
+    outputs [{name, shape, dtype}], joint_order, joint_names, observation [{term, kind, size, history, frame_offsets, checked_against}],
     recurrent [{input, output, dims}], step_counter ({input, reset_at} or null), ignored_outputs,
     encoder ({file, input, output, observation [...], observation_size, token_size, mode} or null),
     observation_size, control_rate_hz, sim_dt_s, decimation, physics, gains {kp, kd},
