@@ -10,8 +10,11 @@ import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/l
 import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { runSimEpisode } from '../../src/services/sim/runSimEpisode';
 import { loadTrackingPolicy } from '../../src/services/wbc/loadPolicy';
+import { SimEngine } from '../../src/services/sim/simEngine';
 import { planPolicy } from '../../src/services/wbc/policyRun';
+import { createTrackingPolicyController } from '../../src/services/wbc/trackingPolicyController';
 import { HOLOSOMA_WBT, withoutExperimentConfig, writeHolosomaVariant } from '../helpers/holosomaVariants';
+import { rolloutInThread } from '../helpers/policyRollout';
 import { motionbench } from '../helpers/runCli';
 import { sharedData } from '../helpers/sharedData';
 
@@ -123,6 +126,31 @@ describe('holosoma export without experiment_config', () => {
       await sim.close();
     }
   }, 180_000);
+
+  it('negative control: under the preset with the joints read in the Isaac Lab order it falls far earlier', async () => {
+    const engine = await SimEngine.load(DEFAULT_MODEL_FILE);
+    try {
+      const plan = planPolicy(stripped, profile, PRESET);
+      const clip = plan.baked!.clip;
+      const run = (fault?: 'wrong_joint_order') =>
+        rolloutInThread(
+          engine,
+          plan.binding,
+          createTrackingPolicyController(plan.binding, profile, { loaded: plan.loaded, ...(fault && { fault }) }),
+          clip,
+        );
+      const good = run();
+      const bad = run('wrong_joint_order');
+      console.log(
+        `holosoma preset, joints in the Isaac Lab order: first failure ${bad.failureFrame === null ? 'none' : `frame ${bad.failureFrame} (${(bad.failureFrame / 50).toFixed(2)} s)`}, mean live MPJPE-l ${bad.meanLiveMpjpeMm.toFixed(1)} mm (intact: ${good.failureFrame === null ? 'no failure' : `frame ${good.failureFrame}`}, ${good.meanLiveMpjpeMm.toFixed(1)} mm)`,
+      );
+      expect(good.failureFrame === null || good.failureFrame > 250).toBe(true);
+      expect(bad.failureFrame).not.toBeNull();
+      expect(bad.failureFrame!).toBeLessThan((good.failureFrame ?? clip.frameCount) / 2);
+    } finally {
+      engine.dispose();
+    }
+  }, 120_000);
 });
 
 describe('a preset that does not fit is refused', () => {
