@@ -150,7 +150,7 @@ describe('holosoma export without experiment_config', () => {
     } finally {
       engine.dispose();
     }
-  }, 120_000);
+  }, 180_000);
 });
 
 describe('a preset that does not fit is refused', () => {
@@ -223,7 +223,7 @@ describe('a preset that does not fit is refused', () => {
 });
 
 describe('the command line', () => {
-  it('policy info --preset --json; refusals are one located line with exit 1, misuse exit 2', async () => {
+  it('policy info and sim --preset --json; refusals are one located line with exit 1, misuse exit 2', async () => {
     const ok = await motionbench('policy', 'info', stripped, '--preset', PRESET, '--json');
     expect(ok.code).toBe(0);
     const j = JSON.parse(ok.stdout) as Record<string, unknown>;
@@ -242,11 +242,22 @@ describe('the command line', () => {
       '[preset]: unknown preset "nope/none"; the declared presets are: holosoma/g1-29dof-wbt',
     );
 
+    const sim = await motionbench('sim', '--binding', stripped, '--preset', PRESET, '--json');
+    expect(sim.code).toBe(0);
+    const run = JSON.parse(sim.stdout) as {
+      binding: { id: string; preset: string };
+      policy: { preset: string };
+      failure: { frame: number } | null;
+    };
+    expect(run.binding).toMatchObject({ id: 'holosoma-wbt/model_39999+holosoma/g1-29dof-wbt', preset: `${PRESET}@1` });
+    expect(run.policy.preset).toBe(`${PRESET}@1`);
+    expect(run.failure === null || run.failure.frame > 250).toBe(true);
+
     const simMisuse = await motionbench('sim', '--clip', 'x.csv', '--preset', PRESET);
     expect(simMisuse.code).toBe(2);
     expect(simMisuse.stderr).toContain('--preset applies to a released policy --binding');
     const qualifyMisuse = await motionbench('qualify', '--binding', 'builtin', '--campaign', dir, '--preset', PRESET);
     expect(qualifyMisuse.code).toBe(2);
     expect(qualifyMisuse.stderr).toContain('give exactly one policy --binding with it (got 0)');
-  }, 120_000);
+  }, 180_000);
 });
