@@ -7,7 +7,8 @@ import {
 import { runPolicyCheck } from '../../services/wbc/policyCheckRun';
 import { fpsOption, numberOption, parse, printJson, UsageError, type Command } from '../cliSupport';
 
-const usage = `usage: motionbench policy check <file.onnx|folder> [--clip <file>] [--fps N] [--seconds S] [--model <mjcf>] [--json]
+const usage = `usage: motionbench policy check <file.onnx|folder> [--clip <file>] [--fps N] [--seconds S]
+                             [--preset <family>/<name>] [--model <mjcf>] [--json]
   Evidence for a policy that falls early (docs/POLICIES.md, "When a policy falls"): runs the first
   S seconds of the policy's own motion in the embedded MuJoCo simulator (as 'motionbench sim'
   runs it: the family's physics, the clip's first frame placed on the floor) with the normal
@@ -23,6 +24,8 @@ const usage = `usage: motionbench policy check <file.onnx|folder> [--clip <file>
                    deploy configuration names); a policy with a baked motion accepts only that motion
   --fps N          frame rate of a CSV clip
   --seconds S      simulated seconds per run (default ${POLICY_CHECK_DEFAULT_SECONDS}, at most ${POLICY_CHECK_MAX_SECONDS}; shorter if the clip is)
+  --preset <family>/<name>  read an .onnx export that does not carry its own interface under a
+                   declared preset (as policy info and sim do)
   --model <mjcf>   the robot model (default: our G1)
   --json fields: policy {path, family, adapter, jointOrder, controlRateHz}, clip {file, name, fps,
     frames, seconds}, seconds, firstAction {maxAbsRad, meanAbsRad, worst, perJoint}, terms [{term,
@@ -77,6 +80,7 @@ export const policyCheckCommand: Command = {
         fps: { type: 'string' },
         seconds: { type: 'string' },
         model: { type: 'string' },
+        preset: { type: 'string' },
         json: { type: 'boolean' },
       },
       usage,
@@ -99,6 +103,7 @@ export const policyCheckCommand: Command = {
       ...(fps !== undefined ? { fps } : {}),
       seconds,
       profile,
+      preset: values.preset ?? null,
     });
     if (values.json) printJson(io, report);
     else io.stdout(humanReport(report));

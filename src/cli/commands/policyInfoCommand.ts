@@ -1,10 +1,11 @@
 import { G1_JOINT_NAMES } from '../../domain/robot/g1Joints';
+import { presetIds } from '../../domain/wbc/policyPresets';
 import { describeTerms } from '../../domain/wbc/trackingPolicy';
 import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
 import { planPolicy, type PolicyPlan } from '../../services/wbc/policyRun';
 import { parse, printJson, UsageError, type Command } from '../cliSupport';
 
-const usage = `usage: motionbench policy info <file.onnx|folder> [--model <mjcf>] [--json]
+const usage = `usage: motionbench policy info <file.onnx|folder> [--preset <family>/<name>] [--model <mjcf>] [--json]
   Reads a released tracking policy as it is — a BeyondMimic/whole_body_tracking or holosoma .onnx,
   a unitree_rl_mjlab deploy folder (exported/policy.onnx + params/deploy.yaml), a wbc-mjlab
   folder (policy.onnx + config.yaml), a HoloMotion run folder (config.yaml +
@@ -14,8 +15,12 @@ const usage = `usage: motionbench policy info <file.onnx|folder> [--model <mjcf>
   observation term by term, control rate, physics, PD gains, default pose and action mapping
   (canonical joint order), the baked reference motion and what the policy needs from a backend.
   --model <mjcf>   the robot model the baked motion's FK is checked on (default: our G1)
-  --json fields: family, id, version, adapter, files, inputs, outputs [{name, shape, dtype}],
-    joint_order, joint_names, observation [{term, kind, size, history, frame_offsets, checked_against}],
+  --preset <family>/<name>
+                   read an .onnx export that does not carry its own interface under a declared
+                   preset (${presetIds().join(', ')}); the preset is checked against the
+                   graph (widths, joint names, outputs) and refused when it does not fit
+  --json fields: family, id, version, adapter, preset (<id>@<version> or null), files, inputs,
+    outputs [{name, shape, dtype}], joint_order, joint_names, observation [{term, kind, size, history, frame_offsets, checked_against}],
     recurrent [{input, output, dims}], step_counter ({input, reset_at} or null), ignored_outputs,
     encoder ({file, input, output, observation [...], observation_size, token_size, mode} or null),
     observation_size, control_rate_hz, sim_dt_s, decimation, physics, gains {kp, kd},
@@ -34,6 +39,7 @@ export function policyInfo(plan: PolicyPlan): Record<string, unknown> {
     id: binding.id,
     version: binding.version,
     adapter: s.adapter,
+    preset: loaded.preset,
     files: loaded.files,
     inputs: loaded.info.inputs,
     outputs: loaded.info.outputs,
@@ -93,11 +99,16 @@ export const policyInfoCommand: Command = {
   summary: 'family, interface, observation, gains and baked motion of a released tracking policy',
   usage,
   async run(argv, io) {
-    const { values, positionals } = parse(argv, { model: { type: 'string' }, json: { type: 'boolean' } }, usage, 1);
+    const { values, positionals } = parse(
+      argv,
+      { model: { type: 'string' }, json: { type: 'boolean' }, preset: { type: 'string' } },
+      usage,
+      1,
+    );
     if (positionals.length !== 1)
       throw new UsageError(`policy info takes one file or folder, got ${positionals.length}\n${usage}`);
     const profile = loadRobotProfile(values.model);
-    const plan = planPolicy(positionals[0], profile);
+    const plan = planPolicy(positionals[0], profile, values.preset ?? null);
     const info = policyInfo(plan);
     if (values.json) {
       printJson(io, info);
@@ -110,6 +121,9 @@ export const policyInfoCommand: Command = {
       `${plan.loaded.policyPath}`,
       `  family       ${s.family} (adapter ${s.adapter})`,
       `  binding      ${plan.binding.id}@${plan.binding.version}`,
+      ...(plan.loaded.preset
+        ? [`  preset       ${plan.loaded.preset} (the file carries no interface of its own)`]
+        : []),
       `  files        ${plan.loaded.files.join(', ')}`,
       `  inputs       ${plan.loaded.info.inputs.map((v) => `${v.name} [${v.shape.join(', ')}] ${v.dtype}`).join(', ')}`,
       `  outputs      ${plan.loaded.info.outputs.map((v) => `${v.name} [${v.shape.join(', ')}]`).join(', ')}`,

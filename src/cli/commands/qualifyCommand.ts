@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { customPolicy, MB_ADMISSION_1, type AdmissionPolicy } from '../../domain/qualification';
 import { BUILTIN_LABEL } from '../../domain/sim/builtinBinding';
+import { presetIds } from '../../domain/wbc/policyPresets';
 import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
 import {
   QualificationRequestError,
@@ -18,7 +19,8 @@ import { planPolicy, type PolicyPlan } from '../../services/wbc/policyRun';
 import { numberOption, parse, printJson, processIo, UsageError, type CliIo, type Command } from '../cliSupport';
 
 const usage = `usage: motionbench qualify [--workload <core-v1|policies|dir>] --binding <spec> [--binding <spec> …] --campaign <dir>
-                           [--limit N] [--clip <name|id> …] [--workers N] [--rollouts N] [--model <mjcf>] [--json]
+                           [--preset <family>/<name>] [--limit N] [--clip <name|id> …] [--workers N] [--rollouts N]
+                           [--model <mjcf>] [--json]
   MotionBench qualification in the embedded MuJoCo simulator: every binding × clip of the workload
   snapshot, N seeded rollouts per pair from slightly perturbed starts, each recorded as an episode
   of the campaign (episodes/<run_id>.mcap + campaign.sqlite), and one admission decision per pair
@@ -34,6 +36,10 @@ const usage = `usage: motionbench qualify [--workload <core-v1|policies|dir>] --
                                binding file (kind builtin or onnx), or a released policy (.onnx or
                                policy folder); repeat for several bindings. A policy that carries
                                its reference motion is paired only with that clip
+  --preset <family>/<name>     with exactly one released-policy --binding: read that .onnx export,
+                               which does not carry its own interface, under a declared preset
+                               (${presetIds().join(', ')}; docs/POLICIES.md); the binding's id and
+                               version record it, so its decisions never mix with another preset's
   --campaign <dir>             the campaign folder (created when missing)
   --limit N                    only the first N clips of the snapshot (after --clip)
   --clip <name|id>             only this clip; repeat for several
@@ -165,10 +171,15 @@ export const qualifyCommand: Command = {
         rollouts: { type: 'string' },
         model: { type: 'string' },
         json: { type: 'boolean' },
+        preset: { type: 'string' },
       },
       usage,
     );
     if (!values.binding || values.binding.length === 0) throw new UsageError(`--binding is required\n${usage}`);
+    if (values.preset !== undefined && values.binding.filter(isPolicySpec).length !== 1)
+      throw new UsageError(
+        `--preset names the interface of one released policy: give exactly one policy --binding with it (got ${values.binding.filter(isPolicySpec).length})\n${usage}`,
+      );
     if (values.campaign === undefined || values.campaign === '')
       throw new UsageError(`--campaign is required\n${usage}`);
     const limit = numberOption(values.limit, 'limit', (v) => Number.isInteger(v) && v >= 1, 'an integer ≥ 1');
@@ -199,7 +210,7 @@ export const qualifyCommand: Command = {
     for (const spec of values.binding) {
       try {
         if (isPolicySpec(spec)) {
-          const plan = planPolicy(spec, profile);
+          const plan = planPolicy(spec, profile, values.preset ?? null);
           plans.push(plan);
           bindings.push(plan.binding);
         } else bindings.push(await resolveBindingSpec(spec, profile));

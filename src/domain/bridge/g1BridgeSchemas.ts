@@ -212,6 +212,10 @@ const bindingSchema: Schema = {
     adapter: { type: 'string' },
     physicsId: { type: 'string' },
     bakedClipId: { type: ['string', 'null'] },
+    preset: {
+      type: 'string',
+      description: 'the declared preset (<id>@<version>) a released policy without its own interface is read under',
+    },
     gains: { oneOf: [gains, { type: 'null' }] },
     rootAssist: {
       oneOf: [

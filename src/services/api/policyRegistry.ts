@@ -1,3 +1,4 @@
+import { presetIdOf } from '../../domain/wbc/policyPresets';
 import { clipToDto } from '../../api/clipDto';
 import type { PolicyCheckDto, PolicyInfoDto } from '../../api/policyContract';
 import { POLICY_ID_RE } from '../../api/policyContract';
@@ -29,6 +30,7 @@ export function policyInfoDto(plan: PolicyPlan): PolicyInfoDto {
     adapter: s.adapter,
     bindingId: plan.binding.id,
     bindingVersion: plan.binding.version,
+    preset: plan.loaded.preset,
     files: plan.loaded.files,
     inputs: plan.loaded.info.inputs,
     outputs: plan.loaded.info.outputs,
@@ -69,11 +71,12 @@ export class PolicyRegistry {
   ) {}
 
   /**
-   * Reads the policy in the file worker (InputError naming the file on bad input) and registers
-   * it; the answer's JSON was made there too.
+   * Reads the policy in the file worker (InputError naming the file on bad input), under the
+   * declared preset `presetId` when one is given, and registers it; the answer's JSON was made
+   * there too. The same file under another preset hashes apart, so it gets another id.
    */
-  async open(policyPath: string): Promise<SerializedResult<PolicyInfoDto>> {
-    const { plan, dtoJson } = await this.o.files.openPolicy(policyPath, this.o.modelFile);
+  async open(policyPath: string, presetId: string | null = null): Promise<SerializedResult<PolicyInfoDto>> {
+    const { plan, dtoJson } = await this.o.files.openPolicy(policyPath, this.o.modelFile, presetId);
     this.plans.set(policyIdOf(plan), plan);
     if (plan.baked) this.o.clips.put(plan.baked.clip);
     return new SerializedResult(dtoJson, () => policyInfoDto(plan));
@@ -102,6 +105,7 @@ export class PolicyRegistry {
     return this.o.files.checkPolicy({
       policyPath: plan.loaded.policyPath,
       contentHash: plan.loaded.contentHash,
+      preset: presetIdOf(plan.loaded.preset),
       modelFile: this.o.modelFile,
       clip,
       seconds,

@@ -162,7 +162,7 @@ async function run(id: number, task: FileTask): Promise<void> {
     case 'policy.open': {
       const { planPolicy } = await import('../wbc/policyRun');
       const { policyInfoDto } = await import('../api/policyRegistry');
-      const plan = planPolicy(task.policyPath, profileOf(task.modelFile));
+      const plan = planPolicy(task.policyPath, profileOf(task.modelFile), task.preset ?? null);
       const dtoJson = new TextEncoder().encode(JSON.stringify(policyInfoDto(plan)));
       const value: OpenedPolicy = { plan, dtoJson };
       port.postMessage({ id, ok: true, value } satisfies FileTaskReply, [...ownedBuffers(value)]);
@@ -172,7 +172,7 @@ async function run(id: number, task: FileTask): Promise<void> {
       const { planPolicy } = await import('../wbc/policyRun');
       const { runPolicyCheck } = await import('../wbc/policyCheckRun');
       const profile = profileOf(task.modelFile);
-      const plan = planPolicy(task.policyPath, profile);
+      const plan = planPolicy(task.policyPath, profile, task.preset);
       if (plan.loaded.contentHash !== task.contentHash)
         throw new InputError(
           { file: task.policyPath },

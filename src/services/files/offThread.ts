@@ -94,12 +94,13 @@ export type FileTask =
   | { kind: 'gap.replay'; params: ApiParams<'gap.replay'>; modelFile: string }
   | { kind: 'gap.contracts'; params: ApiParams<'gap.contracts'>; modelFile: string }
   | { kind: 'robot.mesh'; modelFile: string; name: string }
-  | { kind: 'policy.open'; policyPath: string; modelFile: string }
+  | { kind: 'policy.open'; policyPath: string; modelFile: string; preset?: string | null }
   | {
       kind: 'policy.check';
       policyPath: string;
       /** The content hash of the policy as opened: the check refuses files changed since. */
       contentHash: string;
+      preset: string | null;
       modelFile: string;
       clip: MotionClip | null;
       seconds: number | undefined;
@@ -281,9 +282,9 @@ export class OffThreadFiles {
   }
 
   /** policies.open off the event loop: the policy read, checked and planned on `modelFile`'s robot. */
-  openPolicy(policyPath: string, modelFile: string): Promise<OpenedPolicy> {
+  openPolicy(policyPath: string, modelFile: string, preset: string | null = null): Promise<OpenedPolicy> {
     return this.run(
-      { kind: 'policy.open', policyPath, modelFile },
+      { kind: 'policy.open', policyPath, modelFile, preset },
       POLICY_OPEN_TIMEOUT_MS,
       `opening the policy ${policyPath}`,
     ) as Promise<OpenedPolicy>;

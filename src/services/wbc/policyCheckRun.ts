@@ -46,6 +46,8 @@ export interface PolicyCheckRequest {
   clip?: MotionClip;
   seconds?: number;
   profile: RobotProfile;
+  /** A declared preset (policyPresets.ts) for an export that does not carry its own interface. */
+  preset?: string | null;
   /** A policy already planned (its spec may be replaced to test the check itself). */
   plan?: PolicyPlan;
   /** An engine loaded on `profile`'s model (else one is loaded and disposed). */
@@ -230,7 +232,7 @@ export async function runPolicyCheck(req: PolicyCheckRequest): Promise<PolicyChe
   if (!(Number.isFinite(seconds) && seconds > 0 && seconds <= POLICY_CHECK_MAX_SECONDS))
     throw new RangeError(`seconds: expected a number in (0, ${POLICY_CHECK_MAX_SECONDS}], got ${seconds}`);
   const profile = req.profile;
-  const plan = req.plan ?? planPolicy(req.policyPath, profile);
+  const plan = req.plan ?? planPolicy(req.policyPath, profile, req.preset ?? null);
   const full = policyCheckClip(plan, profile, req.clipFile, req.fps, req.clip);
   if (full.frameCount < 2) throw new InputError({ file: full.provenance.file }, 'the clip has fewer than 2 frames');
   const clip = clipFirstSeconds(full, seconds);

@@ -9,6 +9,7 @@ import type { ControlCommand, ControlObservation, Controller } from '../../domai
 import { TrackingObservationBuilder, type TrackingRobotState } from '../../domain/wbc/trackingObservation';
 import type { TrackingPolicySpec } from '../../domain/wbc/trackingPolicy';
 import { trackingReferenceFromClip, type TrackingReference } from '../../domain/wbc/trackingReference';
+import { presetIdOf } from '../../domain/wbc/policyPresets';
 import type { PolicyBinding } from '../../domain/wbc/wbcBinding';
 import { loadTrackingPolicy, type LoadedPolicy } from './loadPolicy';
 import { createOnnxSession, type OnnxSession } from './onnxPolicySession';
@@ -131,7 +132,7 @@ export function createTrackingPolicyController(
   profile: RobotProfile,
   options: TrackingControllerOptions = {},
 ): TrackingPolicyController {
-  const loaded = options.loaded ?? loadTrackingPolicy(binding.policyPath);
+  const loaded = options.loaded ?? loadTrackingPolicy(binding.policyPath, presetIdOf(binding.preset));
   if (loaded.contentHash !== binding.checkpointHash)
     throw new InputError(
       { file: binding.policyPath },
