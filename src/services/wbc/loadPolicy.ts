@@ -390,6 +390,8 @@ export function loadTrackingPolicy(policyPath: string): LoadedPolicy {
     ...externalFiles.map((p) => ({ path: p })),
   ];
   let spec: TrackingPolicySpec;
+  // A config.yaml beside exported/<one>.onnx is HoloMotion's or HumanoidVerse's: read once, its keys decide.
+  let holomotionCfg: YamlSource | undefined;
   if (layout.family === 'sonic') {
     const enc = readOnnxFile(layout.encoder);
     enc.externalFiles.forEach((p, i) => sizes.push({ path: p, bytes: enc.externalBytes[i] }));
@@ -398,8 +400,11 @@ export function loadTrackingPolicy(policyPath: string): LoadedPolicy {
     const cfg = readYaml(layout.config);
     files.push({ path: layout.config });
     spec = located(cfg, () => sonicSpec(enc.info, info, cfg));
-  } else if (layout.family === 'holomotion' && trainingConfigFamily(readYaml(layout.config).data) !== 'holomotion') {
-    const cfg = readYaml(layout.config);
+  } else if (
+    layout.family === 'holomotion' &&
+    trainingConfigFamily((holomotionCfg = readYaml(layout.config)).data) !== 'holomotion'
+  ) {
+    const cfg = holomotionCfg;
     files.push({ path: layout.config });
     if (trainingConfigFamily(cfg.data) !== 'humanoidverse')
       throw new InputError(
@@ -410,7 +415,7 @@ export function loadTrackingPolicy(policyPath: string): LoadedPolicy {
     if (motion) files.push({ path: motion.file });
     spec = located(cfg, () => humanoidverseSpec(info, cfg, motion));
   } else if (layout.family === 'unitree-deploy' || layout.family === 'wbc-mjlab' || layout.family === 'holomotion') {
-    const cfg = readYaml(layout.config);
+    const cfg = holomotionCfg ?? readYaml(layout.config);
     files.push({ path: layout.config });
     const family = layout.family;
     const motion = family === 'unitree-deploy' ? fsmConfiguredMotion(path.dirname(path.dirname(layout.config))) : null;
