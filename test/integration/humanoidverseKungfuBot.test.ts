@@ -188,11 +188,11 @@ describe('HumanoidVerse / PBHC KungfuBot horse stance', () => {
     const dir = variant('reordered', (t) =>
       t
         .replace(
-          /    actor_obs:\n    - base_ang_vel\n    - projected_gravity\n    - dof_pos\n    - dof_vel\n    - actions\n    - ref_motion_phase\n    - history_actor\n/,
+          / {4}actor_obs:\n {4}- base_ang_vel\n {4}- projected_gravity\n {4}- dof_pos\n {4}- dof_vel\n {4}- actions\n {4}- ref_motion_phase\n {4}- history_actor\n/,
           '    actor_obs:\n    - history_actor\n    - ref_motion_phase\n    - dof_vel\n    - actions\n    - projected_gravity\n    - base_ang_vel\n    - dof_pos\n',
         )
         .replace(
-          /    history_actor:\n      base_ang_vel: 4\n      projected_gravity: 4\n      dof_pos: 4\n      dof_vel: 4\n      actions: 4\n      ref_motion_phase: 4\n/,
+          / {4}history_actor:\n {6}base_ang_vel: 4\n {6}projected_gravity: 4\n {6}dof_pos: 4\n {6}dof_vel: 4\n {6}actions: 4\n {6}ref_motion_phase: 4\n/,
           '    history_actor:\n      ref_motion_phase: 4\n      dof_vel: 4\n      actions: 4\n      base_ang_vel: 4\n      projected_gravity: 4\n      dof_pos: 4\n',
         ),
     );
@@ -207,7 +207,7 @@ describe('HumanoidVerse / PBHC KungfuBot horse stance', () => {
 
   it('refuses a different history length, mismatched widths and an alias bomb, naming the field', () => {
     const hist5 = variant('hist5', (t) =>
-      t.replace(/(    history_actor:\n(?:      \w+: 4\n)+)/, (b) => b.replace(/: 4\n/g, ': 5\n')),
+      t.replace(/( {4}history_actor:\n(?: {6}\w+: 4\n)+)/, (b) => b.replace(/: 4\n/g, ': 5\n')),
     );
     expect(refusal(hist5)).toMatch(/model_50000\.onnx \[inputs\.actor_obs\].*has width 380.*builds 456/);
 
