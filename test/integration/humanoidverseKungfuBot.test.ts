@@ -24,7 +24,8 @@ import { sharedData } from '../helpers/sharedData';
 //     MPJPE-l 22 mm), the held wrists stay at their default pose;
 //  3. negative controls, each a plausible harness bug, fall: the history read oldest first with
 //     the current step (Isaac Lab's layout; measured 1.82 s), the terms in file order instead of
-//     sorted (0.22 s), the 23 joints taken in alphabetical order (0.42 s);
+//     sorted (0.22 s), the 23 joints taken in alphabetical order (0.42 s) or in Isaac Lab's order
+//     (the controller's wrong_joint_order fault);
 //  4. files the tests have not seen: the config with its terms re-ordered loads to the same
 //     layout; a different history length, mismatched widths and an alias bomb are refused.
 
@@ -171,13 +172,20 @@ describe('HumanoidVerse / PBHC KungfuBot horse stance', () => {
         canonicalOf: Int32Array.from(alphabetical.map((n) => d.jointOrder.canonicalOf[names.indexOf(n)])),
       },
     });
+    // the controller's own fault: the 23 joints in Isaac Lab's order
+    const isaac = rolloutInThread(
+      engine,
+      plan.binding,
+      createTrackingPolicyController(plan.binding, profile, { loaded: plan.loaded, fault: 'wrong_joint_order' }),
+      clip,
+    );
     const at = (f: number | null) => (f === null ? 'none' : `${(f / 50).toFixed(2)} s`);
     console.log(
-      `  intact ${at(good.failureFrame)} (${good.meanLiveMpjpeMm.toFixed(1)} mm, wrists within ${wristMax.toFixed(3)} rad); history oldest first ${at(oldest.failureFrame)}; terms in file order ${at(fileOrder.failureFrame)}; joints alphabetical ${at(joints.failureFrame)}`,
+      `  intact ${at(good.failureFrame)} (${good.meanLiveMpjpeMm.toFixed(1)} mm, wrists within ${wristMax.toFixed(3)} rad); history oldest first ${at(oldest.failureFrame)}; terms in file order ${at(fileOrder.failureFrame)}; joints alphabetical ${at(joints.failureFrame)}; joints in Isaac Lab order ${at(isaac.failureFrame)}`,
     );
     expect(good.failureFrame).toBe(null);
     expect(wristMax).toBeLessThan(0.1);
-    for (const bad of [oldest, fileOrder, joints]) {
+    for (const bad of [oldest, fileOrder, joints, isaac]) {
       expect(bad.failureFrame).not.toBe(null);
       expect(bad.failureFrame!).toBeLessThan(150);
     }

@@ -4,7 +4,12 @@ import { ForwardKinematics } from '../../domain/robot/forwardKinematics';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import type { PhysicsProfile } from '../../domain/sim/physicsProfile';
 import { G1_JOINT_NAMES } from '../../domain/robot/g1Joints';
-import { G1_ISAACLAB_JOINT_NAMES, jointOrderFromNames } from '../../domain/wbc/jointOrder';
+import {
+  drivenJointOrderFromNames,
+  G1_ISAACLAB_JOINT_NAMES,
+  jointOrderFromNames,
+  type JointOrderMap,
+} from '../../domain/wbc/jointOrder';
 import { bakedMotion, type BakedMotionResult } from '../../domain/wbc/bakedMotion';
 import type { ControlCommand, ControlObservation, Controller } from '../../domain/wbc/controller';
 import { TrackingObservationBuilder, type TrackingRobotState } from '../../domain/wbc/trackingObservation';
@@ -53,7 +58,8 @@ export interface TrackingControllerOptions {
   /**
    * Deliberate faults for negative controls in tests, never set in production paths:
    * wrong_joint_order reads the policy's joints in the other common order (Isaac Lab for a
-   * canonical-order policy, canonical for any other), in the observation and the action alike;
+   * canonical-order policy, canonical for any other; a policy driving a subset keeps its subset),
+   * in the observation and the action alike;
    * anchor_zeroed feeds the robot anchor as the identity pose at the origin.
    */
   fault?: 'wrong_joint_order' | 'anchor_zeroed';
@@ -121,6 +127,20 @@ export function openPolicySession(
   return { session, feeds, timeBuf, recurrence, fetch };
 }
 
+/**
+ * The policy's joints read in the other common order (the wrong_joint_order fault): Isaac Lab's
+ * for a canonical-order policy, canonical for any other; a policy that drives a subset of the
+ * joints keeps its subset, taken in the first of those orders that differs from its own.
+ */
+function otherJointOrder(spec: TrackingPolicySpec): JointOrderMap {
+  const { policyNames, held, label } = spec.jointOrder;
+  if (!held?.length) return jointOrderFromNames(label === 'canonical' ? G1_ISAACLAB_JOINT_NAMES : G1_JOINT_NAMES);
+  const driven = new Set(policyNames);
+  const orders = [G1_ISAACLAB_JOINT_NAMES, G1_JOINT_NAMES].map((o) => o.filter((n) => driven.has(n)));
+  const other = orders.find((o) => o.some((n, i) => n !== policyNames[i])) ?? orders[0];
+  return drivenJointOrderFromNames(other);
+}
+
 /** Opens the policy the binding names and checks it still is the one bound. */
 export function createTrackingPolicyController(
   binding: PolicyBinding,
@@ -134,14 +154,7 @@ export function createTrackingPolicyController(
       `the policy files hash to ${loaded.contentHash.slice(0, 12)}…, the binding was made for ${binding.checkpointHash.slice(0, 12)}…; they changed since`,
     );
   const spec: TrackingPolicySpec =
-    options.fault === 'wrong_joint_order'
-      ? {
-          ...loaded.spec,
-          jointOrder: jointOrderFromNames(
-            loaded.spec.jointOrder.label === 'canonical' ? G1_ISAACLAB_JOINT_NAMES : G1_JOINT_NAMES,
-          ),
-        }
-      : loaded.spec;
+    options.fault === 'wrong_joint_order' ? { ...loaded.spec, jointOrder: otherJointOrder(loaded.spec) } : loaded.spec;
   const J = profile.joints.length;
   // The joints the policy drives (its action width); the others (jointOrder.held) are held at
   // the default pose with the spec's gains, as the family's robot side does.
