@@ -20,6 +20,9 @@
 // Any other global (os.system, builtins.eval, …) is refused AT THE OPCODE that names it, with an
 // error naming the global; so is any other opcode (BUILD, NEWOBJ, INST, OBJ, EXT*, bytes, …).
 // Nothing from the file is executed or looked up: a "callable" is only a tag checked by name.
+// Those rules are the torch profile (TORCH_PICKLE_PROFILE); restrictedUnpickle takes another
+// PickleProfile for another file format (joblibPickle.ts: numpy arrays), which names its own
+// globals and the checked data constructors its REDUCE, NEWOBJ and BUILD may run.
 //
 // Bounds, all checked as the opcodes run, so a refusal costs at most the bounds' worth of work:
 //   - data.pkl is at most MAX_PICKLE_BYTES (from the ZIP entry's declared size, before inflation);
