@@ -59,7 +59,7 @@ import {
 //                 its name, the last in file order winning (legged_robot_base.py:78-83); a driven
 //                 joint with none is refused, as there
 //   action        target = default + robot.control.action_scale · clip(a, ±robot.control.action_clip_value)
-//                 (motion_tracking.py _pre_physics_step; urcirobot.py:200), control type P only
+//                 (motion_tracking.py:749-751 _pre_physics_step; urcirobot.py:200), control type P only
 //   timing        simulator.config.sim.fps (physics rate) and control_decimation
 //   physics       robot.asset.armature on every joint (the IsaacGym asset option, simulator/isaacgym/
 //                 isaacgym.py:175-192; robot.dof_armature_list is not read by the trainer), effort
