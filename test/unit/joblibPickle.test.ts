@@ -119,6 +119,25 @@ describe('joblib/numpy pickle reader', () => {
     expect(decodeMotionFile(synthetic(), { file: 'm.bin' }).provenance.format).toBe('humanoidverse-pkl');
   });
 
+  it('reads a 29-wide dof in the G1 order and refuses other widths', () => {
+    const d29 = Array.from({ length: N * 29 }, (_, i) => (i % 29) / 100);
+    const body = (width: number, values: number[]) =>
+      pickle(
+        motionDict('clip', [
+          ['root_trans_offset', wrapper([N, 3], 'f4', f4([0, 0, 0.8, 0, 0, 0.8]))],
+          ['root_rot', wrapper([N, 4], 'f4', f4([0, 0, 0, 1, 0, 0, 0, 1]))],
+          ['dof', wrapper([N, width], 'f4', f4(values))],
+          ['fps', [0x4b, 50]],
+        ]),
+      );
+    const clip = decodeHumanoidverseMotionPkl(body(29, d29), { file: 'w.pkl' });
+    expect(clip.jointPosRad[29 + 20]).toBeCloseTo(0.2, 6); // left_wrist_pitch_joint, column 20
+    expect(clip.provenance.jointOrder).toMatch(/^canonical: a 29-wide dof/);
+    expect(() => decodeHumanoidverseMotionPkl(body(22, d29.slice(0, N * 22)), { file: 'w22.pkl' })).toThrow(
+      /^w22\.pkl \[clip\.dof\]: has 22 joints; only PBHC's 23-dof G1/,
+    );
+  });
+
   it('reads PBHC’s released Horse-stance_pose.pkl', () => {
     const file = sharedData('policies', 'pbhc_horse_stance_pose', 'Horse-stance_pose.pkl');
     const clip = decodeMotionFile(new Uint8Array(fs.readFileSync(file)), { file });

@@ -287,7 +287,11 @@ export const JOBLIB_PICKLE_PROFILE: PickleProfile = {
   },
 };
 
-/** Largest pickle file read as a joblib motion (the clip limit applies first). */
+/**
+ * Unpickles a joblib/numpy pickle with JOBLIB_PICKLE_PROFILE. Errors are InputErrors at
+ * `{file, key: 'pickle'}` naming the byte offset; the file's size is bounded by its reader (the
+ * clip limit).
+ */
 export function readJoblibPickle(bytes: Uint8Array, file: string): PickleValue {
   return restrictedUnpickle(bytes, file, 'pickle', JOBLIB_PICKLE_PROFILE);
 }
