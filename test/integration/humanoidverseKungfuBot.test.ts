@@ -211,6 +211,10 @@ describe('HumanoidVerse / PBHC KungfuBot horse stance', () => {
     expect(s.observation.map((t) => [t.name, t.size, t.history])).toEqual(
       base.observation.map((t) => [t.name, t.size, t.history]),
     );
+    expect(s.configuredMotion?.file).toBe(path.join(dir, 'Horse-stance_pose.pkl'));
+    // a .pkl not named by robot.motion.motion_file is not taken as the policy's own motion
+    fs.renameSync(path.join(dir, 'Horse-stance_pose.pkl'), path.join(dir, 'other.pkl'));
+    expect(loadTrackingPolicy(dir).spec.configuredMotion).toBe(null);
   });
 
   it('refuses a different history length, mismatched widths and an alias bomb, naming the field', () => {
