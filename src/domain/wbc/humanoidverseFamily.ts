@@ -65,12 +65,16 @@ import {
 //                 isaacgym.py:175-192; robot.dof_armature_list is not read by the trainer), effort
 //                 limits robot.dof_effort_limit_list with torques clipped (robot.control.clip_torques),
 //                 no joint friction or damping (robot.dof_joint_friction_list is not read either)
+// RoboJuDo's ASAP policy builds the same vector independently (zouyu8086/RoboJuDo @ 6d1bac46,
+// robojudo/policy/asap_policy.py get_observation: terms concatenated "SORTED by obs name", the
+// history read per term from a zero-filled deque before the current values are appendleft'ed,
+// phase = timestep · dt / motion length from 0).
 // A term the table below does not know is refused with its name; nothing is taken from a width.
 
 const PBHC = 'TeleHuman/PBHC humanoidverse';
 const BASE = `${PBHC}/envs/legged_base_task/legged_robot_base.py`;
 const MT = `${PBHC}/envs/motion_tracking/motion_tracking.py`;
-const HIST = `${PBHC}/envs/env_utils/history_handler.py (newest first, zeros at reset, pushed after the step's observation); ${MT}:993-1003 (sorted keys)`;
+const HIST = `${PBHC}/envs/env_utils/history_handler.py (newest first, zeros at reset, pushed after the step's observation); ${MT}:993-1003 (sorted keys); zouyu8086/RoboJuDo robojudo/policy/asap_policy.py get_observation (the same, independently)`;
 
 /** HumanoidVerse actor term names → what they compute. */
 const HUMANOIDVERSE_TERMS: Record<string, { kind: TrackingTermKind; checkedAgainst: string }> = {
