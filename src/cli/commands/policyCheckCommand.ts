@@ -14,7 +14,7 @@ const usage = `usage: motionbench policy check <file.onnx|folder> [--clip <file>
   runs it: the family's physics, the clip's first frame placed on the floor) with the normal
   reading, then once per negative control — the same run with one reading deliberately wrong
   (joint order by position or mirrored left/right, the orientation quaternion handed over xyzw,
-  history entries newest first for terms with history > 1) — and reports:
+  history entries in reverse order for terms with history > 1) — and reports:
     - the first control step's joint targets against the reference pose at t = 0;
     - each observation term's min/max/mean over the normal run against the range the policy's
       files and the model imply (unit vectors, rotation entries, joint ranges, declared clips),

@@ -8,8 +8,8 @@ import { parse, printJson, UsageError, type Command } from '../cliSupport';
 const usage = `usage: motionbench policy info <file.onnx|folder> [--preset <family>/<name>] [--model <mjcf>] [--json]
   Reads a released tracking policy as it is — a BeyondMimic/whole_body_tracking or holosoma .onnx,
   a unitree_rl_mjlab deploy folder (exported/policy.onnx + params/deploy.yaml), a wbc-mjlab
-  folder (policy.onnx + config.yaml), a HoloMotion run folder (config.yaml +
-  exported/<checkpoint>.onnx) or a SONIC deploy folder (model_encoder.onnx, model_decoder.onnx,
+  folder (policy.onnx + config.yaml), a HoloMotion or HumanoidVerse (PBHC, ASAP) run folder
+  (config.yaml + exported/<checkpoint>.onnx, told apart by the config's keys) or a SONIC deploy folder (model_encoder.onnx, model_decoder.onnx,
   observation_config.yaml) — and prints what the console will run (docs/POLICIES.md):
   family, id, version (content hash), graph inputs/outputs, joint order and names, the
   observation term by term, control rate, physics, PD gains, default pose and action mapping
@@ -20,13 +20,17 @@ const usage = `usage: motionbench policy info <file.onnx|folder> [--preset <fami
                    preset (${presetIds().join(', ')}); the preset is checked against the
                    graph (widths, joint names, outputs) and refused when it does not fit
   --json fields: family, id, version, adapter, preset (<id>@<version> or null), files, inputs,
-    outputs [{name, shape, dtype}], joint_order, joint_names, observation [{term, kind, size, history, frame_offsets, checked_against}],
+    outputs [{name, shape, dtype}], joint_order, joint_names, driven_joints (the joints the action
+    drives, in action order), held_joints (model joints the policy does not drive, held at the
+    default pose by the robot side),
+    observation [{term, kind, size, history, history_layout, frame_offsets, checked_against}],
     recurrent [{input, output, dims}], step_counter ({input, reset_at} or null), ignored_outputs,
     encoder ({file, input, output, observation [...], observation_size, token_size, mode} or null),
     observation_size, control_rate_hz, sim_dt_s, decimation, physics, gains {kp, kd},
     default_joint_pos, action {mode, scale, offset, clip}, anchor_body, alignment,
     motion ({frames, fps, clip_id, fk_residual_m} or null), configured_motion ({file, fps, source}
-    or null: the motion the robot's FSM configuration names, unitree_rl_lab), needs, metadata_keys,
+    or null: the motion the robot's FSM configuration names, unitree_rl_lab; a HumanoidVerse
+    policy's own .pkl beside its config.yaml), needs, metadata_keys,
     notes.
   Exit status 0 when the policy was read, 1 when it is refused (the reason names the file and field).`;
 
@@ -45,12 +49,15 @@ export function policyInfo(plan: PolicyPlan): Record<string, unknown> {
     outputs: loaded.info.outputs,
     joint_order: s.jointOrder.label,
     joint_names: s.jointOrder.policyNames,
+    driven_joints: s.jointOrder.policyNames,
+    held_joints: s.jointOrder.held ?? [],
     canonical_joint_names: G1_JOINT_NAMES,
     observation: s.observation.map((t) => ({
       term: t.name,
       kind: t.kind,
       size: t.size,
       history: t.history,
+      history_layout: t.history > 1 ? (t.historyLayout ?? 'current_oldest_first') : null,
       frame_offsets: t.frameOffsets ?? null,
       checked_against: t.checkedAgainst,
     })),
@@ -128,6 +135,10 @@ export const policyInfoCommand: Command = {
       `  inputs       ${plan.loaded.info.inputs.map((v) => `${v.name} [${v.shape.join(', ')}] ${v.dtype}`).join(', ')}`,
       `  outputs      ${plan.loaded.info.outputs.map((v) => `${v.name} [${v.shape.join(', ')}]`).join(', ')}`,
       `  joint order  ${s.jointOrder.label} (remapped to the model's order by name)`,
+      `  driven       ${s.jointOrder.policyNames.length} joints, in action order: ${s.jointOrder.policyNames.join(', ')}`,
+      ...(s.jointOrder.held?.length
+        ? [`  held         ${s.jointOrder.held.join(', ')} (not driven: held at the default pose by the robot side)`]
+        : []),
       ...(s.encoder
         ? [
             `  encoder      ${s.encoder.modelFile}: ${s.encoder.observationSize} = ${describeTerms(s.encoder.observation)} → ${s.encoder.output} ${s.encoder.tokenSize} (mode ${s.encoder.mode.name} = ${s.encoder.mode.id})`,

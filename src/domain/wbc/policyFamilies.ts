@@ -36,6 +36,7 @@ export const ADAPTER_VERSIONS: Record<PolicyFamily, string> = {
   'holosoma-wbt': 'holosoma-wbt/1',
   holomotion: 'holomotion/1',
   sonic: 'sonic/1',
+  humanoidverse: 'humanoidverse/1',
 };
 
 const JOINTS = G1_JOINT_NAMES.length;

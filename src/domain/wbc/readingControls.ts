@@ -1,5 +1,10 @@
 import { G1_JOINT_NAMES } from '../robot/g1Joints';
-import { G1_ISAACLAB_JOINT_NAMES, jointOrderFromNames, type JointOrderMap } from './jointOrder';
+import {
+  drivenJointOrderFromNames,
+  G1_ISAACLAB_JOINT_NAMES,
+  jointOrderFromNames,
+  type JointOrderMap,
+} from './jointOrder';
 import { termWidth, type TrackingPolicySpec, type TrackingTerm } from './trackingPolicy';
 
 // Negative controls of a policy check: declared perturbations of how the harness READS the robot
@@ -28,7 +33,8 @@ export const READING_CONTROLS = [
   {
     name: 'history_reversed',
     aspect: 'history order',
-    description: 'every observation term with history > 1 written newest entry first instead of oldest first',
+    description:
+      "every observation term with history > 1 written with its entries in the reverse of the family's order (newest first where the deploy code writes oldest first, and the other way round)",
   },
 ] as const;
 
@@ -65,8 +71,16 @@ export function controlJointOrder(
   map: JointOrderMap,
   control: 'joint_order_other' | 'joint_order_mirrored',
 ): JointOrderMap {
-  if (control === 'joint_order_mirrored') return jointOrderFromNames(map.policyNames.map(mirrorName));
-  return jointOrderFromNames(map.label === 'canonical' ? G1_ISAACLAB_JOINT_NAMES : G1_JOINT_NAMES);
+  // A policy that drives a subset of the joints (the others held) keeps its subset.
+  const subset = (map.held?.length ?? 0) > 0;
+  if (control === 'joint_order_mirrored')
+    return (subset ? drivenJointOrderFromNames : jointOrderFromNames)(map.policyNames.map(mirrorName));
+  if (!subset) return jointOrderFromNames(map.label === 'canonical' ? G1_ISAACLAB_JOINT_NAMES : G1_JOINT_NAMES);
+  // The subset taken in the first of the two common orders that differs from the policy's own.
+  const driven = new Set(map.policyNames);
+  const orders = [G1_ISAACLAB_JOINT_NAMES, G1_JOINT_NAMES].map((o) => o.filter((n) => driven.has(n)));
+  const other = orders.find((o) => o.some((n, i) => n !== map.policyNames[i])) ?? orders[0];
+  return drivenJointOrderFromNames(other);
 }
 
 /**
@@ -91,7 +105,8 @@ export function quaternionAsXyzw(q: ArrayLike<number>, out: Float64Array): Float
 
 /**
  * Rewrites `observation` (laid out by `terms`) in place with the entries of every term of
- * history > 1 in reverse order (newest first). Terms of history 1 are untouched.
+ * history > 1 in the reverse of its order (the family's newest-first becomes oldest-first and back).
+ * Terms of history 1 are untouched.
  */
 export function reverseHistoryEntries(terms: readonly TrackingTerm[], observation: Float32Array): void {
   let o = 0;

@@ -14,6 +14,7 @@ export const POLICY_FAMILIES = [
   'holosoma-wbt',
   'holomotion',
   'sonic',
+  'humanoidverse',
 ] as const;
 export type PolicyFamily = (typeof POLICY_FAMILIES)[number];
 
@@ -42,6 +43,8 @@ export type PolicyFamily = (typeof POLICY_FAMILIES)[number];
  *   ref_joint_vel        n  reference joint velocities
  *   ref_anchor_ori_heading_b 6  as ref_anchor_ori_b with the robot anchor's heading (yaw only)
  *                          in place of its full orientation
+ *   ref_motion_phase     1  k / (F − 1): the control step's frame over the reference's last frame
+ *                          (HumanoidVerse's motion_time / motion_length, 0 at the start, 1 at the end)
  *   constant             —  the term's `values` (e.g. SONIC's encoder mode)
  *   zeros                —  `size` zeros: a slot of an input the console does not drive (another
  *                          encoder mode's terms, which the deploy code also leaves at 0)
@@ -68,6 +71,7 @@ export type TrackingTermKind =
   | 'ref_yaw_delta_sin_cos'
   | 'ref_joint_vel'
   | 'ref_anchor_ori_heading_b'
+  | 'ref_motion_phase'
   | 'constant'
   | 'zeros'
   | 'policy_token';
@@ -93,6 +97,7 @@ export function trackingTermSize(kind: TrackingTermKind, joints: number): number
     case 'policy_token':
       throw new RangeError(`a ${kind} term has its own size`);
     case 'ref_anchor_height':
+    case 'ref_motion_phase':
       return 1;
     case 'ref_yaw_error_sin_cos':
     case 'ref_yaw_delta_sin_cos':
@@ -121,6 +126,13 @@ export interface TrackingTerm {
    * deploy pads with zero state entries).
    */
   historyPad?: readonly number[] | null;
+  /**
+   * How the history entries are laid out: 'current_oldest_first' (the default: the current value
+   * is the last of `history` entries, Isaac Lab's CircularBuffer) or 'past_newest_first' (the
+   * `history` previous steps' values, the latest first, zeros until steps have been taken, the
+   * current value not among them: HumanoidVerse's HistoryHandler).
+   */
+  historyLayout?: 'current_oldest_first' | 'past_newest_first';
   /** The values of a `constant` term. */
   values?: readonly number[];
   /** Per-value scale (length size), or null for 1. */

@@ -7,7 +7,11 @@
 //   .onnx with metadata experiment_config (holosoma env)        holosoma-wbt
 //   .onnx with dof_names, kp, kd and a --preset (policyPresets)   holosoma-wbt under that preset
 //   .onnx with metadata observation_names + anchor_body_name    beyondmimic
-//   <dir>/config.yaml + <dir>/exported/<one>.onnx                holomotion (training config)
+//   <dir>/config.yaml + <dir>/exported/<one>.onnx                a HumanoidVerse training config:
+//                                                              holomotion (modules.actor.obs_schema)
+//                                                              or humanoidverse (obs.obs_dict +
+//                                                              robot.dof_names; PBHC, ASAP), told
+//                                                              apart by trainingConfigFamily
 //   <dir>/observation_config.yaml + *encoder.onnx + *decoder.onnx sonic (gear_sonic_deploy policy folder)
 // An .onnx named directly inside such a folder is read with its folder. Anything else is
 // refused with what was looked for. YAML is read with `yaml` (eemeli/yaml: maintained, keeps
@@ -27,6 +31,9 @@ import {
   type ConfigSource,
 } from '../../domain/wbc/policyFamilies';
 import { holomotionSpec } from '../../domain/wbc/holomotionFamily';
+import { humanoidverseSpec, trainingConfigFamily } from '../../domain/wbc/humanoidverseFamily';
+import { humanoidverseMotionEntry } from '../../domain/motion/humanoidverseMotionPkl';
+import { readJoblibPickle } from '../../domain/motion/joblibPickle';
 import { sonicSpec } from '../../domain/wbc/sonicFamily';
 import { findPreset, presetIdOf, presetIds, presetKey, type PolicyPreset } from '../../domain/wbc/policyPresets';
 import type { OnnxModelInfo } from '../../domain/wbc/onnxModelInfo';
@@ -317,6 +324,27 @@ export function fsmConfiguredMotion(dir: string): { motion: ConfiguredMotion; co
   return null;
 }
 
+/**
+ * A HumanoidVerse policy's own motion: the one .pkl beside config.yaml whose name is the
+ * basename of the config's robot.motion.motion_file (the file the policy was trained on, a path
+ * on the trainer's machine), at the fps the .pkl states. None, several, or another name: null
+ * (the motion is supplied with --clip). The .pkl is read with the restricted unpickler.
+ */
+export function humanoidverseOwnMotion(cfg: YamlSource): ConfiguredMotion | null {
+  const robot = (cfg.data as { robot?: { motion?: { motion_file?: unknown } } } | null)?.robot;
+  const named = robot?.motion?.motion_file;
+  if (typeof named !== 'string') return null;
+  const dir = path.dirname(cfg.file);
+  const pkl = fs.readdirSync(dir).filter((f) => f.endsWith('.pkl'));
+  if (pkl.length !== 1 || pkl[0] !== path.basename(named)) return null;
+  const file = path.join(dir, pkl[0]);
+  const { name, fields } = humanoidverseMotionEntry(readJoblibPickle(readBoundedFile(file, 'clip'), file), file);
+  const fps = fields.entries.get('fps');
+  if (typeof fps !== 'number' || !Number.isFinite(fps) || fps <= 0 || fps > 1000)
+    throw new InputError({ file, key: `${name}.fps` }, 'expected the motion’s frame rate (a number in (0, 1000])');
+  return { file, fps, source: `${cfg.file} robot.motion.motion_file (${named}; the .pkl beside it)` };
+}
+
 function hashFiles(files: { path: string; bytes?: Uint8Array }[], preset: PolicyPreset | null): string {
   const h = createHash('sha256');
   // A declared preset is part of what runs: the same file under two presets hashes apart.
@@ -378,6 +406,8 @@ export function loadTrackingPolicy(policyPath: string, presetId: string | null =
     ...externalFiles.map((p) => ({ path: p })),
   ];
   let spec: TrackingPolicySpec;
+  // A config.yaml beside exported/<one>.onnx is HoloMotion's or HumanoidVerse's: read once, its keys decide.
+  let holomotionCfg: YamlSource | undefined;
   if (layout.family === 'sonic') {
     const enc = readOnnxFile(layout.encoder);
     enc.externalFiles.forEach((p, i) => sizes.push({ path: p, bytes: enc.externalBytes[i] }));
@@ -386,8 +416,22 @@ export function loadTrackingPolicy(policyPath: string, presetId: string | null =
     const cfg = readYaml(layout.config);
     files.push({ path: layout.config });
     spec = located(cfg, () => sonicSpec(enc.info, info, cfg));
+  } else if (
+    layout.family === 'holomotion' &&
+    trainingConfigFamily((holomotionCfg = readYaml(layout.config)).data) !== 'holomotion'
+  ) {
+    const cfg = holomotionCfg;
+    files.push({ path: layout.config });
+    if (trainingConfigFamily(cfg.data) !== 'humanoidverse')
+      throw new InputError(
+        { file: layout.config },
+        'is neither a HoloMotion training config (modules.actor.obs_schema) nor a HumanoidVerse one (obs.obs_dict with robot.dof_names); the policy family cannot be told',
+      );
+    const motion = humanoidverseOwnMotion(cfg);
+    if (motion) files.push({ path: motion.file });
+    spec = located(cfg, () => humanoidverseSpec(info, cfg, motion));
   } else if (layout.family === 'unitree-deploy' || layout.family === 'wbc-mjlab' || layout.family === 'holomotion') {
-    const cfg = readYaml(layout.config);
+    const cfg = holomotionCfg ?? readYaml(layout.config);
     files.push({ path: layout.config });
     const family = layout.family;
     const motion = family === 'unitree-deploy' ? fsmConfiguredMotion(path.dirname(path.dirname(layout.config))) : null;

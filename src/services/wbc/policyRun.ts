@@ -27,7 +27,13 @@ export interface PolicyPlan {
  */
 export function planPolicy(policyPath: string, profile: RobotProfile, presetId: string | null = null): PolicyPlan {
   const loaded = loadTrackingPolicy(policyPath, presetId);
-  openPolicySession(loaded.modelFile, loaded.spec, undefined, profile.joints.length).session.release();
+  // The action drives the policy's joints (a subset when the family holds the others).
+  openPolicySession(
+    loaded.modelFile,
+    loaded.spec,
+    undefined,
+    loaded.spec.jointOrder.canonicalOf.length,
+  ).session.release();
   const baked = loaded.spec.baked
     ? bakedMotion(loaded.info, loaded.spec, profile, new ForwardKinematics(profile), loaded.name, loaded.contentHash)
     : null;

@@ -53,7 +53,8 @@ export interface TrackingControllerOptions {
   /**
    * Deliberate faults for negative controls in tests, never set in production paths:
    * wrong_joint_order is the policy check's joint_order_other reading (the other common order,
-   * src/domain/wbc/readingControls.ts), in the observation and the action alike;
+   * src/domain/wbc/readingControls.ts; a policy driving a subset keeps its subset), in the
+   * observation and the action alike;
    * anchor_zeroed feeds the robot anchor as the identity pose at the origin.
    */
   fault?: 'wrong_joint_order' | 'anchor_zeroed';
@@ -141,10 +142,14 @@ export function createTrackingPolicyController(
   const spec: TrackingPolicySpec =
     options.fault === 'wrong_joint_order' ? specUnderJointOrderControl(loaded.spec, 'joint_order_other') : loaded.spec;
   const J = profile.joints.length;
-  if (spec.jointOrder.canonicalOf.length !== J)
+  // The joints the policy drives (its action width); the others (jointOrder.held) are held at
+  // the default pose with the spec's gains, as the family's robot side does.
+  const P = spec.jointOrder.canonicalOf.length;
+  const held = (spec.jointOrder.held ?? []).map((n) => profile.joints.findIndex((j) => j.name === n));
+  if (P + held.length !== J || held.some((c) => c < 0))
     throw new InputError(
       { file: binding.policyPath },
-      `the policy drives ${spec.jointOrder.canonicalOf.length} joints; the model has ${J}`,
+      `the policy drives ${P} joints and holds ${held.length}; the model has ${J}`,
     );
   const fk = new ForwardKinematics(profile);
   const anchor = profile.bodies.findIndex((b) => b.name === spec.anchorBody);
@@ -184,14 +189,14 @@ export function createTrackingPolicyController(
     : null;
   let opened: ReturnType<typeof openPolicySession>;
   try {
-    opened = openPolicySession(loaded.modelFile, spec, observation, J);
+    opened = openPolicySession(loaded.modelFile, spec, observation, P);
   } catch (e) {
     encoder?.session.release();
     throw e;
   }
   const { session, feeds, timeBuf, recurrence, fetch } = opened;
 
-  const lastAction = new Float32Array(J);
+  const lastAction = new Float32Array(P);
   const pos = new Float64Array(3 * fk.bodyCount);
   const quat = new Float64Array(4 * fk.bodyCount);
   const anchorPos = new Float64Array(3);
@@ -282,14 +287,15 @@ export function createTrackingPolicyController(
       const outs = session.runMany(feeds, fetch);
       recurrence.afterRun(outs);
       const a = outs[spec.actionOutput].data as Float32Array;
-      for (let i = 0; i < J; i++)
+      for (let i = 0; i < P; i++)
         if (!Number.isFinite(a[i]))
           throw new TrackingPolicyError(
             `${loaded.modelFile}: the policy produced a non-finite action (${a[i]} for ${spec.jointOrder.policyNames[i]}) at control step ${obs.step}`,
           );
       const tgt = out.jointTargetRad;
       const J2 = J * f;
-      for (let i = 0; i < J; i++) {
+      for (const c of held) tgt[c] = offset[c];
+      for (let i = 0; i < P; i++) {
         let v = a[i];
         if (clip !== null) v = v > clip ? clip : v < -clip ? -clip : v;
         lastAction[i] = v;
