@@ -19,6 +19,7 @@ import { sharedData } from '../helpers/sharedData';
 
 const profile = loadRobotProfile(DEFAULT_MODEL_FILE);
 const JUMP = sharedData('policies/beyondmimic/Jump_wose.onnx');
+const PBHC = sharedData('policies/pbhc_horse_stance_pose');
 let engine: SimEngine;
 beforeAll(async () => {
   engine = await SimEngine.load(DEFAULT_MODEL_FILE);
@@ -79,6 +80,25 @@ describe('policy check', () => {
     expect(r.verdict.kind).toBe('reading_tracks_better');
     expect(r.verdict.better.map((b) => b.reading)).toEqual(['joint_order_other']);
     expect(r.verdict.line).toMatch(/suspect the harness's joint order/);
+  }, 120_000);
+
+  it('a window shorter than the clip: the policy still sees the whole clip as its reference (KungfuBot’s motion phase is k / (frames − 1)), stopped at the window; every control falls within it', async () => {
+    const r = await runPolicyCheck({ policyPath: PBHC, profile, engine, seconds: 5 });
+    console.log(
+      `KungfuBot check (5 s of ${r.clip.seconds.toFixed(2)} s): ${r.runs.map((x) => `${x.reading} ${x.outcome} ${x.failure ? `fails ${x.failure.timeS.toFixed(2)} s` : 'no failure'} ${x.mpjpeLMm?.toFixed(1)} mm`).join('; ')}`,
+    );
+    expect(r.clip.seconds).toBeGreaterThan(6);
+    expect(r.seconds).toBeCloseTo(5, 1);
+    const [normal, ...controls] = r.runs;
+    // A clip cut to the window would tell the policy the motion ends at 5 s: it fell at 1.28 s so.
+    expect(normal).toMatchObject({ reading: 'normal', outcome: 'completed', failure: null });
+    expect(normal.mpjpeLMm!).toBeLessThan(40);
+    expect(controls.map((c) => c.reading)).toContain('history_reversed');
+    for (const c of controls) {
+      expect(c.outcome, c.reading).toBe('hard_failure');
+      expect(c.failure!.timeS, c.reading).toBeLessThanOrEqual(5);
+    }
+    expect(r.verdict.kind).toBe('normal_reading_tracks');
   }, 120_000);
 
   it('CLI: --json on a short window; refused input exits 1 with the file named, bad usage 2', async () => {

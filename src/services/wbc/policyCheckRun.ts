@@ -24,8 +24,8 @@ import {
 } from '../../domain/wbc/readingControls';
 import type { TrackingPolicySpec } from '../../domain/wbc/trackingPolicy';
 import { loadClipFile } from '../motion/loadClipFile';
-import { SimEngine } from '../sim/simEngine';
-import type { FrameBatch } from '../sim/simProtocol';
+import { RECORD_RATE_HZ, SimEngine } from '../sim/simEngine';
+import { STOP_ABORTED, STOP_NONE, type FrameBatch } from '../sim/simProtocol';
 import { checkClipMatchesBaked, planPolicy, type PolicyPlan } from './policyRun';
 import { createTrackingPolicyController, type TrackingControllerOptions } from './trackingPolicyController';
 
@@ -148,11 +148,18 @@ interface RunResult {
   firstTargets: Float64Array | null;
 }
 
+/**
+ * One reading's run: the engine runs the WHOLE clip as the policy's reference (a policy whose
+ * observation depends on the clip's length, such as HumanoidVerse's motion phase k / (frames − 1),
+ * must see the clip it was given) and is stopped after the window's last frame; the metrics are
+ * those of the window (`window`, the clip's first seconds).
+ */
 function runReading(
   engine: SimEngine,
   plan: PolicyPlan,
   profile: RobotProfile,
   clip: MotionClip,
+  window: MotionClip,
   reading: ReadingName,
   recorder: ObservationRangeRecorder | null,
 ): RunResult {
@@ -177,11 +184,27 @@ function runReading(
   const J = engine.jointCount;
   const batches: FrameBatch[] = [];
   const t0 = performance.now();
+  // Control steps up to the window's last recorded frame (the engine records every M-th step at
+  // RECORD_RATE_HZ and asks stopRequested once per control step, after recording).
+  const M = Math.round(plan.binding.controlRateHz / RECORD_RATE_HZ);
+  const windowFrames = Math.floor(((window.frameCount - 1) / window.fps) * RECORD_RATE_HZ + 1e-9) + 1;
+  const lastStep = (windowFrames - 1) * M;
+  const cutShort = window.frameCount < clip.frameCount;
+  let step = -1;
+  let stoppedAtWindow = false;
   let end;
   try {
     end = engine.run(
       { clip, binding: plan.binding, controller, seed: 0, initial: initialStateFromClipFrame(clip) },
-      { emit: (b) => batches.push(b), stopRequested: () => 0 },
+      {
+        emit: (b) => batches.push(b),
+        stopRequested: () => {
+          step++;
+          if (!cutShort || step < lastStep) return STOP_NONE;
+          stoppedAtWindow = true;
+          return STOP_ABORTED;
+        },
+      },
     );
   } finally {
     inner.dispose();
@@ -202,7 +225,7 @@ function runReading(
     }
   const metrics =
     n >= 2
-      ? new ClipPairEvaluator(MB_METRICS_1, profile).evaluate(clip, {
+      ? new ClipPairEvaluator(MB_METRICS_1, profile).evaluate(window, {
           fps: MB_METRICS_1.rateHz,
           frameCount: n,
           rootPosM,
@@ -214,7 +237,9 @@ function runReading(
   return {
     run: {
       reading,
-      outcome: end.outcome,
+      // The window's end is the run's planned end: judged there as the engine judges a clip's end.
+      outcome:
+        stoppedAtWindow && end.outcome === 'aborted_by_operator' ? (f ? 'hard_failure' : 'completed') : end.outcome,
       failure: f ? { timeS: f.timeS, condition: f.condition, body: f.body } : null,
       progressSoft: metrics?.progressSoft.available ? metrics.progressSoft.value : null,
       mpjpeLMm: metrics?.mpjpeLMm.available ? metrics.mpjpeLMm.value : null,
@@ -236,6 +261,8 @@ export async function runPolicyCheck(req: PolicyCheckRequest): Promise<PolicyChe
   const full = policyCheckClip(plan, profile, req.clipFile, req.fps, req.clip);
   if (full.frameCount < 2) throw new InputError({ file: full.provenance.file }, 'the clip has fewer than 2 frames');
   const clip = clipFirstSeconds(full, seconds);
+  const run = (reading: ReadingName, rec: ObservationRangeRecorder | null) =>
+    runReading(engine, plan, profile, full, clip, reading, rec);
   const engine = req.engine ?? (await SimEngine.load(profile.sourceFile));
   try {
     const spec = plan.loaded.spec;
@@ -246,10 +273,9 @@ export async function runPolicyCheck(req: PolicyCheckRequest): Promise<PolicyChe
       defaultJointPosRad: spec.defaultJointPosRad,
       actionClip: spec.action.clip,
     });
-    const normal = runReading(engine, plan, profile, clip, 'normal', recorder);
+    const normal = run('normal', recorder);
     const runs: ReadingRun[] = [normal.run];
-    for (const a of applicability)
-      if (a.applicable) runs.push(runReading(engine, plan, profile, clip, a.name, null).run);
+    for (const a of applicability) if (a.applicable) runs.push(run(a.name, null).run);
     const J = profile.joints.length;
     return {
       policy: {
