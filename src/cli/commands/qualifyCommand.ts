@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { customPolicy, MB_ADMISSION_1, type AdmissionPolicy } from '../../domain/qualification';
+import { customPolicy, MB_ADMISSION_1, summarizeNotPaired, type AdmissionPolicy } from '../../domain/qualification';
 import { BUILTIN_LABEL } from '../../domain/sim/builtinBinding';
 import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
 import {
@@ -12,7 +12,7 @@ import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
 import { otherWriterOf, TraceStoreError } from '../../services/trace';
 import { BindingSpecError, resolveBindingSpec } from '../../services/sim/bindingSpec';
 import { loadWorkload } from '../../services/workload';
-import { POLICIES_WORKLOAD_ID, policyMotionsWorkload } from '../../services/workload/policyWorkload';
+import { ownMotionsOf, POLICIES_WORKLOAD_ID, policyMotionsWorkload } from '../../services/workload/policyWorkload';
 import { isPolicySpec } from '../../services/wbc/loadPolicy';
 import { planPolicy, type PolicyPlan } from '../../services/wbc/policyRun';
 import { numberOption, parse, printJson, processIo, UsageError, type CliIo, type Command } from '../cliSupport';
@@ -32,8 +32,10 @@ const usage = `usage: motionbench qualify [--workload <core-v1|policies|dir>] --
                                binding file) take every one of those clips
   --binding <spec>             builtin (reference tracker, not a policy), builtin:assist=<N/m>, or a
                                binding file (kind builtin or onnx), or a released policy (.onnx or
-                               policy folder); repeat for several bindings. A policy that carries
-                               its reference motion is paired only with that clip
+                               policy folder); repeat for several bindings. A single-motion policy
+                               (its family trains one motion: BeyondMimic, holosoma WBT, the
+                               unitree_rl_lab / unitree_rl_mjlab mimic folders) is paired only with
+                               its own motion; the other clips are listed as not paired, with why
   --campaign <dir>             the campaign folder (created when missing)
   --limit N                    only the first N clips of the snapshot (after --clip)
   --clip <name|id>             only this clip; repeat for several
@@ -145,6 +147,7 @@ export function summaryJson(s: QualificationSummary, bindings: readonly WbcBindi
       admitted: p.admitted,
       reasons: p.reasons,
     })),
+    not_paired: s.notPaired.map((p) => ({ binding: p.binding, clip: p.clipName, clip_id: p.clipId, why: p.why })),
   };
 }
 
@@ -257,6 +260,7 @@ export const qualifyCommand: Command = {
         signal: controller.signal,
         onProgress: progress.onProgress,
         onNotice: (line) => io.stderr(`qualify: ${line}\n`),
+        ownMotions: ownMotionsOf(plans, profile),
       });
     } catch (err) {
       if (err instanceof QualificationRequestError) throw new UsageError(err.message);
@@ -273,6 +277,7 @@ export const qualifyCommand: Command = {
         `  policy ${summary.policy.key}, contract ${summary.contract}, snapshot ${summary.snapshot.id}@${summary.snapshot.version} (${summary.snapshot.hash.slice(0, 16)}…)`,
         `  ${summary.episodesRecorded} episodes recorded, ${summary.simSeconds.toFixed(1)} clip-seconds in ${summary.wallSeconds.toFixed(1)} s (${rate.toFixed(1)} clip-s per wall-s)${summary.infrastructureRetries ? `, ${summary.infrastructureRetries} infrastructure retries` : ''}${summary.recoveredEpisodes ? `, ${summary.recoveredEpisodes} interrupted episode(s) recovered` : ''}`,
         `  campaign ${summary.campaignDir} — see 'motionbench report --campaign ${summary.campaignDir}'`,
+        ...summarizeNotPaired(summary.notPaired).map((l) => `  ${l}`),
       ];
       io.stdout(`${lines.join('\n')}\n`);
     }

@@ -7,6 +7,7 @@ import { findInput, findOutput, formatValueInfo, vectorWidth, type OnnxModelInfo
 import { POLICY_VALUE_BOUNDS as BOUND, valueBoundProblem, type ValueBound } from './policyValueBounds';
 import {
   describeTerms,
+  FAMILY_MOTION_SCOPE,
   observationSizeOf,
   trackingTermSize,
   type BackendNeed,
@@ -367,7 +368,14 @@ function needsOf(terms: readonly TrackingTerm[]): BackendNeed[] {
 export function spec(
   parts: Omit<
     TrackingPolicySpec,
-    'observationSize' | 'needs' | 'controlRateHz' | 'recurrent' | 'stepCounter' | 'ignoredOutputs' | 'encoder'
+    | 'observationSize'
+    | 'needs'
+    | 'controlRateHz'
+    | 'recurrent'
+    | 'stepCounter'
+    | 'ignoredOutputs'
+    | 'encoder'
+    | 'motionScope'
   > &
     Partial<Pick<TrackingPolicySpec, 'recurrent' | 'stepCounter' | 'ignoredOutputs' | 'encoder'>> & {
       observationSize: number;
@@ -381,6 +389,7 @@ export function spec(
     ...parts,
     controlRateHz: 1 / (parts.physics.timestepS * parts.physics.decimation),
     needs: needsOf(parts.observation),
+    motionScope: FAMILY_MOTION_SCOPE[parts.family].scope,
   };
 }
 
