@@ -9,6 +9,7 @@ import { emulateRobotResetCommand } from './commands/emulateRobotResetCommand';
 import { emulateInterlockCommand, interlockListCommand, interlockMonitorCommand } from './commands/interlockCommand';
 import { metricsCommand } from './commands/metricsCommand';
 import { policyInfoCommand } from './commands/policyInfoCommand';
+import { policyTableCommand } from './commands/policyTableCommand';
 import { qualifyCommand } from './commands/qualifyCommand';
 import { reportCommand } from './commands/reportCommand';
 import { sensitivityCommand } from './commands/sensitivityCommand';
@@ -23,6 +24,7 @@ import { installLastResort } from '../services/safety/lastResort';
 const commands: Command[] = [
   clipInfoCommand,
   policyInfoCommand,
+  policyTableCommand,
   fkCommand,
   metricsCommand,
   simCommand,
