@@ -278,6 +278,9 @@ export const qualifyCommand: Command = {
         `  ${summary.episodesRecorded} episodes recorded, ${summary.simSeconds.toFixed(1)} clip-seconds in ${summary.wallSeconds.toFixed(1)} s (${rate.toFixed(1)} clip-s per wall-s)${summary.infrastructureRetries ? `, ${summary.infrastructureRetries} infrastructure retries` : ''}${summary.recoveredEpisodes ? `, ${summary.recoveredEpisodes} interrupted episode(s) recovered` : ''}`,
         `  campaign ${summary.campaignDir} — see 'motionbench report --campaign ${summary.campaignDir}'`,
         ...summarizeNotPaired(summary.notPaired).map((l) => `  ${l}`),
+        ...(summary.notPaired.length > 0 && workloadSpec !== POLICIES_WORKLOAD_ID
+          ? [`  (a single-motion policy is qualified on its own motion with --workload ${POLICIES_WORKLOAD_ID})`]
+          : []),
       ];
       io.stdout(`${lines.join('\n')}\n`);
     }
