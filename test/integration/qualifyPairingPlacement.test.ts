@@ -2,8 +2,9 @@
 // ../shared/data) with single-motion policies: BeyondMimic Violin on its own motion is judged
 // against its reference as placed for the run (admitted; its episodes name the lift), and a
 // unitree_rl_mjlab mimic folder asked onto core-v1 clips is paired with none of them — each
-// combination is listed as not paired, with the family's reason, and nothing runs — while the
-// builtin tracker beside it takes those clips as before (control: pairing is per binding).
+// combination is listed as not paired, with the family's reason, and it runs on its own motion
+// instead (same campaign, policies snapshot) — while the builtin tracker beside it takes those
+// clips as before (control: pairing is per binding).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +20,7 @@ interface Doc {
   pairs: { binding: string; clip: string; status: string; admitted: boolean | null; reasons: string[] }[];
   not_paired: { binding: string; clip: string; why: string }[];
   episodes_recorded: number;
+  own_motions: Doc | null;
 }
 
 describe('qualify: single-motion pairing and reference placement', () => {
@@ -43,6 +45,7 @@ describe('qualify: single-motion pairing and reference placement', () => {
     expect(doc.pairs[0].reasons).toEqual([]);
     expect(doc.pairs[0].admitted).toBe(true);
     expect(doc.not_paired).toEqual([]);
+    expect(doc.own_motions).toBeNull();
     const store = await openCampaign(campaign, { readOnly: true });
     try {
       const [ep] = store.findEpisodes({ executionDomain: 'simulation' });
@@ -54,7 +57,7 @@ describe('qualify: single-motion pairing and reference placement', () => {
     }
   }, 240_000);
 
-  it('pairs a mimic folder with no core-v1 clip and says why; the builtin tracker beside it takes them', async () => {
+  it('pairs a mimic folder with no core-v1 clip, says why and runs it on its own motion; the builtin tracker beside it takes them', async () => {
     const r = await motionbench(
       'qualify',
       '--workload',
@@ -86,6 +89,9 @@ describe('qualify: single-motion pairing and reference placement', () => {
     expect(doc.pairs).toHaveLength(2);
     expect(doc.pairs.every((p) => p.status === 'decided')).toBe(true);
     expect(doc.episodes_recorded).toBe(2);
+    // Its own motion runs too, in the same campaign under the policies snapshot.
+    expect(doc.own_motions?.pairs.map((p) => [p.clip, p.status])).toEqual([['dance1_subject2', 'decided']]);
+    expect(doc.own_motions?.pairs[0].binding).toBe(doc.not_paired[0].binding);
     const text = await motionbench(
       'qualify',
       '--workload',
@@ -93,14 +99,19 @@ describe('qualify: single-motion pairing and reference placement', () => {
       '--limit',
       '2',
       '--binding',
-      sharedData('policies/unitree_rl_mjlab_mimic_dance1_subject2'),
+      sharedData('policies/beyondmimic/Jump_wose.onnx'),
+      '--rollouts',
+      '1',
       '--campaign',
       path.join(root, 'core-text'),
     );
     expect(text.code, text.stderr).toBe(0);
-    expect(text.stdout).toMatch(/qualified: 0 pairs/);
-    expect(text.stdout).toMatch(/not paired with 2 clips — a single-motion policy/);
-    expect(text.stdout).toMatch(/0 admitted, 0 rejected/);
-    expect(text.stdout).toMatch(/--workload policies/);
+    expect(text.stdout).toMatch(/^qualified: 0 pairs — 0 admitted, 0 rejected/);
+    expect(text.stdout).toMatch(
+      /not paired with 2 clips — a single-motion policy: it tracks only the motion baked into Jump_wose\.onnx/,
+    );
+    expect(text.stdout).toMatch(
+      /own motions of the single-motion policies:\n {2}qualified: 1 pairs — 1 admitted, 0 rejected/,
+    );
   }, 240_000);
 });
