@@ -88,6 +88,8 @@ describe('policy table', () => {
     expect(e.episodes[0].outcome).toBe('completed');
     expect(e.episodes[0].reference_lift_m).toBeGreaterThan(0.02); // its reference starts ~3 cm below the floor
     expect(e.groups).toHaveLength(1);
+    // Its root neither travels 1 m nor drops below 0.5 m: no group is measured, it is its own motion.
+    expect(e.groups[0].group).toBe('own motion');
     expect(e.groups[0].success_rate).toBe(1);
     expect(e.groups[0].progress_soft).toBe(1);
     expect(e.groups[0].mpjpe_l_mm).toBeGreaterThan(5);
@@ -102,6 +104,8 @@ describe('policy table', () => {
     expect(e.episodes[0].clip).toMatch(/^dance1_subject2\[0-4s\]$/);
     expect(e.episodes[0].seconds).toBeLessThanOrEqual(4);
     expect(e.groups[0].clips).toBe(1);
+    // The group is measured on the whole motion (it travels), not on the 4 s window.
+    expect(e.groups[0].group).toBe('locomotion');
   });
 
   it('lists the refused file and the velocity policy with their reasons, with no readings', () => {
@@ -116,7 +120,8 @@ describe('policy table', () => {
 
   it('prints the table and the reasons as text and Markdown', () => {
     expect(text).toMatch(/^policy\s+family\s+physics\s+group\s+clips\s+SR\s+progress-soft\s+MPJPE-l \(cm\)/);
-    expect(text).toMatch(/Jump_wose\.onnx\s+beyondmimic\s+mjlab-g1\S+\s+\S+ \(own motion\)\s+1\s+1\.00\s+1\.00/);
+    expect(text).toMatch(/Jump_wose\.onnx\s+beyondmimic\s+mjlab-g1\S+\s+own motion\s+1\s+1\.00\s+1\.00/);
+    expect(text).toMatch(/mjlab_dance\s+mjlab-deploy\s+mjlab-g1\S+\s+locomotion \(own motion\)\s+1\s/);
     expect(text).toMatch(/broken\.onnx: refused — /);
     expect(text).toMatch(/velocity: not a tracker — /);
     expect(text).toMatch(/4 policies, 2 episodes \(first 2 s of each clip\)/);

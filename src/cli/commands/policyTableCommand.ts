@@ -15,8 +15,10 @@ const usage = `usage: motionbench policy table <folder> [--seconds N] [--workers
   qualification pairs it with — a single-motion policy (BeyondMimic, holosoma WBT, the
   unitree_rl_lab / unitree_rl_mjlab mimic folders) on its own motion, a general tracker (wbc-mjlab)
   on its clip library — one episode per clip, from the clip's first frame placed on the floor. Per
-  policy and capability group (measured from the motion: locomotion, low_posture, dynamic): SR,
-  progress-soft and MPJPE-l (cm) under mb-metrics/1, with the family and physics profile it ran on.
+  policy and capability group (measured from the whole motion: root travel > 1 m locomotion,
+  pelvis below 0.5 m low_posture; else "own motion" for a single-motion policy, "unclassified"
+  for a library clip): SR, progress-soft and MPJPE-l (cm) under mb-metrics/1, with the family
+  and physics profile it ran on.
   A policy the console refuses is a row with the refusal; a velocity policy is listed as not a
   tracker; a single-motion policy whose motion is not declared is listed as such (docs/POLICIES.md).
   --seconds N      simulate at most the first N seconds of every clip (default: whole clips)

@@ -20,11 +20,17 @@ export type PolicyTableStatus =
   /** It reads as a tracker, but no motion for it is declared (baked, configured or in its folder). */
   | 'no_motion';
 
+/**
+ * The group a table row is about: a capability group measured from the motion, or, when the
+ * motion shows none, "own motion" (a single-motion policy's) or "unclassified" (a library clip).
+ */
+export type PolicyTableGroup = CapabilityGroup | 'own motion' | 'unclassified';
+
 /** One episode of a policy on one clip. */
 export interface PolicyTableEpisode {
   clip: string;
   clipId: string;
-  group: CapabilityGroup;
+  group: PolicyTableGroup;
   /** Clip seconds simulated (the clip's duration, or the --seconds window). */
   seconds: number;
   outcome: string;
@@ -38,8 +44,8 @@ export interface PolicyTableEpisode {
 
 /** SR, progress-soft and MPJPE-l over the episodes of one group (or all of them). */
 export interface PolicyTableGroupRow {
-  /** A capability group, or "all" over every clip of the policy. */
-  group: CapabilityGroup | 'all';
+  /** A group, or "all" over every clip of the policy. */
+  group: PolicyTableGroup | 'all';
   clips: number;
   successRate: Reading<number>;
   progressSoft: Reading<number>;
@@ -65,13 +71,13 @@ export interface PolicyTableEntry {
 
 /** Per-group rows (groups in first-seen order), then "all" when there is more than one group. */
 export function groupRows(episodes: readonly PolicyTableEpisode[]): PolicyTableGroupRow[] {
-  const by = new Map<CapabilityGroup, PolicyTableEpisode[]>();
+  const by = new Map<PolicyTableGroup, PolicyTableEpisode[]>();
   for (const e of episodes) {
     const list = by.get(e.group);
     if (list) list.push(e);
     else by.set(e.group, [e]);
   }
-  const row = (group: CapabilityGroup | 'all', eps: readonly PolicyTableEpisode[]): PolicyTableGroupRow => {
+  const row = (group: PolicyTableGroup | 'all', eps: readonly PolicyTableEpisode[]): PolicyTableGroupRow => {
     const s = summarizePair(eps.map((e) => e.metrics));
     return {
       group,
@@ -106,7 +112,9 @@ export function tableCells(entries: readonly PolicyTableEntry[]): { rows: string
         e.policy,
         e.family ?? '—',
         e.physics ?? '—',
-        g.group === 'all' ? 'all' : e.motions === 'own motion' ? `${g.group} (own motion)` : g.group,
+        g.group === 'all' || g.group === 'own motion' || e.motions !== 'own motion'
+          ? g.group
+          : `${g.group} (own motion)`,
         String(g.clips),
         fmt(g.successRate, 2),
         fmt(g.progressSoft, 2),

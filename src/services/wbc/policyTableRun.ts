@@ -15,6 +15,7 @@ import {
   groupRows,
   type PolicyTableEntry,
   type PolicyTableEpisode,
+  type PolicyTableGroup,
   type PolicyTableStatus,
 } from '../../domain/metrics/policyTable';
 import type { MotionClip } from '../../domain/motion/motionClip';
@@ -22,7 +23,7 @@ import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { clipHead } from '../../domain/sim/clipWindow';
 import { EmbeddedSimulator } from '../sim/embeddedSimulator';
 import { runSimEpisode } from '../sim/runSimEpisode';
-import { measuredGroup, policyMotions } from '../workload/policyWorkload';
+import { measurableGroup, policyMotions } from '../workload/policyWorkload';
 import { planPolicy, type PolicyPlan } from './policyRun';
 import { VELOCITY_POLICY_ADAPTER } from '../../domain/wbc/velocityPolicy';
 import { loadStandingPolicy } from './standingPolicy';
@@ -144,7 +145,7 @@ function readPolicy(
 export async function runPolicyTable(o: PolicyTableOptions): Promise<PolicyTableResult> {
   const t0 = performance.now();
   const entries: PolicyTableEntry[] = [];
-  const jobs: { entry: PolicyTableEntry; plan: PolicyPlan; clip: MotionClip }[] = [];
+  const jobs: { entry: PolicyTableEntry; plan: PolicyPlan; clip: MotionClip; group: PolicyTableGroup }[] = [];
   for (const file of policiesInFolder(o.folder)) {
     const name = path.relative(o.folder, file) || path.basename(file);
     const read = readPolicy(file, name, o.profile);
@@ -169,10 +170,10 @@ export async function runPolicyTable(o: PolicyTableOptions): Promise<PolicyTable
     };
     entries.push(entry);
     for (const full of clips) {
-      full.capabilityGroup = measuredGroup(full);
+      // The group is measured on the whole motion (a --seconds window is not the motion).
+      const group = measurableGroup(full) ?? (s.motionScope === 'own' ? 'own motion' : 'unclassified');
       const clip = o.seconds !== undefined ? clipHead(full, o.seconds) : full;
-      clip.capabilityGroup = full.capabilityGroup;
-      jobs.push({ entry, plan, clip });
+      jobs.push({ entry, plan, clip, group });
     }
   }
   const sim = new EmbeddedSimulator({
@@ -185,13 +186,13 @@ export async function runPolicyTable(o: PolicyTableOptions): Promise<PolicyTable
     const order = [...jobs];
     const worker = async () => {
       while (order.length > 0 && failure === null) {
-        const { entry, plan, clip } = order.shift()!;
+        const { entry, plan, clip, group } = order.shift()!;
         try {
           const r = await runSimEpisode(sim, { clip, binding: plan.binding, profile: o.profile, keepFrames: false });
           const ep: PolicyTableEpisode = {
             clip: clip.name,
             clipId: clip.id,
-            group: clip.capabilityGroup!,
+            group,
             seconds: (clip.frameCount - 1) / clip.fps,
             outcome: r.end.outcome,
             failure: r.end.failure

@@ -29,6 +29,11 @@ export const POLICIES_WORKLOAD_ID = 'policies';
 
 /** The capability group of a clip by what it does (see the header). */
 export function measuredGroup(clip: Pick<MotionClip, 'frameCount' | 'rootPosM'>): CapabilityGroup {
+  return measurableGroup(clip) ?? 'dynamic';
+}
+
+/** locomotion or low_posture when the clip's root shows it (see the header), else null (not measured). */
+export function measurableGroup(clip: Pick<MotionClip, 'frameCount' | 'rootPosM'>): CapabilityGroup | null {
   const p = clip.rootPosM;
   let travel = 0;
   let lowest = Infinity;
@@ -38,7 +43,7 @@ export function measuredGroup(clip: Pick<MotionClip, 'frameCount' | 'rootPosM'>)
   }
   if (travel > 1) return 'locomotion';
   if (lowest < 0.5) return 'low_posture';
-  return 'dynamic';
+  return null;
 }
 
 function folderMotions(plan: PolicyPlan, profile: RobotProfile): MotionClip[] {
