@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { policiesInFolder } from '../../src/services/wbc/policyTableRun';
 import { motionbench } from '../helpers/runCli';
 import { sharedData } from '../helpers/sharedData';
 
@@ -134,5 +135,20 @@ describe('policy table', () => {
     const r = await motionbench('policy', 'table', folder, '--md', path.join(root, 'table.md'));
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--md .* already exists; pass --force/);
+  });
+
+  it('finds each export of a folder holding several, and a folder holding one as one policy', () => {
+    const f = path.join(root, 'discover');
+    fs.mkdirSync(path.join(f, 'several'), { recursive: true });
+    fs.mkdirSync(path.join(f, 'single'));
+    for (const n of ['Waltz.onnx', 'Violin.onnx'])
+      fs.symlinkSync(sharedData('policies/beyondmimic', n), path.join(f, 'several', n));
+    fs.symlinkSync(sharedData('policies/beyondmimic/Waltz.onnx'), path.join(f, 'single', 'model.onnx'));
+    fs.writeFileSync(path.join(f, 'README.md'), 'not a policy\n');
+    expect(policiesInFolder(f).map((p) => path.relative(f, p))).toEqual([
+      path.join('several', 'Violin.onnx'),
+      path.join('several', 'Waltz.onnx'),
+      'single',
+    ]);
   });
 });
