@@ -10,6 +10,7 @@ import { emulateInterlockCommand, interlockListCommand, interlockMonitorCommand 
 import { metricsCommand } from './commands/metricsCommand';
 import { policyCheckCommand } from './commands/policyCheckCommand';
 import { policyInfoCommand } from './commands/policyInfoCommand';
+import { policyTableCommand } from './commands/policyTableCommand';
 import { qualifyCommand } from './commands/qualifyCommand';
 import { reportCommand } from './commands/reportCommand';
 import { sensitivityCommand } from './commands/sensitivityCommand';
@@ -25,6 +26,7 @@ const commands: Command[] = [
   clipInfoCommand,
   policyInfoCommand,
   policyCheckCommand,
+  policyTableCommand,
   fkCommand,
   metricsCommand,
   simCommand,

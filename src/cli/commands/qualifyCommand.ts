@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { customPolicy, MB_ADMISSION_1, type AdmissionPolicy } from '../../domain/qualification';
+import { customPolicy, MB_ADMISSION_1, summarizeNotPaired, type AdmissionPolicy } from '../../domain/qualification';
 import { BUILTIN_LABEL } from '../../domain/sim/builtinBinding';
 import { presetIds } from '../../domain/wbc/policyPresets';
 import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
@@ -13,7 +13,7 @@ import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
 import { otherWriterOf, TraceStoreError } from '../../services/trace';
 import { BindingSpecError, resolveBindingSpec } from '../../services/sim/bindingSpec';
 import { loadWorkload } from '../../services/workload';
-import { POLICIES_WORKLOAD_ID, policyMotionsWorkload } from '../../services/workload/policyWorkload';
+import { ownMotionsOf, POLICIES_WORKLOAD_ID, policyMotionsWorkload } from '../../services/workload/policyWorkload';
 import { isPolicySpec } from '../../services/wbc/loadPolicy';
 import { planPolicy, type PolicyPlan } from '../../services/wbc/policyRun';
 import { numberOption, parse, printJson, processIo, UsageError, type CliIo, type Command } from '../cliSupport';
@@ -34,8 +34,12 @@ const usage = `usage: motionbench qualify [--workload <core-v1|policies|dir>] --
                                binding file) take every one of those clips
   --binding <spec>             builtin (reference tracker, not a policy), builtin:assist=<N/m>, or a
                                binding file (kind builtin or onnx), or a released policy (.onnx or
-                               policy folder); repeat for several bindings. A policy that carries
-                               its reference motion is paired only with that clip
+                               policy folder); repeat for several bindings. A single-motion policy
+                               (its family trains one motion: BeyondMimic, holosoma WBT, the
+                               unitree_rl_lab / unitree_rl_mjlab mimic folders) is paired only with
+                               its own motion; the other clips are listed as not paired, with why,
+                               and with another --workload its own motion runs after it in the same
+                               campaign (snapshot policies; JSON own_motions, the same fields)
   --preset <family>/<name>     with exactly one released-policy --binding: read that .onnx export,
                                which does not carry its own interface, under a declared preset
                                (${presetIds().join(', ')}; docs/POLICIES.md); the binding's id and
@@ -151,6 +155,7 @@ export function summaryJson(s: QualificationSummary, bindings: readonly WbcBindi
       admitted: p.admitted,
       reasons: p.reasons,
     })),
+    not_paired: s.notPaired.map((p) => ({ binding: p.binding, clip: p.clipName, clip_id: p.clipId, why: p.why })),
   };
 }
 
@@ -254,7 +259,16 @@ export const qualifyCommand: Command = {
     io.stderr(
       `qualify: ${workload.snapshot.id}@${workload.snapshot.version} (${workload.snapshot.clips.length} clips) × ${bindings.map((b) => `${bindingKey(b)}${b.kind === 'builtin' ? ` [${BUILTIN_LABEL}]` : ''}`).join(', ')} under ${policy.id}/${policy.version}, ${policy.parameters.rollouts} rollouts per pair → ${values.campaign}\n`,
     );
+    const ownMotions = ownMotionsOf(plans, profile);
+    // A single-motion policy asked onto another workload runs on its own motion too, in the same
+    // campaign under the `policies` snapshot (its pairs there), after the requested workload.
+    const inWorkload = new Set(workload.clips.map((c) => c.id));
+    const ownPlans =
+      workloadSpec === POLICIES_WORKLOAD_ID
+        ? []
+        : plans.filter((p) => ownMotions.get(bindingKey(p.binding))?.clipIds.some((id) => !inWorkload.has(id)));
     let summary: QualificationSummary;
+    let ownSummary: QualificationSummary | null = null;
     try {
       summary = await runQualification({
         campaignDir: values.campaign,
@@ -268,7 +282,26 @@ export const qualifyCommand: Command = {
         signal: controller.signal,
         onProgress: progress.onProgress,
         onNotice: (line) => io.stderr(`qualify: ${line}\n`),
+        ownMotions,
       });
+      if (ownPlans.length > 0 && !controller.signal.aborted) {
+        const own = policyMotionsWorkload(ownPlans, profile);
+        io.stderr(
+          `qualify: the single-motion policies on their own motions: ${own.snapshot.id}@${own.snapshot.version} (${own.snapshot.clips.length} clips) × ${ownPlans.map((p) => bindingKey(p.binding)).join(', ')}\n`,
+        );
+        ownSummary = await runQualification({
+          campaignDir: values.campaign,
+          workload: own,
+          bindings: ownPlans.map((p) => p.binding),
+          profile,
+          policy,
+          ...(workers !== undefined ? { workers } : {}),
+          signal: controller.signal,
+          onProgress: progress.onProgress,
+          onNotice: (line) => io.stderr(`qualify: ${line}\n`),
+          ownMotions,
+        });
+      }
     } catch (err) {
       if (err instanceof QualificationRequestError) throw new UsageError(err.message);
       throw err;
@@ -276,17 +309,35 @@ export const qualifyCommand: Command = {
       progress.finish();
       process.off('SIGINT', onSigint);
     }
-    if (values.json) printJson(io, summaryJson(summary, bindings));
+    const cancelled = summary.cancelled || (ownSummary?.cancelled ?? false);
+    if (values.json)
+      printJson(io, {
+        ...summaryJson(summary, bindings),
+        own_motions: ownSummary
+          ? summaryJson(
+              ownSummary,
+              ownPlans.map((p) => p.binding),
+            )
+          : null,
+      });
     else {
-      const rate = summary.wallSeconds > 0 ? summary.simSeconds / summary.wallSeconds : 0;
-      const lines = [
-        `${summary.cancelled ? 'cancelled' : 'qualified'}: ${summary.pairsTotal} pairs — ${summary.admitted} admitted, ${summary.rejected} rejected${summary.pairsPending ? `, ${summary.pairsPending} pending` : ''} (${summary.pairsSkipped} already decided, skipped)`,
-        `  policy ${summary.policy.key}, contract ${summary.contract}, snapshot ${summary.snapshot.id}@${summary.snapshot.version} (${summary.snapshot.hash.slice(0, 16)}…)`,
-        `  ${summary.episodesRecorded} episodes recorded, ${summary.simSeconds.toFixed(1)} clip-seconds in ${summary.wallSeconds.toFixed(1)} s (${rate.toFixed(1)} clip-s per wall-s)${summary.infrastructureRetries ? `, ${summary.infrastructureRetries} infrastructure retries` : ''}${summary.recoveredEpisodes ? `, ${summary.recoveredEpisodes} interrupted episode(s) recovered` : ''}`,
-        `  campaign ${summary.campaignDir} — see 'motionbench report --campaign ${summary.campaignDir}'`,
-      ];
+      const lines = [...summaryLines(summary)];
+      if (ownSummary)
+        lines.push('own motions of the single-motion policies:', ...summaryLines(ownSummary).map((l) => `  ${l}`));
       io.stdout(`${lines.join('\n')}\n`);
     }
-    return summary.cancelled ? 130 : 0;
+    return cancelled ? 130 : 0;
   },
 };
+
+/** The text summary of one run. */
+function summaryLines(summary: QualificationSummary): string[] {
+  const rate = summary.wallSeconds > 0 ? summary.simSeconds / summary.wallSeconds : 0;
+  return [
+    `${summary.cancelled ? 'cancelled' : 'qualified'}: ${summary.pairsTotal} pairs — ${summary.admitted} admitted, ${summary.rejected} rejected${summary.pairsPending ? `, ${summary.pairsPending} pending` : ''} (${summary.pairsSkipped} already decided, skipped)`,
+    `  policy ${summary.policy.key}, contract ${summary.contract}, snapshot ${summary.snapshot.id}@${summary.snapshot.version} (${summary.snapshot.hash.slice(0, 16)}…)`,
+    `  ${summary.episodesRecorded} episodes recorded, ${summary.simSeconds.toFixed(1)} clip-seconds in ${summary.wallSeconds.toFixed(1)} s (${rate.toFixed(1)} clip-s per wall-s)${summary.infrastructureRetries ? `, ${summary.infrastructureRetries} infrastructure retries` : ''}${summary.recoveredEpisodes ? `, ${summary.recoveredEpisodes} interrupted episode(s) recovered` : ''}`,
+    `  campaign ${summary.campaignDir} — see 'motionbench report --campaign ${summary.campaignDir}'`,
+    ...summarizeNotPaired(summary.notPaired).map((l) => `  ${l}`),
+  ];
+}

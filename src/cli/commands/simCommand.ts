@@ -294,6 +294,7 @@ export const simCommand: Command = {
               from: 'clip frame 0, placed on the floor',
             }
           : null,
+        reference_lift_m: end.referenceLiftM,
         episode_file: result.episodeFile,
       };
       if (values.json) printJson(io, doc);

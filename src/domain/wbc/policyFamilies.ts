@@ -8,6 +8,7 @@ import { POLICY_VALUE_BOUNDS as BOUND, valueBoundProblem, type ValueBound } from
 import { presetKey, type HolosomaInterface, type PolicyPreset } from './policyPresets';
 import {
   describeTerms,
+  FAMILY_MOTION_SCOPE,
   observationSizeOf,
   trackingTermSize,
   type BackendNeed,
@@ -369,7 +370,14 @@ function needsOf(terms: readonly TrackingTerm[]): BackendNeed[] {
 export function spec(
   parts: Omit<
     TrackingPolicySpec,
-    'observationSize' | 'needs' | 'controlRateHz' | 'recurrent' | 'stepCounter' | 'ignoredOutputs' | 'encoder'
+    | 'observationSize'
+    | 'needs'
+    | 'controlRateHz'
+    | 'recurrent'
+    | 'stepCounter'
+    | 'ignoredOutputs'
+    | 'encoder'
+    | 'motionScope'
   > &
     Partial<Pick<TrackingPolicySpec, 'recurrent' | 'stepCounter' | 'ignoredOutputs' | 'encoder'>> & {
       observationSize: number;
@@ -383,6 +391,7 @@ export function spec(
     ...parts,
     controlRateHz: 1 / (parts.physics.timestepS * parts.physics.decimation),
     needs: needsOf(parts.observation),
+    motionScope: FAMILY_MOTION_SCOPE[parts.family].scope,
   };
 }
 

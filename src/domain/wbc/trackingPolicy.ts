@@ -19,6 +19,46 @@ export const POLICY_FAMILIES = [
 export type PolicyFamily = (typeof POLICY_FAMILIES)[number];
 
 /**
+ * Which motions a family's policies track, as the family trains and ships them: `own` — the one
+ * motion the policy was trained on (baked into the file, named by its deploy configuration, or
+ * the motion file of its deploy folder), so it is paired with that motion only; `any` — a
+ * general tracker that is fed its reference at run time and may be run on any clip.
+ */
+export type MotionScope = 'own' | 'any';
+
+/** The declared motion scope of each family, with what declares it. */
+export const FAMILY_MOTION_SCOPE: Record<PolicyFamily, { scope: MotionScope; basis: string }> = {
+  beyondmimic: {
+    scope: 'own',
+    basis: 'whole_body_tracking trains one policy per motion and bakes that motion into the exported .onnx',
+  },
+  'mjlab-deploy': {
+    scope: 'own',
+    basis: "unitree_rl_mjlab's tracking task trains on one motion file, shipped in the deploy folder",
+  },
+  'unitree-rl-lab': {
+    scope: 'own',
+    basis:
+      "unitree_rl_lab's mimic task trains on one motion; State_Mimic reads its motion_file and fps from the FSM configuration",
+  },
+  'wbc-mjlab': {
+    scope: 'any',
+    basis: 'trained on a clip library (clips/manifest.yaml); the reference is an input at run time',
+  },
+  'holosoma-wbt': {
+    scope: 'own',
+    basis: 'holosoma whole-body tracking exports bake the trained motion into the .onnx',
+  },
+  holomotion: { scope: 'any', basis: 'a general motion tracker fed its reference at run time' },
+  sonic: { scope: 'any', basis: 'a general motion tracker fed its reference at run time (encoder + decoder)' },
+  humanoidverse: {
+    scope: 'own',
+    basis:
+      "HumanoidVerse's motion tracking (PBHC/KungfuBot, ASAP) trains one policy per motion: config robot.motion.motion_file names it, and the motion phase term is that motion's k / (frames − 1)",
+  },
+};
+
+/**
  * The observation terms the families use, by what they compute (the family's own name is kept
  * in TrackingTerm.name). Joint terms are in policy order; `_b` means "expressed in the body
  * frame" (robot anchor, robot root or reference root, as each term says).
@@ -248,6 +288,8 @@ export interface TrackingPolicySpec {
   anchorBody: string;
   alignment: ReferenceAlignment;
   needs: BackendNeed[];
+  /** Which motions it tracks (FAMILY_MOTION_SCOPE of its family). */
+  motionScope: MotionScope;
   /** The reference carried inside the file, or null (the motion must be supplied). */
   baked: BakedMotion | null;
   /** The motion a deploy configuration beside the policy names for it (not carried in the file), if any. */
