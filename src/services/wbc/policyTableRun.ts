@@ -135,7 +135,7 @@ function readPolicy(
     return notRun(
       name,
       'no_motion',
-      `no motion is declared for it: none is baked in, its configuration names none and its folder ships none${note ? ` (${note})` : ''}`,
+      `no motion is declared for it: none is baked in and no configuration beside it names one with its frame rate${note ? ` (${note})` : ''}`,
       plan,
     );
   }
