@@ -1,3 +1,4 @@
+import { placedClip } from '../../domain/sim/referencePlacement';
 import type {
   ApiParams,
   SimBindingInfo,
@@ -342,6 +343,14 @@ export class SimRunManager {
       });
     }
 
+    const simEnd = end as
+      | (EpisodeEnd & {
+          trajectorySha256?: string;
+          plannedFrames?: number;
+          failure?: HardFailure | null;
+          referenceLiftM?: number | null;
+        })
+      | null;
     let metrics: EpisodeMetrics;
     try {
       if (frames >= 2) {
@@ -350,7 +359,8 @@ export class SimRunManager {
         const caps = { hasGlobalRootPosition: pos, hasGlobalRootHeading: pos };
         const exec = run.rec.onTimeline(MB_METRICS_1.rateHz);
         this.evaluator ??= new ClipPairEvaluator(MB_METRICS_1, profile);
-        metrics = this.evaluator.evaluate(run.clip, exec, caps).metrics;
+        // Against the reference as placed for the run (the simulator's lift; 0 from a robot).
+        metrics = this.evaluator.evaluate(placedClip(run.clip, simEnd?.referenceLiftM ?? 0), exec, caps).metrics;
       } else metrics = unavailableMetrics(frames, reason);
     } catch (err) {
       metrics = unavailableMetrics(
@@ -358,8 +368,6 @@ export class SimRunManager {
         `the readings could not be computed: ${err instanceof Error ? err.message : String(err)}`,
       );
     }
-    const simEnd = end as
-      (EpisodeEnd & { trajectorySha256?: string; plannedFrames?: number; failure?: HardFailure | null }) | null;
     const failure =
       simEnd?.failure !== undefined ? simEnd.failure : metrics.failure.available ? metrics.failure.value : null;
     run.finish({
