@@ -214,3 +214,28 @@ export async function hostApiCall<T>(
     ws.close();
   }
 }
+
+/**
+ * Presses a button that moves the robot (Start matched pair: `trial-start`; Confirm — robot moves:
+ * `trial-confirm`) as an operator who accepts the timing: when TIMING reads BAD the console asks a
+ * second time with the measured gap (`<warning>-go`), and that is pressed too. Returns the warning's
+ * measured figure when one was shown, else null.
+ */
+export async function pressThroughTimingWarning(
+  page: Page,
+  buttonTestId: string,
+  warningTestId: string,
+): Promise<string | null> {
+  await page.locator(`[data-testid=${buttonTestId}]`).click();
+  const warning = page.locator(`[data-testid=${warningTestId}]`);
+  // The warning replaces the press at once (same React update); a short wait covers the repaint.
+  const shown = await warning
+    .waitFor({ timeout: 500 })
+    .then(() => true)
+    .catch(() => false);
+  if (!shown) return null;
+  const figure = await page.locator(`[data-testid=${warningTestId}-figure]`).textContent();
+  await page.locator(`[data-testid=${warningTestId}-go]`).click();
+  console.log(`e2e operator: TIMING was BAD at ${buttonTestId}; pressed it anyway (${figure})`);
+  return figure;
+}

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
 import { ensureRendererBuilt, launchChromium, screenshot, SHARED_DATA } from '../helpers/browserHarness';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
-import { startHostCommand, type HostProcess } from './e2eSupport';
+import { pressThroughTimingWarning, startHostCommand, type HostProcess } from './e2eSupport';
 
 // docs/FIRST_SESSION.md, followed through the console step by step as a newcomer would, at the
 // window sizes of a lab laptop (1366×768) and a desk monitor (1920×1080): open a clip and run it in
@@ -135,7 +135,7 @@ for (const size of SIZES) {
       for (let session = 1; (await completedTrials()) === 0; session++) {
         expect(session, 'sessions ended by trips').toBeLessThan(6);
         await tid('trial-count').fill(String(session));
-        await tid('trial-start').click();
+        await pressThroughTimingWarning(page, 'trial-start', 'trial-start-timing');
         await expect.poll(() => attr('trial-job', 'data-state'), { timeout: 5_000 }).toBe('running');
         while ((await attr('trial-job', 'data-state')) === 'running') {
           if ((await tid('trial-prompt').count()) > 0) await answerPrompt();
@@ -162,7 +162,9 @@ for (const size of SIZES) {
         confirmShot = true;
         await shot('6-confirm-trial');
       }
-      await tid('trial-confirm').click();
+      if ((await attr('trial-prompt', 'data-kind')) === 'confirm_trial')
+        await pressThroughTimingWarning(page, 'trial-confirm', 'trial-confirm-timing');
+      else await tid('trial-confirm').click();
       // The start-pose check (≥ 1 s of stillness) runs before the next prompt can appear.
       await expect.poll(() => tid('trial-prompt').count(), { timeout: 10_000 }).toBe(0);
     }

@@ -13,7 +13,7 @@ import { loadWorkload } from '../../src/services/workload';
 import { ensureRendererBuilt, launchChromium, screenshot, SCREENSHOT_DIR } from '../helpers/browserHarness';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { startEmulatorProcess } from '../helpers/robotEmulatorProcess';
-import { hostApiCall, startHostCommand, type HostProcess } from './e2eSupport';
+import { hostApiCall, pressThroughTimingWarning, startHostCommand, type HostProcess } from './e2eSupport';
 
 // Issue 6 item 9: the Trial runner and Calibration panels against the real services and real
 // parts — the robot emulator (`motionbench emulate-robot`, 500 Hz g1-bridge/1, MuJoCo G1, no
@@ -37,6 +37,8 @@ interface RobotUnderTest {
   /** Someone presses the interlock box's e-stop, and later releases it. */
   pressEstop(): Promise<void>;
   releaseEstop(): Promise<void>;
+  /** The robot publishes no lowstate for `ms` (a stalled link: TIMING's measured gap). */
+  dropLowstate(ms: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -57,6 +59,7 @@ async function startRobot(interlockDevice: string, dir: string): Promise<RobotUn
     humanReset: () => emu.control({ action: 'human_reset' }),
     pressEstop: () => emu.control({ action: 'estop' }),
     releaseEstop: () => emu.control({ action: 'release_estop' }),
+    dropLowstate: (ms) => emu.control({ action: 'drop', ms }),
     stop: () => emu.stop(),
   };
 }
@@ -117,6 +120,60 @@ afterAll(async () => {
   await pty?.dispose();
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
+
+/** Makes TIMING read BAD for real: the robot publishes no lowstate for 250 ms (over the 100 ms trip). */
+async function stallLowstate(): Promise<number> {
+  await robot.dropLowstate(250);
+  await expect.poll(() => attr('timing-health', 'data-label'), { timeout: 5_000 }).toBe('BAD');
+  return Number(/robot lowstate: max gap (\d+) ms/.exec((await attr('timing-health', 'title')) ?? '')?.[1]);
+}
+
+/** The gap a timing warning names, ms (the lowstate's). */
+async function warnedGapMs(testId: string): Promise<number> {
+  const text = (await tid(`${testId}-figure`).textContent()) ?? '';
+  expect(text).toMatch(
+    /^TIMING BAD: robot lowstate max gap \d+ ms.* over the last 5 s \(the link and the interlock trip at 100 ms of silence\)$/,
+  );
+  return Number(/robot lowstate max gap (\d+) ms/.exec(text)![1]);
+}
+
+/**
+ * Start while TIMING reads BAD: a warning with the measured gap, no job; Cancel leaves no job; the
+ * second press's "Start anyway" starts the pair. While TIMING is not BAD the press starts at once.
+ */
+async function timingWarningAtStart(): Promise<void> {
+  const lightGapMs = await stallLowstate();
+  expect(lightGapMs).toBeGreaterThanOrEqual(100);
+  await tid('trial-start').click();
+  await tid('trial-start-timing').waitFor({ timeout: 2_000 });
+  expect(await warnedGapMs('trial-start-timing')).toBeGreaterThanOrEqual(100);
+  await tid('trial-start-timing').screenshot({ path: path.join(SCREENSHOT_DIR, 'trial-start-timing-warning.png') });
+  await tid('trial-panel').screenshot({ path: path.join(SCREENSHOT_DIR, 'trial-start-timing-panel.png') });
+  expect(await tid('trial-job').count(), 'the first press while BAD starts nothing').toBe(0);
+  await tid('trial-start-timing-cancel').click();
+  expect(await tid('trial-start-timing').count()).toBe(0);
+  await new Promise((r) => setTimeout(r, 300));
+  expect(await tid('trial-job').count(), 'Cancel starts nothing').toBe(0);
+  // Still BAD (the 5 s window holds the gap): asked again, then started on the explicit "anyway".
+  await tid('trial-start').click();
+  await tid('trial-start-timing-go').click();
+  console.log(`trial e2e: Start warned with TIMING BAD (light ${lightGapMs} ms), started on "Start anyway"`);
+}
+
+/** Confirm while TIMING reads BAD: a warning with the measured gap; the trial runs on "Confirm anyway". */
+async function timingWarningAtConfirm(): Promise<void> {
+  await stallLowstate();
+  const promptId = (await apiCall<TrialJobStatus>('trial.status', {})).prompt?.promptId;
+  await tid('trial-confirm').click();
+  await tid('trial-confirm-timing').waitFor({ timeout: 2_000 });
+  const gap = await warnedGapMs('trial-confirm-timing');
+  expect(gap).toBeGreaterThanOrEqual(100);
+  await tid('trial-prompt').screenshot({ path: path.join(SCREENSHOT_DIR, 'trial-confirm-timing-warning.png') });
+  // Not answered yet: the same prompt is still waiting in the services.
+  expect((await apiCall<TrialJobStatus>('trial.status', {})).prompt?.promptId).toBe(promptId);
+  await tid('trial-confirm-timing-go').click();
+  console.log(`trial e2e: Confirm warned with TIMING BAD (${gap} ms), confirmed on "Confirm anyway"`);
+}
 
 describe('console: Trial runner and Calibration', () => {
   it('connects the robot and the interlock: the lights follow', async () => {
@@ -183,6 +240,7 @@ describe('console: Trial runner and Calibration', () => {
     /** ms from seeing the trial live to pressing its stop (e-stop or Space), per trial that got that far. */
     const stopLag: number[] = [];
     let liveShots = false;
+    let confirmWarned = false;
     const recordEnding = async (session: number, where: string) => {
       const st = await apiCall<TrialJobStatus>('trial.status', {}).catch((e: unknown) => String(e));
       if (typeof st === 'string') return void endings.push(`#${session} ${where}: status failed: ${st}`);
@@ -219,7 +277,8 @@ describe('console: Trial runner and Calibration', () => {
                 .map((e) => e.trialIndex),
             ).size;
       await tid('trial-count').fill(String(recorded + 1));
-      await tid('trial-start').click();
+      if (session === 1) await timingWarningAtStart();
+      else await pressThroughTimingWarning(page, 'trial-start', 'trial-start-timing');
       await expect.poll(jobState, { timeout: 5_000 }).toBe('running');
       // The simulation branch (first session), the fresh-calibration check, then the prompt. After
       // a trip (or a previous trial) the runner asks for a human reset first: the human puts the
@@ -247,7 +306,7 @@ describe('console: Trial runner and Calibration', () => {
           await robot.humanReset();
           await new Promise((r) => setTimeout(r, 1500)); // let it settle before the fresh-calibration check
           await tid('trial-reset-note').fill('robot put back at its start pose by the e2e operator');
-          await tid('trial-confirm').click();
+          await tid('trial-confirm').click(); // "Robot is reset": the robot does not move, no timing question
           await expect.poll(() => tid('trial-prompt').count(), { timeout: 5_000 }).toBe(0);
           continue;
         }
@@ -258,7 +317,10 @@ describe('console: Trial runner and Calibration', () => {
           session === 1 ? 'false' : 'true',
         );
         if (recorded > 0) await expect(tid('trial-episode-real-0').getAttribute('data-resumed')).resolves.toBe('true');
-        await tid('trial-confirm').click();
+        if (!confirmWarned) {
+          await timingWarningAtConfirm();
+          confirmWarned = true;
+        } else await pressThroughTimingWarning(page, 'trial-confirm', 'trial-confirm-timing');
         // Running: the interlock armed, readings arriving.
         await expect
           .poll(async () => (await attr('trial-job', 'data-phase')) === 'running' || (await jobState()) !== 'running', {
