@@ -50,7 +50,8 @@ export function TimingWarning({
       </div>
       <div className="small">
         This machine is not holding the safety timing: a gap like this during a trial trips the link or the interlock
-        and damps the robot. Lower the load (close other programs, docs/CONSOLE.md "Timing") or {action} anyway.
+        and damps the robot. Lower the load (close other programs, docs/CONSOLE.md "Timing before the robot moves") or{' '}
+        {action} anyway.
       </div>
       <div className="row">
         <button type="button" className="danger" onClick={onGo} data-testid={`${testId}-go`}>

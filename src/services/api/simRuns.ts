@@ -7,7 +7,7 @@ import type {
   SimRunStarted,
   SimRunState,
 } from '../../api/contract';
-import type { BackendEvent, BackendLease, EpisodeEnd, EpisodeOutcome } from '../../domain/backend/backend';
+import type { BackendEvent, BackendLease, EpisodeEnd } from '../../domain/backend/backend';
 import {
   allReadingsUnavailable,
   ClipPairEvaluator,
@@ -19,6 +19,8 @@ import type { MotionClip } from '../../domain/motion/motionClip';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { clipHead } from '../../domain/sim/clipWindow';
 import { initialStateFromClipFrame } from '../../domain/sim/initialState';
+import { simDuringRealTrialRefusal } from '../../domain/sim/simDuringRealTrial';
+import { simRunOutcome } from '../../domain/sim/simRunOutcome';
 import { bindingTracksClip, type WbcBinding } from '../../domain/wbc/wbcBinding';
 import { ApiFailure } from './apiFailure';
 import type { ClipCache } from './clipCache';
@@ -171,6 +173,8 @@ export interface SimRunManagerOptions {
   profile: () => RobotProfile;
   /** Resolves a console binding spec (builtin…, or an opened policy's id). */
   bindings: Pick<PolicyRegistry, 'resolve'>;
+  /** The real-robot work running in these services (a trial job, a calibration capture); null when none. */
+  realRobotWork?: () => string | null;
   now?: () => number;
 }
 
@@ -218,6 +222,13 @@ export class SimRunManager {
     } catch {
       throw new ApiFailure('not_found', `no connection "${params.connectionId}"`, 'params.connectionId');
     }
+    const refusal = simDuringRealTrialRefusal({
+      realWork: this.o.realRobotWork?.() ?? null,
+      embedded: info.kind === 'embedded_simulator',
+      url: info.kind === 'remote_simulator' ? info.url : null,
+      override: params.allowDuringRealTrial === true,
+    });
+    if (refusal) throw new ApiFailure('conflict', refusal, 'params.allowDuringRealTrial');
     const holder = this.busy.get(params.connectionId) ?? info.leasedRunId;
     if (holder)
       throw new ApiFailure(
@@ -320,19 +331,14 @@ export class SimRunManager {
     }
 
     const frames = run.rec.count;
-    let outcome: EpisodeOutcome;
-    let reason: string;
-    if (end) {
-      outcome = end.outcome;
-      reason = end.reason;
-      if (outcome === 'aborted_by_operator' && run.stop) reason = run.stop.reason;
-    } else if (run.stop) {
-      outcome = 'aborted_by_operator';
-      reason = `${run.stop.reason} (before the simulation began)`;
-    } else {
-      outcome = 'infrastructure_error';
-      reason = `the run could not start on ${connectionId}: ${failedReason ?? 'unknown error'}`;
-    }
+    const { outcome, reason } = simRunOutcome({
+      end,
+      stopReason: run.stop?.reason ?? null,
+      failedReason,
+      frames,
+      plannedFrames: run.started.plannedFrames,
+      connectionId,
+    });
     if (run.refusedFrames > 0) {
       this.o.registry.reportProblem(connectionId, {
         severity: 'warn',
