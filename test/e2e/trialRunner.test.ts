@@ -243,6 +243,7 @@ describe('console: Trial runner and Calibration', () => {
     const stopLag: number[] = [];
     let liveShots = false;
     let confirmWarned = false;
+    let simRefused = false;
     const recordEnding = async (session: number, where: string) => {
       const st = await apiCall<TrialJobStatus>('trial.status', {}).catch((e: unknown) => String(e));
       if (typeof st === 'string') return void endings.push(`#${session} ${where}: status failed: ${st}`);
@@ -353,6 +354,14 @@ describe('console: Trial runner and Calibration', () => {
           live = false;
           break;
         }
+        if (!simRefused) {
+          // A simulation on this machine beside the real trial: refused by the services, with the override named.
+          const clipId = (await apiCall<TrialJobStatus>('trial.status', {})).clip!.id;
+          await expect(
+            apiCall('sim.run', { connectionId: 'embedded-sim', clipId, binding: 'builtin' }),
+          ).rejects.toThrow(/is running .* on this machine: .* set allowDuringRealTrial to run anyway/);
+          simRefused = true;
+        }
         const r1 = await tid('trial-rmse').textContent();
         const s1 = Number(await attr('trial-live', 'data-samples'));
         await expect
@@ -440,6 +449,7 @@ describe('console: Trial runner and Calibration', () => {
     );
     await screenshot(page, 'trial-runner-stopped');
     await tid('trial-panel').screenshot({ path: path.join(SCREENSHOT_DIR, 'trial-runner-panel-stopped.png') });
+    expect(simRefused, 'a sim.run was tried while a real trial ran').toBe(true);
     expect(pageErrors).toEqual([]);
   }, 240_000);
 });

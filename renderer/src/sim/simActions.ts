@@ -59,6 +59,7 @@ export function simRequestFromForm(): { ok: true; params: ApiParams<'sim.run'> }
     binding,
     seed,
     paceRealTime: f.pace === 'max' ? null : Number(f.pace),
+    ...(f.allowDuringRealTrial && { allowDuringRealTrial: true }),
   };
   const ms = f.maxSecondsText.trim();
   if (ms !== '') {

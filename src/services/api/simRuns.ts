@@ -208,14 +208,6 @@ export class SimRunManager {
 
   async run(params: ApiParams<'sim.run'>, owner: EventClient | null): Promise<SimRunStarted> {
     if (this.closed) throw new ApiFailure('conflict', 'the console services are shutting down');
-    const full = this.o.clips.get(params.clipId);
-    if (!full) {
-      throw new ApiFailure(
-        'not_found',
-        `clip ${params.clipId} is not loaded in the console services (it may have been evicted): open it again`,
-        'params.clipId',
-      );
-    }
     let info: ReturnType<ConnectionRegistry['get']>;
     try {
       info = this.o.registry.get(params.connectionId);
@@ -229,6 +221,14 @@ export class SimRunManager {
       override: params.allowDuringRealTrial === true,
     });
     if (refusal) throw new ApiFailure('conflict', refusal, 'params.allowDuringRealTrial');
+    const full = this.o.clips.get(params.clipId);
+    if (!full) {
+      throw new ApiFailure(
+        'not_found',
+        `clip ${params.clipId} is not loaded in the console services (it may have been evicted): open it again`,
+        'params.clipId',
+      );
+    }
     const holder = this.busy.get(params.connectionId) ?? info.leasedRunId;
     if (holder)
       throw new ApiFailure(
