@@ -320,6 +320,15 @@ describe('console: Trial runner and Calibration', () => {
           session === 1 ? 'false' : 'true',
         );
         if (recorded > 0) await expect(tid('trial-episode-real-0').getAttribute('data-resumed')).resolves.toBe('true');
+        if (!simRefused) {
+          // A simulation on this machine while the trial job runs (here at its prompt): refused by the
+          // services, with the override named.
+          const clipId = (await apiCall<TrialJobStatus>('trial.status', {})).clip!.id;
+          await expect(
+            apiCall('sim.run', { connectionId: 'embedded-sim', clipId, binding: 'builtin' }),
+          ).rejects.toThrow(/is running .* on this machine: .* set allowDuringRealTrial to run anyway/);
+          simRefused = true;
+        }
         if (!confirmWarned) {
           await timingWarningAtConfirm();
           confirmWarned = true;
@@ -353,14 +362,6 @@ describe('console: Trial runner and Calibration', () => {
           await expect.poll(jobState, { timeout: 5_000 }).not.toBe('running');
           live = false;
           break;
-        }
-        if (!simRefused) {
-          // A simulation on this machine beside the real trial: refused by the services, with the override named.
-          const clipId = (await apiCall<TrialJobStatus>('trial.status', {})).clip!.id;
-          await expect(
-            apiCall('sim.run', { connectionId: 'embedded-sim', clipId, binding: 'builtin' }),
-          ).rejects.toThrow(/is running .* on this machine: .* set allowDuringRealTrial to run anyway/);
-          simRefused = true;
         }
         const r1 = await tid('trial-rmse').textContent();
         const s1 = Number(await attr('trial-live', 'data-samples'));
