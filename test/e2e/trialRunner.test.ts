@@ -10,6 +10,7 @@ import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { resolveBindingSpec } from '../../src/services/sim/bindingSpec';
 import { openCampaign } from '../../src/services/trace';
 import { loadWorkload } from '../../src/services/workload';
+import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
 import { ensureRendererBuilt, launchChromium, screenshot, SCREENSHOT_DIR } from '../helpers/browserHarness';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { startEmulatorProcess } from '../helpers/robotEmulatorProcess';
@@ -39,6 +40,8 @@ interface RobotUnderTest {
   releaseEstop(): Promise<void>;
   /** The robot publishes no lowstate for `ms` (a stalled link: TIMING's measured gap). */
   dropLowstate(ms: number): Promise<void>;
+  /** The human puts the robot down standing at this pose (every G1 joint by name, rad). */
+  place(jointPosRad: Record<string, number>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -60,6 +63,7 @@ async function startRobot(interlockDevice: string, dir: string): Promise<RobotUn
     pressEstop: () => emu.control({ action: 'estop' }),
     releaseEstop: () => emu.control({ action: 'release_estop' }),
     dropLowstate: (ms) => emu.control({ action: 'drop', ms }),
+    place: (jointPosRad) => emu.control({ action: 'place', joint_pos_rad: jointPosRad, root_quat_wxyz: [1, 0, 0, 0] }),
     stop: () => emu.stop(),
   };
 }
@@ -198,8 +202,34 @@ describe('console: Trial runner and Calibration', () => {
     await expect(apiCall('interlock.open', { path: pty.consolePath })).rejects.toThrow(/is open: close it first/);
   });
 
+  it('flags a start pose far from the clip start: Accept asks first, Cancel stores nothing', async () => {
+    // The human puts the robot down at the clip's first frame but with the left shoulder rolled 0.5 rad (28.6°) out.
+    const clip = loadWorkload('core-v1').clips.find((c) => c.name === CLIP)!;
+    const pose = Object.fromEntries(G1_JOINT_NAMES.map((n, j) => [n, clip.jointPosRad[j]]));
+    pose.left_shoulder_roll_joint += 0.5;
+    await robot.place(pose);
+    await new Promise((r) => setTimeout(r, 1500)); // let it settle before the capture
+    await tid('cal-capture').click();
+    await tid('cal-result').waitFor({ timeout: 25_000 });
+    expect(await attr('cal-verdict', 'data-within')).toBe('false');
+    expect(await tid('cal-verdict').textContent()).toMatch(
+      /^start pose OUTSIDE tolerance: \d+ joints? beyond 2\.9° of the clip's first frame: left_shoulder_roll 2[6-9]\.\d°/,
+    );
+    await tid('cal-accept').click();
+    await tid('cal-accept-confirm').waitFor({ timeout: 2_000 });
+    await tid('cal-panel').screenshot({ path: path.join(SCREENSHOT_DIR, 'trial-calibration-outside-tolerance.png') });
+    await tid('cal-accept-cancel').click();
+    expect(await tid('cal-accept-confirm').count()).toBe(0);
+    expect(await tid('cal-accepted').count(), 'nothing accepted').toBe(0);
+    // Put back at the start pose for the capture the pair uses.
+    await robot.humanReset();
+    await new Promise((r) => setTimeout(r, 1500));
+  }, 60_000);
+
   it('captures a calibration while the robot holds still, shows the residuals vs the clip start, accepts it', async () => {
     await tid('cal-capture').click();
+    // The Redo of the capture above: wait for this capture's own result.
+    await expect.poll(() => attr('cal-verdict', 'data-within'), { timeout: 25_000 }).toBe('true');
     await tid('cal-result').waitFor({ timeout: 25_000 });
     expect(Number(await attr('cal-window-fill', 'data-fill'))).toBe(1);
     const rows = page.locator('[data-testid=cal-table] tbody tr');
@@ -209,7 +239,8 @@ describe('console: Trial runner and Calibration', () => {
     const max = (await tid('cal-max').textContent())!.replace('°', '');
     expect(Number(firstDelta)).toBeCloseTo(Number(max), 1);
     await tid('cal-panel').screenshot({ path: path.join(SCREENSHOT_DIR, 'trial-calibration-panel.png') });
-    await tid('cal-accept').click();
+    await tid('cal-accept').click(); // within tolerance: stored at once, no confirmation
+    expect(await tid('cal-accept-confirm').count()).toBe(0);
     await expect.poll(() => tid('cal-accepted').textContent(), { timeout: 5_000 }).toMatch(/^cal-[0-9a-f]{24}$/);
     const calId = (await tid('cal-accepted').textContent())!;
     const store = await openCampaign(campaignDir, { readOnly: true });
