@@ -84,8 +84,18 @@ export function CalibrationPanel() {
       </div>
       {pairCalibration && pairCalibration !== capture.acceptedId && (
         <div className="small muted" data-testid="cal-pair-calibration">
-          the selected pair's matched trials continue from calibration{' '}
-          <span className="mono cal-id">{pairCalibration}</span>
+          {capture.acceptedId ? (
+            <>
+              the selected pair's earlier matched trials used calibration{' '}
+              <span className="mono cal-id">{pairCalibration}</span>; Start matched pair begins a new matched pair from
+              the one accepted here
+            </>
+          ) : (
+            <>
+              Start matched pair resumes the selected pair's matched trials from calibration{' '}
+              <span className="mono cal-id">{pairCalibration}</span>
+            </>
+          )}
         </div>
       )}
       <div className="row small">
