@@ -239,3 +239,18 @@ export async function pressThroughTimingWarning(
   console.log(`e2e operator: TIMING was BAD at ${buttonTestId}; pressed it anyway (${figure})`);
   return figure;
 }
+
+/**
+ * Presses the Calibration panel's Accept as an operator who has read the verdict: when the start
+ * pose is outside tolerance the panel asks again (`cal-accept-confirm`) and Accept anyway is
+ * pressed. Returns the verdict's line.
+ */
+export async function acceptCalibrationThroughVerdict(page: Page): Promise<string> {
+  const verdict = (await page.locator('[data-testid=cal-verdict]').textContent()) ?? '';
+  await page.locator('[data-testid=cal-accept]').click();
+  if ((await page.locator('[data-testid=cal-verdict]').getAttribute('data-within')) === 'false') {
+    await page.locator('[data-testid=cal-accept-anyway]').click();
+    console.log(`e2e operator: accepted a start pose outside tolerance (${verdict})`);
+  }
+  return verdict;
+}

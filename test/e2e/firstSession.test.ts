@@ -6,7 +6,12 @@ import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
 import { ensureRendererBuilt, launchChromium, screenshot, SHARED_DATA } from '../helpers/browserHarness';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
-import { pressThroughTimingWarning, startHostCommand, type HostProcess } from './e2eSupport';
+import {
+  acceptCalibrationThroughVerdict,
+  pressThroughTimingWarning,
+  startHostCommand,
+  type HostProcess,
+} from './e2eSupport';
 
 // docs/FIRST_SESSION.md, followed through the console step by step as a newcomer would, at the
 // window sizes of a lab laptop (1366×768) and a desk monitor (1920×1080): open a clip and run it in
@@ -121,7 +126,7 @@ for (const size of SIZES) {
       await tid('cal-capture').click();
       await tid('cal-result').waitFor({ timeout: 25_000 });
       await shot('5-calibration');
-      await tid('cal-accept').click();
+      await acceptCalibrationThroughVerdict(page);
       await expect.poll(() => tid('cal-accepted').textContent(), { timeout: 5_000 }).toMatch(/^cal-[0-9a-f]{24}$/);
     }, 40_000);
 
