@@ -96,7 +96,9 @@ for (const size of SIZES) {
       await showBoard('dock-tab-qualification');
       await tid('qual-dir').fill(campaignDir());
       await tid('qual-create').click();
-      await expect.poll(() => fs.existsSync(path.join(campaignDir(), 'campaign.sqlite'))).toBe(true);
+      await expect
+        .poll(() => fs.existsSync(path.join(campaignDir(), 'campaign.sqlite')), { timeout: 15_000 })
+        .toBe(true); // the default 1 s poll is short for the file worker on a loaded machine
       await tid('qual-bindings').fill(BINDING);
       await tid('qual-rollouts').fill('3'); // mb-admission/1's three rollouts per pair
       await tid('qual-clips').fill(QUALIFY_CLIP);

@@ -136,6 +136,12 @@ describe('console at 1366×768: numbers never cut, the legend never over the rob
     expect(fit.scroll, `table ${fit.scroll} px in its ${fit.client} px box`).toBeLessThanOrEqual(fit.client);
   }, 300_000);
 
+  it('no table cell anywhere on the page is cut (joint table, readings, boards)', async () => {
+    const cut = await cutCells('body');
+    console.log(`cells checked on the page: ${await page.locator('td, th').count()}`);
+    expect(cut).toEqual([]);
+  });
+
   it('negative control: the same check reports the cells once the table box hides its overflow and is narrowed', async () => {
     await page.evaluate(() => {
       const wrap = document.querySelector<HTMLElement>('.sim-readings-wrap')!;
