@@ -244,4 +244,21 @@ describe('phase line', () => {
     // The simulation branch is not a real trial: a session with no real trial did not complete one.
     expect(phaseLine({ ...done, trials: 1, episodes: [sim] } as typeof done)).toBe('ended · 1 not run');
   });
+
+  it('counts real trials against those asked for, never "5/3"', async () => {
+    const { realProgressText } = await import('../../renderer/src/trial/trialFormat');
+    const ep = (trialIndex: number, outcome: string) => ({ domain: 'real_robot', trialIndex, outcome });
+    const job = (trials: number, episodes: unknown[]) =>
+      ({ trials, episodes }) as unknown as Parameters<typeof realProgressText>[0];
+    expect(realProgressText(job(3, [ep(0, 'completed'), ep(1, 'estop')]))).toBe('real 2/3');
+    // An infrastructure error is owed again; a trial recorded twice counts once.
+    expect(realProgressText(job(3, [ep(0, 'infrastructure_error'), ep(0, 'completed'), ep(0, 'completed')]))).toBe(
+      'real 1/3',
+    );
+    // Earlier sessions asked for 5; this one for 3: the count says both.
+    const five = [0, 1, 2, 3, 4].map((i) => ep(i, 'completed'));
+    expect(realProgressText(job(3, five))).toBe('real 5 (3 asked)');
+    // Negative control: the same five against 5 asked.
+    expect(realProgressText(job(5, five))).toBe('real 5/5');
+  });
 });

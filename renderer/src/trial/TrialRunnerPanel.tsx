@@ -14,7 +14,7 @@ import { ProgressBar } from '../ui/ProgressBar';
 import { useThrottledStore } from '../ui/useThrottledStore';
 import { armInterlock, closeInterlockBox, listPorts, openInterlockBox } from './interlockActions';
 import { answerPrompt, loadQueue, startTrial, stopTrial } from './trialActions';
-import { jobBadge, parseTrials, phaseLine, realProgress } from './trialFormat';
+import { jobBadge, parseTrials, phaseLine, realProgressText } from './trialFormat';
 import { patchTrialForm, trialLiveStore, useTrialStore, type TrialLiveState } from './trialStore';
 import { useAnalysisStore } from '../analysis/analysisStore';
 import { minimalSetOffer, minimalSetPairs } from './minimalSetQueue';
@@ -71,7 +71,7 @@ function PairRow({ p, selected, trials }: { p: AdmittedPairDto; selected: boolea
         {!p.admitted
           ? 'rejected'
           : m
-            ? `sim ${m.simDone ? '✓' : '·'} · real ${m.realDone}/${m.realDone + m.remaining || trials}`
+            ? `sim ${m.simDone ? '✓' : '·'} · real ${m.realDone > trials ? `${m.realDone} (${trials} asked)` : `${m.realDone}/${trials}`}`
             : 'new'}
       </span>
     </li>
@@ -263,7 +263,6 @@ const BADGE_TONE_CLASS: Record<SessionBadgeTone, string> = {
 
 function Job({ job }: { job: TrialJobStatus }) {
   const busyStop = useTrialStore((s) => s.busy.includes('stop'));
-  const rp = realProgress(job);
   const running = job.state === 'running';
   const badge = jobBadge(job);
   return (
@@ -279,7 +278,7 @@ function Job({ job }: { job: TrialJobStatus }) {
           {badge.text}
         </span>
         <span className="mono" data-testid="trial-real-progress">
-          real {rp.done}/{rp.total}
+          {realProgressText(job)}
         </span>
         <span className="muted">{job.clip?.name ?? job.pairId}</span>
         <span className="spacer" />
