@@ -358,6 +358,16 @@ describe('console: Trial runner and Calibration', () => {
           await expect(
             apiCall('sim.run', { connectionId: 'embedded-sim', clipId, binding: 'builtin' }),
           ).rejects.toThrow(/is running .* on this machine: .* set allowDuringRealTrial to run anyway/);
+          // The Sim trial panel: the override offered while the job runs; Run without it is refused, the reason shown.
+          await tid('sim-allow-during-trial').waitFor({ timeout: 2_000 });
+          expect(await tid('sim-allow-during-trial').isChecked()).toBe(false);
+          await tid('sim-run').click();
+          await expect
+            .poll(() => tid('sim-error').textContent(), { timeout: 5_000 })
+            .toMatch(
+              /is running .* on this machine: a simulation here would take the cores its robot's timing needs; wait for its end, or tick "run anyway" above$/,
+            );
+          await tid('sim-panel').screenshot({ path: path.join(SCREENSHOT_DIR, 'trial-sim-refused.png') });
           simRefused = true;
         }
         if (!confirmWarned) {

@@ -266,7 +266,7 @@ export function SimPanel() {
     ? 'A real trial is running'
     : capturing
       ? 'A calibration capture is running'
-      : error?.includes('allowDuringRealTrial')
+      : error?.includes('tick "run anyway"')
         ? 'Real-robot work is running'
         : null;
   const options: { id: string; name: string; presence: string }[] =
