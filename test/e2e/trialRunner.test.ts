@@ -492,6 +492,14 @@ describe('console: Trial runner and Calibration', () => {
     await screenshot(page, 'trial-runner-stopped');
     await tid('trial-panel').screenshot({ path: path.join(SCREENSHOT_DIR, 'trial-runner-panel-stopped.png') });
     expect(simRefused, 'a sim.run was tried while a real trial ran').toBe(true);
+    // One id per calibration: the Calibration panel names the record the pair was bound to (the
+    // job's and the Gap review's id) beside the one accepted, and does not call it another pair's.
+    expect(status.calibrationId).toMatch(/^cal-[0-9a-f]{24}$/);
+    if (status.calibrationId !== (await tid('cal-accepted').textContent())) {
+      await expect(tid('cal-bound').textContent()).resolves.toContain(status.calibrationId!);
+      expect(await tid('cal-pair-calibration').count()).toBe(0);
+    }
+    await tid('cal-panel').screenshot({ path: path.join(SCREENSHOT_DIR, 'trial-calibration-after-pair.png') });
     expect(pageErrors).toEqual([]);
   }, 240_000);
 });

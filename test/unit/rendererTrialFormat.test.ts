@@ -3,7 +3,7 @@ import type { InterlockStatusDto, RobotLinkStatusDto, StartResidualsDto } from '
 import { applyTrialLive, emptyTrialLive } from '../../renderer/src/trial/trialStore';
 import { interlockLightView, linkLightView, SAFETY_STATUS_STALE_MS } from '../../renderer/src/safety/lightViews';
 import { parseTrials } from '../../renderer/src/trial/trialFormat';
-import { residualRows, stillnessMeter } from '../../renderer/src/calibration/calibrationFormat';
+import { boundCalibrationId, residualRows, stillnessMeter } from '../../renderer/src/calibration/calibrationFormat';
 
 // The Trial runner and Calibration panels' view logic: when each light is green (only armed-and-
 // fresh, only a fresh link), grey when the status pushes stop, the stillness meter, the residual
@@ -260,5 +260,22 @@ describe('phase line', () => {
     expect(realProgressText(job(3, five))).toBe('real 5 (3 asked)');
     // Negative control: the same five against 5 asked.
     expect(realProgressText(job(5, five))).toBe('real 5/5');
+  });
+});
+
+describe('one id per calibration', () => {
+  const job = { pairId: 'pt-1', calibrationId: 'cal-bbbbbbbbbbbbbbbbbbbbbbbb' };
+  it('names the record the pair was bound to from the accepted one', () => {
+    expect(boundCalibrationId('cal-aaaaaaaaaaaaaaaaaaaaaaaa', 'pt-1', job, 'cal-aaaaaaaaaaaaaaaaaaaaaaaa')).toBe(
+      'cal-bbbbbbbbbbbbbbbbbbbbbbbb',
+    );
+  });
+  it('negative controls: another pair, a job started without or with another calibration, the same id', () => {
+    const a = 'cal-aaaaaaaaaaaaaaaaaaaaaaaa';
+    expect(boundCalibrationId(a, 'pt-2', job, a)).toBeNull();
+    expect(boundCalibrationId(a, 'pt-1', job, null)).toBeNull();
+    expect(boundCalibrationId(a, 'pt-1', job, 'cal-cccccccccccccccccccccccc')).toBeNull();
+    expect(boundCalibrationId(a, 'pt-1', { ...job, calibrationId: a }, a)).toBeNull();
+    expect(boundCalibrationId(null, 'pt-1', job, a)).toBeNull();
   });
 });

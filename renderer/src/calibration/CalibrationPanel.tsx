@@ -7,7 +7,7 @@ import { useTrialStore } from '../trial/trialStore';
 import { FieldError } from '../ui/FieldError';
 import { deg } from '../ui/format';
 import { acceptCalibration, cancelCapture, captureCalibration } from './calibrationActions';
-import { residualRows, stillnessMeter } from './calibrationFormat';
+import { boundCalibrationId, residualRows, stillnessMeter } from './calibrationFormat';
 import { useCalibrationStore } from './calibrationStore';
 
 // The Calibration panel (DESIGN §3 CalibrationRecord, §8; issue 6 item 5): "hold still" with a
@@ -68,6 +68,9 @@ export function CalibrationPanel() {
   };
   // The calibration the selected pair's trials continue from, when it is not the one accepted here.
   const pairCalibration = pair?.matched?.calibrationId ?? null;
+  const job = useTrialStore((s) => s.job);
+  const startedWith = useTrialStore((s) => s.jobStartedWithCalibrationId);
+  const bound = boundCalibrationId(capture.acceptedId, pair?.pairId ?? null, job, startedWith);
   return (
     <section className="panel cal-panel" data-testid="cal-panel" aria-label="Calibration">
       <div className="panel-head">
@@ -82,7 +85,13 @@ export function CalibrationPanel() {
           </span>
         )}
       </div>
-      {pairCalibration && pairCalibration !== capture.acceptedId && (
+      {bound && (
+        <div className="small muted" data-testid="cal-bound">
+          bound to {pair?.clipName ?? 'the clip'} as <span className="mono cal-id">{bound}</span>: the id of this pair's
+          matched trials in the Trial runner and the Gap review
+        </div>
+      )}
+      {pairCalibration && pairCalibration !== capture.acceptedId && pairCalibration !== bound && (
         <div className="small muted" data-testid="cal-pair-calibration">
           {capture.acceptedId ? (
             <>
