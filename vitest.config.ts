@@ -30,6 +30,7 @@ const REALTIME = [
   'test/integration/hostStopLatency.test.ts',
   'test/integration/hostStopHostile.test.ts',
   'test/integration/policyOpenOffLoop.test.ts',
+  'test/integration/policyCheckApi.test.ts',
   'test/integration/interlockKeeper.test.ts',
   'test/integration/g1Runner.test.ts',
   'test/integration/g1RunnerInterlockEstop.test.ts',

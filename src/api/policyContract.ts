@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { presetIds } from '../domain/wbc/policyPresets';
 import type { ClipDto } from './contract';
+import { POLICY_CHECK_MAX_SECONDS, type PolicyCheckReport } from '../domain/wbc/policyCheck';
 
 // Released tracking policies in the console (issue 11 item 7): `policies.open` reads a policy file
 // or folder on the machine running the services (as clips.load reads a clip), registers it under
@@ -12,8 +14,33 @@ import type { ClipDto } from './contract';
 export const POLICY_ID_RE = /^policy-[0-9a-f]{16}$/;
 
 export const policyRequestSchemas = {
-  'policies.open': z.strictObject({ path: z.string().min(1).max(4096) }),
+  'policies.open': z.strictObject({
+    path: z.string().min(1).max(4096),
+    /**
+     * A declared preset (src/domain/wbc/policyPresets.ts) for an .onnx export that does not carry
+     * its own interface; the services check it against the file and refuse it when it does not fit.
+     */
+    preset: z
+      .string()
+      .max(200)
+      .refine((v) => presetIds().includes(v), {
+        message: `not a declared preset (the declared presets are: ${presetIds().join(', ')})`,
+      })
+      .optional(),
+  }),
+  /**
+   * The evidence of `motionbench policy check` for an opened policy: its own motion (baked or
+   * configured), or the clip `clipId` names (a clip the services hold), for at most `seconds`.
+   */
+  'policies.check': z.strictObject({
+    policyId: z.string().regex(POLICY_ID_RE),
+    clipId: z.string().min(1).max(200).optional(),
+    seconds: z.number().positive().max(POLICY_CHECK_MAX_SECONDS).optional(),
+  }),
 } as const;
+
+/** The check's report, as the CLI's --json prints it (src/domain/wbc/policyCheck.ts). */
+export type PolicyCheckDto = PolicyCheckReport;
 
 export interface PolicyTermDto {
   /** The family's own name for the term. */
@@ -30,6 +57,8 @@ export interface PolicyInfoDto {
   adapter: string;
   bindingId: string;
   bindingVersion: string;
+  /** The declared preset the file was read under (`<id>@<version>`), or null: the files carry the interface. */
+  preset: string | null;
   files: string[];
   inputs: { name: string; shape: (number | string)[]; dtype: string }[];
   outputs: { name: string; shape: (number | string)[]; dtype: string }[];
@@ -53,4 +82,5 @@ export interface PolicyInfoDto {
 
 export interface PolicyResults {
   'policies.open': PolicyInfoDto;
+  'policies.check': PolicyCheckDto;
 }

@@ -8,7 +8,9 @@ import { emulateRobotCommand } from './commands/emulateRobotCommand';
 import { emulateRobotResetCommand } from './commands/emulateRobotResetCommand';
 import { emulateInterlockCommand, interlockListCommand, interlockMonitorCommand } from './commands/interlockCommand';
 import { metricsCommand } from './commands/metricsCommand';
+import { policyCheckCommand } from './commands/policyCheckCommand';
 import { policyInfoCommand } from './commands/policyInfoCommand';
+import { policyTableCommand } from './commands/policyTableCommand';
 import { qualifyCommand } from './commands/qualifyCommand';
 import { reportCommand } from './commands/reportCommand';
 import { sensitivityCommand } from './commands/sensitivityCommand';
@@ -23,6 +25,8 @@ import { installLastResort } from '../services/safety/lastResort';
 const commands: Command[] = [
   clipInfoCommand,
   policyInfoCommand,
+  policyCheckCommand,
+  policyTableCommand,
   fkCommand,
   metricsCommand,
   simCommand,

@@ -90,7 +90,21 @@ describe('motionbench sim', () => {
     expect(ep.complete).toBe(true);
     expect(trajectorySha256OfEpisode(ep)).toBe(doc.trajectory_sha256);
     // `motionbench metrics` on the executed motion gives the same readings
-    const m = await mb('metrics', '--ref', CLIP, '--fps', '30', '--exec', exec, '--json');
+    // against the reference as placed for the run (this clip's frame 0 stands 3 mm off the floor)
+    expect(doc.reference_lift_m).toBeGreaterThan(0.001);
+    expect(doc.reference_lift_m).toBeLessThan(0.01);
+    const m = await mb(
+      'metrics',
+      '--ref',
+      CLIP,
+      '--fps',
+      '30',
+      '--exec',
+      exec,
+      '--reference-lift',
+      String(doc.reference_lift_m),
+      '--json',
+    );
     expect(m.code, m.stderr).toBe(0);
     const metrics = JSON.parse(m.stdout);
     for (const f of METRIC_FIELDS) expect(metrics[f]).toEqual(doc[f]);

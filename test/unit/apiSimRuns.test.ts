@@ -331,7 +331,10 @@ function setup(backend: ScriptedBackend, realRobotWork: () => string | null = ()
     profile: () => profile,
     bindings: new PolicyRegistry({
       clips,
-      files: { openPolicy: () => Promise.reject(new Error('no policy is opened in this test')) },
+      files: {
+        openPolicy: () => Promise.reject(new Error('no policy is opened in this test')),
+        checkPolicy: () => Promise.reject(new Error('no policy is checked in this test')),
+      },
       modelFile: DEFAULT_MODEL_FILE,
     }),
     realRobotWork,

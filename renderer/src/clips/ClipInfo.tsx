@@ -8,6 +8,7 @@ const FORMAT_TEXT: Record<ClipFormat, string> = {
   'motionbench-json': 'MotionBench JSON',
   'holomotion-npz': 'HoloMotion NPZ',
   'protomotions-motion': 'ProtoMotions .motion',
+  'humanoidverse-pkl': 'HumanoidVerse .pkl',
   'sonic-csv-folder': 'SONIC reference folder',
   'policy-baked': 'reference baked into a policy',
 };

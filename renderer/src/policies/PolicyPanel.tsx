@@ -1,8 +1,17 @@
 import { useConnectionStore } from '../api/connectionStore';
 import { formatApiError } from '../api/formatApiError';
 import { useClipStore } from '../clips/clipStore';
-import { dismissPolicyError, openPolicy, patchPolicyPath, policyMotionShown, showPolicyMotion } from './policyActions';
+import { POLICY_PRESETS } from '../../../src/domain/wbc/policyPresets';
+import {
+  dismissPolicyError,
+  openPolicy,
+  patchPolicyPath,
+  patchPolicyPreset,
+  policyMotionShown,
+  showPolicyMotion,
+} from './policyActions';
 import { needText } from './policyFormat';
+import { PolicyCheck } from './PolicyCheck';
 import { usePolicyStore, type PolicyInfo } from './policyStore';
 
 // The Policy panel (issue 11 item 7): open a released tracking policy by its path on the machine
@@ -52,6 +61,18 @@ function Facts({ info }: { info: PolicyInfo }) {
           {info.bindingId}
           <span className="muted small policy-version">@{info.bindingVersion}</span>
         </dd>
+        {info.preset !== null && (
+          <>
+            <dt>Preset</dt>
+            <dd
+              className="mono"
+              data-testid="policy-preset"
+              title="the file carries no interface of its own: it was read under this declared preset, checked against its graph and joint names"
+            >
+              {info.preset}
+            </dd>
+          </>
+        )}
         <dt>Observation</dt>
         <dd
           title="values per control step = the terms in the order the policy reads them (size × history)"
@@ -183,7 +204,7 @@ function Facts({ info }: { info: PolicyInfo }) {
 /** Open a released policy (file or folder) by path and see its family, interface, needs and baked motion. */
 export function PolicyPanel() {
   const connected = useConnectionStore((s) => s.status === 'connected');
-  const { pathText, opening, info, error } = usePolicyStore();
+  const { pathText, preset, opening, info, error } = usePolicyStore();
   return (
     <section className="panel policy-panel" data-testid="policy-panel">
       <h2>Policy</h2>
@@ -211,6 +232,28 @@ export function PolicyPanel() {
           {opening ? 'Opening…' : 'Open policy'}
         </button>
       </div>
+      <div className="row small">
+        <label className="muted" htmlFor="policy-preset-select">
+          Preset
+        </label>
+        <select
+          id="policy-preset-select"
+          value={preset}
+          onChange={(e) => patchPolicyPreset(e.target.value)}
+          title={
+            POLICY_PRESETS.find((p) => p.id === preset)?.summary ??
+            'for an .onnx export that does not carry its own interface: the interface its project names, checked against the file'
+          }
+          data-testid="policy-preset-select"
+        >
+          <option value="">none: the file states its interface</option>
+          {POLICY_PRESETS.map((p) => (
+            <option key={p.id} value={p.id} title={p.summary}>
+              {p.id}
+            </option>
+          ))}
+        </select>
+      </div>
       {error && (
         <div className="field-error policy-error" role="alert" data-testid="policy-error" data-code={error.code}>
           <span>{formatApiError(error)}</span>
@@ -220,7 +263,10 @@ export function PolicyPanel() {
         </div>
       )}
       {info ? (
-        <Facts info={info} />
+        <>
+          <Facts info={info} />
+          <PolicyCheck info={info} />
+        </>
       ) : (
         <div className="hint small muted">
           A released tracking policy (.onnx, or its folder) on the machine running the services.

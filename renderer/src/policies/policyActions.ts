@@ -1,4 +1,5 @@
 import { clipFromDto, type LoadedClip } from '../../../src/api/clipDto';
+import { presetIdOf } from '../../../src/domain/wbc/policyPresets';
 import { toApiError } from '../api/apiErrors';
 import { useConnectionStore } from '../api/connectionStore';
 import type { ConsoleClient } from '../api/consoleClient';
@@ -12,9 +13,13 @@ import { usePolicyStore, type PolicyInfo } from './policyStore';
 // Policy panel and, when the file carries its own motion, puts that motion on display as the
 // loaded clip (the viewport shows it, the Sim panel runs it); failure shows the structured error
 // in the panel and keeps the previous policy. Runs and qualifications then name the policy by its
-// id (policy-…), never by the path.
+// id (policy-…), never by the path. An .onnx export that does not carry its own interface is
+// opened under a declared preset the operator picks; the services check it against the file.
 
 export const patchPolicyPath = (pathText: string): void => usePolicyStore.setState({ pathText });
+
+/** The declared preset to open the next policy under ('' for none). */
+export const patchPolicyPreset = (preset: string): void => usePolicyStore.setState({ preset });
 
 /** The baked motion on display, as a clip opened from a file would be (no file to reload: lastSource null). */
 function showClip(loaded: LoadedClip): void {
@@ -29,7 +34,7 @@ export async function openPolicy(): Promise<void> {
     usePolicyStore.setState({ error: { code: 'internal', message: 'not connected to the console services' } });
     return;
   }
-  const { pathText, opening } = usePolicyStore.getState();
+  const { pathText, preset, opening } = usePolicyStore.getState();
   if (opening) return;
   const path = pathText.trim();
   if (path === '') {
@@ -44,7 +49,7 @@ export async function openPolicy(): Promise<void> {
   }
   usePolicyStore.setState({ opening: true });
   try {
-    const { bakedClip, ...info } = await client.call('policies.open', { path });
+    const { bakedClip, ...info } = await client.call('policies.open', { path, ...(preset !== '' && { preset }) });
     const loaded = bakedClip ? clipFromDto(bakedClip) : null;
     usePolicyStore.setState({ info, bakedClip: loaded, error: null, opening: false });
     if (loaded) showClip(loaded);
@@ -75,6 +80,7 @@ export function policyMotionShown(info: PolicyInfo, clipId: string | null): bool
 export async function reopenPolicy(client: ConsoleClient): Promise<boolean> {
   const info = usePolicyStore.getState().info;
   if (!info) return false;
-  const dto = await client.call('policies.open', { path: info.path });
+  const preset = presetIdOf(info.preset);
+  const dto = await client.call('policies.open', { path: info.path, ...(preset !== null && { preset }) });
   return dto.policyId === info.policyId && (dto.motion?.clipId ?? null) === (info.motion?.clipId ?? null);
 }

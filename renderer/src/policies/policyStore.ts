@@ -14,6 +14,8 @@ export type PolicyInfo = Omit<PolicyInfoDto, 'bakedClip'>;
 export interface PolicyState {
   /** The operator's path field (a policy file or folder on the machine running the services). */
   pathText: string;
+  /** The declared preset to read the file under ('' for none: the file states its interface). */
+  preset: string;
   opening: boolean;
   info: PolicyInfo | null;
   /** The motion the policy carries, as the clip store holds a clip; null without one. */
@@ -24,6 +26,7 @@ export interface PolicyState {
 
 export const usePolicyStore = create<PolicyState>(() => ({
   pathText: '',
+  preset: '',
   opening: false,
   info: null,
   bakedClip: null,

@@ -11,6 +11,7 @@ import {
 } from '../../domain/metrics/readings';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { InputError } from '../../domain/problems';
+import { placedClip } from '../../domain/sim/referencePlacement';
 import { HOLOMOTION_EVAL_ID, SONIC_EVAL_ID } from '../../domain/metrics/peerContracts';
 import {
   evaluateCampaignPeers,
@@ -23,10 +24,10 @@ import { loadClipFile } from '../../services/motion/loadClipFile';
 import { comparisonJson, comparisonMarkdown, contractComparison } from '../../services/report/contractComparison';
 import { openCampaign } from '../../services/trace';
 import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
-import { fpsOption, parse, printJson, UsageError, type Command } from '../cliSupport';
+import { fpsOption, numberOption, parse, printJson, UsageError, type Command } from '../cliSupport';
 
 const usage = `usage: motionbench metrics --ref <file> --exec <file> [--contract <id>] [--model <mjcf>] [--fps N]
-                           [--exec-fps N] [--exec-no-global-root] [--json]
+                           [--exec-fps N] [--exec-no-global-root] [--reference-lift M] [--json]
        motionbench metrics --campaign <dir> --contract sonic-eval|holomotion-eval|all [--model <mjcf>] [--json]
   Readings of a metric contract (docs/METRICS.md) for an executed motion against its reference:
   mb-metrics/1 (the default), or a peer's declared contract: sonic-eval (SONIC's use of SMPLSim
@@ -40,6 +41,8 @@ const usage = `usage: motionbench metrics --ref <file> --exec <file> [--contract
   --exec-fps N         frame rate of the executed motion
   --exec-no-global-root  the executed motion has no global root position or heading (a robot
                        without motion capture): readings that need them are reported unavailable
+  --reference-lift M   judge against the reference as placed for a simulated run: its root raised
+                       by M metres every frame (the run's reference_lift_m; docs/METRICS.md)
   --json fields: contract, K, failed, failure {frame, condition, body} (null if none),
     progress_soft, mpjpe_l_mm, joint_pos_rmse (rad), joint_vel_rmse (rad/s), joint_acc_rms,
     joint_acc_p95 (rad/s²), joint_jerk_rms, joint_jerk_p95 (rad/s³); a reading that cannot be
@@ -79,6 +82,7 @@ export const metricsCommand: Command = {
         fps: { type: 'string' },
         'exec-fps': { type: 'string' },
         'exec-no-global-root': { type: 'boolean' },
+        'reference-lift': { type: 'string' },
         json: { type: 'boolean' },
         contract: { type: 'string' },
         campaign: { type: 'string' },
@@ -122,7 +126,8 @@ export const metricsCommand: Command = {
     const profile = loadRobotProfile(values.model);
     const evaluator = new ClipPairEvaluator(MB_METRICS_1, profile);
     const limits = { jointLimitsRad: profile.joints.map((j) => j.rangeRad) };
-    const ref = loadClipFile(values.ref, { ...limits, ...(fps !== undefined ? { fps } : {}) });
+    const lift = numberOption(values['reference-lift'], 'reference-lift', (v) => Number.isFinite(v), 'a finite number');
+    const ref = placedClip(loadClipFile(values.ref, { ...limits, ...(fps !== undefined ? { fps } : {}) }), lift ?? 0);
     const exec = loadExec(values.exec, execFps, limits);
     for (const [what, clip] of [
       ['reference', ref],

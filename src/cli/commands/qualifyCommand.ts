@@ -1,6 +1,7 @@
 import path from 'node:path';
-import { customPolicy, MB_ADMISSION_1, type AdmissionPolicy } from '../../domain/qualification';
+import { customPolicy, MB_ADMISSION_1, summarizeNotPaired, type AdmissionPolicy } from '../../domain/qualification';
 import { BUILTIN_LABEL } from '../../domain/sim/builtinBinding';
+import { presetIds } from '../../domain/wbc/policyPresets';
 import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
 import {
   QualificationRequestError,
@@ -12,13 +13,14 @@ import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
 import { otherWriterOf, TraceStoreError } from '../../services/trace';
 import { BindingSpecError, resolveBindingSpec } from '../../services/sim/bindingSpec';
 import { loadWorkload } from '../../services/workload';
-import { POLICIES_WORKLOAD_ID, policyMotionsWorkload } from '../../services/workload/policyWorkload';
+import { ownMotionsOf, POLICIES_WORKLOAD_ID, policyMotionsWorkload } from '../../services/workload/policyWorkload';
 import { isPolicySpec } from '../../services/wbc/loadPolicy';
 import { planPolicy, type PolicyPlan } from '../../services/wbc/policyRun';
 import { numberOption, parse, printJson, processIo, UsageError, type CliIo, type Command } from '../cliSupport';
 
 const usage = `usage: motionbench qualify [--workload <core-v1|policies|dir>] --binding <spec> [--binding <spec> …] --campaign <dir>
-                           [--limit N] [--clip <name|id> …] [--workers N] [--rollouts N] [--model <mjcf>] [--json]
+                           [--preset <family>/<name>] [--limit N] [--clip <name|id> …] [--workers N] [--rollouts N]
+                           [--model <mjcf>] [--json]
   MotionBench qualification in the embedded MuJoCo simulator: every binding × clip of the workload
   snapshot, N seeded rollouts per pair from slightly perturbed starts, each recorded as an episode
   of the campaign (episodes/<run_id>.mcap + campaign.sqlite), and one admission decision per pair
@@ -32,8 +34,16 @@ const usage = `usage: motionbench qualify [--workload <core-v1|policies|dir>] --
                                binding file) take every one of those clips
   --binding <spec>             builtin (reference tracker, not a policy), builtin:assist=<N/m>, or a
                                binding file (kind builtin or onnx), or a released policy (.onnx or
-                               policy folder); repeat for several bindings. A policy that carries
-                               its reference motion is paired only with that clip
+                               policy folder); repeat for several bindings. A single-motion policy
+                               (its family trains one motion: BeyondMimic, holosoma WBT, the
+                               unitree_rl_lab / unitree_rl_mjlab mimic folders) is paired only with
+                               its own motion; the other clips are listed as not paired, with why,
+                               and with another --workload its own motion runs after it in the same
+                               campaign (snapshot policies; JSON own_motions, the same fields)
+  --preset <family>/<name>     with exactly one released-policy --binding: read that .onnx export,
+                               which does not carry its own interface, under a declared preset
+                               (${presetIds().join(', ')}; docs/POLICIES.md); the binding's id and
+                               version record it, so its decisions never mix with another preset's
   --campaign <dir>             the campaign folder (created when missing)
   --limit N                    only the first N clips of the snapshot (after --clip)
   --clip <name|id>             only this clip; repeat for several
@@ -145,6 +155,7 @@ export function summaryJson(s: QualificationSummary, bindings: readonly WbcBindi
       admitted: p.admitted,
       reasons: p.reasons,
     })),
+    not_paired: s.notPaired.map((p) => ({ binding: p.binding, clip: p.clipName, clip_id: p.clipId, why: p.why })),
   };
 }
 
@@ -165,10 +176,15 @@ export const qualifyCommand: Command = {
         rollouts: { type: 'string' },
         model: { type: 'string' },
         json: { type: 'boolean' },
+        preset: { type: 'string' },
       },
       usage,
     );
     if (!values.binding || values.binding.length === 0) throw new UsageError(`--binding is required\n${usage}`);
+    if (values.preset !== undefined && values.binding.filter(isPolicySpec).length !== 1)
+      throw new UsageError(
+        `--preset names the interface of one released policy: give exactly one policy --binding with it (got ${values.binding.filter(isPolicySpec).length})\n${usage}`,
+      );
     if (values.campaign === undefined || values.campaign === '')
       throw new UsageError(`--campaign is required\n${usage}`);
     const limit = numberOption(values.limit, 'limit', (v) => Number.isInteger(v) && v >= 1, 'an integer ≥ 1');
@@ -199,7 +215,7 @@ export const qualifyCommand: Command = {
     for (const spec of values.binding) {
       try {
         if (isPolicySpec(spec)) {
-          const plan = planPolicy(spec, profile);
+          const plan = planPolicy(spec, profile, values.preset ?? null);
           plans.push(plan);
           bindings.push(plan.binding);
         } else bindings.push(await resolveBindingSpec(spec, profile));
@@ -243,7 +259,16 @@ export const qualifyCommand: Command = {
     io.stderr(
       `qualify: ${workload.snapshot.id}@${workload.snapshot.version} (${workload.snapshot.clips.length} clips) × ${bindings.map((b) => `${bindingKey(b)}${b.kind === 'builtin' ? ` [${BUILTIN_LABEL}]` : ''}`).join(', ')} under ${policy.id}/${policy.version}, ${policy.parameters.rollouts} rollouts per pair → ${values.campaign}\n`,
     );
+    const ownMotions = ownMotionsOf(plans, profile);
+    // A single-motion policy asked onto another workload runs on its own motion too, in the same
+    // campaign under the `policies` snapshot (its pairs there), after the requested workload.
+    const inWorkload = new Set(workload.clips.map((c) => c.id));
+    const ownPlans =
+      workloadSpec === POLICIES_WORKLOAD_ID
+        ? []
+        : plans.filter((p) => ownMotions.get(bindingKey(p.binding))?.clipIds.some((id) => !inWorkload.has(id)));
     let summary: QualificationSummary;
+    let ownSummary: QualificationSummary | null = null;
     try {
       summary = await runQualification({
         campaignDir: values.campaign,
@@ -257,7 +282,26 @@ export const qualifyCommand: Command = {
         signal: controller.signal,
         onProgress: progress.onProgress,
         onNotice: (line) => io.stderr(`qualify: ${line}\n`),
+        ownMotions,
       });
+      if (ownPlans.length > 0 && !controller.signal.aborted) {
+        const own = policyMotionsWorkload(ownPlans, profile);
+        io.stderr(
+          `qualify: the single-motion policies on their own motions: ${own.snapshot.id}@${own.snapshot.version} (${own.snapshot.clips.length} clips) × ${ownPlans.map((p) => bindingKey(p.binding)).join(', ')}\n`,
+        );
+        ownSummary = await runQualification({
+          campaignDir: values.campaign,
+          workload: own,
+          bindings: ownPlans.map((p) => p.binding),
+          profile,
+          policy,
+          ...(workers !== undefined ? { workers } : {}),
+          signal: controller.signal,
+          onProgress: progress.onProgress,
+          onNotice: (line) => io.stderr(`qualify: ${line}\n`),
+          ownMotions,
+        });
+      }
     } catch (err) {
       if (err instanceof QualificationRequestError) throw new UsageError(err.message);
       throw err;
@@ -265,17 +309,35 @@ export const qualifyCommand: Command = {
       progress.finish();
       process.off('SIGINT', onSigint);
     }
-    if (values.json) printJson(io, summaryJson(summary, bindings));
+    const cancelled = summary.cancelled || (ownSummary?.cancelled ?? false);
+    if (values.json)
+      printJson(io, {
+        ...summaryJson(summary, bindings),
+        own_motions: ownSummary
+          ? summaryJson(
+              ownSummary,
+              ownPlans.map((p) => p.binding),
+            )
+          : null,
+      });
     else {
-      const rate = summary.wallSeconds > 0 ? summary.simSeconds / summary.wallSeconds : 0;
-      const lines = [
-        `${summary.cancelled ? 'cancelled' : 'qualified'}: ${summary.pairsTotal} pairs — ${summary.admitted} admitted, ${summary.rejected} rejected${summary.pairsPending ? `, ${summary.pairsPending} pending` : ''} (${summary.pairsSkipped} already decided, skipped)`,
-        `  policy ${summary.policy.key}, contract ${summary.contract}, snapshot ${summary.snapshot.id}@${summary.snapshot.version} (${summary.snapshot.hash.slice(0, 16)}…)`,
-        `  ${summary.episodesRecorded} episodes recorded, ${summary.simSeconds.toFixed(1)} clip-seconds in ${summary.wallSeconds.toFixed(1)} s (${rate.toFixed(1)} clip-s per wall-s)${summary.infrastructureRetries ? `, ${summary.infrastructureRetries} infrastructure retries` : ''}${summary.recoveredEpisodes ? `, ${summary.recoveredEpisodes} interrupted episode(s) recovered` : ''}`,
-        `  campaign ${summary.campaignDir} — see 'motionbench report --campaign ${summary.campaignDir}'`,
-      ];
+      const lines = [...summaryLines(summary)];
+      if (ownSummary)
+        lines.push('own motions of the single-motion policies:', ...summaryLines(ownSummary).map((l) => `  ${l}`));
       io.stdout(`${lines.join('\n')}\n`);
     }
-    return summary.cancelled ? 130 : 0;
+    return cancelled ? 130 : 0;
   },
 };
+
+/** The text summary of one run. */
+function summaryLines(summary: QualificationSummary): string[] {
+  const rate = summary.wallSeconds > 0 ? summary.simSeconds / summary.wallSeconds : 0;
+  return [
+    `${summary.cancelled ? 'cancelled' : 'qualified'}: ${summary.pairsTotal} pairs — ${summary.admitted} admitted, ${summary.rejected} rejected${summary.pairsPending ? `, ${summary.pairsPending} pending` : ''} (${summary.pairsSkipped} already decided, skipped)`,
+    `  policy ${summary.policy.key}, contract ${summary.contract}, snapshot ${summary.snapshot.id}@${summary.snapshot.version} (${summary.snapshot.hash.slice(0, 16)}…)`,
+    `  ${summary.episodesRecorded} episodes recorded, ${summary.simSeconds.toFixed(1)} clip-seconds in ${summary.wallSeconds.toFixed(1)} s (${rate.toFixed(1)} clip-s per wall-s)${summary.infrastructureRetries ? `, ${summary.infrastructureRetries} infrastructure retries` : ''}${summary.recoveredEpisodes ? `, ${summary.recoveredEpisodes} interrupted episode(s) recovered` : ''}`,
+    `  campaign ${summary.campaignDir} — see 'motionbench report --campaign ${summary.campaignDir}'`,
+    ...summarizeNotPaired(summary.notPaired).map((l) => `  ${l}`),
+  ];
+}

@@ -12,6 +12,7 @@ import { runSimEpisode } from '../../services/sim/runSimEpisode';
 import { isPolicySpec } from '../../services/wbc/loadPolicy';
 import { checkClipMatchesBaked, planPolicy, type PolicyPlan } from '../../services/wbc/policyRun';
 import { policyInfo } from './policyInfoCommand';
+import { presetIds } from '../../domain/wbc/policyPresets';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { describeFailure } from '../../services/sim/simEngine';
 import {
@@ -26,7 +27,8 @@ import {
 } from '../cliSupport';
 
 const usage = `usage: motionbench sim [--clip <file>] [--binding builtin[:assist=<N/m>]|<binding.json>|<policy.onnx|folder>] [--model <mjcf>]
-                       [--fps N] [--seed N] [--out <episode.mcap>] [--exec-out <exec.json>] [--force] [--json]
+                       [--preset <family>/<name>] [--fps N] [--seed N] [--out <episode.mcap>] [--exec-out <exec.json>]
+                       [--force] [--json]
   Runs the clip in the embedded MuJoCo simulator (physics at the model timestep, control and
   recording at 50 Hz) from the clip's first frame placed on the floor, and reports the
   mb-metrics/1 readings of the executed motion against the clip (docs/SIMULATOR.md).
@@ -40,6 +42,10 @@ const usage = `usage: motionbench sim [--clip <file>] [--binding builtin[:assist
                                a policy that carries its reference motion (a --clip must then be
                                that motion) or whose robot FSM configuration names one (motion_file
                                and fps of unitree_rl_lab's config/config.yaml)
+  --preset <family>/<name>     with a policy --binding: read an .onnx export that does not carry
+                               its own interface under a declared preset (${presetIds().join(', ')};
+                               docs/POLICIES.md), checked against the graph; the binding's id and
+                               version record it
   --model <mjcf>               a scene with a floor (default: our G1 in assets/; for MuJoCo
                                Menagerie's G1 use its scene.xml)
   --fps N                      frame rate of a CSV clip (CSV files do not state one)
@@ -55,7 +61,7 @@ const usage = `usage: motionbench sim [--clip <file>] [--binding builtin[:assist
     progress_soft, mpjpe_l_mm, joint_pos_rmse, …) + outcome, reason, sim_seconds, wall_seconds,
     real_time_factor, trajectory_sha256, binding {kind, family, id, version, label,
     root_assist_n_per_m, …}, clip, model, seed; for a policy also policy {adapter, physics,
-    alignment, needs, baked_fk_residual_m, notes}.
+    alignment, needs, baked_fk_residual_m, preset, notes}.
   Exit status 0 when the episode ran (completed or hard_failure), 1 on an infrastructure error
   or bad input, 2 on bad usage.`;
 
@@ -103,6 +109,7 @@ export function bindingSummary(b: WbcBinding): Record<string, unknown> {
     ...(b.kind === 'builtin' ? { gains: b.gains ?? 'model', root_assist: b.rootAssist } : {}),
     ...(b.kind === 'onnx' ? { checkpoint_hash: b.checkpointHash } : {}),
     family: b.kind === 'onnx' ? (b.family ?? 'declared') : null,
+    ...(b.kind === 'onnx' && b.family !== undefined && b.preset !== undefined ? { preset: b.preset } : {}),
     root_assist_n_per_m: b.kind === 'builtin' ? (b.rootAssist?.kpNPerM ?? 0) : 0,
   };
 }
@@ -113,6 +120,7 @@ function policySummary(plan: PolicyPlan): Record<string, unknown> {
   return {
     adapter: info.adapter,
     policy_path: plan.loaded.policyPath,
+    preset: info.preset,
     files: info.files,
     physics: info.physics,
     alignment: info.alignment,
@@ -142,10 +150,13 @@ export const simCommand: Command = {
         'exec-out': { type: 'string' },
         force: { type: 'boolean' },
         json: { type: 'boolean' },
+        preset: { type: 'string' },
       },
       usage,
     );
     const policySpec = values.binding !== undefined && isPolicySpec(values.binding);
+    if (values.preset !== undefined && !policySpec)
+      throw new UsageError(`--preset applies to a released policy --binding (an .onnx file or folder)\n${usage}`);
     if (values.clip === undefined && !policySpec) throw new UsageError(`--clip is required\n${usage}`);
     const fps = fpsOption(values.fps);
     const seed = numberOption(values.seed, 'seed', (v) => Number.isSafeInteger(v) && v >= 0, 'an integer ≥ 0') ?? 0;
@@ -168,7 +179,7 @@ export const simCommand: Command = {
     let plan: PolicyPlan | null = null;
     try {
       if (policySpec) {
-        plan = planPolicy(values.binding!, profile);
+        plan = planPolicy(values.binding!, profile, values.preset ?? null);
         binding = plan.binding;
       } else binding = await resolveBindingSpec(values.binding ?? 'builtin');
     } catch (err) {
@@ -283,6 +294,7 @@ export const simCommand: Command = {
               from: 'clip frame 0, placed on the floor',
             }
           : null,
+        reference_lift_m: end.referenceLiftM,
         episode_file: result.episodeFile,
       };
       if (values.json) printJson(io, doc);

@@ -1,4 +1,5 @@
 import { G1_JOINT_NAMES, G1_NUM_JOINTS } from '../robot/g1Joints';
+import { POLICY_FAMILIES } from '../wbc/trackingPolicy';
 import {
   ACK_CODES,
   COMMAND_NAMES,
@@ -205,13 +206,17 @@ const bindingSchema: Schema = {
     label: { type: 'string' },
     checkpointHash: { type: ['string', 'null'] },
     family: {
-      enum: ['beyondmimic', 'mjlab-deploy', 'unitree-rl-lab', 'wbc-mjlab', 'holosoma-wbt'],
+      enum: [...POLICY_FAMILIES],
       description: 'a released tracking policy (kind onnx): the robot reads policyPath and checks checkpointHash',
     },
     policyPath: { type: 'string' },
     adapter: { type: 'string' },
     physicsId: { type: 'string' },
     bakedClipId: { type: ['string', 'null'] },
+    preset: {
+      type: 'string',
+      description: 'the declared preset (<id>@<version>) a released policy without its own interface is read under',
+    },
     gains: { oneOf: [gains, { type: 'null' }] },
     rootAssist: {
       oneOf: [

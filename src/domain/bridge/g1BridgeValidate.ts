@@ -557,6 +557,7 @@ export function decodeWireBinding(v: unknown, path = 'binding'): Validation<WbcB
           adapter: str(o.adapter, join(path, 'adapter'), 200),
           physicsId: str(o.physicsId, join(path, 'physicsId'), 200),
           bakedClipId: nullable((x, p) => str(x, p))(o.bakedClipId ?? null, join(path, 'bakedClipId')),
+          ...(o.preset !== undefined && { preset: str(o.preset, join(path, 'preset'), 200) }),
         };
       }
       return {

@@ -7,6 +7,8 @@
 //                                                  missing, or the damage of an unreadable ZIP)
 //       members of two of these kinds at once    → refused: ambiguous, never guessed
 //   starts with '{' (after a BOM/whitespace)    → motionbench-clip/1 JSON
+//   starts with a pickle PROTO opcode (protocol 2–5) → HumanoidVerse/PBHC motion .pkl (joblib;
+//                                                  read by a restricted unpickler, never executed)
 //   otherwise                                   → the extension decides (.npz → NPZ, whose reader
 //                                                  then reports the bad magic; .motion → the torch
 //                                                  archive reader, likewise; .json → JSON, which
@@ -18,6 +20,8 @@
 import { InputError, type Warning } from '../problems';
 import { checkInputSize, type DecodeOptions, fileExtension, listNames } from './clipCommon';
 import { decodeHoloMotionNpz, HOLOMOTION_KEYS } from './holoMotionNpz';
+import { decodeHumanoidverseMotionPkl } from './humanoidverseMotionPkl';
+import { isPickleMagic } from './joblibPickle';
 import { decodeLafan1Csv } from './lafan1Csv';
 import { decodeMjlabNpz } from './mjlabNpz';
 import type { ClipFileFormat, MotionClip } from './motionClip';
@@ -34,6 +38,7 @@ const EXTENSION_FORMATS: Record<string, readonly ClipFileFormat[]> = {
   npz: ['mjlab-npz', 'holomotion-npz'],
   motion: ['protomotions-motion'],
   json: ['motionbench-json'],
+  pkl: ['humanoidverse-pkl'],
 };
 
 const CONTENT_TEXT: Partial<Record<ClipFileFormat, string>> = {
@@ -41,6 +46,7 @@ const CONTENT_TEXT: Partial<Record<ClipFileFormat, string>> = {
   'holomotion-npz': 'a HoloMotion NPZ archive',
   'protomotions-motion': 'a torch.save archive (ProtoMotions .motion)',
   'motionbench-json': 'JSON',
+  'humanoidverse-pkl': 'a pickle (HumanoidVerse motion .pkl)',
 };
 
 /** mjlab member names that tell an mjlab NPZ (mjlabNpz.ts). */
@@ -90,6 +96,7 @@ export function zipClipFormat(bytes: Uint8Array, file: string): ClipFileFormat {
 export function detectClipFormat(bytes: Uint8Array, file: string): { format: ClipFileFormat; byContent: boolean } {
   if (isZipMagic(bytes)) return { format: zipClipFormat(bytes, file), byContent: true };
   if (startsWithBrace(bytes)) return { format: 'motionbench-json', byContent: true };
+  if (isPickleMagic(bytes)) return { format: 'humanoidverse-pkl', byContent: true };
   const ext = EXTENSION_FORMATS[fileExtension(file)];
   return { format: ext?.[0] ?? 'lafan1-csv', byContent: false };
 }
@@ -122,6 +129,9 @@ export function decodeMotionFile(bytes: Uint8Array, options: DecodeOptions): Mot
       break;
     case 'lafan1-csv':
       clip = decodeLafan1Csv(bytes, options);
+      break;
+    case 'humanoidverse-pkl':
+      clip = decodeHumanoidverseMotionPkl(bytes, options);
       break;
     case 'sonic-csv-folder':
       throw new InputError(

@@ -15,6 +15,7 @@ export type ClipFormat =
   | 'motionbench-json'
   | 'holomotion-npz'
   | 'protomotions-motion'
+  | 'humanoidverse-pkl'
   | 'sonic-csv-folder'
   | 'policy-baked';
 export type ClipFileFormat = Exclude<ClipFormat, 'policy-baked'>;

@@ -128,6 +128,17 @@ export const SONIC_REFERENCE_JOINT_NAMES: readonly string[] = (() => {
 })();
 
 /**
+ * HumanoidVerse/PBHC's 23-dof G1 (`g1_23dof_lock_wrist`): the `dof` columns of its motion .pkl.
+ * The file names no joints. PBHC's converter builds them from a 29-joint G1 CSV row (the Unitree
+ * order, G1_JOINT_NAMES) as `np.concatenate((dof[:, :19], dof[:, 22:26]), axis=1)`: the 29-joint
+ * order without the three wrist joints of each arm (TeleHuman/PBHC motion_source/
+ * convert_lafan_pkl.py:15 @ 452b05ab7ebef5d400ee6e1dce56e4cccc75f97f); the training
+ * configuration lists the same order as `robot.dof_names` (humanoidverse/config/robot/g1/
+ * g1_23dof_lock_wrist.yaml). A 29-wide `dof` is that converter's input order, G1_JOINT_NAMES.
+ */
+export const PBHC_G1_23DOF_NAMES: readonly string[] = [...G1_JOINT_NAMES.slice(0, 19), ...G1_JOINT_NAMES.slice(22, 26)];
+
+/**
  * Index in canonical order of each column of a file whose joint columns carry `names`. Throws an
  * InputError at `key` when the names are not exactly the 29 canonical joints (missing, unknown or
  * repeated names).

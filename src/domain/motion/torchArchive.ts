@@ -20,6 +20,9 @@
 // Any other global (os.system, builtins.eval, …) is refused AT THE OPCODE that names it, with an
 // error naming the global; so is any other opcode (BUILD, NEWOBJ, INST, OBJ, EXT*, bytes, …).
 // Nothing from the file is executed or looked up: a "callable" is only a tag checked by name.
+// Those rules are the torch profile (TORCH_PICKLE_PROFILE); restrictedUnpickle takes another
+// PickleProfile for another file format (joblibPickle.ts: numpy arrays), which names its own
+// globals and the checked data constructors its REDUCE, NEWOBJ and BUILD may run.
 //
 // Bounds, all checked as the opcodes run, so a refusal costs at most the bounds' worth of work:
 //   - data.pkl is at most MAX_PICKLE_BYTES (from the ZIP entry's declared size, before inflation);
@@ -87,6 +90,17 @@ export class PickleTuple {
 export class PickleDict {
   readonly entries = new Map<string | number, PickleValue>();
 }
+/**
+ * A value made by a reader profile's own constructors (a joblib/numpy array, a numpy dtype):
+ * never code, only data the profile checked.
+ */
+export abstract class PickleExtension {}
+/** A byte string from the pickle (a view of the file's bytes). */
+export class PickleBytes extends PickleExtension {
+  constructor(readonly bytes: Uint8Array) {
+    super();
+  }
+}
 /** An allowed global, named by the pickle: only a tag, never resolved to code. */
 export class PickleGlobal {
   constructor(
@@ -116,6 +130,7 @@ export class TorchTensor {
   ) {}
 }
 export type PickleValue =
+  | PickleExtension
   | null
   | boolean
   | number
@@ -126,6 +141,31 @@ export type PickleValue =
   | PickleGlobal
   | TorchStorageRef
   | TorchTensor;
+
+/** The unpickler's byte stream, for a profile whose BUILD reads raw bytes that follow it (joblib). */
+export interface PickleStream {
+  /** Bytes not yet read. */
+  remaining(): number;
+  /** The next `n` bytes (a view, not a copy); refused when fewer remain. */
+  take(n: number): Uint8Array;
+  /** Offset of the next byte. */
+  position(): number;
+}
+
+/**
+ * What one file format's pickles may hold beyond plain containers: the globals they may name,
+ * the constructors REDUCE, NEWOBJ and BUILD may run (each a checked data constructor of the
+ * reader's own, never a lookup), and whether byte strings may appear. `what` ends each refusal.
+ */
+export interface PickleProfile {
+  allowedGlobals: readonly string[];
+  what: string;
+  reduce(fn: PickleValue, args: PickleValue, bad: (msg: string) => never): PickleValue;
+  persistentId?(pid: PickleValue, bad: (msg: string) => never): PickleValue;
+  newObj?(cls: PickleValue, args: PickleValue, bad: (msg: string) => never): PickleValue;
+  build?(obj: PickleValue, state: PickleValue, stream: PickleStream, bad: (msg: string) => never): PickleValue;
+  bytes?: boolean;
+}
 
 const isStorageRef = (v: PickleValue): v is TorchStorageRef =>
   typeof v === 'object' && v !== null && !Array.isArray(v) && (v as TorchStorageRef).kind === 'storage';
@@ -207,7 +247,12 @@ const OPCODE_NAMES: Record<number, string> = {
  * the opcode position, e.g. "the pickle names the global os.system (at byte 2), which is not
  * allowed: only tensors and plain containers are read".
  */
-export function restrictedUnpickle(bytes: Uint8Array, file: string, key: string): PickleValue {
+export function restrictedUnpickle(
+  bytes: Uint8Array,
+  file: string,
+  key: string,
+  profile: PickleProfile = TORCH_PICKLE_PROFILE,
+): PickleValue {
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const stack: PickleValue[] = [];
   const marks: number[] = [];
@@ -285,9 +330,9 @@ export function restrictedUnpickle(bytes: Uint8Array, file: string, key: string)
   };
   const namedGlobal = (mod: string, name: string): PickleGlobal => {
     const g = new PickleGlobal(mod, name);
-    if (!ALLOWED_PICKLE_GLOBALS.includes(g.qualified))
+    if (!profile.allowedGlobals.includes(g.qualified))
       bad(
-        `the pickle names the global ${g.qualified}, which is not allowed: only tensors and plain containers are read (allowed globals: ${ALLOWED_PICKLE_GLOBALS.join(', ')})`,
+        `the pickle names the global ${g.qualified}, which is not allowed: ${profile.what} (allowed globals: ${profile.allowedGlobals.join(', ')})`,
       );
     return g;
   };
@@ -303,6 +348,20 @@ export function restrictedUnpickle(bytes: Uint8Array, file: string, key: string)
   const int = (v: number): number => {
     if (!Number.isSafeInteger(v)) bad('an integer in the pickle is beyond 2^53');
     return v;
+  };
+
+  const refuseOpcode = (op: number): never =>
+    bad(
+      `the pickle uses opcode ${OPCODE_NAMES[op] ?? `0x${op.toString(16).padStart(2, '0')}`}, which is not allowed: ${profile.what}`,
+    );
+  const stream: PickleStream = {
+    remaining: () => bytes.length - p,
+    take(n) {
+      need(n);
+      p += n;
+      return bytes.subarray(p - n, p);
+    },
+    position: () => p,
   };
 
   for (;;) {
@@ -471,20 +530,44 @@ export function restrictedUnpickle(bytes: Uint8Array, file: string, key: string)
       }
       case 0x51: {
         // BINPERSID: ('storage', torch.<Type>Storage, key, location, numel)
-        push(storageRef(pop(), bad));
+        if (!profile.persistentId) refuseOpcode(op);
+        push(profile.persistentId!(pop(), bad));
         break;
       }
       case 0x52: {
         // REDUCE
         const args = pop();
         const fn = pop();
-        push(reduce(fn, args, bad));
+        push(profile.reduce(fn, args, bad));
+        break;
+      }
+      case 0x81: {
+        // NEWOBJ: cls.__new__(cls, *args), only through the profile's constructor
+        if (!profile.newObj) refuseOpcode(op);
+        const args = pop();
+        const cls = pop();
+        push(profile.newObj!(cls, args, bad));
+        break;
+      }
+      case 0x62: {
+        // BUILD: obj.__setstate__(state), only through the profile's constructor
+        if (!profile.build) refuseOpcode(op);
+        const state = pop();
+        const obj = pop();
+        push(profile.build!(obj, state, stream, bad));
+        break;
+      }
+      case 0x42: // BINBYTES
+      case 0x43: // SHORT_BINBYTES
+      case 0x8e: {
+        // BINBYTES8: kept as a view of the file's bytes
+        if (!profile.bytes) refuseOpcode(op);
+        const n = op === 0x43 ? u8() : op === 0x42 ? u32() : u64();
+        push(new PickleBytes(stream.take(n)));
         break;
       }
       default:
-        bad(
-          `the pickle uses opcode ${OPCODE_NAMES[op] ?? `0x${op.toString(16).padStart(2, '0')}`}, which is not allowed: only tensors and plain containers are read`,
-        );
+        refuseOpcode(op);
     }
   }
 }
@@ -542,6 +625,14 @@ function reduce(fn: PickleValue, args: PickleValue, bad: (msg: string) => never)
   }
   return bad(`REDUCE calls ${fn.qualified}, which is not a constructor the reader allows`);
 }
+
+/** The torch.save profile: tensors (by persistent id and _rebuild_tensor_v2) and OrderedDict. */
+export const TORCH_PICKLE_PROFILE: PickleProfile = {
+  allowedGlobals: ALLOWED_PICKLE_GLOBALS,
+  what: 'only tensors and plain containers are read',
+  reduce,
+  persistentId: storageRef,
+};
 
 /** An opened torch.save archive: its unpickled object and its storages, read on demand. */
 export interface TorchArchive {

@@ -6,3 +6,4 @@ export * from './measures';
 export * from './perturbation';
 export * from './decision';
 export * from './matrix';
+export * from './pairing';

@@ -100,7 +100,7 @@ export const HOLOMOTION_ROPE_RESET_MARGIN = 64;
  * Resolves the config's whole-value interpolations `${a.b.c}` (Hydra writes config.yaml
  * unresolved); any other use of `${` is refused, naming the key.
  */
-function resolved(src: ConfigSource, v: unknown, key: string, depth = 0): unknown {
+export function resolved(src: ConfigSource, v: unknown, key: string, depth = 0): unknown {
   if (typeof v !== 'string' || !v.includes('${')) return v;
   const m = /^\$\{([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)\}$/.exec(v);
   if (!m || depth > 8)

@@ -51,6 +51,11 @@ export interface JointOrderMap {
   /** Canonical index of policy joint i. */
   canonicalOf: Int32Array;
   label: JointOrderLabel;
+  /**
+   * Canonical joints the policy does not drive (its robot has them locked), which the robot side
+   * holds at their default pose; absent or empty when the policy drives every joint.
+   */
+  held?: readonly string[];
 }
 
 export class JointOrderError extends Error {
@@ -93,6 +98,29 @@ export function jointOrderFromNames(
   return { policyNames: [...policyNames], canonicalOf, label };
 }
 
+/**
+ * The table for a policy that drives a subset of the model's joints: every name must be a model
+ * joint named once; the joints it does not name are returned as `held`, in canonical order.
+ */
+export function drivenJointOrderFromNames(
+  policyNames: readonly string[],
+  canonicalNames: readonly string[] = G1_JOINT_NAMES,
+): JointOrderMap {
+  const named = new Set(policyNames);
+  const held = canonicalNames.filter((n) => !named.has(n));
+  // Validate names and repeats against the model with the held joints appended, then drop them.
+  const full = jointOrderFromNames([...policyNames, ...held], canonicalNames);
+  return {
+    policyNames: [...policyNames],
+    canonicalOf: full.canonicalOf.slice(0, policyNames.length),
+    label: held.length === 0 ? full.label : 'custom',
+    held,
+  };
+}
+
+/** Number of canonical joints of the model the table maps into (driven and held). */
+export const canonicalCount = (map: JointOrderMap): number => map.canonicalOf.length + (map.held?.length ?? 0);
+
 /** Policy-order values → canonical order (out[canonicalOf[i]] = src[i]). */
 export function policyToCanonical(
   map: JointOrderMap,
@@ -119,7 +147,7 @@ export function canonicalToPolicy(
 
 /** A per-joint list given in policy order, returned in canonical order. */
 export function toCanonical(map: JointOrderMap, values: readonly number[]): Float64Array {
-  const out = new Float64Array(map.canonicalOf.length);
+  const out = new Float64Array(canonicalCount(map));
   policyToCanonical(map, values, out);
   return out;
 }

@@ -5,8 +5,10 @@ import { jointOrderFromNames, JointOrderError, toCanonical, type JointOrderMap }
 import { describeValue } from '../text/printable';
 import { findInput, findOutput, formatValueInfo, vectorWidth, type OnnxModelInfo } from './onnxModelInfo';
 import { POLICY_VALUE_BOUNDS as BOUND, valueBoundProblem, type ValueBound } from './policyValueBounds';
+import { presetKey, type HolosomaInterface, type PolicyPreset } from './policyPresets';
 import {
   describeTerms,
+  FAMILY_MOTION_SCOPE,
   observationSizeOf,
   trackingTermSize,
   type BackendNeed,
@@ -35,6 +37,7 @@ export const ADAPTER_VERSIONS: Record<PolicyFamily, string> = {
   'holosoma-wbt': 'holosoma-wbt/1',
   holomotion: 'holomotion/1',
   sonic: 'sonic/1',
+  humanoidverse: 'humanoidverse/1',
 };
 
 const JOINTS = G1_JOINT_NAMES.length;
@@ -367,7 +370,14 @@ function needsOf(terms: readonly TrackingTerm[]): BackendNeed[] {
 export function spec(
   parts: Omit<
     TrackingPolicySpec,
-    'observationSize' | 'needs' | 'controlRateHz' | 'recurrent' | 'stepCounter' | 'ignoredOutputs' | 'encoder'
+    | 'observationSize'
+    | 'needs'
+    | 'controlRateHz'
+    | 'recurrent'
+    | 'stepCounter'
+    | 'ignoredOutputs'
+    | 'encoder'
+    | 'motionScope'
   > &
     Partial<Pick<TrackingPolicySpec, 'recurrent' | 'stepCounter' | 'ignoredOutputs' | 'encoder'>> & {
       observationSize: number;
@@ -381,6 +391,7 @@ export function spec(
     ...parts,
     controlRateHz: 1 / (parts.physics.timestepS * parts.physics.decimation),
     needs: needsOf(parts.observation),
+    motionScope: FAMILY_MOTION_SCOPE[parts.family].scope,
   };
 }
 
@@ -842,15 +853,122 @@ export function wbcMjlabSpec(info: OnnxModelInfo, config: ConfigSource): Trackin
   );
 }
 
-/** holosoma whole-body tracking export: obs + time_step; metadata dof_names, kp, kd, experiment_config. */
-export function holosomaSpec(info: OnnxModelInfo): TrackingPolicySpec {
+/**
+ * holosoma whole-body tracking export: obs + time_step; metadata dof_names, kp, kd and
+ * experiment_config (the training configuration). An export without experiment_config is read
+ * only under a declared preset (policyPresets.ts), which states what experiment_config would;
+ * joint names and gains still come from the file, and the preset is checked against it: the
+ * same joint names in the same order, term sizes the adapter computes, the graph's widths
+ * (checkIo). A preset for a file that carries experiment_config is refused: two sources of the
+ * one interface could disagree, and the file's own is the one it was trained with.
+ */
+export function holosomaSpec(info: OnnxModelInfo, preset: PolicyPreset | null = null): TrackingPolicySpec {
   const f = info.file;
-  const dof = jsonValue(info, 'dof_names');
-  if (!Array.isArray(dof) || dof.some((x) => typeof x !== 'string'))
+  const dofRaw = jsonValue(info, 'dof_names');
+  if (!Array.isArray(dofRaw) || dofRaw.some((x) => typeof x !== 'string'))
     fail(f, 'metadata_props.dof_names', 'expected a JSON list of joint names');
-  const order = joints(f, 'metadata_props.dof_names', dof as string[]);
+  const dof = dofRaw as string[];
+  const order = joints(f, 'metadata_props.dof_names', dof);
   const kp = numberList(f, 'metadata_props.kp', jsonValue(info, 'kp'), JOINTS, BOUND.stiffness);
   const kd = numberList(f, 'metadata_props.kd', jsonValue(info, 'kd'), JOINTS, BOUND.damping);
+  const read = preset ? holosomaPresetInterface(info, dof, preset) : holosomaConfigInterface(info, dof);
+  const { iface, key: k } = read;
+  const def = dof.map((n) => iface.defaultJointAnglesRad[n]);
+  const effort = iface.effortLimitNm;
+  const aScale = iface.actionScale;
+  const clip = iface.actionClip;
+  // holosoma concatenates a group's terms in sorted name order (ObservationManager.compute_group:
+  // sorted(obs_tensors.keys()); holosoma_inference policies/base.py sorts the same way).
+  const terms = iface.terms
+    .map((t) => t.name)
+    .sort()
+    .map((name) => {
+      const t = iface.terms.find((x) => x.name === name)!;
+      const key = k(['observation', 'groups', 'actor_obs', 'terms', name]);
+      if (t.scale !== 1)
+        fail(
+          f,
+          `${key}.scale`,
+          `a scale other than the number 1 is not supported by this adapter version (got ${JSON.stringify(t.scale)})`,
+        );
+      return term(HOLOSOMA_TERMS, f, key, name, iface.historyLength, null, t.clip, 'holosoma-wbt');
+    });
+  if (preset)
+    for (const t of terms) {
+      const declared = iface.terms.find((x) => x.name === t.name)!.size;
+      if (declared !== t.size)
+        fail(
+          f,
+          k(['observation', 'groups', 'actor_obs', 'terms', t.name, 'size']),
+          `the preset declares ${declared} values; the term computes ${t.size}`,
+        );
+    }
+  const fps = iface.simFps;
+  const dec = iface.controlDecimation;
+  const D = checkIo(info, 'obs', 'time_step', 'actions', terms);
+  const frames = bakedFrames(info, [
+    { name: 'joint_pos', frame: [JOINTS] },
+    { name: 'joint_vel', frame: [JOINTS] },
+    { name: 'ref_pos_xyz', frame: [3] },
+    { name: 'ref_quat_xyzw', frame: [4], quaternion: true },
+  ]);
+  const defC = toCanonical(order, def);
+  const physics = physicsChecked(
+    f,
+    { ...mjlabG1Physics(1 / fps, dec), effortLimitNm: Array.from(toCanonical(order, effort)) },
+    null,
+  );
+  return spec({
+    family: 'holosoma-wbt',
+    adapter: ADAPTER_VERSIONS['holosoma-wbt'],
+    obsInput: 'obs',
+    timeInput: 'time_step',
+    actionOutput: 'actions',
+    jointOrder: order,
+    observation: terms,
+    observationSize: D,
+    physics: {
+      ...physics,
+      id: `holosoma-g1/1@${physics.timestepS * 1000}ms×${physics.decimation}`,
+      source: read.physicsSource,
+    },
+    kp: toCanonical(order, kp),
+    kd: toCanonical(order, kd),
+    defaultJointPosRad: defC,
+    action: { mode: 'default_offset', scale: new Float64Array(JOINTS).fill(aScale), offset: defC.slice(), clip },
+    anchorBody: iface.anchorBody,
+    alignment: {
+      rotation: 'yaw',
+      translation: 'none',
+      robotBody: 'anchor',
+      referenceBody: 'anchor',
+      checkedAgainst:
+        'amazon-far/holosoma src/holosoma_inference/holosoma_inference/policies/wbt.py _capture_robot_yaw_offset / _capture_motion_yaw_offset / _remove_yaw_offset',
+    },
+    baked: { frames, fps: 1 / (physics.timestepS * physics.decimation), bodyNames: ['torso_link'] },
+    notes: [
+      ...read.notes,
+      'observation terms concatenated in sorted name order (holosoma ObservationManager.compute_group)',
+      'the observation uses baked frame k at control step k (training pairing; holosoma_inference lags one step)',
+      'ref_quat_xyzw is xyzw; the baked reference body is torso_link (exporter: body_name_ref), the pelvis is recovered through the waist joints',
+      ...read.trailingNotes,
+    ],
+  });
+}
+
+/** Where a holosoma interface came from: the interface and how to name one of its keys. */
+interface HolosomaRead {
+  iface: HolosomaInterface;
+  key: (p: string[]) => string;
+  physicsSource: string;
+  /** Notes before the family's own, and after them. */
+  notes: string[];
+  trailingNotes: string[];
+}
+
+/** The interface from the export's experiment_config (the training configuration, JSON). */
+function holosomaConfigInterface(info: OnnxModelInfo, dof: string[]): HolosomaRead {
+  const f = info.file;
   const cfg = jsonValue(info, 'experiment_config');
   const src: ConfigSource = { file: f, data: cfg };
   const k = (p: string[]) => `metadata_props.experiment_config.${p.join('.')}`;
@@ -863,7 +981,7 @@ export function holosomaSpec(info: OnnxModelInfo): TrackingPolicySpec {
     }
   };
   const cfgDof = get(['robot', 'dof_names'], 'the robot joint order');
-  if (!Array.isArray(cfgDof) || cfgDof.join(',') !== (dof as string[]).join(','))
+  if (!Array.isArray(cfgDof) || cfgDof.join(',') !== dof.join(','))
     fail(f, k(['robot', 'dof_names']), 'differs from metadata dof_names');
   const fps = num(
     src,
@@ -900,7 +1018,7 @@ export function holosomaSpec(info: OnnxModelInfo): TrackingPolicySpec {
       : null;
   const defMap = get(['robot', 'init_state', 'default_joint_angles'], 'the default pose');
   if (!isRecord(defMap)) fail(f, k(['robot', 'init_state', 'default_joint_angles']), 'expected a map joint → angle');
-  const def = (dof as string[]).map((n) => {
+  const def = dof.map((n) => {
     const v = defMap[n];
     if (typeof v !== 'number' || !Number.isFinite(v))
       fail(f, k(['robot', 'init_state', 'default_joint_angles', n]), `missing or not a number: ${describeValue(v)}`);
@@ -922,69 +1040,70 @@ export function holosomaSpec(info: OnnxModelInfo): TrackingPolicySpec {
     groups.history_length === undefined
       ? 1
       : num(src, groups.history_length, k(['observation', 'groups', 'actor_obs', 'history_length']), true);
-  // holosoma concatenates a group's terms in sorted name order (ObservationManager.compute_group:
-  // sorted(obs_tensors.keys()); holosoma_inference policies/base.py sorts the same way).
-  const names = Object.keys(groups.terms).sort();
-  const terms = names.map((name) => {
+  const terms = Object.keys(groups.terms).map((name) => {
     const key = k(['observation', 'groups', 'actor_obs', 'terms', name]);
     const t = (groups.terms as Record<string, unknown>)[name];
     if (!isRecord(t)) fail(f, key, 'expected a term map');
-    if (t.scale !== undefined && t.scale !== 1)
+    if (t.scale !== undefined && typeof t.scale !== 'number')
+      fail(f, `${key}.scale`, `expected a number, got ${describeValue(t.scale)}`);
+    const c = t.clip === null || t.clip === undefined ? null : num(src, t.clip, `${key}.clip`, true);
+    const { size } = knownTerm(HOLOSOMA_TERMS, f, key, name, 'holosoma-wbt');
+    return { name, size, scale: t.scale === undefined ? 1 : t.scale, clip: c };
+  });
+  return {
+    iface: {
+      terms,
+      historyLength: hist,
+      simFps: fps,
+      controlDecimation: dec,
+      actionScale: aScale,
+      actionClip: clip,
+      defaultJointAnglesRad: Object.fromEntries(dof.map((n, i) => [n, def[i]])),
+      effortLimitNm: effort,
+      jointNames: dof,
+      anchorBody: 'torso_link',
+    },
+    key: k,
+    physicsSource:
+      'experiment_config simulator.config.sim (fps, control_decimation), robot.dof_effort_limit_list; armature as mjlab g1_constants.py (the same values holosoma lists)',
+    notes: [],
+    trailingNotes: ['the policy was trained on a slope terrain (terrain_slope.obj); the simulator has a flat floor'],
+  };
+}
+
+/**
+ * The interface a declared preset states, for an export without experiment_config; the file's
+ * dof_names must be the preset's joints in the preset's order (holosoma_inference drives the
+ * robot in robot_config.dof_names order and never reads the file's names).
+ */
+function holosomaPresetInterface(info: OnnxModelInfo, dof: string[], preset: PolicyPreset): HolosomaRead {
+  const f = info.file;
+  const id = presetKey(preset);
+  if (preset.family !== 'holosoma-wbt')
+    fail(f, 'preset', `preset ${id} is for the ${preset.family} family; this file is a holosoma-wbt export`);
+  if (info.metadata.experiment_config !== undefined)
+    fail(
+      f,
+      'metadata_props.experiment_config',
+      `present: the file carries its own interface (its training configuration), so preset ${preset.id} is refused; run it without --preset`,
+    );
+  const p = preset.holosoma;
+  const n = Math.max(dof.length, p.jointNames.length);
+  for (let i = 0; i < n; i++)
+    if (dof[i] !== p.jointNames[i])
       fail(
         f,
-        `${key}.scale`,
-        `a scale other than the number 1 is not supported by this adapter version (got ${JSON.stringify(t.scale)})`,
+        `metadata_props.dof_names[${i}]`,
+        `is ${describeValue(dof[i])}; preset ${preset.id} drives ${describeValue(p.jointNames[i])} at index ${i} (the file's joint names and order must be the preset's: ${preset.sources.find((s) => s.includes('robot.py')) ?? preset.id})`,
       );
-    const c = t.clip === null || t.clip === undefined ? null : num(src, t.clip, `${key}.clip`, true);
-    return term(HOLOSOMA_TERMS, f, key, name, hist, null, c, 'holosoma-wbt');
-  });
-  const D = checkIo(info, 'obs', 'time_step', 'actions', terms);
-  const frames = bakedFrames(info, [
-    { name: 'joint_pos', frame: [JOINTS] },
-    { name: 'joint_vel', frame: [JOINTS] },
-    { name: 'ref_pos_xyz', frame: [3] },
-    { name: 'ref_quat_xyzw', frame: [4], quaternion: true },
-  ]);
-  const defC = toCanonical(order, def);
-  const physics = physicsChecked(
-    f,
-    { ...mjlabG1Physics(1 / fps, dec), effortLimitNm: Array.from(toCanonical(order, effort)) },
-    null,
-  );
-  return spec({
-    family: 'holosoma-wbt',
-    adapter: ADAPTER_VERSIONS['holosoma-wbt'],
-    obsInput: 'obs',
-    timeInput: 'time_step',
-    actionOutput: 'actions',
-    jointOrder: order,
-    observation: terms,
-    observationSize: D,
-    physics: {
-      ...physics,
-      id: `holosoma-g1/1@${physics.timestepS * 1000}ms×${physics.decimation}`,
-      source:
-        'experiment_config simulator.config.sim (fps, control_decimation), robot.dof_effort_limit_list; armature as mjlab g1_constants.py (the same values holosoma lists)',
-    },
-    kp: toCanonical(order, kp),
-    kd: toCanonical(order, kd),
-    defaultJointPosRad: defC,
-    action: { mode: 'default_offset', scale: new Float64Array(JOINTS).fill(aScale), offset: defC.slice(), clip },
-    anchorBody: 'torso_link',
-    alignment: {
-      rotation: 'yaw',
-      translation: 'none',
-      robotBody: 'anchor',
-      referenceBody: 'anchor',
-      checkedAgainst:
-        'amazon-far/holosoma src/holosoma_inference/holosoma_inference/policies/wbt.py _capture_robot_yaw_offset / _capture_motion_yaw_offset / _remove_yaw_offset',
-    },
-    baked: { frames, fps: 1 / (physics.timestepS * physics.decimation), bodyNames: ['torso_link'] },
+  return {
+    iface: p,
+    key: (path: string[]) => `preset ${preset.id} ${path.join('.')}`,
+    physicsSource: `preset ${id}: sim ${p.simFps} Hz × decimation ${p.controlDecimation} and effort limits as its sources state (holosoma simulator.py isaacsim, robot.py g1_29dof); armature as mjlab g1_constants.py (the same values holosoma lists)`,
     notes: [
-      'observation terms concatenated in sorted name order (holosoma ObservationManager.compute_group)',
-      'the observation uses baked frame k at control step k (training pairing; holosoma_inference lags one step)',
-      'ref_quat_xyzw is xyzw; the baked reference body is torso_link (exporter: body_name_ref), the pelvis is recovered through the waist joints',
-      'the policy was trained on a slope terrain (terrain_slope.obj); the simulator has a flat floor',
+      `no experiment_config in the file: interface from the declared preset ${id} (${preset.summary}); transcribed from ${preset.sources.join('; ')}`,
+      'joint names, kp and kd are read from the file (metadata dof_names, kp, kd) and checked against the preset',
     ],
-  });
+    trailingNotes: [],
+  };
 }

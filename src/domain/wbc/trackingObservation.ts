@@ -8,6 +8,10 @@ import { termWidth, type ReferenceAlignment, type TrackingPolicySpec, type Track
 // name-built table. History: per term, oldest entry first; on the first step after reset every
 // entry is the current value (Isaac Lab's CircularBuffer fills an empty buffer with the first
 // push), unless the term declares its padding (SONIC's deploy pads with zero entries). A term
+// whose historyLayout is 'past_newest_first' writes the previous steps' values instead, latest
+// first, zeros before there are any (HumanoidVerse's HistoryHandler). A policy may drive a subset
+// of the joints (jointOrder.held): joint terms have the policy's width, reference and robot
+// joint arrays keep the model's canonical width. A term
 // read at frame offsets writes each frame's values in turn (future reference frames). The reference is aligned to the robot once, at the first step (the deploy codes do it
 // when the policy starts), and kept for the episode. Allocation-free per step.
 
@@ -107,7 +111,10 @@ export class TrackingObservationBuilder {
   private aligned = false;
   /** The encoder's output this step, read by a `policy_token` term (two-stage policies). */
   readonly token: Float32Array | null;
+  /** Joints the policy drives (its joint terms' width). */
   private readonly joints: number;
+  /** Joints of the model (canonical arrays' width). */
+  private readonly canonicalJoints: number;
   private readonly current: Float32Array[];
   /** Per term, one view of `current` per frame offset it is read at. */
   private readonly frameViews: { offset: number; view: Float32Array }[][];
@@ -126,6 +133,7 @@ export class TrackingObservationBuilder {
     >,
   ) {
     this.joints = spec.jointOrder.canonicalOf.length;
+    this.canonicalJoints = spec.defaultJointPosRad.length;
     this.observation = new Float32Array(spec.observationSize);
     this.current = spec.observation.map((t) => new Float32Array(t.size * (t.frameOffsets?.length ?? 1)));
     this.frameViews = spec.observation.map((t, i) =>
@@ -136,7 +144,7 @@ export class TrackingObservationBuilder {
     );
     this.history = spec.observation.map((t) => new Float32Array(termWidth(t)));
     this.filled = spec.observation.map(() => false);
-    this.scratchJ = new Float64Array(this.joints);
+    this.scratchJ = new Float64Array(this.canonicalJoints);
     const tokenTerm = spec.observation.find((t) => t.kind === 'policy_token');
     this.token = tokenTerm ? new Float32Array(tokenTerm.size) : null;
   }
@@ -180,7 +188,7 @@ export class TrackingObservationBuilder {
   ): void {
     const s = this.scratchJ;
     if (subtract) {
-      for (let j = 0; j < this.joints; j++) s[j] = canonical[offset + j] - subtract[j];
+      for (let j = 0; j < this.canonicalJoints; j++) s[j] = canonical[offset + j] - subtract[j];
       canonicalToPolicy(map, s, out, 0, o);
     } else canonicalToPolicy(map, canonical, out, offset, o);
     if (scale) for (let j = 0; j < this.joints; j++) out[o + j] *= scale[j];
@@ -196,18 +204,22 @@ export class TrackingObservationBuilder {
     current: number,
   ): void {
     const n = this.joints;
+    const nc = this.canonicalJoints;
     const map = this.spec.jointOrder;
     const sc = t.scale;
     switch (t.kind) {
       case 'ref_joint_pos_vel':
-        this.toPolicy(map, ref.jointPosRad, f * n, out, 0, sc ? sc.slice(0, n) : null, null);
-        this.toPolicy(map, ref.jointVelRadS, f * n, out, n, sc ? sc.slice(n) : null, null);
+        this.toPolicy(map, ref.jointPosRad, f * nc, out, 0, sc ? sc.slice(0, n) : null, null);
+        this.toPolicy(map, ref.jointVelRadS, f * nc, out, n, sc ? sc.slice(n) : null, null);
         return;
       case 'ref_joint_pos':
-        this.toPolicy(map, ref.jointPosRad, f * n, out, 0, sc, null);
+        this.toPolicy(map, ref.jointPosRad, f * nc, out, 0, sc, null);
         return;
       case 'ref_joint_vel':
-        this.toPolicy(map, ref.jointVelRadS, f * n, out, 0, sc, null);
+        this.toPolicy(map, ref.jointVelRadS, f * nc, out, 0, sc, null);
+        return;
+      case 'ref_motion_phase':
+        out[0] = (ref.frames > 1 ? f / (ref.frames - 1) : 0) * (sc ? sc[0] : 1);
         return;
       case 'constant':
         out.set(t.values!);
@@ -329,7 +341,13 @@ export class TrackingObservationBuilder {
       if (t.clip !== null) for (let c = 0; c < cur.length; c++) cur[c] = Math.max(-t.clip, Math.min(t.clip, cur[c]));
       const h = this.history[i];
       if (t.history === 1) this.observation.set(cur, o);
-      else {
+      else if (t.historyLayout === 'past_newest_first') {
+        // [v(k−1), …, v(k−H)]: zeros after reset; then the current value goes in front
+        if (!this.filled[i]) h.fill(0);
+        this.observation.set(h, o);
+        h.copyWithin(cur.length, 0, (t.history - 1) * cur.length);
+        h.set(cur, 0);
+      } else {
         if (!this.filled[i]) {
           for (let k = 0; k < t.history - 1; k++) h.set(t.historyPad ?? cur, k * cur.length);
           h.set(cur, (t.history - 1) * cur.length);

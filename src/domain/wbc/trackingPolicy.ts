@@ -14,8 +14,49 @@ export const POLICY_FAMILIES = [
   'holosoma-wbt',
   'holomotion',
   'sonic',
+  'humanoidverse',
 ] as const;
 export type PolicyFamily = (typeof POLICY_FAMILIES)[number];
+
+/**
+ * Which motions a family's policies track, as the family trains and ships them: `own` — the one
+ * motion the policy was trained on (baked into the file, named by its deploy configuration, or
+ * the motion file of its deploy folder), so it is paired with that motion only; `any` — a
+ * general tracker that is fed its reference at run time and may be run on any clip.
+ */
+export type MotionScope = 'own' | 'any';
+
+/** The declared motion scope of each family, with what declares it. */
+export const FAMILY_MOTION_SCOPE: Record<PolicyFamily, { scope: MotionScope; basis: string }> = {
+  beyondmimic: {
+    scope: 'own',
+    basis: 'whole_body_tracking trains one policy per motion and bakes that motion into the exported .onnx',
+  },
+  'mjlab-deploy': {
+    scope: 'own',
+    basis: "unitree_rl_mjlab's tracking task trains on one motion file, shipped in the deploy folder",
+  },
+  'unitree-rl-lab': {
+    scope: 'own',
+    basis:
+      "unitree_rl_lab's mimic task trains on one motion; State_Mimic reads its motion_file and fps from the FSM configuration",
+  },
+  'wbc-mjlab': {
+    scope: 'any',
+    basis: 'trained on a clip library (clips/manifest.yaml); the reference is an input at run time',
+  },
+  'holosoma-wbt': {
+    scope: 'own',
+    basis: 'holosoma whole-body tracking exports bake the trained motion into the .onnx',
+  },
+  holomotion: { scope: 'any', basis: 'a general motion tracker fed its reference at run time' },
+  sonic: { scope: 'any', basis: 'a general motion tracker fed its reference at run time (encoder + decoder)' },
+  humanoidverse: {
+    scope: 'own',
+    basis:
+      "HumanoidVerse's motion tracking (PBHC/KungfuBot, ASAP) trains one policy per motion: config robot.motion.motion_file names it, and the motion phase term is that motion's k / (frames − 1)",
+  },
+};
 
 /**
  * The observation terms the families use, by what they compute (the family's own name is kept
@@ -42,6 +83,8 @@ export type PolicyFamily = (typeof POLICY_FAMILIES)[number];
  *   ref_joint_vel        n  reference joint velocities
  *   ref_anchor_ori_heading_b 6  as ref_anchor_ori_b with the robot anchor's heading (yaw only)
  *                          in place of its full orientation
+ *   ref_motion_phase     1  k / (F − 1): the control step's frame over the reference's last frame
+ *                          (HumanoidVerse's motion_time / motion_length, 0 at the start, 1 at the end)
  *   constant             —  the term's `values` (e.g. SONIC's encoder mode)
  *   zeros                —  `size` zeros: a slot of an input the console does not drive (another
  *                          encoder mode's terms, which the deploy code also leaves at 0)
@@ -68,6 +111,7 @@ export type TrackingTermKind =
   | 'ref_yaw_delta_sin_cos'
   | 'ref_joint_vel'
   | 'ref_anchor_ori_heading_b'
+  | 'ref_motion_phase'
   | 'constant'
   | 'zeros'
   | 'policy_token';
@@ -93,6 +137,7 @@ export function trackingTermSize(kind: TrackingTermKind, joints: number): number
     case 'policy_token':
       throw new RangeError(`a ${kind} term has its own size`);
     case 'ref_anchor_height':
+    case 'ref_motion_phase':
       return 1;
     case 'ref_yaw_error_sin_cos':
     case 'ref_yaw_delta_sin_cos':
@@ -121,6 +166,13 @@ export interface TrackingTerm {
    * deploy pads with zero state entries).
    */
   historyPad?: readonly number[] | null;
+  /**
+   * How the history entries are laid out: 'current_oldest_first' (the default: the current value
+   * is the last of `history` entries, Isaac Lab's CircularBuffer) or 'past_newest_first' (the
+   * `history` previous steps' values, the latest first, zeros until steps have been taken, the
+   * current value not among them: HumanoidVerse's HistoryHandler).
+   */
+  historyLayout?: 'current_oldest_first' | 'past_newest_first';
   /** The values of a `constant` term. */
   values?: readonly number[];
   /** Per-value scale (length size), or null for 1. */
@@ -236,6 +288,8 @@ export interface TrackingPolicySpec {
   anchorBody: string;
   alignment: ReferenceAlignment;
   needs: BackendNeed[];
+  /** Which motions it tracks (FAMILY_MOTION_SCOPE of its family). */
+  motionScope: MotionScope;
   /** The reference carried inside the file, or null (the motion must be supplied). */
   baked: BakedMotion | null;
   /** The motion a deploy configuration beside the policy names for it (not carried in the file), if any. */

@@ -78,6 +78,12 @@ export interface PolicyBinding extends BindingCommon {
   physicsId: string;
   /** The clip id of the motion baked into the file, or null. */
   bakedClipId: string | null;
+  /**
+   * The declared preset (`<id>@<version>`, src/domain/wbc/policyPresets.ts) the file is read
+   * under; absent when the files carry their own interface. Whoever runs the binding reads the
+   * files under it again.
+   */
+  preset?: string;
 }
 
 export type WbcBinding = BuiltinBinding | OnnxBinding | PolicyBinding | RemoteBinding;

@@ -13,6 +13,7 @@ import type {
 } from '../../api/contract';
 import { clipToDto } from '../../api/clipDto';
 import { ClipPairEvaluator, MB_METRICS_1 } from '../../domain/metrics';
+import { placedClip } from '../../domain/sim/referencePlacement';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { matrixCell } from '../../domain/qualification';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
@@ -231,7 +232,9 @@ export async function readQualificationReplay(
     const evaluator = new ClipPairEvaluator(MB_METRICS_1, profile);
     const t0 = exec.timeS[0];
     const fps = n > 1 ? (n - 1) / (exec.timeS[n - 1] - t0) : MB_METRICS_1.rateHz;
-    const ev = evaluator.evaluate(clip, {
+    // The reference as placed for the run, as the episode's results name it (absent or 0: unplaced).
+    const lift = Number(ep.metadata.result?.reference_lift_m);
+    const ev = evaluator.evaluate(placedClip(clip, Number.isFinite(lift) ? lift : 0), {
       fps,
       frameCount: n,
       rootPosM: Float64Array.from(exec.rootPosM),

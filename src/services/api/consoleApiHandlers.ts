@@ -210,7 +210,8 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     'robot.getProfile': () => getProfile(),
     'robot.getMesh': ({ name }) => files.modelMesh(modelFile, name),
     'clips.load': ({ path, fps }) => loadClipOffThread(path, fps),
-    'policies.open': ({ path }) => policies.open(path),
+    'policies.open': ({ path, preset }) => policies.open(path, preset ?? null),
+    'policies.check': ({ policyId, clipId, seconds }) => policies.check(policyId, clipId, seconds),
     'clips.decode': async ({ fileName, bytesBase64, fps }) =>
       decoded(await files.decodeClip(fileName, bytesBase64, clipOptions(fps))),
     'clips.openDialog': () => {

@@ -1,5 +1,6 @@
+import { presetIdOf } from '../../domain/wbc/policyPresets';
 import { clipToDto } from '../../api/clipDto';
-import type { PolicyInfoDto } from '../../api/policyContract';
+import type { PolicyCheckDto, PolicyInfoDto } from '../../api/policyContract';
 import { POLICY_ID_RE } from '../../api/policyContract';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
@@ -29,6 +30,7 @@ export function policyInfoDto(plan: PolicyPlan): PolicyInfoDto {
     adapter: s.adapter,
     bindingId: plan.binding.id,
     bindingVersion: plan.binding.version,
+    preset: plan.loaded.preset,
     files: plan.loaded.files,
     inputs: plan.loaded.info.inputs,
     outputs: plan.loaded.info.outputs,
@@ -61,22 +63,53 @@ export class PolicyRegistry {
   constructor(
     private readonly o: {
       clips: ClipCache;
-      /** The file worker that reads, checks and plans a policy off the event loop. */
-      files: Pick<OffThreadFiles, 'openPolicy'>;
+      /** The file worker that reads, checks and plans a policy, and runs its check, off the event loop. */
+      files: Pick<OffThreadFiles, 'openPolicy' | 'checkPolicy'>;
       /** The robot model (MJCF) the policies are planned on. */
       modelFile: string;
     },
   ) {}
 
   /**
-   * Reads the policy in the file worker (InputError naming the file on bad input) and registers
-   * it; the answer's JSON was made there too.
+   * Reads the policy in the file worker (InputError naming the file on bad input), under the
+   * declared preset `presetId` when one is given, and registers it; the answer's JSON was made
+   * there too. The same file under another preset hashes apart, so it gets another id.
    */
-  async open(policyPath: string): Promise<SerializedResult<PolicyInfoDto>> {
-    const { plan, dtoJson } = await this.o.files.openPolicy(policyPath, this.o.modelFile);
+  async open(policyPath: string, presetId: string | null = null): Promise<SerializedResult<PolicyInfoDto>> {
+    const { plan, dtoJson } = await this.o.files.openPolicy(policyPath, this.o.modelFile, presetId);
     this.plans.set(policyIdOf(plan), plan);
     if (plan.baked) this.o.clips.put(plan.baked.clip);
     return new SerializedResult(dtoJson, () => policyInfoDto(plan));
+  }
+
+  /**
+   * policies.check: the opened policy's check in the file worker, on its own motion or on the
+   * clip `clipId` names (a clip the services hold).
+   */
+  async check(policyId: string, clipId: string | undefined, seconds: number | undefined): Promise<PolicyCheckDto> {
+    const plan = this.plans.get(policyId);
+    if (!plan)
+      throw new ApiFailure(
+        'not_found',
+        `policy ${policyId} is not open in the console services: open it again (policies.open)`,
+        'params.policyId',
+      );
+    let clip: MotionClip | null = null;
+    if (clipId !== undefined) {
+      clip = this.o.clips.get(clipId) ?? this.bakedClip(clipId) ?? null;
+      if (!clip)
+        throw new ApiFailure('not_found', `clip ${clipId} is not held by the console services`, 'params.clipId');
+    }
+    if (!this.o.files.checkPolicy)
+      throw new ApiFailure('internal', 'this console services build cannot check policies');
+    return this.o.files.checkPolicy({
+      policyPath: plan.loaded.policyPath,
+      contentHash: plan.loaded.contentHash,
+      preset: presetIdOf(plan.loaded.preset),
+      modelFile: this.o.modelFile,
+      clip,
+      seconds,
+    });
   }
 
   get(policyId: string): PolicyPlan | undefined {

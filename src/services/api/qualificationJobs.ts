@@ -10,11 +10,11 @@ import type {
   QualificationReportDto,
 } from '../../api/contract';
 import type { MotionClip } from '../../domain/motion/motionClip';
-import { customPolicy, MB_ADMISSION_1, type AdmissionPolicy } from '../../domain/qualification';
+import { customPolicy, MB_ADMISSION_1, notPairedReason, type AdmissionPolicy } from '../../domain/qualification';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { BUILTIN_LABEL } from '../../domain/sim/builtinBinding';
 import type { LoadedWorkload } from '../../domain/workload/snapshot';
-import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
+import { bindingKey, bindingTracksClip, type WbcBinding } from '../../domain/wbc/wbcBinding';
 import { bindingName } from '../../domain/wbc/bindingName';
 import {
   QualificationCancelled,
@@ -28,7 +28,7 @@ import { loadWorkload } from '../workload';
 import type { OffThreadFiles } from '../files/offThread';
 import { ApiFailure } from './apiFailure';
 import type { PolicyRegistry } from './policyRegistry';
-import { policyMotionsWorkload } from '../workload/policyWorkload';
+import { ownMotionsOf, policyMotionsWorkload } from '../workload/policyWorkload';
 import type { EventHub } from './eventHub';
 
 // Qualification from the console (issue 5 item 6): the board's campaign, matrix, runs and replay.
@@ -165,10 +165,12 @@ export class QualificationJobs {
     const dup = keys.find((k, i) => keys.indexOf(k) !== i);
     if (dup) throw new ApiFailure('bad_params', `binding ${dup} is given twice`, 'params.bindings');
     const profile = this.o.profile();
+    // The opened policies among the bindings; the single-motion ones are paired with their own motion only.
+    const plans = p.bindings.flatMap((spec) => this.o.policies.get(spec) ?? []);
+    const ownMotions = ownMotionsOf(plans, profile);
     let full: LoadedWorkload;
     if (p.workload === 'policies') {
       // The opened policies among the bindings give the clips; the other bindings take every one.
-      const plans = p.bindings.flatMap((spec) => this.o.policies.get(spec) ?? []);
       if (plans.length === 0)
         throw new ApiFailure(
           'bad_params',
@@ -214,7 +216,7 @@ export class QualificationJobs {
       campaignDir: abs,
       state: 'running',
       bindings: keys,
-      pairsTotal: keys.length * selected.length,
+      pairsTotal: 0,
       pairsDone: 0,
       admitted: 0,
       rejected: 0,
@@ -227,9 +229,14 @@ export class QualificationJobs {
       startedAtMs: this.now(),
       endedAtMs: null,
     };
-    const plan = keys.flatMap((k) =>
-      selected.map((s) => ({ bindingKey: k, clipId: s.meta.id, clipName: s.meta.name, decided: false })),
+    const plan = bindings.flatMap((b) =>
+      selected
+        .filter(
+          (s) => notPairedReason(ownMotions.get(bindingKey(b)), s.meta.id) === null && bindingTracksClip(b, s.meta.id),
+        )
+        .map((s) => ({ bindingKey: bindingKey(b), clipId: s.meta.id, clipName: s.meta.name, decided: false })),
     );
+    status.pairsTotal = plan.length;
     const job: Job = {
       status,
       controller,
@@ -296,6 +303,7 @@ export class QualificationJobs {
           policy,
           workers,
           clips: selected.map((s) => s.meta.id),
+          ownMotions,
           signal: controller.signal,
           onProgress,
           purpose: `MotionBench console, qualification job ${jobId}`,

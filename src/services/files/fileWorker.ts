@@ -12,6 +12,7 @@ import { parentPort } from 'node:worker_threads';
 import { clipToDto } from '../../api/clipDto';
 import { BASE64_RE } from '../../api/contract';
 import { ApiFailure } from '../api/apiFailure';
+import { InputError } from '../../domain/problems';
 import type { JointLimitsRad } from '../../domain/motion/clipCommon';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
@@ -161,10 +162,35 @@ async function run(id: number, task: FileTask): Promise<void> {
     case 'policy.open': {
       const { planPolicy } = await import('../wbc/policyRun');
       const { policyInfoDto } = await import('../api/policyRegistry');
-      const plan = planPolicy(task.policyPath, profileOf(task.modelFile));
+      const plan = planPolicy(task.policyPath, profileOf(task.modelFile), task.preset ?? null);
       const dtoJson = new TextEncoder().encode(JSON.stringify(policyInfoDto(plan)));
       const value: OpenedPolicy = { plan, dtoJson };
       port.postMessage({ id, ok: true, value } satisfies FileTaskReply, [...ownedBuffers(value)]);
+      return;
+    }
+    case 'policy.check': {
+      const { planPolicy } = await import('../wbc/policyRun');
+      const { runPolicyCheck } = await import('../wbc/policyCheckRun');
+      const profile = profileOf(task.modelFile);
+      const plan = planPolicy(task.policyPath, profile, task.preset);
+      if (plan.loaded.contentHash !== task.contentHash)
+        throw new InputError(
+          { file: task.policyPath },
+          'the policy files changed since they were opened in the console; open the policy again',
+        );
+      const { ClipMismatchError } = await import('../wbc/policyRun');
+      const report = await runPolicyCheck({
+        policyPath: task.policyPath,
+        plan,
+        profile,
+        ...(task.clip ? { clip: task.clip } : {}),
+        ...(task.seconds !== undefined ? { seconds: task.seconds } : {}),
+      }).catch((err: unknown) => {
+        // The main thread's error map knows this type only by instance: say it as the API does.
+        if (err instanceof ClipMismatchError) throw new ApiFailure('bad_params', err.message, 'params.clipId');
+        throw err;
+      });
+      port.postMessage({ id, ok: true, value: report } satisfies FileTaskReply);
       return;
     }
     case 'trial.episode': {

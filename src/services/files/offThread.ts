@@ -31,6 +31,7 @@ import type { JointLimitsRad } from '../../domain/motion/clipCommon';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import type { LoadedWorkload } from '../../domain/workload/snapshot';
 import type { PolicyPlan } from '../wbc/policyRun';
+import type { PolicyCheckReport } from '../../domain/wbc/policyCheck';
 import { ApiFailure } from '../api/apiFailure';
 import { reviveError, type SerializedError } from './workerErrors';
 
@@ -52,6 +53,11 @@ export const MESH_TASK_TIMEOUT_MS = 30_000;
  * motion's forward kinematics (the released policies: under 2 s; a 512 MiB model is read whole).
  */
 export const POLICY_OPEN_TIMEOUT_MS = 60_000;
+/**
+ * Longest policies.check may take: the policy read again, then up to five runs of at most 60
+ * simulated seconds each in MuJoCo (a 5 s window: 1–3 s in all on this 2-core machine).
+ */
+export const POLICY_CHECK_TIMEOUT_MS = 300_000;
 /** Longest qualification.open may take to check, create or open a campaign folder. */
 export const CAMPAIGN_OPEN_TIMEOUT_MS = 30_000;
 /**
@@ -88,7 +94,17 @@ export type FileTask =
   | { kind: 'gap.replay'; params: ApiParams<'gap.replay'>; modelFile: string }
   | { kind: 'gap.contracts'; params: ApiParams<'gap.contracts'>; modelFile: string }
   | { kind: 'robot.mesh'; modelFile: string; name: string }
-  | { kind: 'policy.open'; policyPath: string; modelFile: string };
+  | { kind: 'policy.open'; policyPath: string; modelFile: string; preset?: string | null }
+  | {
+      kind: 'policy.check';
+      policyPath: string;
+      /** The content hash of the policy as opened: the check refuses files changed since. */
+      contentHash: string;
+      preset: string | null;
+      modelFile: string;
+      clip: MotionClip | null;
+      seconds: number | undefined;
+    };
 
 /**
  * A policy opened in the worker (policies.open): its plan, whose typed arrays (the baked clip, its
@@ -266,12 +282,21 @@ export class OffThreadFiles {
   }
 
   /** policies.open off the event loop: the policy read, checked and planned on `modelFile`'s robot. */
-  openPolicy(policyPath: string, modelFile: string): Promise<OpenedPolicy> {
+  openPolicy(policyPath: string, modelFile: string, preset: string | null = null): Promise<OpenedPolicy> {
     return this.run(
-      { kind: 'policy.open', policyPath, modelFile },
+      { kind: 'policy.open', policyPath, modelFile, preset },
       POLICY_OPEN_TIMEOUT_MS,
       `opening the policy ${policyPath}`,
     ) as Promise<OpenedPolicy>;
+  }
+
+  /** policies.check off the event loop: the check's runs in the worker's own MuJoCo engine. */
+  checkPolicy(task: Omit<Extract<FileTask, { kind: 'policy.check' }>, 'kind'>): Promise<PolicyCheckReport> {
+    return this.run(
+      { kind: 'policy.check', ...task },
+      POLICY_CHECK_TIMEOUT_MS,
+      `checking the policy ${task.policyPath}`,
+    ) as Promise<PolicyCheckReport>;
   }
 
   /** Tasks still waiting for the worker. */

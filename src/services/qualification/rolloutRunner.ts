@@ -1,6 +1,7 @@
 // One qualification rollout, recorded into a campaign (recordSimEpisode) from a perturbed start:
 // saturation and contacts are measured on every batch of frames, the posture margins on the
-// mb-metrics/1 timeline (FK of reference and executed motion) once it ran; the measures become a
+// mb-metrics/1 timeline (FK of the reference as placed for the run and of the executed motion)
+// once it ran; the measures become a
 // `note` event and the file's results before the episode is finished.
 
 import { randomBytes } from 'node:crypto';
@@ -16,6 +17,7 @@ import {
   type RolloutMeasures,
 } from '../../domain/qualification';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
+import { placedClip } from '../../domain/sim/referencePlacement';
 import { makeRunId } from '../../domain/trace/ids';
 import type { EpisodeRecord } from '../../domain/trace/records';
 import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
@@ -117,7 +119,7 @@ export async function runRollout(ctx: RolloutContext, req: RolloutRequest): Prom
       const { end, executed } = run;
       if (executed.frameCount >= 2) {
         const evaluator = new ClipPairEvaluator(MB_METRICS_1, profile);
-        const t = evaluator.timeline(clip, executed);
+        const t = evaluator.timeline(placedClip(clip, end.referenceLiftM ?? 0), executed);
         measures = measurer.result(postureMargins(evaluator.layout, t.ref, t.exec, t.K));
       } else {
         measures = measurer.result(null, `the episode recorded ${executed.frameCount} frame(s): ${end.reason}`);

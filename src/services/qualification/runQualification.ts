@@ -30,8 +30,11 @@ import {
   resolvedLimits,
   rolloutProtocolKey,
   rolloutSeed,
+  notPairedReason,
   type AdmissionDecision,
   type AdmissionPolicy,
+  type NotPaired,
+  type OwnMotion,
   type RolloutEvidence,
   type RolloutMeasures,
   type UnrunnableRollout,
@@ -74,6 +77,11 @@ export interface QualificationOptions {
   purpose?: string;
   /** One-line notices (e.g. a stale writer lock taken over). */
   onNotice?: (line: string) => void;
+  /**
+   * Single-motion bindings by bindingKey: each is paired only with its own motion clips
+   * (src/domain/qualification/pairing.ts); the other clips are reported as not paired.
+   */
+  ownMotions?: ReadonlyMap<string, OwnMotion>;
 }
 
 export interface PairOutcome {
@@ -117,6 +125,8 @@ export interface QualificationSummary {
   protocol: string;
   bindings: { key: string; kind: string; label: string }[];
   pairs: PairOutcome[];
+  /** Binding × clip combinations of the selection that are not pairs, with why (nothing ran for them). */
+  notPaired: NotPaired[];
   pairsTotal: number;
   pairsSkipped: number;
   pairsDecided: number;
@@ -201,9 +211,19 @@ export async function runQualification(o: QualificationOptions): Promise<Qualifi
 
     // ---- plan
     const plans: PairPlan[] = [];
+    const notPaired: NotPaired[] = [];
     for (const binding of o.bindings) {
+      const key = bindingKey(binding);
       for (const { meta, clip } of selected) {
-        if (!bindingTracksClip(binding, clip.id)) continue; // a policy's baked reference is its only motion
+        const why =
+          notPairedReason(o.ownMotions?.get(key), clip.id) ??
+          (bindingTracksClip(binding, clip.id)
+            ? null
+            : 'a single-motion policy: it tracks only the motion baked into it');
+        if (why !== null) {
+          notPaired.push({ binding: key, clipId: clip.id, clipName: meta.name, why });
+          continue;
+        }
         const parent = store.ensureParentTrace(
           parentTraceInputs({ binding, clip, profile: o.profile, contract, modelSha256 }),
         );
@@ -353,6 +373,7 @@ export async function runQualification(o: QualificationOptions): Promise<Qualifi
       protocol,
       bindings: o.bindings.map((b) => ({ key: bindingKey(b), kind: b.kind, label: b.label })),
       pairs,
+      notPaired,
       pairsTotal: plans.length,
       pairsSkipped,
       pairsDecided: decidedNow,

@@ -94,6 +94,11 @@ export interface SimEpisodeEnd extends EpisodeEnd {
   plannedFrames: number;
   /** The first hard failure found by the streaming detector (frames 0..K−2), or null. */
   failure: HardFailure | null;
+  /**
+   * The lift of the reference as placed for the run (m, src/domain/sim/referencePlacement.ts):
+   * failures and metrics compare with the reference raised by it; null when the episode did not run.
+   */
+  referenceLiftM: number | null;
   initialState: ResolvedInitialState | null;
   seed: number;
   workerIndex: number;
@@ -310,6 +315,7 @@ class SimSlot {
         trajectorySha256: ep.hasher.digestHex(),
         plannedFrames: end.plannedFrames,
         failure: end.failure,
+        referenceLiftM: end.referenceLiftM,
         initialState: ep.initialState,
         seed: ep.seed,
         workerIndex: this.index,
@@ -334,6 +340,7 @@ class SimSlot {
           plannedFrames: 0,
           simSeconds: 0,
           failure: null,
+          referenceLiftM: null,
         });
       }
       this.sim.presenceChanged();
@@ -353,6 +360,7 @@ class SimSlot {
         plannedFrames: 0,
         simSeconds: 0,
         failure: null,
+        referenceLiftM: null,
       });
     }
     this.lastError = null;
@@ -757,6 +765,7 @@ class SimLease implements EmbeddedSimLease {
       trajectorySha256: ep.hasher.digestHex(),
       plannedFrames: 0,
       failure: null,
+      referenceLiftM: null,
       initialState: null,
       seed: ep.seed,
       workerIndex: this.slot.index,

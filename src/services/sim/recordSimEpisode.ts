@@ -96,7 +96,14 @@ export async function recordSimEpisode(o: RecordSimEpisodeRequest): Promise<Reco
     const result = (await o.beforeFinish?.(rec, r)) ?? {};
     const episode = await rec.finish({ ...end }, r.metrics, {
       trajectorySha256: end.trajectorySha256,
-      result: { trajectory_hash_layout: TRAJECTORY_HASH_LAYOUT, worker: end.workerIndex, ...result },
+      result: {
+        trajectory_hash_layout: TRAJECTORY_HASH_LAYOUT,
+        worker: end.workerIndex,
+        reference_lift_m: end.referenceLiftM,
+        ...result,
+      },
+      // The row names a placement only when there is one (an unplaced episode's row is unchanged).
+      ...(end.referenceLiftM ? { meta: { reference_lift_m: end.referenceLiftM } } : {}),
     });
     return { ...r, episode };
   } catch (err) {

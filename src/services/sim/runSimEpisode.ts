@@ -1,6 +1,8 @@
 // One simulated episode end to end: lease a worker, reset, run the clip under the binding,
 // collect the executed frames, reduce them with the batch mb-metrics/1 reducer against the
-// reference, and optionally write the episode file (MCAP). Several episodes may run at once on
+// reference as placed for the run (the simulator's referenceLiftM, src/domain/sim/
+// referencePlacement.ts; the file's reference channel stays the clip as given and its results
+// name the lift), and optionally write the episode file (MCAP). Several episodes may run at once on
 // one EmbeddedSimulator (one per worker): a router on the simulator's single listener hands each
 // episode its own frames.
 
@@ -17,6 +19,7 @@ import {
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { resampleClip } from '../../domain/motion/resample';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
+import { placedClip } from '../../domain/sim/referencePlacement';
 import { TRAJECTORY_HASH_LAYOUT } from '../../domain/sim/trajectoryHash';
 import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
 import { EpisodeWriter, referenceFramesOf } from '../episode/episodeWriter';
@@ -169,7 +172,10 @@ export async function runSimEpisode(sim: EmbeddedSimulator, req: SimEpisodeReque
     };
     const metrics =
       n >= 2
-        ? new ClipPairEvaluator(MB_METRICS_1, req.profile).evaluate(req.clip, executed).metrics
+        ? new ClipPairEvaluator(MB_METRICS_1, req.profile).evaluate(
+            placedClip(req.clip, end.referenceLiftM ?? 0),
+            executed,
+          ).metrics
         : emptyMetrics(end);
     if (writer) {
       const t = end.simSeconds;
@@ -193,6 +199,7 @@ export async function runSimEpisode(sim: EmbeddedSimulator, req: SimEpisodeReque
         wall_seconds: end.wallSeconds,
         trajectory_sha256: end.trajectorySha256,
         trajectory_hash_layout: TRAJECTORY_HASH_LAYOUT,
+        reference_lift_m: end.referenceLiftM,
       });
       writer = null;
     }

@@ -24,7 +24,8 @@ import { MB_METRICS_1, StreamingPoseMetrics, type HardFailure } from '../../doma
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { resampleClip } from '../../domain/motion/resample';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
-import { checkInitialState } from '../../domain/sim/initialState';
+import { checkInitialState, initialStateFromClipFrame } from '../../domain/sim/initialState';
+import { liftedRootPositions, referenceLiftOf } from '../../domain/sim/referencePlacement';
 import { physicsProblems, type PhysicsProfile } from '../../domain/sim/physicsProfile';
 import { RootAssistController } from '../../domain/sim/rootAssist';
 import { Xoshiro128StarStar } from '../../domain/stats/prng';
@@ -752,6 +753,12 @@ export class SimEngine {
     };
     const lastCtl = refCtl.frameCount - 1;
 
+    // The reference as placed for this run (src/domain/sim/referencePlacement.ts): the floor solve
+    // of its own frame 0, before (and independent of) the robot's start, which is set from scratch
+    // next. The hard-failure test below compares with it; the controller reads the clip unplaced.
+    const referenceLiftM = referenceLiftOf(
+      this.applyInitialState(initialStateFromClipFrame(clip, { withJointVelocities: false })).floorShiftM,
+    );
     this.applyInitialState(request.initial, request.seed, request.initialJointNoiseRad ?? 0);
     controller.reset();
     const data = this.data;
@@ -775,7 +782,11 @@ export class SimEngine {
     const wrench = new Float64Array(6);
     const metrics = new StreamingPoseMetrics(MB_METRICS_1, this.profile, undefined, { expectedFrames: K });
     const execPose = { rootPosM: sf.rootPosM!, rootQuatWxyz: sf.rootQuatWxyz!, jointPosRad: sf.jointPosRad };
-    const refPose = { rootPosM: ref50.rootPosM, rootQuatWxyz: ref50.rootQuatWxyz, jointPosRad: ref50.jointPosRad };
+    const refPose = {
+      rootPosM: referenceLiftM === 0 ? ref50.rootPosM : liftedRootPositions(ref50.rootPosM, referenceLiftM),
+      rootQuatWxyz: ref50.rootQuatWxyz,
+      jointPosRad: ref50.jointPosRad,
+    };
     const perBatch = Math.max(1, Math.floor(request.framesPerBatch ?? 10));
     const W = L.width;
     let batch = new Float64Array(perBatch * W);
@@ -791,7 +802,8 @@ export class SimEngine {
       contacts = [];
     };
     const root = 6 * this.rootBody;
-    let end: Omit<WorkerEpisodeEnd, 'frames' | 'plannedFrames' | 'simSeconds' | 'failure'> | null = null;
+    let end: Omit<WorkerEpisodeEnd, 'frames' | 'plannedFrames' | 'simSeconds' | 'failure' | 'referenceLiftM'> | null =
+      null;
 
     for (let n = 0; n <= N; n++) {
       this.checkViews();
@@ -942,6 +954,7 @@ export class SimEngine {
       plannedFrames: K,
       simSeconds: recorded > 0 ? (recorded - 1) / RECORD_RATE_HZ : 0,
       failure,
+      referenceLiftM,
     };
   }
 }

@@ -190,6 +190,12 @@ export interface WorkerEpisodeEnd {
   plannedFrames: number;
   simSeconds: number;
   failure: HardFailure | null;
+  /**
+   * The lift of the reference as placed for the run (m; src/domain/sim/referencePlacement.ts):
+   * the hard-failure test compared with the reference raised by it. null when the episode did
+   * not run.
+   */
+  referenceLiftM: number | null;
 }
 
 export type FromWorker =

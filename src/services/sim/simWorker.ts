@@ -145,6 +145,7 @@ async function handle(msg: ToWorker): Promise<void> {
             plannedFrames: 0,
             simSeconds: 0,
             failure: null,
+            referenceLiftM: null,
           },
           batches: seq,
           tainted: true,

@@ -72,6 +72,8 @@ export interface FinishExtras {
   trajectorySha256?: string | null;
   /** More entries for the file's "result" metadata. */
   result?: Record<string, string | number | boolean | null>;
+  /** More entries for the episode row's meta (merged over what it was begun with). */
+  meta?: Record<string, unknown>;
 }
 
 type State = 'recording' | 'finishing' | 'done' | 'failed';
@@ -226,7 +228,7 @@ export class EpisodeRecorder {
         sha256: closed.sha256,
         trajectorySha256,
         metrics,
-        meta: end.frames !== stats.frames ? { backend_frames: end.frames } : {},
+        meta: { ...(end.frames !== stats.frames ? { backend_frames: end.frames } : {}), ...(extras.meta ?? {}) },
       });
       this.state = 'done';
       return rec;

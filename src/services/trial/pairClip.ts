@@ -1,5 +1,6 @@
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { clipContentSha256 } from '../../domain/trace/parentTrace';
+import { presetIdOf } from '../../domain/wbc/policyPresets';
 import type { ParentTraceRecord } from '../../domain/trace/records';
 import type { LoadedWorkload } from '../../domain/workload/snapshot';
 import type { CampaignStore } from '../trace';
@@ -45,11 +46,15 @@ export function pairWorkload(
     else if (snap && snap.id === POLICIES_WORKLOAD_ID) {
       // The motions of the campaign's policies, read again from the policies (checked by content below).
       const profile = loadRobotProfile();
-      const policies = store
-        .listBindings()
-        .flatMap((r) => (r.binding.kind === 'onnx' && r.binding.family !== undefined ? [r.binding.policyPath] : []));
+      // Each under the declared preset its binding was read with (the baked clip's id depends on it).
+      const policies = new Map<string, { path: string; preset: string | null }>();
+      for (const r of store.listBindings())
+        if (r.binding.kind === 'onnx' && r.binding.family !== undefined) {
+          const preset = presetIdOf(r.binding.preset);
+          policies.set(`${r.binding.policyPath}\0${preset ?? ''}`, { path: r.binding.policyPath, preset });
+        }
       w = policyMotionsWorkload(
-        [...new Set(policies)].map((p) => planPolicy(p, profile)),
+        [...policies.values()].map((p) => planPolicy(p.path, profile, p.preset)),
         profile,
       );
     } else

@@ -5,8 +5,13 @@
 //                                                              (unitreeDeployFamily decides)
 //   <dir>/config.yaml (wbc_tracking_params_v1) + policy.onnx   wbc-mjlab
 //   .onnx with metadata experiment_config (holosoma env)        holosoma-wbt
+//   .onnx with dof_names, kp, kd and a --preset (policyPresets)   holosoma-wbt under that preset
 //   .onnx with metadata observation_names + anchor_body_name    beyondmimic
-//   <dir>/config.yaml + <dir>/exported/<one>.onnx                holomotion (training config)
+//   <dir>/config.yaml + <dir>/exported/<one>.onnx                a HumanoidVerse training config:
+//                                                              holomotion (modules.actor.obs_schema)
+//                                                              or humanoidverse (obs.obs_dict +
+//                                                              robot.dof_names; PBHC, ASAP), told
+//                                                              apart by trainingConfigFamily
 //   <dir>/observation_config.yaml + *encoder.onnx + *decoder.onnx sonic (gear_sonic_deploy policy folder)
 // An .onnx named directly inside such a folder is read with its folder. Anything else is
 // refused with what was looked for. YAML is read with `yaml` (eemeli/yaml: maintained, keeps
@@ -26,7 +31,11 @@ import {
   type ConfigSource,
 } from '../../domain/wbc/policyFamilies';
 import { holomotionSpec } from '../../domain/wbc/holomotionFamily';
+import { humanoidverseSpec, trainingConfigFamily } from '../../domain/wbc/humanoidverseFamily';
+import { humanoidverseMotionEntry } from '../../domain/motion/humanoidverseMotionPkl';
+import { readJoblibPickle } from '../../domain/motion/joblibPickle';
 import { sonicSpec } from '../../domain/wbc/sonicFamily';
+import { findPreset, presetIdOf, presetIds, presetKey, type PolicyPreset } from '../../domain/wbc/policyPresets';
 import type { OnnxModelInfo } from '../../domain/wbc/onnxModelInfo';
 import type { ConfiguredMotion, TrackingPolicySpec } from '../../domain/wbc/trackingPolicy';
 import type { PolicyBinding } from '../../domain/wbc/wbcBinding';
@@ -45,6 +54,8 @@ export interface LoadedPolicy {
   files: string[];
   /** A short name: the .onnx stem, or the folder name for folder layouts. */
   name: string;
+  /** The declared preset it was read under (`<id>@<version>`), or null: the files carry the interface. */
+  preset: string | null;
 }
 
 export interface YamlSource extends ConfigSource {
@@ -313,8 +324,31 @@ export function fsmConfiguredMotion(dir: string): { motion: ConfiguredMotion; co
   return null;
 }
 
-function hashFiles(files: { path: string; bytes?: Uint8Array }[]): string {
+/**
+ * A HumanoidVerse policy's own motion: the one .pkl beside config.yaml whose name is the
+ * basename of the config's robot.motion.motion_file (the file the policy was trained on, a path
+ * on the trainer's machine), at the fps the .pkl states. None, several, or another name: null
+ * (the motion is supplied with --clip). The .pkl is read with the restricted unpickler.
+ */
+export function humanoidverseOwnMotion(cfg: YamlSource): ConfiguredMotion | null {
+  const robot = (cfg.data as { robot?: { motion?: { motion_file?: unknown } } } | null)?.robot;
+  const named = robot?.motion?.motion_file;
+  if (typeof named !== 'string') return null;
+  const dir = path.dirname(cfg.file);
+  const pkl = fs.readdirSync(dir).filter((f) => f.endsWith('.pkl'));
+  if (pkl.length !== 1 || pkl[0] !== path.basename(named)) return null;
+  const file = path.join(dir, pkl[0]);
+  const { name, fields } = humanoidverseMotionEntry(readJoblibPickle(readBoundedFile(file, 'clip'), file), file);
+  const fps = fields.entries.get('fps');
+  if (typeof fps !== 'number' || !Number.isFinite(fps) || fps <= 0 || fps > 1000)
+    throw new InputError({ file, key: `${name}.fps` }, 'expected the motion’s frame rate (a number in (0, 1000])');
+  return { file, fps, source: `${cfg.file} robot.motion.motion_file (${named}; the .pkl beside it)` };
+}
+
+function hashFiles(files: { path: string; bytes?: Uint8Array }[], preset: PolicyPreset | null): string {
   const h = createHash('sha256');
+  // A declared preset is part of what runs: the same file under two presets hashes apart.
+  if (preset) h.update(`preset\0${presetKey(preset)}\0`);
   for (const f of files) {
     const b = f.bytes ?? readBoundedFile(f.path, 'onnxModel'); // external weights or a config file: bounded like the model
     h.update(`${path.basename(f.path)}\0${b.length}\0`);
@@ -346,9 +380,19 @@ function checkPolicyTotal(policyPath: string, sizes: { path: string; bytes: numb
     );
 }
 
-/** Reads a policy file or folder; throws InputError naming the file, field and (YAML) line. */
-export function loadTrackingPolicy(policyPath: string): LoadedPolicy {
+/**
+ * Reads a policy file or folder; throws InputError naming the file, field and (YAML) line.
+ * `presetId` names a declared preset (policyPresets.ts) for an .onnx export that does not carry
+ * its own interface; a preset for anything else is refused.
+ */
+export function loadTrackingPolicy(policyPath: string, presetId: string | null = null): LoadedPolicy {
   const layout = layoutOf(policyPath);
+  const preset = presetId === null ? null : findPreset(presetId, layout.onnx);
+  if (preset && layout.family !== 'onnx')
+    throw new InputError(
+      { file: policyPath, key: 'preset' },
+      `preset ${preset.id} is for an .onnx export that does not carry its own interface; this is a ${layout.family} policy folder whose ${path.basename(layout.config)} states it; run it without --preset`,
+    );
   // Every file the layout names, by stat, before any is read; external weights once their models name them.
   const sizes = [layout.onnx, ...(layout.family === 'sonic' ? [layout.encoder] : [])]
     .concat(layout.family === 'onnx' ? [] : [layout.config])
@@ -362,6 +406,8 @@ export function loadTrackingPolicy(policyPath: string): LoadedPolicy {
     ...externalFiles.map((p) => ({ path: p })),
   ];
   let spec: TrackingPolicySpec;
+  // A config.yaml beside exported/<one>.onnx is HoloMotion's or HumanoidVerse's: read once, its keys decide.
+  let holomotionCfg: YamlSource | undefined;
   if (layout.family === 'sonic') {
     const enc = readOnnxFile(layout.encoder);
     enc.externalFiles.forEach((p, i) => sizes.push({ path: p, bytes: enc.externalBytes[i] }));
@@ -370,8 +416,22 @@ export function loadTrackingPolicy(policyPath: string): LoadedPolicy {
     const cfg = readYaml(layout.config);
     files.push({ path: layout.config });
     spec = located(cfg, () => sonicSpec(enc.info, info, cfg));
+  } else if (
+    layout.family === 'holomotion' &&
+    trainingConfigFamily((holomotionCfg = readYaml(layout.config)).data) !== 'holomotion'
+  ) {
+    const cfg = holomotionCfg;
+    files.push({ path: layout.config });
+    if (trainingConfigFamily(cfg.data) !== 'humanoidverse')
+      throw new InputError(
+        { file: layout.config },
+        'is neither a HoloMotion training config (modules.actor.obs_schema) nor a HumanoidVerse one (obs.obs_dict with robot.dof_names); the policy family cannot be told',
+      );
+    const motion = humanoidverseOwnMotion(cfg);
+    if (motion) files.push({ path: motion.file });
+    spec = located(cfg, () => humanoidverseSpec(info, cfg, motion));
   } else if (layout.family === 'unitree-deploy' || layout.family === 'wbc-mjlab' || layout.family === 'holomotion') {
-    const cfg = readYaml(layout.config);
+    const cfg = holomotionCfg ?? readYaml(layout.config);
     files.push({ path: layout.config });
     const family = layout.family;
     const motion = family === 'unitree-deploy' ? fsmConfiguredMotion(path.dirname(path.dirname(layout.config))) : null;
@@ -383,8 +443,15 @@ export function loadTrackingPolicy(policyPath: string): LoadedPolicy {
           ? wbcMjlabSpec(info, cfg)
           : holomotionSpec(info, cfg),
     );
+  } else if (preset) {
+    spec = holosomaSpec(info, preset);
   } else if (info.metadata.experiment_config !== undefined) {
     spec = holosomaSpec(info);
+  } else if (['dof_names', 'kp', 'kd'].every((k) => info.metadata[k] !== undefined)) {
+    throw new InputError(
+      { file: layout.onnx, key: 'metadata_props.experiment_config' },
+      `missing: the file has holosoma's dof_names, kp and kd but not experiment_config, so its observation layout, action scale and control rate are not in it; holosoma runs such an export under a named preset: pass --preset <family>/<name> (declared presets: ${presetIds().join(', ')}); refused rather than guessed`,
+    );
   } else if (info.metadata.observation_names !== undefined || info.metadata.anchor_body_name !== undefined) {
     spec = beyondmimicSpec(info);
   } else {
@@ -402,28 +469,34 @@ export function loadTrackingPolicy(policyPath: string): LoadedPolicy {
     modelFile: layout.onnx,
     info,
     spec,
-    contentHash: hashFiles(files),
+    contentHash: hashFiles(files, preset),
     files: files.map((f) => f.path),
     name: layout.name,
+    preset: preset ? presetKey(preset) : null,
   };
 }
 
-/** The binding of a loaded policy: id `<family>/<name>`, version `<adapter>+<hash12>@<physics>`. */
+/**
+ * The binding of a loaded policy: id `<family>/<name>` (`+<preset id>` when read under a
+ * preset), version `<adapter>+<hash12>@<physics>` (the hash covers the preset too).
+ */
 export function policyBinding(p: LoadedPolicy, bakedClipId: string | null): PolicyBinding {
   const s = p.spec;
+  const presetId = presetIdOf(p.preset);
   return {
     kind: 'onnx',
     family: s.family,
-    id: `${s.family}/${p.name}`,
+    id: `${s.family}/${p.name}${presetId === null ? '' : `+${presetId}`}`,
     version: `${s.adapter}+${p.contentHash.slice(0, 12)}@${s.physics.id}`,
     controlRateHz: s.controlRateHz,
-    label: `${s.family} policy ${p.name} (${s.adapter}, physics ${s.physics.id})`,
+    label: `${s.family} policy ${p.name} (${s.adapter}, physics ${s.physics.id}${p.preset === null ? '' : `, preset ${p.preset}`})`,
     policyPath: p.policyPath,
     modelFile: p.modelFile,
     checkpointHash: p.contentHash,
     adapter: s.adapter,
     physicsId: s.physics.id,
     bakedClipId,
+    ...(p.preset !== null && { preset: p.preset }),
   };
 }
 

@@ -22,11 +22,18 @@ export interface PolicyPlan {
 /**
  * Reads a policy for a run on `profile`: its files (InputError on bad input), a trial inference
  * (a policy whose action is not finite is refused here, before anything is recorded), its baked
- * motion as a clip, and its binding.
+ * motion as a clip, and its binding. `presetId` names a declared preset for a file that does not
+ * carry its own interface (loadTrackingPolicy).
  */
-export function planPolicy(policyPath: string, profile: RobotProfile): PolicyPlan {
-  const loaded = loadTrackingPolicy(policyPath);
-  openPolicySession(loaded.modelFile, loaded.spec, undefined, profile.joints.length).session.release();
+export function planPolicy(policyPath: string, profile: RobotProfile, presetId: string | null = null): PolicyPlan {
+  const loaded = loadTrackingPolicy(policyPath, presetId);
+  // The action drives the policy's joints (a subset when the family holds the others).
+  openPolicySession(
+    loaded.modelFile,
+    loaded.spec,
+    undefined,
+    loaded.spec.jointOrder.canonicalOf.length,
+  ).session.release();
   const baked = loaded.spec.baked
     ? bakedMotion(loaded.info, loaded.spec, profile, new ForwardKinematics(profile), loaded.name, loaded.contentHash)
     : null;

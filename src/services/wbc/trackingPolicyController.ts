@@ -3,13 +3,13 @@ import { InputError } from '../../domain/problems';
 import { ForwardKinematics } from '../../domain/robot/forwardKinematics';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import type { PhysicsProfile } from '../../domain/sim/physicsProfile';
-import { G1_JOINT_NAMES } from '../../domain/robot/g1Joints';
-import { G1_ISAACLAB_JOINT_NAMES, jointOrderFromNames } from '../../domain/wbc/jointOrder';
+import { specUnderJointOrderControl } from '../../domain/wbc/readingControls';
 import { bakedMotion, type BakedMotionResult } from '../../domain/wbc/bakedMotion';
 import type { ControlCommand, ControlObservation, Controller } from '../../domain/wbc/controller';
 import { TrackingObservationBuilder, type TrackingRobotState } from '../../domain/wbc/trackingObservation';
 import type { TrackingPolicySpec } from '../../domain/wbc/trackingPolicy';
 import { trackingReferenceFromClip, type TrackingReference } from '../../domain/wbc/trackingReference';
+import { presetIdOf } from '../../domain/wbc/policyPresets';
 import type { PolicyBinding } from '../../domain/wbc/wbcBinding';
 import { loadTrackingPolicy, type LoadedPolicy } from './loadPolicy';
 import { createOnnxSession, type OnnxSession } from './onnxPolicySession';
@@ -52,11 +52,17 @@ export interface TrackingControllerOptions {
   loaded?: LoadedPolicy;
   /**
    * Deliberate faults for negative controls in tests, never set in production paths:
-   * wrong_joint_order reads the policy's joints in the other common order (Isaac Lab for a
-   * canonical-order policy, canonical for any other), in the observation and the action alike;
+   * wrong_joint_order is the policy check's joint_order_other reading (the other common order,
+   * src/domain/wbc/readingControls.ts; a policy driving a subset keeps its subset), in the
+   * observation and the action alike;
    * anchor_zeroed feeds the robot anchor as the identity pose at the origin.
    */
   fault?: 'wrong_joint_order' | 'anchor_zeroed';
+  /**
+   * A policy check's reading control (src/domain/wbc/readingControls.ts): rewrites each built
+   * observation in place before inference (`stage` says which graph's). Never set on a normal run.
+   */
+  rewriteObservation?: (observation: Float32Array, stage: 'encoder' | 'policy') => void;
 }
 
 /**
@@ -127,26 +133,23 @@ export function createTrackingPolicyController(
   profile: RobotProfile,
   options: TrackingControllerOptions = {},
 ): TrackingPolicyController {
-  const loaded = options.loaded ?? loadTrackingPolicy(binding.policyPath);
+  const loaded = options.loaded ?? loadTrackingPolicy(binding.policyPath, presetIdOf(binding.preset));
   if (loaded.contentHash !== binding.checkpointHash)
     throw new InputError(
       { file: binding.policyPath },
       `the policy files hash to ${loaded.contentHash.slice(0, 12)}…, the binding was made for ${binding.checkpointHash.slice(0, 12)}…; they changed since`,
     );
   const spec: TrackingPolicySpec =
-    options.fault === 'wrong_joint_order'
-      ? {
-          ...loaded.spec,
-          jointOrder: jointOrderFromNames(
-            loaded.spec.jointOrder.label === 'canonical' ? G1_ISAACLAB_JOINT_NAMES : G1_JOINT_NAMES,
-          ),
-        }
-      : loaded.spec;
+    options.fault === 'wrong_joint_order' ? specUnderJointOrderControl(loaded.spec, 'joint_order_other') : loaded.spec;
   const J = profile.joints.length;
-  if (spec.jointOrder.canonicalOf.length !== J)
+  // The joints the policy drives (its action width); the others (jointOrder.held) are held at
+  // the default pose with the spec's gains, as the family's robot side does.
+  const P = spec.jointOrder.canonicalOf.length;
+  const held = (spec.jointOrder.held ?? []).map((n) => profile.joints.findIndex((j) => j.name === n));
+  if (P + held.length !== J || held.some((c) => c < 0))
     throw new InputError(
       { file: binding.policyPath },
-      `the policy drives ${spec.jointOrder.canonicalOf.length} joints; the model has ${J}`,
+      `the policy drives ${P} joints and holds ${held.length}; the model has ${J}`,
     );
   const fk = new ForwardKinematics(profile);
   const anchor = profile.bodies.findIndex((b) => b.name === spec.anchorBody);
@@ -186,14 +189,14 @@ export function createTrackingPolicyController(
     : null;
   let opened: ReturnType<typeof openPolicySession>;
   try {
-    opened = openPolicySession(loaded.modelFile, spec, observation, J);
+    opened = openPolicySession(loaded.modelFile, spec, observation, P);
   } catch (e) {
     encoder?.session.release();
     throw e;
   }
   const { session, feeds, timeBuf, recurrence, fetch } = opened;
 
-  const lastAction = new Float32Array(J);
+  const lastAction = new Float32Array(P);
   const pos = new Float64Array(3 * fk.bodyCount);
   const quat = new Float64Array(4 * fk.bodyCount);
   const anchorPos = new Float64Array(3);
@@ -214,6 +217,7 @@ export function createTrackingPolicyController(
   let clipReference: TrackingReference | null = null;
   let disposed = false;
   const fault = options.fault;
+  const rewrite = options.rewriteObservation;
 
   const referenceFor = (obs: ControlObservation): TrackingReference => {
     if (baked) return baked.reference;
@@ -267,6 +271,7 @@ export function createTrackingPolicyController(
       const f = Math.min(obs.referenceFrame, ref.frames - 1);
       if (encoder) {
         encoder.builder.build(robot, ref, f, lastAction);
+        rewrite?.(encoder.builder.observation, 'encoder');
         const token = encoder.session.run(encoder.feeds, encoder.stage.output).data as Float32Array;
         for (let i = 0; i < token.length; i++)
           if (!Number.isFinite(token[i]))
@@ -276,19 +281,21 @@ export function createTrackingPolicyController(
         builder.token!.set(token);
       }
       builder.build(robot, ref, f, lastAction);
+      rewrite?.(observation, 'policy');
       timeBuf[0] = f;
       recurrence.beforeRun();
       const outs = session.runMany(feeds, fetch);
       recurrence.afterRun(outs);
       const a = outs[spec.actionOutput].data as Float32Array;
-      for (let i = 0; i < J; i++)
+      for (let i = 0; i < P; i++)
         if (!Number.isFinite(a[i]))
           throw new TrackingPolicyError(
             `${loaded.modelFile}: the policy produced a non-finite action (${a[i]} for ${spec.jointOrder.policyNames[i]}) at control step ${obs.step}`,
           );
       const tgt = out.jointTargetRad;
       const J2 = J * f;
-      for (let i = 0; i < J; i++) {
+      for (const c of held) tgt[c] = offset[c];
+      for (let i = 0; i < P; i++) {
         let v = a[i];
         if (clip !== null) v = v > clip ? clip : v < -clip ? -clip : v;
         lastAction[i] = v;

@@ -8,8 +8,8 @@
 //   unitree_rl_mjlab deploy folder                      the .csv/.npz motion files in the folder
 // Capability groups are measured, not guessed from names: root travel > 1 m → locomotion;
 // pelvis below 0.5 m at some frame → low_posture; otherwise dynamic (every such clip here is a
-// whole-body dance, jump or kick). A policy with a baked reference is paired only with that clip
-// (bindingTracksClip).
+// whole-body dance, jump or kick). A policy whose family declares it tracks only its own motion
+// (FAMILY_MOTION_SCOPE) is paired only with that motion (ownMotionsOf → runQualification).
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -21,11 +21,19 @@ import { buildSnapshot, type LoadedWorkload } from '../../domain/workload/snapsh
 import { readBoundedText } from '../files/boundedRead';
 import { loadClipFile } from '../motion/loadClipFile';
 import type { PolicyPlan } from '../wbc/policyRun';
+import type { OwnMotion } from '../../domain/qualification/pairing';
+import { FAMILY_MOTION_SCOPE } from '../../domain/wbc/trackingPolicy';
+import { bindingKey } from '../../domain/wbc/wbcBinding';
 
 export const POLICIES_WORKLOAD_ID = 'policies';
 
 /** The capability group of a clip by what it does (see the header). */
 export function measuredGroup(clip: Pick<MotionClip, 'frameCount' | 'rootPosM'>): CapabilityGroup {
+  return measurableGroup(clip) ?? 'dynamic';
+}
+
+/** locomotion or low_posture when the clip's root shows it (see the header), else null (not measured). */
+export function measurableGroup(clip: Pick<MotionClip, 'frameCount' | 'rootPosM'>): CapabilityGroup | null {
   const p = clip.rootPosM;
   let travel = 0;
   let lowest = Infinity;
@@ -35,7 +43,7 @@ export function measuredGroup(clip: Pick<MotionClip, 'frameCount' | 'rootPosM'>)
   }
   if (travel > 1) return 'locomotion';
   if (lowest < 0.5) return 'low_posture';
-  return 'dynamic';
+  return null;
 }
 
 function folderMotions(plan: PolicyPlan, profile: RobotProfile): MotionClip[] {
@@ -73,12 +81,45 @@ function folderMotions(plan: PolicyPlan, profile: RobotProfile): MotionClip[] {
   return [];
 }
 
+/** Where a policy's own motion comes from, in words (for the pairing report). */
+function ownMotionSource(plan: PolicyPlan, clips: readonly MotionClip[]): string {
+  const s = plan.loaded.spec;
+  const file = path.basename(plan.loaded.modelFile);
+  if (plan.baked) return `the motion baked into ${file} (${plan.baked.clip.name})`;
+  if (s.configuredMotion)
+    return `${path.basename(s.configuredMotion.file)} at ${s.configuredMotion.fps} fps, the motion ${s.configuredMotion.source} names`;
+  if (clips.length > 0) return `the motion file of its deploy folder (${clips.map((c) => c.name).join(', ')})`;
+  return 'its own motion, which neither the file nor its folder holds';
+}
+
+/**
+ * A policy's motions (its baked or configured motion, its folder's motion files or its clip
+ * library) and, for a family that declares it tracks only its own motion, the pairing
+ * declaration (src/domain/qualification/pairing.ts); `own` is null for general trackers.
+ */
+export function policyMotions(plan: PolicyPlan, profile: RobotProfile): { clips: MotionClip[]; own: OwnMotion | null } {
+  const clips = plan.baked ? [plan.baked.clip] : folderMotions(plan, profile);
+  const scope = FAMILY_MOTION_SCOPE[plan.loaded.spec.family];
+  if (plan.loaded.spec.motionScope !== 'own') return { clips, own: null };
+  return { clips, own: { clipIds: clips.map((c) => c.id), source: ownMotionSource(plan, clips), basis: scope.basis } };
+}
+
+/** The single-motion policies among `plans`, by binding key (for runQualification's ownMotions). */
+export function ownMotionsOf(plans: readonly PolicyPlan[], profile: RobotProfile): Map<string, OwnMotion> {
+  const out = new Map<string, OwnMotion>();
+  for (const plan of plans) {
+    const { own } = policyMotions(plan, profile);
+    if (own) out.set(bindingKey(plan.binding), own);
+  }
+  return out;
+}
+
 /** The policies' own motions as one workload snapshot (clips deduplicated by content id). */
 export function policyMotionsWorkload(plans: readonly PolicyPlan[], profile: RobotProfile): LoadedWorkload {
   const clips: MotionClip[] = [];
   const seen = new Set<string>();
   for (const plan of plans) {
-    const own = plan.baked ? [plan.baked.clip] : folderMotions(plan, profile);
+    const own = policyMotions(plan, profile).clips;
     if (own.length === 0)
       throw new InputError(
         { file: plan.loaded.policyPath },
