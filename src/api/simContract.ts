@@ -75,6 +75,11 @@ export const simRequestSchemas = {
     paceRealTime: z.number().finite().min(0.05).max(1000).nullable().optional(),
     /** Run only the clip's first seconds (default: all of it). */
     maxSeconds: z.number().finite().gt(0).max(MAX_RUN_SECONDS).optional(),
+    /**
+     * Run even while a real trial or a calibration capture runs in these services (refused
+     * otherwise, with `conflict` on this field, when the simulator is on this machine).
+     */
+    allowDuringRealTrial: z.boolean().optional(),
   }),
   /** Stops one run, or with `all: true` every run in the services (the operator's STOP). */
   'sim.stop': z

@@ -214,3 +214,43 @@ export async function hostApiCall<T>(
     ws.close();
   }
 }
+
+/**
+ * Presses a button that moves the robot (Start matched pair: `trial-start`; Confirm — robot moves:
+ * `trial-confirm`) as an operator who accepts the timing: when TIMING reads BAD the console asks a
+ * second time with the measured gap (`<warning>-go`), and that is pressed too. Returns the warning's
+ * measured figure when one was shown, else null.
+ */
+export async function pressThroughTimingWarning(
+  page: Page,
+  buttonTestId: string,
+  warningTestId: string,
+): Promise<string | null> {
+  await page.locator(`[data-testid=${buttonTestId}]`).click();
+  const warning = page.locator(`[data-testid=${warningTestId}]`);
+  // The warning replaces the press at once (same React update); a short wait covers the repaint.
+  const shown = await warning
+    .waitFor({ timeout: 500 })
+    .then(() => true)
+    .catch(() => false);
+  if (!shown) return null;
+  const figure = await page.locator(`[data-testid=${warningTestId}-figure]`).textContent();
+  await page.locator(`[data-testid=${warningTestId}-go]`).click();
+  console.log(`e2e operator: TIMING was BAD at ${buttonTestId}; pressed it anyway (${figure})`);
+  return figure;
+}
+
+/**
+ * Presses the Calibration panel's Accept as an operator who has read the verdict: when the start
+ * pose is outside tolerance the panel asks again (`cal-accept-confirm`) and Accept anyway is
+ * pressed. Returns the verdict's line.
+ */
+export async function acceptCalibrationThroughVerdict(page: Page): Promise<string> {
+  const verdict = (await page.locator('[data-testid=cal-verdict]').textContent()) ?? '';
+  await page.locator('[data-testid=cal-accept]').click();
+  if ((await page.locator('[data-testid=cal-verdict]').getAttribute('data-within')) === 'false') {
+    await page.locator('[data-testid=cal-accept-anyway]').click();
+    console.log(`e2e operator: accepted a start pose outside tolerance (${verdict})`);
+  }
+  return verdict;
+}

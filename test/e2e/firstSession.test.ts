@@ -6,7 +6,12 @@ import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
 import { ensureRendererBuilt, launchChromium, screenshot, SHARED_DATA } from '../helpers/browserHarness';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
-import { startHostCommand, type HostProcess } from './e2eSupport';
+import {
+  acceptCalibrationThroughVerdict,
+  pressThroughTimingWarning,
+  startHostCommand,
+  type HostProcess,
+} from './e2eSupport';
 
 // docs/FIRST_SESSION.md, followed through the console step by step as a newcomer would, at the
 // window sizes of a lab laptop (1366×768) and a desk monitor (1920×1080): open a clip and run it in
@@ -91,7 +96,9 @@ for (const size of SIZES) {
       await showBoard('dock-tab-qualification');
       await tid('qual-dir').fill(campaignDir());
       await tid('qual-create').click();
-      await expect.poll(() => fs.existsSync(path.join(campaignDir(), 'campaign.sqlite'))).toBe(true);
+      await expect
+        .poll(() => fs.existsSync(path.join(campaignDir(), 'campaign.sqlite')), { timeout: 15_000 })
+        .toBe(true); // the default 1 s poll is short for the file worker on a loaded machine
       await tid('qual-bindings').fill(BINDING);
       await tid('qual-rollouts').fill('3'); // mb-admission/1's three rollouts per pair
       await tid('qual-clips').fill(QUALIFY_CLIP);
@@ -121,7 +128,7 @@ for (const size of SIZES) {
       await tid('cal-capture').click();
       await tid('cal-result').waitFor({ timeout: 25_000 });
       await shot('5-calibration');
-      await tid('cal-accept').click();
+      await acceptCalibrationThroughVerdict(page);
       await expect.poll(() => tid('cal-accepted').textContent(), { timeout: 5_000 }).toMatch(/^cal-[0-9a-f]{24}$/);
     }, 40_000);
 
@@ -135,7 +142,7 @@ for (const size of SIZES) {
       for (let session = 1; (await completedTrials()) === 0; session++) {
         expect(session, 'sessions ended by trips').toBeLessThan(6);
         await tid('trial-count').fill(String(session));
-        await tid('trial-start').click();
+        await pressThroughTimingWarning(page, 'trial-start', 'trial-start-timing');
         await expect.poll(() => attr('trial-job', 'data-state'), { timeout: 5_000 }).toBe('running');
         while ((await attr('trial-job', 'data-state')) === 'running') {
           if ((await tid('trial-prompt').count()) > 0) await answerPrompt();
@@ -162,7 +169,9 @@ for (const size of SIZES) {
         confirmShot = true;
         await shot('6-confirm-trial');
       }
-      await tid('trial-confirm').click();
+      if ((await attr('trial-prompt', 'data-kind')) === 'confirm_trial')
+        await pressThroughTimingWarning(page, 'trial-confirm', 'trial-confirm-timing');
+      else await tid('trial-confirm').click();
       // The start-pose check (≥ 1 s of stillness) runs before the next prompt can appear.
       await expect.poll(() => tid('trial-prompt').count(), { timeout: 10_000 }).toBe(0);
     }

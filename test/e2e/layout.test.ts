@@ -117,12 +117,12 @@ function reachability(rootSelector: string): Promise<Reach> {
 /** The parts of the page whose controls must all be reachable. */
 const REGIONS = ['.topbar', '.sidebar:not(.sidebar-right)', '.sidebar-right', '.viewport', '.timeline', '.dock'];
 
-/** Viewport at least its minimum, canvas filling it, timeline right under it and in the window. */
+/** Viewport at least its minimum, canvas filling its box (the viewport less the legend bar under it), timeline right under it and in the window. */
 async function expectViewportKept(what: string): Promise<Box> {
   // The canvas follows its container (R3F measures it through a ResizeObserver, a frame or a few
   // after the layout settles): same box within a pixel.
   const mismatch = async () => {
-    const [vp, canvas] = [await box('[data-testid=viewport]'), await box('[data-testid=viewport] canvas')];
+    const [vp, canvas] = [await box('[data-testid=viewport-canvas]'), await box('[data-testid=viewport] canvas')];
     return Math.max(...(['x', 'y', 'width', 'height'] as const).map((k) => Math.abs(canvas[k] - vp[k])));
   };
   await expect

@@ -10,10 +10,11 @@ import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { resolveBindingSpec } from '../../src/services/sim/bindingSpec';
 import { openCampaign } from '../../src/services/trace';
 import { loadWorkload } from '../../src/services/workload';
+import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
 import { ensureRendererBuilt, launchChromium, screenshot, SCREENSHOT_DIR } from '../helpers/browserHarness';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { startEmulatorProcess } from '../helpers/robotEmulatorProcess';
-import { hostApiCall, startHostCommand, type HostProcess } from './e2eSupport';
+import { hostApiCall, pressThroughTimingWarning, startHostCommand, type HostProcess } from './e2eSupport';
 
 // Issue 6 item 9: the Trial runner and Calibration panels against the real services and real
 // parts — the robot emulator (`motionbench emulate-robot`, 500 Hz g1-bridge/1, MuJoCo G1, no
@@ -37,6 +38,10 @@ interface RobotUnderTest {
   /** Someone presses the interlock box's e-stop, and later releases it. */
   pressEstop(): Promise<void>;
   releaseEstop(): Promise<void>;
+  /** The robot publishes no lowstate for `ms` (a stalled link: TIMING's measured gap). */
+  dropLowstate(ms: number): Promise<void>;
+  /** The human puts the robot down standing at this pose (every G1 joint by name, rad). */
+  place(jointPosRad: Record<string, number>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -57,6 +62,8 @@ async function startRobot(interlockDevice: string, dir: string): Promise<RobotUn
     humanReset: () => emu.control({ action: 'human_reset' }),
     pressEstop: () => emu.control({ action: 'estop' }),
     releaseEstop: () => emu.control({ action: 'release_estop' }),
+    dropLowstate: (ms) => emu.control({ action: 'drop', ms }),
+    place: (jointPosRad) => emu.control({ action: 'place', joint_pos_rad: jointPosRad, root_quat_wxyz: [1, 0, 0, 0] }),
     stop: () => emu.stop(),
   };
 }
@@ -118,6 +125,62 @@ afterAll(async () => {
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
 
+/** Makes TIMING read BAD for real: the robot publishes no lowstate for 250 ms (over the 100 ms trip). */
+async function stallLowstate(): Promise<number> {
+  await robot.dropLowstate(250);
+  await expect.poll(() => attr('timing-health', 'data-label'), { timeout: 5_000 }).toBe('BAD');
+  return Number(/robot lowstate: max gap (\d+) ms/.exec((await attr('timing-health', 'title')) ?? '')?.[1]);
+}
+
+/** The gap a timing warning names, ms (the lowstate's). */
+async function warnedGapMs(testId: string): Promise<number> {
+  const text = (await tid(`${testId}-figure`).textContent()) ?? '';
+  expect(text).toMatch(
+    /^TIMING BAD: robot lowstate max gap \d+ ms.* over the last 5 s \(the link and the interlock trip at 100 ms of silence\)$/,
+  );
+  return Number(/robot lowstate max gap (\d+) ms/.exec(text)![1]);
+}
+
+/**
+ * Start while TIMING reads BAD: a warning with the measured gap, no job; Cancel leaves no job; the
+ * second press's "Start anyway" starts the pair. While TIMING is not BAD the press starts at once.
+ */
+async function timingWarningAtStart(): Promise<void> {
+  const lightGapMs = await stallLowstate();
+  expect(lightGapMs).toBeGreaterThanOrEqual(100);
+  await tid('trial-start').click();
+  await tid('trial-start-timing').waitFor({ timeout: 2_000 });
+  expect(await warnedGapMs('trial-start-timing')).toBeGreaterThanOrEqual(100);
+  await tid('trial-start-timing').screenshot({ path: path.join(SCREENSHOT_DIR, 'trial-start-timing-warning.png') });
+  await tid('trial-panel').screenshot({ path: path.join(SCREENSHOT_DIR, 'trial-start-timing-panel.png') });
+  expect(await tid('trial-job').count(), 'the first press while BAD starts nothing').toBe(0);
+  await tid('trial-start-timing-cancel').click();
+  expect(await tid('trial-start-timing').count()).toBe(0);
+  await new Promise((r) => setTimeout(r, 300));
+  expect(await tid('trial-job').count(), 'Cancel starts nothing').toBe(0);
+  // Asked again while BAD (stalled again: the screenshots above can outlast the 5 s window), then
+  // started on the explicit "anyway".
+  await stallLowstate();
+  await tid('trial-start').click();
+  await tid('trial-start-timing-go').click();
+  console.log(`trial e2e: Start warned with TIMING BAD (light ${lightGapMs} ms), started on "Start anyway"`);
+}
+
+/** Confirm while TIMING reads BAD: a warning with the measured gap; the trial runs on "Confirm anyway". */
+async function timingWarningAtConfirm(): Promise<void> {
+  await stallLowstate();
+  const promptId = (await apiCall<TrialJobStatus>('trial.status', {})).prompt?.promptId;
+  await tid('trial-confirm').click();
+  await tid('trial-confirm-timing').waitFor({ timeout: 2_000 });
+  const gap = await warnedGapMs('trial-confirm-timing');
+  expect(gap).toBeGreaterThanOrEqual(100);
+  await tid('trial-prompt').screenshot({ path: path.join(SCREENSHOT_DIR, 'trial-confirm-timing-warning.png') });
+  // Not answered yet: the same prompt is still waiting in the services.
+  expect((await apiCall<TrialJobStatus>('trial.status', {})).prompt?.promptId).toBe(promptId);
+  await tid('trial-confirm-timing-go').click();
+  console.log(`trial e2e: Confirm warned with TIMING BAD (${gap} ms), confirmed on "Confirm anyway"`);
+}
+
 describe('console: Trial runner and Calibration', () => {
   it('connects the robot and the interlock: the lights follow', async () => {
     await tid('endpoint-kind').selectOption('robot');
@@ -139,8 +202,34 @@ describe('console: Trial runner and Calibration', () => {
     await expect(apiCall('interlock.open', { path: pty.consolePath })).rejects.toThrow(/is open: close it first/);
   });
 
+  it('flags a start pose far from the clip start: Accept asks first, Cancel stores nothing', async () => {
+    // The human puts the robot down at the clip's first frame but with the left shoulder rolled 0.5 rad (28.6°) out.
+    const clip = loadWorkload('core-v1').clips.find((c) => c.name === CLIP)!;
+    const pose = Object.fromEntries(G1_JOINT_NAMES.map((n, j) => [n, clip.jointPosRad[j]]));
+    pose.left_shoulder_roll_joint += 0.5;
+    await robot.place(pose);
+    await new Promise((r) => setTimeout(r, 1500)); // let it settle before the capture
+    await tid('cal-capture').click();
+    await tid('cal-result').waitFor({ timeout: 25_000 });
+    expect(await attr('cal-verdict', 'data-within')).toBe('false');
+    expect(await tid('cal-verdict').textContent()).toMatch(
+      /^start pose OUTSIDE tolerance: \d+ joints? beyond 2\.9° of the clip's first frame: left_shoulder_roll 2[6-9]\.\d°/,
+    );
+    await tid('cal-accept').click();
+    await tid('cal-accept-confirm').waitFor({ timeout: 2_000 });
+    await tid('cal-panel').screenshot({ path: path.join(SCREENSHOT_DIR, 'trial-calibration-outside-tolerance.png') });
+    await tid('cal-accept-cancel').click();
+    expect(await tid('cal-accept-confirm').count()).toBe(0);
+    expect(await tid('cal-accepted').count(), 'nothing accepted').toBe(0);
+    // Put back at the start pose for the capture the pair uses.
+    await robot.humanReset();
+    await new Promise((r) => setTimeout(r, 1500));
+  }, 60_000);
+
   it('captures a calibration while the robot holds still, shows the residuals vs the clip start, accepts it', async () => {
     await tid('cal-capture').click();
+    // The Redo of the capture above: wait for this capture's own result.
+    await expect.poll(() => attr('cal-verdict', 'data-within'), { timeout: 25_000 }).toBe('true');
     await tid('cal-result').waitFor({ timeout: 25_000 });
     expect(Number(await attr('cal-window-fill', 'data-fill'))).toBe(1);
     const rows = page.locator('[data-testid=cal-table] tbody tr');
@@ -150,7 +239,8 @@ describe('console: Trial runner and Calibration', () => {
     const max = (await tid('cal-max').textContent())!.replace('°', '');
     expect(Number(firstDelta)).toBeCloseTo(Number(max), 1);
     await tid('cal-panel').screenshot({ path: path.join(SCREENSHOT_DIR, 'trial-calibration-panel.png') });
-    await tid('cal-accept').click();
+    await tid('cal-accept').click(); // within tolerance: stored at once, no confirmation
+    expect(await tid('cal-accept-confirm').count()).toBe(0);
     await expect.poll(() => tid('cal-accepted').textContent(), { timeout: 5_000 }).toMatch(/^cal-[0-9a-f]{24}$/);
     const calId = (await tid('cal-accepted').textContent())!;
     const store = await openCampaign(campaignDir, { readOnly: true });
@@ -183,6 +273,8 @@ describe('console: Trial runner and Calibration', () => {
     /** ms from seeing the trial live to pressing its stop (e-stop or Space), per trial that got that far. */
     const stopLag: number[] = [];
     let liveShots = false;
+    let confirmWarned = false;
+    let simRefused = false;
     const recordEnding = async (session: number, where: string) => {
       const st = await apiCall<TrialJobStatus>('trial.status', {}).catch((e: unknown) => String(e));
       if (typeof st === 'string') return void endings.push(`#${session} ${where}: status failed: ${st}`);
@@ -219,7 +311,8 @@ describe('console: Trial runner and Calibration', () => {
                 .map((e) => e.trialIndex),
             ).size;
       await tid('trial-count').fill(String(recorded + 1));
-      await tid('trial-start').click();
+      if (session === 1) await timingWarningAtStart();
+      else await pressThroughTimingWarning(page, 'trial-start', 'trial-start-timing');
       await expect.poll(jobState, { timeout: 5_000 }).toBe('running');
       // The simulation branch (first session), the fresh-calibration check, then the prompt. After
       // a trip (or a previous trial) the runner asks for a human reset first: the human puts the
@@ -247,7 +340,7 @@ describe('console: Trial runner and Calibration', () => {
           await robot.humanReset();
           await new Promise((r) => setTimeout(r, 1500)); // let it settle before the fresh-calibration check
           await tid('trial-reset-note').fill('robot put back at its start pose by the e2e operator');
-          await tid('trial-confirm').click();
+          await tid('trial-confirm').click(); // "Robot is reset": the robot does not move, no timing question
           await expect.poll(() => tid('trial-prompt').count(), { timeout: 5_000 }).toBe(0);
           continue;
         }
@@ -258,7 +351,29 @@ describe('console: Trial runner and Calibration', () => {
           session === 1 ? 'false' : 'true',
         );
         if (recorded > 0) await expect(tid('trial-episode-real-0').getAttribute('data-resumed')).resolves.toBe('true');
-        await tid('trial-confirm').click();
+        if (!simRefused) {
+          // A simulation on this machine while the trial job runs (here at its prompt): refused by the
+          // services, with the override named.
+          const clipId = (await apiCall<TrialJobStatus>('trial.status', {})).clip!.id;
+          await expect(
+            apiCall('sim.run', { connectionId: 'embedded-sim', clipId, binding: 'builtin' }),
+          ).rejects.toThrow(/is running .* on this machine: .* set allowDuringRealTrial to run anyway/);
+          // The Sim trial panel: the override offered while the job runs; Run without it is refused, the reason shown.
+          await tid('sim-allow-during-trial').waitFor({ timeout: 2_000 });
+          expect(await tid('sim-allow-during-trial').isChecked()).toBe(false);
+          await tid('sim-run').click();
+          await expect
+            .poll(() => tid('sim-error').textContent(), { timeout: 5_000 })
+            .toMatch(
+              /is running .* on this machine: a simulation here would take the cores its robot's timing needs; wait for its end, or tick "run anyway" above$/,
+            );
+          await tid('sim-panel').screenshot({ path: path.join(SCREENSHOT_DIR, 'trial-sim-refused.png') });
+          simRefused = true;
+        }
+        if (!confirmWarned) {
+          await timingWarningAtConfirm();
+          confirmWarned = true;
+        } else await pressThroughTimingWarning(page, 'trial-confirm', 'trial-confirm-timing');
         // Running: the interlock armed, readings arriving.
         await expect
           .poll(async () => (await attr('trial-job', 'data-phase')) === 'running' || (await jobState()) !== 'running', {
@@ -376,6 +491,15 @@ describe('console: Trial runner and Calibration', () => {
     );
     await screenshot(page, 'trial-runner-stopped');
     await tid('trial-panel').screenshot({ path: path.join(SCREENSHOT_DIR, 'trial-runner-panel-stopped.png') });
+    expect(simRefused, 'a sim.run was tried while a real trial ran').toBe(true);
+    // One id per calibration: the Calibration panel names the record the pair was bound to (the
+    // job's and the Gap review's id) beside the one accepted, and does not call it another pair's.
+    expect(status.calibrationId).toMatch(/^cal-[0-9a-f]{24}$/);
+    if (status.calibrationId !== (await tid('cal-accepted').textContent())) {
+      await expect(tid('cal-bound').textContent()).resolves.toContain(status.calibrationId!);
+      expect(await tid('cal-pair-calibration').count()).toBe(0);
+    }
+    await tid('cal-panel').screenshot({ path: path.join(SCREENSHOT_DIR, 'trial-calibration-after-pair.png') });
     expect(pageErrors).toEqual([]);
-  }, 150_000);
+  }, 240_000);
 });

@@ -164,6 +164,18 @@ describe('console API errors over the loopback host: the operator gets the error
     expect(ok).toMatchObject({ result: { created: true } });
   });
 
+  it('qualification.open of a folder without a campaign names the board’s button that creates one (New)', async () => {
+    const missing = path.join(tmp, 'no-campaign-here');
+    expect(await errorOf('qualification.open', { campaignDir: missing })).toMatchObject({
+      code: 'not_found',
+      message: `no campaign at ${missing}; press New to start one there`,
+      field: 'params.campaignDir',
+    });
+    // Negative control: the same folder with create (what New sends) opens.
+    const ok = await call('qualification.open', { campaignDir: missing, create: true });
+    expect(ok).toMatchObject({ result: { created: true } });
+  });
+
   it('TrialRefusedError (trial.start on a pair that is not admitted): refused, with the admission’s reasons verbatim', async () => {
     const added = await call('connections.add', { url: robot.url, kind: 'robot' });
     robotId = (added.result as { id: string }).id;

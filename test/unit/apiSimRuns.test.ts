@@ -317,7 +317,7 @@ function testClip(frames: number, fps = 50): MotionClip {
   };
 }
 
-function setup(backend: ScriptedBackend) {
+function setup(backend: ScriptedBackend, realRobotWork: () => string | null = () => null) {
   const registry = new ConnectionRegistry({
     factories: { embeddedSimulator: () => backend },
     modelFile: DEFAULT_MODEL_FILE,
@@ -337,6 +337,7 @@ function setup(backend: ScriptedBackend) {
       },
       modelFile: DEFAULT_MODEL_FILE,
     }),
+    realRobotWork,
   });
   const got: ApiEvent[] = [];
   const client = hub.attach({
@@ -460,6 +461,56 @@ describe('SimRunManager', () => {
       reason: 'the console that started the run disconnected',
     });
     expect(manager.active()).toEqual([]);
+    await manager.close();
+    await registry.close();
+  });
+
+  it('a backend that ends `completed` with no frame recorded ends the run infrastructure_error, never completed', async () => {
+    const backend = new ScriptedBackend(50, 0);
+    const { manager, clips, client, got, registry } = setup(backend);
+    const clip = testClip(51);
+    clips.put(clip);
+    const started = await manager.run({ connectionId: 'embedded-sim', clipId: clip.id, binding: 'builtin' }, client);
+    const end = await endOf(got, started.runId);
+    expect(backend.runs).toHaveLength(1); // the backend ran and said `completed`
+    expect(end).toMatchObject({ outcome: 'infrastructure_error', frames: 0, plannedFrames: 51 });
+    expect(end.reason).toBe(
+      'the backend reported "end" but the console recorded 0 of 51 frames on embedded-sim: nothing was tracked',
+    );
+    await manager.close();
+    await registry.close();
+  });
+
+  it('refuses a run on the embedded simulator while a real trial runs, unless the request overrides it', async () => {
+    let realWork: string | null = 'trial trial-1 is running (pair pt-1)';
+    const backend = new ScriptedBackend(50, 20);
+    const { manager, clips, client, got, registry } = setup(backend, () => realWork);
+    const clip = testClip(51);
+    clips.put(clip);
+    const run = (override?: boolean) =>
+      manager.run(
+        {
+          connectionId: 'embedded-sim',
+          clipId: clip.id,
+          binding: 'builtin',
+          ...(override !== undefined && { allowDuringRealTrial: override }),
+        },
+        client,
+      );
+    for (const override of [undefined, false])
+      await expect(run(override)).rejects.toMatchObject({
+        code: 'conflict',
+        field: 'params.allowDuringRealTrial',
+        message:
+          "trial trial-1 is running (pair pt-1) on this machine: a simulation here would take the cores its robot's timing needs; wait for its end, or set allowDuringRealTrial to run anyway",
+      });
+    expect(backend.runs).toHaveLength(0);
+    const forced = await run(true);
+    expect(await endOf(got, forced.runId)).toMatchObject({ outcome: 'completed', frames: 20 });
+    // Negative control: once the trial ended, the same request without the override runs.
+    realWork = null;
+    const after = await run();
+    expect(await endOf(got, after.runId)).toMatchObject({ outcome: 'completed', frames: 20 });
     await manager.close();
     await registry.close();
   });

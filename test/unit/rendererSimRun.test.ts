@@ -274,3 +274,25 @@ describe('sim run in the renderer', () => {
     expect(calls).toEqual([{ method: 'sim.stop', params: { all: true, reason: 'operator stop (key:Space)' } }]);
   });
 });
+
+describe('sim.run refusal beside a real trial', () => {
+  it('names the panel’s "run anyway" checkbox, not the API field; other errors verbatim', async () => {
+    const { simRunErrorText } = await import('../../renderer/src/sim/simActions');
+    const refusal = new ApiCallError({
+      code: 'conflict',
+      message:
+        "trial trial-1 is running (pair pt-1) on this machine: a simulation here would take the cores its robot's timing needs; wait for its end, or set allowDuringRealTrial to run anyway",
+      field: 'params.allowDuringRealTrial',
+    });
+    expect(simRunErrorText(refusal)).toBe(
+      'trial trial-1 is running (pair pt-1) on this machine: a simulation here would take the cores its robot\'s timing needs; wait for its end, or tick "run anyway" above',
+    );
+    // Negative control: a conflict on another field (the connection in use) is shown as the services said it.
+    const busy = new ApiCallError({
+      code: 'conflict',
+      message: 'Embedded simulator is in use by run sim-1: stop it or wait for its end',
+      field: 'params.connectionId',
+    });
+    expect(simRunErrorText(busy)).toBe('Embedded simulator is in use by run sim-1: stop it or wait for its end');
+  });
+});

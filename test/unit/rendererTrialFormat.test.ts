@@ -3,7 +3,7 @@ import type { InterlockStatusDto, RobotLinkStatusDto, StartResidualsDto } from '
 import { applyTrialLive, emptyTrialLive } from '../../renderer/src/trial/trialStore';
 import { interlockLightView, linkLightView, SAFETY_STATUS_STALE_MS } from '../../renderer/src/safety/lightViews';
 import { parseTrials } from '../../renderer/src/trial/trialFormat';
-import { residualRows, stillnessMeter } from '../../renderer/src/calibration/calibrationFormat';
+import { boundCalibrationId, residualRows, stillnessMeter } from '../../renderer/src/calibration/calibrationFormat';
 
 // The Trial runner and Calibration panels' view logic: when each light is green (only armed-and-
 // fresh, only a fresh link), grey when the status pushes stop, the stillness meter, the residual
@@ -243,5 +243,39 @@ describe('phase line', () => {
     ).toBe('completed');
     // The simulation branch is not a real trial: a session with no real trial did not complete one.
     expect(phaseLine({ ...done, trials: 1, episodes: [sim] } as typeof done)).toBe('ended · 1 not run');
+  });
+
+  it('counts real trials against those asked for, never "5/3"', async () => {
+    const { realProgressText } = await import('../../renderer/src/trial/trialFormat');
+    const ep = (trialIndex: number, outcome: string) => ({ domain: 'real_robot', trialIndex, outcome });
+    const job = (trials: number, episodes: unknown[]) =>
+      ({ trials, episodes }) as unknown as Parameters<typeof realProgressText>[0];
+    expect(realProgressText(job(3, [ep(0, 'completed'), ep(1, 'estop')]))).toBe('real 2/3');
+    // An infrastructure error is owed again; a trial recorded twice counts once.
+    expect(realProgressText(job(3, [ep(0, 'infrastructure_error'), ep(0, 'completed'), ep(0, 'completed')]))).toBe(
+      'real 1/3',
+    );
+    // Earlier sessions asked for 5; this one for 3: the count says both.
+    const five = [0, 1, 2, 3, 4].map((i) => ep(i, 'completed'));
+    expect(realProgressText(job(3, five))).toBe('real 5 (3 asked)');
+    // Negative control: the same five against 5 asked.
+    expect(realProgressText(job(5, five))).toBe('real 5/5');
+  });
+});
+
+describe('one id per calibration', () => {
+  const job = { pairId: 'pt-1', calibrationId: 'cal-bbbbbbbbbbbbbbbbbbbbbbbb' };
+  it('names the record the pair was bound to from the accepted one', () => {
+    expect(boundCalibrationId('cal-aaaaaaaaaaaaaaaaaaaaaaaa', 'pt-1', job, 'cal-aaaaaaaaaaaaaaaaaaaaaaaa')).toBe(
+      'cal-bbbbbbbbbbbbbbbbbbbbbbbb',
+    );
+  });
+  it('negative controls: another pair, a job started without or with another calibration, the same id', () => {
+    const a = 'cal-aaaaaaaaaaaaaaaaaaaaaaaa';
+    expect(boundCalibrationId(a, 'pt-2', job, a)).toBeNull();
+    expect(boundCalibrationId(a, 'pt-1', job, null)).toBeNull();
+    expect(boundCalibrationId(a, 'pt-1', job, 'cal-cccccccccccccccccccccccc')).toBeNull();
+    expect(boundCalibrationId(a, 'pt-1', { ...job, calibrationId: a }, a)).toBeNull();
+    expect(boundCalibrationId(null, 'pt-1', job, a)).toBeNull();
   });
 });

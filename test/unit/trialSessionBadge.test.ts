@@ -40,13 +40,41 @@ describe('session badge', () => {
       { trialIndex: 0, outcome: 'infrastructure_error' as const },
       { trialIndex: 0, outcome: 'completed' as const },
     ];
+    // The trial ran again after its infrastructure error: one trial, completed, the retry said apart.
     expect(sessionBadge({ state: 'completed', trials: 1, real: retried })).toEqual({
-      text: 'ended · 1 infrastructure error, 1 completed',
+      text: 'ended · 1 completed (1 infrastructure error retried)',
       tone: 'alarm',
     });
     expect(sessionBadge({ state: 'stopped', trials: 1, real: retried.slice(0, 1) }).text).toBe(
-      'stopped · 1 infrastructure error, 1 not run',
+      'stopped · 1 infrastructure error',
     );
+  });
+
+  it('the counts add up to the trials: 2 trials, one ended by an infrastructure error, one completed', () => {
+    const b = sessionBadge({
+      state: 'stopped',
+      trials: 2,
+      real: [
+        { trialIndex: 0, outcome: 'infrastructure_error' },
+        { trialIndex: 1, outcome: 'completed' },
+      ],
+    });
+    expect(b).toEqual({ text: 'stopped · 1 infrastructure error, 1 completed', tone: 'alarm' });
+    const sum = (text: string) => [...text.matchAll(/(\d+) [a-z ]+?(?:,|$)/g)].reduce((n, m) => n + Number(m[1]), 0);
+    expect(sum(b.text)).toBe(2);
+    // Negative control: the old count (an infrastructure error both counted and owed) read 3 for 2 trials.
+    expect(sum('stopped · 1 infrastructure error, 1 completed, 1 not run')).toBe(3);
+    for (const real of [
+      [],
+      [{ trialIndex: 0, outcome: 'estop' as const }],
+      [
+        { trialIndex: 0, outcome: 'link_lost' as const },
+        { trialIndex: 1, outcome: 'infrastructure_error' as const },
+        { trialIndex: 1, outcome: 'infrastructure_error' as const },
+        { trialIndex: 2, outcome: 'hard_failure' as const },
+      ],
+    ])
+      expect(sum(sessionBadge({ state: 'stopped', trials: 3, real }).text.replace(/ \(.*\)$/, ''))).toBe(3);
   });
 
   it('a failed session is an alarm; a running one is live', () => {

@@ -1,10 +1,13 @@
+import { useState } from 'react';
+import { G1_JOINT_NAMES } from '../../../src/domain/robot/g1Joints';
+import { startPoseVerdict } from '../../../src/domain/trial/startPoseVerdict';
 import { useConnectionStore } from '../api/connectionStore';
 import { robotConnectionId } from '../trial/trialActions';
 import { useTrialStore } from '../trial/trialStore';
 import { FieldError } from '../ui/FieldError';
 import { deg } from '../ui/format';
 import { acceptCalibration, cancelCapture, captureCalibration } from './calibrationActions';
-import { residualRows, stillnessMeter } from './calibrationFormat';
+import { boundCalibrationId, residualRows, stillnessMeter } from './calibrationFormat';
 import { useCalibrationStore } from './calibrationStore';
 
 // The Calibration panel (DESIGN §3 CalibrationRecord, §8; issue 6 item 5): "hold still" with a
@@ -55,13 +58,26 @@ export function CalibrationPanel() {
   const m = stillnessMeter(capture.stillness);
   const r = capture.result;
   const canCapture = connected && !capture.running && robot !== null && campaignDir.trim() !== '';
+  const verdict = r?.ok && r.residualsVsClip ? startPoseVerdict(r.residualsVsClip, G1_JOINT_NAMES) : null;
+  // The capture whose Accept met a start pose outside tolerance: the confirmation shows until answered.
+  const [confirmFor, setConfirmFor] = useState<string | null>(null);
+  const confirming = r?.ok === true && confirmFor === r.captureId;
+  const accept = () => {
+    if (r?.ok && verdict && !verdict.within) setConfirmFor(r.captureId);
+    else void acceptCalibration();
+  };
+  // The calibration the selected pair's trials continue from, when it is not the one accepted here.
+  const pairCalibration = pair?.matched?.calibrationId ?? null;
+  const job = useTrialStore((s) => s.job);
+  const startedWith = useTrialStore((s) => s.jobStartedWithCalibrationId);
+  const bound = boundCalibrationId(capture.acceptedId, pair?.pairId ?? null, job, startedWith);
   return (
     <section className="panel cal-panel" data-testid="cal-panel" aria-label="Calibration">
       <div className="panel-head">
         <h2>Calibration</h2>
         {capture.acceptedId && (
           <span
-            className="badge ok-text"
+            className="badge ok-text cal-id"
             title="stored in the campaign; the next matched pair starts from it"
             data-testid="cal-accepted"
           >
@@ -69,6 +85,28 @@ export function CalibrationPanel() {
           </span>
         )}
       </div>
+      {bound && (
+        <div className="small muted" data-testid="cal-bound">
+          bound to {pair?.clipName ?? 'the clip'} as <span className="mono cal-id">{bound}</span>: the id of this pair's
+          matched trials in the Trial runner and the Gap review
+        </div>
+      )}
+      {pairCalibration && pairCalibration !== capture.acceptedId && pairCalibration !== bound && (
+        <div className="small muted" data-testid="cal-pair-calibration">
+          {capture.acceptedId ? (
+            <>
+              the selected pair's earlier matched trials used calibration{' '}
+              <span className="mono cal-id">{pairCalibration}</span>; Start matched pair begins a new matched pair from
+              the one accepted here
+            </>
+          ) : (
+            <>
+              Start matched pair resumes the selected pair's matched trials from calibration{' '}
+              <span className="mono cal-id">{pairCalibration}</span>
+            </>
+          )}
+        </div>
+      )}
       <div className="row small">
         <label className="row">
           clip
@@ -96,6 +134,15 @@ export function CalibrationPanel() {
               ? 'Captured'
               : 'Put the robot at its start pose, then Capture'}
         </div>
+        {verdict && (
+          <div
+            className={`small ${verdict.within ? 'ok-text' : 'bad-text strong'}`}
+            data-testid="cal-verdict"
+            data-within={verdict.within ? 'true' : 'false'}
+          >
+            {verdict.summary}
+          </div>
+        )}
         <div className="cal-window" title="still window collected">
           <span
             className="cal-window-fill"
@@ -133,14 +180,44 @@ export function CalibrationPanel() {
         {r?.ok && !capture.acceptedId && (
           <button
             type="button"
-            disabled={capture.accepting || busy.includes('accept')}
-            onClick={() => void acceptCalibration()}
+            disabled={capture.accepting || busy.includes('accept') || confirming}
+            onClick={accept}
             data-testid="cal-accept"
           >
             {capture.accepting ? 'Storing…' : 'Accept'}
           </button>
         )}
       </div>
+      {confirming && verdict && !capture.acceptedId && (
+        <div
+          className="timing-warning"
+          role="alertdialog"
+          aria-label="Accept a start pose outside tolerance?"
+          data-testid="cal-accept-confirm"
+        >
+          <div className="strong bad-text">{verdict.summary}</div>
+          <div className="small">
+            Every trial of the pair, and its simulation branch, would start from this pose, away from the clip's first
+            frame. Put the robot back and Redo, or accept it anyway.
+          </div>
+          <div className="row">
+            <button
+              type="button"
+              className="danger"
+              onClick={() => {
+                setConfirmFor(null);
+                void acceptCalibration();
+              }}
+              data-testid="cal-accept-anyway"
+            >
+              Accept anyway
+            </button>
+            <button type="button" onClick={() => setConfirmFor(null)} data-testid="cal-accept-cancel">
+              Cancel
+            </button>
+          </div>
+        </div>
+      )}
       {r && !r.ok && (
         <FieldError testId="cal-refused">
           {r.message}

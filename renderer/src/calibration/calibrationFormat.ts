@@ -68,3 +68,19 @@ export function residualRows(
     }))
     .sort((a, b) => Math.abs(b.deltaRad) - Math.abs(a.deltaRad) || a.index - b.index);
 }
+
+/**
+ * The calibration record a matched pair was bound to from the one accepted here: the runner stores
+ * the accepted record bound to the pair's clip (simulator start state, residuals) as a record of
+ * its own, with its own id — the id the pair's trials and the Gap review show. Null unless the job
+ * of `pairId` was started with `acceptedId` and reports another id.
+ */
+export function boundCalibrationId(
+  acceptedId: string | null,
+  pairId: string | null,
+  job: { pairId: string; calibrationId: string | null } | null,
+  jobStartedWith: string | null,
+): string | null {
+  if (!acceptedId || !job || job.pairId !== pairId || jobStartedWith !== acceptedId) return null;
+  return job.calibrationId !== null && job.calibrationId !== acceptedId ? job.calibrationId : null;
+}

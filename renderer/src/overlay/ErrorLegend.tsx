@@ -1,3 +1,4 @@
+import { useState } from 'react';
 import { GHOST_COLOR } from '../viewport/geomObjects';
 import { ERROR_RED_M, ERROR_YELLOW_M, errorLegendGradient, LEGEND_MAX_M } from './errorScale';
 import type { ErrorMode } from './overlayCompute';
@@ -68,14 +69,43 @@ function RunKey() {
   );
 }
 
-/** Colour key of the overlay: the reference ghost, and body error green → yellow → red or one colour per run. */
+/**
+ * Colour key of the overlay: the reference ghost, and body error green → yellow → red or one colour
+ * per run. A bar under the 3D canvas (Viewport.tsx), never over it; folds to one line.
+ */
 export function ErrorLegend() {
   const colorMode = useRunStore((s) => s.colorMode);
   const errorMode = useRunStore((s) => s.errorMode);
   const showReference = useRunStore((s) => s.showReference);
+  const [open, setOpen] = useState(true);
+  const fold = (
+    <button
+      type="button"
+      className="legend-fold small"
+      aria-expanded={open}
+      title={open ? 'fold the colour legend to one line' : 'show the colour legend and its controls'}
+      onClick={() => setOpen(!open)}
+      data-testid="legend-fold"
+    >
+      {open ? '▾ legend' : '▸ legend'}
+    </button>
+  );
+  if (!open)
+    return (
+      <div className="error-legend error-legend-folded" data-testid="error-legend" data-open="false">
+        {fold}
+        <span className="muted">
+          {colorMode === 'error'
+            ? `coloured by error (${errorMode === 'local' ? 'root-relative' : 'world frame'}): green 0 · yellow ${ERROR_YELLOW_M * 100} cm · red ≥ ${ERROR_RED_M * 100} cm`
+            : 'coloured by run'}
+          {showReference ? ' · reference ghost shown' : ' · reference ghost hidden'}
+        </span>
+      </div>
+    );
   return (
-    <div className="error-legend" data-testid="error-legend">
+    <div className="error-legend" data-testid="error-legend" data-open="true">
       <div className="legend-row">
+        {fold}
         <label className="check">
           <input
             type="checkbox"
@@ -102,7 +132,10 @@ export function ErrorLegend() {
               <option value="local">root-relative (MPJPE-l)</option>
               <option value="global">world frame</option>
             </select>
-            <div className="legend-scale">
+            <div
+              className="legend-scale"
+              title={`green 0 · yellow ${ERROR_YELLOW_M * 100} cm · red ≥ ${ERROR_RED_M * 100} cm (mb-metrics/1 failure threshold)`}
+            >
               <div className="legend-bar" style={{ background: GRADIENT }} />
               <div className="legend-ticks">
                 {TICKS_CM.map((cm) => (
@@ -115,9 +148,7 @@ export function ErrorLegend() {
                 </span>
               </div>
             </div>
-          </div>
-          <div className="legend-note muted">
-            green 0 · yellow {ERROR_YELLOW_M * 100} cm · red ≥ {ERROR_RED_M * 100} cm (mb-metrics/1 failure threshold)
+            <span className="legend-note muted">red ≥ {ERROR_RED_M * 100} cm: the failure threshold</span>
           </div>
         </>
       ) : (

@@ -4,6 +4,8 @@ import { useEndpointsStore } from '../connections/endpointsStore';
 import { pause, seekTimeS } from '../playback/playback';
 import { policyNote } from '../policies/policyFormat';
 import { usePolicyStore } from '../policies/policyStore';
+import { useCalibrationStore } from '../calibration/calibrationStore';
+import { useTrialStore } from '../trial/trialStore';
 import { FieldError } from '../ui/FieldError';
 import { BUILTIN_NOTE, mmAsCm } from '../ui/format';
 import { ProgressBar } from '../ui/ProgressBar';
@@ -257,6 +259,16 @@ export function SimPanel() {
   const clipRuns = clip ? runs.filter((r) => r.clipId === clip.id && r.state === 'ended') : [];
   const current = open.at(-1);
   const last = runs.at(-1);
+  // Real-robot work on this machine: the services refuse a simulation beside it unless overridden.
+  const trialRunning = useTrialStore((s) => s.job?.state === 'running');
+  const capturing = useCalibrationStore((s) => s.running);
+  const realWork = trialRunning
+    ? 'A real trial is running'
+    : capturing
+      ? 'A calibration capture is running'
+      : error?.includes('tick "run anyway"')
+        ? 'Real-robot work is running'
+        : null;
   const options: { id: string; name: string; presence: string }[] =
     entries.length > 0
       ? entries.filter((e) => e.executionDomain === 'simulation')
@@ -378,6 +390,20 @@ export function SimPanel() {
               ? policyNote(policy)
               : 'open a policy in the Policy panel'}
         </div>
+        {realWork && (
+          <label
+            className="small warn-text sim-override"
+            title="the services refuse a simulation on this machine while a real trial or a calibration capture runs: it takes the cores the robot's timing needs"
+          >
+            <input
+              type="checkbox"
+              checked={form.allowDuringRealTrial}
+              onChange={(e) => patchSimForm({ allowDuringRealTrial: e.target.checked })}
+              data-testid="sim-allow-during-trial"
+            />{' '}
+            {realWork} — run anyway (loads this machine)
+          </label>
+        )}
         <div className="row sim-actions">
           <button
             type="button"

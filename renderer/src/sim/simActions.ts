@@ -59,6 +59,7 @@ export function simRequestFromForm(): { ok: true; params: ApiParams<'sim.run'> }
     binding,
     seed,
     paceRealTime: f.pace === 'max' ? null : Number(f.pace),
+    ...(f.allowDuringRealTrial && { allowDuringRealTrial: true }),
   };
   const ms = f.maxSecondsText.trim();
   if (ms !== '') {
@@ -69,6 +70,21 @@ export function simRequestFromForm(): { ok: true; params: ApiParams<'sim.run'> }
   }
   return { ok: true, params };
 }
+
+/**
+ * The Sim trial's words for a sim.run failure: the refusal beside a real trial names the panel's
+ * checkbox (the request field it sets is the API's word); everything else verbatim.
+ */
+export function simRunErrorText(err: unknown): string {
+  if (err instanceof ApiCallError && err.error.code === 'conflict' && err.error.field === OVERRIDE_FIELD) {
+    const why = err.error.message.split('; ')[0];
+    return `${why}; wait for its end, or tick "run anyway" above`;
+  }
+  return errorMessage(err);
+}
+
+/** The sim.run field the "run anyway" checkbox sets. */
+const OVERRIDE_FIELD = 'params.allowDuringRealTrial';
 
 /** Sends the clip on display to the services again (they forgot it, e.g. after a restart). */
 async function resendClip(c: ConsoleClient, clipId: string): Promise<boolean> {
@@ -180,7 +196,7 @@ export async function startSimRun(): Promise<void> {
     if (stopWhileStarting !== null) void stopSimRun(started.runId, stopWhileStarting);
     replayEarlyPushes(started.runId);
   } catch (err) {
-    useSimStore.setState({ error: errorMessage(err) });
+    useSimStore.setState({ error: simRunErrorText(err) });
   } finally {
     useSimStore.setState({ starting: false });
   }

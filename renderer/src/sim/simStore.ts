@@ -44,6 +44,8 @@ export interface SimFormState {
   pace: PaceChoice;
   /** Run only the first N s ('' = the whole clip). */
   maxSecondsText: string;
+  /** The operator's override: run even while a real trial runs on this machine (sim.run allowDuringRealTrial). */
+  allowDuringRealTrial: boolean;
 }
 
 export interface SimState {
@@ -65,6 +67,7 @@ export const useSimStore = create<SimState>(() => ({
     seedText: '0',
     pace: '1',
     maxSecondsText: '',
+    allowDuringRealTrial: false,
   },
   runs: [],
   starting: false,

@@ -7,13 +7,14 @@ import { useEndpointsStore } from '../connections/endpointsStore';
 import { useClipStore } from '../clips/clipStore';
 import { LiveTrialPlot } from '../plots/LiveTrialPlot';
 import { useSafetyStore } from '../safety/safetyStore';
+import { firstPressDecision, TimingWarning, useTimingHealth } from '../safety/TimingWarning';
 import { FieldError } from '../ui/FieldError';
 import { deg, mmAsCm } from '../ui/format';
 import { ProgressBar } from '../ui/ProgressBar';
 import { useThrottledStore } from '../ui/useThrottledStore';
 import { armInterlock, closeInterlockBox, listPorts, openInterlockBox } from './interlockActions';
 import { answerPrompt, loadQueue, startTrial, stopTrial } from './trialActions';
-import { jobBadge, parseTrials, phaseLine, realProgress } from './trialFormat';
+import { jobBadge, parseTrials, phaseLine, realProgressText } from './trialFormat';
 import { patchTrialForm, trialLiveStore, useTrialStore, type TrialLiveState } from './trialStore';
 import { useAnalysisStore } from '../analysis/analysisStore';
 import { minimalSetOffer, minimalSetPairs } from './minimalSetQueue';
@@ -70,7 +71,7 @@ function PairRow({ p, selected, trials }: { p: AdmittedPairDto; selected: boolea
         {!p.admitted
           ? 'rejected'
           : m
-            ? `sim ${m.simDone ? '✓' : '·'} · real ${m.realDone}/${m.realDone + m.remaining || trials}`
+            ? `sim ${m.simDone ? '✓' : '·'} · real ${m.realDone > trials ? `${m.realDone} (${trials} asked)` : `${m.realDone}/${trials}`}`
             : 'new'}
       </span>
     </li>
@@ -81,9 +82,17 @@ function Prompt({ job }: { job: TrialJobStatus }) {
   const p = job.prompt;
   const note = useTrialStore((s) => s.form.resetNote);
   const busy = useTrialStore((s) => s.busy.includes('confirm'));
+  const timing = useTimingHealth();
+  // The prompt whose Confirm met a BAD timing: its warning is shown until answered.
+  const [timingWarnedFor, setTimingWarnedFor] = useState<string | null>(null);
   if (!p) return null;
   if (p.kind === 'confirm_trial' && p.trial) {
     const t = p.trial;
+    const warned = timingWarnedFor === p.promptId;
+    const confirm = () => {
+      if (firstPressDecision(timing).kind === 'confirm') setTimingWarnedFor(p.promptId);
+      else void answerPrompt(true);
+    };
     return (
       <div
         className="trial-prompt"
@@ -99,20 +108,27 @@ function Prompt({ job }: { job: TrialJobStatus }) {
           start pose vs the pair calibration: max joint {deg(t.calibrationCheck.maxJointDiffRad)}, attitude{' '}
           {deg(t.calibrationCheck.attitudeDiffRad)} · the interlock is armed on confirm
         </div>
-        <div className="row">
-          <button
-            type="button"
-            className="primary"
-            disabled={busy}
-            onClick={() => void answerPrompt(true)}
-            data-testid="trial-confirm"
-          >
-            Confirm — robot moves
-          </button>
-          <button type="button" disabled={busy} onClick={() => void answerPrompt(false)} data-testid="trial-decline">
-            Decline
-          </button>
-        </div>
+        {warned ? (
+          <TimingWarning
+            action="confirm this trial"
+            goLabel="Confirm anyway — robot moves"
+            onGo={() => {
+              setTimingWarnedFor(null);
+              void answerPrompt(true);
+            }}
+            onCancel={() => setTimingWarnedFor(null)}
+            testId="trial-confirm-timing"
+          />
+        ) : (
+          <div className="row">
+            <button type="button" className="primary" disabled={busy} onClick={confirm} data-testid="trial-confirm">
+              Confirm — robot moves
+            </button>
+            <button type="button" disabled={busy} onClick={() => void answerPrompt(false)} data-testid="trial-decline">
+              Decline
+            </button>
+          </div>
+        )}
       </div>
     );
   }
@@ -247,7 +263,6 @@ const BADGE_TONE_CLASS: Record<SessionBadgeTone, string> = {
 
 function Job({ job }: { job: TrialJobStatus }) {
   const busyStop = useTrialStore((s) => s.busy.includes('stop'));
-  const rp = realProgress(job);
   const running = job.state === 'running';
   const badge = jobBadge(job);
   return (
@@ -263,7 +278,7 @@ function Job({ job }: { job: TrialJobStatus }) {
           {badge.text}
         </span>
         <span className="mono" data-testid="trial-real-progress">
-          real {rp.done}/{rp.total}
+          {realProgressText(job)}
         </span>
         <span className="muted">{job.clip?.name ?? job.pairId}</span>
         <span className="spacer" />
@@ -466,6 +481,12 @@ export function TrialRunnerPanel() {
   const robotId = form.connectionId || robots[0]?.connectionId || null;
   const robotName = robots.find((r) => r.connectionId === robotId)?.name ?? robotId;
   const watchOnly = useEndpointsStore((s) => watchOnlyReason(s.entries.find((e) => e.id === robotId)));
+  const timing = useTimingHealth();
+  const [startTimingWarned, setStartTimingWarned] = useState(false);
+  const start = () => {
+    if (firstPressDecision(timing).kind === 'confirm') setStartTimingWarned(true);
+    else void startTrial();
+  };
   return (
     <section className="panel trial-panel" data-testid="trial-panel" aria-label="Trial runner">
       <div className="panel-head">
@@ -559,12 +580,24 @@ export function TrialRunnerPanel() {
                 ? '1 simulation branch from the calibrated start, then the real trials, each confirmed here'
                 : trials.reason
           }
-          onClick={() => void startTrial()}
+          onClick={start}
           data-testid="trial-start"
         >
           {starting ? 'Starting…' : 'Start matched pair'}
         </button>
       </div>
+      {startTimingWarned && !running && (
+        <TimingWarning
+          action="start the matched pair"
+          goLabel="Start anyway"
+          onGo={() => {
+            setStartTimingWarned(false);
+            void startTrial();
+          }}
+          onCancel={() => setStartTimingWarned(false)}
+          testId="trial-start-timing"
+        />
+      )}
       {watchOnly !== null && (
         <div className="small warn-text" role="note" data-testid="trial-start-blocked">
           Start is disabled: <strong>{robotName}</strong> is a watch-only robot link — {watchOnly}

@@ -75,7 +75,7 @@ export async function startTrial(): Promise<void> {
   );
   useTrialStore.setState({ starting: false });
   if (!r) return;
-  useTrialStore.setState({ job: r.status });
+  useTrialStore.setState({ job: r.status, jobStartedWithCalibrationId: acceptedId ?? null });
   if (r.reference) showReferenceForRuns(r.reference);
   void refreshEndpoints();
 }

@@ -29,6 +29,15 @@ export function realProgress(s: TrialJobStatus): { done: number; total: number }
   return { done, total: s.trials };
 }
 
+/**
+ * The job's real-trial count for the badge row: "real 2/3" while within the trials asked for; a
+ * pair with more trials recorded (earlier sessions asked for more) says so instead of "real 5/3".
+ */
+export function realProgressText(s: TrialJobStatus): string {
+  const { done, total } = realProgress(s);
+  return done > total ? `real ${done} (${total} asked)` : `real ${done}/${total}`;
+}
+
 /** Parses the trials field: an integer 1..10, or the reason it is not. */
 export function parseTrials(text: string): { ok: true; trials: number } | { ok: false; reason: string } {
   const v = Number(text.trim());

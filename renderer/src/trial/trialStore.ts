@@ -27,6 +27,8 @@ export interface TrialUiState {
   /** The pair selected in the queue. */
   selectedPairId: string | null;
   job: TrialJobStatus | null;
+  /** The accepted calibration the job was started with (trial.start calibrationId); null: none sent. */
+  jobStartedWithCalibrationId: string | null;
   starting: boolean;
   /** Why the last action failed (verbatim from the services). */
   error: string | null;
@@ -47,6 +49,7 @@ export const useTrialStore = create<TrialUiState>(() => ({
   queue: null,
   selectedPairId: null,
   job: null,
+  jobStartedWithCalibrationId: null,
   starting: false,
   error: null,
   interlockError: null,

@@ -69,38 +69,42 @@ export function Viewport() {
   const overlay = runIds.length > 0 || shownLive.length > 0;
   return (
     <div className="viewport" data-testid="viewport">
-      <Canvas
-        frameloop="demand" // renderOnDemand.tsx: a frame when something shown changes, none while idle
-        shadows
-        dpr={[1, 2]}
-        camera={{ position: [2.25, -1.55, 1.2], up: [0, 0, 1], fov: 40, near: 0.02, far: 200 }}
-        gl={{ antialias: true }}
-        onCreated={({ scene }) => {
-          scene.background = null;
-        }}
-        style={{ background: BACKGROUND }}
-      >
-        <RenderOnChange />
-        <Stage />
-        {profile && (
-          <ReferenceRobot profile={profile} style={overlay ? 'ghost' : 'model'} visible={!overlay || showReference} />
-        )}
-        {profile && runIds.map((id) => <RunRobot key={id} profile={profile} runId={id} />)}
-        {profile &&
-          fk &&
-          shownLive.map((id) => (
-            <LiveRobot key={id} profile={profile} fk={fk} connectionId={id} visible={!trialLive} />
-          ))}
-        <CameraRig follow={follow} />
-      </Canvas>
-      <div className="viewport-overlay">
-        <label className="check">
-          <input type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} />
-          Follow robot
-        </label>
-        {profile && <span className="muted">{profile.modelName} · z up · grid 1 m (fine 0.25 m)</span>}
-        <MeshStatus />
-        <LiveRobotLegend ids={shownLive} trialLive={trialLive} globalRoot={globalRoot} />
+      {/* The 3D canvas and the one-line overlay at its top; the colour legend below it, outside the
+          canvas, so it never covers the robot. */}
+      <div className="viewport-canvas" data-testid="viewport-canvas">
+        <Canvas
+          frameloop="demand" // renderOnDemand.tsx: a frame when something shown changes, none while idle
+          shadows
+          dpr={[1, 2]}
+          camera={{ position: [2.25, -1.55, 1.2], up: [0, 0, 1], fov: 40, near: 0.02, far: 200 }}
+          gl={{ antialias: true }}
+          onCreated={({ scene }) => {
+            scene.background = null;
+          }}
+          style={{ background: BACKGROUND }}
+        >
+          <RenderOnChange />
+          <Stage />
+          {profile && (
+            <ReferenceRobot profile={profile} style={overlay ? 'ghost' : 'model'} visible={!overlay || showReference} />
+          )}
+          {profile && runIds.map((id) => <RunRobot key={id} profile={profile} runId={id} />)}
+          {profile &&
+            fk &&
+            shownLive.map((id) => (
+              <LiveRobot key={id} profile={profile} fk={fk} connectionId={id} visible={!trialLive} />
+            ))}
+          <CameraRig follow={follow} />
+        </Canvas>
+        <div className="viewport-overlay">
+          <label className="check">
+            <input type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} />
+            Follow robot
+          </label>
+          {profile && <span className="muted">{profile.modelName} · z up · grid 1 m (fine 0.25 m)</span>}
+          <MeshStatus />
+          <LiveRobotLegend ids={shownLive} trialLive={trialLive} globalRoot={globalRoot} />
+        </div>
       </div>
       {runIds.length > 0 && <ErrorLegend />}
     </div>

@@ -46,21 +46,41 @@ const WORD: Record<Exclude<SessionState, 'running'>, string> = {
   failed: 'failed',
 };
 
-/** The badge of a session (see the file header). */
+/** Which of two outcomes of one trial is its result: any outcome over an infrastructure error (the trial was owed and ran again), then the first in ORDER. */
+function isWorse(a: EpisodeOutcome, b: EpisodeOutcome): boolean {
+  const infraA = a === 'infrastructure_error';
+  const infraB = b === 'infrastructure_error';
+  if (infraA !== infraB) return infraB;
+  return ORDER.indexOf(a) < ORDER.indexOf(b);
+}
+
+/**
+ * The badge of a session (see the file header). Its counts are of trials and add up to the trials
+ * asked for (or to the trials recorded, when more were): each trial counts once, by its result; a
+ * trial whose only record is an infrastructure error counts as one (it is still owed); an
+ * infrastructure error followed by a run of the same trial is told apart as "retried".
+ */
 export function sessionBadge(s: SessionBadgeInput): SessionBadge {
   if (s.state === 'running') return { text: 'running', tone: 'live' };
+  const result = new Map<number | null, EpisodeOutcome>();
+  let infraErrors = 0;
+  for (const e of s.real) {
+    if (e.outcome === 'infrastructure_error') infraErrors++;
+    const prev = result.get(e.trialIndex);
+    if (prev === undefined || isWorse(e.outcome, prev)) result.set(e.trialIndex, e.outcome);
+  }
   const counts = new Map<EpisodeOutcome, number>();
-  for (const e of s.real) counts.set(e.outcome, (counts.get(e.outcome) ?? 0) + 1);
-  // A trial that ended with an infrastructure error is owed again; every other outcome is its result.
-  const ran = new Set(s.real.filter((e) => e.outcome !== 'infrastructure_error').map((e) => e.trialIndex)).size;
-  const notRun = Math.max(0, s.trials - ran);
-  const allCompleted = s.real.length > 0 && notRun === 0 && s.real.every((e) => e.outcome === 'completed');
-  if (s.state === 'completed' && allCompleted) return { text: 'completed', tone: 'ok' };
+  for (const o of result.values()) counts.set(o, (counts.get(o) ?? 0) + 1);
+  const retried = infraErrors - (counts.get('infrastructure_error') ?? 0);
+  const notRun = Math.max(0, s.trials - result.size);
+  const allCompleted = result.size > 0 && notRun === 0 && [...result.values()].every((o) => o === 'completed');
+  if (s.state === 'completed' && allCompleted && retried === 0) return { text: 'completed', tone: 'ok' };
   const parts = ORDER.filter((o) => counts.has(o)).map((o) => `${counts.get(o)} ${o.replace(/_/g, ' ')}`);
   if (notRun > 0) parts.push(`${notRun} not run`);
-  const alarm = s.state === 'failed' || ORDER.some((o) => ALARM.has(o) && counts.has(o));
+  const alarm = s.state === 'failed' || infraErrors > 0 || ORDER.some((o) => ALARM.has(o) && counts.has(o));
+  const retriedText = retried > 0 ? ` (${retried} infrastructure error${retried === 1 ? '' : 's'} retried)` : '';
   return {
-    text: parts.length > 0 ? `${WORD[s.state]} · ${parts.join(', ')}` : WORD[s.state],
+    text: `${parts.length > 0 ? `${WORD[s.state]} · ${parts.join(', ')}` : WORD[s.state]}${retriedText}`,
     tone: alarm ? 'alarm' : 'warn',
   };
 }

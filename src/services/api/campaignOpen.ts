@@ -27,8 +27,8 @@ export async function openCampaignFolder(campaignDir: string, create: boolean): 
     throw new ApiFailure(
       'not_found',
       fs.existsSync(abs)
-        ? `${abs} is not a campaign (no campaign.sqlite); tick "create" to start one there`
-        : `no campaign at ${abs}; tick "create" to start one`,
+        ? `${abs} is not a campaign (no campaign.sqlite); press New to start one there`
+        : `no campaign at ${abs}; press New to start one there`,
       'params.campaignDir',
     );
   }

@@ -141,7 +141,14 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
     },
   });
   const policies = new PolicyRegistry({ clips, files, modelFile });
-  const sims = new SimRunManager({ registry: connections, clips, hub, profile: getProfile, bindings: policies });
+  const sims = new SimRunManager({
+    registry: connections,
+    clips,
+    hub,
+    profile: getProfile,
+    bindings: policies,
+    realRobotWork: () => trials.busyWith(),
+  });
   const qualification: QualificationJobs = new QualificationJobs({
     hub,
     files,

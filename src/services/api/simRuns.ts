@@ -8,7 +8,7 @@ import type {
   SimRunStarted,
   SimRunState,
 } from '../../api/contract';
-import type { BackendEvent, BackendLease, EpisodeEnd, EpisodeOutcome } from '../../domain/backend/backend';
+import type { BackendEvent, BackendLease, EpisodeEnd } from '../../domain/backend/backend';
 import {
   allReadingsUnavailable,
   ClipPairEvaluator,
@@ -20,6 +20,8 @@ import type { MotionClip } from '../../domain/motion/motionClip';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { clipHead } from '../../domain/sim/clipWindow';
 import { initialStateFromClipFrame } from '../../domain/sim/initialState';
+import { simDuringRealTrialRefusal } from '../../domain/sim/simDuringRealTrial';
+import { simRunOutcome } from '../../domain/sim/simRunOutcome';
 import { bindingTracksClip, type WbcBinding } from '../../domain/wbc/wbcBinding';
 import { ApiFailure } from './apiFailure';
 import type { ClipCache } from './clipCache';
@@ -172,6 +174,8 @@ export interface SimRunManagerOptions {
   profile: () => RobotProfile;
   /** Resolves a console binding spec (builtin…, or an opened policy's id). */
   bindings: Pick<PolicyRegistry, 'resolve'>;
+  /** The real-robot work running in these services (a trial job, a calibration capture); null when none. */
+  realRobotWork?: () => string | null;
   now?: () => number;
 }
 
@@ -205,6 +209,19 @@ export class SimRunManager {
 
   async run(params: ApiParams<'sim.run'>, owner: EventClient | null): Promise<SimRunStarted> {
     if (this.closed) throw new ApiFailure('conflict', 'the console services are shutting down');
+    let info: ReturnType<ConnectionRegistry['get']>;
+    try {
+      info = this.o.registry.get(params.connectionId);
+    } catch {
+      throw new ApiFailure('not_found', `no connection "${params.connectionId}"`, 'params.connectionId');
+    }
+    const refusal = simDuringRealTrialRefusal({
+      realWork: this.o.realRobotWork?.() ?? null,
+      embedded: info.kind === 'embedded_simulator',
+      url: info.kind === 'remote_simulator' ? info.url : null,
+      override: params.allowDuringRealTrial === true,
+    });
+    if (refusal) throw new ApiFailure('conflict', refusal, 'params.allowDuringRealTrial');
     const full = this.o.clips.get(params.clipId);
     if (!full) {
       throw new ApiFailure(
@@ -212,12 +229,6 @@ export class SimRunManager {
         `clip ${params.clipId} is not loaded in the console services (it may have been evicted): open it again`,
         'params.clipId',
       );
-    }
-    let info: ReturnType<ConnectionRegistry['get']>;
-    try {
-      info = this.o.registry.get(params.connectionId);
-    } catch {
-      throw new ApiFailure('not_found', `no connection "${params.connectionId}"`, 'params.connectionId');
     }
     const holder = this.busy.get(params.connectionId) ?? info.leasedRunId;
     if (holder)
@@ -321,19 +332,14 @@ export class SimRunManager {
     }
 
     const frames = run.rec.count;
-    let outcome: EpisodeOutcome;
-    let reason: string;
-    if (end) {
-      outcome = end.outcome;
-      reason = end.reason;
-      if (outcome === 'aborted_by_operator' && run.stop) reason = run.stop.reason;
-    } else if (run.stop) {
-      outcome = 'aborted_by_operator';
-      reason = `${run.stop.reason} (before the simulation began)`;
-    } else {
-      outcome = 'infrastructure_error';
-      reason = `the run could not start on ${connectionId}: ${failedReason ?? 'unknown error'}`;
-    }
+    const { outcome, reason } = simRunOutcome({
+      end,
+      stopReason: run.stop?.reason ?? null,
+      failedReason,
+      frames,
+      plannedFrames: run.started.plannedFrames,
+      connectionId,
+    });
     if (run.refusedFrames > 0) {
       this.o.registry.reportProblem(connectionId, {
         severity: 'warn',
