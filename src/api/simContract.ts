@@ -238,7 +238,13 @@ export const simEndEventSchema = z.strictObject({
     .nullable(),
   /** The streaming detector's first hard failure (frames 0..K−2), or null. */
   failure: hardFailureSchema.nullable(),
-  /** Batch mb-metrics/1 readings of the recording against the reference (the `motionbench metrics` numbers). */
+  /**
+   * The reference's vertical lift for this run, m: the clip as placed on the floor (a simulator's
+   * floor solve on its first frame; 0 from a robot). The readings are against the placed reference
+   * (docs/METRICS.md), so `motionbench metrics --reference-lift` with this value reproduces them.
+   */
+  referenceLiftM: num,
+  /** Batch mb-metrics/1 readings of the recording against the reference as placed (the `motionbench metrics` numbers). */
   metrics: episodeMetricsSchema,
   /** Frames of this run not sent to this client for display; when > 0, sim.result has them all. */
   droppedFrames: z.number().int().min(0),

@@ -16,6 +16,7 @@ import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { ForwardKinematics } from '../../src/domain/robot/forwardKinematics';
 import type { RobotProfile } from '../../src/domain/robot/robotProfile';
 import { clipHead } from '../../src/domain/sim/clipWindow';
+import { placedClip } from '../../src/domain/sim/referencePlacement';
 import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { errorColorHex } from '../../renderer/src/overlay/errorScale';
@@ -180,7 +181,9 @@ async function recordingAndReadings(runId: string, ref: MotionClip) {
     jointPosRad: Float64Array.from(t.jointPosRad),
   };
   expect(t.timeS).toEqual(Array.from({ length: t.frames }, (_, k) => k / 50));
-  const metrics = new ClipPairEvaluator(MB_METRICS_1, profile).evaluate(ref, exec).metrics;
+  // Against the reference as placed for the run (the end's lift; docs/METRICS.md).
+  const lift = res.end!.referenceLiftM;
+  const metrics = new ClipPairEvaluator(MB_METRICS_1, profile).evaluate(placedClip(ref, lift), exec).metrics;
   return { res, exec, metrics };
 }
 
@@ -285,6 +288,7 @@ describe('console: run a clip in simulation', () => {
     expect(cli.trajectory_sha256).toBe(end.trajectorySha256);
     expect(cli.outcome).toBe('completed');
     for (const [k, v] of Object.entries(episodeMetricsJson(metrics))) expect(cli[k], k).toEqual(v);
+    expect(cli.reference_lift_m).toBe(res.end!.referenceLiftM);
     await expect(page.locator(`[data-testid=sim-sha-${runId}]`).getAttribute('title')).resolves.toBe(
       end.trajectorySha256,
     );

@@ -263,6 +263,7 @@ describe('host: simulation runs', () => {
       await sim.close();
     }
     const lift = audit.end.referenceLiftM ?? 0;
+    expect(end.referenceLiftM).toBe(lift);
     const mine = new ClipPairEvaluator(MB_METRICS_1, profile).evaluate(placedClip(head, lift), exec).metrics;
     expect(end.metrics).toEqual(JSON.parse(JSON.stringify(mine)));
     expect(episodeMetricsJson(end.metrics as never)).toEqual(episodeMetricsJson(mine));

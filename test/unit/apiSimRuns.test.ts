@@ -77,6 +77,7 @@ function fakeSource(runId: string, hz = 50): DisplaySource & { n: number; end: b
             wallSeconds: 1,
             trajectorySha256: null,
             failure: null,
+            referenceLiftM: 0,
             metrics: {
               contract: 'mb-metrics/1',
               K: 0,

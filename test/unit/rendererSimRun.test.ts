@@ -253,6 +253,7 @@ describe('sim run in the renderer', () => {
       wallSeconds: 0.3,
       trajectorySha256: 'a'.repeat(64),
       failure: null,
+      referenceLiftM: 0,
       metrics: metrics(),
       droppedFrames: 6,
       stopRequestedAtMs: null,

@@ -357,6 +357,7 @@ export class SimRunManager {
           referenceLiftM?: number | null;
         })
       | null;
+    const referenceLiftM = simEnd?.referenceLiftM ?? 0;
     let metrics: EpisodeMetrics;
     try {
       if (frames >= 2) {
@@ -366,7 +367,7 @@ export class SimRunManager {
         const exec = run.rec.onTimeline(MB_METRICS_1.rateHz);
         this.evaluator ??= new ClipPairEvaluator(MB_METRICS_1, profile);
         // Against the reference as placed for the run (the simulator's lift; 0 from a robot).
-        metrics = this.evaluator.evaluate(placedClip(run.clip, simEnd?.referenceLiftM ?? 0), exec, caps).metrics;
+        metrics = this.evaluator.evaluate(placedClip(run.clip, referenceLiftM), exec, caps).metrics;
       } else metrics = unavailableMetrics(frames, reason);
     } catch (err) {
       metrics = unavailableMetrics(
@@ -387,6 +388,7 @@ export class SimRunManager {
       wallSeconds: end ? end.wallSeconds : (this.now() - startMs) / 1000,
       trajectorySha256: typeof simEnd?.trajectorySha256 === 'string' ? simEnd.trajectorySha256 : null,
       failure: failure ? { ...failure } : null,
+      referenceLiftM,
       metrics: JSON.parse(JSON.stringify(metrics)) as SimEndEvent['metrics'],
       stopRequestedAtMs: run.stop?.atMs ?? null,
     });
