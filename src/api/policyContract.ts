@@ -78,6 +78,12 @@ export interface PolicyInfoDto {
   motion: { frames: number; fps: number; clipId: string; fkResidualMaxM: number | null } | null;
   /** That motion as a clip the services hold (null without one). */
   bakedClip: ClipDto | null;
+  /**
+   * The motion a configuration beside the policy names for it (not carried in the file: a
+   * unitree_rl_lab FSM configuration, a HumanoidVerse config's motion_file), or null. `policies.check`
+   * runs on it; a sim run needs the clip opened.
+   */
+  configuredMotion: { file: string; fps: number; source: string } | null;
 }
 
 export interface PolicyResults {

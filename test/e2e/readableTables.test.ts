@@ -142,6 +142,22 @@ describe('console at 1366×768: numbers never cut, the legend never over the rob
     expect(cut).toEqual([]);
   });
 
+  it('the policy check of a released policy (KungfuBot, its own motion named by its config): its tables scroll, never cut; it runs on its own motion, not on the clip on display', async () => {
+    await tid('policy-path').fill(path.join(SHARED_DATA, 'policies/pbhc_horse_stance_pose'));
+    await tid('policy-open').click();
+    await tid('policy-check-run').waitFor({ timeout: 60_000 });
+    await expect(tid('policy-configured-motion').textContent()).resolves.toContain('Horse-stance_pose.pkl at 30 fps');
+    await tid('policy-check-run').click();
+    await tid('policy-check-verdict').waitFor({ timeout: 120_000 });
+    // B_HandsUp stays on display; the check ran on the policy's own motion.
+    expect((await page.evaluate(() => window.__motionbench!.state())).clipId).not.toBeNull();
+    await expect(tid('policy-check-clip').textContent()).resolves.toMatch(/^Horse-stance_pose.*: first 5\.00 s/);
+    await expect(tid('policy-check-verdict').getAttribute('data-kind')).resolves.toBe('normal_reading_tracks');
+    await tid('policy-check').scrollIntoViewIfNeeded();
+    await tid('policy-check').screenshot({ path: path.join(SCREENSHOT_DIR, 'readable-policy-check.png') });
+    expect(await cutCells('[data-testid=policy-check]')).toEqual([]);
+  }, 300_000);
+
   it('negative control: the same check reports the cells once the table box hides its overflow and is narrowed', async () => {
     await page.evaluate(() => {
       const wrap = document.querySelector<HTMLElement>('.sim-readings-wrap')!;

@@ -23,8 +23,8 @@ const client = {
   },
 } as unknown as ConsoleClient;
 
-const info = (motion: PolicyInfo['motion']): PolicyInfo =>
-  ({ policyId: 'policy-0123456789abcdef', motion }) as PolicyInfo;
+const info = (motion: PolicyInfo['motion'], configuredMotion: PolicyInfo['configuredMotion'] = null): PolicyInfo =>
+  ({ policyId: 'policy-0123456789abcdef', motion, configuredMotion }) as PolicyInfo;
 const report = { verdict: { kind: 'normal_reading_tracks', line: 'ok', better: [] } } as unknown as PolicyCheckDto;
 
 beforeEach(() => {
@@ -41,6 +41,19 @@ describe('Policy panel: Check', () => {
     await checkPolicy();
     expect(calls).toEqual([{ method: 'policies.check', params: { policyId: 'policy-0123456789abcdef' } }]);
     expect(usePolicyCheckStore.getState()).toMatchObject({ checking: false, report, error: null });
+  });
+
+  it('checks a policy whose motion a configuration beside it names (HumanoidVerse, unitree_rl_lab) on that motion, not on the clip on display', async () => {
+    usePolicyStore.setState({
+      info: info(null, {
+        file: '/p/Horse-stance_pose.pkl',
+        fps: 30,
+        source: '/p/config.yaml robot.motion.motion_file',
+      }),
+    });
+    answer = report;
+    await checkPolicy();
+    expect(calls).toEqual([{ method: 'policies.check', params: { policyId: 'policy-0123456789abcdef' } }]);
   });
 
   it('checks a policy without one on the clip on display; a refusal becomes the check error', async () => {

@@ -27,8 +27,8 @@ export function PolicyCheck({ info }: { info: PolicyInfo }) {
           {checking ? 'Checking…' : 'Check'}
         </button>
         {mine && report && (
-          <span className="small muted">
-            first {report.seconds.toFixed(2)} s per reading, {report.wallSeconds.toFixed(1)} s wall
+          <span className="small muted" data-testid="policy-check-clip" title={report.clip.file}>
+            {report.clip.name}: first {report.seconds.toFixed(2)} s per reading, {report.wallSeconds.toFixed(1)} s wall
           </span>
         )}
       </div>
@@ -48,75 +48,79 @@ export function PolicyCheck({ info }: { info: PolicyInfo }) {
             <span className="mono">{f(report.firstAction.meanAbsRad, 3)}</span> rad; worst{' '}
             {report.firstAction.worst.map((w) => `${w.joint} ${f(w.deltaRad, 3)}`).join(', ')}
           </div>
-          <table className="small policy-check-runs" data-testid="policy-check-runs">
-            <thead>
-              <tr>
-                <th>reading</th>
-                <th>first hard failure</th>
-                <th>progress-soft</th>
-                <th>MPJPE-l</th>
-              </tr>
-            </thead>
-            <tbody>
-              {report.runs.map((r) => (
-                <tr
-                  key={r.reading}
-                  data-reading={r.reading}
-                  title={
-                    report.controls.find((c) => c.name === r.reading)?.description ??
-                    'the console as it reads the policy'
-                  }
-                >
-                  <td className="mono">{r.reading}</td>
-                  <td>
-                    {r.failure
-                      ? `${r.failure.timeS.toFixed(2)} s, ${r.failure.condition} of ${r.failure.body}`
-                      : 'none'}
-                  </td>
-                  <td className="mono">{f(r.progressSoft, 3)}</td>
-                  <td className="mono">{r.mpjpeLMm === null ? '—' : `${r.mpjpeLMm.toFixed(1)} mm`}</td>
+          <div className="policy-check-scroll">
+            <table className="small policy-check-runs" data-testid="policy-check-runs">
+              <thead>
+                <tr>
+                  <th>reading</th>
+                  <th>first hard failure</th>
+                  <th>progress-soft</th>
+                  <th>MPJPE-l</th>
                 </tr>
-              ))}
-              {report.controls
-                .filter((c) => !c.applicable)
-                .map((c) => (
-                  <tr key={c.name} data-reading={c.name} className="muted">
-                    <td className="mono">{c.name}</td>
-                    <td colSpan={3}>not applicable: {c.why}</td>
+              </thead>
+              <tbody>
+                {report.runs.map((r) => (
+                  <tr
+                    key={r.reading}
+                    data-reading={r.reading}
+                    title={
+                      report.controls.find((c) => c.name === r.reading)?.description ??
+                      'the console as it reads the policy'
+                    }
+                  >
+                    <td className="mono">{r.reading}</td>
+                    <td>
+                      {r.failure
+                        ? `${r.failure.timeS.toFixed(2)} s, ${r.failure.condition} of ${r.failure.body}`
+                        : 'none'}
+                    </td>
+                    <td className="mono">{f(r.progressSoft, 3)}</td>
+                    <td className="mono">{r.mpjpeLMm === null ? '—' : `${r.mpjpeLMm.toFixed(1)} mm`}</td>
                   </tr>
                 ))}
-            </tbody>
-          </table>
-          <table className="small policy-check-terms" data-testid="policy-check-terms">
-            <thead>
-              <tr>
-                <th>term</th>
-                <th>min … max (mean)</th>
-                <th>implied range</th>
-              </tr>
-            </thead>
-            <tbody>
-              {report.terms.map((t) => (
-                <tr
-                  key={t.term}
-                  data-status={t.status}
-                  className={t.status === 'out_of_range' ? 'warn-text' : undefined}
-                >
-                  <td className="mono">
-                    {t.term} ({t.width})
-                  </td>
-                  <td className="mono">
-                    {f(t.min, 3)} … {f(t.max, 3)} ({f(t.mean, 3)})
-                  </td>
-                  <td>
-                    {t.bound === null
-                      ? 'no bound declared'
-                      : `${t.status === 'out_of_range' ? `OUT OF RANGE (${(100 * t.outOfRange!.fraction).toFixed(1)}%, worst ${t.outOfRange!.worst.value} ${f(t.outOfRange!.worst.at, 3)}) ` : ''}[${t.bound.lo === null ? '−∞' : f(t.bound.lo, 3)}, ${t.bound.hi === null ? '∞' : f(t.bound.hi, 3)}]: ${t.bound.source}`}
-                  </td>
+                {report.controls
+                  .filter((c) => !c.applicable)
+                  .map((c) => (
+                    <tr key={c.name} data-reading={c.name} className="muted">
+                      <td className="mono">{c.name}</td>
+                      <td colSpan={3}>not applicable: {c.why}</td>
+                    </tr>
+                  ))}
+              </tbody>
+            </table>
+          </div>
+          <div className="policy-check-scroll">
+            <table className="small policy-check-terms" data-testid="policy-check-terms">
+              <thead>
+                <tr>
+                  <th>term</th>
+                  <th>min … max (mean)</th>
+                  <th>implied range</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {report.terms.map((t) => (
+                  <tr
+                    key={t.term}
+                    data-status={t.status}
+                    className={t.status === 'out_of_range' ? 'warn-text' : undefined}
+                  >
+                    <td className="mono">
+                      {t.term} ({t.width})
+                    </td>
+                    <td className="mono">
+                      {f(t.min, 3)} … {f(t.max, 3)} ({f(t.mean, 3)})
+                    </td>
+                    <td>
+                      {t.bound === null
+                        ? 'no bound declared'
+                        : `${t.status === 'out_of_range' ? `OUT OF RANGE (${(100 * t.outOfRange!.fraction).toFixed(1)}%, worst ${t.outOfRange!.worst.value} ${f(t.outOfRange!.worst.at, 3)}) ` : ''}[${t.bound.lo === null ? '−∞' : f(t.bound.lo, 3)}, ${t.bound.hi === null ? '∞' : f(t.bound.hi, 3)}]: ${t.bound.source}`}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         </>
       )}
     </div>

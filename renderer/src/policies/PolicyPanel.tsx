@@ -144,6 +144,11 @@ function Facts({ info }: { info: PolicyInfo }) {
                 · FK residual {m.fkResidualMaxM === null ? '—' : mm(m.fkResidualMaxM)}
               </span>
             </>
+          ) : info.configuredMotion ? (
+            <span data-testid="policy-configured-motion" title={info.configuredMotion.source}>
+              its own motion, named beside it: <span className="mono">{baseName(info.configuredMotion.file)}</span> at{' '}
+              {info.configuredMotion.fps} fps <span className="muted">(Check runs it; open it to simulate)</span>
+            </span>
           ) : (
             <span className="muted">no baked motion: runs the clip you open</span>
           )}
@@ -274,4 +279,9 @@ export function PolicyPanel() {
       )}
     </section>
   );
+}
+
+/** The last path component of a services-side file path (POSIX or Windows separators). */
+function baseName(file: string): string {
+  return file.slice(Math.max(file.lastIndexOf('/'), file.lastIndexOf('\\')) + 1);
 }

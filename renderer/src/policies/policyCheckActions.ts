@@ -31,7 +31,9 @@ export async function checkPolicy(seconds?: number): Promise<void> {
   const client = useConnectionStore.getState().client;
   const info = usePolicyStore.getState().info;
   if (!client || !info || usePolicyCheckStore.getState().checking) return;
-  const clipId = info.motion === null ? useClipStore.getState().loaded?.clip.id : undefined;
+  // A policy with a motion of its own (baked or configured) is checked on it, never on the clip on display.
+  const ownMotion = info.motion !== null || info.configuredMotion !== null;
+  const clipId = ownMotion ? undefined : useClipStore.getState().loaded?.clip.id;
   usePolicyCheckStore.setState({ checking: true, policyId: info.policyId, report: null, error: null });
   try {
     const report = await client.call('policies.check', {

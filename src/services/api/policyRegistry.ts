@@ -54,6 +54,9 @@ export function policyInfoDto(plan: PolicyPlan): PolicyInfoDto {
         }
       : null,
     bakedClip: plan.baked ? clipToDto(plan.baked.clip) : null,
+    configuredMotion: s.configuredMotion
+      ? { file: s.configuredMotion.file, fps: s.configuredMotion.fps, source: s.configuredMotion.source }
+      : null,
   };
 }
 
