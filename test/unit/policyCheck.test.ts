@@ -6,6 +6,7 @@ import {
   impliedTermBound,
   ObservationRangeRecorder,
   policyCheckVerdict,
+  termJudgement,
   tracksBetter,
   type BoundContext,
   type ReadingRun,
@@ -189,5 +190,32 @@ describe('verdict', () => {
     expect(r.maxAbsRad).toBeCloseTo(0.4);
     expect(r.worst.map((w) => w.joint)).toEqual(['b', 'c']);
     expect(r.meanAbsRad).toBeCloseTo(0.7 / 3);
+  });
+});
+
+describe('termJudgement (the command line and the Policy panel say the same)', () => {
+  const base = { term: 'dof_pos', kind: 'joint_pos_rel', width: 23, min: -1.761, max: 1.503, mean: -0.106 };
+  const bound = { lo: -3.289, hi: 2.98, source: 'the model’s joint ranges' };
+  it('an out-of-range term names the worst value against its own bound, not the aggregate range', () => {
+    const line = termJudgement({
+      ...base,
+      bound,
+      status: 'out_of_range',
+      outOfRange: { fraction: 0.0004, worst: { value: 'right_ankle_roll_joint', at: 0.313, lo: -0.262, hi: 0.262 } },
+      atClipFraction: 0,
+    });
+    expect(line).toBe(
+      'OUT OF RANGE: 0.0% of values; worst right_ankle_roll_joint = 0.313 outside [-0.262, 0.262] (the model’s joint ranges); 0.0% at the clip',
+    );
+    // Negative control: the aggregate range (which contains 0.313) is not what it quotes.
+    expect(line).not.toContain('[-3.289, 2.980]');
+  });
+  it('within and unbounded terms', () => {
+    expect(termJudgement({ ...base, bound, status: 'within', outOfRange: null, atClipFraction: null })).toBe(
+      'within [-3.289, 2.980] (the model’s joint ranges)',
+    );
+    expect(
+      termJudgement({ ...base, bound: null, status: 'no_bound_declared', outOfRange: null, atClipFraction: null }),
+    ).toBe('no bound declared');
   });
 });

@@ -1,3 +1,4 @@
+import { termJudgement } from '../../../src/domain/wbc/policyCheck';
 import { useConnectionStore } from '../api/connectionStore';
 import { formatApiError } from '../api/formatApiError';
 import { checkPolicy, usePolicyCheckStore } from './policyCheckActions';
@@ -111,11 +112,7 @@ export function PolicyCheck({ info }: { info: PolicyInfo }) {
                     <td className="mono">
                       {f(t.min, 3)} … {f(t.max, 3)} ({f(t.mean, 3)})
                     </td>
-                    <td>
-                      {t.bound === null
-                        ? 'no bound declared'
-                        : `${t.status === 'out_of_range' ? `OUT OF RANGE (${(100 * t.outOfRange!.fraction).toFixed(1)}%, worst ${t.outOfRange!.worst.value} ${f(t.outOfRange!.worst.at, 3)}) ` : ''}[${t.bound.lo === null ? '−∞' : f(t.bound.lo, 3)}, ${t.bound.hi === null ? '∞' : f(t.bound.hi, 3)}]: ${t.bound.source}`}
-                    </td>
+                    <td>{termJudgement(t)}</td>
                   </tr>
                 ))}
               </tbody>

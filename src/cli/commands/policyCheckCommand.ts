@@ -2,6 +2,7 @@ import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
 import {
   POLICY_CHECK_DEFAULT_SECONDS,
   POLICY_CHECK_MAX_SECONDS,
+  termJudgement,
   type PolicyCheckReport,
 } from '../../domain/wbc/policyCheck';
 import { runPolicyCheck } from '../../services/wbc/policyCheckRun';
@@ -35,7 +36,6 @@ const usage = `usage: motionbench policy check <file.onnx|folder> [--clip <file>
   Exit status 0 when the check ran (whatever it found), 1 when it is refused (the reason names the
   file), 2 on bad usage.`;
 
-const bnd = (v: number | null, inf: string) => (v === null ? inf : v.toFixed(3));
 const num = (v: number | null, d: number, unit = '') => (v === null ? 'n/a' : `${v.toFixed(d)}${unit}`);
 
 function humanReport(r: PolicyCheckReport): string {
@@ -47,14 +47,7 @@ function humanReport(r: PolicyCheckReport): string {
     '  observation terms (normal reading):',
     ...r.terms.map((t) => {
       const range = `[${t.min.toFixed(3)}, ${t.max.toFixed(3)}] mean ${t.mean.toFixed(3)}`;
-      const judged =
-        t.status === 'no_bound_declared'
-          ? 'no bound declared'
-          : t.status === 'within'
-            ? `within [${bnd(t.bound!.lo, '−∞')}, ${bnd(t.bound!.hi, '∞')}] (${t.bound!.source})`
-            : `OUT OF RANGE: ${(100 * t.outOfRange!.fraction).toFixed(1)}% of values; worst ${t.outOfRange!.worst.value} = ${t.outOfRange!.worst.at.toFixed(3)} outside [${t.outOfRange!.worst.lo.toFixed(3)}, ${t.outOfRange!.worst.hi.toFixed(3)}] (${t.bound!.source})`;
-      const clip = t.atClipFraction !== null ? `; ${(100 * t.atClipFraction).toFixed(1)}% at the clip` : '';
-      return `    ${`${t.term} (${t.width})`.padEnd(28)} ${range.padEnd(40)} ${judged}${clip}`;
+      return `    ${`${t.term} (${t.width})`.padEnd(28)} ${range.padEnd(40)} ${termJudgement(t)}`;
     }),
     '  readings:',
     ...r.runs.map(

@@ -162,6 +162,21 @@ export interface TermRange {
   atClipFraction: number | null;
 }
 
+/**
+ * A term's range judgement in words, the same for the command line and the Policy panel: within
+ * the implied range, or out of it with the worst value against ITS OWN bound (a joint term's
+ * aggregate range spans every joint and would not show why one joint is out).
+ */
+export function termJudgement(t: TermRange): string {
+  const b = (v: number | null, inf: string) => (v === null ? inf : v.toFixed(3));
+  const clip = t.atClipFraction !== null ? `; ${(100 * t.atClipFraction).toFixed(1)}% at the clip` : '';
+  if (t.status === 'no_bound_declared' || !t.bound) return `no bound declared${clip}`;
+  if (t.status === 'within' || !t.outOfRange)
+    return `within [${b(t.bound.lo, '−∞')}, ${b(t.bound.hi, '∞')}] (${t.bound.source})${clip}`;
+  const w = t.outOfRange.worst;
+  return `OUT OF RANGE: ${(100 * t.outOfRange.fraction).toFixed(1)}% of values; worst ${w.value} = ${w.at.toFixed(3)} outside [${w.lo.toFixed(3)}, ${w.hi.toFixed(3)}] (${t.bound.source})${clip}`;
+}
+
 /** Accumulates every observation of a run, term by term (the terms' layout, history and frames included). */
 export class ObservationRangeRecorder {
   private readonly offsets: number[] = [];
