@@ -68,7 +68,7 @@ const RENDERER_PACKAGES = packages('react', 'react-dom', 'three', '@react-three/
 
 // ---- Nothing untrusted is parsed on the loop that carries STOP --------------------------------
 //
-// The services' main loop (the console API's handlers in src/services/api, the loopback host in
+// The services' main loop (the console API's handlers in src/services/console, the loopback host in
 // src/services/host, the Electron main process in main/) carries the operator's STOP, the safety
 // gate and the robot link. A file a request names, a campaign folder, a policy and what a robot
 // advertises are parsed, decoded and inflated in the file worker (src/services/files/offThread.ts
@@ -78,10 +78,10 @@ const RENDERER_PACKAGES = packages('react', 'react-dom', 'three', '@react-three/
 // folder's to keep bounded.
 
 /** The modules whose code runs on the services' main loop. */
-const MAIN_LOOP = ['^src/services/api/', '^src/services/host/', MAIN];
-/** Modules of src/services/api that run only in the file worker (fileWorker.ts imports them). */
+const MAIN_LOOP = ['^src/services/console/', '^src/services/host/', MAIN];
+/** Modules of src/services/console that run only in the file worker (fileWorker.ts imports them). */
 const WORKER_SIDE_API =
-  '^src/services/api/(campaignBoardReads|campaignAnalysisApi|campaignOpen|gapReview|trialEpisode)\\.ts$';
+  '^src/services/console/(campaignBoardReads|campaignAnalysisApi|campaignOpen|gapReview|trialEpisode)\\.ts$';
 /** Decoders and parsers of untrusted bytes, and the worker-side modules that call them. */
 const UNTRUSTED_PARSERS = [
   packages(
@@ -104,7 +104,7 @@ const UNTRUSTED_PARSERS = [
   '^src/services/episode/episodeReader\\.ts$',
   '^src/services/robotLink/ros2LowStateDecoder\\.ts$',
   '^src/services/workload/folderWorkload\\.ts$',
-  '^src/services/api/(campaignBoardReads|campaignAnalysisApi|gapReview|trialEpisode)\\.ts$',
+  '^src/services/console/(campaignBoardReads|campaignAnalysisApi|gapReview|trialEpisode)\\.ts$',
 ];
 /**
  * Main-loop modules allowed ONE named parser module each, with the reason. Every other parser stays
@@ -112,13 +112,13 @@ const UNTRUSTED_PARSERS = [
  */
 const MAIN_LOOP_EXCEPTIONS = [
   {
-    from: '^src/services/api/consoleApiHandlers\\.ts$',
+    from: '^src/services/console/consoleApiHandlers\\.ts$',
     to: '^src/services/robot/loadRobotProfile\\.ts$',
     reason:
       'STANDING: the robot model the services start with (--model, else our G1 in assets/), named by the operator at start-up and never by a request; read once, lazily (getProfile)',
   },
   {
-    from: '^src/services/api/apiErrorMap\\.ts$',
+    from: '^src/services/console/apiErrorMap\\.ts$',
     to: '^src/(domain/wbc/bakedMotion|services/wbc/policyRun|services/workload/folderWorkload)\\.ts$',
     reason:
       "STANDING: the error map imports those modules' error classes for `instanceof`; it calls none of their code",

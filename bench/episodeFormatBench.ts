@@ -32,7 +32,7 @@ import { benchFrames } from './traceBench';
 //       (target: /2 with the tracks <= 50 % of /1; known to be missed, docs/EPISODE_FORMAT.md §6,
 //       so it is reported and not judged);
 //   (c) the time to read a 10-minute episode (300,000 frames) into the gap review: the program's
-//       reader, then the 50 Hz contract timeline the replay draws (src/services/api/gapReview.ts),
+//       reader, then the 50 Hz contract timeline the replay draws (src/services/console/gapReview.ts),
 //       for a `/2` episode with the 3D tracks a trial records and for the same frames as `/1`.
 export const BYTES_TARGET = 0.2;
 export const RATE_TARGET = 2;

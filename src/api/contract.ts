@@ -27,7 +27,7 @@ export * from './analysisContract';
 // WebSocket of `motionbench host`) and by the renderer. Every request is `{ method, params }`;
 // params are validated with the zod schemas below where a request enters the Node side
 // (main process, host server) before it reaches the handler table in
-// src/services/api/consoleApiHandlers.ts. Results are plain JSON: typed arrays travel as
+// src/services/console/consoleApiHandlers.ts. Results are plain JSON: typed arrays travel as
 // number[] and are turned back into Float64Array in the renderer (renderer/src/api/clipDto.ts).
 
 /** Largest request accepted by either transport, bytes (a clip's base64 body included). */
@@ -258,7 +258,7 @@ export type ApiResult<M extends ApiMethod> = ApiResults[M];
 
 /**
  * Every code an ApiError may carry. The services' typed errors are mapped to these in one place,
- * by error type (src/services/api/apiErrorMap.ts; the table is in docs/CONSOLE.md, "Errors").
+ * by error type (src/services/console/apiErrorMap.ts; the table is in docs/CONSOLE.md, "Errors").
  */
 export const API_ERROR_CODES = [
   /** The message is not valid JSON or not a {id, method, params} object. */

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { MAX_FPS, MIN_FPS } from '../domain/motion/clipCommon';
-import { toApiError } from '../services/api/apiErrorMap';
+import { toApiError } from '../services/console/apiErrorMap';
 
 // Shared plumbing of the `motionbench` subcommands: argument parsing with clear usage errors,
 // the --json contract (one JSON document on stdout, everything else on stderr) and the
@@ -199,7 +199,7 @@ export function printJson(io: CliIo, doc: unknown): void {
 
 /**
  * Turns an error into the reason printed on stderr and the exit code: the console API's message for
- * the same error (src/services/api/apiErrorMap.ts), with the reasons it does not already name below it.
+ * the same error (src/services/console/apiErrorMap.ts), with the reasons it does not already name below it.
  */
 export function reportError(io: CliIo, err: unknown): number {
   if (err instanceof UsageError) {

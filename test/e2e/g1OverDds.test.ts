@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectionInfo } from '../../src/api/contract';
-import { defaultBackendFactories } from '../../src/services/api/backendFactories';
+import { defaultBackendFactories } from '../../src/services/console/backendFactories';
 import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
 import { SCREENSHOT_DIR, ensureRendererBuilt, launchChromium, screenshot } from '../helpers/browserHarness';
 import { startDdsG1Emulator, type DdsG1EmulatorProcess } from '../helpers/ddsG1EmulatorProcess';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import type { TrialJobStatus } from '../../src/api/contract';
-import { SERVICES_NICE } from '../../src/services/api/consoleApiHandlers';
+import { SERVICES_NICE } from '../../src/services/console/consoleApiHandlers';
 import { runQualification } from '../../src/services/qualification';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { resolveBindingSpec } from '../../src/services/sim/bindingSpec';

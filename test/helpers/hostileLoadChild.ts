@@ -11,7 +11,7 @@
 
 import { Worker } from 'node:worker_threads';
 import { readEpisodeFile } from '../../src/services/episode/episodeReader';
-import { readProfileMesh } from '../../src/services/api/meshFiles';
+import { readProfileMesh } from '../../src/services/console/meshFiles';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { resolveBindingSpec } from '../../src/services/sim/bindingSpec';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { apiErrorSchema, type ApiError } from '../../src/api/contract';
 import { InputError } from '../../src/domain/problems';
-import { toApiError } from '../../src/services/api/apiErrorMap';
+import { toApiError } from '../../src/services/console/apiErrorMap';
 import { checkCreatableFolder, FolderRefusedError } from '../../src/services/files/folders';
 import { startInterlockEmulator, type InterlockEmulator } from '../../src/services/interlock';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createConsoleApi } from '../../src/services/api/consoleApiHandlers';
+import { createConsoleApi } from '../../src/services/console/consoleApiHandlers';
 import { openCampaign, TraceStoreError } from '../../src/services/trace';
 import { processStartOf } from '../../src/services/trace/writerLiveness';
 import { MOTIONBENCH_BIN } from '../helpers/runCli';

@@ -21,7 +21,7 @@ import {
   startInterlockEmulatorProcess,
   type InterlockBoxProcess,
 } from '../../src/services/interlock/interlockEmulatorProcess';
-import { SERVICES_NICE } from '../../src/services/api/consoleApiHandlers';
+import { SERVICES_NICE } from '../../src/services/console/consoleApiHandlers';
 import { raiseThreadPriority, setAutogroupNice } from '../../src/services/os/threadPriority';
 import { runQualification } from '../../src/services/qualification';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';

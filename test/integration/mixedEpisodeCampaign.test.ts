@@ -9,7 +9,7 @@ import path from 'node:path';
 import protobuf from 'protobufjs';
 import 'protobufjs/ext/descriptor.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readTrialEpisode } from '../../src/services/api/trialEpisode';
+import { readTrialEpisode } from '../../src/services/console/trialEpisode';
 import { executedStateFrames, readEpisodeFile } from '../../src/services/episode/episodeReader';
 import { EpisodeWriter } from '../../src/services/episode/episodeWriter';
 import { openCampaign } from '../../src/services/trace';

@@ -2,8 +2,8 @@ import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiError } from '../../src/api/contract';
 import type { PolicyCheckDto } from '../../src/api/policyContract';
-import { createConsoleApi, type ConsoleApi } from '../../src/services/api/consoleApiHandlers';
-import { plainResult } from '../../src/services/api/serializedResult';
+import { createConsoleApi, type ConsoleApi } from '../../src/services/console/consoleApiHandlers';
+import { plainResult } from '../../src/services/console/serializedResult';
 import { sharedData } from '../helpers/sharedData';
 
 // policies.check through the console API (the Policy panel's Check): the opened policy is checked

@@ -8,7 +8,7 @@ import { LiveTrackingMetrics } from '../../src/domain/metrics/liveTracking';
 import { MB_METRICS_1 } from '../../src/domain/metrics/metricContract';
 import { NO_MOTION_CAPTURE } from '../../src/domain/metrics/readings';
 import type { TimedFrames } from '../../src/domain/motion/resample';
-import { ConnectionRegistry } from '../../src/services/api/connectionRegistry';
+import { ConnectionRegistry } from '../../src/services/console/connectionRegistry';
 import { connectRobot, type BridgeClientBackend } from '../../src/services/bridge/bridgeClientBackend';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';

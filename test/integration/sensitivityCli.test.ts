@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main';
-import { createConsoleApi } from '../../src/services/api/consoleApiHandlers';
+import { createConsoleApi } from '../../src/services/console/consoleApiHandlers';
 import { openCampaign } from '../../src/services/trace';
 import { listAdmittedPairs } from '../../src/services/trial';
 import { storeCalibratedStart } from '../helpers/calibratedPair';

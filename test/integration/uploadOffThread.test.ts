@@ -5,7 +5,7 @@
 import { Buffer } from 'node:buffer';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MAX_CLIP_FILE_BYTES, parseRequest } from '../../src/api/contract';
-import { createConsoleApi } from '../../src/services/api/consoleApiHandlers';
+import { createConsoleApi } from '../../src/services/console/consoleApiHandlers';
 import { realCsvText } from '../helpers/hostileInputs';
 
 const api = createConsoleApi({ transport: 'host' });

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { createConsoleApi } from '../../src/services/api/consoleApiHandlers';
+import { createConsoleApi } from '../../src/services/console/consoleApiHandlers';
 import { motionbench } from '../helpers/runCli';
 import { sharedData } from '../helpers/sharedData';
 

@@ -1,13 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_PROBLEMS_SENT } from '../../src/api/contract';
-import { ApiFailure } from '../../src/services/api/apiFailure';
+import { ApiFailure } from '../../src/services/console/apiFailure';
 import {
   ConnectionRegistry,
   EMBEDDED_SIM_ID,
   EMBEDDED_SIM_NAME,
   RATE_WINDOW_MS,
   type BackendFactories,
-} from '../../src/services/api/connectionRegistry';
+} from '../../src/services/console/connectionRegistry';
 import type { BackendListener } from '../../src/domain/backend/backend';
 import { createStateFrame } from '../../src/domain/backend/stateFrame';
 import { FakeBackend } from '../helpers/fakeBackend';

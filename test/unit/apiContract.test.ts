@@ -7,9 +7,9 @@ import { buildContentSecurityPolicy } from '../../src/api/contentSecurityPolicy'
 import { API_METHODS, MAX_CLIP_FILE_BYTES, parseRequest, requestSchemas } from '../../src/api/contract';
 import { decodeMotionFile } from '../../src/domain/motion/decodeMotionFile';
 import { InputError } from '../../src/domain/problems';
-import { toApiError } from '../../src/services/api/apiErrorMap';
-import { createConsoleApi } from '../../src/services/api/consoleApiHandlers';
-import { dispatchWsMessage } from '../../src/services/api/wsDispatch';
+import { toApiError } from '../../src/services/console/apiErrorMap';
+import { createConsoleApi } from '../../src/services/console/consoleApiHandlers';
+import { dispatchWsMessage } from '../../src/services/console/wsDispatch';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const NPZ = path.resolve(repo, '../shared/data/motions/g1_moves/npz/B_HandsUp.npz');

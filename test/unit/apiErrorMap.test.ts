@@ -11,8 +11,8 @@ import { StatsError } from '../../src/domain/stats/result';
 import { BakedMotionError } from '../../src/domain/wbc/bakedMotion';
 import { JointOrderError } from '../../src/domain/wbc/jointOrder';
 import { IkError } from '../../src/domain/workload/bodyModel';
-import { MAPPED_ERROR_TYPES, toApiError } from '../../src/services/api/apiErrorMap';
-import { ApiFailure, FieldError, UnsupportedError } from '../../src/services/api/apiFailure';
+import { MAPPED_ERROR_TYPES, toApiError } from '../../src/services/console/apiErrorMap';
+import { ApiFailure, FieldError, UnsupportedError } from '../../src/services/console/apiFailure';
 import { EmulatorControlError } from '../../src/services/robotEmulator/emulatorControlClient';
 import { CommandRefusedError } from '../../src/services/bridge/bridgeClientBackend';
 import { EpisodeFileError } from '../../src/services/episode/chunkedMcapWriter';
@@ -32,7 +32,7 @@ import { FrozenSnapshotMismatchError } from '../../src/services/workload/coreV1F
 import { WorkloadInputError } from '../../src/services/workload/folderWorkload';
 import { REPO_ROOT } from '../helpers/sharedData';
 
-// The one error map at the console API edge (src/services/api/apiErrorMap.ts): every typed error of
+// The one error map at the console API edge (src/services/console/apiErrorMap.ts): every typed error of
 // the services gets its deliberate code, its own message verbatim and its details (an InputError's
 // location, a refusal's reasons, a store error's own code), chosen by TYPE. The negative controls:
 // an unknown Error is internal with its message, and an object that merely has `code` and `path`

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseRequest, type GapClipDto } from '../../src/api/contract';
 import { resampleFrames } from '../../src/domain/motion/resample';
-import { frameJointRmse, toContractTimeline, type TimedSample } from '../../src/services/api/gapReview';
+import { frameJointRmse, toContractTimeline, type TimedSample } from '../../src/services/console/gapReview';
 import {
   formatGapPercent,
   formatGapValue,
@@ -11,7 +11,7 @@ import {
 } from '../../renderer/src/gap/gapFormat';
 
 // The gap.* requests of the console API (src/api/gapContract.ts) and the pure shaping behind Gap
-// review: the 50 Hz contract timeline of a recorded trajectory (src/services/api/gapReview.ts)
+// review: the 50 Hz contract timeline of a recorded trajectory (src/services/console/gapReview.ts)
 // and the panel's sort and formatting (renderer/src/gap/gapReview.ts).
 
 const bad = (method: string, params: unknown) => {

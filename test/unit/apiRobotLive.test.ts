@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { ApiEvent } from '../../src/api/contract';
 import { createStateFrame } from '../../src/domain/backend/stateFrame';
 import type { BackendListener } from '../../src/domain/backend/backend';
-import { ApiFailure } from '../../src/services/api/apiFailure';
-import { ConnectionRegistry } from '../../src/services/api/connectionRegistry';
-import { EventHub } from '../../src/services/api/eventHub';
-import { RobotLive, robotLinkFigures } from '../../src/services/api/robotLive';
+import { ApiFailure } from '../../src/services/console/apiFailure';
+import { ConnectionRegistry } from '../../src/services/console/connectionRegistry';
+import { EventHub } from '../../src/services/console/eventHub';
+import { RobotLive, robotLinkFigures } from '../../src/services/console/robotLive';
 import { FakeBackend } from '../helpers/fakeBackend';
 
 // Issue 13: the live robot's feed and the emulator reset, against a registry with test doubles

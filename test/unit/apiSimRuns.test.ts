@@ -22,12 +22,12 @@ import { createStateFrame } from '../../src/domain/backend/stateFrame';
 import { ClipPairEvaluator, MB_METRICS_1 } from '../../src/domain/metrics';
 import { computeClipId } from '../../src/domain/motion/clipCommon';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
-import { PolicyRegistry } from '../../src/services/api/policyRegistry';
-import { ClipCache } from '../../src/services/api/clipCache';
-import { ConnectionRegistry } from '../../src/services/api/connectionRegistry';
-import { EventHub, type DisplaySource } from '../../src/services/api/eventHub';
-import { SimRecording } from '../../src/services/api/simRecording';
-import { SimRunManager } from '../../src/services/api/simRuns';
+import { PolicyRegistry } from '../../src/services/console/policyRegistry';
+import { ClipCache } from '../../src/services/console/clipCache';
+import { ConnectionRegistry } from '../../src/services/console/connectionRegistry';
+import { EventHub, type DisplaySource } from '../../src/services/console/eventHub';
+import { SimRecording } from '../../src/services/console/simRecording';
+import { SimRunManager } from '../../src/services/console/simRuns';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 
 // The console's simulation-run plumbing without a simulator: the push hub's flow control (acks,

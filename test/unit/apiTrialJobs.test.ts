@@ -17,11 +17,11 @@ import { computeClipId } from '../../src/domain/motion/clipCommon';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import type { LoadedWorkload } from '../../src/domain/workload/snapshot';
 import type { CalibrationRecord } from '../../src/domain/trace/records';
-import { ClipCache } from '../../src/services/api/clipCache';
-import { ConnectionRegistry } from '../../src/services/api/connectionRegistry';
-import { EventHub } from '../../src/services/api/eventHub';
-import { interlockLight, InterlockSessions } from '../../src/services/api/interlockSessions';
-import { TrialJobs, type TrialServices } from '../../src/services/api/trialJobs';
+import { ClipCache } from '../../src/services/console/clipCache';
+import { ConnectionRegistry } from '../../src/services/console/connectionRegistry';
+import { EventHub } from '../../src/services/console/eventHub';
+import { interlockLight, InterlockSessions } from '../../src/services/console/interlockSessions';
+import { TrialJobs, type TrialServices } from '../../src/services/console/trialJobs';
 import type { OffThreadFiles } from '../../src/services/files/offThread';
 import type { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { loadWorkload } from '../../src/services/workload';
@@ -30,7 +30,7 @@ import { openCampaign } from '../../src/services/trace';
 import type { InterlockFeed } from '../../src/services/trial/interlockFeed';
 import type { MatchedPairRequest, MatchedPairResult } from '../../src/services/trial/trialTypes';
 
-// The console's calibration and trial plumbing (src/services/api/trialJobs.ts) around scripted
+// The console's calibration and trial plumbing (src/services/console/trialJobs.ts) around scripted
 // trial services: stillness pushes and the capture result, accept → the record in a real
 // campaign database, a matched pair as a job whose prompts are answered through trial.confirm,
 // live readings batched with the robot's joint angles, the operator stop reaching the runner's

@@ -2,11 +2,11 @@ import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../src/domain/problems';
 import { reportError, UsageError, type CliIo } from '../../src/cli/cliSupport';
-import { toApiError } from '../../src/services/api/apiErrorMap';
+import { toApiError } from '../../src/services/console/apiErrorMap';
 import { TraceStoreError } from '../../src/services/trace/errors';
 import { TrialRefusedError } from '../../src/services/trial/matchedTrialRunner';
 
-// The CLI prints an error with the console API's message for it (src/services/api/apiErrorMap.ts),
+// The CLI prints an error with the console API's message for it (src/services/console/apiErrorMap.ts),
 // and the reasons that message does not already name below it.
 
 function report(err: unknown): { code: number; stderr: string } {

@@ -7,9 +7,9 @@ import {
   g1DdsConnectionName,
   g1RunnerArgs,
 } from '../../src/domain/g1Runner/g1DdsConnection';
-import { ApiFailure } from '../../src/services/api/apiFailure';
-import { ConnectionRegistry, type G1DdsContext } from '../../src/services/api/connectionRegistry';
-import { runnerFigures } from '../../src/services/api/robotLive';
+import { ApiFailure } from '../../src/services/console/apiFailure';
+import { ConnectionRegistry, type G1DdsContext } from '../../src/services/console/connectionRegistry';
+import { runnerFigures } from '../../src/services/console/robotLive';
 import { g1DdsProblem } from '../../renderer/src/connections/endpointsActions';
 import { runnerStatusView } from '../../renderer/src/trial/runnerStatusView';
 import type { RobotLinkStatusDto } from '../../src/api/contract';

@@ -136,7 +136,7 @@ const FORBIDDEN: { name: string; file: string; to: RegExp; dependencyType: strin
 const ON_LOOP: { name: string; file: string; to: RegExp; dependencyType: string }[] = [
   {
     name: 'console API handler -> yaml',
-    file: 'src/services/api/toYamlOnLoop.ts',
+    file: 'src/services/console/toYamlOnLoop.ts',
     to: /^(\.\.\/)*node_modules\/yaml\//,
     dependencyType: 'npm',
   },
@@ -182,8 +182,8 @@ const ALLOWED: { folder: string; file: string; imports: RegExp[] }[] = [
     imports: [/^(node:)?path$/, /node_modules\/electron\//, /^src\/api\//, /^src\/services\//],
   },
   {
-    folder: 'src/services/api (main loop): a codec as a type, a clip module that is no parser',
-    file: 'src/services/api/okTypeFromCodec.ts',
+    folder: 'src/services/console (main loop): a codec as a type, a clip module that is no parser',
+    file: 'src/services/console/okTypeFromCodec.ts',
     imports: [/^src\/domain\/motion\/fixtureCodec\.ts$/, /^src\/domain\/motion\/motionClip\.ts$/],
   },
   {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiMethod, ApiParams, SimRunStarted } from '../../src/api/contract';
-import { createConsoleApi, type ConsoleApi } from '../../src/services/api/consoleApiHandlers';
+import { createConsoleApi, type ConsoleApi } from '../../src/services/console/consoleApiHandlers';
 import { ApiCallError, type ConsoleClient } from '../../renderer/src/api/consoleClient';
 import { needText, policyNote } from '../../renderer/src/policies/policyFormat';
 import { openPolicy, patchPolicyPath, showPolicyMotion } from '../../renderer/src/policies/policyActions';

@@ -5,7 +5,7 @@ import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiMethod, ApiParams } from '../../src/api/contract';
-import { createConsoleApi, type ConsoleApi } from '../../src/services/api/consoleApiHandlers';
+import { createConsoleApi, type ConsoleApi } from '../../src/services/console/consoleApiHandlers';
 import { ApiCallError, type ConsoleClient } from '../../renderer/src/api/consoleClient';
 import { useConnectionStore } from '../../renderer/src/api/connectionStore';
 import { formatApiError } from '../../renderer/src/api/formatApiError';

@@ -13,7 +13,7 @@ import {
   type RobotLinkStats,
   type StopDelivery,
 } from '../../src/domain/backend/backend';
-import { ConnectionRegistry } from '../../src/services/api/connectionRegistry';
+import { ConnectionRegistry } from '../../src/services/console/connectionRegistry';
 import type { NewTraceEvent } from '../../src/domain/trace/records';
 import type { CampaignStore } from '../../src/services/trace';
 import { GateDriver } from '../../src/services/trial/gateDriver';

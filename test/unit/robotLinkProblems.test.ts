@@ -10,7 +10,7 @@ import type {
 } from '../../src/domain/backend/backend';
 import { BACKEND_PROBLEM_KINDS, problemKindOf, type BackendProblemCode } from '../../src/domain/backend/problemCodes';
 import { ProblemLedger } from '../../src/domain/robotLink/problemLedger';
-import { ConnectionRegistry, INCIDENT_CURRENT_MS } from '../../src/services/api/connectionRegistry';
+import { ConnectionRegistry, INCIDENT_CURRENT_MS } from '../../src/services/console/connectionRegistry';
 
 // Problems carry a typed code whose kind says how long they are current: a condition until the
 // backend withdraws it (problem_cleared), an incident for a while after it happened. The ledger

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../../src/domain/problems';
-import { toApiError } from '../../src/services/api/apiErrorMap';
-import { ApiFailure, FieldError, UnsupportedError } from '../../src/services/api/apiFailure';
+import { toApiError } from '../../src/services/console/apiErrorMap';
+import { ApiFailure, FieldError, UnsupportedError } from '../../src/services/console/apiFailure';
 import { EpisodeFileError } from '../../src/services/episode/chunkedMcapWriter';
 import { FolderRefusedError } from '../../src/services/files/folders';
 import { isSystemError } from '../../src/services/files/systemErrors';

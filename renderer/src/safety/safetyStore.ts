@@ -3,7 +3,7 @@ import type { InterlockStatusDto, RobotLinkStatusDto } from '../../../src/api/co
 import type { SchedulerFacts } from '../../../src/domain/timing/timingHealth';
 
 // The lights' state (DESIGN §6): the interlock box and the robot links as the 5 Hz safety.status
-// push last gave them (src/services/api/trialJobs.ts), with when it arrived — the lights go grey
+// push last gave them (src/services/console/trialJobs.ts), with when it arrived — the lights go grey
 // when pushes stop (safety/lightViews.ts). Also set at once by the interlock row's own calls.
 
 export interface SafetyState {

@@ -1,7 +1,7 @@
 // Errors across the file worker's thread boundary (offThread.ts ⇄ fileWorker.ts). A structured
 // clone keeps only the message of a custom Error, so each error the worker's tasks can throw is
 // sent as its type and its fields, and rebuilt on the main thread as THE SAME TYPE: the API's error
-// map (src/services/api/apiErrorMap.ts) works by `instanceof`, and a TraceStoreError must not come
+// map (src/services/console/apiErrorMap.ts) works by `instanceof`, and a TraceStoreError must not come
 // back as an Error that merely has `code` and `path`. What the tasks throw: InputError (clip
 // decoding, policy files), BakedMotionError and JointOrderError (policy files), ApiFailure, FieldError, TraceStoreError, FolderRefusedError, EpisodeFileError (the
 // campaign open), Node's system errors, and the standard JS errors. Anything else comes back as an
@@ -11,7 +11,7 @@ import type { ApiErrorCode } from '../../api/contract';
 import { InputError, type InputLocation } from '../../domain/problems';
 import { BakedMotionError } from '../../domain/wbc/bakedMotion';
 import { JointOrderError } from '../../domain/wbc/jointOrder';
-import { ApiFailure, FieldError, UnsupportedError } from '../api/apiFailure';
+import { ApiFailure, FieldError, UnsupportedError } from '../console/apiFailure';
 import { EpisodeFileError } from '../episode/chunkedMcapWriter';
 import { TraceStoreError, type TraceStoreErrorCode } from '../trace/errors';
 import { FolderRefusedError, type FolderRefusal } from './folders';

@@ -8,9 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { MAX_MESSAGE_BYTES, WS_API_PATH, type WsServerMessage } from '../../api/contract';
 import { buildContentSecurityPolicy } from '../../api/contentSecurityPolicy';
-import { createConsoleApi, type ConsoleApi } from '../api/consoleApiHandlers';
-import type { BackendFactories } from '../api/connectionRegistry';
-import { dispatchWsMessage, isSerializedResponse, type WsSerializedResponse } from '../api/wsDispatch';
+import { createConsoleApi, type ConsoleApi } from '../console/consoleApiHandlers';
+import type { BackendFactories } from '../console/connectionRegistry';
+import { dispatchWsMessage, isSerializedResponse, type WsSerializedResponse } from '../console/wsDispatch';
 
 // The loopback host (`motionbench host`): serves the built renderer over HTTP and the console
 // API on a WebSocket at /api, so the console runs in a browser and end-to-end tests drive the
@@ -30,7 +30,7 @@ export interface HostServerOptions {
   maxMessageBytes?: number;
   /** One line per notable event (connections refused, ...). Default: silent. */
   log?: (line: string) => void;
-  /** Backend implementations for the Connections panel; default: src/services/api/backendFactories.ts. */
+  /** Backend implementations for the Connections panel; default: src/services/console/backendFactories.ts. */
   backends?: BackendFactories;
   /** The runners' interlock e-stop socket (createConsoleApi's runnerEstopSocket); default: one the services make. */
   runnerEstopSocket?: string | null;

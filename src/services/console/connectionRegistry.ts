@@ -307,13 +307,13 @@ export class ConnectionRegistry {
           severity: 'error',
           code: 'backend_unavailable',
           message:
-            'the embedded simulator is not part of this build (no factory registered in src/services/api/backendFactories.ts)',
+            'the embedded simulator is not part of this build (no factory registered in src/services/console/backendFactories.ts)',
           atMs: 0,
         }
       : {
           severity: 'error',
           code: 'backend_unavailable',
-          message: `no ${e.kind === 'robot' ? 'robot' : 'remote simulator'} client in this build (no factory registered in src/services/api/backendFactories.ts)`,
+          message: `no ${e.kind === 'robot' ? 'robot' : 'remote simulator'} client in this build (no factory registered in src/services/console/backendFactories.ts)`,
           atMs: 0,
         };
   }

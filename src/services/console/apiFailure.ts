@@ -1,7 +1,7 @@
 import type { ApiErrorCode } from '../../api/contract';
 
 // The errors the console API layer itself throws. Every other typed error of the services keeps its
-// own type up to the API edge, where src/services/api/apiErrorMap.ts maps it by type.
+// own type up to the API edge, where src/services/console/apiErrorMap.ts maps it by type.
 
 /** A handler's refusal with a chosen API error code (and the request field it concerns). */
 export class ApiFailure extends Error {
