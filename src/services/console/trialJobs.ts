@@ -48,7 +48,7 @@ import type { InterlockSessions } from './interlockSessions';
 import { SerializedResult } from './serializedResult';
 import { robotLinkFigures } from './robotLive';
 
-// The Calibration panel and the Trial runner from the console (issue 6 item 9; DESIGN §6, §8):
+// The Calibration panel and the Trial runner from the console (DESIGN §6, §8):
 //
 //   calibration.capture  captureRobotCalibration (src/services/trial) on a robot connection of the
 //                        registry; stillness progress → `calibration.stillness` pushes (≤ 5 Hz);

@@ -13,7 +13,7 @@ import type { CampaignStore } from '../trace';
 import type { LoadedWorkload } from '../../domain/workload/snapshot';
 import type { InterlockFeed } from './interlockFeed';
 
-// The matched sim/real trial (issue 6 items 5–7; DESIGN §3 Trace, §6): the contracts between the
+// The matched sim/real trial (DESIGN §3 Trace, §6): the contracts between the
 // trial runner (matchedTrialRunner.ts: the driver of the session reducer in src/domain/trial), its
 // callers (the CLI's `calibrate` and `trial`, the console's Trial runner and Calibration panels)
 // and the robot link.
