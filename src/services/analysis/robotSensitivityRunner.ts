@@ -54,7 +54,7 @@ import { listAdmittedPairs } from '../trial/admittedPairs';
 import type { InterlockFeed } from '../trial/interlockFeed';
 import { runMatchedPair } from '../trial/matchedTrialRunner';
 import { captureRobotCalibration } from '../trial/robotCalibration';
-import type { RobotLink, TrialProgressEvent } from '../trial/trialTypes';
+import type { TrialRobot, TrialProgressEvent } from '../trial/trialTypes';
 import {
   r6,
   runSensitivity,
@@ -78,7 +78,7 @@ export interface RobotSensitivityOptions extends SensitivityOptions {
    * Opens the robot link and the interlock; called once the simulator's runs and the prefix's
    * qualification are done, so that the heartbeats never share the main thread with a batch.
    */
-  connect: () => Promise<{ link: RobotLink; interlock: InterlockFeed }>;
+  connect: () => Promise<{ link: TrialRobot; interlock: InterlockFeed }>;
   /** The campaign the robot's runs are recorded in (created; never the pair's own campaign). */
   recordDir: string;
   onTrialProgress?: (e: TrialProgressEvent) => void;
