@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ClipDto } from './contract';
+import { EPISODE_OUTCOMES } from '../domain/backend/backend';
 import {
   MOTION_SWITCHER_ANSWER_KINDS,
   RUNNER_MOTOR_MODES,
@@ -410,15 +411,6 @@ export const TRIAL_PHASES = [
   'done',
   'stopped',
 ] as const;
-const OUTCOMES = [
-  'completed',
-  'hard_failure',
-  'intervention',
-  'estop',
-  'link_lost',
-  'aborted_by_operator',
-  'infrastructure_error',
-] as const;
 
 export const trialPromptSchema = z.strictObject({
   promptId: z.string(),
@@ -439,7 +431,11 @@ export const trialPromptSchema = z.strictObject({
     .nullable(),
   /** confirm_reset: which trial follows the reset, and why one is needed. */
   reset: z
-    .strictObject({ trialIndex: z.number().int(), afterOutcome: z.enum(OUTCOMES).nullable(), tripped: z.boolean() })
+    .strictObject({
+      trialIndex: z.number().int(),
+      afterOutcome: z.enum(EPISODE_OUTCOMES).nullable(),
+      tripped: z.boolean(),
+    })
     .nullable(),
 });
 export type TrialPromptDto = z.infer<typeof trialPromptSchema>;
@@ -450,7 +446,7 @@ export const trialEpisodeEndSchema = z.strictObject({
   runId: z.string(),
   domain: z.enum(['simulation', 'real_robot']),
   trialIndex: z.number().int().nullable(),
-  outcome: z.enum(OUTCOMES),
+  outcome: z.enum(EPISODE_OUTCOMES),
   reason: z.string(),
   frames: z.number().int().min(0),
   /** Ended in an earlier session of this matched pair (listed again when the session resumes). */
@@ -475,7 +471,7 @@ export const trialJobStatusSchema = z.strictObject({
   prompt: trialPromptSchema.nullable(),
   /** The last refusal of the safety gate, reasons verbatim. */
   refusals: z.array(refusalSchema),
-  lastTrip: z.strictObject({ cause: z.string(), reason: z.string(), outcome: z.enum(OUTCOMES) }).nullable(),
+  lastTrip: z.strictObject({ cause: z.string(), reason: z.string(), outcome: z.enum(EPISODE_OUTCOMES) }).nullable(),
   episodes: z.array(trialEpisodeEndSchema),
   /** The real trial running now (its live readings arrive as trial.live). */
   liveRunId: z.string().nullable(),
@@ -521,7 +517,7 @@ export const trialProgressDetailSchema = z.discriminatedUnion('type', [
     type: z.literal('trip'),
     cause: z.string(),
     reason: z.string(),
-    outcome: z.enum(OUTCOMES),
+    outcome: z.enum(EPISODE_OUTCOMES),
     runId: z.string().nullable(),
   }),
   trialEpisodeEndSchema.extend({ type: z.literal('episode_end') }).strict(),

@@ -14,14 +14,20 @@ import type { StateFrame } from './stateFrame';
 
 export type ExecutionDomain = 'simulation' | 'real_robot';
 
-export type EpisodeOutcome =
-  | 'completed'
-  | 'hard_failure'
-  | 'intervention'
-  | 'estop'
-  | 'link_lost'
-  | 'aborted_by_operator'
-  | 'infrastructure_error';
+/**
+ * How an episode ended: the one list. The trace's CHECK constraint, the g1-bridge/1 schemas and
+ * validators, the safety gate's event check and the API's zod enums all read it.
+ */
+export const EPISODE_OUTCOMES = [
+  'completed',
+  'hard_failure',
+  'intervention',
+  'estop',
+  'link_lost',
+  'aborted_by_operator',
+  'infrastructure_error',
+] as const;
+export type EpisodeOutcome = (typeof EPISODE_OUTCOMES)[number];
 
 /** Only infrastructure errors may be retried automatically (DESIGN §3). */
 export const isRetryableOutcome = (o: EpisodeOutcome): boolean => o === 'infrastructure_error';

@@ -1,4 +1,4 @@
-import type { EpisodeOutcome, InitialState } from '../backend/backend';
+import { EPISODE_OUTCOMES, type EpisodeOutcome, type InitialState } from '../backend/backend';
 import { decodeMotionbenchJson } from '../motion/motionbenchJson';
 import type { MotionClip } from '../motion/motionClip';
 import { InputError, formatLocation } from '../problems';
@@ -9,7 +9,6 @@ import type { JointGains, ObservationTerm, PolicyInterface, RootAssist, WbcBindi
 import {
   ACK_CODES,
   COMMAND_NAMES,
-  EPISODE_OUTCOMES,
   G1_BRIDGE_CONTRACT,
   G1_BRIDGE_LIMITS,
   G1_BRIDGE_MAX_CONTACTS,
