@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ClipDto } from './contract';
 import { EPISODE_OUTCOMES } from '../domain/backend/backend';
+import type { AdmittedPair } from '../domain/trial/admittedPair';
 import {
   MOTION_SWITCHER_ANSWER_KINDS,
   RUNNER_MOTOR_MODES,
@@ -208,29 +209,8 @@ export interface TrialEpisodeDto {
   };
 }
 
-/** One decided qualification pair of the queue (src/services/trial/admittedPairs.ts); only admitted ones can run. */
-export interface AdmittedPairDto {
-  pairId: string;
-  clipId: string;
-  clipName: string;
-  bindingKey: string;
-  /** What people read (src/domain/wbc/bindingName.ts): "builtin@pd1-… · assist 3000 N/m". */
-  bindingName: string;
-  bindingLabel: string;
-  contractId: string;
-  admitted: boolean;
-  /** Why it was not admitted (empty when admitted). */
-  reasons: string[];
-  decidedAt: string;
-  snapshotHash: string | null;
-  matched: {
-    parentTraceId: string;
-    calibrationId: string;
-    simDone: boolean;
-    realDone: number;
-    remaining: number;
-  } | null;
-}
+/** One decided qualification pair of the queue, as the services list it. */
+export type AdmittedPairDto = AdmittedPair;
 
 export interface TrialQueueDto {
   campaignDir: string;
