@@ -18,7 +18,7 @@ import { resettingOperator } from '../helpers/emulatorOperator';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
 import { sharedData } from '../helpers/sharedData';
 
-// Issue 11, "Done when": a real released policy end to end. BeyondMimic's Jump_wose export (no
+// A real released policy end to end. BeyondMimic's Jump_wose export (no
 // state estimation: it needs nothing the G1 does not stream) is qualified on its own baked
 // motion in the embedded simulator, then run as a matched pair: the robot emulator (a separate
 // process, default declared perturbations, motion capture on) runs the policy ONBOARD at its own

@@ -21,7 +21,7 @@ import { PlainClient } from './bridgeTestClient';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
 
-// Issue 6 item 10, all real processes: the robot emulator is a child process, the interlock box
+// All real processes: the robot emulator is a child process, the interlock box
 // an emulator on a socat PTY inside that process, the console side is the trial runner over real
 // WebSockets. Each fault is injected mid-trial and the trip time is measured from the injection
 // (performance.now() in this process) to the safety gate's trip (same clock).
