@@ -13,7 +13,7 @@ import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { openCampaign, type CampaignStore } from '../../src/services/trace';
 import { listAdmittedPairs, runMatchedPair, type TrialProgressEvent } from '../../src/services/trial';
 import { openInterlockFeed, type InterlockFeed } from '../../src/services/trial/interlockFeed';
-import { openRobotLink } from '../../src/services/trial/openRobotLink';
+import { openTrialRobot } from '../../src/services/trial/openTrialRobot';
 import { loadWorkload } from '../../src/services/workload';
 import { messagesOf, treeError } from '../helpers/episodeReadBack';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
@@ -102,7 +102,7 @@ describe.each(CASES)('matched pair end to end (emulator --profile $profile + int
     const pair = listAdmittedPairs(store).find((p) => p.clipName === CLIP)!;
     expect(pair.admitted).toBe(true);
 
-    const link = await openRobotLink(emu.url, { robotUnit: 'g1-emulated-001' });
+    const link = await openTrialRobot(emu.url, { robotUnit: 'g1-emulated-001' });
     const events: TrialProgressEvent[] = [];
     const resets: string[] = [];
     try {

@@ -10,7 +10,7 @@ import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { openCampaign, type CampaignStore } from '../../src/services/trace';
 import { listAdmittedPairs, runMatchedPair, type TrialProgressEvent } from '../../src/services/trial';
 import { openInterlockFeed, type InterlockFeed } from '../../src/services/trial/interlockFeed';
-import { openRobotLink } from '../../src/services/trial/openRobotLink';
+import { openTrialRobot } from '../../src/services/trial/openTrialRobot';
 import { planPolicy } from '../../src/services/wbc/policyRun';
 import { policyMotionsWorkload } from '../../src/services/workload/policyWorkload';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
@@ -67,7 +67,7 @@ describe('a released policy as a matched pair (emulator running it onboard + int
     const pair = listAdmittedPairs(store).find((p) => p.clipId === plan.baked!.clip.id)!;
     expect(pair.admitted).toBe(true);
 
-    const link = await openRobotLink(emu.url, { robotUnit: 'g1-emulated-001' });
+    const link = await openTrialRobot(emu.url, { robotUnit: 'g1-emulated-001' });
     const events: TrialProgressEvent[] = [];
     const resets: string[] = [];
     try {

@@ -15,7 +15,7 @@ import {
   type TrialProgressEvent,
 } from '../../src/services/trial';
 import { openInterlockFeed, type InterlockFeed } from '../../src/services/trial/interlockFeed';
-import { openRobotLink } from '../../src/services/trial/openRobotLink';
+import { openTrialRobot } from '../../src/services/trial/openTrialRobot';
 import { loadWorkload } from '../../src/services/workload';
 import { PlainClient } from './bridgeTestClient';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
@@ -96,7 +96,7 @@ async function trialWithFault(
   const { dir, pairId } = await qualifiedCampaign();
   rig = await startRig(dir);
   const r = rig;
-  const link = await openRobotLink(r.emu.url, { robotUnit: 'g1-emulated-reliability' });
+  const link = await openTrialRobot(r.emu.url, { robotUnit: 'g1-emulated-reliability' });
   const events: TrialProgressEvent[] = [];
   let injectedAtMs = 0;
   let injected = false;
@@ -210,7 +210,7 @@ describe('trial reliability (real processes)', () => {
     rig = await startRig(dir);
     const r = rig;
     const watcher = await PlainClient.connect(r.emu.url);
-    const link = await openRobotLink(r.emu.url, { robotUnit: 'g1-emulated-reliability' });
+    const link = await openTrialRobot(r.emu.url, { robotUnit: 'g1-emulated-reliability' });
     // What a busy SQLite does to beginEpisode (busy_timeout spins the one thread): the loop that
     // carries the interlock heartbeat and the gate's ticks stands still for 400 ms, between the
     // gate's grant of the start and the start's write.
