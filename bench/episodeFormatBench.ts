@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { StateFrame } from '../src/domain/backend/stateFrame';
+import type { StateFrame } from '../src/domain/robot/stateFrame';
 import { MB_METRICS_1 } from '../src/domain/metrics';
 import { resampleClip } from '../src/domain/motion/resample';
 import { makeBuiltinBinding, rootAssistFromStiffness } from '../src/domain/sim/builtinBinding';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { cloneStateFrame } from '../src/domain/backend/stateFrame';
+import { cloneStateFrame } from '../src/domain/robot/stateFrame';
 import type { MotionClip } from '../src/domain/motion/motionClip';
 import type { RobotProfile } from '../src/domain/robot/robotProfile';
 import { makeBuiltinBinding } from '../src/domain/sim/builtinBinding';

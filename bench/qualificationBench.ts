@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createStateFrame } from '../src/domain/backend/stateFrame';
+import { createStateFrame } from '../src/domain/robot/stateFrame';
 import { MB_METRICS_1, type EpisodeMetrics } from '../src/domain/metrics';
 import {
   customPolicy,

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createStateFrame, type StateFrame } from '../src/domain/backend/stateFrame';
+import { createStateFrame, type StateFrame } from '../src/domain/robot/stateFrame';
 import { sha256HexOfString } from '../src/domain/hash/sha256';
 import { availableReading, MB_METRICS_1, type EpisodeMetrics } from '../src/domain/metrics';
 import { makeBuiltinBinding } from '../src/domain/sim/builtinBinding';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EPISODE_OUTCOMES } from '../domain/backend/backend';
+import { EPISODE_OUTCOMES } from '../domain/episode/episodeOutcome';
 import { qualificationProgressEventSchema } from './qualificationContract';
 import { trialEventSchemas } from './trialContract';
 import { POLICY_ID_RE } from './policyContract';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ClipDto } from './contract';
-import { EPISODE_OUTCOMES } from '../domain/backend/backend';
+import { EPISODE_OUTCOMES } from '../domain/episode/episodeOutcome';
 import type { AdmittedPair } from '../domain/trial/admittedPair';
 import {
   MOTION_SWITCHER_ANSWER_KINDS,

@@ -10,7 +10,7 @@ import path from 'node:path';
 import protobuf from 'protobufjs';
 import 'protobufjs/ext/descriptor.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StateFrame } from '../../src/domain/backend/stateFrame';
+import type { StateFrame } from '../../src/domain/robot/stateFrame';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { resampleClip } from '../../src/domain/motion/resample';
 import { BodyFrameTree } from '../../src/domain/robot/bodyTransforms';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resampleClip } from '../../src/domain/motion/resample';
 import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
-import { G1_ISAACLAB_JOINT_NAMES } from '../../src/domain/wbc/jointOrder';
+import { G1_ISAACLAB_JOINT_NAMES } from '../../src/domain/robot/jointOrder';
 import { sonicDeployJointParameters } from '../../src/domain/wbc/sonicFamily';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';

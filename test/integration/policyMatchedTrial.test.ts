@@ -36,11 +36,18 @@ let sim: EmbeddedSimulator;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'mb-e2e-policy-pair-'));
-  pty = await makePtyPair();
-  emu = await startEmulatorProcess(['--interlock', pty.devicePath, '--mocap', '--seed', '7']);
-  interlock = await openInterlockFeed({ path: pty.consolePath, log: () => {} });
+  // The robot (its own process, the box on the pty) and the simulator start together; both are
+  // kept for afterAll even when one fails.
   sim = new EmbeddedSimulator({ modelFile: profile.sourceFile, workers: 1 });
-  await sim.ready();
+  const started = await Promise.allSettled([
+    makePtyPair().then(async (p) => {
+      pty = p;
+      emu = await startEmulatorProcess(['--interlock', pty.devicePath, '--mocap', '--seed', '7']);
+      interlock = await openInterlockFeed({ path: pty.consolePath, log: () => {} });
+    }),
+    sim.ready(),
+  ]);
+  for (const s of started) if (s.status === 'rejected') throw s.reason;
 }, 60_000);
 
 afterAll(async () => {

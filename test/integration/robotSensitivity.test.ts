@@ -20,7 +20,6 @@ import { listAdmittedPairs } from '../../src/services/trial';
 import { storeCalibratedStart } from '../helpers/calibratedPair';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
-import { motionbench } from '../helpers/runCli';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-robot-sensitivity-'));
 const campaign = path.join(root, 'campaign');
@@ -45,7 +44,8 @@ const realEpisodes = async (dir: string) => {
 
 beforeAll(async () => {
   pty = await makePtyPair();
-  const q = await motionbench(
+  // In this process like the studies below (no second start-up of the command); the same command line.
+  const q = await inProcess(
     'qualify',
     '--workload',
     'core-v1',

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { WatchOnlyLinkError, robotBackendOf, type BackendEvent } from '../../src/domain/backend/backend';
-import { cloneStateFrame, type StateFrame } from '../../src/domain/backend/stateFrame';
+import { cloneStateFrame, type StateFrame } from '../../src/domain/robot/stateFrame';
 import { ROS2_LINK_WATCH_ONLY_REASON } from '../../src/domain/robotLink/serverCapabilities';
 import { defaultBackendFactories } from '../../src/services/console/backendFactories';
 import { ConnectionRegistry } from '../../src/services/console/connectionRegistry';

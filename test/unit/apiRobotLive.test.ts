@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiEvent } from '../../src/api/contract';
-import { createStateFrame } from '../../src/domain/backend/stateFrame';
+import { createStateFrame } from '../../src/domain/robot/stateFrame';
 import type { BackendListener } from '../../src/domain/backend/backend';
 import { ApiFailure } from '../../src/services/console/apiFailure';
 import { ConnectionRegistry } from '../../src/services/console/connectionRegistry';

@@ -2,7 +2,7 @@
 // defaults, located errors), the actuator delay line, seeded sensor noise, the sensor model
 // (quantisation, noise statistics) and the --fault schedule syntax.
 import { describe, expect, it } from 'vitest';
-import { createStateFrame } from '../../src/domain/backend/stateFrame';
+import { createStateFrame } from '../../src/domain/robot/stateFrame';
 import {
   ActuatorDelayLine,
   applySensorModel,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
 import { createControlCommand, type ControlReference } from '../../src/domain/wbc/controller';
-import { G1_ISAACLAB_JOINT_NAMES } from '../../src/domain/wbc/jointOrder';
+import { G1_ISAACLAB_JOINT_NAMES } from '../../src/domain/robot/jointOrder';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { planPolicy } from '../../src/services/wbc/policyRun';
 import {

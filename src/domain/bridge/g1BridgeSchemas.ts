@@ -1,4 +1,4 @@
-import { EPISODE_OUTCOMES } from '../backend/backend';
+import { EPISODE_OUTCOMES } from '../episode/episodeOutcome';
 import { G1_JOINT_NAMES, G1_NUM_JOINTS } from '../robot/g1Joints';
 import { POLICY_FAMILIES } from '../wbc/trackingPolicy';
 import {

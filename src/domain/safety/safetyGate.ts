@@ -24,7 +24,8 @@
 // - Every refused request, every reset (accepted or refused) and every trip is a trace event
 //   with a reason.
 
-import { EPISODE_OUTCOMES, type EpisodeOutcome, type Problem } from '../backend/backend';
+import type { Problem } from '../backend/backend';
+import { EPISODE_OUTCOMES, type EpisodeOutcome } from '../episode/episodeOutcome';
 import { runIdProblem } from '../trace/ids';
 import {
   formatDuration,

@@ -9,8 +9,8 @@ import type { WbcBinding, WbcBindingKind } from '../wbc/wbcBinding';
 import { canonicalJson } from './canonicalJson';
 import type { ParentTraceIdentity } from './parentTrace';
 
-// The trace stores the backend's outcomes: the list is declared once, in backend.ts.
-export { EPISODE_OUTCOMES } from '../backend/backend';
+// The trace stores the episodes' outcomes: the list is declared once, in domain/episode.
+export { EPISODE_OUTCOMES } from '../episode/episodeOutcome';
 export const EXECUTION_DOMAINS: readonly ExecutionDomain[] = ['simulation', 'real_robot'];
 
 /** running: the recorder is writing; finished: closed and committed; interrupted: the recorder stopped (crash, I/O failure) and recovery marked it infrastructure_error. */

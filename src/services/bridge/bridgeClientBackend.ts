@@ -13,7 +13,7 @@ import type {
 import { WatchOnlyLinkError } from '../../domain/backend/backend';
 import { BackendEventQueue } from '../../domain/backend/backendEventQueue';
 import type { BackendProblemCode } from '../../domain/backend/problemCodes';
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import {
   G1_BRIDGE_TOPICS,
   wireStopOutcome,

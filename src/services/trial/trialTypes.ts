@@ -1,5 +1,5 @@
 import type { Backend, BackendListener, EpisodeOutcome, StopDelivery } from '../../domain/backend/backend';
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import type { StartResiduals } from '../../domain/calibration/residuals';
 import type { NotStillReason, StillnessStats } from '../../domain/calibration/stillness';
 import type { EpisodeMetrics } from '../../domain/metrics/readings';
