@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ListenerTakenError, type BackendEvent, type BackendListener } from '../../src/domain/backend/backend';
-import { createStateFrame } from '../../src/domain/backend/stateFrame';
+import { createStateFrame } from '../../src/domain/robot/stateFrame';
 import { BackendHub, backendHub, releaseBackendHub } from '../../src/services/stream/backendHub';
 import { FakeBackend } from '../helpers/fakeBackend';
 

@@ -6,7 +6,7 @@ import {
   type BackendListener,
 } from '../../src/domain/backend/backend';
 import { BackendEventQueue } from '../../src/domain/backend/backendEventQueue';
-import { createStateFrame } from '../../src/domain/backend/stateFrame';
+import { createStateFrame } from '../../src/domain/robot/stateFrame';
 import { FakeBackend } from '../helpers/fakeBackend';
 
 // A backend's listener has exactly one owner: a second setListener while one is set throws a

@@ -9,7 +9,7 @@
 
 import fs from 'node:fs/promises';
 import type { InitialState } from '../../domain/backend/backend';
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import {
   allReadingsUnavailable,
   ClipPairEvaluator,

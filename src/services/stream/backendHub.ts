@@ -1,5 +1,5 @@
 import type { Backend, BackendEvent, BackendListener } from '../../domain/backend/backend';
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 
 // The one owner of a backend's listener in this process (Backend.setListener takes exactly one),
 // and the one fan-out of its events to every consumer: the connection registry's measurements,

@@ -7,9 +7,9 @@ import {
   type StopDelivery,
 } from '../../domain/backend/backend';
 import { backendHub } from '../stream/backendHub';
-import type { RobotLink } from './trialTypes';
+import type { TrialRobot } from './trialTypes';
 
-// A RobotLink over a robot backend: its watchers subscribe to the backend's one hub
+// A TrialRobot over a robot backend: its watchers subscribe to the backend's one hub
 // (src/services/stream/backendHub.ts), which owns the backend's single listener and awaits each
 // watcher so the backend's backpressure holds; stop/damp go through the RobotBackend's unleased
 // path (a trip must stop the robot whoever holds the lease). Whether the backend has that path is
@@ -33,10 +33,10 @@ const unsent = (command: 'stop' | 'damp', reason: string, message: string): Stop
   settledAtMs: performance.now(),
 });
 
-export function robotLinkFor(
+export function trialRobotOf(
   backend: Backend,
   options: { robotUnit?: string; subscribe?: (l: BackendListener) => () => void; log?: (line: string) => void } = {},
-): RobotLink {
+): TrialRobot {
   const log = options.log ?? (() => {});
   const subscribe = options.subscribe ?? hubSubscribe(backend);
   const robot = robotBackendOf(backend);
