@@ -265,6 +265,7 @@ export class BridgeClientBackend implements RobotBackend {
     this.problems = new ProblemLedger(this.opts.problemIntervalMs);
     this.queue = new BackendEventQueue({
       maxQueuedFrames: this.opts.maxQueuedFrames,
+      owner: this,
       dropNotice: (n, total) => ({
         type: 'problem',
         problem: {
