@@ -24,6 +24,9 @@ import { sharedData } from '../helpers/sharedData';
 // process, default declared perturbations, motion capture on) runs the policy ONBOARD at its own
 // 50 Hz, as a robot PC would, the interlock emulator sits on a real socat PTY, and the report's
 // Table 11 compares the simulation branch with the three real trials of that policy.
+//
+// Slow on purpose (a whole-system run): the policy is qualified, then the simulation branch and
+// three real trials run at real time with the policy onboard the emulated robot.
 
 const profile = loadRobotProfile();
 const POLICY = sharedData('policies/beyondmimic/Jump_wose.onnx');
@@ -36,11 +39,18 @@ let sim: EmbeddedSimulator;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'mb-e2e-policy-pair-'));
-  pty = await makePtyPair();
-  emu = await startEmulatorProcess(['--interlock', pty.devicePath, '--mocap', '--seed', '7']);
-  interlock = await openInterlockFeed({ path: pty.consolePath, log: () => {} });
+  // The robot (its own process, the box on the pty) and the simulator start together; both are
+  // kept for afterAll even when one fails.
   sim = new EmbeddedSimulator({ modelFile: profile.sourceFile, workers: 1 });
-  await sim.ready();
+  const started = await Promise.allSettled([
+    makePtyPair().then(async (p) => {
+      pty = p;
+      emu = await startEmulatorProcess(['--interlock', pty.devicePath, '--mocap', '--seed', '7']);
+      interlock = await openInterlockFeed({ path: pty.consolePath, log: () => {} });
+    }),
+    sim.ready(),
+  ]);
+  for (const s of started) if (s.status === 'rejected') throw s.reason;
 }, 60_000);
 
 afterAll(async () => {

@@ -23,7 +23,7 @@ import type { MotionClip } from '../../domain/motion/motionClip';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import type { CalibrationRecord } from '../../domain/trace/records';
 import type { LoadedWorkload } from '../../domain/workload/snapshot';
-import { OffThreadFiles } from '../files/offThread';
+import { OffThreadFiles } from './offThread';
 import type { EmbeddedSimulator } from '../sim/embeddedSimulator';
 import { openCampaign, otherWriterOf, type CampaignStore } from '../trace';
 import type { AdmittedPair } from '../trial/admittedPairs';
