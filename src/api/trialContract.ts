@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ClipDto } from './contract';
+import type { ClipDto } from './clipDto';
 import { EPISODE_OUTCOMES } from '../domain/episode/episodeOutcome';
 import type { AdmittedPair } from '../domain/trial/admittedPair';
 import {
