@@ -96,7 +96,7 @@ const UNTRUSTED_PARSERS = [
   ),
   // Motion codecs (CSV, NPZ, JSON, the peers' formats, ZIP, NPY, torch pickles); not the clip's types or resampling.
   '^src/domain/motion/(?!(motionClip|clipCommon|resample)\\.ts$)',
-  '^src/domain/robot/mjcfReader\\.ts$',
+  '^src/domain/robot/mjcf[A-Z]\\w*\\.ts$',
   '^src/domain/wbc/(policyFamilies|holomotionFamily|sonicFamily|bakedMotion)\\.ts$',
   '^src/services/motion/',
   '^src/services/robot/loadRobotProfile\\.ts$',
