@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { WatchOnlyLinkError, robotBackendOf, type BackendEvent } from '../../src/domain/backend/backend';
-import { cloneStateFrame, type StateFrame } from '../../src/domain/backend/stateFrame';
+import { cloneStateFrame, type StateFrame } from '../../src/domain/robot/stateFrame';
 import { ROS2_LINK_WATCH_ONLY_REASON } from '../../src/domain/robotLink/serverCapabilities';
 import { defaultBackendFactories } from '../../src/services/console/backendFactories';
 import { ConnectionRegistry } from '../../src/services/console/connectionRegistry';
@@ -13,7 +13,7 @@ import { GateDriver } from '../../src/services/trial/gateDriver';
 import type { InterlockFeed } from '../../src/services/trial/interlockFeed';
 import { captureRobotCalibration } from '../../src/services/trial/robotCalibration';
 import { trialRobotOf } from '../../src/services/trial/trialRobot';
-import { FOXGLOVE_SDK_SUBPROTOCOL, FOXGLOVE_SUBPROTOCOL } from '../../src/services/bridge/foxgloveWs';
+import { FOXGLOVE_SDK_SUBPROTOCOL, FOXGLOVE_SUBPROTOCOL } from '../../src/services/robotLink/foxgloveWs';
 import {
   lowStateDefinitionText,
   startRos2LowStateBridge,

@@ -4,7 +4,7 @@
 // attitude.ts), the root pose where every frame of the window has one (motion capture) — and the
 // window's stillness statistics. A capture taken while moving is refused with the reasons.
 
-import type { StateFrame } from '../backend/stateFrame';
+import type { StateFrame } from '../robot/stateFrame';
 import { G1_JOINT_NAMES, G1_NUM_JOINTS } from '../robot/g1Joints';
 import type { CalibrationRecord } from '../trace/records';
 import type { QuatWxyz } from '../units';

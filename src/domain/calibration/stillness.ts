@@ -12,7 +12,7 @@
 //     gap longer than maxGapS, and holds only finite values.
 // Every failed condition is reported with its value and limit, naming the joint where there is one.
 
-import type { StateFrame } from '../backend/stateFrame';
+import type { StateFrame } from '../robot/stateFrame';
 import { G1_JOINT_NAMES, G1_NUM_JOINTS } from '../robot/g1Joints';
 
 export interface StillnessThresholds {

@@ -5,7 +5,7 @@
 // bodies other than the feet with the environment (the floor). Pure: the simulator's frames come
 // in, a JSON-able record comes out; the service stores it with the episode.
 
-import type { ContactInfo } from '../backend/stateFrame';
+import type { ContactInfo } from '../robot/stateFrame';
 import { relativeAngle } from '../metrics/episodeAccumulator';
 import type { MetricFrames, MetricLayout } from '../metrics/metricLayout';
 import type { RobotProfile } from '../robot/robotProfile';

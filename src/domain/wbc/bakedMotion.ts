@@ -4,7 +4,7 @@ import type { MotionClip } from '../motion/motionClip';
 import type { ForwardKinematics } from '../robot/forwardKinematics';
 import type { RobotProfile } from '../robot/robotProfile';
 import type { QuatWxyz } from '../units';
-import { policyToCanonical } from './jointOrder';
+import { policyToCanonical } from '../robot/jointOrder';
 import type { OnnxModelInfo } from './onnxModelInfo';
 import type { TrackingPolicySpec } from './trackingPolicy';
 import { angularVelocity, gradient, type TrackingReference } from './trackingReference';

@@ -1,7 +1,7 @@
 import { InputError } from '../problems';
 import { G1_JOINT_NAMES } from '../robot/g1Joints';
-import { mjlabG1Physics, physicsProblems, unitreeRlLabG1Physics, type PhysicsProfile } from '../sim/physicsProfile';
-import { jointOrderFromNames, JointOrderError, toCanonical, type JointOrderMap } from './jointOrder';
+import { mjlabG1Physics, physicsProblems, unitreeRlLabG1Physics, type PhysicsProfile } from '../robot/physicsProfile';
+import { jointOrderFromNames, JointOrderError, toCanonical, type JointOrderMap } from '../robot/jointOrder';
 import { describeValue } from '../text/printable';
 import { findInput, findOutput, formatValueInfo, vectorWidth, type OnnxModelInfo } from './onnxModelInfo';
 import { POLICY_VALUE_BOUNDS as BOUND, valueBoundProblem, type ValueBound } from './policyValueBounds';

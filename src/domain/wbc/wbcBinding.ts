@@ -74,7 +74,7 @@ export interface PolicyBinding extends BindingCommon {
   checkpointHash: string;
   /** `<family>/<n>`: the adapter that read it. */
   adapter: string;
-  /** The physics profile id the policy runs with (src/domain/sim/physicsProfile.ts). */
+  /** The physics profile id the policy runs with (src/domain/robot/physicsProfile.ts). */
   physicsId: string;
   /** The clip id of the motion baked into the file, or null. */
   bakedClipId: string | null;

@@ -8,7 +8,7 @@ import type {
   RunRequest,
 } from '../../domain/backend/backend';
 import { BackendEventQueue } from '../../domain/backend/backendEventQueue';
-import { cloneStateFrame, type StateFrame } from '../../domain/backend/stateFrame';
+import { cloneStateFrame, type StateFrame } from '../../domain/robot/stateFrame';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import {
   decodeEmulatorControl,
@@ -124,6 +124,7 @@ class EmulatedRobotBackend implements Backend {
    */
   private readonly queue = new BackendEventQueue({
     maxQueuedFrames: MAX_QUEUED_FRAMES,
+    owner: this,
   });
   private leased: string | null = null;
   private prepared: { runId: string; controller: Controller } | null = null;

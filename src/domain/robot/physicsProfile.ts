@@ -1,4 +1,4 @@
-import { G1_JOINT_NAMES } from '../robot/g1Joints';
+import { G1_JOINT_NAMES } from './g1Joints';
 
 // The physics a released policy was trained with, applied to the simulator's model for its
 // episodes and printed with every result: physics timestep and decimation
