@@ -254,6 +254,24 @@ interface EntrySubscriber {
   detach: (() => void) | null;
 }
 
+/** Why an entry has no backend in this build (no factory registered for its kind). */
+function unavailableProblem(kind: ConnectionKind): Problem {
+  return kind === 'embedded_simulator'
+    ? {
+        severity: 'error',
+        code: 'backend_unavailable',
+        message:
+          'the embedded simulator is not part of this build (no factory registered in src/services/console/backendFactories.ts)',
+        atMs: 0,
+      }
+    : {
+        severity: 'error',
+        code: 'backend_unavailable',
+        message: `no ${kind === 'robot' ? 'robot' : 'remote simulator'} client in this build (no factory registered in src/services/console/backendFactories.ts)`,
+        atMs: 0,
+      };
+}
+
 export class ConnectionRegistry {
   private readonly entries = new Map<string, Entry>();
   private readonly factories: BackendFactories;
@@ -311,23 +329,6 @@ export class ConnectionRegistry {
   private available(e: Entry): boolean {
     if (e.dds) return this.factories.g1Dds !== undefined;
     return this.factoryOf(e.kind) !== undefined;
-  }
-
-  private unavailableProblem(e: Entry): Problem {
-    return e.kind === 'embedded_simulator'
-      ? {
-          severity: 'error',
-          code: 'backend_unavailable',
-          message:
-            'the embedded simulator is not part of this build (no factory registered in src/services/console/backendFactories.ts)',
-          atMs: 0,
-        }
-      : {
-          severity: 'error',
-          code: 'backend_unavailable',
-          message: `no ${e.kind === 'robot' ? 'robot' : 'remote simulator'} client in this build (no factory registered in src/services/console/backendFactories.ts)`,
-          atMs: 0,
-        };
   }
 
   /** Keeps a problem: a condition until withdrawn, an incident among the recent ones (a code this build does not know is an incident). */
@@ -398,7 +399,7 @@ export class ConnectionRegistry {
     const now = this.now();
     const b = e.backend;
     const current = this.currentProblems(e, now);
-    const problems = this.available(e) ? current : [this.unavailableProblem(e), ...current];
+    const problems = this.available(e) ? current : [unavailableProblem(e.kind), ...current];
     const robot = b ? robotBackendOf(b) : null;
     let latencyMs: number | null = null;
     if (robot) {
@@ -511,7 +512,7 @@ export class ConnectionRegistry {
     if (e.backend) return Promise.resolve(e.backend);
     if (e.creating) return e.creating;
     if (!this.available(e)) {
-      const p = this.unavailableProblem(e);
+      const p = unavailableProblem(e.kind);
       return Promise.reject(new ApiFailure('unsupported', `${e.name}: ${p.message}`));
     }
     const generation = e.generation;
