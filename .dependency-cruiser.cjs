@@ -278,6 +278,11 @@ module.exports = {
       from: { path: ROOT_CONFIG },
       to: { dependencyTypes: ['npm-dev'] },
     },
+    {
+      comment: 'electron.vite.config.ts -> the renderer bundle flavour (the name of the file that records it)',
+      from: { path: '^electron\\.vite\\.config\\.ts$' },
+      to: { path: '^scripts/rendererBundle\\.mjs$' },
+    },
   ],
   forbidden: [
     {

@@ -18,7 +18,7 @@ import { runSimEpisode } from '../src/services/sim/runSimEpisode';
 import { RECORDER_FLUSH_POLICY } from '../src/services/trace';
 import { benchFrames } from './traceBench';
 
-// Episode format (issue 15 item 5), `/1` (the JSON writer before issue 15, uncompressed) as the
+// Episode format, `/1` (the JSON writer, uncompressed) as the
 // same-run baseline throughout:
 //   (a) the same 60 s of 500 Hz robot state (the trace bench's frames, float32 as a G1's
 //       lowstate carries them) written as `motionbench-episode/1` and as `/2` (protobuf

@@ -9,7 +9,7 @@ import { startHostileBridge, type HostileBridge } from '../helpers/hostileBridge
 import { sharedData } from '../helpers/sharedData';
 import { sleep, waitFor } from './bridgeTestClient';
 
-// Issue 10 items 1–3 against the console's one g1-bridge/1 client (connectRobot) and a robot-like
+// The console's one g1-bridge/1 client (connectRobot) against a robot-like
 // server in its own process that a test turns hostile (test/helpers/hostileBridge.ts): malformed
 // protocol messages, a trip while the start is being prepared, a frozen state stream with the
 // socket still open, a slow prepare ack. What reaches the robot is read from the server's own

@@ -22,7 +22,7 @@ import { rolloutInThread } from '../helpers/policyRollout';
 import { sharedData } from '../helpers/sharedData';
 import { writeSonicFolder } from '../helpers/sonicFixture';
 
-// The peers' exports load and run in real MuJoCo (issue 16 "done when"): interface-exposing
+// The peers' exports load and run in real MuJoCo: interface-exposing
 // exports whose weights make them reference trackers through the family's own observation (the
 // reference joint angles, in the file's joint order, through SONIC's encoder and token or
 // HoloMotion's future frames) run a real clip on the family's physics, on the floor with no

@@ -36,7 +36,7 @@ import {
 } from '../helpers/referenceTestMath';
 import { expectInputError } from './motionTestHelpers';
 
-// The HoloMotion binding (issue 16 item 2) on interface-exposing exports: graphs with the v1.4
+// The HoloMotion binding on interface-exposing exports: graphs with the v1.4
 // exporter's exact input/output names, shapes and metadata whose weights copy chosen observation
 // entries into the action. Each of the 604 entries is read back through the graph and compared
 // with a value this test computes itself from the robot state and the reference, using the

@@ -22,7 +22,7 @@ import {
 } from '../helpers/sonicFixture';
 import { expectInputError } from './motionTestHelpers';
 
-// The SONIC binding (issue 16 item 1) on interface-exposing deploy folders: model_encoder.onnx
+// The SONIC binding on interface-exposing deploy folders: model_encoder.onnx
 // and model_decoder.onnx with the exporter's exact I/O, observation_config.yaml with the shipped
 // term lists. The probes copy input entries into the token and the action, so every entry the
 // encoder and the decoder receive is read back through both graphs and compared with a value this

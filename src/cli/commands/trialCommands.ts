@@ -22,7 +22,7 @@ import { loadWorkload } from '../../services/workload';
 import { numberOption, parse, printJson, UsageError, type CliIo, type Command } from '../cliSupport';
 import { trialNumber } from '../../domain/trial/trialNumber';
 
-// `motionbench calibrate` and `motionbench trial` (issue 6 item 8): the robot's start-state
+// `motionbench calibrate` and `motionbench trial`: the robot's start-state
 // calibration and the matched sim/real pair, from a terminal. The work is src/services/trial; this
 // file parses options, connects the robot and the interlock, and asks the operator on the terminal.
 

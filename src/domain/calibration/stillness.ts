@@ -1,4 +1,4 @@
-// Stillness detection for the calibration capture (DESIGN §3 CalibrationRecord; issue 6 item 5).
+// Stillness detection for the calibration capture (DESIGN §3 CalibrationRecord).
 // A StillnessDetector is fed StateFrames (500 Hz typical) into a preallocated ring buffer —
 // push() allocates nothing — and, on demand, judges whether the robot has been still over the
 // last `windowS` seconds:

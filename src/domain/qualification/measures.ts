@@ -1,5 +1,5 @@
-// Per-rollout measures of the admission policy that the metric contract does not give (issue 5
-// item 4, docs/QUALIFICATION.md): posture margins (the largest root-height, root-orientation and
+// Per-rollout measures of the admission policy that the metric contract does not give
+// (docs/QUALIFICATION.md): posture margins (the largest root-height, root-orientation and
 // end-effector-height errors of the episode, from FK on the common timeline), actuator
 // saturation (from the recorded joint torques and commanded targets) and contacts of robot
 // bodies other than the feet with the environment (the floor). Pure: the simulator's frames come

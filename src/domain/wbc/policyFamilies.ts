@@ -20,7 +20,7 @@ import {
   type TrackingTermKind,
 } from './trackingPolicy';
 
-// The policy families as declared, versioned adapters (issue 11 item 2). Each reads one family's
+// The policy families as declared, versioned adapters. Each reads one family's
 // file layout and returns the TrackingPolicySpec the console runs; every fact comes from the
 // file, its metadata or its deploy configuration, and where neither says, from the family's
 // published deploy code, which each term names (`checkedAgainst`). Nothing is inferred from a

@@ -1,4 +1,4 @@
-// Start-state sensitivity of a pair on the robot emulator (issue 14 item 6, its second half): the
+// Start-state sensitivity of a pair on the robot emulator: the
 // same perturbations as the simulator's study (sensitivityRunner.ts), each one a real trial.
 //
 // For every perturbation δ the emulator's control channel puts the robot down at the calibrated

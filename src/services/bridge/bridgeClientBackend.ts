@@ -265,6 +265,7 @@ export class BridgeClientBackend implements RobotBackend {
     this.problems = new ProblemLedger(this.opts.problemIntervalMs);
     this.queue = new BackendEventQueue({
       maxQueuedFrames: this.opts.maxQueuedFrames,
+      owner: this,
       dropNotice: (n, total) => ({
         type: 'problem',
         problem: {
@@ -792,7 +793,7 @@ export function connectRemoteSimulator(options: BridgeClientOptions): BridgeClie
   return new BridgeClientBackend(options);
 }
 
-/** Link thresholds of the robot (DESIGN §6, issue 6 item 10). */
+/** Link thresholds of the robot (DESIGN §6). */
 export const ROBOT_LINK_DEFAULTS = {
   /** Moving the robot needs a lowstate younger than this (DESIGN §6): presence 'stale' beyond it. */
   staleAfterMs: 50,

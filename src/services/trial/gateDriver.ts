@@ -173,7 +173,7 @@ export class GateDriver {
   }
 
   /**
-   * What became of a trip's stop or damp (DESIGN §6, issue 10 item 3): acknowledged → a `note`
+   * What became of a trip's stop or damp (DESIGN §6): acknowledged → a `note`
    * with the writes and the ack time (the trip itself is the `stop_requested` event, which the
    * runner reads as "tripped since the last reset"); refused or unanswered → a `problem`.
    * Recorded even after close() (a delivery may settle after the session ended).

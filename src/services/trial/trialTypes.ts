@@ -13,16 +13,16 @@ import type { CampaignStore } from '../trace';
 import type { LoadedWorkload } from '../../domain/workload/snapshot';
 import type { InterlockFeed } from './interlockFeed';
 
-// The matched sim/real trial (issue 6 items 5–7; DESIGN §3 Trace, §6): the contracts between the
+// The matched sim/real trial (DESIGN §3 Trace, §6): the contracts between the
 // trial runner (matchedTrialRunner.ts: the driver of the session reducer in src/domain/trial), its
 // callers (the CLI's `calibrate` and `trial`, the console's Trial runner and Calibration panels)
 // and the robot link.
 
 /**
  * The robot under trial, as the trial runner uses it: the robot's Backend (reached over the robot
- * link, src/services/robotLink), a way to watch its events without taking its single listener (the
- * console's ConnectionRegistry fans out; the CLI uses fanOutBackend), and the stop/damp commands a
- * trip sends at once.
+ * link, src/services/robotLink), a way to watch its events without taking its single listener (a
+ * subscription to the backend's hub, src/services/stream/backendHub.ts, directly or through the
+ * console's ConnectionRegistry), and the stop/damp commands a trip sends at once.
  */
 export interface TrialRobot {
   backend: Backend;
