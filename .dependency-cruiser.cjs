@@ -161,23 +161,21 @@ const FOLDER_CYCLE_CHECKED = '^(src/[^/]+|main|renderer/src)/';
 const rendererFolder = (name) => `^renderer/src/${name}$`;
 /** Renderer folder dependencies (renderer/src/<from> -> renderer/src/<to>) that close a folder cycle today. */
 const RENDERER_CYCLE_EDGES = {
-  analysis: ['api', 'app'],
-  api: ['qualification', 'sim', 'trial'],
-  app: ['analysis', 'calibration', 'connections', 'policies', 'safety', 'sim', 'trial'],
-  calibration: ['api', 'trial'],
-  clips: ['api', 'playback'],
-  connections: ['api'],
-  gap: ['api', 'overlay', 'plots', 'viewport'],
-  overlay: ['clips', 'playback', 'plots', 'robot', 'viewport'],
+  analysis: ['app'],
+  app: ['analysis', 'calibration', 'clips', 'policies', 'qualification', 'safety', 'sim', 'trial'],
+  calibration: ['trial'],
+  clips: ['playback'],
+  gap: ['overlay', 'plots', 'viewport'],
+  overlay: ['clips', 'plots', 'robot', 'viewport'],
   playback: ['clips', 'robot'],
   plots: ['clips', 'gap', 'overlay', 'playback', 'robot'],
-  policies: ['api', 'clips', 'playback'],
-  qualification: ['api', 'overlay', 'playback', 'policies'],
+  policies: ['clips'],
+  qualification: ['policies'],
   robot: ['playback', 'plots'],
-  safety: ['api', 'sim', 'trial'],
-  sim: ['api', 'calibration', 'clips', 'connections', 'overlay', 'playback', 'policies', 'trial'],
-  trial: ['analysis', 'api', 'calibration', 'clips', 'connections', 'overlay', 'plots', 'robot', 'safety'],
-  viewport: ['api', 'overlay', 'playback', 'robot', 'safety'],
+  safety: ['qualification', 'sim', 'trial'],
+  sim: ['calibration', 'clips', 'policies', 'trial'],
+  trial: ['analysis', 'calibration', 'clips', 'safety'],
+  viewport: ['overlay', 'robot', 'safety'],
 };
 
 /** Node built-ins (`fs`, `node:fs`, ...). */
