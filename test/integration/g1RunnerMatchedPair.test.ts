@@ -34,7 +34,7 @@ import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { openCampaign } from '../../src/services/trace';
 import { listAdmittedPairs, runMatchedPair } from '../../src/services/trial';
 import { openInterlockFeed, type InterlockFeed } from '../../src/services/trial/interlockFeed';
-import { openRobotLink } from '../../src/services/trial/openRobotLink';
+import { openTrialRobot } from '../../src/services/trial/openTrialRobot';
 import type { OperatorPrompts } from '../../src/services/trial/trialTypes';
 import { planPolicy } from '../../src/services/wbc/policyRun';
 import { loadWorkload } from '../../src/services/workload';
@@ -190,7 +190,7 @@ async function pairThroughRunner(
     maxDeliveryMs = Math.max(maxDeliveryMs, performance.now() - e.atMs);
     lastStatusAtMs = e.atMs;
   });
-  const link = await openRobotLink(runnerUrl, { robotUnit: 'g1-emulated-dds-001' });
+  const link = await openTrialRobot(runnerUrl, { robotUnit: 'g1-emulated-dds-001' });
   const resets: string[] = [];
   try {
     const r = await runMatchedPair({

@@ -11,7 +11,7 @@ import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { openCampaign, type CampaignStore } from '../../src/services/trace';
 import { listAdmittedPairs, runMatchedPair, type TrialProgressEvent } from '../../src/services/trial';
 import { openInterlockFeed, type InterlockFeed } from '../../src/services/trial/interlockFeed';
-import { openRobotLink } from '../../src/services/trial/openRobotLink';
+import { openTrialRobot } from '../../src/services/trial/openTrialRobot';
 import { loadWorkload } from '../../src/services/workload';
 import { CampaignTemplate } from '../helpers/campaignTemplate';
 import { messagesOf, treeError } from '../helpers/episodeReadBack';
@@ -20,8 +20,8 @@ import { resettingOperator } from '../helpers/emulatorOperator';
 import { qualifyWavePair, WAVE_CLIP } from '../helpers/qualifiedWavePair';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
 
-// Issue 6, "Done when": robot emulator (a separate process, declared perturbations, motion capture
-// on) + interlock emulator on a real socat PTY + the embedded simulator: qualify a clip, capture
+// The matched pair end to end: robot emulator (a separate process, declared perturbations,
+// motion capture on) + interlock emulator on a real socat PTY + the embedded simulator: qualify a clip, capture
 // the pair calibration from the live robot, run a matched pair (1 sim + 3 real), and the report's
 // Table 11 gaps point the way the emulator's perturbations push them (latency, lower PD gains and
 // more joint friction track worse: positive joint-error and MPJPE-l gaps). That the sign is the
@@ -29,7 +29,7 @@ import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmul
 // every perturbation zero its physics equal the simulator's exactly
 // (test/integration/robotEmulator.test.ts).
 //
-// Run with both named profiles (issue 13 item 6; docs/ROBOT_EMULATOR.md §4 has the tables this
+// Run with both named profiles (docs/ROBOT_EMULATOR.md §4 has the tables this
 // prints; measured: g1-plausible jerk RMS −10.1 %, exaggerated +2,976 %): the default
 // `g1-plausible` keeps jerk RMS near the simulator's, while `exaggerated` (1e-3 rad encoder noise,
 // point-sampled at 50 Hz by the contract) makes it many times the simulator's.
@@ -106,7 +106,7 @@ describe.each(CASES)('matched pair end to end (emulator --profile $profile + int
     const pair = listAdmittedPairs(store).find((p) => p.clipName === CLIP)!;
     expect(pair.admitted).toBe(true);
 
-    const link = await openRobotLink(emu.url, { robotUnit: 'g1-emulated-001' });
+    const link = await openTrialRobot(emu.url, { robotUnit: 'g1-emulated-001' });
     const events: TrialProgressEvent[] = [];
     const resets: string[] = [];
     try {
@@ -151,7 +151,7 @@ describe.each(CASES)('matched pair end to end (emulator --profile $profile + int
       expect(cal.measured.rootPosM).not.toBeNull(); // motion capture on
       expect(store.listEvents({ parentTraceId: r.parentTraceId, kind: 'human_reset' })).toHaveLength(resets.length);
 
-      // Each trial's episode, read from the file alone (issue 15): motionbench.RobotState with the
+      // Each trial's episode, read from the file alone: motionbench.RobotState with the
       // emulator's float32 lowstate stored exactly (no double copies), the same frames our reader
       // gives, and the executed tree equal to FK of its frame.
       const fk = new ForwardKinematics(profile);

@@ -10,7 +10,7 @@ import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { openCampaign, type CampaignStore } from '../../src/services/trace';
 import { listAdmittedPairs, runMatchedPair, type TrialProgressEvent } from '../../src/services/trial';
 import { openInterlockFeed, type InterlockFeed } from '../../src/services/trial/interlockFeed';
-import { openRobotLink } from '../../src/services/trial/openRobotLink';
+import { openTrialRobot } from '../../src/services/trial/openTrialRobot';
 import { planPolicy } from '../../src/services/wbc/policyRun';
 import { policyMotionsWorkload } from '../../src/services/workload/policyWorkload';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
@@ -19,7 +19,7 @@ import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmul
 import { sharedData } from '../helpers/sharedData';
 import { startTogether } from '../helpers/startTogether';
 
-// Issue 11, "Done when": a real released policy end to end. BeyondMimic's Jump_wose export (no
+// A real released policy end to end. BeyondMimic's Jump_wose export (no
 // state estimation: it needs nothing the G1 does not stream) is qualified on its own baked
 // motion in the embedded simulator, then run as a matched pair: the robot emulator (a separate
 // process, default declared perturbations, motion capture on) runs the policy ONBOARD at its own
@@ -77,7 +77,7 @@ describe('a released policy as a matched pair (emulator running it onboard + int
     const pair = listAdmittedPairs(store).find((p) => p.clipId === plan.baked!.clip.id)!;
     expect(pair.admitted).toBe(true);
 
-    const link = await openRobotLink(emu.url, { robotUnit: 'g1-emulated-001' });
+    const link = await openTrialRobot(emu.url, { robotUnit: 'g1-emulated-001' });
     const events: TrialProgressEvent[] = [];
     const resets: string[] = [];
     try {

@@ -1,4 +1,4 @@
-// `motionbench sensitivity --robot` end to end (issue 14 item 6, its robot half): a qualification
+// `motionbench sensitivity --robot` end to end: a qualification
 // pair with a stored calibration, a robot emulator in a process of its own, the interlock box on a
 // real socat PTY, the CLI in-process. Every perturbation runs as a real trial (the gate, the armed
 // interlock, the start-pose check) of the clip's first second, placed by the emulator's control

@@ -12,7 +12,7 @@ import {
   type TrialProgressEvent,
 } from '../../src/services/trial';
 import { openInterlockFeed, type InterlockFeed } from '../../src/services/trial/interlockFeed';
-import { openRobotLink } from '../../src/services/trial/openRobotLink';
+import { openTrialRobot } from '../../src/services/trial/openTrialRobot';
 import { loadWorkload } from '../../src/services/workload';
 import { PlainClient } from './bridgeTestClient';
 import { CampaignTemplate } from '../helpers/campaignTemplate';
@@ -20,7 +20,7 @@ import { qualifyWavePair } from '../helpers/qualifiedWavePair';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
 
-// Issue 6 item 10, all real processes: the robot emulator is a child process, the interlock box
+// All real processes: the robot emulator is a child process, the interlock box
 // an emulator on a socat PTY inside that process, the console side is the trial runner over real
 // WebSockets. Each fault is injected mid-trial and the trip time is measured from the injection
 // (performance.now() in this process) to the safety gate's trip (same clock).
@@ -102,7 +102,7 @@ async function trialWithFault(
   const { dir, pairId } = await qualifiedCampaign();
   rig = await startRig(dir);
   const r = rig;
-  const link = await openRobotLink(r.emu.url, { robotUnit: 'g1-emulated-reliability' });
+  const link = await openTrialRobot(r.emu.url, { robotUnit: 'g1-emulated-reliability' });
   const events: TrialProgressEvent[] = [];
   let injectedAtMs = 0;
   let injected = false;
@@ -216,7 +216,7 @@ describe('trial reliability (real processes)', () => {
     rig = await startRig(dir);
     const r = rig;
     const watcher = await PlainClient.connect(r.emu.url);
-    const link = await openRobotLink(r.emu.url, { robotUnit: 'g1-emulated-reliability' });
+    const link = await openTrialRobot(r.emu.url, { robotUnit: 'g1-emulated-reliability' });
     // What a busy SQLite does to beginEpisode (busy_timeout spins the one thread): the loop that
     // carries the interlock heartbeat and the gate's ticks stands still for 400 ms, between the
     // gate's grant of the start and the start's write.

@@ -11,7 +11,7 @@ import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmul
 import { MOTIONBENCH_BIN } from '../helpers/runCli';
 import { REPO_ROOT } from '../helpers/sharedData';
 
-// Issue 6 item 6, "sessions resume after a restart": `motionbench trial --yes` as a real child
+// Sessions resume after a restart: `motionbench trial --yes` as a real child
 // process is killed (SIGKILL) during its second real trial; the campaign then holds the
 // calibration, the simulation episode, the first trial and the interrupted second one. Running
 // the same command again resumes: no new calibration, no second simulation episode, trial 1
