@@ -12,7 +12,7 @@ import { motionbench } from '../helpers/runCli';
 import { withConsole, withTempDir } from './consoleSession';
 import { standInGapCampaign } from './projectFixtures';
 
-// The Analysis panel (issue 14 item 8) against the real services (`motionbench host` in-process)
+// The Analysis panel against the real services (`motionbench host` in-process)
 // and the real UI in Chromium, on one campaign holding a real qualification (child process qualify:
 // real MuJoCo; three builtin bindings × four core-v1 clips) and the stand-in matched pairs of Gap
 // review's test (test/helpers/gapCampaign.ts: SYNTHETIC STAND-INS FOR HARDWARE TRIALS, simulator

@@ -8,7 +8,7 @@ import { withConsole } from './consoleSession';
 import { hostApiCall, startHostCommand } from './e2eSupport';
 import { withEmulatedRobot } from './emulatedRobot';
 
-// Issue 13 item 1: the live robot and the robot's state without a trial, against real parts — the
+// The live robot and the robot's state without a trial, against real parts — the
 // robot emulator (`motionbench emulate-robot`, 500 Hz g1-bridge/1, MuJoCo G1, no motion capture,
 // the interlock box emulated in its process on the far end of a socat PTY), `motionbench host`
 // and the console in Chromium. With no robot link nothing live is drawn (negative control);

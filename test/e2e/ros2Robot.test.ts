@@ -8,7 +8,7 @@ import { withConsole, withTempDir } from './consoleSession';
 import { startHostCommand } from './e2eSupport';
 import { assistQualifiedCampaign } from './projectFixtures';
 
-// Issue 15 item 3 end to end: the console (`motionbench host` + Chromium) connects to a ROS 2 G1
+// The console (`motionbench host` + Chromium) connects to a ROS 2 G1
 // through foxglove_bridge — here the loopback stand-in of test/helpers/ros2LowStateBridge.ts,
 // which advertises unitree_hg/msg/LowState as ros2msg and publishes 500 Hz CDR built from
 // Unitree's own .msg files — shows it as a watch-only robot link, draws it live, and captures
