@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { Writable } from 'node:stream';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { MAX_FPS, MIN_FPS } from '../domain/motion/clipCommon';
 import { toApiError } from '../services/console/apiErrorMap';
@@ -17,9 +18,58 @@ export interface Command {
   run(argv: string[], io: CliIo): Promise<number>;
 }
 
+/** The signals an operator sends a running command: Ctrl+C, kill, and the interlock emulator's e-stop pair. */
+export type OperatorSignal = 'SIGINT' | 'SIGTERM' | 'SIGUSR1' | 'SIGUSR2';
+
+/** Where a command hears operator signals: the process itself, or (in-process callers) an emitter of their own. */
+export interface SignalSource {
+  on(signal: OperatorSignal, listener: () => void): unknown;
+  off(signal: OperatorSignal, listener: () => void): unknown;
+}
+
+/**
+ * Everything a command touches outside its arguments and files: its output streams, the operator's
+ * signals, its stdin and the way to quit at once. Only stdout and stderr are required; the rest
+ * default to the process's own, so the bin passes `processIo` and an in-process caller (a test)
+ * passes its own and no command writes to, listens on or exits the process behind its back.
+ */
 export interface CliIo {
   stdout: (s: string) => void;
   stderr: (s: string) => void;
+  signals?: SignalSource;
+  stdin?: NodeJS.ReadableStream;
+  /** Ends the program at once with this code (a second Ctrl+C). */
+  exit?: (code: number) => void;
+}
+
+/** Listens for `signal` through the command's io; returns the function that stops listening. */
+export function onSignal(io: CliIo, signal: OperatorSignal, listener: () => void): () => void {
+  const source = io.signals ?? process;
+  source.on(signal, listener);
+  return () => void source.off(signal, listener);
+}
+
+export const stdinOf = (io: CliIo): NodeJS.ReadableStream => io.stdin ?? process.stdin;
+
+/**
+ * The streams of an operator prompt: the process's terminal (stdin, and stderr so that --json's
+ * stdout stays one document) when the command runs on the process's own stdin; else the caller's
+ * stdin, the questions written through its stderr.
+ */
+export function promptStreams(io: CliIo): { input: NodeJS.ReadableStream; output: NodeJS.WritableStream } {
+  if (!io.stdin) return { input: process.stdin, output: process.stderr };
+  const output = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      io.stderr(chunk.toString('utf8'));
+      done();
+    },
+  });
+  return { input: io.stdin, output };
+}
+
+export function exitNow(io: CliIo, code: number): void {
+  if (io.exit) io.exit(code);
+  else process.exit(code);
 }
 
 /**
@@ -213,14 +263,13 @@ export function reportError(io: CliIo, err: unknown): number {
 }
 
 /** Resolves with the signal's name at the first SIGINT or SIGTERM (long-running servers stop cleanly on either). */
-export function untilSignal(): Promise<string> {
+export function untilSignal(io: CliIo): Promise<string> {
   return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals): void => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve(signal);
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    const offs = (['SIGINT', 'SIGTERM'] as const).map((signal) =>
+      onSignal(io, signal, () => {
+        for (const off of offs) off();
+        resolve(signal);
+      }),
+    );
   });
 }

@@ -1,5 +1,6 @@
-// Hostile inputs through the `motionbench` command, as a user runs it (child processes, real files
-// in a temp folder): issue 10 item 7 (an output never replaces an existing file without --force,
+// Hostile inputs through the `motionbench` command (the entry the bin calls, in this process; a
+// child process where a case needs one: a server that must not start, a closed pipe), real files
+// in a temp folder: issue 10 item 7 (an output never replaces an existing file without --force,
 // never an input even with --force) and item 9 (unclear errors: a located, one-line reason for each
 // attack instead of a stack overflow, a bare mjCError, parseArgs' "ambiguous", a 600-line flood or
 // a silently accepted absurd value).
@@ -19,7 +20,7 @@ import {
   workloadWithSymlinkLoops,
   writeFiles,
 } from '../helpers/hostileInputs';
-import { MOTIONBENCH_BIN, motionbench as mb } from '../helpers/runCli';
+import { MOTIONBENCH_BIN, motionbenchInProcess as mb } from '../helpers/runCli';
 import { OUR_G1, REPO_ROOT } from '../helpers/sharedData';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-cli-hostile-'));

@@ -72,7 +72,7 @@ usage: motionbench emulate-robot --dds --interface <name> [--domain <id>] [--por
 
 export interface EmulateRobotDeps {
   /** Resolves when the emulator should stop (default: SIGINT or SIGTERM). */
-  untilStopped(): Promise<string>;
+  untilStopped(io: CliIo): Promise<string>;
 }
 
 export function makeEmulateRobotCommand(deps: EmulateRobotDeps = { untilStopped: untilSignal }): Command {
@@ -162,7 +162,7 @@ export function makeEmulateRobotCommand(deps: EmulateRobotDeps = { untilStopped:
       if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1')
         io.stderr(`emulate-robot: warning: listening on ${host}, not only on loopback\n`);
       io.stderr('Press Ctrl+C to stop.\n');
-      const why = await deps.untilStopped();
+      const why = await deps.untilStopped(io);
       io.stderr(`emulate-robot: ${why}: stopping (any running episode ends aborted_by_operator)…\n`);
       await emu.close();
       const s = emu.stats();
@@ -273,7 +273,7 @@ async function runDds(values: DdsValues, io: CliIo, deps: EmulateRobotDeps): Pro
     );
   }
   io.stderr('Press Ctrl+C to stop.\n');
-  const why = await deps.untilStopped();
+  const why = await deps.untilStopped(io);
   const s = emu.stats();
   await emu.close();
   io.stderr(

@@ -51,7 +51,7 @@ const usage = `usage: motionbench g1-runner --interface <name> --after-clip gant
 Ctrl+C (SIGINT) or SIGTERM damps the motors and stops.`;
 
 export interface G1RunnerDeps {
-  untilStopped(): Promise<string>;
+  untilStopped(io: CliIo): Promise<string>;
 }
 
 export function makeG1RunnerCommand(deps: G1RunnerDeps = { untilStopped: untilSignal }): Command {
@@ -138,7 +138,7 @@ export function makeG1RunnerCommand(deps: G1RunnerDeps = { untilStopped: untilSi
           stamp_origin_unix_ms: runner.stampOriginUnixMs,
         });
       else io.stdout(`${G1_BRIDGE_CONTRACT} g1-runner: ${runner.url}\n`);
-      const why = await deps.untilStopped();
+      const why = await deps.untilStopped(io);
       io.stderr(`g1-runner: ${why}: damping and stopping…\n`);
       await runner.close();
       const s = runner.stats();

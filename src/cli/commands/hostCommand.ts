@@ -1,5 +1,5 @@
 import { startHostServer } from '../../services/host/hostServer';
-import { portOption, parse, type Command } from '../cliSupport';
+import { portOption, parse, untilSignal, type Command } from '../cliSupport';
 
 const usage = `usage: motionbench host [--port N] [--host 127.0.0.1] [--model <mjcf>]
   Serves the console (the same renderer and API as the Electron app) on a loopback address for
@@ -20,15 +20,8 @@ export const hostCommand: Command = {
     const server = await startHostServer({ port, host: values.host ?? '127.0.0.1', modelFile: values.model });
     io.stdout(`MotionBench Console: ${server.url}\n`);
     io.stderr('Press Ctrl+C to stop.\n');
-    await new Promise<void>((resolve) => {
-      const stop = (): void => {
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
-        void server.close().then(resolve);
-      };
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
-    });
+    await untilSignal(io);
+    await server.close();
     return 0;
   },
 };

@@ -7,8 +7,10 @@ import { openInterlock } from '../../services/interlock/serialInterlock';
 import {
   checkOutputFiles,
   numberOption,
+  onSignal,
   parse,
   printJson,
+  stdinOf,
   UsageError,
   untilSignal,
   type CliIo,
@@ -36,12 +38,12 @@ Control, one word per line on stdin: estop | reset | silent | talk | garbage | s
 Signals: SIGUSR1 presses the e-stop, SIGUSR2 releases it; SIGINT/SIGTERM stop.`;
 
 export interface EmulateInterlockDeps {
-  untilStopped(): Promise<string>;
-  input(): NodeJS.ReadableStream | null;
+  untilStopped(io: CliIo): Promise<string>;
+  input(io: CliIo): NodeJS.ReadableStream | null;
 }
 
 export function makeEmulateInterlockCommand(
-  deps: EmulateInterlockDeps = { untilStopped: untilSignal, input: () => process.stdin },
+  deps: EmulateInterlockDeps = { untilStopped: untilSignal, input: stdinOf },
 ): Command {
   return {
     name: 'emulate-interlock',
@@ -111,11 +113,9 @@ export function makeEmulateInterlockCommand(
 
       let quit!: (why: string) => void;
       const quitRequested = new Promise<string>((r) => (quit = r));
-      const onUsr1 = (): void => emu.pressEstop();
-      const onUsr2 = (): void => emu.releaseEstop();
-      process.on('SIGUSR1', onUsr1);
-      process.on('SIGUSR2', onUsr2);
-      const input = deps.input();
+      const offUsr1 = onSignal(io, 'SIGUSR1', () => emu.pressEstop());
+      const offUsr2 = onSignal(io, 'SIGUSR2', () => emu.releaseEstop());
+      const input = deps.input(io);
       const rl = input ? createInterface({ input, terminal: false }) : null;
       rl?.on('line', (raw) => {
         const word = raw.trim().toLowerCase();
@@ -149,10 +149,10 @@ export function makeEmulateInterlockCommand(
             say(`unknown control "${word}" (estop | reset | silent | talk | garbage | status | quit)`);
         }
       });
-      const why = await Promise.race([deps.untilStopped(), quitRequested, emu.closed.then(() => 'port closed')]);
+      const why = await Promise.race([deps.untilStopped(io), quitRequested, emu.closed.then(() => 'port closed')]);
       rl?.close();
-      process.off('SIGUSR1', onUsr1);
-      process.off('SIGUSR2', onUsr2);
+      offUsr1();
+      offUsr2();
       const stats = emu.stats();
       await emu.close();
       await pair?.close();
@@ -182,7 +182,7 @@ const monitorUsage = `usage: motionbench interlock monitor --device <path> [--du
 Exits 1 with the reason if the interlock tripped or ARM failed.`;
 
 export interface InterlockMonitorDeps {
-  untilStopped(): Promise<string>;
+  untilStopped(io: CliIo): Promise<string>;
 }
 
 const summarize = (trip: InterlockTrip) => ({
@@ -238,7 +238,7 @@ export function makeInterlockMonitorCommand(deps: InterlockMonitorDeps = { until
       });
       let armResult: { ok: boolean; reason?: string; detail?: string; latency_ms?: number } | null = null;
       const stop = Promise.race([
-        deps.untilStopped(),
+        deps.untilStopped(io),
         link.closed.then(() => 'port closed'),
         ...(durationS ? [new Promise<string>((r) => setTimeout(() => r('duration'), durationS * 1000))] : []),
       ]);

@@ -16,7 +16,17 @@ import { loadWorkload } from '../../services/workload';
 import { ownMotionsOf, POLICIES_WORKLOAD_ID, policyMotionsWorkload } from '../../services/workload/policyWorkload';
 import { isPolicySpec } from '../../services/wbc/loadPolicy';
 import { planPolicy, type PolicyPlan } from '../../services/wbc/policyRun';
-import { numberOption, parse, printJson, processIo, UsageError, type CliIo, type Command } from '../cliSupport';
+import {
+  exitNow,
+  numberOption,
+  onSignal,
+  parse,
+  printJson,
+  processIo,
+  UsageError,
+  type CliIo,
+  type Command,
+} from '../cliSupport';
 
 const usage = `usage: motionbench qualify [--workload <core-v1|policies|dir>] --binding <spec> [--binding <spec> …] --campaign <dir>
                            [--preset <family>/<name>] [--limit N] [--clip <name|id> …] [--workers N] [--rollouts N]
@@ -251,9 +261,9 @@ export const qualifyCommand: Command = {
           '\nqualify: cancelling — the running rollouts finish, then the run stops; decisions are kept and the rest runs next time (Ctrl-C again to quit at once)\n',
         );
         controller.abort();
-      } else process.exit(130);
+      } else exitNow(io, 130);
     };
-    process.on('SIGINT', onSigint);
+    const offSigint = onSignal(io, 'SIGINT', onSigint);
     const tty = io === processIo && !!process.stderr.isTTY;
     const progress = progressReporter(io, tty);
     io.stderr(
@@ -307,7 +317,7 @@ export const qualifyCommand: Command = {
       throw err;
     } finally {
       progress.finish();
-      process.off('SIGINT', onSigint);
+      offSigint();
     }
     const cancelled = summary.cancelled || (ownSummary?.cancelled ?? false);
     if (values.json)

@@ -15,7 +15,7 @@ import { openInterlockFeed } from '../../services/trial/interlockFeed';
 import { openRobotLink } from '../../services/trial/openRobotLink';
 import { EmbeddedSimulator } from '../../services/sim/embeddedSimulator';
 import { openCampaign } from '../../services/trace';
-import { numberOption, parse, printJson, UsageError, type Command } from '../cliSupport';
+import { numberOption, onSignal, parse, printJson, UsageError, type Command } from '../cliSupport';
 
 const usage = `usage: motionbench sensitivity --campaign <dir> --pair <id> [--scales 1,3,10] [--seconds 2]
                              [--held-out 8] [--seed N] [--axes a,b,…] [--workers N] [--model <mjcf>] [--json]
@@ -150,8 +150,7 @@ export const sensitivityCommand: Command = {
       // The pair's clip (a built-in workload is regenerated: ≈ 0.6 s of synchronous work) is loaded
       // before the interlock opens: its heartbeats must not wait for that work.
       const setup = sensitivitySetup(store, profile, options);
-      process.on('SIGINT', onSigint);
-      cleanups.unshift(() => process.off('SIGINT', onSigint));
+      cleanups.unshift(onSignal(io, 'SIGINT', onSigint));
       const log = (l: string): void => io.stderr(`${l}\n`);
       const robotUrl = values.robot;
       const connect = async () => {

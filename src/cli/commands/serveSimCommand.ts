@@ -31,7 +31,7 @@ export interface ServeSimDeps {
   /** The simulator behind the server (default: the embedded MuJoCo simulator). */
   createBackend(options: { modelFile: string; workers: number }): Promise<Backend>;
   /** Resolves when the server should stop (default: SIGINT or SIGTERM). */
-  untilStopped(): Promise<string>;
+  untilStopped(io: CliIo): Promise<string>;
 }
 
 async function createEmbedded(options: { modelFile: string; workers: number }): Promise<Backend> {
@@ -121,7 +121,7 @@ export function makeServeSimCommand(
       if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1')
         io.stderr(`serve-sim: warning: listening on ${host}, not only on loopback\n`);
       io.stderr('Press Ctrl+C to stop.\n');
-      const why = await deps.untilStopped();
+      const why = await deps.untilStopped(io);
       io.stderr(`serve-sim: ${why}: stopping (any running episode ends aborted_by_operator)…\n`);
       const stats = server.stats();
       await server.close();

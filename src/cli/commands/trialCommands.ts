@@ -19,7 +19,16 @@ import { openInterlockFeed } from '../../services/trial/interlockFeed';
 import { openRobotLink } from '../../services/trial/openRobotLink';
 import { clipForPairId } from '../../services/trial/pairClip';
 import { loadWorkload } from '../../services/workload';
-import { numberOption, parse, printJson, UsageError, type CliIo, type Command } from '../cliSupport';
+import {
+  numberOption,
+  onSignal,
+  parse,
+  printJson,
+  promptStreams,
+  UsageError,
+  type CliIo,
+  type Command,
+} from '../cliSupport';
 import { trialNumber } from '../../domain/trial/trialNumber';
 
 // `motionbench calibrate` and `motionbench trial` (issue 6 item 8): the robot's start-state
@@ -172,7 +181,7 @@ export const calibrateCommand: Command = {
 function terminalPrompts(io: CliIo, yes: boolean): OperatorPrompts & { close(): void } {
   let rl: readline.Interface | null = null;
   const ask = (q: string): Promise<string> => {
-    rl ??= readline.createInterface({ input: process.stdin, output: process.stderr });
+    rl ??= readline.createInterface(promptStreams(io));
     return new Promise((resolve) => rl!.question(q, resolve));
   };
   return {
@@ -337,7 +346,7 @@ export const trialCommand: Command = {
       io.stderr('\nSTOP (Ctrl+C): stopping the robot…\n');
       abort.abort('operator');
     };
-    process.on('SIGINT', onSigint);
+    const offSigint = onSignal(io, 'SIGINT', onSigint);
     const prompts = terminalPrompts(io, values.yes === true);
     cleanups.unshift(() => prompts.close());
     try {
@@ -403,7 +412,7 @@ export const trialCommand: Command = {
       }
       return trialExitCode(r, io);
     } finally {
-      process.off('SIGINT', onSigint);
+      offSigint();
       for (const c of cleanups) await Promise.resolve(c()).catch(() => undefined);
     }
   },
