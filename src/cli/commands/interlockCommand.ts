@@ -4,18 +4,8 @@ import { startInterlockEmulator, type InterlockEmulator } from '../../services/i
 import { listSerialPorts } from '../../services/interlock/listSerialPorts';
 import { startPtyPair, type PtyPair } from '../../services/interlock/ptyPair';
 import { openInterlock } from '../../services/interlock/serialInterlock';
-import {
-  checkOutputFiles,
-  numberOption,
-  onSignal,
-  parse,
-  printJson,
-  stdinOf,
-  UsageError,
-  untilSignal,
-  type CliIo,
-  type Command,
-} from '../cliSupport';
+import { checkOutputFiles, defineCommand, numberOption } from '../cliOptions';
+import { onSignal, printJson, stdinOf, UsageError, untilSignal, type CliIo, type Command } from '../cliSupport';
 
 // `motionbench emulate-interlock`, `motionbench interlock monitor`, `motionbench interlock list`:
 // the serial safety interlock from the command line (docs/INTERLOCK.md).
@@ -45,23 +35,13 @@ export interface EmulateInterlockDeps {
 export function makeEmulateInterlockCommand(
   deps: EmulateInterlockDeps = { untilStopped: untilSignal, input: stdinOf },
 ): Command {
-  return {
+  return defineCommand({
     name: 'emulate-interlock',
     summary: 'emulate the serial interlock box on a serial device or a new pty pair',
     usage: emulateUsage,
-    async run(argv: string[], io: CliIo) {
-      const { values } = parse(
-        argv,
-        {
-          pty: { type: 'string' },
-          'make-pty': { type: 'string' },
-          'watchdog-ms': { type: 'string' },
-          'trip-to': { type: 'string' },
-          force: { type: 'boolean' },
-          json: { type: 'boolean' },
-        },
-        emulateUsage,
-      );
+    strings: ['pty', 'make-pty', 'watchdog-ms', 'trip-to'],
+    flags: ['force', 'json'],
+    async run(values, io) {
       if ((values.pty === undefined) === (values['make-pty'] === undefined))
         throw new UsageError(`give exactly one of --pty and --make-pty\n${emulateUsage}`);
       if (values['make-pty'] !== undefined) {
@@ -165,7 +145,7 @@ export function makeEmulateInterlockCommand(
       }
       return 0;
     },
-  };
+  });
 }
 
 export const emulateInterlockCommand: Command = makeEmulateInterlockCommand();
@@ -195,21 +175,13 @@ const summarize = (trip: InterlockTrip) => ({
 });
 
 export function makeInterlockMonitorCommand(deps: InterlockMonitorDeps = { untilStopped: untilSignal }): Command {
-  return {
+  return defineCommand({
     name: 'interlock monitor',
     summary: 'watch the serial interlock: status, heartbeat round trip, trips',
     usage: monitorUsage,
-    async run(argv: string[], io: CliIo) {
-      const { values } = parse(
-        argv,
-        {
-          device: { type: 'string' },
-          duration: { type: 'string' },
-          arm: { type: 'boolean' },
-          json: { type: 'boolean' },
-        },
-        monitorUsage,
-      );
+    strings: ['device', 'duration'],
+    flags: ['arm', 'json'],
+    async run(values, io) {
       if (!values.device) throw new UsageError(`--device is required\n${monitorUsage}`);
       const durationS = numberOption(
         values.duration,
@@ -294,7 +266,7 @@ export function makeInterlockMonitorCommand(deps: InterlockMonitorDeps = { until
       }
       return 0;
     },
-  };
+  });
 }
 
 export const interlockMonitorCommand: Command = makeInterlockMonitorCommand();
@@ -308,12 +280,12 @@ const listUsage = `usage: motionbench interlock list [--force] [--json]
   --force  run SerialPort.list() (in its child process) even without /run/udev
   --json   print {method, note, ports: [{path, manufacturer, serialNumber, vendorId, productId}]}`;
 
-export const interlockListCommand: Command = {
+export const interlockListCommand = defineCommand({
   name: 'interlock list',
   summary: 'list serial ports (guarded: works without udev)',
   usage: listUsage,
-  async run(argv: string[], io: CliIo) {
-    const { values } = parse(argv, { force: { type: 'boolean' }, json: { type: 'boolean' } }, listUsage);
+  flags: ['force', 'json'],
+  async run(values, io) {
     const listing = await listSerialPorts({ force: values.force });
     if (values.json) printJson(io, listing);
     else {
@@ -326,4 +298,4 @@ export const interlockListCommand: Command = {
     }
     return 0;
   },
-};
+});
