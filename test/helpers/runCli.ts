@@ -71,12 +71,38 @@ let aliveBefore = new Map<string, number>();
 
 /**
  * `motionbench <args>` in this process, through src/cli/main.ts as the bin runs it, with the same
- * working folder as `motionbench` (REPO_ROOT). Its stdin is empty, and no signal reaches it (the
- * process's signals stay the test runner's). When the last of the calls running at once returns,
+ * working folder as `motionbench` (REPO_ROOT). Its stdin is empty, and no process signal reaches it
+ * (they stay the test runner's; it hears only its own emitter's). When the last of the calls running at once returns,
  * nothing it started may still hold the process alive (a server, a worker, a timer): a command that
  * leaked one would keep the real `motionbench` from exiting, so the call fails with their kinds.
  */
-export async function motionbenchInProcess(...args: string[]): Promise<CliResult> {
+export function motionbenchInProcess(...args: string[]): Promise<CliResult> {
+  return runInProcess(args, new EventEmitter());
+}
+
+/**
+ * `motionbenchInProcess`, sent SIGTERM (on its own signal emitter) after `timeoutMs`: for a command
+ * that must refuse before it starts serving; `killed` says whether it had to be stopped.
+ */
+export async function motionbenchInProcessWithin(
+  timeoutMs: number,
+  ...args: string[]
+): Promise<CliResult & { killed: boolean }> {
+  const signals = new EventEmitter();
+  let killed = false;
+  const timer = setTimeout(() => {
+    killed = true;
+    signals.emit('SIGTERM');
+  }, timeoutMs);
+  try {
+    const r = await runInProcess(args, signals);
+    return { ...r, killed };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function runInProcess(args: string[], signals: EventEmitter): Promise<CliResult> {
   if (process.cwd() !== REPO_ROOT) throw new Error(`motionbenchInProcess runs in ${REPO_ROOT}, not ${process.cwd()}`);
   if (running++ === 0) aliveBefore = aliveResources();
   let stdout = '';
@@ -86,7 +112,7 @@ export async function motionbenchInProcess(...args: string[]): Promise<CliResult
     code = await main(args, {
       stdout: (s) => void (stdout += s),
       stderr: (s) => void (stderr += s),
-      signals: new EventEmitter(),
+      signals,
       stdin: Readable.from([]),
       exit: (c) => {
         throw new Error(`motionbench ${args.join(' ')} asked to quit at once (exit ${c})`);
