@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ClipDto } from './contract';
+import type { ClipDto } from './clipDto';
 import { POLICY_ID_RE } from './policyContract';
 
 // (No import from simContract.ts: it imports the progress event schema from here.)
@@ -11,7 +11,7 @@ const bindingSpecSchema = z
     'expected "builtin", "builtin:assist=<N/m>" or an opened policy\'s id (policy-…)',
   );
 
-// The qualification part of the console API (issue 5 item 6): the Qualification board opens a
+// The qualification part of the console API: the Qualification board opens a
 // campaign folder on the machine running the services, reads its matrix (bindings × clips with
 // the admission decision and its reasons), starts and cancels a qualification run in the
 // embedded simulator (progress arrives as `qualification.progress` pushes), and fetches the

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
-import { jointOrderFromNames } from '../../src/domain/wbc/jointOrder';
+import { jointOrderFromNames } from '../../src/domain/robot/jointOrder';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { runSimEpisode } from '../../src/services/sim/runSimEpisode';
 import { SimEngine } from '../../src/services/sim/simEngine';
-import { runPolicyCheck } from '../../src/services/wbc/policyCheckRun';
+import { runPolicyCheck } from '../../src/services/policyCheck/policyCheckRun';
 import { planPolicy } from '../../src/services/wbc/policyRun';
 import { motionbench } from '../helpers/runCli';
 import { sharedData } from '../helpers/sharedData';

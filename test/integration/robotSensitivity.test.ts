@@ -1,4 +1,4 @@
-// `motionbench sensitivity --robot` end to end (issue 14 item 6, its robot half): a qualification
+// `motionbench sensitivity --robot` end to end: a qualification
 // pair with a stored calibration, a robot emulator in a process of its own, the interlock box on a
 // real socat PTY, the CLI in-process. Every perturbation runs as a real trial (the gate, the armed
 // interlock, the start-pose check) of the clip's first second, placed by the emulator's control
@@ -9,6 +9,10 @@
 // are in range; the repeats agree (ICC > 0.99) without being bit-identical. Refused: a robot
 // without the control channel (nothing moves, nothing is recorded), a scale beyond the start-pose
 // check, a missing --yes, --record = --campaign, an axis that is not perturbed.
+//
+// Slow on purpose (a whole-system run): per profile, 12 real trials of the clip's first second at
+// real time on the emulated robot, each after the emulator places the start and the interlock is
+// armed, besides the simulated study; the qualification runs once for the file.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,7 +24,6 @@ import { listAdmittedPairs } from '../../src/services/trial';
 import { storeCalibratedStart } from '../helpers/calibratedPair';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
-import { motionbench } from '../helpers/runCli';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-robot-sensitivity-'));
 const campaign = path.join(root, 'campaign');
@@ -45,7 +48,8 @@ const realEpisodes = async (dir: string) => {
 
 beforeAll(async () => {
   pty = await makePtyPair();
-  const q = await motionbench(
+  // In this process like the studies below (no second start-up of the command); the same command line.
+  const q = await inProcess(
     'qualify',
     '--workload',
     'core-v1',

@@ -2,7 +2,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BackendEvent } from '../../src/domain/backend/backend';
-import type { StateFrame } from '../../src/domain/backend/stateFrame';
+import type { StateFrame } from '../../src/domain/robot/stateFrame';
 import {
   G1_BRIDGE_TOPICS,
   clipToWire,
@@ -13,7 +13,7 @@ import {
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { makeBuiltinBinding, rootAssistFromStiffness } from '../../src/domain/sim/builtinBinding';
 import { initialStateFromClipFrame } from '../../src/domain/sim/initialState';
-import { StatusLevel } from '../../src/services/bridge/foxgloveWs';
+import { StatusLevel } from '../../src/services/robotLink/foxgloveWs';
 import { BridgeClientBackend } from '../../src/services/bridge/bridgeClientBackend';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { REPO_ROOT, sharedData } from '../helpers/sharedData';

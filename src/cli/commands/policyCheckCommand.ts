@@ -5,7 +5,7 @@ import {
   termJudgement,
   type PolicyCheckReport,
 } from '../../domain/wbc/policyCheck';
-import { runPolicyCheck } from '../../services/wbc/policyCheckRun';
+import { runPolicyCheck } from '../../services/policyCheck/policyCheckRun';
 import { defineCommand, fpsOption, numberOption } from '../cliOptions';
 import { printJson, UsageError } from '../cliSupport';
 

@@ -6,7 +6,7 @@ import {
 } from '../../domain/metrics/policyTable';
 import type { Reading } from '../../domain/metrics/readings';
 import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
-import { runPolicyTable, type PolicyTableResult } from '../../services/wbc/policyTableRun';
+import { runPolicyTable, type PolicyTableResult } from '../../services/policyCheck/policyTableRun';
 import { checkOutputFiles, defineCommand, numberOption, workersOption } from '../cliOptions';
 import { printJson, UsageError } from '../cliSupport';
 

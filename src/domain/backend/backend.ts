@@ -1,8 +1,10 @@
 import type { WbcStatusMsg } from '../bridge/g1BridgeContract';
 import type { MotionClip } from '../motion/motionClip';
 import type { WbcBinding, WbcBindingKind } from '../wbc/wbcBinding';
+import type { EpisodeOutcome } from '../episode/episodeOutcome';
+import type { InitialState } from '../episode/initialState';
 import type { BackendProblemCode } from './problemCodes';
-import type { StateFrame } from './stateFrame';
+import type { StateFrame } from '../robot/stateFrame';
 
 // One interface for every execution substrate (embedded MuJoCo, remote simulator, real robot),
 // modelled on Foxglove's Player: a single listener receives batches and the backend waits for
@@ -14,17 +16,11 @@ import type { StateFrame } from './stateFrame';
 
 export type ExecutionDomain = 'simulation' | 'real_robot';
 
-export type EpisodeOutcome =
-  | 'completed'
-  | 'hard_failure'
-  | 'intervention'
-  | 'estop'
-  | 'link_lost'
-  | 'aborted_by_operator'
-  | 'infrastructure_error';
-
-/** Only infrastructure errors may be retried automatically (DESIGN §3). */
-export const isRetryableOutcome = (o: EpisodeOutcome): boolean => o === 'infrastructure_error';
+// How an episode ends and the state it starts from are the backend's vocabulary and also the
+// g1-bridge/1 wire's (src/domain/bridge), which sits below the backend: both are declared in
+// src/domain/episode and re-exported here for the backend's users.
+export { isRetryableOutcome, type EpisodeOutcome } from '../episode/episodeOutcome';
+export type { InitialState } from '../episode/initialState';
 
 export interface BackendCapabilities {
   executionDomain: ExecutionDomain;
@@ -58,15 +54,6 @@ export interface Problem {
  */
 export interface BackendProblem extends Problem {
   code: BackendProblemCode;
-}
-
-export interface InitialState {
-  rootPosM: readonly [number, number, number];
-  rootQuatWxyz: readonly [number, number, number, number];
-  jointPosRad: readonly number[];
-  jointVelRadS?: readonly number[];
-  /** Lower the root so the lowest foot contact point touches the floor. */
-  placeOnFloor: boolean;
 }
 
 export interface RunRequest {
@@ -114,6 +101,38 @@ export type BackendEvent =
  */
 export type BackendListener = (events: BackendEvent[]) => Promise<void>;
 
+/**
+ * A backend's stream has exactly one owner (in the console's services, the BackendHub that fans it
+ * out): setting a listener while one is set is refused with this error, never a silent replacement
+ * that would leave the first owner waiting for frames that no longer come.
+ */
+export class ListenerTakenError extends Error {
+  readonly backendId: string;
+  readonly backendName: string;
+  constructor(backend: { readonly id: string; readonly name: string }) {
+    super(
+      `backend "${backend.name}" (${backend.id}) has a listener already: its stream has one owner, so subscribe through that owner, or release it with setListener(null) first`,
+    );
+    this.name = 'ListenerTakenError';
+    this.backendId = backend.id;
+    this.backendName = backend.name;
+  }
+}
+
+/**
+ * The one-owner rule of Backend.setListener, for every implementation: returns the listener to
+ * keep (`next`), or throws ListenerTakenError when `next` would replace a listener still set.
+ * `null` always releases.
+ */
+export function claimListener(
+  backend: { readonly id: string; readonly name: string },
+  current: BackendListener | null,
+  next: BackendListener | null,
+): BackendListener | null {
+  if (next !== null && current !== null) throw new ListenerTakenError(backend);
+  return next;
+}
+
 export interface BackendLease {
   readonly runId: string;
   reset(initial: InitialState): Promise<void>;
@@ -138,6 +157,10 @@ export interface Backend {
    * Absent for a backend in this process (the embedded simulator).
    */
   readonly robotLink?: RobotLinkCapabilities;
+  /**
+   * Sets the one listener of the backend's events, or releases it with `null`. Throws
+   * ListenerTakenError while another listener is set (release it first).
+   */
   setListener(listener: BackendListener | null): void;
   /** Exclusive use for one episode, bound to its run_id. Rejects if already leased. */
   acquire(runId: string): Promise<BackendLease>;

@@ -13,7 +13,7 @@ import type {
 import { WatchOnlyLinkError } from '../../domain/backend/backend';
 import { BackendEventQueue } from '../../domain/backend/backendEventQueue';
 import type { BackendProblemCode } from '../../domain/backend/problemCodes';
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import {
   G1_BRIDGE_TOPICS,
   wireStopOutcome,
@@ -46,7 +46,7 @@ import { FreshnessMonitor, type FreshnessChange } from '../robotLink/freshnessMo
 import { G1BridgeConnection } from '../robotLink/g1BridgeConnection';
 import { clockDelay, realLinkClock, type LinkClock, type TimerHandle } from '../robotLink/linkClock';
 import { registerEmergencyStop } from '../safety/lastResort';
-import { StatusLevel, type StatusMessage } from './foxgloveWs';
+import { StatusLevel, type StatusMessage } from '../robotLink/foxgloveWs';
 
 export { CommandRefusedError, SAFETY_MAX_ATTEMPTS, SAFETY_RETRY_MS } from '../robotLink/commandChannel';
 
@@ -265,6 +265,7 @@ export class BridgeClientBackend implements RobotBackend {
     this.problems = new ProblemLedger(this.opts.problemIntervalMs);
     this.queue = new BackendEventQueue({
       maxQueuedFrames: this.opts.maxQueuedFrames,
+      owner: this,
       dropNotice: (n, total) => ({
         type: 'problem',
         problem: {
@@ -792,7 +793,7 @@ export function connectRemoteSimulator(options: BridgeClientOptions): BridgeClie
   return new BridgeClientBackend(options);
 }
 
-/** Link thresholds of the robot (DESIGN §6, issue 6 item 10). */
+/** Link thresholds of the robot (DESIGN §6). */
 export const ROBOT_LINK_DEFAULTS = {
   /** Moving the robot needs a lowstate younger than this (DESIGN §6): presence 'stale' beyond it. */
   staleAfterMs: 50,

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Backend, BackendEvent, BackendLease, EpisodeEnd, EpisodeOutcome } from '../../domain/backend/backend';
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import {
   G1_BRIDGE_CONTRACT,
   G1_BRIDGE_LIMITS,
@@ -29,7 +29,7 @@ import {
   ServerCapability,
   StatusLevel,
   type FoxgloveServerInstance,
-} from './foxgloveWs';
+} from '../robotLink/foxgloveWs';
 
 // Serves one Backend on the Foxglove WebSocket protocol (foxglove.websocket.v1, JSON encoding)
 // under the `g1-bridge/1` contract (docs/G1_BRIDGE.md): publishes /g1/lowstate (+ /g1/root_state

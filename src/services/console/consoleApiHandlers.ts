@@ -6,7 +6,7 @@ import { parseRequest } from '../../api/contract';
 import { clipToDto } from '../../api/clipDto';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { raiseThreadPriority } from '../os/threadPriority';
-import { OffThreadFiles, type ClipTaskOptions, type DecodedClip } from '../files/offThread';
+import { OffThreadFiles, type ClipTaskOptions, type DecodedClip } from './offThread';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../robot/loadRobotProfile';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { UnsupportedError } from './apiFailure';

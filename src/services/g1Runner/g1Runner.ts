@@ -9,7 +9,7 @@ import type {
   RunRequest,
 } from '../../domain/backend/backend';
 import { BackendEventQueue } from '../../domain/backend/backendEventQueue';
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import type { RunnerMotionSwitcherStatus, RunnerStatus } from '../../domain/bridge/g1BridgeContract';
 import type { AfterClip, RunnerMode } from '../../domain/g1Runner/g1RunnerSafety';
 import type { MotionClip } from '../../domain/motion/motionClip';
@@ -95,7 +95,7 @@ class RunnerBackend implements Backend {
     exactReset: false,
     bindingKinds: ['builtin', 'onnx'],
   };
-  private readonly queue = new BackendEventQueue({ maxQueuedFrames: MAX_QUEUED_FRAMES });
+  private readonly queue = new BackendEventQueue({ maxQueuedFrames: MAX_QUEUED_FRAMES, owner: this });
   private leased: string | null = null;
   run: ActiveRun | null = null;
   private seq = 0;

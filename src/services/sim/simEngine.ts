@@ -19,14 +19,14 @@
 // pacing, which changes when frames are delivered, never what they contain).
 
 import type { InitialState } from '../../domain/backend/backend';
-import { createStateFrame, type StateFrame } from '../../domain/backend/stateFrame';
+import { createStateFrame, type StateFrame } from '../../domain/robot/stateFrame';
 import { MB_METRICS_1, StreamingPoseMetrics, type HardFailure } from '../../domain/metrics';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { resampleClip } from '../../domain/motion/resample';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { checkInitialState, initialStateFromClipFrame } from '../../domain/sim/initialState';
 import { liftedRootPositions, referenceLiftOf } from '../../domain/sim/referencePlacement';
-import { physicsProblems, type PhysicsProfile } from '../../domain/sim/physicsProfile';
+import { physicsProblems, type PhysicsProfile } from '../../domain/robot/physicsProfile';
 import { RootAssistController } from '../../domain/sim/rootAssist';
 import { Xoshiro128StarStar } from '../../domain/stats/prng';
 import {
