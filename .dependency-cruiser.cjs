@@ -161,21 +161,13 @@ const FOLDER_CYCLE_CHECKED = '^(src/[^/]+|main|renderer/src)/';
 const rendererFolder = (name) => `^renderer/src/${name}$`;
 /** Renderer folder dependencies (renderer/src/<from> -> renderer/src/<to>) that close a folder cycle today. */
 const RENDERER_CYCLE_EDGES = {
-  analysis: ['app'],
-  app: ['analysis', 'calibration', 'clips', 'policies', 'qualification', 'safety', 'sim', 'trial'],
   calibration: ['trial'],
   clips: ['playback'],
-  gap: ['overlay', 'plots', 'viewport'],
-  overlay: ['clips', 'plots', 'robot', 'viewport'],
-  playback: ['clips', 'robot'],
-  plots: ['clips', 'gap', 'overlay', 'playback', 'robot'],
-  policies: ['clips'],
-  qualification: ['policies'],
-  robot: ['playback', 'plots'],
-  safety: ['qualification', 'sim', 'trial'],
-  sim: ['calibration', 'clips', 'policies', 'trial'],
-  trial: ['analysis', 'calibration', 'clips', 'safety'],
-  viewport: ['overlay', 'robot', 'safety'],
+  overlay: ['plots', 'viewport'],
+  playback: ['clips'],
+  plots: ['overlay'],
+  trial: ['calibration'],
+  viewport: ['overlay'],
 };
 
 /** Node built-ins (`fs`, `node:fs`, ...). */

@@ -8,7 +8,7 @@ import {
   SPLITTER_STEP_PX,
   VIEWPORT_MIN_HEIGHT_PX,
   VIEWPORT_MIN_WIDTH_PX,
-} from '../../renderer/src/app/dockLayout';
+} from '../../renderer/src/ui/dockLayout';
 import { screenshot, SHARED_DATA } from '../helpers/browserHarness';
 import { ONE_SIM_WORKER, withConsole, withTempDir } from './consoleSession';
 import { hostApiCall } from './e2eSupport';

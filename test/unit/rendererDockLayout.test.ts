@@ -7,11 +7,11 @@ import {
   splitterKey,
   SPLITTER_STEP_PX,
   VIEWPORT_MIN_HEIGHT_PX,
-} from '../../renderer/src/app/dockLayout';
-import { clickDockTab, resizeDock, useDockStore } from '../../renderer/src/app/dockStore';
+} from '../../renderer/src/ui/dockLayout';
+import { clickDockTab, resizeDock, useDockStore } from '../../renderer/src/ui/dockStore';
 
 // The bottom dock never takes the viewport below its minimum
-// (renderer/src/app/dockLayout.ts), and its tabs show a board or fold the dock (dockStore.ts).
+// (renderer/src/ui/dockLayout.ts), and its tabs show a board or fold the dock (dockStore.ts).
 
 /** The centre column at 1366×768: 720 px under the top bar, a 100 px timeline, 37 px of dock chrome. */
 const SMALL = { columnPx: 720, timelinePx: 100, dockChromePx: 37 };

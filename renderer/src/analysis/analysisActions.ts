@@ -1,6 +1,6 @@
 import { errorMessage } from '../api/apiErrors';
 import { useConnectionStore } from '../api/connectionStore';
-import { clickDockTab, useDockStore } from '../app/dockStore';
+import { clickDockTab, useDockStore } from '../ui/dockStore';
 import { openGapCampaign, replayGapPair } from '../gap/gapActions';
 import { setGapCampaignDir, useGapReviewStore } from '../gap/gapStore';
 import { NO_CAMPAIGN_DIR } from '../ui/format';

@@ -10,7 +10,7 @@ import { startOverlayEngine } from '../overlay/runActions';
 import { RunsPanel } from '../overlay/RunsPanel';
 import { startPlaybackLoop } from '../playback/playback';
 import { PolicyPanel } from '../policies/PolicyPanel';
-import { JointTable } from '../robot/JointTable';
+import { JointTable } from '../plots/JointTable';
 import { SimPanel } from '../sim/SimPanel';
 import { TrialRunnerPanel } from '../trial/TrialRunnerPanel';
 import { bootstrapConsole } from './bootstrap';

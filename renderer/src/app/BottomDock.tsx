@@ -2,8 +2,8 @@ import { useLayoutEffect, useRef, useState, type KeyboardEvent, type PointerEven
 import { AnalysisPanel } from '../analysis/AnalysisPanel';
 import { GapReviewPanel } from '../gap/GapReviewPanel';
 import { QualificationBoard } from '../qualification/QualificationBoard';
-import { clampDockBodyPx, dockMaxBodyPx, splitterKey } from './dockLayout';
-import { clickDockTab, resizeDock, toggleDock, useDockStore, type DockTab } from './dockStore';
+import { clampDockBodyPx, dockMaxBodyPx, splitterKey } from '../ui/dockLayout';
+import { clickDockTab, resizeDock, toggleDock, useDockStore, type DockTab } from '../ui/dockStore';
 
 // The bottom dock of the centre column (Foxglove-style): a splitter on its top edge, a tab strip
 // (Qualification board, Gap review, Analysis) and the board of the selected tab, which scrolls inside the

@@ -1,8 +1,8 @@
 import { useConnectionStore } from '../api/connectionStore';
-import { operatorStop } from '../safety/operatorStop';
+import { operatorStop } from './operatorStop';
 import { useOperatorStore } from '../safety/operatorStore';
-import { EmulatorResetButton, RobotAlertBanner, RobotStateChips } from '../safety/RobotStatus';
-import { SafetyLights } from '../safety/SafetyLights';
+import { EmulatorResetButton, RobotAlertBanner, RobotStateChips } from './RobotStatus';
+import { SafetyLights } from './SafetyLights';
 import { STOP_KEYS_TITLE } from '../safety/stopKeys';
 
 const STATUS_TEXT = {

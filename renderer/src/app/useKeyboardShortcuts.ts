@@ -1,7 +1,7 @@
 import { useEffect } from 'react';
 import { useClipStore } from '../clips/clipStore';
 import { pause, seekFrame, stepFrames, togglePlay } from '../playback/playback';
-import { operatorStop } from '../safety/operatorStop';
+import { operatorStop } from './operatorStop';
 import { stopKeyDown, stopKeyUp } from '../safety/stopKeys';
 
 // Global keys. STOP (Escape anywhere; Space unless focus is in a text field, list or editable

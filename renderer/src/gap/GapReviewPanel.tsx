@@ -3,7 +3,7 @@ import { useConnectionStore } from '../api/connectionStore';
 import { errorLegendGradient } from '../overlay/errorScale';
 import { runColor } from '../overlay/runColors';
 import { useRunStore } from '../overlay/runStore';
-import { GapRunsPlot } from '../plots/GapRunsPlot';
+import { GapRunsPlot } from './GapRunsPlot';
 import { CampaignDirField } from '../ui/CampaignDirField';
 import { FieldError } from '../ui/FieldError';
 import { GHOST_COLOR } from '../viewport/geomObjects';

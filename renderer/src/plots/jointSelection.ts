@@ -1,6 +1,6 @@
 import { create } from 'zustand';
 
-// The joint the operator picked in the Joints table (robot/JointTable.tsx): its error over time is
+// The joint the operator picked in the Joints table (JointTable.tsx): its error over time is
 // plotted for the run shown in the Overlay panel's plots. Low rate, React state.
 
 export interface JointSelectionState {

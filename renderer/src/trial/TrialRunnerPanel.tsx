@@ -7,7 +7,7 @@ import { useEndpointsStore } from '../connections/endpointsStore';
 import { useClipStore } from '../clips/clipStore';
 import { LiveTrialPlot } from '../plots/LiveTrialPlot';
 import { useSafetyStore } from '../safety/safetyStore';
-import { firstPressDecision, TimingWarning, useTimingHealth } from '../safety/TimingWarning';
+import { firstPressDecision, TimingWarning, useTimingHealth } from './TimingWarning';
 import { FieldError } from '../ui/FieldError';
 import { deg, mmAsCm } from '../ui/format';
 import { ProgressBar } from '../ui/ProgressBar';

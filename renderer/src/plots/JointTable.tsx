@@ -1,6 +1,6 @@
 import { useThrottledPose } from '../playback/useThrottledPose';
-import { toggleJointSelection, useJointSelection } from '../plots/jointSelection';
-import { useRobotStore } from './robotStore';
+import { toggleJointSelection, useJointSelection } from './jointSelection';
+import { useRobotStore } from '../robot/robotStore';
 
 const DEG = 180 / Math.PI;
 

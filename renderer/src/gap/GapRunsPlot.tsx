@@ -1,11 +1,11 @@
 import { useMemo, useState } from 'react';
-import { useGapReviewStore } from '../gap/gapStore';
+import { useGapReviewStore } from './gapStore';
 import { runColor } from '../overlay/runColors';
 import { useRunStore } from '../overlay/runStore';
-import { compareRunsPlot, type CompareReading } from './plotData';
-import { currentRunSeries, PLOT_CONTRACT, subscribeRunData } from './runSeries';
-import type { TimeChartSpec } from './timeChart';
-import { TimePlot, type PlotSource } from './TimePlot';
+import { compareRunsPlot, type CompareReading } from '../plots/plotData';
+import { currentRunSeries, PLOT_CONTRACT, subscribeRunData } from '../plots/runSeries';
+import type { TimeChartSpec } from '../plots/timeChart';
+import { TimePlot, type PlotSource } from '../plots/TimePlot';
 
 // Gap review: the simulation branch and every real trial of the replayed pair on one time axis
 // (the contract timeline), one series per run in its overlay colour — MPJPE-l per frame (mm), or

@@ -1,9 +1,10 @@
 import { useState } from 'react';
 import { errorReport } from '../api/apiErrors';
 import { useConnectionStore } from '../api/connectionStore';
-import { Light, useShownRobot } from './SafetyLights';
-import { robotBannerAlerts, tiltChipView, timingChipView, timingView, wbcChipView } from './robotStateView';
-import { useSafetyStore } from './safetyStore';
+import { Light } from '../safety/Light';
+import { useShownRobot } from '../trial/shownRobot';
+import { robotBannerAlerts, tiltChipView, timingChipView, timingView, wbcChipView } from '../safety/robotStateView';
+import { useSafetyStore } from '../safety/safetyStore';
 
 // The top bar's robot state: the controller's state (/g1/wbc_status), the IMU tilt,
 // the timing health before arming, the emulator's human reset (only when the link declares the

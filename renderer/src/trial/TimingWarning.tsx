@@ -1,8 +1,8 @@
 import { timingGate, type TimingGateDecision } from '../../../src/domain/timing/timingGate';
 import type { TimingHealth } from '../../../src/domain/timing/timingHealth';
-import { useShownRobot } from './SafetyLights';
-import { timingView } from './robotStateView';
-import { useSafetyStore } from './safetyStore';
+import { useShownRobot } from './shownRobot';
+import { timingView } from '../safety/robotStateView';
+import { useSafetyStore } from '../safety/safetyStore';
 
 // The second confirmation of an action that moves the robot while TIMING reads BAD
 // (src/domain/timing/timingGate.ts): the first press shows this warning with the measured gaps,

@@ -2,7 +2,7 @@ import { pause } from '../playback/playback';
 import { cancelAllQualifications } from '../qualification/qualificationActions';
 import { stopAllSimRuns } from '../sim/simActions';
 import { stopAllTrials } from '../trial/trialActions';
-import { recordOperatorStop, type StopSource } from './operatorStore';
+import { recordOperatorStop, type StopSource } from '../safety/operatorStore';
 
 /**
  * The operator's STOP (button; Escape, Space outside text fields: ./stopKeys.ts): stops every
