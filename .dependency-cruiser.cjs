@@ -161,13 +161,8 @@ const FOLDER_CYCLE_CHECKED = '^(src/[^/]+|main|renderer/src)/';
 const rendererFolder = (name) => `^renderer/src/${name}$`;
 /** Renderer folder dependencies (renderer/src/<from> -> renderer/src/<to>) that close a folder cycle today. */
 const RENDERER_CYCLE_EDGES = {
-  calibration: ['trial'],
   clips: ['playback'],
-  overlay: ['plots', 'viewport'],
   playback: ['clips'],
-  plots: ['overlay'],
-  trial: ['calibration'],
-  viewport: ['overlay'],
 };
 
 /** Node built-ins (`fs`, `node:fs`, ...). */

@@ -7,7 +7,7 @@ import { ErrorBanner } from '../clips/ErrorBanner';
 import { ConnectionsPanel } from '../connections/ConnectionsPanel';
 import { startEndpointsPolling } from '../connections/endpointsActions';
 import { startOverlayEngine } from '../overlay/runActions';
-import { RunsPanel } from '../overlay/RunsPanel';
+import { RunsPanel } from '../plots/RunsPanel';
 import { startPlaybackLoop } from '../playback/playback';
 import { PolicyPanel } from '../policies/PolicyPanel';
 import { JointTable } from '../plots/JointTable';

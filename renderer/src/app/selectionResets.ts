@@ -1,4 +1,4 @@
-import { useCalibrationStore } from '../calibration/calibrationStore';
+import { useCalibrationStore } from '../trial/calibrationStore';
 import { useGapReviewStore } from '../gap/gapStore';
 import { useRunStore } from '../overlay/runStore';
 import { qualificationReplayRunId } from '../qualification/qualificationFormat';

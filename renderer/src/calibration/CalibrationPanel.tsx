@@ -9,7 +9,7 @@ import { acceptCalibration, cancelCapture, captureCalibration } from './calibrat
 import { AcceptOutsideToleranceDialog } from './AcceptOutsideToleranceDialog';
 import { CalibrationResult } from './CalibrationResult';
 import { boundCalibrationId, stillnessMeter } from './calibrationFormat';
-import { useCalibrationStore } from './calibrationStore';
+import { useCalibrationStore } from '../trial/calibrationStore';
 import { StillnessHold } from './StillnessHold';
 
 // The Calibration panel (DESIGN §3 CalibrationRecord, §8): "hold still" with a

@@ -1,7 +1,7 @@
 import { robotConnectionId } from '../trial/trialActions';
 import { trialCall } from '../trial/trialCall';
 import { useTrialStore } from '../trial/trialStore';
-import { patchCapture, useCalibrationStore } from './calibrationStore';
+import { patchCapture, useCalibrationStore } from '../trial/calibrationStore';
 
 // The Calibration panel's actions (DESIGN §3 CalibrationRecord): capture the
 // robot's start configuration once it holds still (calibration.capture; the stillness meter comes

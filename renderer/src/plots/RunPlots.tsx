@@ -13,7 +13,7 @@ import { TimePlot, type PlotSource } from './TimePlot';
 // episode): MPJPE-l and joint RMS error per frame; the three hard-failure quantities with the
 // contract's thresholds and the failure frame; and the error of the joint selected in the Joints
 // table. Series from plots/runSeries.ts (the domain's per-frame readings); live runs grow at
-// ≤ 10 Hz. Shown in the Overlay panel (overlay/RunsPanel.tsx).
+// ≤ 10 Hz. Shown in the Overlay panel (RunsPanel.tsx).
 
 const TRACKING_SPEC: TimeChartSpec = {
   id: 'run-tracking',

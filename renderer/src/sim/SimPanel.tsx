@@ -4,7 +4,7 @@ import { useEndpointsStore } from '../connections/endpointsStore';
 import { pause, seekTimeS } from '../playback/playback';
 import { policyNote } from '../policies/policyFormat';
 import { usePolicyStore } from '../policies/policyStore';
-import { useCalibrationStore } from '../calibration/calibrationStore';
+import { useCalibrationStore } from '../trial/calibrationStore';
 import { useTrialStore } from '../trial/trialStore';
 import { FieldError } from '../ui/FieldError';
 import { BUILTIN_NOTE, mmAsCm } from '../ui/format';

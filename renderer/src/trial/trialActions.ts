@@ -1,6 +1,6 @@
 import { errorReport } from '../api/apiErrors';
 import { useConnectionStore } from '../api/connectionStore';
-import { useCalibrationStore } from '../calibration/calibrationStore';
+import { useCalibrationStore } from './calibrationStore';
 import { refreshEndpoints } from '../connections/endpointsActions';
 import { useEndpointsStore } from '../connections/endpointsStore';
 import { showReferenceForRuns } from '../overlay/runActions';

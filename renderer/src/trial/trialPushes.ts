@@ -8,7 +8,7 @@ import type {
   TrialPromptEvent,
 } from '../../../src/api/contract';
 import { errorReport } from '../api/apiErrors';
-import { patchCapture } from '../calibration/calibrationStore';
+import { patchCapture } from './calibrationStore';
 import { useClipStore } from '../clips/clipStore';
 import { addRun, appendRunFrames, endRun, setRunTrajectory } from '../overlay/runActions';
 import { useRunStore } from '../overlay/runStore';

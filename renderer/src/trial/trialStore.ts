@@ -5,7 +5,7 @@ import type { InterlockListDto, TrialJobStatus, TrialLiveEvent, TrialQueueDto } 
 // The Trial runner. Two layers, by rate:
 //   useTrialStore     React, low rate: the form, the interlock row, the queue, the job's status
 //                     and prompt, what is in flight and the errors (the Calibration panel's calls
-//                     report here too: calibration/calibrationStore.ts holds the capture)
+//                     report here too: calibrationStore.ts holds the capture)
 //   trialLiveStore    transient: the running trial's 50 Hz live readings (trial.live batches);
 //                     read by throttled panels and the overlay, never through React state
 // The lights' 5 Hz safety.status pushes are in safety/safetyStore.ts.

@@ -1,7 +1,7 @@
 import { Canvas } from '@react-three/fiber';
 import { useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import { ErrorLegend } from '../overlay/ErrorLegend';
+import { ErrorLegend } from './ErrorLegend';
 import { useRunStore } from '../overlay/runStore';
 import { useConnectionStore } from '../api/connectionStore';
 import { useLiveRobotIds } from '../robot/liveRobotStore';

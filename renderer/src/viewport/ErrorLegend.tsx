@@ -1,10 +1,10 @@
 import { useState } from 'react';
-import { GHOST_COLOR } from '../viewport/geomObjects';
-import { ERROR_RED_M, ERROR_YELLOW_M, errorLegendGradient, LEGEND_MAX_M } from './errorScale';
-import type { ErrorMode } from './overlayCompute';
-import { setColorMode, setErrorMode, setShowReference } from './runActions';
-import { runColor } from './runColors';
-import { useRunStore, type OverlayColorMode } from './runStore';
+import { GHOST_COLOR } from './geomObjects';
+import { ERROR_RED_M, ERROR_YELLOW_M, errorLegendGradient, LEGEND_MAX_M } from '../overlay/errorScale';
+import type { ErrorMode } from '../overlay/overlayCompute';
+import { setColorMode, setErrorMode, setShowReference } from '../overlay/runActions';
+import { runColor } from '../overlay/runColors';
+import { useRunStore, type OverlayColorMode } from '../overlay/runStore';
 
 const TICKS_CM = [0, 5, 10, 15, 20, 25];
 const GRADIENT = errorLegendGradient();

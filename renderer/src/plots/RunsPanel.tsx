@@ -1,12 +1,12 @@
-import { RunPlots } from '../plots/RunPlots';
+import { RunPlots } from './RunPlots';
 import { useRobotStore } from '../robot/robotStore';
 import { useThrottledStore } from '../ui/useThrottledStore';
-import { errorColorHex } from './errorScale';
-import { runTrajectory } from './overlayEngine';
-import { overlayStore, type OverlayState } from './overlayStore';
-import { removeRun, setFollowLive, setRunVisible } from './runActions';
-import { runColor } from './runColors';
-import { useRunStore } from './runStore';
+import { errorColorHex } from '../overlay/errorScale';
+import { runTrajectory } from '../overlay/overlayEngine';
+import { overlayStore, type OverlayState } from '../overlay/overlayStore';
+import { removeRun, setFollowLive, setRunVisible } from '../overlay/runActions';
+import { runColor } from '../overlay/runColors';
+import { useRunStore } from '../overlay/runStore';
 
 // Executed runs overlaid on the reference: visibility per run and, at the shown frame, the
 // largest body error (and which body), MPJPE-l and the root offset. Numbers refresh at ~8 Hz
