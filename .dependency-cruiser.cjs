@@ -160,10 +160,7 @@ const FOLDER_CYCLE_CHECKED = '^(src/[^/]+|main|renderer/src)/';
 /** renderer/src/<folder> as an exact folder pattern. */
 const rendererFolder = (name) => `^renderer/src/${name}$`;
 /** Renderer folder dependencies (renderer/src/<from> -> renderer/src/<to>) that close a folder cycle today. */
-const RENDERER_CYCLE_EDGES = {
-  clips: ['playback'],
-  playback: ['clips'],
-};
+const RENDERER_CYCLE_EDGES = {};
 
 /** Node built-ins (`fs`, `node:fs`, ...). */
 const CORE = { dependencyTypes: ['core'] };

@@ -19,7 +19,7 @@ import {
 import { bodyErrors, computeRunFrame, createRunFrame } from '../../renderer/src/overlay/overlayCompute';
 import { RunTrajectory, unpackSamples } from '../../renderer/src/overlay/runTrajectory';
 import { seekFrame } from '../../renderer/src/playback/playback';
-import { useClipStore } from '../../renderer/src/clips/clipStore';
+import { useClipStore } from '../../renderer/src/playback/clipStore';
 import { poseStore } from '../../renderer/src/playback/poseStore';
 import { setRobotProfile } from '../../renderer/src/robot/robotStore';
 import {

@@ -4,7 +4,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { clipFromDto, clipToDto } from '../../src/api/clipDto';
 import { decodeMotionFile } from '../../src/domain/motion/decodeMotionFile';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
-import { useClipStore } from '../../renderer/src/clips/clipStore';
+import { useClipStore } from '../../renderer/src/playback/clipStore';
 import { pause, play, resetPlayhead, seekFrame, startPlaybackLoop } from '../../renderer/src/playback/playback';
 import { usePlaybackStore } from '../../renderer/src/playback/playbackStore';
 import { PlaybackRateMeter, slowPlaybackNote } from '../../renderer/src/playback/playbackRate';

@@ -7,7 +7,7 @@ import { openPolicy, patchPolicyPath, showPolicyMotion } from '../../renderer/sr
 import { policyStartRequestFromForm } from '../../renderer/src/qualification/qualificationActions';
 import { useQualificationStore } from '../../renderer/src/qualification/qualificationStore';
 import { simRequestFromForm, startSimRun } from '../../renderer/src/sim/simActions';
-import { useClipStore } from '../../renderer/src/clips/clipStore';
+import { useClipStore } from '../../renderer/src/playback/clipStore';
 import { useConnectionStore } from '../../renderer/src/api/connectionStore';
 import { setRobotProfile } from '../../renderer/src/robot/robotStore';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';

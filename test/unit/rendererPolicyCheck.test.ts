@@ -3,7 +3,7 @@ import type { ApiMethod, ApiParams } from '../../src/api/contract';
 import type { PolicyCheckDto } from '../../src/api/policyContract';
 import { ApiCallError, type ConsoleClient } from '../../renderer/src/api/consoleClient';
 import { useConnectionStore } from '../../renderer/src/api/connectionStore';
-import { useClipStore } from '../../renderer/src/clips/clipStore';
+import { useClipStore } from '../../renderer/src/playback/clipStore';
 import { checkPolicy, usePolicyCheckStore } from '../../renderer/src/policies/policyCheckActions';
 import { usePolicyStore, type PolicyInfo } from '../../renderer/src/policies/policyStore';
 

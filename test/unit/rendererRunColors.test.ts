@@ -8,7 +8,7 @@ import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { ERROR_STOPS, errorColorHex } from '../../renderer/src/overlay/errorScale';
 import { nextRunColorSlot, RUN_COLORS, runColor, runColorHex, runColorRgb } from '../../renderer/src/overlay/runColors';
 import { seekFrame } from '../../renderer/src/playback/playback';
-import { useClipStore } from '../../renderer/src/clips/clipStore';
+import { useClipStore } from '../../renderer/src/playback/clipStore';
 import { setRobotProfile } from '../../renderer/src/robot/robotStore';
 import { addRun, clearRuns, removeRun, setColorMode, startOverlayEngine } from '../../renderer/src/overlay/runActions';
 import { MAX_RUNS, useRunStore } from '../../renderer/src/overlay/runStore';

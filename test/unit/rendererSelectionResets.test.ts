@@ -7,7 +7,7 @@ import { decodeMotionFile } from '../../src/domain/motion/decodeMotionFile';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { startSelectionResets } from '../../renderer/src/app/selectionResets';
 import { useCalibrationStore } from '../../renderer/src/trial/calibrationStore';
-import { useClipStore } from '../../renderer/src/clips/clipStore';
+import { useClipStore } from '../../renderer/src/playback/clipStore';
 import { useGapReviewStore, type GapReviewState } from '../../renderer/src/gap/gapStore';
 import { addRun, clearRuns } from '../../renderer/src/overlay/runActions';
 import {

@@ -24,7 +24,7 @@ import { BUILTIN_NOTE } from '../../renderer/src/ui/format';
 import { handleApiEvent } from '../../renderer/src/api/pushRouter';
 import { signUpFeaturePushes } from '../../renderer/src/app/featurePushes';
 import { simRequestFromForm, startSimRun, stopAllSimRuns } from '../../renderer/src/sim/simActions';
-import { useClipStore } from '../../renderer/src/clips/clipStore';
+import { useClipStore } from '../../renderer/src/playback/clipStore';
 import { useConnectionStore } from '../../renderer/src/api/connectionStore';
 import { setRobotProfile } from '../../renderer/src/robot/robotStore';
 import { runTrajectory } from '../../renderer/src/overlay/overlayEngine';

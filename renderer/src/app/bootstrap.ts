@@ -3,7 +3,7 @@ import { connectConsole, type ConsoleClient } from '../api/consoleClient';
 import { ApiCallError } from '../api/consoleClient';
 import { handleApiEvent } from '../api/pushRouter';
 import { signUpFeaturePushes } from './featurePushes';
-import { useClipStore } from '../clips/clipStore';
+import { useClipStore } from '../playback/clipStore';
 import { resetPlayhead } from '../playback/playback';
 import { setRobotProfile, useRobotStore } from '../robot/robotStore';
 import { reconcileSimRuns } from '../sim/simPushes';

@@ -1,5 +1,5 @@
 import { useEffect } from 'react';
-import { useClipStore } from '../clips/clipStore';
+import { useClipStore } from '../playback/clipStore';
 import { pause, seekFrame, stepFrames, togglePlay } from '../playback/playback';
 import { operatorStop } from './operatorStop';
 import { stopKeyDown, stopKeyUp } from '../safety/stopKeys';

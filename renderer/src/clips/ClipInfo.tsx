@@ -1,5 +1,5 @@
 import type { ClipFormat } from '../../../src/domain/motion/motionClip';
-import { useClipStore } from './clipStore';
+import { useClipStore } from '../playback/clipStore';
 
 const FPS_SOURCE_TEXT = { file: 'from file', user: 'stated', inferred: 'inferred' } as const;
 const FORMAT_TEXT: Record<ClipFormat, string> = {

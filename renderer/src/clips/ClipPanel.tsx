@@ -2,7 +2,7 @@ import { useRef } from 'react';
 import { useConnectionStore } from '../api/connectionStore';
 import { openClipDialog, openClipFile, reloadClip } from './clipActions';
 import { statedFps } from './clipActions';
-import { useClipStore } from './clipStore';
+import { useClipStore } from '../playback/clipStore';
 
 /** Open a clip (native dialog in the desktop app, file input in a browser) and state its fps. */
 export function ClipPanel() {

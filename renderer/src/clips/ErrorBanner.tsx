@@ -1,6 +1,6 @@
 import { formatErrorLocation, unstatedReasons } from '../api/formatApiError';
 import { dismissClipError, reloadClip } from './clipActions';
-import { useClipStore } from './clipStore';
+import { useClipStore } from '../playback/clipStore';
 
 /** The last clip error: where in the file, what is wrong, and that the previous clip stays. */
 export function ErrorBanner() {

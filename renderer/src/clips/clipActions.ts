@@ -6,7 +6,7 @@ import { bytesToBase64 } from '../api/base64';
 import { useConnectionStore } from '../api/connectionStore';
 import type { ConsoleClient } from '../api/consoleClient';
 import { resetPlayhead } from '../playback/playback';
-import { type ClipSource, useClipStore } from './clipStore';
+import { type ClipSource, useClipStore } from '../playback/clipStore';
 
 // Opening clips. Every path ends in `runLoad`: success replaces the clip on display, failure
 // shows the structured error and keeps the previous clip.

@@ -1,6 +1,6 @@
 import { clipFromDto } from '../../../src/api/clipDto';
 import type { ClipDto } from '../../../src/api/contract';
-import { useClipStore } from '../clips/clipStore';
+import { useClipStore } from '../playback/clipStore';
 import { pause, resetPlayhead, seekTimeS } from '../playback/playback';
 import { poseStore } from '../playback/poseStore';
 import { useRobotStore } from '../robot/robotStore';

@@ -1,5 +1,5 @@
 import { useEffect, useRef } from 'react';
-import { useClipStore } from '../clips/clipStore';
+import { useClipStore } from './clipStore';
 import { pause, seekFrame, stepFrames, togglePlay } from './playback';
 import { slowPlaybackNote } from './playbackRate';
 import { PLAYBACK_SPEEDS, usePlaybackStore } from './playbackStore';

@@ -1,5 +1,5 @@
 import type { MotionClip } from '../../../src/domain/motion/motionClip';
-import { useClipStore } from '../clips/clipStore';
+import { useClipStore } from './clipStore';
 import { useRobotStore } from '../robot/robotStore';
 import { MAX_TICK_S, PlaybackRateMeter } from './playbackRate';
 import { MEASURED_SPEED_HZ, usePlaybackStore } from './playbackStore';

@@ -7,7 +7,7 @@ import type { MotionClip } from '../../../src/domain/motion/motionClip';
 import type { ForwardKinematics } from '../../../src/domain/robot/forwardKinematics';
 import { InputError } from '../../../src/domain/problems';
 import type { RobotProfile } from '../../../src/domain/robot/robotProfile';
-import { useClipStore } from '../clips/clipStore';
+import { useClipStore } from '../playback/clipStore';
 import { runTrajectory } from '../overlay/overlayEngine';
 import { overlayStore } from '../overlay/overlayStore';
 import { useRunStore } from '../overlay/runStore';

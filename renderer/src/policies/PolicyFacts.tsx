@@ -1,7 +1,7 @@
 import { policyMotionShown, showPolicyMotion } from './policyActions';
 import { needText } from './policyFormat';
 import { usePolicyStore, type PolicyInfo } from './policyStore';
-import { useClipStore } from '../clips/clipStore';
+import { useClipStore } from '../playback/clipStore';
 
 // What the Policy panel shows of an open policy: family and adapter, binding, observation,
 // control rate and physics, action mode, joint order, what it needs from the backend, the motion

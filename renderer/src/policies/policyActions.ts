@@ -3,7 +3,7 @@ import { presetIdOf } from '../../../src/domain/wbc/policyPresets';
 import { toApiError } from '../api/apiErrors';
 import { useConnectionStore } from '../api/connectionStore';
 import type { ConsoleClient } from '../api/consoleClient';
-import { useClipStore } from '../clips/clipStore';
+import { useClipStore } from '../playback/clipStore';
 import { resetPlayhead } from '../playback/playback';
 import { usePolicyStore, type PolicyInfo } from './policyStore';
 

@@ -3,7 +3,7 @@ import type { ApiError } from '../../../src/api/contract';
 import type { PolicyCheckDto } from '../../../src/api/policyContract';
 import { toApiError } from '../api/apiErrors';
 import { useConnectionStore } from '../api/connectionStore';
-import { useClipStore } from '../clips/clipStore';
+import { useClipStore } from '../playback/clipStore';
 import { usePolicyStore } from './policyStore';
 
 // The Policy panel's Check (policies.check): the open policy run for its first seconds under the

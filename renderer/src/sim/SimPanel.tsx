@@ -1,5 +1,5 @@
 import { useConnectionStore } from '../api/connectionStore';
-import { useClipStore } from '../clips/clipStore';
+import { useClipStore } from '../playback/clipStore';
 import { useEndpointsStore } from '../connections/endpointsStore';
 import { pause, seekTimeS } from '../playback/playback';
 import { policyNote } from '../policies/policyFormat';

@@ -4,7 +4,7 @@ import { errorMessage } from '../api/apiErrors';
 import { useConnectionStore } from '../api/connectionStore';
 import { ApiCallError, type ConsoleClient } from '../api/consoleClient';
 import { fetchClip, statedFps } from '../clips/clipActions';
-import { useClipStore } from '../clips/clipStore';
+import { useClipStore } from '../playback/clipStore';
 import { useEndpointsStore } from '../connections/endpointsStore';
 import { addRun } from '../overlay/runActions';
 import { MAX_RUNS, useRunStore } from '../overlay/runStore';

@@ -1,6 +1,6 @@
 import type { ConnectionInfo, SimEndEvent } from '../../../src/api/contract';
 import { formatApiError } from '../api/formatApiError';
-import { useClipStore } from '../clips/clipStore';
+import { useClipStore } from '../playback/clipStore';
 import { useEndpointsStore } from '../connections/endpointsStore';
 import { runTrajectory, shownBodyErrors } from '../overlay/overlayEngine';
 import { overlayStore } from '../overlay/overlayStore';

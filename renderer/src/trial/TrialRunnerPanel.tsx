@@ -4,7 +4,7 @@ import type { SessionBadgeTone } from '../../../src/domain/trial/sessionBadge';
 import { trialNumber } from '../../../src/domain/trial/trialNumber';
 import { useConnectionStore } from '../api/connectionStore';
 import { useEndpointsStore } from '../connections/endpointsStore';
-import { useClipStore } from '../clips/clipStore';
+import { useClipStore } from '../playback/clipStore';
 import { LiveTrialPlot } from '../plots/LiveTrialPlot';
 import { useSafetyStore } from '../safety/safetyStore';
 import { firstPressDecision, TimingWarning, useTimingHealth } from './TimingWarning';

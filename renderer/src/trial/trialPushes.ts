@@ -9,7 +9,7 @@ import type {
 } from '../../../src/api/contract';
 import { errorReport } from '../api/apiErrors';
 import { patchCapture } from './calibrationStore';
-import { useClipStore } from '../clips/clipStore';
+import { useClipStore } from '../playback/clipStore';
 import { addRun, appendRunFrames, endRun, setRunTrajectory } from '../overlay/runActions';
 import { useRunStore } from '../overlay/runStore';
 import { unpackSamples } from '../overlay/runTrajectory';
