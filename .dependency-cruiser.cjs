@@ -144,10 +144,9 @@ const MAIN_LOOP_EXCEPTIONS = [
 //                 (whose reads it runs), the policy check and table runs in policyCheck (above sim and
 //                 wbc), the Foxglove socket helpers in robotLink (below bridge);
 //   src/api       clipDto is below the sub-contracts, which are below contract.
-// The renderer's feature folders still import each other's stores and actions in cycles: the
-// folder edges that close a cycle today are listed in RENDERER_CYCLE_EDGES and allowed, any other
-// edge that closes a folder cycle (a new one anywhere) is an error. Remove an edge from the list
-// when it goes.
+//   renderer/src  app composes the feature panels (and the operator's STOP over them); a store two
+//                 folders share sits in the lower one (clipStore in playback, calibrationStore in
+//                 trial, dockStore in ui).
 
 /** Where file cycles are checked: the shipped code. */
 const CYCLE_CHECKED = '^(src|main|renderer)/';
@@ -157,11 +156,6 @@ const CYCLE_CHECKED = '^(src|main|renderer)/';
  * already fixes the direction.
  */
 const FOLDER_CYCLE_CHECKED = '^(src/[^/]+|main|renderer/src)/';
-/** renderer/src/<folder> as an exact folder pattern. */
-const rendererFolder = (name) => `^renderer/src/${name}$`;
-/** Renderer folder dependencies (renderer/src/<from> -> renderer/src/<to>) that close a folder cycle today. */
-const RENDERER_CYCLE_EDGES = {};
-
 /** Node built-ins (`fs`, `node:fs`, ...). */
 const CORE = { dependencyTypes: ['core'] };
 /** A package listed under "dependencies" in package.json: what the packaged app ships. */
@@ -296,17 +290,9 @@ module.exports = {
         "A folder must not reach itself back through its modules' imports: pick the direction the folders depend in and move what goes against it.",
       severity: 'error',
       scope: 'folder',
-      from: { path: FOLDER_CYCLE_CHECKED, pathNot: Object.keys(RENDERER_CYCLE_EDGES).map(rendererFolder) },
+      from: { path: FOLDER_CYCLE_CHECKED },
       to: { circular: true },
     },
-    ...Object.entries(RENDERER_CYCLE_EDGES).map(([from, to]) => ({
-      name: 'no-folder-cycle',
-      comment: `Exception: renderer/src/${from} may import ${to.join(', ')} in a cycle (PENDING: the renderer's feature folders still import each other's stores and actions); no other folder cycle.`,
-      severity: 'error',
-      scope: 'folder',
-      from: { path: rendererFolder(from) },
-      to: { circular: true, pathNot: to.map(rendererFolder) },
-    })),
     {
       name: 'not-to-unresolvable',
       comment: 'An import that does not resolve is a typo or a missing package: name it in package.json.',
