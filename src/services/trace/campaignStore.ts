@@ -64,7 +64,7 @@ import { recoverEpisodeFile, type EpisodeRecoveryReport } from '../episode/episo
 import { createFolderTree, FolderRefusedError } from '../files/folders';
 import { EpisodeWriter, type FlushPolicy, type ReferenceFrames } from '../episode/episodeWriter';
 import { fromFsError, fromSqliteError, TraceStoreError } from './errors';
-import { EpisodeRecorder, RECORDER_FLUSH_POLICY, type RecorderHost } from './episodeRecorder';
+import { EpisodeRecorder, RECORDER_FLUSH_POLICY, type FinishedEpisode, type RecorderHost } from './episodeRecorder';
 import { LATEST_SCHEMA_VERSION, migrate, refuseNewer, schemaVersionOf } from './migrations';
 import { openDatabase } from './sqlite';
 import { acquireWriterLock, describeHolder, type LockHolder, type WriterLockHandle } from './writerLock';
@@ -1642,21 +1642,7 @@ export class CampaignStore implements RecorderHost {
   }
 
   /** @internal RecorderHost: commits a finished episode, its episode_end event and its metrics in one transaction. */
-  commitFinished(
-    runId: string,
-    f: {
-      outcome: EpisodeOutcome;
-      reason: string;
-      frames: number;
-      simSeconds: number | null;
-      wallSeconds: number | null;
-      bytes: number;
-      sha256: string;
-      trajectorySha256: string | null;
-      metrics: EpisodeMetrics | null;
-      meta: Record<string, unknown>;
-    },
-  ): EpisodeRecord {
+  commitFinished(runId: string, f: FinishedEpisode): EpisodeRecord {
     if (!EPISODE_OUTCOMES.includes(f.outcome))
       throw new TraceStoreError('invalid', this.dbFile, `unknown outcome ${String(f.outcome)}`);
     return this.tx('cannot commit the finished episode to', () => {
