@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { StateFrame } from '../src/domain/backend/stateFrame';
+import type { StateFrame } from '../src/domain/robot/stateFrame';
 import { MB_METRICS_1 } from '../src/domain/metrics';
 import { resampleClip } from '../src/domain/motion/resample';
 import { makeBuiltinBinding, rootAssistFromStiffness } from '../src/domain/sim/builtinBinding';
@@ -18,7 +18,7 @@ import { runSimEpisode } from '../src/services/sim/runSimEpisode';
 import { RECORDER_FLUSH_POLICY } from '../src/services/trace';
 import { benchFrames } from './traceBench';
 
-// Episode format (issue 15 item 5), `/1` (the JSON writer before issue 15, uncompressed) as the
+// Episode format, `/1` (the JSON writer, uncompressed) as the
 // same-run baseline throughout:
 //   (a) the same 60 s of 500 Hz robot state (the trace bench's frames, float32 as a G1's
 //       lowstate carries them) written as `motionbench-episode/1` and as `/2` (protobuf

@@ -4,7 +4,7 @@ import { loadRobotProfile } from '../src/services/robot/loadRobotProfile';
 import { compareRates, fmtRate } from './benchSupport';
 
 // FK frames/s (ours, pure TypeScript) beside mujoco-js mj_kinematics calls/s on the same model
-// and the same 4,096 random configurations. Target (issue 2): ours ≥ 2× mj_kinematics.
+// and the same 4,096 random configurations. Target: ours ≥ 2× mj_kinematics.
 export const FK_TARGET_RATIO = 2;
 
 export async function benchForwardKinematics(

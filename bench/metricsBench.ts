@@ -7,7 +7,7 @@ import { ForwardKinematics } from '../src/domain/robot/forwardKinematics';
 import { loadRobotProfile } from '../src/services/robot/loadRobotProfile';
 import { fmtRate } from './benchSupport';
 
-// Batch metric reduction (issue 3, item 8) over a synthetic workload: 1,000 clip pairs × 10 s at
+// Batch metric reduction over a synthetic workload: 1,000 clip pairs × 10 s at
 // 50 Hz (K = 501), 29 joints, 30 bodies. Per clip, FK of R and E (the body positions MPJPE-l and
 // the failure tests need) and the batch reducer run back to back, each timed, so both are
 // measured in the same run on the same frames. Target: the metrics (FK excluded) take less time

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { cloneStateFrame } from '../src/domain/backend/stateFrame';
+import { cloneStateFrame } from '../src/domain/robot/stateFrame';
 import type { MotionClip } from '../src/domain/motion/motionClip';
 import type { RobotProfile } from '../src/domain/robot/robotProfile';
 import { makeBuiltinBinding } from '../src/domain/sim/builtinBinding';
@@ -18,7 +18,7 @@ import {
 } from '../src/services/wbc/trackingPolicyController';
 import { compareRates, type RateResult } from './benchSupport';
 
-// Released tracking policies in the simulator (issue 11, item 9), on the default G1
+// Released tracking policies in the simulator, on the default G1
 // (assets/g1), in-thread (SimEngine, no worker), measured in one run:
 //   (a) inference cost per control step — controller.step() (FK of the anchor, observation,
 //       one onnxruntime inference, action → targets) of BeyondMimic's Violin.onnx (160 obs) and

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createStateFrame } from '../src/domain/backend/stateFrame';
+import { createStateFrame } from '../src/domain/robot/stateFrame';
 import { MB_METRICS_1, type EpisodeMetrics } from '../src/domain/metrics';
 import {
   customPolicy,
@@ -28,7 +28,7 @@ import { runSimEpisode } from '../src/services/sim/runSimEpisode';
 import { openCampaign, parentTraceInputs } from '../src/services/trace';
 import { loadWorkload } from '../src/services/workload';
 
-// Qualification benchmarks (issue 5 item 7), measured in one run:
+// Qualification benchmarks, measured in one run:
 //   (a) throughput — clip-seconds simulated per wall second of the whole pipeline (simulate,
 //       record MCAP + SQLite, evaluate mb-metrics/1 and the admission measures, decide) on a
 //       subset of core-v1 (every 4th clip: 12 clips, all five groups, 1 rollout per pair) with

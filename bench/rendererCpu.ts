@@ -257,7 +257,7 @@ function fmt(s: Sample): string {
 /** Builds `sourceRoot`/renderer with this tree's Vite config into a fresh temporary folder. */
 async function buildRenderer(sourceRoot: string): Promise<string> {
   const { build } = await import('vite');
-  const { rendererViteConfig } = await import('../electron.vite.config');
+  const { rendererE2eViteConfig: rendererViteConfig } = await import('../electron.vite.config');
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-renderer-cpu-'));
   const root = path.join(sourceRoot, 'renderer');
   await build({

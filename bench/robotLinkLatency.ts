@@ -14,7 +14,7 @@ import { FOXGLOVE_SUBPROTOCOL } from '../src/services/bridge/foxgloveWs';
 import { loadClipFile } from '../src/services/motion/loadClipFile';
 import { loadRobotProfile } from '../src/services/robot/loadRobotProfile';
 
-// Robot link latency (issue 6 item 11): from a publisher process sending a lowstate frame to the
+// Robot link latency: from a publisher process sending a lowstate frame to the
 // live reading (LiveTrackingMetrics) being updated in the console-side process, on loopback at
 // 500 Hz and at a 5 kHz stress rate, with the dropped-frame count (tick gaps + frames the
 // backend's listener queue dropped). The publisher (bench/robotLinkPublisher.ts) stamps each

@@ -7,7 +7,7 @@ import { loadRobotProfile } from '../src/services/robot/loadRobotProfile';
 import { EmbeddedSimulator } from '../src/services/sim/embeddedSimulator';
 import { runSimEpisode } from '../src/services/sim/runSimEpisode';
 
-// Embedded simulator throughput (issue 4, item 8), measured in one run:
+// Embedded simulator throughput, measured in one run:
 //   (a) real-time factor of one worker running our G1 with the builtin tracker (root assist
 //       3 kN/m) on a walking clip and a dance clip, 20 s each; target ≥ 15×;
 //   (b) speed-up of a 2-worker pool over a 1-worker pool on the same batch of clips (wall time

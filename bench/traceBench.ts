@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createStateFrame, type StateFrame } from '../src/domain/backend/stateFrame';
+import { createStateFrame, type StateFrame } from '../src/domain/robot/stateFrame';
 import { sha256HexOfString } from '../src/domain/hash/sha256';
 import { availableReading, MB_METRICS_1, type EpisodeMetrics } from '../src/domain/metrics';
 import { makeBuiltinBinding } from '../src/domain/sim/builtinBinding';
@@ -9,7 +9,7 @@ import { roundToFloat32 } from '../src/domain/robotEmulator/sensorModel';
 import { DEFAULT_ADAPTER_VERSION } from '../src/domain/trace/parentTrace';
 import { openCampaign, RECORDER_FLUSH_POLICY } from '../src/services/trace';
 
-// Trace write throughput (issue 5, item 7): 60 s of a 500 Hz × 29-joint robot state stream
+// Trace write throughput: 60 s of a 500 Hz × 29-joint robot state stream
 // (30,000 StateFrames, delivered in batches of 25 = 50 ms) recorded into a real-robot campaign
 // episode by the EpisodeRecorder — as a G1 publishes it: the measured joints and IMU are float32
 // values (benchFrames), so the recorder stores each frame as a `motionbench-episode/2`

@@ -1,6 +1,6 @@
 // `npx tsx bench/trialSoak.ts [--duration-s 600] [--hog] [--ui] [--sim-busy] [--clips a,b]`:
 // matched trials back to back against real parts, measuring the console services' event-loop
-// delay and counting every trip (issue 12 item 7). The parts are those of an operator's session:
+// delay and counting every trip. The parts are those of an operator's session:
 //   - `motionbench host` as its own process (the services: handlers, trial runner, safety gate,
 //     serial interlock, recorder, embedded MuJoCo), its main thread's event-loop delay measured by
 //     bench/support/loopDelayPreload.mjs (independent of the host's code, so the same

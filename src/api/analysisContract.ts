@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { NUMERIC_READINGS, READING_INFO } from '../domain/metrics/readings';
 import { campaignDirSchema } from './qualificationContract';
 
-// The Analysis part of the console API (issue 14, docs/ANALYSIS.md): one campaign's statistics, the
+// The Analysis part of the console API (docs/ANALYSIS.md): one campaign's statistics, the
 // same document `motionbench analyze --json` prints (format motionbench-analysis/1, built by
 // src/services/analysis/analysisFormat.ts). It runs in the file worker, off the event loop that
 // carries STOP (a 47-clip, 7-binding campaign takes 10–20 s). Values are in stored units; an

@@ -3,7 +3,7 @@ import { presetIds } from '../domain/wbc/policyPresets';
 import type { ClipDto } from './contract';
 import { POLICY_CHECK_MAX_SECONDS, type PolicyCheckReport } from '../domain/wbc/policyCheck';
 
-// Released tracking policies in the console (issue 11 item 7): `policies.open` reads a policy file
+// Released tracking policies in the console: `policies.open` reads a policy file
 // or folder on the machine running the services (as clips.load reads a clip), registers it under
 // a content-derived id, and returns what an operator needs to judge it: family, interface, needs,
 // physics, and the baked reference motion (registered as a clip, ready to view and run). The

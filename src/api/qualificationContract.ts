@@ -11,7 +11,7 @@ const bindingSpecSchema = z
     'expected "builtin", "builtin:assist=<N/m>" or an opened policy\'s id (policy-…)',
   );
 
-// The qualification part of the console API (issue 5 item 6): the Qualification board opens a
+// The qualification part of the console API: the Qualification board opens a
 // campaign folder on the machine running the services, reads its matrix (bindings × clips with
 // the admission decision and its reasons), starts and cancels a qualification run in the
 // embedded simulator (progress arrives as `qualification.progress` pushes), and fetches the

@@ -3,7 +3,7 @@ import { qualificationProgressEventSchema } from './qualificationContract';
 import { trialEventSchemas } from './trialContract';
 import { POLICY_ID_RE } from './policyContract';
 
-// The simulation-run part of the console API (issue 4, item 7): `sim.run` starts the loaded clip
+// The simulation-run part of the console API: `sim.run` starts the loaded clip
 // on a connection under a builtin binding and returns at once; the executed frames then reach the
 // caller as server→client push events (`sim.frames`, ~15 batches a second, each carrying the
 // 50 Hz frames since the last one), and `sim.end` closes the run with its outcome, the batch

@@ -10,7 +10,7 @@ import {
 } from '../domain/bridge/g1BridgeContract';
 import { campaignDirSchema } from './qualificationContract';
 
-// The real-robot part of the console API (issue 6 item 9; DESIGN §6, §8): the serial interlock
+// The real-robot part of the console API (DESIGN §6, §8): the serial interlock
 // (interlock.*), the initial-state calibration (calibration.*) and the matched sim/real trials
 // (trial.*) of the Trial runner and Calibration panels.
 //

@@ -15,7 +15,7 @@ import { buildStandInGapCampaign } from '../helpers/gapCampaign';
 import { storeCalibratedStart } from '../helpers/calibratedPair';
 import { motionbench } from '../helpers/runCli';
 
-// The Analysis panel (issue 14 item 8) against the real services (`motionbench host` in-process)
+// The Analysis panel against the real services (`motionbench host` in-process)
 // and the real UI in Chromium, on one campaign holding a real qualification (child process qualify:
 // real MuJoCo; three builtin bindings × four core-v1 clips) and the stand-in matched pairs of Gap
 // review's test (test/helpers/gapCampaign.ts: SYNTHETIC STAND-INS FOR HARDWARE TRIALS, simulator

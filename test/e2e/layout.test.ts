@@ -17,7 +17,7 @@ import { ensureRendererBuilt, launchChromium, screenshot, SHARED_DATA } from '..
 import { buildStandInGapCampaign } from '../helpers/gapCampaign';
 import { hostApiCall } from './e2eSupport';
 
-// Issue 13 item 2, "a layout that never hides the robot": the real console (`motionbench host`
+// A layout that never hides the robot: the real console (`motionbench host`
 // in-process, real MuJoCo) in Chromium at 1366×768 and 1920×1080, with the Qualification board
 // (a real campaign: core-v1 with two bindings, cancelled after its first decision, so it shows the
 // pairs started by then) and the Gap review (the stand-in campaign of test/helpers/gapCampaign.ts) loaded into

@@ -11,7 +11,7 @@ import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmul
 import { motionbench } from '../helpers/runCli';
 import { hostApiCall, startHostCommand, type HostProcess } from './e2eSupport';
 
-// Issue 13 item 1: the live robot and the robot's state without a trial, against real parts — the
+// The live robot and the robot's state without a trial, against real parts — the
 // robot emulator (`motionbench emulate-robot`, 500 Hz g1-bridge/1, MuJoCo G1, no motion capture,
 // the interlock box emulated in its process on the far end of a socat PTY), `motionbench host`
 // and the console in Chromium. With no robot link nothing live is drawn (negative control);

@@ -285,7 +285,7 @@ describe('console: reference vs executed overlay', () => {
     await page.locator('[data-testid=fps-input]').fill('30');
     await page.locator('[data-testid=clip-file-input]').setInputFiles(LAFAN_CSV);
     // A 261 s CSV decoded in the file worker (nice 10): with a busy loop on the other core that takes
-    // seconds, not the poll's default 1 s (issue 12 item 7: npm test with one core busy).
+    // seconds, not the poll's default 1 s (npm test keeps one core busy).
     await expect.poll(async () => (await state()).clipName, { timeout: 20_000 }).toContain('walk1_subject1');
     await expect.poll(async () => (await overlay()).runs).toEqual([]);
     await expect(page.locator('[data-testid=error-legend]').count()).resolves.toBe(0);

@@ -22,7 +22,7 @@ import {
 import { buildStandInCampaign } from '../helpers/standInCampaign';
 import { hostApiCall } from './e2eSupport';
 
-// Issue 13 item 4, plots over time, against the real services (`motionbench host` in-process, the
+// Plots over time, against the real services (`motionbench host` in-process, the
 // real embedded MuJoCo simulator) and the real UI in Chromium: B_HandsUp (60 fps) run in
 // simulation with and without root assist; the Overlay panel's plots of the run show one point
 // per frame of the mb-metrics/1 timeline (the batch evaluation of the recording, recomputed here),

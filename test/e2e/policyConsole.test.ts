@@ -22,7 +22,7 @@ import {
 } from '../helpers/browserHarness';
 import { hostApiCall } from './e2eSupport';
 
-// Issue 11 item 7: a released policy in the console, against the real services (`motionbench
+// A released policy in the console, against the real services (`motionbench
 // host` in-process: the real policy reader, ONNX runtime and embedded MuJoCo) and the real UI in
 // Chromium:
 //   - a missing file: the Policy panel names it and keeps nothing open;

@@ -10,7 +10,7 @@ import { openCampaign } from '../../src/services/trace';
 import type { MotionbenchTestState, OverlayTestState } from '../../renderer/src/testing/testHooks';
 import { ensureRendererBuilt, launchChromium, screenshot } from '../helpers/browserHarness';
 
-// Issue 5 item 6: the Qualification board against the real services (`motionbench host`
+// The Qualification board against the real services (`motionbench host`
 // in-process: real MuJoCo, SQLite, MCAP) and the real UI in Chromium:
 //   - a tiny qualification started from the board (ub_wave_right + dyn_fast_punches: upper body and
 //     dynamic; builtin and builtin:assist=3000; 1 rollout): live progress, then the matrix cells

@@ -9,7 +9,7 @@ import type { MotionbenchTestState, OverlayTestState } from '../../renderer/src/
 import { ensureRendererBuilt, launchChromium, screenshot, SHARED_DATA } from '../helpers/browserHarness';
 import { syntheticFrames, syntheticRun } from './e2eSupport';
 
-// Issue 12 item 6: the 3D view renders on demand (renderer/src/viewport/renderOnDemand.tsx).
+// The 3D view renders on demand (renderer/src/viewport/renderOnDemand.tsx).
 // Frames are counted by the page's own hook (window.__motionbench.viewportFrames(): r3f frames
 // rendered). Each "nothing renders while idle" check stands beside one that makes a change and
 // sees frames rendered, so an idle count of 0 cannot come from a counter that never moves; and the

@@ -13,7 +13,7 @@ import { ensureRendererBuilt, launchChromium, screenshot, SCREENSHOT_DIR } from 
 import { startRos2LowStateBridge, type Ros2LowStateBridge } from '../helpers/ros2LowStateBridge';
 import { startHostCommand, type HostProcess } from './e2eSupport';
 
-// Issue 15 item 3 end to end: the console (`motionbench host` + Chromium) connects to a ROS 2 G1
+// The console (`motionbench host` + Chromium) connects to a ROS 2 G1
 // through foxglove_bridge — here the loopback stand-in of test/helpers/ros2LowStateBridge.ts,
 // which advertises unitree_hg/msg/LowState as ros2msg and publishes 500 Hz CDR built from
 // Unitree's own .msg files — shows it as a watch-only robot link, draws it live, and captures

@@ -31,7 +31,7 @@ import type { MotionbenchTestState, OverlayTestState, SimRunTestState } from '..
 import { ensureRendererBuilt, launchChromium, REPO_ROOT, screenshot, SHARED_DATA } from '../helpers/browserHarness';
 import { canvasColourBox, hostApiCall } from './e2eSupport';
 
-// Issue 4 item 7: the viewport runs a clip in simulation and shows executed (solid) over reference
+// The viewport runs a clip in simulation and shows executed (solid) over reference
 // (ghost) with per-body error colour. Against the real services (`motionbench host` in-process,
 // the real embedded MuJoCo simulator) and the real UI in Chromium:
 //   - B_HandsUp with builtin:assist=3000 at real time: live frames in the overlay, then the end;

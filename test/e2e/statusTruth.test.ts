@@ -17,7 +17,7 @@ import {
 } from '../helpers/browserHarness';
 import { startHostCommand, type HostProcess } from './e2eSupport';
 
-// Issue 13 item 3 "Truthful status", in the console served by the real `motionbench host`:
+// Truthful status, in the console served by the real `motionbench host`:
 //   - the two builtin bindings of a campaign read apart (assist / no assist) in the Qualification
 //     board's matrix and the Trial runner's pairs;
 //   - an idle console runs no animation (document.getAnimations() is empty) after a clip loads and

@@ -14,7 +14,7 @@ import {
   SHARED_DATA,
 } from '../helpers/browserHarness';
 
-// Issue 10 item 8: typing a space into a text field must not fire the operator STOP (it damps the
+// Typing a space into a text field must not fire the operator STOP (it damps the
 // robot), while Escape still stops from inside the field and Space stops with focus on the page.
 // Against the real services (`motionbench host` in-process, the real embedded MuJoCo simulator)
 // and the real UI in Chromium: a simulation run is going on (a STOP would end it

@@ -16,7 +16,7 @@ import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { startEmulatorProcess } from '../helpers/robotEmulatorProcess';
 import { hostApiCall, pressThroughTimingWarning, startHostCommand, type HostProcess } from './e2eSupport';
 
-// Issue 6 item 9: the Trial runner and Calibration panels against the real services and real
+// The Trial runner and Calibration panels against the real services and real
 // parts — the robot emulator (`motionbench emulate-robot`, 500 Hz g1-bridge/1, MuJoCo G1, no
 // motion capture) with the interlock box emulated on the far end of a socat PTY, `motionbench
 // host` as its own process (embedded MuJoCo simulator, SQLite + MCAP campaign: the services'
@@ -292,8 +292,8 @@ describe('console: Trial runner and Calibration', () => {
     // trial ends link_lost) is resumed with one more trial, as an operator would.
     for (let session = 1; stopped === null; session++) {
       // Up to 7 sessions: one CI run of this machine saw 4 sessions in a row tripped by interlock
-      // silences of 100–139 ms (the services' loop starved; issue 12 item 7 moves the heartbeat
-      // off it). Each such trip is still a real, recorded trip: the test only keeps going.
+      // silences of 100–139 ms (the services' loop starved). Each such trip is still a real,
+      // recorded trip: the test only keeps going.
       expect(
         session,
         `sessions ended by trips before the e-stop and Space could be pressed; how each ended: ${endings.join(' | ')}; ms from live to each stop: ${stopLag.join(', ')}`,

@@ -20,12 +20,15 @@ export const SHARED_DATA = path.resolve(REPO_ROOT, '../shared/data');
 export const SCREENSHOT_DIR = path.join(REPO_ROOT, 'test-results', 'e2e');
 export const CHROMIUM = process.env.MOTIONBENCH_CHROMIUM ?? '/usr/bin/chromium';
 
-/** Builds out/renderer with Vite when it is missing or older than a renderer source. */
+/**
+ * Builds out/renderer with Vite, as the end-to-end flavour (with the test hooks the tests read the
+ * console through), when it is missing, the production build, or older than a renderer source.
+ */
 export async function ensureRendererBuilt(): Promise<void> {
-  if (rendererBundleState(REPO_ROOT) === 'fresh') return;
+  if (rendererBundleState(REPO_ROOT, 'e2e') === 'fresh') return;
   const { build } = await import('vite');
-  const { rendererViteConfig } = await import('../../electron.vite.config');
-  await build({ ...rendererViteConfig, configFile: false, logLevel: 'warn' });
+  const { rendererE2eViteConfig } = await import('../../electron.vite.config');
+  await build({ ...rendererE2eViteConfig, configFile: false, logLevel: 'warn' });
 }
 
 /** The browser's niceness, of its session and of its processes: below everything that keeps time. */

@@ -12,7 +12,7 @@ import type {
   RobotLinkStats,
   StopDelivery,
 } from '../../src/domain/backend/backend';
-import { createStateFrame } from '../../src/domain/backend/stateFrame';
+import { createStateFrame } from '../../src/domain/robot/stateFrame';
 
 // A scriptable Backend for the console's Connections tests: presence set by the test (or after a
 // delay), a state stream at a chosen rate through the single listener, problems on demand, and an

@@ -94,10 +94,22 @@ export class G1ConsoleRig {
   }
 
   private async startParts(): Promise<void> {
-    this.emu = await startDdsG1Emulator(this.o.domainId, ['--gantry']);
-    this.pty = await makePtyPair();
-    this.box = await startInterlockEmulatorProcess({ path: this.pty.devicePath });
-    this.server = await this.startHost();
+    // The emulated G1, the box on its pty and the services do not need each other to start: started
+    // together (each is a Node process with its own start-up), every one of them kept for close()
+    // even when another fails.
+    const started = await Promise.allSettled([
+      startDdsG1Emulator(this.o.domainId, ['--gantry']).then((emu) => {
+        this.emu = emu;
+      }),
+      makePtyPair().then(async (pty) => {
+        this.pty = pty;
+        this.box = await startInterlockEmulatorProcess({ path: pty.devicePath });
+      }),
+      this.startHost().then((server) => {
+        this.server = server;
+      }),
+    ]);
+    for (const s of started) if (s.status === 'rejected') throw s.reason;
     this.api = await HostApiClient.connect(this.server);
     this.api.onPush((m) => {
       if (m.type === 'safety.status') {

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { G1_ISAACLAB_JOINT_NAMES } from '../../src/domain/wbc/jointOrder';
+import { G1_ISAACLAB_JOINT_NAMES } from '../../src/domain/robot/jointOrder';
 import { encodeOnnxModel, OnnxDataType, type OnnxInitializer, type OnnxNode, type OnnxValueInfo } from './onnxBuilder';
 
 // A HoloMotion policy folder as its training run leaves it (HorizonRobotics/HoloMotion v1.4):

@@ -1,7 +1,7 @@
 // Hostile files for the hostile-input suites (test/integration/hostileFiles.test.ts,
 // hostStopLatency.test.ts): devices and FIFOs where a file is expected, symlinks to them, a ZIP
-// bomb shaped as a motion NPZ, a 200 MB CSV. Each attack of issue 10 items 4–6 is reproduced with
-// real files; add new ones here so the suite can grow.
+// bomb shaped as a motion NPZ, a 200 MB CSV. Each attack (reading devices, FIFOs, inflation) is
+// reproduced with real files; add new ones here so the suite can grow.
 
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -114,10 +114,10 @@ export const BOMB_FRAMES = Math.floor((MAX_INPUT_BYTES - 128) / (G1_NUM_JOINTS *
 export const BOMB_BODIES = 7;
 
 /**
- * The amplification attack of issue 10 item 6: a ~1 MB NPZ of DEFLATE members (zeros and unit
+ * The inflation (amplification) attack: a ~1 MB NPZ of DEFLATE members (zeros and unit
  * quaternions, ~1000:1) that each inflate to just under the per-member limit (MAX_INPUT_BYTES),
  * ~990 MB in all, with consistent shapes (a valid clip of 1.16 M frames). `mismatch`: body_quat_w
- * has one frame fewer, so the clip is refused — by the old reader only after inflating it all.
+ * has one frame fewer, so the clip is refused — and must be before any member is inflated.
  */
 export async function amplificationNpz(opts: { mismatch?: boolean } = {}): Promise<Uint8Array> {
   const N = BOMB_FRAMES;

@@ -1,5 +1,6 @@
-// Hostile inputs of issue 10 items 7 and 9, for test/unit/mjcfHostile.test.ts,
-// test/unit/motionHostile.test.ts and test/integration/cliHostileInputs.test.ts. First virtual MJCF
+// Hostile inputs (files a command must never overwrite, inputs that must fail with a clear
+// reason), for test/unit/mjcfHostile.test.ts, test/unit/motionHostile.test.ts and
+// test/integration/cliHostileInputs.test.ts. First virtual MJCF
 // models ({path: text}, read through readMjcf's readText; writeFiles() puts them on disk): nesting
 // deep enough to overflow a recursive reader, includes that multiply, nest or loop. Then files on
 // disk: UTF-16 and absurd clips, a model with a missing mesh, symlink loops in a workload folder.
@@ -66,7 +67,7 @@ export function includeCycle(): VirtualModel {
   };
 }
 
-// ---- hostile files on disk (issue 10 items 7 and 9): UTF-16 and absurd clips, a model with a
+// ---- hostile files on disk: UTF-16 and absurd clips, a model with a
 // missing mesh, symlink loops in a workload folder. Used by test/unit/motionHostile.test.ts and
 // test/integration/cliHostileInputs.test.ts.
 

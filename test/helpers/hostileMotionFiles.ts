@@ -1,7 +1,7 @@
 // Hostile motion files for the clip codecs (src/domain/motion), as bytes, for the hostile-input
 // suites and the STOP-latency harness: each is small on disk and claims far more work than it
-// holds. Findings of issue 26: M2 (zero-stride tensors claiming 2 M frames), M3 (a pickle of 16 MiB
-// of EMPTY_DICT), and the minor ones (a long pickle APPENDS, a deeply nested or `__proto__` .npy
+// holds: zero-stride tensors claiming 2 M frames, a pickle of 16 MiB
+// of EMPTY_DICT, and smaller ones (a long pickle APPENDS, a deeply nested or `__proto__` .npy
 // header); then what the audit of the other codecs found (CSV files of many short lines, a JSON
 // clip of many empty arrays, ZIPs of 65,535 members or a member listed twice).
 // `writeHostileMotionFiles` writes them all to a folder, named by what they are (a SONIC folder is

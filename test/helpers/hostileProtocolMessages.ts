@@ -1,4 +1,4 @@
-// Hostile protocol messages a Foxglove WebSocket server can send a client (issue 10 item 2): the
+// Hostile protocol messages a Foxglove WebSocket server can send a client: the
 // ones the attack used, and their kind — wrong types where arrays are read, nulls, missing ops,
 // out-of-range ids, non-objects, broken JSON. Each must be refused before it reaches
 // @foxglove/ws-protocol's dispatch, counted on the link, and never crash the console. The next

@@ -1,6 +1,6 @@
 // `node --import tsx test/helpers/keeperConsoleChild.ts <console-pty> [--in-process]`: a console
 // process that only opens the interlock (through its keeper process, or with --in-process on its
-// own event loop as before issue 12), arms it and prints {"armed": true, "keeperPid": N} — for
+// own event loop, the layout the keeper replaces), arms it and prints {"armed": true, "keeperPid": N} — for
 // tests that stop, block or kill the console and watch the box from another process.
 import { openInterlockKeeper } from '../../src/services/interlock/interlockKeeperLink';
 import { openInterlock, type InterlockLink } from '../../src/services/interlock/serialInterlock';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { seededUniform } from '../../src/domain/stats/prng';
 import path from 'node:path';
 import type { ControlObservation, ControlReference } from '../../src/domain/wbc/controller';
-import { createStateFrame } from '../../src/domain/backend/stateFrame';
+import { createStateFrame } from '../../src/domain/robot/stateFrame';
 import type { OnnxBinding, PolicyInterface } from '../../src/domain/wbc/wbcBinding';
 
 // A minimal ONNX (protobuf) encoder for tests, so policies with known weights are built here

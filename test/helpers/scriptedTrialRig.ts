@@ -14,7 +14,7 @@ import type {
   RunRequest,
   StopDelivery,
 } from '../../src/domain/backend/backend';
-import { createStateFrame, type StateFrame } from '../../src/domain/backend/stateFrame';
+import { createStateFrame, type StateFrame } from '../../src/domain/robot/stateFrame';
 import { wireStopOutcome, type StopOutcome, type WbcStatusMsg } from '../../src/domain/bridge/g1BridgeContract';
 import type { DeviceState, InterlockSnapshot, InterlockState } from '../../src/domain/interlock';
 import type { MotionClip } from '../../src/domain/motion/motionClip';

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { EpisodeEnd } from '../../src/domain/backend/backend';
-import { createStateFrame, type StateFrame } from '../../src/domain/backend/stateFrame';
+import { createStateFrame, type StateFrame } from '../../src/domain/robot/stateFrame';
 import { sha256HexOfString } from '../../src/domain/hash/sha256';
 import { availableReading, MB_METRICS_1, unavailableReading, type EpisodeMetrics } from '../../src/domain/metrics';
 import { G1_NUM_JOINTS } from '../../src/domain/robot/g1Joints';

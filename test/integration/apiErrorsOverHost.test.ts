@@ -22,7 +22,7 @@ import { startHostileBridge, type HostileBridge } from '../helpers/hostileBridge
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { REPO_ROOT } from '../helpers/sharedData';
 
-// Issue 12 item 4 through the real console API: the loopback host in its own process
+// Typed errors through the real console API: the loopback host in its own process
 // (test/helpers/hostChild.ts) called over its WebSocket, and each reachable typed error made to
 // happen for real. What the operator receives must be the store's / runner's / decoder's own
 // message and details verbatim; each expected error is produced again in this process by the same

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BackendEvent, EpisodeEnd, Presence, Problem } from '../../src/domain/backend/backend';
-import type { StateFrame } from '../../src/domain/backend/stateFrame';
+import type { StateFrame } from '../../src/domain/robot/stateFrame';
 import { resampleClip } from '../../src/domain/motion/resample';
 import { makeBuiltinBinding } from '../../src/domain/sim/builtinBinding';
 import { G1_BRIDGE_LIMITS } from '../../src/domain/bridge/g1BridgeContract';

@@ -1,6 +1,6 @@
 // Hostile inputs through the `motionbench` command, as a user runs it (child processes, real files
-// in a temp folder): issue 10 item 7 (an output never replaces an existing file without --force,
-// never an input even with --force) and item 9 (unclear errors: a located, one-line reason for each
+// in a temp folder): overwriting (an output never replaces an existing file without --force,
+// never an input even with --force) and clear errors (a located, one-line reason for each
 // attack instead of a stack overflow, a bare mjCError, parseArgs' "ambiguous", a 600-line flood or
 // a silently accepted absurd value).
 import { spawn } from 'node:child_process';

@@ -1,4 +1,4 @@
-// `motionbench-episode/2` read back independently (issue 15 items 1, 2, 4): a real simulated
+// `motionbench-episode/2` read back independently: a real simulated
 // episode is opened with @mcap/core's indexed reader, @mcap/support's decompressors and protobufjs
 // built from the FileDescriptorSet stored in the file alone (test/helpers/traceMcap.ts), never
 // with the program's schemas or its episode reader, and must reproduce the recorder's in-memory
@@ -10,7 +10,7 @@ import path from 'node:path';
 import protobuf from 'protobufjs';
 import 'protobufjs/ext/descriptor.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StateFrame } from '../../src/domain/backend/stateFrame';
+import type { StateFrame } from '../../src/domain/robot/stateFrame';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { resampleClip } from '../../src/domain/motion/resample';
 import { BodyFrameTree } from '../../src/domain/robot/bodyTransforms';

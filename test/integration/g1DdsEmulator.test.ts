@@ -14,7 +14,7 @@ import {
   type LowCmd,
   type LowState,
 } from '../../src/domain/robotLink/unitreeHgWire';
-import { G1_ISAACLAB_JOINT_NAMES } from '../../src/domain/wbc/jointOrder';
+import { G1_ISAACLAB_JOINT_NAMES } from '../../src/domain/robot/jointOrder';
 import { cycloneConfigXml, DDS_ADDON_PATH, DDS_KIND, DdsParticipant } from '../../src/services/dds/cycloneDdsLink';
 import { G1DdsController } from '../../src/services/dds/g1DdsEndpoints';
 import { sendEmulatorControl } from '../../src/services/robotEmulator/emulatorControlClient';

@@ -26,17 +26,17 @@ import { raiseThreadPriority, setAutogroupNice } from '../../src/services/os/thr
 import { runQualification } from '../../src/services/qualification';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { sendEmulatorControl } from '../../src/services/robotEmulator/emulatorControlClient';
-import { resolveBindingSpec } from '../../src/services/sim/bindingSpec';
 import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { openCampaign } from '../../src/services/trace';
 import { listAdmittedPairs, runMatchedPair } from '../../src/services/trial';
 import { openInterlockFeed, type InterlockFeed } from '../../src/services/trial/interlockFeed';
-import { openRobotLink } from '../../src/services/trial/openRobotLink';
+import { openTrialRobot } from '../../src/services/trial/openTrialRobot';
 import type { OperatorPrompts } from '../../src/services/trial/trialTypes';
 import { planPolicy } from '../../src/services/wbc/policyRun';
 import { loadWorkload } from '../../src/services/workload';
 import { policyMotionsWorkload } from '../../src/services/workload/policyWorkload';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
+import { qualifyWavePair, WAVE_CLIP } from '../helpers/qualifiedWavePair';
 import { REPO_ROOT, sharedData } from '../helpers/sharedData';
 import { startDdsG1Emulator, type DdsG1EmulatorProcess } from '../helpers/ddsG1EmulatorProcess';
 import { spawnInOwnSession } from '../helpers/ownSession';
@@ -112,8 +112,8 @@ beforeAll(async () => {
   setAutogroupNice(-10);
   raiseThreadPriority(SERVICES_NICE);
   dir = await mkdtemp(path.join(tmpdir(), 'mb-runner-pair-'));
-  emu = await startDdsG1Emulator(DOMAIN, ['--gantry'], { ownSession: true });
-  controlUrl = emu.controlUrl;
+  // The parts do not need each other to start (the runner finds the G1 on the wire when a trial
+  // begins): started together, each kept for afterAll even when another fails.
   runnerProc = spawnInOwnSession(
     process.execPath,
     ['--import', 'tsx', RUNNER_CHILD, String(DOMAIN)],
@@ -121,14 +121,25 @@ beforeAll(async () => {
     { sessionNice: -10 },
   );
   createInterface({ input: runnerProc.stdout! }).on('line', (l) => runnerLines.push(l));
-  const end = Date.now() + 60_000;
-  while (runnerLines.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-  runnerUrl = runnerLines[0];
-  pty = await makePtyPair();
-  box = await startInterlockEmulatorProcess({ path: pty.devicePath });
-  interlock = await openInterlockFeed({ path: pty.consolePath, log: () => {} });
   sim = new EmbeddedSimulator({ modelFile: profile.sourceFile, workers: 1 });
-  await sim.ready();
+  const started = await Promise.allSettled([
+    startDdsG1Emulator(DOMAIN, ['--gantry'], { ownSession: true }).then((e) => {
+      emu = e;
+      controlUrl = e.controlUrl;
+    }),
+    (async () => {
+      const end = Date.now() + 60_000;
+      while (runnerLines.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      runnerUrl = runnerLines[0];
+    })(),
+    makePtyPair().then(async (p) => {
+      pty = p;
+      box = await startInterlockEmulatorProcess({ path: pty.devicePath });
+      interlock = await openInterlockFeed({ path: pty.consolePath, log: () => {} });
+    }),
+    sim.ready(),
+  ]);
+  for (const s of started) if (s.status === 'rejected') throw s.reason;
 }, 120_000);
 
 afterAll(async () => {
@@ -175,7 +186,7 @@ async function pairThroughRunner(
     maxDeliveryMs = Math.max(maxDeliveryMs, performance.now() - e.atMs);
     lastStatusAtMs = e.atMs;
   });
-  const link = await openRobotLink(runnerUrl, { robotUnit: 'g1-emulated-dds-001' });
+  const link = await openTrialRobot(runnerUrl, { robotUnit: 'g1-emulated-dds-001' });
   const resets: string[] = [];
   try {
     const r = await runMatchedPair({
@@ -226,18 +237,14 @@ async function pairThroughRunner(
 describe('matched pair: console → g1-runner → Cyclone DDS (loopback) → emulated G1 on its gantry', () => {
   it('builtin tracker with root assist: the assist is not applied on the robot (traced); sim and both real trials complete', async () => {
     await pairThroughRunner('builtin', 'builtin', async () => {
-      const workload = loadWorkload('core-v1');
-      const binding = await resolveBindingSpec('builtin:assist=3000');
-      const q = await runQualification({
-        campaignDir: path.join(dir, 'builtin'),
-        workload,
-        bindings: [binding],
-        profile,
-        clips: ['ub_wave_right'],
-        simulator: sim,
-      });
-      expect(q.pairsDecided).toBe(1);
-      return { workload, bindingId: binding.id, clipMatch: (p) => p.clipName === 'ub_wave_right', minFrames: 4000 };
+      const { summary, binding } = await qualifyWavePair(path.join(dir, 'builtin'), { simulator: sim });
+      expect(summary.pairsDecided).toBe(1);
+      return {
+        workload: loadWorkload('core-v1'),
+        bindingId: binding.id,
+        clipMatch: (p) => p.clipName === WAVE_CLIP,
+        minFrames: 4000,
+      };
     });
     const rep = await runnerReport();
     expect(rep.traces.some((l) => /root assist 3000 N\/m not applied/.test(l))).toBe(true);

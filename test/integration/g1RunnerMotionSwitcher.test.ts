@@ -1,7 +1,7 @@
 // console (connectRobot) → g1-runner → real Cyclone DDS (loopback) → `motionbench emulate-robot --dds`
 // with and without its motion switcher service: at prepare the runner asks CheckMode; a high-level
 // mode ("ai") refuses, an empty name goes on, silence (a simulator) goes on with the trace line.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { decodeWireClip } from '../../src/domain/bridge';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { standingArmRaiseClip } from '../../src/domain/robotEmulator/standingClip';
@@ -22,8 +22,30 @@ function clipOf(seconds: number): MotionClip {
   return d.value;
 }
 
+/** The emulated G1 of each test, by domain: `--motion-mode` is fixed at its start. */
+const EMULATOR_ARGS: Record<number, string[]> = {
+  [BASE_DOMAIN]: ['--motion-mode', 'ai'],
+  [BASE_DOMAIN + 1]: ['--motion-mode', ''],
+  [BASE_DOMAIN + 2]: [],
+};
+/**
+ * The three emulated G1s start together (each a process of its own, on a domain of its own, so
+ * they do not hear each other); each test stops its own when it ends, so that the last test (the
+ * one that counts LowCmd_ per window through the wait) runs beside its own emulator only.
+ */
+let emulators = new Map<number, Promise<DdsG1EmulatorProcess>>();
 let emu: DdsG1EmulatorProcess | null = null;
 let runner: G1Runner | null = null;
+
+beforeAll(() => {
+  emulators = new Map(
+    Object.entries(EMULATOR_ARGS).map(([domain, args]) => {
+      const started = startDdsG1Emulator(Number(domain), ['--gantry', ...args]);
+      started.catch(() => {}); // reported by the test that takes it
+      return [Number(domain), started];
+    }),
+  );
+});
 
 afterEach(async () => {
   await runner?.close();
@@ -32,9 +54,14 @@ afterEach(async () => {
   emu = null;
 });
 
-async function session(domain: number, emulatorArgs: string[]) {
+afterAll(async () => {
+  // The emulators of tests that did not run (a filtered run).
+  for (const started of emulators.values()) await started.then((e) => e.stop()).catch(() => {});
+});
+
+async function session(domain: number) {
   const traces: string[] = [];
-  emu = await startDdsG1Emulator(domain, ['--gantry', ...emulatorArgs]);
+  emu = await emulators.get(domain)!;
   runner = await startG1Runner({
     interfaceName: 'lo',
     domainId: domain,
@@ -75,7 +102,7 @@ async function session(domain: number, emulatorArgs: string[]) {
 
 describe('g1-runner asks the motion switcher at prepare (emulate-robot --dds --motion-mode)', () => {
   it('a high-level mode ("ai") owns the motors: prepare is refused with what to do, the motors never ramp', async () => {
-    const s = await session(BASE_DOMAIN, ['--motion-mode', 'ai']);
+    const s = await session(BASE_DOMAIN);
     try {
       await expect(s.run()).rejects.toThrow(/motion mode "ai" owns the motors: release it/);
       expect(s.runner.motionSwitcher()).toMatchObject({ answer: 'mode', mode: 'ai', allowed: false });
@@ -88,7 +115,7 @@ describe('g1-runner asks the motion switcher at prepare (emulate-robot --dds --m
   }, 90_000);
 
   it('negative control: the same robot answering an empty mode name goes on (ramp, start)', async () => {
-    const s = await session(BASE_DOMAIN + 1, ['--motion-mode', '']);
+    const s = await session(BASE_DOMAIN + 1);
     try {
       const outcome = await s.runOutcome();
       // Under test: prepare went on (the ramp ran). The rest depends on the shared machine's timing
@@ -108,7 +135,7 @@ describe('g1-runner asks the motion switcher at prepare (emulate-robot --dds --m
 
   it('no service (a simulator): goes on after the declared timeout, said in the trace', async () => {
     const domain = BASE_DOMAIN + 2;
-    const s = await session(domain, []);
+    const s = await session(domain);
     // LowCmd period windows (the runner's 1 s stats) before and during the wait: the question must
     // not stall the 500 Hz loop. Figures are logged; the loop's own guarantee is the period p99.
     const windows: { atMs: number; p99: number; max: number; sent: number }[] = [];

@@ -1,4 +1,4 @@
-// STOP while the host works (issue 10 item 4): with the loopback host in its own process
+// STOP while the host works: with the loopback host in its own process
 // (test/helpers/hostChild.ts), a client starts heavy work — clips.load of a 200 MB CSV, of the NPZ
 // amplification files, qualification.open on /proc/x/campaign — and another client sends the
 // operator's STOP (`trial.stop {all: true}`) every 50 ms meanwhile. Each STOP must be answered

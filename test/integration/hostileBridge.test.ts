@@ -3,13 +3,13 @@ import type { BackendEvent, Problem } from '../../src/domain/backend/backend';
 import { makeBuiltinBinding } from '../../src/domain/sim/builtinBinding';
 import { connectRobot, type BridgeClientBackend } from '../../src/services/bridge/bridgeClientBackend';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
-import { robotLinkFor } from '../../src/services/trial/robotLink';
+import { trialRobotOf } from '../../src/services/trial/trialRobot';
 import { HOSTILE_FOXGLOVE_SERVER_MESSAGES } from '../helpers/hostileProtocolMessages';
 import { startHostileBridge, type HostileBridge } from '../helpers/hostileBridge';
 import { sharedData } from '../helpers/sharedData';
 import { sleep, waitFor } from './bridgeTestClient';
 
-// Issue 10 items 1–3 against the console's one g1-bridge/1 client (connectRobot) and a robot-like
+// The console's one g1-bridge/1 client (connectRobot) against a robot-like
 // server in its own process that a test turns hostile (test/helpers/hostileBridge.ts): malformed
 // protocol messages, a trip while the start is being prepared, a frozen state stream with the
 // socket still open, a slow prepare ack. What reaches the robot is read from the server's own
@@ -26,14 +26,14 @@ async function rig(): Promise<{
   bridge: HostileBridge;
   backend: BridgeClientBackend;
   problems: Problem[];
-  link: ReturnType<typeof robotLinkFor>;
+  link: ReturnType<typeof trialRobotOf>;
 }> {
   const bridge = await startHostileBridge(500);
   cleanups.push(() => bridge.stop());
   const backend = connectRobot({ url: bridge.url, reconnectInitialDelayMs: 200 });
   cleanups.push(() => backend.close());
   const problems: Problem[] = [];
-  const link = robotLinkFor(backend, { robotUnit: 'g1-hostile' });
+  const link = trialRobotOf(backend, { robotUnit: 'g1-hostile' });
   link.subscribe(async (events: BackendEvent[]) => {
     for (const e of events) if (e.type === 'problem') problems.push(e.problem);
   });

@@ -1,4 +1,4 @@
-// Hostile files where the services expect a user's file (issue 10 items 5 and 6): /dev/zero, a
+// Hostile files where the services expect a user's file: /dev/zero, a
 // FIFO, symlinks to them, a ZIP bomb shaped as a motion NPZ. Every reader must refuse them at
 // once with an InputError-style message naming the file — never read without bound, block, or
 // inflate before checking. Each read runs in a child process under a watchdog

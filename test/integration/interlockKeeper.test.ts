@@ -13,7 +13,7 @@ import { makePtyPair, sleep, waitFor, type TestPtyPair } from '../helpers/ptyPai
 import { REPO_ROOT } from '../helpers/sharedData';
 import { threadPolicies } from '../helpers/threadPolicies';
 
-// Issue 12 item 7: the interlock keeper — the console's serial link, heartbeats and monitor in a
+// The interlock keeper — the console's serial link, heartbeats and monitor in a
 // process of their own, with a watchdog on the console's main loop — against real parts: a socat
 // PTY pair, the emulated box in its own process (startInterlockEmulatorProcess) so that blocking
 // or stopping the console never blocks the box, and real blocks (a busy loop on this thread),
@@ -240,7 +240,7 @@ describe.runIf(rootGroupPid !== undefined)('interlock processes where a session 
   });
 });
 
-// Issue 13: with autogroups the kernel shares the CPUs between sessions before it looks at a
+// With autogroups the kernel shares the CPUs between sessions before it looks at a
 // thread's nice (src/services/os/threadPriority.ts). The e2e runs measured it: with the keeper, the
 // box and socat at nice −10 but in the test's session, a browser in a session of its own starved
 // them (armed status gaps p99 58–83 ms, max 78–103 ms, 3 interlock_lost trips in 2 runs); each in

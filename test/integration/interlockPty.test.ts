@@ -18,7 +18,7 @@ import {
 import { fmt, makePtyPair, pct, sleep, waitFor, type TestPtyPair } from '../helpers/ptyPair';
 import { REPO_ROOT } from '../helpers/sharedData';
 
-// The serial interlock for real (DESIGN §5.2, issue 6 items 2 and 10): the console opens one end
+// The serial interlock for real (DESIGN §5.2): the console opens one end
 // of a socat pseudo-terminal pair with serialport, the emulated box the other. Every timing
 // figure printed here is measured on this machine, in this run; docs/INTERLOCK.md quotes them.
 //

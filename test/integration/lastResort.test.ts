@@ -6,7 +6,7 @@ import { startHostileBridge, type HostileBridge } from '../helpers/hostileBridge
 import { REPO_ROOT } from '../helpers/sharedData';
 import { sleep } from './bridgeTestClient';
 
-// Issue 10 item 2: "the services have a last-resort handler that stops every robot before the
+// The contract: "the services have a last-resort handler that stops every robot before the
 // process exits". A console process (lastResortChild.ts) holds a robot link to a robot-like
 // server in another process and dies of an uncaught exception; the robot must have received
 // stop and damp. Negative control: the same process without the handler leaves the robot

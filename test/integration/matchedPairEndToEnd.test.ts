@@ -5,23 +5,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MB_METRICS_1 } from '../../src/domain/metrics';
 import { ForwardKinematics } from '../../src/domain/robot/forwardKinematics';
 import { readEpisodeFile } from '../../src/services/episode/episodeReader';
-import { runQualification } from '../../src/services/qualification';
 import { buildGapSection } from '../../src/services/report/gapSection';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
-import { resolveBindingSpec } from '../../src/services/sim/bindingSpec';
 import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { openCampaign, type CampaignStore } from '../../src/services/trace';
 import { listAdmittedPairs, runMatchedPair, type TrialProgressEvent } from '../../src/services/trial';
 import { openInterlockFeed, type InterlockFeed } from '../../src/services/trial/interlockFeed';
-import { openRobotLink } from '../../src/services/trial/openRobotLink';
+import { openTrialRobot } from '../../src/services/trial/openTrialRobot';
 import { loadWorkload } from '../../src/services/workload';
+import { CampaignTemplate } from '../helpers/campaignTemplate';
 import { messagesOf, treeError } from '../helpers/episodeReadBack';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { resettingOperator } from '../helpers/emulatorOperator';
+import { qualifyWavePair, WAVE_CLIP } from '../helpers/qualifiedWavePair';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
 
-// Issue 6, "Done when": robot emulator (a separate process, declared perturbations, motion capture
-// on) + interlock emulator on a real socat PTY + the embedded simulator: qualify a clip, capture
+// The matched pair end to end: robot emulator (a separate process, declared perturbations,
+// motion capture on) + interlock emulator on a real socat PTY + the embedded simulator: qualify a clip, capture
 // the pair calibration from the live robot, run a matched pair (1 sim + 3 real), and the report's
 // Table 11 gaps point the way the emulator's perturbations push them (latency, lower PD gains and
 // more joint friction track worse: positive joint-error and MPJPE-l gaps). That the sign is the
@@ -29,26 +29,35 @@ import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmul
 // every perturbation zero its physics equal the simulator's exactly
 // (test/integration/robotEmulator.test.ts).
 //
-// Run with both named profiles (issue 13 item 6; docs/ROBOT_EMULATOR.md §4 has the tables this
+// Run with both named profiles (docs/ROBOT_EMULATOR.md §4 has the tables this
 // prints; measured: g1-plausible jerk RMS −10.1 %, exaggerated +2,976 %): the default
 // `g1-plausible` keeps jerk RMS near the simulator's, while `exaggerated` (1e-3 rad encoder noise,
 // point-sampled at 50 Hz by the contract) makes it many times the simulator's.
 
 const profile = loadRobotProfile();
-const CLIP = 'ub_wave_right';
+const CLIP = WAVE_CLIP;
 
 let pty: TestPtyPair;
 let sim: EmbeddedSimulator;
+let root: string;
+/** The clip's pair, qualified once (on first use) and copied for each profile's trials. */
+let qualified: CampaignTemplate;
+let pairsDecided = 0;
 
 beforeAll(async () => {
+  root = await mkdtemp(path.join(tmpdir(), 'mb-e2e-pair-'));
   pty = await makePtyPair();
   sim = new EmbeddedSimulator({ modelFile: profile.sourceFile, workers: 1 });
   await sim.ready();
+  qualified = new CampaignTemplate(root, async (campaignDir) => {
+    pairsDecided = (await qualifyWavePair(campaignDir, { simulator: sim })).summary.pairsDecided;
+  });
 }, 60_000);
 
 afterAll(async () => {
   await sim?.close();
   await pty?.dispose();
+  if (root) await rm(root, { recursive: true, force: true });
 });
 
 interface ProfileCase {
@@ -69,13 +78,11 @@ const CASES: ProfileCase[] = [
 ];
 
 describe.each(CASES)('matched pair end to end (emulator --profile $profile + interlock + embedded simulator)', (c) => {
-  let dir: string;
   let emu: EmulatorProcess;
   let interlock: InterlockFeed;
   let store: CampaignStore;
 
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'mb-e2e-pair-'));
     emu = await startEmulatorProcess(['--interlock', pty.devicePath, '--mocap', '--seed', '7', '--profile', c.profile]);
     interlock = await openInterlockFeed({ path: pty.consolePath, log: () => {} });
   }, 60_000);
@@ -83,26 +90,17 @@ describe.each(CASES)('matched pair end to end (emulator --profile $profile + int
   afterAll(async () => {
     await interlock?.close().catch(() => {});
     await emu?.stop();
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('qualifies, calibrates, runs 1 sim + 3 real trials, and reports gaps with the perturbations’ sign', async () => {
     const workload = loadWorkload('core-v1');
-    const binding = await resolveBindingSpec('builtin:assist=3000');
-    const q = await runQualification({
-      campaignDir: dir,
-      workload,
-      bindings: [binding],
-      profile,
-      clips: [CLIP],
-      simulator: sim,
-    });
-    expect(q.pairsDecided).toBe(1);
+    const dir = await qualified.copy();
+    expect(pairsDecided).toBe(1);
     store = await openCampaign(dir);
     const pair = listAdmittedPairs(store).find((p) => p.clipName === CLIP)!;
     expect(pair.admitted).toBe(true);
 
-    const link = await openRobotLink(emu.url, { robotUnit: 'g1-emulated-001' });
+    const link = await openTrialRobot(emu.url, { robotUnit: 'g1-emulated-001' });
     const events: TrialProgressEvent[] = [];
     const resets: string[] = [];
     try {
@@ -147,7 +145,7 @@ describe.each(CASES)('matched pair end to end (emulator --profile $profile + int
       expect(cal.measured.rootPosM).not.toBeNull(); // motion capture on
       expect(store.listEvents({ parentTraceId: r.parentTraceId, kind: 'human_reset' })).toHaveLength(resets.length);
 
-      // Each trial's episode, read from the file alone (issue 15): motionbench.RobotState with the
+      // Each trial's episode, read from the file alone: motionbench.RobotState with the
       // emulator's float32 lowstate stored exactly (no double copies), the same frames our reader
       // gives, and the executed tree equal to FK of its frame.
       const fk = new ForwardKinematics(profile);

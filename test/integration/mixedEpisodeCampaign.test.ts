@@ -1,4 +1,4 @@
-// A campaign whose episodes mix `motionbench-episode/1` (JSON, before issue 15) and `/2`
+// A campaign whose episodes mix `motionbench-episode/1` (JSON, the older format) and `/2`
 // (protobuf + zstd + 3D tracks): the console's trial.episode (Gap review, overlay) and
 // `motionbench report` give the same answers as on the all-/2 campaign, and
 // `motionbench export-layout` writes a Foxglove layout whose every topic and message-path field

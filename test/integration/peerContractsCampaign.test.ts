@@ -1,4 +1,4 @@
-// One campaign under the three metric contracts side by side (issue 16 item 5 "done when"): a real
+// One campaign under the three metric contracts side by side, end to end: a real
 // qualification (child process: MuJoCo, SQLite, MCAP) of two builtin bindings on two core-v1
 // clips, then `motionbench metrics --campaign … --contract all` scores every episode from the
 // frames it recorded and stores the results, and `motionbench report --contract all` shows

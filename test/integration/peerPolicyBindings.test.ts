@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resampleClip } from '../../src/domain/motion/resample';
 import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
-import { G1_ISAACLAB_JOINT_NAMES } from '../../src/domain/wbc/jointOrder';
+import { G1_ISAACLAB_JOINT_NAMES } from '../../src/domain/robot/jointOrder';
 import { sonicDeployJointParameters } from '../../src/domain/wbc/sonicFamily';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
@@ -22,7 +22,7 @@ import { rolloutInThread } from '../helpers/policyRollout';
 import { sharedData } from '../helpers/sharedData';
 import { writeSonicFolder } from '../helpers/sonicFixture';
 
-// The peers' exports load and run in real MuJoCo (issue 16 "done when"): interface-exposing
+// The peers' exports load and run in real MuJoCo: interface-exposing
 // exports whose weights make them reference trackers through the family's own observation (the
 // reference joint angles, in the file's joint order, through SONIC's encoder and token or
 // HoloMotion's future frames) run a real clip on the family's physics, on the floor with no

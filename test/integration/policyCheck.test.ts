@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
-import { jointOrderFromNames } from '../../src/domain/wbc/jointOrder';
+import { jointOrderFromNames } from '../../src/domain/robot/jointOrder';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { runSimEpisode } from '../../src/services/sim/runSimEpisode';

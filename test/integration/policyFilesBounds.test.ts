@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError } from '../../src/domain/problems';
 import { BakedMotionError } from '../../src/domain/wbc/bakedMotion';
-import { JointOrderError } from '../../src/domain/wbc/jointOrder';
+import { JointOrderError } from '../../src/domain/robot/jointOrder';
 import { ONNX_ELEMENTS_MAX, ONNX_STRING_MAX_BYTES } from '../../src/domain/wbc/onnxDeclaredSizes';
 import { BAKED_FRAMES_MAX } from '../../src/domain/wbc/policyFamilies';
 import { OffThreadFiles } from '../../src/services/files/offThread';

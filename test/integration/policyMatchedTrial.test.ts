@@ -10,7 +10,7 @@ import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { openCampaign, type CampaignStore } from '../../src/services/trace';
 import { listAdmittedPairs, runMatchedPair, type TrialProgressEvent } from '../../src/services/trial';
 import { openInterlockFeed, type InterlockFeed } from '../../src/services/trial/interlockFeed';
-import { openRobotLink } from '../../src/services/trial/openRobotLink';
+import { openTrialRobot } from '../../src/services/trial/openTrialRobot';
 import { planPolicy } from '../../src/services/wbc/policyRun';
 import { policyMotionsWorkload } from '../../src/services/workload/policyWorkload';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
@@ -18,7 +18,7 @@ import { resettingOperator } from '../helpers/emulatorOperator';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
 import { sharedData } from '../helpers/sharedData';
 
-// Issue 11, "Done when": a real released policy end to end. BeyondMimic's Jump_wose export (no
+// A real released policy end to end. BeyondMimic's Jump_wose export (no
 // state estimation: it needs nothing the G1 does not stream) is qualified on its own baked
 // motion in the embedded simulator, then run as a matched pair: the robot emulator (a separate
 // process, default declared perturbations, motion capture on) runs the policy ONBOARD at its own
@@ -36,11 +36,18 @@ let sim: EmbeddedSimulator;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'mb-e2e-policy-pair-'));
-  pty = await makePtyPair();
-  emu = await startEmulatorProcess(['--interlock', pty.devicePath, '--mocap', '--seed', '7']);
-  interlock = await openInterlockFeed({ path: pty.consolePath, log: () => {} });
+  // The robot (its own process, the box on the pty) and the simulator start together; both are
+  // kept for afterAll even when one fails.
   sim = new EmbeddedSimulator({ modelFile: profile.sourceFile, workers: 1 });
-  await sim.ready();
+  const started = await Promise.allSettled([
+    makePtyPair().then(async (p) => {
+      pty = p;
+      emu = await startEmulatorProcess(['--interlock', pty.devicePath, '--mocap', '--seed', '7']);
+      interlock = await openInterlockFeed({ path: pty.consolePath, log: () => {} });
+    }),
+    sim.ready(),
+  ]);
+  for (const s of started) if (s.status === 'rejected') throw s.reason;
 }, 60_000);
 
 afterAll(async () => {
@@ -67,7 +74,7 @@ describe('a released policy as a matched pair (emulator running it onboard + int
     const pair = listAdmittedPairs(store).find((p) => p.clipId === plan.baked!.clip.id)!;
     expect(pair.admitted).toBe(true);
 
-    const link = await openRobotLink(emu.url, { robotUnit: 'g1-emulated-001' });
+    const link = await openTrialRobot(emu.url, { robotUnit: 'g1-emulated-001' });
     const events: TrialProgressEvent[] = [];
     const resets: string[] = [];
     try {

@@ -18,7 +18,7 @@ import { encodeBakedPolicy, type OnnxInitializer, type OnnxNode } from '../helpe
 import { motionbench } from '../helpers/runCli';
 import { sharedData } from '../helpers/sharedData';
 
-// Issue 11 item 8, the last bad input: a released-family policy whose action is NaN is refused
+// The last bad input: a released-family policy whose action is NaN is refused
 // with the file and the reason, at load time where possible, and nothing is recorded as a valid
 // episode. The policies are synthetic BeyondMimic exports written here (os.tmpdir()): the real
 // Jump_wose export's metadata verbatim (joint names, gains, default pose, bodies, observation

@@ -15,7 +15,7 @@ import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmul
 import { OUR_G1 } from '../helpers/sharedData';
 import { sleep, waitFor } from './bridgeTestClient';
 
-// Issue 6 item 10: "10 minutes of 500 Hz streaming with no dropped frame and flat memory", with
+// The robot link's contract, "10 minutes of 500 Hz streaming with no dropped frame and flat memory", with
 // real processes. `motionbench emulate-robot` runs as its own process; the console side is what
 // the console runs: connectRobot (the robot link thresholds) behind the ConnectionRegistry (rate
 // and age for the Connections panel), and a subscriber doing a trial's per-frame work — every

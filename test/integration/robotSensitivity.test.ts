@@ -1,4 +1,4 @@
-// `motionbench sensitivity --robot` end to end (issue 14 item 6, its robot half): a qualification
+// `motionbench sensitivity --robot` end to end: a qualification
 // pair with a stored calibration, a robot emulator in a process of its own, the interlock box on a
 // real socat PTY, the CLI in-process. Every perturbation runs as a real trial (the gate, the armed
 // interlock, the start-pose check) of the clip's first second, placed by the emulator's control
@@ -20,7 +20,6 @@ import { listAdmittedPairs } from '../../src/services/trial';
 import { storeCalibratedStart } from '../helpers/calibratedPair';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
-import { motionbench } from '../helpers/runCli';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-robot-sensitivity-'));
 const campaign = path.join(root, 'campaign');
@@ -45,7 +44,8 @@ const realEpisodes = async (dir: string) => {
 
 beforeAll(async () => {
   pty = await makePtyPair();
-  const q = await motionbench(
+  // In this process like the studies below (no second start-up of the command); the same command line.
+  const q = await inProcess(
     'qualify',
     '--workload',
     'core-v1',

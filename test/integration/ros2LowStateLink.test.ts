@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { WatchOnlyLinkError, robotBackendOf, type BackendEvent } from '../../src/domain/backend/backend';
-import { cloneStateFrame, type StateFrame } from '../../src/domain/backend/stateFrame';
+import { cloneStateFrame, type StateFrame } from '../../src/domain/robot/stateFrame';
 import { ROS2_LINK_WATCH_ONLY_REASON } from '../../src/domain/robotLink/serverCapabilities';
 import { defaultBackendFactories } from '../../src/services/console/backendFactories';
 import { ConnectionRegistry } from '../../src/services/console/connectionRegistry';
@@ -12,7 +12,7 @@ import type { CampaignStore } from '../../src/services/trace';
 import { GateDriver } from '../../src/services/trial/gateDriver';
 import type { InterlockFeed } from '../../src/services/trial/interlockFeed';
 import { captureRobotCalibration } from '../../src/services/trial/robotCalibration';
-import { robotLinkFor } from '../../src/services/trial/robotLink';
+import { trialRobotOf } from '../../src/services/trial/trialRobot';
 import { FOXGLOVE_SDK_SUBPROTOCOL, FOXGLOVE_SUBPROTOCOL } from '../../src/services/bridge/foxgloveWs';
 import {
   lowStateDefinitionText,
@@ -122,7 +122,7 @@ describe('a ROS 2 robot through foxglove_bridge (unitree_hg/msg/LowState, CDR)',
     let gateErr: unknown;
     try {
       new GateDriver({
-        link: robotLinkFor(backend),
+        link: trialRobotOf(backend),
         interlock,
         store: store as unknown as CampaignStore,
         parentTraceId: 'pt-ros2',
@@ -149,7 +149,7 @@ describe('a ROS 2 robot through foxglove_bridge (unitree_hg/msg/LowState, CDR)',
       for (const e of events) if (e.type === 'frames') for (const f of e.frames) fanned.push(f.tick);
     });
     cleanups.push(unsubscribe);
-    const link = robotLinkFor(backend, { robotUnit: 'g1-ros2', subscribe: (l) => registry.subscribe(info.id, l) });
+    const link = trialRobotOf(backend, { robotUnit: 'g1-ros2', subscribe: (l) => registry.subscribe(info.id, l) });
     const result = await captureRobotCalibration({ link, profile: loadRobotProfile(), timeoutMs: 15_000 });
     if (!result.ok) throw new Error(`calibration not captured: ${result.message} ${JSON.stringify(result.reasons)}`);
     expect(result.record.robotUnit).toBe('g1-ros2');
@@ -202,7 +202,7 @@ describe('a ROS 2 robot through foxglove_bridge (unitree_hg/msg/LowState, CDR)',
     expect(robotBackendOf(backend)?.robotLink).toMatchObject({ control: 'watchOnly' });
     expect(b.clientAdvertisements).toEqual([]);
     await expect(backend.acquire('run-ros2-sdk')).rejects.toBeInstanceOf(WatchOnlyLinkError);
-    const link = robotLinkFor(backend, { robotUnit: 'g1-ros2-sdk' });
+    const link = trialRobotOf(backend, { robotUnit: 'g1-ros2-sdk' });
     const result = await captureRobotCalibration({ link, profile: loadRobotProfile(), timeoutMs: 15_000 });
     if (!result.ok) throw new Error(`calibration not captured: ${result.message} ${JSON.stringify(result.reasons)}`);
     for (let i = 0; i < 29; i++)

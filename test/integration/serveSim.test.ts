@@ -2,7 +2,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BackendEvent } from '../../src/domain/backend/backend';
-import type { StateFrame } from '../../src/domain/backend/stateFrame';
+import type { StateFrame } from '../../src/domain/robot/stateFrame';
 import {
   G1_BRIDGE_TOPICS,
   clipToWire,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStateFrame } from '../../src/domain/backend/stateFrame';
+import { createStateFrame } from '../../src/domain/robot/stateFrame';
 import { G1_NUM_JOINTS as J } from '../../src/domain/robot/g1Joints';
 import type { VelocityPolicyFault } from '../../src/domain/wbc/velocityPolicy';
 import { SimEngine } from '../../src/services/sim/simEngine';

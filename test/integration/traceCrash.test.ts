@@ -1,4 +1,4 @@
-// Crash safety, for real (DESIGN §7, issue 5 item 2): a child process records into a campaign and
+// Crash safety, for real (DESIGN §7): a child process records into a campaign and
 // is killed with SIGKILL — once at a known point in the middle of an episode (after a known
 // number of synced chunks, with more frames in the open chunk), and twice at arbitrary moments of
 // a loop of back-to-back episodes (mid-frames, mid-finish, mid-begin). On reopen:

@@ -1,5 +1,5 @@
 // Disk full and read-only campaign folders give a clear error naming the path and lose nothing
-// already written (issue 5 item 2). The failures are real, also when the tests run as root (CI),
+// already written. The failures are real, also when the tests run as root (CI),
 // where permission bits do not stop anything:
 //
 // - disk full: the recording process runs under a file-size limit (RLIMIT_FSIZE, `ulimit -f`),

@@ -1,4 +1,4 @@
-// `motionbench trial` exit status (issue 10 item 9): a session whose only real trial ended
+// `motionbench trial` exit status: a session whose only real trial ended
 // `link_lost` used to exit 0 — nothing remained to run, so nothing "stopped early". Exit 0 now
 // means every real trial completed; this one exits 4 and says which trial did not (docs/TRIALS.md).
 // All real processes: the CLI, the robot emulator (its link killed mid-trial through its control

@@ -8,8 +8,8 @@ import { OffThreadFiles } from '../../src/services/files/offThread';
 import { openCampaign } from '../../src/services/trace';
 import { fixtureEnd, fixtureInputs, fixtureMetrics, syntheticFrames } from '../helpers/traceFixtures';
 
-// trial.episode is parsed in the console's file worker (issue 12 item 7: a whole episode took up to
-// 120 ms of the services' event loop): the real worker on a real campaign (SQLite + MCAP) answers the
+// trial.episode is parsed in the console's file worker (on the services' event loop a whole
+// episode takes up to 120 ms): the real worker on a real campaign (SQLite + MCAP) answers the
 // same DTO, as JSON, that the same code makes on this thread, and a missing run is the same typed error.
 
 let tmp: string;

@@ -2,10 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
-import type { WbcBinding } from '../../src/domain/wbc/wbcBinding';
-import { runQualification } from '../../src/services/qualification';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
-import { resolveBindingSpec } from '../../src/services/sim/bindingSpec';
 import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { openCampaign, type CampaignStore } from '../../src/services/trace';
 import {
@@ -15,41 +12,46 @@ import {
   type TrialProgressEvent,
 } from '../../src/services/trial';
 import { openInterlockFeed, type InterlockFeed } from '../../src/services/trial/interlockFeed';
-import { openRobotLink } from '../../src/services/trial/openRobotLink';
+import { openTrialRobot } from '../../src/services/trial/openTrialRobot';
 import { loadWorkload } from '../../src/services/workload';
 import { PlainClient } from './bridgeTestClient';
+import { CampaignTemplate } from '../helpers/campaignTemplate';
+import { qualifyWavePair } from '../helpers/qualifiedWavePair';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
 
-// Issue 6 item 10, all real processes: the robot emulator is a child process, the interlock box
+// All real processes: the robot emulator is a child process, the interlock box
 // an emulator on a socat PTY inside that process, the console side is the trial runner over real
 // WebSockets. Each fault is injected mid-trial and the trip time is measured from the injection
 // (performance.now() in this process) to the safety gate's trip (same clock).
 
 const profile = loadRobotProfile();
-const CLIP = 'ub_wave_right';
 const workload = loadWorkload('core-v1');
 
 let root: string;
 let sim: EmbeddedSimulator;
-let binding: WbcBinding;
 
 beforeAll(async () => {
   root = await mkdtemp(path.join(tmpdir(), 'mb-reliab-'));
-  binding = await resolveBindingSpec('builtin:assist=3000');
   sim = new EmbeddedSimulator({ modelFile: profile.sourceFile, workers: 1 });
   await sim.ready();
-}, 60_000);
+  template = new CampaignTemplate(root, async (dir) => {
+    await qualifyWavePair(dir, { simulator: sim });
+  });
+  await template.made();
+}, 120_000);
 
 afterAll(async () => {
   await sim?.close();
   await rm(root, { recursive: true, force: true });
 });
 
+/** The pair qualified once for the file, copied for each test. */
+let template: CampaignTemplate;
+
 /** A campaign of its own for each test (a finished trial counts towards its pair's three). */
 async function qualifiedCampaign(): Promise<{ dir: string; pairId: string }> {
-  const dir = await mkdtemp(path.join(root, 'campaign-'));
-  await runQualification({ campaignDir: dir, workload, bindings: [binding], profile, clips: [CLIP], simulator: sim });
+  const dir = await template.copy();
   const store = await openCampaign(dir);
   const pairId = listAdmittedPairs(store)[0].pairId;
   store.close();
@@ -96,7 +98,7 @@ async function trialWithFault(
   const { dir, pairId } = await qualifiedCampaign();
   rig = await startRig(dir);
   const r = rig;
-  const link = await openRobotLink(r.emu.url, { robotUnit: 'g1-emulated-reliability' });
+  const link = await openTrialRobot(r.emu.url, { robotUnit: 'g1-emulated-reliability' });
   const events: TrialProgressEvent[] = [];
   let injectedAtMs = 0;
   let injected = false;
@@ -210,7 +212,7 @@ describe('trial reliability (real processes)', () => {
     rig = await startRig(dir);
     const r = rig;
     const watcher = await PlainClient.connect(r.emu.url);
-    const link = await openRobotLink(r.emu.url, { robotUnit: 'g1-emulated-reliability' });
+    const link = await openTrialRobot(r.emu.url, { robotUnit: 'g1-emulated-reliability' });
     // What a busy SQLite does to beginEpisode (busy_timeout spins the one thread): the loop that
     // carries the interlock heartbeat and the gate's ticks stands still for 400 ms, between the
     // gate's grant of the start and the start's write.

@@ -3,18 +3,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runQualification } from '../../src/services/qualification';
-import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
-import { resolveBindingSpec } from '../../src/services/sim/bindingSpec';
 import { openCampaign } from '../../src/services/trace';
-import { listAdmittedPairs } from '../../src/services/trial';
-import { loadWorkload } from '../../src/services/workload';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
+import { qualifyWavePair } from '../helpers/qualifiedWavePair';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
 import { MOTIONBENCH_BIN } from '../helpers/runCli';
 import { REPO_ROOT } from '../helpers/sharedData';
 
-// Issue 6 item 6, "sessions resume after a restart": `motionbench trial --yes` as a real child
+// Sessions resume after a restart: `motionbench trial --yes` as a real child
 // process is killed (SIGKILL) during its second real trial; the campaign then holds the
 // calibration, the simulation episode, the first trial and the interrupted second one. Running
 // the same command again resumes: no new calibration, no second simulation episode, trial 1
@@ -22,7 +18,6 @@ import { REPO_ROOT } from '../helpers/sharedData';
 // then trial 3. The test plays the human beside the robot: it puts the robot back (emulator
 // human_reset) whenever the CLI waits for a reset.
 
-const CLIP = 'ub_wave_right';
 let dir: string;
 let pty: TestPtyPair;
 let emu: EmulatorProcess;
@@ -30,21 +25,17 @@ let pairId: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'mb-resume-'));
-  const profile = loadRobotProfile();
-  const binding = await resolveBindingSpec('builtin:assist=3000');
-  await runQualification({
-    campaignDir: dir,
-    workload: loadWorkload('core-v1'),
-    bindings: [binding],
-    profile,
-    clips: [CLIP],
-    workers: 1,
+  // The robot (its own process, with the box on the pty) starts while the pair is qualified here:
+  // neither needs the other. Both are kept for afterAll even when one fails.
+  const robot = makePtyPair().then(async (p) => {
+    pty = p;
+    emu = await startEmulatorProcess(['--interlock', pty.devicePath]);
   });
-  const store = await openCampaign(dir);
-  pairId = listAdmittedPairs(store)[0].pairId;
-  store.close();
-  pty = await makePtyPair();
-  emu = await startEmulatorProcess(['--interlock', pty.devicePath]);
+  const qualified = qualifyWavePair(dir, { workers: 1 }).then((q) => {
+    pairId = q.pairId;
+  });
+  const started = await Promise.allSettled([qualified, robot]);
+  for (const s of started) if (s.status === 'rejected') throw s.reason;
 }, 90_000);
 
 afterAll(async () => {

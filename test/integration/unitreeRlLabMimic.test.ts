@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlCommand, ControlObservation, Controller } from '../../src/domain/wbc/controller';
 import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
-import { toCanonical } from '../../src/domain/wbc/jointOrder';
+import { toCanonical } from '../../src/domain/robot/jointOrder';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';

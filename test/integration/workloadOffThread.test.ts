@@ -2,8 +2,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { OffThreadFiles } from '../../src/services/files/offThread';
 import { loadWorkload } from '../../src/services/workload';
 
-// The built-in workload (core-v1) generated in the console's file worker (issue 13: generating it
-// on the services' loop when a box opened blocked STOP, the robot link and the gate for 0.5–2 s;
+// The built-in workload (core-v1) generated in the console's file worker (generated
+// on the services' loop when a box opens, it blocks STOP, the robot link and the gate for 0.5–2 s;
 // the top bar's TIMING read a 1.1 s lowstate gap): the real worker gives exactly what the same
 // code gives on this thread — the snapshot (its hash names the workload in every admission) and
 // every clip's arrays, value for value.

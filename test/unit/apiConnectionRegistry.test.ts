@@ -9,7 +9,7 @@ import {
   type BackendFactories,
 } from '../../src/services/console/connectionRegistry';
 import type { BackendListener } from '../../src/domain/backend/backend';
-import { createStateFrame } from '../../src/domain/backend/stateFrame';
+import { createStateFrame } from '../../src/domain/robot/stateFrame';
 import { FakeBackend } from '../helpers/fakeBackend';
 
 // The Connections registry with scripted backends and a hand-driven clock.

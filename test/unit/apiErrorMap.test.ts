@@ -9,7 +9,7 @@ import { NotARobotBackendError } from '../../src/domain/backend/backend';
 import { InputError } from '../../src/domain/problems';
 import { StatsError } from '../../src/domain/stats/result';
 import { BakedMotionError } from '../../src/domain/wbc/bakedMotion';
-import { JointOrderError } from '../../src/domain/wbc/jointOrder';
+import { JointOrderError } from '../../src/domain/robot/jointOrder';
 import { IkError } from '../../src/domain/workload/bodyModel';
 import { MAPPED_ERROR_TYPES, toApiError } from '../../src/services/console/apiErrorMap';
 import { ApiFailure, FieldError, UnsupportedError } from '../../src/services/console/apiFailure';

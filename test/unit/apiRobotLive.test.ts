@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiEvent } from '../../src/api/contract';
-import { createStateFrame } from '../../src/domain/backend/stateFrame';
+import { createStateFrame } from '../../src/domain/robot/stateFrame';
 import type { BackendListener } from '../../src/domain/backend/backend';
 import { ApiFailure } from '../../src/services/console/apiFailure';
 import { ConnectionRegistry } from '../../src/services/console/connectionRegistry';
@@ -8,7 +8,7 @@ import { EventHub } from '../../src/services/console/eventHub';
 import { RobotLive, robotLinkFigures } from '../../src/services/console/robotLive';
 import { FakeBackend } from '../helpers/fakeBackend';
 
-// Issue 13: the live robot's feed and the emulator reset, against a registry with test doubles
+// The live robot's feed and the emulator reset, against a registry with test doubles
 // (the real emulator and Chromium are in test/e2e/liveRobot.test.ts).
 
 function setup(emulatorControl: boolean) {

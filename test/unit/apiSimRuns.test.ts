@@ -18,7 +18,7 @@ import type {
   Presence,
   RunRequest,
 } from '../../src/domain/backend/backend';
-import { createStateFrame } from '../../src/domain/backend/stateFrame';
+import { createStateFrame } from '../../src/domain/robot/stateFrame';
 import { ClipPairEvaluator, MB_METRICS_1 } from '../../src/domain/metrics';
 import { computeClipId } from '../../src/domain/motion/clipCommon';
 import type { MotionClip } from '../../src/domain/motion/motionClip';

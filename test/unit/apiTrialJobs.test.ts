@@ -12,7 +12,7 @@ import type {
   BackendListener,
   Presence,
 } from '../../src/domain/backend/backend';
-import { createStateFrame } from '../../src/domain/backend/stateFrame';
+import { createStateFrame } from '../../src/domain/robot/stateFrame';
 import { computeClipId } from '../../src/domain/motion/clipCommon';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import type { LoadedWorkload } from '../../src/domain/workload/snapshot';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BackendEvent } from '../../src/domain/backend/backend';
 import { BackendEventQueue } from '../../src/domain/backend/backendEventQueue';
-import { createStateFrame, type StateFrame } from '../../src/domain/backend/stateFrame';
+import { createStateFrame, type StateFrame } from '../../src/domain/robot/stateFrame';
 
 // The one bounded delivery queue of the robot link and the robot emulator: an idle listener gets
 // an event at once, a busy one the next batch when its promise settles; at most maxQueuedFrames

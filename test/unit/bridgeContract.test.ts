@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createStateFrame } from '../../src/domain/backend/stateFrame';
+import { createStateFrame } from '../../src/domain/robot/stateFrame';
 import {
   COMMAND_SCHEMA,
   G1_BRIDGE_CONTRACT,

@@ -10,7 +10,7 @@ import type {
   Presence,
   RunRequest,
 } from '../../src/domain/backend/backend';
-import { createStateFrame, type StateFrame } from '../../src/domain/backend/stateFrame';
+import { createStateFrame, type StateFrame } from '../../src/domain/robot/stateFrame';
 import { resampleClip } from '../../src/domain/motion/resample';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { G1_NUM_JOINTS } from '../../src/domain/robot/g1Joints';

@@ -7,7 +7,7 @@ import {
 import { HOSTILE_FOXGLOVE_SERVER_MESSAGES } from '../helpers/hostileProtocolMessages';
 
 // The check every Foxglove WebSocket frame from a server passes before @foxglove/ws-protocol
-// parses it (issue 10 item 2). Each hostile message is refused with the field it got wrong; the
+// parses it. Each hostile message is refused with the field it got wrong; the
 // messages a real g1-bridge/1 server sends pass (control), and ops the console does not use are
 // dropped unread.
 

@@ -1,7 +1,7 @@
-// Calibration capture (DESIGN §3 CalibrationRecord; issue 6 item 5): stillness detection,
+// Calibration capture (DESIGN §3 CalibrationRecord): stillness detection,
 // averaging, refusal reasons, the simulator start composition and the residual covariates.
 import { describe, expect, it } from 'vitest';
-import { createStateFrame, type StateFrame } from '../../src/domain/backend/stateFrame';
+import { createStateFrame, type StateFrame } from '../../src/domain/robot/stateFrame';
 import {
   ATTITUDE_AVERAGING,
   StillnessDetector,

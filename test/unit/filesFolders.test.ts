@@ -1,5 +1,5 @@
 // Creating a user-named folder (a campaign) without trusting the path: Node's recursive mkdir
-// spins forever under /proc (issue 10 item 4), so src/services/files/folders.ts checks the nearest
+// spins forever under /proc, so src/services/files/folders.ts checks the nearest
 // existing ancestor (realpath; /proc, /sys, /dev refused; a writable folder) and creates the
 // missing levels one mkdir at a time.
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
 import { createControlCommand, type ControlReference } from '../../src/domain/wbc/controller';
-import { G1_ISAACLAB_JOINT_NAMES } from '../../src/domain/wbc/jointOrder';
+import { G1_ISAACLAB_JOINT_NAMES } from '../../src/domain/robot/jointOrder';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { planPolicy } from '../../src/services/wbc/policyRun';
 import {
@@ -36,7 +36,7 @@ import {
 } from '../helpers/referenceTestMath';
 import { expectInputError } from './motionTestHelpers';
 
-// The HoloMotion binding (issue 16 item 2) on interface-exposing exports: graphs with the v1.4
+// The HoloMotion binding on interface-exposing exports: graphs with the v1.4
 // exporter's exact input/output names, shapes and metadata whose weights copy chosen observation
 // entries into the action. Each of the 604 entries is read back through the graph and compared
 // with a value this test computes itself from the robot state and the reference, using the

@@ -626,7 +626,7 @@ describe('interlock device model (the box)', () => {
   });
 });
 
-// Issue 12 item 7: the console behind an interlock keeper. The keeper reports the console's main
+// The console behind an interlock keeper. The keeper reports the console's main
 // loop stalling (ConsoleWatchdog) and the monitor decides what that means for the box.
 describe('interlock monitor: a stalled console (keeper watchdog)', () => {
   const heartbeatsIn = (s: CoSim, ms: number): number => {

@@ -18,7 +18,7 @@ import {
   jointOrderFromNames,
   policyToCanonical,
   toCanonical,
-} from '../../src/domain/wbc/jointOrder';
+} from '../../src/domain/robot/jointOrder';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { readOnnxFile } from '../../src/services/wbc/onnxModelReader';

@@ -16,7 +16,7 @@ import {
   type MatchedPairResult,
   type TrialProgressEvent,
 } from '../../src/services/trial';
-import { robotLinkFor } from '../../src/services/trial/robotLink';
+import { trialRobotOf } from '../../src/services/trial/trialRobot';
 import { loadWorkload } from '../../src/services/workload';
 import { ScriptedInterlock, ScriptedRobot, SteppedClock } from '../helpers/scriptedTrialRig';
 
@@ -116,7 +116,7 @@ function runSession(
 ): Promise<MatchedPairResult> {
   return runMatchedPair({
     store: s.store,
-    link: robotLinkFor(s.robot, { robotUnit: 'g1-scripted' }),
+    link: trialRobotOf(s.robot, { robotUnit: 'g1-scripted' }),
     interlock: s.interlock,
     sim,
     profile,

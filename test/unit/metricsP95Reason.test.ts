@@ -1,4 +1,4 @@
-// The P95 readings' "unavailable" reasons name the P95, not the RMS (issue 10 item 9): executed
+// The P95 readings' "unavailable" reasons name the P95, not the RMS: executed
 // frames whose joint angles are finite but so large that the accelerations overflow leave
 // joint_acc_p95 / joint_jerk_p95 unavailable, and the reason must say which reading it is.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Hostile XML and MJCF (issue 10 item 9): nesting deep enough to overflow a recursive reader,
+// Hostile XML and MJCF: nesting deep enough to overflow a recursive reader,
 // includes that multiply, nest or loop, and character references to code points XML does not
 // have. Each must end in a located InputError (file, line, column) — never "Maximum call stack
 // size exceeded", "Invalid code point" or a hang.

@@ -1,4 +1,4 @@
-// Hostile motion files (issue 10 item 9): UTF-16 text, and values no motion capture produces —
+// Hostile motion files: UTF-16 text, and values no motion capture produces —
 // 1e308 m root positions, 100 rad joint angles, fps 1e-300 or 1e300, NaN. Each codec refuses them
 // with the file and where (line/column for CSV, key for NPZ and JSON), under the named bounds of
 // clipCommon.ts; real clips at the bounds still load.

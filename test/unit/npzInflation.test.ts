@@ -1,4 +1,4 @@
-// The NPZ reader decides from the .npy headers before inflating (issue 10 item 6). The members
+// The NPZ reader decides from the .npy headers before inflating. The members
 // below carry a valid header followed by DEFLATE data that cannot inflate (headerOnlyMember): an
 // error other than "DEFLATE data is corrupt" proves the decision was made without inflating the
 // data, and costs nothing whatever size the ZIP declares.

@@ -8,7 +8,7 @@ import {
   reflectedInertiaTwoStage,
   UNITREE_RL_LAB_G1_VELOCITY_LIMIT_RAD_S,
   unitreeRlLabG1Physics,
-} from '../../src/domain/sim/physicsProfile';
+} from '../../src/domain/robot/physicsProfile';
 import fs from 'node:fs';
 import { parse } from 'yaml';
 import { readOnnxFile } from '../../src/services/wbc/onnxModelReader';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
-import { G1_ISAACLAB_JOINT_NAMES, jointOrderFromNames } from '../../src/domain/wbc/jointOrder';
+import { G1_ISAACLAB_JOINT_NAMES, jointOrderFromNames } from '../../src/domain/robot/jointOrder';
 import {
   firstActionReport,
   impliedTermBound,

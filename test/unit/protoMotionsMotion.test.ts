@@ -8,7 +8,7 @@ import { decodeProtoMotionsMotion } from '../../src/domain/motion/protoMotionsMo
 import { openTorchArchive, PickleDict, TorchTensor } from '../../src/domain/motion/torchArchive';
 import { ForwardKinematics } from '../../src/domain/robot/forwardKinematics';
 import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
-import { G1_ISAACLAB_JOINT_NAMES } from '../../src/domain/wbc/jointOrder';
+import { G1_ISAACLAB_JOINT_NAMES } from '../../src/domain/robot/jointOrder';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { MENAGERIE_G1, sharedData } from '../helpers/sharedData';
 import { expectInputError, J } from './motionTestHelpers';

@@ -10,7 +10,7 @@ import {
 } from '../../renderer/src/app/dockLayout';
 import { clickDockTab, resizeDock, useDockStore } from '../../renderer/src/app/dockStore';
 
-// Issue 13 item 2: the bottom dock never takes the viewport below its minimum
+// The bottom dock never takes the viewport below its minimum
 // (renderer/src/app/dockLayout.ts), and its tabs show a board or fold the dock (dockStore.ts).
 
 /** The centre column at 1366×768: 720 px under the top bar, a 100 px timeline, 37 px of dock chrome. */

@@ -12,7 +12,7 @@ import { poseStore } from '../../renderer/src/playback/poseStore';
 import { setRobotProfile } from '../../renderer/src/robot/robotStore';
 import { OUR_G1, sharedData } from '../helpers/sharedData';
 
-// Issue 12 item 6: the playhead's requestAnimationFrame loop runs only while a clip plays, so an
+// The playhead's requestAnimationFrame loop runs only while a clip plays, so an
 // idle console schedules no animation frames (Chromium then produces none, and the on-demand
 // viewport draws none). requestAnimationFrame is a hand-driven fake here: `frame(ms)` runs the
 // callbacks queued so far at that time, as the browser would on one display frame.

@@ -18,7 +18,7 @@ import { setRobotProfile } from '../../renderer/src/robot/robotStore';
 import { trialLiveStore, useTrialStore } from '../../renderer/src/trial/trialStore';
 import { OUR_G1, sharedData } from '../helpers/sharedData';
 
-// Issue 13 item 3: when the operator picks another pair, or the runs a replay drew are gone
+// When the operator picks another pair, or the runs a replay drew are gone
 // (another clip, another replay), the panels' stores drop what described the previous selection.
 // Each reset stands beside a change that must not reset anything.
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isEditableTarget, stopKeyDown, stopKeyUp, type StopKeyTarget } from '../../renderer/src/safety/stopKeys';
 
-// Issue 10 item 8: the operator STOP keys (renderer/src/safety/stopKeys.ts). Escape stops from
+// The operator STOP keys (renderer/src/safety/stopKeys.ts). Escape stops from
 // anywhere; Space stops only when focus is not in an editable control, where it types a space.
 
 const SPACE = { key: ' ', code: 'Space' };

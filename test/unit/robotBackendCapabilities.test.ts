@@ -18,7 +18,7 @@ import type { NewTraceEvent } from '../../src/domain/trace/records';
 import type { CampaignStore } from '../../src/services/trace';
 import { GateDriver } from '../../src/services/trial/gateDriver';
 import type { InterlockFeed } from '../../src/services/trial/interlockFeed';
-import { robotLinkFor } from '../../src/services/trial/robotLink';
+import { trialRobotOf } from '../../src/services/trial/trialRobot';
 
 // A robot backend declares itself (Backend.robotLink) and offers sendStop, damp and linkStats
 // (RobotBackend). The consumers read that declaration, never probe for methods: a backend with a
@@ -102,9 +102,9 @@ describe('the declared robot link', () => {
     );
   });
 
-  it('robotLinkFor sends stop and damp through the RobotBackend (outcome whole)', async () => {
+  it('trialRobotOf sends stop and damp through the RobotBackend (outcome whole)', async () => {
     const robot = new DeclaredRobot('g1');
-    const link = robotLinkFor(robot);
+    const link = trialRobotOf(robot);
     expect((await link.stop('link_lost', 'trip')).answer).toBe('ok');
     expect((await link.damp('trip')).answer).toBe('ok');
     expect(robot.sent).toEqual(['stop link_lost trip', 'damp trip']);
@@ -113,7 +113,7 @@ describe('the declared robot link', () => {
   it('an undeclared backend is not stopped by probing: its stop comes back unsent, naming the reason', async () => {
     const duck = new UndeclaredStopper('duck');
     const lines: string[] = [];
-    const d = await robotLinkFor(duck, { log: (l) => lines.push(l) }).stop('estop', 'trip');
+    const d = await trialRobotOf(duck, { log: (l) => lines.push(l) }).stop('estop', 'trip');
     expect(d).toMatchObject({ command: 'stop', attempts: 0, answer: null });
     expect(d.message).toMatch(/duck declares no robot link/);
     expect(duck.stops).toBe(0);
@@ -142,7 +142,7 @@ describe('the gate driver refuses a backend that cannot stop', () => {
 
   it('throws NotARobotBackendError with the reason and records the refusal on the parent trace', () => {
     const { store, events } = fakeStore();
-    const link = robotLinkFor(new UndeclaredStopper('duck', 'a duck-typed robot'));
+    const link = trialRobotOf(new UndeclaredStopper('duck', 'a duck-typed robot'));
     let err: unknown;
     try {
       drivers.push(new GateDriver({ link, interlock: quietInterlock, store, parentTraceId: 'pt-1' }));
@@ -158,7 +158,7 @@ describe('the gate driver refuses a backend that cannot stop', () => {
 
   it('control: a declared robot link is accepted and nothing is recorded', () => {
     const { store, events } = fakeStore();
-    const driver = new GateDriver({ link: robotLinkFor(new DeclaredRobot('g1')), interlock: quietInterlock, store });
+    const driver = new GateDriver({ link: trialRobotOf(new DeclaredRobot('g1')), interlock: quietInterlock, store });
     drivers.push(driver);
     expect(events).toEqual([]);
   });

@@ -2,7 +2,7 @@
 // defaults, located errors), the actuator delay line, seeded sensor noise, the sensor model
 // (quantisation, noise statistics) and the --fault schedule syntax.
 import { describe, expect, it } from 'vitest';
-import { createStateFrame } from '../../src/domain/backend/stateFrame';
+import { createStateFrame } from '../../src/domain/robot/stateFrame';
 import {
   ActuatorDelayLine,
   applySensorModel,
@@ -356,7 +356,7 @@ describe('sensor model (encoder quantisation and noise, IMU noise)', () => {
   });
 
   it('point-sampled at 50 Hz, the exaggerated encoder noise alone makes ~560 rad/s³ of jerk; g1-plausible’s quantisation < 6', () => {
-    // The finding of issue 13: σ·sqrt(20)·r³ = 1e-3 · 4.47 · 125 000 ≈ 559 rad/s³ of jerk from noise
+    // Why the exaggerated profile is rough: σ·sqrt(20)·r³ = 1e-3 · 4.47 · 125 000 ≈ 559 rad/s³ of jerk from noise
     // alone, 30× the simulator's 18 rad/s³ on the same clip. The truth here is a slow sine whose own
     // jerk is (2π·0.5)³·0.3 ≈ 9.3 rad/s³ at most.
     const n = 5000;

@@ -7,7 +7,7 @@ import {
   tiltRadFromQuatWxyz,
 } from '../../src/domain/robotLink/robotUpright';
 
-// Issue 13: the IMU tilt the top bar shows and the banner that says a robot is down or limp.
+// The IMU tilt the top bar shows and the banner that says a robot is down or limp.
 
 const deg = (d: number) => (d * Math.PI) / 180;
 

@@ -1,4 +1,4 @@
-// Property-based tests of the safety gate (DESIGN §6, issue 6 item 4): random histories of
+// Property-based tests of the safety gate (DESIGN §6): random histories of
 // interlock statuses, robot frames, admissions, episodes, calibrations, confirmations, stops,
 // e-stops, link losses, resets and motion requests — with monotonic random timestamps, some
 // going backwards and some malformed — judged step by step by an independent oracle

@@ -1,4 +1,4 @@
-// Example-based tests of the safety gate (DESIGN §6; issue 6 item 4): each condition with its
+// Example-based tests of the safety gate (DESIGN §6): each condition with its
 // message, the limits at their boundaries, trips and their outcomes, the watchdog, human-gated
 // resets, stop/damp, time going backwards, malformed input, config limits and purity.
 // The random-history properties are in safetyGate.property.test.ts.

@@ -1,6 +1,6 @@
-// Property tests of the gate's last check before a granted start is written (issue 10 item 1:
-// a start reached the robot 39 ms after the gate tripped, because the trip happened while the
-// runner awaited the episode's recording between the gate's grant and the write). Whatever
+// Property tests of the gate's last check before a granted start is written (without it a
+// start can reach the robot tens of ms after the gate tripped, when the trip happens while the
+// runner awaits the episode's recording between the gate's grant and the write). Whatever
 // happens in that await — any order and timing of interlock statuses, e-stops, losses, lowstates,
 // operator stops, episode ends, resets, silent stretches — `transmit` answers `allowed` only if
 // nothing tripped since the grant and the interlock and link are fresh at the instant of the write.

@@ -17,7 +17,7 @@ import { clipHead } from '../../src/domain/sim/clipWindow';
 import { initialStateFromCalibration, initialStateFromClipFrame, withHeading } from '../../src/domain/sim/initialState';
 import { RootAssistController, quatToRotvecInto } from '../../src/domain/sim/rootAssist';
 import { TrajectoryHasher, trajectoryFrameWidth } from '../../src/domain/sim/trajectoryHash';
-import { createStateFrame } from '../../src/domain/backend/stateFrame';
+import { createStateFrame } from '../../src/domain/robot/stateFrame';
 import { createControlCommand } from '../../src/domain/wbc/controller';
 import type { QuatWxyz } from '../../src/domain/units';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
 import { createControlCommand, type ControlReference } from '../../src/domain/wbc/controller';
-import { G1_ISAACLAB_JOINT_NAMES } from '../../src/domain/wbc/jointOrder';
+import { G1_ISAACLAB_JOINT_NAMES } from '../../src/domain/robot/jointOrder';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { planPolicy } from '../../src/services/wbc/policyRun';
 import {
@@ -22,7 +22,7 @@ import {
 } from '../helpers/sonicFixture';
 import { expectInputError } from './motionTestHelpers';
 
-// The SONIC binding (issue 16 item 1) on interface-exposing deploy folders: model_encoder.onnx
+// The SONIC binding on interface-exposing deploy folders: model_encoder.onnx
 // and model_decoder.onnx with the exporter's exact I/O, observation_config.yaml with the shipped
 // term lists. The probes copy input entries into the token and the action, so every entry the
 // encoder and the decoder receive is read back through both graphs and compared with a value this

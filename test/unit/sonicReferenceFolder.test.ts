@@ -7,7 +7,7 @@ import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { SONIC_ISAACLAB_TO_MUJOCO, SONIC_REFERENCE_JOINT_NAMES } from '../../src/domain/motion/peerJointOrders';
 import { decodeSonicReferenceFolder, type SonicFolderFiles } from '../../src/domain/motion/sonicReferenceFolder';
 import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
-import { G1_ISAACLAB_JOINT_NAMES } from '../../src/domain/wbc/jointOrder';
+import { G1_ISAACLAB_JOINT_NAMES } from '../../src/domain/robot/jointOrder';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { sharedData } from '../helpers/sharedData';
 import { enc, expectInputError, J } from './motionTestHelpers';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { RecentGaps } from '../../src/domain/timing/recentGaps';
 import { timingHealth, TIMING_TRIP_LIMIT_MS } from '../../src/domain/timing/timingHealth';
 
-// Issue 13 item 3: the timing health shown before arming — the largest gaps of the interlock's
+// The timing health shown before arming — the largest gaps of the interlock's
 // statuses and of the robot's lowstate over the last seconds, against the 100 ms trip.
 
 describe('RecentGaps', () => {

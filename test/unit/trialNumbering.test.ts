@@ -4,7 +4,7 @@ import { makeBuiltinBinding, rootAssistFromStiffness } from '../../src/domain/si
 import { trialNumber } from '../../src/domain/trial/trialNumber';
 import type { PolicyBinding } from '../../src/domain/wbc/wbcBinding';
 
-// Issue 13 item 3: trials are numbered from 1 for people (stored indices stay 0-based), and two
+// Trials are numbered from 1 for people (stored indices stay 0-based), and two
 // bindings of one campaign get names that tell them apart.
 
 describe('trial numbering', () => {

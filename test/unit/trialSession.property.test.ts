@@ -1,4 +1,4 @@
-// Property-based tests of the matched trial session reducer (src/domain/trial; issue 12 item 1):
+// Property-based tests of the matched trial session reducer (src/domain/trial):
 // random sessions played in a scripted world (test/unit/trialSessionWorld.ts) — refusals,
 // retries, resets, trips at any moment, operator stops, and in the adversarial runs a lying gate
 // and stray, duplicated or foreign events — judged over the whole history:

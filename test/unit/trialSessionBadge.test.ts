@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { EpisodeOutcome } from '../../src/domain/backend/backend';
 import { sessionBadge } from '../../src/domain/trial/sessionBadge';
 
-// Issue 13 item 3: a session's badge says "completed" only when every real trial completed; any
+// A session's badge says "completed" only when every real trial completed; any
 // other ending names what happened, with a warning or an alarm tone.
 
 const real = (...outcomes: EpisodeOutcome[]) => outcomes.map((outcome, trialIndex) => ({ trialIndex, outcome }));

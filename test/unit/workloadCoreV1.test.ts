@@ -224,6 +224,19 @@ describe('core-v1 is frozen', () => {
     expect(msg).toMatch(/refreezeCoreV1\.ts --write/);
   });
 
+  // Pinned from the recipes as they were written as code, before they became a data table
+  // interpreted by one function: the table must reproduce every frame of every clip, every
+  // recipe's metadata and the snapshot exactly (the JSON export prints every float in full).
+  it('the whole generated workload (every frame of every clip, the recipe metadata, the snapshot) has the pinned content hash', () => {
+    const text = [
+      ...gen.clips.map((c) => encodeClipJson(c)),
+      JSON.stringify(gen.recipes),
+      JSON.stringify(gen.snapshot),
+    ].join('\n');
+    expect(gen.clips).toHaveLength(47);
+    expect(sha256HexOfString(text)).toBe('706b10680ba949655343ea6f6be6b8bcf41aa3ef94371de1fbf2658c7e0fadc0');
+  });
+
   it('generating a clip again gives the same id (no hidden state between clips)', () => {
     const again = generateCoreV1(profile, { only: ['dyn_side_kick_right', 'ub_wave_right'], withFileSha256: false });
     expect(again.clips.map((c) => c.id)).toEqual([byName('ub_wave_right').id, byName('dyn_side_kick_right').id]);

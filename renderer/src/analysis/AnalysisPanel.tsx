@@ -14,7 +14,7 @@ import type { CategoryChartSpec } from './categoryChart';
 import './analysis.css';
 import { READING_SHORT_NAMES } from '../ui/readingShortNames';
 
-// The Analysis panel (issue 14, docs/ANALYSIS.md): the campaign's statistics from analysis.run, as
+// The Analysis panel (docs/ANALYSIS.md): the campaign's statistics from analysis.run, as
 // plots an analyst reads at a glance —
 //   - a forest plot of every reading's Gap % with its 95 % pair-cluster bootstrap CI, one series
 //     per binding, the zero line dashed (a CI across it: not distinguishable from zero); a binding

@@ -11,7 +11,7 @@ import { useSensitivityStore, type SensitivityResponse } from './sensitivityStor
 import type { XyChartSpec } from './xyChart';
 import { XyPlot } from './XyPlot';
 
-// The Analysis panel's start-state sensitivity (issue 14 item 6, docs/ANALYSIS.md §6): one matched
+// The Analysis panel's start-state sensitivity (docs/ANALYSIS.md §6): one matched
 // pair's calibrated start perturbed in the embedded simulator (analysis.sensitivity), shown as
 //   - the dominant direction of each scale's Gram by axis (bars: the smallest scale, the local
 //     linear geometry; dots: the larger scales), signed, in joint names;

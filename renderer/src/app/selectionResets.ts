@@ -7,7 +7,7 @@ import { emptyTrialLive, trialLiveStore, useTrialStore } from '../trial/trialSto
 
 // What panels show belongs to a selection: the pair picked in the Trial runner, the runs drawn in
 // the viewport. When the selection changes, what described the previous one is cleared here, in
-// the stores (issue 13 item 3), so no panel shows a previous pair's or clip's figures under the new
+// the stores, so no panel shows a previous pair's or clip's figures under the new
 // one:
 //   - another pair picked in the Trial runner: the calibration capture (its residuals are against
 //     the previous pair's clip) and its accepted id; the ended job of the previous pair, with its

@@ -10,7 +10,7 @@ import { acceptCalibration, cancelCapture, captureCalibration } from './calibrat
 import { boundCalibrationId, residualRows, stillnessMeter } from './calibrationFormat';
 import { useCalibrationStore } from './calibrationStore';
 
-// The Calibration panel (DESIGN §3 CalibrationRecord, §8; issue 6 item 5): "hold still" with a
+// The Calibration panel (DESIGN §3 CalibrationRecord, §8): "hold still" with a
 // live stillness meter (window fill, joint velocity, gyro, each against its limit), Capture → the
 // measured start configuration vs the clip's first frame (per joint, largest |Δ| first; roll and
 // pitch), then Accept (stored in the campaign: the next matched pair uses it) or Redo.

@@ -3,7 +3,7 @@ import { trialCall } from '../trial/trialCall';
 import { useTrialStore } from '../trial/trialStore';
 import { patchCapture, useCalibrationStore } from './calibrationStore';
 
-// The Calibration panel's actions (DESIGN §3 CalibrationRecord; issue 6 item 5): capture the
+// The Calibration panel's actions (DESIGN §3 CalibrationRecord): capture the
 // robot's start configuration once it holds still (calibration.capture; the stillness meter comes
 // as calibration.stillness pushes, trial/trialPushes.ts), accept it into the campaign of the Trial
 // runner's form (calibration.accept: the next matched pair uses it), or cancel a capture. Errors

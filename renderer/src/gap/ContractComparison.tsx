@@ -2,7 +2,7 @@ import type { ContractGroupDto } from '../../../src/api/contract';
 import { compareContracts, setPeerContracts } from './gapActions';
 import { useGapReviewStore } from './gapStore';
 
-// The campaign under three metric contracts side by side (issue 16 item 5; docs/METRICS.md "Peer
+// The campaign under three metric contracts side by side (docs/METRICS.md "Peer
 // contracts"): per binding and execution domain, mb-metrics/1's SR and MPJPE-l next to SONIC's
 // (sonic-eval/1, frame-weighted) and HoloMotion's (holomotion-eval/1, mean over clips) own
 // numbers. "Compare" shows what is stored; "Score and compare" first scores the episodes that

@@ -1,4 +1,4 @@
-// What speed playback achieves (issue 13 item 3). The loop (playback.ts) advances the playhead by
+// What speed playback achieves. The loop (playback.ts) advances the playhead by
 // the wall time between two display frames, at most MAX_TICK_S a frame so that a stall (a hidden
 // tab, a long frame) is not played as a jump. When rendering takes longer than that per frame —
 // software GL on a busy machine — the clip plays slower than asked, silently. The meter measures

@@ -14,7 +14,7 @@ import { needText } from './policyFormat';
 import { PolicyCheck } from './PolicyCheck';
 import { usePolicyStore, type PolicyInfo } from './policyStore';
 
-// The Policy panel (issue 11 item 7): open a released tracking policy by its path on the machine
+// The Policy panel: open a released tracking policy by its path on the machine
 // running the services and see what an operator needs to judge it before running it — family
 // and adapter, binding, observation, control rate and physics, action mode, joint order, what it
 // needs from the backend, and the motion baked into it (shown as the clip on display).

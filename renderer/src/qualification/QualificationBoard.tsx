@@ -17,7 +17,7 @@ import {
 import { cellTitle, GROUP_TEXT, minutesSeconds, pct, reportBindingName } from './qualificationFormat';
 import { patchBoardForm, setGroupFilter, useQualificationStore, type GroupFilter } from './qualificationStore';
 
-// The Qualification board (DESIGN §8, issue 5 item 6): rows = clips (filter by capability group),
+// The Qualification board (DESIGN §8): rows = clips (filter by capability group),
 // columns = WBC bindings, cells coloured by admission (green admitted, red rejected, grey pending,
 // blue running); hover shows the reasons; a click replays the pair's worst rollout in the viewport.
 // With a policy open (Policy panel), a second start qualifies that policy on its own motions.

@@ -10,7 +10,7 @@ import { BUILTIN_NOTE, NO_CAMPAIGN_DIR } from '../ui/format';
 import { patchBoardForm, useQualificationStore, type BoardForm } from './qualificationStore';
 import { qualificationReplayRunId, reportBindingName } from './qualificationFormat';
 
-// The Qualification board (issue 5 item 6): a campaign's WBC × clip matrix (qualification.report),
+// The Qualification board: a campaign's WBC × clip matrix (qualification.report),
 // a run started and cancelled from here (qualification.start / cancel; progress arrives as
 // qualification.progress pushes), and a click on a cell replays that pair's worst rollout
 // (qualification.replay): the reference clip becomes the clip on display (ghost), the executed

@@ -2,7 +2,7 @@ import { create } from 'zustand';
 import { createStore } from 'zustand/vanilla';
 import type { RobotLiveEvent } from '../../../src/api/contract';
 
-// The live robot outside trials (issue 13): each connected robot's newest measured joints and
+// The live robot outside trials: each connected robot's newest measured joints and
 // root, from the robot.live push (src/services/console/robotLive.ts, 15 Hz). Two stores, as for the
 // poses: the ids of the robots to draw in React state (they change when a robot connects or goes
 // away), the joint angles and roots in a transient store written in place and read in useFrame

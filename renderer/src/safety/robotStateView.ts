@@ -3,7 +3,7 @@ import { robotAlerts, type RobotAlert } from '../../../src/domain/robotLink/robo
 import { timingHealth, type SchedulerFacts, type TimingHealth } from '../../../src/domain/timing/timingHealth';
 import type { LightColour } from './lightViews';
 
-// Pure view logic of the top bar's robot state (issue 13): the controller's state from
+// Pure view logic of the top bar's robot state: the controller's state from
 // /g1/wbc_status, the IMU tilt, the fallen/damped banner (src/domain/robotLink/robotUpright.ts)
 // and the timing health before arming (src/domain/timing/timingHealth.ts). No React, no stores.
 

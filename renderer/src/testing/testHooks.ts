@@ -31,8 +31,9 @@ import { viewportFramesRendered } from '../viewport/renderOnDemand';
 
 // Read-only view of the console for end-to-end tests, taken from the same stores the viewport
 // and panels draw from (window.__motionbench). With `dev=1` in the page URL, a developer hook
-// (window.__motionbenchDev) also feeds executed runs into the overlay store, until episodes can
-// be loaded through the API.
+// (window.__motionbenchDev) also feeds executed runs straight into the overlay store, so a test
+// can draw runs of its own making without recording an episode. Installed by the end-to-end build
+// only (electron.vite.config.ts); the production bundle carries none of this.
 
 export interface MotionbenchTestState {
   clipId: string | null;

@@ -21,7 +21,7 @@ import { minimalSetOffer, minimalSetPairs } from './minimalSetQueue';
 import { watchOnlyReason } from './linkControl';
 import { runnerStatusView } from './runnerStatusView';
 
-// The Trial runner (DESIGN §8, issue 6 item 9): the admitted pairs of a campaign (clip, binding,
+// The Trial runner (DESIGN §8): the admitted pairs of a campaign (clip, binding,
 // how far the matched pair got), the interlock box (open, ARM / DISARM, refusals verbatim), one
 // matched pair at a time (1 simulation branch + N real trials) with the runner's prompts answered
 // here, the gate's refusal reasons verbatim, and the live readings of the running trial from the

@@ -1,6 +1,6 @@
 import type { AdmittedPairDto, AnalysisDocument, TrialQueueDto } from '../../../src/api/contract';
 
-// The Trial runner's "minimal clip set" filter (issue 14 item 4): when the Analysis panel holds an
+// The Trial runner's "minimal clip set" filter: when the Analysis panel holds an
 // analysis of the same campaign, the queue can show only the pairs of its minimal hardware clip set,
 // in the order of the selection path (then by binding). Pure, for the panel and its unit test.
 

@@ -10,7 +10,7 @@ import { trialCall } from './trialCall';
 import { parseTrials } from './trialFormat';
 import { trialLiveStore, useTrialStore } from './trialStore';
 
-// The Trial runner's actions (issue 6 item 9): the campaign's queue of admitted pairs
+// The Trial runner's actions: the campaign's queue of admitted pairs
 // (trial.queue), a matched pair started (trial.start: one simulation branch from the calibrated
 // start, then the real trials), the runner's prompts answered (trial.confirm) and the job stopped
 // (trial.stop; the operator STOP stops every job). What the job pushes back is handled in

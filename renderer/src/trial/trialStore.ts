@@ -2,7 +2,7 @@ import { create } from 'zustand';
 import { createStore } from 'zustand/vanilla';
 import type { InterlockListDto, TrialJobStatus, TrialLiveEvent, TrialQueueDto } from '../../../src/api/contract';
 
-// The Trial runner (issue 6 item 9). Two layers, by rate:
+// The Trial runner. Two layers, by rate:
 //   useTrialStore     React, low rate: the form, the interlock row, the queue, the job's status
 //                     and prompt, what is in flight and the errors (the Calibration panel's calls
 //                     report here too: calibration/calibrationStore.ts holds the capture)

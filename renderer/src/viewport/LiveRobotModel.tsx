@@ -9,7 +9,7 @@ import { liveRobotStore } from '../robot/liveRobotStore';
 import { drawnLiveRobots } from './drawnRobots';
 import { poseGroups, useBuiltRobot } from './RobotModel';
 
-// The live robot (issue 13): a connected robot's newest measured joints (robot.live, 15 Hz), drawn
+// The live robot: a connected robot's newest measured joints (robot.live, 15 Hz), drawn
 // whether or not a trial runs, as its own model in one identity colour that no sim branch, run or
 // reference uses. With motion capture its measured root; without, the reference root's position
 // and heading with the IMU's roll and pitch (liveRootQuatOnReference) — so a robot that fell is

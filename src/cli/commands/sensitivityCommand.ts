@@ -12,7 +12,7 @@ import {
   sensitivityText,
 } from '../../services/analysis/sensitivityRunner';
 import { openInterlockFeed } from '../../services/trial/interlockFeed';
-import { openRobotLink } from '../../services/trial/openRobotLink';
+import { openTrialRobot } from '../../services/trial/openTrialRobot';
 import { EmbeddedSimulator } from '../../services/sim/embeddedSimulator';
 import { openCampaign } from '../../services/trace';
 import { numberOption, parse, printJson, UsageError, type Command } from '../cliSupport';
@@ -157,7 +157,7 @@ export const sensitivityCommand: Command = {
       const connect = async () => {
         const interlock = await openInterlockFeed({ path: values.interlock!, log: (l) => log(`interlock: ${l}`) });
         cleanups.unshift(() => interlock.close());
-        const link = await openRobotLink(robotUrl, { robotUnit: values['robot-unit'], log });
+        const link = await openTrialRobot(robotUrl, { robotUnit: values['robot-unit'], log });
         cleanups.unshift(() => link.close());
         return { link, interlock };
       };

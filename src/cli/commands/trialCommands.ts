@@ -16,13 +16,13 @@ import {
   type TrialProgressEvent,
 } from '../../services/trial';
 import { openInterlockFeed } from '../../services/trial/interlockFeed';
-import { openRobotLink } from '../../services/trial/openRobotLink';
+import { openTrialRobot } from '../../services/trial/openTrialRobot';
 import { clipForPairId } from '../../services/trial/pairClip';
 import { loadWorkload } from '../../services/workload';
 import { numberOption, parse, printJson, UsageError, type CliIo, type Command } from '../cliSupport';
 import { trialNumber } from '../../domain/trial/trialNumber';
 
-// `motionbench calibrate` and `motionbench trial` (issue 6 item 8): the robot's start-state
+// `motionbench calibrate` and `motionbench trial`: the robot's start-state
 // calibration and the matched sim/real pair, from a terminal. The work is src/services/trial; this
 // file parses options, connects the robot and the interlock, and asks the operator on the terminal.
 
@@ -109,7 +109,7 @@ export const calibrateCommand: Command = {
       const clip = values.pair
         ? clipForPairId(store, values.pair, values.workload ? loadWorkload(values.workload, { profile }) : undefined)
         : null;
-      const link = await openRobotLink(url, { robotUnit: values['robot-unit'], log: (l) => io.stderr(`${l}\n`) });
+      const link = await openTrialRobot(url, { robotUnit: values['robot-unit'], log: (l) => io.stderr(`${l}\n`) });
       try {
         io.stderr(`calibrate: hold the robot still (${link.backend.name})…\n`);
         let lastLine = 0;
@@ -363,7 +363,7 @@ export const trialCommand: Command = {
         ...(values['interlock-runner'] ? { runnerTripSocket: values['interlock-runner'] } : {}),
       });
       cleanups.unshift(() => interlock.close());
-      const link = await openRobotLink(url, { robotUnit: values['robot-unit'], log });
+      const link = await openTrialRobot(url, { robotUnit: values['robot-unit'], log });
       cleanups.unshift(() => link.close());
       const r = await runMatchedPair({
         store,

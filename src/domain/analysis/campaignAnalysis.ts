@@ -1,4 +1,4 @@
-// The analysis of a campaign (issue 14 items 1–5): from the per-(binding, clip) reading means and
+// The analysis of a campaign: from the per-(binding, clip) reading means and
 // the matched pairs, everything `motionbench analyze` and the console's Analysis panel show.
 // Pure: the services read the store (src/services/analysis) and hand the numbers in.
 //

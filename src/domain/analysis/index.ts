@@ -1,4 +1,4 @@
-// Campaign analysis (issue 14): uncertainty, reliability, redundancy, minimal clip set, rankings.
+// Campaign analysis: uncertainty, reliability, redundancy, minimal clip set, rankings.
 // Pure TypeScript on numbers the services read from a campaign. One file per concern:
 //   linearAlgebra.ts    small dense Cholesky and symmetric eigen-decomposition
 //   ridge.ts            leave-one-out ridge R² (exact PRESS identity)

@@ -1,4 +1,4 @@
-// Start-state sensitivity geometry (issue 14 item 6): which start-pose errors matter, and whether
+// Start-state sensitivity geometry: which start-pose errors matter, and whether
 // the simulator and the robot agree on it.
 //
 // A run from the calibrated start perturbed by h·u (u a unit direction in the normalised

@@ -1,4 +1,4 @@
-// What a start-state sensitivity run perturbs, and by how much (issue 14 item 6).
+// What a start-state sensitivity run perturbs, and by how much.
 //
 // Axes: the leg joints (hip, knee, ankle) and the waist joints by name (never by position), then
 // the root's roll and pitch. Each axis is normalised by the stillness noise σ the calibration

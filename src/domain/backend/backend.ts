@@ -1,8 +1,10 @@
 import type { WbcStatusMsg } from '../bridge/g1BridgeContract';
 import type { MotionClip } from '../motion/motionClip';
 import type { WbcBinding, WbcBindingKind } from '../wbc/wbcBinding';
+import type { EpisodeOutcome } from '../episode/episodeOutcome';
+import type { InitialState } from '../episode/initialState';
 import type { BackendProblemCode } from './problemCodes';
-import type { StateFrame } from './stateFrame';
+import type { StateFrame } from '../robot/stateFrame';
 
 // One interface for every execution substrate (embedded MuJoCo, remote simulator, real robot),
 // modelled on Foxglove's Player: a single listener receives batches and the backend waits for
@@ -14,17 +16,11 @@ import type { StateFrame } from './stateFrame';
 
 export type ExecutionDomain = 'simulation' | 'real_robot';
 
-export type EpisodeOutcome =
-  | 'completed'
-  | 'hard_failure'
-  | 'intervention'
-  | 'estop'
-  | 'link_lost'
-  | 'aborted_by_operator'
-  | 'infrastructure_error';
-
-/** Only infrastructure errors may be retried automatically (DESIGN §3). */
-export const isRetryableOutcome = (o: EpisodeOutcome): boolean => o === 'infrastructure_error';
+// How an episode ends and the state it starts from are the backend's vocabulary and also the
+// g1-bridge/1 wire's (src/domain/bridge), which sits below the backend: both are declared in
+// src/domain/episode and re-exported here for the backend's users.
+export { isRetryableOutcome, type EpisodeOutcome } from '../episode/episodeOutcome';
+export type { InitialState } from '../episode/initialState';
 
 export interface BackendCapabilities {
   executionDomain: ExecutionDomain;
@@ -58,15 +54,6 @@ export interface Problem {
  */
 export interface BackendProblem extends Problem {
   code: BackendProblemCode;
-}
-
-export interface InitialState {
-  rootPosM: readonly [number, number, number];
-  rootQuatWxyz: readonly [number, number, number, number];
-  jointPosRad: readonly number[];
-  jointVelRadS?: readonly number[];
-  /** Lower the root so the lowest foot contact point touches the floor. */
-  placeOnFloor: boolean;
 }
 
 export interface RunRequest {

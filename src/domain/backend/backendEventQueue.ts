@@ -1,5 +1,5 @@
 import type { BackendEvent, BackendListener } from './backend';
-import type { StateFrame } from './stateFrame';
+import type { StateFrame } from '../robot/stateFrame';
 
 // The delivery of a backend's events to its one listener (Backend.setListener), shared by every
 // backend that produces events faster than a listener may take them: the g1-bridge/1 client

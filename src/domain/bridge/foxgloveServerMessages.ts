@@ -1,8 +1,8 @@
 import { z } from 'zod';
 
 // Validation of what a Foxglove WebSocket server (foxglove.websocket.v1) sends a client, before
-// any of it reaches @foxglove/ws-protocol's FoxgloveClient or our handlers (issue 10 item 2: one
-// `{"op":"advertise","channels":null}` from a hostile or broken bridge crashed the console).
+// any of it reaches @foxglove/ws-protocol's FoxgloveClient or our handlers: unchecked, one
+// `{"op":"advertise","channels":null}` from a hostile or broken bridge crashes the console.
 // The library parses and dispatches without checking shapes; this module checks every field the
 // console reads, bounds every array and string, and answers { ok, value } or { ok: false,
 // reason } with the offending field's path, never throwing. A message of an op the console does

@@ -1,4 +1,4 @@
-import type { EpisodeOutcome } from '../backend/backend';
+import type { EpisodeOutcome } from '../episode/episodeOutcome';
 import type { WbcBinding } from '../wbc/wbcBinding';
 
 // `g1-bridge/1`: the message contract between the console and a simulator or robot bridge,

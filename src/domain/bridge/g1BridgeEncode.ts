@@ -1,5 +1,5 @@
-import type { InitialState } from '../backend/backend';
-import { createStateFrame, type StateFrame } from '../backend/stateFrame';
+import type { InitialState } from '../episode/initialState';
+import { createStateFrame, type StateFrame } from '../robot/stateFrame';
 import { MOTIONBENCH_CLIP_FORMAT } from '../motion/motionbenchJson';
 import type { MotionClip } from '../motion/motionClip';
 import { G1_JOINT_NAMES, G1_NUM_JOINTS } from '../robot/g1Joints';

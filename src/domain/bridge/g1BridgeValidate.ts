@@ -1,4 +1,5 @@
-import type { EpisodeOutcome, InitialState } from '../backend/backend';
+import type { EpisodeOutcome } from '../episode/episodeOutcome';
+import type { InitialState } from '../episode/initialState';
 import { decodeMotionbenchJson } from '../motion/motionbenchJson';
 import type { MotionClip } from '../motion/motionClip';
 import { InputError, formatLocation } from '../problems';

@@ -1,10 +1,10 @@
-// Calibration capture (DESIGN §3 CalibrationRecord; issue 6 item 5): from a window of state
+// Calibration capture (DESIGN §3 CalibrationRecord): from a window of state
 // frames in which the robot was still, the measured start state — joint angles averaged over the
 // window, the IMU attitude (sign-aligned normalised mean of the window's quaternions, see
 // attitude.ts), the root pose where every frame of the window has one (motion capture) — and the
 // window's stillness statistics. A capture taken while moving is refused with the reasons.
 
-import type { StateFrame } from '../backend/stateFrame';
+import type { StateFrame } from '../robot/stateFrame';
 import { G1_JOINT_NAMES, G1_NUM_JOINTS } from '../robot/g1Joints';
 import type { CalibrationRecord } from '../trace/records';
 import type { QuatWxyz } from '../units';

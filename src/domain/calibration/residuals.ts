@@ -5,7 +5,7 @@
 //       and attitude (settled IMU roll/pitch − measured IMU roll/pitch, rad).
 // Pure; running the simulator to its settled state is the caller's job.
 
-import type { StateFrame } from '../backend/stateFrame';
+import type { StateFrame } from '../robot/stateFrame';
 import type { MotionClip } from '../motion/motionClip';
 import { G1_JOINT_NAMES, G1_NUM_JOINTS } from '../robot/g1Joints';
 import type { RobotProfile } from '../robot/robotProfile';

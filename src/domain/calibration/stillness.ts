@@ -1,4 +1,4 @@
-// Stillness detection for the calibration capture (DESIGN §3 CalibrationRecord; issue 6 item 5).
+// Stillness detection for the calibration capture (DESIGN §3 CalibrationRecord).
 // A StillnessDetector is fed StateFrames (500 Hz typical) into a preallocated ring buffer —
 // push() allocates nothing — and, on demand, judges whether the robot has been still over the
 // last `windowS` seconds:
@@ -12,7 +12,7 @@
 //     gap longer than maxGapS, and holds only finite values.
 // Every failed condition is reported with its value and limit, naming the joint where there is one.
 
-import type { StateFrame } from '../backend/stateFrame';
+import type { StateFrame } from '../robot/stateFrame';
 import { G1_JOINT_NAMES, G1_NUM_JOINTS } from '../robot/g1Joints';
 
 export interface StillnessThresholds {

@@ -23,7 +23,7 @@
 // 100 ms) is reported as a problem and marks the reading degraded (sticky for the episode):
 // readings from then on rest on interpolation over a span the robot was not observed in.
 
-import type { StateFrame } from '../backend/stateFrame';
+import type { StateFrame } from '../robot/stateFrame';
 import {
   commonTimelineFrameCount,
   lerpRowInto,

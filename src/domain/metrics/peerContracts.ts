@@ -1,4 +1,4 @@
-// Peer metric contracts (issue 16 item 5): the numbers two published whole-body-tracking projects
+// Peer metric contracts: the numbers two published whole-body-tracking projects
 // report, computed from the same frames as mb-metrics/1, so a policy can be compared with their
 // tables under their own definitions rather than ours.
 //

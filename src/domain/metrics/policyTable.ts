@@ -58,7 +58,7 @@ export interface PolicyTableEntry {
   status: PolicyTableStatus;
   family: string | null;
   adapter: string | null;
-  /** The physics profile the family runs on (src/domain/sim/physicsProfile.ts), null when not read. */
+  /** The physics profile the family runs on (src/domain/robot/physicsProfile.ts), null when not read. */
   physics: string | null;
   /** FAMILY_MOTION_SCOPE: own motion or a clip library. */
   motions: 'own motion' | 'clip library' | null;

@@ -6,7 +6,7 @@ import type { Warning } from '../problems';
 
 /**
  * File formats of clips; `policy-baked` is a reference motion carried inside a policy file.
- * Peers' formats (issue 16): HoloMotion NPZ, ProtoMotions `.motion` (a torch.save archive) and
+ * Peers' formats: HoloMotion NPZ, ProtoMotions `.motion` (a torch.save archive) and
  * SONIC's reference CSV folders (gear_sonic_deploy/reference/<motion>/), a folder, not a file.
  */
 export type ClipFormat =

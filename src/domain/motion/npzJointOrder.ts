@@ -1,9 +1,9 @@
 import { InputError } from '../problems';
 import type { ForwardKinematics } from '../robot/forwardKinematics';
 import { G1_JOINT_NAMES } from '../robot/g1Joints';
-import { G1_ISAACLAB_JOINT_NAMES } from '../wbc/jointOrder';
+import { G1_ISAACLAB_JOINT_NAMES } from '../robot/jointOrder';
 
-// The joint order of an mjlab/BeyondMimic motion NPZ (issue 11 item 3). The format has no
+// The joint order of an mjlab/BeyondMimic motion NPZ. The format has no
 // mandatory joint-name key: mjlab writes joints in MJCF (canonical) order, whole_body_tracking
 // in Isaac Lab order (EricCamper04.npz), and neither says so. The order is decided, never
 // assumed:

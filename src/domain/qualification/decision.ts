@@ -1,4 +1,4 @@
-// The admission decision of one WBC binding × clip pair from its rollouts (issue 5 item 4).
+// The admission decision of one WBC binding × clip pair from its rollouts.
 // Every criterion of the policy is evaluated — not only up to the first failure — so a rejection
 // lists every reason, each with the measured value, the limit and where it happened:
 //

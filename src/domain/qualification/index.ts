@@ -1,4 +1,4 @@
-// Qualification (DESIGN §1 step 2, issue 5 item 4): the admission policy, per-rollout measures,
+// Qualification (DESIGN §1 step 2): the admission policy, per-rollout measures,
 // the decision with its reasons, seeded start perturbations and the qualification matrix. Pure.
 // See docs/QUALIFICATION.md.
 export * from './policy';

@@ -1,4 +1,4 @@
-// The qualification matrix of a campaign (issue 5 item 5, DESIGN §8 "Qualification board"):
+// The qualification matrix of a campaign (DESIGN §8 "Qualification board"):
 // per WBC binding (and workload snapshot), overall and per capability group —
 //   SR            share of the decided pairs' rollouts without a hard failure (episodes pooled)
 //   progress-soft macro-average over clips of the pair's mean over its rollouts

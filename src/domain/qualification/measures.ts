@@ -1,11 +1,11 @@
-// Per-rollout measures of the admission policy that the metric contract does not give (issue 5
-// item 4, docs/QUALIFICATION.md): posture margins (the largest root-height, root-orientation and
+// Per-rollout measures of the admission policy that the metric contract does not give
+// (docs/QUALIFICATION.md): posture margins (the largest root-height, root-orientation and
 // end-effector-height errors of the episode, from FK on the common timeline), actuator
 // saturation (from the recorded joint torques and commanded targets) and contacts of robot
 // bodies other than the feet with the environment (the floor). Pure: the simulator's frames come
 // in, a JSON-able record comes out; the service stores it with the episode.
 
-import type { ContactInfo } from '../backend/stateFrame';
+import type { ContactInfo } from '../robot/stateFrame';
 import { relativeAngle } from '../metrics/episodeAccumulator';
 import type { MetricFrames, MetricLayout } from '../metrics/metricLayout';
 import type { RobotProfile } from '../robot/robotProfile';

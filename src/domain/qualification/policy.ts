@@ -1,4 +1,4 @@
-// The admission policy (DESIGN §1 step 2, issue 5 item 4): when a WBC binding × clip pair is
+// The admission policy (DESIGN §1 step 2): when a WBC binding × clip pair is
 // admitted for hardware trials. Every number the decision uses lives in ONE object, like the
 // metric contract's thresholds; results store the policy id and version.
 //

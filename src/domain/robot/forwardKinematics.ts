@@ -1,4 +1,3 @@
-import type { MotionClip } from '../motion/motionClip';
 import type { RobotProfile } from './robotProfile';
 
 // Forward kinematics: root pose + joint angles → world pose of every body, following MuJoCo's
@@ -11,6 +10,20 @@ import type { RobotProfile } from './robotProfile';
 
 const FREE = 1;
 const HINGE = 2;
+
+/**
+ * The poses of a clip, frame-major (a MotionClip is one): the fields computeClipFrame reads, declared
+ * here so the robot's kinematics does not depend on src/domain/motion, which depends on it.
+ */
+export interface ClipPoses {
+  readonly frameCount: number;
+  /** frameCount × 3. */
+  readonly rootPosM: Float64Array;
+  /** frameCount × 4, w x y z. */
+  readonly rootQuatWxyz: Float64Array;
+  /** frameCount × joint count, canonical order. */
+  readonly jointPosRad: Float64Array;
+}
 
 export class ForwardKinematics {
   readonly bodyCount: number;
@@ -231,7 +244,7 @@ export class ForwardKinematics {
   }
 
   /** FK of one frame of a clip (root pose and joint angles read in place, no copies). */
-  computeClipFrame(clip: MotionClip, frame: number, outPosM: Float64Array, outQuatWxyz: Float64Array): void {
+  computeClipFrame(clip: ClipPoses, frame: number, outPosM: Float64Array, outQuatWxyz: Float64Array): void {
     if (!(frame >= 0 && frame < clip.frameCount))
       throw new RangeError(`frame ${frame} is outside 0..${clip.frameCount - 1}`);
     this.compute(

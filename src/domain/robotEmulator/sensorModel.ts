@@ -1,4 +1,4 @@
-import type { StateFrame } from '../backend/stateFrame';
+import type { StateFrame } from '../robot/stateFrame';
 import type { RobotEmulatorProfile } from './robotEmulatorProfile';
 import type { GaussianNoise } from './sensorNoise';
 

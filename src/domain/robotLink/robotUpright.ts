@@ -3,7 +3,7 @@ import { composeHeadingAndTilt } from '../calibration/attitude';
 import { quatHeading } from '../math/quat';
 import type { QuatWxyz } from '../units';
 
-// Is the robot up? (issue 13): the IMU tilt from the lowstate attitude and the banner the top bar
+// Is the robot up? The IMU tilt from the lowstate attitude and the banner the top bar
 // shows when the robot has fallen or is not holding itself (damping, fault). g1-bridge/1 carries
 // the attitude as `imu.quat_wxyz` — w x y z, IMU frame → world (docs/G1_BRIDGE.md §3); the program
 // keeps that order everywhere (StateFrame.imu.quatWxyz).

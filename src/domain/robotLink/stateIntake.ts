@@ -1,4 +1,4 @@
-import type { StateFrame } from '../backend/stateFrame';
+import type { StateFrame } from '../robot/stateFrame';
 import type { BackendProblemCode } from '../backend/problemCodes';
 import type { RootStateMsg, WbcStatusMsg } from '../bridge/g1BridgeContract';
 import { frameFromLowState } from '../bridge/g1BridgeEncode';

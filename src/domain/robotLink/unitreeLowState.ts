@@ -1,4 +1,4 @@
-import { createStateFrame, type StateFrame } from '../backend/stateFrame';
+import { createStateFrame, type StateFrame } from '../robot/stateFrame';
 import { G1_BRIDGE_QUAT_TOLERANCE } from '../bridge/g1BridgeContract';
 import { G1_NUM_JOINTS } from '../robot/g1Joints';
 

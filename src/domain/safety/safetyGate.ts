@@ -1,4 +1,4 @@
-// The safety gate (DESIGN §6; issue 6 item 4): a deterministic state machine between the console
+// The safety gate (DESIGN §6): a deterministic state machine between the console
 // and the real robot. It is told everything that matters (interlock, robot link, admission,
 // episode, calibration, operator confirmation, stops, resets) as timestamped events and answers
 // whether a motion command may be sent now. Stop and damp are never gated.

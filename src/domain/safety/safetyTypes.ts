@@ -1,4 +1,4 @@
-// Types of the safety gate (DESIGN §6; issue 6 item 4). Pure: no I/O, no clocks — every input
+// Types of the safety gate (DESIGN §6). Pure: no I/O, no clocks — every input
 // carries its own time. See docs/SAFETY_GATE.md for the rules these types serve.
 
 import type { EpisodeOutcome, Problem } from '../backend/backend';
@@ -14,7 +14,7 @@ export interface SafetyGateConfig {
   linkFreshMs: number;
   /** While the robot moves, no interlock status for > this (ms) trips `interlock_lost`. At most 100. */
   interlockLostMs: number;
-  /** While the robot moves, no lowstate for > this (ms) trips `link_lost`. At most 100 (issue 6 item 10). */
+  /** While the robot moves, no lowstate for > this (ms) trips `link_lost`. At most 100. */
   linkLostMs: number;
   /** A calibration is fresh while now − capturedAtMs ≤ this (ms). */
   calibrationMaxAgeMs: number;

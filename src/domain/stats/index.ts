@@ -1,4 +1,4 @@
-// Statistics for published MotionBench results (issue 3 item 7). Pure TypeScript, no I/O.
+// Statistics for published MotionBench results. Pure TypeScript, no I/O.
 // One file per concern:
 //   result.ts         StatsError (caller bugs: NaN input, bad arguments) and Unavailable (undefined results)
 //   prng.ts           xoshiro128** seeded through SplitMix64 — bit-identical streams on every platform

@@ -1,4 +1,4 @@
-// The largest gap between arrivals over a recent window (issue 13, timing health): the interlock's
+// The largest gap between arrivals over a recent window (timing health): the interlock's
 // counted statuses, the robot link's lowstate deliveries. A fixed ring of (arrival, gap before it):
 // no allocation per arrival. The gap still open at `nowMs` (since the last arrival) counts too, so
 // a stream that has just gone silent shows its silence before the next arrival closes the gap.

@@ -248,7 +248,7 @@ export function metricScalars(m: EpisodeMetrics): MetricScalars {
   };
 }
 
-/** An admission decision for a pair under a versioned policy, with its reasons (issue 5 item 4). */
+/** An admission decision for a pair under a versioned policy, with its reasons. */
 export interface AdmissionRecord {
   parentTraceId: string;
   policyId: string;

@@ -1,4 +1,4 @@
-// The matched sim/real trial session (issue 12 item 1): its rules and its pure reducer. The
+// The matched sim/real trial session: its rules and its pure reducer. The
 // driver that runs it against the robot, the interlock, the simulator and the campaign is
 // src/services/trial/matchedTrialRunner.ts. See docs/TRIALS.md.
 export * from './trialChecks';

@@ -1,6 +1,6 @@
 import type { EpisodeOutcome } from '../backend/backend';
 
-// What a matched-pair session's badge says (issue 13 item 3). The job's state says how the session
+// What a matched-pair session's badge says. The job's state says how the session
 // ended (the runner ran every trial asked for, was stopped, or failed); it does not say how the
 // robot's trials went. The badge says both: "completed" (ok tone) only when every real trial of the
 // pair ran to completion, otherwise the word for how the session ended and what happened to its

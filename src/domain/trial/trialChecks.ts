@@ -1,4 +1,4 @@
-// The matched trial session's fixed rules (issue 6 items 6–7; docs/TRIALS.md): how close a fresh
+// The matched trial session's fixed rules (docs/TRIALS.md): how close a fresh
 // capture must be to the pair's calibration, which start poses a pair cannot start from, how often
 // a step is retried, which outcomes count as a finished trial and how a trip ends a trial. Pure.
 

@@ -1,4 +1,4 @@
-// The matched sim/real trial session as a pure reducer (issue 12 item 1; DESIGN §3, §6;
+// The matched sim/real trial session as a pure reducer (DESIGN §3, §6;
 // docs/TRIALS.md). For an admitted qualification pair:
 //   1. the pair: admitted, under the current contract, its binding stored, its clip loaded, the
 //      robot link a real robot — else the session is refused (a `refusal` trace event);

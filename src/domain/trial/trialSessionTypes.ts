@@ -1,4 +1,4 @@
-// Types of the matched trial session as a pure reducer (issue 12 item 1; docs/TRIALS.md):
+// Types of the matched trial session as a pure reducer (docs/TRIALS.md):
 //
 //   reduceTrialSession(state, event) → { state, effects }
 //

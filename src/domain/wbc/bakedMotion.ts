@@ -4,12 +4,12 @@ import type { MotionClip } from '../motion/motionClip';
 import type { ForwardKinematics } from '../robot/forwardKinematics';
 import type { RobotProfile } from '../robot/robotProfile';
 import type { QuatWxyz } from '../units';
-import { policyToCanonical } from './jointOrder';
+import { policyToCanonical } from '../robot/jointOrder';
 import type { OnnxModelInfo } from './onnxModelInfo';
 import type { TrackingPolicySpec } from './trackingPolicy';
 import { angularVelocity, gradient, type TrackingReference } from './trackingReference';
 
-// The reference motion a policy file carries (issue 11 item 5), as a MotionClip the console can
+// The reference motion a policy file carries, as a MotionClip the console can
 // show, record and score, and as the TrackingReference the policy observes — both from the
 // exporter's own per-frame values:
 //   beyondmimic   joint_pos/joint_vel (policy order) and body_*_w over `body_names`

@@ -1,6 +1,6 @@
 import type { WbcBinding } from './wbcBinding';
 
-// The one short name of a binding that people read in the console and the CLI (issue 13 item 3):
+// The one short name of a binding that people read in the console and the CLI:
 // enough to tell two bindings of one campaign apart at a glance. Its id alone does not: every
 // builtin binding is "builtin", whatever its gains and assist. The binding key (`id@version`) stays
 // the identity; this name is what lists, matrix headers and prompts show (the key in their titles).

@@ -1,5 +1,5 @@
-import type { StateFrame } from '../backend/stateFrame';
-import type { PhysicsProfile } from '../sim/physicsProfile';
+import type { StateFrame } from '../robot/stateFrame';
+import type { PhysicsProfile } from '../robot/physicsProfile';
 import type { BackendNeed } from './trackingPolicy';
 import type { WbcBinding } from './wbcBinding';
 

@@ -1,5 +1,5 @@
-import { mjlabG1Physics } from '../sim/physicsProfile';
-import { toCanonical } from './jointOrder';
+import { mjlabG1Physics } from '../robot/physicsProfile';
+import { toCanonical } from '../robot/jointOrder';
 import { findInput, findOutput, formatValueInfo, type OnnxModelInfo } from './onnxModelInfo';
 import { POLICY_VALUE_BOUNDS } from './policyValueBounds';
 import {

@@ -1,8 +1,8 @@
 import { G1_JOINT_NAMES } from '../robot/g1Joints';
-import { mjlabG1Physics, type PhysicsProfile } from '../sim/physicsProfile';
+import { mjlabG1Physics, type PhysicsProfile } from '../robot/physicsProfile';
 import { valueBoundProblem } from './policyValueBounds';
 import { POLICY_VALUE_BOUNDS } from './policyValueBounds';
-import { drivenJointOrderFromNames, JointOrderError, toCanonical, type JointOrderMap } from './jointOrder';
+import { drivenJointOrderFromNames, JointOrderError, toCanonical, type JointOrderMap } from '../robot/jointOrder';
 import { findInput, findOutput, formatValueInfo, vectorWidth, type OnnxModelInfo } from './onnxModelInfo';
 import {
   ADAPTER_VERSIONS,

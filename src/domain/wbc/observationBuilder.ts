@@ -1,7 +1,7 @@
 import type { ControlObservation } from './controller';
 import type { ObservationTerm, PolicyInterface } from './wbcBinding';
 
-// The observation/action side of an ONNX policy's declared interface (DESIGN §3, issue 4):
+// The observation/action side of an ONNX policy's declared interface (DESIGN §3):
 // the flat float32 observation built from the declared terms, in order, each multiplied by its
 // scale; and the action → joint-target mapping. Pure and allocation-free per step: buffers are
 // created once by the caller and reused.

@@ -1,4 +1,4 @@
-import type { JointOrderMap } from './jointOrder';
+import type { JointOrderMap } from '../robot/jointOrder';
 import { READING_CONTROLS, type ControlApplicability, type ReadingName } from './readingControls';
 import { termWidth, type TrackingTerm } from './trackingPolicy';
 

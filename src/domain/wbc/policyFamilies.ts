@@ -1,7 +1,7 @@
 import { InputError } from '../problems';
 import { G1_JOINT_NAMES } from '../robot/g1Joints';
-import { mjlabG1Physics, physicsProblems, unitreeRlLabG1Physics, type PhysicsProfile } from '../sim/physicsProfile';
-import { jointOrderFromNames, JointOrderError, toCanonical, type JointOrderMap } from './jointOrder';
+import { mjlabG1Physics, physicsProblems, unitreeRlLabG1Physics, type PhysicsProfile } from '../robot/physicsProfile';
+import { jointOrderFromNames, JointOrderError, toCanonical, type JointOrderMap } from '../robot/jointOrder';
 import { describeValue } from '../text/printable';
 import { findInput, findOutput, formatValueInfo, vectorWidth, type OnnxModelInfo } from './onnxModelInfo';
 import { POLICY_VALUE_BOUNDS as BOUND, valueBoundProblem, type ValueBound } from './policyValueBounds';
@@ -20,7 +20,7 @@ import {
   type TrackingTermKind,
 } from './trackingPolicy';
 
-// The policy families as declared, versioned adapters (issue 11 item 2). Each reads one family's
+// The policy families as declared, versioned adapters. Each reads one family's
 // file layout and returns the TrackingPolicySpec the console runs; every fact comes from the
 // file, its metadata or its deploy configuration, and where neither says, from the family's
 // published deploy code, which each term names (`checkedAgainst`). Nothing is inferred from a

@@ -4,7 +4,7 @@ import {
   G1_ISAACLAB_JOINT_NAMES,
   jointOrderFromNames,
   type JointOrderMap,
-} from './jointOrder';
+} from '../robot/jointOrder';
 import { termWidth, type TrackingPolicySpec, type TrackingTerm } from './trackingPolicy';
 
 // Negative controls of a policy check: declared perturbations of how the harness READS the robot

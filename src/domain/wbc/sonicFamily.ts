@@ -1,6 +1,6 @@
 import { G1_JOINT_NAMES } from '../robot/g1Joints';
-import { mjlabG1Physics } from '../sim/physicsProfile';
-import { G1_ISAACLAB_JOINT_NAMES } from './jointOrder';
+import { mjlabG1Physics } from '../robot/physicsProfile';
+import { G1_ISAACLAB_JOINT_NAMES } from '../robot/jointOrder';
 import { findInput, findOutput, formatValueInfo, vectorWidth, type OnnxModelInfo } from './onnxModelInfo';
 import {
   ADAPTER_VERSIONS,

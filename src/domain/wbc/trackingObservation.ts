@@ -1,4 +1,4 @@
-import { canonicalToPolicy, type JointOrderMap } from './jointOrder';
+import { canonicalToPolicy, type JointOrderMap } from '../robot/jointOrder';
 import type { TrackingReference } from './trackingReference';
 import { termWidth, type ReferenceAlignment, type TrackingPolicySpec, type TrackingTerm } from './trackingPolicy';
 

@@ -1,5 +1,5 @@
-import type { PhysicsProfile } from '../sim/physicsProfile';
-import type { JointOrderMap } from './jointOrder';
+import type { PhysicsProfile } from '../robot/physicsProfile';
+import type { JointOrderMap } from '../robot/jointOrder';
 
 // A released tracking policy as the console runs it, whatever family exported it: the resolved
 // interface a family adapter (./policyFamilies.ts) reads from the file, its metadata or its

@@ -74,7 +74,7 @@ export interface PolicyBinding extends BindingCommon {
   checkpointHash: string;
   /** `<family>/<n>`: the adapter that read it. */
   adapter: string;
-  /** The physics profile id the policy runs with (src/domain/sim/physicsProfile.ts). */
+  /** The physics profile id the policy runs with (src/domain/robot/physicsProfile.ts). */
   physicsId: string;
   /** The clip id of the motion baked into the file, or null. */
   bakedClipId: string | null;
@@ -120,7 +120,7 @@ export interface PolicyInterface {
 
 /**
  * Whether a binding can be run on a clip: a released policy that carries its reference tracks
- * only that motion (issue 11 item 5); every other binding tracks any clip.
+ * only that motion; every other binding tracks any clip.
  */
 export function bindingTracksClip(b: WbcBinding, clipId: string): boolean {
   return !(b.kind === 'onnx' && b.family !== undefined && b.bakedClipId !== null && b.bakedClipId !== clipId);

@@ -1,4 +1,4 @@
-// Start-state sensitivity of a pair on the robot emulator (issue 14 item 6, its second half): the
+// Start-state sensitivity of a pair on the robot emulator: the
 // same perturbations as the simulator's study (sensitivityRunner.ts), each one a real trial.
 //
 // For every perturbation δ the emulator's control channel puts the robot down at the calibrated
@@ -54,7 +54,7 @@ import { listAdmittedPairs } from '../trial/admittedPairs';
 import type { InterlockFeed } from '../trial/interlockFeed';
 import { runMatchedPair } from '../trial/matchedTrialRunner';
 import { captureRobotCalibration } from '../trial/robotCalibration';
-import type { RobotLink, TrialProgressEvent } from '../trial/trialTypes';
+import type { TrialRobot, TrialProgressEvent } from '../trial/trialTypes';
 import {
   r6,
   runSensitivity,
@@ -78,7 +78,7 @@ export interface RobotSensitivityOptions extends SensitivityOptions {
    * Opens the robot link and the interlock; called once the simulator's runs and the prefix's
    * qualification are done, so that the heartbeats never share the main thread with a batch.
    */
-  connect: () => Promise<{ link: RobotLink; interlock: InterlockFeed }>;
+  connect: () => Promise<{ link: TrialRobot; interlock: InterlockFeed }>;
   /** The campaign the robot's runs are recorded in (created; never the pair's own campaign). */
   recordDir: string;
   onTrialProgress?: (e: TrialProgressEvent) => void;

@@ -1,4 +1,4 @@
-// Start-state sensitivity of a pair in the embedded simulator (issue 14 item 6): the pair's
+// Start-state sensitivity of a pair in the embedded simulator: the pair's
 // calibrated start moved along each axis (sensitivityPlan.ts) at each scale, ±, plus seeded
 // held-out directions, each run over the clip's first seconds. Two responses, each a signed
 // trajectory (so that a perturbation and its opposite move it in opposite directions, which the

@@ -13,7 +13,7 @@ import type {
 import { WatchOnlyLinkError } from '../../domain/backend/backend';
 import { BackendEventQueue } from '../../domain/backend/backendEventQueue';
 import type { BackendProblemCode } from '../../domain/backend/problemCodes';
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import {
   G1_BRIDGE_TOPICS,
   wireStopOutcome,
@@ -792,7 +792,7 @@ export function connectRemoteSimulator(options: BridgeClientOptions): BridgeClie
   return new BridgeClientBackend(options);
 }
 
-/** Link thresholds of the robot (DESIGN §6, issue 6 item 10). */
+/** Link thresholds of the robot (DESIGN §6). */
 export const ROBOT_LINK_DEFAULTS = {
   /** Moving the robot needs a lowstate younger than this (DESIGN §6): presence 'stale' beyond it. */
   staleAfterMs: 50,

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Backend, BackendEvent, BackendLease, EpisodeEnd, EpisodeOutcome } from '../../domain/backend/backend';
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import {
   G1_BRIDGE_CONTRACT,
   G1_BRIDGE_LIMITS,

@@ -7,7 +7,7 @@ import type { IWebSocket } from './foxgloveWs';
 // server is checked (src/domain/bridge/foxgloveServerMessages.ts) before the library parses it,
 // so a malformed control message never reaches the library's dispatch or our listeners, and
 // anything a listener still throws while handling a frame is caught here. Both become a call of
-// `onBadFrame` — a counted problem on that link, never a crash of the process (issue 10 item 2).
+// `onBadFrame` — a counted problem on that link, never a crash of the process.
 
 export interface CheckedSocketEvents {
   /** A frame was refused (reason names the field), or handling it threw. */

@@ -15,7 +15,7 @@ import { UnitreeDefinitionError } from '../../domain/robotLink/unitreeLowState';
 import { InputError, issueKey } from '../../domain/problems';
 import { StatsError } from '../../domain/stats/result';
 import { BakedMotionError } from '../../domain/wbc/bakedMotion';
-import { JointOrderError } from '../../domain/wbc/jointOrder';
+import { JointOrderError } from '../../domain/robot/jointOrder';
 import { IkError } from '../../domain/workload/bodyModel';
 import { CommandRefusedError } from '../bridge/bridgeClientBackend';
 import { EmulatorControlError } from '../robotEmulator/emulatorControlClient';

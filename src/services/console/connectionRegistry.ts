@@ -11,7 +11,7 @@ import {
   type Problem,
 } from '../../domain/backend/backend';
 import { problemKindOf } from '../../domain/backend/problemCodes';
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import {
   ddsDomainIdProblem,
   ddsInterfaceNameProblem,

@@ -31,7 +31,7 @@ import type { PolicyRegistry } from './policyRegistry';
 import { ownMotionsOf, policyMotionsWorkload } from '../workload/policyWorkload';
 import type { EventHub } from './eventHub';
 
-// Qualification from the console (issue 5 item 6): the board's campaign, matrix, runs and replay.
+// Qualification from the console: the board's campaign, matrix, runs and replay.
 // A run is runQualification (src/services/qualification) in this process with an AbortController;
 // its progress goes to every console as `qualification.progress` pushes (at most PUSH_HZ, plus every
 // decided pair and the end), and `qualification.status` answers the same figures on demand.

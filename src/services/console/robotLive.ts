@@ -10,7 +10,7 @@ import { ApiFailure } from './apiFailure';
 import type { ConnectionRegistry } from './connectionRegistry';
 import type { EventHub } from './eventHub';
 
-// The live robot outside trials (issue 13): every connected robot's newest measured joints and
+// The live robot outside trials: every connected robot's newest measured joints and
 // root go to the renderer as `robot.live` at ROBOT_LIVE_PUSH_HZ (transient: a client behind gets
 // the next one), read from the registry's copy of the newest frame, so no trial has to run for the
 // viewport to show the robot. Beside it, the figures the top bar shows for each robot link (the

@@ -1,4 +1,4 @@
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import { growRows, grownCapacity } from '../../domain/buffers/growableRows';
 import { slerpWxyzInto } from '../../domain/motion/resample';
 

@@ -28,13 +28,13 @@ import type { EmbeddedSimulator } from '../sim/embeddedSimulator';
 import { openCampaign, otherWriterOf, type CampaignStore } from '../trace';
 import type { AdmittedPair } from '../trial/admittedPairs';
 import { TrialRefusedError } from '../trial/matchedTrialRunner';
-import { robotLinkFor } from '../trial/robotLink';
+import { trialRobotOf } from '../trial/trialRobot';
 import type {
   CalibrationCaptureRequest,
   CalibrationCaptureResult,
   MatchedPairRequest,
   MatchedPairResult,
-  RobotLink,
+  TrialRobot,
   StillnessProgress,
   TrialProgressEvent,
 } from '../trial/trialTypes';
@@ -48,7 +48,7 @@ import type { InterlockSessions } from './interlockSessions';
 import { SerializedResult } from './serializedResult';
 import { robotLinkFigures } from './robotLive';
 
-// The Calibration panel and the Trial runner from the console (issue 6 item 9; DESIGN §6, §8):
+// The Calibration panel and the Trial runner from the console (DESIGN §6, §8):
 //
 //   calibration.capture  captureRobotCalibration (src/services/trial) on a robot connection of the
 //                        registry; stillness progress → `calibration.stillness` pushes (≤ 5 Hz);
@@ -109,14 +109,14 @@ async function defaultServices(): Promise<TrialServices> {
   };
 }
 
-/** The RobotLink of a registry entry: the registry keeps the backend's single listener and fans out. */
-function registryRobotLink(
+/** The TrialRobot of a registry entry: the registry keeps the backend's single listener and fans out. */
+function registryTrialRobot(
   registry: ConnectionRegistry,
   connectionId: string,
   backend: Backend,
   log: (line: string) => void,
-): RobotLink {
-  return robotLinkFor(backend, {
+): TrialRobot {
+  return trialRobotOf(backend, {
     subscribe: (l) => registry.subscribe(connectionId, l),
     robotUnit: registry.get(connectionId).url ?? connectionId,
     log: (line) => log(`${connectionId}: ${line}`),
@@ -373,7 +373,7 @@ export class TrialJobs {
         );
     }
     const backend = await this.requireRobot(p.connectionId);
-    const link = registryRobotLink(this.o.registry, p.connectionId, backend, this.log);
+    const link = registryTrialRobot(this.o.registry, p.connectionId, backend, this.log);
     const captureId = nextId('capture', this.now());
     const controller = new AbortController();
     this.capture = { captureId, connectionId: p.connectionId, controller };
@@ -640,7 +640,7 @@ export class TrialJobs {
     job.timer = setInterval(() => this.flushLive(job), 1000 / TRIAL_LIVE_PUSH_HZ);
     job.timer.unref?.();
 
-    const link = registryRobotLink(this.o.registry, p.connectionId, backend, this.log);
+    const link = registryTrialRobot(this.o.registry, p.connectionId, backend, this.log);
     const ask = (prompt: TrialPromptDto): Promise<{ ok: boolean; note: string | null }> =>
       new Promise((resolve) => {
         if (controller.signal.aborted) return resolve({ ok: false, note: null });

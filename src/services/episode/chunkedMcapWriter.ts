@@ -432,7 +432,7 @@ export class ChunkedMcapWriter {
 /**
  * fsync a directory so a newly created or renamed entry in it survives a power loss (no-op where
  * unsupported). Asynchronous: an fsync can take tens of ms on a busy disk, and the loop that calls
- * this also carries the safety gate (issue 12 item 7).
+ * this also carries the safety gate.
  */
 export async function syncDirectory(dir: string): Promise<void> {
   let fh: fsp.FileHandle | null = null;

@@ -1,5 +1,5 @@
 import type protobuf from 'protobufjs';
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import { protoType, typeFromDescriptorSet } from './episodeProto';
 import type { CommandMessage, ExecutedMessage, MetricsMessage, ReferenceMessage } from './episodeSchemas';
 

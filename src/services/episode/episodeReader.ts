@@ -5,7 +5,7 @@
 // `complete` says whether the file ended with a valid footer.
 
 import { McapStreamReader } from '@mcap/core';
-import { copySensorReadings, createStateFrame, type StateFrame } from '../../domain/backend/stateFrame';
+import { copySensorReadings, createStateFrame, type StateFrame } from '../../domain/robot/stateFrame';
 import { InputError } from '../../domain/problems';
 import { TrajectoryHasher } from '../../domain/sim/trajectoryHash';
 import { readBoundedFileAsync } from '../files/boundedRead';

@@ -2,7 +2,7 @@
 // since the Unix epoch (episode start in wall-clock time + the frame's time on the episode clock).
 // Two formats, both read by episodeReader.ts:
 //
-//   `motionbench-episode/2` (written since issue 15): the high-rate topics in protobuf, their
+//   `motionbench-episode/2` (the format written by default): the high-rate topics in protobuf, their
 //     schemas stored in the file as a FileDescriptorSet (episodeProto.ts), chunks compressed with
 //     zstd (chunkCompression.ts); /events and the final /metrics stay JSON (a few messages).
 //   `motionbench-episode/1`: every channel JSON (messageEncoding "json", JSON Schema), chunks

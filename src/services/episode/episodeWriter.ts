@@ -8,7 +8,7 @@
 // through ChunkedMcapWriter (same @mcap/core record builders, explicit chunk boundaries).
 
 import { performance } from 'node:perf_hooks';
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { ChunkedMcapWriter } from './chunkedMcapWriter';
 import {

@@ -1,4 +1,4 @@
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import { BodyFrameTree } from '../../domain/robot/bodyTransforms';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { bodyFrameId, encodeFrameTransforms, encodeRobotScene } from './foxgloveScene';

@@ -10,7 +10,7 @@
 import type { ApiErrorCode } from '../../api/contract';
 import { InputError, type InputLocation } from '../../domain/problems';
 import { BakedMotionError } from '../../domain/wbc/bakedMotion';
-import { JointOrderError } from '../../domain/wbc/jointOrder';
+import { JointOrderError } from '../../domain/robot/jointOrder';
 import { ApiFailure, FieldError, UnsupportedError } from '../console/apiFailure';
 import { EpisodeFileError } from '../episode/chunkedMcapWriter';
 import { TraceStoreError, type TraceStoreErrorCode } from '../trace/errors';

@@ -9,7 +9,7 @@ import type {
   RunRequest,
 } from '../../domain/backend/backend';
 import { BackendEventQueue } from '../../domain/backend/backendEventQueue';
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import type { RunnerMotionSwitcherStatus, RunnerStatus } from '../../domain/bridge/g1BridgeContract';
 import type { AfterClip, RunnerMode } from '../../domain/g1Runner/g1RunnerSafety';
 import type { MotionClip } from '../../domain/motion/motionClip';

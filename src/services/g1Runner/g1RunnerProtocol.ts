@@ -1,6 +1,6 @@
 import type { EpisodeOutcome } from '../../domain/backend/backend';
 import type { RunnerMotionSwitcherStatus } from '../../domain/bridge/g1BridgeContract';
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import type { AfterClip, RunnerMode } from '../../domain/g1Runner/g1RunnerSafety';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';

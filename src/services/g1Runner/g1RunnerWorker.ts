@@ -6,7 +6,7 @@
 
 import { performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
-import { createStateFrame, type StateFrame } from '../../domain/backend/stateFrame';
+import { createStateFrame, type StateFrame } from '../../domain/robot/stateFrame';
 import {
   initialRunnerState,
   LOW_CMD_PERIOD_MS,

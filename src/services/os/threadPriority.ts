@@ -15,7 +15,7 @@ import os from 'node:os';
 // then between the threads of one session by their nice. A nice -10 keeper in the console's
 // session therefore waited behind a browser that Playwright had started in a session of its own
 // (setsid): on 2 cores the interlock chain (keeper, pty relay, box) saw 45–140 ms scheduling
-// gaps and trials tripped `interlock_lost` (issue 13). So the processes that keep time start in a
+// gaps and trials tripped `interlock_lost`. So the processes that keep time start in a
 // session of their own (spawn's `detached`) and raise that session's autogroup nice too
 // (setAutogroupNice); a process that should yield lowers its own session's.
 

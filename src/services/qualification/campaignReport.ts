@@ -1,6 +1,6 @@
 // `motionbench report`: the qualification matrix of a campaign from its index (read-only),
-// as Markdown, CSV or JSON (issue 5 item 5), followed by the sim-to-real gap section (Table 11,
-// issue 6 item 8; src/services/report/gapSection.ts, docs/GAP_REPORT.md). Every report names the
+// as Markdown, CSV or JSON, followed by the sim-to-real gap section (Table 11;
+// src/services/report/gapSection.ts, docs/GAP_REPORT.md). Every report names the
 // metric contract, the admission policy and the workload snapshot, and labels builtin bindings as
 // what they are: a reference tracker, not a policy.
 

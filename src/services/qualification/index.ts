@@ -1,4 +1,4 @@
-// Qualification pipeline and campaign report (issue 5 items 4–5). See docs/QUALIFICATION.md.
+// Qualification pipeline and campaign report. See docs/QUALIFICATION.md.
 export {
   runQualification,
   selectClips,

@@ -1,4 +1,4 @@
-// The qualification pipeline (DESIGN §1 step 2, issue 5 item 4): every WBC binding × clip of a
+// The qualification pipeline (DESIGN §1 step 2): every WBC binding × clip of a
 // workload snapshot, N seeded rollouts per pair across the simulator's worker pool, each
 // rollout recorded as an episode of the pair's parent trace (simulation branch, MCAP file,
 // metrics row), and one admission decision per pair with its reasons.

@@ -14,7 +14,7 @@ import {
 import type { ContractGroupDto, GapContractsDto } from '../../api/contract';
 import type { CampaignStore } from '../trace';
 
-// One campaign under the three metric contracts side by side (issue 16 item 5): per binding and
+// One campaign under the three metric contracts side by side: per binding and
 // execution domain, mb-metrics/1's SR and mean MPJPE-l over its episodes, and the peers' own
 // aggregates of their stored results (sonic-eval/1 frame-weighted over all and over successful
 // episodes; holomotion-eval/1 the mean over clips). Read from the store only; episodes not yet

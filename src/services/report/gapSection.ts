@@ -1,5 +1,4 @@
-// The sim-to-real gap section of `motionbench report` (DESIGN §4 "Gap %", Table 11; issue 6
-// item 8): the matched pairs of a campaign read from its index, reduced by the pure aggregation
+// The sim-to-real gap section of `motionbench report` (DESIGN §4 "Gap %", Table 11): the matched pairs of a campaign read from its index, reduced by the pure aggregation
 // (src/domain/metrics/aggregate.ts gapReport), and formatted as Markdown, JSON and CSV rows.
 //
 // Which episodes count, which calibration is used when a binding × clip has several, and how a

@@ -1,5 +1,5 @@
 import type { InitialState } from '../../domain/backend/backend';
-import { createStateFrame, copySensorReadings, type StateFrame } from '../../domain/backend/stateFrame';
+import { createStateFrame, copySensorReadings, type StateFrame } from '../../domain/robot/stateFrame';
 import type { PlaceAction } from '../../domain/robotEmulator/emulatorControl';
 import { latencySteps, type RobotEmulatorProfile } from '../../domain/robotEmulator/robotEmulatorProfile';
 import { applySensorModel } from '../../domain/robotEmulator/sensorModel';

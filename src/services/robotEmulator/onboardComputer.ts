@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
-import type { PhysicsProfile } from '../../domain/sim/physicsProfile';
+import type { PhysicsProfile } from '../../domain/robot/physicsProfile';
 import type { ControlCommand, ControlObservation, ControlReference, Controller } from '../../domain/wbc/controller';
 import type { BackendNeed } from '../../domain/wbc/trackingPolicy';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';

@@ -1,5 +1,5 @@
 import type { ControlObservation, ControlReference } from '../../domain/wbc/controller';
-import type { PhysicsProfile } from '../../domain/sim/physicsProfile';
+import type { PhysicsProfile } from '../../domain/robot/physicsProfile';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import type { BackendNeed } from '../../domain/wbc/trackingPolicy';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';

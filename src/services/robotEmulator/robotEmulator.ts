@@ -8,7 +8,7 @@ import type {
   RunRequest,
 } from '../../domain/backend/backend';
 import { BackendEventQueue } from '../../domain/backend/backendEventQueue';
-import { cloneStateFrame, type StateFrame } from '../../domain/backend/stateFrame';
+import { cloneStateFrame, type StateFrame } from '../../domain/robot/stateFrame';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import {
   decodeEmulatorControl,
@@ -96,7 +96,7 @@ const MAX_QUEUED_FRAMES = 1000;
  * can cost more than the 2 ms it stands for, and a fixed batch of steps then blocks the process
  * for 100 ms and more — the lowstate stream stalls, and the console's safety gate trips on a
  * robot link silent for 100 ms and damps the (standing) robot, which falls. (The emulated
- * interlock box has its own process since issue 12; before, it stopped answering heartbeats too.)
+ * interlock box runs in its own process so that such a stall cannot also silence its heartbeats.)
  * 5 ms keeps the 500 Hz stream's gaps far inside the limit.
  */
 const CATCH_UP_SLICE_MS = 5;

@@ -1,10 +1,5 @@
 import type { EpisodeOutcome, InitialState } from '../../domain/backend/backend';
-import {
-  cloneStateFrame,
-  copySensorReadings,
-  createStateFrame,
-  type StateFrame,
-} from '../../domain/backend/stateFrame';
+import { cloneStateFrame, copySensorReadings, createStateFrame, type StateFrame } from '../../domain/robot/stateFrame';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { resampleClip } from '../../domain/motion/resample';
 import { ActuatorDelayLine, type ActuatorCommand } from '../../domain/robotEmulator/actuatorDelayLine';

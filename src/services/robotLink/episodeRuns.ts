@@ -20,7 +20,7 @@ import { clockDelay, type LinkClock } from './linkClock';
 // episode, bound to its run_id). A lease maps onto commands: reset → reset, run → prepare, the
 // caller's start checks, start (then the episode's end comes in wbc_status), stop → stop.
 //
-// Safety (DESIGN §6; issue 10 item 1): any stop or damp sent while a run is active — a trip, the
+// Safety (DESIGN §6): any stop or damp sent while a run is active — a trip, the
 // operator, a lease release, a lost link — latches it (`latchStop`): no start is written for that
 // run after it. The start is written in the same turn as the caller's last synchronous check
 // (RunRequest.mayTransmit), with nothing awaited between. Once the start is written, a link loss
@@ -244,7 +244,7 @@ export class EpisodeRuns {
         run.stopRequested ??= { outcome: 'aborted_by_operator', reason: `start refused: ${permission}` };
       // The last check and the write in one turn: nothing is awaited between the gate's answer
       // and the start on the socket, and a stop/damp sent while beforeStart awaited latched
-      // run.stopRequested (issue 10 item 1).
+      // run.stopRequested.
       if (!run.stopRequested && request.mayTransmit) {
         let last: true | string;
         try {

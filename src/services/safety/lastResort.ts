@@ -1,6 +1,6 @@
 import process from 'node:process';
 
-// The last resort (DESIGN §6; issue 10 item 2): when the services process is about to die of an
+// The last resort (DESIGN §6): when the services process is about to die of an
 // error nobody caught — an uncaught exception, an unhandled rejection — every robot link still
 // open is told stop and damp before the process exits, so a bug in the console can never leave
 // a robot running a clip with nobody watching. Links register an emergency stop while they are

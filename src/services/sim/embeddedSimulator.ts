@@ -27,7 +27,7 @@ import type {
   RunRequest,
 } from '../../domain/backend/backend';
 import type { BackendProblemCode } from '../../domain/backend/problemCodes';
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import type { HardFailure } from '../../domain/metrics';
 import { checkInitialState, initialStateFromClipFrame } from '../../domain/sim/initialState';
 import { TrajectoryHasher } from '../../domain/sim/trajectoryHash';

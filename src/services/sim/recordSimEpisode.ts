@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { InitialState } from '../../domain/backend/backend';
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import { MB_METRICS_1 } from '../../domain/metrics';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { resampleClip } from '../../domain/motion/resample';

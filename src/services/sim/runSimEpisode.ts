@@ -8,7 +8,7 @@
 
 import fs from 'node:fs/promises';
 import type { BackendEvent, InitialState } from '../../domain/backend/backend';
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import {
   allReadingsUnavailable,
   ClipPairEvaluator,

@@ -2,7 +2,7 @@
 // own servo gains, a command's gains applied to the position servos, and the state read out in
 // canonical joint order.
 
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import type { LoadedMujocoModel } from '../mujoco/mujocoRuntime';
 import { NBIAS, NGAIN, type SimModelMaps } from './simModelMaps';
 

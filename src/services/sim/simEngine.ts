@@ -7,10 +7,10 @@
 // pacing, which changes when frames are delivered, never what they contain).
 
 import type { InitialState } from '../../domain/backend/backend';
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { checkInitialState } from '../../domain/sim/initialState';
-import { physicsProblems, type PhysicsProfile } from '../../domain/sim/physicsProfile';
+import { physicsProblems, type PhysicsProfile } from '../../domain/robot/physicsProfile';
 import { Xoshiro128StarStar } from '../../domain/stats/prng';
 import { loadMujocoModel, type LoadedMujocoModel } from '../mujoco/mujocoRuntime';
 import { loadRobotProfile } from '../robot/loadRobotProfile';

@@ -13,13 +13,13 @@
 // Time is k/rate (not accumulated) and nothing reads the wall clock.
 
 import type { InitialState } from '../../domain/backend/backend';
-import { createStateFrame, type StateFrame } from '../../domain/backend/stateFrame';
+import { createStateFrame, type StateFrame } from '../../domain/robot/stateFrame';
 import { MB_METRICS_1, StreamingPoseMetrics, type HardFailure } from '../../domain/metrics';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { resampleClip } from '../../domain/motion/resample';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { initialStateFromClipFrame } from '../../domain/sim/initialState';
-import type { PhysicsProfile } from '../../domain/sim/physicsProfile';
+import type { PhysicsProfile } from '../../domain/robot/physicsProfile';
 import { liftedRootPositions, referenceLiftOf } from '../../domain/sim/referencePlacement';
 import { RootAssistController } from '../../domain/sim/rootAssist';
 import {

@@ -11,7 +11,7 @@
 // and a TraceStoreError naming the file is thrown.
 
 import type { EpisodeEnd, EpisodeOutcome, ExecutionDomain } from '../../domain/backend/backend';
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import { episodeMetricsJson, type EpisodeMetrics } from '../../domain/metrics/readings';
 import {
   EPISODE_OUTCOMES,

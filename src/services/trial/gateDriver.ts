@@ -19,13 +19,13 @@ import type {
 } from '../../domain/safety/safetyTypes';
 import type { CampaignStore } from '../trace';
 import type { InterlockFeed } from './interlockFeed';
-import type { RobotLink } from './trialTypes';
+import type { TrialRobot } from './trialTypes';
 
 // The pure SafetyGate (src/domain/safety) wired to the real world for one trial session:
 //   inputs  — every interlock status/e-stop/loss (InterlockFeed), every batch of robot frames
 //             (`lowstate` at its arrival time), the link's presence going `lost`, and a 10 ms tick
 //             that drives the gate's watchdogs (interlock silent > 100 ms, no lowstate > 100 ms);
-//   outputs — the gate's actions (stop, damp) are sent at once through the RobotLink (over the
+//   outputs — the gate's actions (stop, damp) are sent at once through the TrialRobot (over the
 //             backend's declared RobotBackend stop path: a backend that declares none is refused
 //             at construction, with a `refusal` trace event and NotARobotBackendError), its trace
 //             events (refusals, trips, human resets) go to the campaign, its problems to the log,
@@ -36,7 +36,7 @@ import type { RobotLink } from './trialTypes';
 const TICK_MS = 10;
 
 export interface GateDriverOptions {
-  link: RobotLink;
+  link: TrialRobot;
   interlock: InterlockFeed;
   store: CampaignStore;
   parentTraceId?: string | null;
@@ -173,7 +173,7 @@ export class GateDriver {
   }
 
   /**
-   * What became of a trip's stop or damp (DESIGN §6, issue 10 item 3): acknowledged → a `note`
+   * What became of a trip's stop or damp (DESIGN §6): acknowledged → a `note`
    * with the writes and the ack time (the trip itself is the `stop_requested` event, which the
    * runner reads as "tripped since the last reset"); refused or unanswered → a `problem`.
    * Recorded even after close() (a delivery may settle after the session ended).

@@ -1,5 +1,5 @@
 import type { Backend, BackendEvent } from '../../domain/backend/backend';
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import { MB_METRICS_1, type EpisodeMetrics, type HardFailure } from '../../domain/metrics';
 import { LiveTrackingMetrics } from '../../domain/metrics/liveTracking';
 import type { MotionClip } from '../../domain/motion/motionClip';

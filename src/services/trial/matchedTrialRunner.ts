@@ -35,7 +35,7 @@ import { captureRobotCalibration } from './robotCalibration';
 import { initialStateOf, runSimBranch, settledState } from './simBranch';
 import type { MatchedPairRequest, MatchedPairResult, TrialProgressEvent } from './trialTypes';
 
-// The matched sim/real pair (issue 6 item 6; DESIGN §3, §6) — the driver of the session reducer
+// The matched sim/real pair (DESIGN §3, §6) — the driver of the session reducer
 // (src/domain/trial, `reduceTrialSession`; docs/TRIALS.md has the session step by step). The
 // reducer decides everything: refusals, retries, resets, which trials count on resume, how a trip
 // ends a trial, when the start may be written. This driver only feeds it events and executes its
@@ -602,7 +602,7 @@ class TrialSessionDriver {
       // The gate is asked twice: at the robot's start check (beforeStart: nothing is opened for a
       // refused start) and once more, synchronously, right before the start is written
       // (mayTransmit): the awaits in between — the recording's SQLite row and MCAP file — leave
-      // time for a trip, and a start after a trip must be impossible (issue 10 item 1).
+      // time for a trip, and a start after a trip must be impossible.
       const end = await held.lease.run({
         clip: this.need(this.clip, 'the clip'),
         binding: this.need(this.binding, 'the binding'),

@@ -8,11 +8,11 @@ import {
 } from '../../domain/calibration';
 import type { CalibrationCaptureRequest, CalibrationCaptureResult, StillnessProgress } from './trialTypes';
 
-// Calibration capture from the live robot (issue 6 item 5): watch the robot's state stream,
+// Calibration capture from the live robot: watch the robot's state stream,
 // judge stillness over the detector's window as frames arrive, and capture the start state the
 // moment the window is still — or give up after the timeout with the reasons the robot was not
 // still. The pure parts (stillness, averaging, simulator start, residuals) are
-// src/domain/calibration; this file only connects them to a RobotLink and a clock.
+// src/domain/calibration; this file only connects them to a TrialRobot and a clock.
 
 /** How often the window is judged and progress reported, ms. */
 const EVALUATE_EVERY_MS = 100;

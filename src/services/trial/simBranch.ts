@@ -1,5 +1,5 @@
 import type { InitialState } from '../../domain/backend/backend';
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import { MB_METRICS_1, type EpisodeMetrics } from '../../domain/metrics';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import type { RobotProfile } from '../../domain/robot/robotProfile';

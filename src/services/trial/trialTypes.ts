@@ -1,5 +1,5 @@
 import type { Backend, BackendListener, EpisodeOutcome, StopDelivery } from '../../domain/backend/backend';
-import type { StateFrame } from '../../domain/backend/stateFrame';
+import type { StateFrame } from '../../domain/robot/stateFrame';
 import type { StartResiduals } from '../../domain/calibration/residuals';
 import type { NotStillReason, StillnessStats } from '../../domain/calibration/stillness';
 import type { EpisodeMetrics } from '../../domain/metrics/readings';
@@ -13,17 +13,18 @@ import type { CampaignStore } from '../trace';
 import type { LoadedWorkload } from '../../domain/workload/snapshot';
 import type { InterlockFeed } from './interlockFeed';
 
-// The matched sim/real trial (issue 6 items 5–7; DESIGN §3 Trace, §6): the contracts between the
+// The matched sim/real trial (DESIGN §3 Trace, §6): the contracts between the
 // trial runner (matchedTrialRunner.ts: the driver of the session reducer in src/domain/trial), its
 // callers (the CLI's `calibrate` and `trial`, the console's Trial runner and Calibration panels)
 // and the robot link.
 
 /**
- * The robot link as the trial runner uses it: the g1-bridge/1 client Backend, a way to watch its
- * events without taking its single listener (the console's ConnectionRegistry fans out; the CLI
- * uses fanOutBackend), and the stop/damp commands a trip sends at once.
+ * The robot under trial, as the trial runner uses it: the robot's Backend (reached over the robot
+ * link, src/services/robotLink), a way to watch its events without taking its single listener (the
+ * console's ConnectionRegistry fans out; the CLI uses fanOutBackend), and the stop/damp commands a
+ * trip sends at once.
  */
-export interface RobotLink {
+export interface TrialRobot {
   backend: Backend;
   /** Adds a watcher of every event batch; returns the unsubscribe. */
   subscribe(listener: BackendListener): () => void;
@@ -52,7 +53,7 @@ export interface StillnessProgress {
 }
 
 export interface CalibrationCaptureRequest {
-  link: RobotLink;
+  link: TrialRobot;
   profile: RobotProfile;
   /** The clip whose first frame the measurement is compared with (residual (b)); optional. */
   clip?: MotionClip | null;
@@ -118,7 +119,7 @@ export type { TrialPhase };
 
 export interface MatchedPairRequest {
   store: CampaignStore;
-  link: RobotLink;
+  link: TrialRobot;
   /** The interlock box (openInterlockFeed): its link for ARM/DISARM and its events for the gate. */
   interlock: InterlockFeed;
   /** Where the pair's clip comes from (default: core-v1 when the decision was made on it). */

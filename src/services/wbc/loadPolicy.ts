@@ -1,4 +1,4 @@
-// Opens a released tracking policy as it is (issue 11 items 1–2): an .onnx file, or a folder
+// Opens a released tracking policy as it is: an .onnx file, or a folder
 // that holds one with its deploy configuration, and decides the family from what the files say:
 //   <dir>/params/deploy.yaml + <dir>/exported/policy.onnx     a Unitree deploy folder: unitree-rl-lab
 //                                                              (Isaac Lab joint order) or mjlab-deploy

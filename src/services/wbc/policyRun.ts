@@ -1,6 +1,6 @@
 // A released policy prepared for a run on a robot model: its binding, its baked reference as a
 // clip (with the FK residual of that clip on the model), and the check of a user-supplied clip
-// against the baked one (issue 11 item 5): a policy that carries its reference tracks that
+// against the baked one: a policy that carries its reference tracks that
 // reference; another clip is accepted only if it is the same motion, else refused with the
 // first differing frame.
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { InputError } from '../../domain/problems';
 import { G1_NUM_JOINTS } from '../../domain/robot/g1Joints';
-import { mjlabG1Physics, type PhysicsProfile } from '../../domain/sim/physicsProfile';
+import { mjlabG1Physics, type PhysicsProfile } from '../../domain/robot/physicsProfile';
 import {
   VELOCITY_POLICY_ADAPTER,
   VelocityObservation,

@@ -2,7 +2,7 @@ import { Tensor } from 'onnxruntime-node';
 import { InputError } from '../../domain/problems';
 import { ForwardKinematics } from '../../domain/robot/forwardKinematics';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
-import type { PhysicsProfile } from '../../domain/sim/physicsProfile';
+import type { PhysicsProfile } from '../../domain/robot/physicsProfile';
 import { specUnderJointOrderControl } from '../../domain/wbc/readingControls';
 import { bakedMotion, type BakedMotionResult } from '../../domain/wbc/bakedMotion';
 import type { ControlCommand, ControlObservation, Controller } from '../../domain/wbc/controller';

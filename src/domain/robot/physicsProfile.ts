@@ -1,7 +1,7 @@
-import { G1_JOINT_NAMES } from '../robot/g1Joints';
+import { G1_JOINT_NAMES } from './g1Joints';
 
 // The physics a released policy was trained with, applied to the simulator's model for its
-// episodes (issue 11 item 4) and printed with every result: physics timestep and decimation
+// episodes and printed with every result: physics timestep and decimation
 // (control period = timestep × decimation), each joint's reflected motor inertia (armature),
 // effort limit, dry friction and viscous damping. PD torques come from the policy's own gains
 // and are computed by MuJoCo's position servos at every physics step (kp·(target − q) −

@@ -7,9 +7,9 @@ import {
   type EpisodeOutcome,
   type StopDelivery,
 } from '../../domain/backend/backend';
-import type { RobotLink } from './trialTypes';
+import type { TrialRobot } from './trialTypes';
 
-// A RobotLink over a robot backend: fans the backend's single listener out to watchers (for
+// A TrialRobot over a robot backend: fans the backend's single listener out to watchers (for
 // processes without the console's ConnectionRegistry, the CLI), awaiting each so the backend's
 // backpressure holds, and sends stop/damp through the RobotBackend's unleased path (a trip must
 // stop the robot whoever holds the lease). Whether the backend has that path is read from its
@@ -47,10 +47,10 @@ const unsent = (command: 'stop' | 'damp', reason: string, message: string): Stop
   settledAtMs: performance.now(),
 });
 
-export function robotLinkFor(
+export function trialRobotOf(
   backend: Backend,
   options: { robotUnit?: string; subscribe?: (l: BackendListener) => () => void; log?: (line: string) => void } = {},
-): RobotLink {
+): TrialRobot {
   const log = options.log ?? (() => {});
   const subscribe = options.subscribe ?? fanOutBackend(backend).subscribe;
   const robot = robotBackendOf(backend);

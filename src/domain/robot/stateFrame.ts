@@ -1,4 +1,4 @@
-import { G1_NUM_JOINTS } from '../robot/g1Joints';
+import { G1_NUM_JOINTS } from './g1Joints';
 
 // One sample of a robot's measured state, as every backend streams it (DESIGN §3, §5.1).
 // Fields mirror Unitree's rt/lowstate plus an optional root pose; arrays are typed and

@@ -1,16 +1,16 @@
 import { connectRobot } from '../bridge/bridgeClientBackend';
-import { robotLinkFor } from './robotLink';
-import type { RobotLink } from './trialTypes';
+import { trialRobotOf } from './trialRobot';
+import type { TrialRobot } from './trialTypes';
 
 // The CLI's robot: a g1-bridge/1 client with the robot's freshness thresholds (connectRobot),
-// connected before anything else happens, behind a RobotLink that fans its events out.
+// connected before anything else happens, behind a TrialRobot that fans its events out.
 
-export async function openRobotLink(
+export async function openTrialRobot(
   url: string,
   o: { robotUnit?: string | undefined; connectTimeoutMs?: number; log?: (line: string) => void } = {},
-): Promise<RobotLink & { close(): Promise<void> }> {
+): Promise<TrialRobot & { close(): Promise<void> }> {
   const backend = connectRobot({ url, ...(o.log ? { log: o.log } : {}) });
-  const link = robotLinkFor(backend, {
+  const link = trialRobotOf(backend, {
     ...(o.robotUnit ? { robotUnit: o.robotUnit } : {}),
     ...(o.log ? { log: o.log } : {}),
   });

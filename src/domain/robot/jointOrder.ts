@@ -1,4 +1,4 @@
-import { G1_JOINT_NAMES } from '../robot/g1Joints';
+import { G1_JOINT_NAMES } from './g1Joints';
 
 // Joint order at a policy boundary, always built from names (never from a width or a position):
 // the policy file names its joints, we look every name up in the model's canonical order and

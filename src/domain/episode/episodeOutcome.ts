@@ -1,0 +1,15 @@
+// How an episode ends: the one outcome type every layer reads (the backends, the g1-bridge/1 wire,
+// the trace, the safety gate). Declared here, below src/domain/backend and src/domain/bridge, so
+// neither has to import the other for it.
+
+export type EpisodeOutcome =
+  | 'completed'
+  | 'hard_failure'
+  | 'intervention'
+  | 'estop'
+  | 'link_lost'
+  | 'aborted_by_operator'
+  | 'infrastructure_error';
+
+/** Only infrastructure errors may be retried automatically (DESIGN §3). */
+export const isRetryableOutcome = (o: EpisodeOutcome): boolean => o === 'infrastructure_error';
