@@ -71,7 +71,7 @@ const RENDERER_PACKAGES = packages('react', 'react-dom', 'three', '@react-three/
 // The services' main loop (the console API's handlers in src/services/console, the loopback host in
 // src/services/host, the Electron main process in main/) carries the operator's STOP, the safety
 // gate and the robot link. A file a request names, a campaign folder, a policy and what a robot
-// advertises are parsed, decoded and inflated in the file worker (src/services/files/offThread.ts
+// advertises are parsed, decoded and inflated in the file worker (src/services/console/offThread.ts
 // → fileWorker.ts, which loads the worker-side modules below), never on that loop. So these modules
 // must not import a decoder or parser, nor a worker-side module, except as types (`import type`).
 // Only direct imports are judged: what a handler reaches through another services folder is that
@@ -79,9 +79,9 @@ const RENDERER_PACKAGES = packages('react', 'react-dom', 'three', '@react-three/
 
 /** The modules whose code runs on the services' main loop. */
 const MAIN_LOOP = ['^src/services/console/', '^src/services/host/', MAIN];
-/** Modules of src/services/console that run only in the file worker (fileWorker.ts imports them). */
+/** Modules of src/services/console that run only in the file worker: its entry, fileWorker.ts, and what it imports. */
 const WORKER_SIDE_API =
-  '^src/services/console/(campaignBoardReads|campaignAnalysisApi|campaignOpen|gapReview|trialEpisode)\\.ts$';
+  '^src/services/console/(fileWorker|campaignBoardReads|campaignAnalysisApi|campaignOpen|gapReview|trialEpisode)\\.ts$';
 /** Decoders and parsers of untrusted bytes, and the worker-side modules that call them. */
 const UNTRUSTED_PARSERS = [
   packages(
@@ -116,6 +116,12 @@ const MAIN_LOOP_EXCEPTIONS = [
     to: '^src/services/robot/loadRobotProfile\\.ts$',
     reason:
       'STANDING: the robot model the services start with (--model, else our G1 in assets/), named by the operator at start-up and never by a request; read once, lazily (getProfile)',
+  },
+  {
+    from: '^src/services/console/workerErrors\\.ts$',
+    to: '^src/domain/wbc/bakedMotion\\.ts$',
+    reason:
+      "STANDING: an error the file worker throws crosses as its type and fields and is rebuilt as the same class; the module imports BakedMotionError for `instanceof` and construction, and calls none of the decoder's code",
   },
   {
     from: '^src/services/console/apiErrorMap\\.ts$',
@@ -223,12 +229,17 @@ module.exports = {
       from: { path: ROOT_CONFIG },
       to: { dependencyTypes: ['npm-dev'] },
     },
+    {
+      comment: 'electron.vite.config.ts -> the renderer bundle flavour (the name of the file that records it)',
+      from: { path: '^electron\\.vite\\.config\\.ts$' },
+      to: { path: '^scripts/rendererBundle\\.mjs$' },
+    },
   ],
   forbidden: [
     {
       name: 'no-untrusted-parsing-on-the-services-loop',
       comment:
-        "The services' main loop carries STOP: a decoder or parser of untrusted input (or a worker-side module) is reached through the file worker (src/services/files/offThread.ts), never imported here; `import type` is fine.",
+        "The services' main loop carries STOP: a decoder or parser of untrusted input (or a worker-side module) is reached through the file worker (src/services/console/offThread.ts), never imported here; `import type` is fine.",
       severity: 'error',
       from: { path: MAIN_LOOP, pathNot: [WORKER_SIDE_API, ...MAIN_LOOP_EXCEPTIONS.map((e) => e.from)] },
       to: { path: UNTRUSTED_PARSERS, dependencyTypesNot: ['type-only'] },

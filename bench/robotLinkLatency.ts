@@ -10,7 +10,7 @@ import { MB_METRICS_1 } from '../src/domain/metrics/metricContract';
 import { percentileLinearInPlace } from '../src/domain/metrics/percentile';
 import { NO_MOTION_CAPTURE } from '../src/domain/metrics/readings';
 import { connectRobot } from '../src/services/bridge/bridgeClientBackend';
-import { FOXGLOVE_SUBPROTOCOL } from '../src/services/bridge/foxgloveWs';
+import { FOXGLOVE_SUBPROTOCOL } from '../src/services/robotLink/foxgloveWs';
 import { loadClipFile } from '../src/services/motion/loadClipFile';
 import { loadRobotProfile } from '../src/services/robot/loadRobotProfile';
 

@@ -10,7 +10,7 @@ import {
   type WbcState,
 } from '../src/domain/bridge/g1BridgeContract';
 import { g1BridgeChannel } from '../src/domain/bridge/g1BridgeSchemas';
-import { FoxgloveServer, ServerCapability } from '../src/services/bridge/foxgloveWs';
+import { FoxgloveServer, ServerCapability } from '../src/services/robotLink/foxgloveWs';
 
 // A minimal robot-like g1-bridge/1 publisher, run as its own process by the robot-link benchmark
 // (bench/robotLinkLatency.ts) and tests (test/integration/robotLinkClient.test.ts):

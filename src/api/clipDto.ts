@@ -1,9 +1,34 @@
-import type { MotionClip, CapabilityGroup } from '../domain/motion/motionClip';
-import type { ClipDto } from './contract';
-import { MAX_WARNINGS_SENT } from './contract';
+import type { Warning } from '../domain/problems';
+import type { MotionClip, CapabilityGroup, ClipFormat, FpsSource } from '../domain/motion/motionClip';
 
 // The one place a MotionClip crosses the API boundary: Float64Array -> number[] on the Node
 // side, number[] -> Float64Array in the renderer.
+
+/** A MotionClip as it crosses the boundary: typed arrays as number[]. */
+export interface ClipDto {
+  id: string;
+  name: string;
+  fps: number;
+  frameCount: number;
+  /** (frameCount - 1) / fps, seconds. */
+  durationS: number;
+  file: string;
+  format: ClipFormat;
+  fileSha256: string;
+  fpsSource: FpsSource;
+  capabilityGroup?: string;
+  /** N×3, metres. */
+  rootPosM: number[];
+  /** N×4, wxyz. */
+  rootQuatWxyz: number[];
+  /** N×29, radians, canonical G1 order. */
+  jointPosRad: number[];
+  /** At most MAX_WARNINGS_SENT warnings; warningCount is the full count. */
+  warnings: Warning[];
+  warningCount: number;
+}
+
+export const MAX_WARNINGS_SENT = 200;
 
 export function clipToDto(clip: MotionClip): ClipDto {
   const dto: ClipDto = {

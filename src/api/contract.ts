@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import type { InputLocation, Warning } from '../domain/problems';
-import type { ClipFormat, FpsSource } from '../domain/motion/motionClip';
+import type { InputLocation } from '../domain/problems';
 import type { RobotProfile } from '../domain/robot/robotProfile';
 import type { ExecutionDomain, Presence, Problem } from '../domain/backend/backend';
 import {
@@ -9,6 +8,7 @@ import {
   STANDING_POLICY_PATH_MAX_CHARS,
   DDS_INTERFACE_NAME_RE,
 } from '../domain/g1Runner/g1DdsConnection';
+import type { ClipDto } from './clipDto';
 import { checkBackendUrl, MAX_BACKEND_URL_LENGTH } from './connectionUrl';
 import { qualificationRequestSchemas, type QualificationResults } from './qualificationContract';
 import { simRequestSchemas, type ApiEvent, type SimRunResult, type SimRunStarted } from './simContract';
@@ -149,31 +149,9 @@ export interface AppInfo {
   capabilities: { nativeOpenDialog: boolean };
 }
 
-/** A MotionClip as it crosses the boundary: typed arrays as number[]. */
-export interface ClipDto {
-  id: string;
-  name: string;
-  fps: number;
-  frameCount: number;
-  /** (frameCount - 1) / fps, seconds. */
-  durationS: number;
-  file: string;
-  format: ClipFormat;
-  fileSha256: string;
-  fpsSource: FpsSource;
-  capabilityGroup?: string;
-  /** N×3, metres. */
-  rootPosM: number[];
-  /** N×4, wxyz. */
-  rootQuatWxyz: number[];
-  /** N×29, radians, canonical G1 order. */
-  jointPosRad: number[];
-  /** At most MAX_WARNINGS_SENT warnings; warningCount is the full count. */
-  warnings: Warning[];
-  warningCount: number;
-}
-
-export const MAX_WARNINGS_SENT = 200;
+// The clip's wire form (ClipDto, MAX_WARNINGS_SENT) is declared beside its conversions in clipDto.ts,
+// which the sub-contracts import without importing this file.
+export { MAX_WARNINGS_SENT, type ClipDto } from './clipDto';
 
 export type OpenDialogResult = { cancelled: true } | { cancelled: false; clip: ClipDto };
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AGGREGATE_KEYS, type AggregateKey } from '../domain/metrics/aggregate';
 import { READING_INFO } from '../domain/metrics/readings';
-import type { ClipDto } from './contract';
+import type { ClipDto } from './clipDto';
 import { campaignDirSchema } from './qualificationContract';
 
 /** The peers' contract ids (as src/domain/metrics/peerContracts.ts names them). */

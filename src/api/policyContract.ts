@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { presetIds } from '../domain/wbc/policyPresets';
-import type { ClipDto } from './contract';
+import type { ClipDto } from './clipDto';
 import { POLICY_CHECK_MAX_SECONDS, type PolicyCheckReport } from '../domain/wbc/policyCheck';
 
 // Released tracking policies in the console: `policies.open` reads a policy file

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ClipDto } from './contract';
+import type { ClipDto } from './clipDto';
 import { POLICY_ID_RE } from './policyContract';
 
 // (No import from simContract.ts: it imports the progress event schema from here.)

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ClipDto } from './contract';
+import type { ClipDto } from './clipDto';
 import {
   MOTION_SWITCHER_ANSWER_KINDS,
   RUNNER_MOTOR_MODES,

@@ -12,6 +12,7 @@ import type {
   RobotLinkStats,
   StopDelivery,
 } from '../../src/domain/backend/backend';
+import { claimListener } from '../../src/domain/backend/backend';
 import { createStateFrame } from '../../src/domain/robot/stateFrame';
 
 // A scriptable Backend for the console's Connections tests: presence set by the test (or after a
@@ -124,7 +125,7 @@ export class FakeBackend implements Backend {
   }
 
   setListener(listener: BackendListener | null): void {
-    this.listener = listener;
+    this.listener = claimListener(this, this.listener, listener);
   }
 
   private emit(events: BackendEvent[]): void {

@@ -6,7 +6,7 @@ import {
   EMULATOR_CONTROL_TOPIC,
   type EmulatorControlAction,
 } from '../../src/domain/robotEmulator/emulatorControl';
-import { FOXGLOVE_SUBPROTOCOL, FoxgloveClient } from '../../src/services/bridge/foxgloveWs';
+import { FOXGLOVE_SUBPROTOCOL, FoxgloveClient } from '../../src/services/robotLink/foxgloveWs';
 import { spawnInOwnSession } from './ownSession';
 import { MOTIONBENCH_BIN } from './runCli';
 import { REPO_ROOT } from './sharedData';

@@ -8,7 +8,7 @@ import {
   FOXGLOVE_SUBPROTOCOL,
   FoxgloveServer,
   type FoxgloveServerInstance,
-} from '../../src/services/bridge/foxgloveWs';
+} from '../../src/services/robotLink/foxgloveWs';
 import { sharedData } from './sharedData';
 
 // A stand-in for a G1 running unitree_ros2 with foxglove_bridge (ROS 2): a Foxglove WebSocket

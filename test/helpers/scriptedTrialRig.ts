@@ -14,6 +14,7 @@ import type {
   RunRequest,
   StopDelivery,
 } from '../../src/domain/backend/backend';
+import { claimListener } from '../../src/domain/backend/backend';
 import { createStateFrame, type StateFrame } from '../../src/domain/robot/stateFrame';
 import { wireStopOutcome, type StopOutcome, type WbcStatusMsg } from '../../src/domain/bridge/g1BridgeContract';
 import type { DeviceState, InterlockSnapshot, InterlockState } from '../../src/domain/interlock';
@@ -156,7 +157,7 @@ export class ScriptedRobot implements RobotBackend {
   }
 
   setListener(listener: BackendListener | null): void {
-    this.listener = listener;
+    this.listener = claimListener(this, this.listener, listener);
   }
 
   /** Delivers a batch at once (the watchers' synchronous parts — the gate's lowstate — run now). */

@@ -4,7 +4,7 @@ import { WebSocketServer } from 'ws';
 import { G1_BRIDGE_CONTRACT, G1_BRIDGE_METADATA, G1_BRIDGE_TOPICS } from '../../src/domain/bridge/g1BridgeContract';
 import { g1BridgeChannel } from '../../src/domain/bridge/g1BridgeSchemas';
 import { connectRobot, type BridgeClientBackend } from '../../src/services/bridge/bridgeClientBackend';
-import { FoxgloveServer, ServerCapability } from '../../src/services/bridge/foxgloveWs';
+import { FoxgloveServer, ServerCapability } from '../../src/services/robotLink/foxgloveWs';
 
 // The client is present only when it knows what the server offers. serverInfo and the channel
 // advertisement are separate WebSocket messages; on a loaded machine the advertisement can come

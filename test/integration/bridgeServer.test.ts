@@ -13,7 +13,7 @@ import { makeBuiltinBinding } from '../../src/domain/sim/builtinBinding';
 import { initialStateFromClipFrame } from '../../src/domain/sim/initialState';
 import type { RemoteBinding } from '../../src/domain/wbc/wbcBinding';
 import { startBridgeServer, type BridgeServer } from '../../src/services/bridge/bridgeServer';
-import { StatusLevel } from '../../src/services/bridge/foxgloveWs';
+import { StatusLevel } from '../../src/services/robotLink/foxgloveWs';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { sharedData } from '../helpers/sharedData';
 import { FakeBackend } from '../unit/bridgeFakeBackend';

@@ -11,7 +11,7 @@ import {
   type FoxgloveServerInstance,
   type ServerInfo,
   type StatusMessage,
-} from '../../src/services/bridge/foxgloveWs';
+} from '../../src/services/robotLink/foxgloveWs';
 
 // Test helpers for the g1-bridge/1 server and client: a plain @foxglove/ws-protocol client (not
 // the console's adapter) that records everything it receives, and a raw Foxglove server that

@@ -6,11 +6,11 @@ import { InputError } from '../../src/domain/problems';
 import { toApiError } from '../../src/services/console/apiErrorMap';
 import { FieldError } from '../../src/services/console/apiFailure';
 import { checkCreatableFolder, FolderRefusedError } from '../../src/services/files/folders';
-import { OffThreadFiles } from '../../src/services/files/offThread';
+import { OffThreadFiles } from '../../src/services/console/offThread';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { openCampaign, TraceStoreError } from '../../src/services/trace';
 
-// The console's real file worker (src/services/files/offThread.ts, fileWorker.ts): an error thrown
+// The console's real file worker (src/services/console/offThread.ts, fileWorker.ts): an error thrown
 // in the worker thread reaches the main thread as the SAME TYPE with the same fields, so the API's
 // error map, which works by `instanceof`, answers as if it had been thrown on the main thread. Each
 // expected error is made again on this thread by the same code, and must equal what came back.

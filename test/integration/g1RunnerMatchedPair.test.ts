@@ -9,6 +9,10 @@
 // with a released policy (BeyondMimic Jump_wose on board). Each: the sim branch and both real trials
 // complete, frames are recorded at 500 Hz, the calibration is read through the runner, and the
 // emulated G1 counts no LowCmd_ with a wrong CRC.
+//
+// Slow on purpose (a whole-system run): two pairs, each qualified, its simulation branch run, and two
+// real trials at real time through the runner (the 8.5 s wave clip, > 4,000 frames each; the
+// policy's own baked motion), the robot stood up on its gantry before each.
 import type { ChildProcess } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -5,7 +5,7 @@ import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/l
 import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { runSimEpisode } from '../../src/services/sim/runSimEpisode';
 import { SimEngine } from '../../src/services/sim/simEngine';
-import { runPolicyCheck } from '../../src/services/wbc/policyCheckRun';
+import { runPolicyCheck } from '../../src/services/policyCheck/policyCheckRun';
 import { planPolicy } from '../../src/services/wbc/policyRun';
 import { motionbench } from '../helpers/runCli';
 import { sharedData } from '../helpers/sharedData';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createControlCommand } from '../../src/domain/wbc/controller';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
-import { readingSetup, runPolicyCheck } from '../../src/services/wbc/policyCheckRun';
+import { readingSetup, runPolicyCheck } from '../../src/services/policyCheck/policyCheckRun';
 import { planPolicy } from '../../src/services/wbc/policyRun';
 import { createTrackingPolicyController } from '../../src/services/wbc/trackingPolicyController';
 import {

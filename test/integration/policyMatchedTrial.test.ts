@@ -24,6 +24,9 @@ import { sharedData } from '../helpers/sharedData';
 // process, default declared perturbations, motion capture on) runs the policy ONBOARD at its own
 // 50 Hz, as a robot PC would, the interlock emulator sits on a real socat PTY, and the report's
 // Table 11 compares the simulation branch with the three real trials of that policy.
+//
+// Slow on purpose (a whole-system run): the policy is qualified, then the simulation branch and
+// three real trials run at real time with the policy onboard the emulated robot.
 
 const profile = loadRobotProfile();
 const POLICY = sharedData('policies/beyondmimic/Jump_wose.onnx');

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { policiesInFolder } from '../../src/services/wbc/policyTableRun';
+import { policiesInFolder } from '../../src/services/policyCheck/policyTableRun';
 import { motionbench } from '../helpers/runCli';
 import { sharedData } from '../helpers/sharedData';
 

@@ -9,6 +9,10 @@
 // are in range; the repeats agree (ICC > 0.99) without being bit-identical. Refused: a robot
 // without the control channel (nothing moves, nothing is recorded), a scale beyond the start-pose
 // check, a missing --yes, --record = --campaign, an axis that is not perturbed.
+//
+// Slow on purpose (a whole-system run): per profile, 12 real trials of the clip's first second at
+// real time on the emulated robot, each after the emulator places the start and the interlock is
+// armed, besides the simulated study; the qualification runs once for the file.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

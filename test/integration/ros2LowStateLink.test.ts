@@ -13,7 +13,7 @@ import { GateDriver } from '../../src/services/trial/gateDriver';
 import type { InterlockFeed } from '../../src/services/trial/interlockFeed';
 import { captureRobotCalibration } from '../../src/services/trial/robotCalibration';
 import { trialRobotOf } from '../../src/services/trial/trialRobot';
-import { FOXGLOVE_SDK_SUBPROTOCOL, FOXGLOVE_SUBPROTOCOL } from '../../src/services/bridge/foxgloveWs';
+import { FOXGLOVE_SDK_SUBPROTOCOL, FOXGLOVE_SUBPROTOCOL } from '../../src/services/robotLink/foxgloveWs';
 import {
   lowStateDefinitionText,
   startRos2LowStateBridge,

@@ -13,7 +13,7 @@ import {
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { makeBuiltinBinding, rootAssistFromStiffness } from '../../src/domain/sim/builtinBinding';
 import { initialStateFromClipFrame } from '../../src/domain/sim/initialState';
-import { StatusLevel } from '../../src/services/bridge/foxgloveWs';
+import { StatusLevel } from '../../src/services/robotLink/foxgloveWs';
 import { BridgeClientBackend } from '../../src/services/bridge/bridgeClientBackend';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { REPO_ROOT, sharedData } from '../helpers/sharedData';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiFailure } from '../../src/services/console/apiFailure';
 import { readTrialEpisode } from '../../src/services/console/trialEpisode';
-import { OffThreadFiles } from '../../src/services/files/offThread';
+import { OffThreadFiles } from '../../src/services/console/offThread';
 import { openCampaign } from '../../src/services/trace';
 import { fixtureEnd, fixtureInputs, fixtureMetrics, syntheticFrames } from '../helpers/traceFixtures';
 

@@ -24,6 +24,10 @@ import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmul
 // an emulator on a socat PTY inside that process, the console side is the trial runner over real
 // WebSockets. Each fault is injected mid-trial and the trip time is measured from the injection
 // (performance.now() in this process) to the safety gate's trip (same clock).
+//
+// Slow on purpose (a whole-system run): each fault needs a robot process of its own (one test kills
+// it) and a real trial running ≥ 2 s at real time before the fault is injected; the pair is
+// qualified once and its campaign copied for each test (a finished trial counts towards its pair).
 
 const profile = loadRobotProfile();
 const workload = loadWorkload('core-v1');

@@ -17,6 +17,10 @@ import { REPO_ROOT } from '../helpers/sharedData';
 // kept, the interrupted trial (infrastructure_error after recovery, its frames kept) run again,
 // then trial 3. The test plays the human beside the robot: it puts the robot back (emulator
 // human_reset) whenever the CLI waits for a reset.
+//
+// Slow on purpose (a whole-system run): two `motionbench trial` processes (each a start-up of the
+// command) run the simulation branch and four real trials of the 8.5 s clip at real time between
+// them (trial 2 twice: killed, then run again).
 
 let dir: string;
 let pty: TestPtyPair;

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { OffThreadFiles } from '../../src/services/files/offThread';
+import { OffThreadFiles } from '../../src/services/console/offThread';
 import { loadWorkload } from '../../src/services/workload';
 
 // The built-in workload (core-v1) generated in the console's file worker (generated

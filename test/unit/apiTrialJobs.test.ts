@@ -22,7 +22,7 @@ import { ConnectionRegistry } from '../../src/services/console/connectionRegistr
 import { EventHub } from '../../src/services/console/eventHub';
 import { interlockLight, InterlockSessions } from '../../src/services/console/interlockSessions';
 import { TrialJobs, type TrialServices } from '../../src/services/console/trialJobs';
-import type { OffThreadFiles } from '../../src/services/files/offThread';
+import type { OffThreadFiles } from '../../src/services/console/offThread';
 import type { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { loadWorkload } from '../../src/services/workload';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';

@@ -10,6 +10,7 @@ import type {
   Presence,
   RunRequest,
 } from '../../src/domain/backend/backend';
+import { claimListener } from '../../src/domain/backend/backend';
 import { createStateFrame, type StateFrame } from '../../src/domain/robot/stateFrame';
 import { resampleClip } from '../../src/domain/motion/resample';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
@@ -54,7 +55,7 @@ export class FakeBackend implements Backend {
   }
 
   setListener(listener: BackendListener | null): void {
-    this.listener = listener;
+    this.listener = claimListener(this, this.listener, listener);
   }
 
   private async emit(events: BackendEvent[]): Promise<void> {

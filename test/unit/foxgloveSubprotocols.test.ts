@@ -3,7 +3,7 @@ import {
   FOXGLOVE_CLIENT_SUBPROTOCOLS,
   FOXGLOVE_SDK_SUBPROTOCOL,
   FOXGLOVE_SUBPROTOCOL,
-} from '../../src/services/bridge/foxgloveWs';
+} from '../../src/services/robotLink/foxgloveWs';
 import { handshakeFailure } from '../../src/services/robotLink/g1BridgeConnection';
 
 // The robot link offers both generations' subprotocols (foxglove_bridge 0.8.x: foxglove.websocket.v1;

@@ -22,6 +22,7 @@ import {
 } from '../../renderer/src/sim/readingsFormat';
 import { BUILTIN_NOTE } from '../../renderer/src/ui/format';
 import { handleApiEvent } from '../../renderer/src/api/pushRouter';
+import { signUpFeaturePushes } from '../../renderer/src/app/featurePushes';
 import { simRequestFromForm, startSimRun, stopAllSimRuns } from '../../renderer/src/sim/simActions';
 import { useClipStore } from '../../renderer/src/clips/clipStore';
 import { useConnectionStore } from '../../renderer/src/api/connectionStore';
@@ -107,6 +108,7 @@ describe('sim run in the renderer', () => {
   const NPZ = sharedData('motions/g1_moves/npz/B_HandsUp.npz');
 
   beforeAll(() => {
+    signUpFeaturePushes();
     const profile = loadRobotProfile(DEFAULT_MODEL_FILE);
     setRobotProfile(profile);
     const clip = decodeMotionFile(new Uint8Array(fs.readFileSync(NPZ)), { file: 'B_HandsUp.npz' });

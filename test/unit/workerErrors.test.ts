@@ -6,11 +6,11 @@ import { ApiFailure, FieldError, UnsupportedError } from '../../src/services/con
 import { EpisodeFileError } from '../../src/services/episode/chunkedMcapWriter';
 import { FolderRefusedError } from '../../src/services/files/folders';
 import { isSystemError } from '../../src/services/files/systemErrors';
-import { reviveError, serializeError } from '../../src/services/files/workerErrors';
+import { reviveError, serializeError } from '../../src/services/console/workerErrors';
 import { TraceStoreError } from '../../src/services/trace/errors';
 import { TrialRefusedError } from '../../src/services/trial/matchedTrialRunner';
 
-// The file worker's error transport (src/services/files/workerErrors.ts): what its tasks throw comes
+// The file worker's error transport (src/services/console/workerErrors.ts): what its tasks throw comes
 // back on the main thread as the same type, so the API's error map (by `instanceof`) answers as if
 // the error had been thrown there. structuredClone stands in for postMessage (the same algorithm);
 // test/integration/fileWorkerErrors.test.ts sends them through the real worker.

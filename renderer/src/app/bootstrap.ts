@@ -2,6 +2,7 @@ import { useConnectionStore } from '../api/connectionStore';
 import { connectConsole, type ConsoleClient } from '../api/consoleClient';
 import { ApiCallError } from '../api/consoleClient';
 import { handleApiEvent } from '../api/pushRouter';
+import { signUpFeaturePushes } from './featurePushes';
 import { useClipStore } from '../clips/clipStore';
 import { resetPlayhead } from '../playback/playback';
 import { setRobotProfile, useRobotStore } from '../robot/robotStore';
@@ -40,6 +41,7 @@ export function bootstrapConsole(): () => void {
     return () => {};
   }
   useConnectionStore.setState({ client, transport: client.transport.kind });
+  const offPushes = signUpFeaturePushes();
   const offEvents = client.transport.onEvent(handleApiEvent);
   let wasConnected = false;
   const off = client.transport.onStatus((status, detail) => {
@@ -53,6 +55,7 @@ export function bootstrapConsole(): () => void {
   return () => {
     off();
     offEvents();
+    offPushes();
     client.transport.close();
   };
 }

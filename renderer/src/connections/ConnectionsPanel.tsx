@@ -11,6 +11,7 @@ import {
   removeEndpoint,
   urlProblem,
 } from './endpointsActions';
+import { DdsAfterClipOptions } from './DdsAfterClipOptions';
 import { useEndpointsStore } from './endpointsStore';
 import { problemView } from './problemView';
 
@@ -235,58 +236,7 @@ export function ConnectionsPanel() {
           {adding ? (dds ? 'Starting…' : 'Adding…') : dds ? 'Start' : 'Add'}
         </button>
       </form>
-      {dds && (
-        <label
-          className="small dds-gantry"
-          title="the runner's --after-clip gantry: after a clip it holds the joints, which does not balance a humanoid"
-        >
-          <input
-            type="checkbox"
-            checked={ddsOnGantry}
-            onChange={(e) =>
-              useEndpointsStore.setState({
-                ddsOnGantry: e.target.checked,
-                ...(e.target.checked ? { ddsStanding: false } : {}),
-                actionError: null,
-              })
-            }
-            data-testid="endpoint-dds-gantry"
-          />{' '}
-          the robot hangs on its gantry (docs/ROBOT_SETUP.md)
-        </label>
-      )}
-      {dds && (
-        <label
-          className="small dds-standing"
-          title="the runner's --after-clip standing_policy: after a clip unitree_rl_lab's G1 velocity policy at zero command keeps the robot standing; a fall damps"
-        >
-          <input
-            type="checkbox"
-            checked={ddsStanding}
-            onChange={(e) =>
-              useEndpointsStore.setState({
-                ddsStanding: e.target.checked,
-                ...(e.target.checked ? { ddsOnGantry: false } : {}),
-                actionError: null,
-              })
-            }
-            data-testid="endpoint-dds-standing"
-          />{' '}
-          a standing controller keeps it up after a clip:{' '}
-          <input
-            type="text"
-            className="dds-standing-policy"
-            placeholder="…/unitree_rl_lab_g1_velocity_v0"
-            value={ddsStandingPolicyText}
-            spellCheck={false}
-            disabled={!ddsStanding}
-            aria-label="Standing controller folder"
-            aria-invalid={ddsCheck.field === 'standing'}
-            data-testid="endpoint-dds-standing-policy"
-            onChange={(e) => useEndpointsStore.setState({ ddsStandingPolicyText: e.target.value, actionError: null })}
-          />
-        </label>
-      )}
+      {dds && <DdsAfterClipOptions standingProblem={ddsCheck.field === 'standing'} />}
       {(shownProblem ?? actionError) && (
         <FieldError testId="endpoint-error">
           {shownProblem ?? `${actionError!.action}: ${actionError!.message}`}

@@ -12,23 +12,14 @@ import { ProgressBar } from '../ui/ProgressBar';
 import { useThrottledStore } from '../ui/useThrottledStore';
 import { OUTCOME_TEXT, READING_ROWS, showFailure, showReading } from './readingsFormat';
 import { simRequestFromForm, startSimRun, stopSimRun } from './simActions';
-import {
-  emptySimLive,
-  patchSimForm,
-  simLiveStore,
-  useSimStore,
-  type BindingChoice,
-  type PaceChoice,
-  type SimRunRecord,
-} from './simStore';
+import { BindingField, RunLimitsFields, SimulatorField, type SimulatorOption } from './SimFormFields';
+import { emptySimLive, patchSimForm, simLiveStore, useSimStore, type SimRunRecord } from './simStore';
 
 // Sim trial: run the clip on display in a simulator (the embedded MuJoCo one by default) under
 // the builtin reference tracker, with or without root assist, or under the released policy open
 // in the Policy panel (its physics, no assist), watch it live in the viewport
 // (executed solid over the reference ghost), stop it, and read its mb-metrics/1 readings when it
 // ends — one column per run of this clip, so runs with and without assist compare side by side.
-
-const PACE_TEXT: Record<PaceChoice, string> = { '1': '1× live', '2': '2×', '5': '5×', max: 'max' };
 
 const STATE_TEXT = { starting: 'starting…', running: 'running', stopping: 'stopping…', ended: 'ended' } as const;
 
@@ -269,7 +260,7 @@ export function SimPanel() {
       : error?.includes('tick "run anyway"')
         ? 'Real-robot work is running'
         : null;
-  const options: { id: string; name: string; presence: string }[] =
+  const options: SimulatorOption[] =
     entries.length > 0
       ? entries.filter((e) => e.executionDomain === 'simulation')
       : [{ id: 'embedded-sim', name: 'Embedded simulator (MuJoCo)', presence: 'disconnected' }];
@@ -290,99 +281,9 @@ export function SimPanel() {
         )}
       </div>
       <div className="sim-form">
-        <label className="sim-field">
-          <span>Simulator</span>
-          <select
-            value={form.connectionId}
-            onChange={(e) => patchSimForm({ connectionId: e.target.value })}
-            data-testid="sim-connection"
-            aria-label="Simulator"
-          >
-            {options.map((e) => (
-              <option key={e.id} value={e.id}>
-                {e.name}
-                {e.presence !== 'present' && e.presence !== 'disconnected' ? ` (${e.presence})` : ''}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label className="sim-field">
-          <span>Binding</span>
-          <span className="sim-binding">
-            <select
-              value={form.bindingChoice}
-              onChange={(e) => patchSimForm({ bindingChoice: e.target.value as BindingChoice })}
-              data-testid="sim-binding"
-              aria-label="Binding"
-            >
-              <option value="assist">builtin + root assist</option>
-              <option value="builtin">builtin, no assist</option>
-              {(policy || form.bindingChoice === 'policy') && (
-                <option
-                  value="policy"
-                  title={policy ? `${policy.bindingId}@${policy.bindingVersion} (${policy.policyId})` : undefined}
-                >
-                  policy: {policy?.bindingId ?? 'none open'}
-                </option>
-              )}
-            </select>
-            {form.bindingChoice === 'assist' && (
-              <>
-                <input
-                  type="text"
-                  inputMode="decimal"
-                  className="sim-assist"
-                  value={form.assistText}
-                  aria-label="Root-assist stiffness, N/m"
-                  aria-invalid={formProblem?.startsWith('root assist') ?? false}
-                  onChange={(e) => patchSimForm({ assistText: e.target.value })}
-                  data-testid="sim-assist"
-                />
-                <span className="muted">N/m</span>
-              </>
-            )}
-          </span>
-        </label>
-        <div className="sim-field sim-row3">
-          <label title="recorded with the run (the builtin simulation is deterministic)">
-            <span>Seed</span>
-            <input
-              type="text"
-              inputMode="numeric"
-              value={form.seedText}
-              aria-invalid={formProblem?.startsWith('seed') ?? false}
-              onChange={(e) => patchSimForm({ seedText: e.target.value })}
-              data-testid="sim-seed"
-            />
-          </label>
-          <label title="run no faster than this multiple of real time; max: as fast as the simulator goes">
-            <span>Speed</span>
-            <select
-              value={form.pace}
-              onChange={(e) => patchSimForm({ pace: e.target.value as PaceChoice })}
-              data-testid="sim-pace"
-            >
-              {(Object.keys(PACE_TEXT) as PaceChoice[]).map((p) => (
-                <option key={p} value={p}>
-                  {PACE_TEXT[p]}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label title="run only the clip's first seconds (empty: all of it)">
-            <span>First</span>
-            <input
-              type="text"
-              inputMode="decimal"
-              placeholder="all"
-              value={form.maxSecondsText}
-              aria-invalid={formProblem?.startsWith('"first') ?? false}
-              onChange={(e) => patchSimForm({ maxSecondsText: e.target.value })}
-              data-testid="sim-max-seconds"
-            />
-            <span className="muted">s</span>
-          </label>
-        </div>
+        <SimulatorField form={form} options={options} />
+        <BindingField form={form} policy={policy} formProblem={formProblem} />
+        <RunLimitsFields form={form} formProblem={formProblem} />
         <div className="sim-note" data-testid="sim-note">
           {form.bindingChoice !== 'policy'
             ? BUILTIN_NOTE

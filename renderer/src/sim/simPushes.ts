@@ -21,6 +21,9 @@ const MAX_EARLY_EVENTS = 256;
 const inOverlay = (runId: string): boolean => useRunStore.getState().runs.some((r) => r.id === runId);
 const isOurs = (runId: string): boolean => useSimStore.getState().runs.some((r) => r.runId === runId);
 
+/** The pushes this feature handles (signed up in app/featurePushes.ts). */
+export const SIM_PUSH_TYPES = ['sim.frames', 'sim.end'] as const;
+
 /** One sim.frames or sim.end push (api/pushRouter.ts). */
 export function handleSimPush(e: SimFramesEvent | SimEndEvent): void {
   if (!isOurs(e.runId)) {

@@ -31,6 +31,18 @@ import { applyTrialLive, trialLiveStore, useTrialStore } from './trialStore';
 export const liveRunOverlayId = (runId: string): string => `real:${runId}`.slice(0, 128);
 export const simRunOverlayId = (runId: string): string => `sim:${runId}`.slice(0, 128);
 
+/** Every push of the trial contract, each once (the compiler refuses a missing one). */
+const TRIAL_PUSHES: Record<TrialApiEvent['type'], true> = {
+  'safety.status': true,
+  'calibration.stillness': true,
+  'trial.progress': true,
+  'trial.prompt': true,
+  'trial.live': true,
+  'robot.live': true,
+};
+/** The pushes this feature handles (signed up in app/featurePushes.ts). */
+export const TRIAL_PUSH_TYPES = Object.keys(TRIAL_PUSHES) as TrialApiEvent['type'][];
+
 export function handleTrialEvent(e: TrialApiEvent): void {
   switch (e.type) {
     case 'safety.status':

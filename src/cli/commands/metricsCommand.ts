@@ -21,7 +21,7 @@ import {
   type PeerContractId,
 } from '../../services/analysis/peerEvaluation';
 import { loadClipFile } from '../../services/motion/loadClipFile';
-import { comparisonJson, comparisonMarkdown, contractComparison } from '../../services/report/contractComparison';
+import { comparisonJson, comparisonMarkdown, contractComparison } from '../../services/analysis/contractComparison';
 import { openCampaign } from '../../services/trace';
 import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
 import { fpsOption, numberOption, parse, printJson, UsageError, type Command } from '../cliSupport';

@@ -5,7 +5,7 @@ import {
   termJudgement,
   type PolicyCheckReport,
 } from '../../domain/wbc/policyCheck';
-import { runPolicyCheck } from '../../services/wbc/policyCheckRun';
+import { runPolicyCheck } from '../../services/policyCheck/policyCheckRun';
 import { fpsOption, numberOption, parse, printJson, UsageError, type Command } from '../cliSupport';
 
 const usage = `usage: motionbench policy check <file.onnx|folder> [--clip <file>] [--fps N] [--seconds S]

@@ -6,7 +6,7 @@ import {
 } from '../../domain/metrics/policyTable';
 import type { Reading } from '../../domain/metrics/readings';
 import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
-import { runPolicyTable, type PolicyTableResult } from '../../services/wbc/policyTableRun';
+import { runPolicyTable, type PolicyTableResult } from '../../services/policyCheck/policyTableRun';
 import { checkOutputFiles, numberOption, parse, printJson, UsageError, type Command } from '../cliSupport';
 
 const usage = `usage: motionbench policy table <folder> [--seconds N] [--workers N] [--model <mjcf>] [--md <file>] [--force] [--json]

@@ -7,7 +7,7 @@ import {
   comparisonJson,
   comparisonMarkdown,
   contractComparison,
-} from '../../services/report/contractComparison';
+} from '../../services/analysis/contractComparison';
 import { openCampaign } from '../../services/trace';
 import { parse, UsageError, type Command } from '../cliSupport';
 

@@ -101,6 +101,38 @@ export type BackendEvent =
  */
 export type BackendListener = (events: BackendEvent[]) => Promise<void>;
 
+/**
+ * A backend's stream has exactly one owner (in the console's services, the BackendHub that fans it
+ * out): setting a listener while one is set is refused with this error, never a silent replacement
+ * that would leave the first owner waiting for frames that no longer come.
+ */
+export class ListenerTakenError extends Error {
+  readonly backendId: string;
+  readonly backendName: string;
+  constructor(backend: { readonly id: string; readonly name: string }) {
+    super(
+      `backend "${backend.name}" (${backend.id}) has a listener already: its stream has one owner, so subscribe through that owner, or release it with setListener(null) first`,
+    );
+    this.name = 'ListenerTakenError';
+    this.backendId = backend.id;
+    this.backendName = backend.name;
+  }
+}
+
+/**
+ * The one-owner rule of Backend.setListener, for every implementation: returns the listener to
+ * keep (`next`), or throws ListenerTakenError when `next` would replace a listener still set.
+ * `null` always releases.
+ */
+export function claimListener(
+  backend: { readonly id: string; readonly name: string },
+  current: BackendListener | null,
+  next: BackendListener | null,
+): BackendListener | null {
+  if (next !== null && current !== null) throw new ListenerTakenError(backend);
+  return next;
+}
+
 export interface BackendLease {
   readonly runId: string;
   reset(initial: InitialState): Promise<void>;
@@ -125,6 +157,10 @@ export interface Backend {
    * Absent for a backend in this process (the embedded simulator).
    */
   readonly robotLink?: RobotLinkCapabilities;
+  /**
+   * Sets the one listener of the backend's events, or releases it with `null`. Throws
+   * ListenerTakenError while another listener is set (release it first).
+   */
   setListener(listener: BackendListener | null): void;
   /** Exclusive use for one episode, bound to its run_id. Rejects if already leased. */
   acquire(runId: string): Promise<BackendLease>;

@@ -1,4 +1,4 @@
-import type { BackendEvent, BackendListener } from './backend';
+import { claimListener, type BackendEvent, type BackendListener } from './backend';
 import type { StateFrame } from '../robot/stateFrame';
 
 // The delivery of a backend's events to its one listener (Backend.setListener), shared by every
@@ -17,9 +17,12 @@ import type { StateFrame } from '../robot/stateFrame';
 //   `dropNotice` may put an event (a problem) at the head of the next batch naming the drops.
 // - A listener that throws or rejects loses only its batch; delivery goes on.
 // - No listener: nothing is held (pushes are ignored, a removed listener's waiting events go).
+// - One listener: setting one while one is set throws ListenerTakenError naming `owner`.
 // No timers and no I/O: the only asynchrony is the listener's own promise.
 
 export interface BackendEventQueueOptions {
+  /** The backend whose events these are, named in the error a second listener gets. */
+  owner?: { readonly id: string; readonly name: string };
   /** Frames held while the listener is busy; beyond it the oldest are dropped. */
   maxQueuedFrames: number;
   /**
@@ -32,6 +35,8 @@ export interface BackendEventQueueOptions {
   /** After every batch the listener settled (success or failure). */
   onBatchSettled?: () => void;
 }
+
+const UNNAMED_OWNER = { id: 'backend', name: 'unnamed backend' } as const;
 
 export class BackendEventQueue {
   private listener: BackendListener | null = null;
@@ -68,9 +73,12 @@ export class BackendEventQueue {
     return this.listener !== null;
   }
 
-  /** Sets (or removes, with null) the listener; removing it discards what waits. */
+  /**
+   * Sets (or removes, with null) the listener; removing it discards what waits. Throws
+   * ListenerTakenError while another listener is set.
+   */
   setListener(listener: BackendListener | null): void {
-    this.listener = listener;
+    this.listener = claimListener(this.o.owner ?? UNNAMED_OWNER, this.listener, listener);
     if (listener) this.kick();
     else {
       this.waiting = [];

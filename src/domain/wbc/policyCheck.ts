@@ -6,7 +6,7 @@ import { termWidth, type TrackingTerm } from './trackingPolicy';
 // first control step's joint targets against the reference pose at t = 0, each observation
 // term's range over the run against the range the policy's own files imply, and the outcome of
 // the normal reading beside each negative control (./readingControls.ts), with one verdict line
-// that says no more than the runs show. Pure: the runs are made by src/services/wbc/policyCheckRun.ts.
+// that says no more than the runs show. Pure: the runs are made by src/services/policyCheck/policyCheckRun.ts.
 
 /**
  * Slack on an implied bound before a value is flagged. Unit vectors, rotation-matrix entries and

@@ -46,7 +46,7 @@ import { FreshnessMonitor, type FreshnessChange } from '../robotLink/freshnessMo
 import { G1BridgeConnection } from '../robotLink/g1BridgeConnection';
 import { clockDelay, realLinkClock, type LinkClock, type TimerHandle } from '../robotLink/linkClock';
 import { registerEmergencyStop } from '../safety/lastResort';
-import { StatusLevel, type StatusMessage } from './foxgloveWs';
+import { StatusLevel, type StatusMessage } from '../robotLink/foxgloveWs';
 
 export { CommandRefusedError, SAFETY_MAX_ATTEMPTS, SAFETY_RETRY_MS } from '../robotLink/commandChannel';
 
@@ -265,6 +265,7 @@ export class BridgeClientBackend implements RobotBackend {
     this.problems = new ProblemLedger(this.opts.problemIntervalMs);
     this.queue = new BackendEventQueue({
       maxQueuedFrames: this.opts.maxQueuedFrames,
+      owner: this,
       dropNotice: (n, total) => ({
         type: 'problem',
         problem: {

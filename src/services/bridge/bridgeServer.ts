@@ -29,7 +29,7 @@ import {
   ServerCapability,
   StatusLevel,
   type FoxgloveServerInstance,
-} from './foxgloveWs';
+} from '../robotLink/foxgloveWs';
 
 // Serves one Backend on the Foxglove WebSocket protocol (foxglove.websocket.v1, JSON encoding)
 // under the `g1-bridge/1` contract (docs/G1_BRIDGE.md): publishes /g1/lowstate (+ /g1/root_state

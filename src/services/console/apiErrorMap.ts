@@ -4,7 +4,7 @@
 // its own message verbatim and carries its structured details: an InputError's location, a
 // refusal's reasons, a store error's own code. Both transports (Electron IPC, the loopback
 // WebSocket) answer through this map, and the CLI prints the same messages (src/cli/cliSupport.ts).
-// Errors from the file worker come back as their own types first (src/services/files/workerErrors.ts).
+// Errors from the file worker come back as their own types first (src/services/console/workerErrors.ts).
 // The table, in words, is in docs/CONSOLE.md ("Errors"); change both together.
 
 import { z } from 'zod';

@@ -26,7 +26,7 @@ import { GapReview } from './gapReview';
 import { readProfileMesh } from './meshFiles';
 
 // The board's reads of a campaign and of the model's files, run in the console's file worker
-// (src/services/files/fileWorker.ts), never on the loop that carries STOP: a campaign folder and
+// (src/services/console/fileWorker.ts), never on the loop that carries STOP: a campaign folder and
 // the files a model names are the lab's files, possibly damaged or hostile, and what they cost to
 // read (SQLite rows, JSON records, MCAP episodes, mesh bytes) is theirs to choose. Each function
 // takes the request's params and the robot model's file; the model is read once per file here.

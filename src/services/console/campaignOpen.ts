@@ -6,7 +6,7 @@ import { openCampaign, type CampaignStore } from '../trace';
 import { ApiFailure, FieldError } from './apiFailure';
 
 // qualification.open: checks, creates or opens a campaign folder and reports what it holds. Runs
-// in the file worker (src/services/files/offThread.ts), off the console's event loop: a big or
+// in the file worker (src/services/console/offThread.ts), off the console's event loop: a big or
 // damaged database, a slow disk or a hostile path cannot hold up STOP. A folder to create is
 // checked first (src/services/files/folders.ts): never under /proc, /sys or /dev, below a
 // writable folder; a recursive mkdir there would spin forever.

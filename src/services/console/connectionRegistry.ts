@@ -22,6 +22,7 @@ import {
 } from '../../domain/g1Runner/g1DdsConnection';
 import { G1_NUM_JOINTS } from '../../domain/robot/g1Joints';
 import { RecentGaps } from '../../domain/timing/recentGaps';
+import { backendHub, releaseBackendHub, type StreamDelivery } from '../stream/backendHub';
 import { ApiFailure } from './apiFailure';
 
 // The endpoints the console knows (DESIGN §8, Connections panel): the embedded simulator, always
@@ -30,9 +31,12 @@ import { ApiFailure } from './apiFailure';
 // (src/domain/backend/backend.ts), created on first use by a factory injected at start-up, so
 // this file depends on no simulator or bridge implementation (see backendFactories.ts).
 //
-// The registry owns each backend's single listener: it measures the state-frame rate and the
-// age of the last frame, keeps the current problems, and fans every batch out to subscribers (an
-// episode runner, a recorder), awaiting them so the backend's backpressure still holds.
+// Each backend's single listener is owned by its BackendHub (src/services/stream/backendHub.ts),
+// which the registry attaches when the backend is made and releases when it goes. The registry is
+// the hub's first 'every' subscriber: it measures the state-frame rate and the age of the last
+// frame and keeps the current problems. Its own subscribers (an episode runner, a recorder, the
+// display) outlive reconnects: each is subscribed to the hub of whichever backend the entry holds,
+// and a failing one is listed as a `subscriber_error` problem on the entry.
 //
 // Only current problems are listed (src/domain/backend/problemCodes.ts): a condition (link stale,
 // lost, watch-only, no implementation…) from its report until the backend withdraws it
@@ -238,8 +242,34 @@ interface Entry {
   gaps: RecentGaps;
   /** The newest frame's measured state, copied in place; null before the first frame. */
   latest: LatestState | null;
-  subscribers: Set<BackendListener>;
+  subscribers: Set<EntrySubscriber>;
   leasedRunId: string | null;
+}
+
+/** A consumer of an entry's stream: kept across reconnects, subscribed to the current backend's hub. */
+interface EntrySubscriber {
+  listener: BackendListener;
+  delivery: StreamDelivery;
+  /** Its subscription on the current backend's hub; null while the entry has no backend. */
+  detach: (() => void) | null;
+}
+
+/** Why an entry has no backend in this build (no factory registered for its kind). */
+function unavailableProblem(kind: ConnectionKind): Problem {
+  return kind === 'embedded_simulator'
+    ? {
+        severity: 'error',
+        code: 'backend_unavailable',
+        message:
+          'the embedded simulator is not part of this build (no factory registered in src/services/console/backendFactories.ts)',
+        atMs: 0,
+      }
+    : {
+        severity: 'error',
+        code: 'backend_unavailable',
+        message: `no ${kind === 'robot' ? 'robot' : 'remote simulator'} client in this build (no factory registered in src/services/console/backendFactories.ts)`,
+        atMs: 0,
+      };
 }
 
 export class ConnectionRegistry {
@@ -299,23 +329,6 @@ export class ConnectionRegistry {
   private available(e: Entry): boolean {
     if (e.dds) return this.factories.g1Dds !== undefined;
     return this.factoryOf(e.kind) !== undefined;
-  }
-
-  private unavailableProblem(e: Entry): Problem {
-    return e.kind === 'embedded_simulator'
-      ? {
-          severity: 'error',
-          code: 'backend_unavailable',
-          message:
-            'the embedded simulator is not part of this build (no factory registered in src/services/console/backendFactories.ts)',
-          atMs: 0,
-        }
-      : {
-          severity: 'error',
-          code: 'backend_unavailable',
-          message: `no ${e.kind === 'robot' ? 'robot' : 'remote simulator'} client in this build (no factory registered in src/services/console/backendFactories.ts)`,
-          atMs: 0,
-        };
   }
 
   /** Keeps a problem: a condition until withdrawn, an incident among the recent ones (a code this build does not know is an incident). */
@@ -386,7 +399,7 @@ export class ConnectionRegistry {
     const now = this.now();
     const b = e.backend;
     const current = this.currentProblems(e, now);
-    const problems = this.available(e) ? current : [this.unavailableProblem(e), ...current];
+    const problems = this.available(e) ? current : [unavailableProblem(e.kind), ...current];
     const robot = b ? robotBackendOf(b) : null;
     let latencyMs: number | null = null;
     if (robot) {
@@ -499,7 +512,7 @@ export class ConnectionRegistry {
     if (e.backend) return Promise.resolve(e.backend);
     if (e.creating) return e.creating;
     if (!this.available(e)) {
-      const p = this.unavailableProblem(e);
+      const p = unavailableProblem(e.kind);
       return Promise.reject(new ApiFailure('unsupported', `${e.name}: ${p.message}`));
     }
     const generation = e.generation;
@@ -519,7 +532,7 @@ export class ConnectionRegistry {
       }
       e.rate.reset();
       this.withdrawProblem(e, 'backend_create_failed');
-      backend.setListener((events) => this.deliver(e, events));
+      this.attachHub(e, backend);
       e.backend = backend;
       return backend;
     };
@@ -563,7 +576,35 @@ export class ConnectionRegistry {
     return made.backend;
   }
 
-  private async deliver(e: Entry, events: BackendEvent[]): Promise<void> {
+  /** Takes the backend's stream through its hub: the registry's measurements first, then the entry's subscribers. */
+  private attachHub(e: Entry, backend: Backend): void {
+    const hub = backendHub(backend);
+    hub.subscribe({ name: 'connection registry', delivery: 'every', onEvents: (events) => this.measure(e, events) });
+    for (const sub of e.subscribers) this.attachSubscriber(e, sub, backend);
+  }
+
+  private attachSubscriber(e: Entry, sub: EntrySubscriber, backend: Backend): void {
+    sub.detach = backendHub(backend).subscribe({
+      name: `a consumer of ${e.name}'s stream`,
+      delivery: sub.delivery,
+      onEvents: sub.listener,
+      onError: (err) =>
+        this.addProblem(e, {
+          severity: 'warn',
+          code: 'subscriber_error',
+          message: `a consumer of ${e.name}'s stream failed: ${err instanceof Error ? err.message : String(err)}`,
+          atMs: this.now(),
+        }),
+    });
+  }
+
+  /** The backend is going: its hub lets the listener go; the entry's subscribers wait for the next one. */
+  private detachHub(e: Entry, backend: Backend): void {
+    for (const sub of e.subscribers) sub.detach = null;
+    releaseBackendHub(backend);
+  }
+
+  private measure(e: Entry, events: BackendEvent[]): void {
     const now = this.now();
     for (const ev of events) {
       if (ev.type === 'frames') {
@@ -579,28 +620,23 @@ export class ConnectionRegistry {
         this.withdrawProblem(e, ev.code);
       }
     }
-    if (e.subscribers.size === 0) return;
-    await Promise.all(
-      [...e.subscribers].map(async (listener) => {
-        try {
-          await listener(events);
-        } catch (err) {
-          this.addProblem(e, {
-            severity: 'warn',
-            code: 'subscriber_error',
-            message: `a consumer of ${e.name}'s stream failed: ${err instanceof Error ? err.message : String(err)}`,
-            atMs: this.now(),
-          });
-        }
-      }),
-    );
   }
 
-  /** Receives every event batch of the entry's backend (now and after reconnects). */
-  subscribe(id: string, listener: BackendListener): () => void {
+  /**
+   * Receives the entry's backend's events (now and after reconnects) through its hub: with
+   * 'every' (the default) every batch in order, holding the backend back while it works; with
+   * 'latest' (a display) the newest frames, coalesced while it is busy.
+   */
+  subscribe(id: string, listener: BackendListener, delivery: StreamDelivery = 'every'): () => void {
     const e = this.entry(id);
-    e.subscribers.add(listener);
-    return () => e.subscribers.delete(listener);
+    const sub: EntrySubscriber = { listener, delivery, detach: null };
+    e.subscribers.add(sub);
+    if (e.backend) this.attachSubscriber(e, sub, e.backend);
+    return () => {
+      e.subscribers.delete(sub);
+      sub.detach?.();
+      sub.detach = null;
+    };
   }
 
   /** Leases the entry's backend for one episode; the lease's release clears the entry's run id. */
@@ -654,7 +690,7 @@ export class ConnectionRegistry {
     e.latest = null;
     if (e.dds) e.dds.runnerUrl = null;
     if (!b) return;
-    b.setListener(null);
+    this.detachHub(e, b);
     this.forgetBackendConditions(e);
     try {
       await b.close();
@@ -678,7 +714,7 @@ export class ConnectionRegistry {
         const b = e.backend;
         e.backend = null;
         if (b) {
-          b.setListener(null);
+          this.detachHub(e, b);
           await b.close().catch(() => {});
         }
       }),

@@ -1,7 +1,7 @@
 import type { ApiMethod, ApiOutcome, ApiParams, ApiResult, ClipDto, Transport } from '../../api/contract';
 import { parseRequest } from '../../api/contract';
 import { clipToDto } from '../../api/clipDto';
-import type { ClipTaskOptions, DecodedClip } from '../files/offThread';
+import type { ClipTaskOptions, DecodedClip } from './offThread';
 import { UnsupportedError } from './apiFailure';
 import { toApiError } from './apiErrorMap';
 import type { ConnectionRegistry } from './connectionRegistry';

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { raiseThreadPriority } from '../os/threadPriority';
-import { OffThreadFiles } from '../files/offThread';
+import { OffThreadFiles } from './offThread';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../robot/loadRobotProfile';
 import { defaultBackendFactories } from './backendFactories';
 import { ClipCache } from './clipCache';

@@ -33,7 +33,7 @@ import {
 import type { CampaignStore } from '../trace';
 import { ApiFailure } from './apiFailure';
 import { evaluateCampaignPeers, isPeerContractId } from '../analysis/peerEvaluation';
-import { contractComparison, contractComparisonDto } from '../report/contractComparison';
+import { contractComparison, contractComparisonDto } from '../analysis/contractComparison';
 import { withReadOnlyCampaign } from './campaignOpen';
 import { trialNumber } from '../../domain/trial/trialNumber';
 

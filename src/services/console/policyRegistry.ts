@@ -5,7 +5,7 @@ import { POLICY_ID_RE } from '../../api/policyContract';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import { resolveBindingSpec } from '../sim/bindingSpec';
-import type { OffThreadFiles } from '../files/offThread';
+import type { OffThreadFiles } from './offThread';
 import type { PolicyPlan } from '../wbc/policyRun';
 import { ApiFailure } from './apiFailure';
 import type { ClipCache } from './clipCache';

@@ -25,7 +25,7 @@ import {
 } from '../qualification';
 import { otherWriterOf } from '../trace';
 import { loadWorkload } from '../workload';
-import type { OffThreadFiles } from '../files/offThread';
+import type { OffThreadFiles } from './offThread';
 import { ApiFailure } from './apiFailure';
 import type { PolicyRegistry } from './policyRegistry';
 import { ownMotionsOf, policyMotionsWorkload } from '../workload/policyWorkload';

@@ -23,7 +23,7 @@ import type { MotionClip } from '../../domain/motion/motionClip';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import type { CalibrationRecord } from '../../domain/trace/records';
 import type { LoadedWorkload } from '../../domain/workload/snapshot';
-import { OffThreadFiles } from '../files/offThread';
+import { OffThreadFiles } from './offThread';
 import type { EmbeddedSimulator } from '../sim/embeddedSimulator';
 import { openCampaign, otherWriterOf, type CampaignStore } from '../trace';
 import type { AdmittedPair } from '../trial/admittedPairs';
@@ -109,7 +109,7 @@ async function defaultServices(): Promise<TrialServices> {
   };
 }
 
-/** The TrialRobot of a registry entry: the registry keeps the backend's single listener and fans out. */
+/** The TrialRobot of a registry entry: its watchers subscribe through the registry to the backend's hub. */
 function registryTrialRobot(
   registry: ConnectionRegistry,
   connectionId: string,
@@ -625,18 +625,22 @@ export class TrialJobs {
     }
 
     // The robot's measured joint angles, for the live robot in the viewport.
-    job.unsubscribe = this.o.registry.subscribe(p.connectionId, async (events: BackendEvent[]) => {
-      for (let i = events.length - 1; i >= 0; i--) {
-        const ev = events[i];
-        if (ev.type !== 'frames' || ev.frames.length === 0) continue;
-        const f = ev.frames[ev.frames.length - 1];
-        job.latest.jointPosRad.set(f.jointPosRad.subarray(0, 29));
-        job.latest.rootPosM = f.rootPosM ? Float64Array.from(f.rootPosM) : null;
-        job.latest.rootQuatWxyz = f.rootQuatWxyz ? Float64Array.from(f.rootQuatWxyz) : null;
-        job.latest.have = true;
-        break;
-      }
-    });
+    job.unsubscribe = this.o.registry.subscribe(
+      p.connectionId,
+      async (events: BackendEvent[]) => {
+        for (let i = events.length - 1; i >= 0; i--) {
+          const ev = events[i];
+          if (ev.type !== 'frames' || ev.frames.length === 0) continue;
+          const f = ev.frames[ev.frames.length - 1];
+          job.latest.jointPosRad.set(f.jointPosRad.subarray(0, 29));
+          job.latest.rootPosM = f.rootPosM ? Float64Array.from(f.rootPosM) : null;
+          job.latest.rootQuatWxyz = f.rootQuatWxyz ? Float64Array.from(f.rootQuatWxyz) : null;
+          job.latest.have = true;
+          break;
+        }
+      },
+      'latest',
+    );
     job.timer = setInterval(() => this.flushLive(job), 1000 / TRIAL_LIVE_PUSH_HZ);
     job.timer.unref?.();
 

@@ -95,7 +95,7 @@ class RunnerBackend implements Backend {
     exactReset: false,
     bindingKinds: ['builtin', 'onnx'],
   };
-  private readonly queue = new BackendEventQueue({ maxQueuedFrames: MAX_QUEUED_FRAMES });
+  private readonly queue = new BackendEventQueue({ maxQueuedFrames: MAX_QUEUED_FRAMES, owner: this });
   private leased: string | null = null;
   run: ActiveRun | null = null;
   private seq = 0;

@@ -7,7 +7,7 @@ import {
   EMULATOR_CONTROL_TOPIC,
   type EmulatorControlAction,
 } from '../../domain/robotEmulator/emulatorControl';
-import { FOXGLOVE_SUBPROTOCOL, FoxgloveClient } from '../bridge/foxgloveWs';
+import { FOXGLOVE_SUBPROTOCOL, FoxgloveClient } from '../robotLink/foxgloveWs';
 
 // One `/emulator/control` action sent to a running robot emulator and its answer read back
 // (docs/ROBOT_EMULATOR.md §5): a short-lived Foxglove client of its own — connect, read the

@@ -5,7 +5,7 @@ import {
   EMULATOR_CONTROL_STATUS_ID,
   EMULATOR_CONTROL_TOPIC,
 } from '../../domain/robotEmulator/emulatorControl';
-import { FOXGLOVE_SUBPROTOCOL, FoxgloveServer, ServerCapability, StatusLevel } from './../bridge/foxgloveWs';
+import { FOXGLOVE_SUBPROTOCOL, FoxgloveServer, ServerCapability, StatusLevel } from '../robotLink/foxgloveWs';
 
 // `/emulator/control` on its own Foxglove WebSocket server, for an emulator with no g1-bridge/1
 // server (the G1 on DDS): the same channel, metadata key and status ids as the bridge's, so

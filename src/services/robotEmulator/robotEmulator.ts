@@ -124,6 +124,7 @@ class EmulatedRobotBackend implements Backend {
    */
   private readonly queue = new BackendEventQueue({
     maxQueuedFrames: MAX_QUEUED_FRAMES,
+    owner: this,
   });
   private leased: string | null = null;
   private prepared: { runId: string; controller: Controller } | null = null;

@@ -11,7 +11,7 @@ import {
 import { g1BridgeChannel } from '../../domain/bridge/g1BridgeSchemas';
 import { ROS2_LINK_WATCH_ONLY_REASON, stampOriginOf } from '../../domain/robotLink/serverCapabilities';
 import { UNITREE_LOWSTATE_TOPIC } from '../../domain/robotLink/unitreeLowState';
-import { checkedServerSocket } from '../bridge/checkedServerSocket';
+import { checkedServerSocket } from './checkedServerSocket';
 import {
   FOXGLOVE_CLIENT_SUBPROTOCOLS,
   FoxgloveClient,
@@ -19,7 +19,7 @@ import {
   type FoxgloveClientInstance,
   type ServerInfo,
   type StatusMessage,
-} from '../bridge/foxgloveWs';
+} from './foxgloveWs';
 import type { LinkClock } from './linkClock';
 import { isRos2UnitreeLowState, Ros2LowStateDecoder } from './ros2LowStateDecoder';
 

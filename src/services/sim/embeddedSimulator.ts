@@ -12,19 +12,20 @@
 import { createHash, type Hash } from 'node:crypto';
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type {
-  Backend,
-  BackendCapabilities,
-  BackendEvent,
-  BackendLease,
-  BackendListener,
-  BackendProblem,
-  EpisodeEnd,
-  EpisodeOutcome,
-  InitialState,
-  Presence,
-  Problem,
-  RunRequest,
+import {
+  claimListener,
+  type Backend,
+  type BackendCapabilities,
+  type BackendEvent,
+  type BackendLease,
+  type BackendListener,
+  type BackendProblem,
+  type EpisodeEnd,
+  type EpisodeOutcome,
+  type InitialState,
+  type Presence,
+  type Problem,
+  type RunRequest,
 } from '../../domain/backend/backend';
 import type { BackendProblemCode } from '../../domain/backend/problemCodes';
 import type { StateFrame } from '../../domain/robot/stateFrame';
@@ -514,7 +515,7 @@ export class EmbeddedSimulator implements Backend {
   }
 
   setListener(listener: BackendListener | null): void {
-    this.listener = listener;
+    this.listener = claimListener(this, this.listener, listener);
   }
 
   /** Serialises deliveries to the listener (one batch in flight, in arrival order). */

@@ -3,11 +3,12 @@
 // reference as placed for the run (the simulator's referenceLiftM, src/domain/sim/
 // referencePlacement.ts; the file's reference channel stays the clip as given and its results
 // name the lift), and optionally write the episode file (MCAP). Several episodes may run at once on
-// one EmbeddedSimulator (one per worker): a router on the simulator's single listener hands each
-// episode its own frames.
+// one EmbeddedSimulator (one per worker): each episode subscribes to the simulator's one hub
+// (src/services/stream/backendHub.ts, the owner of its single listener, shared with the console's
+// connection registry) and takes its own run's frames, every one in order.
 
 import fs from 'node:fs/promises';
-import type { BackendEvent, InitialState } from '../../domain/backend/backend';
+import type { InitialState } from '../../domain/backend/backend';
 import type { StateFrame } from '../../domain/robot/stateFrame';
 import {
   allReadingsUnavailable,
@@ -23,24 +24,10 @@ import { placedClip } from '../../domain/sim/referencePlacement';
 import { TRAJECTORY_HASH_LAYOUT } from '../../domain/sim/trajectoryHash';
 import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
 import { EpisodeWriter, referenceFramesOf } from '../episode/episodeWriter';
+import { backendHub } from '../stream/backendHub';
 import { describeFailure } from './simEngine';
 import { isSimFramesEvent, type EmbeddedSimulator, type SimEpisodeEnd, type SimFrameExtras } from './embeddedSimulator';
 import type { SimRunOptions } from './simProtocol';
-
-type FramesHandler = (frames: StateFrame[], extras: SimFrameExtras[]) => Promise<void> | void;
-
-/** Routes the simulator's frames to per-run handlers (installed as the simulator's listener). */
-class EpisodeRouter {
-  readonly handlers = new Map<string, FramesHandler>();
-  constructor(sim: EmbeddedSimulator) {
-    sim.setListener(async (events: BackendEvent[]) => {
-      for (const e of events) {
-        if (isSimFramesEvent(e)) await this.handlers.get(e.runId)?.(e.frames, e.sim.extras);
-      }
-    });
-  }
-}
-const routers = new WeakMap<EmbeddedSimulator, EpisodeRouter>();
 
 let runSerial = 0;
 
@@ -88,8 +75,6 @@ export interface SimEpisodeResult {
 }
 
 export async function runSimEpisode(sim: EmbeddedSimulator, req: SimEpisodeRequest): Promise<SimEpisodeResult> {
-  let router = routers.get(sim);
-  if (!router) routers.set(sim, (router = new EpisodeRouter(sim)));
   const runId = req.runId ?? `sim-${process.pid}-${Date.now().toString(36)}-${++runSerial}`;
   const seed = req.seed ?? 0;
   const keep = req.keepFrames ?? true;
@@ -105,6 +90,7 @@ export async function runSimEpisode(sim: EmbeddedSimulator, req: SimEpisodeReque
   const frames: StateFrame[] = [];
   const extras: SimFrameExtras[] = [];
   let writer: EpisodeWriter | null = null;
+  let unsubscribe: () => void = () => {};
   const startMs = Date.now();
   const lease = await (req.waitForWorker === false ? sim.acquire(runId) : sim.acquireWhenFree(runId));
   try {
@@ -141,7 +127,7 @@ export async function runSimEpisode(sim: EmbeddedSimulator, req: SimEpisodeReque
         { seed },
       );
     }
-    router.handlers.set(runId, async (fs, xs) => {
+    const onFrames = async (fs: StateFrame[], xs: SimFrameExtras[]): Promise<void> => {
       for (let i = 0; i < fs.length && n < cap; i++, n++) {
         const f = fs[i];
         pos.set(f.rootPosM!, 3 * n);
@@ -155,6 +141,13 @@ export async function runSimEpisode(sim: EmbeddedSimulator, req: SimEpisodeReque
       if (writer) await writer.writeFrames(fs, xs);
       if (req.onFrames) await req.onFrames(fs, xs);
       req.onProgress?.(n > 0 ? (n - 1) / MB_METRICS_1.rateHz : 0, plannedSeconds);
+    };
+    unsubscribe = backendHub(sim).subscribe({
+      name: `episode ${runId}`,
+      delivery: 'every',
+      onEvents: async (events) => {
+        for (const e of events) if (isSimFramesEvent(e) && e.runId === runId) await onFrames(e.frames, e.sim.extras);
+      },
     });
     if (req.initial) await lease.reset(req.initial);
     const end = await lease.run({
@@ -213,7 +206,7 @@ export async function runSimEpisode(sim: EmbeddedSimulator, req: SimEpisodeReque
     }
     throw err;
   } finally {
-    router.handlers.delete(runId);
+    unsubscribe();
     if (writer) await writer.abandon();
     await lease.release();
   }

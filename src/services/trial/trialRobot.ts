@@ -2,39 +2,25 @@ import {
   robotBackendOf,
   stopPathRefusal,
   type Backend,
-  type BackendEvent,
   type BackendListener,
   type EpisodeOutcome,
   type StopDelivery,
 } from '../../domain/backend/backend';
+import { backendHub } from '../stream/backendHub';
 import type { TrialRobot } from './trialTypes';
 
-// A TrialRobot over a robot backend: fans the backend's single listener out to watchers (for
-// processes without the console's ConnectionRegistry, the CLI), awaiting each so the backend's
-// backpressure holds, and sends stop/damp through the RobotBackend's unleased path (a trip must
-// stop the robot whoever holds the lease). Whether the backend has that path is read from its
-// declaration (`robotLink`, src/domain/backend/backend.ts), never probed for. A backend without
-// it can still be watched (calibration, live metrics); its stop and damp come back unsent with
-// the reason, and the gate driver refuses it for real-robot trials (gateDriver.ts).
+// A TrialRobot over a robot backend: its watchers subscribe to the backend's one hub
+// (src/services/stream/backendHub.ts), which owns the backend's single listener and awaits each
+// watcher so the backend's backpressure holds; stop/damp go through the RobotBackend's unleased
+// path (a trip must stop the robot whoever holds the lease). Whether the backend has that path is
+// read from its declaration (`robotLink`, src/domain/backend/backend.ts), never probed for. A
+// backend without it can still be watched (calibration, live metrics); its stop and damp come
+// back unsent with the reason, and the gate driver refuses it for real-robot trials (gateDriver.ts).
 
-/** Installs one listener on the backend that forwards every batch to the watchers. */
-export function fanOutBackend(backend: Backend): { subscribe(listener: BackendListener): () => void } {
-  const watchers = new Set<BackendListener>();
-  backend.setListener(async (events: BackendEvent[]) => {
-    for (const w of [...watchers]) {
-      try {
-        await w(events);
-      } catch {
-        // A failing watcher must not starve the others (each reports its own trouble).
-      }
-    }
-  });
-  return {
-    subscribe(listener) {
-      watchers.add(listener);
-      return () => watchers.delete(listener);
-    },
-  };
+/** A watcher of the backend's stream through its hub: every batch, in order ('every'). */
+function hubSubscribe(backend: Backend): (listener: BackendListener) => () => void {
+  const hub = backendHub(backend);
+  return (listener) => hub.subscribe({ name: 'robot link watcher', delivery: 'every', onEvents: listener });
 }
 
 const unsent = (command: 'stop' | 'damp', reason: string, message: string): StopDelivery => ({
@@ -52,7 +38,7 @@ export function trialRobotOf(
   options: { robotUnit?: string; subscribe?: (l: BackendListener) => () => void; log?: (line: string) => void } = {},
 ): TrialRobot {
   const log = options.log ?? (() => {});
-  const subscribe = options.subscribe ?? fanOutBackend(backend).subscribe;
+  const subscribe = options.subscribe ?? hubSubscribe(backend);
   const robot = robotBackendOf(backend);
   const send = async (command: 'stop' | 'damp', reason: string, outcome?: EpisodeOutcome): Promise<StopDelivery> => {
     if (!robot) return unsent(command, reason, stopPathRefusal(backend) as string);

@@ -20,9 +20,9 @@ import type { InterlockFeed } from './interlockFeed';
 
 /**
  * The robot under trial, as the trial runner uses it: the robot's Backend (reached over the robot
- * link, src/services/robotLink), a way to watch its events without taking its single listener (the
- * console's ConnectionRegistry fans out; the CLI uses fanOutBackend), and the stop/damp commands a
- * trip sends at once.
+ * link, src/services/robotLink), a way to watch its events without taking its single listener (a
+ * subscription to the backend's hub, src/services/stream/backendHub.ts, directly or through the
+ * console's ConnectionRegistry), and the stop/damp commands a trip sends at once.
  */
 export interface TrialRobot {
   backend: Backend;

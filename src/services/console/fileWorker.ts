@@ -11,7 +11,7 @@ import { Buffer } from 'node:buffer';
 import { parentPort } from 'node:worker_threads';
 import { clipToDto } from '../../api/clipDto';
 import { BASE64_RE } from '../../api/contract';
-import { ApiFailure } from '../console/apiFailure';
+import { ApiFailure } from './apiFailure';
 import { InputError } from '../../domain/problems';
 import type { JointLimitsRad } from '../../domain/motion/clipCommon';
 import type { MotionClip } from '../../domain/motion/motionClip';
@@ -96,7 +96,7 @@ type BoardTask = Extract<
 
 /** The board's reads of a campaign and the model's meshes (campaignBoardReads.ts), loaded on first use. */
 async function boardRead(task: BoardTask): Promise<unknown> {
-  const reads = await import('../console/campaignBoardReads');
+  const reads = await import('./campaignBoardReads');
   switch (task.kind) {
     case 'qualification.board':
       return reads.readCampaignBoard(task.params);
@@ -127,7 +127,7 @@ async function run(id: number, task: FileTask): Promise<void> {
     }
     case 'campaign.open': {
       // Loaded on first use: the clip tasks need none of the campaign store (SQLite, MCAP).
-      const { openCampaignFolder } = await import('../console/campaignOpen');
+      const { openCampaignFolder } = await import('./campaignOpen');
       const value = await openCampaignFolder(task.campaignDir, task.create);
       port.postMessage({ id, ok: true, value } satisfies FileTaskReply);
       return;
@@ -141,7 +141,7 @@ async function run(id: number, task: FileTask): Promise<void> {
       return;
     }
     case 'analysis.run': {
-      const { runAnalysisRequest } = await import('../console/campaignAnalysisApi');
+      const { runAnalysisRequest } = await import('./campaignAnalysisApi');
       const json = new TextEncoder().encode(JSON.stringify(await runAnalysisRequest(task.params)));
       port.postMessage({ id, ok: true, value: json } satisfies FileTaskReply, [json.buffer as ArrayBuffer]);
       return;
@@ -161,7 +161,7 @@ async function run(id: number, task: FileTask): Promise<void> {
     }
     case 'policy.open': {
       const { planPolicy } = await import('../wbc/policyRun');
-      const { policyInfoDto } = await import('../console/policyRegistry');
+      const { policyInfoDto } = await import('./policyRegistry');
       const plan = planPolicy(task.policyPath, profileOf(task.modelFile), task.preset ?? null);
       const dtoJson = new TextEncoder().encode(JSON.stringify(policyInfoDto(plan)));
       const value: OpenedPolicy = { plan, dtoJson };
@@ -170,7 +170,7 @@ async function run(id: number, task: FileTask): Promise<void> {
     }
     case 'policy.check': {
       const { planPolicy } = await import('../wbc/policyRun');
-      const { runPolicyCheck } = await import('../wbc/policyCheckRun');
+      const { runPolicyCheck } = await import('../policyCheck/policyCheckRun');
       const profile = profileOf(task.modelFile);
       const plan = planPolicy(task.policyPath, profile, task.preset);
       if (plan.loaded.contentHash !== task.contentHash)
@@ -194,7 +194,7 @@ async function run(id: number, task: FileTask): Promise<void> {
       return;
     }
     case 'trial.episode': {
-      const { readTrialEpisode } = await import('../console/trialEpisode');
+      const { readTrialEpisode } = await import('./trialEpisode');
       const json = new TextEncoder().encode(JSON.stringify(await readTrialEpisode(task.campaignDir, task.runId)));
       port.postMessage({ id, ok: true, value: json } satisfies FileTaskReply, [json.buffer as ArrayBuffer]);
       return;

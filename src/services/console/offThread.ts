@@ -25,14 +25,14 @@ import type {
   QualificationReplayDto,
   TrialEpisodeDto,
 } from '../../api/contract';
-import type { CampaignBoardReport } from '../console/campaignBoardReads';
-import { SerializedResult } from '../console/serializedResult';
+import type { CampaignBoardReport } from './campaignBoardReads';
+import { SerializedResult } from './serializedResult';
 import type { JointLimitsRad } from '../../domain/motion/clipCommon';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import type { LoadedWorkload } from '../../domain/workload/snapshot';
 import type { PolicyPlan } from '../wbc/policyRun';
 import type { PolicyCheckReport } from '../../domain/wbc/policyCheck';
-import { ApiFailure } from '../console/apiFailure';
+import { ApiFailure } from './apiFailure';
 import { reviveError, type SerializedError } from './workerErrors';
 
 /** Longest a clip may take to read and decode off the event loop (a 256 MiB CSV takes ~6 s here). */

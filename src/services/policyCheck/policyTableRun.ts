@@ -24,9 +24,9 @@ import { clipHead } from '../../domain/sim/clipWindow';
 import { EmbeddedSimulator } from '../sim/embeddedSimulator';
 import { runSimEpisode } from '../sim/runSimEpisode';
 import { measurableGroup, policyMotions } from '../workload/policyWorkload';
-import { planPolicy, type PolicyPlan } from './policyRun';
+import { planPolicy, type PolicyPlan } from '../wbc/policyRun';
 import { VELOCITY_POLICY_ADAPTER } from '../../domain/wbc/velocityPolicy';
-import { loadStandingPolicy } from './standingPolicy';
+import { loadStandingPolicy } from '../wbc/standingPolicy';
 
 /**
  * The policies in `folder`, as paths: every .onnx file directly in it; every sub-folder that

@@ -26,8 +26,8 @@ import type { TrackingPolicySpec } from '../../domain/wbc/trackingPolicy';
 import { loadClipFile } from '../motion/loadClipFile';
 import { RECORD_RATE_HZ, SimEngine } from '../sim/simEngine';
 import { STOP_ABORTED, STOP_NONE, type FrameBatch } from '../sim/simProtocol';
-import { checkClipMatchesBaked, planPolicy, type PolicyPlan } from './policyRun';
-import { createTrackingPolicyController, type TrackingControllerOptions } from './trackingPolicyController';
+import { checkClipMatchesBaked, planPolicy, type PolicyPlan } from '../wbc/policyRun';
+import { createTrackingPolicyController, type TrackingControllerOptions } from '../wbc/trackingPolicyController';
 
 // A policy check: the first `seconds` of the policy's own motion in the embedded MuJoCo engine
 // (this thread; the same engine code and start as `motionbench sim`: the clip's first frame

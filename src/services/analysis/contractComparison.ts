@@ -5,12 +5,7 @@ import {
   type HolomotionAggregateResult,
   type SonicAggregateResult,
 } from '../../domain/metrics/peerContracts';
-import {
-  storedPeerRows,
-  summarizePeerRows,
-  type PeerContractId,
-  type PeerGroupSummary,
-} from '../analysis/peerEvaluation';
+import { storedPeerRows, summarizePeerRows, type PeerContractId, type PeerGroupSummary } from './peerEvaluation';
 import type { ContractGroupDto, GapContractsDto } from '../../api/contract';
 import type { CampaignStore } from '../trace';
 

@@ -11,11 +11,11 @@ import type { ApiErrorCode } from '../../api/contract';
 import { InputError, type InputLocation } from '../../domain/problems';
 import { BakedMotionError } from '../../domain/wbc/bakedMotion';
 import { JointOrderError } from '../../domain/robot/jointOrder';
-import { ApiFailure, FieldError, UnsupportedError } from '../console/apiFailure';
+import { ApiFailure, FieldError, UnsupportedError } from './apiFailure';
 import { EpisodeFileError } from '../episode/chunkedMcapWriter';
 import { TraceStoreError, type TraceStoreErrorCode } from '../trace/errors';
-import { FolderRefusedError, type FolderRefusal } from './folders';
-import { isSystemError } from './systemErrors';
+import { FolderRefusedError, type FolderRefusal } from '../files/folders';
+import { isSystemError } from '../files/systemErrors';
 
 export type SerializedError =
   | { type: 'InputError'; location: InputLocation; reason: string }
