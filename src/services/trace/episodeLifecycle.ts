@@ -5,8 +5,7 @@
 
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import type { EpisodeOutcome, ExecutionDomain } from '../../domain/backend/backend';
-import type { EpisodeMetrics } from '../../domain/metrics/readings';
+import type { ExecutionDomain } from '../../domain/backend/backend';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { episodeFileRelative, makeRunId, recoveredFileRelative, runIdProblem } from '../../domain/trace/ids';
 import {
@@ -337,21 +336,7 @@ export class EpisodeLifecycle implements RecorderHost {
   }
 
   /** @internal RecorderHost: commits a finished episode, its episode_end event and its metrics in one transaction. */
-  commitFinished(
-    runId: string,
-    f: {
-      outcome: EpisodeOutcome;
-      reason: string;
-      frames: number;
-      simSeconds: number | null;
-      wallSeconds: number | null;
-      bytes: number;
-      sha256: string;
-      trajectorySha256: string | null;
-      metrics: EpisodeMetrics | null;
-      meta: Record<string, unknown>;
-    },
-  ): EpisodeRecord {
+  commitFinished(runId: string, f: Parameters<RecorderHost['commitFinished']>[1]): EpisodeRecord {
     if (!EPISODE_OUTCOMES.includes(f.outcome))
       throw new TraceStoreError('invalid', this.c.dbFile, `unknown outcome ${String(f.outcome)}`);
     return this.c.tx('cannot commit the finished episode to', () => {
