@@ -57,6 +57,8 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
+          // The renderer built once, one browser for every file, the fixtures files share.
+          globalSetup: ['test/e2e/projectSetup.ts'],
           environment: 'node',
           testTimeout: 180_000,
           hookTimeout: 180_000,

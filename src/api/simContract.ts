@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EPISODE_OUTCOMES } from '../domain/episode/episodeOutcome';
 import { qualificationProgressEventSchema } from './qualificationContract';
 import { trialEventSchemas } from './trialContract';
 import { POLICY_ID_RE } from './policyContract';
@@ -216,15 +217,7 @@ export const simEndEventSchema = z.strictObject({
   type: z.literal('sim.end'),
   seq: z.number().int().min(0),
   runId: runIdSchema,
-  outcome: z.enum([
-    'completed',
-    'hard_failure',
-    'intervention',
-    'estop',
-    'link_lost',
-    'aborted_by_operator',
-    'infrastructure_error',
-  ]),
+  outcome: z.enum(EPISODE_OUTCOMES),
   reason: z.string(),
   /** Frames recorded. */
   frames: z.number().int().min(0),

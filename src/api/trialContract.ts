@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import type { ClipDto } from './clipDto';
+import { EPISODE_OUTCOMES } from '../domain/episode/episodeOutcome';
+import type { AdmittedPair } from '../domain/trial/admittedPair';
 import {
   MOTION_SWITCHER_ANSWER_KINDS,
   RUNNER_MOTOR_MODES,
@@ -207,29 +209,8 @@ export interface TrialEpisodeDto {
   };
 }
 
-/** One decided qualification pair of the queue (src/services/trial/admittedPairs.ts); only admitted ones can run. */
-export interface AdmittedPairDto {
-  pairId: string;
-  clipId: string;
-  clipName: string;
-  bindingKey: string;
-  /** What people read (src/domain/wbc/bindingName.ts): "builtin@pd1-… · assist 3000 N/m". */
-  bindingName: string;
-  bindingLabel: string;
-  contractId: string;
-  admitted: boolean;
-  /** Why it was not admitted (empty when admitted). */
-  reasons: string[];
-  decidedAt: string;
-  snapshotHash: string | null;
-  matched: {
-    parentTraceId: string;
-    calibrationId: string;
-    simDone: boolean;
-    realDone: number;
-    remaining: number;
-  } | null;
-}
+/** One decided qualification pair of the queue, as the services list it. */
+export type AdmittedPairDto = AdmittedPair;
 
 export interface TrialQueueDto {
   campaignDir: string;
@@ -410,15 +391,6 @@ export const TRIAL_PHASES = [
   'done',
   'stopped',
 ] as const;
-const OUTCOMES = [
-  'completed',
-  'hard_failure',
-  'intervention',
-  'estop',
-  'link_lost',
-  'aborted_by_operator',
-  'infrastructure_error',
-] as const;
 
 export const trialPromptSchema = z.strictObject({
   promptId: z.string(),
@@ -439,7 +411,11 @@ export const trialPromptSchema = z.strictObject({
     .nullable(),
   /** confirm_reset: which trial follows the reset, and why one is needed. */
   reset: z
-    .strictObject({ trialIndex: z.number().int(), afterOutcome: z.enum(OUTCOMES).nullable(), tripped: z.boolean() })
+    .strictObject({
+      trialIndex: z.number().int(),
+      afterOutcome: z.enum(EPISODE_OUTCOMES).nullable(),
+      tripped: z.boolean(),
+    })
     .nullable(),
 });
 export type TrialPromptDto = z.infer<typeof trialPromptSchema>;
@@ -450,7 +426,7 @@ export const trialEpisodeEndSchema = z.strictObject({
   runId: z.string(),
   domain: z.enum(['simulation', 'real_robot']),
   trialIndex: z.number().int().nullable(),
-  outcome: z.enum(OUTCOMES),
+  outcome: z.enum(EPISODE_OUTCOMES),
   reason: z.string(),
   frames: z.number().int().min(0),
   /** Ended in an earlier session of this matched pair (listed again when the session resumes). */
@@ -475,7 +451,7 @@ export const trialJobStatusSchema = z.strictObject({
   prompt: trialPromptSchema.nullable(),
   /** The last refusal of the safety gate, reasons verbatim. */
   refusals: z.array(refusalSchema),
-  lastTrip: z.strictObject({ cause: z.string(), reason: z.string(), outcome: z.enum(OUTCOMES) }).nullable(),
+  lastTrip: z.strictObject({ cause: z.string(), reason: z.string(), outcome: z.enum(EPISODE_OUTCOMES) }).nullable(),
   episodes: z.array(trialEpisodeEndSchema),
   /** The real trial running now (its live readings arrive as trial.live). */
   liveRunId: z.string().nullable(),
@@ -521,7 +497,7 @@ export const trialProgressDetailSchema = z.discriminatedUnion('type', [
     type: z.literal('trip'),
     cause: z.string(),
     reason: z.string(),
-    outcome: z.enum(OUTCOMES),
+    outcome: z.enum(EPISODE_OUTCOMES),
     runId: z.string().nullable(),
   }),
   trialEpisodeEndSchema.extend({ type: z.literal('episode_end') }).strict(),

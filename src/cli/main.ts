@@ -17,7 +17,8 @@ import { sensitivityCommand } from './commands/sensitivityCommand';
 import { serveSimCommand } from './commands/serveSimCommand';
 import { simCommand } from './commands/simCommand';
 import { calibrateCommand, trialCommand } from './commands/trialCommands';
-import { isHelpRequest, processIo, reportError, type CliIo, type Command } from './cliSupport';
+import { isHelpRequest } from './cliOptions';
+import { processIo, reportError, type CliIo, type Command } from './cliSupport';
 import { installLastResort } from '../services/safety/lastResort';
 
 // `motionbench <command>`: every subcommand has --help, exits non-zero with a one-line reason on

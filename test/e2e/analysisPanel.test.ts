@@ -1,19 +1,16 @@
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { hostApiCall } from './e2eSupport';
 import type { AnalysisDocument, GapReplayDto, SensitivityDocument } from '../../src/api/contract';
 import { analysisJson } from '../../src/services/analysis/analysisFormat';
 import { runCampaignAnalysis } from '../../src/services/analysis/campaignAnalysisReader';
 import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
 import { openCampaign } from '../../src/services/trace';
-import type { MotionbenchTestState, OverlayTestState } from '../../renderer/src/testing/testHooks';
-import { ensureRendererBuilt, launchChromium, screenshot } from '../helpers/browserHarness';
-import { buildStandInGapCampaign } from '../helpers/gapCampaign';
+import { screenshot } from '../helpers/browserHarness';
 import { storeCalibratedStart } from '../helpers/calibratedPair';
 import { motionbench } from '../helpers/runCli';
+import { withConsole, withTempDir } from './consoleSession';
+import { standInGapCampaign } from './projectFixtures';
 
 // The Analysis panel against the real services (`motionbench host` in-process)
 // and the real UI in Chromium, on one campaign holding a real qualification (child process qualify:
@@ -26,21 +23,14 @@ import { motionbench } from '../helpers/runCli';
 // in Gap review at its worst frame.
 
 let server: HostServer;
-let browser: Browser;
-let page: Page;
-let tmp: string;
+const tmp = withTempDir('mb-analysis-e2e-');
 let dir: string;
 let calibratedPairId = '';
 let uncalibratedPairId = '';
 
-const state = (): Promise<MotionbenchTestState> => page.evaluate(() => window.__motionbench!.state());
-const overlay = (): Promise<OverlayTestState> => page.evaluate(() => window.__motionbench!.overlay());
-const plots = () => page.evaluate(() => window.__motionbench!.analysisPlots());
-
 beforeAll(async () => {
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-analysis-e2e-'));
-  dir = path.join(tmp, 'campaign');
-  await buildStandInGapCampaign(dir);
+  dir = path.join(tmp(), 'campaign');
+  await standInGapCampaign(dir);
   const q = await motionbench(
     'qualify',
     '--workload',
@@ -63,19 +53,12 @@ beforeAll(async () => {
   calibratedPairId = pairs.find((p) => p.clipName === 'ub_wave_right' && /assist 3000/.test(p.bindingName))!.pairId;
   uncalibratedPairId = pairs.find((p) => p.clipName === 'ub_arm_circles')!.pairId;
   await storeCalibratedStart(dir, calibratedPairId);
-  await ensureRendererBuilt();
-  server = await startHostServer({ port: 0 });
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-  await page.goto(server.url);
-  await page.locator('[data-testid=connection-status]', { hasText: 'Connected' }).waitFor();
 }, 300_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+const ui = withConsole(async () => (server = await startHostServer({ port: 0 })), {
+  viewport: { width: 1600, height: 1000 },
 });
+const { page, state, overlay } = ui;
+const plots = () => page.evaluate(() => window.__motionbench!.analysisPlots());
 
 describe('console: Analysis panel', () => {
   it('analysis.run is the document motionbench analyze computes; bad requests name the field', async () => {
@@ -97,7 +80,7 @@ describe('console: Analysis panel', () => {
       /reading/,
     );
     await expect(hostApiCall(server, 'analysis.run', { campaignDir: dir, share: 0 })).rejects.toThrow(/share/);
-    await expect(hostApiCall(server, 'analysis.run', { campaignDir: path.join(tmp, 'nope') })).rejects.toThrow(
+    await expect(hostApiCall(server, 'analysis.run', { campaignDir: path.join(tmp(), 'nope') })).rejects.toThrow(
       /no campaign/,
     );
   });

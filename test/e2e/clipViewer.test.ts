@@ -1,22 +1,14 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeMotionFile } from '../../src/domain/motion/decodeMotionFile';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { ForwardKinematics } from '../../src/domain/robot/forwardKinematics';
 import type { RobotProfile } from '../../src/domain/robot/robotProfile';
-import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
+import { startHostServer } from '../../src/services/host/hostServer';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
-import type { MotionbenchTestState } from '../../renderer/src/testing/testHooks';
-import {
-  canvasPixelStats,
-  ensureRendererBuilt,
-  launchChromium,
-  screenshot,
-  SHARED_DATA,
-} from '../helpers/browserHarness';
+import { canvasPixelStats, screenshot, SHARED_DATA } from '../helpers/browserHarness';
+import { withConsole, withTempDir } from './consoleSession';
 
 // The first console view, driven in Chromium against the real services on the loopback host:
 // open real clips through the file input, scrub, step, play, and check that what the console
@@ -26,15 +18,17 @@ const NPZ = path.join(SHARED_DATA, 'motions/g1_moves/npz/B_HandsUp.npz');
 const LAFAN_CSV = path.join(SHARED_DATA, 'motions/lafan1_g1_csv/walk1_subject1.csv');
 const VIEWPORT_BG: [number, number, number] = [0x0b, 0x0e, 0x12];
 
-let server: HostServer;
-let browser: Browser;
-let page: Page;
 let profile: RobotProfile;
 let fk: ForwardKinematics;
-let tmp: string;
-const pageErrors: string[] = [];
+const tmp = withTempDir('mb-e2e-');
+beforeAll(() => {
+  profile = loadRobotProfile(DEFAULT_MODEL_FILE);
+  fk = new ForwardKinematics(profile);
+});
+const ui = withConsole(() => startHostServer({ port: 0 }), { viewport: { width: 1600, height: 960 } });
+const { page, state } = ui;
+const pageErrors = ui.errors;
 
-const state = (): Promise<MotionbenchTestState> => page.evaluate(() => window.__motionbench!.state());
 const shownError = (): Promise<string | null> => page.evaluate(() => window.__motionbench!.error());
 
 /** Decodes a file the way the services do, for the expected values. */
@@ -71,27 +65,8 @@ async function openFile(file: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  await ensureRendererBuilt();
-  profile = loadRobotProfile(DEFAULT_MODEL_FILE);
-  fk = new ForwardKinematics(profile);
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-e2e-'));
-  server = await startHostServer({ port: 0 });
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1600, height: 960 } });
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(msg.text());
-  });
-  await page.goto(server.url);
-  await page.locator('[data-testid=connection-status]', { hasText: 'Connected' }).waitFor();
   // The model's default pose is drawn before any clip is loaded.
   await page.waitForFunction((n) => window.__motionbench!.state().bodyPosM.length === n, 3 * fk.bodyCount);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
 
 describe('console: first view', () => {
@@ -157,7 +132,7 @@ describe('console: first view', () => {
   it('asks for the fps of a CSV whose name states none, keeps the previous clip, then loads it with the fps typed in', async () => {
     const previous = await state();
     // The same rows under a name no convention reads an fps from.
-    const unnamed = path.join(tmp, 'walk_take.csv');
+    const unnamed = path.join(tmp(), 'walk_take.csv');
     fs.copyFileSync(LAFAN_CSV, unnamed);
     await page.locator('[data-testid=fps-input]').fill('');
     await openFile(unnamed);
@@ -201,7 +176,7 @@ describe('console: first view', () => {
     const good = Array.from({ length: 36 }, (_, i) => (i === 2 ? '0.79' : i === 6 ? '1' : '0')).join(',');
     const bad = good.split(',');
     bad[9] = 'oops';
-    const file = path.join(tmp, 'broken_clip.csv');
+    const file = path.join(tmp(), 'broken_clip.csv');
     fs.writeFileSync(file, [good, good, good, good, bad.join(','), good].join('\n') + '\n');
     await page.locator('[data-testid=fps-input]').fill('30'); // its rate is stated: the bad cell is the error
     await openFile(file);

@@ -1,61 +1,47 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ConnectionInfo } from '../../src/api/contract';
-import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
-import { ensureRendererBuilt, launchChromium, screenshot } from '../helpers/browserHarness';
+import { startHostServer } from '../../src/services/host/hostServer';
+import { screenshot } from '../helpers/browserHarness';
 import { FakeBackend } from '../helpers/fakeBackend';
+import { withConsole } from './consoleSession';
 
 // The Connections panel (DESIGN §8) against the real host and API, with scripted backends behind
 // the registry's factories: the embedded simulator listed first and started on demand, remote
 // simulators added by URL (validated in the page and by the services), presence, measured rate,
 // age and latency, problems, removal.
 
-let server: HostServer;
-let browser: Browser;
-let page: Page;
 const made: FakeBackend[] = [];
-const pageErrors: string[] = [];
+
+const ui = withConsole(
+  () =>
+    startHostServer({
+      port: 0,
+      backends: {
+        embeddedSimulator: () =>
+          made[made.push(new FakeBackend({ id: 'embedded', presentAfterMs: 300, streamHz: 50 })) - 1],
+        remoteSimulator: ({ id, url }) =>
+          made[
+            made.push(
+              url.includes(':9999')
+                ? new FakeBackend({ id, lostAfterMs: 600 })
+                : new FakeBackend({
+                    id,
+                    presentAfterMs: 200,
+                    streamHz: 100,
+                    latencyMs: 3.2,
+                    executionDomain: url.includes('robot') ? 'real_robot' : 'simulation',
+                  }),
+            ) - 1
+          ],
+      },
+    }),
+  { viewport: { width: 1600, height: 960 } },
+);
+const page = ui.page;
+const pageErrors = ui.errors;
 
 const entries = (): Promise<ConnectionInfo[]> => page.evaluate(() => window.__motionbench!.connections());
 const entry = async (id: string): Promise<ConnectionInfo | undefined> => (await entries()).find((e) => e.id === id);
-
-beforeAll(async () => {
-  await ensureRendererBuilt();
-  server = await startHostServer({
-    port: 0,
-    backends: {
-      embeddedSimulator: () =>
-        made[made.push(new FakeBackend({ id: 'embedded', presentAfterMs: 300, streamHz: 50 })) - 1],
-      remoteSimulator: ({ id, url }) =>
-        made[
-          made.push(
-            url.includes(':9999')
-              ? new FakeBackend({ id, lostAfterMs: 600 })
-              : new FakeBackend({
-                  id,
-                  presentAfterMs: 200,
-                  streamHz: 100,
-                  latencyMs: 3.2,
-                  executionDomain: url.includes('robot') ? 'real_robot' : 'simulation',
-                }),
-          ) - 1
-        ],
-    },
-  });
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1600, height: 960 } });
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(msg.text());
-  });
-  await page.goto(server.url);
-  await page.locator('[data-testid=connection-status]', { hasText: 'Connected' }).waitFor();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
 
 describe('console: Connections panel', () => {
   it('lists the embedded simulator first, not started until asked', async () => {

@@ -1,17 +1,10 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { ensureRendererBuilt, launchChromium, screenshot, SHARED_DATA } from '../helpers/browserHarness';
-import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
-import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
-import {
-  acceptCalibrationThroughVerdict,
-  pressThroughTimingWarning,
-  startHostCommand,
-  type HostProcess,
-} from './e2eSupport';
+import { describe, expect, it, onTestFailed } from 'vitest';
+import { screenshot, SHARED_DATA } from '../helpers/browserHarness';
+import { withConsole, withTempDir } from './consoleSession';
+import { acceptCalibrationThroughVerdict, pressThroughTimingWarning, startHostCommand } from './e2eSupport';
+import { withEmulatedRobot } from './emulatedRobot';
 
 // docs/FIRST_SESSION.md, followed through the console step by step as a newcomer would, at the
 // window sizes of a lab laptop (1366×768) and a desk monitor (1920×1080): open a clip and run it in
@@ -29,57 +22,23 @@ const SIZES = [
   { width: 1920, height: 1080 },
 ];
 
-let tmp: string;
-let browser: Browser;
-
-beforeAll(async () => {
-  await ensureRendererBuilt();
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-first-session-'));
-  browser = await launchChromium();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-});
+const tmp = withTempDir('mb-first-session-');
 
 for (const size of SIZES) {
   const name = `${size.width}x${size.height}`;
   describe(`first session at ${name}`, () => {
-    let page: Page;
-    const pageErrors: string[] = [];
-    const campaignDir = () => path.join(tmp, `campaign-${name}`);
-    const tid = (id: string) => page.locator(`[data-testid="${id}"]`);
-    const attr = (id: string, a: string) => tid(id).getAttribute(a);
+    // A session of its own per size, as the walkthrough starts one: the socat pair, the robot
+    // emulator holding the box's end (with motion capture), `motionbench host`, a browser page.
+    const robot = withEmulatedRobot(['--mocap', '--seed', '3']);
+    const ui = withConsole(() => startHostCommand([]), { viewport: size });
+    const { page, tid, attr } = ui;
+    const pageErrors = ui.errors;
+    const campaignDir = () => path.join(tmp(), `campaign-${name}`);
     const shot = (step: string) => screenshot(page, `first-session-${name}-${step}`);
     /** Shows a board (Qualification board, Gap review) in the bottom dock unless it is shown (a click on the shown tab folds the dock). */
     const showBoard = async (tab: string) => {
       if ((await attr(tab, 'aria-selected')) !== 'true') await tid(tab).click();
     };
-
-    // A session of its own per size, as the walkthrough starts one: the socat pair, the robot
-    // emulator holding the box's end (with motion capture), `motionbench host`, a browser page.
-    let pty: TestPtyPair;
-    let robot: EmulatorProcess;
-    let host: HostProcess;
-    beforeAll(async () => {
-      pty = await makePtyPair();
-      robot = await startEmulatorProcess(['--interlock', pty.devicePath, '--mocap', '--seed', '3']);
-      host = await startHostCommand([]);
-      page = await browser.newPage({ viewport: size });
-      page.on('pageerror', (err) => pageErrors.push(err.message));
-      page.on('console', (msg) => {
-        if (msg.type() === 'error') pageErrors.push(msg.text());
-      });
-      await page.goto(host.url);
-      await tid('connection-status').filter({ hasText: 'Connected' }).waitFor();
-    });
-    afterAll(async () => {
-      await page?.close();
-      await host?.stop();
-      await robot?.stop();
-      await pty?.dispose();
-    });
 
     it('1–2: opens a clip and runs it in the embedded simulator', async () => {
       await tid('clip-file-input').setInputFiles(CLIP_FILE);
@@ -110,13 +69,13 @@ for (const size of SIZES) {
 
     it('4: connects the robot and the interlock; the lights follow', async () => {
       await tid('endpoint-kind').selectOption('robot');
-      await tid('endpoint-url').fill(robot.url);
+      await tid('endpoint-url').fill(robot.emu.url);
       await tid('endpoint-add').click();
       await expect.poll(() => attr('light-link', 'data-colour'), { timeout: 10_000 }).toBe('green');
       await tid('trial-dir').fill(campaignDir());
       await tid('trial-load').click();
       await tid(`trial-pair-${QUALIFY_CLIP}`).waitFor();
-      await tid('interlock-path').fill(pty.consolePath);
+      await tid('interlock-path').fill(robot.pty.consolePath);
       await tid('interlock-open').click();
       // SAFE once the box answers; on a loaded machine its first heartbeats may come late (LOST).
       await expect.poll(() => attr('light-interlock', 'data-label'), { timeout: 20_000 }).toBe('SAFE');
@@ -162,7 +121,7 @@ for (const size of SIZES) {
     /** Answers the runner's prompt: a human reset (the emulator's human puts the robot back), or a trial's confirmation. */
     async function answerPrompt(): Promise<void> {
       if ((await attr('trial-prompt', 'data-kind')) === 'confirm_reset') {
-        await robot.control({ action: 'human_reset' });
+        await robot.emu.control({ action: 'human_reset' });
         await page.waitForTimeout(1500); // let it settle before the start-pose check
         await tid('trial-reset-note').fill('put back at the start pose (first-session e2e)');
       } else if (!confirmShot) {

@@ -1,12 +1,12 @@
 import net from 'node:net';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConnectionInfo } from '../../src/api/contract';
 import { defaultBackendFactories } from '../../src/services/console/backendFactories';
-import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
-import { SCREENSHOT_DIR, ensureRendererBuilt, launchChromium, screenshot } from '../helpers/browserHarness';
+import { startHostServer } from '../../src/services/host/hostServer';
+import { SCREENSHOT_DIR, screenshot } from '../helpers/browserHarness';
 import { startDdsG1Emulator, type DdsG1EmulatorProcess } from '../helpers/ddsG1EmulatorProcess';
+import { withConsole } from './consoleSession';
 
 // "G1 over DDS" in the console, end to end: the emulated G1 on real Cyclone DDS over loopback
 // (`motionbench emulate-robot --dds`, its own process), the console services in this process with
@@ -17,13 +17,20 @@ import { startDdsG1Emulator, type DdsG1EmulatorProcess } from '../helpers/ddsG1E
 
 const DOMAIN = 57;
 let emu: DdsG1EmulatorProcess;
-let server: HostServer;
-let browser: Browser;
-let page: Page;
-const pageErrors: string[] = [];
 const serviceLog: string[] = [];
+beforeAll(async () => {
+  emu = await startDdsG1Emulator(DOMAIN, ['--gantry']);
+}, 120_000);
+afterAll(async () => {
+  await emu?.stop();
+});
+const ui = withConsole(
+  () => startHostServer({ port: 0, backends: defaultBackendFactories(), log: (l) => serviceLog.push(l) }),
+  { viewport: { width: 1366, height: 768 } },
+);
+const { page, tid } = ui;
+const pageErrors = ui.errors;
 
-const tid = (id: string) => page.locator(`[data-testid=${id}]`);
 const entries = (): Promise<ConnectionInfo[]> => page.evaluate(() => window.__motionbench!.connections());
 const ddsEntry = async (): Promise<ConnectionInfo | undefined> => (await entries()).find((e) => e.dds !== undefined);
 
@@ -36,26 +43,6 @@ const portOpen = (port: number): Promise<boolean> =>
     });
     s.once('error', () => resolve(false));
   });
-
-beforeAll(async () => {
-  await ensureRendererBuilt();
-  emu = await startDdsG1Emulator(DOMAIN, ['--gantry']);
-  server = await startHostServer({ port: 0, backends: defaultBackendFactories(), log: (l) => serviceLog.push(l) });
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1366, height: 768 } });
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(msg.text());
-  });
-  await page.goto(server.url);
-  await tid('connection-status').filter({ hasText: 'Connected' }).waitFor();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  await emu?.stop();
-});
 
 describe('console: G1 over DDS (runner started by the services) against emulate-robot --dds on lo', () => {
   it('refuses a bad interface name and an undeclared gantry in the form (negative controls)', async () => {

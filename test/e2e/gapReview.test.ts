@@ -1,8 +1,5 @@
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { canvasColourBox, hostApiCall } from './e2eSupport';
 import type { GapContractsDto, GapReplayDto, GapReportDto } from '../../src/api/contract';
 import { AGGREGATE_KEYS } from '../../src/domain/metrics/aggregate';
@@ -11,9 +8,9 @@ import { startHostServer, type HostServer } from '../../src/services/host/hostSe
 import { displayGap, displayValue, sortedClips, type GapSection } from '../../src/services/report/gapSection';
 import { errorColorHex } from '../../renderer/src/overlay/errorScale';
 import { runColorHex } from '../../renderer/src/overlay/runColors';
-import type { MotionbenchTestState, OverlayTestState } from '../../renderer/src/testing/testHooks';
-import { ensureRendererBuilt, launchChromium, screenshot, SCREENSHOT_DIR } from '../helpers/browserHarness';
-import { buildStandInGapCampaign } from '../helpers/gapCampaign';
+import { screenshot, SCREENSHOT_DIR } from '../helpers/browserHarness';
+import { withConsole, withTempDir } from './consoleSession';
+import { standInGapCampaign } from './projectFixtures';
 
 // Gap review (DESIGN §8) against the real services (`motionbench host` in-process) and the real UI
 // in Chromium, on a small real campaign of matched pairs built WITHOUT a robot
@@ -27,17 +24,20 @@ import { buildStandInGapCampaign } from '../helpers/gapCampaign';
 // pixels), and the per-clip table fits the centre column at 1600×1100 without horizontal scroll.
 
 let server: HostServer;
-let browser: Browser;
-let page: Page;
-let tmp: string;
 let dir: string;
 let section: GapSection;
 /** Overlay id of the real trial with the worst frame (set by the replay test). */
 let worstRun: string;
-const pageErrors: string[] = [];
-
-const state = (): Promise<MotionbenchTestState> => page.evaluate(() => window.__motionbench!.state());
-const overlay = (): Promise<OverlayTestState> => page.evaluate(() => window.__motionbench!.overlay());
+const tmp = withTempDir('mb-gap-e2e-');
+beforeAll(async () => {
+  dir = path.join(tmp(), 'campaign');
+  section = await standInGapCampaign(dir);
+}, 240_000);
+const ui = withConsole(async () => (server = await startHostServer({ port: 0 })), {
+  viewport: { width: 1600, height: 1100 },
+});
+const { page, state, overlay } = ui;
+const pageErrors = ui.errors;
 
 const rgbOf = (hex: string) => [1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16));
 /** Two '#rrggbb' within 2/255 per channel (the drawn colour goes through linear RGB and back). */
@@ -55,28 +55,6 @@ const pixelsOfHue = (hex: string) =>
     (b) => b.count,
   );
 
-beforeAll(async () => {
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-gap-e2e-'));
-  dir = path.join(tmp, 'campaign');
-  section = await buildStandInGapCampaign(dir);
-  await ensureRendererBuilt();
-  server = await startHostServer({ port: 0 });
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1600, height: 1100 } });
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(`${msg.type()}: ${msg.text()}`);
-  });
-  await page.goto(server.url);
-  await page.locator('[data-testid=connection-status]', { hasText: 'Connected' }).waitFor();
-}, 240_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-});
-
 describe('console: Gap review', () => {
   it('the campaign has two matched pairs of 1 sim episode + 3 stand-in real trials', () => {
     expect(section.pairs).toHaveLength(2);
@@ -87,7 +65,7 @@ describe('console: Gap review', () => {
     await expect(hostApiCall(server, 'gap.report', { campaignDir: 'relative' })).rejects.toThrow(
       /campaignDir.*absolute/,
     );
-    await expect(hostApiCall(server, 'gap.report', { campaignDir: path.join(tmp, 'nope') })).rejects.toThrow(
+    await expect(hostApiCall(server, 'gap.report', { campaignDir: path.join(tmp(), 'nope') })).rejects.toThrow(
       /no campaign/,
     );
     await expect(

@@ -1,8 +1,5 @@
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { QualificationJobStatus } from '../../src/api/contract';
 import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
 import {
@@ -12,10 +9,10 @@ import {
   VIEWPORT_MIN_HEIGHT_PX,
   VIEWPORT_MIN_WIDTH_PX,
 } from '../../renderer/src/app/dockLayout';
-import type { SimRunTestState } from '../../renderer/src/testing/testHooks';
-import { ensureRendererBuilt, launchChromium, screenshot, SHARED_DATA } from '../helpers/browserHarness';
-import { buildStandInGapCampaign } from '../helpers/gapCampaign';
+import { screenshot, SHARED_DATA } from '../helpers/browserHarness';
+import { ONE_SIM_WORKER, withConsole, withTempDir } from './consoleSession';
 import { hostApiCall } from './e2eSupport';
+import { standInGapCampaign } from './projectFixtures';
 
 // A layout that never hides the robot: the real console (`motionbench host`
 // in-process, real MuJoCo) in Chromium at 1366×768 and 1920×1080, with the Qualification board
@@ -38,14 +35,37 @@ const SIZES = [
 ] as const;
 
 let server: HostServer;
-let browser: Browser;
-let page: Page;
-let tmp: string;
 let qualDir: string;
 let gapDir: string;
-const pageErrors: string[] = [];
-
-const sims = (): Promise<SimRunTestState[]> => page.evaluate(() => window.__motionbench!.sim());
+const tmp = withTempDir('mb-layout-e2e-');
+beforeAll(async () => {
+  gapDir = path.join(tmp(), 'gap-campaign');
+  await standInGapCampaign(gapDir);
+}, 240_000);
+const ui = withConsole(
+  async () => {
+    server = await startHostServer({ port: 0 });
+    // A qualification campaign: core-v1's first 16 clips × two bindings, cancelled once a pair is
+    // decided (the board shows the pairs that had started, decided or pending).
+    qualDir = path.join(tmp(), 'qual-campaign');
+    await hostApiCall(server, 'qualification.open', { campaignDir: qualDir, create: true });
+    await hostApiCall(server, 'qualification.start', {
+      campaignDir: qualDir,
+      workload: 'core-v1',
+      bindings: ['builtin', 'builtin:assist=3000'],
+      rollouts: 1,
+      limit: 16,
+      workers: 1,
+    });
+    await jobUntil((j) => j.pairsDone > 0, 120_000);
+    await hostApiCall(server, 'qualification.cancel', { all: true });
+    await jobUntil((j) => j.state !== 'running', 60_000);
+    return server;
+  },
+  { viewport: SIZES[0], env: ONE_SIM_WORKER, openTimeoutMs: 300_000 },
+);
+const { page, sims } = ui;
+const pageErrors = ui.errors;
 
 interface Box {
   x: number;
@@ -195,44 +215,6 @@ async function jobUntil(done: (j: QualificationJobStatus) => boolean, timeoutMs:
     await new Promise((r) => setTimeout(r, 250));
   }
 }
-
-beforeAll(async () => {
-  process.env.MOTIONBENCH_SIM_WORKERS = '1'; // two cores here: one simulator worker, one for the rest
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-layout-e2e-'));
-  gapDir = path.join(tmp, 'gap-campaign');
-  await buildStandInGapCampaign(gapDir);
-  await ensureRendererBuilt();
-  server = await startHostServer({ port: 0 });
-  // A qualification campaign: core-v1's first 16 clips × two bindings, cancelled once a pair is
-  // decided (the board shows the pairs that had started, decided or pending).
-  qualDir = path.join(tmp, 'qual-campaign');
-  await hostApiCall(server, 'qualification.open', { campaignDir: qualDir, create: true });
-  await hostApiCall(server, 'qualification.start', {
-    campaignDir: qualDir,
-    workload: 'core-v1',
-    bindings: ['builtin', 'builtin:assist=3000'],
-    rollouts: 1,
-    limit: 16,
-    workers: 1,
-  });
-  await jobUntil((j) => j.pairsDone > 0, 120_000);
-  await hostApiCall(server, 'qualification.cancel', { all: true });
-  await jobUntil((j) => j.state !== 'running', 60_000);
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: SIZES[0] });
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(`${msg.type()}: ${msg.text()}`);
-  });
-  await page.goto(server.url);
-  await page.locator('[data-testid=connection-status]', { hasText: 'Connected' }).waitFor();
-}, 300_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-});
 
 describe('console layout: the robot stays in view', () => {
   it('loads both boards into the dock and runs two simulations (a long right sidebar)', async () => {

@@ -1,15 +1,12 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { describe, expect, it, onTestFailed } from 'vitest';
 import type { LiveRobotTestState } from '../../renderer/src/testing/testHooks';
 import { tiltRadFromQuatWxyz } from '../../src/domain/robotLink/robotUpright';
-import { ensureRendererBuilt, launchChromium, screenshot } from '../helpers/browserHarness';
-import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
-import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
+import { screenshot } from '../helpers/browserHarness';
 import { motionbench } from '../helpers/runCli';
-import { hostApiCall, startHostCommand, type HostProcess } from './e2eSupport';
+import { withConsole } from './consoleSession';
+import { hostApiCall, startHostCommand } from './e2eSupport';
+import { withEmulatedRobot } from './emulatedRobot';
 
 // The live robot and the robot's state without a trial, against real parts — the
 // robot emulator (`motionbench emulate-robot`, 500 Hz g1-bridge/1, MuJoCo G1, no motion capture,
@@ -20,16 +17,19 @@ import { hostApiCall, startHostCommand, type HostProcess } from './e2eSupport';
 // top bar's emulator reset (shown because the emulator declares its control channel) and the
 // `motionbench emulate-robot reset` command stand it up again.
 
-let tmp: string;
-let pty: TestPtyPair;
-let emu: EmulatorProcess;
-let host: HostProcess;
 let server: { port: number; token: string };
-let browser: Browser;
-let page: Page;
-const pageErrors: string[] = [];
-
-const tid = (id: string) => page.locator(`[data-testid=${id}]`);
+const robot = withEmulatedRobot(['--seed', '5']);
+const ui = withConsole(
+  async () => {
+    const host = await startHostCommand([]);
+    const u = new URL(host.url);
+    server = { port: Number(u.port), token: u.searchParams.get('token')! };
+    return host;
+  },
+  { viewport: { width: 1600, height: 1000 } },
+);
+const { page, tid } = ui;
+const pageErrors = ui.errors;
 const attr = (id: string, name: string) => tid(id).getAttribute(name);
 const live = (): Promise<LiveRobotTestState[]> =>
   page.evaluate(() =>
@@ -37,33 +37,6 @@ const live = (): Promise<LiveRobotTestState[]> =>
   ) as Promise<LiveRobotTestState[]>;
 const tiltDeg = (r: LiveRobotTestState): number => (tiltRadFromQuatWxyz(r.rootQuatWxyz) * 180) / Math.PI;
 const maxJointDiff = (a: number[], b: number[]): number => Math.max(...a.map((q, j) => Math.abs(q - b[j])));
-
-beforeAll(async () => {
-  const built = ensureRendererBuilt();
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-live-e2e-'));
-  pty = await makePtyPair();
-  emu = await startEmulatorProcess(['--interlock', pty.devicePath, '--seed', '5']);
-  await built;
-  host = await startHostCommand([]);
-  const u = new URL(host.url);
-  server = { port: Number(u.port), token: u.searchParams.get('token')! };
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(`${msg.type()}: ${msg.text()}`);
-  });
-  await page.goto(host.url);
-  await tid('connection-status').filter({ hasText: 'Connected' }).waitFor();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await host?.stop();
-  await emu?.stop();
-  await pty?.dispose();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-});
 
 describe('console: the live robot and its state outside trials', () => {
   it('negative control: with no robot link, no live robot is drawn and the top bar says so', async () => {
@@ -83,7 +56,7 @@ describe('console: the live robot and its state outside trials', () => {
   it('connected with no trial: the live model is drawn in its own colour, WBC IDLE and the tilt in the top bar', async () => {
     onTestFailed(() => void screenshot(page, 'live-fail-connect'));
     await tid('endpoint-kind').selectOption('robot');
-    await tid('endpoint-url').fill(emu.url);
+    await tid('endpoint-url').fill(robot.emu.url);
     await tid('endpoint-add').click();
     await expect.poll(() => tid('endpoint-presence-robot-1').textContent(), { timeout: 10_000 }).toBe('present');
     await expect.poll(async () => (await live())[0]?.drawn ?? false, { timeout: 10_000 }).toBe(true);
@@ -104,7 +77,7 @@ describe('console: the live robot and its state outside trials', () => {
   });
 
   it('shows the interlock figures in the timing health once a box is open', async () => {
-    await tid('interlock-path').fill(pty.consolePath);
+    await tid('interlock-path').fill(robot.pty.consolePath);
     await tid('interlock-open').click();
     // opening starts the keeper process (and core-v1's generation in the file worker)
     await expect
@@ -133,7 +106,7 @@ describe('console: the live robot and its state outside trials', () => {
   it("the box's e-stop damps the robot: it falls, the live model falls with it, the banner names it", async () => {
     onTestFailed(() => void screenshot(page, 'live-fail-fallen'));
     const before = (await live())[0];
-    await emu.control({ action: 'estop' });
+    await robot.emu.control({ action: 'estop' });
     await expect.poll(() => attr('robot-wbc', 'data-label'), { timeout: 5_000 }).toBe('DAMPING');
     await expect.poll(async () => tiltDeg((await live())[0]), { timeout: 10_000 }).toBeGreaterThan(30);
     const after = (await live())[0];
@@ -152,7 +125,7 @@ describe('console: the live robot and its state outside trials', () => {
     await tid('emulator-reset').click();
     await expect.poll(() => attr('emulator-reset-result', 'data-ok'), { timeout: 10_000 }).toBe('false');
     expect(await tid('emulator-reset-result').textContent()).toMatch(/e-stop is pressed/);
-    await emu.control({ action: 'release_estop' });
+    await robot.emu.control({ action: 'release_estop' });
     await page.waitForTimeout(300);
     await tid('emulator-reset').click();
     await expect.poll(() => attr('emulator-reset-result', 'data-ok'), { timeout: 10_000 }).toBe('true');
@@ -164,10 +137,10 @@ describe('console: the live robot and its state outside trials', () => {
   });
 
   it('`motionbench emulate-robot reset` does the same from a shell; refused for a connection that is no emulator', async () => {
-    await emu.control({ action: 'estop' });
+    await robot.emu.control({ action: 'estop' });
     await expect.poll(async () => tiltDeg((await live())[0]), { timeout: 10_000 }).toBeGreaterThan(30);
-    await emu.control({ action: 'release_estop' });
-    const r = await motionbench('emulate-robot', 'reset', '--url', emu.url, '--json');
+    await robot.emu.control({ action: 'release_estop' });
+    const r = await motionbench('emulate-robot', 'reset', '--url', robot.emu.url, '--json');
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({
       ok: true,

@@ -1,16 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeMotionFile } from '../../src/domain/motion/decodeMotionFile';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { ForwardKinematics } from '../../src/domain/robot/forwardKinematics';
 import type { RobotProfile } from '../../src/domain/robot/robotProfile';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { drawnMeshNames } from '../../renderer/src/viewport/meshCache';
-import { ensureRendererBuilt, launchChromium, screenshot, SHARED_DATA } from '../helpers/browserHarness';
+import { screenshot, SHARED_DATA } from '../helpers/browserHarness';
 import { MENAGERIE_G1 } from '../helpers/sharedData';
-import { canvasColourBox, startHostCommand, syntheticRun, type HostProcess } from './e2eSupport';
+import { withConsole } from './consoleSession';
+import { canvasColourBox, startHostCommand, syntheticRun } from './e2eSupport';
 
 // MuJoCo Menagerie's G1 drawn from its own STL meshes: `motionbench host --model g1.xml` (the real
 // command), meshes fetched through robot.getMesh and parsed in the page, posed by forward
@@ -19,32 +19,18 @@ import { canvasColourBox, startHostCommand, syntheticRun, type HostProcess } fro
 
 const NPZ = path.join(SHARED_DATA, 'motions/g1_moves/npz/B_HandsUp.npz');
 
-let host: HostProcess;
-let browser: Browser;
-let page: Page;
 let profile: RobotProfile;
 let fk: ForwardKinematics;
-const pageErrors: string[] = [];
-
-beforeAll(async () => {
-  await ensureRendererBuilt();
+beforeAll(() => {
   profile = loadRobotProfile(MENAGERIE_G1);
   fk = new ForwardKinematics(profile);
-  host = await startHostCommand(['--model', path.relative(process.cwd(), MENAGERIE_G1)]);
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1600, height: 960 } });
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(msg.text());
-  });
-  await page.goto(`${host.url}&dev=1`);
-  await page.locator('[data-testid=connection-status]', { hasText: 'Connected' }).waitFor();
 });
-
-afterAll(async () => {
-  await browser?.close();
-  await host?.stop();
+const ui = withConsole(() => startHostCommand(['--model', path.relative(process.cwd(), MENAGERIE_G1)]), {
+  viewport: { width: 1600, height: 960 },
+  dev: true,
 });
+const page = ui.page;
+const pageErrors = ui.errors;
 
 const meshes = () => page.evaluate(() => window.__motionbench!.meshes());
 

@@ -1,17 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeMotionFile } from '../../src/domain/motion/decodeMotionFile';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { slerpWxyzInto } from '../../src/domain/motion/resample';
 import { ForwardKinematics } from '../../src/domain/robot/forwardKinematics';
 import { bodyIndexByName, type RobotProfile } from '../../src/domain/robot/robotProfile';
-import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
+import { startHostServer } from '../../src/services/host/hostServer';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { errorColorHex } from '../../renderer/src/overlay/errorScale';
-import type { MotionbenchTestState, OverlayTestState } from '../../renderer/src/testing/testHooks';
-import { ensureRendererBuilt, launchChromium, screenshot, SHARED_DATA } from '../helpers/browserHarness';
+import { screenshot, SHARED_DATA } from '../helpers/browserHarness';
+import { e2eBrowser, withConsole } from './consoleSession';
 import { canvasColourBox, syntheticFrames, syntheticRun, type SyntheticTrajectory } from './e2eSupport';
 
 // Reference versus executed: executed runs of one clip drawn as solids over the reference ghost,
@@ -25,18 +24,25 @@ const L_SHOULDER_PITCH = 15;
 const L_ELBOW = 18;
 const R_ELBOW = 25;
 
-let server: HostServer;
-let browser: Browser;
-let page: Page;
 let profile: RobotProfile;
 let fk: ForwardKinematics;
 let clip: MotionClip;
 let runA: SyntheticTrajectory;
 let runB: SyntheticTrajectory;
-const pageErrors: string[] = [];
 
-const state = (): Promise<MotionbenchTestState> => page.evaluate(() => window.__motionbench!.state());
-const overlay = (): Promise<OverlayTestState> => page.evaluate(() => window.__motionbench!.overlay());
+beforeAll(() => {
+  profile = loadRobotProfile(DEFAULT_MODEL_FILE);
+  fk = new ForwardKinematics(profile);
+  clip = decodeMotionFile(new Uint8Array(fs.readFileSync(NPZ)), { file: path.basename(NPZ) });
+  runA = syntheticRun(clip, { [L_SHOULDER_PITCH]: 0.6 });
+  runB = syntheticRun(clip, { [R_ELBOW]: 0.35 });
+});
+const ui = withConsole(() => startHostServer({ port: 0, backends: {} }), {
+  viewport: { width: 1600, height: 960 },
+  dev: true,
+});
+const { page, state, overlay } = ui;
+const pageErrors = ui.errors;
 
 /** Per-body world error of FK(executed pose) against FK(reference frame). */
 function expectedErrors(
@@ -88,34 +94,14 @@ async function seek(frame: number): Promise<void> {
 }
 
 beforeAll(async () => {
-  await ensureRendererBuilt();
-  profile = loadRobotProfile(DEFAULT_MODEL_FILE);
-  fk = new ForwardKinematics(profile);
-  clip = decodeMotionFile(new Uint8Array(fs.readFileSync(NPZ)), { file: path.basename(NPZ) });
-  runA = syntheticRun(clip, { [L_SHOULDER_PITCH]: 0.6 });
-  runB = syntheticRun(clip, { [R_ELBOW]: 0.35 });
-  server = await startHostServer({ port: 0, backends: {} });
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1600, height: 960 } });
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(msg.text());
-  });
-  await page.goto(`${server.url}&dev=1`);
-  await page.locator('[data-testid=connection-status]', { hasText: 'Connected' }).waitFor();
   await page.locator('[data-testid=clip-file-input]').setInputFiles(NPZ);
   await page.waitForFunction((id) => window.__motionbench!.state().clipId === id, clip.id);
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
-
 describe('console: reference vs executed overlay', () => {
   it('offers the dev hook only with dev=1', async () => {
-    const other = await browser.newPage();
-    await other.goto(server.url);
+    const other = await (await e2eBrowser()).newPage();
+    await other.goto(ui.host.url);
     expect(await other.evaluate(() => typeof window.__motionbenchDev)).toBe('undefined');
     expect(await page.evaluate(() => typeof window.__motionbenchDev)).toBe('object');
     await other.close();

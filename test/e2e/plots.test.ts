@@ -1,8 +1,6 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { SimEndEvent, SimRunResult } from '../../src/api/contract';
 import { ClipPairEvaluator, MB_METRICS_1, type ClipPairEvaluation } from '../../src/domain/metrics';
 import { decodeMotionFile } from '../../src/domain/motion/decodeMotionFile';
@@ -11,15 +9,9 @@ import { startHostServer, type HostServer } from '../../src/services/host/hostSe
 import { loadWorkload } from '../../src/services/workload';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import type { ChartTestView } from '../../renderer/src/plots/timeChart';
-import type { MotionbenchTestState, SimRunTestState } from '../../renderer/src/testing/testHooks';
-import {
-  ensureRendererBuilt,
-  launchChromium,
-  SCREENSHOT_DIR,
-  screenshot,
-  SHARED_DATA,
-} from '../helpers/browserHarness';
+import { SCREENSHOT_DIR, screenshot, SHARED_DATA } from '../helpers/browserHarness';
 import { buildStandInCampaign } from '../helpers/standInCampaign';
+import { ONE_SIM_WORKER, withConsole, withTempDir } from './consoleSession';
 import { hostApiCall } from './e2eSupport';
 
 // Plots over time, against the real services (`motionbench host` in-process, the
@@ -36,14 +28,17 @@ import { hostApiCall } from './e2eSupport';
 const NPZ = path.join(SHARED_DATA, 'motions/g1_moves/npz/B_HandsUp.npz');
 
 let server: HostServer;
-let browser: Browser;
-let page: Page;
 let handsUp: MotionClip;
 const profile = loadRobotProfile(DEFAULT_MODEL_FILE);
-const pageErrors: string[] = [];
-
-const state = (): Promise<MotionbenchTestState> => page.evaluate(() => window.__motionbench!.state());
-const sims = (): Promise<SimRunTestState[]> => page.evaluate(() => window.__motionbench!.sim());
+beforeAll(() => {
+  handsUp = decodeMotionFile(new Uint8Array(fs.readFileSync(NPZ)), { file: path.basename(NPZ) });
+});
+const ui = withConsole(async () => (server = await startHostServer({ port: 0 })), {
+  viewport: { width: 1600, height: 1100 },
+  env: ONE_SIM_WORKER,
+});
+const { page, state, sims } = ui;
+const pageErrors = ui.errors;
 const plots = (): Promise<ChartTestView[]> => page.evaluate(() => window.__motionbench!.plots());
 const plot = async (id: string): Promise<ChartTestView | undefined> => (await plots()).find((p) => p.id === id);
 
@@ -132,26 +127,9 @@ async function elementShot(testid: string, name: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  process.env.MOTIONBENCH_SIM_WORKERS = '1'; // two cores here: one simulator worker, one for the rest
-  await ensureRendererBuilt();
-  handsUp = decodeMotionFile(new Uint8Array(fs.readFileSync(NPZ)), { file: path.basename(NPZ) });
-  server = await startHostServer({ port: 0 });
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1600, height: 1100 } });
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(`${msg.type()}: ${msg.text()}`);
-  });
-  await page.goto(server.url);
-  await page.locator('[data-testid=connection-status]', { hasText: 'Connected' }).waitFor();
   await page.locator('[data-testid=clip-file-input]').setInputFiles(NPZ);
   await page.waitForFunction((id) => window.__motionbench!.state().clipId === id, handsUp.id);
 }, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
 
 describe('console: plots over time', () => {
   it('no run, no plot', async () => {
@@ -253,11 +231,10 @@ describe('console: plots over time', () => {
 
   describe('Gap review', () => {
     let dir: string;
-    let tmp: string;
     let clipName: string;
+    const tmp = withTempDir('mb-plots-e2e-');
     beforeAll(async () => {
-      tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-plots-e2e-'));
-      dir = path.join(tmp, 'campaign');
+      dir = path.join(tmp(), 'campaign');
       const wl = loadWorkload('core-v1', { profile });
       const [clip] = await buildStandInCampaign({
         dir,
@@ -269,9 +246,6 @@ describe('console: plots over time', () => {
       });
       clipName = clip.name;
     }, 180_000);
-    afterAll(() => {
-      if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-    });
 
     it('plots the sim branch and each real trial on one time axis, one series per run', async () => {
       // The bottom dock shows Gap review instead of the Qualification board.

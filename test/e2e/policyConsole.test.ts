@@ -1,25 +1,13 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { QualificationReportDto, SimEndEvent } from '../../src/api/contract';
 import type { PolicyInfoDto } from '../../src/api/policyContract';
 import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
 import { OUTCOME_TEXT, READING_ROWS } from '../../renderer/src/sim/readingsFormat';
-import type {
-  MotionbenchTestState,
-  OverlayTestState,
-  PolicyTestState,
-  SimRunTestState,
-} from '../../renderer/src/testing/testHooks';
-import {
-  ensureRendererBuilt,
-  launchChromium,
-  SCREENSHOT_DIR,
-  screenshot,
-  SHARED_DATA,
-} from '../helpers/browserHarness';
+import type { PolicyTestState } from '../../renderer/src/testing/testHooks';
+import { SCREENSHOT_DIR, screenshot, SHARED_DATA } from '../helpers/browserHarness';
+import { ONE_SIM_WORKER, withConsole, withTempDir } from './consoleSession';
 import { hostApiCall } from './e2eSupport';
 
 // A released policy in the console, against the real services (`motionbench
@@ -40,15 +28,17 @@ const MISSING = path.join(SHARED_DATA, 'policies/beyondmimic/no_such_policy.onnx
 const OTHER_CLIP = path.join(SHARED_DATA, 'motions/g1_moves/npz/B_HandsUp.npz');
 
 let server: HostServer;
-let browser: Browser;
-let page: Page;
-let tmp: string;
-const pageErrors: string[] = [];
+const tmp = withTempDir('mb-policy-e2e-');
+// The default backends: the real embedded simulator.
+const ui = withConsole(async () => (server = await startHostServer({ port: 0 })), {
+  viewport: { width: 1600, height: 960 },
+  eventWarnings: true,
+  env: ONE_SIM_WORKER,
+});
+const { page, state, overlay, sims } = ui;
+const pageErrors = ui.errors;
 
-const state = (): Promise<MotionbenchTestState> => page.evaluate(() => window.__motionbench!.state());
 const policy = (): Promise<PolicyTestState> => page.evaluate(() => window.__motionbench!.policy());
-const overlay = (): Promise<OverlayTestState> => page.evaluate(() => window.__motionbench!.overlay());
-const sims = (): Promise<SimRunTestState[]> => page.evaluate(() => window.__motionbench!.sim());
 const text = (testId: string) => page.locator(`[data-testid="${testId}"]`).textContent();
 
 async function openPolicyByPath(p: string, how: 'enter' | 'click'): Promise<void> {
@@ -66,28 +56,6 @@ async function waitForEnd(runId: string, timeout = 90_000): Promise<SimEndEvent>
   );
   return (await sims()).find((r) => r.runId === runId)!.end!;
 }
-
-beforeAll(async () => {
-  process.env.MOTIONBENCH_SIM_WORKERS = '1'; // two cores here: one simulator worker, one for the rest
-  await ensureRendererBuilt();
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-policy-e2e-'));
-  server = await startHostServer({ port: 0 }); // the default backends: the real embedded simulator
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1600, height: 960 } });
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' || (msg.type() === 'warning' && /event/.test(msg.text())))
-      pageErrors.push(`${msg.type()}: ${msg.text()}`);
-  });
-  await page.goto(server.url);
-  await page.locator('[data-testid=connection-status]', { hasText: 'Connected' }).waitFor();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-});
 
 describe('console: a released policy, opened, run and qualified', () => {
   let info: PolicyInfoDto;
@@ -246,7 +214,7 @@ describe('console: a released policy, opened, run and qualified', () => {
   });
 
   it('qualifies the policy on its own motion from the board (1 rollout): 1 pair decided, shown in the Trial runner', async () => {
-    const dir = path.join(tmp, 'campaign');
+    const dir = path.join(tmp(), 'campaign');
     await page.locator('[data-testid=qual-dir]').fill(dir);
     await page.locator('[data-testid=qual-create]').click();
     await expect.poll(() => fs.existsSync(path.join(dir, 'campaign.sqlite')), { timeout: 20_000 }).toBe(true);

@@ -1,12 +1,10 @@
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { startHostServer } from '../../src/services/host/hostServer';
 import type { PolicyTestState } from '../../renderer/src/testing/testHooks';
-import { ensureRendererBuilt, launchChromium, SCREENSHOT_DIR } from '../helpers/browserHarness';
+import { SCREENSHOT_DIR } from '../helpers/browserHarness';
 import { withoutExperimentConfig, writeHolosomaVariant } from '../helpers/holosomaVariants';
+import { ONE_SIM_WORKER, withConsole, withTempDir } from './consoleSession';
 
 // A declared preset in the console, against the real services (`motionbench host` in-process: the
 // real policy reader, the file worker, ONNX runtime) and the real UI in Chromium: the released
@@ -15,12 +13,17 @@ import { withoutExperimentConfig, writeHolosomaVariant } from '../helpers/holoso
 // same path opens under holosoma/g1-29dof-wbt and the panel names the preset.
 
 const PRESET = 'holosoma/g1-29dof-wbt';
-let server: HostServer;
-let browser: Browser;
-let page: Page;
-let tmp: string;
+const tmp = withTempDir('mb-preset-e2e-');
 let stripped: string;
-const pageErrors: string[] = [];
+beforeAll(() => {
+  stripped = writeHolosomaVariant(path.join(tmp(), 'model_39999.onnx'), withoutExperimentConfig);
+});
+const ui = withConsole(() => startHostServer({ port: 0 }), {
+  viewport: { width: 1600, height: 960 },
+  env: ONE_SIM_WORKER,
+});
+const page = ui.page;
+const pageErrors = ui.errors;
 
 const policy = (): Promise<PolicyTestState> => page.evaluate(() => window.__motionbench!.policy());
 const text = (testId: string) => page.locator(`[data-testid="${testId}"]`).textContent();
@@ -30,28 +33,6 @@ async function openByPath(p: string): Promise<void> {
   await page.locator('[data-testid=policy-open]').click();
   await expect.poll(async () => (await policy()).opening, { timeout: 30_000 }).toBe(false);
 }
-
-beforeAll(async () => {
-  process.env.MOTIONBENCH_SIM_WORKERS = '1';
-  await ensureRendererBuilt();
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-preset-e2e-'));
-  stripped = writeHolosomaVariant(path.join(tmp, 'model_39999.onnx'), withoutExperimentConfig);
-  server = await startHostServer({ port: 0 });
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1600, height: 960 } });
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(`${msg.type()}: ${msg.text()}`);
-  });
-  await page.goto(server.url);
-  await page.locator('[data-testid=connection-status]', { hasText: 'Connected' }).waitFor();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-});
 
 describe('console: a policy file without its interface, opened under a declared preset', () => {
   it('refuses it without a preset, naming experiment_config and the presets', async () => {

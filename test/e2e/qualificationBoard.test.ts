@@ -1,14 +1,12 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hostApiCall } from './e2eSupport';
 import type { QualificationJobStatus, QualificationReplayDto, QualificationReportDto } from '../../src/api/contract';
 import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
 import { openCampaign } from '../../src/services/trace';
-import type { MotionbenchTestState, OverlayTestState } from '../../renderer/src/testing/testHooks';
-import { ensureRendererBuilt, launchChromium, screenshot } from '../helpers/browserHarness';
+import { screenshot } from '../helpers/browserHarness';
+import { withConsole, withTempDir } from './consoleSession';
 
 // The Qualification board against the real services (`motionbench host`
 // in-process: real MuJoCo, SQLite, MCAP) and the real UI in Chromium:
@@ -21,45 +19,26 @@ import { ensureRendererBuilt, launchChromium, screenshot } from '../helpers/brow
 //   - a bigger run cancelled from the board: state cancelled, decided pairs kept.
 
 let server: HostServer;
-let browser: Browser;
-let page: Page;
-let tmp: string;
-const pageErrors: string[] = [];
-
-const state = (): Promise<MotionbenchTestState> => page.evaluate(() => window.__motionbench!.state());
-const overlay = (): Promise<OverlayTestState> => page.evaluate(() => window.__motionbench!.overlay());
+const tmp = withTempDir('mb-qual-e2e-');
+const ui = withConsole(async () => (server = await startHostServer({ port: 0 })), {
+  viewport: { width: 1600, height: 1000 },
+  eventWarnings: true,
+});
+const { page, state, overlay } = ui;
+const pageErrors = ui.errors;
 
 const apiCall = <T>(method: string, params: unknown): Promise<T> => hostApiCall<T>(server, method, params);
 
 const jobState = () => page.locator('[data-testid=qual-job-state]').textContent();
 
-beforeAll(async () => {
-  await ensureRendererBuilt();
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-qual-e2e-'));
-  server = await startHostServer({ port: 0 });
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' || (msg.type() === 'warning' && /event/.test(msg.text())))
-      pageErrors.push(`${msg.type()}: ${msg.text()}`);
-  });
-  await page.goto(server.url);
-  await page.locator('[data-testid=connection-status]', { hasText: 'Connected' }).waitFor();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-});
-
 describe('console: Qualification board', () => {
-  const dir = () => path.join(tmp, 'campaign');
+  const dir = () => path.join(tmp(), 'campaign');
 
   it('refuses a relative path and a missing campaign without create', async () => {
     await expect(apiCall('qualification.open', { campaignDir: 'relative/dir' })).rejects.toThrow(/absolute path/);
-    await expect(apiCall('qualification.open', { campaignDir: path.join(tmp, 'nope') })).rejects.toThrow(/no campaign/);
+    await expect(apiCall('qualification.open', { campaignDir: path.join(tmp(), 'nope') })).rejects.toThrow(
+      /no campaign/,
+    );
     await expect(
       apiCall('qualification.start', { campaignDir: dir(), workload: 'core-v1', bindings: ['onnx:/etc/passwd'] }),
     ).rejects.toThrow(/builtin/);
@@ -169,7 +148,7 @@ describe('console: Qualification board', () => {
   }, 60_000);
 
   it('cancels a bigger run: state cancelled, decided pairs kept, the rest pending', async () => {
-    const cdir = path.join(tmp, 'campaign-cancel');
+    const cdir = path.join(tmp(), 'campaign-cancel');
     await page.locator('[data-testid=qual-dir]').fill(cdir);
     await page.locator('[data-testid=qual-create]').click();
     await expect.poll(() => fs.existsSync(path.join(cdir, 'campaign.sqlite'))).toBe(true);

@@ -1,15 +1,8 @@
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
-import type { SimRunTestState } from '../../renderer/src/testing/testHooks';
-import {
-  ensureRendererBuilt,
-  launchChromium,
-  screenshot,
-  SCREENSHOT_DIR,
-  SHARED_DATA,
-} from '../helpers/browserHarness';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { startHostServer } from '../../src/services/host/hostServer';
+import { screenshot, SCREENSHOT_DIR, SHARED_DATA } from '../helpers/browserHarness';
+import { ONE_SIM_WORKER, withConsole } from './consoleSession';
 
 // Every number readable at 1366×768: the Sim trial's readings table with three runs of one clip
 // (the right sidebar's narrowest useful width) shows each cell whole — the table may scroll
@@ -21,13 +14,12 @@ import {
 
 const NPZ = path.join(SHARED_DATA, 'motions/g1_moves/npz/B_HandsUp.npz');
 
-let server: HostServer;
-let browser: Browser;
-let page: Page;
-const pageErrors: string[] = [];
-
-const sims = (): Promise<SimRunTestState[]> => page.evaluate(() => window.__motionbench!.sim());
-const tid = (id: string) => page.locator(`[data-testid=${id}]`);
+const ui = withConsole(() => startHostServer({ port: 0 }), {
+  viewport: { width: 1366, height: 768 },
+  env: ONE_SIM_WORKER,
+});
+const { page, tid, sims } = ui;
+const pageErrors = ui.errors;
 
 /**
  * Cells under `rootSelector` whose text is cut: a cell narrower than its own text, or one whose
@@ -93,25 +85,9 @@ async function runWith(binding: 'builtin' | 'assist', assist?: string): Promise<
 }
 
 beforeAll(async () => {
-  process.env.MOTIONBENCH_SIM_WORKERS = '1'; // two cores here: one simulator worker, one for the rest
-  await ensureRendererBuilt();
-  server = await startHostServer({ port: 0 });
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1366, height: 768 } });
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(`${msg.type()}: ${msg.text()}`);
-  });
-  await page.goto(server.url);
-  await tid('connection-status').filter({ hasText: 'Connected' }).waitFor();
   await tid('clip-file-input').setInputFiles(NPZ);
   await page.waitForFunction(() => window.__motionbench!.state().clipId !== null, null, { timeout: 30_000 });
 }, 90_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
-});
 
 describe('console at 1366×768: numbers never cut, the legend never over the robot', () => {
   const runs: string[] = [];

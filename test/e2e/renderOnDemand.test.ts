@@ -1,12 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeMotionFile } from '../../src/domain/motion/decodeMotionFile';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
-import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
-import type { MotionbenchTestState, OverlayTestState } from '../../renderer/src/testing/testHooks';
-import { ensureRendererBuilt, launchChromium, screenshot, SHARED_DATA } from '../helpers/browserHarness';
+import { startHostServer } from '../../src/services/host/hostServer';
+import { screenshot, SHARED_DATA } from '../helpers/browserHarness';
+import { withConsole } from './consoleSession';
 import { syntheticFrames, syntheticRun } from './e2eSupport';
 
 // The 3D view renders on demand (renderer/src/viewport/renderOnDemand.tsx).
@@ -20,15 +19,18 @@ const NPZ = path.join(SHARED_DATA, 'motions/g1_moves/npz/B_HandsUp.npz');
 const L_ELBOW = 18;
 const IDLE_MS = 2000;
 
-let server: HostServer;
-let browser: Browser;
-let page: Page;
 let clip: MotionClip;
-const pageErrors: string[] = [];
+beforeAll(() => {
+  clip = decodeMotionFile(new Uint8Array(fs.readFileSync(NPZ)), { file: path.basename(NPZ) });
+});
+const ui = withConsole(() => startHostServer({ port: 0, backends: {} }), {
+  viewport: { width: 1600, height: 960 },
+  dev: true,
+});
+const { page, state, overlay } = ui;
+const pageErrors = ui.errors;
 
 const frames = (): Promise<number> => page.evaluate(() => window.__motionbench!.viewportFrames());
-const state = (): Promise<MotionbenchTestState> => page.evaluate(() => window.__motionbench!.state());
-const overlay = (): Promise<OverlayTestState> => page.evaluate(() => window.__motionbench!.overlay());
 
 /**
  * Waits until the frame count has stood still for 1.5 s (the last change drawn, the orbit's
@@ -78,24 +80,8 @@ async function pixelsChanged(a: Buffer, b: Buffer): Promise<number> {
 }
 
 beforeAll(async () => {
-  await ensureRendererBuilt();
-  clip = decodeMotionFile(new Uint8Array(fs.readFileSync(NPZ)), { file: path.basename(NPZ) });
-  server = await startHostServer({ port: 0, backends: {} });
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1600, height: 960 } });
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(msg.text());
-  });
-  await page.goto(`${server.url}&dev=1`);
-  await page.locator('[data-testid=connection-status]', { hasText: 'Connected' }).waitFor();
   await page.locator('[data-testid=clip-file-input]').setInputFiles(NPZ);
   await page.waitForFunction((id) => window.__motionbench!.state().clipId === id, clip.id);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
 });
 
 describe('console: the 3D view renders on demand', () => {

@@ -1,17 +1,12 @@
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import type { LiveRobotTestState } from '../../renderer/src/testing/testHooks';
-import { runQualification } from '../../src/services/qualification';
-import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
-import { resolveBindingSpec } from '../../src/services/sim/bindingSpec';
 import { openCampaign } from '../../src/services/trace';
-import { loadWorkload } from '../../src/services/workload';
-import { ensureRendererBuilt, launchChromium, screenshot, SCREENSHOT_DIR } from '../helpers/browserHarness';
+import { screenshot, SCREENSHOT_DIR } from '../helpers/browserHarness';
 import { startRos2LowStateBridge, type Ros2LowStateBridge } from '../helpers/ros2LowStateBridge';
-import { startHostCommand, type HostProcess } from './e2eSupport';
+import { withConsole, withTempDir } from './consoleSession';
+import { startHostCommand } from './e2eSupport';
+import { assistQualifiedCampaign } from './projectFixtures';
 
 // The console (`motionbench host` + Chromium) connects to a ROS 2 G1
 // through foxglove_bridge — here the loopback stand-in of test/helpers/ros2LowStateBridge.ts,
@@ -23,53 +18,26 @@ import { startHostCommand, type HostProcess } from './e2eSupport';
 
 const CLIP = 'ub_wave_right';
 
-let tmp: string;
 let campaignDir: string;
 let bridge: Ros2LowStateBridge;
-let host: HostProcess;
-let browser: Browser;
-let page: Page;
-const pageErrors: string[] = [];
-
-const tid = (id: string) => page.locator(`[data-testid=${id}]`);
+const tmp = withTempDir('mb-ros2-e2e-');
+beforeAll(async () => {
+  campaignDir = path.join(tmp(), 'campaign');
+  const q = await assistQualifiedCampaign(campaignDir, CLIP);
+  expect(q.admitted).toBe(1);
+  bridge = await startRos2LowStateBridge();
+}, 120_000);
+afterAll(async () => {
+  await bridge?.stop();
+});
+const ui = withConsole(() => startHostCommand([]), { viewport: { width: 1600, height: 1100 } });
+const { page, tid } = ui;
+const pageErrors = ui.errors;
 const attr = (id: string, name: string) => tid(id).getAttribute(name);
 const live = (): Promise<LiveRobotTestState[]> =>
   page.evaluate(() =>
     (window as unknown as { __motionbench: { liveRobots(): unknown } }).__motionbench.liveRobots(),
   ) as Promise<LiveRobotTestState[]>;
-
-beforeAll(async () => {
-  const built = ensureRendererBuilt();
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-ros2-e2e-'));
-  campaignDir = path.join(tmp, 'campaign');
-  const q = await runQualification({
-    campaignDir,
-    workload: loadWorkload('core-v1'),
-    bindings: [await resolveBindingSpec('builtin:assist=3000')],
-    profile: loadRobotProfile(),
-    clips: [CLIP],
-    workers: 2,
-  });
-  expect(q.admitted).toBe(1);
-  bridge = await startRos2LowStateBridge();
-  await built;
-  host = await startHostCommand([]);
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1600, height: 1100 } });
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(`${msg.type()}: ${msg.text()}`);
-  });
-  await page.goto(host.url);
-  await tid('connection-status').filter({ hasText: 'Connected' }).waitFor();
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await host?.stop();
-  await bridge?.stop();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-});
 
 describe('console: a ROS 2 G1 through foxglove_bridge', () => {
   it('connects as a watch-only robot link: present, the reason shown, drawn live, nothing advertised to the robot', async () => {

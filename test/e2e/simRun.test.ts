@@ -1,8 +1,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { SimEndEvent, SimRunResult } from '../../src/api/contract';
 import {
   ClipPairEvaluator,
@@ -27,8 +26,9 @@ import {
   READING_ROWS,
   UNAVAILABLE_TEXT,
 } from '../../renderer/src/sim/readingsFormat';
-import type { MotionbenchTestState, OverlayTestState, SimRunTestState } from '../../renderer/src/testing/testHooks';
-import { ensureRendererBuilt, launchChromium, REPO_ROOT, screenshot, SHARED_DATA } from '../helpers/browserHarness';
+import type { SimRunTestState } from '../../renderer/src/testing/testHooks';
+import { REPO_ROOT, screenshot, SHARED_DATA } from '../helpers/browserHarness';
+import { ONE_SIM_WORKER, withConsole } from './consoleSession';
 import { canvasColourBox, hostApiCall } from './e2eSupport';
 
 // The viewport runs a clip in simulation and shows executed (solid) over reference
@@ -47,17 +47,24 @@ const NPZ = path.join(SHARED_DATA, 'motions/g1_moves/npz/B_HandsUp.npz');
 const DANCE = path.join(SHARED_DATA, 'motions/lafan1_g1_csv/dance1_subject2.csv');
 
 let server: HostServer;
-let browser: Browser;
-let page: Page;
 let profile: RobotProfile;
 let fk: ForwardKinematics;
 let handsUp: MotionClip;
 let dance: MotionClip;
-const pageErrors: string[] = [];
-
-const state = (): Promise<MotionbenchTestState> => page.evaluate(() => window.__motionbench!.state());
-const overlay = (): Promise<OverlayTestState> => page.evaluate(() => window.__motionbench!.overlay());
-const sims = (): Promise<SimRunTestState[]> => page.evaluate(() => window.__motionbench!.sim());
+beforeAll(() => {
+  profile = loadRobotProfile(DEFAULT_MODEL_FILE);
+  fk = new ForwardKinematics(profile);
+  handsUp = decodeMotionFile(new Uint8Array(fs.readFileSync(NPZ)), { file: path.basename(NPZ) });
+  dance = decodeMotionFile(new Uint8Array(fs.readFileSync(DANCE)), { file: path.basename(DANCE), fps: 30 });
+});
+// The default backends: the real embedded simulator.
+const ui = withConsole(async () => (server = await startHostServer({ port: 0 })), {
+  viewport: { width: 1600, height: 960 },
+  eventWarnings: true,
+  env: ONE_SIM_WORKER,
+});
+const { page, state, overlay, sims } = ui;
+const pageErrors = ui.errors;
 const lastSim = async (): Promise<SimRunTestState> => (await sims()).at(-1)!;
 
 const apiCall = <T>(method: string, params: unknown): Promise<T> => hostApiCall<T>(server, method, params);
@@ -188,30 +195,8 @@ async function recordingAndReadings(runId: string, ref: MotionClip) {
 }
 
 beforeAll(async () => {
-  process.env.MOTIONBENCH_SIM_WORKERS = '1'; // two cores here: one simulator worker, one for the rest
-  await ensureRendererBuilt();
-  profile = loadRobotProfile(DEFAULT_MODEL_FILE);
-  fk = new ForwardKinematics(profile);
-  handsUp = decodeMotionFile(new Uint8Array(fs.readFileSync(NPZ)), { file: path.basename(NPZ) });
-  dance = decodeMotionFile(new Uint8Array(fs.readFileSync(DANCE)), { file: path.basename(DANCE), fps: 30 });
-  server = await startHostServer({ port: 0 }); // the default backends: the real embedded simulator
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1600, height: 960 } });
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    // Errors, and the warnings of the console's event handling (an invalid or failed push).
-    if (msg.type() === 'error' || (msg.type() === 'warning' && /event/.test(msg.text())))
-      pageErrors.push(`${msg.type()}: ${msg.text()}`);
-  });
-  await page.goto(server.url);
-  await page.locator('[data-testid=connection-status]', { hasText: 'Connected' }).waitFor();
   await loadClip(NPZ, '');
   await page.waitForFunction((id) => window.__motionbench!.state().clipId === id, handsUp.id);
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
 });
 
 describe('console: run a clip in simulation', () => {

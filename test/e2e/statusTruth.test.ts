@@ -1,21 +1,12 @@
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runQualification } from '../../src/services/qualification';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { resolveBindingSpec } from '../../src/services/sim/bindingSpec';
 import { loadWorkload } from '../../src/services/workload';
-import type { SimRunTestState } from '../../renderer/src/testing/testHooks';
-import {
-  ensureRendererBuilt,
-  launchChromium,
-  screenshot,
-  SCREENSHOT_DIR,
-  SHARED_DATA,
-} from '../helpers/browserHarness';
-import { startHostCommand, type HostProcess } from './e2eSupport';
+import { screenshot, SCREENSHOT_DIR, SHARED_DATA } from '../helpers/browserHarness';
+import { withConsole, withTempDir } from './consoleSession';
+import { startHostCommand } from './e2eSupport';
 
 // Truthful status, in the console served by the real `motionbench host`:
 //   - the two builtin bindings of a campaign read apart (assist / no assist) in the Qualification
@@ -30,14 +21,23 @@ import { startHostCommand, type HostProcess } from './e2eSupport';
 const NPZ = path.join(SHARED_DATA, 'motions/g1_moves/npz/B_HandsUp.npz');
 const CLIP = 'ub_wave_right';
 
-let tmp: string;
 let campaignDir: string;
-let host: HostProcess;
-let browser: Browser;
-let page: Page;
-const pageErrors: string[] = [];
+const tmp = withTempDir('mb-status-e2e-');
+beforeAll(async () => {
+  campaignDir = path.join(tmp(), 'campaign');
+  await runQualification({
+    campaignDir,
+    workload: loadWorkload('core-v1'),
+    bindings: [await resolveBindingSpec('builtin'), await resolveBindingSpec('builtin:assist=3000')],
+    profile: loadRobotProfile(),
+    clips: [CLIP],
+    workers: 1,
+  });
+}, 180_000);
+const ui = withConsole(() => startHostCommand([]), { viewport: { width: 1600, height: 1000 } });
+const { page, tid, sims } = ui;
+const pageErrors = ui.errors;
 
-const tid = (id: string) => page.locator(`[data-testid="${id}"]`);
 /** Names of the animations running in the page now (CSS animations and transitions, Web Animations). */
 const animations = (): Promise<string[]> =>
   page.evaluate(() =>
@@ -48,37 +48,6 @@ const animations = (): Promise<string[]> =>
           `${(a as CSSAnimation).animationName ?? a.id ?? 'animation'} on ${(a.effect as KeyframeEffect)?.target?.className ?? '?'}`,
       ),
   );
-const sims = (): Promise<SimRunTestState[]> => page.evaluate(() => window.__motionbench!.sim());
-
-beforeAll(async () => {
-  const built = ensureRendererBuilt();
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-status-e2e-'));
-  campaignDir = path.join(tmp, 'campaign');
-  await runQualification({
-    campaignDir,
-    workload: loadWorkload('core-v1'),
-    bindings: [await resolveBindingSpec('builtin'), await resolveBindingSpec('builtin:assist=3000')],
-    profile: loadRobotProfile(),
-    clips: [CLIP],
-    workers: 1,
-  });
-  await built;
-  host = await startHostCommand([]);
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(msg.text());
-  });
-  await page.goto(host.url);
-  await tid('connection-status').filter({ hasText: 'Connected' }).waitFor();
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await host?.stop();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-});
 
 describe('console: truthful status', () => {
   it('names the two builtin bindings apart in the matrix and the Trial runner', async () => {

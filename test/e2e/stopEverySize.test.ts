@@ -1,12 +1,8 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { ensureRendererBuilt, launchChromium, screenshot } from '../helpers/browserHarness';
-import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
-import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
-import { startHostCommand, type HostProcess } from './e2eSupport';
+import { beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { screenshot } from '../helpers/browserHarness';
+import { withConsole } from './consoleSession';
+import { withEmulatedRobot } from './emulatedRobot';
+import { startHostCommand } from './e2eSupport';
 
 // STOP and the safety lights at every window size an operator may use, from 800×600 up: the real
 // console (`motionbench host`) in Chromium with the top bar at its fullest — a robot emulator
@@ -25,15 +21,10 @@ const SIZES = [
   { width: 1920, height: 1080 },
 ] as const;
 
-let tmp: string;
-let pty: TestPtyPair;
-let emu: EmulatorProcess;
-let host: HostProcess;
-let browser: Browser;
-let page: Page;
-const pageErrors: string[] = [];
-
-const tid = (id: string) => page.locator(`[data-testid=${id}]`);
+const robot = withEmulatedRobot(['--seed', '5']);
+const ui = withConsole(() => startHostCommand([]), { viewport: { width: 1920, height: 1080 } });
+const { page, tid } = ui;
+const pageErrors = ui.errors;
 const operatorStops = (): Promise<number> => page.evaluate(() => window.__motionbench!.operatorStops());
 
 interface Placement {
@@ -59,23 +50,9 @@ function placements(selector: string): Promise<Placement[]> {
 }
 
 beforeAll(async () => {
-  const built = ensureRendererBuilt();
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-stop-sizes-'));
-  pty = await makePtyPair();
-  emu = await startEmulatorProcess(['--interlock', pty.devicePath, '--seed', '5']);
-  await built;
-  host = await startHostCommand([]);
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1920, height: 1080 } });
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(`${msg.type()}: ${msg.text()}`);
-  });
-  await page.goto(host.url);
-  await tid('connection-status').filter({ hasText: 'Connected' }).waitFor();
   // The fullest top bar: a robot emulator (its chips and reset), a reset answered, a stop recorded.
   await tid('endpoint-kind').selectOption('robot');
-  await tid('endpoint-url').fill(emu.url);
+  await tid('endpoint-url').fill(robot.emu.url);
   await tid('endpoint-add').click();
   await tid('endpoint-presence-robot-1')
     .filter({ hasText: /^present$/ })
@@ -85,14 +62,6 @@ beforeAll(async () => {
   await tid('stop-button').click();
   await tid('last-stop').waitFor();
 }, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await host?.stop();
-  await emu?.stop();
-  await pty?.dispose();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-});
 
 describe('STOP and the safety lights at every window size', () => {
   for (const size of SIZES) {

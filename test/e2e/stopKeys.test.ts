@@ -1,18 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import type { SimEndEvent } from '../../src/api/contract';
-import { startHostServer, type HostServer } from '../../src/services/host/hostServer';
+import { startHostServer } from '../../src/services/host/hostServer';
 import { STOP_KEYS_LABEL, STOP_KEYS_TITLE } from '../../renderer/src/safety/stopKeys';
 import type { SimRunTestState } from '../../renderer/src/testing/testHooks';
-import {
-  ensureRendererBuilt,
-  launchChromium,
-  screenshot,
-  SCREENSHOT_DIR,
-  SHARED_DATA,
-} from '../helpers/browserHarness';
+import { screenshot, SCREENSHOT_DIR, SHARED_DATA } from '../helpers/browserHarness';
+import { ONE_SIM_WORKER, withConsole } from './consoleSession';
 
 // Typing a space into a text field must not fire the operator STOP (it damps the
 // robot), while Escape still stops from inside the field and Space stops with focus on the page.
@@ -26,13 +20,13 @@ import {
 
 const DANCE = path.join(SHARED_DATA, 'motions/lafan1_g1_csv/dance1_subject2.csv');
 
-let server: HostServer;
-let browser: Browser;
-let page: Page;
-const pageErrors: string[] = [];
-
-const tid = (id: string) => page.locator(`[data-testid=${id}]`);
-const sims = (): Promise<SimRunTestState[]> => page.evaluate(() => window.__motionbench!.sim());
+const ui = withConsole(() => startHostServer({ port: 0 }), {
+  viewport: { width: 1600, height: 960 },
+  eventWarnings: true,
+  env: ONE_SIM_WORKER,
+});
+const { page, tid, sims } = ui;
+const pageErrors = ui.errors;
 const runOf = async (runId: string): Promise<SimRunTestState> => (await sims()).find((r) => r.runId === runId)!;
 const operatorStops = (): Promise<number> => page.evaluate(() => window.__motionbench!.operatorStops());
 const activeTestId = (): Promise<string | null> =>
@@ -71,29 +65,12 @@ async function typeInto(id: string, text: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  process.env.MOTIONBENCH_SIM_WORKERS = '1'; // two cores here: one simulator worker, one for the rest
-  await ensureRendererBuilt();
-  server = await startHostServer({ port: 0 });
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1600, height: 960 } });
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' || (msg.type() === 'warning' && /event/.test(msg.text())))
-      pageErrors.push(`${msg.type()}: ${msg.text()}`);
-  });
-  await page.goto(server.url);
-  await tid('connection-status').filter({ hasText: 'Connected' }).waitFor();
   await tid('fps-input').fill('30');
   await tid('clip-file-input').setInputFiles(DANCE);
   await page.waitForFunction(() => window.__motionbench!.state().clipId !== null);
   await tid('sim-binding').selectOption('assist');
   await tid('sim-pace').selectOption('1');
   await tid('sim-max-seconds').fill('20');
-}, 120_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.close();
 });
 
 describe('console: STOP keys', () => {

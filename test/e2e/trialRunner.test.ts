@@ -1,20 +1,17 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import type { TrialJobStatus } from '../../src/api/contract';
 import { SERVICES_NICE } from '../../src/services/console/consoleApiHandlers';
-import { runQualification } from '../../src/services/qualification';
-import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
-import { resolveBindingSpec } from '../../src/services/sim/bindingSpec';
 import { openCampaign } from '../../src/services/trace';
 import { loadWorkload } from '../../src/services/workload';
 import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
-import { ensureRendererBuilt, launchChromium, screenshot, SCREENSHOT_DIR } from '../helpers/browserHarness';
+import { screenshot, SCREENSHOT_DIR } from '../helpers/browserHarness';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { startEmulatorProcess } from '../helpers/robotEmulatorProcess';
-import { hostApiCall, pressThroughTimingWarning, startHostCommand, type HostProcess } from './e2eSupport';
+import { withConsole, withTempDir } from './consoleSession';
+import { hostApiCall, pressThroughTimingWarning, startHostCommand } from './e2eSupport';
+import { assistQualifiedCampaign } from './projectFixtures';
 
 // The Trial runner and Calibration panels against the real services and real
 // parts — the robot emulator (`motionbench emulate-robot`, 500 Hz g1-bridge/1, MuJoCo G1, no
@@ -68,62 +65,39 @@ async function startRobot(interlockDevice: string, dir: string): Promise<RobotUn
   };
 }
 
-let tmp: string;
 let campaignDir: string;
 let pty: TestPtyPair;
 let robot: RobotUnderTest;
-let host: HostProcess;
 let server: { port: number; token: string };
-let browser: Browser;
-let page: Page;
-const pageErrors: string[] = [];
-
-const apiCall = <T>(method: string, params: unknown): Promise<T> => hostApiCall<T>(server, method, params);
-const tid = (id: string) => page.locator(`[data-testid=${id}]`);
-const attr = (id: string, name: string) => tid(id).getAttribute(name);
-
+const tmp = withTempDir('mb-trial-e2e-');
 beforeAll(async () => {
-  const built = ensureRendererBuilt();
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-trial-e2e-'));
-  campaignDir = path.join(tmp, 'campaign');
-  const profile = loadRobotProfile();
-  const q = await runQualification({
-    campaignDir,
-    workload: loadWorkload('core-v1'),
-    bindings: [await resolveBindingSpec('builtin:assist=3000')],
-    profile,
-    clips: [CLIP],
-    workers: 2,
-  });
+  campaignDir = path.join(tmp(), 'campaign');
+  const q = await assistQualifiedCampaign(campaignDir, CLIP);
   expect(q.admitted).toBe(1);
   pty = await makePtyPair();
-  robot = await startRobot(pty.devicePath, tmp);
-  await built;
-  // The services' session above the others (SERVICES_NICE, as their main thread): while a real
-  // trial runs, no batch runs in it (the simulation branch is over), and the heartbeat kicks and
-  // the gate's watchdog are what it does. With a busy loop in the test's session, one run at
-  // session nice 0 tripped `interlock_lost` once (118 ms); at -5, none did.
-  host = await startHostCommand([], SERVICES_NICE);
-  const u = new URL(host.url);
-  server = { port: Number(u.port), token: u.searchParams.get('token')! };
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1600, height: 1100 } });
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' || (msg.type() === 'warning' && /event/.test(msg.text())))
-      pageErrors.push(`${msg.type()}: ${msg.text()}`);
-  });
-  await page.goto(host.url);
-  await tid('connection-status').filter({ hasText: 'Connected' }).waitFor();
+  robot = await startRobot(pty.devicePath, tmp());
 }, 120_000);
-
 afterAll(async () => {
-  await browser?.close();
-  await host?.stop();
   await robot?.stop();
   await pty?.dispose();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
+const ui = withConsole(
+  async () => {
+    // The services' session above the others (SERVICES_NICE, as their main thread): while a real
+    // trial runs, no batch runs in it (the simulation branch is over), and the heartbeat kicks and
+    // the gate's watchdog are what it does. With a busy loop in the test's session, one run at
+    // session nice 0 tripped `interlock_lost` once (118 ms); at -5, none did.
+    const host = await startHostCommand([], SERVICES_NICE);
+    const u = new URL(host.url);
+    server = { port: Number(u.port), token: u.searchParams.get('token')! };
+    return host;
+  },
+  { viewport: { width: 1600, height: 1100 }, eventWarnings: true },
+);
+const { page, tid, attr } = ui;
+const pageErrors = ui.errors;
+
+const apiCall = <T>(method: string, params: unknown): Promise<T> => hostApiCall<T>(server, method, params);
 
 /** Makes TIMING read BAD for real: the robot publishes no lowstate for 250 ms (over the 100 ms trip). */
 async function stallLowstate(): Promise<number> {

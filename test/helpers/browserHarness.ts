@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserServer, type Page } from 'playwright-core';
 import { rendererBundleState } from '../../scripts/rendererBundle.mjs';
 
 // End-to-end harness: build the renderer when it is missing or older than its sources, and
@@ -46,13 +46,14 @@ function niceWrapper(executable: string, nice: number): string {
   return file;
 }
 
-export async function launchChromium(): Promise<Browser> {
+/** Headless Chromium with software WebGL (SwiftShader), at BROWSER_NICE. */
+function chromiumLaunchOptions(): { executablePath: string; args: string[] } {
   if (!fs.existsSync(CHROMIUM)) {
     throw new Error(
       `${CHROMIUM} not found: install Debian's Chromium (apt-get install -y chromium) or set MOTIONBENCH_CHROMIUM`,
     );
   }
-  return chromium.launch({
+  return {
     executablePath: niceWrapper(CHROMIUM, BROWSER_NICE),
     args: [
       '--headless',
@@ -64,7 +65,19 @@ export async function launchChromium(): Promise<Browser> {
       '--disable-sync',
       '--no-first-run',
     ],
-  });
+  };
+}
+
+export async function launchChromium(): Promise<Browser> {
+  return chromium.launch(chromiumLaunchOptions());
+}
+
+/**
+ * The same browser as launchChromium, as a server other processes connect to
+ * (`chromium.connect(server.wsEndpoint())`): the e2e project's one browser (test/e2e/e2eBrowser.globalSetup.ts).
+ */
+export async function launchChromiumServer(): Promise<BrowserServer> {
+  return chromium.launchServer(chromiumLaunchOptions());
 }
 
 export async function screenshot(page: Page, name: string): Promise<string> {

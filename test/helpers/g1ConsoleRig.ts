@@ -14,6 +14,7 @@ import { HostApiClient } from './hostApiClient';
 import { makePtyPair, type TestPtyPair } from './ptyPair';
 import { MOTIONBENCH_BIN } from './runCli';
 import { REPO_ROOT } from './sharedData';
+import { startTogether } from './startTogether';
 
 // The console driving a G1 over DDS with real parts, each in its own process, for the tests and the
 // soak that go through the console's API exactly as the Trial runner panel does:
@@ -97,7 +98,7 @@ export class G1ConsoleRig {
     // The emulated G1, the box on its pty and the services do not need each other to start: started
     // together (each is a Node process with its own start-up), every one of them kept for close()
     // even when another fails.
-    const started = await Promise.allSettled([
+    await startTogether(
       startDdsG1Emulator(this.o.domainId, ['--gantry']).then((emu) => {
         this.emu = emu;
       }),
@@ -108,8 +109,7 @@ export class G1ConsoleRig {
       this.startHost().then((server) => {
         this.server = server;
       }),
-    ]);
-    for (const s of started) if (s.status === 'rejected') throw s.reason;
+    );
     this.api = await HostApiClient.connect(this.server);
     this.api.onPush((m) => {
       if (m.type === 'safety.status') {

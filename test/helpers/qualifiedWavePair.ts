@@ -47,3 +47,22 @@ export async function qualifyWavePair(
     store.close();
   }
 }
+
+/** The same qualification as `motionbench qualify` arguments (one rollout), for tests of the command. */
+export function waveQualifyArgs(campaignDir: string, workers: number): string[] {
+  return [
+    'qualify',
+    '--workload',
+    'core-v1',
+    '--binding',
+    WAVE_BINDING_SPEC,
+    '--clip',
+    WAVE_CLIP,
+    '--rollouts',
+    '1',
+    '--workers',
+    String(workers),
+    '--campaign',
+    campaignDir,
+  ];
+}

@@ -1,4 +1,4 @@
-// `motionbench analyze` on a real qualification (child process qualify: real MuJoCo, SQLite, MCAP):
+// `motionbench analyze` on a real qualification (qualify in this process: real MuJoCo, SQLite, MCAP):
 // three builtin bindings (no assist, 1 kN/m, 3 kN/m) × four core-v1 clips × 2 rollouts. The JSON's
 // score matrix is recomputed here from the campaign's episodes; the selection path and the
 // Bradley–Terry ranking are checked against what the matrix implies (in a complete round robin
@@ -7,21 +7,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main';
 import { openCampaign } from '../../src/services/trace';
-import { motionbench } from '../helpers/runCli';
+import { motionbenchInProcess as motionbench } from '../helpers/runCli';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-analyze-'));
 const campaign = path.join(root, 'campaign');
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 const CLIPS = ['ub_wave_right', 'ip_torso_twist', 'loco_walk_forward', 'ub_arm_circles'];
-
-async function inProcess(...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(args, { stdout: (x) => void (stdout += x), stderr: (x) => void (stderr += x) });
-  return { code, stdout, stderr };
-}
 
 beforeAll(async () => {
   const r = await motionbench(
@@ -43,7 +35,7 @@ beforeAll(async () => {
 
 describe('motionbench analyze (real qualification)', () => {
   it('--json: the matrix is the per-pair mean of the counted episodes; selection and ranking follow from it', async () => {
-    const r = await inProcess('analyze', '--campaign', campaign, '--json', '--replicates', '300');
+    const r = await motionbench('analyze', '--campaign', campaign, '--json', '--replicates', '300');
     expect(r.code, r.stderr).toBe(0);
     const doc = JSON.parse(r.stdout);
     expect(doc.format).toBe('motionbench-analysis/1');
@@ -107,7 +99,7 @@ describe('motionbench analyze (real qualification)', () => {
 
   it('rollout_reliability: ICC(A,1) of each binding’s qualification rollouts equals the two-way ANOVA formula on the stored metrics', async () => {
     const doc = JSON.parse(
-      (await inProcess('analyze', '--campaign', campaign, '--json', '--replicates', '100')).stdout,
+      (await motionbench('analyze', '--campaign', campaign, '--json', '--replicates', '100')).stdout,
     );
     const store = await openCampaign(campaign, { readOnly: true });
     const rows = store.episodeResults({ executionDomain: 'simulation' });
@@ -151,7 +143,7 @@ describe('motionbench analyze (real qualification)', () => {
   });
 
   it('Markdown: the sections, the minimal set named, "lower is better" said', async () => {
-    const r = await inProcess('analyze', '--campaign', campaign, '--replicates', '200', '--share', '0.9');
+    const r = await motionbench('analyze', '--campaign', campaign, '--replicates', '200', '--share', '0.9');
     expect(r.code, r.stderr).toBe(0);
     for (const h of [
       '## Sim-to-real gap with uncertainty (Table 11)',
@@ -168,28 +160,28 @@ describe('motionbench analyze (real qualification)', () => {
 
   it('motionbench trial --list --minimal-set lists exactly the minimal set’s pairs, in path order', async () => {
     const a = JSON.parse(
-      (await inProcess('analyze', '--campaign', campaign, '--json', '--replicates', '100', '--share', '0.6')).stdout,
+      (await motionbench('analyze', '--campaign', campaign, '--json', '--replicates', '100', '--share', '0.6')).stdout,
     );
-    const r = await inProcess('trial', '--campaign', campaign, '--list', '--minimal-set', '--share', '0.6', '--json');
+    const r = await motionbench('trial', '--campaign', campaign, '--list', '--minimal-set', '--share', '0.6', '--json');
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/minimal set: \d of 4 clips/);
     const pairs = JSON.parse(r.stdout).pairs as { clipId: string }[];
     const clips = [...new Set(pairs.map((p) => p.clipId))];
     expect(clips).toEqual(a.selection.minimal_set);
     expect(pairs).toHaveLength(3 * clips.length);
-    const bad = await inProcess('trial', '--campaign', campaign, '--share', '0.6');
+    const bad = await motionbench('trial', '--campaign', campaign, '--share', '0.6');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/go with --list/);
   });
 
   it('refuses bad usage naming the option, and a missing campaign naming its path', async () => {
-    const bad = await inProcess('analyze', '--campaign', campaign, '--reading', 'speed');
+    const bad = await motionbench('analyze', '--campaign', campaign, '--reading', 'speed');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--reading must be one of .*mpjpe_l_mm/);
-    const share = await inProcess('analyze', '--campaign', campaign, '--share', '0');
+    const share = await motionbench('analyze', '--campaign', campaign, '--share', '0');
     expect(share.code).toBe(2);
     expect(share.stderr).toMatch(/--share must be a number in \(0, 1\]/);
-    const missing = await inProcess('analyze', '--campaign', path.join(root, 'nowhere'));
+    const missing = await motionbench('analyze', '--campaign', path.join(root, 'nowhere'));
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain(path.join(root, 'nowhere'));
   });

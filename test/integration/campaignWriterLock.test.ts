@@ -13,27 +13,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createConsoleApi } from '../../src/services/console/consoleApiHandlers';
 import { openCampaign, TraceStoreError } from '../../src/services/trace';
 import { processStartOf } from '../../src/services/trace/writerLiveness';
+import { waveQualifyArgs } from '../helpers/qualifiedWavePair';
 import { MOTIONBENCH_BIN } from '../helpers/runCli';
 import { REPO_ROOT } from '../helpers/sharedData';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-writer-lock-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
-const qualifyArgs = (campaign: string, clip = 'ub_wave_right') => [
-  'qualify',
-  '--workload',
-  'core-v1',
-  '--binding',
-  'builtin:assist=3000',
-  '--clip',
-  clip,
-  '--rollouts',
-  '1',
-  '--workers',
-  '1',
-  '--campaign',
-  campaign,
-];
+const qualifyArgs = (campaign: string) => waveQualifyArgs(campaign, 1);
 
 interface Run {
   child: ChildProcess;

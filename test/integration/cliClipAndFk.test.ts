@@ -6,14 +6,13 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { loadMujocoModel } from '../../src/services/mujoco/mujocoRuntime';
 import { MENAGERIE_G1, REPO_ROOT, sharedData } from '../helpers/sharedData';
-import { motionbench } from '../helpers/runCli';
+import { motionbenchInProcess as mb } from '../helpers/runCli';
 
 const run = promisify(execFile);
 
-// The `motionbench` command as a user runs it: a child process, JSON on stdout, one-line reasons
-// on stderr, exit codes 0 / 1 (bad input) / 2 (bad usage).
-
-const mb = motionbench;
+// The `motionbench` command through the entry the bin calls, in this process: JSON on stdout,
+// one-line reasons on stderr, exit codes 0 / 1 (bad input) / 2 (bad usage). The last case runs
+// it as installed (`npx motionbench`, a child process).
 
 const DANCE = sharedData('motions/lafan1_g1_csv/dance1_subject2.csv');
 const TIKTOK = sharedData('motions/g1_moves/csv/J_Dance18_TikTok.csv');

@@ -1,9 +1,9 @@
-// Hostile inputs through the `motionbench` command, as a user runs it (child processes, real files
-// in a temp folder): overwriting (an output never replaces an existing file without --force,
-// never an input even with --force) and clear errors (a located, one-line reason for each
+// Hostile inputs through the `motionbench` command (the entry the bin calls, in this process; a
+// child process where a case needs one: a closed pipe), real files in a temp folder: overwriting
+// (an output never replaces an existing file without --force, never an input even with --force)
+// and clear errors (a located, one-line reason for each
 // attack instead of a stack overflow, a bare mjCError, parseArgs' "ambiguous", a 600-line flood or
 // a silently accepted absurd value).
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,7 +19,7 @@ import {
   workloadWithSymlinkLoops,
   writeFiles,
 } from '../helpers/hostileInputs';
-import { MOTIONBENCH_BIN, motionbench as mb } from '../helpers/runCli';
+import { motionbenchInProcess as mb, motionbenchInProcessWithin as mbWithin } from '../helpers/runCli';
 import { OUR_G1, REPO_ROOT } from '../helpers/sharedData';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-cli-hostile-'));
@@ -158,39 +158,18 @@ describe('sim never writes over an input, nor over an existing file without --fo
   });
 });
 
-/** Runs the command; kills it (this pid only) if it has not exited after `ms` (a server that started anyway). */
-function runBounded(args: string[], ms: number): Promise<{ code: number | null; stderr: string; killed: boolean }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [MOTIONBENCH_BIN, ...args], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    let killed = false;
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-    const t = setTimeout(() => {
-      killed = true;
-      child.kill('SIGTERM');
-    }, ms);
-    child.once('exit', (code) => {
-      clearTimeout(t);
-      resolve({ code, stderr, killed });
-    });
-  });
-}
-
 describe('emulate-interlock --make-pty never replaces an existing file without --force', () => {
   it('an existing <link> (socat would unlink it, then delete it at exit) is refused; the file is intact', async () => {
     const link = path.join(dir, 'ilk');
     fs.writeFileSync(link, 'my notes');
-    const r = await runBounded(['emulate-interlock', '--make-pty', link], 10_000);
+    const r = await mbWithin(10_000, 'emulate-interlock', '--make-pty', link);
     expect(r.killed).toBe(false);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(`motionbench: --make-pty ${link} already exists; pass --force to overwrite it\n`);
     expect(fs.readFileSync(link, 'utf8')).toBe('my notes');
     const box = path.join(dir, 'ilk2');
     fs.writeFileSync(`${box}.box`, 'mine');
-    const r2 = await runBounded(['emulate-interlock', '--make-pty', box], 10_000);
+    const r2 = await mbWithin(10_000, 'emulate-interlock', '--make-pty', box);
     expect(r2.code).toBe(2);
     expect(r2.stderr).toMatch(/ilk2\.box already exists; pass --force/);
     expect(fs.readFileSync(`${box}.box`, 'utf8')).toBe('mine');

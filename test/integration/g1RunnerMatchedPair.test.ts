@@ -44,6 +44,7 @@ import { qualifyWavePair, WAVE_CLIP } from '../helpers/qualifiedWavePair';
 import { REPO_ROOT, sharedData } from '../helpers/sharedData';
 import { startDdsG1Emulator, type DdsG1EmulatorProcess } from '../helpers/ddsG1EmulatorProcess';
 import { spawnInOwnSession } from '../helpers/ownSession';
+import { startTogether } from '../helpers/startTogether';
 
 const profile = loadRobotProfile();
 const DOMAIN = 20 + (process.pid % 60);
@@ -126,7 +127,7 @@ beforeAll(async () => {
   );
   createInterface({ input: runnerProc.stdout! }).on('line', (l) => runnerLines.push(l));
   sim = new EmbeddedSimulator({ modelFile: profile.sourceFile, workers: 1 });
-  const started = await Promise.allSettled([
+  await startTogether(
     startDdsG1Emulator(DOMAIN, ['--gantry'], { ownSession: true }).then((e) => {
       emu = e;
       controlUrl = e.controlUrl;
@@ -142,8 +143,7 @@ beforeAll(async () => {
       interlock = await openInterlockFeed({ path: pty.consolePath, log: () => {} });
     }),
     sim.ready(),
-  ]);
-  for (const s of started) if (s.status === 'rejected') throw s.reason;
+  );
 }, 120_000);
 
 afterAll(async () => {

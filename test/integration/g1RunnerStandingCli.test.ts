@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { motionbench } from '../helpers/runCli';
+import { motionbenchInProcess as motionbench } from '../helpers/runCli';
 import { sharedData } from '../helpers/sharedData';
 
 // `motionbench g1-runner --after-clip standing_policy`: the standing controller's folder is

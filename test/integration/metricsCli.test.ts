@@ -4,13 +4,11 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { MENAGERIE_G1, OUR_G1, sharedData } from '../helpers/sharedData';
-import { motionbench } from '../helpers/runCli';
+import { motionbenchInProcess as mb } from '../helpers/runCli';
 import { independentMetrics } from './metricsIndependent';
 
-// `motionbench metrics` as a user runs it: a child process on shared-data clips, one JSON
+// `motionbench metrics` through the entry the bin calls (in this process) on shared-data clips, one JSON
 // document on stdout with exactly the fields of DESIGN §12, exit codes 0 / 1 / 2.
-
-const mb = motionbench;
 
 const HANDS_UP = sharedData('motions/g1_moves/csv/B_HandsUp.csv');
 const DANCE = sharedData('motions/lafan1_g1_csv/dance1_subject2.csv');

@@ -17,6 +17,7 @@ import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { resettingOperator } from '../helpers/emulatorOperator';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
 import { sharedData } from '../helpers/sharedData';
+import { startTogether } from '../helpers/startTogether';
 
 // A real released policy end to end. BeyondMimic's Jump_wose export (no
 // state estimation: it needs nothing the G1 does not stream) is qualified on its own baked
@@ -42,15 +43,14 @@ beforeAll(async () => {
   // The robot (its own process, the box on the pty) and the simulator start together; both are
   // kept for afterAll even when one fails.
   sim = new EmbeddedSimulator({ modelFile: profile.sourceFile, workers: 1 });
-  const started = await Promise.allSettled([
+  await startTogether(
     makePtyPair().then(async (p) => {
       pty = p;
       emu = await startEmulatorProcess(['--interlock', pty.devicePath, '--mocap', '--seed', '7']);
       interlock = await openInterlockFeed({ path: pty.consolePath, log: () => {} });
     }),
     sim.ready(),
-  ]);
-  for (const s of started) if (s.status === 'rejected') throw s.reason;
+  );
 }, 60_000);
 
 afterAll(async () => {

@@ -1,6 +1,7 @@
-// `motionbench policy table <folder>` (child process: real MuJoCo, the real released policies,
-// linked into a temp folder, never copied): a BeyondMimic export runs on its baked motion, the
-// unitree_rl_mjlab mimic folder on the motion file its folder ships (first 4 s with --seconds),
+// `motionbench policy table <folder>` (in this process through the bin's entry: real MuJoCo, the
+// real released policies, linked into a temp folder, never copied): a BeyondMimic export runs on
+// its baked motion, the unitree_rl_mjlab mimic folder on the motion file its folder ships (first
+// 4 s with --seconds),
 // the unitree_rl_lab velocity policy is listed as not a tracker, and a file the console refuses
 // (an .onnx that is not an ONNX model) is a row with its located refusal, not skipped. Negative
 // control: the refused row has no episodes and no readings, and a run row's readings come from
@@ -10,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { policiesInFolder } from '../../src/services/policyCheck/policyTableRun';
-import { motionbench } from '../helpers/runCli';
+import { motionbenchInProcess as motionbench } from '../helpers/runCli';
 import { sharedData } from '../helpers/sharedData';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-policy-table-'));

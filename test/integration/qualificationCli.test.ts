@@ -1,4 +1,4 @@
-// `motionbench qualify` and `motionbench report` for real (child processes, real MuJoCo, real
+// `motionbench qualify` and `motionbench report` for real (in this process through the bin's entry, real MuJoCo, real
 // SQLite, real MCAP): two core-v1 clips × the builtin tracker without and with 3 kN/m root
 // assist. The plain PD tracker falls in the dynamic clip (rejected with its stated reasons),
 // everything else is admitted; a second run skips every pair and records nothing; the report in
@@ -10,10 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main';
 import { modelActuatorLimits } from '../../src/services/qualification';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
-import { motionbench } from '../helpers/runCli';
+import { motionbenchInProcess as motionbench } from '../helpers/runCli';
 import { MENAGERIE_SCENE, OUR_G1 } from '../helpers/sharedData';
 import { checkMcapCrcs, readIndexed } from '../helpers/traceMcap';
 
@@ -46,14 +45,6 @@ interface PairDoc {
   admitted: boolean | null;
   reasons: string[];
   parent_trace_id: string;
-}
-
-/** The same command in this process (main() with captured output): the report needs no simulator. */
-async function inProcess(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(args, { stdout: (x) => void (stdout += x), stderr: (x) => void (stderr += x) });
-  return { code, stdout, stderr };
 }
 
 const db = () => new Database(path.join(campaign, 'campaign.sqlite'), { readonly: true, fileMustExist: true });
@@ -260,7 +251,7 @@ describe('motionbench qualify + report (real simulator, trace store, MCAP)', () 
   });
 
   it('report as Markdown and CSV: matrix, admitted pairs, every rejection with its reasons; names contract, policy and snapshot', async () => {
-    const md = await inProcess('report', '--campaign', campaign);
+    const md = await motionbench('report', '--campaign', campaign);
     expect(md.code, md.stderr).toBe(0);
     for (const s of [
       'mb-metrics/1',
@@ -276,7 +267,7 @@ describe('motionbench qualify + report (real simulator, trace store, MCAP)', () 
       expect(md.stdout).toContain(s);
     }
     expect(md.stdout).toMatch(/\| \*\*all\*\* \| 2 \| 1 \| 1 \| 0 \| 6 \| 50\.0% \|/);
-    const csv = await inProcess('report', '--campaign', campaign, '--format', 'csv');
+    const csv = await motionbench('report', '--campaign', campaign, '--format', 'csv');
     expect(csv.code, csv.stderr).toBe(0);
     const lines = csv.stdout.trim().split('\n');
     expect(lines[0]).toBe(
@@ -286,7 +277,7 @@ describe('motionbench qualify + report (real simulator, trace store, MCAP)', () 
     expect(pairRows).toHaveLength(4);
     expect(pairRows.filter((l) => l.includes(',rejected,')).join('\n')).toContain('success_rate: SR 0.0%');
     expect(lines.filter((l) => l.startsWith('binding,'))).toHaveLength(2);
-    const bad = await inProcess('report', '--campaign', campaign, '--format', 'xml');
+    const bad = await motionbench('report', '--campaign', campaign, '--format', 'xml');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--format must be md, csv or json');
   });

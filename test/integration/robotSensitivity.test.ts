@@ -23,6 +23,7 @@ import { openCampaign } from '../../src/services/trace';
 import { listAdmittedPairs } from '../../src/services/trial';
 import { storeCalibratedStart } from '../helpers/calibratedPair';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
+import { WAVE_CLIP, waveQualifyArgs } from '../helpers/qualifiedWavePair';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-robot-sensitivity-'));
@@ -49,25 +50,11 @@ const realEpisodes = async (dir: string) => {
 beforeAll(async () => {
   pty = await makePtyPair();
   // In this process like the studies below (no second start-up of the command); the same command line.
-  const q = await inProcess(
-    'qualify',
-    '--workload',
-    'core-v1',
-    '--binding',
-    'builtin:assist=3000',
-    '--clip',
-    'ub_wave_right',
-    '--rollouts',
-    '1',
-    '--workers',
-    '2',
-    '--campaign',
-    campaign,
-  );
+  const q = await inProcess(...waveQualifyArgs(campaign, 2));
   expect(q.code, q.stderr).toBe(0);
   const store = await openCampaign(campaign);
   try {
-    pairId = listAdmittedPairs(store).find((p) => p.clipName === 'ub_wave_right')!.pairId;
+    pairId = listAdmittedPairs(store).find((p) => p.clipName === WAVE_CLIP)!.pairId;
   } finally {
     store.close();
   }

@@ -1,4 +1,4 @@
-// `motionbench sensitivity` on a real pair in real MuJoCo: a qualification pair (child process
+// `motionbench sensitivity` on a real pair in real MuJoCo: a qualification pair (in-process
 // qualify), a calibration of it stored as the matched-pair runner stores one (measured at the clip's
 // first frame, bound to the clip by withClip), then the CLI. Checked: the axes by joint name with
 // their σ sources, the replay audit (bit-identical repeats, ICC 1), the Grams symmetric and positive
@@ -9,25 +9,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main';
 import { createConsoleApi } from '../../src/services/console/consoleApiHandlers';
 import { openCampaign } from '../../src/services/trace';
 import { listAdmittedPairs } from '../../src/services/trial';
 import { storeCalibratedStart } from '../helpers/calibratedPair';
-import { motionbench } from '../helpers/runCli';
+import { motionbenchInProcess as motionbench } from '../helpers/runCli';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-sensitivity-'));
 const campaign = path.join(root, 'campaign');
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 let calibrated = '';
 let uncalibrated = '';
-
-async function inProcess(...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(args, { stdout: (x) => void (stdout += x), stderr: (x) => void (stderr += x) });
-  return { code, stdout, stderr };
-}
 
 beforeAll(async () => {
   const q = await motionbench(
@@ -62,7 +54,7 @@ beforeAll(async () => {
 
 describe('motionbench sensitivity (real MuJoCo)', () => {
   it('axes by name, a bit-identical replay, PSD Grams, and a geometry that beats the isotropic reference', async () => {
-    const r = await inProcess(
+    const r = await motionbench(
       'sensitivity',
       '--campaign',
       campaign,
@@ -122,10 +114,10 @@ describe('motionbench sensitivity (real MuJoCo)', () => {
   }, 180_000);
 
   it('a pair without a calibration is refused, naming what to do', async () => {
-    const r = await inProcess('sensitivity', '--campaign', campaign, '--pair', uncalibrated, '--scales', '1');
+    const r = await motionbench('sensitivity', '--campaign', campaign, '--pair', uncalibrated, '--scales', '1');
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/has no calibration with a simulator initial state: capture one first/);
-    const bad = await inProcess('sensitivity', '--campaign', campaign, '--pair', calibrated, '--scales', '1,-3');
+    const bad = await motionbench('sensitivity', '--campaign', campaign, '--pair', calibrated, '--scales', '1,-3');
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--scales must be positive numbers/);
   });

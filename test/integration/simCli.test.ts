@@ -1,4 +1,4 @@
-// `motionbench sim` as a user runs it: a child process, real MuJoCo worker, JSON on stdout,
+// `motionbench sim` through the entry the bin calls (in this process), real MuJoCo worker, JSON on stdout,
 // progress on stderr, the episode file and the executed motion written when asked.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -8,9 +8,7 @@ import { readEpisodeFile, trajectorySha256OfEpisode } from '../../src/services/e
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { encodeLinearPolicy, standardInterface, writeBindingFiles } from '../helpers/onnxBuilder';
 import { MENAGERIE_G1, MENAGERIE_SCENE, REPO_ROOT, sharedData } from '../helpers/sharedData';
-import { motionbench } from '../helpers/runCli';
-
-const mb = motionbench;
+import { motionbenchInProcess as mb } from '../helpers/runCli';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-sim-cli-'));
 /** The first 4 s of LAFAN1 dance1 (a test fixture cut at run time, never stored in the repo). */

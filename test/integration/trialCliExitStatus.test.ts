@@ -16,7 +16,7 @@ import { listAdmittedPairs } from '../../src/services/trial';
 import { loadWorkload } from '../../src/services/workload';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
-import { MOTIONBENCH_BIN, motionbench } from '../helpers/runCli';
+import { MOTIONBENCH_BIN, motionbenchInProcess } from '../helpers/runCli';
 import { REPO_ROOT } from '../helpers/sharedData';
 
 let dir: string;
@@ -103,7 +103,7 @@ describe('motionbench trial exit status', () => {
   }, 120_000);
 
   it('--help lists the exit codes', async () => {
-    const r = await motionbench('trial', '--help');
+    const r = await motionbenchInProcess('trial', '--help');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/0 {2}every real trial of the pair ran to its end: completed, or hard_failure/);
     expect(r.stdout).toMatch(/4 {2}every trial ran, but one was cut short/);

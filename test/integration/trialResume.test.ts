@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openCampaign } from '../../src/services/trace';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { qualifyWavePair } from '../helpers/qualifiedWavePair';
+import { startTogether } from '../helpers/startTogether';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
 import { MOTIONBENCH_BIN } from '../helpers/runCli';
 import { REPO_ROOT } from '../helpers/sharedData';
@@ -38,8 +39,7 @@ beforeAll(async () => {
   const qualified = qualifyWavePair(dir, { workers: 1 }).then((q) => {
     pairId = q.pairId;
   });
-  const started = await Promise.allSettled([qualified, robot]);
-  for (const s of started) if (s.status === 'rejected') throw s.reason;
+  await startTogether(qualified, robot);
 }, 90_000);
 
 afterAll(async () => {

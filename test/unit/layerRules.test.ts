@@ -187,13 +187,18 @@ const ALLOWED: { folder: string; file: string; imports: RegExp[] }[] = [
     imports: [/^src\/domain\/motion\/fixtureCodec\.ts$/, /^src\/domain\/motion\/motionClip\.ts$/],
   },
   {
-    folder: 'src/services/files (the file worker): parsers',
-    file: 'src/services/files/okWorkerParses.ts',
+    folder: "src/services/console's file worker: parsers",
+    file: 'src/services/console/fileWorker.ts',
     imports: [
       /node_modules\/yaml\//,
       /^src\/domain\/motion\/fixtureCodec\.ts$/,
       /^src\/services\/episode\/episodeReader\.ts$/,
     ],
+  },
+  {
+    folder: 'src/domain: a folder importing a folder below it (no cycle)',
+    file: 'src/domain/upper/okUpper.ts',
+    imports: [/^src\/domain\/lower\/okLower\.ts$/],
   },
   { folder: 'main (preload)', file: 'main/preload.ts', imports: [/node_modules\/electron\//, /^src\/api\//] },
   {
@@ -214,6 +219,32 @@ const ALLOWED: { folder: string; file: string; imports: RegExp[] }[] = [
   { folder: 'scripts', file: 'scripts/okScript.mjs', imports: [/^(node:)?path$/, /node_modules\/electron-vite\//] },
   { folder: 'bin', file: 'bin/ok.mjs', imports: [/^(node:)?process$/, /node_modules\/tsx\//, /^src\/cli\//] },
 ];
+
+/** A file cycle: each import in it is reported by no-circular. */
+const FILE_CYCLE = ['src/domain/cycleOne.ts', 'src/domain/cycleTwo.ts'];
+
+/**
+ * Folder cycles that are no file cycle, each folder edge reported by no-folder-cycle: one among
+ * services folders, one new cycle between a renderer folder with listed exceptions (clips) and one
+ * without (ui).
+ */
+const FOLDER_CYCLES: { name: string; edges: [string, string][] }[] = [
+  {
+    name: 'src/services/left <-> src/services/right',
+    edges: [
+      ['src/services/left', 'src/services/right'],
+      ['src/services/right', 'src/services/left'],
+    ],
+  },
+  {
+    name: 'a new renderer cycle: renderer/src/clips <-> renderer/src/ui',
+    edges: [
+      ['renderer/src/clips', 'renderer/src/ui'],
+      ['renderer/src/ui', 'renderer/src/clips'],
+    ],
+  },
+];
+const FOLDER_CYCLE_EDGES = FOLDER_CYCLES.flatMap((c) => c.edges);
 
 describe('layer allowlist (.dependency-cruiser.cjs)', () => {
   let result: ICruiseResult;
@@ -282,10 +313,65 @@ describe('layer allowlist (.dependency-cruiser.cjs)', () => {
     });
   });
 
-  it('reports exactly the forbidden fixtures, nothing else', () => {
+  it('reports a file cycle by no-circular: every import in it is invalid, the cycle is reported once', () => {
+    for (const [i, file] of FILE_CYCLE.entries()) {
+      const other = FILE_CYCLE[(i + 1) % FILE_CYCLE.length]!;
+      const dependency = moduleOf(result, file).dependencies.find((d) => d.resolved === other);
+      expect(dependency, `${file} should import ${other}`).toBeDefined();
+      expect(dependency!.circular).toBe(true);
+      expect(dependency!.valid).toBe(false);
+      expect(dependency!.rules).toEqual([{ name: 'no-circular', severity: 'error' }]);
+    }
+    const reported = result.summary.violations.filter((v) => FILE_CYCLE.includes(v.from));
+    expect(reported.map((v) => [v.from, v.to, v.rule.name])).toEqual([[FILE_CYCLE[0], FILE_CYCLE[1], 'no-circular']]);
+  });
+
+  describe.each(FOLDER_CYCLES)('a folder cycle, $name', ({ edges }) => {
+    it('is reported by no-folder-cycle on each folder edge, and is no file cycle', () => {
+      for (const [from, to] of edges) {
+        const reported = violationsFrom(result, from);
+        expect(reported.map((v) => [v.to, v.rule.name, v.type])).toEqual([[to, 'no-folder-cycle', 'cycle']]);
+        expect(reported[0]!.rule.severity).toBe('error');
+      }
+      const files = result.modules.filter((m) => edges.some(([from]) => m.source.startsWith(`${from}/`)));
+      expect(files.length).toBeGreaterThan(0);
+      for (const m of files) expect(m.dependencies.every((d) => !d.circular)).toBe(true);
+    });
+  });
+
+  it('reports exactly the forbidden fixtures and cycles, nothing else', () => {
     const reported = new Set(result.summary.violations.map((v) => v.from));
-    expect([...reported].sort()).toEqual([...FORBIDDEN, ...ON_LOOP].map((c) => c.file).sort());
-    expect(result.summary.error).toBe(FORBIDDEN.length + ON_LOOP.length);
+    expect([...reported].sort()).toEqual(
+      [
+        ...[...FORBIDDEN, ...ON_LOOP].map((c) => c.file),
+        FILE_CYCLE[0]!,
+        ...FOLDER_CYCLE_EDGES.map(([from]) => from),
+      ].sort(),
+    );
+    expect(result.summary.error).toBe(FORBIDDEN.length + ON_LOOP.length + 1 + FOLDER_CYCLE_EDGES.length);
+  });
+
+  it('(negative control) without the cycle rules the cycles go through, and nothing else changes', async () => {
+    const loose = await cruiseFixtures((options) => {
+      options.ruleSet!.forbidden = options.ruleSet!.forbidden!.filter(
+        (r) => r.name !== 'no-circular' && r.name !== 'no-folder-cycle',
+      );
+    });
+    for (const file of FILE_CYCLE) expect(violationsFrom(loose, file), file).toEqual([]);
+    for (const [from] of FOLDER_CYCLE_EDGES) expect(violationsFrom(loose, from), from).toEqual([]);
+    expect(loose.summary.error).toBe(FORBIDDEN.length + ON_LOOP.length);
+  }, 60_000);
+
+  it('allows only the renderer folder edges it lists, each with its reason: the pending ones say PENDING', async () => {
+    const config = await extractDepcruiseOptions(CONFIG);
+    const rules = (config.ruleSet?.forbidden ?? []).filter((r) => r.name === 'no-folder-cycle');
+    expect(rules[0]!.from.path).toBe('^(src/[^/]+|main|renderer/src)/');
+    for (const r of rules.slice(1)) {
+      expect(r.comment).toMatch(
+        /^Exception: renderer\/src\/\w+ may import .+ in a cycle \((STANDING|PENDING): .+\); no other folder cycle\.$/,
+      );
+      expect(r.from.path).toMatch(/^\^renderer\/src\/\w+\$$/);
+    }
   });
 
   it('a loosened config lets the forbidden domain imports through (the cases above detect loosening)', async () => {

@@ -9,6 +9,7 @@
 // episode and whether it moves) to answer like SafetyGate would — unless told to lie.
 import fc from 'fast-check';
 import type { EpisodeOutcome } from '../../src/domain/backend/backend';
+import { EPISODE_OUTCOMES } from '../../src/domain/episode/episodeOutcome';
 import type { StartResiduals } from '../../src/domain/calibration/residuals';
 import type { GateTrip, Refusal, TripCause } from '../../src/domain/safety';
 import {
@@ -148,15 +149,6 @@ export const attempt = (over: Partial<AttemptScript> = {}): AttemptScript => ({ 
 // ---------------------------------------------------------------------------------------------
 // Generators
 
-const OUTCOMES: EpisodeOutcome[] = [
-  'completed',
-  'hard_failure',
-  'intervention',
-  'estop',
-  'link_lost',
-  'aborted_by_operator',
-  'infrastructure_error',
-];
 const TRIP_KINDS: InterjectionKind[] = ['estop', 'interlock_lost', 'interlock_disarmed', 'link_lost'];
 const tripKindArb = fc.constantFrom(...TRIP_KINDS, 'abort' as const, 'intervention' as const);
 /** `arb` with probability ≈ p, else null. */
@@ -184,7 +176,7 @@ export const attemptArb: fc.Arbitrary<AttemptScript> = fc.record({
   tripBeforeStart: maybe(tripKindArb, 0.08),
   tripBeforeWrite: maybe(tripKindArb, 0.08),
   tripDuringRun: maybe(tripKindArb, 0.2),
-  end: fc.constantFrom<EpisodeOutcome>(...OUTCOMES, 'completed', 'completed', 'completed'),
+  end: fc.constantFrom<EpisodeOutcome>(...EPISODE_OUTCOMES, 'completed', 'completed', 'completed'),
   hardFailure: mostly(0.15),
   recordError: mostly(0.04),
   frames: fc.integer({ min: 0, max: 600 }),

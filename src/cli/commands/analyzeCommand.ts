@@ -1,9 +1,10 @@
 import { DEFAULT_SHARE } from '../../domain/analysis/clipSelection';
-import { numericReadingByJsonName, NUMERIC_READINGS, READING_INFO } from '../../domain/metrics/readings';
+import { NUMERIC_READINGS, READING_INFO } from '../../domain/metrics/readings';
 import { analysisJson, analysisMarkdown } from '../../services/analysis/analysisFormat';
 import { runCampaignAnalysis, type AnalysisDomain } from '../../services/analysis/campaignAnalysisReader';
 import { openCampaign } from '../../services/trace';
-import { numberOption, parse, printJson, UsageError, type Command } from '../cliSupport';
+import { defineCommand, integerOption, nonNegativeIntegerOption, readingOption, shareOption } from '../cliOptions';
+import { printJson, UsageError } from '../cliSupport';
 
 const READING_NAMES = NUMERIC_READINGS.map((k) => READING_INFO[k].json);
 
@@ -27,42 +28,22 @@ const usage = `usage: motionbench analyze --campaign <dir> [--reading <name>] [-
   --json        one document (format motionbench-analysis/1) with the inputs it used
   Progress goes to stderr.`;
 
-export const analyzeCommand: Command = {
+export const analyzeCommand = defineCommand({
   name: 'analyze',
   summary: 'gap CIs, reliability, redundancy, the minimal clip set and a Bradley–Terry ranking of a campaign',
   usage,
-  async run(argv, io) {
-    const { values } = parse(
-      argv,
-      {
-        campaign: { type: 'string' },
-        reading: { type: 'string' },
-        share: { type: 'string' },
-        domain: { type: 'string' },
-        seed: { type: 'string' },
-        replicates: { type: 'string' },
-        json: { type: 'boolean' },
-      },
-      usage,
-    );
-    if (values.campaign === undefined || values.campaign === '')
-      throw new UsageError(`--campaign is required\n${usage}`);
-    const readingName = values.reading ?? 'mpjpe_l_mm';
-    const reading = numericReadingByJsonName(readingName);
-    if (!reading) throw new UsageError(`--reading must be one of ${READING_NAMES.join(', ')}, got "${readingName}"`);
-    const share = numberOption(values.share, 'share', (v) => v > 0 && v <= 1, 'a number in (0, 1]') ?? DEFAULT_SHARE;
+  strings: ['campaign', 'reading', 'share', 'domain', 'seed', 'replicates'],
+  flags: ['json'],
+  async run(values, io, { required }) {
+    const campaign = required('campaign');
+    const reading = readingOption(values.reading);
+    const share = shareOption(values.share);
     const domain = (values.domain ?? 'sim') as AnalysisDomain;
     if (domain !== 'sim' && domain !== 'real')
       throw new UsageError(`--domain must be sim or real, got "${values.domain}"`);
-    const seed = numberOption(values.seed, 'seed', (v) => Number.isSafeInteger(v) && v >= 0, 'an integer ≥ 0') ?? 1;
-    const B =
-      numberOption(
-        values.replicates,
-        'replicates',
-        (v) => Number.isInteger(v) && v >= 100 && v <= 100_000,
-        'an integer in 100..100000',
-      ) ?? 2000;
-    const store = await openCampaign(values.campaign, { readOnly: true });
+    const seed = nonNegativeIntegerOption(values.seed, 'seed') ?? 1;
+    const B = integerOption(values.replicates, 'replicates', 100, 100_000) ?? 2000;
+    const store = await openCampaign(campaign, { readOnly: true });
     try {
       const t0 = Date.now();
       const result = runCampaignAnalysis(store, {
@@ -82,4 +63,4 @@ export const analyzeCommand: Command = {
       store.close();
     }
   },
-};
+});

@@ -4,7 +4,8 @@ import type { MotionClip } from '../../domain/motion/motionClip';
 import type { JointLimitWarning } from '../../domain/motion/motionClip';
 import { loadClipFile } from '../../services/motion/loadClipFile';
 import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
-import { fpsOption, parse, printJson, UsageError, type Command } from '../cliSupport';
+import { defineCommand, fpsOption } from '../cliOptions';
+import { printJson, UsageError } from '../cliSupport';
 
 const usage = `usage: motionbench clip info <file|folder> [--fps N] [--model <mjcf>] [--json]
   Reads a motion clip (LAFAN1-G1 CSV, BeyondMimic/mjlab NPZ, motionbench JSON, HoloMotion NPZ,
@@ -68,17 +69,14 @@ export function clipInfo(clip: MotionClip): ClipInfo {
   };
 }
 
-export const clipInfoCommand: Command = {
+export const clipInfoCommand = defineCommand({
   name: 'clip info',
   summary: 'frames, fps, duration, root height range and joint-limit excursions of a clip',
   usage,
-  async run(argv, io) {
-    const { values, positionals } = parse(
-      argv,
-      { fps: { type: 'string' }, model: { type: 'string' }, json: { type: 'boolean' } },
-      usage,
-      1,
-    );
+  strings: ['fps', 'model'],
+  flags: ['json'],
+  positionals: 1,
+  async run(values, io, { positionals }) {
     if (positionals.length !== 1) throw new UsageError(`clip info takes one file, got ${positionals.length}\n${usage}`);
     const fps = fpsOption(values.fps);
     const profile = loadRobotProfile(values.model);
@@ -109,4 +107,4 @@ export const clipInfoCommand: Command = {
     }
     return 0;
   },
-};
+});

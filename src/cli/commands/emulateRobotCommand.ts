@@ -20,15 +20,14 @@ import { startRobotEmulator } from '../../services/robotEmulator/robotEmulator';
 import { LOW_CMD_TOPIC, LOW_STATE_TOPIC } from '../../domain/robotLink/unitreeHgWire';
 import { MOTION_SWITCHER_TOPICS } from '../../domain/robotLink/unitreeApiWire';
 import {
-  numberOption,
-  parse,
+  defineCommand,
+  hostOption,
+  integerOption,
+  nonNegativeIntegerOption,
   portOption,
-  printJson,
-  UsageError,
-  type CliIo,
-  type Command,
-  untilSignal,
-} from '../cliSupport';
+  warnBeyondLoopback,
+} from '../cliOptions';
+import { printJson, UsageError, type CliIo, type Command, untilSignal } from '../cliSupport';
 
 // `motionbench emulate-robot`: a Unitree G1 behind its robot-PC bridge, emulated
 // (docs/ROBOT_EMULATOR.md).
@@ -72,55 +71,37 @@ usage: motionbench emulate-robot --dds --interface <name> [--domain <id>] [--por
 
 export interface EmulateRobotDeps {
   /** Resolves when the emulator should stop (default: SIGINT or SIGTERM). */
-  untilStopped(): Promise<string>;
+  untilStopped(io: CliIo): Promise<string>;
 }
 
 export function makeEmulateRobotCommand(deps: EmulateRobotDeps = { untilStopped: untilSignal }): Command {
-  return {
+  return defineCommand({
     name: 'emulate-robot',
     summary: `emulate a Unitree G1 behind its bridge: ${G1_BRIDGE_CONTRACT} at 500 Hz, faults, interlock`,
     usage,
-    async run(argv: string[], io: CliIo) {
-      const { values } = parse(
-        argv,
-        {
-          port: { type: 'string' },
-          host: { type: 'string' },
-          model: { type: 'string' },
-          interlock: { type: 'string' },
-          profile: { type: 'string' },
-          mocap: { type: 'boolean' },
-          seed: { type: 'string' },
-          fault: { type: 'string', multiple: true },
-          'no-control': { type: 'boolean' },
-          json: { type: 'boolean' },
-          dds: { type: 'boolean' },
-          interface: { type: 'string' },
-          domain: { type: 'string' },
-          gantry: { type: 'boolean' },
-          'mode-machine': { type: 'string' },
-          'motion-mode': { type: 'string' },
-        },
-        usage,
-      );
+    strings: [
+      'port',
+      'host',
+      'model',
+      'interlock',
+      'profile',
+      'seed',
+      'interface',
+      'domain',
+      'mode-machine',
+      'motion-mode',
+    ],
+    flags: ['mocap', 'no-control', 'json', 'dds', 'gantry'],
+    lists: ['fault'],
+    async run(values, io) {
       if (values.dds) return runDds(values, io, deps);
       for (const k of ['interface', 'domain', 'gantry', 'mode-machine', 'motion-mode'] as const)
         if (values[k] !== undefined) throw new UsageError(`--${k} needs --dds\n${usage}`);
       const port = portOption(values.port);
       if (port === undefined) throw new UsageError(`--port is required (0 = any free port)\n${usage}`);
-      const host = values.host ?? '127.0.0.1';
-      if (host.trim() === '') throw new UsageError('--host must not be empty');
-      const seed = numberOption(values.seed, 'seed', (v) => Number.isSafeInteger(v) && v >= 0, 'an integer ≥ 0');
-      const faults: ScheduledFault[] = [];
-      for (const spec of values.fault ?? []) {
-        try {
-          faults.push(parseFaultSpec(spec));
-        } catch (err) {
-          throw new UsageError(`--fault: ${(err as Error).message}`);
-        }
-      }
-      const profile = values.profile === undefined ? DEFAULT_ROBOT_EMULATOR_PROFILE : profileOption(values.profile);
-      const modelFile = values.model ?? DEFAULT_MODEL_FILE;
+      const host = hostOption(values.host);
+      const seed = nonNegativeIntegerOption(values.seed, 'seed');
+      const { faults, profile, modelFile } = emulationOptions(values);
 
       io.stderr(`emulate-robot: profile ${profile.name}; loading ${modelFile}…\n`);
       const emu = await startRobotEmulator({
@@ -159,10 +140,9 @@ export function makeEmulateRobotCommand(deps: EmulateRobotDeps = { untilStopped:
       } else {
         io.stdout(`${G1_BRIDGE_CONTRACT} robot emulator: ${emu.url}\n`);
       }
-      if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1')
-        io.stderr(`emulate-robot: warning: listening on ${host}, not only on loopback\n`);
+      warnBeyondLoopback(io, 'emulate-robot', host);
       io.stderr('Press Ctrl+C to stop.\n');
-      const why = await deps.untilStopped();
+      const why = await deps.untilStopped(io);
       io.stderr(`emulate-robot: ${why}: stopping (any running episode ends aborted_by_operator)…\n`);
       await emu.close();
       const s = emu.stats();
@@ -171,7 +151,7 @@ export function makeEmulateRobotCommand(deps: EmulateRobotDeps = { untilStopped:
       );
       return 0;
     },
-  };
+  });
 }
 
 interface DdsValues {
@@ -202,36 +182,15 @@ async function runDds(values: DdsValues, io: CliIo, deps: EmulateRobotDeps): Pro
     throw new UsageError(`--dds needs --interface <name> (lo for loopback)\n${usage}`);
   if (values.interlock !== undefined) throw new UsageError('--interlock is not available with --dds');
   if (values.mocap) throw new UsageError('--mocap is not available with --dds (LowState_ carries no root position)');
-  const domainId =
-    numberOption(
-      values.domain,
-      'domain',
-      (v) => Number.isInteger(v) && v >= 0 && v <= 232,
-      'a DDS domain id in 0..232',
-    ) ?? 0;
-  const modeMachine =
-    numberOption(
-      values['mode-machine'],
-      'mode-machine',
-      (v) => Number.isInteger(v) && v >= 0 && v <= 255,
-      'an integer in 0..255',
-    ) ?? G1_29DOF_MODE_MACHINE;
+  const domainId = integerOption(values.domain, 'domain', 0, 232, 'a DDS domain id in 0..232') ?? 0;
+  const modeMachine = integerOption(values['mode-machine'], 'mode-machine', 0, 255) ?? G1_29DOF_MODE_MACHINE;
   const motionMode = values['motion-mode'];
   if (motionMode !== undefined && !MOTION_MODE_NAME.test(motionMode))
     throw new UsageError(`--motion-mode must be "" or a mode name (letters, digits, - and _), got "${motionMode}"`);
-  const seed = numberOption(values.seed, 'seed', (v) => Number.isSafeInteger(v) && v >= 0, 'an integer ≥ 0');
+  const seed = nonNegativeIntegerOption(values.seed, 'seed');
   const port = portOption(values.port) ?? 0;
   const host = values.host ?? '127.0.0.1';
-  const faults: ScheduledFault[] = [];
-  for (const spec of values.fault ?? []) {
-    try {
-      faults.push(parseFaultSpec(spec));
-    } catch (err) {
-      throw new UsageError(`--fault: ${(err as Error).message}`);
-    }
-  }
-  const profile = values.profile === undefined ? DEFAULT_ROBOT_EMULATOR_PROFILE : profileOption(values.profile);
-  const modelFile = values.model ?? DEFAULT_MODEL_FILE;
+  const { faults, profile, modelFile } = emulationOptions(values);
   io.stderr(`emulate-robot --dds: profile ${profile.name}; loading ${modelFile}…\n`);
   const emu = await startG1DdsEmulator({
     interfaceName: iface,
@@ -273,13 +232,30 @@ async function runDds(values: DdsValues, io: CliIo, deps: EmulateRobotDeps): Pro
     );
   }
   io.stderr('Press Ctrl+C to stop.\n');
-  const why = await deps.untilStopped();
+  const why = await deps.untilStopped(io);
   const s = emu.stats();
   await emu.close();
   io.stderr(
     `emulate-robot --dds: ${why}: stopped; ${s.published} LowState_ published (${s.rateHz.toFixed(1)} Hz, interval mean ${s.intervalMs.mean.toFixed(3)} ms, sd ${s.intervalMs.sd.toFixed(3)} ms, p99 ${s.intervalMs.p99.toFixed(2)} ms, max ${s.intervalMs.max.toFixed(1)} ms), ${s.link.received} LowCmd_ received, ${s.link.crcErrors} with a wrong CRC, CPU ${(100 * s.cpuFraction).toFixed(0)} %\n`,
   );
   return 0;
+}
+
+/** What both kinds of emulated G1 take alike: the injected faults, the dynamics profile and the model. */
+function emulationOptions(values: Pick<DdsValues, 'fault' | 'profile' | 'model'>): {
+  faults: ScheduledFault[];
+  profile: RobotEmulatorProfile;
+  modelFile: string;
+} {
+  const faults = (values.fault ?? []).map((spec) => {
+    try {
+      return parseFaultSpec(spec);
+    } catch (err) {
+      throw new UsageError(`--fault: ${(err as Error).message}`);
+    }
+  });
+  const profile = values.profile === undefined ? DEFAULT_ROBOT_EMULATOR_PROFILE : profileOption(values.profile);
+  return { faults, profile, modelFile: values.model ?? DEFAULT_MODEL_FILE };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { EMULATOR_CONTROL_TOPIC } from '../../domain/robotEmulator/emulatorControl';
 import { sendEmulatorControl } from '../../services/robotEmulator/emulatorControlClient';
-import { parse, printJson, UsageError, type CliIo, type Command } from '../cliSupport';
+import { defineCommand } from '../cliOptions';
+import { printJson, UsageError } from '../cliSupport';
 
 // `motionbench emulate-robot reset`: the human beside the emulated robot puts it back on its feet
 // (docs/ROBOT_EMULATOR.md §5, human_reset), sent to a running `motionbench emulate-robot` on its
@@ -16,16 +17,13 @@ const usage = `usage: motionbench emulate-robot reset --url <ws url> [--timeout-
   --json           print {ok, message} as JSON
 Exits 0 when the emulator answered ok, 1 when it refused or could not be reached (with the reason).`;
 
-export const emulateRobotResetCommand: Command = {
+export const emulateRobotResetCommand = defineCommand({
   name: 'emulate-robot reset',
   summary: `the emulated robot's human reset: stand it up at its start pose (${EMULATOR_CONTROL_TOPIC} human_reset)`,
   usage,
-  async run(argv: string[], io: CliIo) {
-    const { values } = parse(
-      argv,
-      { url: { type: 'string' }, 'timeout-ms': { type: 'string' }, json: { type: 'boolean' } },
-      usage,
-    );
+  strings: ['url', 'timeout-ms'],
+  flags: ['json'],
+  async run(values, io) {
     if (typeof values.url !== 'string' || !/^wss?:\/\//.test(values.url))
       throw new UsageError(`--url must be the emulator's ws:// URL\n${usage}`);
     const timeoutMs = values['timeout-ms'] === undefined ? 5000 : Number(values['timeout-ms']);
@@ -37,4 +35,4 @@ export const emulateRobotResetCommand: Command = {
     if (!answer.ok) io.stderr(`motionbench: ${answer.message}\n`);
     return answer.ok ? 0 : 1;
   },
-};
+});

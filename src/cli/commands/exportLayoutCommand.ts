@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import { episodeTracks, foxgloveLayout, type EpisodeTracks } from '../../services/episode/foxgloveLayout';
 import { openCampaign } from '../../services/trace';
-import { checkOutputFiles, parse, printJson, UsageError, type Command } from '../cliSupport';
+import { checkOutputFiles, defineCommand } from '../cliOptions';
+import { printJson, UsageError } from '../cliSupport';
 
 const usage = `usage: motionbench export-layout --campaign <dir> --out <file.json> [--force] [--json]
   Writes a Foxglove / Lichtblick layout (Layouts → Import from file…) for the campaign's episodes:
@@ -15,21 +16,17 @@ const usage = `usage: motionbench export-layout --campaign <dir> --out <file.jso
   --out     the layout file to write (refused if it exists, unless --force)
   --json    one document: the file written and the episodes by format and 3D tracks`;
 
-export const exportLayoutCommand: Command = {
+export const exportLayoutCommand = defineCommand({
   name: 'export-layout',
   summary: "write a Foxglove layout that draws both robots and plots the live readings of a campaign's episodes",
   usage,
-  async run(argv, io) {
-    const { values } = parse(
-      argv,
-      { campaign: { type: 'string' }, out: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' } },
-      usage,
-    );
-    if (values.campaign === undefined || values.campaign === '')
-      throw new UsageError(`--campaign is required\n${usage}`);
-    if (values.out === undefined) throw new UsageError(`--out is required\n${usage}`);
-    checkOutputFiles([{ option: 'out', file: values.out }], [], values.force === true);
-    const store = await openCampaign(values.campaign, { readOnly: true });
+  strings: ['campaign', 'out'],
+  flags: ['force', 'json'],
+  async run(values, io, { required }) {
+    const campaign = required('campaign');
+    const out = required('out', 'absent');
+    checkOutputFiles([{ option: 'out', file: out }], [], values.force === true);
+    const store = await openCampaign(campaign, { readOnly: true });
     const tracks: (EpisodeTracks & { runId: string })[] = [];
     const unreadable: { runId: string; reason: string }[] = [];
     try {
@@ -51,19 +48,19 @@ export const exportLayoutCommand: Command = {
       );
     const rootBody = roots[0] ?? 'pelvis';
     const layout = foxgloveLayout(rootBody);
-    fs.writeFileSync(values.out, `${JSON.stringify(layout, null, 2)}\n`, { flag: values.force ? 'w' : 'wx' });
+    fs.writeFileSync(out, `${JSON.stringify(layout, null, 2)}\n`, { flag: values.force ? 'w' : 'wx' });
     const byFormat: Record<string, number> = {};
     for (const t of tracks) byFormat[t.format || 'unknown'] = (byFormat[t.format || 'unknown'] ?? 0) + 1;
     const with3d = tracks.filter((t) => t.has3d).length;
     if (values.json)
       printJson(io, {
         format: 'motionbench-layout-export/1',
-        file: values.out,
+        file: out,
         followFrame: `exec/${rootBody}`,
         episodes: { total: tracks.length + unreadable.length, byFormat, with3dTracks: with3d, unreadable },
       });
     else {
-      io.stdout(`wrote ${values.out}: 3D panel following exec/${rootBody}, plots of /metrics/live and three joints\n`);
+      io.stdout(`wrote ${out}: 3D panel following exec/${rootBody}, plots of /metrics/live and three joints\n`);
       io.stdout(
         `episodes: ${tracks.length + unreadable.length} (${Object.entries(byFormat)
           .map(([f, n]) => `${n} ${f}`)
@@ -74,4 +71,4 @@ export const exportLayoutCommand: Command = {
     }
     return 0;
   },
-};
+});

@@ -1,39 +1,26 @@
 import { ForwardKinematics } from '../../domain/robot/forwardKinematics';
 import { loadClipFile } from '../../services/motion/loadClipFile';
 import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
-import { fpsOption, numberOption, parse, printJson, UsageError, type Command } from '../cliSupport';
+import { defineCommand, fpsOption, nonNegativeIntegerOption } from '../cliOptions';
+import { printJson, UsageError } from '../cliSupport';
 
 const usage = `usage: motionbench fk --clip <file> --frame <i> [--model <mjcf>] [--fps N] [--json]
   World pose of every body of the model (model body order, pelvis first) at frame i of the clip:
   bodies: [{name, pos: [x,y,z] (m), quat: [w,x,y,z]}].`;
 
-export const fkCommand: Command = {
+export const fkCommand = defineCommand({
   name: 'fk',
   summary: 'world pose of every body at one frame of a clip',
   usage,
-  async run(argv, io) {
-    const { values } = parse(
-      argv,
-      {
-        clip: { type: 'string' },
-        frame: { type: 'string' },
-        model: { type: 'string' },
-        fps: { type: 'string' },
-        json: { type: 'boolean' },
-      },
-      usage,
-    );
-    if (values.clip === undefined) throw new UsageError(`--clip is required\n${usage}`);
-    const frame = numberOption(
-      values.frame,
-      'frame',
-      (v) => Number.isSafeInteger(v) && v >= 0,
-      'a non-negative integer (a frame index)',
-    );
+  strings: ['clip', 'frame', 'model', 'fps'],
+  flags: ['json'],
+  async run(values, io, { required }) {
+    const clipFile = required('clip', 'absent');
+    const frame = nonNegativeIntegerOption(values.frame, 'frame', 'a non-negative integer (a frame index)');
     if (frame === undefined) throw new UsageError(`--frame is required\n${usage}`);
     const fps = fpsOption(values.fps);
     const profile = loadRobotProfile(values.model);
-    const clip = loadClipFile(values.clip, { fps, jointLimitsRad: profile.joints.map((j) => j.rangeRad) });
+    const clip = loadClipFile(clipFile, { fps, jointLimitsRad: profile.joints.map((j) => j.rangeRad) });
     if (frame >= clip.frameCount)
       throw new UsageError(`--frame ${frame} is past the clip's last frame (${clip.frameCount - 1})`);
     const fk = new ForwardKinematics(profile);
@@ -58,4 +45,4 @@ export const fkCommand: Command = {
     }
     return 0;
   },
-};
+});

@@ -10,16 +10,8 @@ import { startG1Runner } from '../../services/g1Runner/g1Runner';
 import { setAutogroupNice } from '../../services/os/threadPriority';
 import { DEFAULT_MODEL_FILE } from '../../services/robot/loadRobotProfile';
 import { loadStandingPolicy } from '../../services/wbc/standingPolicy';
-import {
-  numberOption,
-  parse,
-  portOption,
-  printJson,
-  UsageError,
-  type CliIo,
-  type Command,
-  untilSignal,
-} from '../cliSupport';
+import { defineCommand, integerOption, portOption } from '../cliOptions';
+import { printJson, UsageError, type CliIo, type Command, untilSignal } from '../cliSupport';
 
 // `motionbench g1-runner`: the robot side of g1-bridge/1 for a Unitree G1 over DDS (docs/G1_RUNNER.md).
 
@@ -51,40 +43,30 @@ const usage = `usage: motionbench g1-runner --interface <name> --after-clip gant
 Ctrl+C (SIGINT) or SIGTERM damps the motors and stops.`;
 
 export interface G1RunnerDeps {
-  untilStopped(): Promise<string>;
+  untilStopped(io: CliIo): Promise<string>;
 }
 
 export function makeG1RunnerCommand(deps: G1RunnerDeps = { untilStopped: untilSignal }): Command {
-  return {
+  return defineCommand({
     name: 'g1-runner',
     summary: `drive a Unitree G1 over DDS, serving ${G1_BRIDGE_CONTRACT} to the console`,
     usage,
-    async run(argv: string[], io: CliIo) {
-      const { values } = parse(
-        argv,
-        {
-          interface: { type: 'string' },
-          domain: { type: 'string' },
-          'after-clip': { type: 'string' },
-          'standing-policy': { type: 'string' },
-          port: { type: 'string' },
-          host: { type: 'string' },
-          model: { type: 'string' },
-          'interlock-trips': { type: 'string' },
-          'motion-switcher-timeout-ms': { type: 'string' },
-          json: { type: 'boolean' },
-        },
-        usage,
-      );
+    strings: [
+      'interface',
+      'domain',
+      'after-clip',
+      'standing-policy',
+      'port',
+      'host',
+      'model',
+      'interlock-trips',
+      'motion-switcher-timeout-ms',
+    ],
+    flags: ['json'],
+    async run(values, io) {
       const interfaceName = values.interface;
       if (!interfaceName) throw new UsageError(`--interface is required\n${usage}`);
-      const domainId =
-        numberOption(
-          values.domain,
-          'domain',
-          (v) => Number.isInteger(v) && v >= 0 && v <= 232,
-          'an integer in 0..232',
-        ) ?? 0;
+      const domainId = integerOption(values.domain, 'domain', 0, 232) ?? 0;
       let afterClip: AfterClip;
       if (values['after-clip'] === 'gantry') afterClip = 'gantry';
       else if (values['after-clip'] === 'standing_policy') afterClip = 'standing_policy';
@@ -104,10 +86,11 @@ export function makeG1RunnerCommand(deps: G1RunnerDeps = { untilStopped: untilSi
       } else if (standingPolicyPath)
         throw new UsageError('--standing-policy is used only with --after-clip standing_policy');
       const motionSwitcherTimeoutMs =
-        numberOption(
+        integerOption(
           values['motion-switcher-timeout-ms'],
           'motion-switcher-timeout-ms',
-          (v) => Number.isInteger(v) && v >= 10 && v <= 60_000,
+          10,
+          60_000,
           'an integer in 10..60000 (ms)',
         ) ?? SDK_CLIENT_TIMEOUT_MS;
       const port = portOption(values.port) ?? 0;
@@ -138,7 +121,7 @@ export function makeG1RunnerCommand(deps: G1RunnerDeps = { untilStopped: untilSi
           stamp_origin_unix_ms: runner.stampOriginUnixMs,
         });
       else io.stdout(`${G1_BRIDGE_CONTRACT} g1-runner: ${runner.url}\n`);
-      const why = await deps.untilStopped();
+      const why = await deps.untilStopped(io);
       io.stderr(`g1-runner: ${why}: damping and stopping…\n`);
       await runner.close();
       const s = runner.stats();
@@ -148,7 +131,7 @@ export function makeG1RunnerCommand(deps: G1RunnerDeps = { untilStopped: untilSi
         );
       return 0;
     },
-  };
+  });
 }
 
 export const g1RunnerCommand: Command = makeG1RunnerCommand();

@@ -4,16 +4,8 @@ import { startInterlockEmulator, type InterlockEmulator } from '../../services/i
 import { listSerialPorts } from '../../services/interlock/listSerialPorts';
 import { startPtyPair, type PtyPair } from '../../services/interlock/ptyPair';
 import { openInterlock } from '../../services/interlock/serialInterlock';
-import {
-  checkOutputFiles,
-  numberOption,
-  parse,
-  printJson,
-  UsageError,
-  untilSignal,
-  type CliIo,
-  type Command,
-} from '../cliSupport';
+import { checkOutputFiles, defineCommand, numberOption } from '../cliOptions';
+import { onSignal, printJson, stdinOf, UsageError, untilSignal, type CliIo, type Command } from '../cliSupport';
 
 // `motionbench emulate-interlock`, `motionbench interlock monitor`, `motionbench interlock list`:
 // the serial safety interlock from the command line (docs/INTERLOCK.md).
@@ -36,30 +28,20 @@ Control, one word per line on stdin: estop | reset | silent | talk | garbage | s
 Signals: SIGUSR1 presses the e-stop, SIGUSR2 releases it; SIGINT/SIGTERM stop.`;
 
 export interface EmulateInterlockDeps {
-  untilStopped(): Promise<string>;
-  input(): NodeJS.ReadableStream | null;
+  untilStopped(io: CliIo): Promise<string>;
+  input(io: CliIo): NodeJS.ReadableStream | null;
 }
 
 export function makeEmulateInterlockCommand(
-  deps: EmulateInterlockDeps = { untilStopped: untilSignal, input: () => process.stdin },
+  deps: EmulateInterlockDeps = { untilStopped: untilSignal, input: stdinOf },
 ): Command {
-  return {
+  return defineCommand({
     name: 'emulate-interlock',
     summary: 'emulate the serial interlock box on a serial device or a new pty pair',
     usage: emulateUsage,
-    async run(argv: string[], io: CliIo) {
-      const { values } = parse(
-        argv,
-        {
-          pty: { type: 'string' },
-          'make-pty': { type: 'string' },
-          'watchdog-ms': { type: 'string' },
-          'trip-to': { type: 'string' },
-          force: { type: 'boolean' },
-          json: { type: 'boolean' },
-        },
-        emulateUsage,
-      );
+    strings: ['pty', 'make-pty', 'watchdog-ms', 'trip-to'],
+    flags: ['force', 'json'],
+    async run(values, io) {
       if ((values.pty === undefined) === (values['make-pty'] === undefined))
         throw new UsageError(`give exactly one of --pty and --make-pty\n${emulateUsage}`);
       if (values['make-pty'] !== undefined) {
@@ -111,11 +93,9 @@ export function makeEmulateInterlockCommand(
 
       let quit!: (why: string) => void;
       const quitRequested = new Promise<string>((r) => (quit = r));
-      const onUsr1 = (): void => emu.pressEstop();
-      const onUsr2 = (): void => emu.releaseEstop();
-      process.on('SIGUSR1', onUsr1);
-      process.on('SIGUSR2', onUsr2);
-      const input = deps.input();
+      const offUsr1 = onSignal(io, 'SIGUSR1', () => emu.pressEstop());
+      const offUsr2 = onSignal(io, 'SIGUSR2', () => emu.releaseEstop());
+      const input = deps.input(io);
       const rl = input ? createInterface({ input, terminal: false }) : null;
       rl?.on('line', (raw) => {
         const word = raw.trim().toLowerCase();
@@ -149,10 +129,10 @@ export function makeEmulateInterlockCommand(
             say(`unknown control "${word}" (estop | reset | silent | talk | garbage | status | quit)`);
         }
       });
-      const why = await Promise.race([deps.untilStopped(), quitRequested, emu.closed.then(() => 'port closed')]);
+      const why = await Promise.race([deps.untilStopped(io), quitRequested, emu.closed.then(() => 'port closed')]);
       rl?.close();
-      process.off('SIGUSR1', onUsr1);
-      process.off('SIGUSR2', onUsr2);
+      offUsr1();
+      offUsr2();
       const stats = emu.stats();
       await emu.close();
       await pair?.close();
@@ -165,7 +145,7 @@ export function makeEmulateInterlockCommand(
       }
       return 0;
     },
-  };
+  });
 }
 
 export const emulateInterlockCommand: Command = makeEmulateInterlockCommand();
@@ -182,7 +162,7 @@ const monitorUsage = `usage: motionbench interlock monitor --device <path> [--du
 Exits 1 with the reason if the interlock tripped or ARM failed.`;
 
 export interface InterlockMonitorDeps {
-  untilStopped(): Promise<string>;
+  untilStopped(io: CliIo): Promise<string>;
 }
 
 const summarize = (trip: InterlockTrip) => ({
@@ -195,21 +175,13 @@ const summarize = (trip: InterlockTrip) => ({
 });
 
 export function makeInterlockMonitorCommand(deps: InterlockMonitorDeps = { untilStopped: untilSignal }): Command {
-  return {
+  return defineCommand({
     name: 'interlock monitor',
     summary: 'watch the serial interlock: status, heartbeat round trip, trips',
     usage: monitorUsage,
-    async run(argv: string[], io: CliIo) {
-      const { values } = parse(
-        argv,
-        {
-          device: { type: 'string' },
-          duration: { type: 'string' },
-          arm: { type: 'boolean' },
-          json: { type: 'boolean' },
-        },
-        monitorUsage,
-      );
+    strings: ['device', 'duration'],
+    flags: ['arm', 'json'],
+    async run(values, io) {
       if (!values.device) throw new UsageError(`--device is required\n${monitorUsage}`);
       const durationS = numberOption(
         values.duration,
@@ -238,7 +210,7 @@ export function makeInterlockMonitorCommand(deps: InterlockMonitorDeps = { until
       });
       let armResult: { ok: boolean; reason?: string; detail?: string; latency_ms?: number } | null = null;
       const stop = Promise.race([
-        deps.untilStopped(),
+        deps.untilStopped(io),
         link.closed.then(() => 'port closed'),
         ...(durationS ? [new Promise<string>((r) => setTimeout(() => r('duration'), durationS * 1000))] : []),
       ]);
@@ -294,7 +266,7 @@ export function makeInterlockMonitorCommand(deps: InterlockMonitorDeps = { until
       }
       return 0;
     },
-  };
+  });
 }
 
 export const interlockMonitorCommand: Command = makeInterlockMonitorCommand();
@@ -308,12 +280,12 @@ const listUsage = `usage: motionbench interlock list [--force] [--json]
   --force  run SerialPort.list() (in its child process) even without /run/udev
   --json   print {method, note, ports: [{path, manufacturer, serialNumber, vendorId, productId}]}`;
 
-export const interlockListCommand: Command = {
+export const interlockListCommand = defineCommand({
   name: 'interlock list',
   summary: 'list serial ports (guarded: works without udev)',
   usage: listUsage,
-  async run(argv: string[], io: CliIo) {
-    const { values } = parse(argv, { force: { type: 'boolean' }, json: { type: 'boolean' } }, listUsage);
+  flags: ['force', 'json'],
+  async run(values, io) {
     const listing = await listSerialPorts({ force: values.force });
     if (values.json) printJson(io, listing);
     else {
@@ -326,4 +298,4 @@ export const interlockListCommand: Command = {
     }
     return 0;
   },
-};
+});

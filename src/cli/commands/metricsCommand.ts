@@ -24,7 +24,8 @@ import { loadClipFile } from '../../services/motion/loadClipFile';
 import { comparisonJson, comparisonMarkdown, contractComparison } from '../../services/analysis/contractComparison';
 import { openCampaign } from '../../services/trace';
 import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
-import { fpsOption, numberOption, parse, printJson, UsageError, type Command } from '../cliSupport';
+import { defineCommand, fpsOption, numberOption } from '../cliOptions';
+import { printJson, UsageError } from '../cliSupport';
 
 const usage = `usage: motionbench metrics --ref <file> --exec <file> [--contract <id>] [--model <mjcf>] [--fps N]
                            [--exec-fps N] [--exec-no-global-root] [--reference-lift M] [--json]
@@ -68,27 +69,13 @@ function loadExec(file: string, fps: number | undefined, limits: Parameters<type
   }
 }
 
-export const metricsCommand: Command = {
+export const metricsCommand = defineCommand({
   name: 'metrics',
   summary: 'tracking readings (mb-metrics/1) of an executed motion against its reference',
   usage,
-  async run(argv, io) {
-    const { values } = parse(
-      argv,
-      {
-        ref: { type: 'string' },
-        exec: { type: 'string' },
-        model: { type: 'string' },
-        fps: { type: 'string' },
-        'exec-fps': { type: 'string' },
-        'exec-no-global-root': { type: 'boolean' },
-        'reference-lift': { type: 'string' },
-        json: { type: 'boolean' },
-        contract: { type: 'string' },
-        campaign: { type: 'string' },
-      },
-      usage,
-    );
+  strings: ['ref', 'exec', 'model', 'fps', 'exec-fps', 'reference-lift', 'contract', 'campaign'],
+  flags: ['exec-no-global-root', 'json'],
+  async run(values, io) {
     const contracts = contractsOption(values.contract);
     if (values.campaign !== undefined) {
       if (values.ref !== undefined || values.exec !== undefined)
@@ -165,7 +152,7 @@ export const metricsCommand: Command = {
     }
     return 0;
   },
-};
+});
 
 function fmt(r: Reading<number>, digits: number, unit: string, scale = 1): string {
   return r.available ? `${(r.value * scale).toFixed(digits)} ${unit}`.trimEnd() : `unavailable: ${r.reason}`;

@@ -6,7 +6,8 @@ import {
   type PolicyCheckReport,
 } from '../../domain/wbc/policyCheck';
 import { runPolicyCheck } from '../../services/policyCheck/policyCheckRun';
-import { fpsOption, numberOption, parse, printJson, UsageError, type Command } from '../cliSupport';
+import { defineCommand, fpsOption, numberOption } from '../cliOptions';
+import { printJson, UsageError } from '../cliSupport';
 
 const usage = `usage: motionbench policy check <file.onnx|folder> [--clip <file>] [--fps N] [--seconds S]
                              [--preset <family>/<name>] [--model <mjcf>] [--json]
@@ -61,24 +62,14 @@ function humanReport(r: PolicyCheckReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-export const policyCheckCommand: Command = {
+export const policyCheckCommand = defineCommand({
   name: 'policy check',
   summary: 'first action, observation ranges and negative-control runs of a released tracking policy',
   usage,
-  async run(argv, io) {
-    const { values, positionals } = parse(
-      argv,
-      {
-        clip: { type: 'string' },
-        fps: { type: 'string' },
-        seconds: { type: 'string' },
-        model: { type: 'string' },
-        preset: { type: 'string' },
-        json: { type: 'boolean' },
-      },
-      usage,
-      1,
-    );
+  strings: ['clip', 'fps', 'seconds', 'model', 'preset'],
+  flags: ['json'],
+  positionals: 1,
+  async run(values, io, { positionals }) {
     if (positionals.length !== 1)
       throw new UsageError(`policy check takes one file or folder, got ${positionals.length}\n${usage}`);
     const fps = fpsOption(values.fps);
@@ -102,4 +93,4 @@ export const policyCheckCommand: Command = {
     else io.stdout(humanReport(report));
     return 0;
   },
-};
+});

@@ -3,7 +3,8 @@ import { presetIds } from '../../domain/wbc/policyPresets';
 import { describeTerms } from '../../domain/wbc/trackingPolicy';
 import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
 import { planPolicy, type PolicyPlan } from '../../services/wbc/policyRun';
-import { parse, printJson, UsageError, type Command } from '../cliSupport';
+import { defineCommand } from '../cliOptions';
+import { printJson, UsageError } from '../cliSupport';
 
 const usage = `usage: motionbench policy info <file.onnx|folder> [--preset <family>/<name>] [--model <mjcf>] [--json]
   Reads a released tracking policy as it is — a BeyondMimic/whole_body_tracking or holosoma .onnx,
@@ -101,17 +102,14 @@ export function policyInfo(plan: PolicyPlan): Record<string, unknown> {
   };
 }
 
-export const policyInfoCommand: Command = {
+export const policyInfoCommand = defineCommand({
   name: 'policy info',
   summary: 'family, interface, observation, gains and baked motion of a released tracking policy',
   usage,
-  async run(argv, io) {
-    const { values, positionals } = parse(
-      argv,
-      { model: { type: 'string' }, json: { type: 'boolean' }, preset: { type: 'string' } },
-      usage,
-      1,
-    );
+  strings: ['model', 'preset'],
+  flags: ['json'],
+  positionals: 1,
+  async run(values, io, { positionals }) {
     if (positionals.length !== 1)
       throw new UsageError(`policy info takes one file or folder, got ${positionals.length}\n${usage}`);
     const profile = loadRobotProfile(values.model);
@@ -159,4 +157,4 @@ export const policyInfoCommand: Command = {
     io.stdout(`${lines.join('\n')}\n`);
     return 0;
   },
-};
+});

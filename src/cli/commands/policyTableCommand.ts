@@ -7,7 +7,8 @@ import {
 import type { Reading } from '../../domain/metrics/readings';
 import { loadRobotProfile } from '../../services/robot/loadRobotProfile';
 import { runPolicyTable, type PolicyTableResult } from '../../services/policyCheck/policyTableRun';
-import { checkOutputFiles, numberOption, parse, printJson, UsageError, type Command } from '../cliSupport';
+import { checkOutputFiles, defineCommand, numberOption, workersOption } from '../cliOptions';
+import { printJson, UsageError } from '../cliSupport';
 
 const usage = `usage: motionbench policy table <folder> [--seconds N] [--workers N] [--model <mjcf>] [--md <file>] [--force] [--json]
   The open-tracker table: every policy in <folder> (each .onnx, each policy folder, each .onnx of a
@@ -76,36 +77,21 @@ export function policyTableJson(r: PolicyTableResult): Record<string, unknown> {
   };
 }
 
-export const policyTableCommand: Command = {
+export const policyTableCommand = defineCommand({
   name: 'policy table',
   summary: 'run every policy of a folder on its own motion (or clip library): SR, progress-soft, MPJPE-l by group',
   usage,
-  async run(argv, io) {
-    const { values, positionals } = parse(
-      argv,
-      {
-        seconds: { type: 'string' },
-        workers: { type: 'string' },
-        model: { type: 'string' },
-        md: { type: 'string' },
-        force: { type: 'boolean' },
-        json: { type: 'boolean' },
-      },
-      usage,
-      1,
-    );
+  strings: ['seconds', 'workers', 'model', 'md'],
+  flags: ['force', 'json'],
+  positionals: 1,
+  async run(values, io, { positionals }) {
     if (positionals.length !== 1)
       throw new UsageError(`policy table takes one folder, got ${positionals.length}\n${usage}`);
     const folder = positionals[0];
     if (!fs.existsSync(folder) || !fs.statSync(folder).isDirectory())
       throw new UsageError(`${folder}: not a folder (policy table runs every policy of a folder)`);
     const seconds = numberOption(values.seconds, 'seconds', (v) => Number.isFinite(v) && v > 0, 'a number > 0');
-    const workers = numberOption(
-      values.workers,
-      'workers',
-      (v) => Number.isInteger(v) && v >= 1 && v <= 64,
-      'an integer in 1..64',
-    );
+    const workers = workersOption(values.workers);
     checkOutputFiles([{ option: 'md', file: values.md }], [], values.force === true);
     const profile = loadRobotProfile(values.model);
     const result = await runPolicyTable({
@@ -126,4 +112,4 @@ export const policyTableCommand: Command = {
     }
     return 0;
   },
-};
+});

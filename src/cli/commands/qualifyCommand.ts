@@ -16,7 +16,8 @@ import { loadWorkload } from '../../services/workload';
 import { ownMotionsOf, POLICIES_WORKLOAD_ID, policyMotionsWorkload } from '../../services/workload/policyWorkload';
 import { isPolicySpec } from '../../services/wbc/loadPolicy';
 import { planPolicy, type PolicyPlan } from '../../services/wbc/policyRun';
-import { numberOption, parse, printJson, processIo, UsageError, type CliIo, type Command } from '../cliSupport';
+import { defineCommand, integerOption, numberOption, workersOption } from '../cliOptions';
+import { exitNow, onSignal, printJson, processIo, UsageError, type CliIo } from '../cliSupport';
 
 const usage = `usage: motionbench qualify [--workload <core-v1|policies|dir>] --binding <spec> [--binding <spec> …] --campaign <dir>
                            [--preset <family>/<name>] [--limit N] [--clip <name|id> …] [--workers N] [--rollouts N]
@@ -159,27 +160,14 @@ export function summaryJson(s: QualificationSummary, bindings: readonly WbcBindi
   };
 }
 
-export const qualifyCommand: Command = {
+export const qualifyCommand = defineCommand({
   name: 'qualify',
   summary: 'qualify WBC bindings on a workload snapshot in simulation (admission with reasons)',
   usage,
-  async run(argv, io) {
-    const { values } = parse(
-      argv,
-      {
-        workload: { type: 'string' },
-        binding: { type: 'string', multiple: true },
-        campaign: { type: 'string' },
-        limit: { type: 'string' },
-        clip: { type: 'string', multiple: true },
-        workers: { type: 'string' },
-        rollouts: { type: 'string' },
-        model: { type: 'string' },
-        json: { type: 'boolean' },
-        preset: { type: 'string' },
-      },
-      usage,
-    );
+  strings: ['workload', 'campaign', 'limit', 'workers', 'rollouts', 'model', 'preset'],
+  flags: ['json'],
+  lists: ['binding', 'clip'],
+  async run(values, io) {
     if (!values.binding || values.binding.length === 0) throw new UsageError(`--binding is required\n${usage}`);
     if (values.preset !== undefined && values.binding.filter(isPolicySpec).length !== 1)
       throw new UsageError(
@@ -188,18 +176,8 @@ export const qualifyCommand: Command = {
     if (values.campaign === undefined || values.campaign === '')
       throw new UsageError(`--campaign is required\n${usage}`);
     const limit = numberOption(values.limit, 'limit', (v) => Number.isInteger(v) && v >= 1, 'an integer ≥ 1');
-    const workers = numberOption(
-      values.workers,
-      'workers',
-      (v) => Number.isInteger(v) && v >= 1 && v <= 64,
-      'an integer in 1..64',
-    );
-    const rollouts = numberOption(
-      values.rollouts,
-      'rollouts',
-      (v) => Number.isInteger(v) && v >= 1 && v <= 100,
-      'an integer in 1..100',
-    );
+    const workers = workersOption(values.workers);
+    const rollouts = integerOption(values.rollouts, 'rollouts', 1, 100);
     const policy: AdmissionPolicy =
       rollouts === undefined || rollouts === MB_ADMISSION_1.parameters.rollouts
         ? MB_ADMISSION_1
@@ -251,9 +229,9 @@ export const qualifyCommand: Command = {
           '\nqualify: cancelling — the running rollouts finish, then the run stops; decisions are kept and the rest runs next time (Ctrl-C again to quit at once)\n',
         );
         controller.abort();
-      } else process.exit(130);
+      } else exitNow(io, 130);
     };
-    process.on('SIGINT', onSigint);
+    const offSigint = onSignal(io, 'SIGINT', onSigint);
     const tty = io === processIo && !!process.stderr.isTTY;
     const progress = progressReporter(io, tty);
     io.stderr(
@@ -307,7 +285,7 @@ export const qualifyCommand: Command = {
       throw err;
     } finally {
       progress.finish();
-      process.off('SIGINT', onSigint);
+      offSigint();
     }
     const cancelled = summary.cancelled || (ownSummary?.cancelled ?? false);
     if (values.json)
@@ -328,7 +306,7 @@ export const qualifyCommand: Command = {
     }
     return cancelled ? 130 : 0;
   },
-};
+});
 
 /** The text summary of one run. */
 function summaryLines(summary: QualificationSummary): string[] {

@@ -9,7 +9,8 @@ import {
   contractComparison,
 } from '../../services/analysis/contractComparison';
 import { openCampaign } from '../../services/trace';
-import { parse, UsageError, type Command } from '../cliSupport';
+import { defineCommand } from '../cliOptions';
+import { UsageError } from '../cliSupport';
 
 const usage = `usage: motionbench report --campaign <dir> [--format md|csv|json] [--json] [--policy <id/version>] [--sort <reading|clip>]
                           [--contract sonic-eval|holomotion-eval|all]
@@ -33,25 +34,14 @@ const usage = `usage: motionbench report --campaign <dir> [--format md|csv|json]
 
 const FORMATS: readonly ReportFormat[] = ['md', 'csv', 'json'];
 
-export const reportCommand: Command = {
+export const reportCommand = defineCommand({
   name: 'report',
   summary: 'print the qualification matrix and the sim-to-real gap of a campaign (md, csv or json)',
   usage,
-  async run(argv, io) {
-    const { values } = parse(
-      argv,
-      {
-        campaign: { type: 'string' },
-        format: { type: 'string' },
-        json: { type: 'boolean' },
-        policy: { type: 'string' },
-        sort: { type: 'string' },
-        contract: { type: 'string' },
-      },
-      usage,
-    );
-    if (values.campaign === undefined || values.campaign === '')
-      throw new UsageError(`--campaign is required\n${usage}`);
+  strings: ['campaign', 'format', 'policy', 'sort', 'contract'],
+  flags: ['json'],
+  async run(values, io, { required }) {
+    const campaign = required('campaign');
     const format = (values.json ? 'json' : (values.format ?? 'md')) as ReportFormat;
     if (!FORMATS.includes(format)) throw new UsageError(`--format must be md, csv or json, got "${values.format}"`);
     if (values.json && values.format !== undefined && values.format !== 'json')
@@ -72,7 +62,7 @@ export const reportCommand: Command = {
       else if (c === 'holomotion-eval' || c === HOLOMOTION_EVAL_ID) peers = [HOLOMOTION_EVAL_ID];
       else throw new UsageError(`--contract must be sonic-eval, holomotion-eval or all, got "${c}"`);
     }
-    const store = await openCampaign(values.campaign, { readOnly: true });
+    const store = await openCampaign(campaign, { readOnly: true });
     try {
       let report;
       try {
@@ -100,4 +90,4 @@ export const reportCommand: Command = {
       store.close();
     }
   },
-};
+});

@@ -15,7 +15,8 @@ import { openInterlockFeed } from '../../services/trial/interlockFeed';
 import { openTrialRobot } from '../../services/trial/openTrialRobot';
 import { EmbeddedSimulator } from '../../services/sim/embeddedSimulator';
 import { openCampaign } from '../../services/trace';
-import { numberOption, parse, printJson, UsageError, type Command } from '../cliSupport';
+import { defineCommand, integerOption, nonNegativeIntegerOption, numberOption, workersOption } from '../cliOptions';
+import { onSignal, printJson, UsageError } from '../cliSupport';
 
 const usage = `usage: motionbench sensitivity --campaign <dir> --pair <id> [--scales 1,3,10] [--seconds 2]
                              [--held-out 8] [--seed N] [--axes a,b,…] [--workers N] [--model <mjcf>] [--json]
@@ -46,33 +47,28 @@ const usage = `usage: motionbench sensitivity --campaign <dir> --pair <id> [--sc
   --json       one document (format motionbench-sensitivity/1)
   Progress goes to stderr.`;
 
-export const sensitivityCommand: Command = {
+export const sensitivityCommand = defineCommand({
   name: 'sensitivity',
   summary:
     'start-state sensitivity of a pair in simulation (and on the robot emulator): Gram geometry, held-out WAPE, replay audit',
   usage,
-  async run(argv, io) {
-    const { values } = parse(
-      argv,
-      {
-        campaign: { type: 'string' },
-        pair: { type: 'string' },
-        scales: { type: 'string' },
-        seconds: { type: 'string' },
-        'held-out': { type: 'string' },
-        seed: { type: 'string' },
-        workers: { type: 'string' },
-        model: { type: 'string' },
-        axes: { type: 'string' },
-        robot: { type: 'string' },
-        interlock: { type: 'string' },
-        record: { type: 'string' },
-        'robot-unit': { type: 'string' },
-        yes: { type: 'boolean' },
-        json: { type: 'boolean' },
-      },
-      usage,
-    );
+  strings: [
+    'campaign',
+    'pair',
+    'scales',
+    'seconds',
+    'held-out',
+    'seed',
+    'workers',
+    'model',
+    'axes',
+    'robot',
+    'interlock',
+    'record',
+    'robot-unit',
+  ],
+  flags: ['yes', 'json'],
+  async run(values, io) {
     if (!values.campaign) throw new UsageError(`--campaign is required\n${usage}`);
     if (!values.pair) throw new UsageError(`--pair is required\n${usage}`);
     const scales = (values.scales ?? '1,3,10').split(',').map((s) => Number(s.trim()));
@@ -80,20 +76,9 @@ export const sensitivityCommand: Command = {
       throw new UsageError(`--scales must be positive numbers separated by commas, got "${values.scales}"`);
     const seconds =
       numberOption(values.seconds, 'seconds', (v) => v > 0 && v <= 60, 'a number of seconds in (0, 60]') ?? 2;
-    const heldOut =
-      numberOption(
-        values['held-out'],
-        'held-out',
-        (v) => Number.isInteger(v) && v >= 1 && v <= 200,
-        'an integer in 1..200',
-      ) ?? 8;
-    const seed = numberOption(values.seed, 'seed', (v) => Number.isSafeInteger(v) && v >= 0, 'an integer ≥ 0') ?? 1;
-    const workers = numberOption(
-      values.workers,
-      'workers',
-      (v) => Number.isInteger(v) && v >= 1 && v <= 64,
-      'an integer in 1..64',
-    );
+    const heldOut = integerOption(values['held-out'], 'held-out', 1, 200) ?? 8;
+    const seed = nonNegativeIntegerOption(values.seed, 'seed') ?? 1;
+    const workers = workersOption(values.workers);
     const axes = values.axes
       ?.split(',')
       .map((a) => a.trim())
@@ -150,8 +135,7 @@ export const sensitivityCommand: Command = {
       // The pair's clip (a built-in workload is regenerated: ≈ 0.6 s of synchronous work) is loaded
       // before the interlock opens: its heartbeats must not wait for that work.
       const setup = sensitivitySetup(store, profile, options);
-      process.on('SIGINT', onSigint);
-      cleanups.unshift(() => process.off('SIGINT', onSigint));
+      cleanups.unshift(onSignal(io, 'SIGINT', onSigint));
       const log = (l: string): void => io.stderr(`${l}\n`);
       const robotUrl = values.robot;
       const connect = async () => {
@@ -185,4 +169,4 @@ export const sensitivityCommand: Command = {
       for (const c of cleanups) await Promise.resolve(c()).catch(() => undefined);
     }
   },
-};
+});

@@ -3,16 +3,8 @@ import type { Backend } from '../../domain/backend/backend';
 import { startBridgeServer } from '../../services/bridge/bridgeServer';
 import { DEFAULT_MODEL_FILE } from '../../services/robot/loadRobotProfile';
 import { EmbeddedSimulator } from '../../services/sim/embeddedSimulator';
-import {
-  portOption,
-  numberOption,
-  parse,
-  printJson,
-  UsageError,
-  type CliIo,
-  type Command,
-  untilSignal,
-} from '../cliSupport';
+import { defineCommand, hostOption, numberOption, portOption, warnBeyondLoopback, workersOption } from '../cliOptions';
+import { printJson, type CliIo, type Command, untilSignal } from '../cliSupport';
 
 const usage = `usage: motionbench serve-sim [--port N] [--host 127.0.0.1] [--model <mjcf>] [--workers N] [--speed X] [--json]
   Serves the embedded MuJoCo simulator on the Foxglove WebSocket protocol (foxglove.websocket.v1,
@@ -31,7 +23,7 @@ export interface ServeSimDeps {
   /** The simulator behind the server (default: the embedded MuJoCo simulator). */
   createBackend(options: { modelFile: string; workers: number }): Promise<Backend>;
   /** Resolves when the server should stop (default: SIGINT or SIGTERM). */
-  untilStopped(): Promise<string>;
+  untilStopped(io: CliIo): Promise<string>;
 }
 
 async function createEmbedded(options: { modelFile: string; workers: number }): Promise<Backend> {
@@ -53,31 +45,15 @@ async function createEmbedded(options: { modelFile: string; workers: number }): 
 export function makeServeSimCommand(
   deps: ServeSimDeps = { createBackend: createEmbedded, untilStopped: untilSignal },
 ): Command {
-  return {
+  return defineCommand({
     name: 'serve-sim',
     summary: `serve the embedded simulator over ${G1_BRIDGE_CONTRACT} (Foxglove WebSocket)`,
     usage,
-    async run(argv: string[], io: CliIo) {
-      const { values } = parse(
-        argv,
-        {
-          port: { type: 'string' },
-          host: { type: 'string' },
-          model: { type: 'string' },
-          workers: { type: 'string' },
-          speed: { type: 'string' },
-          json: { type: 'boolean' },
-        },
-        usage,
-      );
+    strings: ['port', 'host', 'model', 'workers', 'speed'],
+    flags: ['json'],
+    async run(values, io) {
       const port = portOption(values.port) ?? 8765;
-      const workers =
-        numberOption(
-          values.workers,
-          'workers',
-          (v) => Number.isInteger(v) && v >= 1 && v <= 64,
-          'an integer in 1..64',
-        ) ?? 1;
+      const workers = workersOption(values.workers) ?? 1;
       const speed =
         numberOption(
           values.speed,
@@ -85,8 +61,7 @@ export function makeServeSimCommand(
           (v) => v >= 0 && v <= 1000,
           'a pacing factor in [0, 1000] (1 = real time, 0 = as fast as possible)',
         ) ?? 1;
-      const host = values.host ?? '127.0.0.1';
-      if (host.trim() === '') throw new UsageError('--host must not be empty');
+      const host = hostOption(values.host);
       const modelFile = values.model ?? DEFAULT_MODEL_FILE;
 
       io.stderr(`serve-sim: loading ${modelFile} in ${workers} worker${workers === 1 ? '' : 's'}…\n`);
@@ -118,10 +93,9 @@ export function makeServeSimCommand(
       } else {
         io.stdout(`${G1_BRIDGE_CONTRACT} simulator: ${server.url}\n`);
       }
-      if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1')
-        io.stderr(`serve-sim: warning: listening on ${host}, not only on loopback\n`);
+      warnBeyondLoopback(io, 'serve-sim', host);
       io.stderr('Press Ctrl+C to stop.\n');
-      const why = await deps.untilStopped();
+      const why = await deps.untilStopped(io);
       io.stderr(`serve-sim: ${why}: stopping (any running episode ends aborted_by_operator)…\n`);
       const stats = server.stats();
       await server.close();
@@ -130,7 +104,7 @@ export function makeServeSimCommand(
       );
       return 0;
     },
-  };
+  });
 }
 
 export const serveSimCommand: Command = makeServeSimCommand();

@@ -15,16 +15,8 @@ import { policyInfo } from './policyInfoCommand';
 import { presetIds } from '../../domain/wbc/policyPresets';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import { describeFailure } from '../../services/sim/simEngine';
-import {
-  checkOutputFiles,
-  fpsOption,
-  numberOption,
-  parse,
-  printJson,
-  UsageError,
-  type CliIo,
-  type Command,
-} from '../cliSupport';
+import { checkOutputFiles, defineCommand, fpsOption, nonNegativeIntegerOption } from '../cliOptions';
+import { printJson, UsageError, type CliIo } from '../cliSupport';
 
 const usage = `usage: motionbench sim [--clip <file>] [--binding builtin[:assist=<N/m>]|<binding.json>|<policy.onnx|folder>] [--model <mjcf>]
                        [--preset <family>/<name>] [--fps N] [--seed N] [--out <episode.mcap>] [--exec-out <exec.json>]
@@ -133,33 +125,19 @@ function policySummary(plan: PolicyPlan): Record<string, unknown> {
   };
 }
 
-export const simCommand: Command = {
+export const simCommand = defineCommand({
   name: 'sim',
   summary: 'run a clip in the embedded MuJoCo simulator under a WBC binding',
   usage,
-  async run(argv, io) {
-    const { values } = parse(
-      argv,
-      {
-        clip: { type: 'string' },
-        binding: { type: 'string' },
-        model: { type: 'string' },
-        fps: { type: 'string' },
-        seed: { type: 'string' },
-        out: { type: 'string' },
-        'exec-out': { type: 'string' },
-        force: { type: 'boolean' },
-        json: { type: 'boolean' },
-        preset: { type: 'string' },
-      },
-      usage,
-    );
+  strings: ['clip', 'binding', 'model', 'fps', 'seed', 'out', 'exec-out', 'preset'],
+  flags: ['force', 'json'],
+  async run(values, io) {
     const policySpec = values.binding !== undefined && isPolicySpec(values.binding);
     if (values.preset !== undefined && !policySpec)
       throw new UsageError(`--preset applies to a released policy --binding (an .onnx file or folder)\n${usage}`);
     if (values.clip === undefined && !policySpec) throw new UsageError(`--clip is required\n${usage}`);
     const fps = fpsOption(values.fps);
-    const seed = numberOption(values.seed, 'seed', (v) => Number.isSafeInteger(v) && v >= 0, 'an integer ≥ 0') ?? 0;
+    const seed = nonNegativeIntegerOption(values.seed, 'seed') ?? 0;
     const force = values.force === true;
     const outputs = [
       { option: 'out', file: values.out },
@@ -304,7 +282,7 @@ export const simCommand: Command = {
       await sim.close();
     }
   },
-};
+});
 
 function humanReport(doc: Record<string, unknown>, m: EpisodeMetrics, b: WbcBinding, failure: string | null): string {
   const r = (v: { available: boolean; value?: number }, d: number, unit: string, scale = 1) =>

@@ -1,7 +1,6 @@
 import readline from 'node:readline';
-import { DEFAULT_SHARE } from '../../domain/analysis/clipSelection';
 import { MB_METRICS_1 } from '../../domain/metrics';
-import { numericReadingByJsonName, NUMERIC_READINGS, READING_INFO } from '../../domain/metrics/readings';
+import { READING_INFO } from '../../domain/metrics/readings';
 import { campaignMinimalClipSet } from '../../services/analysis/campaignAnalysisReader';
 import type { EpisodeMetrics } from '../../domain/metrics/readings';
 import { sessionBadge } from '../../domain/trial/sessionBadge';
@@ -19,7 +18,8 @@ import { openInterlockFeed } from '../../services/trial/interlockFeed';
 import { openTrialRobot } from '../../services/trial/openTrialRobot';
 import { clipForPairId } from '../../services/trial/pairClip';
 import { loadWorkload } from '../../services/workload';
-import { numberOption, parse, printJson, UsageError, type CliIo, type Command } from '../cliSupport';
+import { defineCommand, integerOption, numberOption, readingOption, shareOption } from '../cliOptions';
+import { onSignal, printJson, promptStreams, UsageError, type CliIo } from '../cliSupport';
 import { trialNumber } from '../../domain/trial/trialNumber';
 
 // `motionbench calibrate` and `motionbench trial`: the robot's start-state
@@ -74,34 +74,23 @@ const trialUsage = `usage: motionbench trial --campaign <dir> --robot <ws-url> -
     4  every trial ran, but one was cut short (estop, link_lost, intervention,
        aborted_by_operator): the trials are recorded, none remain`;
 
-const shared = {
-  robot: { type: 'string' },
-  campaign: { type: 'string' },
-  pair: { type: 'string' },
-  'robot-unit': { type: 'string' },
-  workload: { type: 'string' },
-  model: { type: 'string' },
-  json: { type: 'boolean' },
-} as const;
+/** The value options both commands take. */
+const SHARED_STRINGS = ['robot', 'campaign', 'pair', 'robot-unit', 'workload', 'model'] as const;
 
 const mm = (m: EpisodeMetrics | null): string =>
   m && m.mpjpeLMm.available ? `${(m.mpjpeLMm.value / 10).toFixed(2)} cm` : 'n/a';
 const rad = (m: EpisodeMetrics | null): string =>
   m && m.jointPosRmseRad.available ? `${m.jointPosRmseRad.value.toFixed(4)} rad` : 'n/a';
 
-function required(v: string | undefined, name: string, usage: string): string {
-  if (v === undefined || v.trim() === '') throw new UsageError(`--${name} is required\n${usage}`);
-  return v;
-}
-
-export const calibrateCommand: Command = {
+export const calibrateCommand = defineCommand({
   name: 'calibrate',
   summary: 'capture the robot’s start-state calibration into a campaign',
   usage: calibrateUsage,
-  async run(argv: string[], io: CliIo) {
-    const { values } = parse(argv, { ...shared, timeout: { type: 'string' } }, calibrateUsage);
-    const url = required(values.robot, 'robot', calibrateUsage);
-    const dir = required(values.campaign, 'campaign', calibrateUsage);
+  strings: [...SHARED_STRINGS, 'timeout'],
+  flags: ['json'],
+  async run(values, io, { required }) {
+    const url = required('robot', 'blank');
+    const dir = required('campaign', 'blank');
     const timeoutS = numberOption(values.timeout, 'timeout', (v) => v > 0 && v <= 3600, 'seconds in (0, 3600]') ?? 20;
     const profile = loadRobotProfile(values.model ?? DEFAULT_MODEL_FILE);
     const store = await openCampaign(dir);
@@ -166,13 +155,13 @@ export const calibrateCommand: Command = {
       store.close();
     }
   },
-};
+});
 
 /** Terminal prompts, or --yes. */
 function terminalPrompts(io: CliIo, yes: boolean): OperatorPrompts & { close(): void } {
   let rl: readline.Interface | null = null;
   const ask = (q: string): Promise<string> => {
-    rl ??= readline.createInterface({ input: process.stdin, output: process.stderr });
+    rl ??= readline.createInterface(promptStreams(io));
     return new Promise((resolve) => rl!.question(q, resolve));
   };
   return {
@@ -260,31 +249,15 @@ function trialExitCode(
   return 4;
 }
 
-export const trialCommand: Command = {
+export const trialCommand = defineCommand({
   name: 'trial',
   summary: 'run a matched sim/real pair: calibration, simulation branch, real-robot trials',
   usage: trialUsage,
-  async run(argv: string[], io: CliIo) {
-    const { values } = parse(
-      argv,
-      {
-        ...shared,
-        interlock: { type: 'string' },
-        'interlock-runner': { type: 'string' },
-        trials: { type: 'string' },
-        yes: { type: 'boolean' },
-        calibration: { type: 'string' },
-        list: { type: 'boolean' },
-        'minimal-set': { type: 'boolean' },
-        reading: { type: 'string' },
-        share: { type: 'string' },
-      },
-      trialUsage,
-    );
-    const dir = required(values.campaign, 'campaign', trialUsage);
-    const trials =
-      numberOption(values.trials, 'trials', (v) => Number.isInteger(v) && v >= 1 && v <= 20, 'an integer in 1..20') ??
-      3;
+  strings: [...SHARED_STRINGS, 'interlock', 'interlock-runner', 'trials', 'calibration', 'reading', 'share'],
+  flags: ['json', 'yes', 'list', 'minimal-set'],
+  async run(values, io, { required }) {
+    const dir = required('campaign', 'blank');
+    const trials = integerOption(values.trials, 'trials', 1, 20) ?? 3;
     if (!values.list && (values['minimal-set'] || values.reading !== undefined || values.share !== undefined))
       throw new UsageError('--minimal-set, --reading and --share go with --list');
     if (!values['minimal-set'] && (values.reading !== undefined || values.share !== undefined))
@@ -294,14 +267,8 @@ export const trialCommand: Command = {
       try {
         let pairs = listAdmittedPairs(store, trials);
         if (values['minimal-set']) {
-          const readingName = values.reading ?? 'mpjpe_l_mm';
-          const reading = numericReadingByJsonName(readingName);
-          if (!reading)
-            throw new UsageError(
-              `--reading must be one of ${NUMERIC_READINGS.map((k) => READING_INFO[k].json).join(', ')}, got "${readingName}"`,
-            );
-          const share =
-            numberOption(values.share, 'share', (v) => v > 0 && v <= 1, 'a number in (0, 1]') ?? DEFAULT_SHARE;
+          const reading = readingOption(values.reading);
+          const share = shareOption(values.share);
           const sel = campaignMinimalClipSet(store, { reading, share });
           if (!sel.available) throw new RangeError(`no minimal clip set for this campaign: ${sel.reason}`);
           const order = new Map(sel.minimalSet.map((c, i) => [c, i]));
@@ -325,9 +292,9 @@ export const trialCommand: Command = {
         store.close();
       }
     }
-    const url = required(values.robot, 'robot', trialUsage);
-    const device = required(values.interlock, 'interlock', trialUsage);
-    const pairId = required(values.pair, 'pair', trialUsage);
+    const url = required('robot', 'blank');
+    const device = required('interlock', 'blank');
+    const pairId = required('pair', 'blank');
     const modelFile = values.model ?? DEFAULT_MODEL_FILE;
     const profile = loadRobotProfile(modelFile);
     const store = await openCampaign(dir);
@@ -337,7 +304,7 @@ export const trialCommand: Command = {
       io.stderr('\nSTOP (Ctrl+C): stopping the robot…\n');
       abort.abort('operator');
     };
-    process.on('SIGINT', onSigint);
+    const offSigint = onSignal(io, 'SIGINT', onSigint);
     const prompts = terminalPrompts(io, values.yes === true);
     cleanups.unshift(() => prompts.close());
     try {
@@ -403,8 +370,8 @@ export const trialCommand: Command = {
       }
       return trialExitCode(r, io);
     } finally {
-      process.off('SIGINT', onSigint);
+      offSigint();
       for (const c of cleanups) await Promise.resolve(c()).catch(() => undefined);
     }
   },
-};
+});

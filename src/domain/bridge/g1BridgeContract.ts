@@ -129,16 +129,6 @@ export const WBC_EPISODE_OVER_STATES: ReadonlySet<WbcState> = new Set(['done', '
 export type CommandName = 'prepare' | 'start' | 'stop' | 'damp' | 'hold' | 'reset';
 export const COMMAND_NAMES: readonly CommandName[] = ['prepare', 'start', 'stop', 'damp', 'hold', 'reset'];
 
-export const EPISODE_OUTCOMES: readonly EpisodeOutcome[] = [
-  'completed',
-  'hard_failure',
-  'intervention',
-  'estop',
-  'link_lost',
-  'aborted_by_operator',
-  'infrastructure_error',
-];
-
 export type StopOutcome = Extract<EpisodeOutcome, 'aborted_by_operator' | 'estop' | 'intervention'>;
 export const STOP_OUTCOMES: readonly StopOutcome[] = ['aborted_by_operator', 'estop', 'intervention'];
 

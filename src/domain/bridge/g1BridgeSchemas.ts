@@ -1,9 +1,9 @@
+import { EPISODE_OUTCOMES } from '../episode/episodeOutcome';
 import { G1_JOINT_NAMES, G1_NUM_JOINTS } from '../robot/g1Joints';
 import { POLICY_FAMILIES } from '../wbc/trackingPolicy';
 import {
   ACK_CODES,
   COMMAND_NAMES,
-  EPISODE_OUTCOMES,
   G1_BRIDGE_CONTRACT,
   G1_BRIDGE_MAX_CONTACTS,
   G1_BRIDGE_SCHEMA_NAMES,

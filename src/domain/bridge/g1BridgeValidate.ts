@@ -1,4 +1,4 @@
-import type { EpisodeOutcome } from '../episode/episodeOutcome';
+import { EPISODE_OUTCOMES, type EpisodeOutcome } from '../episode/episodeOutcome';
 import type { InitialState } from '../episode/initialState';
 import { decodeMotionbenchJson } from '../motion/motionbenchJson';
 import type { MotionClip } from '../motion/motionClip';
@@ -10,7 +10,6 @@ import type { JointGains, ObservationTerm, PolicyInterface, RootAssist, WbcBindi
 import {
   ACK_CODES,
   COMMAND_NAMES,
-  EPISODE_OUTCOMES,
   G1_BRIDGE_CONTRACT,
   G1_BRIDGE_LIMITS,
   G1_BRIDGE_MAX_CONTACTS,

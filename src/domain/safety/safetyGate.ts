@@ -24,7 +24,8 @@
 // - Every refused request, every reset (accepted or refused) and every trip is a trace event
 //   with a reason.
 
-import type { EpisodeOutcome, Problem } from '../backend/backend';
+import type { Problem } from '../backend/backend';
+import { EPISODE_OUTCOMES, type EpisodeOutcome } from '../episode/episodeOutcome';
 import { runIdProblem } from '../trace/ids';
 import {
   formatDuration,
@@ -132,15 +133,6 @@ function problem(
 
 const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 const isText = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= 200;
-const OUTCOMES: readonly EpisodeOutcome[] = [
-  'completed',
-  'hard_failure',
-  'intervention',
-  'estop',
-  'link_lost',
-  'aborted_by_operator',
-  'infrastructure_error',
-];
 
 /** Why an event is malformed, or null. Checks the shape a caller outside TypeScript might get wrong. */
 export function gateEventProblem(e: unknown): string | null {
@@ -168,7 +160,7 @@ export function gateEventProblem(e: unknown): string | null {
         return 'episode_start: pairId, contractId and bindingKey must be non-empty strings';
       return runId();
     case 'episode_end':
-      if (!(OUTCOMES as readonly unknown[]).includes(ev.outcome))
+      if (!(EPISODE_OUTCOMES as readonly unknown[]).includes(ev.outcome))
         return `episode_end: unknown outcome ${JSON.stringify(ev.outcome)}`;
       return runId();
     case 'calibration':

@@ -9,15 +9,8 @@ import type { WbcBinding, WbcBindingKind } from '../wbc/wbcBinding';
 import { canonicalJson } from './canonicalJson';
 import type { ParentTraceIdentity } from './parentTrace';
 
-export const EPISODE_OUTCOMES: readonly EpisodeOutcome[] = [
-  'completed',
-  'hard_failure',
-  'intervention',
-  'estop',
-  'link_lost',
-  'aborted_by_operator',
-  'infrastructure_error',
-];
+// The trace stores the episodes' outcomes: the list is declared once, in domain/episode.
+export { EPISODE_OUTCOMES } from '../episode/episodeOutcome';
 export const EXECUTION_DOMAINS: readonly ExecutionDomain[] = ['simulation', 'real_robot'];
 
 /** running: the recorder is writing; finished: closed and committed; interrupted: the recorder stopped (crash, I/O failure) and recovery marked it infrastructure_error. */

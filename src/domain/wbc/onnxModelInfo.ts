@@ -36,6 +36,10 @@ export interface OnnxModelInfo {
   timeIndexed: Record<string, OnnxFloatConstant>;
 }
 
+/**
+ * TensorProto element types by their ONNX enum value, named as onnxruntime names them: the one
+ * table for both the protobuf reader and the native binding's metadata.
+ */
 export const ONNX_DTYPES: readonly (string | undefined)[] = [
   undefined,
   'float32',

@@ -57,6 +57,22 @@ function arms(kit: Kit) {
   return { S, arm, pose, STAND: kit.upper() };
 }
 
+/**
+ * The boxing guard and a jab with either arm (the other stays on guard), the waist turned by
+ * `waistYawRad` in each and the jabbing elbow bent to `jabElbowRad`.
+ */
+function boxingPoses(kit: Kit, waistYawRad: { guard: number; jabL: number; jabR: number }, jabElbowRad: number) {
+  const { arm, pose } = arms(kit);
+  const guardL = arm({ pitch: -0.95, roll: 0.2, yaw: 0.1, elbow: -0.25 });
+  const guardR = arm({ pitch: -0.9, roll: 0.2, yaw: 0.1, elbow: -0.2 });
+  const jab = arm({ pitch: -1.45, roll: -0.02, yaw: 0, elbow: jabElbowRad });
+  return {
+    guard: pose({ waistYaw: waistYawRad.guard, left: guardL, right: guardR }),
+    jabL: pose({ waistYaw: waistYawRad.jabL, left: jab, right: guardR }),
+    jabR: pose({ waistYaw: waistYawRad.jabR, left: guardL, right: jab }),
+  };
+}
+
 /** A pose sequence: keys [t, pose] with min-jerk moves between them (rest at each key). */
 const seq = (keys: ReadonlyArray<readonly [number, Float64Array]>) => new PoseTrack(keys, 'minjerk');
 /** A pose sequence passing smoothly through the keys. */
@@ -263,21 +279,7 @@ function upperBody(kit: Kit): Recipe[] {
     );
   }
   {
-    const guard = pose({
-      waistYaw: 0.1,
-      left: arm({ pitch: -0.95, roll: 0.2, yaw: 0.1, elbow: -0.25 }),
-      right: arm({ pitch: -0.9, roll: 0.2, yaw: 0.1, elbow: -0.2 }),
-    });
-    const jabL = pose({
-      waistYaw: -0.2,
-      left: arm({ pitch: -1.45, roll: -0.02, yaw: 0, elbow: 1.25 }),
-      right: arm({ pitch: -0.9, roll: 0.2, yaw: 0.1, elbow: -0.2 }),
-    });
-    const jabR = pose({
-      waistYaw: 0.35,
-      left: arm({ pitch: -0.95, roll: 0.2, yaw: 0.1, elbow: -0.25 }),
-      right: arm({ pitch: -1.45, roll: -0.02, yaw: 0, elbow: 1.25 }),
-    });
+    const { guard, jabL, jabR } = boxingPoses(kit, { guard: 0.1, jabL: -0.2, jabR: 0.35 }, 1.25);
     const keys: [number, Float64Array][] = [
       [0.5, STAND],
       [1.7, guard],
@@ -1058,21 +1060,7 @@ function dynamic(kit: Kit): Recipe[] {
     // fast punches with waist rotation and a knee bounce
     const knee = 0.6;
     const coreS = 6.5;
-    const guard = pose({
-      waistYaw: 0.15,
-      left: arm({ pitch: -0.95, roll: 0.2, yaw: 0.1, elbow: -0.25 }),
-      right: arm({ pitch: -0.9, roll: 0.2, yaw: 0.1, elbow: -0.2 }),
-    });
-    const jabL = pose({
-      waistYaw: -0.35,
-      left: arm({ pitch: -1.45, roll: -0.02, yaw: 0, elbow: 1.35 }),
-      right: arm({ pitch: -0.9, roll: 0.2, yaw: 0.1, elbow: -0.2 }),
-    });
-    const jabR = pose({
-      waistYaw: 0.5,
-      left: arm({ pitch: -0.95, roll: 0.2, yaw: 0.1, elbow: -0.25 }),
-      right: arm({ pitch: -1.45, roll: -0.02, yaw: 0, elbow: 1.35 }),
-    });
+    const { guard, jabL, jabR } = boxingPoses(kit, { guard: 0.15, jabL: -0.35, jabR: 0.5 }, 1.35);
     const keys: [number, Float64Array][] = [
       [0.5, STAND],
       [1.6, guard],

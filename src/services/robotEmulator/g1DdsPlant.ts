@@ -1,6 +1,7 @@
 import type { InitialState } from '../../domain/backend/backend';
 import { createStateFrame, copySensorReadings, type StateFrame } from '../../domain/robot/stateFrame';
 import type { PlaceAction } from '../../domain/robotEmulator/emulatorControl';
+import { placedStartState, standingStartState } from '../../domain/robotEmulator/startStates';
 import { latencySteps, type RobotEmulatorProfile } from '../../domain/robotEmulator/robotEmulatorProfile';
 import { applySensorModel } from '../../domain/robotEmulator/sensorModel';
 import { GaussianNoise } from '../../domain/robotEmulator/sensorNoise';
@@ -191,28 +192,12 @@ export class G1DdsPlant {
 
   /** The standing start pose: the model's default pose at the origin, feet on the floor, at rest. */
   standingStart(): InitialState {
-    const p = this.engine.profile.defaultPose;
-    return {
-      rootPosM: [0, 0, p.rootPosM[2]],
-      rootQuatWxyz: [1, 0, 0, 0],
-      jointPosRad: [...p.jointPosRad],
-      placeOnFloor: true,
-    };
+    return standingStartState(this.engine.profile);
   }
 
   /** The start state of a `place`: joints by name, root orientation as given, feet on the floor, at rest. */
   placedStart(a: PlaceAction): InitialState {
-    const names = this.engine.profile.joints.map((j) => j.name);
-    const missing = names.filter((n) => !(n in a.joint_pos_rad));
-    if (missing.length > 0) throw new RangeError(`place: no angle for ${missing.join(', ')}`);
-    const [w, x, y, z] = a.root_quat_wxyz;
-    const n = Math.hypot(w, x, y, z);
-    return {
-      rootPosM: [0, 0, this.engine.profile.defaultPose.rootPosM[2]],
-      rootQuatWxyz: [w / n, x / n, y / n, z / n],
-      jointPosRad: names.map((name) => a.joint_pos_rad[name]),
-      placeOnFloor: true,
-    };
+    return placedStartState(this.engine.profile, a);
   }
 
   /**

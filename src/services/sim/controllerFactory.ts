@@ -2,12 +2,11 @@
 //   builtin — the reference tracker (src/domain/sim/builtinTracker.ts);
 //   onnx    — a released policy family (PolicyBinding): the tracking-policy controller
 //             (src/services/wbc/trackingPolicyController.ts); a declared interface:
-//             `createOnnxController(binding, profile)` exported by ./onnxController.ts (written
-//             separately; loaded on first use so a build without it still runs builtin bindings);
+//             `createOnnxController(binding, profile)` of ./onnxController.ts.
+// Both policy controllers are imported on first use: they load onnxruntime-node, which a process
+// that only runs builtin bindings never needs.
 //   remote  — refused: the remote simulator or robot runs that policy itself.
 
-import fs from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { BuiltinTracker } from '../../domain/sim/builtinTracker';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import type { Controller } from '../../domain/wbc/controller';
@@ -19,31 +18,18 @@ export class ControllerUnavailableError extends Error {
 
 type OnnxFactory = (binding: OnnxBinding, profile: RobotProfile) => Promise<Controller>;
 
-const ONNX_MODULE = new URL('./onnxController.ts', import.meta.url);
 let onnxFactory: Promise<OnnxFactory> | undefined;
 
 async function loadOnnxFactory(): Promise<OnnxFactory> {
-  if (ONNX_MODULE.protocol === 'file:' && !fs.existsSync(fileURLToPath(ONNX_MODULE))) {
-    throw new ControllerUnavailableError(
-      'onnx bindings not available: this build has no ONNX controller (src/services/sim/onnxController.ts)',
-    );
-  }
-  // A computed specifier, so type checking and bundling do not require the module to exist.
-  const mod = (await import(/* @vite-ignore */ ONNX_MODULE.href)) as { createOnnxController?: OnnxFactory };
-  if (typeof mod.createOnnxController !== 'function') {
-    throw new ControllerUnavailableError(
-      'onnx bindings not available: onnxController.ts does not export createOnnxController(binding, profile)',
-    );
-  }
-  return mod.createOnnxController;
+  const { createOnnxController } = await import('./onnxController');
+  return createOnnxController;
 }
 
 /**
  * Loads the policy controllers' code and initialises the ONNX runtime now (about 0.15 s the
  * first time) so that a later createController costs only the policy's own load. A process whose
  * loop keeps real-time promises (the robot emulator: its lowstate stream and interlock box) calls
- * it before those start. A build without onnxController.ts still preloads the released-policy
- * controller.
+ * it before those start.
  */
 export async function preloadPolicyControllers(): Promise<void> {
   const { warmUpOnnxRuntime } = await import('../wbc/onnxPolicySession');

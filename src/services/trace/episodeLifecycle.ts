@@ -22,7 +22,7 @@ import { recoverEpisodeFile, type EpisodeRecoveryReport } from '../episode/episo
 import { EpisodeWriter, type FlushPolicy, type ReferenceFrames } from '../episode/episodeWriter';
 import { EPISODES_DIR, type CampaignDb } from './campaignDb';
 import { EPISODE_SELECT, episodeOf, json, nowIso, parse, type EpisodeRow } from './campaignRows';
-import { EpisodeRecorder, RECORDER_FLUSH_POLICY, type RecorderHost } from './episodeRecorder';
+import { EpisodeRecorder, RECORDER_FLUSH_POLICY, type FinishedEpisode, type RecorderHost } from './episodeRecorder';
 import { fromFsError, TraceStoreError } from './errors';
 import type { EventRepository } from './eventRepository';
 import type { MetricsRepository } from './metricsRepository';
@@ -336,7 +336,7 @@ export class EpisodeLifecycle implements RecorderHost {
   }
 
   /** @internal RecorderHost: commits a finished episode, its episode_end event and its metrics in one transaction. */
-  commitFinished(runId: string, f: Parameters<RecorderHost['commitFinished']>[1]): EpisodeRecord {
+  commitFinished(runId: string, f: FinishedEpisode): EpisodeRecord {
     if (!EPISODE_OUTCOMES.includes(f.outcome))
       throw new TraceStoreError('invalid', this.c.dbFile, `unknown outcome ${String(f.outcome)}`);
     return this.c.tx('cannot commit the finished episode to', () => {

@@ -35,25 +35,25 @@ export const RECORDER_FLUSH_POLICY: Readonly<FlushPolicy> = Object.freeze({
   maxBacklogBytes: 16 * 1024 * 1024,
 });
 
+/** What a closed episode file commits to the index: its end, its file's figures and its metrics. */
+export interface FinishedEpisode {
+  outcome: EpisodeOutcome;
+  reason: string;
+  frames: number;
+  simSeconds: number | null;
+  wallSeconds: number | null;
+  bytes: number;
+  sha256: string;
+  trajectorySha256: string | null;
+  metrics: EpisodeMetrics | null;
+  meta: Record<string, unknown>;
+}
+
 /** What the recorder needs from the store (implemented by CampaignStore). */
 export interface RecorderHost {
   readonly dbFile: string;
   markInterrupted(runId: string, why: string, detail: Record<string, unknown>): Promise<unknown>;
-  commitFinished(
-    runId: string,
-    f: {
-      outcome: EpisodeOutcome;
-      reason: string;
-      frames: number;
-      simSeconds: number | null;
-      wallSeconds: number | null;
-      bytes: number;
-      sha256: string;
-      trajectorySha256: string | null;
-      metrics: EpisodeMetrics | null;
-      meta: Record<string, unknown>;
-    },
-  ): EpisodeRecord;
+  commitFinished(runId: string, f: FinishedEpisode): EpisodeRecord;
   insertEpisodeEvent(e: NewTraceEvent): TraceEvent;
 }
 

@@ -1,6 +1,7 @@
 import type { AdmissionRecord, EpisodeRecord, ParentTraceRecord } from '../../domain/trace/records';
 import { countsAsFinished } from '../../domain/trial/trialChecks';
 import { bindingName } from '../../domain/wbc/bindingName';
+import type { AdmittedPair, MatchedProgress } from '../../domain/trial/admittedPair';
 import type { CampaignStore } from '../trace';
 
 // The Trial runner's queue: qualification pairs (binding × clip, no calibration) with their latest
@@ -8,33 +9,7 @@ import type { CampaignStore } from '../trace';
 // pair is a parent trace with the same binding, clip content, model, contract and adapter but a
 // calibration id (DESIGN §3 Trace): found by identity, never by name.
 
-export interface AdmittedPair {
-  /** The qualification parent trace id: the pair's id for `motionbench trial --pair`. */
-  pairId: string;
-  clipId: string;
-  clipName: string;
-  bindingKey: string;
-  /** bindingName (src/domain/wbc/bindingName.ts): tells two builtin bindings apart; the key when not stored. */
-  bindingName: string;
-  bindingLabel: string;
-  contractId: string;
-  admitted: boolean;
-  reasons: string[];
-  decidedAt: string;
-  /** Workload snapshot the decision was made on (from the decision's evidence), if recorded. */
-  snapshotHash: string | null;
-  /** The matched pair (a parent trace with a calibration) started for it, if any. */
-  matched: MatchedProgress | null;
-}
-
-export interface MatchedProgress {
-  parentTraceId: string;
-  calibrationId: string;
-  simDone: boolean;
-  /** Real trials that ended with an outcome that counts (anything but infrastructure_error). */
-  realDone: number;
-  remaining: number;
-}
+export type { AdmittedPair, MatchedProgress };
 
 /** Latest decision per qualification pair (any policy), newest first by decision time. */
 function latestDecisions(store: CampaignStore): Map<string, AdmissionRecord> {

@@ -3,6 +3,7 @@ import { Tensor, type InferenceSession } from 'onnxruntime-node';
 import { binding as ortBinding, initOrt, type Binding } from 'onnxruntime-node/dist/binding.js';
 import { InputError } from '../../domain/problems';
 import { describeObservation, observationSize, policyInterfaceProblems } from '../../domain/wbc/observationBuilder';
+import { onnxDtypeName } from '../../domain/wbc/onnxModelInfo';
 import type { OnnxBinding, PolicyInterface } from '../../domain/wbc/wbcBinding';
 import { readBoundedFileAsync } from '../files/boundedRead';
 
@@ -34,28 +35,10 @@ export const ONNX_SESSION_OPTIONS: Readonly<InferenceSession.SessionOptions> = {
 
 type ValueMetadata = InferenceSession.ValueMetadata;
 
-/** TensorProto data types as the native binding reports them (index = ONNX enum value). */
-const DATA_TYPES = [
-  undefined,
-  'float32',
-  'uint8',
-  'int8',
-  'uint16',
-  'int16',
-  'int32',
-  'int64',
-  'string',
-  'bool',
-  'float16',
-  'float64',
-  'uint32',
-  'uint64',
-];
-
 function toValueMetadata(m: Binding.ValueMetadata): ValueMetadata {
   if (!m.isTensor) return { name: m.name, isTensor: false };
   const shape = m.shape.map((d, i) => (d >= 0 ? d : m.symbolicDimensions[i] || '?'));
-  return { name: m.name, isTensor: true, type: (DATA_TYPES[m.type] ?? `type ${m.type}`) as Tensor.Type, shape };
+  return { name: m.name, isTensor: true, type: onnxDtypeName(m.type) as Tensor.Type, shape };
 }
 
 /** A loaded policy session; run() is synchronous. */
