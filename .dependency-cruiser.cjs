@@ -112,7 +112,7 @@ const UNTRUSTED_PARSERS = [
  */
 const MAIN_LOOP_EXCEPTIONS = [
   {
-    from: '^src/services/console/consoleApiHandlers\\.ts$',
+    from: '^src/services/console/consoleServices\\.ts$',
     to: '^src/services/robot/loadRobotProfile\\.ts$',
     reason:
       'STANDING: the robot model the services start with (--model, else our G1 in assets/), named by the operator at start-up and never by a request; read once, lazily (getProfile)',

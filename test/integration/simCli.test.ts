@@ -8,7 +8,7 @@ import { readEpisodeFile, trajectorySha256OfEpisode } from '../../src/services/e
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { encodeLinearPolicy, standardInterface, writeBindingFiles } from '../helpers/onnxBuilder';
 import { MENAGERIE_G1, MENAGERIE_SCENE, REPO_ROOT, sharedData } from '../helpers/sharedData';
-import { motionbenchInProcess as mb } from '../helpers/runCli';
+import { motionbench as mbProcess, motionbenchInProcess as mb } from '../helpers/runCli';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-sim-cli-'));
 /** The first 4 s of LAFAN1 dance1 (a test fixture cut at run time, never stored in the repo). */
@@ -173,7 +173,8 @@ describe('motionbench sim', () => {
     );
     expect(warped).not.toBe(xml);
     fs.writeFileSync(model, warped);
-    const r = await mb('sim', '--clip', CLIP, '--fps', '30', '--model', model, '--json');
+    // A child process: MuJoCo's warnings are written by the simulator worker to the process's stderr.
+    const r = await mbProcess('sim', '--clip', CLIP, '--fps', '30', '--model', model, '--json');
     expect(r.stderr).toMatch(/^mujoco: WARNING: Nan, Inf or huge value in QACC/m);
     expect(r.stdout).not.toMatch(/WARNING/);
     const doc = JSON.parse(r.stdout) as { contract: string };

@@ -232,10 +232,17 @@ function gapTable(rows: readonly GapCell[], hlHeader: string, reliability: reado
   return out;
 }
 
+/** Binding and clip names as shown: the campaign's names, else the key. */
+interface Names {
+  bname(key: string): string;
+  cname(clipId: string): string;
+}
+
 export function analysisMarkdown(r: CampaignAnalysisResult): string {
-  const a = r.analysis;
-  const bname = (k: string) => r.bindingNames[k] ?? k;
-  const cname = (id: string) => r.clipNames[id] ?? id;
+  const names: Names = {
+    bname: (k: string) => r.bindingNames[k] ?? k,
+    cname: (id: string) => r.clipNames[id] ?? id,
+  };
   const out: string[] = [];
   out.push(`# Analysis of campaign ${r.campaign.name}`, '');
   out.push(
@@ -252,6 +259,27 @@ export function analysisMarkdown(r: CampaignAnalysisResult): string {
       '',
     );
 
+  out.push(...gapSection(r, names));
+  out.push(...rolloutReliabilitySection(r, names));
+  out.push(...redundancySection(r));
+  out.push(...minimalSetSection(r, names));
+  out.push(...bradleyTerrySection(r, names));
+
+  out.push('## Start-state sensitivity', '');
+  out.push(
+    r.sensitivityPairs.length === 0
+      ? 'No pair has a calibrated start yet (capture one: motionbench calibrate, or the Trial runner); nothing to perturb.'
+      : `Pairs with a calibrated start (\`motionbench sensitivity --campaign … --pair <id>\`, or the console's Analysis panel): ${r.sensitivityPairs.map((p) => `${p.clipName} × ${p.bindingName} (\`${p.pairId}\`, calibration ${p.calibrationId})`).join('; ')}.`,
+    '',
+  );
+  return out.join('\n');
+}
+
+/** The sim-to-real gap of each binding with its CIs, per capability group and per clip. */
+function gapSection(r: CampaignAnalysisResult, names: Names): string[] {
+  const a = r.analysis;
+  const { bname, cname } = names;
+  const out: string[] = [];
   out.push('## Sim-to-real gap with uncertainty (Table 11)', '');
   if (a.gaps.length === 0) out.push('No matched pairs in this campaign: no gap to put a CI on.', '');
   const chosen = READING_INFO[a.reading].label;
@@ -298,6 +326,13 @@ export function analysisMarkdown(r: CampaignAnalysisResult): string {
     out.push('');
   }
 
+  return out;
+}
+
+/** The ICC of each binding's repeated qualification rollouts. */
+function rolloutReliabilitySection(r: CampaignAnalysisResult, names: Names): string[] {
+  const { bname } = names;
+  const out: string[] = [];
   out.push('## Reliability of repeated simulation rollouts (qualification)', '');
   if (r.rolloutReliability.length === 0) out.push('No qualification rollouts under this contract.', '');
   else {
@@ -323,6 +358,13 @@ export function analysisMarkdown(r: CampaignAnalysisResult): string {
     out.push('', flagged.length ? `⚠ ${flagged.length} flagged (${flagged.join('; ')}).` : 'None flagged.', '');
   }
 
+  return out;
+}
+
+/** Spearman correlations between the readings and how well the others predict each. */
+function redundancySection(r: CampaignAnalysisResult): string[] {
+  const a = r.analysis;
+  const out: string[] = [];
   out.push(`## Redundancy of the readings`, '');
   const rr = a.readingRedundancy;
   if (!rr.available) out.push(rr.reason, '');
@@ -350,6 +392,14 @@ export function analysisMarkdown(r: CampaignAnalysisResult): string {
     );
   }
 
+  return out;
+}
+
+/** The greedy minimal hardware clip set and its robustness to the first clip. */
+function minimalSetSection(r: CampaignAnalysisResult, names: Names): string[] {
+  const a = r.analysis;
+  const { cname } = names;
+  const out: string[] = [];
   out.push(`## Minimal hardware clip set (${READING_INFO[a.reading].label})`, '');
   if (!a.selection.available) out.push(a.selection.reason, '');
   else {
@@ -386,6 +436,14 @@ export function analysisMarkdown(r: CampaignAnalysisResult): string {
     );
   }
 
+  return out;
+}
+
+/** The Bradley–Terry ranking of the bindings, clips as judges, and its moves on the minimal set. */
+function bradleyTerrySection(r: CampaignAnalysisResult, names: Names): string[] {
+  const a = r.analysis;
+  const { bname } = names;
+  const out: string[] = [];
   out.push(`## Bradley–Terry ranking (${READING_INFO[a.reading].label}, clips as judges)`, '');
   const bt = a.bradleyTerry;
   if (!bt.available) out.push(bt.reason, '');
@@ -404,12 +462,5 @@ export function analysisMarkdown(r: CampaignAnalysisResult): string {
     out.push('');
   }
 
-  out.push('## Start-state sensitivity', '');
-  out.push(
-    r.sensitivityPairs.length === 0
-      ? 'No pair has a calibrated start yet (capture one: motionbench calibrate, or the Trial runner); nothing to perturb.'
-      : `Pairs with a calibrated start (\`motionbench sensitivity --campaign … --pair <id>\`, or the console's Analysis panel): ${r.sensitivityPairs.map((p) => `${p.clipName} × ${p.bindingName} (\`${p.pairId}\`, calibration ${p.calibrationId})`).join('; ')}.`,
-    '',
-  );
-  return out.join('\n');
+  return out;
 }

@@ -1,28 +1,22 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { ApiMethod, ApiOutcome, ApiParams, ApiResult, ClipDto, Transport } from '../../api/contract';
 import { parseRequest } from '../../api/contract';
 import { clipToDto } from '../../api/clipDto';
-import type { RobotProfile } from '../../domain/robot/robotProfile';
-import { raiseThreadPriority } from '../os/threadPriority';
-import { OffThreadFiles, type ClipTaskOptions, type DecodedClip } from './offThread';
-import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../robot/loadRobotProfile';
-import type { MotionClip } from '../../domain/motion/motionClip';
+import type { ClipTaskOptions, DecodedClip } from './offThread';
 import { UnsupportedError } from './apiFailure';
 import { toApiError } from './apiErrorMap';
-import { defaultBackendFactories } from './backendFactories';
-import { ClipCache } from './clipCache';
-import { ConnectionRegistry, type BackendFactories } from './connectionRegistry';
-import { EventHub, type EventClient, type EventSink } from './eventHub';
+import type { ConnectionRegistry } from './connectionRegistry';
+import {
+  closeConsoleServices,
+  createConsoleServices,
+  type ConsoleServices,
+  type ConsoleServicesOptions,
+} from './consoleServices';
+import type { EventClient, EventSink } from './eventHub';
 import { plainResult, SerializedResult } from './serializedResult';
-import { PolicyRegistry } from './policyRegistry';
-import { QualificationJobs } from './qualificationJobs';
-import { InterlockSessions } from './interlockSessions';
-import { SensitivityJobs } from './sensitivityJobs';
-import { SimRunManager } from './simRuns';
-import { RobotLive } from './robotLive';
-import { TrialJobs, type TrialServices } from './trialJobs';
+import type { QualificationJobs } from './qualificationJobs';
+import type { InterlockSessions } from './interlockSessions';
+import type { SimRunManager } from './simRuns';
+import type { TrialJobs } from './trialJobs';
 
 // The console API handler table: one implementation behind both transports (Electron IPC in
 // main/, the loopback WebSocket in src/services/host/). Requests are validated against the
@@ -41,25 +35,12 @@ export type Handler<M extends ApiMethod> = (
 ) => Promise<HandlerValue<M>> | HandlerValue<M>;
 export type HandlerTable = { [M in ApiMethod]: Handler<M> };
 
-export interface ConsoleApiOptions {
+export interface ConsoleApiOptions extends ConsoleServicesOptions {
   transport: Transport;
-  /** Robot model (MJCF); defaults to our G1 in assets/. */
-  modelFile?: string;
   appName?: string;
   appVersion?: string;
   /** Handlers a transport adds or replaces (Electron: clips.openDialog). */
   overrides?: Partial<HandlerTable>;
-  /** Backend implementations for the Connections registry; default: backendFactories.ts. */
-  backends?: BackendFactories;
-  /** The trial services (calibration capture, matched pairs, admitted pairs); default src/services/trial. */
-  trialServices?: TrialServices;
-  /**
-   * The Unix socket on which the runner the services start ("G1 over DDS") hears the interlock
-   * keeper's e-stops. Default: `runner-estop.sock` in a private directory made here (mode 0700,
-   * removed at close). Null: none (the robot then damps on an interlock e-stop only through this
-   * process).
-   */
-  runnerEstopSocket?: string | null;
 }
 
 export interface ConsoleApi {
@@ -97,109 +78,97 @@ export interface ConsoleApi {
 /** An outcome whose result may be JSON serialized already (UTF-8 bytes of the result value). */
 export type WireOutcome = ApiOutcome | { ok: true; serialized: Uint8Array };
 
-/** The services' thread keeps time for STOP, the safety gate and the robot link (threadPriority.ts). */
-export const SERVICES_NICE = -5;
+export { SERVICES_NICE } from './consoleServices';
 
 export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
-  // Ask to run before ordinary work (the console's own renderer, a simulation): granted only with
-  // the privilege; the interlock keeper asks for more (-10), the batch workers run below (5, 10).
-  raiseThreadPriority(SERVICES_NICE);
-  const modelFile = path.resolve(options.modelFile ?? DEFAULT_MODEL_FILE);
-  // The runner's e-stop socket is chosen here, once, so that the keeper (opened with the box) and
-  // every runner the services start (before or after the box, or restarted) meet on it.
-  const estopDir = options.runnerEstopSocket === undefined ? fs.mkdtempSync(path.join(os.tmpdir(), 'mb-estop-')) : null;
-  const runnerEstopSocket = estopDir ? path.join(estopDir, 'runner-estop.sock') : (options.runnerEstopSocket ?? null);
-  const connections = new ConnectionRegistry({
-    factories: options.backends ?? defaultBackendFactories(),
-    modelFile,
-    runnerEstopSocket,
-  });
-  let profile: RobotProfile | undefined;
-  const getProfile = (): RobotProfile => (profile ??= loadRobotProfile(modelFile));
-  const clips = new ClipCache();
-  // Clip decoding and campaign opening run in a worker thread: never on the loop that carries STOP.
-  const files = new OffThreadFiles();
-  // Pushes to clients; a client that falls behind gets frames skipped for display, reported here.
-  const hub = new EventHub({
-    onDropped: (runId, clientId, dropped, final) => {
-      const connectionId = (() => {
-        try {
-          return sims.result(runId).started.connectionId;
-        } catch {
-          return null;
-        }
-      })();
-      if (!connectionId) return;
-      connections.reportProblem(connectionId, {
-        severity: 'warn',
-        code: 'display_frames_dropped',
-        message: final
-          ? `run ${runId}: console client ${clientId} fell behind; ${dropped} frame(s) were not sent for display (the recording is complete: replay fetches it)`
-          : `run ${runId}: console client ${clientId} is falling behind; frames are being skipped for display (the recording is complete)`,
-        atMs: Date.now(),
-      });
-    },
-  });
-  const policies = new PolicyRegistry({ clips, files, modelFile });
-  const sims = new SimRunManager({
-    registry: connections,
-    clips,
-    hub,
-    profile: getProfile,
-    bindings: policies,
-    realRobotWork: () => trials.busyWith(),
-  });
-  const qualification: QualificationJobs = new QualificationJobs({
-    hub,
-    files,
-    profile: getProfile,
-    modelFile,
-    policies,
-    otherWork: () => sensitivity.busyWith(),
-  });
-  const interlocks: InterlockSessions = new InterlockSessions({
-    log: (line) => process.stderr.write(`${line}\n`),
-    beforeOpen: (): void => trials.warmUp(),
-    runnerTripSocket: runnerEstopSocket,
-  });
-  const trials: TrialJobs = new TrialJobs({
-    hub,
-    registry: connections,
-    interlocks,
-    clips,
-    profile: getProfile,
-    files,
-    ...(options.trialServices && { services: options.trialServices }),
-    otherWork: () => sensitivity.busyWith(),
-  });
-  const sensitivity: SensitivityJobs = new SensitivityJobs({
-    modelFile,
-    profile: getProfile,
-    otherWork: () => trials.busyWith() ?? qualification.busyWith(),
-    log: (line) => process.stderr.write(`${line}\n`),
-  });
-  const robotLive = new RobotLive({ hub, registry: connections });
-  const remember = (clip: MotionClip): MotionClip => {
-    clips.put(clip);
-    return clip;
+  const services = createConsoleServices(options);
+  const clipLoading = createClipLoading(services);
+  const handlers = handlerTable(options, services, clipLoading);
+
+  /**
+   * Validates, dispatches, and maps a failure to an ApiError (by its type: apiErrorMap.ts); the
+   * handler's value as it returned it.
+   */
+  const dispatch = async (
+    method: unknown,
+    params: unknown,
+    ctx: CallContext,
+  ): Promise<{ ok: true; value: HandlerValue<ApiMethod> } | Extract<ApiOutcome, { ok: false }>> => {
+    const req = parseRequest(method, params);
+    if (!req.ok) return req;
+    try {
+      const handler = handlers[req.method] as Handler<ApiMethod>;
+      return { ok: true, value: await handler(req.params, ctx) };
+    } catch (err) {
+      return { ok: false, error: toApiError(err) };
+    }
   };
 
+  const invokeWire = async (method: unknown, params: unknown, ctx: CallContext = {}): Promise<WireOutcome> => {
+    const r = await dispatch(method, params, ctx);
+    if (!r.ok) return r;
+    return r.value instanceof SerializedResult ? { ok: true, serialized: r.value.json } : { ok: true, result: r.value };
+  };
+
+  const invoke = async (method: unknown, params: unknown, ctx: CallContext = {}): Promise<ApiOutcome> => {
+    const r = await dispatch(method, params, ctx);
+    return r.ok ? { ok: true, result: plainResult(r.value) } : r;
+  };
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => (closing ??= closeConsoleServices(services));
+
+  const { connections, runnerEstopSocket, sims, qualification, interlocks, trials, hub } = services;
+  return {
+    handlers,
+    invoke,
+    invokeWire,
+    loadClip: clipLoading.loadClip,
+    connections,
+    runnerEstopSocket,
+    sims,
+    qualification,
+    interlocks,
+    trials,
+    attachClient: (sink) => hub.attach(sink),
+    close,
+  };
+}
+
+interface ClipLoading {
   /** A clip decoded in the file worker, remembered here; its ClipDto JSON was made there too. */
+  decoded(d: DecodedClip): SerializedResult<ClipDto>;
+  clipOptions(fps: number | undefined): ClipTaskOptions;
+  loadClipOffThread(file: string, fps?: number): Promise<SerializedResult<ClipDto>>;
+  loadClip(file: string, fps?: number): Promise<ClipDto>;
+}
+
+function createClipLoading({ clips, files, modelFile, loadedProfile }: ConsoleServices): ClipLoading {
   const decoded = ({ clip, dtoJson }: DecodedClip): SerializedResult<ClipDto> => {
-    remember(clip);
+    clips.put(clip);
     return new SerializedResult(dtoJson, () => clipToDto(clip));
   };
   // Joint limits for the limit warnings: from the profile when this thread has it already, else
   // the worker reads the model itself (no MJCF parsing on the event loop for a clip).
-  const clipOptions = (fps: number | undefined): ClipTaskOptions => ({
-    ...(fps !== undefined && { fps }),
-    ...(profile ? { jointLimitsRad: profile.joints.map((j) => j.rangeRad) } : { limitsModelFile: modelFile }),
-  });
+  const clipOptions = (fps: number | undefined): ClipTaskOptions => {
+    const profile = loadedProfile();
+    return {
+      ...(fps !== undefined && { fps }),
+      ...(profile ? { jointLimitsRad: profile.joints.map((j) => j.rangeRad) } : { limitsModelFile: modelFile }),
+    };
+  };
   const loadClipOffThread = async (file: string, fps?: number): Promise<SerializedResult<ClipDto>> =>
     decoded(await files.loadClip(file, clipOptions(fps)));
   const loadClip = async (file: string, fps?: number): Promise<ClipDto> => (await loadClipOffThread(file, fps)).value();
+  return { decoded, clipOptions, loadClipOffThread, loadClip };
+}
 
-  const handlers: HandlerTable = {
+/** The handler of every API method (a transport's overrides last). */
+function handlerTable(options: ConsoleApiOptions, s: ConsoleServices, io: ClipLoading): HandlerTable {
+  const { modelFile, getProfile, files, policies, connections, sims, qualification, sensitivity } = s;
+  const { interlocks, trials, robotLive } = s;
+  const { decoded, clipOptions, loadClipOffThread } = io;
+  return {
     'app.info': () => ({
       name: options.appName ?? 'MotionBench Console',
       version: options.appVersion ?? '0.0.0-dev',
@@ -267,65 +236,5 @@ export function createConsoleApi(options: ConsoleApiOptions): ConsoleApi {
       return { seq: ctx.client.ack(seq) };
     },
     ...options.overrides,
-  };
-
-  /**
-   * Validates, dispatches, and maps a failure to an ApiError (by its type: apiErrorMap.ts); the
-   * handler's value as it returned it.
-   */
-  const dispatch = async (
-    method: unknown,
-    params: unknown,
-    ctx: CallContext,
-  ): Promise<{ ok: true; value: HandlerValue<ApiMethod> } | Extract<ApiOutcome, { ok: false }>> => {
-    const req = parseRequest(method, params);
-    if (!req.ok) return req;
-    try {
-      const handler = handlers[req.method] as Handler<ApiMethod>;
-      return { ok: true, value: await handler(req.params, ctx) };
-    } catch (err) {
-      return { ok: false, error: toApiError(err) };
-    }
-  };
-
-  const invokeWire = async (method: unknown, params: unknown, ctx: CallContext = {}): Promise<WireOutcome> => {
-    const r = await dispatch(method, params, ctx);
-    if (!r.ok) return r;
-    return r.value instanceof SerializedResult ? { ok: true, serialized: r.value.json } : { ok: true, result: r.value };
-  };
-
-  const invoke = async (method: unknown, params: unknown, ctx: CallContext = {}): Promise<ApiOutcome> => {
-    const r = await dispatch(method, params, ctx);
-    return r.ok ? { ok: true, result: plainResult(r.value) } : r;
-  };
-
-  let closing: Promise<void> | undefined;
-  const close = (): Promise<void> =>
-    (closing ??= (async () => {
-      robotLive.close();
-      await trials.close();
-      await sims.close();
-      await qualification.close();
-      await sensitivity.close();
-      await interlocks.shutdown();
-      hub.close();
-      await connections.close();
-      await files.close();
-      if (estopDir) fs.rmSync(estopDir, { recursive: true, force: true });
-    })());
-
-  return {
-    handlers,
-    invoke,
-    invokeWire,
-    loadClip,
-    connections,
-    runnerEstopSocket,
-    sims,
-    qualification,
-    interlocks,
-    trials,
-    attachClient: (sink) => hub.attach(sink),
-    close,
   };
 }

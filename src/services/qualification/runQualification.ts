@@ -189,9 +189,6 @@ export function selectClips(
 export async function runQualification(o: QualificationOptions): Promise<QualificationSummary> {
   const t0 = performance.now();
   const policy = o.policy ?? MB_ADMISSION_1;
-  const contract: MetricContract = MB_METRICS_1;
-  const pKey = policyKey(policy);
-  const protocol = rolloutProtocolKey(policy);
   const snap = o.workload.snapshot;
   if (o.bindings.length === 0) throw new QualificationRequestError('qualification needs at least one binding');
   const keys = o.bindings.map(bindingKey);
@@ -203,13 +200,49 @@ export async function runQualification(o: QualificationOptions): Promise<Qualifi
   const store = await openCampaign(o.campaignDir, { create: true, ...(o.purpose ? { purpose: o.purpose } : {}) });
   const tookOver = store.writerLockTakenOver;
   if (tookOver) o.onNotice?.(`took over the stale writer lock of ${describeHolder(tookOver)}: that process is gone`);
-  let sim: EmbeddedSimulator | null = null;
-  const ownSim = !o.simulator;
+  const run = new QualificationRun(o, store, policy, t0);
   try {
     store.putWorkloadSnapshot(snap);
-    const modelSha256 = fileSha256(o.profile.sourceFile);
+    const { plans, notPaired } = run.plan(selected);
+    await run.runRollouts(plans);
+    return run.summary(plans, notPaired, tookOver);
+  } finally {
+    await run.close();
+    store.close();
+  }
+}
 
-    // ---- plan
+/** One qualification run over an open campaign: its plan, its progress, its rollouts on the worker pool, its summary. */
+class QualificationRun {
+  private readonly contract: MetricContract = MB_METRICS_1;
+  private readonly pKey: string;
+  private readonly protocol: string;
+  private readonly snap: LoadedWorkload['snapshot'];
+  /** The model file's hash, named in every parent trace (read when the run plans). */
+  private modelSha256 = '';
+  private progress!: Progress;
+  private sim: EmbeddedSimulator | null = null;
+  private episodesRecorded = 0;
+  private retries = 0;
+  private simSeconds = 0;
+  private cancelled = false;
+
+  constructor(
+    private readonly o: QualificationOptions,
+    private readonly store: CampaignStore,
+    private readonly policy: AdmissionPolicy,
+    private readonly t0: number,
+  ) {
+    this.pKey = policyKey(policy);
+    this.protocol = rolloutProtocolKey(policy);
+    this.snap = o.workload.snapshot;
+  }
+
+  /** Every binding × selected clip: a pair (its parent trace stored, what is settled read back) or why it is none. */
+  plan(selected: { meta: WorkloadClipMeta; clip: MotionClip }[]): { plans: PairPlan[]; notPaired: NotPaired[] } {
+    const { o, store, contract } = this;
+    const modelSha256 = fileSha256(o.profile.sourceFile);
+    this.modelSha256 = modelSha256;
     const plans: PairPlan[] = [];
     const notPaired: NotPaired[] = [];
     for (const binding of o.bindings) {
@@ -227,103 +260,62 @@ export async function runQualification(o: QualificationOptions): Promise<Qualifi
         const parent = store.ensureParentTrace(
           parentTraceInputs({ binding, clip, profile: o.profile, contract, modelSha256 }),
         );
-        plans.push(planPair(store, policy, protocol, snap.snapshot_hash, binding, clip, meta, parent.id));
+        plans.push(
+          planPair(store, this.policy, this.protocol, this.snap.snapshot_hash, binding, clip, meta, parent.id),
+        );
       }
     }
-    let pairsSkipped = 0;
-    for (const p of plans) {
-      if (p.outcome.status === 'skipped') pairsSkipped++;
-    }
-    const rolloutsPlanned = plans.reduce((a, p) => a + p.todo.length, 0);
-    const clipSecondsPlanned = plans.reduce((a, p) => a + p.todo.length * p.meta.duration_s, 0);
-
-    const progress: QualificationProgress = {
-      kind: 'plan',
-      pairsTotal: plans.length,
-      pairsDone: pairsSkipped,
-      pairsSkipped,
-      admitted: 0,
-      rejected: 0,
-      rolloutsPlanned,
-      rolloutsDone: 0,
-      clipSecondsPlanned,
-      clipSecondsDone: 0,
-      elapsedS: 0,
-      etaS: null,
-    };
-    for (const p of plans) {
-      if (p.outcome.status === 'skipped') {
-        if (p.outcome.admitted) progress.admitted++;
-        else progress.rejected++;
-      }
-    }
-    const partial = new Map<string, number>();
-    let doneSeconds = 0;
-    const emit = (kind: QualificationProgress['kind'], extra: Partial<QualificationProgress> = {}) => {
-      const elapsed = (performance.now() - t0) / 1000;
-      let inFlight = 0;
-      for (const v of partial.values()) inFlight += v;
-      progress.clipSecondsDone = Math.min(clipSecondsPlanned, doneSeconds + inFlight);
-      progress.elapsedS = elapsed;
-      const rate = progress.clipSecondsDone > 0 && elapsed > 0 ? progress.clipSecondsDone / elapsed : 0;
-      progress.etaS = rate > 0 ? Math.max(0, (clipSecondsPlanned - progress.clipSecondsDone) / rate) : null;
-      progress.kind = kind;
-      o.onProgress?.({ ...progress, ...extra });
-    };
-    emit('plan');
-
+    this.progress = new Progress(plans, this.t0, o.onProgress);
+    this.progress.emit('plan');
     // Pairs whose rollouts are all settled (or unrunnable) but that have no current decision.
-    let episodesRecorded = 0;
-    let retries = 0;
-    let simSeconds = 0;
-    const decide = (p: PairPlan) => {
-      const d = decidePair(store, policy, contract, snap, p, modelSha256);
-      p.outcome.status = 'decided';
-      p.outcome.admitted = d.admitted;
-      p.outcome.reasons = d.reasons;
-      progress.pairsDone++;
-      if (d.admitted) progress.admitted++;
-      else progress.rejected++;
-      emit('pair', { pair: { ...p.outcome } });
-    };
-    for (const p of plans) if (p.outcome.status === 'pending' && p.todo.length === 0) decide(p);
+    for (const p of plans) if (p.outcome.status === 'pending' && p.todo.length === 0) this.decide(p);
+    return { plans, notPaired };
+  }
 
-    // ---- run
+  private decide(p: PairPlan): void {
+    const d = decidePair(this.store, this.policy, this.contract, this.snap, p, this.modelSha256);
+    p.outcome.status = 'decided';
+    p.outcome.admitted = d.admitted;
+    p.outcome.reasons = d.reasons;
+    this.progress.pairDecided(p.outcome);
+  }
+
+  /** The pending rollouts across the simulator's workers until done, cancelled, or one fails (rethrown). */
+  async runRollouts(plans: PairPlan[]): Promise<void> {
+    const { o, policy, progress } = this;
     const jobs: { plan: PairPlan; k: number }[] = [];
     for (const p of plans) for (const k of p.todo) jobs.push({ plan: p, k });
-    let cancelled = false;
     let failure: unknown = null;
     const onAbort = () => {
-      cancelled = true;
+      this.cancelled = true;
     };
     o.signal?.addEventListener('abort', onAbort, { once: true });
     if (o.signal?.aborted) onAbort();
-    if (jobs.length > 0 && !cancelled) {
-      sim =
+    if (jobs.length > 0 && !this.cancelled) {
+      const ownSim = !o.simulator;
+      const sim =
         o.simulator ??
         new EmbeddedSimulator({
           modelFile: o.profile.sourceFile,
           ...(o.workers !== undefined ? { workers: o.workers } : {}),
         });
+      this.sim = sim;
       const [limits] = await Promise.all([modelActuatorLimits(o.profile), ownSim ? sim.ready() : null]);
       const ctx: RolloutContext = {
-        store,
+        store: this.store,
         sim,
         profile: o.profile,
         policy,
-        policyKey: pKey,
-        protocolKey: protocol,
-        snapshotHash: snap.snapshot_hash,
+        policyKey: this.pKey,
+        protocolKey: this.protocol,
+        snapshotHash: this.snap.snapshot_hash,
         limits,
-        onSimSeconds: (runId, s) => {
-          partial.set(runId, s);
-          emit('tick');
-        },
+        onSimSeconds: (runId, s) => progress.running(runId, s),
       };
       const remaining = new Map<PairPlan, number>();
       for (const p of plans) if (p.todo.length > 0) remaining.set(p, p.todo.length);
       const worker = async () => {
-        while (jobs.length > 0 && !cancelled && failure === null) {
+        while (jobs.length > 0 && !this.cancelled && failure === null) {
           const { plan, k } = jobs.shift()!;
           try {
             const settled = await runUntilSettled(
@@ -331,26 +323,14 @@ export async function runQualification(o: QualificationOptions): Promise<Qualifi
               plan,
               k,
               policy,
-              () => cancelled || failure !== null,
-              (r) => {
-                episodesRecorded++;
-                simSeconds += r.simSeconds;
-                partial.delete(r.runId);
-                if (r.outcome === 'infrastructure_error') {
-                  retries++;
-                  emit('retry', {
-                    rollout: { index: k, attempt: r.attempt, runId: r.runId, outcome: r.outcome, reason: r.reason },
-                  });
-                }
-              },
+              () => this.cancelled || failure !== null,
+              (r) => this.episodeRecorded(k, r),
             );
             if (settled === 'cancelled') break;
-            doneSeconds += plan.meta.duration_s;
-            progress.rolloutsDone++;
-            emit('rollout', { rollout: settled.rollout, pair: { ...plan.outcome } });
+            progress.rolloutSettled(plan, settled.rollout);
             const left = remaining.get(plan)! - 1;
             remaining.set(plan, left);
-            if (left === 0) decide(plan);
+            if (left === 0) this.decide(plan);
           } catch (err) {
             if (failure === null) failure = err;
             break;
@@ -361,36 +341,135 @@ export async function runQualification(o: QualificationOptions): Promise<Qualifi
     }
     o.signal?.removeEventListener('abort', onAbort);
     if (failure !== null) throw failure;
+  }
 
+  private episodeRecorded(
+    k: number,
+    r: { runId: string; outcome: string; reason: string; attempt: number; simSeconds: number },
+  ): void {
+    this.episodesRecorded++;
+    this.simSeconds += r.simSeconds;
+    this.progress.episodeEnded(r.runId);
+    if (r.outcome === 'infrastructure_error') {
+      this.retries++;
+      this.progress.emit('retry', {
+        rollout: { index: k, attempt: r.attempt, runId: r.runId, outcome: r.outcome, reason: r.reason },
+      });
+    }
+  }
+
+  summary(plans: PairPlan[], notPaired: NotPaired[], tookOver: LockHolder | null): QualificationSummary {
+    const { o, store, snap, policy } = this;
     const pairs = plans.map((p) => p.outcome);
     const decidedNow = pairs.filter((p) => p.status === 'decided').length;
     return {
       campaignDir: store.dir,
       campaignId: store.campaign.id,
       snapshot: { id: snap.id, version: snap.version, hash: snap.snapshot_hash },
-      policy: { id: policy.id, version: policy.version, key: pKey },
-      contract: contract.id,
-      protocol,
+      policy: { id: policy.id, version: policy.version, key: this.pKey },
+      contract: this.contract.id,
+      protocol: this.protocol,
       bindings: o.bindings.map((b) => ({ key: bindingKey(b), kind: b.kind, label: b.label })),
       pairs,
       notPaired,
       pairsTotal: plans.length,
-      pairsSkipped,
+      pairsSkipped: this.progress.pairsSkipped,
       pairsDecided: decidedNow,
       pairsPending: pairs.filter((p) => p.status === 'pending').length,
       admitted: pairs.filter((p) => p.admitted === true).length,
       rejected: pairs.filter((p) => p.admitted === false).length,
-      episodesRecorded,
-      infrastructureRetries: retries,
-      simSeconds,
-      wallSeconds: (performance.now() - t0) / 1000,
-      cancelled: cancelled && pairs.some((p) => p.status === 'pending'),
+      episodesRecorded: this.episodesRecorded,
+      infrastructureRetries: this.retries,
+      simSeconds: this.simSeconds,
+      wallSeconds: (performance.now() - this.t0) / 1000,
+      cancelled: this.cancelled && pairs.some((p) => p.status === 'pending'),
       recoveredEpisodes: store.recovered.length,
       writerLockTakenOver: tookOver,
     };
-  } finally {
-    if (sim && ownSim) await sim.close();
-    store.close();
+  }
+
+  /** Closes the simulator this run made (one it was given stays open). */
+  async close(): Promise<void> {
+    if (this.sim && !this.o.simulator) await this.sim.close();
+  }
+}
+
+/** A run's progress: pairs and rollouts done, clip-seconds simulated (partial rollouts included), the ETA. */
+class Progress {
+  private readonly progress: QualificationProgress;
+  readonly pairsSkipped: number;
+  private readonly clipSecondsPlanned: number;
+  /** Simulated seconds of the rollouts running now, by run id. */
+  private readonly partial = new Map<string, number>();
+  private doneSeconds = 0;
+
+  constructor(
+    plans: PairPlan[],
+    private readonly t0: number,
+    private readonly onProgress: QualificationOptions['onProgress'],
+  ) {
+    let pairsSkipped = 0;
+    for (const p of plans) {
+      if (p.outcome.status === 'skipped') pairsSkipped++;
+    }
+    this.pairsSkipped = pairsSkipped;
+    const rolloutsPlanned = plans.reduce((a, p) => a + p.todo.length, 0);
+    this.clipSecondsPlanned = plans.reduce((a, p) => a + p.todo.length * p.meta.duration_s, 0);
+    this.progress = {
+      kind: 'plan',
+      pairsTotal: plans.length,
+      pairsDone: pairsSkipped,
+      pairsSkipped,
+      admitted: 0,
+      rejected: 0,
+      rolloutsPlanned,
+      rolloutsDone: 0,
+      clipSecondsPlanned: this.clipSecondsPlanned,
+      clipSecondsDone: 0,
+      elapsedS: 0,
+      etaS: null,
+    };
+    for (const p of plans) {
+      if (p.outcome.status === 'skipped') {
+        if (p.outcome.admitted) this.progress.admitted++;
+        else this.progress.rejected++;
+      }
+    }
+  }
+
+  emit(kind: QualificationProgress['kind'], extra: Partial<QualificationProgress> = {}): void {
+    const { progress, clipSecondsPlanned } = this;
+    const elapsed = (performance.now() - this.t0) / 1000;
+    let inFlight = 0;
+    for (const v of this.partial.values()) inFlight += v;
+    progress.clipSecondsDone = Math.min(clipSecondsPlanned, this.doneSeconds + inFlight);
+    progress.elapsedS = elapsed;
+    const rate = progress.clipSecondsDone > 0 && elapsed > 0 ? progress.clipSecondsDone / elapsed : 0;
+    progress.etaS = rate > 0 ? Math.max(0, (clipSecondsPlanned - progress.clipSecondsDone) / rate) : null;
+    progress.kind = kind;
+    this.onProgress?.({ ...progress, ...extra });
+  }
+
+  running(runId: string, simSeconds: number): void {
+    this.partial.set(runId, simSeconds);
+    this.emit('tick');
+  }
+
+  episodeEnded(runId: string): void {
+    this.partial.delete(runId);
+  }
+
+  rolloutSettled(plan: PairPlan, rollout: NonNullable<QualificationProgress['rollout']>): void {
+    this.doneSeconds += plan.meta.duration_s;
+    this.progress.rolloutsDone++;
+    this.emit('rollout', { rollout, pair: { ...plan.outcome } });
+  }
+
+  pairDecided(outcome: PairOutcome): void {
+    this.progress.pairsDone++;
+    if (outcome.admitted) this.progress.admitted++;
+    else this.progress.rejected++;
+    this.emit('pair', { pair: { ...outcome } });
   }
 }
 
