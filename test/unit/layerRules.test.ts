@@ -367,7 +367,7 @@ describe('layer allowlist (.dependency-cruiser.cjs)', () => {
     expect(rules).toHaveLength(1);
     expect(rules[0]!.from.path).toBe('^(src/[^/]+|main|renderer/src)/');
     expect(rules[0]!.from.pathNot).toBeUndefined();
-    expect(rules[0]!.to.pathNot).toBeUndefined();
+    expect((rules[0] as { to?: { pathNot?: unknown } }).to?.pathNot).toBeUndefined();
   });
 
   it('a loosened config lets the forbidden domain imports through (the cases above detect loosening)', async () => {
