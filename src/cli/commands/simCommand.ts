@@ -153,61 +153,14 @@ export const simCommand = defineCommand({
       force,
     );
     const profile = loadRobotProfile(values.model);
-    let binding: WbcBinding;
-    let plan: PolicyPlan | null = null;
-    try {
-      if (policySpec) {
-        plan = planPolicy(values.binding!, profile, values.preset ?? null);
-        binding = plan.binding;
-      } else binding = await resolveBindingSpec(values.binding ?? 'builtin');
-    } catch (err) {
-      if (err instanceof BindingSpecError) throw new UsageError(err.message);
-      throw err;
-    }
-    let clip: MotionClip;
-    if (values.clip !== undefined) {
-      clip = loadClipFile(values.clip, {
-        ...(fps !== undefined ? { fps } : {}),
-        jointLimitsRad: profile.joints.map((j) => j.rangeRad),
-      });
-      if (plan?.baked) checkClipMatchesBaked(clip, plan.baked.clip, plan.loaded.modelFile);
-    } else if (plan?.baked) clip = plan.baked.clip;
-    else if (plan?.loaded.spec.configuredMotion) {
-      // The motion the robot's FSM configuration names for this policy, at its configured fps.
-      const m = plan.loaded.spec.configuredMotion;
-      if (fps !== undefined && fps !== m.fps)
-        throw new UsageError(`--fps ${fps}: ${m.source} gives this policy's motion ${m.file} at ${m.fps} fps`);
-      clip = loadClipFile(m.file, { fps: m.fps, jointLimitsRad: profile.joints.map((j) => j.rangeRad) });
-    } else
-      throw new UsageError(
-        `${values.binding}: this policy carries no reference motion; pass --clip <file> with the motion to track`,
-      );
-    if (plan?.baked?.fkResidualM) {
-      const r = plan.baked.fkResidualM;
-      const line = `sim: the baked reference's FK on ${profile.modelName}: body-position residual max ${(r.max * 1000).toFixed(1)} mm (${r.worstBody}, frame ${r.worstFrame}), mean ${(r.mean * 1000).toFixed(2)} mm over ${r.bodies} bodies\n`;
-      io.stderr(r.max > 0.02 ? `motionbench: warning: ${line.slice(5)}` : line);
-    }
+    const { binding, plan } = await resolveSimBinding(values.binding, policySpec, profile, values.preset);
+    const clip = resolveSimClip(values.clip, values.binding, fps, profile, plan);
+    reportBakedResidual(io, profile, plan);
     for (const w of clip.warnings)
       if (w.code !== 'joint_limit') io.stderr(`motionbench: ${clip.provenance.file}: ${w.message}\n`);
     if (clip.frameCount < 2)
       throw new UsageError(`${values.clip}: the clip has ${clip.frameCount} frame; the simulator needs at least 2`);
-    checkOutputFiles(
-      outputs,
-      [
-        ...(values.clip !== undefined ? [{ what: 'the --clip file', file: values.clip }] : []),
-        { what: values.model !== undefined ? 'the --model file' : 'the model', file: profile.sourceFile },
-        ...modelFileReferences(profile.sourceFile).map((r) => ({
-          what: `${r.kind === 'include' ? 'a file included by' : `a ${r.kind} of`} the model`,
-          file: r.file,
-        })),
-        ...(values.binding !== undefined && fs.existsSync(values.binding)
-          ? [{ what: 'the --binding file', file: values.binding }]
-          : []),
-        ...(binding.kind === 'onnx' ? [{ what: "the binding's ONNX model", file: binding.modelFile }] : []),
-        ...(plan ? plan.loaded.files.map((f) => ({ what: 'a file of the policy', file: f })) : []),
-      ],
-      force,
-    );
+    checkOutputFiles(outputs, simInputs(values, profile, binding, plan), force);
 
     const sim = new EmbeddedSimulator({ modelFile: profile.sourceFile, workers: 1 });
     try {
@@ -236,45 +189,7 @@ export const simCommand = defineCommand({
           ),
           { flag: force ? 'w' : 'wx' },
         );
-      const doc = {
-        ...episodeMetricsJson(metrics),
-        outcome: end.outcome,
-        reason: end.reason,
-        sim_seconds: end.simSeconds,
-        wall_seconds: end.wallSeconds,
-        real_time_factor: end.wallSeconds > 0 ? end.simSeconds / end.wallSeconds : null,
-        trajectory_sha256: end.trajectorySha256,
-        trajectory_hash_layout: TRAJECTORY_HASH_LAYOUT,
-        frames: end.frames,
-        planned_frames: end.plannedFrames,
-        binding: bindingSummary(binding),
-        ...(plan ? { policy: policySummary(plan) } : {}),
-        clip: {
-          file: clip.provenance.file,
-          name: clip.name,
-          id: clip.id,
-          fps: clip.fps,
-          frames: clip.frameCount,
-          sha256: clip.provenance.fileSha256,
-        },
-        model: {
-          file: profile.sourceFile,
-          name: profile.modelName,
-          timestep_s: plan ? plan.loaded.spec.physics.timestepS : info.timestepS,
-          ...(plan ? { model_timestep_s: info.timestepS } : {}),
-        },
-        seed,
-        initial_state: end.initialState
-          ? {
-              root_pos_m: end.initialState.rootPosM,
-              root_quat_wxyz: end.initialState.rootQuatWxyz,
-              floor_shift_m: end.initialState.floorShiftM,
-              from: 'clip frame 0, placed on the floor',
-            }
-          : null,
-        reference_lift_m: end.referenceLiftM,
-        episode_file: result.episodeFile,
-      };
+      const doc = simReportDoc(result, binding, plan, clip, profile, info.timestepS, seed);
       if (values.json) printJson(io, doc);
       else io.stdout(humanReport(doc, metrics, binding, end.failure ? describeFailure(end.failure) : null));
       return end.outcome === 'infrastructure_error' ? 1 : 0;
@@ -283,6 +198,139 @@ export const simCommand = defineCommand({
     }
   },
 });
+
+type Profile = ReturnType<typeof loadRobotProfile>;
+type SimValues = { clip?: string; binding?: string; model?: string };
+
+/** The WBC binding (and, for a released policy, its plan); a bad binding spec is a usage error. */
+async function resolveSimBinding(
+  spec: string | undefined,
+  policySpec: boolean,
+  profile: Profile,
+  preset: string | undefined,
+): Promise<{ binding: WbcBinding; plan: PolicyPlan | null }> {
+  try {
+    if (policySpec) {
+      const plan = planPolicy(spec!, profile, preset ?? null);
+      return { binding: plan.binding, plan };
+    }
+    return { binding: await resolveBindingSpec(spec ?? 'builtin'), plan: null };
+  } catch (err) {
+    if (err instanceof BindingSpecError) throw new UsageError(err.message);
+    throw err;
+  }
+}
+
+/** The clip to track: --clip, else the policy's baked motion, else the motion its FSM configuration names. */
+function resolveSimClip(
+  clipFile: string | undefined,
+  bindingSpec: string | undefined,
+  fps: number | undefined,
+  profile: Profile,
+  plan: PolicyPlan | null,
+): MotionClip {
+  if (clipFile !== undefined) {
+    const clip = loadClipFile(clipFile, {
+      ...(fps !== undefined ? { fps } : {}),
+      jointLimitsRad: profile.joints.map((j) => j.rangeRad),
+    });
+    if (plan?.baked) checkClipMatchesBaked(clip, plan.baked.clip, plan.loaded.modelFile);
+    return clip;
+  }
+  if (plan?.baked) return plan.baked.clip;
+  if (plan?.loaded.spec.configuredMotion) {
+    // The motion the robot's FSM configuration names for this policy, at its configured fps.
+    const m = plan.loaded.spec.configuredMotion;
+    if (fps !== undefined && fps !== m.fps)
+      throw new UsageError(`--fps ${fps}: ${m.source} gives this policy's motion ${m.file} at ${m.fps} fps`);
+    return loadClipFile(m.file, { fps: m.fps, jointLimitsRad: profile.joints.map((j) => j.rangeRad) });
+  }
+  throw new UsageError(
+    `${bindingSpec}: this policy carries no reference motion; pass --clip <file> with the motion to track`,
+  );
+}
+
+/** Reports how well the baked reference's FK matches the model; a warning above 2 cm. */
+function reportBakedResidual(io: CliIo, profile: Profile, plan: PolicyPlan | null): void {
+  if (!plan?.baked?.fkResidualM) return;
+  const r = plan.baked.fkResidualM;
+  const line = `sim: the baked reference's FK on ${profile.modelName}: body-position residual max ${(r.max * 1000).toFixed(1)} mm (${r.worstBody}, frame ${r.worstFrame}), mean ${(r.mean * 1000).toFixed(2)} mm over ${r.bodies} bodies\n`;
+  io.stderr(r.max > 0.02 ? `motionbench: warning: ${line.slice(5)}` : line);
+}
+
+/** Every input file of the run, none of which an output may overwrite. */
+function simInputs(
+  values: SimValues,
+  profile: Profile,
+  binding: WbcBinding,
+  plan: PolicyPlan | null,
+): { what: string; file: string | undefined }[] {
+  return [
+    ...(values.clip !== undefined ? [{ what: 'the --clip file', file: values.clip }] : []),
+    { what: values.model !== undefined ? 'the --model file' : 'the model', file: profile.sourceFile },
+    ...modelFileReferences(profile.sourceFile).map((r) => ({
+      what: `${r.kind === 'include' ? 'a file included by' : `a ${r.kind} of`} the model`,
+      file: r.file,
+    })),
+    ...(values.binding !== undefined && fs.existsSync(values.binding)
+      ? [{ what: 'the --binding file', file: values.binding }]
+      : []),
+    ...(binding.kind === 'onnx' ? [{ what: "the binding's ONNX model", file: binding.modelFile }] : []),
+    ...(plan ? plan.loaded.files.map((f) => ({ what: 'a file of the policy', file: f })) : []),
+  ];
+}
+
+/** The --json document of a finished run (also the source of the human report). */
+function simReportDoc(
+  result: Awaited<ReturnType<typeof runSimEpisode>>,
+  binding: WbcBinding,
+  plan: PolicyPlan | null,
+  clip: MotionClip,
+  profile: Profile,
+  modelTimestepS: number,
+  seed: number,
+) {
+  const { end, metrics } = result;
+  return {
+    ...episodeMetricsJson(metrics),
+    outcome: end.outcome,
+    reason: end.reason,
+    sim_seconds: end.simSeconds,
+    wall_seconds: end.wallSeconds,
+    real_time_factor: end.wallSeconds > 0 ? end.simSeconds / end.wallSeconds : null,
+    trajectory_sha256: end.trajectorySha256,
+    trajectory_hash_layout: TRAJECTORY_HASH_LAYOUT,
+    frames: end.frames,
+    planned_frames: end.plannedFrames,
+    binding: bindingSummary(binding),
+    ...(plan ? { policy: policySummary(plan) } : {}),
+    clip: {
+      file: clip.provenance.file,
+      name: clip.name,
+      id: clip.id,
+      fps: clip.fps,
+      frames: clip.frameCount,
+      sha256: clip.provenance.fileSha256,
+    },
+    model: {
+      file: profile.sourceFile,
+      name: profile.modelName,
+      timestep_s: plan ? plan.loaded.spec.physics.timestepS : modelTimestepS,
+      ...(plan ? { model_timestep_s: modelTimestepS } : {}),
+    },
+    seed,
+    initial_state: end.initialState
+      ? {
+          root_pos_m: end.initialState.rootPosM,
+          root_quat_wxyz: end.initialState.rootQuatWxyz,
+          floor_shift_m: end.initialState.floorShiftM,
+          from: 'clip frame 0, placed on the floor',
+        }
+      : null,
+    reference_lift_m: end.referenceLiftM,
+    episode_file: result.episodeFile,
+  };
+}
 
 function humanReport(doc: Record<string, unknown>, m: EpisodeMetrics, b: WbcBinding, failure: string | null): string {
   const r = (v: { available: boolean; value?: number }, d: number, unit: string, scale = 1) =>

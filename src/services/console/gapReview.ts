@@ -187,6 +187,107 @@ export function frameMpjpeL(
   return out;
 }
 
+// ------------------------------------------------------------------ replay pieces
+
+type ReplayFound = ReturnType<typeof replayPair>;
+type ReplayTrial = ReplayFound['shown'][number];
+type ReplayEpisode = Awaited<ReturnType<typeof readEpisodeFile>>;
+
+/** The matched pair's Table 11 row, its shown trials, their MPJPE-l readings and episode files. */
+function replayPair(store: CampaignStore, parentTraceId: string) {
+  const section = buildGapSection(store);
+  const pair = section.pairs.find((x) => x.parentTraceId === parentTraceId);
+  if (!pair) {
+    const s = section.skipped.find((x) => x.parentTraceId === parentTraceId);
+    throw new ApiFailure(
+      'not_found',
+      s
+        ? `pair ${parentTraceId} is not in Table 11: ${s.why} (${s.reason})`
+        : `no matched pair ${parentTraceId} in this campaign`,
+      'params.parentTraceId',
+    );
+  }
+  const shown = pair.trials.filter((t) => t.use !== 'excluded');
+  const mpjpe = new Map(
+    shown.map((t) => [t.runId, store.getMetrics(t.runId, section.contract ?? undefined)?.result.mpjpeLMm ?? null]),
+  );
+  const referenceSha256 = store.getParentTrace(pair.parentTraceId)?.identity.referenceSha256 ?? '';
+  return {
+    pair,
+    bindingName: section.bindings.find((b) => b.key === pair.wbc)?.name ?? pair.wbc,
+    contract: section.contract!,
+    referenceSha256,
+    shown,
+    mpjpe,
+    files: new Map(shown.map((t) => [t.runId, store.episodeFile(t.runId)])),
+  };
+}
+
+/** The reference as recorded on the 50 Hz timeline: the simulation episode's, else a trial's. */
+function recordedReference(
+  found: ReplayFound,
+  episodes: Map<string, ReplayEpisode>,
+  simTrial: ReplayTrial | null,
+  p: ApiParams<'gap.replay'>,
+): MotionClip {
+  const { pair } = found;
+  const refMsgs: ReferenceMessage[] =
+    (simTrial ? episodes.get(simTrial.runId)!.reference : []).length > 0
+      ? episodes.get(simTrial!.runId)!.reference
+      : ([...episodes.values()].find((e) => e.reference.length > 0)?.reference ?? []);
+  if (refMsgs.length < 2)
+    throw new ApiFailure(
+      'not_found',
+      `pair ${p.parentTraceId}: no episode recorded the reference (/reference)`,
+      'params.parentTraceId',
+    );
+  const refFile = path.relative(
+    p.campaignDir,
+    simTrial ? found.files.get(simTrial.runId)! : found.files.values().next().value!,
+  );
+  const reference: MotionClip = {
+    id: pair.clipId,
+    name: pair.clipName,
+    fps: MB_METRICS_1.rateHz,
+    frameCount: refMsgs.length,
+    rootPosM: Float64Array.from(refMsgs.flatMap((m) => m.rootPosM)),
+    rootQuatWxyz: Float64Array.from(refMsgs.flatMap((m) => m.rootQuatWxyz)),
+    jointPosRad: Float64Array.from(refMsgs.flatMap((m) => m.jointPosRad)),
+    // fileSha256: the qualified reference's hash from the parent trace identity (the clip file the 50 Hz frames come from).
+    provenance: {
+      file: `${refFile} (/reference)`,
+      format: 'motionbench-json',
+      fileSha256: found.referenceSha256,
+      fpsSource: 'file',
+    },
+    warnings: [],
+  };
+  if (pair.group !== 'unassigned') reference.capabilityGroup = pair.group;
+  return reference;
+}
+
+/** One shown trial's executed motion on the contract timeline. */
+function replayRun(t: ReplayTrial, ep: ReplayEpisode, rate: number, J: number): GapReplayRunDto {
+  const tl = toContractTimeline(ep.executed as readonly ExecutedMessage[], rate, J);
+  return {
+    runId: t.runId,
+    domain: t.domain,
+    trialIndex: t.rolloutIndex,
+    outcome: t.outcome,
+    use: t.use as 'counted' | 'stopped',
+    sourceRateHz: tl.sourceRateHz,
+    resampling: tl.resampling,
+    rootMeasured: tl.rootPosM !== null,
+    trajectory: {
+      frames: tl.frames,
+      timeS: tl.timeS,
+      rootPosM: tl.rootPosM,
+      rootQuatWxyz: tl.rootQuatWxyz,
+      jointPosRad: tl.jointPosRad,
+    },
+  };
+}
+
 // ------------------------------------------------------------------ the service
 
 export interface GapReviewOptions {
@@ -237,113 +338,60 @@ export class GapReview {
   }
 
   async replay(p: ApiParams<'gap.replay'>): Promise<GapReplayDto> {
-    const found = await this.withStore(p.campaignDir, (store) => {
-      const section = buildGapSection(store);
-      const pair = section.pairs.find((x) => x.parentTraceId === p.parentTraceId);
-      if (!pair) {
-        const s = section.skipped.find((x) => x.parentTraceId === p.parentTraceId);
-        throw new ApiFailure(
-          'not_found',
-          s
-            ? `pair ${p.parentTraceId} is not in Table 11: ${s.why} (${s.reason})`
-            : `no matched pair ${p.parentTraceId} in this campaign`,
-          'params.parentTraceId',
-        );
-      }
-      const shown = pair.trials.filter((t) => t.use !== 'excluded');
-      const mpjpe = new Map(
-        shown.map((t) => [t.runId, store.getMetrics(t.runId, section.contract ?? undefined)?.result.mpjpeLMm ?? null]),
-      );
-      const referenceSha256 = store.getParentTrace(pair.parentTraceId)?.identity.referenceSha256 ?? '';
-      return {
-        pair,
-        bindingName: section.bindings.find((b) => b.key === pair.wbc)?.name ?? pair.wbc,
-        contract: section.contract!,
-        referenceSha256,
-        shown,
-        mpjpe,
-        files: new Map(shown.map((t) => [t.runId, store.episodeFile(t.runId)])),
-      };
-    });
+    const found = await this.withStore(p.campaignDir, (store) => replayPair(store, p.parentTraceId));
     const { pair, shown } = found;
     const profile = this.o.profile();
     const J = profile.joints.length;
     const rate = MB_METRICS_1.rateHz;
 
-    const episodes = new Map<string, Awaited<ReturnType<typeof readEpisodeFile>>>();
+    const episodes = new Map<string, ReplayEpisode>();
     for (const t of shown) episodes.set(t.runId, await readEpisodeFile(found.files.get(t.runId)!));
-    // The reference as recorded on the 50 Hz timeline: the simulation episode's, else a trial's.
     const simTrial = shown.find((t) => t.domain === 'simulation') ?? null;
-    const refMsgs: ReferenceMessage[] =
-      (simTrial ? episodes.get(simTrial.runId)!.reference : []).length > 0
-        ? episodes.get(simTrial!.runId)!.reference
-        : ([...episodes.values()].find((e) => e.reference.length > 0)?.reference ?? []);
-    if (refMsgs.length < 2)
-      throw new ApiFailure(
-        'not_found',
-        `pair ${p.parentTraceId}: no episode recorded the reference (/reference)`,
-        'params.parentTraceId',
-      );
-    const refFile = path.relative(
-      p.campaignDir,
-      simTrial ? found.files.get(simTrial.runId)! : found.files.values().next().value!,
-    );
-    const reference: MotionClip = {
-      id: pair.clipId,
-      name: pair.clipName,
-      fps: rate,
-      frameCount: refMsgs.length,
-      rootPosM: Float64Array.from(refMsgs.flatMap((m) => m.rootPosM)),
-      rootQuatWxyz: Float64Array.from(refMsgs.flatMap((m) => m.rootQuatWxyz)),
-      jointPosRad: Float64Array.from(refMsgs.flatMap((m) => m.jointPosRad)),
-      // fileSha256: the qualified reference's hash from the parent trace identity (the clip file the 50 Hz frames come from).
-      provenance: {
-        file: `${refFile} (/reference)`,
-        format: 'motionbench-json',
-        fileSha256: found.referenceSha256,
-        fpsSource: 'file',
-      },
-      warnings: [],
-    };
-    if (pair.group !== 'unassigned') reference.capabilityGroup = pair.group;
-
-    const runOf = (t: (typeof shown)[number]): GapReplayRunDto => {
-      const ep = episodes.get(t.runId)!;
-      const tl = toContractTimeline(ep.executed as readonly ExecutedMessage[], rate, J);
-      return {
-        runId: t.runId,
-        domain: t.domain,
-        trialIndex: t.rolloutIndex,
-        outcome: t.outcome,
-        use: t.use as 'counted' | 'stopped',
-        sourceRateHz: tl.sourceRateHz,
-        resampling: tl.resampling,
-        rootMeasured: tl.rootPosM !== null,
-        trajectory: {
-          frames: tl.frames,
-          timeS: tl.timeS,
-          rootPosM: tl.rootPosM,
-          rootQuatWxyz: tl.rootQuatWxyz,
-          jointPosRad: tl.jointPosRad,
-        },
-      };
-    };
+    const reference = recordedReference(found, episodes, simTrial, p);
+    const runOf = (t: ReplayTrial): GapReplayRunDto => replayRun(t, episodes.get(t.runId)!, rate, J);
     const sim = simTrial ? runOf(simTrial) : null;
     const real = shown.filter((t) => t.domain === 'real_robot').map(runOf);
     real.sort((a, b) => (a.trialIndex ?? 1e9) - (b.trialIndex ?? 1e9));
 
-    // Worst frame over the real trials.
+    return {
+      parentTraceId: pair.parentTraceId,
+      binding: pair.wbc,
+      bindingName: found.bindingName,
+      clipId: pair.clipId,
+      clip: pair.clipName,
+      calibrationId: pair.calibrationId,
+      contract: found.contract,
+      reference: clipToDto(reference),
+      sim,
+      real,
+      notShown: pair.trials
+        .filter((t) => t.use === 'excluded')
+        .map((t) => ({ runId: t.runId, domain: t.domain, trialIndex: t.rolloutIndex, reason: t.reason ?? 'excluded' })),
+      worst: this.worstFrame(reference, real, found.mpjpe, profile),
+    };
+  }
+
+  /**
+   * The worst frame over the real trials: per-frame MPJPE-l when every real trial has it,
+   * else per-frame joint-position RMSE (with the reason MPJPE-l is unavailable).
+   */
+  private worstFrame(
+    reference: MotionClip,
+    real: GapReplayRunDto[],
+    mpjpe: ReplayFound['mpjpe'],
+    profile: RobotProfile,
+  ): GapWorstFrameDto | null {
+    const J = profile.joints.length;
+    const rate = MB_METRICS_1.rateHz;
     let worst: GapWorstFrameDto | null = null;
     const allMpjpe =
       real.length > 0 &&
-      real.every(
-        (r) => r.rootMeasured && r.trajectory.rootQuatWxyz !== null && found.mpjpe.get(r.runId)?.available === true,
-      );
-    const noMp = real.find((r) => found.mpjpe.get(r.runId)?.available !== true);
+      real.every((r) => r.rootMeasured && r.trajectory.rootQuatWxyz !== null && mpjpe.get(r.runId)?.available === true);
+    const noMp = real.find((r) => mpjpe.get(r.runId)?.available !== true);
     const why = allMpjpe
       ? 'per-frame MPJPE-l of the real trials against the reference (root-relative, FK on the robot model)'
       : `per-frame joint-position RMSE: MPJPE-l is unavailable for real trial ${trialNumber(noMp?.trialIndex ?? null)} (${(() => {
-          const m = noMp ? found.mpjpe.get(noMp.runId) : null;
+          const m = noMp ? mpjpe.get(noMp.runId) : null;
           return m && !m.available ? m.reason : 'no global root in the recording (no motion capture)';
         })()})`;
     for (const r of real) {
@@ -380,22 +428,6 @@ export class GapReview {
           };
       });
     }
-
-    return {
-      parentTraceId: pair.parentTraceId,
-      binding: pair.wbc,
-      bindingName: found.bindingName,
-      clipId: pair.clipId,
-      clip: pair.clipName,
-      calibrationId: pair.calibrationId,
-      contract: found.contract,
-      reference: clipToDto(reference),
-      sim,
-      real,
-      notShown: pair.trials
-        .filter((t) => t.use === 'excluded')
-        .map((t) => ({ runId: t.runId, domain: t.domain, trialIndex: t.rolloutIndex, reason: t.reason ?? 'excluded' })),
-      worst,
-    };
+    return worst;
   }
 }

@@ -54,6 +54,100 @@ interface Job {
 
 let serial = 0;
 
+/** A new job's status: running, nothing planned or done yet. */
+function initialStatus(jobId: string, campaignDir: string, keys: string[], nowMs: number): QualificationJobStatus {
+  return {
+    jobId,
+    campaignDir,
+    state: 'running',
+    bindings: keys,
+    pairsTotal: 0,
+    pairsDone: 0,
+    admitted: 0,
+    rejected: 0,
+    fraction: 0,
+    elapsedS: 0,
+    etaS: null,
+    running: [],
+    lastPair: null,
+    error: null,
+    startedAtMs: nowMs,
+    endedAtMs: null,
+  };
+}
+
+/** The clips a start asks for: capability groups first, then clips, then limit. */
+function selectRequestedClips(
+  full: LoadedWorkload,
+  p: ApiParams<'qualification.start'>,
+): { meta: { id: string; name: string } }[] {
+  let selectedNames: string[] | undefined = p.clips;
+  if (p.groups) {
+    const inGroups = full.snapshot.clips
+      .filter((c) => p.groups!.includes(c.group as CapabilityGroupId))
+      .map((c) => c.id);
+    selectedNames = p.clips
+      ? inGroups.filter((id) =>
+          p.clips!.some((c) => c === id || full.snapshot.clips.find((m) => m.id === id)?.name === c),
+        )
+      : inGroups;
+    if (selectedNames.length === 0)
+      throw new ApiFailure(
+        'bad_params',
+        `no clip of ${full.snapshot.id} in group(s) ${p.groups.join(', ')}${p.clips ? ' among the clips given' : ''}`,
+        'params.groups',
+      );
+  }
+  try {
+    return selectClips(full, selectedNames, p.limit);
+  } catch (err) {
+    if (err instanceof QualificationRequestError) throw new ApiFailure('bad_params', err.message, 'params.clips');
+    throw err;
+  }
+}
+
+/** Folds one progress report into the job's status and plan; whether it must be pushed at once. */
+function applyProgress(job: Job, q: QualificationProgress): boolean {
+  const { status, plan, workers } = job;
+  status.pairsTotal = q.pairsTotal;
+  status.pairsDone = q.pairsDone;
+  status.admitted = q.admitted;
+  status.rejected = q.rejected;
+  status.fraction =
+    q.clipSecondsPlanned > 0
+      ? Math.min(1, q.clipSecondsDone / q.clipSecondsPlanned)
+      : q.pairsTotal > 0
+        ? q.pairsDone / q.pairsTotal
+        : 1;
+  status.elapsedS = q.elapsedS;
+  status.etaS = q.etaS;
+  if (q.kind === 'plan') {
+    // Pairs decided before (skipped) are not running.
+    status.fraction = q.rolloutsPlanned === 0 ? 1 : 0;
+  }
+  if (q.pair && (q.pair.status === 'decided' || q.pair.status === 'skipped')) {
+    const pl = plan.find((x) => x.clipId === q.pair!.clipId && x.bindingKey === q.pair!.binding);
+    if (pl) pl.decided = true;
+    if (q.kind === 'pair')
+      status.lastPair = {
+        bindingKey: q.pair.binding,
+        clipId: q.pair.clipId,
+        clipName: q.pair.clipName,
+        admitted: q.pair.admitted,
+        reasons: q.pair.reasons,
+      };
+  }
+  // Rollouts are taken in plan order, one per worker: the running pairs are the first undecided ones.
+  status.running =
+    q.kind === 'plan' && q.rolloutsPlanned === 0
+      ? []
+      : plan
+          .filter((x) => !x.decided)
+          .slice(0, workers)
+          .map(({ bindingKey: b, clipId, clipName }) => ({ bindingKey: b, clipId, clipName }));
+  return q.kind === 'pair' || q.kind === 'plan';
+}
+
 export interface QualificationJobsOptions {
   hub: EventHub;
   /** The console's file worker: qualification.open runs there. */
@@ -150,85 +244,22 @@ export class QualificationJobs {
   }
 
   async start(p: ApiParams<'qualification.start'>): Promise<QualificationJobStatus> {
-    const running = this.busyWith();
-    if (running) throw new ApiFailure('conflict', `${running}: cancel it or wait for its end`);
-    const other = this.o.otherWork?.();
-    if (other) throw new ApiFailure('conflict', `${other}: wait for its end before a qualification`);
-    const abs = path.resolve(p.campaignDir);
-    if (fs.existsSync(abs) && !fs.statSync(abs).isDirectory())
-      throw new ApiFailure('input_error', `${abs} is a file, not a folder`, 'params.campaignDir');
-    const otherWriter = otherWriterOf(abs);
-    if (otherWriter) throw new ApiFailure('busy', otherWriter, 'params.campaignDir');
-    const bindings: WbcBinding[] = [];
-    for (const spec of p.bindings) bindings.push(await this.o.policies.resolve(spec, 'params.bindings'));
+    const abs = this.checkCanStart(p.campaignDir);
+    const bindings = await this.resolveBindings(p.bindings);
     const keys = bindings.map(bindingKey);
-    const dup = keys.find((k, i) => keys.indexOf(k) !== i);
-    if (dup) throw new ApiFailure('bad_params', `binding ${dup} is given twice`, 'params.bindings');
     const profile = this.o.profile();
     // The opened policies among the bindings; the single-motion ones are paired with their own motion only.
     const plans = p.bindings.flatMap((spec) => this.o.policies.get(spec) ?? []);
     const ownMotions = ownMotionsOf(plans, profile);
-    let full: LoadedWorkload;
-    if (p.workload === 'policies') {
-      // The opened policies among the bindings give the clips; the other bindings take every one.
-      if (plans.length === 0)
-        throw new ApiFailure(
-          'bad_params',
-          'workload "policies" is made of the motions of the policies given as bindings: give at least one opened policy (policy-…)',
-          'params.workload',
-        );
-      full = policyMotionsWorkload(plans, profile);
-    } else full = await this.coreV1OffThread();
-    // Capability groups first, then clips, then limit.
-    let selectedNames: string[] | undefined = p.clips;
-    if (p.groups) {
-      const inGroups = full.snapshot.clips
-        .filter((c) => p.groups!.includes(c.group as CapabilityGroupId))
-        .map((c) => c.id);
-      selectedNames = p.clips
-        ? inGroups.filter((id) =>
-            p.clips!.some((c) => c === id || full.snapshot.clips.find((m) => m.id === id)?.name === c),
-          )
-        : inGroups;
-      if (selectedNames.length === 0)
-        throw new ApiFailure(
-          'bad_params',
-          `no clip of ${full.snapshot.id} in group(s) ${p.groups.join(', ')}${p.clips ? ' among the clips given' : ''}`,
-          'params.groups',
-        );
-    }
-    let selected: { meta: { id: string; name: string } }[];
-    try {
-      selected = selectClips(full, selectedNames, p.limit);
-    } catch (err) {
-      if (err instanceof QualificationRequestError) throw new ApiFailure('bad_params', err.message, 'params.clips');
-      throw err;
-    }
+    const full = await this.workloadFor(p.workload, plans, profile);
+    const selected = selectRequestedClips(full, p);
     const policy: AdmissionPolicy =
       p.rollouts === undefined || p.rollouts === MB_ADMISSION_1.parameters.rollouts
         ? MB_ADMISSION_1
         : customPolicy({ rollouts: p.rollouts });
     const jobId = `qual-${this.now().toString(36)}-${++serial}`;
-    const controller = new AbortController();
     const workers = p.workers ?? DEFAULT_WORKERS;
-    const status: QualificationJobStatus = {
-      jobId,
-      campaignDir: abs,
-      state: 'running',
-      bindings: keys,
-      pairsTotal: 0,
-      pairsDone: 0,
-      admitted: 0,
-      rejected: 0,
-      fraction: 0,
-      elapsedS: 0,
-      etaS: null,
-      running: [],
-      lastPair: null,
-      error: null,
-      startedAtMs: this.now(),
-      endedAtMs: null,
-    };
+    const status = initialStatus(jobId, abs, keys, this.now());
     const plan = bindings.flatMap((b) =>
       selected
         .filter(
@@ -239,7 +270,7 @@ export class QualificationJobs {
     status.pairsTotal = plan.length;
     const job: Job = {
       status,
-      controller,
+      controller: new AbortController(),
       plan,
       bindings: new Map(bindings.map((b) => [bindingKey(b), b])),
       workers,
@@ -254,81 +285,91 @@ export class QualificationJobs {
       lastPush = t;
       this.o.hub.broadcast(this.event(job));
     };
-    const onProgress = (q: QualificationProgress) => {
-      status.pairsTotal = q.pairsTotal;
-      status.pairsDone = q.pairsDone;
-      status.admitted = q.admitted;
-      status.rejected = q.rejected;
-      status.fraction =
-        q.clipSecondsPlanned > 0
-          ? Math.min(1, q.clipSecondsDone / q.clipSecondsPlanned)
-          : q.pairsTotal > 0
-            ? q.pairsDone / q.pairsTotal
-            : 1;
-      status.elapsedS = q.elapsedS;
-      status.etaS = q.etaS;
-      if (q.kind === 'plan') {
-        // Pairs decided before (skipped) are not running.
-        status.fraction = q.rolloutsPlanned === 0 ? 1 : 0;
-      }
-      if (q.pair && (q.pair.status === 'decided' || q.pair.status === 'skipped')) {
-        const pl = plan.find((x) => x.clipId === q.pair!.clipId && x.bindingKey === q.pair!.binding);
-        if (pl) pl.decided = true;
-        if (q.kind === 'pair')
-          status.lastPair = {
-            bindingKey: q.pair.binding,
-            clipId: q.pair.clipId,
-            clipName: q.pair.clipName,
-            admitted: q.pair.admitted,
-            reasons: q.pair.reasons,
-          };
-      }
-      // Rollouts are taken in plan order, one per worker: the running pairs are the first undecided ones.
-      status.running =
-        q.kind === 'plan' && q.rolloutsPlanned === 0
-          ? []
-          : plan
-              .filter((x) => !x.decided)
-              .slice(0, workers)
-              .map(({ bindingKey: b, clipId, clipName }) => ({ bindingKey: b, clipId, clipName }));
-      push(q.kind === 'pair' || q.kind === 'plan');
-    };
-    job.done = (async () => {
-      try {
-        const summary = await runQualification({
-          campaignDir: abs,
-          workload: full,
-          bindings,
-          profile,
-          policy,
-          workers,
-          clips: selected.map((s) => s.meta.id),
-          ownMotions,
-          signal: controller.signal,
-          onProgress,
-          purpose: `MotionBench console, qualification job ${jobId}`,
-        });
-        status.state = summary.cancelled ? 'cancelled' : 'completed';
-        status.pairsDone = summary.pairsTotal - summary.pairsPending;
-        status.admitted = summary.admitted;
-        status.rejected = summary.rejected;
-        if (!summary.cancelled) status.fraction = 1;
-      } catch (err) {
-        if (err instanceof QualificationCancelled) status.state = 'cancelled';
-        else {
-          status.state = 'failed';
-          status.error = err instanceof Error ? err.message : String(err);
-        }
-      } finally {
-        status.running = [];
-        status.etaS = null;
-        status.endedAtMs = this.now();
-        status.elapsedS = (status.endedAtMs - status.startedAtMs) / 1000;
-        push(true);
-      }
-    })();
+    job.done = this.runJob(job, push, {
+      campaignDir: abs,
+      workload: full,
+      bindings,
+      profile,
+      policy,
+      workers,
+      clips: selected.map((s) => s.meta.id),
+      ownMotions,
+      signal: job.controller.signal,
+      onProgress: (q) => push(applyProgress(job, q)),
+      purpose: `MotionBench console, qualification job ${jobId}`,
+    });
     push(true);
     return { ...status };
+  }
+
+  /** Refuses a start while other work holds the cores or another writer holds the campaign; the campaign's absolute path. */
+  private checkCanStart(campaignDir: string): string {
+    const running = this.busyWith();
+    if (running) throw new ApiFailure('conflict', `${running}: cancel it or wait for its end`);
+    const other = this.o.otherWork?.();
+    if (other) throw new ApiFailure('conflict', `${other}: wait for its end before a qualification`);
+    const abs = path.resolve(campaignDir);
+    if (fs.existsSync(abs) && !fs.statSync(abs).isDirectory())
+      throw new ApiFailure('input_error', `${abs} is a file, not a folder`, 'params.campaignDir');
+    const otherWriter = otherWriterOf(abs);
+    if (otherWriter) throw new ApiFailure('busy', otherWriter, 'params.campaignDir');
+    return abs;
+  }
+
+  /** The bindings of the console specs, each at most once. */
+  private async resolveBindings(specs: string[]): Promise<WbcBinding[]> {
+    const bindings: WbcBinding[] = [];
+    for (const spec of specs) bindings.push(await this.o.policies.resolve(spec, 'params.bindings'));
+    const keys = bindings.map(bindingKey);
+    const dup = keys.find((k, i) => keys.indexOf(k) !== i);
+    if (dup) throw new ApiFailure('bad_params', `binding ${dup} is given twice`, 'params.bindings');
+    return bindings;
+  }
+
+  /** The workload to qualify over: the opened policies' motions, or core-v1. */
+  private async workloadFor(
+    workload: ApiParams<'qualification.start'>['workload'],
+    plans: Parameters<typeof policyMotionsWorkload>[0],
+    profile: RobotProfile,
+  ): Promise<LoadedWorkload> {
+    if (workload !== 'policies') return this.coreV1OffThread();
+    // The opened policies among the bindings give the clips; the other bindings take every one.
+    if (plans.length === 0)
+      throw new ApiFailure(
+        'bad_params',
+        'workload "policies" is made of the motions of the policies given as bindings: give at least one opened policy (policy-…)',
+        'params.workload',
+      );
+    return policyMotionsWorkload(plans, profile);
+  }
+
+  /** Runs the qualification and records its end in the job's status (pushed once more). */
+  private async runJob(
+    job: Job,
+    push: (force: boolean) => void,
+    options: Parameters<typeof runQualification>[0],
+  ): Promise<void> {
+    const status = job.status;
+    try {
+      const summary = await runQualification(options);
+      status.state = summary.cancelled ? 'cancelled' : 'completed';
+      status.pairsDone = summary.pairsTotal - summary.pairsPending;
+      status.admitted = summary.admitted;
+      status.rejected = summary.rejected;
+      if (!summary.cancelled) status.fraction = 1;
+    } catch (err) {
+      if (err instanceof QualificationCancelled) status.state = 'cancelled';
+      else {
+        status.state = 'failed';
+        status.error = err instanceof Error ? err.message : String(err);
+      }
+    } finally {
+      status.running = [];
+      status.etaS = null;
+      status.endedAtMs = this.now();
+      status.elapsedS = (status.endedAtMs - status.startedAtMs) / 1000;
+      push(true);
+    }
   }
 
   private event(job: Job): Omit<QualificationProgressEvent, 'seq'> {

@@ -47,6 +47,176 @@ export interface RecoverOptions {
   blockBytes?: number;
 }
 
+type McapRecord = NonNullable<ReturnType<McapStreamReader['nextRecord']>>;
+
+/**
+ * Takes the records of the file in order: counts them into the report and, with a temporary
+ * file given, replays them into a copy. Whether to rewrite is known only once we know the file
+ * is incomplete; the copy is opened lazily on the first record, and deleted again if the source
+ * turns out complete.
+ */
+class RecordRecovery {
+  /** The copy, once opened. */
+  w: ChunkedMcapWriter | null = null;
+  private readonly schemaIds = new Map<number, number>();
+  private readonly schemas = new Map<number, SchemaRecord>();
+  private readonly channels = new Map<
+    number,
+    { topic: string; outId: number | null; decode: ((d: Uint8Array) => unknown) | null }
+  >();
+  private lastExecuted: { decode: (d: Uint8Array) => unknown; data: Uint8Array } | null = null;
+
+  constructor(
+    private readonly report: EpisodeRecoveryReport,
+    private readonly tmp: string | null,
+  ) {}
+
+  private async writer(): Promise<ChunkedMcapWriter | null> {
+    if (!this.tmp) return null;
+    if (!this.w) {
+      this.w = await ChunkedMcapWriter.open(this.tmp, {
+        chunkSizeBytes: 1024 * 1024,
+        fsync: true,
+        compression: 'zstd',
+      });
+      this.w.start({ profile: '', library: 'motionbench (recovered)' });
+    }
+    return this.w;
+  }
+
+  async take(rec: McapRecord): Promise<void> {
+    const w = await this.writer();
+    const report = this.report;
+    switch (rec.type) {
+      case 'Schema':
+        if (!this.schemas.has(rec.id))
+          this.schemas.set(rec.id, { name: rec.name, encoding: rec.encoding, data: rec.data });
+        if (!this.schemaIds.has(rec.id))
+          this.schemaIds.set(
+            rec.id,
+            w ? w.registerSchema({ name: rec.name, encoding: rec.encoding, data: rec.data }) : rec.id,
+          );
+        break;
+      case 'Channel':
+        if (!this.channels.has(rec.id)) {
+          const schemaId = rec.schemaId === 0 ? 0 : this.schemaIds.get(rec.schemaId);
+          const outId =
+            w && schemaId !== undefined
+              ? w.registerChannel({
+                  schemaId,
+                  topic: rec.topic,
+                  messageEncoding: rec.messageEncoding,
+                  metadata: rec.metadata,
+                })
+              : null;
+          let decode: ((d: Uint8Array) => unknown) | null = null;
+          try {
+            decode = messageDecoder(rec.messageEncoding, this.schemas.get(rec.schemaId) ?? null);
+          } catch {
+            /* an encoding we cannot decode: its messages are still copied */
+          }
+          this.channels.set(rec.id, { topic: rec.topic, outId, decode });
+        }
+        break;
+      case 'Metadata':
+        if (!report.metadata[rec.name]) {
+          report.metadata[rec.name] = Object.fromEntries(rec.metadata);
+          w?.addMetadata({ name: rec.name, metadata: rec.metadata });
+        }
+        break;
+      case 'Message': {
+        const ch = this.channels.get(rec.channelId);
+        if (!ch) break;
+        report.messages[ch.topic] = (report.messages[ch.topic] ?? 0) + 1;
+        if (ch.topic === TOPICS.executed) {
+          report.executedFrames++;
+          // decoded once, after the loop: only the last one's time is reported
+          if (ch.decode) this.lastExecuted = { decode: ch.decode, data: rec.data };
+        }
+        if (w && ch.outId !== null) w.addMessage({ ...rec, channelId: ch.outId });
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  /** Episode time of the last executed frame taken, when it decodes. */
+  lastExecutedTimeS(): number | null {
+    if (!this.lastExecuted) return null;
+    try {
+      const t = (this.lastExecuted.decode(this.lastExecuted.data) as { timeS?: unknown }).timeS;
+      if (typeof t === 'number') return t;
+    } catch {
+      /* a message that does not decode still counts as recovered bytes */
+    }
+    return null;
+  }
+}
+
+/**
+ * Reads the file front to back in blocks into the recovery; stops at bytes that do not parse
+ * (a torn write in the middle, a CRC mismatch), keeping what came before. Whether the file ended
+ * with a valid footer.
+ */
+async function readRecords(
+  fh: fsp.FileHandle,
+  report: EpisodeRecoveryReport,
+  recovery: RecordRecovery,
+  blockBytes: number,
+): Promise<boolean> {
+  const reader = new McapStreamReader({ validateCrcs: true, decompressHandlers: EPISODE_DECOMPRESS_HANDLERS });
+  const block = new Uint8Array(blockBytes);
+  let offset = 0;
+  let stopped = false;
+  while (!stopped && offset < report.bytes) {
+    const { bytesRead } = await fh.read(block, 0, block.length, offset);
+    if (bytesRead === 0) break;
+    offset += bytesRead;
+    reader.append(block.subarray(0, bytesRead));
+    try {
+      for (let rec; (rec = reader.nextRecord());) await recovery.take(rec);
+    } catch (err) {
+      report.error = (err as Error).message;
+      stopped = true;
+    }
+    await recovery.w?.throttle(8 * 1024 * 1024);
+  }
+  return !stopped && reader.done();
+}
+
+/** Deletes the copy of a complete file, or closes the copy of an incomplete one under its final name. */
+async function finishCopy(
+  w: ChunkedMcapWriter,
+  tmp: string,
+  rewriteTo: string,
+  file: string,
+  report: EpisodeRecoveryReport,
+  recoveryMetadata: Record<string, string> | undefined,
+): Promise<void> {
+  if (report.complete) {
+    await w.abandon({ dropOpenChunk: true });
+    await fsp.rm(tmp, { force: true });
+    return;
+  }
+  w.addMetadata({
+    name: 'recovery',
+    metadata: new Map(
+      Object.entries({
+        source_file: path.basename(file),
+        source_bytes: String(report.bytes),
+        recovered_executed_frames: String(report.executedFrames),
+        stopped_by: report.error ?? 'end of the readable data (truncated file)',
+        ...(recoveryMetadata ?? {}),
+      }),
+    ),
+  });
+  await w.end();
+  await fsp.rename(tmp, rewriteTo);
+  await syncDirectory(path.dirname(rewriteTo));
+  report.rewrittenFile = rewriteTo;
+}
+
 export async function recoverEpisodeFile(file: string, options: RecoverOptions = {}): Promise<EpisodeRecoveryReport> {
   const report: EpisodeRecoveryReport = {
     file,
@@ -69,136 +239,19 @@ export async function recoverEpisodeFile(file: string, options: RecoverOptions =
   }
   report.exists = true;
   const tmp = options.rewriteTo ? `${options.rewriteTo}.tmp-${process.pid}` : null;
-  const sink: { w: ChunkedMcapWriter | null } = { w: null };
+  const recovery = new RecordRecovery(report, tmp);
   try {
     report.bytes = (await fh.stat()).size;
     await chunkCompressionReady();
-    const reader = new McapStreamReader({ validateCrcs: true, decompressHandlers: EPISODE_DECOMPRESS_HANDLERS });
-    const schemaIds = new Map<number, number>();
-    const schemas = new Map<number, SchemaRecord>();
-    const channels = new Map<
-      number,
-      { topic: string; outId: number | null; decode: ((d: Uint8Array) => unknown) | null }
-    >();
-    // Whether to rewrite is known only once we know the file is incomplete; records are replayed
-    // into the writer as they come (opened lazily on the first record), and the copy is deleted
-    // again if the source turns out complete.
-    let lastExecuted: { decode: (d: Uint8Array) => unknown; data: Uint8Array } | null = null;
-    const writer = async (): Promise<ChunkedMcapWriter | null> => {
-      if (!tmp) return null;
-      if (!sink.w) {
-        sink.w = await ChunkedMcapWriter.open(tmp, { chunkSizeBytes: 1024 * 1024, fsync: true, compression: 'zstd' });
-        sink.w.start({ profile: '', library: 'motionbench (recovered)' });
-      }
-      return sink.w;
-    };
-    const block = new Uint8Array(options.blockBytes ?? 1024 * 1024);
-    let offset = 0;
-    let stopped = false;
-    while (!stopped && offset < report.bytes) {
-      const { bytesRead } = await fh.read(block, 0, block.length, offset);
-      if (bytesRead === 0) break;
-      offset += bytesRead;
-      reader.append(block.subarray(0, bytesRead));
-      try {
-        for (let rec; (rec = reader.nextRecord());) {
-          const w = await writer();
-          switch (rec.type) {
-            case 'Schema':
-              if (!schemas.has(rec.id)) schemas.set(rec.id, { name: rec.name, encoding: rec.encoding, data: rec.data });
-              if (!schemaIds.has(rec.id))
-                schemaIds.set(
-                  rec.id,
-                  w ? w.registerSchema({ name: rec.name, encoding: rec.encoding, data: rec.data }) : rec.id,
-                );
-              break;
-            case 'Channel':
-              if (!channels.has(rec.id)) {
-                const schemaId = rec.schemaId === 0 ? 0 : schemaIds.get(rec.schemaId);
-                const outId =
-                  w && schemaId !== undefined
-                    ? w.registerChannel({
-                        schemaId,
-                        topic: rec.topic,
-                        messageEncoding: rec.messageEncoding,
-                        metadata: rec.metadata,
-                      })
-                    : null;
-                let decode: ((d: Uint8Array) => unknown) | null = null;
-                try {
-                  decode = messageDecoder(rec.messageEncoding, schemas.get(rec.schemaId) ?? null);
-                } catch {
-                  /* an encoding we cannot decode: its messages are still copied */
-                }
-                channels.set(rec.id, { topic: rec.topic, outId, decode });
-              }
-              break;
-            case 'Metadata':
-              if (!report.metadata[rec.name]) {
-                report.metadata[rec.name] = Object.fromEntries(rec.metadata);
-                w?.addMetadata({ name: rec.name, metadata: rec.metadata });
-              }
-              break;
-            case 'Message': {
-              const ch = channels.get(rec.channelId);
-              if (!ch) break;
-              report.messages[ch.topic] = (report.messages[ch.topic] ?? 0) + 1;
-              if (ch.topic === TOPICS.executed) {
-                report.executedFrames++;
-                // decoded once, after the loop: only the last one's time is reported
-                if (ch.decode) lastExecuted = { decode: ch.decode, data: rec.data };
-              }
-              if (w && ch.outId !== null) w.addMessage({ ...rec, channelId: ch.outId });
-              break;
-            }
-            default:
-              break;
-          }
-        }
-      } catch (err) {
-        // Bytes that do not parse (a torn write in the middle, a CRC mismatch): keep what came before.
-        report.error = (err as Error).message;
-        stopped = true;
-      }
-      await sink.w?.throttle(8 * 1024 * 1024);
-    }
-    if (lastExecuted) {
-      try {
-        const t = (lastExecuted.decode(lastExecuted.data) as { timeS?: unknown }).timeS;
-        if (typeof t === 'number') report.lastExecutedTimeS = t;
-      } catch {
-        /* a message that does not decode still counts as recovered bytes */
-      }
-    }
-    report.complete = !stopped && reader.done();
-    const w = sink.w;
-    if (w) {
-      if (report.complete) {
-        await w.abandon({ dropOpenChunk: true });
-        await fsp.rm(tmp!, { force: true });
-      } else {
-        w.addMetadata({
-          name: 'recovery',
-          metadata: new Map(
-            Object.entries({
-              source_file: path.basename(file),
-              source_bytes: String(report.bytes),
-              recovered_executed_frames: String(report.executedFrames),
-              stopped_by: report.error ?? 'end of the readable data (truncated file)',
-              ...(options.recoveryMetadata ?? {}),
-            }),
-          ),
-        });
-        await w.end();
-        await fsp.rename(tmp!, options.rewriteTo!);
-        await syncDirectory(path.dirname(options.rewriteTo!));
-        report.rewrittenFile = options.rewriteTo!;
-      }
-    }
+    const complete = await readRecords(fh, report, recovery, options.blockBytes ?? 1024 * 1024);
+    const lastTimeS = recovery.lastExecutedTimeS();
+    if (lastTimeS !== null) report.lastExecutedTimeS = lastTimeS;
+    report.complete = complete;
+    if (recovery.w) await finishCopy(recovery.w, tmp!, options.rewriteTo!, file, report, options.recoveryMetadata);
     return report;
   } catch (err) {
-    if (sink.w) {
-      await sink.w.abandon({ dropOpenChunk: true });
+    if (recovery.w) {
+      await recovery.w.abandon({ dropOpenChunk: true });
       await fsp.rm(tmp!, { force: true }).catch(() => undefined);
     }
     throw err;
