@@ -11,6 +11,7 @@ import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { EmbeddedSimulator, isSimFramesEvent, type SimEpisodeEnd } from '../../src/services/sim/embeddedSimulator';
 import { runSimEpisode } from '../../src/services/sim/runSimEpisode';
+import { backendHub } from '../../src/services/stream/backendHub';
 import { MENAGERIE_G1, MENAGERIE_SCENE, OUR_G1, sharedData } from '../helpers/sharedData';
 
 const lafan = (name: string) => loadClipFile(sharedData('motions/lafan1_g1_csv', `${name}.csv`));
@@ -32,6 +33,14 @@ describe('embedded simulator (our G1, 2 workers)', () => {
     await sim?.close();
   });
 
+  /**
+   * Listens to the simulator's events through its one hub (runSimEpisode subscribes there too: the
+   * backend has one listener owner); returns the unsubscribe.
+   */
+  function listen(onEvents: (events: BackendEvent[]) => Promise<void>): () => void {
+    return backendHub(sim).subscribe({ name: 'simBackend test', delivery: 'every', onEvents });
+  }
+
   /** Runs one episode on a given worker (by holding the other one), collecting raw frames. */
   async function runOn(
     worker: number,
@@ -46,7 +55,7 @@ describe('embedded simulator (our G1, 2 workers)', () => {
     }
     for (const h of held) await h.release();
     const frames: Float64Array[] = [];
-    sim.setListener(async (evs) => {
+    const unlisten = listen(async (evs) => {
       for (const e of evs)
         if (isSimFramesEvent(e) && e.runId === lease.runId)
           for (const f of e.frames)
@@ -65,7 +74,7 @@ describe('embedded simulator (our G1, 2 workers)', () => {
       options: { initialJointNoiseRad: opts.noise ?? 0 },
     });
     await lease.release();
-    sim.setListener(null);
+    unlisten();
     return { end, frames };
   }
 
@@ -131,7 +140,7 @@ describe('embedded simulator (our G1, 2 workers)', () => {
     const lease = await sim.acquire('slow-listener');
     let frames = 0;
     let last = -1;
-    sim.setListener(async (evs) => {
+    const unlisten = listen(async (evs) => {
       for (const e of evs) {
         if (!isSimFramesEvent(e)) continue;
         for (const f of e.frames) {
@@ -150,7 +159,7 @@ describe('embedded simulator (our G1, 2 workers)', () => {
       options: { framesPerBatch: 5, maxBatchesInFlight: 2 },
     });
     await lease.release();
-    sim.setListener(null);
+    unlisten();
     expect(end.frames).toBe(201);
     expect(frames).toBe(201);
     expect(sim.stats.batches - before).toBe(41);
@@ -163,7 +172,7 @@ describe('embedded simulator (our G1, 2 workers)', () => {
     const lease = await sim.acquire('stop-me');
     let frames = 0;
     let stopping: Promise<void> | null = null;
-    sim.setListener(async (evs) => {
+    const unlisten = listen(async (evs) => {
       for (const e of evs) {
         if (e.type === 'frames') {
           frames += e.frames.length;
@@ -175,7 +184,7 @@ describe('embedded simulator (our G1, 2 workers)', () => {
     const end = await lease.run({ clip: clipHead(walk, 30), binding: assist, seed: 0, options: { paceRealTime: 5 } });
     await stopping;
     await lease.release();
-    sim.setListener(null);
+    unlisten();
     expect(end.outcome).toBe('estop');
     expect(end.reason).toBe('e-stop pressed in test');
     expect(end.frames).toBe(frames);
@@ -188,7 +197,7 @@ describe('embedded simulator (our G1, 2 workers)', () => {
     const problems: string[] = [];
     let frames = 0;
     const lease = await sim.acquire('crash');
-    sim.setListener(async (evs) => {
+    const unlisten = listen(async (evs) => {
       for (const e of evs) {
         if (e.type === 'frames') frames += e.frames.length;
         if (e.type === 'problem') problems.push(e.problem.code);
@@ -209,7 +218,7 @@ describe('embedded simulator (our G1, 2 workers)', () => {
     // The same lease runs again on the replacement worker, with the audit hash of any worker.
     const again = await lease.run({ clip: clipHead(dance, 3), binding: assist, seed: 0 });
     await lease.release();
-    sim.setListener(null);
+    unlisten();
     expect(again.outcome).toBe('completed');
     const reference = await runOn(again.workerIndex === 0 ? 1 : 0);
     expect(again.trajectorySha256).toBe(reference.end.trajectorySha256);

@@ -29,6 +29,7 @@ import { PairClipError } from '../../src/services/trial/pairClip';
 import { ClipMismatchError } from '../../src/services/wbc/policyRun';
 import { TrackingPolicyError } from '../../src/services/wbc/trackingPolicyController';
 import { FrozenSnapshotMismatchError } from '../../src/services/workload/coreV1Frozen';
+import { ListenerTakenError } from '../../src/domain/backend/backend';
 import { WorkloadInputError } from '../../src/services/workload/folderWorkload';
 import { REPO_ROOT } from '../helpers/sharedData';
 
@@ -236,6 +237,15 @@ describe('API error map: the typed errors', () => {
       code: 'internal',
       message: 'needs 2 values',
       origin: { type: 'StatsError', code: 'too-few' },
+    });
+  });
+
+  it('ListenerTakenError: internal, the backend named as the origin', () => {
+    const err = new ListenerTakenError({ id: 'embedded-sim', name: 'Embedded MuJoCo (2 workers)' });
+    expect(mapped(err)).toEqual({
+      code: 'internal',
+      message: err.message,
+      origin: { type: 'ListenerTakenError', code: 'embedded-sim' },
     });
   });
 

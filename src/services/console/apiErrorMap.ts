@@ -14,6 +14,7 @@ import { Ros2DefinitionBoundsError } from '../../domain/robotLink/ros2Definition
 import { UnitreeDefinitionError } from '../../domain/robotLink/unitreeLowState';
 import { InputError, issueKey } from '../../domain/problems';
 import { StatsError } from '../../domain/stats/result';
+import { ListenerTakenError } from '../../domain/backend/backend';
 import { BakedMotionError } from '../../domain/wbc/bakedMotion';
 import { JointOrderError } from '../../domain/robot/jointOrder';
 import { IkError } from '../../domain/workload/bodyModel';
@@ -182,6 +183,12 @@ const TABLE: readonly Entry<unknown>[] = [
   // The program's own state: not the operator's input.
   entry(FrozenSnapshotMismatchError, (e) => ({ code: 'internal', message: e.message, reasons: [...e.differences] })),
   entry(StatsError, (e) => ({ code: 'internal', message: e.message, origin: origin('StatsError', e.code) })),
+  // A second owner of a backend's listener is a wiring fault of the services, never the caller's.
+  entry(ListenerTakenError, (e) => ({
+    code: 'internal',
+    message: e.message,
+    origin: origin('ListenerTakenError', e.backendId),
+  })),
   entry(IkError, plain('internal')),
   entry(z.core.$ZodError, fromZodError),
 ];
