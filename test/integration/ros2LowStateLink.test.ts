@@ -20,6 +20,7 @@ import {
   type Ros2LowStateBridge,
 } from '../helpers/ros2LowStateBridge';
 import { sleep, waitFor } from './bridgeTestClient';
+import { backendHub } from '../../src/services/stream/backendHub';
 
 // A ROS 2 G1 through foxglove_bridge, on loopback: a server speaking foxglove_bridge's protocol
 // (test/helpers/ros2LowStateBridge.ts: /lowstate, unitree_hg/msg/LowState, CDR built with
@@ -48,11 +49,16 @@ function robot(url: string): { backend: BridgeClientBackend; frames: StateFrame[
   const frames: StateFrame[] = [];
   const problems: string[] = [];
   const backend = connectRobot({ url, reconnectInitialDelayMs: 200 });
-  backend.setListener(async (events: BackendEvent[]) => {
-    for (const e of events) {
-      if (e.type === 'frames') for (const f of e.frames) frames.push(cloneStateFrame(f));
-      if (e.type === 'problem') problems.push(`${e.problem.code}: ${e.problem.message}`);
-    }
+  // Through the backend's one hub, which the trial's robot handle (trialRobotOf) subscribes to as well.
+  backendHub(backend).subscribe({
+    name: 'ros2LowStateLink test',
+    delivery: 'every',
+    onEvents: async (events: BackendEvent[]) => {
+      for (const e of events) {
+        if (e.type === 'frames') for (const f of e.frames) frames.push(cloneStateFrame(f));
+        if (e.type === 'problem') problems.push(`${e.problem.code}: ${e.problem.message}`);
+      }
+    },
   });
   cleanups.push(() => backend.close());
   return { backend, frames, problems };
