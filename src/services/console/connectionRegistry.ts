@@ -446,15 +446,7 @@ export class ConnectionRegistry {
       kind === 'robot' ? `Robot ${new URL(check.url).host}` : new URL(check.url).host,
       check.url,
     );
-    this.entries.set(id, e);
-    if (this.available(e)) {
-      try {
-        await this.ensureBackend(e);
-      } catch {
-        // Recorded as a problem on the entry; the entry stays listed so the operator sees why.
-      }
-    }
-    return this.info(e);
+    return this.enlist(e);
   }
 
   /**
@@ -484,12 +476,20 @@ export class ConnectionRegistry {
     const id = `robot-${this.nextRobot++}`;
     const e = this.newEntry(id, 'robot', g1DdsConnectionName(spec), null);
     e.dds = { ...spec, runnerUrl: null };
-    this.entries.set(id, e);
+    return this.enlist(e);
+  }
+
+  /**
+   * Lists a new entry and, when it can be reached now, creates its backend. A failure to create it
+   * is recorded as a problem on the entry, which stays listed so the operator sees why.
+   */
+  private async enlist(e: Entry): Promise<ConnectionInfo> {
+    this.entries.set(e.id, e);
     if (this.available(e)) {
       try {
         await this.ensureBackend(e);
       } catch {
-        // Recorded as a problem on the entry; the entry stays listed so the operator sees why.
+        // Recorded on the entry by ensureBackend.
       }
     }
     return this.info(e);
