@@ -120,7 +120,7 @@ export class BackendHub {
       return;
     }
     s.busy = true;
-    void this.call(s, copyEvents(events)).then(() => this.settleLatest(s));
+    void this.call(s, events).then(() => this.settleLatest(s));
   }
 
   private settleLatest(s: Subscriber): void {
@@ -131,15 +131,11 @@ export class BackendHub {
   }
 }
 
-/** Shallow copies, so coalescing never edits a batch another subscriber holds. */
-function copyEvents(events: readonly BackendEvent[]): BackendEvent[] {
-  return events.map((e) => (e.type === 'frames' ? { ...e, frames: [...e.frames] } : e));
-}
-
 /**
  * Appends `events` to `waiting`, keeping of each run only its newest frame: a waiting `frames`
  * event of the same run is replaced by the new one's last frame (the order of the other events
- * is kept).
+ * is kept). It builds new `frames` events and never edits a batch it is given, which the other
+ * subscribers hold too.
  */
 function coalesce(waiting: BackendEvent[], events: readonly BackendEvent[]): BackendEvent[] {
   for (const e of events) {
