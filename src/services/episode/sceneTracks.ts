@@ -14,6 +14,8 @@ import { movingFrames, snapMovingFrames, type MovingFrames } from './trackPrecis
 //                                       visual primitives locked to its frame; the reference
 //                                       translucent
 //
+// Both trees' moving values are snapped to the grids trackPrecision.ts states (a drawing's
+// precision; the joint state beside them is exact).
 // Rates: the reference tree at every reference frame (50 Hz). The executed tree at every executed
 // frame, at most TRANSFORM_RATE_HZ: a simulator's 50 Hz frames all; a robot's 500 Hz stream every
 // 10th (the state topic keeps every frame; the picture does not need them).
