@@ -5,6 +5,7 @@ import { useConnectionStore } from '../api/connectionStore';
 import { runColorHex } from '../overlay/runColors';
 import { CampaignDirField } from '../ui/CampaignDirField';
 import { FieldError } from '../ui/FieldError';
+import { LabelledInput } from '../ui/LabelledInput';
 import { openClipInGapReview, runAnalysis } from './analysisActions';
 import { bindingGapRows } from './bindingGapRows';
 import { useAnalysisStore } from './analysisStore';
@@ -395,18 +396,17 @@ export function AnalysisPanel() {
             ))}
           </select>
         </label>
-        <label className="qual-small">
-          <span>Share</span>
-          <input
-            type="number"
-            min={0.05}
-            max={1}
-            step={0.05}
-            value={share}
-            onChange={(e) => useAnalysisStore.setState({ share: Number(e.target.value) })}
-            data-testid="analysis-share"
-          />
-        </label>
+        <LabelledInput
+          className="qual-small"
+          label="Share"
+          type="number"
+          min={0.05}
+          max={1}
+          step={0.05}
+          value={share}
+          onText={(text) => useAnalysisStore.setState({ share: Number(text) })}
+          testId="analysis-share"
+        />
         <button
           type="button"
           className="primary"

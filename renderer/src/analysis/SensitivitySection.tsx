@@ -4,6 +4,7 @@ import { fromRows } from '../../../src/domain/analysis/linearAlgebra';
 import { sensitivityEllipses } from '../../../src/domain/analysis/sensitivity';
 import { runColorHex } from '../overlay/runColors';
 import { FieldError } from '../ui/FieldError';
+import { LabelledInput } from '../ui/LabelledInput';
 import { runSensitivity } from './analysisActions';
 import { CategoryPlot } from './CategoryPlot';
 import type { CategoryChartSpec } from './categoryChart';
@@ -182,18 +183,17 @@ export function SensitivitySection({ analysis }: { analysis: AnalysisDocument })
             data-testid="sensitivity-scales-input"
           />
         </label>
-        <label className="qual-small">
-          <span>Seconds</span>
-          <input
-            type="number"
-            min={0.5}
-            max={10}
-            step={0.5}
-            value={seconds}
-            onChange={(e) => useSensitivityStore.setState({ seconds: Number(e.target.value) })}
-            data-testid="sensitivity-seconds"
-          />
-        </label>
+        <LabelledInput
+          className="qual-small"
+          label="Seconds"
+          type="number"
+          min={0.5}
+          max={10}
+          step={0.5}
+          value={seconds}
+          onText={(text) => useSensitivityStore.setState({ seconds: Number(text) })}
+          testId="sensitivity-seconds"
+        />
         <button
           type="button"
           disabled={running || !pairId}

@@ -3,6 +3,7 @@ import { useConnectionStore } from '../api/connectionStore';
 import { openClipDialog, openClipFile, reloadClip } from './clipActions';
 import { statedFps } from './clipActions';
 import { useClipStore } from '../playback/clipStore';
+import { LabelledInput } from '../ui/LabelledInput';
 
 /** Open a clip (native dialog in the desktop app, file input in a browser) and state its fps. */
 export function ClipPanel() {
@@ -52,22 +53,22 @@ export function ClipPanel() {
           }}
         />
       </div>
-      <label className="field">
-        <span>FPS</span>
-        <input
-          type="text"
-          inputMode="decimal"
-          placeholder="from file"
-          value={fpsText}
-          aria-invalid={fpsInvalid}
-          data-testid="fps-input"
-          onChange={(e) => useClipStore.setState({ fpsText: e.target.value })}
-        />
-        <span className="hint">
-          Empty: the file’s own rate. CSV files have none: LAFAN1 names (walk1_subject1.csv) are 30 fps, others need it
-          typed (G1 Moves: 60).
-        </span>
-      </label>
+      <LabelledInput
+        className="field"
+        label="FPS"
+        inputMode="decimal"
+        placeholder="from file"
+        value={fpsText}
+        aria-invalid={fpsInvalid}
+        testId="fps-input"
+        onText={(fpsText) => useClipStore.setState({ fpsText })}
+        after={
+          <span className="hint">
+            Empty: the file’s own rate. CSV files have none: LAFAN1 names (walk1_subject1.csv) are 30 fps, others need
+            it typed (G1 Moves: 60).
+          </span>
+        }
+      />
     </section>
   );
 }

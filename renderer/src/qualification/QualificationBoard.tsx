@@ -2,6 +2,7 @@ import { CAPABILITY_GROUP_IDS, type QualificationReportDto } from '../../../src/
 import { useConnectionStore } from '../api/connectionStore';
 import { usePolicyStore, type PolicyInfo } from '../policies/policyStore';
 import { CampaignDirField } from '../ui/CampaignDirField';
+import { LabelledInput } from '../ui/LabelledInput';
 import { FieldError } from '../ui/FieldError';
 import { mmAsCm } from '../ui/format';
 import { ProgressBar } from '../ui/ProgressBar';
@@ -282,48 +283,38 @@ export function QualificationBoard() {
         >
           New
         </button>
-        <label>
-          <span>Bindings</span>
-          <input
-            type="text"
-            value={form.bindingsText}
-            onChange={(e) => patchBoardForm({ bindingsText: e.target.value })}
-            title="builtin = reference tracker, not a policy; builtin:assist=<N/m> adds the root assist"
-            data-testid="qual-bindings"
-          />
-        </label>
-        <label className="qual-small">
-          <span>Rollouts</span>
-          <input
-            type="text"
-            inputMode="numeric"
-            value={form.rolloutsText}
-            onChange={(e) => patchBoardForm({ rolloutsText: e.target.value })}
-            title="rollouts per pair (3 = mb-admission/1; another value is a custom policy version)"
-            data-testid="qual-rollouts"
-          />
-        </label>
-        <label className="qual-small">
-          <span>Limit</span>
-          <input
-            type="text"
-            inputMode="numeric"
-            placeholder="all"
-            value={form.limitText}
-            onChange={(e) => patchBoardForm({ limitText: e.target.value })}
-            data-testid="qual-limit"
-          />
-        </label>
-        <label>
-          <span>Clips</span>
-          <input
-            type="text"
-            placeholder="all (or names, comma-separated)"
-            value={form.clipsText}
-            onChange={(e) => patchBoardForm({ clipsText: e.target.value })}
-            data-testid="qual-clips"
-          />
-        </label>
+        <LabelledInput
+          label="Bindings"
+          value={form.bindingsText}
+          onText={(bindingsText) => patchBoardForm({ bindingsText })}
+          title="builtin = reference tracker, not a policy; builtin:assist=<N/m> adds the root assist"
+          testId="qual-bindings"
+        />
+        <LabelledInput
+          className="qual-small"
+          label="Rollouts"
+          inputMode="numeric"
+          value={form.rolloutsText}
+          onText={(rolloutsText) => patchBoardForm({ rolloutsText })}
+          title="rollouts per pair (3 = mb-admission/1; another value is a custom policy version)"
+          testId="qual-rollouts"
+        />
+        <LabelledInput
+          className="qual-small"
+          label="Limit"
+          inputMode="numeric"
+          placeholder="all"
+          value={form.limitText}
+          onText={(limitText) => patchBoardForm({ limitText })}
+          testId="qual-limit"
+        />
+        <LabelledInput
+          label="Clips"
+          placeholder="all (or names, comma-separated)"
+          value={form.clipsText}
+          onText={(clipsText) => patchBoardForm({ clipsText })}
+          testId="qual-clips"
+        />
         <button
           type="button"
           className="primary"

@@ -1,4 +1,5 @@
 import type { PolicyInfo } from '../policies/policyStore';
+import { LabelledInput } from '../ui/LabelledInput';
 import { patchSimForm, type BindingChoice, type PaceChoice, type SimFormState } from './simStore';
 
 // The fields of the Sim trial form: which simulator, which binding (the builtin tracker with or
@@ -90,17 +91,15 @@ export function BindingField({
 export function RunLimitsFields({ form, formProblem }: { form: SimFormState; formProblem: string | null }) {
   return (
     <div className="sim-field sim-row3">
-      <label title="recorded with the run (the builtin simulation is deterministic)">
-        <span>Seed</span>
-        <input
-          type="text"
-          inputMode="numeric"
-          value={form.seedText}
-          aria-invalid={formProblem?.startsWith('seed') ?? false}
-          onChange={(e) => patchSimForm({ seedText: e.target.value })}
-          data-testid="sim-seed"
-        />
-      </label>
+      <LabelledInput
+        labelTitle="recorded with the run (the builtin simulation is deterministic)"
+        label="Seed"
+        inputMode="numeric"
+        value={form.seedText}
+        aria-invalid={formProblem?.startsWith('seed') ?? false}
+        onText={(seedText) => patchSimForm({ seedText })}
+        testId="sim-seed"
+      />
       <label title="run no faster than this multiple of real time; max: as fast as the simulator goes">
         <span>Speed</span>
         <select
@@ -115,19 +114,17 @@ export function RunLimitsFields({ form, formProblem }: { form: SimFormState; for
           ))}
         </select>
       </label>
-      <label title="run only the clip's first seconds (empty: all of it)">
-        <span>First</span>
-        <input
-          type="text"
-          inputMode="decimal"
-          placeholder="all"
-          value={form.maxSecondsText}
-          aria-invalid={formProblem?.startsWith('"first') ?? false}
-          onChange={(e) => patchSimForm({ maxSecondsText: e.target.value })}
-          data-testid="sim-max-seconds"
-        />
-        <span className="muted">s</span>
-      </label>
+      <LabelledInput
+        labelTitle="run only the clip's first seconds (empty: all of it)"
+        label="First"
+        inputMode="decimal"
+        placeholder="all"
+        value={form.maxSecondsText}
+        aria-invalid={formProblem?.startsWith('"first') ?? false}
+        onText={(maxSecondsText) => patchSimForm({ maxSecondsText })}
+        testId="sim-max-seconds"
+        after={<span className="muted">s</span>}
+      />
     </div>
   );
 }
