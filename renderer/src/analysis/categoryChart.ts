@@ -1,6 +1,7 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import '../plots/plots.css';
+import { AXIS_STROKE, GRID_STROKE, valueAxes } from '../plots/chartAxes';
 
 // A chart over categories (readings, selection steps, bindings), imperative like timeChart.ts: a
 // uPlot chart whose x is the category index, with
@@ -48,8 +49,6 @@ export interface CategoryChartTestView {
 
 export const categoryCharts = new Map<string, CategoryChart>();
 
-const AXIS_STROKE = '#8590a0';
-const GRID_STROKE = '#252c37';
 const ZERO_STROKE = '#d29922';
 
 export class CategoryChart {
@@ -87,18 +86,7 @@ export class CategoryChart {
             ? { rotate: -35, size: 62 }
             : { size: spec.categories.some((c) => c.includes('\n')) ? 46 : 34 }),
         },
-        ...spec.axes.map<uPlot.Axis>((a, i) => ({
-          scale: a.scale,
-          side: a.side === 'left' ? 3 : 1,
-          label: a.label,
-          labelSize: 14,
-          labelFont: '11px system-ui, sans-serif',
-          font: '10px system-ui, sans-serif',
-          stroke: AXIS_STROKE,
-          size: 48,
-          grid: { show: i === 0, stroke: GRID_STROKE, width: 1 },
-          ticks: { stroke: GRID_STROKE },
-        })),
+        ...valueAxes(spec.axes, 48),
       ],
       series: [
         {

@@ -1,6 +1,7 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import '../plots/plots.css';
+import { labelledAxis } from '../plots/chartAxes';
 
 // Closed curves in a plane with equal units on both axes (the sensitivity ellipses of
 // src/domain/analysis/sensitivity.ts: sensitivityEllipses), imperative like categoryChart.ts: a
@@ -36,9 +37,6 @@ export interface XyChartTestView {
 
 export const xyCharts = new Map<string, XyChart>();
 
-const AXIS_STROKE = '#8590a0';
-const GRID_STROKE = '#252c37';
-
 export class XyChart {
   private readonly u: uPlot;
   private readonly range: number;
@@ -53,18 +51,6 @@ export class XyChart {
     // A little room around the largest curve; the same on both axes (equal units).
     this.range = r > 0 ? r * 1.08 : 1;
     const range = (): [number, number] => [-this.range, this.range];
-    const axis = (scale: string, label: string, side: 2 | 3): uPlot.Axis => ({
-      scale,
-      side,
-      label,
-      labelSize: 14,
-      labelFont: '11px system-ui, sans-serif',
-      font: '10px system-ui, sans-serif',
-      stroke: AXIS_STROKE,
-      size: 40,
-      grid: { show: true, stroke: GRID_STROKE, width: 1 },
-      ticks: { stroke: GRID_STROKE },
-    });
     const opts: uPlot.Options = {
       mode: 2,
       width: spec.sizePx,
@@ -72,7 +58,7 @@ export class XyChart {
       cursor: { drag: { x: false, y: false, setScale: false }, points: { show: false } },
       legend: { show: true, live: false },
       scales: { x: { time: false, range }, y: { range } },
-      axes: [axis('x', spec.xLabel, 2), axis('y', spec.yLabel, 3)],
+      axes: [labelledAxis('x', spec.xLabel, 2, 40, true), labelledAxis('y', spec.yLabel, 3, 40, true)],
       series: [
         {},
         ...spec.curves.map<uPlot.Series>((c) => ({

@@ -1,6 +1,7 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import './plots.css';
+import { AXIS_STROKE, GRID_STROKE, valueAxes } from './chartAxes';
 import type { PlotFrame, ThresholdLine } from './plotData';
 
 // One plot over time, imperative (no React): a uPlot chart in a container element, sized to the
@@ -51,8 +52,6 @@ export const TRACKING_AXES: ChartAxisSpec[] = [
   { scale: 'rad', label: 'rad', side: 'right' },
 ];
 
-const AXIS_STROKE = '#8590a0';
-const GRID_STROKE = '#252c37';
 const THRESHOLD_STROKE = '#d29922';
 const FAILURE_STROKE = '#f85149';
 const LABEL_BACKGROUND = 'rgba(18, 22, 28, 0.6)';
@@ -147,18 +146,7 @@ export class TimeChart {
           values: (_u, vals) => vals.map((v) => `${+v.toFixed(2)} s`),
           size: 28,
         },
-        ...spec.axes.map<uPlot.Axis>((a, i) => ({
-          scale: a.scale,
-          side: a.side === 'left' ? 3 : 1,
-          label: a.label,
-          labelSize: 14,
-          labelFont: '11px system-ui, sans-serif',
-          font: '10px system-ui, sans-serif',
-          stroke: AXIS_STROKE,
-          size: 44,
-          grid: { show: i === 0, stroke: GRID_STROKE, width: 1 },
-          ticks: { stroke: GRID_STROKE },
-        })),
+        ...valueAxes(spec.axes, 44),
       ],
       series: [
         { label: 't', value: (_u, v) => (v === null ? '—' : `${v.toFixed(2)} s`) },
