@@ -1,8 +1,17 @@
-import { useEndpointsStore } from './endpointsStore';
+import { useEndpointsStore, type EndpointsState } from './endpointsStore';
 
 // What the runner the console starts for a G1 over DDS does after a clip (its --after-clip): hold
 // the joints while the robot hangs on its gantry, or keep it up with a standing controller from a
 // policy folder. The two exclude each other. `standingProblem`: the folder field is invalid.
+
+type AfterClipChoice = 'ddsOnGantry' | 'ddsStanding';
+
+/** Tick or untick one after-clip choice; ticking one clears the other (they exclude each other). */
+function chooseAfterClip(choice: AfterClipChoice, checked: boolean): void {
+  const patch: Partial<EndpointsState> = { [choice]: checked, actionError: null };
+  if (checked) patch[choice === 'ddsOnGantry' ? 'ddsStanding' : 'ddsOnGantry'] = false;
+  useEndpointsStore.setState(patch);
+}
 
 export function DdsAfterClipOptions({ standingProblem }: { standingProblem: boolean }) {
   const { ddsOnGantry, ddsStanding, ddsStandingPolicyText } = useEndpointsStore();
@@ -15,13 +24,7 @@ export function DdsAfterClipOptions({ standingProblem }: { standingProblem: bool
         <input
           type="checkbox"
           checked={ddsOnGantry}
-          onChange={(e) =>
-            useEndpointsStore.setState({
-              ddsOnGantry: e.target.checked,
-              ...(e.target.checked ? { ddsStanding: false } : {}),
-              actionError: null,
-            })
-          }
+          onChange={(e) => chooseAfterClip('ddsOnGantry', e.target.checked)}
           data-testid="endpoint-dds-gantry"
         />{' '}
         the robot hangs on its gantry (docs/ROBOT_SETUP.md)
@@ -33,13 +36,7 @@ export function DdsAfterClipOptions({ standingProblem }: { standingProblem: bool
         <input
           type="checkbox"
           checked={ddsStanding}
-          onChange={(e) =>
-            useEndpointsStore.setState({
-              ddsStanding: e.target.checked,
-              ...(e.target.checked ? { ddsOnGantry: false } : {}),
-              actionError: null,
-            })
-          }
+          onChange={(e) => chooseAfterClip('ddsStanding', e.target.checked)}
           data-testid="endpoint-dds-standing"
         />{' '}
         a standing controller keeps it up after a clip:{' '}
