@@ -183,17 +183,17 @@ class TrialSessionDriver implements TrialSessionContext {
       case 'open_gate':
         return this.openGate(fx.admission);
       case 'confirm_to_gate': {
-        const gate = this.held.theGate;
+        const gate = this.held.need('gate');
         gate.feed({ type: 'operator_confirm', atMs: gate.now(), runId: fx.runId });
         return;
       }
       case 'end_episode': {
-        const gate = this.held.theGate;
+        const gate = this.held.need('gate');
         gate.feed({ type: 'episode_end', atMs: gate.now(), runId: fx.runId, outcome: fx.outcome, reason: fx.reason });
         return;
       }
       case 'operator_stop': {
-        const gate = this.held.theGate;
+        const gate = this.held.need('gate');
         gate.feed({ type: 'operator_stop', atMs: gate.now(), intervention: fx.intervention, reason: fx.reason });
         return;
       }
@@ -212,7 +212,7 @@ class TrialSessionDriver implements TrialSessionContext {
         this.transmitAnswer = fx.message;
         return;
       case 'record_stop_requested': {
-        const { rec } = this.held.theRecording;
+        const { rec } = this.held.recording();
         return rec.event('stop_requested', { reason: fx.reason, detail: fx.detail }).then(() => undefined);
       }
       case 'release_robot':
@@ -259,7 +259,7 @@ class TrialSessionDriver implements TrialSessionContext {
 
   /** RunRequest.beforeStart: the gate answers `start`; the reducer opens the recording on a yes. */
   async beforeStart(runId: string): Promise<true | string> {
-    const d = this.held.theGate.requestMotion('start');
+    const d = this.held.need('gate').requestMotion('start');
     this.startAnswer = null;
     let next = await this.dispatch({
       type: 'start_decided',
@@ -276,7 +276,7 @@ class TrialSessionDriver implements TrialSessionContext {
 
   /** RunRequest.mayTransmit: synchronous, right before the write; true only if the gate and the session both say so. */
   mayTransmit(runId: string): true | string {
-    const d = this.held.theGate.transmit('start', runId);
+    const d = this.held.need('gate').transmit('start', runId);
     this.transmitAnswer = null;
     this.dispatchSync({ type: 'transmit_decided', runId, allowed: d.allowed, reasons: d.allowed ? [] : d.reasons });
     const answer = this.transmitAnswer;
@@ -288,7 +288,10 @@ class TrialSessionDriver implements TrialSessionContext {
   // ---- the result
 
   private resultOf(r: TrialSessionResult): MatchedPairResult {
-    const { theClip: clip, theBinding: binding, metrics } = this.held;
+    const { held } = this;
+    const clip = held.need('clip');
+    const binding = held.need('binding');
+    const { metrics } = held;
     return {
       pairId: r.pairId,
       parentTraceId: r.parentTraceId,

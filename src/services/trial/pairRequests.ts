@@ -43,7 +43,7 @@ export function captureStill(ctx: TrialSessionContext): Promise<CalibrationCaptu
   return captureRobotCalibration({
     link: req.link,
     profile: req.profile,
-    clip: ctx.held.theClip,
+    clip: ctx.held.need('clip'),
     onProgress: (p) => ctx.progress({ type: 'stillness', progress: p }),
     ...(req.signal ? { signal: req.signal } : {}),
   });
@@ -51,7 +51,7 @@ export function captureStill(ctx: TrialSessionContext): Promise<CalibrationCaptu
 
 /** The pair's calibration bound to the clip (simulator initial state, residual (b)); the reducer checks the start pose. */
 function pairCalibrationReady(ctx: TrialSessionContext, record: CalibrationRecord): TrialSessionEvent {
-  const clip = ctx.held.theClip;
+  const clip = ctx.held.need('clip');
   const cal =
     record.clipId !== clip.id || !record.simulatorInitialState ? withClip(record, clip, ctx.req.profile) : record;
   ctx.held.pairCal = cal;
@@ -76,11 +76,17 @@ function openMatchedPair(ctx: TrialSessionContext, calibrationId: string, resume
     if (!stored) throw new Error(`calibration ${calibrationId} of the resumed matched pair is not stored`);
     held.pairCal = stored.record;
   }
-  const pairCal = held.thePairCal;
+  const pairCal = held.need('pairCal');
   const matched = store.ensureParentTrace(
-    parentTraceInputs({ binding: held.theBinding, clip: held.theClip, profile, contract: MB_METRICS_1, calibrationId }),
+    parentTraceInputs({
+      binding: held.need('binding'),
+      clip: held.need('clip'),
+      profile,
+      contract: MB_METRICS_1,
+      calibrationId,
+    }),
   );
-  held.theGate.parentTraceId = matched.id;
+  held.need('gate').parentTraceId = matched.id;
   if (!resumed)
     store.recordEvent({
       kind: 'calibration',
@@ -143,9 +149,9 @@ export const PAIR_REQUESTS: RequestHandlers<
   store_calibration: async (ctx) => {
     const { held } = ctx;
     const { sim, profile, store } = ctx.req;
-    let cal = held.thePairCal;
+    let cal = held.need('pairCal');
     if (!cal.residuals.settledVsMeasured)
-      cal = withSettledState(cal, await settledState(sim, cal, held.theBinding, profile));
+      cal = withSettledState(cal, await settledState(sim, cal, held.need('binding'), profile));
     held.pairCal = cal;
     return { type: 'pair_calibration_stored', calibrationId: store.putCalibration(cal).id };
   },
@@ -160,10 +166,10 @@ export const PAIR_REQUESTS: RequestHandlers<
       sim,
       profile,
       parentTraceId: ctx.matchedId(),
-      clip: held.theClip,
-      binding: held.theBinding,
+      clip: held.need('clip'),
+      binding: held.need('binding'),
       calibrationId: ctx.calibrationId(),
-      initial: initialStateOf(held.thePairCal),
+      initial: initialStateOf(held.need('pairCal')),
       seed: 0,
       snapshotHash: ctx.pair.snapshotHash,
     });

@@ -14,7 +14,7 @@ import { errorMessage, type RequestHandlers, type TrialIo, type TrialSessionCont
 async function runTrial(ctx: TrialSessionContext, runId: string, index: number): Promise<TrialSessionEvent> {
   const { link } = ctx.req;
   const { held } = ctx;
-  const lease = held.theLease.lease;
+  const lease = held.need('lease').lease;
   const io: TrialIo = { runId, recording: null, recordError: null, failureRecorded: false, end: null };
   held.io = io;
   const unsubscribe = link.subscribe(async (events: BackendEvent[]) => {
@@ -40,8 +40,8 @@ async function runTrial(ctx: TrialSessionContext, runId: string, index: number):
     // (mayTransmit): the awaits in between — the recording's SQLite row and MCAP file — leave
     // time for a trip, and a start after a trip must be impossible.
     const end = await lease.run({
-      clip: held.theClip,
-      binding: held.theBinding,
+      clip: held.need('clip'),
+      binding: held.need('binding'),
       seed: index,
       beforeStart: () => ctx.beforeStart(runId),
       mayTransmit: () => ctx.mayTransmit(runId),
@@ -79,10 +79,10 @@ async function openRecording(
 ): Promise<void> {
   const { store, link, profile } = ctx.req;
   const { held, pair } = ctx;
-  const io = held.theTrial;
-  const caps = held.theLease.caps;
-  const clip = held.theClip;
-  const binding = held.theBinding;
+  const io = held.need('io');
+  const caps = held.need('lease').caps;
+  const clip = held.need('clip');
+  const binding = held.need('binding');
   const index = fx.trialIndex;
   const ref50 = resampleClip(clip, MB_METRICS_1.rateHz);
   const rec = await store.beginEpisode({
@@ -132,9 +132,9 @@ async function finishEpisode(
   fx: Extract<RequestEffect, { type: 'finish_episode' }>,
 ): Promise<TrialSessionEvent> {
   const { held } = ctx;
-  const { rec, live } = held.theRecording;
-  const end = held.theRunEnd;
-  const caps = held.theLease.caps;
+  const { rec, live } = held.recording();
+  const end = held.runEnd();
+  const caps = held.need('lease').caps;
   const metrics: EpisodeMetrics =
     live.frames >= 2
       ? live.result()

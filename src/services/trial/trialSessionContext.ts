@@ -40,7 +40,17 @@ function need<T>(v: T | null, what: string): T {
   return v;
 }
 
-/** What one session holds between its effects; each `the…` getter throws when it is not there yet. */
+/** The parts a handler may require, with the names an out-of-order request reports. */
+const PART_NAMES = {
+  gate: 'the gate',
+  binding: 'the binding',
+  clip: 'the clip',
+  pairCal: 'the pair calibration',
+  lease: 'the lease',
+  io: 'the trial',
+} as const;
+
+/** What one session holds between its effects; `need` throws when a part is not there yet. */
 export class SessionHoldings {
   gate: GateDriver | null = null;
   binding: WbcBinding | null = null;
@@ -54,35 +64,23 @@ export class SessionHoldings {
   /** Metrics of the pair's episodes by run id (this session's and the stored ones). */
   readonly metrics = new Map<string, EpisodeMetrics | null>();
 
-  get theGate(): GateDriver {
-    return need(this.gate, 'the gate');
+  /** The part, which the reducer's order guarantees is there by now. */
+  need<K extends keyof typeof PART_NAMES>(part: K): NonNullable<SessionHoldings[K]> {
+    return need(this[part] as NonNullable<SessionHoldings[K]> | null, PART_NAMES[part]);
   }
-  get theBinding(): WbcBinding {
-    return need(this.binding, 'the binding');
+  /** The running trial's open recording. */
+  recording(): NonNullable<TrialIo['recording']> {
+    return need(this.need('io').recording, 'the recording');
   }
-  get theClip(): MotionClip {
-    return need(this.clip, 'the clip');
-  }
-  get thePairCal(): CalibrationRecord {
-    return need(this.pairCal, 'the pair calibration');
-  }
-  get theLease(): HeldLease {
-    return need(this.lease, 'the lease');
-  }
-  get theTrial(): TrialIo {
-    return need(this.io, 'the trial');
-  }
-  get theRecording(): NonNullable<TrialIo['recording']> {
-    return need(this.theTrial.recording, 'the recording');
+  /** How the running trial's run ended. */
+  runEnd(): EpisodeEnd {
+    return need(this.need('io').end, 'the end of the run');
   }
   /** Takes the trial's fresh capture (it is stored once, when the trial opens). */
   takeFresh(): NonNullable<SessionHoldings['fresh']> {
     const fresh = need(this.fresh, 'the fresh calibration');
     this.fresh = null;
     return fresh;
-  }
-  get theRunEnd(): EpisodeEnd {
-    return need(this.theTrial.end, 'the end of the run');
   }
 }
 

@@ -28,7 +28,7 @@ export const TRIAL_START_REQUESTS: RequestHandlers<
   },
 
   reset_gate: (ctx, fx) => {
-    const gate = ctx.held.theGate;
+    const gate = ctx.held.need('gate');
     const r = gate.feed({ type: 'operator_reset', atMs: gate.now(), note: fx.note });
     if (r?.reset && !r.reset.accepted) return { type: 'gate_reset', accepted: false, reasons: r.reset.reasons };
     return { type: 'gate_reset', accepted: true };
@@ -42,7 +42,7 @@ export const TRIAL_START_REQUESTS: RequestHandlers<
     if (!fresh.ok) {
       // A robot that cannot be held still is usually not at the start pose at all (lying,
       // sagging): say so, with the joints out, before the stillness figures.
-      const pairCal = held.thePairCal;
+      const pairCal = held.need('pairCal');
       const offPose = pose.latest.have ? calibrationCheckProblem(poseDifference(pose.latest, pairCal)) : null;
       return {
         type: 'start_pose_checked',
@@ -52,19 +52,19 @@ export const TRIAL_START_REQUESTS: RequestHandlers<
         reasons: [...(offPose ? [offPose] : []), ...fresh.reasons.map((r) => r.message)],
       };
     }
-    const capturedAtMs = held.theGate.now();
+    const capturedAtMs = held.need('gate').now();
     held.fresh = { runId, record: fresh.record, capturedAtMs };
     return {
       type: 'start_pose_checked',
       runId,
       ok: true,
-      difference: calibrationDifference(fresh.record, held.thePairCal),
+      difference: calibrationDifference(fresh.record, held.need('pairCal')),
     };
   },
 
   open_trial: (ctx, fx) => {
     const { held, pair, qual } = ctx;
-    const gate = held.theGate;
+    const gate = held.need('gate');
     const fresh = held.takeFresh();
     const freshCalibrationId = ctx.req.store.putCalibration(fresh.record).id;
     gate.feed({
@@ -73,7 +73,7 @@ export const TRIAL_START_REQUESTS: RequestHandlers<
       runId: fx.runId,
       pairId: pair.pairId,
       contractId: qual.identity.contractId,
-      bindingKey: bindingKey(held.theBinding),
+      bindingKey: bindingKey(held.need('binding')),
     });
     gate.feed({
       type: 'calibration',
@@ -92,9 +92,9 @@ export const TRIAL_START_REQUESTS: RequestHandlers<
       runId: fx.runId,
       trialIndex: fx.trialIndex,
       trials: fx.trials,
-      clipName: held.theClip.name,
-      binding: bindingKey(held.theBinding),
-      bindingName: bindingName(held.theBinding),
+      clipName: held.need('clip').name,
+      binding: bindingKey(held.need('binding')),
+      bindingName: bindingName(held.need('binding')),
       calibrationCheck: fx.calibrationCheck,
     });
     return { type: 'confirmation', runId: fx.runId, confirmed };
@@ -107,7 +107,7 @@ export const TRIAL_START_REQUESTS: RequestHandlers<
       if (!armed.ok)
         return { type: 'interlock_armed', runId: fx.runId, ok: false, reason: armed.reason, detail: armed.detail };
       // Let the box's ARMED status reach the gate (statuses answer heartbeats every 20 ms).
-      const gate = ctx.held.theGate;
+      const gate = ctx.held.need('gate');
       for (let i = 0; i < 20 && gate.gate.preview(gate.now()).some((r) => r.condition === 'interlock'); i++)
         await new Promise((r) => setTimeout(r, 10));
     }
@@ -120,7 +120,7 @@ export const TRIAL_START_REQUESTS: RequestHandlers<
     // Read on each trial, with the robot leased (so present): what this connection advertised
     // (motion capture or not, the state rate) — a reconnect may have changed it.
     ctx.held.lease = { runId: fx.runId, lease, caps: link.backend.capabilities };
-    const d = ctx.held.theGate.requestMotion('prepare');
+    const d = ctx.held.need('gate').requestMotion('prepare');
     return { type: 'prepare_decided', runId: fx.runId, allowed: d.allowed, reasons: d.allowed ? [] : d.reasons };
   },
 };
