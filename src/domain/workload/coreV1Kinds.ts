@@ -23,15 +23,17 @@ import type { CapabilityGroup } from '../motion/motionClip';
 /** oscillation(t, t0, t1, periodS, rampS, phase) as [t0, t1, periodS, rampS, phase?]. */
 export type OscRow = readonly [number, number, number, number, number?];
 
-/** q[joint] += gain · signal: the oscillation `osc`, or without one the row's amount. */
+/** q[joint] += gain · signal for each joint in `gains`: the signal is the oscillation `osc`, or without one the row's amount. */
 export interface Wave {
-  joint: UpperJoint;
-  gain: number;
   osc?: OscRow;
+  gains: Partial<Record<UpperJoint, number>>;
 }
 
-/** A pose sequence over named poses ('stand': the stand pose), min-jerk between keys. */
-export type KeyRow = readonly [number, string];
+/**
+ * A pose sequence, min-jerk between keys: the times (s) each named pose is reached ('stand': the
+ * stand pose).
+ */
+export type PoseTimes = Readonly<Record<string, readonly number[]>>;
 
 interface RowMeta {
   name: string;
@@ -44,13 +46,13 @@ export interface KeyframesRow extends RowMeta {
   group: CapabilityGroup;
   durationS: number;
   poses: Record<string, PoseRow>;
-  keys: readonly KeyRow[];
+  at: PoseTimes;
   waves?: readonly Wave[];
 }
 
 /**
  * Feet flat at their ready places; the pelvis moves back, down and pitches forward with an amount
- * a(tc) ∈ [0, 1] (`pelvis`: dx, dz, pitch at a = 1). The upper body: the pose sequence `keys` (or
+ * a(tc) ∈ [0, 1] (`pelvis`: dx, dz, pitch at a = 1). The upper body: the pose sequence `at` (or
  * the stand pose), plus the pose `scaled` times a, plus waves on core time.
  */
 export interface CrouchRow extends RowMeta {
@@ -58,14 +60,17 @@ export interface CrouchRow extends RowMeta {
   group: CapabilityGroup;
   knee: number;
   coreS: number;
-  /** Rest-to-rest keys [tc, a], or bumps over windows, or `count` bumps of `lenS` every `everyS` from `firstS`. */
+  /**
+   * Rest-to-rest keys (a = keyValues[i] at tc = keyTimes[i]), or bumps over windows, or `count`
+   * bumps of `lenS` every `everyS` from `firstS`.
+   */
   amount:
-    | { rest: readonly (readonly [number, number])[] }
+    | { keyTimes: readonly number[]; keyValues: readonly number[] }
     | { bumps: readonly (readonly [number, number])[] }
     | { firstS: number; everyS: number; lenS: number; count: number };
   pelvis: readonly [number, number, number];
   poses?: Record<string, PoseRow>;
-  keys?: readonly KeyRow[];
+  at?: PoseTimes;
   scaled?: PoseRow;
   /** Add the scaled pose only inside the core (the legs' IK window). */
   scaledInCoreOnly?: boolean;
@@ -134,26 +139,31 @@ export interface LungeSpec {
 
 // ---------------------------------------------------------------------------------------------
 
-function poseTrack(kit: Kit, poses: Record<string, PoseRow> | undefined, keys: readonly KeyRow[]) {
+function poseTrack(kit: Kit, poses: Record<string, PoseRow> | undefined, at: PoseTimes) {
   const { poseOf, STAND } = arms(kit);
-  const byName = new Map(Object.entries(poses ?? {}).map(([n, p]) => [n, poseOf(p)]));
-  return seq(
-    keys.map(([t, n]) => {
-      const q = n === 'stand' ? STAND : byName.get(n);
+  const keys = Object.entries(at)
+    .flatMap(([n, times]) => {
+      const q = n === 'stand' ? STAND : poses?.[n] && poseOf(poses[n]);
       if (!q) throw new Error(`core-v1 pose ${n} is not declared`);
-      return [t, q] as const;
-    }),
-  );
+      return times.map((t) => [t, q] as const);
+    })
+    .sort((a, b) => a[0] - b[0]);
+  keys.forEach(([t], i) => {
+    if (i > 0 && keys[i - 1][0] === t) throw new Error(`core-v1 pose sequence has two keys at ${t} s`);
+  });
+  return seq(keys);
 }
 
 function applyWaves(q: Float64Array, waves: readonly Wave[] | undefined, t: number, amount: number): Float64Array {
-  for (const w of waves ?? [])
-    q[J[w.joint]] += w.gain * (w.osc ? oscillation(t, w.osc[0], w.osc[1], w.osc[2], w.osc[3], w.osc[4]) : amount);
+  for (const w of waves ?? []) {
+    const s = w.osc ? oscillation(t, w.osc[0], w.osc[1], w.osc[2], w.osc[3], w.osc[4]) : amount;
+    for (const [joint, gain] of Object.entries(w.gains) as [UpperJoint, number][]) q[J[joint]] += gain * s;
+  }
   return q;
 }
 
 export function keyframesRecipe(kit: Kit, row: KeyframesRow): Recipe {
-  const track = poseTrack(kit, row.poses, row.keys);
+  const track = poseTrack(kit, row.poses, row.at);
   return standingRecipe(kit, {
     name: row.name,
     group: row.group,
@@ -164,8 +174,9 @@ export function keyframesRecipe(kit: Kit, row: KeyframesRow): Recipe {
 }
 
 function amountOf(a: CrouchRow['amount']): (tc: number) => number {
-  if ('rest' in a) {
-    const track = restTrack(a.rest.map(([t, v]) => [t, v]));
+  if ('keyTimes' in a) {
+    if (a.keyTimes.length !== a.keyValues.length) throw new Error('core-v1 amount keys: one value per time');
+    const track = restTrack(a.keyTimes.map((t, i) => [t, a.keyValues[i]]));
     return (tc) => track.at(tc);
   }
   const windows =
@@ -178,7 +189,7 @@ function amountOf(a: CrouchRow['amount']): (tc: number) => number {
 export function crouchRecipe(kit: Kit, row: CrouchRow): Recipe {
   const { poseOf, STAND } = arms(kit);
   const a = amountOf(row.amount);
-  const track = row.keys ? poseTrack(kit, row.poses, row.keys) : null;
+  const track = row.at ? poseTrack(kit, row.poses, row.at) : null;
   const scaled = row.scaled ? diff(poseOf(row.scaled), STAND) : null;
   const [dx, dz, pitch] = row.pelvis;
   return standingRecipe(kit, {

@@ -66,17 +66,20 @@ interface Swing {
 }
 
 /**
- * Foot `side` at core time `tc` on its swings (in time order): `during` inside a swing (h is the
- * min-jerk progress, flat over the first and last SWING_EDGE of it), `before` in stance ahead of
- * its next swing, and flat at its last place after its last swing.
+ * Foot `side` at core time `tc` on its swings (in time order). Inside a swing it moves from the
+ * swing's start to its end place with the min-jerk progress h (flat over the first and last
+ * SWING_EDGE of the swing) and `during` gives its yaw, lift and pitch; in stance ahead of its
+ * next swing `before` gives the place; after its last swing it is flat at its last place.
  */
 function footOnSwings(
   initial: FootPlace,
   swings: readonly Swing[],
   side: Side,
   tc: number,
-  during: (s: Swing, h: number) => SwingPlace,
-  before: (p: FootPlace, next: Swing) => SwingPlace,
+  foot: {
+    during: (s: Swing, h: number) => Omit<SwingPlace, 'x' | 'y'>;
+    before: (p: FootPlace, next: Swing) => SwingPlace;
+  },
 ): SwingPlace {
   let p = initial;
   for (const s of swings) {
@@ -87,9 +90,10 @@ function footOnSwings(
     }
     if (tc > s.t0) {
       const T = s.t1 - s.t0;
-      return during(s, minJerk((tc - s.t0 - SWING_EDGE * T) / ((1 - 2 * SWING_EDGE) * T)));
+      const h = minJerk((tc - s.t0 - SWING_EDGE * T) / ((1 - 2 * SWING_EDGE) * T));
+      return { x: lerp(s.from.x, s.to.x, h), y: lerp(s.from.y, s.to.y, h), ...foot.during(s, h) };
     }
-    return before(p, s);
+    return foot.before(p, s);
   }
   return { ...p, lift: 0, pitch: 0 };
 }
@@ -158,23 +162,13 @@ export function planWalk(kit: Kit, ready: Ready, spec: WalkSpec): Gait {
   const dzRamp = spec.dzRampS ?? 0.8;
 
   const footAt = (side: Side, tc: number): SwingPlace =>
-    footOnSwings(
-      initial[side],
-      swings,
-      side,
-      tc,
-      (s, h) => {
+    footOnSwings(initial[side], swings, side, tc, {
+      during: (s, h) => {
         const b = bump(tc, s.t0, s.t1);
-        return {
-          x: lerp(s.from.x, s.to.x, h),
-          y: lerp(s.from.y, s.to.y, h),
-          yaw: lerp(s.from.yaw, s.to.yaw, h),
-          lift: spec.swingHeight * b,
-          pitch: (spec.swingPitch ?? 0) * b,
-        };
+        return { yaw: lerp(s.from.yaw, s.to.yaw, h), lift: spec.swingHeight * b, pitch: (spec.swingPitch ?? 0) * b };
       },
-      (p) => ({ ...p, lift: 0, pitch: 0 }),
-    );
+      before: (p) => ({ ...p, lift: 0, pitch: 0 }),
+    });
 
   const feet = (tc: number): [SwingPlace, SwingPlace] => [footAt(0, tc), footAt(1, tc)];
   const state = (tc: number): CoreState => {
@@ -321,21 +315,15 @@ export function planJog(kit: Kit, ready: Ready, spec: JogSpec): Jog {
   const clearance = spec.clearance ?? 0;
   const clearS = spec.clearS ?? 0.08;
   const footAt = (side: Side, tc: number): SwingPlace =>
-    footOnSwings(
-      initial[side],
-      swings,
-      side,
-      tc,
-      (s, h) => ({
-        x: lerp(s.from.x, s.to.x, h),
-        y: lerp(s.from.y, s.to.y, h),
+    footOnSwings(initial[side], swings, side, tc, {
+      during: (s) => ({
         yaw: 0,
         lift: clearance * envelope(tc, s.t0, s.t1, clearS) + (spec.swingHeight - clearance) * bump(tc, s.t0, s.t1),
         pitch: toeOff * (1 - ramp(tc, s.t0, s.t1)) + (spec.swingPitch ?? 0) * bump(tc, s.t0, s.t1),
       }),
       // stance before this swing: the heel rises toward lift-off
-      (p, s) => ({ ...p, lift: 0, pitch: toeOff * ramp(tc, s.t0 - heelRiseS, s.t0) }),
-    );
+      before: (p, s) => ({ ...p, lift: 0, pitch: toeOff * ramp(tc, s.t0 - heelRiseS, s.t0) }),
+    });
   const state = (tc: number): CoreState => {
     const e = env(tc);
     const c = Math.cos((TAU * (tc - phase0)) / T);
