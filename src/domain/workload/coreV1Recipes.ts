@@ -15,24 +15,21 @@ import {
 import { CORE_V1_TABLE } from './coreV1Table';
 import type { Kit } from './recipeKit';
 
-function recipeOf(kit: Kit, row: ClipRow): Recipe {
-  switch (row.kind) {
-    case 'keyframes':
-      return keyframesRecipe(kit, row);
-    case 'crouch':
-      return crouchRecipe(kit, row);
-    case 'walk':
-      return walkRecipe(kit, row);
-    case 'jog':
-      return jogRecipe(kit, row);
-    case 'kick':
-      return kickRecipe(kit, row);
-    case 'lunge':
-      return lungeRecipe(kit, row);
-    case 'custom':
-      return row.build(kit, { name: row.name, group: row.group, description: row.description });
-  }
-}
+type Builders = { [K in ClipRow['kind']]: (kit: Kit, row: Extract<ClipRow, { kind: K }>) => Recipe };
+
+/** The builder of each kind of row. */
+const BUILDERS: Builders = {
+  keyframes: keyframesRecipe,
+  crouch: crouchRecipe,
+  walk: walkRecipe,
+  jog: jogRecipe,
+  kick: kickRecipe,
+  lunge: lungeRecipe,
+  custom: (kit, row) => row.build(kit, { name: row.name, group: row.group, description: row.description }),
+};
+
+const recipeOf = (kit: Kit, row: ClipRow): Recipe =>
+  (BUILDERS[row.kind] as (kit: Kit, row: ClipRow) => Recipe)(kit, row);
 
 /** All core-v1 recipes, in catalogue order. */
 export function coreV1Recipes(kit: Kit): Recipe[] {
