@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { connectionIdSchema } from './idSchemas';
 import type { InputLocation } from '../domain/problems';
 import type { RobotProfile } from '../domain/robot/robotProfile';
 import type { ExecutionDomain, Presence, Problem } from '../domain/backend/backend';
@@ -44,11 +45,6 @@ const fpsSchema = z.number().finite().gt(0).max(10_000);
 export const MAX_MESH_FILE_BYTES = 40 * 1024 * 1024;
 
 /** Id of a Connections entry: `embedded-sim`, `remote-<n>`. */
-const connectionIdSchema = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(/^[a-z0-9-]+$/, 'not a connection id');
 
 /** A ws:// or wss:// URL; the reason for a refusal is the one the Connections panel shows. */
 const backendUrlSchema = z

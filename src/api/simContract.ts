@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { connectionIdSchema, runIdSchema } from './idSchemas';
 import { EPISODE_OUTCOMES } from '../domain/episode/episodeOutcome';
 import { qualificationProgressEventSchema } from './qualificationContract';
 import { trialEventSchemas } from './trialContract';
@@ -42,17 +43,6 @@ export const bindingSpecSchema = z
       ctx.addIssue({ code: 'custom', message: `assist must be at most ${MAX_ASSIST_N_PER_M} N/m, got ${m[1]}` });
     }
   });
-
-const runIdSchema = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(/^[\w.:-]+$/, 'not a run id');
-const connectionIdSchema = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(/^[a-z0-9-]+$/, 'not a connection id');
 
 /** Longest clip stretch a run may be limited to, s (and the smallest). */
 export const MAX_RUN_SECONDS = 3600;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { connectionIdSchema, idSchema, runIdSchema } from './idSchemas';
 import type { ClipDto } from './clipDto';
 import { EPISODE_OUTCOMES } from '../domain/episode/episodeOutcome';
 import type { AdmittedPair } from '../domain/trial/admittedPair';
@@ -30,31 +31,9 @@ import { campaignDirSchema } from './qualificationContract';
 // (No import from simContract.ts: it imports the event schemas from here.)
 
 const finite = z.number().finite();
-const connectionIdSchema = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(/^[a-z0-9-]+$/, 'not a connection id');
-const trialJobIdSchema = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(/^trial-[a-z0-9-]+$/, 'not a trial job id');
-const captureIdSchema = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(/^capture-[a-z0-9-]+$/, 'not a capture id');
-const promptIdSchema = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(/^prompt-[a-z0-9-]+$/, 'not a prompt id');
-const runIdSchema = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(/^[\w.:-]+$/, 'not a run id');
+const trialJobIdSchema = idSchema(/^trial-[a-z0-9-]+$/, 'not a trial job id');
+const captureIdSchema = idSchema(/^capture-[a-z0-9-]+$/, 'not a capture id');
+const promptIdSchema = idSchema(/^prompt-[a-z0-9-]+$/, 'not a prompt id');
 /** A pair id is a parent trace id or a unique prefix of one (as `motionbench trial --pair`). */
 const pairIdSchema = z
   .string()
@@ -66,11 +45,7 @@ const calibrationIdSchema = z
   .min(4)
   .max(64)
   .regex(/^cal-[0-9a-f]+$/, 'not a calibration id');
-const clipRefSchema = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(/^[\w.:-]+$/, 'not a clip id or name');
+const clipRefSchema = idSchema(/^[\w.:-]+$/, 'not a clip id or name', 128);
 
 /** A serial device on the services' machine: an absolute path (/dev/ttyUSB0, a pty link) or COMn. */
 export const serialDevicePathSchema = z
