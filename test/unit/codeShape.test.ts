@@ -83,8 +83,6 @@ const OVERSIZE_PENDING: Readonly<Record<string, number>> = {
   'src/services/trial/matchedTrialRunner.ts class TrialSessionDriver': 678,
   'src/services/bridge/bridgeServer.ts class BridgeSession': 850,
   'src/services/trial/matchedTrialRunner.ts function request': 181,
-  'src/services/interlock/interlockKeeperLink.ts function openInterlockKeeper': 195,
-  'src/services/interlock/serialInterlock.ts function openInterlock': 206,
 };
 
 const keyOf = (o: Oversize): string => `${o.where.replace(/:\d+$/, '')} ${o.kind} ${o.name}`;
