@@ -65,7 +65,9 @@ export async function qualificationDigest(campaignDir: string): Promise<Qualific
         metrics: store.getMetrics(e.runId)?.result ?? null,
         measures: measures.get(e.runId) ?? null,
       }))
-      .sort((x, y) => x.parentTraceId.localeCompare(y.parentTraceId) || (x.rolloutIndex ?? -1) - (y.rolloutIndex ?? -1));
+      .sort(
+        (x, y) => x.parentTraceId.localeCompare(y.parentTraceId) || (x.rolloutIndex ?? -1) - (y.rolloutIndex ?? -1),
+      );
     return { admissions, rollouts };
   } finally {
     store.close();
