@@ -89,6 +89,13 @@ describe('per-connection live store', () => {
     expect(liveStream('robot-21')).toBeUndefined();
     expect(useIdleRobotIds.getState().ids).not.toContain('robot-21');
     expect(liveStreamsStore.getState().revision).toBeGreaterThan(before);
+    // an idle robot's end arriving after its trial's first rows leaves the trial's stream alone
+    writeLiveFrames(batch('robot-23', { count: 1 }));
+    writeLiveFrames(batch('robot-23', { count: 2, source: 'trial_job' }));
+    writeLiveFrames(
+      batch('robot-23', { count: 0, frame: [], timeS: [], jointPosRad: [], withRoot: false, ended: true }),
+    );
+    expect(liveStream('robot-23')).toMatchObject({ source: 'trial_job', written: 2 });
     retainLiveRobots(['robot-2']);
     expect(liveStream('robot-22')).toBeUndefined();
     expect(liveStream('robot-2')).toBeDefined();

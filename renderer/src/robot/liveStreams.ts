@@ -205,10 +205,12 @@ export function writeLiveFrames(e: LiveFramesEvent): { stream: LiveStream; rows:
   let stream = streams.get(e.connectionId);
   if (!stream || !stream.carries(e)) {
     stream = new LiveStream(e.connectionId, e.source, e.runId, e.jobId);
-    streams.set(e.connectionId, stream);
+    // The last batch of a stream the connection no longer carries (a trial's rows overtook the
+    // idle robot's end) leaves the current one alone.
+    if (!e.ended) streams.set(e.connectionId, stream);
   }
   const rows = stream.rowsFrom(stream.write(e));
-  if (e.ended) streams.delete(e.connectionId);
+  if (e.ended && streams.get(e.connectionId) === stream) streams.delete(e.connectionId);
   let redraw = syncIdleIds();
   const newest = stream.newest();
   if (!e.ended && e.source === 'robot_idle' && newest && visiblyMoved(e.connectionId, newest)) redraw = true;
