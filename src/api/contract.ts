@@ -18,6 +18,7 @@ import { analysisRequestSchemas, type AnalysisResults } from './analysisContract
 import { gapRequestSchemas, type GapResults } from './gapContract';
 import { policyRequestSchemas, type PolicyResults } from './policyContract';
 
+export * from './liveContract';
 export * from './simContract';
 export * from './qualificationContract';
 export * from './trialContract';
@@ -331,7 +332,7 @@ export { IPC_EVENT_CHANNEL, IPC_INVOKE_CHANNEL } from './ipcChannel';
 /** What the preload exposes on `window.motionbench`. */
 export interface MotionbenchBridge {
   invoke<M extends ApiMethod>(method: M, params: ApiParams<M>): Promise<ApiOutcome<M>>;
-  /** Server→client pushes (sim.frames, sim.end); unvalidated here, the renderer checks them. Returns an unsubscribe. */
+  /** Server→client pushes (live.frames, sim.end, …); unvalidated here, the renderer checks them. Returns an unsubscribe. */
   onEvent(listener: (event: unknown) => void): () => void;
 }
 
