@@ -15,6 +15,7 @@ import { openCampaign } from '../../src/services/trace';
 import { listAdmittedPairs } from '../../src/services/trial';
 import { storeCalibratedStart } from '../helpers/calibratedPair';
 import { motionbenchInProcess as motionbench } from '../helpers/runCli';
+import { qualifyArgs } from '../helpers/qualifyArgs';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-sensitivity-'));
 const campaign = path.join(root, 'campaign');
@@ -23,23 +24,8 @@ let calibrated = '';
 let uncalibrated = '';
 
 beforeAll(async () => {
-  const q = await motionbench(
-    'qualify',
-    '--workload',
-    'core-v1',
-    '--binding',
-    'builtin:assist=3000',
-    '--clip',
-    'ub_wave_right',
-    '--clip',
-    'ip_torso_twist',
-    '--rollouts',
-    '1',
-    '--workers',
-    '2',
-    '--campaign',
-    campaign,
-  );
+  const clips = ['ub_wave_right', 'ip_torso_twist'];
+  const q = await motionbench(...qualifyArgs({ bindings: ['builtin:assist=3000'], clips, rollouts: 1, campaign }));
   expect(q.code, q.stderr).toBe(0);
   const store = await openCampaign(campaign);
   try {
