@@ -1,10 +1,14 @@
+import type { BodyFrameTree } from '../../src/domain/robot/bodyTransforms';
 import type { RobotProfile } from '../../src/domain/robot/robotProfile';
+import type { MovingFrames } from '../../src/services/episode/trackPrecision';
 import { channelDecoders, withIndexedMcap } from './traceMcap';
 
 // Reading an episode back independently for the episode-format tests: every message of a topic
 // decoded from the file alone (traceMcap.ts: @mcap/core + @mcap/support + protobufjs on the
 // file's FileDescriptorSet), and a foxglove.FrameTransforms tree composed from its root by our own
-// quaternion arithmetic here (not the program's FK) for comparison with ForwardKinematics.
+// quaternion arithmetic here (not the program's FK) for comparison with ForwardKinematics, each
+// rotation normalised as Foxglove's 3D panel does (its Transform normalises every quaternion it is
+// given); and a tree's stored values checked one by one against the grids they are stored on.
 
 export type Obj = Record<string, unknown>;
 
@@ -47,7 +51,7 @@ export function treeError(
     if (!parent) throw new Error(`${t.childFrameId as string}: parent ${t.parentFrameId as string} not before it`);
     const tr = t.translation as { x: number; y: number; z: number };
     const r = t.rotation as { x: number; y: number; z: number; w: number };
-    const q = [r.w, r.x, r.y, r.z]; // Foxglove's named fields → (w, x, y, z) here
+    const q = normalise([r.w, r.x, r.y, r.z]); // Foxglove's named fields → (w, x, y, z) here
     world.set(t.childFrameId as string, {
       p: add(parent.p, rotate(parent.q, [tr.x, tr.y, tr.z])),
       q: mul(parent.q, q),
@@ -65,6 +69,54 @@ export function treeError(
   return { posM, rotRad };
 }
 
+/** The grids a tree's moving values are stored on (trackPrecision.ts), for storedTreeDeviations. */
+export interface TrackGrids {
+  positionStepM: number;
+  quaternionStep: number;
+}
+
+/**
+ * The stored values of a FrameTransforms tree that are not what the grids promise against the
+ * exact tree (`exactPos`, `exactQuat`: BodyFrameTree.compute of the same frame): a moving value
+ * off its grid or more than half a step from the exact one, or a constant value not bit-identical.
+ * Empty: the stored tree is the exact one snapped to its grids, and nothing else changed.
+ */
+export function storedTreeDeviations(
+  msg: Obj,
+  tree: BodyFrameTree,
+  moving: MovingFrames,
+  grids: TrackGrids,
+  exactPos: Float64Array,
+  exactQuat: Float64Array,
+): string[] {
+  const bad: string[] = [];
+  const transforms = msg.transforms as Obj[];
+  if (transforms.length !== tree.frames.length)
+    return [`${transforms.length} transforms, tree has ${tree.frames.length}`];
+  const check = (what: string, stored: number, exact: number, step: number | null) => {
+    if (step === null) {
+      if (stored !== exact) bad.push(`${what}: ${stored} is not the constant ${exact}`);
+    } else if (!Number.isInteger(stored / step) || Math.abs(stored - exact) > step / 2)
+      bad.push(`${what}: ${stored} is not the grid point nearest ${exact}`);
+  };
+  transforms.forEach((t, i) => {
+    const name = tree.frames[i].name;
+    if (!(t.childFrameId as string).endsWith(`/${name}`))
+      bad.push(`transform ${i}: ${t.childFrameId as string}, not ${name}`);
+    const tr = t.translation as Record<string, number>;
+    const r = t.rotation as Record<string, number>;
+    const pStep = moving.translation.includes(i) ? grids.positionStepM : null;
+    const qStep = moving.rotation.includes(i) ? grids.quaternionStep : null;
+    ['x', 'y', 'z'].forEach((a, k) => check(`${name}.translation.${a}`, tr[a], exactPos[3 * i + k], pStep));
+    ['w', 'x', 'y', 'z'].forEach((a, k) => check(`${name}.rotation.${a}`, r[a], exactQuat[4 * i + k], qStep));
+  });
+  return bad;
+}
+
+function normalise(q: number[]): number[] {
+  const n = Math.hypot(q[0], q[1], q[2], q[3]);
+  return q.map((v) => v / n);
+}
 function rotate(q: number[], v: number[]): number[] {
   const [w, x, y, z] = q;
   const tx = 2 * (y * v[2] - z * v[1]);

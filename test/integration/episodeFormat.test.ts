@@ -2,7 +2,8 @@
 // episode is opened with @mcap/core's indexed reader, @mcap/support's decompressors and protobufjs
 // built from the FileDescriptorSet stored in the file alone (test/helpers/traceMcap.ts), never
 // with the program's schemas or its episode reader, and must reproduce the recorder's in-memory
-// frames bit for bit; its FrameTransforms compose to FK of each frame; a float32 robot stream is
+// frames bit for bit; its FrameTransforms are FK of each frame snapped to the stated grids and
+// compose to FK within the stated bound (trackPrecision.ts); a float32 robot stream is
 // stored exactly; and /1 and /2 of the same frames read the same through the program's reader.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -26,7 +27,14 @@ import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { runSimEpisode, type SimEpisodeResult } from '../../src/services/sim/runSimEpisode';
-import { messagesOf, treeError, type Obj } from '../helpers/episodeReadBack';
+import {
+  TRACK_POSITION_STEP_M,
+  TRACK_QUATERNION_STEP,
+  TRACK_WORLD_POSITION_BOUND_M,
+  TRACK_WORLD_ROTATION_BOUND_RAD,
+  movingFrames,
+} from '../../src/services/episode/trackPrecision';
+import { messagesOf, storedTreeDeviations, treeError, type Obj } from '../helpers/episodeReadBack';
 import { withIndexedMcap } from '../helpers/traceMcap';
 import { OUR_G1, sharedData } from '../helpers/sharedData';
 
@@ -142,7 +150,7 @@ describe('motionbench-episode/2, read back from the file alone', () => {
     });
   });
 
-  it('both robots’ transform trees are there, in the schemas Foxglove’s 3D panel renders, and compose to FK of each frame within 1e-9 m', async () => {
+  it('both robots’ transform trees are there, in the schemas Foxglove’s 3D panel renders, stored as FK snapped to the stated grids, and compose to FK of each frame within the stated bound', async () => {
     await withIndexedMcap(file, async (reader) => {
       const byTopic = new Map([...reader.channelsById.values()].map((c) => [c.topic, c]));
       for (const [topic, schema] of [
@@ -165,8 +173,26 @@ describe('motionbench-episode/2, read back from the file alone', () => {
           'rotation',
         ]);
       }
+      // each transforms channel names the grids its values are on
+      for (const topic of [TOPICS.execTransforms, TOPICS.refTransforms])
+        expect(Object.fromEntries(byTopic.get(topic)!.metadata)).toEqual({
+          position_step_m: String(TRACK_POSITION_STEP_M),
+          quaternion_step: String(TRACK_QUATERNION_STEP),
+        });
     });
 
+    // Stored value by value: the exact tree of the frame (BodyFrameTree, FK in each parent's
+    // frame) with its moving values snapped to the grids, every constant value bit-exact.
+    const tree = new BodyFrameTree(profile);
+    const moving = movingFrames(tree, profile);
+    const grids = { positionStepM: TRACK_POSITION_STEP_M, quaternionStep: TRACK_QUATERNION_STEP };
+    const exactPos = new Float64Array(3 * tree.frames.length);
+    const exactQuat = new Float64Array(4 * tree.frames.length);
+    // the root and the 29 hinges move; for the G1 no hinge's anchor is off its body's origin
+    expect([moving.rotation.length, moving.translation.length]).toEqual([30, 1]);
+
+    // Composed from `world` (each rotation normalised, as Foxglove's panel draws it): every
+    // body's world pose against ForwardKinematics.
     const fk = new ForwardKinematics(profile);
     const nb = profile.bodies.length;
     const fkPos = new Float64Array(3 * nb);
@@ -174,31 +200,88 @@ describe('motionbench-episode/2, read back from the file alone', () => {
     const exec = await messagesOf(file, TOPICS.execTransforms);
     expect(exec.length).toBe(result.frames.length);
     let worst = { posM: 0, rotRad: 0 };
+    const deviations: string[] = [];
     exec.forEach(({ msg }, k) => {
       const f = result.frames[k];
-      expect((msg.transforms as Obj[]).length).toBe(new BodyFrameTree(profile).frames.length);
+      tree.compute(f.rootPosM!, f.rootQuatWxyz!, f.jointPosRad, exactPos, exactQuat);
+      deviations.push(
+        ...storedTreeDeviations(msg, tree, moving, grids, exactPos, exactQuat).map((d) => `exec ${k}: ${d}`),
+      );
       fk.compute(f.rootPosM!, f.rootQuatWxyz!, f.jointPosRad, fkPos, fkQuat);
       const e = treeError(msg, profile, 'exec', 'world', fkPos, fkQuat);
       worst = { posM: Math.max(worst.posM, e.posM), rotRad: Math.max(worst.rotRad, e.rotRad) };
     });
-    console.log(
-      `exec tree vs FK over ${exec.length} frames: ${worst.posM.toExponential(2)} m, ${worst.rotRad.toExponential(2)} rad`,
-    );
-    expect(worst.posM).toBeLessThan(1e-9);
-    expect(worst.rotRad).toBeLessThan(1e-7); // acos near 1 resolves ~1e-8 rad at best
-
-    // negative control: FK of the same frame with the joints in the wrong order is far off
-    const f20 = result.frames[20];
-    fk.compute(f20.rootPosM!, f20.rootQuatWxyz!, Float64Array.from(f20.jointPosRad).reverse(), fkPos, fkQuat);
-    expect(treeError(exec[20].msg, profile, 'exec', 'world', fkPos, fkQuat).posM).toBeGreaterThan(1e-3);
 
     const ref50 = resampleClip(clip, 50);
     const ref = await messagesOf(file, TOPICS.refTransforms);
     expect(ref.length).toBe(ref50.frameCount);
     ref.forEach(({ msg }, k) => {
+      const at = (a: Float64Array, n: number) => a.subarray(n * k, n * k + n);
+      tree.compute(at(ref50.rootPosM, 3), at(ref50.rootQuatWxyz, 4), at(ref50.jointPosRad, 29), exactPos, exactQuat);
+      deviations.push(
+        ...storedTreeDeviations(msg, tree, moving, grids, exactPos, exactQuat).map((d) => `ref ${k}: ${d}`),
+      );
       fk.compute(ref50.rootPosM, ref50.rootQuatWxyz, ref50.jointPosRad, fkPos, fkQuat, 3 * k, 4 * k, 29 * k);
-      expect(treeError(msg, profile, 'ref', 'world', fkPos, fkQuat).posM).toBeLessThan(1e-9);
+      const e = treeError(msg, profile, 'ref', 'world', fkPos, fkQuat);
+      worst = { posM: Math.max(worst.posM, e.posM), rotRad: Math.max(worst.rotRad, e.rotRad) };
     });
+    expect(deviations).toEqual([]);
+    console.log(
+      `exec and ref trees vs FK over ${exec.length} + ${ref.length} frames: ${worst.posM.toExponential(2)} m, ${worst.rotRad.toExponential(2)} rad ` +
+        `(bound ${TRACK_WORLD_POSITION_BOUND_M} m, ${TRACK_WORLD_ROTATION_BOUND_RAD} rad)`,
+    );
+    // The 3D tracks are for drawing, which needs no more than this (the joint vectors on
+    // /executed/state and /reference are exact, checked bit for bit above).
+    expect(worst.posM).toBeLessThan(TRACK_WORLD_POSITION_BOUND_M);
+    expect(worst.rotRad).toBeLessThan(TRACK_WORLD_ROTATION_BOUND_RAD);
+
+    // Negative controls. Value by value: one moving component a grid step off, and one constant
+    // offset changed in its last bit, are each seen.
+    const f20 = result.frames[20];
+    tree.compute(f20.rootPosM!, f20.rootQuatWxyz!, f20.jointPosRad, exactPos, exactQuat);
+    const withTransform = (i: number, edit: (t: Obj) => Obj): Obj => ({
+      transforms: (exec[20].msg.transforms as Obj[]).map((t, j) => (j === i ? edit(t) : t)),
+    });
+    const hinge = moving.rotation[5];
+    const stepOff = withTransform(hinge, (t) => {
+      const r = t.rotation as { w: number };
+      return { ...t, rotation: { ...r, w: r.w - TRACK_QUATERNION_STEP } };
+    });
+    expect(storedTreeDeviations(stepOff, tree, moving, grids, exactPos, exactQuat)).toEqual([
+      expect.stringContaining(`${tree.frames[hinge].name}.rotation.w:`),
+    ]);
+    const fixed = tree.frames.findIndex((_, i) => !moving.translation.includes(i) && exactPos[3 * i] !== 0);
+    const ulpOff = withTransform(fixed, (t) => {
+      const tr = t.translation as { x: number };
+      return { ...t, translation: { ...tr, x: tr.x + Math.abs(tr.x) * 2 ** -52 } };
+    });
+    expect(storedTreeDeviations(ulpOff, tree, moving, grids, exactPos, exactQuat)).toEqual([
+      expect.stringContaining(`${tree.frames[fixed].name}.translation.x:`),
+    ]);
+
+    // Composed: a tree off by twice the bound, in position or in rotation, and the tree of the
+    // same frame with the joints in the wrong order, are all caught.
+    fk.compute(f20.rootPosM!, f20.rootQuatWxyz!, f20.jointPosRad, fkPos, fkQuat);
+    const root = moving.translation[0];
+    const shifted = withTransform(root, (t) => {
+      const tr = t.translation as { x: number };
+      return { ...t, translation: { ...tr, x: tr.x + 2 * TRACK_WORLD_POSITION_BOUND_M } };
+    });
+    expect(treeError(shifted, profile, 'exec', 'world', fkPos, fkQuat).posM).toBeGreaterThan(
+      TRACK_WORLD_POSITION_BOUND_M,
+    );
+    const turned = withTransform(root, (t) => {
+      // the root turned by 2 × the bound about its own z axis: q ⊗ (cos b, 0, 0, sin b)
+      const { x, y, z, w } = t.rotation as { x: number; y: number; z: number; w: number };
+      const c = Math.cos(TRACK_WORLD_ROTATION_BOUND_RAD);
+      const s = Math.sin(TRACK_WORLD_ROTATION_BOUND_RAD);
+      return { ...t, rotation: { w: w * c - z * s, x: x * c + y * s, y: y * c - x * s, z: z * c + w * s } };
+    });
+    expect(treeError(turned, profile, 'exec', 'world', fkPos, fkQuat).rotRad).toBeGreaterThan(
+      TRACK_WORLD_ROTATION_BOUND_RAD,
+    );
+    fk.compute(f20.rootPosM!, f20.rootQuatWxyz!, Float64Array.from(f20.jointPosRad).reverse(), fkPos, fkQuat);
+    expect(treeError(exec[20].msg, profile, 'exec', 'world', fkPos, fkQuat).posM).toBeGreaterThan(1e-3);
 
     // the geometry: one entity per body, locked to its frame; the reference translucent
     for (const [topic, prefix, opaque] of [
@@ -317,8 +400,9 @@ describe('motionbench-episode/2, read back from the file alone', () => {
     console.log(
       `simulator episode, ${result.frames.length} frames: JSON ${fs.statSync(files.json).size} B, /2 with 3D tracks ${fs.statSync(files.protobuf).size} B (${(100 * ratio).toFixed(1)} %)`,
     );
-    // Measured: 65 % on this 3 s clip, 58 % on 20 s (bench/episodeFormatBench.ts prints it); without the 3D
-    // tracks 25–27 %. The issue's target of 50 % with the tracks is not met (docs/EPISODE_FORMAT.md §6).
-    expect(ratio).toBeLessThan(0.7);
+    // Measured: 53.2 % on this 3 s clip, 47.2 % on 20 s (bench/episodeFormatBench.ts prints it; the
+    // issue's target there is 50 %); without the 3D tracks 25–27 %. With the trees in full double
+    // precision this clip took 65.5 %: the bound below holds the saving of the stated precision.
+    expect(ratio).toBeLessThan(0.56);
   });
 });

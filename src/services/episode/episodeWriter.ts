@@ -22,6 +22,7 @@ import {
 import { EPISODE_DESCRIPTOR_SET } from './episodeProto';
 import { FOXGLOVE_DESCRIPTOR_SET, FOXGLOVE_FRAME_TRANSFORMS, FOXGLOVE_SCENE_UPDATE } from './foxgloveScene';
 import { SceneTracks } from './sceneTracks';
+import { TRACK_PRECISION_METADATA } from './trackPrecision';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import {
   EPISODE_FORMAT,
@@ -119,7 +120,8 @@ export interface EpisodeWriterOptions {
   measuredPrecision?: MeasuredPrecision;
   /**
    * The robot's model: a protobuf episode then carries the 3D tracks Foxglove draws (both
-   * transform trees and the geometry, sceneTracks.ts). Without it the episode has none.
+   * transform trees, at the precision trackPrecision.ts states, and the geometry, sceneTracks.ts).
+   * Without it the episode has none.
    */
   robot?: RobotProfile | null;
 }
@@ -202,9 +204,14 @@ export class EpisodeWriter {
       };
       // One Schema record per message type, each with the whole FileDescriptorSet (Foxglove and
       // @mcap/support decode a protobuf schema by its full name from the set in its own record).
-      const protobufChannel = (topic: EpisodeTopic, schemaName: string, descriptorSet = EPISODE_DESCRIPTOR_SET) => {
+      const protobufChannel = (
+        topic: EpisodeTopic,
+        schemaName: string,
+        descriptorSet = EPISODE_DESCRIPTOR_SET,
+        metadata: ReadonlyMap<string, string> = new Map(),
+      ) => {
         const schemaId = mcap.registerSchema({ name: schemaName, encoding: 'protobuf', data: descriptorSet });
-        const id = mcap.registerChannel({ schemaId, topic, messageEncoding: 'protobuf', metadata: new Map() });
+        const id = mcap.registerChannel({ schemaId, topic, messageEncoding: 'protobuf', metadata: new Map(metadata) });
         w.channels.set(topic, { id, json: false });
         w.seq.set(topic, 0);
       };
@@ -221,10 +228,21 @@ export class EpisodeWriter {
         if (options.robot) {
           const hasRef = w.reference !== null;
           w.scene = new SceneTracks(options.robot, hasRef);
-          protobufChannel(TOPICS.execTransforms, FOXGLOVE_FRAME_TRANSFORMS, FOXGLOVE_DESCRIPTOR_SET);
+          // the transforms channels name the grids their moving values are on (trackPrecision.ts)
+          protobufChannel(
+            TOPICS.execTransforms,
+            FOXGLOVE_FRAME_TRANSFORMS,
+            FOXGLOVE_DESCRIPTOR_SET,
+            TRACK_PRECISION_METADATA,
+          );
           protobufChannel(TOPICS.execScene, FOXGLOVE_SCENE_UPDATE, FOXGLOVE_DESCRIPTOR_SET);
           if (hasRef) {
-            protobufChannel(TOPICS.refTransforms, FOXGLOVE_FRAME_TRANSFORMS, FOXGLOVE_DESCRIPTOR_SET);
+            protobufChannel(
+              TOPICS.refTransforms,
+              FOXGLOVE_FRAME_TRANSFORMS,
+              FOXGLOVE_DESCRIPTOR_SET,
+              TRACK_PRECISION_METADATA,
+            );
             protobufChannel(TOPICS.refScene, FOXGLOVE_SCENE_UPDATE, FOXGLOVE_DESCRIPTOR_SET);
           }
         }

@@ -2,6 +2,7 @@ import type { StateFrame } from '../../domain/robot/stateFrame';
 import { BodyFrameTree } from '../../domain/robot/bodyTransforms';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { bodyFrameId, encodeFrameTransforms, encodeRobotScene } from './foxgloveScene';
+import { movingFrames, snapMovingFrames, type MovingFrames } from './trackPrecision';
 
 // The 3D tracks of an episode (`motionbench-episode/2` with a robot profile): the executed
 // robot's and the reference's transform trees and geometry, for Foxglove's 3D panel.
@@ -13,6 +14,8 @@ import { bodyFrameId, encodeFrameTransforms, encodeRobotScene } from './foxglove
 //                                       visual primitives locked to its frame; the reference
 //                                       translucent
 //
+// Both trees' moving values are snapped to the grids trackPrecision.ts states (a drawing's
+// precision; the joint state beside them is exact).
 // Rates: the reference tree at every reference frame (50 Hz). The executed tree at every executed
 // frame, at most TRANSFORM_RATE_HZ: a simulator's 50 Hz frames all; a robot's 500 Hz stream every
 // 10th (the state topic keeps every frame; the picture does not need them).
@@ -33,6 +36,7 @@ const ORIGIN = [0, 0, 0];
 
 export class SceneTracks {
   private readonly tree: BodyFrameTree;
+  private readonly moving: MovingFrames;
   private readonly posM: Float64Array;
   private readonly quatWxyz: Float64Array;
   private nextExecS = -Infinity;
@@ -43,6 +47,7 @@ export class SceneTracks {
     private readonly hasReference: boolean,
   ) {
     this.tree = new BodyFrameTree(profile);
+    this.moving = movingFrames(this.tree, profile);
     this.posM = new Float64Array(3 * this.tree.frames.length);
     this.quatWxyz = new Float64Array(4 * this.tree.frames.length);
     this.refRoot = bodyFrameId(REF_PREFIX, profile.bodies[profile.rootBodyIndex].name);
@@ -64,6 +69,7 @@ export class SceneTracks {
     jointPosRad: ArrayLike<number>,
   ): Uint8Array {
     this.tree.compute(rootPosM, rootQuatWxyz, jointPosRad, this.posM, this.quatWxyz);
+    snapMovingFrames(this.moving, this.posM, this.quatWxyz);
     return encodeFrameTransforms(this.tree, REF_PREFIX, WORLD_FRAME, timeNs, this.posM, this.quatWxyz);
   }
 
@@ -74,6 +80,7 @@ export class SceneTracks {
     if (!rooted && !this.hasReference) return null;
     this.nextExecS = f.timeS + 1 / TRANSFORM_RATE_HZ - 1e-6;
     this.tree.compute(f.rootPosM ?? ORIGIN, f.rootQuatWxyz ?? UNIT_QUAT, f.jointPosRad, this.posM, this.quatWxyz);
+    snapMovingFrames(this.moving, this.posM, this.quatWxyz);
     const parent = rooted ? WORLD_FRAME : this.refRoot;
     return encodeFrameTransforms(this.tree, EXEC_PREFIX, parent, timeNs, this.posM, this.quatWxyz);
   }
