@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { idSchema } from './idSchemas';
 import type { ClipDto } from './clipDto';
 import { POLICY_ID_RE } from './policyContract';
 
@@ -28,22 +29,10 @@ export const campaignDirSchema = z
   .refine((v) => !v.includes('\0'), 'contains a NUL character')
   .refine((v) => v.startsWith('/') || /^[A-Za-z]:[\\/]/.test(v), 'must be an absolute path');
 
-const jobIdSchema = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(/^qual-[a-z0-9-]+$/, 'not a qualification job id');
+const jobIdSchema = idSchema(/^qual-[a-z0-9-]+$/, 'not a qualification job id');
 /** `<id>@<version>`: a released policy's is e.g. `beyondmimic/Violin@beyondmimic/1+4265e949255c@mjlab-g1/1@5ms×4`. */
-const bindingKeySchema = z
-  .string()
-  .min(1)
-  .max(200)
-  .regex(/^[\w.:=+@/×-]+$/u, 'not a binding key');
-const clipIdSchema = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(/^[\w.:-]+$/, 'not a clip id');
+const bindingKeySchema = idSchema(/^[\w.:=+@/×-]+$/u, 'not a binding key', 200);
+const clipIdSchema = idSchema(/^[\w.:-]+$/, 'not a clip id', 128);
 
 export const MAX_QUALIFICATION_BINDINGS = 8;
 
@@ -166,6 +155,14 @@ export interface QualificationJobStatus {
   rejected: number;
   /** 0..1 of the clip-seconds planned. */
   fraction: number;
+  /** Rollouts settled and to run in this job (pairs decided before are not counted). */
+  rolloutsDone: number;
+  rolloutsTotal: number;
+  /** Clip-seconds simulated (partial rollouts included) and planned. */
+  clipSecondsDone: number;
+  clipSecondsPlanned: number;
+  /** Clip-seconds simulated per wall second so far; null until something was simulated. */
+  clipSecondsPerS: number | null;
   elapsedS: number;
   etaS: number | null;
   /** Pairs with a rollout running now (binding key, clip id). */
@@ -229,6 +226,11 @@ export const qualificationProgressEventSchema = z.strictObject({
   admitted: z.number().int().min(0),
   rejected: z.number().int().min(0),
   fraction: num,
+  rolloutsDone: z.number().int().min(0),
+  rolloutsTotal: z.number().int().min(0),
+  clipSecondsDone: num,
+  clipSecondsPlanned: num,
+  clipSecondsPerS: num.nullable(),
   elapsedS: num,
   etaS: num.nullable(),
   running: z.array(pairRef),
