@@ -100,6 +100,21 @@ function cutTexts(rootSelector: string): Promise<string[]> {
       if (r.width > 0 && !scrolled && (r.right > innerWidth + 0.5 || r.bottom > innerHeight + 0.5))
         cut.push(`${what}: past the window (${r.right.toFixed(0)}, ${r.bottom.toFixed(0)})`);
     }
+    // A select shows its chosen option's text in its own box, which never scrolls: that text
+    // (measured in the select's font) must fit between its padding and the drop-down arrow.
+    const ctx = document.createElement('canvas').getContext('2d')!;
+    for (const sel of root.querySelectorAll<HTMLSelectElement>('select')) {
+      if (sel.getClientRects().length === 0 || sel.selectedIndex < 0) continue;
+      const cs = getComputedStyle(sel);
+      ctx.font = cs.font;
+      const text = sel.options[sel.selectedIndex].text;
+      const room = sel.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 16; // the arrow
+      const need = ctx.measureText(text).width;
+      if (need > room + 1)
+        cut.push(
+          `select[${sel.dataset.testid ?? ''}] "${text.slice(0, 28)}": ${need.toFixed(0)} px of text in ${room.toFixed(0)} px`,
+        );
+    }
     return cut;
   }, rootSelector);
 }
