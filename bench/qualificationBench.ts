@@ -25,6 +25,7 @@ import {
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../src/services/robot/loadRobotProfile';
 import { EmbeddedSimulator } from '../src/services/sim/embeddedSimulator';
 import { runSimEpisode } from '../src/services/sim/runSimEpisode';
+import { machineSimWorkerBudget } from '../src/services/sim/simWorkerCount';
 import { openCampaign, parentTraceInputs } from '../src/services/trace';
 import { loadWorkload } from '../src/services/workload';
 
@@ -32,11 +33,12 @@ import { loadWorkload } from '../src/services/workload';
 //   (a) throughput — clip-seconds simulated per wall second of the whole pipeline (simulate,
 //       record MCAP + SQLite, evaluate mb-metrics/1 and the admission measures, decide) on a
 //       subset of core-v1 (every 4th clip: 12 clips, all five groups, 1 rollout per pair) with
-//       the builtin tracker, on 1 and on 2 workers (ratio), beside the bare simulator on the same
-//       clips (runSimEpisode on the same 2-worker pool, no recording) as the baseline. Simulators
-//       are started and warmed up beforehand (model load and JIT are not throughput). Rounds
-//       alternate (order reversed every other round); the best round of each is reported (the
-//       machine is shared), medians too, and the CPU other processes took meanwhile.
+//       the builtin tracker, on 1, 2 … N workers (N: the default worker count, at least 2), each
+//       beside the bare simulator on the same clips and the same pool (runSimEpisode, no
+//       recording) run right after it. Simulators are started and warmed up beforehand (model
+//       load and JIT are not throughput). Rounds alternate (order reversed every other round);
+//       the best round of each is reported (the machine is shared) with the spread of the rounds,
+//       the resident memory per worker, and the CPU other processes took meanwhile.
 //       Targets: ≥ 10 clip-s/s on 2 workers (full core-v1, 3 rollouts, in < 2.5 min) and a
 //       2-worker speed-up ≥ 1.3× (the main thread encodes every frame for the MCAP file, so on
 //       2 cores it competes with the workers; the bare simulator's own target is 1.7×).
@@ -76,13 +78,23 @@ export async function benchQualificationThroughput(rounds = 3): Promise<{ pass: 
   const binding = makeBuiltinBinding();
   const policy = customPolicy({ rollouts: 1 });
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-qual-bench-'));
-  const sims = { 1: new EmbeddedSimulator({ workers: 1 }), 2: new EmbeddedSimulator({ workers: 2 }) };
-  const results: Record<string, number[]> = { q1: [], q2: [], raw2: [] };
+  // 1, 2 … N workers, N what the machine allows (at least 2, so the 2-worker figures always exist).
+  const budget = machineSimWorkerBudget();
+  const counts = Array.from({ length: Math.max(2, budget.workers) }, (_, i) => i + 1);
+  const rss0 = process.memoryUsage.rss();
+  const sims = new Map(counts.map((w) => [w, new EmbeddedSimulator({ workers: w })]));
+  const results = new Map(
+    counts.flatMap((w) => [
+      [`q${w}`, [] as number[]],
+      [`raw${w}`, [] as number[]],
+    ]),
+  );
   let otherCores = 0;
+  let workerMiB = 0;
   try {
-    await Promise.all([sims[1].ready(), sims[2].ready()]);
+    await Promise.all([...sims.values()].map((s) => s.ready()));
     let n = 0;
-    const qualify = async (w: 1 | 2) => {
+    const qualify = async (w: number) => {
       const t0 = performance.now();
       const s = await runQualification({
         campaignDir: path.join(root, `c${n++}`),
@@ -91,7 +103,7 @@ export async function benchQualificationThroughput(rounds = 3): Promise<{ pass: 
         profile,
         policy,
         clips,
-        simulator: sims[w],
+        simulator: sims.get(w)!,
       });
       const wall = (performance.now() - t0) / 1000;
       if (s.episodesRecorded !== clips.length)
@@ -99,14 +111,14 @@ export async function benchQualificationThroughput(rounds = 3): Promise<{ pass: 
       return s.simSeconds / wall;
     };
     const list = clips.map((name) => workload.clips[workload.snapshot.clips.findIndex((c) => c.name === name)]);
-    const raw = async () => {
+    const raw = async (w: number) => {
       const t0 = performance.now();
       let simS = 0;
       await Promise.all(
-        [0, 1].map(async (k) => {
-          for (let i = k; i < list.length; i += 2) {
+        Array.from({ length: w }, async (_, k) => {
+          for (let i = k; i < list.length; i += w) {
             // (await first, then add: `simS += await …` would read simS before the await and lose the other loop's sums)
-            const r = await runSimEpisode(sims[2], { clip: list[i], binding, profile, keepFrames: false });
+            const r = await runSimEpisode(sims.get(w)!, { clip: list[i], binding, profile, keepFrames: false });
             simS += r.end.simSeconds;
           }
         }),
@@ -114,24 +126,28 @@ export async function benchQualificationThroughput(rounds = 3): Promise<{ pass: 
       return simS / ((performance.now() - t0) / 1000);
     };
     // Warm-up (worker JIT, page cache): the first episodes on a fresh worker run several times slower.
-    await qualify(1);
-    await qualify(2);
+    for (const w of counts) await qualify(w);
+    workerMiB = (process.memoryUsage.rss() - rss0) / 2 ** 20 / counts.reduce((a, w) => a + w, 0);
     const m0 = machineBusyMs();
     const c0 = process.cpuUsage();
     const w0 = performance.now();
     for (let r = 0; r < rounds; r++) {
-      // Alternate the order so a disturbance does not always hit the same candidate.
-      const order = r % 2 === 0 ? (['q1', 'q2', 'raw2'] as const) : (['raw2', 'q2', 'q1'] as const);
-      for (const k of order)
-        results[k].push(k === 'q1' ? await qualify(1) : k === 'q2' ? await qualify(2) : await raw());
+      // Each count's pipeline and bare runs back to back (their ratio is of one moment); the
+      // order of counts alternates so a disturbance does not always hit the same one.
+      const order = r % 2 === 0 ? counts : [...counts].reverse();
+      for (const w of order) {
+        results.get(`q${w}`)!.push(await qualify(w));
+        results.get(`raw${w}`)!.push(await raw(w));
+      }
     }
     const own = process.cpuUsage(c0);
     otherCores = Math.max(0, (machineBusyMs() - m0 - (own.user + own.system) / 1000) / (performance.now() - w0));
   } finally {
-    await Promise.all([sims[1].close(), sims[2].close()]);
+    await Promise.all([...sims.values()].map((s) => s.close()));
     fs.rmSync(root, { recursive: true, force: true });
   }
-  const best = (k: string) => Math.max(...results[k]);
+  const best = (k: string) => Math.max(...results.get(k)!);
+  const spread = (k: string) => `${Math.min(...results.get(k)!).toFixed(1)}–${best(k).toFixed(1)}`;
   const q1 = best('q1');
   const q2 = best('q2');
   const raw2 = best('raw2');
@@ -140,11 +156,15 @@ export async function benchQualificationThroughput(rounds = 3): Promise<{ pass: 
   return {
     pass: ok,
     lines: [
-      `qualification throughput (core-v1 subset: ${clips.length} clips, ${clipSeconds.toFixed(1)} clip-s, builtin tracker, 1 rollout/pair; best of ${rounds} rounds, medians in brackets):`,
-      `  1 worker  ${q1.toFixed(1)} clip-s/s [${median(results.q1).toFixed(1)}]`,
-      `  2 workers ${q2.toFixed(1)} clip-s/s [${median(results.q2).toFixed(1)}] — ratio 2/1 workers ${scaling.toFixed(2)}x (target >= ${QUAL_SCALING_TARGET}x)`,
-      `  bare simulator, 2 workers, no recording: ${raw2.toFixed(1)} clip-s/s [${median(results.raw2).toFixed(1)}] — pipeline/bare ratio ${(q2 / raw2).toFixed(2)}x`,
+      `qualification throughput (core-v1 subset: ${clips.length} clips, ${clipSeconds.toFixed(1)} clip-s, builtin tracker, 1 rollout/pair; best of ${rounds} rounds, spread min–max in brackets):`,
+      ...counts.map((w) => {
+        const q = best(`q${w}`);
+        const b = best(`raw${w}`);
+        return `  ${String(w).padStart(2)} worker${w === 1 ? ' ' : 's'}: pipeline ${q.toFixed(1)} clip-s/s [${spread(`q${w}`)}], bare simulator ${b.toFixed(1)} [${spread(`raw${w}`)}] — pipeline/bare ${(q / b).toFixed(2)}, ×${(q / q1).toFixed(2)} one worker's pipeline (bare ×${(b / best('raw1')).toFixed(2)})`;
+      }),
+      `  ratio 2/1 workers ${scaling.toFixed(2)}x (target >= ${QUAL_SCALING_TARGET}x); pipeline/bare on 2 workers ${(q2 / raw2).toFixed(2)}`,
       `  target >= ${QUAL_THROUGHPUT_TARGET} clip-s/s on 2 workers: ${ok ? 'PASS' : 'BELOW TARGET'} (full core-v1 × 3 rollouts ≈ ${(1511 / q2).toFixed(0)} s at this rate)`,
+      `  default workers here: ${budget.workers} (limited by ${budget.limitedBy}: ${os.availableParallelism()} cores, memory for ${budget.memoryWorkers}); resident memory per worker measured ${workerMiB.toFixed(0)} MiB`,
       `  other processes used ${otherCores.toFixed(2)} of the machine's ${os.cpus().length} cores during the rounds${otherCores > 0.3 ? ' — figures disturbed, ratios uncertain' : ''}`,
     ],
   };
@@ -361,9 +381,12 @@ export async function benchQualification(): Promise<{ pass: boolean; lines: stri
   return { pass: a.pass && b.pass, lines: [...a.lines, ...b.lines] };
 }
 
-// `npx tsx bench/qualificationBench.ts` runs it alone.
+// `npx tsx bench/qualificationBench.ts` runs it alone; `… throughput [rounds]` only its part (a).
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const r = await benchQualification();
+  const r =
+    process.argv[2] === 'throughput'
+      ? await benchQualificationThroughput(Number(process.argv[3] ?? 3))
+      : await benchQualification();
   r.lines.forEach((l) => console.log(l));
   process.exitCode = r.pass ? 0 : 1;
 }

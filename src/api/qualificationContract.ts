@@ -166,6 +166,14 @@ export interface QualificationJobStatus {
   rejected: number;
   /** 0..1 of the clip-seconds planned. */
   fraction: number;
+  /** Rollouts settled and to run in this job (pairs decided before are not counted). */
+  rolloutsDone: number;
+  rolloutsTotal: number;
+  /** Clip-seconds simulated (partial rollouts included) and planned. */
+  clipSecondsDone: number;
+  clipSecondsPlanned: number;
+  /** Clip-seconds simulated per wall second so far; null until something was simulated. */
+  clipSecondsPerS: number | null;
   elapsedS: number;
   etaS: number | null;
   /** Pairs with a rollout running now (binding key, clip id). */
@@ -229,6 +237,11 @@ export const qualificationProgressEventSchema = z.strictObject({
   admitted: z.number().int().min(0),
   rejected: z.number().int().min(0),
   fraction: num,
+  rolloutsDone: z.number().int().min(0),
+  rolloutsTotal: z.number().int().min(0),
+  clipSecondsDone: num,
+  clipSecondsPlanned: num,
+  clipSecondsPerS: num.nullable(),
   elapsedS: num,
   etaS: num.nullable(),
   running: z.array(pairRef),

@@ -57,6 +57,12 @@ describe('console: Qualification board', () => {
     await expect.poll(jobState, { timeout: 10_000 }).toMatch(/running|completed/);
     await expect.poll(jobState, { timeout: 240_000, interval: 250 }).toBe('completed');
     await expect(page.locator('[data-testid=qual-pairs]').textContent()).resolves.toBe('4/4 pairs');
+    // Progress figures: rollouts done/total and the observed clip-seconds per wall second.
+    await expect(page.locator('[data-testid=qual-rollouts-done]').textContent()).resolves.toBe('4/4 rollouts');
+    await expect(page.locator('[data-testid=qual-rate]').textContent()).resolves.toMatch(/^\d+\.\d clip-s\/s$/);
+    const done = await apiCall<QualificationJobStatus>('qualification.status', {});
+    expect(done.clipSecondsDone).toBeCloseTo(done.clipSecondsPlanned, 6);
+    expect(done.clipSecondsPerS).toBeGreaterThan(0);
 
     const report = await apiCall<QualificationReportDto>('qualification.report', { campaignDir: dir() });
     expect(report.bindings.map((b) => b.key.replace(/@.*/, ''))).toHaveLength(2);
@@ -169,8 +175,9 @@ describe('console: Qualification board', () => {
     // late: the CI run of c12ec5c read the first decided pair off the board when the job had
     // already completed), then Cancel at once; the screenshot after the click (it takes seconds
     // under software rendering on a loaded machine, and a run of b874050 ended during it).
+    let running: QualificationJobStatus | null = null;
     await expect
-      .poll(async () => (await apiCall<QualificationJobStatus>('qualification.status', {})).pairsDone, {
+      .poll(async () => (running = await apiCall<QualificationJobStatus>('qualification.status', {})).pairsDone, {
         timeout: 120_000,
         interval: 100,
       })
@@ -179,11 +186,20 @@ describe('console: Qualification board', () => {
     // browser redrawing the matrix at every decided pair took 30 s and more to give.
     await page.locator('[data-testid=qual-cancel]').click({ force: true });
     await screenshot(page, 'qualification-board-running');
+    // Mid-run the job has a rate and a time left (the board shows them; the screenshot above).
+    expect(running!.rolloutsTotal).toBe(running!.pairsTotal); // one rollout per pair, none decided before
+    expect(running!.rolloutsDone).toBeGreaterThan(0);
+    expect(running!.clipSecondsPerS).toBeGreaterThan(0);
+    expect(running!.etaS).toBeGreaterThan(0);
     await expect.poll(jobState, { timeout: 60_000 }).toBe('cancelled');
     const status = await apiCall<QualificationJobStatus>('qualification.status', {});
     expect(status.state).toBe('cancelled');
     expect(status.pairsDone).toBeGreaterThan(0);
     expect(status.pairsDone).toBeLessThan(status.pairsTotal);
+    await expect(page.locator('[data-testid=qual-rollouts-done]').textContent()).resolves.toBe(
+      `${status.rolloutsDone}/${status.rolloutsTotal} rollouts`,
+    );
+    await expect(page.locator('[data-testid=qual-rate]').textContent()).resolves.toMatch(/^\d+\.\d clip-s\/s$/);
     const store = await openCampaign(cdir, { readOnly: true });
     try {
       expect(store.listAdmissions().length).toBe(status.pairsDone);

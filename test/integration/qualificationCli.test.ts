@@ -51,6 +51,7 @@ const db = () => new Database(path.join(campaign, 'campaign.sqlite'), { readonly
 
 describe('motionbench qualify + report (real simulator, trace store, MCAP)', () => {
   let first: Record<string, unknown>;
+  let firstStderr: string;
   let plain: string;
   let assisted: string;
 
@@ -58,6 +59,7 @@ describe('motionbench qualify + report (real simulator, trace store, MCAP)', () 
     const r = await motionbench(...qualifyArgs);
     expect(r.code, r.stderr).toBe(0);
     first = JSON.parse(r.stdout);
+    firstStderr = r.stderr;
     const bindings = first.bindings as { key: string; label: string; note: string }[];
     plain = bindings.find((b) => !b.label.includes('assist'))!.key;
     assisted = bindings.find((b) => b.label.includes('assist'))!.key;
@@ -92,6 +94,24 @@ describe('motionbench qualify + report (real simulator, trace store, MCAP)', () 
       ),
     ).toBe(true);
     expect(pairs.filter((p) => p.admitted).every((p) => p.reasons.length === 0)).toBe(true);
+  });
+
+  it('reports progress on stderr (done/total, clip-seconds per second, time left), stdout keeps only the JSON document', () => {
+    const lines = firstStderr.split('\n');
+    expect(lines).toContain('qualify: 4 pairs, 0 already decided, 12 rollouts to run (108 clip-seconds)');
+    const progress = lines.filter((l) => / rollouts · /.test(l));
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+    for (const l of progress)
+      expect(l).toMatch(
+        /^qualify: ([1-9]|1[0-2])\/12 rollouts · [0-4]\/4 pairs · \d+\/108 clip-s · \d+\.\d clip-s\/s · \d+:\d\d left$/,
+      );
+    // The last rollout's line is always printed, with nothing left.
+    expect(progress.at(-1)).toMatch(
+      /^qualify: 12\/12 rollouts · [34]\/4 pairs · 108\/108 clip-s · \d+\.\d clip-s\/s · 0:00 left$/,
+    );
+    const done = progress.map((l) => Number(/^qualify: (\d+)\//.exec(l)![1]));
+    expect(done).toEqual([...done].sort((a, b) => a - b));
+    expect(lines.filter((l) => /^qualify: \d\/4 builtin/.test(l))).toHaveLength(4);
   });
 
   it('records every rollout as an episode under its pair (simulation branch, intact MCAP, metrics row) and stores each decision with its evidence', async () => {

@@ -171,10 +171,17 @@ function Progress() {
         <span className="mono" data-testid="qual-pairs">
           {job.pairsDone}/{job.pairsTotal} pairs
         </span>
+        <span className="mono" data-testid="qual-rollouts-done">
+          {job.rolloutsDone}/{job.rolloutsTotal} rollouts
+        </span>
         <span className="ok-text">{job.admitted} admitted</span>
         <span className="bad-text">{job.rejected} rejected</span>
-        <span className="muted mono">
-          {minutesSeconds(job.elapsedS)} elapsed{job.state === 'running' ? ` · ETA ${minutesSeconds(job.etaS)}` : ''}
+        <span className="mono" data-testid="qual-rate" title="clip-seconds simulated per wall second">
+          {job.clipSecondsPerS === null ? '—' : job.clipSecondsPerS.toFixed(1)} clip-s/s
+        </span>
+        <span className="muted mono" data-testid="qual-time">
+          {minutesSeconds(job.elapsedS)} elapsed
+          {job.state === 'running' ? ` · ${minutesSeconds(job.etaS)} left` : ''}
         </span>
         {job.running.length > 0 && (
           <span className="muted qual-current">

@@ -23,7 +23,8 @@ const usage = `usage: motionbench policy table <folder> [--seconds N] [--workers
   A policy the console refuses is a row with the refusal; a velocity policy is listed as not a
   tracker; a single-motion policy whose motion is not declared is listed as such (docs/POLICIES.md).
   --seconds N      simulate at most the first N seconds of every clip (default: whole clips)
-  --workers N      simulator worker threads (default: $MOTIONBENCH_SIM_WORKERS or the core count)
+  --workers N      simulator worker threads (default: $MOTIONBENCH_SIM_WORKERS, else the cores,
+                   capped by available memory at ~256 MiB per worker)
   --model <mjcf>   a scene with a floor (default: our G1 in assets/)
   --md <file>      also write the table as Markdown (refused if it exists, unless --force)
   --json           one document: folder, seconds_cap, workers, wall_seconds, and per policy its

@@ -1,5 +1,13 @@
 import path from 'node:path';
-import { customPolicy, MB_ADMISSION_1, summarizeNotPaired, type AdmissionPolicy } from '../../domain/qualification';
+import {
+  customPolicy,
+  formatDuration,
+  MB_ADMISSION_1,
+  progressLine,
+  progressRates,
+  summarizeNotPaired,
+  type AdmissionPolicy,
+} from '../../domain/qualification';
 import { BUILTIN_LABEL } from '../../domain/sim/builtinBinding';
 import { presetIds } from '../../domain/wbc/policyPresets';
 import { bindingKey, type WbcBinding } from '../../domain/wbc/wbcBinding';
@@ -48,44 +56,35 @@ const usage = `usage: motionbench qualify [--workload <core-v1|policies|dir>] --
   --campaign <dir>             the campaign folder (created when missing)
   --limit N                    only the first N clips of the snapshot (after --clip)
   --clip <name|id>             only this clip; repeat for several
-  --workers N                  simulator worker threads (default: $MOTIONBENCH_SIM_WORKERS or the core count)
+  --workers N                  simulator worker threads (default: $MOTIONBENCH_SIM_WORKERS, else the cores,
+                               capped by available memory at ~256 MiB per worker)
   --rollouts N                 rollouts per pair (default 3; another value is policy mb-admission/1+custom-…)
   --model <mjcf>               a scene with a floor (default: our G1 in assets/)
-  Progress and ETA go to stderr (a bar on a terminal, one line per pair otherwise).
+  Progress goes to stderr: rollouts and pairs done/total, clip-seconds per second and the time
+  left (a bar on a terminal; otherwise a line at most every second and one per decided pair).
   --json: one document: campaign, snapshot, policy, contract, counts, and every pair with its
     status (decided | skipped | pending), admitted and reasons.
   Exit status 0 when the run finished (whatever the decisions), 1 on bad input or a failure,
   2 on bad usage, 130 when cancelled.`;
 
-function fmtDuration(s: number | null): string {
-  if (s === null || !Number.isFinite(s)) return '--:--';
-  const t = Math.round(s);
-  const h = Math.floor(t / 3600);
-  const m = Math.floor((t % 3600) / 60);
-  const sec = t % 60;
-  return h > 0
-    ? `${h}:${String(m).padStart(2, '0')}:${String(sec).padStart(2, '0')}`
-    : `${m}:${String(sec).padStart(2, '0')}`;
-}
+const PROGRESS_LINE_INTERVAL_MS = 1000;
 
-/** Progress on stderr: a redrawn bar on a terminal, plain lines otherwise. */
+/**
+ * Progress on stderr (never on stdout, which --json keeps for its document): a redrawn bar on a
+ * terminal; otherwise the plan, a progress line as rollouts settle (done/total rollouts and pairs,
+ * clip-seconds, clip-seconds per second, time left) and a line per decided pair.
+ */
 export function progressReporter(
   io: CliIo,
   tty: boolean,
 ): { onProgress: (p: QualificationProgress) => void; finish: () => void } {
   let last = 0;
   let drawn = false;
+  let lastLine = -Infinity;
   const bar = (p: QualificationProgress) => {
-    const frac =
-      p.clipSecondsPlanned > 0
-        ? p.clipSecondsDone / p.clipSecondsPlanned
-        : p.pairsTotal > 0
-          ? p.pairsDone / p.pairsTotal
-          : 1;
     const width = 24;
-    const fill = Math.max(0, Math.min(width, Math.round(frac * width)));
-    const rate = p.elapsedS > 0 ? p.clipSecondsDone / p.elapsedS : 0;
-    return `[${'#'.repeat(fill)}${'.'.repeat(width - fill)}] ${p.pairsDone}/${p.pairsTotal} pairs (${p.admitted} admitted, ${p.rejected} rejected) · ${rate.toFixed(1)} clip-s/s · ETA ${fmtDuration(p.etaS)}`;
+    const fill = Math.max(0, Math.min(width, Math.round(progressRates(p).fraction * width)));
+    return `[${'#'.repeat(fill)}${'.'.repeat(width - fill)}] ${progressLine(p)} (${p.admitted} admitted, ${p.rejected} rejected)`;
   };
   const onProgress = (p: QualificationProgress) => {
     if (tty) {
@@ -103,12 +102,18 @@ export function progressReporter(
       io.stderr(
         `qualify: ${p.pairsTotal} pairs, ${p.pairsSkipped} already decided, ${p.rolloutsPlanned} rollouts to run (${p.clipSecondsPlanned.toFixed(0)} clip-seconds)\n`,
       );
+    } else if (p.kind === 'rollout') {
+      // At most one line a second, and always the last rollout's.
+      const now = performance.now();
+      if (now - lastLine < PROGRESS_LINE_INTERVAL_MS && p.rolloutsDone < p.rolloutsPlanned) return;
+      lastLine = now;
+      io.stderr(`qualify: ${progressLine(p)}\n`);
     } else if (p.kind === 'pair' && p.pair) {
       const what = p.pair.admitted
         ? 'admitted'
         : `rejected (${p.pair.reasons.length} reason${p.pair.reasons.length === 1 ? '' : 's'}: ${p.pair.reasons.map((r) => r.split(':')[0]).join(', ')})`;
       io.stderr(
-        `qualify: ${p.pairsDone}/${p.pairsTotal} ${p.pair.binding} × ${p.pair.clipName}: ${what} — ETA ${fmtDuration(p.etaS)}\n`,
+        `qualify: ${p.pairsDone}/${p.pairsTotal} ${p.pair.binding} × ${p.pair.clipName}: ${what} — ${formatDuration(p.etaS)} left\n`,
       );
     } else if (p.kind === 'retry' && p.rollout) {
       io.stderr(`qualify: rollout ${p.rollout.index} ended infrastructure_error (${p.rollout.reason}); retrying\n`);

@@ -5,3 +5,4 @@ export * from './interlockMonitor';
 export * from './interlockDevice';
 export { SampleRing } from './sampleRing';
 export * from './consoleWatchdog';
+export * from './keeperView';

@@ -7,3 +7,4 @@ export * from './perturbation';
 export * from './decision';
 export * from './matrix';
 export * from './pairing';
+export * from './campaignProgress';

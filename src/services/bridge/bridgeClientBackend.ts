@@ -4,51 +4,51 @@ import type {
   BackendListener,
   EpisodeOutcome,
   Presence,
-  Problem,
   RobotBackend,
   RobotLinkCapabilities,
-  RobotLinkStats,
   StopDelivery,
 } from '../../domain/backend/backend';
 import { WatchOnlyLinkError } from '../../domain/backend/backend';
 import { BackendEventQueue } from '../../domain/backend/backendEventQueue';
-import type { BackendProblemCode } from '../../domain/backend/problemCodes';
-import type { StateFrame } from '../../domain/robot/stateFrame';
 import {
   G1_BRIDGE_TOPICS,
   wireStopOutcome,
   type WbcStatusMsg,
   type WireCommand,
 } from '../../domain/bridge/g1BridgeContract';
-import { SampleRing } from '../../domain/interlock/sampleRing';
-import { ArrivalTimes } from '../../domain/robotLink/arrivalRate';
 import { resolveFreshnessConfig } from '../../domain/robotLink/linkFreshness';
-import { ProblemLedger } from '../../domain/robotLink/problemLedger';
-import {
-  checkReconnectPolicy,
-  nextReconnect,
-  reconnectReset,
-  type ReconnectPolicy,
-  type ReconnectState,
-} from '../../domain/robotLink/reconnectBackoff';
 import { declaresEmulatorControl } from '../../domain/robotEmulator/emulatorControl';
 import {
   capabilitiesFromServer,
   ROS2_LINK_WATCH_ONLY_REASON,
   ROS2_LOWSTATE_CAPABILITIES,
 } from '../../domain/robotLink/serverCapabilities';
-import { StateIntake, type LowStateResult, type StateIntakeStats } from '../../domain/robotLink/stateIntake';
+import { StateIntake, type LowStateResult } from '../../domain/robotLink/stateIntake';
 import { UNITREE_LOWSTATE_TOPIC } from '../../domain/robotLink/unitreeLowState';
 import { UnitreeLowStateIntake } from '../../domain/robotLink/unitreeLowStateIntake';
-import { CommandChannel, SAFETY_MAX_ATTEMPTS, SAFETY_RETRY_MS } from '../robotLink/commandChannel';
+import { CommandChannel } from '../robotLink/commandChannel';
 import { EpisodeRuns } from '../robotLink/episodeRuns';
 import { FreshnessMonitor, type FreshnessChange } from '../robotLink/freshnessMonitor';
 import { G1BridgeConnection } from '../robotLink/g1BridgeConnection';
-import { clockDelay, realLinkClock, type LinkClock, type TimerHandle } from '../robotLink/linkClock';
+import { clockDelay, realLinkClock, type LinkClock } from '../robotLink/linkClock';
 import { registerEmergencyStop } from '../safety/lastResort';
 import { StatusLevel, type StatusMessage } from '../robotLink/foxgloveWs';
 
+import { LinkFigures, type BridgeClientStats, type BridgeLinkStats } from './bridgeLinkFigures';
+import {
+  resolveBridgeClientOptions,
+  ROBOT_LINK_DEFAULTS,
+  type BridgeClientOptions,
+  type ResolvedBridgeClientOptions,
+} from './bridgeClientOptions';
+import { LinkProblems } from './bridgeLinkProblems';
+import { PresenceWaiters } from './presenceWaiters';
+import { ReconnectSchedule } from './reconnectSchedule';
+import { SilentSocketDrop } from './silentSocketDrop';
+
 export { CommandRefusedError, SAFETY_MAX_ATTEMPTS, SAFETY_RETRY_MS } from '../robotLink/commandChannel';
+export { ROBOT_LINK_DEFAULTS, type BridgeClientOptions } from './bridgeClientOptions';
+export type { BridgeClientStats, BridgeLinkStats } from './bridgeLinkFigures';
 
 // The console's one client of `g1-bridge/1` (Foxglove WebSocket protocol): a RobotBackend for a
 // simulator reached by URL (`motionbench serve-sim`, or any simulator that speaks it), the robot
@@ -65,8 +65,14 @@ export { CommandRefusedError, SAFETY_MAX_ATTEMPTS, SAFETY_RETRY_MS } from '../ro
 //   CommandChannel      src/services/robotLink/commandChannel.ts      seq, acks, timeouts, stop/damp retries
 //   EpisodeRuns         src/services/robotLink/episodeRuns.ts         the lease and the episode run, the stop latch
 //   BackendEventQueue   src/domain/backend/backendEventQueue.ts       bounded delivery to the listener (shared with the robot emulator)
-//   ProblemLedger       src/domain/robotLink/problemLedger.ts         incidents rate-limited, conditions raised and withdrawn
-//   reconnect backoff   src/domain/robotLink/reconnectBackoff.ts      when to connect again, and when to give up
+//   LinkProblems        src/services/bridge/bridgeLinkProblems.ts     incidents rate-limited, conditions raised and withdrawn
+//                                                                     (ProblemLedger, src/domain/robotLink/problemLedger.ts)
+//   ReconnectSchedule   src/services/bridge/reconnectSchedule.ts      when to connect again, and when to give up
+//                                                                     (src/domain/robotLink/reconnectBackoff.ts)
+//   SilentSocketDrop    src/services/bridge/silentSocketDrop.ts       a lost link's open socket dropped once its stop/damp settled
+//   LinkFigures         src/services/bridge/bridgeLinkFigures.ts      counts, rates, round trip, one-way latency
+//   PresenceWaiters     src/services/bridge/presenceWaiters.ts        acquire() waiting for the link to be present
+// The options and their defaults are in src/services/bridge/bridgeClientOptions.ts.
 // Link state is presence (connecting → present; stale and lost by the age of the last fresh
 // message; lost at once when the socket closes) plus problems, never exceptions: malformed,
 // duplicate and out-of-order frames are counted, reported and dropped; a condition (stale, lost,
@@ -80,154 +86,36 @@ export { CommandRefusedError, SAFETY_MAX_ATTEMPTS, SAFETY_RETRY_MS } from '../ro
 // acquire() refuses with WatchOnlyLinkError, stop and damp come back unsent (there is nothing on
 // the robot to receive them). Freshness, presence, problems, rates and the fan-out are the same.
 
-export interface BridgeClientOptions {
-  /** ws://host:port of a g1-bridge/1 server. */
-  url: string;
-  id?: string;
-  name?: string;
-  /** Presence becomes 'stale' when nothing arrived for this long, ms (default 500). */
-  staleAfterMs?: number;
-  /**
-   * … and 'lost' after this long, ms (default 2000); a running episode then ends as link_lost.
-   * An upper bound: the loss is declared lostMarginMs earlier (see there), so that it comes
-   * within lostAfterMs even when the deadline timer fires late.
-   */
-  lostAfterMs?: number;
-  /**
-   * How much earlier than lostAfterMs the loss is declared, ms (default 5, at most
-   * lostAfterMs − staleAfterMs). A Node timer fires late by its own lateness (~1–2 ms on an
-   * idle loop with 1 ms timer granularity, a few ms on a loaded one); declaring 'lost' when the
-   * last fresh message is lostAfterMs − lostMarginMs old keeps the worst case within lostAfterMs
-   * as long as the lateness stays below the margin.
-   */
-  lostMarginMs?: number;
-  /** Reconnect after a loss (default true), first after initialDelayMs, doubling up to maxDelayMs. */
-  reconnect?: boolean;
-  reconnectInitialDelayMs?: number;
-  reconnectMaxDelayMs?: number;
-  /** Consecutive failed attempts before the client gives up (problem `reconnect_gave_up`); default Infinity. */
-  reconnectMaxAttempts?: number;
-  /** Frames held while the listener is busy; beyond it the oldest are dropped (default 2000). */
-  maxQueuedFrames?: number;
-  /** How long a command waits for its ack, ms (default 15000; prepare carries the whole clip). */
-  commandTimeoutMs?: number;
-  /** acquire() waits this long for the link to be present, ms (default 5000). */
-  connectTimeoutMs?: number;
-  /** A root_state is paired with a lowstate whose stamp is within this, ms (default 20). */
-  rootStateMaxSkewMs?: number;
-  /** Incidents of one code are reported at most this often, ms (default 1000); all are counted. */
-  problemIntervalMs?: number;
-  /**
-   * What keeps the link fresh: 'any_message' (default: lowstate, root_state or wbc_status — a
-   * simulator between episodes may only send its status heartbeat) or 'lowstate' (the robot: only
-   * an accepted lowstate counts, so a bridge that keeps its heartbeat but freezes, repeats or
-   * garbles lowstate goes stale and lost like a silent one).
-   */
-  freshnessFrom?: 'any_message' | 'lowstate';
-  /** One-way latency percentiles are over this many most recent frames (default 1000). */
-  latencyWindow?: number;
-  /**
-   * Called synchronously for every accepted lowstate, before the frame is queued for the
-   * listener: the frame, its publisher stamp (ns) and when it was received (the clock's nowMs(),
-   * performance.now() by default). For consumers that time their own processing
-   * (oneWayLatencyMs turns a stamp into a latency). The frame is the one the listener will get;
-   * do not modify it.
-   */
-  onFrameReceived?: (frame: StateFrame, stampNs: number, receivedAtMs: number) => void;
-  /** The clock every timer and age is on (default: performance.now() and Node's timers). */
-  clock?: LinkClock;
-  log?: (line: string) => void;
-}
-
-/** Link figures (the Connections panel reads `latencyMs`; the rest is for the trial runner and benchmarks). */
-export type BridgeLinkStats = RobotLinkStats;
-
-export interface BridgeClientStats {
-  connects: number;
-  /** lowstate messages received / accepted as frames. */
-  received: number;
-  accepted: number;
-  malformed: number;
-  duplicate: number;
-  outOfOrder: number;
-  /** Frames dropped because the listener was too slow. */
-  dropped: number;
-  /** Messages of other topics that failed validation (root_state, wbc_status). */
-  malformedOther: number;
-  /** Protocol (control or binary) frames refused before parsing, or whose handling threw. */
-  malformedControl: number;
-  /** lowstates larger than G1_BRIDGE_LIMITS.lowStateBytes (also counted as malformed). */
-  oversized: number;
-  /** Ticks missing between consecutive accepted lowstates, and the number of such gaps. */
-  missingTicks: number;
-  tickGapEvents: number;
-}
-
-type ResolvedOptions = Required<Omit<BridgeClientOptions, 'id' | 'name' | 'log' | 'onFrameReceived' | 'clock'>>;
-
-/** Receive times kept for the rate over the last second (enough for a 5 kHz stream). */
-const STATE_TIME_RING = 8192;
-/**
- * Default lostMarginMs: the deadline timer's lateness it absorbs. Measured lateness of the lost
- * deadline on loopback: ~1–2 ms idle (Node timers have 1 ms granularity and start from the
- * loop's cached clock); 5 ms leaves room for a busy loop while a 100 ms robot link still
- * declares its loss no earlier than 95 ms after the last lowstate.
- */
-const LOST_MARGIN_MS = 5;
-/**
- * A socket whose lowstate fell silent is kept this long at least (ms), so that the stop and damp of
- * the trip that follows go out on it and their acks can come back (the server may be alive with
- * only its state stream frozen); it is dropped once no stop/damp is in flight, at the latest
- * SAFETY_RETRY_MS × SAFETY_MAX_ATTEMPTS + this after the loss.
- */
-const SILENT_SOCKET_GRACE_MS = 300;
-const SILENT_SOCKET_MAX_MS = SILENT_SOCKET_GRACE_MS + SAFETY_RETRY_MS * SAFETY_MAX_ATTEMPTS;
-/** Conditions that describe one connection's server: withdrawn when a later connection is ready without them. */
-const SERVER_CONDITIONS: readonly BackendProblemCode[] = [
-  'unsupported_contract',
-  'unsupported_encoding',
-  'watch_only',
-  'bad_metadata',
-];
 /** A ping goes out every this many freshness ticks. */
 const PING_EVERY_TICKS = 10;
 
 export class BridgeClientBackend implements RobotBackend {
   readonly id: string;
   readonly name: string;
-  private readonly opts: ResolvedOptions;
+  private readonly opts: ResolvedBridgeClientOptions;
   private readonly clock: LinkClock;
   private readonly onFrameReceived: BridgeClientOptions['onFrameReceived'];
   private readonly log: (line: string) => void;
   private readonly freshness: FreshnessMonitor;
   private readonly intake: StateIntake;
   private readonly ros2Intake = new UnitreeLowStateIntake();
-  private readonly arrivals = new ArrivalTimes(STATE_TIME_RING);
-  private readonly latency: SampleRing;
+  private readonly figures: LinkFigures;
   private readonly queue: BackendEventQueue;
-  private readonly problems: ProblemLedger;
+  private readonly problems: LinkProblems;
   private readonly commands: CommandChannel;
   private readonly runs: EpisodeRuns;
-  private readonly reconnectPolicy: ReconnectPolicy;
-  private reconnectState: ReconnectState;
-  private reconnectTimer: TimerHandle | null = null;
+  private readonly reconnects: ReconnectSchedule;
   /** The latest connection (kept after its socket closed: the capabilities are its server's until the next). */
   private conn: G1BridgeConnection | null = null;
   /** The latest connection's socket is still in use. */
   private connLive = false;
-  /** Server conditions raised on the latest connection. */
-  private connConditions = new Set<BackendProblemCode>();
   private closed = false;
   private lastStatus: WbcStatusMsg | null = null;
-  private connects = 0;
-  private malformedControl = 0;
-  private rttMs: number | null = null;
   private pingTicks = 0;
-  private readonly presenceWaiters = new Set<() => void>();
+  private readonly presenceWaiters: PresenceWaiters;
   /** Removes this link from the last-resort handler's list (close()). */
   private readonly unregisterEmergencyStop: () => void;
-  /** The drop of a silent socket, pending until its stop/damp deliveries settle. */
-  private silentDrop: { timer: TimerHandle | null; sinceMs: number; conn: G1BridgeConnection } | null = null;
+  private readonly silentDrop: SilentSocketDrop;
 
   constructor(options: BridgeClientOptions) {
     this.id = options.id ?? `remote:${options.url}`;
@@ -235,47 +123,37 @@ export class BridgeClientBackend implements RobotBackend {
     this.log = options.log ?? (() => {});
     this.onFrameReceived = options.onFrameReceived;
     this.clock = options.clock ?? realLinkClock;
-    this.opts = {
-      url: options.url,
-      staleAfterMs: options.staleAfterMs ?? 500,
-      lostAfterMs: options.lostAfterMs ?? 2000,
-      lostMarginMs: options.lostMarginMs ?? LOST_MARGIN_MS,
-      reconnect: options.reconnect ?? true,
-      reconnectInitialDelayMs: options.reconnectInitialDelayMs ?? 250,
-      reconnectMaxDelayMs: options.reconnectMaxDelayMs ?? 5000,
-      reconnectMaxAttempts: options.reconnectMaxAttempts ?? Infinity,
-      maxQueuedFrames: options.maxQueuedFrames ?? 2000,
-      commandTimeoutMs: options.commandTimeoutMs ?? 15000,
-      connectTimeoutMs: options.connectTimeoutMs ?? 5000,
-      rootStateMaxSkewMs: options.rootStateMaxSkewMs ?? 20,
-      problemIntervalMs: options.problemIntervalMs ?? 1000,
-      freshnessFrom: options.freshnessFrom ?? 'any_message',
-      latencyWindow: options.latencyWindow ?? 1000,
-    };
+    this.opts = resolveBridgeClientOptions(options);
+    this.presenceWaiters = new PresenceWaiters(this.clock);
     const url = this.opts.url;
     const freshnessConfig = resolveFreshnessConfig(this.opts, this.name);
-    this.reconnectPolicy = checkReconnectPolicy({
-      initialDelayMs: this.opts.reconnectInitialDelayMs,
-      maxDelayMs: this.opts.reconnectMaxDelayMs,
-      maxAttempts: this.opts.reconnectMaxAttempts,
+    this.reconnects = new ReconnectSchedule({
+      clock: this.clock,
+      policy: {
+        initialDelayMs: this.opts.reconnectInitialDelayMs,
+        maxDelayMs: this.opts.reconnectMaxDelayMs,
+        maxAttempts: this.opts.reconnectMaxAttempts,
+      },
+      connect: () => this.connect(),
+      gaveUp: (attempts) =>
+        this.problems.raise(
+          'error',
+          'reconnect_gave_up',
+          `gave up reconnecting to ${url} after ${attempts} attempts without an answer`,
+        ),
     });
-    this.reconnectState = reconnectReset(this.reconnectPolicy);
-    this.latency = new SampleRing(Math.max(1, Math.floor(this.opts.latencyWindow)));
     this.intake = new StateIntake(this.opts.rootStateMaxSkewMs);
-    this.problems = new ProblemLedger(this.opts.problemIntervalMs);
     this.queue = new BackendEventQueue({
       maxQueuedFrames: this.opts.maxQueuedFrames,
       owner: this,
-      dropNotice: (n, total) => ({
-        type: 'problem',
-        problem: {
-          severity: 'warn',
-          code: 'frames_dropped',
-          message: `${n} frames dropped: the listener fell behind the stream (${total} in all)`,
-          atMs: this.clock.wallNowMs(),
-        },
-      }),
+      dropNotice: (n, total) => this.problems.framesDropped(n, total),
       onListenerError: (err) => this.log(`bridge client: listener failed: ${(err as Error)?.message ?? String(err)}`),
+    });
+    this.problems = new LinkProblems({
+      clock: this.clock,
+      intervalMs: this.opts.problemIntervalMs,
+      emit: (ev) => this.queue.push(ev),
+      log: this.log,
     });
     this.commands = new CommandChannel({
       clock: this.clock,
@@ -286,7 +164,24 @@ export class BridgeClientBackend implements RobotBackend {
         return c && c.canWrite() ? (cmd, seq) => c.write(cmd, seq) : null;
       },
       presence: () => this.presence,
-      onSafetySettled: () => this.dropSilentSocketIfDrained(),
+      onSafetySettled: () => this.silentDrop.dropIfDrained(),
+    });
+    this.figures = new LinkFigures({
+      clock: this.clock,
+      latencyWindow: this.opts.latencyWindow,
+      intakes: [this.intake, this.ros2Intake],
+      dropped: () => this.queue.dropped,
+      stampOriginUnixMs: () => this.stampOriginUnixMs,
+    });
+    this.silentDrop = new SilentSocketDrop({
+      clock: this.clock,
+      liveConn: () => this.liveConn,
+      presence: () => this.presence,
+      safetyInFlight: () => this.commands.safetyInFlight,
+      drop: (conn) => {
+        conn.drop(1001, 'no state');
+        this.onSocketClosed('silent');
+      },
     });
     this.runs = new EpisodeRuns({
       name: this.name,
@@ -339,31 +234,8 @@ export class BridgeClientBackend implements RobotBackend {
     };
   }
 
-  /** Both intakes' counts (one connection uses one of them; a URL may serve either over time). */
-  private intakeStats(): StateIntakeStats {
-    const a = this.intake.stats();
-    const b = this.ros2Intake.stats();
-    const sum = {} as Record<keyof StateIntakeStats, number>;
-    for (const k of Object.keys(a) as (keyof StateIntakeStats)[]) sum[k] = a[k] + b[k];
-    return sum;
-  }
-
   stats(): BridgeClientStats {
-    const s = this.intakeStats();
-    return {
-      connects: this.connects,
-      received: s.received,
-      accepted: s.accepted,
-      malformed: s.malformed,
-      duplicate: s.duplicate,
-      outOfOrder: s.outOfOrder,
-      dropped: this.queue.dropped,
-      malformedOther: s.malformedOther,
-      malformedControl: this.malformedControl,
-      oversized: s.oversized,
-      missingTicks: s.missingTicks,
-      tickGapEvents: s.tickGapEvents,
-    };
+    return this.figures.stats();
   }
 
   /**
@@ -372,37 +244,12 @@ export class BridgeClientBackend implements RobotBackend {
    * server declares its stamp clock's origin, one-way latency percentiles.
    */
   linkStats(): BridgeLinkStats {
-    const now = this.clock.nowMs();
-    const s = this.intakeStats();
-    const last = this.arrivals.lastAtMs;
-    const p50 = this.latency.percentile(50);
-    return {
-      latencyMs: this.rttMs,
-      stateRateHz: this.arrivals.countWithin(now, 1000),
-      lastStateAgeMs: last === null ? null : now - last,
-      missingTicks: s.missingTicks,
-      tickGapEvents: s.tickGapEvents,
-      oneWayLatencyMs:
-        p50 === null
-          ? null
-          : {
-              p50,
-              p99: this.latency.percentile(99) as number,
-              max: this.latency.maxEver as number,
-              count: this.latency.count,
-            },
-      dropped: this.queue.dropped,
-    };
+    return this.figures.linkStats();
   }
 
-  /**
-   * One-way latency of a frame stamped `stampNs` by the publisher, as of `atMs` (the clock's
-   * nowMs(), default now), ms: (wall clock then − stamp origin) − stamp. Null unless the server
-   * declared `stamp_origin_unix_ms`.
-   */
-  oneWayLatencyMs(stampNs: number, atMs: number = this.clock.nowMs()): number | null {
-    const origin = this.stampOriginUnixMs;
-    return origin === null ? null : this.clock.timeOriginUnixMs + atMs - origin - stampNs / 1e6;
+  /** One-way latency of a frame stamped `stampNs`, as of `atMs` (LinkFigures.oneWayLatencyMs). */
+  oneWayLatencyMs(stampNs: number, atMs?: number): number | null {
+    return this.figures.oneWayLatencyMs(stampNs, atMs);
   }
 
   /** `stamp_origin_unix_ms` of the server's metadata, parsed; null when absent or invalid. */
@@ -437,18 +284,10 @@ export class BridgeClientBackend implements RobotBackend {
   /** Resolves once the link is present; rejects naming the presence after `timeoutMs`. */
   whenPresent(timeoutMs: number): Promise<void> {
     if (this.presence === 'present') return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      const done = (): void => {
-        this.clock.clearTimeout(t);
-        this.presenceWaiters.delete(done);
-        resolve();
-      };
-      const t = this.clock.setTimeout(() => {
-        this.presenceWaiters.delete(done);
-        reject(new Error(`${this.name} is not connected (${this.presence} after ${timeoutMs} ms)`));
-      }, timeoutMs);
-      this.presenceWaiters.add(done);
-    });
+    return this.presenceWaiters.wait(
+      timeoutMs,
+      () => new Error(`${this.name} is not connected (${this.presence} after ${timeoutMs} ms)`),
+    );
   }
 
   /**
@@ -460,7 +299,7 @@ export class BridgeClientBackend implements RobotBackend {
    */
   sendStop(reason: string, outcome?: EpisodeOutcome): Promise<StopDelivery> {
     this.runs.latchStop(outcome ?? 'aborted_by_operator', reason);
-    if (this.conn?.ros2) return Promise.resolve(this.unsentToRos2('stop', reason));
+    if (this.conn?.ros2) return Promise.resolve(unsentToRos2('stop', reason, this.clock.nowMs()));
     const wireOutcome = wireStopOutcome(outcome);
     return this.commands.sendSafety('stop', reason, {
       command: 'stop',
@@ -471,21 +310,8 @@ export class BridgeClientBackend implements RobotBackend {
   /** Sends `damp` as sendStop sends `stop` (unleased, retried until answered, latches the run). */
   damp(reason: string): Promise<StopDelivery> {
     this.runs.latchStop('aborted_by_operator', reason);
-    if (this.conn?.ros2) return Promise.resolve(this.unsentToRos2('damp', reason));
+    if (this.conn?.ros2) return Promise.resolve(unsentToRos2('damp', reason, this.clock.nowMs()));
     return this.commands.sendSafety('damp', reason, { command: 'damp', args: { reason } });
-  }
-
-  /** A stop or damp on a ROS 2 link: nothing on the robot would receive it (no g1-bridge/1 runner). */
-  private unsentToRos2(command: 'stop' | 'damp', reason: string): StopDelivery {
-    return {
-      command,
-      reason,
-      attempts: 0,
-      answer: null,
-      message: `not sent: ${ROS2_LINK_WATCH_ONLY_REASON}`,
-      firstSentAtMs: null,
-      settledAtMs: this.clock.nowMs(),
-    };
   }
 
   async close(): Promise<void> {
@@ -495,9 +321,8 @@ export class BridgeClientBackend implements RobotBackend {
     this.closed = true;
     this.unregisterEmergencyStop();
     this.freshness.halt();
-    this.clock.clearTimeout(this.reconnectTimer);
-    this.clock.clearTimeout(this.silentDrop?.timer ?? null);
-    this.silentDrop = null;
+    this.reconnects.cancel();
+    this.silentDrop.cancel();
     this.commands.failAll(new Error(`${this.name} closed`));
     this.connLive = false;
     if (conn) await conn.close('console closed the link');
@@ -515,7 +340,7 @@ export class BridgeClientBackend implements RobotBackend {
     if (this.closed) return;
     this.intake.newConnection();
     this.ros2Intake.newConnection();
-    this.connConditions = new Set();
+    this.problems.newConnection();
     this.conn = null;
     this.connLive = false;
     let conn: G1BridgeConnection | null = null;
@@ -528,7 +353,7 @@ export class BridgeClientBackend implements RobotBackend {
         {
           opened: () => {
             if (!live()) return;
-            this.connects++;
+            this.figures.connects++;
             this.log(`bridge client: connected to ${url} (subprotocol ${conn?.subprotocol ?? '?'})`);
           },
           ready: () => live() && this.onReady(),
@@ -537,18 +362,17 @@ export class BridgeClientBackend implements RobotBackend {
           badFrame: (reason) => live() && this.onBadServerFrame(reason),
           problem: (severity, code, message) => {
             if (!live()) return;
-            this.connConditions.add(code);
-            this.raise(severity, code, message);
+            this.problems.raiseServerCondition(severity, code, message);
           },
           pong: (rttMs) => {
-            if (live()) this.rttMs = rttMs;
+            if (live()) this.figures.rttMs = rttMs;
           },
           log: (line) => this.log(line),
           closed: (why) => live() && this.onSocketClosed(why),
         },
       );
     } catch (err) {
-      this.raise('error', 'bad_url', `cannot connect to ${url}: ${(err as Error).message}`);
+      this.problems.raise('error', 'bad_url', `cannot connect to ${url}: ${(err as Error).message}`);
       this.scheduleReconnect();
       return;
     }
@@ -559,8 +383,8 @@ export class BridgeClientBackend implements RobotBackend {
 
   /** The server is known: present; its connection's conditions replace the earlier ones. */
   private onReady(): void {
-    this.reconnectState = reconnectReset(this.reconnectPolicy);
-    for (const code of SERVER_CONDITIONS) if (!this.connConditions.has(code)) this.withdraw(code);
+    this.reconnects.succeeded();
+    this.problems.serverReady();
     this.freshness.ready();
   }
 
@@ -569,94 +393,40 @@ export class BridgeClientBackend implements RobotBackend {
     const everPresent = this.freshness.everPresent;
     this.commands.failAll(new Error(`link to ${this.opts.url} lost (${why})`));
     this.freshness.detach();
-    if (everPresent) this.raise('error', 'link_lost', `link to ${this.opts.url} lost: ${why}`);
-    else this.raise('warn', 'connect_failed', `cannot reach ${this.opts.url} (${why}); retrying`);
+    if (everPresent) this.problems.raise('error', 'link_lost', `link to ${this.opts.url} lost: ${why}`);
+    else this.problems.raise('warn', 'connect_failed', `cannot reach ${this.opts.url} (${why}); retrying`);
     this.runs.onSocketClosed(why);
     this.scheduleReconnect();
   }
 
   private scheduleReconnect(): void {
-    if (this.closed || !this.opts.reconnect || this.reconnectTimer) return;
-    const d = nextReconnect(this.reconnectState, this.reconnectPolicy);
-    this.reconnectState = d.state;
-    if (d.kind === 'give_up') {
-      this.raise(
-        'error',
-        'reconnect_gave_up',
-        `gave up reconnecting to ${this.opts.url} after ${d.attempts} attempts without an answer`,
-      );
-      return;
-    }
-    this.reconnectTimer = this.clock.setTimeout(
-      () => {
-        this.reconnectTimer = null;
-        this.connect();
-      },
-      d.delayMs,
-      { keepAlive: false },
-    );
+    if (this.closed || !this.opts.reconnect) return;
+    this.reconnects.schedule();
   }
 
   private onFreshnessChange(c: FreshnessChange): void {
     if (c.presence !== null) {
       this.queue.push({ type: 'presence', presence: c.presence });
       if (c.presence === 'present') {
-        for (const code of ['link_stale', 'link_lost', 'connect_failed'] as const) this.withdraw(code);
-        for (const w of [...this.presenceWaiters]) w();
+        for (const code of ['link_stale', 'link_lost', 'connect_failed'] as const) this.problems.withdraw(code);
+        this.presenceWaiters.present();
       }
-      if (c.presence === 'lost') this.withdraw('link_stale'); // lost says more
+      if (c.presence === 'lost') this.problems.withdraw('link_stale'); // lost says more
     }
     const v = c.verdict;
     if (!v) return;
     const silence = `nothing from ${this.opts.url} for ${Math.round(v.ageMs)} ms`;
     if (v.to === 'stale') {
-      this.raise('warn', 'link_stale', silence);
+      this.problems.raise('warn', 'link_stale', silence);
       return;
     }
-    this.raise('error', 'link_lost', silence);
+    this.problems.raise('error', 'link_lost', silence);
     // DESIGN §6: a lost link stops the robot at once (the runs send the stop on the still-open socket).
     this.runs.onLinkLost(v.ageMs);
     // A silent socket is then dropped and the link reconnects — but only once the stop/damp
     // deliveries on it have settled (or their retries ran out), and not before a short grace
     // for the trip's own stop and damp to arrive (the gate trips on this presence event).
-    this.scheduleSilentDrop();
-  }
-
-  private scheduleSilentDrop(): void {
-    const conn = this.liveConn;
-    if (!conn || this.silentDrop) return;
-    this.silentDrop = { timer: null, sinceMs: this.clock.nowMs(), conn };
-    this.dropSilentSocketIfDrained();
-  }
-
-  /**
-   * Drops the silent socket once SILENT_SOCKET_GRACE_MS passed and no stop/damp is in flight on it
-   * (at the latest SILENT_SOCKET_MAX_MS after the loss); until then re-checks when that can change.
-   */
-  private dropSilentSocketIfDrained(): void {
-    const d = this.silentDrop;
-    if (!d) return;
-    this.clock.clearTimeout(d.timer);
-    d.timer = null;
-    if (d.conn !== this.liveConn || this.presence !== 'lost') {
-      // Another socket by now, or this one came back to life (state flows again): nothing to drop.
-      this.silentDrop = null;
-      return;
-    }
-    const age = this.clock.nowMs() - d.sinceMs;
-    const waitMs =
-      age < SILENT_SOCKET_GRACE_MS
-        ? SILENT_SOCKET_GRACE_MS - age
-        : this.commands.safetyInFlight > 0
-          ? SILENT_SOCKET_MAX_MS - age
-          : 0;
-    if (waitMs > 0) {
-      d.timer = this.clock.setTimeout(() => this.dropSilentSocketIfDrained(), waitMs, { keepAlive: false });
-      return;
-    }
-    this.silentDrop = null;
-    d.conn.drop(1001, 'no state');
-    this.onSocketClosed('silent');
+    this.silentDrop.schedule();
   }
 
   /**
@@ -700,12 +470,12 @@ export class BridgeClientBackend implements RobotBackend {
         return this.onLowState(data);
       case G1_BRIDGE_TOPICS.rootState: {
         const problem = this.intake.rootState(data);
-        if (problem) this.incident('warn', problem.code, problem.message);
+        if (problem) this.problems.incident('warn', problem.code, problem.message);
         return;
       }
       case G1_BRIDGE_TOPICS.wbcStatus: {
         const r = this.intake.wbcStatus(data);
-        if (!r.ok) return this.incident('warn', r.problem.code, r.problem.message);
+        if (!r.ok) return this.problems.incident('warn', r.problem.code, r.problem.message);
         return this.onWbcStatus(r.status);
       }
     }
@@ -725,11 +495,9 @@ export class BridgeClientBackend implements RobotBackend {
     receivedAt: number,
     episode: ReturnType<EpisodeRuns['episodeClock']>,
   ): void {
-    if (r.kind === 'rejected') return this.incident('warn', r.problem.code, r.problem.message);
-    if (r.gap) this.incident('warn', r.gap.code, r.gap.message);
-    this.arrivals.record(receivedAt);
-    const origin = this.stampOriginUnixMs;
-    if (origin !== null) this.latency.add(this.clock.timeOriginUnixMs + receivedAt - origin - r.stampNs / 1e6);
+    if (r.kind === 'rejected') return this.problems.incident('warn', r.problem.code, r.problem.message);
+    if (r.gap) this.problems.incident('warn', r.gap.code, r.gap.message);
+    this.figures.frameArrived(receivedAt, r.stampNs);
     if (this.opts.freshnessFrom === 'lowstate') this.freshness.fresh(receivedAt);
     this.runs.countFrame(r.frame.timeS);
     if (this.onFrameReceived) {
@@ -749,11 +517,11 @@ export class BridgeClientBackend implements RobotBackend {
   }
 
   private onBadServerFrame(reason: string): void {
-    this.malformedControl++;
-    this.incident(
+    const refused = ++this.figures.malformedControl;
+    this.problems.incident(
       'warn',
       'malformed_server_message',
-      `${this.opts.url}: ${reason} (${this.malformedControl} refused so far)`,
+      `${this.opts.url}: ${reason} (${refused} refused so far)`,
     );
   }
 
@@ -762,50 +530,27 @@ export class BridgeClientBackend implements RobotBackend {
     const refused = /^g1-bridge\/refused\/(\d+)$/.exec(s.id ?? '');
     if (refused) this.commands.refuse(Number(refused[1]), s.message);
     const severity = s.level === StatusLevel.ERROR ? 'error' : s.level === StatusLevel.WARNING ? 'warn' : 'info';
-    this.incident(severity, 'server_status', s.message, true);
+    this.problems.incident(severity, 'server_status', s.message, true);
   }
+}
 
-  // -------------------------------------------------------------------------------------------
-  // Problems
-
-  private incident(severity: Problem['severity'], code: BackendProblemCode, message: string, always = false): void {
-    const r = this.problems.incident(severity, code, message, this.clock.wallNowMs(), always);
-    if (!r) return;
-    this.log(`bridge client: ${severity}: ${code}: ${message}`);
-    this.queue.push({ type: 'problem', problem: r.problem });
-  }
-
-  private raise(severity: Problem['severity'], code: BackendProblemCode, message: string): void {
-    const r = this.problems.raise(severity, code, message, this.clock.wallNowMs());
-    if (!r) return;
-    if (r.log) this.log(`bridge client: ${severity}: ${code}: ${message}`);
-    this.queue.push({ type: 'problem', problem: r.problem });
-  }
-
-  private withdraw(code: BackendProblemCode): void {
-    if (!this.problems.clear(code)) return;
-    this.queue.push({ type: 'problem_cleared', code, atMs: this.clock.wallNowMs() });
-  }
+/** A stop or damp on a ROS 2 link: nothing on the robot would receive it (no g1-bridge/1 runner). */
+function unsentToRos2(command: 'stop' | 'damp', reason: string, nowMs: number): StopDelivery {
+  return {
+    command,
+    reason,
+    attempts: 0,
+    answer: null,
+    message: `not sent: ${ROS2_LINK_WATCH_ONLY_REASON}`,
+    firstSentAtMs: null,
+    settledAtMs: nowMs,
+  };
 }
 
 /** Creates the backend for a simulator and starts connecting (presence 'connecting' until the server answers). */
 export function connectRemoteSimulator(options: BridgeClientOptions): BridgeClientBackend {
   return new BridgeClientBackend(options);
 }
-
-/** Link thresholds of the robot (DESIGN §6). */
-export const ROBOT_LINK_DEFAULTS = {
-  /** Moving the robot needs a lowstate younger than this (DESIGN §6): presence 'stale' beyond it. */
-  staleAfterMs: 50,
-  /**
-   * A running episode ends `link_lost` within this long after the last accepted lowstate: the
-   * loss is declared at 95 ms (lostMarginMs 5 absorbs the timer's lateness).
-   */
-  lostAfterMs: 100,
-  /** 2 s of frames at 500 Hz held while the listener is busy. */
-  maxQueuedFrames: 1000,
-  freshnessFrom: 'lowstate',
-} as const satisfies Partial<BridgeClientOptions>;
 
 /**
  * Creates the backend for the robot (its bridge, or `motionbench emulate-robot`) and starts

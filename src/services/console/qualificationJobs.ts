@@ -66,6 +66,11 @@ function initialStatus(jobId: string, campaignDir: string, keys: string[], nowMs
     admitted: 0,
     rejected: 0,
     fraction: 0,
+    rolloutsDone: 0,
+    rolloutsTotal: 0,
+    clipSecondsDone: 0,
+    clipSecondsPlanned: 0,
+    clipSecondsPerS: null,
     elapsedS: 0,
     etaS: null,
     running: [],
@@ -119,6 +124,11 @@ function applyProgress(job: Job, q: QualificationProgress): boolean {
       : q.pairsTotal > 0
         ? q.pairsDone / q.pairsTotal
         : 1;
+  status.rolloutsDone = q.rolloutsDone;
+  status.rolloutsTotal = q.rolloutsPlanned;
+  status.clipSecondsDone = q.clipSecondsDone;
+  status.clipSecondsPlanned = q.clipSecondsPlanned;
+  status.clipSecondsPerS = q.clipSecondsPerS;
   status.elapsedS = q.elapsedS;
   status.etaS = q.etaS;
   if (q.kind === 'plan') {

@@ -1,23 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import type {
-  Backend,
-  BackendCapabilities,
-  BackendLease,
-  BackendListener,
-  EpisodeEnd,
-  RunRequest,
-} from '../../domain/backend/backend';
-import { BackendEventQueue } from '../../domain/backend/backendEventQueue';
-import type { StateFrame } from '../../domain/robot/stateFrame';
-import type { RunnerMotionSwitcherStatus, RunnerStatus } from '../../domain/bridge/g1BridgeContract';
+import type { RunnerMotionSwitcherStatus } from '../../domain/bridge/g1BridgeContract';
 import type { AfterClip, RunnerMode } from '../../domain/g1Runner/g1RunnerSafety';
-import type { MotionClip } from '../../domain/motion/motionClip';
 import { SDK_CLIENT_TIMEOUT_MS } from '../../domain/robotLink/unitreeApiWire';
-import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import { startBridgeServer, type BridgeServer } from '../bridge/bridgeServer';
 import type { FromRunnerWorker, RunnerWorkerInit, RunnerWorkerStats, ToRunnerWorker } from './g1RunnerProtocol';
 import { autogroupWarning } from '../os/schedulerFacts';
+import { RunnerBackend } from './runnerBackend';
+import { RunnerStatusBoard } from './runnerStatusBoard';
 
 // `motionbench g1-runner`: the robot side of g1-bridge/1 for a real G1 (docs/G1_RUNNER.md). This
 // thread serves the console's WebSocket (the bridge server in robot mode); everything that moves
@@ -28,7 +18,6 @@ import { autogroupWarning } from '../os/schedulerFacts';
 
 const BOOTSTRAP = new URL('../sim/simWorkerBootstrap.mjs', import.meta.url);
 const WORKER_ENTRY = new URL('./g1RunnerWorker.ts', import.meta.url);
-const MAX_QUEUED_FRAMES = 1000;
 /** The console's liveness is forwarded at most this often, ms. */
 const CONSOLE_FORWARD_MS = 20;
 /** How long a dying process waits for the real-time thread's last damping command, ms. */
@@ -74,133 +63,6 @@ export interface G1Runner {
   close(): Promise<void>;
 }
 
-interface ActiveRun {
-  runId: string;
-  startNs: number;
-  wallStartMs: number;
-  resolve: (end: EpisodeEnd) => void;
-}
-
-class RunnerBackend implements Backend {
-  readonly id = 'g1-runner';
-  readonly name = 'MotionBench G1 runner (Unitree G1 over DDS)';
-  readonly presence = 'present' as const;
-  readonly capabilities: BackendCapabilities = {
-    executionDomain: 'real_robot',
-    globalRootPosition: false,
-    rootOrientation: true,
-    contacts: false,
-    jointTorque: true,
-    stateRateHz: 500,
-    exactReset: false,
-    bindingKinds: ['builtin', 'onnx'],
-  };
-  private readonly queue = new BackendEventQueue({ maxQueuedFrames: MAX_QUEUED_FRAMES, owner: this });
-  private leased: string | null = null;
-  run: ActiveRun | null = null;
-  private seq = 0;
-  private readonly pending = new Map<number, { resolve: (m: string) => void; reject: (e: Error) => void }>();
-
-  constructor(
-    private readonly toWorker: (m: ToRunnerWorker) => void,
-    private readonly nowNs: () => number,
-  ) {}
-
-  setListener(listener: BackendListener | null): void {
-    this.queue.setListener(listener);
-  }
-
-  deliver(frame: StateFrame): void {
-    this.queue.push({ type: 'frames', runId: this.run?.runId ?? '', frames: [frame] });
-  }
-
-  reply(id: number, ok: boolean, message: string): void {
-    const p = this.pending.get(id);
-    if (!p) return;
-    this.pending.delete(id);
-    if (ok) p.resolve(message);
-    else p.reject(new Error(message));
-  }
-
-  private ask(build: (id: number) => ToRunnerWorker): Promise<string> {
-    const id = ++this.seq;
-    return new Promise<string>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.toWorker(build(id));
-    });
-  }
-
-  /** The run whose prepare (the ramp) is under way, if any. */
-  private preparing: string | null = null;
-
-  prepare(runId: string, clip: MotionClip, binding: WbcBinding): Promise<void> {
-    this.preparing = runId;
-    return this.ask((id) => ({ type: 'prepare', id, runId, clip, binding }))
-      .then(() => undefined)
-      .finally(() => {
-        if (this.preparing === runId) this.preparing = null;
-      });
-  }
-
-  async acquire(runId: string): Promise<BackendLease> {
-    if (this.leased) throw new Error(`${this.name} is leased by run ${this.leased}`);
-    this.leased = runId;
-    let released = false;
-    return {
-      runId,
-      reset: async () => {
-        throw new Error('a real robot cannot be put in an exact state (exact_reset false)');
-      },
-      run: (request: RunRequest) => this.startRun(runId, request),
-      stop: async (_outcome, reason) => {
-        if (this.run?.runId === runId) this.toWorker({ type: 'stop', reason });
-      },
-      release: async () => {
-        if (released) return;
-        released = true;
-        // A running episode, or a ramp under way, ends: the robot holds where it is.
-        if (this.run?.runId === runId || this.preparing === runId)
-          this.toWorker({ type: 'stop', reason: 'lease released' });
-        if (this.leased === runId) this.leased = null;
-      },
-    };
-  }
-
-  private startRun(runId: string, _request: RunRequest): Promise<EpisodeEnd> {
-    if (this.run) return Promise.reject(new Error(`run ${this.run.runId} is running`));
-    const startNs = this.nowNs();
-    return new Promise<EpisodeEnd>((resolve, reject) => {
-      this.run = { runId, startNs, wallStartMs: performance.now(), resolve };
-      this.ask((id) => ({ type: 'start', id, runId, startNs })).catch((err: Error) => {
-        if (this.run?.runId === runId) this.run = null;
-        reject(err);
-      });
-    });
-  }
-
-  episodeStartNs(runId: string): number | null {
-    return this.run?.runId === runId ? this.run.startNs : null;
-  }
-
-  finishRun(m: Extract<FromRunnerWorker, { type: 'episode_end' }>): void {
-    const run = this.run;
-    if (!run || run.runId !== m.runId) return;
-    this.run = null;
-    const end: EpisodeEnd = {
-      runId: m.runId,
-      outcome: m.outcome,
-      reason: m.reason,
-      frames: m.frames,
-      simSeconds: m.simSeconds,
-      wallSeconds: (performance.now() - run.wallStartMs) / 1000,
-    };
-    this.queue.push({ type: 'episode_end', end });
-    run.resolve(end);
-  }
-
-  async close(): Promise<void> {}
-}
-
 export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner> {
   const log = options.log ?? (() => {});
   const schedulerWarning = autogroupWarning();
@@ -226,13 +88,7 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
   });
   const toWorker = (m: ToRunnerWorker): void => worker.postMessage(m);
   const backend = new RunnerBackend(toWorker, nowNs);
-  let mode: RunnerMode = 'damping';
-  let stats: RunnerWorkerStats | null = null;
-  let motionSwitcher: RunnerMotionSwitcherStatus | null = null;
-  let statsAtMs: number | null = null;
-  let lowCmdHz: number | null = null;
-  let lastFrameMs: number | null = null;
-  const modes: G1Runner['modes'] = [];
+  const board = new RunnerStatusBoard();
   let server: BridgeServer | null = null;
   let exited = false;
 
@@ -255,29 +111,21 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
         case 'reply':
           return backend.reply(m.id, m.ok, m.message);
         case 'frame':
-          lastFrameMs = performance.now();
+          board.frameArrived();
           return backend.deliver(m.frame);
         case 'episode_end':
           return backend.finishRun(m);
         case 'mode':
-          mode = m.mode;
-          modes.push({ mode: m.mode, cause: m.cause, atMs: performance.now() });
+          board.modeChanged(m.mode, m.cause);
           if ((m.mode === 'damping' || m.mode === 'standing') && !backend.run) server?.robotState(m.mode, m.cause);
           return;
         case 'trace':
           return log(m.line);
         case 'motion_switcher':
-          motionSwitcher = m.status;
+          board.motionSwitcher = m.status;
           return;
-        case 'stats': {
-          const now = performance.now();
-          if (stats && statsAtMs !== null && now > statsAtMs) {
-            lowCmdHz = ((m.stats.lowCmdSent - stats.lowCmdSent) * 1000) / (now - statsAtMs);
-          }
-          stats = m.stats;
-          statsAtMs = now;
-          return;
-        }
+        case 'stats':
+          return board.statsArrived(m.stats);
       }
     });
   });
@@ -317,36 +165,26 @@ export async function startG1Runner(options: G1RunnerOptions): Promise<G1Runner>
       episodeStartNs: (runId) => backend.episodeStartNs(runId),
       damp: (reason) => toWorker({ type: 'damp', reason }),
       hold: (reason) => toWorker({ type: 'hold', reason }),
-      isDamping: () => mode === 'damping',
-      isStanding: () => mode === 'standing',
-      runnerStatus: (): RunnerStatus => ({
-        mode,
-        lowcmd_hz: lowCmdHz,
-        lowcmd_period_p99_ms: stats ? stats.periodP99Ms : null,
-        crc_errors: stats?.crcErrors ?? 0,
-        remote_stop_held: stats?.remoteStopHeld ?? false,
-        lowstate_age_ms: lastFrameMs === null ? null : Math.max(0, performance.now() - lastFrameMs),
-        interface: options.interfaceName,
-        domain: init.domainId,
-        motion_switcher: motionSwitcher,
-      }),
+      isDamping: () => board.mode === 'damping',
+      isStanding: () => board.mode === 'standing',
+      runnerStatus: () => board.status(options.interfaceName, init.domainId),
     },
   });
   const srv = server;
   // The real-time thread starts damped and reports only changes, so the first state is said here:
   // a console that connects sees the motors damped, not an idle tracker.
-  if (mode === 'damping') srv.robotState('damping', 'runner started: motors damped (kp 0, kd 3)');
+  if (board.mode === 'damping') srv.robotState('damping', 'runner started: motors damped (kp 0, kd 3)');
   let closing: Promise<void> | null = null;
   return {
     url: srv.url,
     port: srv.port,
     server: srv,
     stampOriginUnixMs,
-    modes,
-    mode: () => mode,
+    modes: board.modes,
+    mode: () => board.mode,
     hold: (reason) => toWorker({ type: 'hold', reason }),
-    stats: () => stats,
-    motionSwitcher: () => motionSwitcher,
+    stats: () => board.stats,
+    motionSwitcher: () => board.motionSwitcher,
     close() {
       closing ??= (async () => {
         process.off('exit', onExit);

@@ -1,5 +1,6 @@
 import { read as fsRead } from 'node:fs';
 import { SerialPort } from 'serialport';
+import { INTERLOCK_PROTOCOL } from '../../domain/interlock';
 
 // serialport's Linux binding retries a read that returns 0 bytes, at once and forever. On a
 // terminal, a non-blocking read with no data fails with EAGAIN; 0 bytes means end of file: the
@@ -72,4 +73,29 @@ export type SerialOptions = ConstructorParameters<typeof SerialPort>[0];
 export function createSerialPort(options: SerialOptions): SerialPort {
   // SerialPort's constructor spreads the caller's options over its default binding.
   return new SerialPort({ ...options, binding: hangupAwareBinding } as SerialOptions);
+}
+
+/**
+ * Opens the interlock line at `path` as both ends of it speak: `baudRate` (default the protocol's),
+ * 8N1, no flow control, through the hang-up-aware binding. `lock` (the exclusive device lock)
+ * keeps serialport's default when absent. The error names `who` opened it.
+ */
+export async function openInterlockSerial(
+  o: { path: string; baudRate?: number; lock?: boolean },
+  who: string,
+): Promise<SerialPort> {
+  const port = createSerialPort({
+    path: o.path,
+    baudRate: o.baudRate ?? INTERLOCK_PROTOCOL.baudRate,
+    dataBits: 8,
+    parity: 'none',
+    stopBits: 1,
+    rtscts: false,
+    autoOpen: false,
+    ...(o.lock !== undefined ? { lock: o.lock } : {}),
+  });
+  await new Promise<void>((resolve, reject) =>
+    port.open((err) => (err ? reject(new Error(`${who}: cannot open ${o.path}: ${err.message}`)) : resolve())),
+  );
+  return port;
 }

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { SerialPort } from 'serialport';
-import { createSerialPort } from './hangupAwareBinding';
+import { openInterlockSerial } from './hangupAwareBinding';
 import {
   INTERLOCK_PROTOCOL,
   InterlockDeviceModel,
@@ -191,18 +191,6 @@ class Emulator extends EventEmitter implements InterlockEmulator {
 }
 
 export async function startInterlockEmulator(options: InterlockEmulatorOptions): Promise<InterlockEmulator> {
-  const port = createSerialPort({
-    path: options.path,
-    baudRate: options.baudRate ?? INTERLOCK_PROTOCOL.baudRate,
-    dataBits: 8,
-    parity: 'none',
-    stopBits: 1,
-    autoOpen: false,
-  });
-  await new Promise<void>((resolve, reject) =>
-    port.open((err) =>
-      err ? reject(new Error(`interlock emulator: cannot open ${options.path}: ${err.message}`)) : resolve(),
-    ),
-  );
+  const port = await openInterlockSerial(options, 'interlock emulator');
   return new Emulator(options.path, port, options, options.now ?? (() => performance.now()));
 }

@@ -4,8 +4,10 @@ import { fileURLToPath } from 'node:url';
 import {
   CONSOLE_WATCHDOG_LIMIT_MS,
   DEFAULT_INTERLOCK_TIMINGS,
+  keeperExitTrip,
+  keeperSnapshotAt,
   type InterlockSnapshot,
-  type InterlockTrip,
+  type InterlockState,
 } from '../../domain/interlock';
 import type { FromKeeper, ToKeeper } from './keeperProtocol';
 import {
@@ -66,9 +68,6 @@ export function sendToKeeper(child: ChildProcess, m: ToKeeper, log: (line: strin
 }
 
 export async function openInterlockKeeper(options: OpenInterlockKeeperOptions): Promise<KeeperInterlockLink> {
-  const now = options.now ?? (() => performance.now());
-  const log = options.log ?? ((line: string) => process.stderr.write(`interlock: ${line}\n`));
-  const freshLimitMs = options.timings?.freshLimitMs ?? DEFAULT_INTERLOCK_TIMINGS.freshLimitMs;
   const child: ChildProcess = spawn(process.execPath, [fileURLToPath(BOOTSTRAP), ENTRY.href], {
     stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
     // A session of its own, so that the keeper can raise its session's scheduling weight (the
@@ -79,184 +78,216 @@ export async function openInterlockKeeper(options: OpenInterlockKeeperOptions): 
     env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
     serialization: 'json',
   });
-  child.stderr!.setEncoding('utf8');
-  child.stderr!.on('data', (d: string) => {
-    for (const line of d.split('\n')) if (line.trim()) log(`keeper: ${line}`);
-  });
+  const link = new KeeperLink(child, options);
+  const o = await link.open();
+  if (!o.ok) {
+    link.abandon();
+    throw new Error(o.message ?? `interlock: cannot open ${options.path}`);
+  }
+  return link;
+}
 
-  let snap: InterlockSnapshot | null = null;
-  let ended = false;
-  let nextId = 1;
-  const replies = new Map<number, (r: ArmResult | DisarmResult | null) => void>();
-  let resolveClosed!: () => void;
-  const closed = new Promise<void>((r) => (resolveClosed = r));
-  const safely = callbackGuard(log);
-  const toKeeper = (m: ToKeeper): boolean => {
-    if (ended || !child.connected) return false;
-    return sendToKeeper(child, m, log);
-  };
-  // Anything else the child process object reports (a failed kill, spawn errors after start):
-  // logged; its exit is what trips.
-  child.on('error', (err) => log(`keeper process: ${err.message}`));
+/** What an ARM or DISARM resolves to once the keeper is gone. */
+const keeperGone = (): { ok: false; reason: 'port_closed'; detail: string } => ({
+  ok: false,
+  reason: 'port_closed',
+  detail: 'the interlock keeper is gone',
+});
 
-  let opened!: (ok: boolean, message?: string) => void;
-  const openDone = new Promise<{ ok: boolean; message?: string }>(
-    (r) => (opened = (ok, message) => r({ ok, message })),
-  );
+/** The keeper's messages relayed to the options' callbacks, its last snapshot kept, the kicks sent. */
+class KeeperLink implements KeeperInterlockLink {
+  readonly path: string;
+  readonly keeperPid: number;
+  readonly closed: Promise<void>;
+  private readonly now: () => number;
+  private readonly log: (line: string) => void;
+  private readonly safely: (what: string, fn: () => void) => void;
+  private readonly freshLimitMs: number;
+  private snap: InterlockSnapshot | null = null;
+  private ended = false;
+  private nextId = 1;
+  private readonly replies = new Map<number, (r: ArmResult | DisarmResult | null) => void>();
+  private resolveClosed!: () => void;
+  private opened!: (ok: boolean, message?: string) => void;
+  private readonly openDone: Promise<{ ok: boolean; message?: string }>;
+  /** The kick: proof that this loop runs. Unref'd: it must not keep the process alive by itself. */
+  private readonly kick: NodeJS.Timeout;
 
-  const finish = (): void => {
-    if (ended) return;
-    ended = true;
-    clearInterval(kick);
-    for (const [, reply] of replies) reply(null);
-    replies.clear();
-    resolveClosed();
-  };
+  constructor(
+    private readonly child: ChildProcess,
+    private readonly options: OpenInterlockKeeperOptions,
+  ) {
+    this.path = options.path;
+    this.keeperPid = child.pid!;
+    this.now = options.now ?? (() => performance.now());
+    const log = options.log ?? ((line: string) => process.stderr.write(`interlock: ${line}\n`));
+    this.log = log;
+    this.freshLimitMs = options.timings?.freshLimitMs ?? DEFAULT_INTERLOCK_TIMINGS.freshLimitMs;
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (d: string) => {
+      for (const line of d.split('\n')) if (line.trim()) log(`keeper: ${line}`);
+    });
+    this.closed = new Promise<void>((r) => (this.resolveClosed = r));
+    this.safely = callbackGuard(log);
+    // Anything else the child process object reports (a failed kill, spawn errors after start):
+    // logged; its exit is what trips.
+    child.on('error', (err) => log(`keeper process: ${err.message}`));
+    this.openDone = new Promise<{ ok: boolean; message?: string }>(
+      (r) => (this.opened = (ok, message) => r({ ok, message })),
+    );
+    child.on('message', (m: FromKeeper) => this.onMessage(m));
+    child.once('exit', (code, signal) => this.onExit(code, signal));
+    this.kick = setInterval(() => this.toKeeper({ t: 'kick' }), KICK_PERIOD_MS);
+    this.kick.unref();
+  }
 
-  child.on('message', (m: FromKeeper) => {
+  get state(): InterlockState {
+    return this.snap?.state ?? 'disconnected';
+  }
+
+  isArmedAndFresh(): boolean {
+    return this.current()?.armedAndFresh ?? false;
+  }
+
+  snapshot(): InterlockSnapshot {
+    return this.current()!;
+  }
+
+  arm(): Promise<ArmResult> {
+    return this.request<ArmResult>('arm', keeperGone());
+  }
+
+  disarm(): Promise<DisarmResult> {
+    return this.request<DisarmResult>('disarm', keeperGone());
+  }
+
+  async close(): Promise<void> {
+    if (this.ended) return;
+    const child = this.child;
+    const id = this.nextId++;
+    const done = new Promise<void>((resolve) => this.replies.set(id, () => resolve()));
+    if (this.toKeeper({ t: 'close', id })) await Promise.race([done, this.closed]);
+    // The keeper exits on its own once closed; make sure it does.
+    const exited = new Promise<void>((r) => (child.exitCode !== null ? r() : child.once('exit', () => r())));
+    const t = setTimeout(() => child.kill('SIGKILL'), 1000);
+    await exited;
+    clearTimeout(t);
+    this.finish();
+  }
+
+  /** Asks the keeper to open the port; resolves with its answer (or its exit before it). */
+  open(): Promise<{ ok: boolean; message?: string }> {
+    const options = this.options;
+    this.toKeeper({
+      t: 'open',
+      options: {
+        path: options.path,
+        ...(options.baudRate !== undefined ? { baudRate: options.baudRate } : {}),
+        ...(options.timings ? { timings: options.timings } : {}),
+        ...(options.checkPeriodMs !== undefined ? { checkPeriodMs: options.checkPeriodMs } : {}),
+        ...(options.maxWriteBacklogBytes !== undefined ? { maxWriteBacklogBytes: options.maxWriteBacklogBytes } : {}),
+        ...(options.lock !== undefined ? { lock: options.lock } : {}),
+      },
+      clockOffsetMs: Number(process.hrtime.bigint()) / 1e6 - this.now(),
+      watchdogLimitMs: options.watchdogLimitMs ?? CONSOLE_WATCHDOG_LIMIT_MS,
+      runnerTripSocket: options.runnerTripSocket ?? null,
+    });
+    return this.openDone;
+  }
+
+  /** The open failed: stop, and kill the keeper if it still runs. */
+  abandon(): void {
+    this.finish();
+    if (this.child.exitCode === null) this.child.kill('SIGKILL');
+  }
+
+  private onMessage(m: FromKeeper): void {
+    const options = this.options;
     switch (m.t) {
       case 'opened':
-        snap = m.snapshot;
-        opened(true);
+        this.snap = m.snapshot;
+        this.opened(true);
         break;
       case 'open_failed':
-        opened(false, m.message);
+        this.opened(false, m.message);
         break;
       case 'trip':
-        snap = m.snapshot;
-        safely('onTrip', () => options.onTrip(m.trip, m.snapshot));
+        this.snap = m.snapshot;
+        this.safely('onTrip', () => options.onTrip(m.trip, m.snapshot));
         break;
       case 'status':
-        snap = m.snapshot;
-        if (options.onStatus) safely('onStatus', () => options.onStatus!(m.snapshot));
+        this.snap = m.snapshot;
+        if (options.onStatus) this.safely('onStatus', () => options.onStatus!(m.snapshot));
         break;
       case 'device_status':
-        if (options.onDeviceStatus) safely('onDeviceStatus', () => options.onDeviceStatus!(m.status));
+        if (options.onDeviceStatus) this.safely('onDeviceStatus', () => options.onDeviceStatus!(m.status));
         break;
       case 'event':
-        if (options.onEvent) safely('onEvent', () => options.onEvent!(m.event, m.atMs));
+        if (options.onEvent) this.safely('onEvent', () => options.onEvent!(m.event, m.atMs));
         break;
       case 'problem':
-        if (options.onProblem) safely('onProblem', () => options.onProblem!(m.problem, m.line));
+        if (options.onProblem) this.safely('onProblem', () => options.onProblem!(m.problem, m.line));
         break;
       case 'log':
-        log(m.line);
+        this.log(m.line);
         break;
       case 'reply': {
-        const reply = replies.get(m.id);
-        replies.delete(m.id);
+        const reply = this.replies.get(m.id);
+        this.replies.delete(m.id);
         reply?.(m.result);
         break;
       }
       case 'closed':
-        if (snap) snap = { ...snap, portOpen: false, armedAndFresh: false };
-        finish();
+        if (this.snap) this.snap = { ...this.snap, portOpen: false, armedAndFresh: false };
+        this.finish();
         break;
     }
-  });
-
-  child.once('exit', (code, signal) => {
-    const wasOpen = !ended;
-    opened(false, `the interlock keeper exited (${signal ?? code}) before opening ${options.path}`);
-    if (wasOpen && snap) {
-      // The keeper took the port with it: as a port loss, a trip (the box trips by its watchdog).
-      const t = now();
-      const lastStatusAtMs = snap.freshness.lastStatusAtMs;
-      const trip: InterlockTrip = {
-        reason: 'port_closed',
-        atMs: t,
-        fromState: snap.state,
-        toState: 'lost',
-        wasArmed: snap.state === 'armed',
-        lastStatusAtMs,
-        sinceLastStatusMs: lastStatusAtMs === null ? null : t - lastStatusAtMs,
-        detail: `the interlock keeper process exited (${signal ?? `code ${code}`})`,
-      };
-      snap = { ...snap, state: 'lost', portOpen: false, armedAndFresh: false, lastTrip: trip };
-      const s = snap;
-      safely('onTrip', () => options.onTrip(trip, s));
-      if (options.onStatus) safely('onStatus', () => options.onStatus!(s));
-    }
-    finish();
-  });
-
-  // The kick: proof that this loop runs. Unref'd: it must not keep the process alive by itself.
-  const kick = setInterval(() => toKeeper({ t: 'kick' }), KICK_PERIOD_MS);
-  kick.unref();
-
-  toKeeper({
-    t: 'open',
-    options: {
-      path: options.path,
-      ...(options.baudRate !== undefined ? { baudRate: options.baudRate } : {}),
-      ...(options.timings ? { timings: options.timings } : {}),
-      ...(options.checkPeriodMs !== undefined ? { checkPeriodMs: options.checkPeriodMs } : {}),
-      ...(options.maxWriteBacklogBytes !== undefined ? { maxWriteBacklogBytes: options.maxWriteBacklogBytes } : {}),
-      ...(options.lock !== undefined ? { lock: options.lock } : {}),
-    },
-    clockOffsetMs: Number(process.hrtime.bigint()) / 1e6 - now(),
-    watchdogLimitMs: options.watchdogLimitMs ?? CONSOLE_WATCHDOG_LIMIT_MS,
-    runnerTripSocket: options.runnerTripSocket ?? null,
-  });
-  const o = await openDone;
-  if (!o.ok) {
-    finish();
-    if (child.exitCode === null) child.kill('SIGKILL');
-    throw new Error(o.message ?? `interlock: cannot open ${options.path}`);
   }
 
-  const request = <R extends ArmResult | DisarmResult>(t: 'arm' | 'disarm', lost: R): Promise<R> =>
-    new Promise<R>((resolve) => {
-      const id = nextId++;
-      replies.set(id, (r) => resolve((r as R | null) ?? lost));
-      if (!toKeeper({ t, id })) {
-        replies.delete(id);
+  private onExit(code: number | null, signal: NodeJS.Signals | null): void {
+    const wasOpen = !this.ended;
+    this.opened(false, `the interlock keeper exited (${signal ?? code}) before opening ${this.options.path}`);
+    if (wasOpen && this.snap) {
+      // The keeper took the port with it: as a port loss, a trip (the box trips by its watchdog).
+      const { trip, snapshot } = keeperExitTrip(
+        this.snap,
+        this.now(),
+        `the interlock keeper process exited (${signal ?? `code ${code}`})`,
+      );
+      this.snap = snapshot;
+      this.safely('onTrip', () => this.options.onTrip(trip, snapshot));
+      if (this.options.onStatus) this.safely('onStatus', () => this.options.onStatus!(snapshot));
+    }
+    this.finish();
+  }
+
+  private toKeeper(m: ToKeeper): boolean {
+    if (this.ended || !this.child.connected) return false;
+    return sendToKeeper(this.child, m, this.log);
+  }
+
+  private request<R extends ArmResult | DisarmResult>(t: 'arm' | 'disarm', lost: R): Promise<R> {
+    return new Promise<R>((resolve) => {
+      const id = this.nextId++;
+      this.replies.set(id, (r) => resolve((r as R | null) ?? lost));
+      if (!this.toKeeper({ t, id })) {
+        this.replies.delete(id);
         resolve(lost);
       }
     });
+  }
 
   /** The last snapshot, its freshness judged now. */
-  const current = (): InterlockSnapshot | null => {
-    if (!snap) return null;
-    const t = now();
-    const last = snap.freshness.lastStatusAtMs;
-    const ageMs = last === null ? null : t - last;
-    const fresh = ageMs !== null && ageMs >= 0 && ageMs <= freshLimitMs;
-    return {
-      ...snap,
-      atMs: t,
-      armedAndFresh: !ended && snap.armedAndFresh && fresh,
-      freshness: { ...snap.freshness, ageMs },
-    };
-  };
+  private current(): InterlockSnapshot | null {
+    return this.snap ? keeperSnapshotAt(this.snap, this.now(), this.freshLimitMs, !this.ended) : null;
+  }
 
-  return {
-    path: options.path,
-    keeperPid: child.pid!,
-    get state() {
-      return snap?.state ?? 'disconnected';
-    },
-    isArmedAndFresh: () => current()?.armedAndFresh ?? false,
-    snapshot: () => current()!,
-    arm: () => request<ArmResult>('arm', { ok: false, reason: 'port_closed', detail: 'the interlock keeper is gone' }),
-    disarm: () =>
-      request<DisarmResult>('disarm', {
-        ok: false,
-        reason: 'port_closed',
-        detail: 'the interlock keeper is gone',
-      }),
-    async close() {
-      if (ended) return;
-      const id = nextId++;
-      const done = new Promise<void>((resolve) => replies.set(id, () => resolve()));
-      if (toKeeper({ t: 'close', id })) await Promise.race([done, closed]);
-      // The keeper exits on its own once closed; make sure it does.
-      const exited = new Promise<void>((r) => (child.exitCode !== null ? r() : child.once('exit', () => r())));
-      const t = setTimeout(() => child.kill('SIGKILL'), 1000);
-      await exited;
-      clearTimeout(t);
-      finish();
-    },
-    closed,
-  };
+  private finish(): void {
+    if (this.ended) return;
+    this.ended = true;
+    clearInterval(this.kick);
+    for (const [, reply] of this.replies) reply(null);
+    this.replies.clear();
+    this.resolveClosed();
+  }
 }

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { createSerialPort } from './hangupAwareBinding';
+import type { SerialPort } from 'serialport';
+import { openInterlockSerial } from './hangupAwareBinding';
 import {
   INTERLOCK_PROTOCOL,
   InterlockMonitor,
@@ -107,52 +108,136 @@ export function callbackGuard(log: (line: string) => void): (what: string, fn: (
 }
 
 export async function openInterlock(options: OpenInterlockOptions): Promise<LocalInterlockLink> {
-  const now = options.now ?? (() => performance.now());
-  const log = options.log ?? ((line: string) => process.stderr.write(`interlock: ${line}\n`));
   const checkPeriodMs = options.checkPeriodMs ?? 5;
   if (!(checkPeriodMs >= 1 && checkPeriodMs <= 10)) throw new RangeError('checkPeriodMs must be in [1, 10]');
-  const maxBacklog = options.maxWriteBacklogBytes ?? 256;
   const monitor = new InterlockMonitor({ timings: options.timings });
-  const framer = new LineFramer(INTERLOCK_PROTOCOL.maxLineBytes);
+  const port = await openInterlockSerial({ ...options, lock: options.lock ?? true }, 'interlock');
+  return new SerialInterlockLink(port, monitor, options, checkPeriodMs);
+}
 
-  const port = createSerialPort({
-    path: options.path,
-    baudRate: options.baudRate ?? INTERLOCK_PROTOCOL.baudRate,
-    dataBits: 8,
-    parity: 'none',
-    stopBits: 1,
-    rtscts: false,
-    autoOpen: false,
-    lock: options.lock ?? true,
-  });
-  await new Promise<void>((resolve, reject) => {
-    port.open((err) => (err ? reject(new Error(`interlock: cannot open ${options.path}: ${err.message}`)) : resolve()));
-  });
+/** The open port driven by the monitor: the effects it returns carried out, its deadlines kept by one timer. */
+class SerialInterlockLink implements LocalInterlockLink {
+  readonly path: string;
+  readonly closed: Promise<void>;
+  private readonly now: () => number;
+  private readonly log: (line: string) => void;
+  private readonly safely: (what: string, fn: () => void) => void;
+  private readonly maxBacklog: number;
+  private readonly framer = new LineFramer(INTERLOCK_PROTOCOL.maxLineBytes);
+  private timer: NodeJS.Timeout | null = null;
+  private ended = false;
+  private armWaiter: ((r: ArmResult) => void) | null = null;
+  private disarmWaiter: ((r: DisarmResult) => void) | null = null;
+  private resolveClosed!: () => void;
 
-  let timer: NodeJS.Timeout | null = null;
-  let ended = false;
-  let armWaiter: ((r: ArmResult) => void) | null = null;
-  let disarmWaiter: ((r: DisarmResult) => void) | null = null;
-  let resolveClosed!: () => void;
-  const closed = new Promise<void>((r) => (resolveClosed = r));
+  constructor(
+    private readonly port: SerialPort,
+    private readonly monitor: InterlockMonitor,
+    private readonly options: OpenInterlockOptions,
+    private readonly checkPeriodMs: number,
+  ) {
+    this.path = options.path;
+    this.now = options.now ?? (() => performance.now());
+    this.log = options.log ?? ((line: string) => process.stderr.write(`interlock: ${line}\n`));
+    this.safely = callbackGuard(this.log);
+    this.maxBacklog = options.maxWriteBacklogBytes ?? 256;
+    this.closed = new Promise<void>((r) => (this.resolveClosed = r));
+    port.on('data', (chunk: Buffer) => {
+      if (this.ended) return;
+      this.run(this.monitor.onFramed(this.framer.push(chunk), this.now()));
+    });
+    port.on('error', (err: Error) => this.portGone('error', err.message));
+    port.on('close', (err?: Error & { disconnected?: boolean }) => {
+      this.portGone(
+        err?.disconnected ? 'closed' : err ? 'error' : 'closed',
+        err ? `${err.message}${err.disconnected ? ' (disconnected)' : ''}` : 'port closed',
+      );
+    });
+    this.run(this.monitor.portOpened(this.now()));
+    this.schedule();
+  }
 
-  const safely = callbackGuard(log);
+  get state(): InterlockState {
+    return this.monitor.state;
+  }
 
-  const run = (fx: MonitorEffect[]): void => {
+  isArmedAndFresh(): boolean {
+    return this.monitor.isArmedAndFresh(this.now());
+  }
+
+  snapshot(): InterlockSnapshot {
+    return this.monitor.snapshot(this.now());
+  }
+
+  arm(): Promise<ArmResult> {
+    return new Promise<ArmResult>((resolve) => {
+      if (this.armWaiter) {
+        resolve({ ok: false, reason: 'busy', detail: 'an ARM is already waiting for the box' });
+        return;
+      }
+      this.armWaiter = resolve;
+      this.run(this.monitor.requestArm(this.now()));
+      this.rescheduleNow();
+    });
+  }
+
+  disarm(): Promise<DisarmResult> {
+    return new Promise<DisarmResult>((resolve) => {
+      const previous = this.disarmWaiter;
+      this.disarmWaiter = (r) => {
+        previous?.(r);
+        resolve(r);
+      };
+      this.run(this.monitor.requestDisarm(this.now()));
+      this.rescheduleNow();
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.ended) return;
+    const port = this.port;
+    if (port.isOpen && this.monitor.state !== 'lost') {
+      // Best effort: tell the box to disarm before we stop heartbeating (its watchdog would trip it 100 ms later anyway).
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, 50);
+        port.write(formatConsoleMessage({ kind: 'disarm' }), () => port.drain(() => (clearTimeout(t), resolve())));
+      });
+    }
+    const t = this.now();
+    this.finish();
+    this.run(this.monitor.portClosed(t, 'console', 'closed by the console'));
+    if (port.isOpen) await new Promise<void>((resolve) => port.close(() => resolve()));
+  }
+
+  consoleStalled(detail: string): void {
+    if (this.ended) return;
+    this.run(this.monitor.consoleStalled(this.now(), detail));
+    this.rescheduleNow();
+  }
+
+  consoleResumed(): void {
+    if (this.ended) return;
+    this.run(this.monitor.consoleResumed(this.now()));
+    this.rescheduleNow();
+  }
+
+  /** Carries out the monitor's effects in order (a trip first when it comes first); one status callback at the end. */
+  private run(fx: MonitorEffect[]): void {
+    const options = this.options;
     let statusChanged = false;
     for (const e of fx) {
       switch (e.type) {
         case 'trip': {
-          const snap = monitor.snapshot(e.trip.atMs);
-          safely('onTrip', () => options.onTrip(e.trip, snap));
+          const snap = this.monitor.snapshot(e.trip.atMs);
+          this.safely('onTrip', () => options.onTrip(e.trip, snap));
           break;
         }
         case 'send':
-          send(e.message.kind === 'heartbeat' ? e.message.seq : null, formatConsoleMessage(e.message));
+          this.send(e.message.kind === 'heartbeat' ? e.message.seq : null, formatConsoleMessage(e.message));
           break;
         case 'status':
           if (options.onDeviceStatus)
-            safely('onDeviceStatus', () =>
+            this.safely('onDeviceStatus', () =>
               options.onDeviceStatus!({ state: e.state, seq: e.seq, rttMs: e.rttMs, atMs: e.atMs }),
             );
           statusChanged = true;
@@ -161,154 +246,83 @@ export async function openInterlock(options: OpenInterlockOptions): Promise<Loca
           statusChanged = true;
           break;
         case 'event':
-          if (options.onEvent) safely('onEvent', () => options.onEvent!(e.event, e.atMs));
+          if (options.onEvent) this.safely('onEvent', () => options.onEvent!(e.event, e.atMs));
           break;
         case 'problem':
-          if (options.onProblem) safely('onProblem', () => options.onProblem!(e.problem, e.line));
+          if (options.onProblem) this.safely('onProblem', () => options.onProblem!(e.problem, e.line));
           break;
         case 'arm': {
-          const w = armWaiter;
-          armWaiter = null;
+          const w = this.armWaiter;
+          this.armWaiter = null;
           w?.(e.ok ? { ok: true, latencyMs: e.latencyMs } : { ok: false, reason: e.reason, detail: e.detail });
           break;
         }
         case 'disarm': {
-          const w = disarmWaiter;
-          disarmWaiter = null;
+          const w = this.disarmWaiter;
+          this.disarmWaiter = null;
           w?.(e.ok ? { ok: true } : { ok: false, reason: e.reason, detail: e.detail });
           break;
         }
       }
     }
     if (statusChanged && options.onStatus) {
-      const snap = monitor.snapshot(now());
-      safely('onStatus', () => options.onStatus!(snap));
+      const snap = this.monitor.snapshot(this.now());
+      this.safely('onStatus', () => options.onStatus!(snap));
     }
-  };
+  }
 
-  const send = (heartbeatSeq: number | null, text: string): void => {
-    if (ended || !port.isOpen) {
-      if (heartbeatSeq !== null) monitor.heartbeatDropped(heartbeatSeq);
+  private send(heartbeatSeq: number | null, text: string): void {
+    const port = this.port;
+    if (this.ended || !port.isOpen) {
+      if (heartbeatSeq !== null) this.monitor.heartbeatDropped(heartbeatSeq);
       return;
     }
     // A box that stopped reading must not make us buffer without bound: heartbeats are skipped
     // (the silence rule trips us anyway); ARM/DISARM always go out.
-    if (heartbeatSeq !== null && port.writableLength > maxBacklog) {
-      monitor.heartbeatDropped(heartbeatSeq);
+    if (heartbeatSeq !== null && port.writableLength > this.maxBacklog) {
+      this.monitor.heartbeatDropped(heartbeatSeq);
       return;
     }
     port.write(text, (err) => {
-      if (err && !ended) portGone('error', `write failed: ${err.message}`);
+      if (err && !this.ended) this.portGone('error', `write failed: ${err.message}`);
     });
-  };
-
-  const schedule = (): void => {
-    if (ended) return;
-    const wake = monitor.nextWakeMs();
-    if (wake === null) return;
-    const delay = Math.min(checkPeriodMs, Math.max(1, Math.ceil(wake - now())));
-    timer = setTimeout(onTimer, delay);
-  };
-  const onTimer = (): void => {
-    timer = null;
-    run(monitor.tick(now()));
-    schedule();
-  };
-
-  const finish = (): void => {
-    if (ended) return;
-    ended = true;
-    if (timer) clearTimeout(timer);
-    timer = null;
-    resolveClosed();
-  };
-
-  const portGone = (cause: 'closed' | 'error', detail: string): void => {
-    if (ended) return;
-    const t = now();
-    finish();
-    run(monitor.portClosed(t, cause, detail));
-    if (port.isOpen) port.close(() => {});
-  };
-
-  port.on('data', (chunk: Buffer) => {
-    if (ended) return;
-    run(monitor.onFramed(framer.push(chunk), now()));
-  });
-  port.on('error', (err: Error) => portGone('error', err.message));
-  port.on('close', (err?: Error & { disconnected?: boolean }) => {
-    portGone(
-      err?.disconnected ? 'closed' : err ? 'error' : 'closed',
-      err ? `${err.message}${err.disconnected ? ' (disconnected)' : ''}` : 'port closed',
-    );
-  });
-
-  run(monitor.portOpened(now()));
-  schedule();
-
-  const link: LocalInterlockLink = {
-    path: options.path,
-    get state() {
-      return monitor.state;
-    },
-    isArmedAndFresh: () => monitor.isArmedAndFresh(now()),
-    snapshot: () => monitor.snapshot(now()),
-    arm() {
-      return new Promise<ArmResult>((resolve) => {
-        if (armWaiter) {
-          resolve({ ok: false, reason: 'busy', detail: 'an ARM is already waiting for the box' });
-          return;
-        }
-        armWaiter = resolve;
-        run(monitor.requestArm(now()));
-        schedule0();
-      });
-    },
-    disarm() {
-      return new Promise<DisarmResult>((resolve) => {
-        const previous = disarmWaiter;
-        disarmWaiter = (r) => {
-          previous?.(r);
-          resolve(r);
-        };
-        run(monitor.requestDisarm(now()));
-        schedule0();
-      });
-    },
-    async close() {
-      if (ended) return;
-      if (port.isOpen && monitor.state !== 'lost') {
-        // Best effort: tell the box to disarm before we stop heartbeating (its watchdog would trip it 100 ms later anyway).
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, 50);
-          port.write(formatConsoleMessage({ kind: 'disarm' }), () => port.drain(() => (clearTimeout(t), resolve())));
-        });
-      }
-      const t = now();
-      finish();
-      run(monitor.portClosed(t, 'console', 'closed by the console'));
-      if (port.isOpen) await new Promise<void>((resolve) => port.close(() => resolve()));
-    },
-    closed,
-    consoleStalled(detail) {
-      if (ended) return;
-      run(monitor.consoleStalled(now(), detail));
-      schedule0();
-    },
-    consoleResumed() {
-      if (ended) return;
-      run(monitor.consoleResumed(now()));
-      schedule0();
-    },
-  };
-
-  // An operator request adds a deadline (arm/disarm timeout): make sure the timer is not parked past it.
-  function schedule0(): void {
-    if (ended) return;
-    if (timer) clearTimeout(timer);
-    timer = null;
-    schedule();
   }
 
-  return link;
+  private schedule(): void {
+    if (this.ended) return;
+    const wake = this.monitor.nextWakeMs();
+    if (wake === null) return;
+    const delay = Math.min(this.checkPeriodMs, Math.max(1, Math.ceil(wake - this.now())));
+    this.timer = setTimeout(this.onTimer, delay);
+  }
+
+  private readonly onTimer = (): void => {
+    this.timer = null;
+    this.run(this.monitor.tick(this.now()));
+    this.schedule();
+  };
+
+  /** An operator request adds a deadline (arm/disarm timeout): make sure the timer is not parked past it. */
+  private rescheduleNow(): void {
+    if (this.ended) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.schedule();
+  }
+
+  private finish(): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.resolveClosed();
+  }
+
+  private portGone(cause: 'closed' | 'error', detail: string): void {
+    if (this.ended) return;
+    const t = this.now();
+    this.finish();
+    this.run(this.monitor.portClosed(t, cause, detail));
+    if (this.port.isOpen) this.port.close(() => {});
+  }
 }

@@ -31,6 +31,7 @@ import {
   rolloutProtocolKey,
   rolloutSeed,
   notPairedReason,
+  progressRates,
   type AdmissionDecision,
   type AdmissionPolicy,
   type NotPaired,
@@ -54,6 +55,13 @@ import {
 } from '../trace';
 import { modelActuatorLimits } from './modelLimits';
 import { MEASURES_EVENT_KIND, runRollout, type RolloutContext } from './rolloutRunner';
+
+/**
+ * Rollout loops beyond the simulator's workers: the extra one begins the next rollout (perturbed
+ * start, episode row and file) as soon as a worker is released, so no worker idles while a
+ * finished rollout's measures, metrics and decision are stored.
+ */
+const ROLLOUTS_PREPARED_AHEAD = 1;
 
 export interface QualificationOptions {
   campaignDir: string;
@@ -109,6 +117,8 @@ export interface QualificationProgress {
   clipSecondsPlanned: number;
   clipSecondsDone: number;
   elapsedS: number;
+  /** Clip-seconds simulated per wall second so far; null until something was simulated. */
+  clipSecondsPerS: number | null;
   /** Seconds left at the observed rate; null until something was simulated. */
   etaS: number | null;
   /** What just happened (for 'rollout', 'pair', 'retry'). */
@@ -316,6 +326,10 @@ class QualificationRun {
       for (const p of plans) if (p.todo.length > 0) remaining.set(p, p.todo.length);
       const worker = async () => {
         while (jobs.length > 0 && !this.cancelled && failure === null) {
+          // A loop beyond the workers' count waits here for a worker to be released, then begins
+          // its rollout while the rollout that released it is still being measured and stored.
+          await sim.whenWorkerFree();
+          if (jobs.length === 0 || this.cancelled || failure !== null) break;
           const { plan, k } = jobs.shift()!;
           try {
             const settled = await runUntilSettled(
@@ -337,7 +351,7 @@ class QualificationRun {
           }
         }
       };
-      await Promise.all(Array.from({ length: sim.workerCount }, () => worker()));
+      await Promise.all(Array.from({ length: sim.workerCount + ROLLOUTS_PREPARED_AHEAD }, () => worker()));
     }
     o.signal?.removeEventListener('abort', onAbort);
     if (failure !== null) throw failure;
@@ -427,6 +441,7 @@ class Progress {
       clipSecondsPlanned: this.clipSecondsPlanned,
       clipSecondsDone: 0,
       elapsedS: 0,
+      clipSecondsPerS: null,
       etaS: null,
     };
     for (const p of plans) {
@@ -444,8 +459,9 @@ class Progress {
     for (const v of this.partial.values()) inFlight += v;
     progress.clipSecondsDone = Math.min(clipSecondsPlanned, this.doneSeconds + inFlight);
     progress.elapsedS = elapsed;
-    const rate = progress.clipSecondsDone > 0 && elapsed > 0 ? progress.clipSecondsDone / elapsed : 0;
-    progress.etaS = rate > 0 ? Math.max(0, (clipSecondsPlanned - progress.clipSecondsDone) / rate) : null;
+    const { clipSecondsPerS, etaS } = progressRates(progress);
+    progress.clipSecondsPerS = clipSecondsPerS;
+    progress.etaS = etaS;
     progress.kind = kind;
     this.onProgress?.({ ...progress, ...extra });
   }

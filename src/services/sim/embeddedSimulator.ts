@@ -50,11 +50,12 @@ import {
   type WorkerEpisodeEnd,
   type WorkerModelInfo,
 } from './simProtocol';
+import { defaultSimWorkers } from './simWorkerCount';
 
 export interface EmbeddedSimulatorOptions {
   /** MJCF scene with a floor (default: our G1, assets/g1/g1.xml). */
   modelFile?: string;
-  /** Worker threads (default: $MOTIONBENCH_SIM_WORKERS, else os.availableParallelism()). */
+  /** Worker threads (default: $MOTIONBENCH_SIM_WORKERS, else what the cores and memory allow: simWorkerCount.ts). */
   workers?: number;
   id?: string;
   name?: string;
@@ -478,6 +479,8 @@ export class EmbeddedSimulator implements Backend {
   private closed = false;
   private readonly waiters: { runId: string; resolve: (l: EmbeddedSimLease) => void; reject: (e: Error) => void }[] =
     [];
+  /** Callers of whenWorkerFree() waiting for a worker to be released. */
+  private freeWaiters: (() => void)[] = [];
   readonly runDefaults: SimRunOptions;
   /** Problems reported so far (most recent last, bounded). */
   readonly problems: Problem[] = [];
@@ -486,7 +489,7 @@ export class EmbeddedSimulator implements Backend {
 
   constructor(options: EmbeddedSimulatorOptions = {}) {
     this.modelFile = options.modelFile ?? DEFAULT_MODEL_FILE;
-    const n = options.workers ?? (Number(process.env.MOTIONBENCH_SIM_WORKERS) || os.availableParallelism());
+    const n = options.workers ?? defaultSimWorkers();
     if (!(Number.isInteger(n) && n >= 1 && n <= 256))
       throw new RangeError(`workers must be an integer in 1..256, got ${n}`);
     this.id = options.id ?? 'embedded-sim';
@@ -607,12 +610,26 @@ export class EmbeddedSimulator implements Backend {
       const w = this.waiters.shift()!;
       this.acquire(w.runId).then(w.resolve, w.reject);
     }
+    let free = this.slots.filter((s) => s.leasedBy === null && s.presence !== 'lost').length;
+    while (free-- > 0 && this.freeWaiters.length > 0) this.freeWaiters.shift()!();
+  }
+
+  /**
+   * Resolves when a worker is free, without leasing it (at once when one is, when the simulator is
+   * closed, or when every worker is lost). A scheduler prepares its next episode when this resolves
+   * and leases with acquireWhenFree, so a worker never waits for that preparation; one free worker
+   * wakes one waiter.
+   */
+  whenWorkerFree(): Promise<void> {
+    if (this.closed || this.freeSlot() || this.slots.every((s) => s.presence === 'lost')) return Promise.resolve();
+    return new Promise((resolve) => this.freeWaiters.push(resolve));
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     for (const w of this.waiters.splice(0)) w.reject(new Error('the embedded simulator was closed'));
+    for (const w of this.freeWaiters.splice(0)) w();
     for (const s of this.slots) if (s.episode) Atomics.store(s.ctl, CTL_STOP, STOP_CODES.aborted_by_operator);
     await Promise.all(this.slots.map((s) => s.close()));
     this.presenceChanged();

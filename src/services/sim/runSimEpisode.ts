@@ -156,6 +156,10 @@ export async function runSimEpisode(sim: EmbeddedSimulator, req: SimEpisodeReque
       seed,
       ...(req.runOptions ? { options: req.runOptions } : {}),
     });
+    // Every frame was delivered before run() resolved: the worker goes back to the pool now, and
+    // the metrics and the file's tail below run beside the next episode instead of before it.
+    unsubscribe();
+    await lease.release();
     const executed = {
       fps: MB_METRICS_1.rateHz,
       frameCount: n,

@@ -5,21 +5,13 @@ import { LiveTrackingMetrics } from '../../domain/metrics/liveTracking';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { describeFailure } from '../sim/simEngine';
+import type { LiveReading } from './trialTypes';
 
 // One real trial's frames as they arrive: picks the frames of this run out of the robot link's
 // event batches (the client tags frames with a run id only while that episode runs, with the
 // episode's own clock), refuses time going backwards, and feeds the live mb-metrics/1 reducer
 // (LiveTrackingMetrics: resampled onto the 50 Hz contract timeline, identical to the batch
 // reducer), reporting each new 50 Hz reading.
-
-export interface LiveReading {
-  frame: number;
-  timeS: number;
-  mpjpeLMm: number | null;
-  jointRmseRad: number | null;
-  failed: boolean;
-  failure: string | null;
-}
 
 export interface LiveTrialOptions {
   clip: MotionClip;

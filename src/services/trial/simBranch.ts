@@ -6,9 +6,8 @@ import type { RobotProfile } from '../../domain/robot/robotProfile';
 import type { CalibrationRecord, EpisodeRecord } from '../../domain/trace/records';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import type { EmbeddedSimulator, SimEpisodeEnd } from '../sim/embeddedSimulator';
-import { recordSimEpisode } from '../sim/recordSimEpisode';
+import { recordSimEpisode, type RecordSimEpisodeRequest } from '../sim/recordSimEpisode';
 import { runSimEpisode } from '../sim/runSimEpisode';
-import type { CampaignStore } from '../trace';
 
 // The simulation side of a matched pair (DESIGN §3): the embedded simulator started from the
 // calibration's simulator initial state, recorded into the pair's simulation branch; and the
@@ -74,18 +73,15 @@ export interface SimBranchRun {
 }
 
 /** Runs and records the pair's simulation episode from the calibration's initial state. */
-export async function runSimBranch(o: {
-  store: CampaignStore;
-  sim: EmbeddedSimulator;
-  profile: RobotProfile;
-  parentTraceId: string;
-  clip: MotionClip;
-  binding: WbcBinding;
-  calibrationId: string;
-  initial: InitialState;
-  seed: number;
-  snapshotHash: string | null;
-}): Promise<SimBranchRun> {
+export async function runSimBranch(
+  o: Pick<
+    RecordSimEpisodeRequest,
+    'store' | 'sim' | 'profile' | 'parentTraceId' | 'clip' | 'binding' | 'initial' | 'seed'
+  > & {
+    calibrationId: string;
+    snapshotHash: string | null;
+  },
+): Promise<SimBranchRun> {
   const r = await recordSimEpisode({
     ...o,
     what: 'simulation branch failed',

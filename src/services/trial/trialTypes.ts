@@ -95,6 +95,16 @@ export interface TrialConfirmInfo {
   calibrationCheck: { maxJointDiffRad: number; attitudeDiffRad: number };
 }
 
+/** One 50 Hz live reading of the running real trial (LiveTrial, from the live mb-metrics/1 reducer). */
+export interface LiveReading {
+  frame: number;
+  timeS: number;
+  mpjpeLMm: number | null;
+  jointRmseRad: number | null;
+  failed: boolean;
+  failure: string | null;
+}
+
 /**
  * Progress of a matched pair for the console and the CLI: the session's own (phases, refusals,
  * trips, episode ends: SessionProgress, decided by the reducer in src/domain/trial), plus the
@@ -103,16 +113,7 @@ export interface TrialConfirmInfo {
 export type TrialProgressEvent =
   | SessionProgress
   /** 50 Hz live readings of the running real trial. */
-  | {
-      type: 'live';
-      runId: string;
-      frame: number;
-      timeS: number;
-      mpjpeLMm: number | null;
-      jointRmseRad: number | null;
-      failed: boolean;
-      failure: string | null;
-    }
+  | ({ type: 'live'; runId: string } & LiveReading)
   | { type: 'stillness'; progress: StillnessProgress };
 
 export type { TrialPhase };
