@@ -6,7 +6,7 @@ import { makeBuiltinBinding } from '../src/domain/sim/builtinBinding';
 import { BuiltinTracker } from '../src/domain/sim/builtinTracker';
 import { clipHead } from '../src/domain/sim/clipWindow';
 import { initialStateFromClipFrame } from '../src/domain/sim/initialState';
-import { createControlCommand, type ControlObservation, type Controller } from '../src/domain/wbc/controller';
+import { createControlCommand, withStep, type ControlObservation, type Controller } from '../src/domain/wbc/controller';
 import type { WbcBinding } from '../src/domain/wbc/wbcBinding';
 import { loadClipFile } from '../src/services/motion/loadClipFile';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../src/services/robot/loadRobotProfile';
@@ -62,28 +62,22 @@ function captureRollout(
   clip: MotionClip,
 ): { steps: Captured[]; outcome: string } {
   const steps: Captured[] = [];
-  const recorder: Controller = {
-    binding: controller.binding,
-    physics: controller.physics,
-    needs: controller.needs,
-    reset: () => controller.reset(),
-    step(obs, cmd) {
-      controller.step(obs, cmd);
-      const { qpos, qvel } = engine.liveQposQvel();
-      steps.push({
-        obs: {
-          ...obs,
-          state: cloneStateFrame(obs.state),
-          rootLinVelMps: obs.rootLinVelMps ? obs.rootLinVelMps.slice() : null,
-        },
-        qpos: qpos.slice(),
-        qvel: qvel.slice(),
-        target: cmd.jointTargetRad.slice(),
-        kp: cmd.kp ? cmd.kp.slice() : null,
-        kd: cmd.kd ? cmd.kd.slice() : null,
-      });
-    },
-  };
+  const recorder = withStep(controller, (obs, cmd) => {
+    controller.step(obs, cmd);
+    const { qpos, qvel } = engine.liveQposQvel();
+    steps.push({
+      obs: {
+        ...obs,
+        state: cloneStateFrame(obs.state),
+        rootLinVelMps: obs.rootLinVelMps ? obs.rootLinVelMps.slice() : null,
+      },
+      qpos: qpos.slice(),
+      qvel: qvel.slice(),
+      target: cmd.jointTargetRad.slice(),
+      kp: cmd.kp ? cmd.kp.slice() : null,
+      kd: cmd.kd ? cmd.kd.slice() : null,
+    });
+  });
   const end = engine.run(
     { clip, binding, controller: recorder, seed: 1, initial: initialStateFromClipFrame(clip) },
     discard,

@@ -59,7 +59,7 @@ function approximateBytes(value: unknown): number {
   }
 }
 
-/** One push client per page (webContents): sim.frames and sim.end go back on IPC_EVENT_CHANNEL. */
+/** One push client per page (webContents): its pushes (live.frames, sim.end, …) go back on IPC_EVENT_CHANNEL. */
 const clients = new WeakMap<WebContents, EventClient>();
 function clientOf(api: ConsoleApi, wc: WebContents): EventClient {
   let c = clients.get(wc);

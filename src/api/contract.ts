@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { connectionIdSchema } from './idSchemas';
 import type { InputLocation } from '../domain/problems';
 import type { RobotProfile } from '../domain/robot/robotProfile';
 import type { ExecutionDomain, Presence, Problem } from '../domain/backend/backend';
@@ -17,6 +18,7 @@ import { analysisRequestSchemas, type AnalysisResults } from './analysisContract
 import { gapRequestSchemas, type GapResults } from './gapContract';
 import { policyRequestSchemas, type PolicyResults } from './policyContract';
 
+export * from './liveContract';
 export * from './simContract';
 export * from './qualificationContract';
 export * from './trialContract';
@@ -44,11 +46,6 @@ const fpsSchema = z.number().finite().gt(0).max(10_000);
 export const MAX_MESH_FILE_BYTES = 40 * 1024 * 1024;
 
 /** Id of a Connections entry: `embedded-sim`, `remote-<n>`. */
-const connectionIdSchema = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(/^[a-z0-9-]+$/, 'not a connection id');
 
 /** A ws:// or wss:// URL; the reason for a refusal is the one the Connections panel shows. */
 const backendUrlSchema = z
@@ -335,7 +332,7 @@ export { IPC_EVENT_CHANNEL, IPC_INVOKE_CHANNEL } from './ipcChannel';
 /** What the preload exposes on `window.motionbench`. */
 export interface MotionbenchBridge {
   invoke<M extends ApiMethod>(method: M, params: ApiParams<M>): Promise<ApiOutcome<M>>;
-  /** Server→client pushes (sim.frames, sim.end); unvalidated here, the renderer checks them. Returns an unsubscribe. */
+  /** Server→client pushes (live.frames, sim.end, …); unvalidated here, the renderer checks them. Returns an unsubscribe. */
   onEvent(listener: (event: unknown) => void): () => void;
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { idSchema } from './idSchemas';
 import { AGGREGATE_KEYS, type AggregateKey } from '../domain/metrics/aggregate';
 import { READING_INFO } from '../domain/metrics/readings';
 import type { ClipDto } from './clipDto';
@@ -19,11 +20,7 @@ const sortNames: string[] = [...AGGREGATE_KEYS.map((k) => READING_INFO[k].json),
 export const GAP_SORT_NAMES = sortNames as [string, ...string[]];
 
 /** A parent trace id (`pt-<hex>`, as the trace store makes them). */
-const parentTraceIdSchema = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(/^[\w.:-]+$/, 'not a parent trace id');
+const parentTraceIdSchema = idSchema(/^[\w.:-]+$/, 'not a parent trace id', 128);
 
 export const gapRequestSchemas = {
   /** Table 11 of a campaign (read-only). `sort`: the per-clip order (default mpjpe_l_mm). */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { idSchema } from './idSchemas';
 import type { ClipDto } from './clipDto';
 import { POLICY_ID_RE } from './policyContract';
 
@@ -28,22 +29,10 @@ export const campaignDirSchema = z
   .refine((v) => !v.includes('\0'), 'contains a NUL character')
   .refine((v) => v.startsWith('/') || /^[A-Za-z]:[\\/]/.test(v), 'must be an absolute path');
 
-const jobIdSchema = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(/^qual-[a-z0-9-]+$/, 'not a qualification job id');
+const jobIdSchema = idSchema(/^qual-[a-z0-9-]+$/, 'not a qualification job id');
 /** `<id>@<version>`: a released policy's is e.g. `beyondmimic/Violin@beyondmimic/1+4265e949255c@mjlab-g1/1@5ms×4`. */
-const bindingKeySchema = z
-  .string()
-  .min(1)
-  .max(200)
-  .regex(/^[\w.:=+@/×-]+$/u, 'not a binding key');
-const clipIdSchema = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(/^[\w.:-]+$/, 'not a clip id');
+const bindingKeySchema = idSchema(/^[\w.:=+@/×-]+$/u, 'not a binding key', 200);
+const clipIdSchema = idSchema(/^[\w.:-]+$/, 'not a clip id', 128);
 
 export const MAX_QUALIFICATION_BINDINGS = 8;
 

@@ -1,13 +1,15 @@
 import { z } from 'zod';
+import { connectionIdSchema, runIdSchema } from './idSchemas';
 import { EPISODE_OUTCOMES } from '../domain/episode/episodeOutcome';
+import { liveFramesEventSchema } from './liveContract';
 import { qualificationProgressEventSchema } from './qualificationContract';
 import { trialEventSchemas } from './trialContract';
 import { POLICY_ID_RE } from './policyContract';
 
 // The simulation-run part of the console API: `sim.run` starts the loaded clip
 // on a connection under a builtin binding and returns at once; the executed frames then reach the
-// caller as server→client push events (`sim.frames`, ~15 batches a second, each carrying the
-// 50 Hz frames since the last one), and `sim.end` closes the run with its outcome, the batch
+// caller as server→client push events (`live.frames` of source sim_run, liveContract.ts: ~15
+// batches a second, each carrying the 50 Hz frames since the last one), and `sim.end` closes the run with its outcome, the batch
 // mb-metrics/1 readings and the trajectory sha256. `sim.stop` stops one run or all of them
 // (the operator's STOP). `sim.result` returns a run's full recording (replay after display frames
 // were dropped, or after a reconnect). `events.ack` is the caller's flow control: the services
@@ -42,17 +44,6 @@ export const bindingSpecSchema = z
       ctx.addIssue({ code: 'custom', message: `assist must be at most ${MAX_ASSIST_N_PER_M} N/m, got ${m[1]}` });
     }
   });
-
-const runIdSchema = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(/^[\w.:-]+$/, 'not a run id');
-const connectionIdSchema = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(/^[a-z0-9-]+$/, 'not a connection id');
 
 /** Longest clip stretch a run may be limited to, s (and the smallest). */
 export const MAX_RUN_SECONDS = 3600;
@@ -153,7 +144,6 @@ export interface SimRunResult {
 
 const finite = z.number().finite();
 const num = finite;
-const nullableNum = finite.nullable();
 
 export const readingSchema = <T extends z.ZodType>(value: T) =>
   z.union([
@@ -189,30 +179,6 @@ export const episodeMetricsSchema = z.strictObject({
   jointJerkP95RadS3: readingSchema(num),
 });
 
-/** A batch of executed frames, contiguous from `firstFrame`, with the live readings after each. */
-export const simFramesEventSchema = z.strictObject({
-  type: z.literal('sim.frames'),
-  seq: z.number().int().min(0),
-  runId: runIdSchema,
-  firstFrame: z.number().int().min(0),
-  count: z.number().int().min(1).max(100_000),
-  timeS: z.array(num),
-  rootPosM: z.array(num).nullable(),
-  rootQuatWxyz: z.array(num).nullable(),
-  jointPosRad: z.array(num),
-  /** Live readings (streaming mb-metrics/1) after each frame; null where the backend gives none. */
-  live: z.strictObject({
-    /** MPJPE-l of the frame, mm. */
-    mpjpeLMm: z.array(nullableNum),
-    /** RMS joint-angle error of the frame, rad. */
-    jointRmseRad: z.array(nullableNum),
-    /** First hard-failure frame so far, −1 none; null unknown. */
-    firstFailureFrame: z.array(z.number().int().nullable()),
-  }),
-  /** Frames of this run not sent to this client for display so far (it fell behind). */
-  droppedFrames: z.number().int().min(0),
-});
-
 export const simEndEventSchema = z.strictObject({
   type: z.literal('sim.end'),
   seq: z.number().int().min(0),
@@ -246,13 +212,12 @@ export const simEndEventSchema = z.strictObject({
 });
 
 export const apiEventSchema = z.discriminatedUnion('type', [
-  simFramesEventSchema,
+  liveFramesEventSchema,
   simEndEventSchema,
   qualificationProgressEventSchema,
   ...trialEventSchemas,
 ]);
 
-export type SimFramesEvent = z.infer<typeof simFramesEventSchema>;
 export type SimEndEvent = z.infer<typeof simEndEventSchema>;
 export type ApiEvent = z.infer<typeof apiEventSchema>;
 export type SimEpisodeMetricsDto = z.infer<typeof episodeMetricsSchema>;
@@ -272,5 +237,3 @@ export function parseApiEvent(value: unknown): { ok: true; event: ApiEvent } | {
 export const MAX_UNACKED_PUSHES = 4;
 /** Display frames the services hold per client and run while it is behind; older ones are dropped and counted. */
 export const MAX_PENDING_DISPLAY_S = 5;
-/** How often the services send a batch of frames to each client, Hz. */
-export const PUSH_RATE_HZ = 15;

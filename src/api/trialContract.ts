@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { connectionIdSchema, idSchema, runIdSchema } from './idSchemas';
 import type { ClipDto } from './clipDto';
 import { EPISODE_OUTCOMES } from '../domain/episode/episodeOutcome';
 import type { AdmittedPair } from '../domain/trial/admittedPair';
@@ -23,38 +24,16 @@ import { campaignDirSchema } from './qualificationContract';
 //   trial.progress         every phase change, refusal, trip, episode end and prompt answer, with
 //                          the job's whole status (the panel replaces what it shows)
 //   trial.prompt           the runner asks the operator (confirm a trial, confirm a reset)
-//   trial.live             the running real trial's 50 Hz readings and robot joint angles, batched
-//                          at ~15 Hz; a client that falls behind gets batches skipped (counted),
-//                          never queued — the recording in the campaign is complete
+//
+// The running real trial's 50 Hz readings and the robot's measured pose, and the live robot
+// outside trials, stream as `live.frames` (liveContract.ts, sources trial_job and robot_idle).
 //
 // (No import from simContract.ts: it imports the event schemas from here.)
 
 const finite = z.number().finite();
-const connectionIdSchema = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(/^[a-z0-9-]+$/, 'not a connection id');
-const trialJobIdSchema = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(/^trial-[a-z0-9-]+$/, 'not a trial job id');
-const captureIdSchema = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(/^capture-[a-z0-9-]+$/, 'not a capture id');
-const promptIdSchema = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(/^prompt-[a-z0-9-]+$/, 'not a prompt id');
-const runIdSchema = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(/^[\w.:-]+$/, 'not a run id');
+const trialJobIdSchema = idSchema(/^trial-[a-z0-9-]+$/, 'not a trial job id');
+const captureIdSchema = idSchema(/^capture-[a-z0-9-]+$/, 'not a capture id');
+const promptIdSchema = idSchema(/^prompt-[a-z0-9-]+$/, 'not a prompt id');
 /** A pair id is a parent trace id or a unique prefix of one (as `motionbench trial --pair`). */
 const pairIdSchema = z
   .string()
@@ -66,11 +45,7 @@ const calibrationIdSchema = z
   .min(4)
   .max(64)
   .regex(/^cal-[0-9a-f]+$/, 'not a calibration id');
-const clipRefSchema = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(/^[\w.:-]+$/, 'not a clip id or name');
+const clipRefSchema = idSchema(/^[\w.:-]+$/, 'not a clip id or name', 128);
 
 /** A serial device on the services' machine: an absolute path (/dev/ttyUSB0, a pty link) or COMn. */
 export const serialDevicePathSchema = z
@@ -453,7 +428,7 @@ export const trialJobStatusSchema = z.strictObject({
   refusals: z.array(refusalSchema),
   lastTrip: z.strictObject({ cause: z.string(), reason: z.string(), outcome: z.enum(EPISODE_OUTCOMES) }).nullable(),
   episodes: z.array(trialEpisodeEndSchema),
-  /** The real trial running now (its live readings arrive as trial.live). */
+  /** The real trial running now (its live readings arrive as live.frames of source trial_job). */
   liveRunId: z.string().nullable(),
   stopRequested: z.strictObject({ atMs: finite, intervention: z.boolean(), reason: z.string() }).nullable(),
   result: z
@@ -523,71 +498,14 @@ export const trialPromptEventSchema = z.strictObject({
 });
 export type TrialPromptEvent = z.infer<typeof trialPromptEventSchema>;
 
-/** Samples of the running real trial since the last batch (each array `count` long, joints count×29). */
-export const trialLiveEventSchema = z.strictObject({
-  type: z.literal('trial.live'),
-  seq: z.number().int().min(0),
-  jobId: z.string(),
-  runId: z.string(),
-  count: z.number().int().min(1).max(10_000),
-  /** Frame index on the 50 Hz contract timeline, and its clip time, s. */
-  frame: z.array(z.number().int().min(0)),
-  timeS: z.array(finite),
-  mpjpeLMm: z.array(nullableFinite),
-  jointRmseRad: z.array(nullableFinite),
-  failed: z.array(z.boolean()),
-  /** The first failure, once one tripped ("root_height of pelvis at frame 123 …"). */
-  failure: z.string().nullable(),
-  /** The robot's measured joint angles at each sample, count×29, rad. */
-  jointPosRad: z.array(finite),
-  /** count×3 / count×4 when the robot has a global root (motion capture); else null: drawn at the reference root. */
-  rootPosM: z.array(finite).nullable(),
-  rootQuatWxyz: z.array(finite).nullable(),
-  /** Samples not sent to this client so far (it fell behind). */
-  skipped: z.number().int().min(0),
-});
-export type TrialLiveEvent = z.infer<typeof trialLiveEventSchema>;
-
-/**
- * The live robot, whether or not a trial runs: each connected robot's newest measured joints and
- * root (a transient push, superseded by the next one), for the viewport's live model.
- */
-export const robotLiveEventSchema = z.strictObject({
-  type: z.literal('robot.live'),
-  seq: z.number().int().min(0),
-  robots: z
-    .array(
-      z.strictObject({
-        connectionId: z.string(),
-        tick: z.number().int(),
-        /** 29 measured joint angles, rad, canonical Unitree order. */
-        jointPosRad: z.array(finite).length(29),
-        /** World frame, m, when the link measures a global root (motion capture); else null. */
-        rootPosM: z.array(finite).length(3).nullable(),
-        /** wxyz: the measured root's, or without motion capture the IMU attitude. */
-        rootQuatWxyz: z.array(finite).length(4).nullable(),
-      }),
-    )
-    .max(8),
-});
-export type RobotLiveEvent = z.infer<typeof robotLiveEventSchema>;
-
 /** Every push this file defines (simContract.ts joins them into apiEventSchema). */
 export const trialEventSchemas = [
   safetyStatusEventSchema,
   calibrationStillnessEventSchema,
   trialProgressEventSchema,
   trialPromptEventSchema,
-  trialLiveEventSchema,
-  robotLiveEventSchema,
 ] as const;
-export type TrialApiEvent =
-  | SafetyStatusEvent
-  | CalibrationStillnessEvent
-  | TrialProgressPush
-  | TrialPromptEvent
-  | TrialLiveEvent
-  | RobotLiveEvent;
+export type TrialApiEvent = SafetyStatusEvent | CalibrationStillnessEvent | TrialProgressPush | TrialPromptEvent;
 
 export interface TrialResults {
   'interlock.list': InterlockListDto;
@@ -612,7 +530,3 @@ export interface TrialResults {
 export const ROBOT_LINK_FRESH_MS = 50;
 /** safety.status push rate, Hz. */
 export const SAFETY_STATUS_HZ = 5;
-/** robot.live push rate, Hz (the live robot in the viewport). */
-export const ROBOT_LIVE_PUSH_HZ = 15;
-/** trial.live batch rate, Hz. */
-export const TRIAL_LIVE_PUSH_HZ = 15;

@@ -41,7 +41,7 @@ const maxJointDiff = (a: number[], b: number[]): number => Math.max(...a.map((q,
 describe('console: the live robot and its state outside trials', () => {
   it('negative control: with no robot link, no live robot is drawn and the top bar says so', async () => {
     onTestFailed(() => void screenshot(page, 'live-fail-no-link'));
-    await page.waitForTimeout(1000); // several robot.live periods: nothing may arrive
+    await page.waitForTimeout(1000); // several live stream periods: nothing may arrive
     expect(await live()).toEqual([]);
     expect(await tid('live-robot-legend').count()).toBe(0);
     expect(await tid('robot-alert').count()).toBe(0);
@@ -161,7 +161,7 @@ describe('console: the live robot and its state outside trials', () => {
     await expect.poll(async () => (await live()).length, { timeout: 5_000 }).toBe(0);
     expect(await tid('live-robot-legend').count()).toBe(0);
     // The top bar follows the 5 Hz safety.status push (RobotStatus.tsx), the model the 15 Hz
-    // robot.live: the reset button goes with the next status, up to a period after the model.
+    // the idle live stream: the reset button goes with the next status, up to a period after the model.
     await expect.poll(() => tid('emulator-reset').count(), { timeout: 2_000 }).toBe(0);
     expect(pageErrors).toEqual([]);
   });

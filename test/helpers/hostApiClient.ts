@@ -1,7 +1,7 @@
 import WebSocket from 'ws';
 
 // One long-lived client of the loopback host's console API (`/api?token=…`), as the console's
-// renderer holds one: requests `{id, method, params}` answered by id; pushes `{event}` (sim.frames,
+// renderer holds one: requests `{id, method, params}` answered by id; pushes `{event}` (live.frames,
 // safety.status, trial.*): their event goes to `onPush` and is acknowledged (events.ack) as the renderer does.
 // Runs a client starts belong to its connection (the host stops them when it goes), so a run is
 // started and watched on one client.

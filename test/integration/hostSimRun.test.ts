@@ -9,7 +9,7 @@ import {
   type ClipDto,
   type ConnectionInfo,
   type SimEndEvent,
-  type SimFramesEvent,
+  type LiveFramesEvent,
   type SimRunResult,
   type SimRunStarted,
   type WsServerMessage,
@@ -119,7 +119,7 @@ async function connect(): Promise<Client> {
 const endOf = (c: Client, runId: string) =>
   c.waitFor((e) => e.type === 'sim.end' && e.runId === runId) as Promise<SimEndEvent>;
 const framesOf = (c: Client, runId: string) =>
-  c.events.filter((e): e is SimFramesEvent => e.type === 'sim.frames' && e.runId === runId);
+  c.events.filter((e): e is LiveFramesEvent => e.type === 'live.frames' && e.source === 'sim_run' && e.runId === runId);
 
 async function loadClip(c: Client): Promise<ClipDto> {
   const r = await c.call<ClipDto>('clips.load', { path: NPZ });
@@ -231,8 +231,9 @@ describe('host: simulation runs', () => {
       expect(b.jointPosRad).toHaveLength(29 * b.count);
       expect(b.rootPosM).toHaveLength(3 * b.count);
       expect(b.rootQuatWxyz).toHaveLength(4 * b.count);
-      expect(b.live.mpjpeLMm.every((v) => v !== null && v >= 0)).toBe(true);
-      expect(b.live.firstFailureFrame.every((v) => v === -1)).toBe(true);
+      expect(b.connectionId).toBe('embedded-sim');
+      expect(b.readings!.mpjpeLMm.every((v) => v !== null && v >= 0)).toBe(true);
+      expect(b.readings!.firstFailureFrame!.every((v) => v === -1)).toBe(true);
       k += b.count;
     }
     expect(k).toBe(end.frames);
@@ -299,7 +300,7 @@ describe('host: simulation runs', () => {
       })
     ).result!;
     expect(started.paceRealTime).toBe(1);
-    await c.waitFor((e) => e.type === 'sim.frames' && e.runId === started.runId && e.firstFrame + e.count >= 40);
+    await c.waitFor((e) => e.type === 'live.frames' && e.runId === started.runId && e.firstFrame! + e.count >= 40);
     const t0 = performance.now();
     const stop = await c.call<{ stopped: string[] }>('sim.stop', { all: true, reason: 'operator stop (test)' });
     expect(stop.result).toEqual({ stopped: [started.runId] });
@@ -353,7 +354,7 @@ describe('host: simulation runs', () => {
     const started = (
       await b.call<SimRunStarted>('sim.run', { connectionId: 'embedded-sim', clipId: dto.id, binding: 'builtin' })
     ).result!;
-    await b.waitFor((e) => e.type === 'sim.frames' && e.runId === started.runId);
+    await b.waitFor((e) => e.type === 'live.frames' && e.runId === started.runId);
     b.close();
     await expect
       .poll(async () => (await a.call<SimRunResult>('sim.result', { runId: started.runId })).result!.state, {

@@ -174,7 +174,7 @@ describe('a ROS 2 robot through foxglove_bridge (unitree_hg/msg/LowState, CDR)',
     expect(listed.rateHz).toBeGreaterThan(400);
     expect(listed.rateHz).toBeLessThan(600);
     expect(fanned.length).toBeGreaterThan(500);
-    // The live figures the console shows outside trials (robot.live, the top bar) read the same copy.
+    // The live figures the console shows outside trials (the idle live.frames stream, the top bar) read the same copy.
     const latest = registry.latestState(info.id);
     expect(latest).not.toBeNull();
     const figures = robotLinkFigures(registry, info.id);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ApiEvent } from '../../src/api/contract';
+import { parseApiEvent, type ApiEvent, type LiveFramesEvent } from '../../src/api/contract';
 import { createStateFrame } from '../../src/domain/robot/stateFrame';
 import type { BackendListener } from '../../src/domain/backend/backend';
 import { ApiFailure } from '../../src/services/console/apiFailure';
@@ -46,7 +46,7 @@ function setup(emulatorControl: boolean) {
 }
 
 describe('RobotLive', () => {
-  it("keeps the newest frame's joints and IMU tilt for the top bar and robot.live; nothing before a frame", async () => {
+  it("keeps the newest frame's joints and IMU tilt for the top bar and the idle live stream; nothing before a frame", async () => {
     const { registry, live, frame } = setup(false);
     const r = await registry.addRemote('ws://127.0.0.1:9100', 'robot');
     await registry.connect(r.id);
@@ -60,18 +60,26 @@ describe('RobotLive', () => {
     live.close();
   });
 
-  it('robot.live reaches a client with the joints, and leaves two unacknowledged slots to the lights', async () => {
+  it("the robot's idle live stream reaches a client with the joints, and leaves two unacknowledged slots to the lights", async () => {
     const { registry, hub, live, frame } = setup(false);
     const r = await registry.addRemote('ws://127.0.0.1:9100', 'robot');
     await registry.connect(r.id);
     await frame([1, 0, 0, 0]);
     const got: ApiEvent[] = [];
     hub.attach({ send: (e) => got.push(e) }); // a client that never acknowledges
-    const liveOf = () => got.filter((e) => e.type === 'robot.live');
+    const liveOf = () => got.filter((e): e is LiveFramesEvent => e.type === 'live.frames');
     await new Promise((res) => setTimeout(res, 200));
     expect(liveOf()).toHaveLength(1);
-    expect(liveOf()[0]).toMatchObject({ robots: [{ connectionId: r.id, rootPosM: null }] });
-    expect((liveOf()[0] as Extract<ApiEvent, { type: 'robot.live' }>).robots[0].jointPosRad[3]).toBe(0.42);
+    expect(liveOf()[0]).toMatchObject({
+      source: 'robot_idle',
+      connectionId: r.id,
+      runId: null,
+      count: 1,
+      rootPosM: null,
+      ended: false,
+    });
+    expect(parseApiEvent(liveOf()[0])).toMatchObject({ ok: true });
+    expect(liveOf()[0].jointPosRad[3]).toBe(0.42);
     // new frames: one more, then held back at 2 unacknowledged (4 − the 2 reserved)
     for (let i = 0; i < 6; i++) {
       await frame([1, 0, 0, 0]);
@@ -87,6 +95,30 @@ describe('RobotLive', () => {
       host: { kernelAutogroups: null },
     }));
     expect(got.at(-1)?.type).toBe('safety.status');
+    live.close();
+  });
+
+  it("ends a robot's idle live stream once it disconnects", async () => {
+    const { registry, hub, live, frame } = setup(false);
+    const a = await registry.addRemote('ws://127.0.0.1:9103', 'robot');
+    await registry.connect(a.id);
+    await frame([1, 0, 0, 0]);
+    const got: LiveFramesEvent[] = [];
+    const client = hub.attach({
+      send: (e) => {
+        if (e.type === 'live.frames') got.push(e);
+        client.ack(e.seq);
+      },
+    });
+    await new Promise((res) => setTimeout(res, 200));
+    expect(got.map((e) => [e.connectionId, e.count, e.ended])).toEqual([[a.id, 1, false]]);
+    await registry.disconnect(a.id);
+    await new Promise((res) => setTimeout(res, 200));
+    expect(got.map((e) => [e.connectionId, e.count, e.ended])).toEqual([
+      [a.id, 1, false],
+      [a.id, 0, true],
+    ]);
+    for (const e of got) expect(parseApiEvent(e)).toMatchObject({ ok: true });
     live.close();
   });
 

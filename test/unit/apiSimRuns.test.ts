@@ -5,8 +5,8 @@ import {
   parseApiEvent,
   parseRequest,
   type ApiEvent,
+  type LiveFramesEvent,
   type SimEndEvent,
-  type SimFramesEvent,
 } from '../../src/api/contract';
 import type {
   Backend,
@@ -25,7 +25,7 @@ import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { PolicyRegistry } from '../../src/services/console/policyRegistry';
 import { ClipCache } from '../../src/services/console/clipCache';
 import { ConnectionRegistry } from '../../src/services/console/connectionRegistry';
-import { EventHub, type DisplaySource } from '../../src/services/console/eventHub';
+import { EventHub, type DisplaySource, type LiveBatch } from '../../src/services/console/eventHub';
 import { SimRecording } from '../../src/services/console/simRecording';
 import { SimRunManager } from '../../src/services/console/simRuns';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
@@ -49,20 +49,27 @@ function fakeSource(runId: string, hz = 50): DisplaySource & { n: number; end: b
     end: false,
     recordedFrames: () => src.n,
     frameTimeS: (i: number) => i / hz,
-    framesBatch: (from: number, to: number): Omit<SimFramesEvent, 'seq' | 'droppedFrames'> => ({
-      type: 'sim.frames',
+    framesBatch: (from: number, to: number): LiveBatch => ({
+      type: 'live.frames',
+      source: 'sim_run',
+      connectionId: 'embedded-sim',
       runId,
+      jobId: null,
       firstFrame: from,
+      frame: null,
       count: to - from,
       timeS: Array.from({ length: to - from }, (_, i) => (from + i) / hz),
       rootPosM: null,
       rootQuatWxyz: null,
       jointPosRad: new Array(29 * (to - from)).fill(0),
-      live: {
+      readings: {
         mpjpeLMm: new Array(to - from).fill(null),
         jointRmseRad: new Array(to - from).fill(null),
         firstFailureFrame: new Array(to - from).fill(null),
+        failed: null,
+        failure: null,
       },
+      ended: false,
     }),
     endEvent: (): Omit<SimEndEvent, 'seq' | 'droppedFrames'> | null =>
       src.end
@@ -112,7 +119,7 @@ describe('EventHub', () => {
     src.n = 12;
     vi.advanceTimersByTime(100);
     vi.advanceTimersByTime(100); // nothing new: nothing sent
-    expect(got.map((e) => e.type === 'sim.frames' && [e.seq, e.firstFrame, e.count])).toEqual([
+    expect(got.map((e) => e.type === 'live.frames' && [e.seq, e.firstFrame, e.count])).toEqual([
       [0, 0, 7],
       [1, 7, 5],
     ]);
@@ -121,7 +128,7 @@ describe('EventHub', () => {
     src.end = true;
     hub.ended(src);
     expect(got.slice(2).map((e) => [e.type, e.seq])).toEqual([
-      ['sim.frames', 2],
+      ['live.frames', 2],
       ['sim.end', 3],
     ]);
     for (const e of got) expect(parseApiEvent(e)).toMatchObject({ ok: true });
@@ -142,16 +149,16 @@ describe('EventHub', () => {
       vi.advanceTimersByTime(100);
     }
     // MAX_UNACKED_PUSHES pushes, then nothing until acknowledged.
-    const frames = got.filter((e): e is SimFramesEvent => e.type === 'sim.frames');
+    const frames = got.filter((e): e is LiveFramesEvent => e.type === 'live.frames');
     expect(frames).toHaveLength(MAX_UNACKED_PUSHES);
     expect(hub.unackedOf(client)).toBe(MAX_UNACKED_PUSHES);
     // Acknowledging releases one batch with what waited: at most MAX_PENDING_DISPLAY_S of frames, the rest skipped and counted.
     client.ack(frames.at(-1)!.seq);
     vi.advanceTimersByTime(100);
-    const next = got.at(-1) as SimFramesEvent;
-    expect(next.firstFrame + next.count).toBe(1000);
+    const next = got.at(-1) as LiveFramesEvent;
+    expect(next.firstFrame! + next.count).toBe(1000);
     expect(next.timeS.at(-1)! - next.timeS[0]).toBeLessThanOrEqual(MAX_PENDING_DISPLAY_S);
-    expect(next.droppedFrames).toBe(next.firstFrame - 200);
+    expect(next.droppedFrames).toBe(next.firstFrame! - 200);
     // Reported once, when the first frames were skipped.
     expect(dropped).toHaveLength(1);
     expect(dropped[0]).toEqual(['r1', expect.any(Number), false]);
@@ -167,7 +174,7 @@ describe('EventHub', () => {
     hub.ended(src);
     const end = got.at(-1) as SimEndEvent;
     expect(end.type).toBe('sim.end');
-    const sent = got.filter((e): e is SimFramesEvent => e.type === 'sim.frames').reduce((s, e) => s + e.count, 0);
+    const sent = got.filter((e): e is LiveFramesEvent => e.type === 'live.frames').reduce((s, e) => s + e.count, 0);
     expect(end.droppedFrames).toBe(src.n - sent);
     expect(dropped).toHaveLength(2);
     expect(dropped.at(-1)).toEqual(['r1', end.droppedFrames, true]);
@@ -379,10 +386,11 @@ describe('SimRunManager', () => {
     expect(backend.resets[0]).toMatchObject({ placeOnFloor: true, rootPosM: [0, 0, 0.79] });
     expect(backend.runs[0]).toMatchObject({ seed: 7, options: { paceRealTime: 1 } });
     expect(end).toMatchObject({ outcome: 'completed', frames: 101, trajectorySha256: null, droppedFrames: 0 });
-    const pushed = got.filter((e): e is SimFramesEvent => e.type === 'sim.frames');
+    const pushed = got.filter((e): e is LiveFramesEvent => e.type === 'live.frames');
     expect(pushed.reduce((s, e) => s + e.count, 0)).toBe(101);
+    expect(pushed[0]).toMatchObject({ source: 'sim_run', connectionId: started.connectionId, runId: started.runId });
     expect(pushed[0].rootPosM).toBeNull();
-    expect(pushed[0].live.mpjpeLMm[0]).toBeNull();
+    expect(pushed[0].readings!.mpjpeLMm[0]).toBeNull();
     // Without a root position: no failure detection, no MPJPE-l; joint readings from the 50 Hz resample.
     expect(end.metrics.failure).toMatchObject({ available: false });
     expect(end.metrics.mpjpeLMm).toMatchObject({ available: false });

@@ -88,32 +88,39 @@ describe('trial contract: requests', () => {
 
 describe('trial contract: pushes', () => {
   const live = {
-    type: 'trial.live',
+    type: 'live.frames',
     seq: 3,
-    jobId: 'trial-x-1',
+    source: 'trial_job',
+    connectionId: 'robot-1',
     runId: 'real_robot-1-ab',
+    jobId: 'trial-x-1',
     count: 2,
+    firstFrame: null,
     frame: [10, 11],
     timeS: [0.2, 0.22],
-    mpjpeLMm: [12.5, null],
-    jointRmseRad: [0.01, 0.02],
-    failed: [false, true],
-    failure: 'root_height of pelvis at frame 11',
     jointPosRad: new Array(58).fill(0.1),
     rootPosM: null,
     rootQuatWxyz: null,
-    skipped: 0,
+    readings: {
+      mpjpeLMm: [12.5, null],
+      jointRmseRad: [0.01, 0.02],
+      firstFailureFrame: null,
+      failed: [false, true],
+      failure: 'root_height of pelvis at frame 11',
+    },
+    droppedFrames: 0,
+    ended: false,
   };
 
-  it('validates trial.live, safety.status and trial.progress', () => {
+  it("validates a trial's live.frames, safety.status and trial.progress", () => {
     expect(parseApiEvent(live)).toMatchObject({ ok: true });
     const status = { type: 'safety.status', seq: 0, atMs: 1, interlock: null, robots: [] };
     expect(parseApiEvent({ ...status, host: { kernelAutogroups: false } })).toMatchObject({ ok: true });
     // the host's scheduler facts are part of the push: a status without them is refused
     expect(parseApiEvent(status)).toMatchObject({ ok: false });
-    const r = parseApiEvent({ ...live, failed: [false, 'yes'] });
+    const r = parseApiEvent({ ...live, readings: { ...live.readings, failed: [false, 'yes'] } });
     expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.reason).toMatch(/^failed\.1:/);
+    if (!r.ok) expect(r.reason).toMatch(/^readings\.failed\.1:/);
     const r2 = parseApiEvent({ type: 'trial.progress', seq: 1, jobId: 'trial-x-1', status: {}, detail: null });
     expect(r2.ok).toBe(false);
     if (!r2.ok) expect(r2.reason).toMatch(/^status\./);

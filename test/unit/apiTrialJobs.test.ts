@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiEvent, TrialJobStatus } from '../../src/api/contract';
+import { parseApiEvent, type ApiEvent, type LiveFramesEvent, type TrialJobStatus } from '../../src/api/contract';
 import type {
   Backend,
   BackendCapabilities,
@@ -456,18 +456,20 @@ describe('matched trials from the console', () => {
     await h.robot.tick(0.25); // the robot's measured joints, paired with the live readings
     h.jobs.confirm({ jobId: started.status.jobId, promptId: prompt.prompt.promptId, ok: true });
 
-    await until(() => h.events.filter((e) => e.type === 'trial.live').length >= 2, 'live batches');
-    const lives = h.events.filter((e) => e.type === 'trial.live');
+    const isTrialLive = (e: ApiEvent): e is LiveFramesEvent => e.type === 'live.frames' && e.source === 'trial_job';
+    await until(() => h.events.filter(isTrialLive).length >= 2, 'live batches');
+    const lives = h.events.filter(isTrialLive);
     const first = lives[0];
-    if (first.type !== 'trial.live') throw new Error('unreachable');
+    expect(first).toMatchObject({ connectionId: started.status.connectionId, jobId: started.status.jobId });
+    expect(parseApiEvent(first)).toMatchObject({ ok: true });
     expect(first.runId).toBe('real_robot-1-aa');
     expect(first.jointPosRad.length).toBe(29 * first.count);
     expect(first.jointPosRad[7]).toBe(0.25);
     expect(first.rootPosM).toBeNull(); // no motion capture: drawn at the reference root
-    expect(first.frame[0]).toBe(0);
-    await until(() => h.events.some((e) => e.type === 'trial.live' && e.failed.includes(true)), 'the failure flag');
-    const failedBatch = h.events.find((e) => e.type === 'trial.live' && e.failed.includes(true));
-    expect(failedBatch).toMatchObject({ failure: 'root_height of pelvis' });
+    expect(first.frame![0]).toBe(0);
+    await until(() => h.events.filter(isTrialLive).some((e) => e.readings!.failed!.includes(true)), 'the failure flag');
+    const failedBatch = h.events.filter(isTrialLive).find((e) => e.readings!.failed!.includes(true));
+    expect(failedBatch).toMatchObject({ readings: { failure: 'root_height of pelvis' } });
     const progress = h.events.filter((e) => e.type === 'trial.progress');
     expect(
       progress.some(

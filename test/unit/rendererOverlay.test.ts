@@ -17,7 +17,7 @@ import {
   errorColorRgb,
 } from '../../renderer/src/overlay/errorScale';
 import { bodyErrors, computeRunFrame, createRunFrame } from '../../renderer/src/overlay/overlayCompute';
-import { RunTrajectory, unpackSamples } from '../../renderer/src/overlay/runTrajectory';
+import { RunTrajectory } from '../../renderer/src/overlay/runTrajectory';
 import { seekFrame } from '../../renderer/src/playback/playback';
 import { useClipStore } from '../../renderer/src/playback/clipStore';
 import { poseStore } from '../../renderer/src/playback/poseStore';
@@ -313,28 +313,5 @@ describe('run store on the shared playhead', () => {
     useClipStore.setState({ loaded: clipFromDto(clipToDto(other)) });
     expect(useRunStore.getState().runs).toEqual([]);
     expect(overlayStore.getState().frames.size).toBe(0);
-  });
-});
-
-describe('unpackSamples (a pushed batch → overlay samples)', () => {
-  it('splits frame-major rows by the batch size, with or without a root', () => {
-    const J = 29;
-    const jointPosRad = Array.from({ length: 2 * J }, (_, k) => k / 100);
-    const withRoot = unpackSamples({
-      count: 2,
-      timeS: [0, 0.02],
-      rootPosM: [0, 0, 0.79, 1, 0, 0.8],
-      rootQuatWxyz: [1, 0, 0, 0, 0, 1, 0, 0],
-      jointPosRad,
-    });
-    expect(withRoot).toHaveLength(2);
-    expect(withRoot[1]).toEqual({
-      timeS: 0.02,
-      rootPosM: [1, 0, 0.8],
-      rootQuatWxyz: [0, 1, 0, 0],
-      jointPosRad: jointPosRad.slice(J),
-    });
-    const noRoot = unpackSamples({ count: 2, timeS: [0, 0.02], rootPosM: null, rootQuatWxyz: null, jointPosRad });
-    expect(noRoot[0]).toEqual({ timeS: 0, rootPosM: null, rootQuatWxyz: null, jointPosRad: jointPosRad.slice(0, J) });
   });
 });

@@ -188,15 +188,18 @@ describe('SampleRing and the live trial ring', () => {
     expect(() => new SampleRing(0, 1)).toThrow(RangeError);
   });
 
-  it('records trial.live batches, latches the first failed sample, and starts over for a new run', () => {
+  it("records a trial's live batches, latches the first failed sample, and starts over for a new run", () => {
     const batch = (runId: string, t0: number, failedFrom: number | null) => ({
       runId,
       count: 3,
       timeS: [t0, t0 + 0.02, t0 + 0.04],
-      mpjpeLMm: [10, null, 12],
-      jointRmseRad: [0.1, 0.2, 0.3],
-      failed: [0, 1, 2].map((i) => failedFrom !== null && i >= failedFrom),
-      failure: failedFrom !== null ? 'root_height of pelvis at frame 7' : null,
+      readings: {
+        mpjpeLMm: [10, null, 12],
+        jointRmseRad: [0.1, 0.2, 0.3],
+        firstFailureFrame: null,
+        failed: [0, 1, 2].map((i) => failedFrom !== null && i >= failedFrom),
+        failure: failedFrom !== null ? 'root_height of pelvis at frame 7' : null,
+      },
     });
     recordTrialLive(batch('r1', 0, null));
     recordTrialLive(batch('r1', 0.06, 1));

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { apiEventSchema, type ApiEvent } from '../../src/api/contract';
+import { apiEventSchema, LIVE_SOURCES, type ApiEvent } from '../../src/api/contract';
 import { useConnectionStore } from '../../renderer/src/api/connectionStore';
 import type { ConsoleClient } from '../../renderer/src/api/consoleClient';
 import { handleApiEvent, onPush, pushHasOwner, type PushType } from '../../renderer/src/api/pushRouter';
@@ -36,6 +36,8 @@ describe('push registry', () => {
     const types = apiEventSchema.options.map((o) => o.shape.type.value as PushType);
     expect(types.length).toBeGreaterThan(5);
     for (const t of types) expect(pushHasOwner(t), t).toBe(true);
+    // the live stream has one owner per source
+    for (const s of LIVE_SOURCES) expect(pushHasOwner(`live.frames/${s}`), s).toBe(true);
     // Signing up again would give a type a second owner.
     expect(() => signUpFeaturePushes()).toThrow(/already has a handler/);
   });
@@ -47,6 +49,16 @@ describe('push registry', () => {
     await flush();
     expect(got).toEqual([7]);
     expect(acked).toEqual([7]);
+  });
+
+  it('routes the live stream by its source (negative control: another source does not reach the owner)', async () => {
+    const got: string[] = [];
+    offs.push(onPush(['live.frames/sim_run'], (e) => got.push(e.source)));
+    handleApiEvent({ type: 'live.frames', seq: 3, source: 'sim_run' } as unknown as ApiEvent);
+    handleApiEvent({ type: 'live.frames', seq: 4, source: 'robot_idle' } as unknown as ApiEvent);
+    await flush();
+    expect(got).toEqual(['sim_run']);
+    expect(acked).toEqual([3, 4]);
   });
 
   it('refuses a second owner of a type; the sign-off frees it', () => {

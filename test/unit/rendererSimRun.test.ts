@@ -6,7 +6,7 @@ import type {
   ApiParams,
   SimEndEvent,
   SimEpisodeMetricsDto,
-  SimFramesEvent,
+  LiveFramesEvent,
   SimRunResult,
   SimRunStarted,
 } from '../../src/api/contract';
@@ -28,6 +28,7 @@ import { useClipStore } from '../../renderer/src/playback/clipStore';
 import { useConnectionStore } from '../../renderer/src/api/connectionStore';
 import { setRobotProfile } from '../../renderer/src/robot/robotStore';
 import { runTrajectory } from '../../renderer/src/overlay/overlayEngine';
+import { liveStream } from '../../renderer/src/robot/liveStreams';
 import { useRunStore } from '../../renderer/src/overlay/runStore';
 import { patchSimForm, simLiveStore, useSimStore } from '../../renderer/src/sim/simStore';
 import { sharedData } from '../helpers/sharedData';
@@ -192,24 +193,31 @@ describe('sim run in the renderer', () => {
       quat: [1, 0, 0, 0],
       q: new Array(29).fill(k / 100),
     });
-    const batch = (seq: number, k0: number, n: number, dropped = 0): SimFramesEvent => {
+    const batch = (seq: number, k0: number, n: number, dropped = 0): LiveFramesEvent => {
       const fs = Array.from({ length: n }, (_, i) => frame(k0 + i));
       return {
-        type: 'sim.frames',
+        type: 'live.frames',
         seq,
+        source: 'sim_run',
+        connectionId: 'embedded-sim',
         runId: 'sim-t-1',
+        jobId: null,
         firstFrame: k0,
+        frame: null,
         count: n,
         timeS: fs.map((f) => f.t),
         rootPosM: fs.flatMap((f) => f.root),
         rootQuatWxyz: fs.flatMap((f) => f.quat),
         jointPosRad: fs.flatMap((f) => f.q),
-        live: {
+        readings: {
           mpjpeLMm: new Array(n).fill(12),
           jointRmseRad: new Array(n).fill(0.03),
           firstFailureFrame: new Array(n).fill(-1),
+          failed: null,
+          failure: null,
         },
         droppedFrames: dropped,
+        ended: false,
       };
     };
     calls.length = 0;
@@ -220,6 +228,9 @@ describe('sim run in the renderer', () => {
       ['events.ack', 1],
     ]);
     expect(runTrajectory('sim-t-1')!.count).toBe(7);
+    // the overlay read them from the connection's live store
+    expect(liveStream('embedded-sim')).toMatchObject({ source: 'sim_run', runId: 'sim-t-1', written: 7 });
+    expect(liveStream('embedded-sim')!.newest()!.frame).toBe(12);
     expect(simLiveStore.getState().runs.get('sim-t-1')).toMatchObject({
       framesReceived: 7,
       droppedFrames: 6,

@@ -164,11 +164,14 @@ describe('trial live store', () => {
     count: failed.length,
     frame: failed.map((_, i) => i),
     timeS: failed.map((_, i) => i / 50),
-    mpjpeLMm: failed.map((_, i) => 10 + i),
-    jointRmseRad: failed.map(() => 0.02),
-    failed,
-    failure,
-    skipped: 0,
+    readings: {
+      mpjpeLMm: failed.map((_, i) => 10 + i),
+      jointRmseRad: failed.map(() => 0.02),
+      firstFailureFrame: null,
+      failed,
+      failure,
+    },
+    droppedFrames: 0,
   });
 
   it('shows the newest sample, latches the failure flag, resets on a new run', () => {

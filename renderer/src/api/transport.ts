@@ -8,7 +8,7 @@ export interface ApiTransport {
   invoke<M extends ApiMethod>(method: M, params: ApiParams<M>): Promise<ApiOutcome<M>>;
   /** Called on every status change, and once at once with the current status. */
   onStatus(listener: (status: ConnectionStatus, detail?: string) => void): () => void;
-  /** Server→client pushes (sim.frames, sim.end), validated against the contract's schema. */
+  /** Server→client pushes (live.frames, sim.end, …), validated against the contract's schema. */
   onEvent(listener: (event: ApiEvent) => void): () => void;
   close(): void;
 }

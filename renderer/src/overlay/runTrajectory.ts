@@ -3,8 +3,8 @@ import { slerpWxyzInto } from '../../../src/domain/motion/resample';
 
 // One executed run's trajectory, as the overlay holds it: time, root pose and joint angles per
 // sample, in growable Float64Arrays (amortised doubling, so a live run appends without
-// allocating per frame). Samples arrive in time order: live StateFrames from a backend, or a
-// whole recorded episode at once. Time 0 is the reference clip's frame 0 (as in mb-metrics/1).
+// allocating per frame). Samples arrive in time order: live rows from a connection's live store
+// (robot/liveStreams.ts), or a whole recorded episode at once. Time 0 is the reference clip's frame 0 (as in mb-metrics/1).
 //
 // A run without a global root position (a real robot without motion capture) stores none; the
 // overlay then places it at the reference's root position and reports no world-frame error.
@@ -26,30 +26,6 @@ export interface PackedTrajectory {
   rootPosM: ArrayLike<number> | null;
   rootQuatWxyz: ArrayLike<number> | null;
   jointPosRad: ArrayLike<number>;
-}
-
-/**
- * The `count` samples of a batch pushed frame-major (a sim.frames or trial.live push), one
- * RunSample each; the joint count follows from the batch's size.
- */
-export function unpackSamples(b: {
-  count: number;
-  timeS: readonly number[];
-  rootPosM: readonly number[] | null;
-  rootQuatWxyz: readonly number[] | null;
-  jointPosRad: readonly number[];
-}): RunSample[] {
-  const J = b.jointPosRad.length / b.count;
-  const out: RunSample[] = new Array(b.count);
-  for (let i = 0; i < b.count; i++) {
-    out[i] = {
-      timeS: b.timeS[i],
-      rootPosM: b.rootPosM ? b.rootPosM.slice(3 * i, 3 * i + 3) : null,
-      rootQuatWxyz: b.rootQuatWxyz ? b.rootQuatWxyz.slice(4 * i, 4 * i + 4) : null,
-      jointPosRad: b.jointPosRad.slice(J * i, J * i + J),
-    };
-  }
-  return out;
 }
 
 export interface SamplePosition {

@@ -1,42 +1,46 @@
-import type { SimEndEvent, SimFramesEvent, SimRunResult } from '../../../src/api/contract';
+import type { LiveFramesOf, SimEndEvent, SimRunResult } from '../../../src/api/contract';
 import { errorMessage } from '../api/apiErrors';
 import { useConnectionStore } from '../api/connectionStore';
 import { runTrajectory } from '../overlay/overlayEngine';
 import { appendRunFrames, endRun, setRunTrajectory } from '../overlay/runActions';
 import { useRunStore } from '../overlay/runStore';
-import { unpackSamples } from '../overlay/runTrajectory';
+import { writeLiveFrames } from '../robot/liveStreams';
 import { bumpSimLive, patchSimRun, simLive, useSimStore } from './simStore';
 
 // Following a simulation run started from this console (simActions.ts) by its pushes: its frames
-// go into the overlay's run store as a live run (solid over the reference ghost, follow-live moves
-// the playhead) and the live figures into the transient simLiveStore; its end closes the run there
+// (live.frames of source sim_run) go into its connection's live store (robot/liveStreams.ts) and
+// from there into the overlay's run store as a live run (solid over the reference ghost,
+// follow-live moves the playhead), the live figures into the transient simLiveStore; its end closes the run there
 // and fills the readings table; after the end the run stays for replay. If frames were skipped for
 // display on the way (the console fell behind), the full recording is fetched (sim.result) so
 // replay shows exactly what was recorded.
 
+type SimFrames = LiveFramesOf<'sim_run'>;
+
 /** Events of runs whose sim.run answer has not arrived yet (frames can overtake it). */
-const early = new Map<string, (SimFramesEvent | SimEndEvent)[]>();
+const early = new Map<string, (SimFrames | SimEndEvent)[]>();
 const MAX_EARLY_EVENTS = 256;
 
 const inOverlay = (runId: string): boolean => useRunStore.getState().runs.some((r) => r.id === runId);
 const isOurs = (runId: string): boolean => useSimStore.getState().runs.some((r) => r.runId === runId);
 
 /** The pushes this feature handles (signed up in app/featurePushes.ts). */
-export const SIM_PUSH_TYPES = ['sim.frames', 'sim.end'] as const;
+export const SIM_PUSH_TYPES = ['live.frames/sim_run', 'sim.end'] as const;
 
-/** One sim.frames or sim.end push (api/pushRouter.ts). */
-export function handleSimPush(e: SimFramesEvent | SimEndEvent): void {
-  if (!isOurs(e.runId)) {
+/** One batch of a simulation run's frames or its sim.end (api/pushRouter.ts). */
+export function handleSimPush(e: SimFrames | SimEndEvent): void {
+  const runId = e.runId!; // a sim_run batch names its run
+  if (!isOurs(runId)) {
     // Not (yet) ours: keep a few in case sim.run's answer is on its way.
-    let list = early.get(e.runId);
-    if (!list) early.set(e.runId, (list = []));
+    let list = early.get(runId);
+    if (!list) early.set(runId, (list = []));
     list.push(e);
     let total = 0;
     for (const l of early.values()) total += l.length;
     if (total > MAX_EARLY_EVENTS) early.delete(early.keys().next().value as string);
     return;
   }
-  if (e.type === 'sim.frames') onFrames(e);
+  if (e.type === 'live.frames') onFrames(e);
   else onEnd(e);
 }
 
@@ -45,22 +49,27 @@ export function replayEarlyPushes(runId: string): void {
   const pending = early.get(runId);
   early.delete(runId);
   for (const e of pending ?? []) {
-    if (e.type === 'sim.frames') onFrames(e);
+    if (e.type === 'live.frames') onFrames(e);
     else if (e.type === 'sim.end') onEnd(e);
   }
 }
 
-function onFrames(e: SimFramesEvent): void {
-  if (inOverlay(e.runId)) appendRunFrames(e.runId, unpackSamples(e));
-  const l = simLive(e.runId);
+function onFrames(e: SimFrames): void {
+  const runId = e.runId!;
+  const { rows } = writeLiveFrames(e);
+  if (inOverlay(runId)) appendRunFrames(runId, rows);
+  const l = simLive(runId);
+  const last = e.count - 1;
   l.framesReceived += e.count;
   l.droppedFrames = e.droppedFrames;
-  l.lastTimeS = e.timeS[e.count - 1];
-  l.mpjpeLMm = e.live.mpjpeLMm[e.count - 1];
-  l.jointRmseRad = e.live.jointRmseRad[e.count - 1];
-  l.firstFailureFrame = e.live.firstFailureFrame[e.count - 1];
-  const r = useSimStore.getState().runs.find((x) => x.runId === e.runId);
-  if (r && r.state === 'starting') patchSimRun(e.runId, { state: 'running' });
+  if (last >= 0) {
+    l.lastTimeS = e.timeS[last];
+    l.mpjpeLMm = e.readings?.mpjpeLMm[last] ?? null;
+    l.jointRmseRad = e.readings?.jointRmseRad[last] ?? null;
+    l.firstFailureFrame = e.readings?.firstFailureFrame?.[last] ?? null;
+  }
+  const r = useSimStore.getState().runs.find((x) => x.runId === runId);
+  if (r && r.state === 'starting') patchSimRun(runId, { state: 'running' });
   bumpSimLive();
 }
 

@@ -21,7 +21,7 @@ import { categoryCharts, type CategoryChartTestView } from '../analysis/category
 import { xyCharts, type XyChartTestView } from '../analysis/xyChart';
 import { poseStore } from '../playback/poseStore';
 import { usePolicyStore, type PolicyInfo } from '../policies/policyStore';
-import { liveRobotStore } from '../robot/liveRobotStore';
+import { liveStreams } from '../robot/liveStreams';
 import { useRobotStore } from '../robot/robotStore';
 import { useOperatorStore } from '../safety/operatorStore';
 import { simLiveStore, useSimStore, type SimRunUiState } from '../sim/simStore';
@@ -125,7 +125,7 @@ export interface MeshTestState {
 export interface LiveRobotTestState {
   connectionId: string;
   tick: number;
-  /** The measured joints last pushed (robot.live). */
+  /** The measured joints last pushed (its idle live stream's newest row). */
   jointPosRad: number[];
   /** The model was visible in the last rendered frame. */
   drawn: boolean;
@@ -163,7 +163,7 @@ export interface MotionbenchTestHooks {
   analysisPlots(): CategoryChartTestView[];
   /** The Analysis panel's x/y charts (the sensitivity ellipses). */
   analysisXyPlots(): XyChartTestView[];
-  /** The live robots (connected robots, drawn outside trials), one per robot.live entry. */
+  /** The live robots (connected robots, drawn outside trials), one per idle live stream. */
   liveRobots(): LiveRobotTestState[];
 }
 
@@ -282,11 +282,14 @@ export function installTestHooks(): void {
     analysisPlots: () => [...categoryCharts.values()].map((c) => c.testView()),
     analysisXyPlots: () => [...xyCharts.values()].map((c) => c.testView()),
     liveRobots: () =>
-      [...liveRobotStore.getState().poses].map(([connectionId, p]) => {
+      [...liveStreams()].flatMap((s) => {
+        const p = s.source === 'robot_idle' ? s.newest() : null;
+        if (!p) return [];
+        const { connectionId } = s;
         const d = drawnLiveRobots.get(connectionId);
         return {
           connectionId,
-          tick: p.tick,
+          tick: p.frame,
           jointPosRad: Array.from(p.jointPosRad),
           drawn: d?.drawn ?? false,
           rootPosM: d ? Array.from(d.rootPosM) : [],

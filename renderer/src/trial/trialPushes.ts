@@ -1,9 +1,9 @@
 import type {
   CalibrationStillnessEvent,
+  LiveFramesOf,
   SafetyStatusEvent,
   TrialApiEvent,
   TrialJobStatus,
-  TrialLiveEvent,
   TrialProgressPush,
   TrialPromptEvent,
 } from '../../../src/api/contract';
@@ -12,9 +12,8 @@ import { patchCapture } from './calibrationStore';
 import { useClipStore } from '../playback/clipStore';
 import { addRun, appendRunFrames, endRun, setRunTrajectory } from '../overlay/runActions';
 import { useRunStore } from '../overlay/runStore';
-import { unpackSamples } from '../overlay/runTrajectory';
 import { recordTrialLive } from '../plots/liveTrialRing';
-import { applyRobotLive, retainLiveRobots } from '../robot/liveRobotStore';
+import { retainLiveRobots, writeLiveFrames } from '../robot/liveStreams';
 import { useSafetyStore } from '../safety/safetyStore';
 import { loadQueue } from './trialActions';
 import { trialCall } from './trialCall';
@@ -22,28 +21,28 @@ import { applyTrialLive, trialLiveStore, useTrialStore } from './trialStore';
 
 // The pushes of the Trial runner and Calibration panels (api/pushRouter.ts): safety.status (the
 // lights), calibration.stillness (the meter), trial.progress and trial.prompt (the job), and the
-// 50 Hz live readings (trial.live), which go to the transient trialLiveStore and, with the robot's
-// joint angles, into the overlay's run store as the live robot (domain real_robot) — never through
-// React state. The simulation branch, once recorded, is fetched (trial.episode) and overlaid too,
+// running trial's live stream (live.frames of source trial_job): its 50 Hz readings go to the
+// transient trialLiveStore and the rolling plot, its rows (the robot's measured pose) into the
+// connection's live store (robot/liveStreams.ts) and from there into the overlay's run store as the
+// live robot (domain real_robot) — never through React state. The simulation branch, once recorded, is fetched (trial.episode) and overlaid too,
 // over the reference ghost.
 
 /** Overlay run ids of a job's episodes. */
 export const liveRunOverlayId = (runId: string): string => `real:${runId}`.slice(0, 128);
 export const simRunOverlayId = (runId: string): string => `sim:${runId}`.slice(0, 128);
 
-/** Every push of the trial contract, each once (the compiler refuses a missing one). */
-const TRIAL_PUSHES: Record<TrialApiEvent['type'], true> = {
+/** Every push of the trial contract, each once (the compiler refuses a missing one), and the trial's live stream. */
+const TRIAL_PUSHES: Record<TrialApiEvent['type'] | 'live.frames/trial_job', true> = {
   'safety.status': true,
   'calibration.stillness': true,
   'trial.progress': true,
   'trial.prompt': true,
-  'trial.live': true,
-  'robot.live': true,
+  'live.frames/trial_job': true,
 };
 /** The pushes this feature handles (signed up in app/featurePushes.ts). */
-export const TRIAL_PUSH_TYPES = Object.keys(TRIAL_PUSHES) as TrialApiEvent['type'][];
+export const TRIAL_PUSH_TYPES = Object.keys(TRIAL_PUSHES) as (keyof typeof TRIAL_PUSHES)[];
 
-export function handleTrialEvent(e: TrialApiEvent): void {
+export function handleTrialEvent(e: TrialApiEvent | LiveFramesOf<'trial_job'>): void {
   switch (e.type) {
     case 'safety.status':
       onSafetyStatus(e);
@@ -57,11 +56,8 @@ export function handleTrialEvent(e: TrialApiEvent): void {
     case 'trial.prompt':
       onPrompt(e);
       return;
-    case 'trial.live':
+    case 'live.frames':
       onLive(e);
-      return;
-    case 'robot.live':
-      applyRobotLive(e); // the live robot outside trials (robot/liveRobotStore.ts)
       return;
   }
 }
@@ -128,13 +124,14 @@ function syncOverlay(prev: TrialJobStatus | null, s: TrialJobStatus): void {
   }
 }
 
-function onLive(e: TrialLiveEvent): void {
+function onLive(e: LiveFramesOf<'trial_job'>): void {
+  const { rows } = writeLiveFrames(e);
   recordTrialLive(e);
   trialLiveStore.setState((prev) => applyTrialLive(prev, e, performance.now()));
-  const id = liveRunOverlayId(e.runId);
+  const id = liveRunOverlayId(e.runId!);
   if (!useRunStore.getState().runs.some((r) => r.id === id && r.live)) return;
   try {
-    appendRunFrames(id, unpackSamples(e));
+    appendRunFrames(id, rows);
   } catch {
     // the run was removed from the overlay meanwhile
   }

@@ -1,12 +1,12 @@
 import { create } from 'zustand';
 import { createStore } from 'zustand/vanilla';
-import type { InterlockListDto, TrialJobStatus, TrialLiveEvent, TrialQueueDto } from '../../../src/api/contract';
+import type { InterlockListDto, LiveFramesOf, TrialJobStatus, TrialQueueDto } from '../../../src/api/contract';
 
 // The Trial runner. Two layers, by rate:
 //   useTrialStore     React, low rate: the form, the interlock row, the queue, the job's status
 //                     and prompt, what is in flight and the errors (the Calibration panel's calls
 //                     report here too: calibrationStore.ts holds the capture)
-//   trialLiveStore    transient: the running trial's 50 Hz live readings (trial.live batches);
+//   trialLiveStore    transient: the running trial's 50 Hz live readings (its live.frames batches);
 //                     read by throttled panels and the overlay, never through React state
 // The lights' 5 Hz safety.status pushes are in safety/safetyStore.ts.
 
@@ -95,31 +95,29 @@ export const emptyTrialLive = (): TrialLiveState => ({
 export const trialLiveStore = createStore<TrialLiveState>(() => emptyTrialLive());
 
 /**
- * The live state after one trial.live batch (pure): a new run starts from zero; readings are the
- * newest sample's; the failure flag latches from the first failed sample on.
+ * The live state after one live batch of a real trial (pure): a new run starts from zero; readings
+ * are the newest sample's; the failure flag latches from the first failed sample on.
  */
 export function applyTrialLive(
   prev: TrialLiveState,
-  e: Pick<
-    TrialLiveEvent,
-    'runId' | 'count' | 'frame' | 'timeS' | 'mpjpeLMm' | 'jointRmseRad' | 'failed' | 'failure' | 'skipped'
-  >,
+  e: Pick<LiveFramesOf<'trial_job'>, 'runId' | 'count' | 'frame' | 'timeS' | 'readings' | 'droppedFrames'>,
   nowMs: number,
 ): TrialLiveState {
   const base = prev.runId === e.runId ? prev : { ...emptyTrialLive(), revision: prev.revision };
   const last = e.count - 1;
-  const failed = base.failed || e.failed.some(Boolean);
+  const r = e.readings;
+  const failed = base.failed || (r?.failed?.some(Boolean) ?? false);
   return {
     revision: base.revision + 1,
     runId: e.runId,
     samples: base.samples + e.count,
-    skipped: e.skipped,
-    frame: e.frame[last],
-    timeS: e.timeS[last],
-    mpjpeLMm: e.mpjpeLMm[last],
-    jointRmseRad: e.jointRmseRad[last],
+    skipped: e.droppedFrames,
+    frame: e.frame?.[last] ?? base.frame,
+    timeS: e.timeS[last] ?? base.timeS,
+    mpjpeLMm: r?.mpjpeLMm[last] ?? null,
+    jointRmseRad: r?.jointRmseRad[last] ?? null,
     failed,
-    failure: failed ? (e.failure ?? base.failure ?? 'hard failure') : null,
+    failure: failed ? (r?.failure ?? base.failure ?? 'hard failure') : null,
     receivedAtMs: nowMs,
   };
 }

@@ -5,12 +5,13 @@ import { liveRootQuatOnReference } from '../../../src/domain/robotLink/robotUpri
 import type { ForwardKinematics } from '../../../src/domain/robot/forwardKinematics';
 import type { RobotProfile } from '../../../src/domain/robot/robotProfile';
 import { poseStore } from '../playback/poseStore';
-import { liveRobotStore } from '../robot/liveRobotStore';
+import { liveStream } from '../robot/liveStreams';
 import { drawnLiveRobots } from './drawnRobots';
 import { poseGroups, useBuiltRobot } from './RobotModel';
 
-// The live robot: a connected robot's newest measured joints (robot.live, 15 Hz), drawn
-// whether or not a trial runs, as its own model in one identity colour that no sim branch, run or
+// The live robot: a connected robot's newest measured joints (the newest row of its connection's
+// live store, robot/liveStreams.ts, fed by its idle live stream at 15 Hz), drawn outside trials,
+// as its own model in one identity colour that no sim branch, run or
 // reference uses. With motion capture its measured root; without, the reference root's position
 // and heading with the IMU's roll and pitch (liveRootQuatOnReference) — so a robot that fell is
 // drawn fallen, never as a standing copy of the reference. Posed in useFrame from the transient
@@ -58,9 +59,10 @@ export function LiveRobot({
   }, [robot, connectionId, invalidate]);
 
   useFrame(() => {
-    const pose = liveRobotStore.getState().poses.get(connectionId);
+    const stream = liveStream(connectionId);
+    const pose = stream?.source === 'robot_idle' ? stream.newest() : null;
     const groups = robot?.groups ?? [];
-    const show = visible && pose !== undefined && groups.length === profile.bodies.length;
+    const show = visible && pose !== null && groups.length === profile.bodies.length;
     if (root.current) root.current.visible = show;
     const drawn = drawnLiveRobots.get(connectionId);
     if (drawn) drawn.drawn = show;

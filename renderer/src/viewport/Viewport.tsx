@@ -4,7 +4,7 @@ import { useShallow } from 'zustand/react/shallow';
 import { ErrorLegend } from './ErrorLegend';
 import { useRunStore } from '../overlay/runStore';
 import { useConnectionStore } from '../api/connectionStore';
-import { useLiveRobotIds } from '../robot/liveRobotStore';
+import { useIdleRobotIds } from '../robot/liveStreams';
 import { useRobotStore } from '../robot/robotStore';
 import { useSafetyStore } from '../safety/safetyStore';
 import { CameraRig } from './CameraRig';
@@ -62,8 +62,8 @@ export function Viewport() {
   const trialLive = useRunStore((s) => s.runs.some((r) => r.live && r.domain === 'real_robot'));
   const showReference = useRunStore((s) => s.showReference);
   const servicesUp = useConnectionStore((s) => s.status === 'connected');
-  const liveIds = useLiveRobotIds((s) => s.ids);
-  const shownLive = servicesUp ? liveIds : []; // kept to the connected robots by retainLiveRobots (trialPushes.ts)
+  const liveIds = useIdleRobotIds((s) => s.ids);
+  const shownLive = servicesUp ? liveIds : []; // kept to the connected robots by retainLiveRobots (robot/liveStreams.ts)
   const globalRoot = useSafetyStore((s) => s.robots.some((r) => shownLive.includes(r.connectionId) && r.globalRoot));
   const [follow, setFollow] = useState(true);
   const overlay = runIds.length > 0 || shownLive.length > 0;

@@ -3,7 +3,7 @@ import { useEffect } from 'react';
 import { overlayStore } from '../overlay/overlayStore';
 import { useRunStore } from '../overlay/runStore';
 import { poseStore } from '../playback/poseStore';
-import { liveRobotStore } from '../robot/liveRobotStore';
+import { liveStreamsStore } from '../robot/liveStreams';
 import { useMeshStore } from './meshStore';
 
 // The viewport's canvas renders on demand (<Canvas frameloop="demand">): a frame is drawn only
@@ -14,7 +14,8 @@ import { useMeshStore } from './meshStore';
 //   poseStore      the reference frame on display: scrubbing, frame keys, playback, follow-live
 //   overlayStore   the executed runs at the playhead: live frames, recordings, error mode
 //   useRunStore    runs added or removed, visibility, colour mode, the ghost toggle
-//   liveRobotStore the live robot's robot.live pushes (15 Hz while a robot is connected and moving)
+//   liveStreamsStore  the live robot's idle pose moving visibly, a live robot appearing or going
+//                  (15 Hz at most while a robot is connected and moving)
 //   useMeshStore   mesh files arriving; each robot also asks when its own mesh objects get their
 //                  geometry (RobotModel.tsx), which can be a tick after the store counted it
 //   CameraRig      orbit input, and every frame while the orbit's damping still moves
@@ -45,7 +46,7 @@ export function RenderOnChange() {
       overlayStore.subscribe(() => invalidate()),
       useRunStore.subscribe(() => invalidate()),
       useMeshStore.subscribe(() => invalidate()),
-      liveRobotStore.subscribe(() => invalidate()),
+      liveStreamsStore.subscribe(() => invalidate()),
     ];
     invalidate();
     return () => offs.forEach((off) => off());

@@ -1,6 +1,6 @@
 // Quaternion helpers. Every quaternion here is scalar-first (w, x, y, z), unit unless stated.
 // Functions on tuples are for set-up code; the hot paths (FK, resampling) inline their math on
-// flat Float64Arrays instead.
+// flat Float64Arrays instead, or write into a flat array at an offset (rotateInto).
 import type { QuatWxyz, Vec3M } from '../units';
 
 export const QUAT_IDENTITY: QuatWxyz = [1, 0, 0, 0];
@@ -38,6 +38,29 @@ export function quatRotate(q: QuatWxyz, v: Vec3M): Vec3M {
   const ty = 2 * (z * v[0] - x * v[2]);
   const tz = 2 * (x * v[1] - y * v[0]);
   return [v[0] + w * tx + (y * tz - z * ty), v[1] + w * ty + (z * tx - x * tz), v[2] + w * tz + (x * ty - y * tx)];
+}
+
+/**
+ * out[o..o+2] = v rotated by the unit quaternion (w, x, y, z) (pass the conjugate to rotate by
+ * its inverse): v + w·t + u × t with t = 2·(u × v), u = (x, y, z).
+ */
+export function rotateInto(
+  w: number,
+  x: number,
+  y: number,
+  z: number,
+  vx: number,
+  vy: number,
+  vz: number,
+  out: { [i: number]: number },
+  o: number,
+): void {
+  const tx = 2 * (y * vz - z * vy);
+  const ty = 2 * (z * vx - x * vz);
+  const tz = 2 * (x * vy - y * vx);
+  out[o] = vx + w * tx + (y * tz - z * ty);
+  out[o + 1] = vy + w * ty + (z * tx - x * tz);
+  out[o + 2] = vz + w * tz + (x * ty - y * tx);
 }
 
 /** Rotation matrix (row-major 3×3) to quaternion, w ≥ 0. */

@@ -20,6 +20,7 @@
 // the contract id, so they can be stored and aggregated later from what was stored.
 
 import { InputError } from '../problems';
+import { rotateInto } from '../math/quat';
 import { percentileLinearInPlace } from './percentile';
 
 export const SONIC_EVAL_ID = 'sonic-eval/1';
@@ -271,17 +272,7 @@ function quatAngleRad(q: Float64Array): number {
 
 /** out = R(q)ᵀ·v for a unit quaternion q (wxyz), i.e. v rotated by q⁻¹. */
 function rotateInverse(q: Float64Array, vx: number, vy: number, vz: number, out: Float64Array, o: number): void {
-  const w = q[0];
-  const x = -q[1];
-  const y = -q[2];
-  const z = -q[3];
-  // t = 2 (u × v); v' = v + w t + u × t
-  const tx = 2 * (y * vz - z * vy);
-  const ty = 2 * (z * vx - x * vz);
-  const tz = 2 * (x * vy - y * vx);
-  out[o] = vx + w * tx + (y * tz - z * ty);
-  out[o + 1] = vy + w * ty + (z * tx - x * tz);
-  out[o + 2] = vz + w * tz + (x * ty - y * tx);
+  rotateInto(q[0], -q[1], -q[2], -q[3], vx, vy, vz, out, o);
 }
 
 /** numpy's floor-mod: the result has the divisor's sign, so (x + π) mod 2π − π lies in [−π, π). */

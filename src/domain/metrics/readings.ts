@@ -137,46 +137,24 @@ export interface ReadingInfo {
   display: { unit: string; scale: number };
 }
 
+/** A reading shown in the unit it is stored in. */
+const asStored = (json: string, label: string, unit: string): ReadingInfo => ({
+  json,
+  label,
+  unit,
+  display: { unit, scale: 1 },
+});
+
 export const READING_INFO: Record<NumericReadingKey | 'successRate', ReadingInfo> = {
   successRate: { json: 'sr', label: 'SR', unit: '1', display: { unit: '%', scale: 100 } },
   progressSoft: { json: 'progress_soft', label: 'progress-soft', unit: '1', display: { unit: '', scale: 1 } },
   mpjpeLMm: { json: 'mpjpe_l_mm', label: 'MPJPE-l', unit: 'mm', display: { unit: 'cm', scale: 0.1 } },
-  jointPosRmseRad: {
-    json: 'joint_pos_rmse',
-    label: 'joint-position RMSE',
-    unit: 'rad',
-    display: { unit: 'rad', scale: 1 },
-  },
-  jointVelRmseRadS: {
-    json: 'joint_vel_rmse',
-    label: 'joint-velocity RMSE',
-    unit: 'rad/s',
-    display: { unit: 'rad/s', scale: 1 },
-  },
-  jointAccRmsRadS2: {
-    json: 'joint_acc_rms',
-    label: 'joint-acceleration RMS',
-    unit: 'rad/s²',
-    display: { unit: 'rad/s²', scale: 1 },
-  },
-  jointAccP95RadS2: {
-    json: 'joint_acc_p95',
-    label: 'joint-acceleration P95',
-    unit: 'rad/s²',
-    display: { unit: 'rad/s²', scale: 1 },
-  },
-  jointJerkRmsRadS3: {
-    json: 'joint_jerk_rms',
-    label: 'joint-jerk RMS',
-    unit: 'rad/s³',
-    display: { unit: 'rad/s³', scale: 1 },
-  },
-  jointJerkP95RadS3: {
-    json: 'joint_jerk_p95',
-    label: 'joint-jerk P95',
-    unit: 'rad/s³',
-    display: { unit: 'rad/s³', scale: 1 },
-  },
+  jointPosRmseRad: asStored('joint_pos_rmse', 'joint-position RMSE', 'rad'),
+  jointVelRmseRadS: asStored('joint_vel_rmse', 'joint-velocity RMSE', 'rad/s'),
+  jointAccRmsRadS2: asStored('joint_acc_rms', 'joint-acceleration RMS', 'rad/s²'),
+  jointAccP95RadS2: asStored('joint_acc_p95', 'joint-acceleration P95', 'rad/s²'),
+  jointJerkRmsRadS3: asStored('joint_jerk_rms', 'joint-jerk RMS', 'rad/s³'),
+  jointJerkP95RadS3: asStored('joint_jerk_p95', 'joint-jerk P95', 'rad/s³'),
 };
 
 /** The numeric reading whose JSON name (`mpjpe_l_mm`, …) is `name`, or undefined. */

@@ -6,7 +6,7 @@ import type { ForwardKinematics } from '../robot/forwardKinematics';
 import { Sha256 } from '../hash/sha256';
 import { InputError, type InputLocation, type Warning } from '../problems';
 import { G1_JOINT_NAMES, G1_NUM_JOINTS } from '../robot/g1Joints';
-import type { CapabilityGroup, ClipFormat, FpsSource, JointLimitWarning, MotionClip } from './motionClip';
+import type { ClipFormat, FpsSource, JointLimitWarning, MotionClip } from './motionClip';
 
 /** Largest motion file accepted, bytes (256 MiB). */
 export const MAX_INPUT_BYTES = 256 * 1024 * 1024;
@@ -427,21 +427,16 @@ export function computeClipId(
   return 'clip-' + h.digestHex().slice(0, 16);
 }
 
-export interface ClipParts {
-  name: string;
+export type ClipParts = Pick<
+  MotionClip,
+  'name' | 'fps' | 'frameCount' | 'rootPosM' | 'jointPosRad' | 'jointVelRadS' | 'bodyPosW' | 'capabilityGroup'
+> & {
   format: ClipFormat;
-  fps: number;
   fpsSource: FpsSource;
-  frameCount: number;
-  rootPosM: Float64Array;
   /** wxyz, validated (norms within tolerance); normalised and sign-fixed here. */
   rootQuatWxyz: Float64Array;
-  jointPosRad: Float64Array;
-  jointVelRadS?: Float64Array;
-  bodyPosW?: { bodyCount: number; data: Float64Array };
-  capabilityGroup?: CapabilityGroup;
   warnings?: Warning[];
-}
+};
 
 /** Builds the MotionClip: quaternion clean-up, joint-limit warnings, ids and provenance. */
 export function finalizeClip(

@@ -13,40 +13,11 @@ import { G1_JOINT_NAMES, G1_NUM_JOINTS } from '../robot/g1Joints';
  * pose_lib.py:395 `extract_kinematic_info`, :446 `_traverse`). The G1 robot config uses
  * `mjcf/g1_holo_compat.xml` (protomotions/robot_configs/g1.py:91) and the G1 CSV converter
  * `g1_bm_box_feet.xml` (data/scripts/convert_g1_csv_to_proto.py:261); both list these 29 hinges
- * in this order (g1_holo_compat.xml:59 left_hip_pitch_joint … :238 right_wrist_yaw_joint).
+ * in this order (g1_holo_compat.xml:59 left_hip_pitch_joint … :238 right_wrist_yaw_joint), which is
+ * the canonical G1 order, name for name.
  * NVlabs/ProtoMotions @ 607ca7a0bb92e261120bcab8d9f97f28b3130ffc.
  */
-export const PROTOMOTIONS_G1_DOF_NAMES: readonly string[] = [
-  'left_hip_pitch_joint',
-  'left_hip_roll_joint',
-  'left_hip_yaw_joint',
-  'left_knee_joint',
-  'left_ankle_pitch_joint',
-  'left_ankle_roll_joint',
-  'right_hip_pitch_joint',
-  'right_hip_roll_joint',
-  'right_hip_yaw_joint',
-  'right_knee_joint',
-  'right_ankle_pitch_joint',
-  'right_ankle_roll_joint',
-  'waist_yaw_joint',
-  'waist_roll_joint',
-  'waist_pitch_joint',
-  'left_shoulder_pitch_joint',
-  'left_shoulder_roll_joint',
-  'left_shoulder_yaw_joint',
-  'left_elbow_joint',
-  'left_wrist_roll_joint',
-  'left_wrist_pitch_joint',
-  'left_wrist_yaw_joint',
-  'right_shoulder_pitch_joint',
-  'right_shoulder_roll_joint',
-  'right_shoulder_yaw_joint',
-  'right_elbow_joint',
-  'right_wrist_roll_joint',
-  'right_wrist_pitch_joint',
-  'right_wrist_yaw_joint',
-];
+export const PROTOMOTIONS_G1_DOF_NAMES: readonly string[] = [...G1_JOINT_NAMES];
 
 /**
  * ProtoMotions' G1 bodies (`kinematic_info.body_names`): the bodies of g1_holo_compat.xml in

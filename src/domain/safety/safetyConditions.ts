@@ -57,16 +57,13 @@ export function tripOutcome(cause: Exclude<TripCause, 'backend_stop'>, intervent
 /** Outcomes that mean the robot was stopped by a safety path: reported at an episode end, they latch a trip. */
 export const TRIP_OUTCOMES: readonly EpisodeOutcome[] = ['estop', 'link_lost', 'intervention', 'aborted_by_operator'];
 
-function interlockChecks(s: GateState, nowMs: number, cfg: SafetyGateConfig, out: Refusal[]): void {
-  const il = s.interlock;
-  if (il === null) {
-    out.push(
-      refusal('interlock_unknown', 'interlock status unknown: no status received from the interlock box', {
-        limitMs: cfg.interlockFreshMs,
-      }),
-    );
-    return;
-  }
+/** The interlock's last status is older than the freshness limit (strictly). */
+function interlockStaleCheck(
+  il: NonNullable<GateState['interlock']>,
+  nowMs: number,
+  cfg: SafetyGateConfig,
+  out: Refusal[],
+): void {
   const age = nowMs - il.atMs;
   if (age > cfg.interlockFreshMs) {
     out.push(
@@ -81,6 +78,38 @@ function interlockChecks(s: GateState, nowMs: number, cfg: SafetyGateConfig, out
       ),
     );
   }
+}
+
+/** The robot's last lowstate is as old as the freshness limit or older. */
+function linkStaleCheck(
+  ls: NonNullable<GateState['lowstate']>,
+  nowMs: number,
+  cfg: SafetyGateConfig,
+  out: Refusal[],
+): void {
+  const age = nowMs - ls.atMs;
+  if (age >= cfg.linkFreshMs) {
+    out.push(
+      refusal(
+        'link_stale',
+        `robot link stale: last lowstate ${formatDuration(age)} ago (limit ${formatDuration(cfg.linkFreshMs)})`,
+        { ageMs: age, limitMs: cfg.linkFreshMs },
+      ),
+    );
+  }
+}
+
+function interlockChecks(s: GateState, nowMs: number, cfg: SafetyGateConfig, out: Refusal[]): void {
+  const il = s.interlock;
+  if (il === null) {
+    out.push(
+      refusal('interlock_unknown', 'interlock status unknown: no status received from the interlock box', {
+        limitMs: cfg.interlockFreshMs,
+      }),
+    );
+    return;
+  }
+  interlockStaleCheck(il, nowMs, cfg, out);
   if (il.status !== 'ARMED') {
     out.push(
       refusal('interlock_not_armed', `interlock not armed: status is ${il.status} (motion needs ARMED)`, {
@@ -96,16 +125,7 @@ function linkChecks(s: GateState, nowMs: number, cfg: SafetyGateConfig, out: Ref
     out.push(refusal('link_unknown', 'robot link down: no lowstate received', { limitMs: cfg.linkFreshMs }));
     return;
   }
-  const age = nowMs - ls.atMs;
-  if (age >= cfg.linkFreshMs) {
-    out.push(
-      refusal(
-        'link_stale',
-        `robot link stale: last lowstate ${formatDuration(age)} ago (limit ${formatDuration(cfg.linkFreshMs)})`,
-        { ageMs: age, limitMs: cfg.linkFreshMs },
-      ),
-    );
-  }
+  linkStaleCheck(ls, nowMs, cfg, out);
 }
 
 /** The interlock (ARMED, fresh) and robot-link (fresh lowstate) conditions at `nowMs`: what may not have changed between a grant and its write. */
@@ -289,20 +309,7 @@ export function resetRefusals(s: GateState, nowMs: number, cfg: SafetyGateConfig
   if (il === null || il.seq <= t.seq) {
     out.push(refusal('interlock_unknown', 'no interlock status received since the trip', { trippedAtMs: t.atMs }));
   } else {
-    const age = nowMs - il.atMs;
-    if (age > cfg.interlockFreshMs) {
-      out.push(
-        refusal(
-          'interlock_stale',
-          `interlock status stale: last status ${il.status} ${formatDuration(age)} ago (limit ${formatDuration(cfg.interlockFreshMs)})`,
-          {
-            status: il.status,
-            ageMs: age,
-            limitMs: cfg.interlockFreshMs,
-          },
-        ),
-      );
-    }
+    interlockStaleCheck(il, nowMs, cfg, out);
     if (il.status === 'ESTOP') {
       out.push(
         refusal('interlock_estop', 'the interlock still reports ESTOP: release the e-stop first', {
@@ -315,16 +322,7 @@ export function resetRefusals(s: GateState, nowMs: number, cfg: SafetyGateConfig
   if (ls === null || ls.seq <= t.seq) {
     out.push(refusal('link_unknown', 'no lowstate received from the robot since the trip', { trippedAtMs: t.atMs }));
   } else {
-    const age = nowMs - ls.atMs;
-    if (age >= cfg.linkFreshMs) {
-      out.push(
-        refusal(
-          'link_stale',
-          `robot link stale: last lowstate ${formatDuration(age)} ago (limit ${formatDuration(cfg.linkFreshMs)})`,
-          { ageMs: age, limitMs: cfg.linkFreshMs },
-        ),
-      );
-    }
+    linkStaleCheck(ls, nowMs, cfg, out);
   }
   return out;
 }

@@ -65,6 +65,11 @@ export interface Controller {
   dispose?(): Promise<void> | void;
 }
 
+/** `inner` with its step replaced by `step` (binding, physics, needs and reset delegate to `inner`). */
+export function withStep(inner: Controller, step: Controller['step']): Controller {
+  return { binding: inner.binding, physics: inner.physics, needs: inner.needs, reset: () => inner.reset(), step };
+}
+
 export function createControlCommand(joints = 29): ControlCommand {
   return { jointTargetRad: new Float64Array(joints), kp: null, kd: null };
 }

@@ -1,4 +1,5 @@
 import { InputError } from '../problems';
+import { G1_JOINT_NAMES } from '../robot/g1Joints';
 import { describeValue } from '../text/printable';
 import type { PolicyFamily } from './trackingPolicy';
 
@@ -69,38 +70,11 @@ const HOLOSOMA_COMMIT = 'fc600e7db2de580509eedaa656ca6c601bd3af9b';
 const HOLOSOMA_INFERENCE = `amazon-far/holosoma@${HOLOSOMA_COMMIT.slice(0, 7)} src/holosoma_inference/holosoma_inference`;
 const HOLOSOMA_TRAINING = `amazon-far/holosoma@${HOLOSOMA_COMMIT.slice(0, 7)} src/holosoma/holosoma`;
 
-/** holosoma's G1 29-DoF joint order (holosoma_inference config_values/robot.py g1_29dof.dof_names). */
-const HOLOSOMA_G1_DOF_NAMES = [
-  'left_hip_pitch_joint',
-  'left_hip_roll_joint',
-  'left_hip_yaw_joint',
-  'left_knee_joint',
-  'left_ankle_pitch_joint',
-  'left_ankle_roll_joint',
-  'right_hip_pitch_joint',
-  'right_hip_roll_joint',
-  'right_hip_yaw_joint',
-  'right_knee_joint',
-  'right_ankle_pitch_joint',
-  'right_ankle_roll_joint',
-  'waist_yaw_joint',
-  'waist_roll_joint',
-  'waist_pitch_joint',
-  'left_shoulder_pitch_joint',
-  'left_shoulder_roll_joint',
-  'left_shoulder_yaw_joint',
-  'left_elbow_joint',
-  'left_wrist_roll_joint',
-  'left_wrist_pitch_joint',
-  'left_wrist_yaw_joint',
-  'right_shoulder_pitch_joint',
-  'right_shoulder_roll_joint',
-  'right_shoulder_yaw_joint',
-  'right_elbow_joint',
-  'right_wrist_roll_joint',
-  'right_wrist_pitch_joint',
-  'right_wrist_yaw_joint',
-] as const;
+/**
+ * holosoma's G1 29-DoF joint order (holosoma_inference config_values/robot.py g1_29dof.dof_names):
+ * that list is the canonical G1 order, name for name.
+ */
+const HOLOSOMA_G1_DOF_NAMES: readonly string[] = G1_JOINT_NAMES;
 
 /** g1_29dof.default_dof_angles, in HOLOSOMA_G1_DOF_NAMES order (the same values as training's init_state.default_joint_angles). */
 const HOLOSOMA_G1_DEFAULT_RAD = [

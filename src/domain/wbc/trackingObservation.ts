@@ -1,3 +1,4 @@
+import { rotateInto } from '../math/quat';
 import { canonicalToPolicy, type JointOrderMap } from '../robot/jointOrder';
 import type { TrackingReference } from './trackingReference';
 import { termWidth, type ReferenceAlignment, type TrackingPolicySpec, type TrackingTerm } from './trackingPolicy';
@@ -74,16 +75,7 @@ function rotateInv(
 }
 
 function rotate(q: ArrayLike<number>, vx: number, vy: number, vz: number, out: Q, o: number): void {
-  const w = q[0],
-    x = q[1],
-    y = q[2],
-    z = q[3];
-  const tx = 2 * (y * vz - z * vy);
-  const ty = 2 * (z * vx - x * vz);
-  const tz = 2 * (x * vy - y * vx);
-  out[o] = vx + w * tx + (y * tz - z * ty);
-  out[o + 1] = vy + w * ty + (z * tx - x * tz);
-  out[o + 2] = vz + w * tz + (x * ty - y * tx);
+  rotateInto(q[0], q[1], q[2], q[3], vx, vy, vz, out, o);
 }
 
 /** The yaw-only part of q (rotation about world z with the same heading). */

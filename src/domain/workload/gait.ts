@@ -65,6 +65,39 @@ interface Swing {
   to: FootPlace;
 }
 
+/**
+ * Foot `side` at core time `tc` on its swings (in time order). Inside a swing it moves from the
+ * swing's start to its end place with the min-jerk progress h (flat over the first and last
+ * SWING_EDGE of the swing) and `during` gives its yaw, lift and pitch; in stance ahead of its
+ * next swing `before` gives the place; after its last swing it is flat at its last place.
+ */
+function footOnSwings(
+  initial: FootPlace,
+  swings: readonly Swing[],
+  side: Side,
+  tc: number,
+  foot: {
+    during: (s: Swing, h: number) => Omit<SwingPlace, 'x' | 'y'>;
+    before: (p: FootPlace, next: Swing) => SwingPlace;
+  },
+): SwingPlace {
+  let p = initial;
+  for (const s of swings) {
+    if (s.side !== side) continue;
+    if (tc >= s.t1) {
+      p = s.to;
+      continue;
+    }
+    if (tc > s.t0) {
+      const T = s.t1 - s.t0;
+      const h = minJerk((tc - s.t0 - SWING_EDGE * T) / ((1 - 2 * SWING_EDGE) * T));
+      return { x: lerp(s.from.x, s.to.x, h), y: lerp(s.from.y, s.to.y, h), ...foot.during(s, h) };
+    }
+    return foot.before(p, s);
+  }
+  return { ...p, lift: 0, pitch: 0 };
+}
+
 export interface Gait {
   durationS: number;
   state: (tc: number) => CoreState;
@@ -128,30 +161,14 @@ export function planWalk(kit: Kit, ready: Ready, spec: WalkSpec): Gait {
   const pyaw: KeyTrack = smoothTrack(kyaw);
   const dzRamp = spec.dzRampS ?? 0.8;
 
-  const footAt = (side: Side, tc: number): SwingPlace => {
-    let p: FootPlace = initial[side];
-    for (const s of swings) {
-      if (s.side !== side) continue;
-      if (tc >= s.t1) {
-        p = s.to;
-        continue;
-      }
-      if (tc > s.t0) {
-        const T = s.t1 - s.t0;
-        const h = minJerk((tc - s.t0 - SWING_EDGE * T) / ((1 - 2 * SWING_EDGE) * T));
+  const footAt = (side: Side, tc: number): SwingPlace =>
+    footOnSwings(initial[side], swings, side, tc, {
+      during: (s, h) => {
         const b = bump(tc, s.t0, s.t1);
-        return {
-          x: lerp(s.from.x, s.to.x, h),
-          y: lerp(s.from.y, s.to.y, h),
-          yaw: lerp(s.from.yaw, s.to.yaw, h),
-          lift: spec.swingHeight * b,
-          pitch: (spec.swingPitch ?? 0) * b,
-        };
-      }
-      break;
-    }
-    return { ...p, lift: 0, pitch: 0 };
-  };
+        return { yaw: lerp(s.from.yaw, s.to.yaw, h), lift: spec.swingHeight * b, pitch: (spec.swingPitch ?? 0) * b };
+      },
+      before: (p) => ({ ...p, lift: 0, pitch: 0 }),
+    });
 
   const feet = (tc: number): [SwingPlace, SwingPlace] => [footAt(0, tc), footAt(1, tc)];
   const state = (tc: number): CoreState => {
@@ -297,30 +314,16 @@ export function planJog(kit: Kit, ready: Ready, spec: JogSpec): Jog {
   const heelRiseS = 0.4 * spec.stanceT;
   const clearance = spec.clearance ?? 0;
   const clearS = spec.clearS ?? 0.08;
-  const footAt = (side: Side, tc: number): SwingPlace => {
-    let p: FootPlace = initial[side];
-    for (const s of swings) {
-      if (s.side !== side) continue;
-      if (tc >= s.t1) {
-        p = s.to;
-        continue;
-      }
-      if (tc > s.t0) {
-        const T = s.t1 - s.t0;
-        const h = minJerk((tc - s.t0 - SWING_EDGE * T) / ((1 - 2 * SWING_EDGE) * T));
-        return {
-          x: lerp(s.from.x, s.to.x, h),
-          y: lerp(s.from.y, s.to.y, h),
-          yaw: 0,
-          lift: clearance * envelope(tc, s.t0, s.t1, clearS) + (spec.swingHeight - clearance) * bump(tc, s.t0, s.t1),
-          pitch: toeOff * (1 - ramp(tc, s.t0, s.t1)) + (spec.swingPitch ?? 0) * bump(tc, s.t0, s.t1),
-        };
-      }
+  const footAt = (side: Side, tc: number): SwingPlace =>
+    footOnSwings(initial[side], swings, side, tc, {
+      during: (s) => ({
+        yaw: 0,
+        lift: clearance * envelope(tc, s.t0, s.t1, clearS) + (spec.swingHeight - clearance) * bump(tc, s.t0, s.t1),
+        pitch: toeOff * (1 - ramp(tc, s.t0, s.t1)) + (spec.swingPitch ?? 0) * bump(tc, s.t0, s.t1),
+      }),
       // stance before this swing: the heel rises toward lift-off
-      return { ...p, lift: 0, pitch: toeOff * ramp(tc, s.t0 - heelRiseS, s.t0) };
-    }
-    return { ...p, lift: 0, pitch: 0 };
-  };
+      before: (p, s) => ({ ...p, lift: 0, pitch: toeOff * ramp(tc, s.t0 - heelRiseS, s.t0) }),
+    });
   const state = (tc: number): CoreState => {
     const e = env(tc);
     const c = Math.cos((TAU * (tc - phase0)) / T);

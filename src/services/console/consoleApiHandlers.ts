@@ -22,7 +22,7 @@ import type { TrialJobs } from './trialJobs';
 // main/, the loopback WebSocket in src/services/host/). Requests are validated against the
 // contract in `invoke`, the single entry point; handlers receive parsed params only.
 
-/** Who is calling: the transport's client, where it can receive pushes (sim.frames, sim.end). */
+/** Who is calling: the transport's client, where it can receive pushes (live.frames, sim.end, …). */
 export interface CallContext {
   client?: EventClient;
 }

@@ -4,8 +4,8 @@ import {
   PUSH_RATE_HZ,
   type ApiEvent,
   type QualificationProgressEvent,
+  type LiveFramesEvent,
   type SimEndEvent,
-  type SimFramesEvent,
   type TrialApiEvent,
 } from '../../api/contract';
 
@@ -13,11 +13,15 @@ import {
 export type UnsequencedEvent<E = ApiEvent> = E extends unknown ? Omit<E, 'seq'> : never;
 /** Low-rate status pushes outside the frame streams (qualification, interlock, calibration, trials). */
 export type StatusEvent = UnsequencedEvent<QualificationProgressEvent | TrialApiEvent>;
+/** A batch of a live stream (live.frames) without its per-client sequence number and drop count. */
+export type LiveBatch = Omit<LiveFramesEvent, 'seq' | 'droppedFrames'>;
+/** What broadcastTransient sends: a status or a live batch, superseded by the next one. */
+export type TransientEvent = StatusEvent | UnsequencedEvent<LiveFramesEvent>;
 
 // Server→client pushes of the console API, with flow control per client. Both transports attach
-// one EventSink per client (a WebSocket of the loopback host, a webContents in Electron); a run's
-// frames reach the clients that watch it (the one that started it) as `sim.frames` batches sent
-// at PUSH_RATE_HZ, and its end as one `sim.end`.
+// one EventSink per client (a WebSocket of the loopback host, a webContents in Electron); a
+// simulation run's frames reach the clients that watch it (the one that started it) as
+// `live.frames` batches (source sim_run) sent at PUSH_RATE_HZ, and its end as one `sim.end`.
 //
 // Backpressure: every push carries a sequence number and the client acknowledges what it has
 // processed (events.ack). With MAX_UNACKED_PUSHES unacknowledged, nothing more is sent to that
@@ -39,8 +43,8 @@ export interface DisplaySource {
   recordedFrames(): number;
   /** Time of recorded frame i, s. */
   frameTimeS(i: number): number;
-  /** The frames [from, to) as a batch (without seq and droppedFrames). */
-  framesBatch(from: number, to: number): Omit<SimFramesEvent, 'seq' | 'droppedFrames'>;
+  /** The frames [from, to) as a live batch (without seq and droppedFrames). */
+  framesBatch(from: number, to: number): LiveBatch;
   /** The end (without seq and droppedFrames); null while running. */
   endEvent(): Omit<SimEndEvent, 'seq' | 'droppedFrames'> | null;
 }
@@ -119,7 +123,7 @@ class Client implements EventClient {
     return () => this.detachListeners.delete(listener);
   }
 
-  push(event: Omit<SimFramesEvent, 'seq'> | Omit<SimEndEvent, 'seq'> | StatusEvent): void {
+  push(event: Omit<SimEndEvent, 'seq'> | TransientEvent): void {
     const e = { ...event, seq: this.nextSeq++ } as ApiEvent;
     try {
       this.sink.send(e);
@@ -179,15 +183,15 @@ export class EventHub {
   }
 
   /**
-   * Sends a transient push (safety.status, trial.live: superseded by the next one) to every
-   * client that keeps up; a client with maxUnacked pushes unacknowledged is skipped, never
-   * queued for, and `skipped` is told. `make` builds the event per client (it may carry that
-   * client's own skip count) or returns null to send nothing to it. `reserve` leaves that many of
-   * a client's unacknowledged slots to other pushes: the live robot's display pushes (robot.live)
+   * Sends a transient push (safety.status, a trial's or an idle robot's live.frames: superseded by
+   * the next one) to every client that keeps up; a client with maxUnacked pushes unacknowledged is
+   * skipped, never queued for, and `skipped` is told. `make` builds the event per client (it may
+   * carry that client's own skip count) or returns null to send nothing to it. `reserve` leaves
+   * that many of a client's unacknowledged slots to other pushes: the idle robots' live.frames
    * keep 2, so a client slow to acknowledge still gets the lights' safety.status.
    */
   broadcastTransient(
-    make: (clientId: number) => StatusEvent | null,
+    make: (clientId: number) => TransientEvent | null,
     skipped?: (clientId: number) => void,
     reserve = 0,
   ): void {

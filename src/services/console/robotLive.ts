@@ -1,5 +1,4 @@
-import type { RobotLiveEvent } from '../../api/contract';
-import { ROBOT_LIVE_PUSH_HZ } from '../../api/contract';
+import { PUSH_RATE_HZ } from '../../api/contract';
 import { robotBackendOf } from '../../domain/backend/backend';
 import type { RunnerStatus, WbcState } from '../../domain/bridge/g1BridgeContract';
 import type { RobotLinkStatusDto } from '../../api/trialContract';
@@ -8,12 +7,12 @@ import { TIMING_WINDOW_MS } from '../../domain/timing/timingHealth';
 import { sendEmulatorControl } from '../robotEmulator/emulatorControlClient';
 import { ApiFailure } from './apiFailure';
 import type { ConnectionRegistry } from './connectionRegistry';
-import type { EventHub } from './eventHub';
+import type { EventHub, LiveBatch } from './eventHub';
 
-// The live robot outside trials: every connected robot's newest measured joints and
-// root go to the renderer as `robot.live` at ROBOT_LIVE_PUSH_HZ (transient: a client behind gets
-// the next one), read from the registry's copy of the newest frame, so no trial has to run for the
-// viewport to show the robot. Beside it, the figures the top bar shows for each robot link (the
+// The live robot outside trials: every connected robot's newest measured joints and root go to
+// the renderer as its connection's live stream (`live.frames`, source robot_idle, one row) at
+// PUSH_RATE_HZ (transient: a client behind gets the next one), read from the registry's copy of
+// the newest frame, so no trial has to run for the viewport to show the robot. Beside it, the figures the top bar shows for each robot link (the
 // controller's wbc_status, the IMU tilt, the lowstate gaps), merged into safety.status by
 // TrialJobs.robotLinks, and the emulator's human reset (robot.emulatorReset), offered only when
 // the link declares the emulator's control channel (RobotLinkCapabilities.emulatorControl).
@@ -67,8 +66,10 @@ export function robotLinkFigures(registry: ConnectionRegistry, connectionId: str
   };
 }
 
-/** Unacknowledged push slots robot.live leaves to the other pushes (the lights' safety.status first). */
+/** Unacknowledged push slots the idle robots' live.frames leave to the other pushes (the lights' safety.status first). */
 const ROBOT_LIVE_RESERVED_SLOTS = 2;
+/** Robots streamed at once outside trials. */
+const MAX_IDLE_ROBOTS = 8;
 
 export interface RobotLiveOptions {
   hub: EventHub;
@@ -79,36 +80,40 @@ export interface RobotLiveOptions {
 
 export class RobotLive {
   private readonly timer: ReturnType<typeof setInterval>;
+  /** Connection id → the revision of the newest frame last sent. */
   private readonly sent = new Map<string, number>();
+  /** Connection id → client id → pushes skipped for that client (it was behind). */
+  private readonly skipped = new Map<string, Map<number, number>>();
   private closed = false;
 
   constructor(private readonly o: RobotLiveOptions) {
-    this.timer = setInterval(() => this.push(), 1000 / ROBOT_LIVE_PUSH_HZ);
+    this.timer = setInterval(() => this.push(), 1000 / PUSH_RATE_HZ);
     this.timer.unref?.();
   }
 
   /**
-   * One robot.live push with every connected robot not in a trial (the renderer draws exactly
-   * those), when any of them has a new frame or one went away; none while nothing changes.
+   * One live.frames push per connected robot not in a trial (the renderer draws exactly those)
+   * that has a new frame, and a last one (`ended`) for a robot that left that set; none while
+   * nothing changes.
    */
   private push(): void {
     if (this.closed) return;
-    const robots: RobotLiveEvent['robots'] = [];
-    let changed = false;
     const present = new Set<string>();
     for (const c of this.o.registry.list()) {
-      // A leased robot is running a trial: its trial.live run draws it (and this push would only
+      // A leased robot is running a trial: its trial_job stream draws it (and this push would only
       // add load on the loop that carries the trial); it comes back when the lease is released.
-      if (c.kind !== 'robot' || c.presence === 'disconnected' || c.leasedRunId !== null || robots.length === 8)
-        continue;
+      if (c.kind !== 'robot' || c.presence === 'disconnected' || c.leasedRunId !== null) continue;
+      if (present.size === MAX_IDLE_ROBOTS) break;
       const l = this.o.registry.latestState(c.id);
       if (!l) continue;
       present.add(c.id);
-      if (this.sent.get(c.id) !== l.revision) changed = true;
+      if (this.sent.get(c.id) === l.revision) continue;
       this.sent.set(c.id, l.revision);
-      robots.push({
-        connectionId: c.id,
-        tick: l.tick,
+      this.send({
+        ...this.idleBatch(c.id, false),
+        count: 1,
+        frame: [l.tick],
+        timeS: [l.atMs / 1000],
         jointPosRad: Array.from(l.jointPosRad),
         rootPosM: l.rootPosM ? Array.from(l.rootPosM) : null,
         rootQuatWxyz: l.rootQuatWxyz ? Array.from(l.rootQuatWxyz) : null,
@@ -117,11 +122,40 @@ export class RobotLive {
     for (const id of [...this.sent.keys()])
       if (!present.has(id)) {
         this.sent.delete(id);
-        changed = true;
+        this.send(this.idleBatch(id, true));
+        this.skipped.delete(id);
       }
-    if (!changed) return;
-    const event = { type: 'robot.live' as const, robots };
-    this.o.hub.broadcastTransient(() => event, undefined, ROBOT_LIVE_RESERVED_SLOTS);
+  }
+
+  /** An idle robot's batch without rows (the last one of its stream when `ended`). */
+  private idleBatch(connectionId: string, ended: boolean): LiveBatch {
+    return {
+      type: 'live.frames',
+      source: 'robot_idle',
+      connectionId,
+      runId: null,
+      jobId: null,
+      count: 0,
+      firstFrame: null,
+      frame: [],
+      timeS: [],
+      jointPosRad: [],
+      rootPosM: null,
+      rootQuatWxyz: null,
+      readings: null,
+      ended,
+    };
+  }
+
+  private send(batch: LiveBatch): void {
+    let skipped = this.skipped.get(batch.connectionId);
+    if (!skipped) this.skipped.set(batch.connectionId, (skipped = new Map()));
+    const counts = skipped;
+    this.o.hub.broadcastTransient(
+      (clientId) => ({ ...batch, droppedFrames: counts.get(clientId) ?? 0 }),
+      (clientId) => counts.set(clientId, (counts.get(clientId) ?? 0) + batch.count),
+      ROBOT_LIVE_RESERVED_SLOTS,
+    );
   }
 
   /** robot.emulatorReset: the emulator's human_reset on a robot connection that declares it. */

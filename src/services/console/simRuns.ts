@@ -3,7 +3,6 @@ import type {
   ApiParams,
   SimBindingInfo,
   SimEndEvent,
-  SimFramesEvent,
   SimRunResult,
   SimRunStarted,
   SimRunState,
@@ -26,7 +25,7 @@ import { bindingTracksClip, type WbcBinding } from '../../domain/wbc/wbcBinding'
 import { ApiFailure } from './apiFailure';
 import type { ClipCache } from './clipCache';
 import type { ConnectionRegistry } from './connectionRegistry';
-import type { DisplaySource, EventClient, EventHub } from './eventHub';
+import type { DisplaySource, EventClient, EventHub, LiveBatch } from './eventHub';
 import type { PolicyRegistry } from './policyRegistry';
 import { SimRecording } from './simRecording';
 
@@ -116,30 +115,37 @@ class ConsoleSimRun implements DisplaySource {
     return this.rec.timeS[i];
   }
 
-  framesBatch(from: number, to: number): Omit<SimFramesEvent, 'seq' | 'droppedFrames'> {
+  framesBatch(from: number, to: number): LiveBatch {
     const r = this.rec;
     const J = r.jointCount;
     const nullable = (v: number): number | null => (Number.isFinite(v) ? v : null);
-    const live = {
+    const readings = {
       mpjpeLMm: [] as (number | null)[],
       jointRmseRad: [] as (number | null)[],
       firstFailureFrame: [] as (number | null)[],
+      failed: null,
+      failure: null,
     };
     for (let i = from; i < to; i++) {
-      live.mpjpeLMm.push(nullable(r.liveMpjpeLMm[i]));
-      live.jointRmseRad.push(nullable(r.liveJointRmseRad[i]));
-      live.firstFailureFrame.push(nullable(r.liveFailFrame[i]));
+      readings.mpjpeLMm.push(nullable(r.liveMpjpeLMm[i]));
+      readings.jointRmseRad.push(nullable(r.liveJointRmseRad[i]));
+      readings.firstFailureFrame.push(nullable(r.liveFailFrame[i]));
     }
     return {
-      type: 'sim.frames',
+      type: 'live.frames',
+      source: 'sim_run',
+      connectionId: this.started.connectionId,
       runId: this.runId,
-      firstFrame: from,
+      jobId: null,
       count: to - from,
+      firstFrame: from,
+      frame: null,
       timeS: Array.from(r.timeS.subarray(from, to)),
+      jointPosRad: Array.from(r.jointPosRad.subarray(J * from, J * to)),
       rootPosM: r.hasRootPosition === false ? null : Array.from(r.rootPosM.subarray(3 * from, 3 * to)),
       rootQuatWxyz: r.hasRootOrientation === false ? null : Array.from(r.rootQuatWxyz.subarray(4 * from, 4 * to)),
-      jointPosRad: Array.from(r.jointPosRad.subarray(J * from, J * to)),
-      live,
+      readings,
+      ended: false,
     };
   }
 

@@ -10,7 +10,7 @@ import { errorText, nextId, type TrialServices } from './trialServices';
 
 // One matched-pair job (trial.start): the runner's prompts become `trial.prompt` pushes answered by
 // trial.confirm; its progress → `trial.progress` with the job's status; its live readings → the
-// job's `trial.live` batches. The operator's STOP aborts its controller.
+// job's `live.frames` batches (source trial_job). The operator's STOP aborts its controller.
 
 interface PromptWait {
   prompt: TrialPromptDto;

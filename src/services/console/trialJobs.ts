@@ -48,7 +48,7 @@ export type { TrialServices } from './trialServices';
 //                        (trial.stop) aborts it; the runner's prompts (confirmTrial, confirmReset)
 //                        become `trial.prompt` pushes answered by trial.confirm; its progress →
 //                        `trial.progress` (with the job's status); its 50 Hz `live` readings →
-//                        `trial.live` batches (TrialLiveBatches, trialLiveBatches.ts)
+//                        `live.frames` batches of source trial_job (TrialLiveBatches, trialLiveBatches.ts)
 //   safety.status        SafetyStatusPublisher (safetyStatusPublisher.ts)
 //
 // The safety decisions are the runner's (its gate); this file never sends motion. One capture and

@@ -1,14 +1,14 @@
-import { TRIAL_LIVE_PUSH_HZ } from '../../api/contract';
+import { PUSH_RATE_HZ } from '../../api/contract';
 import type { BackendEvent } from '../../domain/backend/backend';
 import type { TrialProgressEvent } from '../trial/trialTypes';
 import type { ConnectionRegistry } from './connectionRegistry';
 import type { EventHub } from './eventHub';
 
-// A trial job's `trial.live` stream: the runner's 50 Hz live readings, each paired with the robot's
-// latest measured joint angles, sent in batches at TRIAL_LIVE_PUSH_HZ, skipped (counted) for a
-// client that is behind.
+// A trial job's live stream (`live.frames`, source trial_job): the runner's 50 Hz live readings,
+// each paired with the robot's latest measured joint angles, sent in batches at PUSH_RATE_HZ,
+// skipped (counted) for a client that is behind.
 
-/** Samples kept for a trial.live batch; older ones are dropped for display (counted). */
+/** Samples kept for a live batch; older ones are dropped for display (counted). */
 const MAX_LIVE_BUFFER = 500;
 const JOINTS = 29;
 
@@ -34,6 +34,8 @@ export class TrialLiveBatches {
     have: false,
   };
   private runId: string | null = null;
+  /** The robot's connection, known once watch() follows it. */
+  private connectionId: string | null = null;
   private buffer: LiveSample[] = [];
   private failure: string | null = null;
   private readonly skipped = new Map<number, number>();
@@ -48,6 +50,7 @@ export class TrialLiveBatches {
   /** Follows the robot's measured joint angles (for the live robot in the viewport) and starts the batch timer. */
   watch(registry: ConnectionRegistry, connectionId: string): void {
     const latest = this.latest;
+    this.connectionId = connectionId;
     this.unsubscribe = registry.subscribe(
       connectionId,
       async (events: BackendEvent[]) => {
@@ -64,7 +67,7 @@ export class TrialLiveBatches {
       },
       'latest',
     );
-    this.timer = setInterval(() => this.flush(), 1000 / TRIAL_LIVE_PUSH_HZ);
+    this.timer = setInterval(() => this.flush(), 1000 / PUSH_RATE_HZ);
     this.timer.unref?.();
   }
 
@@ -100,8 +103,8 @@ export class TrialLiveBatches {
   /** Sends the live samples gathered since the last batch to every client that keeps up. */
   flush(): void {
     const buf = this.buffer;
-    const runId = this.runId;
-    if (buf.length === 0 || runId === null) return;
+    const { runId, connectionId } = this;
+    if (buf.length === 0 || runId === null || connectionId === null) return;
     this.buffer = [];
     const n = buf.length;
     const hasRoot = buf.every((x) => x.rootPosM !== null);
@@ -109,23 +112,30 @@ export class TrialLiveBatches {
     // console then draws the robot at the reference root pose and says so, so no orientation either.
     const hasQuat = hasRoot && buf.every((x) => x.rootQuatWxyz !== null);
     const base = {
-      type: 'trial.live' as const,
-      jobId: this.jobId,
+      type: 'live.frames' as const,
+      source: 'trial_job' as const,
+      connectionId,
       runId,
+      jobId: this.jobId,
       count: n,
+      firstFrame: null,
       frame: buf.map((x) => x.frame),
       timeS: buf.map((x) => x.timeS),
-      mpjpeLMm: buf.map((x) => x.mpjpeLMm),
-      jointRmseRad: buf.map((x) => x.jointRmseRad),
-      failed: buf.map((x) => x.failed),
-      failure: this.failure,
       jointPosRad: buf.flatMap((x) => x.jointPosRad),
       rootPosM: hasRoot ? buf.flatMap((x) => x.rootPosM!) : null,
       rootQuatWxyz: hasQuat ? buf.flatMap((x) => x.rootQuatWxyz!) : null,
+      readings: {
+        mpjpeLMm: buf.map((x) => x.mpjpeLMm),
+        jointRmseRad: buf.map((x) => x.jointRmseRad),
+        firstFailureFrame: null,
+        failed: buf.map((x) => x.failed),
+        failure: this.failure,
+      },
+      ended: false,
     };
     const skipped = this.skipped;
     this.hub.broadcastTransient(
-      (clientId) => ({ ...base, skipped: skipped.get(clientId) ?? 0 }),
+      (clientId) => ({ ...base, droppedFrames: skipped.get(clientId) ?? 0 }),
       (clientId) => skipped.set(clientId, (skipped.get(clientId) ?? 0) + n),
     );
   }

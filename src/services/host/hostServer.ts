@@ -201,7 +201,7 @@ export async function startHostServer(options: HostServerOptions = {}): Promise<
   });
 
   wss.on('connection', (ws: WebSocket) => {
-    // This socket's pushes (sim.frames, sim.end), flow-controlled by its events.ack calls.
+    // This socket's pushes (live.frames, sim.end, …), flow-controlled by its events.ack calls.
     const client = api.attachClient({ send: (event) => send(ws, { event }) });
     const ctx = { client };
     ws.on('message', (data, isBinary) => {

@@ -3,7 +3,7 @@ import type { MotionClip } from '../../domain/motion/motionClip';
 import { InputError } from '../../domain/problems';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import { initialStateFromClipFrame } from '../../domain/sim/initialState';
-import type { ControlObservation, Controller } from '../../domain/wbc/controller';
+import { withStep, type ControlObservation } from '../../domain/wbc/controller';
 import {
   firstActionReport,
   ObservationRangeRecorder,
@@ -169,17 +169,11 @@ function runReading(
     ...setup.options,
   });
   let firstTargets: Float64Array | null = null;
-  const controller: Controller = {
-    binding: inner.binding,
-    physics: inner.physics,
-    needs: inner.needs,
-    reset: () => inner.reset(),
-    step(obs, out) {
-      inner.step(setup.shuffleQuaternion ? withShuffledQuaternion(obs) : obs, out);
-      if (firstTargets === null) firstTargets = Float64Array.from(out.jointTargetRad);
-      recorder?.add(inner.observation);
-    },
-  };
+  const controller = withStep(inner, (obs, out) => {
+    inner.step(setup.shuffleQuaternion ? withShuffledQuaternion(obs) : obs, out);
+    if (firstTargets === null) firstTargets = Float64Array.from(out.jointTargetRad);
+    recorder?.add(inner.observation);
+  });
   const L = engine.layout;
   const J = engine.jointCount;
   const batches: FrameBatch[] = [];

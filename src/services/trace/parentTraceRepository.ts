@@ -19,18 +19,14 @@ import { nowIso, parentOf, type ParentRow } from './campaignRows';
 import { TraceStoreError } from './errors';
 import { Where } from './whereClause';
 
-export interface ParentTraceInputs {
-  /** Stored (or checked against the stored record) in `bindings`. */
+/**
+ * What a parent trace is made from: its identity, with the binding itself in place of the
+ * binding's id, version and checkpoint hash (the binding is stored, or checked against the stored
+ * record, in `bindings`). calibrationId is null for qualification.
+ */
+export type ParentTraceInputs = Omit<ParentTraceIdentity, 'bindingId' | 'bindingVersion' | 'checkpointHash'> & {
   binding: WbcBinding;
-  clipId: string;
-  referenceSha256: string;
-  modelSha256: string;
-  adapterVersion: string;
-  bodySet: readonly string[];
-  contractId: string;
-  /** null for qualification; a stored calibration's id for a matched pair. */
-  calibrationId: string | null;
-}
+};
 
 export interface ParentTraceFilter {
   bindingId?: string;
