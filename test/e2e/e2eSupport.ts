@@ -1,11 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import WebSocket from 'ws';
 import { resampleClip } from '../../src/domain/motion/resample';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { REPO_ROOT } from '../helpers/browserHarness';
 import { spawnInOwnSession } from '../helpers/ownSession';
+import { openHostApiSocket } from '../helpers/hostApiClient';
 
 // Shared pieces of the console's end-to-end tests: the real `motionbench host` command as a child
 // process, synthetic executed runs, and pixel measurements of the viewport.
@@ -192,14 +192,7 @@ export async function hostApiCall<T>(
   method: string,
   params: unknown,
 ): Promise<T> {
-  const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api?token=${server.token}`, {
-    headers: { Origin: `http://127.0.0.1:${server.port}` },
-    maxPayload: 1 << 30,
-  });
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
+  const ws = await openHostApiSocket(server);
   try {
     return await new Promise<T>((resolve, reject) => {
       ws.on('message', (data) => {

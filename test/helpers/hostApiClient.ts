@@ -6,6 +6,22 @@ import WebSocket from 'ws';
 // Runs a client starts belong to its connection (the host stops them when it goes), so a run is
 // started and watched on one client.
 
+/**
+ * A WebSocket to the host's console API, open: the page's token and same-origin header, and room
+ * for the largest message the host sends; rejects when it cannot open.
+ */
+export async function openHostApiSocket(server: { port: number; token: string }): Promise<WebSocket> {
+  const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api?token=${server.token}`, {
+    headers: { Origin: `http://127.0.0.1:${server.port}` },
+    maxPayload: 1 << 30,
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  return ws;
+}
+
 export interface HostApiError extends Error {
   code?: string;
 }
@@ -48,14 +64,7 @@ export class HostApiClient {
   }
 
   static async connect(server: { port: number; token: string }): Promise<HostApiClient> {
-    const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api?token=${server.token}`, {
-      headers: { Origin: `http://127.0.0.1:${server.port}` },
-      maxPayload: 1 << 30,
-    });
-    await new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-    });
+    const ws = await openHostApiSocket(server);
     return new HostApiClient(ws);
   }
 

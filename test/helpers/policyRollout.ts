@@ -2,7 +2,14 @@ import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { initialStateFromClipFrame } from '../../src/domain/sim/initialState';
 import type { Controller } from '../../src/domain/wbc/controller';
 import type { WbcBinding } from '../../src/domain/wbc/wbcBinding';
-import type { SimEngine } from '../../src/services/sim/simEngine';
+import type { RobotProfile } from '../../src/domain/robot/robotProfile';
+import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
+import { SimEngine } from '../../src/services/sim/simEngine';
+import type { PolicyPlan } from '../../src/services/wbc/policyRun';
+import {
+  createTrackingPolicyController,
+  type TrackingControllerOptions,
+} from '../../src/services/wbc/trackingPolicyController';
 import type { FrameBatch } from '../../src/services/sim/simProtocol';
 
 // One episode of a controller in a SimEngine on this thread (real MuJoCo, the simulator
@@ -61,4 +68,36 @@ export function rolloutInThread(
     meanLiveMpjpeMm: n > 0 ? sum / n : NaN,
     q,
   };
+}
+
+/**
+ * A released policy's negative control: the policy intact and with one deliberate fault, each
+ * rolled out in this thread on the same clip (the faulted one must fall or track far worse).
+ */
+export function rolloutIntactAndFaulted(
+  engine: SimEngine,
+  plan: PolicyPlan,
+  profile: RobotProfile,
+  clip: MotionClip,
+  fault: NonNullable<TrackingControllerOptions['fault']>,
+): { good: InThreadRollout; bad: InThreadRollout } {
+  const run = (options: TrackingControllerOptions) =>
+    rolloutInThread(engine, plan.binding, createTrackingPolicyController(plan.binding, profile, options), clip);
+  return { good: run({ loaded: plan.loaded }), bad: run({ loaded: plan.loaded, fault }) };
+}
+
+/** The embedded simulator (one worker) and an in-thread engine on the same model, both ready. */
+export async function openSimAndEngine(modelFile: string): Promise<{ sim: EmbeddedSimulator; engine: SimEngine }> {
+  const sim = new EmbeddedSimulator({ modelFile, workers: 1 });
+  await sim.ready();
+  return { sim, engine: await SimEngine.load(modelFile) };
+}
+
+/** Closes what openSimAndEngine opened (either is missing when opening failed). */
+export async function closeSimAndEngine(
+  sim: EmbeddedSimulator | undefined,
+  engine: SimEngine | undefined,
+): Promise<void> {
+  await sim?.close();
+  engine?.dispose();
 }

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcessByStdio } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -17,6 +17,16 @@ export interface CliResult {
   code: number;
   stdout: string;
   stderr: string;
+}
+
+/** `motionbench` as a child process of bin/motionbench.mjs, stdout and stderr piped, for tests that act while it runs. */
+export function spawnMotionbench(args: string[]): ChildProcessByStdio<null, Readable, Readable> {
+  return spawn(process.execPath, [MOTIONBENCH_BIN, ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** `motionbench trial` on a pair with a robot and an interlock, as an operator names them. */
+export function trialCliArgs(t: { campaign: string; robot: string; interlock: string; pair: string }): string[] {
+  return ['trial', '--campaign', t.campaign, '--robot', t.robot, '--interlock', t.interlock, '--pair', t.pair];
 }
 
 export async function motionbench(...args: string[]): Promise<CliResult> {

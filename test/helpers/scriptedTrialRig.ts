@@ -14,6 +14,7 @@ import type {
   RunRequest,
   StopDelivery,
 } from '../../src/domain/backend/backend';
+import { realRobotCapabilities } from './robotCapabilities';
 import { claimListener } from '../../src/domain/backend/backend';
 import { createStateFrame, type StateFrame } from '../../src/domain/robot/stateFrame';
 import { wireStopOutcome, type StopOutcome, type WbcStatusMsg } from '../../src/domain/bridge/g1BridgeContract';
@@ -117,16 +118,7 @@ const FRAMES_PER_BATCH = 25;
 export class ScriptedRobot implements RobotBackend {
   readonly id = 'scripted-g1';
   readonly name = 'scripted G1';
-  readonly capabilities: BackendCapabilities = {
-    executionDomain: 'real_robot',
-    globalRootPosition: false,
-    rootOrientation: true,
-    contacts: false,
-    jointTorque: true,
-    stateRateHz: RATE_HZ,
-    exactReset: false,
-    bindingKinds: ['builtin', 'onnx', 'remote'],
-  };
+  readonly capabilities: BackendCapabilities = realRobotCapabilities(['builtin', 'onnx', 'remote'], RATE_HZ);
   presence: Presence = 'present';
   readonly commands: RobotCommand[] = [];
   /** Run ids in the order they were leased, and those whose lease was released. */

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openCampaign } from '../../src/services/trace';
 import { motionbenchInProcess as motionbench } from '../helpers/runCli';
+import { qualifyArgs } from '../helpers/qualifyArgs';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-analyze-'));
 const campaign = path.join(root, 'campaign');
@@ -16,20 +17,8 @@ afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 const CLIPS = ['ub_wave_right', 'ip_torso_twist', 'loco_walk_forward', 'ub_arm_circles'];
 
 beforeAll(async () => {
-  const r = await motionbench(
-    'qualify',
-    '--workload',
-    'core-v1',
-    ...['builtin', 'builtin:assist=1000', 'builtin:assist=3000'].flatMap((b) => ['--binding', b]),
-    ...CLIPS.flatMap((c) => ['--clip', c]),
-    '--rollouts',
-    '2',
-    '--workers',
-    '2',
-    '--campaign',
-    campaign,
-    '--json',
-  );
+  const bindings = ['builtin', 'builtin:assist=1000', 'builtin:assist=3000'];
+  const r = await motionbench(...qualifyArgs({ bindings, clips: CLIPS, rollouts: 2, campaign, json: true }));
   expect(r.code, r.stderr).toBe(0);
 }, 240_000);
 

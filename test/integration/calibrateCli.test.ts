@@ -2,15 +2,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runQualification } from '../../src/services/qualification';
-import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { resolveBindingSpec } from '../../src/services/sim/bindingSpec';
 import { openCampaign } from '../../src/services/trace';
-import { listAdmittedPairs } from '../../src/services/trial';
 import { loadWorkload } from '../../src/services/workload';
 import { connectRobot } from '../../src/services/bridge/bridgeClientBackend';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
 import { motionbench } from '../helpers/runCli';
+import { qualifyWavePair } from '../helpers/qualifiedWavePair';
 
 // `motionbench calibrate` and `motionbench trial --list` against the robot emulator (a real child
 // process): a still robot is captured and stored with its residuals vs the pair's clip; a robot
@@ -23,18 +21,7 @@ let pairId: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'mb-calibrate-'));
-  const binding = await resolveBindingSpec('builtin:assist=3000');
-  await runQualification({
-    campaignDir: dir,
-    workload: loadWorkload('core-v1'),
-    bindings: [binding],
-    profile: loadRobotProfile(),
-    clips: ['ub_wave_right'],
-    workers: 1,
-  });
-  const store = await openCampaign(dir);
-  pairId = listAdmittedPairs(store)[0].pairId;
-  store.close();
+  pairId = (await qualifyWavePair(dir, { workers: 1 })).pairId;
   emu = await startEmulatorProcess(['--mocap']);
 }, 90_000);
 

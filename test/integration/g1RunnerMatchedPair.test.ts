@@ -32,13 +32,14 @@ import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { sendEmulatorControl } from '../../src/services/robotEmulator/emulatorControlClient';
 import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { openCampaign } from '../../src/services/trace';
-import { listAdmittedPairs, runMatchedPair } from '../../src/services/trial';
+import { listAdmittedPairs } from '../../src/services/trial';
 import { openInterlockFeed, type InterlockFeed } from '../../src/services/trial/interlockFeed';
 import { openTrialRobot } from '../../src/services/trial/openTrialRobot';
 import type { OperatorPrompts } from '../../src/services/trial/trialTypes';
 import { planPolicy } from '../../src/services/wbc/policyRun';
 import { loadWorkload } from '../../src/services/workload';
 import { policyMotionsWorkload } from '../../src/services/workload/policyWorkload';
+import { runPairOnRig } from '../helpers/matchedPairOnRig';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { qualifyWavePair, WAVE_CLIP } from '../helpers/qualifiedWavePair';
 import { REPO_ROOT, sharedData } from '../helpers/sharedData';
@@ -193,19 +194,12 @@ async function pairThroughRunner(
   const link = await openTrialRobot(runnerUrl, { robotUnit: 'g1-emulated-dds-001' });
   const resets: string[] = [];
   try {
-    const r = await runMatchedPair({
-      store,
-      link,
-      interlock,
-      sim,
-      profile,
-      pairId: pair.pairId.slice(0, 12),
+    const rig = { store, link, interlock, sim, profile };
+    const r = await runPairOnRig(rig, pair, {
       trials: 2,
       workload,
       operator: gantryOperator(resets),
-      onProgress: (e) => {
-        if (e.type === 'refusal') console.log(`${label} refusal: ${e.reasons.map((x) => x.message).join('; ')}`);
-      },
+      label: `${label} `,
     });
     const after = await emulatedG1Status();
     const rep = await runnerReport();

@@ -11,6 +11,7 @@ import { startHostServer, type HostServer } from '../../src/services/host/hostSe
 import type { ConnectionInfo, MeshDto } from '../../src/api/contract';
 import { FakeBackend } from '../helpers/fakeBackend';
 import { MENAGERIE_G1 } from '../helpers/sharedData';
+import { openHostApiSocket } from '../helpers/hostApiClient';
 
 // The loopback host with a real ws client: who may connect, and what bad requests get back.
 
@@ -228,14 +229,7 @@ describe('loopback host with a model and backends', () => {
           made[made.push(new FakeBackend({ id, initialPresence: 'present', latencyMs: 2 })) - 1],
       },
     });
-    const ws = new WebSocket(`ws://127.0.0.1:${meshed.port}/api?token=${meshed.token}`, {
-      headers: { Origin: `http://127.0.0.1:${meshed.port}` },
-      maxPayload: 1 << 30,
-    });
-    await new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-    });
+    const ws = await openHostApiSocket(meshed);
     let nextId = 1;
     const call = (method: string, params: unknown): Promise<WsResponse> =>
       new Promise((resolve) => {

@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import {
   parseApiEvent,
   type ApiEvent,
@@ -25,6 +24,7 @@ import { resolveBindingSpec } from '../../src/services/sim/bindingSpec';
 import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { runSimEpisode } from '../../src/services/sim/runSimEpisode';
 import { sharedData } from '../helpers/sharedData';
+import { openHostApiSocket } from '../helpers/hostApiClient';
 
 // sim.run / sim.stop / sim.result / events.ack over the loopback host's WebSocket, with the real
 // embedded simulator (one worker): frames pushed as events, the end with outcome, batch readings
@@ -53,14 +53,7 @@ interface Client {
 }
 
 async function connect(): Promise<Client> {
-  const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api?token=${server.token}`, {
-    headers: { Origin: `http://127.0.0.1:${server.port}` },
-    maxPayload: 1 << 30,
-  });
-  await new Promise<void>((resolve, reject) => {
-    ws.once('open', () => resolve());
-    ws.once('error', reject);
-  });
+  const ws = await openHostApiSocket(server);
   let next = 1;
   const pending = new Map<number, (m: WsServerMessage) => void>();
   const waiters: { pred: (e: ApiEvent) => boolean; resolve: (e: ApiEvent) => void }[] = [];

@@ -15,6 +15,7 @@ import { planPolicy } from '../../src/services/wbc/policyRun';
 import { createTrackingPolicyController } from '../../src/services/wbc/trackingPolicyController';
 import { rolloutInThread } from '../helpers/policyRollout';
 import { sharedData } from '../helpers/sharedData';
+import { closeSimAndEngine, openSimAndEngine } from '../helpers/policyRollout';
 
 // PBHC's KungfuBot horse-stance policy (HumanoidVerse, the ASAP code base) read from its
 // config.yaml alone and run in real MuJoCo on its own motion (the .pkl beside it):
@@ -36,14 +37,11 @@ let sim: EmbeddedSimulator;
 let engine: SimEngine;
 let tmp: string;
 beforeAll(async () => {
-  sim = new EmbeddedSimulator({ modelFile: DEFAULT_MODEL_FILE, workers: 1 });
-  await sim.ready();
-  engine = await SimEngine.load(DEFAULT_MODEL_FILE);
+  ({ sim, engine } = await openSimAndEngine(DEFAULT_MODEL_FILE));
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-hv-'));
 });
 afterAll(async () => {
-  await sim?.close();
-  engine?.dispose();
+  await closeSimAndEngine(sim, engine);
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
 

@@ -10,14 +10,14 @@ import { buildGapSection } from '../../src/services/report/gapSection';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { openCampaign, type CampaignStore } from '../../src/services/trace';
-import { listAdmittedPairs, runMatchedPair, type TrialProgressEvent } from '../../src/services/trial';
+import { listAdmittedPairs } from '../../src/services/trial';
 import { openInterlockFeed, type InterlockFeed } from '../../src/services/trial/interlockFeed';
 import { openTrialRobot } from '../../src/services/trial/openTrialRobot';
 import { loadWorkload } from '../../src/services/workload';
 import { CampaignTemplate } from '../helpers/campaignTemplate';
 import { messagesOf, treeError } from '../helpers/episodeReadBack';
+import { runPairOnEmulator } from '../helpers/matchedPairOnRig';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
-import { resettingOperator } from '../helpers/emulatorOperator';
 import { qualifyWavePair, WAVE_CLIP } from '../helpers/qualifiedWavePair';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
 
@@ -108,24 +108,9 @@ describe.each(CASES)('matched pair end to end (emulator --profile $profile + int
     expect(pair.admitted).toBe(true);
 
     const link = await openTrialRobot(emu.url, { robotUnit: 'g1-emulated-001' });
-    const events: TrialProgressEvent[] = [];
-    const resets: string[] = [];
     try {
-      const r = await runMatchedPair({
-        store,
-        link,
-        interlock,
-        sim,
-        profile,
-        pairId: pair.pairId.slice(0, 12),
-        trials: 3,
-        workload,
-        operator: resettingOperator(emu, resets),
-        onProgress: (e) => {
-          events.push(e);
-          if (e.type === 'refusal') console.log(`refusal: ${e.reasons.map((x) => x.message).join('; ')}`);
-        },
-      });
+      const rig = { store, link, interlock, sim, profile };
+      const { r, events, resets } = await runPairOnEmulator(emu, rig, pair, { trials: 3, workload });
       expect(r.stoppedEarly).toBeNull();
       expect(r.sim.outcome).toBe('completed');
       // The perturbed robot may fall out of the tracking thresholds on a trial (a hard failure is an

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
+import { MB_METRICS_1_FIELDS } from '../helpers/mbMetricsFields';
 import { MENAGERIE_G1, OUR_G1, sharedData } from '../helpers/sharedData';
 import { motionbenchInProcess as mb } from '../helpers/runCli';
 import { independentMetrics } from './metricsIndependent';
@@ -15,20 +16,7 @@ const DANCE = sharedData('motions/lafan1_g1_csv/dance1_subject2.csv');
 const DANCE2 = sharedData('motions/lafan1_g1_csv/dance2_subject1.csv');
 const TIKTOK = sharedData('motions/g1_moves/csv/J_Dance18_TikTok.csv');
 
-const FIELDS = [
-  'contract',
-  'K',
-  'failed',
-  'failure',
-  'progress_soft',
-  'mpjpe_l_mm',
-  'joint_pos_rmse',
-  'joint_vel_rmse',
-  'joint_acc_rms',
-  'joint_acc_p95',
-  'joint_jerk_rms',
-  'joint_jerk_p95',
-];
+const FIELDS = MB_METRICS_1_FIELDS;
 
 /** Writes a LAFAN1-G1 CSV (36 columns, xyzw quaternion) of `file` with a joint offset and root shift. */
 function writePerturbedCsv(file: string, out: string, jointOffset: number, rootShift: [number, number, number]): void {

@@ -5,6 +5,7 @@ import { episodeMetricsJson, type EpisodeMetrics } from '../../src/domain/metric
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
+import { MB_METRICS_1_READINGS } from '../helpers/mbMetricsFields';
 import { OUR_G1, sharedData } from '../helpers/sharedData';
 import { independentMetrics, percentile, type PlainMetrics } from './metricsIndependent';
 
@@ -50,16 +51,7 @@ const num = (m: EpisodeMetrics, key: keyof EpisodeMetrics): number => {
   return r.value as number;
 };
 
-const READINGS = [
-  'progress_soft',
-  'mpjpe_l_mm',
-  'joint_pos_rmse',
-  'joint_vel_rmse',
-  'joint_acc_rms',
-  'joint_acc_p95',
-  'joint_jerk_rms',
-  'joint_jerk_p95',
-] as const;
+const READINGS = MB_METRICS_1_READINGS;
 
 /** Every reading of the pipeline against the independent computation: 1e-9 relative (or 1e-9 absolute near 0). */
 function expectAgreement(m: EpisodeMetrics, ind: PlainMetrics): void {

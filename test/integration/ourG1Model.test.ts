@@ -5,81 +5,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, it, expect } from 'vitest';
 import { loadMujocoModel, type LoadedMujocoModel } from '../../src/services/mujoco/mujocoRuntime';
 import { G1_END_EFFECTORS, G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
-
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-const OUR_G1 = path.join(repoRoot, 'assets/g1/g1.xml');
-const MENAGERIE_G1 = path.resolve(repoRoot, '../shared/data/models/unitree_g1_mjcf/g1.xml');
-
-/** Menagerie's 30 bodies in MuJoCo's depth-first order (body 0, the world, excluded). */
-const BODY_NAMES = [
-  'pelvis',
-  'left_hip_pitch_link',
-  'left_hip_roll_link',
-  'left_hip_yaw_link',
-  'left_knee_link',
-  'left_ankle_pitch_link',
-  'left_ankle_roll_link',
-  'right_hip_pitch_link',
-  'right_hip_roll_link',
-  'right_hip_yaw_link',
-  'right_knee_link',
-  'right_ankle_pitch_link',
-  'right_ankle_roll_link',
-  'waist_yaw_link',
-  'waist_roll_link',
-  'torso_link',
-  'left_shoulder_pitch_link',
-  'left_shoulder_roll_link',
-  'left_shoulder_yaw_link',
-  'left_elbow_link',
-  'left_wrist_roll_link',
-  'left_wrist_pitch_link',
-  'left_wrist_yaw_link',
-  'right_shoulder_pitch_link',
-  'right_shoulder_roll_link',
-  'right_shoulder_yaw_link',
-  'right_elbow_link',
-  'right_wrist_roll_link',
-  'right_wrist_pitch_link',
-  'right_wrist_yaw_link',
-];
-/** Parent of each body above, by name ('world' for the pelvis). */
-const BODY_PARENTS = [
-  'world',
-  'pelvis',
-  'left_hip_pitch_link',
-  'left_hip_roll_link',
-  'left_hip_yaw_link',
-  'left_knee_link',
-  'left_ankle_pitch_link',
-  'pelvis',
-  'right_hip_pitch_link',
-  'right_hip_roll_link',
-  'right_hip_yaw_link',
-  'right_knee_link',
-  'right_ankle_pitch_link',
-  'pelvis',
-  'waist_yaw_link',
-  'waist_roll_link',
-  'torso_link',
-  'left_shoulder_pitch_link',
-  'left_shoulder_roll_link',
-  'left_shoulder_yaw_link',
-  'left_elbow_link',
-  'left_wrist_roll_link',
-  'left_wrist_pitch_link',
-  'torso_link',
-  'right_shoulder_pitch_link',
-  'right_shoulder_roll_link',
-  'right_shoulder_yaw_link',
-  'right_elbow_link',
-  'right_wrist_roll_link',
-  'right_wrist_pitch_link',
-];
+import { MENAGERIE_G1_BODY_NAMES, MENAGERIE_G1_BODY_PARENTS } from '../helpers/menagerieG1Bodies';
+import { MENAGERIE_G1, OUR_G1 } from '../helpers/sharedData';
 
 /** Published effort limit (N m) of each canonical joint (G1 rev 1.0 URDF). */
 const EFFORT_LIMIT: Record<string, number> = {
@@ -190,9 +120,9 @@ describe('our G1 model (assets/g1/g1.xml)', () => {
       expect(model.njnt).toBe(30);
 
       const bodies = Array.from({ length: 30 }, (_, i) => name(m, 'body', i + 1));
-      expect(bodies).toEqual(BODY_NAMES);
+      expect(bodies).toEqual(MENAGERIE_G1_BODY_NAMES);
       const parents = Array.from({ length: 30 }, (_, i) => name(m, 'body', model.body_parentid[i + 1]));
-      expect(parents).toEqual(BODY_PARENTS);
+      expect(parents).toEqual(MENAGERIE_G1_BODY_PARENTS);
       for (const ee of G1_END_EFFECTORS) expect(bodies).toContain(ee);
 
       // Free joint first, on the pelvis.

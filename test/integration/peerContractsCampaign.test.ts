@@ -17,6 +17,7 @@ import { readEpisodeFile } from '../../src/services/episode/episodeReader';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { openCampaign } from '../../src/services/trace';
 import { motionbench } from '../helpers/runCli';
+import { qualifyArgs } from '../helpers/qualifyArgs';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-peer-contracts-'));
 const campaign = path.join(root, 'campaign');
@@ -32,20 +33,7 @@ async function inProcess(...args: string[]) {
 }
 
 beforeAll(async () => {
-  const r = await motionbench(
-    'qualify',
-    '--workload',
-    'core-v1',
-    ...BINDINGS.flatMap((b) => ['--binding', b]),
-    ...CLIPS.flatMap((c) => ['--clip', c]),
-    '--rollouts',
-    '1',
-    '--workers',
-    '2',
-    '--campaign',
-    campaign,
-    '--json',
-  );
+  const r = await motionbench(...qualifyArgs({ bindings: BINDINGS, clips: CLIPS, rollouts: 1, campaign, json: true }));
   expect(r.code, r.stderr).toBe(0);
 }, 240_000);
 

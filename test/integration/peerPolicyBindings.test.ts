@@ -10,7 +10,6 @@ import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { SimEngine } from '../../src/services/sim/simEngine';
 import { planPolicy } from '../../src/services/wbc/policyRun';
-import { createTrackingPolicyController } from '../../src/services/wbc/trackingPolicyController';
 import {
   encodeHoloMotionProbe,
   holomotionJointValues,
@@ -18,7 +17,7 @@ import {
   HOLOMOTION_KV_DIMS,
   writeHoloMotionFolder,
 } from '../helpers/holomotionFixture';
-import { rolloutInThread } from '../helpers/policyRollout';
+import { rolloutIntactAndFaulted } from '../helpers/policyRollout';
 import { sharedData } from '../helpers/sharedData';
 import { writeSonicFolder } from '../helpers/sonicFixture';
 
@@ -53,18 +52,7 @@ function jointRmse(q: Float64Array): number {
 /** The policy in the folder, intact and with the wrong joint order, on B_HandsUp. */
 function runPair(folder: string, label: string): void {
   const plan = planPolicy(folder, profile);
-  const good = rolloutInThread(
-    engine,
-    plan.binding,
-    createTrackingPolicyController(plan.binding, profile, { loaded: plan.loaded }),
-    clip,
-  );
-  const bad = rolloutInThread(
-    engine,
-    plan.binding,
-    createTrackingPolicyController(plan.binding, profile, { loaded: plan.loaded, fault: 'wrong_joint_order' }),
-    clip,
-  );
+  const { good, bad } = rolloutIntactAndFaulted(engine, plan, profile, clip, 'wrong_joint_order');
   const g = jointRmse(good.q);
   const b = jointRmse(bad.q);
   console.log(

@@ -8,13 +8,13 @@ import { buildGapSection } from '../../src/services/report/gapSection';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { openCampaign, type CampaignStore } from '../../src/services/trace';
-import { listAdmittedPairs, runMatchedPair, type TrialProgressEvent } from '../../src/services/trial';
+import { listAdmittedPairs } from '../../src/services/trial';
 import { openInterlockFeed, type InterlockFeed } from '../../src/services/trial/interlockFeed';
 import { openTrialRobot } from '../../src/services/trial/openTrialRobot';
 import { planPolicy } from '../../src/services/wbc/policyRun';
 import { policyMotionsWorkload } from '../../src/services/workload/policyWorkload';
+import { runPairOnEmulator } from '../helpers/matchedPairOnRig';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
-import { resettingOperator } from '../helpers/emulatorOperator';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
 import { sharedData } from '../helpers/sharedData';
 import { startTogether } from '../helpers/startTogether';
@@ -78,24 +78,9 @@ describe('a released policy as a matched pair (emulator running it onboard + int
     expect(pair.admitted).toBe(true);
 
     const link = await openTrialRobot(emu.url, { robotUnit: 'g1-emulated-001' });
-    const events: TrialProgressEvent[] = [];
-    const resets: string[] = [];
     try {
-      const r = await runMatchedPair({
-        store,
-        link,
-        interlock,
-        sim,
-        profile,
-        pairId: pair.pairId.slice(0, 12),
-        trials: 3,
-        workload,
-        operator: resettingOperator(emu, resets),
-        onProgress: (e) => {
-          events.push(e);
-          if (e.type === 'refusal') console.log(`refusal: ${e.reasons.map((x) => x.message).join('; ')}`);
-        },
-      });
+      const rig = { store, link, interlock, sim, profile };
+      const { r } = await runPairOnEmulator(emu, rig, pair, { trials: 3, workload });
       // On a failure, what the robot saw: its loop's lateness and the motors' changes, with causes.
       expect(r.stoppedEarly, `emulator stderr:\n${emu.stderr().slice(-3000)}`).toBeNull();
       expect(r.binding.id).toBe('beyondmimic/Jump_wose');

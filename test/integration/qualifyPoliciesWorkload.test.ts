@@ -11,6 +11,7 @@ import { openCampaign } from '../../src/services/trace';
 import { clipForPairId } from '../../src/services/trial/pairClip';
 import { motionbench } from '../helpers/runCli';
 import { sharedData } from '../helpers/sharedData';
+import { qualifyArgs } from '../helpers/qualifyArgs';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-qualify-policies-'));
 const campaign = path.join(root, 'campaign');
@@ -27,24 +28,9 @@ interface PairDoc {
 let doc: { snapshot: { id: string }; pairs: PairDoc[] };
 
 beforeAll(async () => {
-  const r = await motionbench(
-    'qualify',
-    '--workload',
-    'policies',
-    '--binding',
-    'builtin:assist=3000',
-    '--binding',
-    WBC_MJLAB,
-    '--clip',
-    'idle_02',
-    '--rollouts',
-    '1',
-    '--workers',
-    '2',
-    '--campaign',
-    campaign,
-    '--json',
-  );
+  const bindings = ['builtin:assist=3000', WBC_MJLAB];
+  const q = { workload: 'policies', bindings, clips: ['idle_02'], rollouts: 1, campaign, json: true };
+  const r = await motionbench(...qualifyArgs(q));
   expect(r.code, r.stderr).toBe(0);
   doc = JSON.parse(r.stdout);
 }, 240_000);

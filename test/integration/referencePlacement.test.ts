@@ -22,20 +22,18 @@ import { planPolicy, type PolicyPlan } from '../../src/services/wbc/policyRun';
 import { createTrackingPolicyController } from '../../src/services/wbc/trackingPolicyController';
 import { rolloutInThread } from '../helpers/policyRollout';
 import { sharedData } from '../helpers/sharedData';
+import { closeSimAndEngine, openSimAndEngine } from '../helpers/policyRollout';
 
 const profile = loadRobotProfile(DEFAULT_MODEL_FILE);
 let sim: EmbeddedSimulator;
 let engine: SimEngine;
 let violin: PolicyPlan;
 beforeAll(async () => {
-  sim = new EmbeddedSimulator({ modelFile: DEFAULT_MODEL_FILE, workers: 1 });
-  await sim.ready();
-  engine = await SimEngine.load(DEFAULT_MODEL_FILE);
+  ({ sim, engine } = await openSimAndEngine(DEFAULT_MODEL_FILE));
   violin = planPolicy(sharedData('policies/beyondmimic/Violin.onnx'), profile);
 }, 60_000);
 afterAll(async () => {
-  await sim?.close();
-  engine?.dispose();
+  await closeSimAndEngine(sim, engine);
 });
 
 /** Root-height margin of an executed run against `ref` (what qualification's root_height_margin reads). */

@@ -7,12 +7,9 @@ import { EmbeddedSimulator } from '../../src/services/sim/embeddedSimulator';
 import { runSimEpisode } from '../../src/services/sim/runSimEpisode';
 import { SimEngine } from '../../src/services/sim/simEngine';
 import { planPolicy, type PolicyPlan } from '../../src/services/wbc/policyRun';
-import {
-  createTrackingPolicyController,
-  type TrackingControllerOptions,
-} from '../../src/services/wbc/trackingPolicyController';
-import { rolloutInThread } from '../helpers/policyRollout';
+import type { TrackingControllerOptions } from '../../src/services/wbc/trackingPolicyController';
 import { sharedData } from '../helpers/sharedData';
+import { closeSimAndEngine, openSimAndEngine, rolloutIntactAndFaulted } from '../helpers/policyRollout';
 
 // Every released policy in ../shared/data/policies, as it is, in the embedded MuJoCo simulator
 // (the worker path `motionbench sim` uses), on its family's physics, tracking its own motion:
@@ -25,15 +22,8 @@ import { sharedData } from '../helpers/sharedData';
 const profile = loadRobotProfile(DEFAULT_MODEL_FILE);
 let sim: EmbeddedSimulator;
 let engine: SimEngine;
-beforeAll(async () => {
-  sim = new EmbeddedSimulator({ modelFile: DEFAULT_MODEL_FILE, workers: 1 });
-  await sim.ready();
-  engine = await SimEngine.load(DEFAULT_MODEL_FILE);
-});
-afterAll(async () => {
-  await sim?.close();
-  engine?.dispose();
-});
+beforeAll(async () => ({ sim, engine } = await openSimAndEngine(DEFAULT_MODEL_FILE)));
+afterAll(() => closeSimAndEngine(sim, engine));
 
 interface Case {
   name: string;
@@ -138,18 +128,7 @@ describe('released policies in the embedded simulator', () => {
       c.expect(m, r.end.outcome, failT);
 
       // Negative control, in-thread with the same engine code: same policy, same clip, one fault.
-      const good = rolloutInThread(
-        engine,
-        plan.binding,
-        createTrackingPolicyController(plan.binding, profile, { loaded: plan.loaded }),
-        clip,
-      );
-      const bad = rolloutInThread(
-        engine,
-        plan.binding,
-        createTrackingPolicyController(plan.binding, profile, { loaded: plan.loaded, fault: c.fault }),
-        clip,
-      );
+      const { good, bad } = rolloutIntactAndFaulted(engine, plan, profile, clip, c.fault);
       console.log(
         `  control (${c.fault}): first failure ${bad.failureFrame === null ? 'none' : `frame ${bad.failureFrame} (${(bad.failureFrame / 50).toFixed(2)} s)`}, mean live MPJPE-l ${bad.meanLiveMpjpeMm.toFixed(1)} mm (intact ${good.failureFrame === null ? 'no failure' : `failure at frame ${good.failureFrame}`}, ${good.meanLiveMpjpeMm.toFixed(1)} mm)`,
       );

@@ -32,6 +32,7 @@ import { READING_INFO } from '../../src/domain/metrics/readings';
 import type { AggregateKey } from '../../src/domain/metrics/aggregate';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { openCampaign, type CampaignStore } from '../../src/services/trace';
+import { MB_METRICS_1_READINGS } from '../helpers/mbMetricsFields';
 import { motionbench } from '../helpers/runCli';
 import { OUR_G1 } from '../helpers/sharedData';
 import { fixtureBinding, fixtureEnd, fixtureInputs, syntheticFrames, tempDir } from '../helpers/traceFixtures';
@@ -357,17 +358,7 @@ describe('gap section from a campaign store', () => {
     expect(gapDoc.bindings.map((b: { binding: string }) => b.binding)).toEqual([X_KEY(), Y_KEY()]);
     const bx = gapDoc.bindings[0];
     expect(bx.note).toBe('reference tracker, not a policy');
-    expect(bx.rows.map((r: { reading: string }) => r.reading)).toEqual([
-      'sr',
-      'progress_soft',
-      'mpjpe_l_mm',
-      'joint_pos_rmse',
-      'joint_vel_rmse',
-      'joint_acc_rms',
-      'joint_acc_p95',
-      'joint_jerk_rms',
-      'joint_jerk_p95',
-    ]);
+    expect(bx.rows.map((r: { reading: string }) => r.reading)).toEqual(['sr', ...MB_METRICS_1_READINGS]);
     const mpRow = bx.rows.find((r: { reading: string }) => r.reading === 'mpjpe_l_mm');
     expect(mpRow.unit).toBe('mm');
     expect(mpRow.excluded).toEqual([{ clip_id: CLIPS.reach, clip: 'reach', reason: expect.stringMatching(/^Real: /) }]);

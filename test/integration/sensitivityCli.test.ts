@@ -9,11 +9,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
 import { createConsoleApi } from '../../src/services/console/consoleApiHandlers';
 import { openCampaign } from '../../src/services/trace';
 import { listAdmittedPairs } from '../../src/services/trial';
 import { storeCalibratedStart } from '../helpers/calibratedPair';
 import { motionbenchInProcess as motionbench } from '../helpers/runCli';
+import { qualifyArgs } from '../helpers/qualifyArgs';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-sensitivity-'));
 const campaign = path.join(root, 'campaign');
@@ -22,23 +24,8 @@ let calibrated = '';
 let uncalibrated = '';
 
 beforeAll(async () => {
-  const q = await motionbench(
-    'qualify',
-    '--workload',
-    'core-v1',
-    '--binding',
-    'builtin:assist=3000',
-    '--clip',
-    'ub_wave_right',
-    '--clip',
-    'ip_torso_twist',
-    '--rollouts',
-    '1',
-    '--workers',
-    '2',
-    '--campaign',
-    campaign,
-  );
+  const clips = ['ub_wave_right', 'ip_torso_twist'];
+  const q = await motionbench(...qualifyArgs({ bindings: ['builtin:assist=3000'], clips, rollouts: 1, campaign }));
   expect(q.code, q.stderr).toBe(0);
   const store = await openCampaign(campaign);
   try {
@@ -73,25 +60,9 @@ describe('motionbench sensitivity (real MuJoCo)', () => {
     const doc = JSON.parse(r.stdout);
     expect(doc.format).toBe('motionbench-sensitivity/1');
     const axes = doc.axes as { axis: string; sigma_rad: number; sigma_source: string }[];
-    expect(axes.map((a) => a.axis)).toEqual([
-      'left_hip_pitch_joint',
-      'left_hip_roll_joint',
-      'left_hip_yaw_joint',
-      'left_knee_joint',
-      'left_ankle_pitch_joint',
-      'left_ankle_roll_joint',
-      'right_hip_pitch_joint',
-      'right_hip_roll_joint',
-      'right_hip_yaw_joint',
-      'right_knee_joint',
-      'right_ankle_pitch_joint',
-      'right_ankle_roll_joint',
-      'waist_yaw_joint',
-      'waist_roll_joint',
-      'waist_pitch_joint',
-      'root_roll',
-      'root_pitch',
-    ]);
+    // The sensitivity axes are the leg and waist joints, the first 15 of the canonical order, then the root.
+    expect(axes.map((a) => a.axis)).toEqual([...G1_JOINT_NAMES.slice(0, 15), 'root_roll', 'root_pitch']);
+    expect(G1_JOINT_NAMES[14]).toBe('waist_pitch_joint');
     expect(axes.find((a) => a.axis === 'left_knee_joint')).toMatchObject({
       sigma_rad: 0.004,
       sigma_source: 'measured',

@@ -7,26 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEpisodeFile, trajectorySha256OfEpisode } from '../../src/services/episode/episodeReader';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
 import { encodeLinearPolicy, standardInterface, writeBindingFiles } from '../helpers/onnxBuilder';
+import { MB_METRICS_1_FIELDS } from '../helpers/mbMetricsFields';
 import { MENAGERIE_G1, MENAGERIE_SCENE, REPO_ROOT, sharedData } from '../helpers/sharedData';
 import { motionbench as mbProcess, motionbenchInProcess as mb } from '../helpers/runCli';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-sim-cli-'));
 /** The first 4 s of LAFAN1 dance1 (a test fixture cut at run time, never stored in the repo). */
 const CLIP = path.join(dir, 'short_dance.csv');
-const METRIC_FIELDS = [
-  'contract',
-  'K',
-  'failed',
-  'failure',
-  'progress_soft',
-  'mpjpe_l_mm',
-  'joint_pos_rmse',
-  'joint_vel_rmse',
-  'joint_acc_rms',
-  'joint_acc_p95',
-  'joint_jerk_rms',
-  'joint_jerk_p95',
-];
+const METRIC_FIELDS = MB_METRICS_1_FIELDS;
 
 beforeAll(() => {
   const lines = fs.readFileSync(sharedData('motions/lafan1_g1_csv/dance1_subject2.csv'), 'utf8').split('\n');

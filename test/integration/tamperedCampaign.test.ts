@@ -27,6 +27,7 @@ import {
   setResultJson,
 } from '../helpers/hostileCampaigns';
 import { motionbench } from '../helpers/runCli';
+import { qualifyArgs } from '../helpers/qualifyArgs';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-tampered-'));
 const base = path.join(root, 'base');
@@ -54,25 +55,9 @@ async function inProcess(...args: string[]) {
 const refusal = (stderr: string) => stderr.trim().split('\n').at(-1)!;
 
 beforeAll(async () => {
-  const q = await motionbench(
-    'qualify',
-    '--workload',
-    'core-v1',
-    '--binding',
-    'builtin:assist=3000',
-    '--binding',
-    'builtin:assist=1000',
-    '--clip',
-    'ub_wave_right',
-    '--clip',
-    'ip_torso_twist',
-    '--rollouts',
-    '2',
-    '--workers',
-    '2',
-    '--campaign',
-    base,
-  );
+  const bindings = ['builtin:assist=3000', 'builtin:assist=1000'];
+  const clips = ['ub_wave_right', 'ip_torso_twist'];
+  const q = await motionbench(...qualifyArgs({ bindings, clips, rollouts: 2, campaign: base }));
   expect(q.code, q.stderr).toBe(0);
   const store = await openCampaign(base);
   try {

@@ -3,21 +3,14 @@
 // means every real trial completed; this one exits 4 and says which trial did not (docs/TRIALS.md).
 // All real processes: the CLI, the robot emulator (its link killed mid-trial through its control
 // channel), the interlock box emulator on a socat PTY.
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runQualification } from '../../src/services/qualification';
-import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
-import { resolveBindingSpec } from '../../src/services/sim/bindingSpec';
-import { openCampaign } from '../../src/services/trace';
-import { listAdmittedPairs } from '../../src/services/trial';
-import { loadWorkload } from '../../src/services/workload';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
-import { MOTIONBENCH_BIN, motionbenchInProcess } from '../helpers/runCli';
-import { REPO_ROOT } from '../helpers/sharedData';
+import { motionbenchInProcess, spawnMotionbench, trialCliArgs } from '../helpers/runCli';
+import { qualifyWavePair } from '../helpers/qualifiedWavePair';
 
 let dir: string;
 let pty: TestPtyPair;
@@ -26,18 +19,7 @@ let pairId: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'mb-trial-exit-'));
-  const binding = await resolveBindingSpec('builtin:assist=3000');
-  await runQualification({
-    campaignDir: dir,
-    workload: loadWorkload('core-v1'),
-    bindings: [binding],
-    profile: loadRobotProfile(),
-    clips: ['ub_wave_right'],
-    workers: 1,
-  });
-  const store = await openCampaign(dir);
-  pairId = listAdmittedPairs(store)[0].pairId;
-  store.close();
+  pairId = (await qualifyWavePair(dir, { workers: 1 })).pairId;
   pty = await makePtyPair();
   emu = await startEmulatorProcess(['--interlock', pty.devicePath, '--mocap']);
 }, 90_000);
@@ -50,29 +32,8 @@ afterAll(async () => {
 
 describe('motionbench trial exit status', () => {
   it('the only trial (--trials 1) ends link_lost: exit 4, the trial named on stderr, not 0', async () => {
-    const child = spawn(
-      process.execPath,
-      [
-        MOTIONBENCH_BIN,
-        'trial',
-        '--campaign',
-        dir,
-        '--robot',
-        emu.url,
-        '--interlock',
-        pty.consolePath,
-        '--pair',
-        pairId,
-        '--trials',
-        '1',
-        '--yes',
-        '--json',
-      ],
-      {
-        cwd: REPO_ROOT,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const where = { campaign: dir, robot: emu.url, interlock: pty.consolePath, pair: pairId };
+    const child = spawnMotionbench([...trialCliArgs(where), '--trials', '1', '--yes', '--json']);
     let out = '';
     let err = '';
     let injected = false;

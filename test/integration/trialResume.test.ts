@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,8 +8,7 @@ import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { qualifyWavePair } from '../helpers/qualifiedWavePair';
 import { startTogether } from '../helpers/startTogether';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
-import { MOTIONBENCH_BIN } from '../helpers/runCli';
-import { REPO_ROOT } from '../helpers/sharedData';
+import { spawnMotionbench, trialCliArgs } from '../helpers/runCli';
 
 // Sessions resume after a restart: `motionbench trial --yes` as a real child
 // process is killed (SIGKILL) during its second real trial; the campaign then holds the
@@ -57,27 +56,8 @@ interface CliRun {
 
 /** Starts `motionbench trial … --yes --json`; resets the robot whenever the CLI waits for one. */
 function startTrialCli(onLine?: (line: string, run: CliRun) => void): CliRun {
-  const child = spawn(
-    process.execPath,
-    [
-      MOTIONBENCH_BIN,
-      'trial',
-      '--campaign',
-      dir,
-      '--robot',
-      emu.url,
-      '--interlock',
-      pty.consolePath,
-      '--pair',
-      pairId,
-      '--yes',
-      '--json',
-    ],
-    {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const where = { campaign: dir, robot: emu.url, interlock: pty.consolePath, pair: pairId };
+  const child = spawnMotionbench([...trialCliArgs(where), '--yes', '--json']);
   let err = '';
   let out = '';
   let partial = '';

@@ -15,6 +15,7 @@ import { planPolicy } from '../../src/services/wbc/policyRun';
 import { createTrackingPolicyController } from '../../src/services/wbc/trackingPolicyController';
 import { rolloutInThread } from '../helpers/policyRollout';
 import { sharedData } from '../helpers/sharedData';
+import { closeSimAndEngine, openSimAndEngine } from '../helpers/policyRollout';
 
 // unitree_rl_lab's dance_102 mimic policy (Isaac Lab trained, Unitree's own sim2real release) in
 // real MuJoCo on its own 60 Hz motion, as the console reads it:
@@ -34,15 +35,8 @@ const CSV_FPS = 60; // deploy/robots/g1_29dof/config/config.yaml FSM.Mimic_Dance
 const profile = loadRobotProfile(DEFAULT_MODEL_FILE);
 let sim: EmbeddedSimulator;
 let engine: SimEngine;
-beforeAll(async () => {
-  sim = new EmbeddedSimulator({ modelFile: DEFAULT_MODEL_FILE, workers: 1 });
-  await sim.ready();
-  engine = await SimEngine.load(DEFAULT_MODEL_FILE);
-});
-afterAll(async () => {
-  await sim?.close();
-  engine?.dispose();
-});
+beforeAll(async () => ({ sim, engine } = await openSimAndEngine(DEFAULT_MODEL_FILE)));
+afterAll(() => closeSimAndEngine(sim, engine));
 
 const clip = () => loadClipFile(CSV, { fps: CSV_FPS });
 /** The clip's first `seconds` (the negative controls and the observation capture need no more). */

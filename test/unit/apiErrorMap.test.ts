@@ -32,6 +32,7 @@ import { FrozenSnapshotMismatchError } from '../../src/services/workload/coreV1F
 import { ListenerTakenError } from '../../src/domain/backend/backend';
 import { WorkloadInputError } from '../../src/services/workload/folderWorkload';
 import { REPO_ROOT } from '../helpers/sharedData';
+import { thrown } from '../helpers/thrown';
 
 // The one error map at the console API edge (src/services/console/apiErrorMap.ts): every typed error of
 // the services gets its deliberate code, its own message verbatim and its details (an InputError's
@@ -51,16 +52,6 @@ beforeAll(() => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-api-errors-'));
 });
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
-
-/** The error `fn` throws. */
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a throw');
-}
 
 describe('API error map: the typed errors', () => {
   it('InputError: input_error with its location and reason, nothing else', () => {

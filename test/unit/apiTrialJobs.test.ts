@@ -12,6 +12,7 @@ import type {
   BackendListener,
   Presence,
 } from '../../src/domain/backend/backend';
+import { realRobotCapabilities } from '../helpers/robotCapabilities';
 import { createStateFrame } from '../../src/domain/robot/stateFrame';
 import { computeClipId } from '../../src/domain/motion/clipCommon';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
@@ -73,16 +74,7 @@ function smallClip(): MotionClip {
 class FakeRobot implements Backend {
   readonly id = 'fake-robot';
   readonly name = 'fake robot';
-  readonly capabilities: BackendCapabilities = {
-    executionDomain: 'real_robot',
-    globalRootPosition: false,
-    rootOrientation: true,
-    contacts: false,
-    jointTorque: true,
-    stateRateHz: 500,
-    exactReset: false,
-    bindingKinds: ['remote'],
-  };
+  readonly capabilities: BackendCapabilities = realRobotCapabilities(['remote']);
   presence: Presence = 'present';
   listener: BackendListener | null = null;
   t = 0;

@@ -2,48 +2,17 @@ import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { G1_END_EFFECTORS, G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
 import { loadRobotProfile } from '../../src/services/robot/loadRobotProfile';
+import { MENAGERIE_G1_BODY_NAMES } from '../helpers/menagerieG1Bodies';
 import { MENAGERIE_G1, MENAGERIE_SCENE, OUR_G1 } from '../helpers/sharedData';
 import { captureError, readVirtual } from './mjcfTestHelpers';
 
 const MENAGERIE_TEXT = fs.readFileSync(MENAGERIE_G1, 'utf8');
-const BODY_ORDER = [
-  'pelvis',
-  'left_hip_pitch_link',
-  'left_hip_roll_link',
-  'left_hip_yaw_link',
-  'left_knee_link',
-  'left_ankle_pitch_link',
-  'left_ankle_roll_link',
-  'right_hip_pitch_link',
-  'right_hip_roll_link',
-  'right_hip_yaw_link',
-  'right_knee_link',
-  'right_ankle_pitch_link',
-  'right_ankle_roll_link',
-  'waist_yaw_link',
-  'waist_roll_link',
-  'torso_link',
-  'left_shoulder_pitch_link',
-  'left_shoulder_roll_link',
-  'left_shoulder_yaw_link',
-  'left_elbow_link',
-  'left_wrist_roll_link',
-  'left_wrist_pitch_link',
-  'left_wrist_yaw_link',
-  'right_shoulder_pitch_link',
-  'right_shoulder_roll_link',
-  'right_shoulder_yaw_link',
-  'right_elbow_link',
-  'right_wrist_roll_link',
-  'right_wrist_pitch_link',
-  'right_wrist_yaw_link',
-];
 
 describe('MJCF reader on MuJoCo Menagerie g1.xml', () => {
   const profile = loadRobotProfile(MENAGERIE_G1);
 
   it('reads the 30 bodies in MuJoCo depth-first order with their parents', () => {
-    expect(profile.bodies.map((b) => b.name)).toEqual(BODY_ORDER);
+    expect(profile.bodies.map((b) => b.name)).toEqual(MENAGERIE_G1_BODY_NAMES);
     expect(profile.bodies[0].parent).toBe(-1);
     expect(profile.bodies[0].joint?.kind).toBe('free');
     const parentName = (n: string) => profile.bodies[profile.bodies.find((b) => b.name === n)!.parent].name;
@@ -101,7 +70,7 @@ describe('MJCF reader on MuJoCo Menagerie g1.xml', () => {
 
   it('reads scene.xml through its <include> to the same robot', () => {
     const scene = loadRobotProfile(MENAGERIE_SCENE);
-    expect(scene.bodies.map((b) => b.name)).toEqual(BODY_ORDER);
+    expect(scene.bodies.map((b) => b.name)).toEqual(MENAGERIE_G1_BODY_NAMES);
     expect(scene.joints).toEqual(profile.joints);
   });
 });
@@ -109,7 +78,7 @@ describe('MJCF reader on MuJoCo Menagerie g1.xml', () => {
 describe('MJCF reader on our own G1 (assets/g1)', () => {
   it('reads our model with the canonical joints, primitive geoms only, and a stand keyframe', () => {
     const ours = loadRobotProfile(OUR_G1);
-    expect(ours.bodies.map((b) => b.name)).toEqual(BODY_ORDER);
+    expect(ours.bodies.map((b) => b.name)).toEqual(MENAGERIE_G1_BODY_NAMES);
     expect(ours.joints.map((j) => j.name)).toEqual([...G1_JOINT_NAMES]);
     expect(ours.actuators).toHaveLength(29);
     expect(ours.defaultPoseSource).toBe('keyframe:stand');

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiMethod, ApiParams, SimRunStarted } from '../../src/api/contract';
 import { createConsoleApi, type ConsoleApi } from '../../src/services/console/consoleApiHandlers';
-import { ApiCallError, type ConsoleClient } from '../../renderer/src/api/consoleClient';
+import { ApiCallError } from '../../renderer/src/api/consoleClient';
 import { needText, policyNote } from '../../renderer/src/policies/policyFormat';
 import { openPolicy, patchPolicyPath, showPolicyMotion } from '../../renderer/src/policies/policyActions';
 import { policyStartRequestFromForm } from '../../renderer/src/qualification/qualificationActions';
@@ -14,6 +14,7 @@ import { DEFAULT_MODEL_FILE, loadRobotProfile } from '../../src/services/robot/l
 import { usePolicyStore } from '../../renderer/src/policies/policyStore';
 import { patchSimForm, useSimStore } from '../../renderer/src/sim/simStore';
 import { sharedData } from '../helpers/sharedData';
+import { inProcessConsoleClient } from '../helpers/inProcessConsoleClient';
 
 // The renderer's side of a released policy, without a browser, against the real policies.open
 // of the console services (sim.run scripted): opening by path puts the baked motion on display;
@@ -32,43 +33,38 @@ let forgotten = false;
 beforeAll(() => {
   setRobotProfile(loadRobotProfile(DEFAULT_MODEL_FILE)); // the overlay draws runs on the robot model
   api = createConsoleApi({ transport: 'host' });
-  const client: ConsoleClient = {
-    transport: null as never,
-    async call<M extends ApiMethod>(method: M, params: ApiParams<M>) {
-      calls.push({ method, params });
-      if (method === 'policies.open') forgotten = false;
-      if (method === 'sim.run') {
-        const p = params as ApiParams<'sim.run'>;
-        if (forgotten)
-          throw new ApiCallError({
-            code: 'not_found',
-            message: `policy ${p.binding} is not open in the console services`,
-            field: 'params.binding',
-          });
-        const started: SimRunStarted = {
-          runId: `sim-p-${calls.length}`,
-          connectionId: p.connectionId,
-          clipId: p.clipId,
-          binding: {
-            spec: p.binding,
-            kind: 'onnx',
-            id: 'beyondmimic/Jump_wose',
-            version: 'v',
-            label: 'beyondmimic policy Jump_wose',
-            assistNPerM: null,
-          },
-          seed: 0,
-          paceRealTime: null,
-          durationS: 3.28,
-          plannedFrames: 165,
-        };
-        return started as never;
-      }
-      const r = await api.invoke(method, params);
-      if (!r.ok) throw new ApiCallError(r.error);
-      return r.result as never;
-    },
-  };
+  const client = inProcessConsoleClient(api, (method, params) => {
+    calls.push({ method, params });
+    if (method === 'policies.open') forgotten = false;
+    if (method === 'sim.run') {
+      const p = params as ApiParams<'sim.run'>;
+      if (forgotten)
+        throw new ApiCallError({
+          code: 'not_found',
+          message: `policy ${p.binding} is not open in the console services`,
+          field: 'params.binding',
+        });
+      const started: SimRunStarted = {
+        runId: `sim-p-${calls.length}`,
+        connectionId: p.connectionId,
+        clipId: p.clipId,
+        binding: {
+          spec: p.binding,
+          kind: 'onnx',
+          id: 'beyondmimic/Jump_wose',
+          version: 'v',
+          label: 'beyondmimic policy Jump_wose',
+          assistNPerM: null,
+        },
+        seed: 0,
+        paceRealTime: null,
+        durationS: 3.28,
+        plannedFrames: 165,
+      };
+      return started;
+    }
+    return undefined;
+  });
   useConnectionStore.setState({ client, status: 'connected' });
 });
 

@@ -4,9 +4,8 @@ import path from 'node:path';
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiMethod, ApiParams } from '../../src/api/contract';
+import type { ApiMethod } from '../../src/api/contract';
 import { createConsoleApi, type ConsoleApi } from '../../src/services/console/consoleApiHandlers';
-import { ApiCallError, type ConsoleClient } from '../../renderer/src/api/consoleClient';
 import { useConnectionStore } from '../../renderer/src/api/connectionStore';
 import { formatApiError } from '../../renderer/src/api/formatApiError';
 import {
@@ -18,6 +17,7 @@ import {
 import { PolicyPanel } from '../../renderer/src/policies/PolicyPanel';
 import { usePolicyStore } from '../../renderer/src/policies/policyStore';
 import { HOLOSOMA_WBT, withoutExperimentConfig, writeHolosomaVariant } from '../helpers/holosomaVariants';
+import { inProcessConsoleClient } from '../helpers/inProcessConsoleClient';
 
 // The Policy panel's preset selector against the real policies.open of the console services: the
 // released holosoma export without its experiment_config is refused with the reason (and the
@@ -35,15 +35,7 @@ beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mb-preset-panel-'));
   stripped = writeHolosomaVariant(path.join(dir, 'model_39999.onnx'), withoutExperimentConfig);
   api = createConsoleApi({ transport: 'host' });
-  const client: ConsoleClient = {
-    transport: null as never,
-    async call<M extends ApiMethod>(method: M, params: ApiParams<M>) {
-      sent.push({ method, params });
-      const r = await api.invoke(method, params);
-      if (!r.ok) throw new ApiCallError(r.error);
-      return r.result as never;
-    },
-  };
+  const client = inProcessConsoleClient(api, (method, params) => void sent.push({ method, params }));
   useConnectionStore.setState({ client, status: 'connected' });
 });
 

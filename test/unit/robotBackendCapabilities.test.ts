@@ -19,22 +19,14 @@ import type { CampaignStore } from '../../src/services/trace';
 import { GateDriver } from '../../src/services/trial/gateDriver';
 import type { InterlockFeed } from '../../src/services/trial/interlockFeed';
 import { trialRobotOf } from '../../src/services/trial/trialRobot';
+import { realRobotCapabilities } from '../helpers/robotCapabilities';
 
 // A robot backend declares itself (Backend.robotLink) and offers sendStop, damp and linkStats
 // (RobotBackend). The consumers read that declaration, never probe for methods: a backend with a
 // `sendStop` or `linkStats` method but no declaration is not a robot link. A backend that cannot
 // stop is refused for real-robot trials with the reason, as a trace event — not a log line.
 
-const CAPS: BackendCapabilities = {
-  executionDomain: 'real_robot',
-  globalRootPosition: false,
-  rootOrientation: true,
-  contacts: false,
-  jointTorque: true,
-  stateRateHz: 500,
-  exactReset: false,
-  bindingKinds: ['remote'],
-};
+const CAPS: BackendCapabilities = realRobotCapabilities(['remote']);
 const STATS: RobotLinkStats = {
   latencyMs: 2.5,
   stateRateHz: 500,

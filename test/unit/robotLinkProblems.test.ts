@@ -11,6 +11,7 @@ import type {
 import { BACKEND_PROBLEM_KINDS, problemKindOf, type BackendProblemCode } from '../../src/domain/backend/problemCodes';
 import { ProblemLedger } from '../../src/domain/robotLink/problemLedger';
 import { ConnectionRegistry, INCIDENT_CURRENT_MS } from '../../src/services/console/connectionRegistry';
+import { realRobotCapabilities } from '../helpers/robotCapabilities';
 
 // Problems carry a typed code whose kind says how long they are current: a condition until the
 // backend withdraws it (problem_cleared), an incident for a while after it happened. The ledger
@@ -60,16 +61,7 @@ describe('ProblemLedger', () => {
 /** A backend whose events the test emits (a stand-in for one part: the registry's listener). */
 class EmittingBackend implements Backend {
   readonly name: string;
-  readonly capabilities: BackendCapabilities = {
-    executionDomain: 'real_robot',
-    globalRootPosition: false,
-    rootOrientation: true,
-    contacts: false,
-    jointTorque: true,
-    stateRateHz: 500,
-    exactReset: false,
-    bindingKinds: ['remote'],
-  };
+  readonly capabilities: BackendCapabilities = realRobotCapabilities(['remote']);
   presence: Presence = 'present';
   private listener: BackendListener | null = null;
   constructor(readonly id: string) {

@@ -9,6 +9,7 @@ import { isSystemError } from '../../src/services/files/systemErrors';
 import { reviveError, serializeError } from '../../src/services/console/workerErrors';
 import { TraceStoreError } from '../../src/services/trace/errors';
 import { TrialRefusedError } from '../../src/services/trial/matchedTrialRunner';
+import { thrown } from '../helpers/thrown';
 
 // The file worker's error transport (src/services/console/workerErrors.ts): what its tasks throw comes
 // back on the main thread as the same type, so the API's error map (by `instanceof`) answers as if
@@ -17,15 +18,6 @@ import { TrialRefusedError } from '../../src/services/trial/matchedTrialRunner';
 
 /** Worker side → the clone postMessage makes → main side. */
 const across = (err: unknown): Error => reviveError(structuredClone(serializeError(err)));
-
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a throw');
-}
 
 describe('file worker errors: the same type on the main thread', () => {
   const cases: [string, Error, abstract new (...args: never[]) => Error][] = [
