@@ -7,6 +7,7 @@ import { availableReading, MB_METRICS_1, type EpisodeMetrics } from '../src/doma
 import { makeBuiltinBinding } from '../src/domain/sim/builtinBinding';
 import { roundToFloat32 } from '../src/domain/robotEmulator/sensorModel';
 import { DEFAULT_ADAPTER_VERSION } from '../src/domain/trace/parentTrace';
+import { executedJsonMessage } from '../src/services/episode/episodeWriter';
 import { openCampaign, RECORDER_FLUSH_POLICY } from '../src/services/trace';
 
 // Trace write throughput: 60 s of a 500 Hz × 29-joint robot state stream
@@ -54,26 +55,6 @@ export function benchFrames(): StateFrame[] {
   }
   return out;
 }
-
-/** The message object the JSON episode writer (motionbench-episode/1) builds for a frame (same fields, same conversions). */
-const message = (f: StateFrame) => ({
-  timeS: f.timeS,
-  tick: f.tick,
-  referenceFrame: f.referenceFrame,
-  rootPosM: f.rootPosM ? Array.from(f.rootPosM) : null,
-  rootQuatWxyz: f.rootQuatWxyz ? Array.from(f.rootQuatWxyz) : null,
-  jointPosRad: Array.from(f.jointPosRad),
-  jointVelRadS: Array.from(f.jointVelRadS),
-  jointTauNm: Array.from(f.jointTauNm),
-  imu: {
-    quatWxyz: Array.from(f.imu.quatWxyz),
-    gyroRadS: Array.from(f.imu.gyroRadS),
-    accelMS2: Array.from(f.imu.accelMS2),
-  },
-  contacts: null,
-  rootLinVelMps: null,
-  rootAngVelRadS: null,
-});
 
 const fps = (v: number): string => `${(v / 1e3).toFixed(1)} k frames/s`;
 
@@ -152,7 +133,7 @@ export async function benchTraceWrite(): Promise<{ pass: boolean; lines: string[
       const fd = fs.openSync(file, 'w');
       let total = 0;
       for (let i = 0; i < N; i++) {
-        const b = enc.encode(JSON.stringify(message(fs500[i])));
+        const b = enc.encode(JSON.stringify(executedJsonMessage(fs500[i], null)));
         fs.writeSync(fd, b);
         total += b.length;
         if (sync && i % 250 === 249) fs.fdatasyncSync(fd);

@@ -73,3 +73,19 @@ export function clipFromDto(dto: ClipDto): LoadedClip {
   if (dto.capabilityGroup !== undefined) clip.capabilityGroup = dto.capabilityGroup as CapabilityGroup;
   return { clip, durationS: dto.durationS, warningCount: dto.warningCount };
 }
+
+/**
+ * An executed trajectory on the 50 Hz contract timeline, frame-major: a sim run's recording, an
+ * episode replayed for the gap review, a matched trial's executed motion.
+ */
+export interface ExecutedTrajectoryDto {
+  frames: number;
+  /** s from the recording's first frame. */
+  timeS: number[];
+  /** frames×3, m; null without a measured global root (a real robot without motion capture): drawn at the reference root. */
+  rootPosM: number[] | null;
+  /** frames×4, wxyz. */
+  rootQuatWxyz: number[] | null;
+  /** frames×29, rad, canonical Unitree order. */
+  jointPosRad: number[];
+}

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { idSchema } from './idSchemas';
 import { AGGREGATE_KEYS, type AggregateKey } from '../domain/metrics/aggregate';
 import { READING_INFO } from '../domain/metrics/readings';
-import type { ClipDto } from './clipDto';
+import type { ClipDto, ExecutedTrajectoryDto } from './clipDto';
 import { campaignDirSchema } from './qualificationContract';
 
 /** The peers' contract ids (as src/domain/metrics/peerContracts.ts names them). */
@@ -144,15 +144,8 @@ export interface GapReportDto {
   generatedAt: string;
 }
 
-/** An executed trajectory on the 50 Hz contract timeline, frame-major (as the overlay's PackedTrajectory). */
-export interface GapTrajectoryDto {
-  frames: number;
-  timeS: number[];
-  /** Null without a measured global root (a real robot without motion capture): drawn at the reference root. */
-  rootPosM: number[] | null;
-  rootQuatWxyz: number[] | null;
-  jointPosRad: number[];
-}
+/** The replayed episode's executed trajectory (as the overlay's PackedTrajectory). */
+export type GapTrajectoryDto = ExecutedTrajectoryDto;
 
 export interface GapReplayRunDto {
   runId: string;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { idSchema } from './idSchemas';
-import type { ClipDto } from './clipDto';
+import type { ClipDto, ExecutedTrajectoryDto } from './clipDto';
 import { POLICY_ID_RE } from './policyContract';
 
 // (No import from simContract.ts: it imports the progress event schema from here.)
@@ -190,13 +190,7 @@ export interface QualificationReplayDto {
   /** The reference clip (as clips.load returns it, so the viewport shows it as the clip on display). */
   reference: ClipDto;
   /** The executed trajectory at 50 Hz (frame-major). */
-  executed: {
-    frames: number;
-    timeS: number[];
-    rootPosM: number[] | null;
-    rootQuatWxyz: number[] | null;
-    jointPosRad: number[];
-  };
+  executed: ExecutedTrajectoryDto;
   worst: { frame: number; timeS: number; kind: 'first_failure' | 'max_error'; detail: string };
 }
 

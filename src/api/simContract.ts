@@ -5,6 +5,7 @@ import { liveFramesEventSchema } from './liveContract';
 import { qualificationProgressEventSchema } from './qualificationContract';
 import { trialEventSchemas } from './trialContract';
 import { POLICY_ID_RE } from './policyContract';
+import type { ExecutedTrajectoryDto } from './clipDto';
 
 // The simulation-run part of the console API: `sim.run` starts the loaded clip
 // on a connection under a builtin binding and returns at once; the executed frames then reach the
@@ -120,17 +121,8 @@ export interface SimRunStarted {
 
 export type SimRunState = 'starting' | 'running' | 'ended';
 
-/** A run's recording, frame-major. */
-export interface SimTrajectoryDto {
-  frames: number;
-  timeS: number[];
-  /** frames×3; null when the backend gives no global root position. */
-  rootPosM: number[] | null;
-  /** frames×4 wxyz. */
-  rootQuatWxyz: number[] | null;
-  /** frames×29. */
-  jointPosRad: number[];
-}
+/** A run's recording. */
+export type SimTrajectoryDto = ExecutedTrajectoryDto;
 
 export interface SimRunResult {
   runId: string;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { connectionIdSchema, idSchema, runIdSchema } from './idSchemas';
-import type { ClipDto } from './clipDto';
+import type { ClipDto, ExecutedTrajectoryDto } from './clipDto';
 import { EPISODE_OUTCOMES } from '../domain/episode/episodeOutcome';
 import type { AdmittedPair } from '../domain/trial/admittedPair';
 import {
@@ -175,13 +175,7 @@ export interface TrialEpisodeDto {
   executionDomain: 'simulation' | 'real_robot';
   outcome: string | null;
   /** The executed trajectory at 50 Hz (frame-major); rootPosM null without a global root. */
-  executed: {
-    frames: number;
-    timeS: number[];
-    rootPosM: number[] | null;
-    rootQuatWxyz: number[] | null;
-    jointPosRad: number[];
-  };
+  executed: ExecutedTrajectoryDto;
 }
 
 /** One decided qualification pair of the queue, as the services list it. */

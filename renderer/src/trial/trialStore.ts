@@ -1,6 +1,7 @@
 import { create } from 'zustand';
 import { createStore } from 'zustand/vanilla';
 import type { InterlockListDto, LiveFramesOf, TrialJobStatus, TrialQueueDto } from '../../../src/api/contract';
+import type { LiveReading } from '../../../src/domain/trial/liveReading';
 
 // The Trial runner. Two layers, by rate:
 //   useTrialStore     React, low rate: the form, the interlock row, the queue, the job's status
@@ -61,19 +62,13 @@ export const patchTrialForm = (patch: Partial<TrialForm>): void =>
 
 // ---- the transient live store ----------------------------------------------------------------
 
-export interface TrialLiveState {
+/** The newest live reading of the running trial (`failed` latched for the run), and its stream's counts. */
+export interface TrialLiveState extends LiveReading {
   revision: number;
   runId: string | null;
   /** Samples received for this run, and samples the services skipped for this console. */
   samples: number;
   skipped: number;
-  frame: number;
-  timeS: number;
-  mpjpeLMm: number | null;
-  jointRmseRad: number | null;
-  /** A hard failure tripped (latched for the run) and what it was. */
-  failed: boolean;
-  failure: string | null;
   /** performance.now() of the last batch. */
   receivedAtMs: number | null;
 }

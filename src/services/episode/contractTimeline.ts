@@ -1,4 +1,5 @@
 import { resampleFrames, slerpWxyzInto } from '../../domain/motion/resample';
+import type { ExecutedTrajectoryDto } from '../../api/clipDto';
 
 // A recorded trajectory on the 50 Hz contract timeline (mb-metrics/1): what the gap review
 // replays and what the peers' contracts score (src/services/analysis/peerEvaluation.ts).
@@ -10,13 +11,8 @@ export interface TimedSample {
   jointPosRad: readonly number[];
 }
 
-export interface ContractTimeline {
-  frames: number;
-  /** k / rate, seconds from the recording's first frame. */
-  timeS: number[];
-  rootPosM: number[] | null;
-  rootQuatWxyz: number[] | null;
-  jointPosRad: number[];
+/** The executed trajectory on the contract's grid (timeS = k / rate), and how it got there. */
+export interface ContractTimeline extends ExecutedTrajectoryDto {
   sourceRateHz: number;
   resampling: 'on_grid' | 'contract_resampler' | 'by_time';
 }

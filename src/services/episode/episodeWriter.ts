@@ -97,6 +97,26 @@ export interface EpisodeWriterStats {
 }
 
 const arr = (a: ArrayLike<number> | null | undefined): number[] | null => (a ? Array.from(a) : null);
+
+/** A frame as the JSON episode (motionbench-episode/1) stores it on its executed topic. */
+export const executedJsonMessage = (f: StateFrame, x: ExecutedExtras | null): ExecutedMessage => ({
+  timeS: f.timeS,
+  tick: f.tick,
+  referenceFrame: f.referenceFrame,
+  rootPosM: arr(f.rootPosM),
+  rootQuatWxyz: arr(f.rootQuatWxyz),
+  jointPosRad: Array.from(f.jointPosRad),
+  jointVelRadS: Array.from(f.jointVelRadS),
+  jointTauNm: Array.from(f.jointTauNm),
+  imu: {
+    quatWxyz: Array.from(f.imu.quatWxyz),
+    gyroRadS: Array.from(f.imu.gyroRadS),
+    accelMS2: Array.from(f.imu.accelMS2),
+  },
+  contacts: f.contacts ? f.contacts.map((c) => ({ body: c.body, other: c.other, forceN: c.forceN })) : null,
+  rootLinVelMps: arr(x?.rootLinVelMps),
+  rootAngVelRadS: arr(x?.rootAngVelRadS),
+});
 const encoder = new TextEncoder();
 
 export interface EpisodeWriterOptions {
@@ -353,24 +373,7 @@ export class EpisodeWriter {
         if (++this.framesInChunk >= this.everyFrames) this.flushChunk();
         continue;
       }
-      const m: ExecutedMessage = {
-        timeS: f.timeS,
-        tick: f.tick,
-        referenceFrame: f.referenceFrame,
-        rootPosM: arr(f.rootPosM),
-        rootQuatWxyz: arr(f.rootQuatWxyz),
-        jointPosRad: Array.from(f.jointPosRad),
-        jointVelRadS: Array.from(f.jointVelRadS),
-        jointTauNm: Array.from(f.jointTauNm),
-        imu: {
-          quatWxyz: Array.from(f.imu.quatWxyz),
-          gyroRadS: Array.from(f.imu.gyroRadS),
-          accelMS2: Array.from(f.imu.accelMS2),
-        },
-        contacts: f.contacts ? f.contacts.map((c) => ({ body: c.body, other: c.other, forceN: c.forceN })) : null,
-        rootLinVelMps: arr(x?.rootLinVelMps),
-        rootAngVelRadS: arr(x?.rootAngVelRadS),
-      };
+      const m = executedJsonMessage(f, x);
       this.put(TOPICS.executed, f.timeS, m);
       if (x?.command) {
         const w = x.assistWrench;

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import type { SerialPortDto } from '../../api/trialContract';
 
 // Listing serial ports without risking the console (DESIGN §10: `SerialPort.list()` crashes
 // without udev). `SerialPort.list()` on Linux spawns `udevadm info -e` and parses its output;
@@ -14,14 +15,8 @@ import path from 'node:path';
 //      (exception, native crash, hang) we fall back to the /dev scan and report why.
 // Never throws.
 
-export interface SerialPortEntry {
-  path: string;
-  manufacturer?: string;
-  serialNumber?: string;
-  vendorId?: string;
-  productId?: string;
-  pnpId?: string;
-}
+/** A serial port as the console lists it (the API's own shape). */
+export type SerialPortEntry = SerialPortDto;
 
 export interface SerialPortListing {
   ports: SerialPortEntry[];

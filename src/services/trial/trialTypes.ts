@@ -6,6 +6,7 @@ import type { EpisodeMetrics } from '../../domain/metrics/readings';
 import type { MotionClip } from '../../domain/motion/motionClip';
 import type { RobotProfile } from '../../domain/robot/robotProfile';
 import type { CalibrationRecord } from '../../domain/trace/records';
+import type { LiveReading } from '../../domain/trial/liveReading';
 import type { SessionProgress, TrialPhase } from '../../domain/trial/trialSessionTypes';
 import type { WbcBinding } from '../../domain/wbc/wbcBinding';
 import type { EmbeddedSimulator } from '../sim/embeddedSimulator';
@@ -95,15 +96,7 @@ export interface TrialConfirmInfo {
   calibrationCheck: { maxJointDiffRad: number; attitudeDiffRad: number };
 }
 
-/** One 50 Hz live reading of the running real trial (LiveTrial, from the live mb-metrics/1 reducer). */
-export interface LiveReading {
-  frame: number;
-  timeS: number;
-  mpjpeLMm: number | null;
-  jointRmseRad: number | null;
-  failed: boolean;
-  failure: string | null;
-}
+export type { LiveReading };
 
 /**
  * Progress of a matched pair for the console and the CLI: the session's own (phases, refusals,
