@@ -3,7 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, inject } from 'vitest';
-import type { MotionbenchTestState, OverlayTestState, SimRunTestState } from '../../renderer/src/testing/testHooks';
+import type {
+  LiveRobotTestState,
+  MotionbenchTestState,
+  OverlayTestState,
+  SimRunTestState,
+} from '../../renderer/src/testing/testHooks';
 import { launchChromium } from '../helpers/browserHarness';
 
 // The console in a page of the e2e project's one browser, opened on a host a test file starts:
@@ -84,6 +89,8 @@ export interface ConsoleSession<H extends ConsoleHost> {
   state(): Promise<MotionbenchTestState>;
   overlay(): Promise<OverlayTestState>;
   sims(): Promise<SimRunTestState[]>;
+  /** The live robot models the 3D view draws (one per connected robot). */
+  liveRobots(): Promise<LiveRobotTestState[]>;
 }
 
 /**
@@ -151,5 +158,6 @@ export function withConsole<H extends ConsoleHost>(
     state: () => current().evaluate(() => window.__motionbench!.state()),
     overlay: () => current().evaluate(() => window.__motionbench!.overlay()),
     sims: () => current().evaluate(() => window.__motionbench!.sim()),
+    liveRobots: () => current().evaluate(() => window.__motionbench!.liveRobots()),
   };
 }

@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
+import type { SimRunResult } from '../../src/api/contract';
 import { resampleClip } from '../../src/domain/motion/resample';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { REPO_ROOT } from '../helpers/browserHarness';
@@ -246,4 +247,15 @@ export async function acceptCalibrationThroughVerdict(page: Page): Promise<strin
     console.log(`e2e operator: accepted a start pose outside tolerance (${verdict})`);
   }
   return verdict;
+}
+
+/** A recorded sim run's trajectory as the 50 Hz executed motion the batch evaluator reads. */
+export function executedMotion(t: SimRunResult['trajectory']) {
+  return {
+    fps: 50,
+    frameCount: t.frames,
+    rootPosM: Float64Array.from(t.rootPosM!),
+    rootQuatWxyz: Float64Array.from(t.rootQuatWxyz!),
+    jointPosRad: Float64Array.from(t.jointPosRad),
+  };
 }

@@ -28,13 +28,8 @@ const ui = withConsole(
   },
   { viewport: { width: 1600, height: 1000 } },
 );
-const { page, tid } = ui;
+const { page, tid, attr, liveRobots: live } = ui;
 const pageErrors = ui.errors;
-const attr = (id: string, name: string) => tid(id).getAttribute(name);
-const live = (): Promise<LiveRobotTestState[]> =>
-  page.evaluate(() =>
-    (window as unknown as { __motionbench: { liveRobots(): unknown } }).__motionbench.liveRobots(),
-  ) as Promise<LiveRobotTestState[]>;
 const tiltDeg = (r: LiveRobotTestState): number => (tiltRadFromQuatWxyz(r.rootQuatWxyz) * 180) / Math.PI;
 const maxJointDiff = (a: number[], b: number[]): number => Math.max(...a.map((q, j) => Math.abs(q - b[j])));
 

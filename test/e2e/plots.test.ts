@@ -12,7 +12,7 @@ import type { ChartTestView } from '../../renderer/src/plots/timeChart';
 import { SCREENSHOT_DIR, screenshot, SHARED_DATA } from '../helpers/browserHarness';
 import { buildStandInCampaign } from '../helpers/standInCampaign';
 import { ONE_SIM_WORKER, withConsole, withTempDir } from './consoleSession';
-import { hostApiCall } from './e2eSupport';
+import { executedMotion, hostApiCall } from './e2eSupport';
 
 // Plots over time, against the real services (`motionbench host` in-process, the
 // real embedded MuJoCo simulator) and the real UI in Chromium: B_HandsUp (60 fps) run in
@@ -62,13 +62,7 @@ async function runWith(binding: 'builtin' | 'assist'): Promise<string> {
 async function evaluation(runId: string): Promise<{ end: SimEndEvent; ev: ClipPairEvaluation }> {
   const res = await hostApiCall<SimRunResult>(server, 'sim.result', { runId });
   const t = res.trajectory;
-  const exec = {
-    fps: 50,
-    frameCount: t.frames,
-    rootPosM: Float64Array.from(t.rootPosM!),
-    rootQuatWxyz: Float64Array.from(t.rootQuatWxyz!),
-    jointPosRad: Float64Array.from(t.jointPosRad),
-  };
+  const exec = executedMotion(t);
   return { end: res.end!, ev: new ClipPairEvaluator(MB_METRICS_1, profile).evaluate(handsUp, exec) };
 }
 

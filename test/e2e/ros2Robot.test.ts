@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import type { LiveRobotTestState } from '../../renderer/src/testing/testHooks';
 import { openCampaign } from '../../src/services/trace';
 import { screenshot, SCREENSHOT_DIR } from '../helpers/browserHarness';
 import { startRos2LowStateBridge, type Ros2LowStateBridge } from '../helpers/ros2LowStateBridge';
@@ -31,13 +30,8 @@ afterAll(async () => {
   await bridge?.stop();
 });
 const ui = withConsole(() => startHostCommand([]), { viewport: { width: 1600, height: 1100 } });
-const { page, tid } = ui;
+const { page, tid, attr, liveRobots: live } = ui;
 const pageErrors = ui.errors;
-const attr = (id: string, name: string) => tid(id).getAttribute(name);
-const live = (): Promise<LiveRobotTestState[]> =>
-  page.evaluate(() =>
-    (window as unknown as { __motionbench: { liveRobots(): unknown } }).__motionbench.liveRobots(),
-  ) as Promise<LiveRobotTestState[]>;
 
 describe('console: a ROS 2 G1 through foxglove_bridge', () => {
   it('connects as a watch-only robot link: present, the reason shown, drawn live, nothing advertised to the robot', async () => {

@@ -29,7 +29,7 @@ import {
 import type { SimRunTestState } from '../../renderer/src/testing/testHooks';
 import { REPO_ROOT, screenshot, SHARED_DATA } from '../helpers/browserHarness';
 import { ONE_SIM_WORKER, withConsole } from './consoleSession';
-import { canvasColourBox, hostApiCall } from './e2eSupport';
+import { canvasColourBox, executedMotion, hostApiCall } from './e2eSupport';
 
 // The viewport runs a clip in simulation and shows executed (solid) over reference
 // (ghost) with per-body error colour. Against the real services (`motionbench host` in-process,
@@ -180,13 +180,7 @@ async function expectFailureShown(runId: string, f: HardFailure): Promise<void> 
 async function recordingAndReadings(runId: string, ref: MotionClip) {
   const res = await apiCall<SimRunResult>('sim.result', { runId });
   const t = res.trajectory;
-  const exec = {
-    fps: 50,
-    frameCount: t.frames,
-    rootPosM: Float64Array.from(t.rootPosM!),
-    rootQuatWxyz: Float64Array.from(t.rootQuatWxyz!),
-    jointPosRad: Float64Array.from(t.jointPosRad),
-  };
+  const exec = executedMotion(t);
   expect(t.timeS).toEqual(Array.from({ length: t.frames }, (_, k) => k / 50));
   // Against the reference as placed for the run (the end's lift; docs/METRICS.md).
   const lift = res.end!.referenceLiftM;

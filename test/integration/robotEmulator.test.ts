@@ -10,7 +10,13 @@ import type { BackendEvent, InitialState } from '../../src/domain/backend/backen
 import { decodeWireClip, G1_BRIDGE_TOPICS } from '../../src/domain/bridge';
 import type { MotionClip } from '../../src/domain/motion/motionClip';
 import { resampleClip } from '../../src/domain/motion/resample';
-import { ClipPairEvaluator, MB_METRICS_1, type EpisodeMetrics, type NumericReadingKey } from '../../src/domain/metrics';
+import {
+  ClipPairEvaluator,
+  MB_METRICS_1,
+  NUMERIC_READINGS,
+  type EpisodeMetrics,
+  type NumericReadingKey,
+} from '../../src/domain/metrics';
 import {
   DEFAULT_ROBOT_EMULATOR_PROFILE,
   EMULATOR_CONTROL_SCHEMA_NAME,
@@ -488,15 +494,7 @@ describe('robot emulator core (no wall clock)', () => {
       if (!r.available) throw new Error(`${key} unavailable: ${r.reason}`);
       return r.value;
     };
-    const KEYS: NumericReadingKey[] = [
-      'mpjpeLMm',
-      'jointPosRmseRad',
-      'jointVelRmseRadS',
-      'jointAccRmsRadS2',
-      'jointAccP95RadS2',
-      'jointJerkRmsRadS3',
-      'jointJerkP95RadS3',
-    ];
+    const KEYS: NumericReadingKey[] = NUMERIC_READINGS.filter((k) => k !== 'progressSoft');
     const sim = await metrics(ZERO_PERTURBATION_PROFILE);
     const gaps: Record<string, Record<string, number>> = {};
     for (const p of [G1_PLAUSIBLE_PROFILE, EXAGGERATED_PROFILE]) {

@@ -14,37 +14,12 @@ import {
   REMOTE_KEY_B,
   REMOTE_KEY_L2,
   remoteStopPressed,
-  type JointLimits,
   type MotorCommandOut,
   type RunnerEvent,
   type RunnerState,
 } from '../../src/domain/g1Runner/g1RunnerSafety';
 import { encodeG1Remote, G1_REMOTE_STOP_COMBINATION } from '../../src/domain/robotLink/g1WirelessRemote';
-import { G1_NUM_JOINTS } from '../../src/domain/robot/g1Joints';
-
-const J = G1_NUM_JOINTS;
-const limits: JointLimits = {
-  lowerRad: new Float64Array(J).fill(-2),
-  upperRad: new Float64Array(J).fill(2),
-  effortNm: new Float64Array(J).fill(50),
-};
-const zeros = new Float64Array(J);
-const upright = [1, 0, 0, 0];
-
-function lowstate(nowMs: number, o: { q?: ArrayLike<number>; quat?: number[]; keys?: number } = {}): RunnerEvent {
-  const remote = new Uint8Array(40);
-  remote[2] = (o.keys ?? 0) & 0xff;
-  remote[3] = (o.keys ?? 0) >> 8;
-  return {
-    type: 'lowstate',
-    nowMs,
-    q: o.q ?? zeros,
-    dq: zeros,
-    quatWxyz: o.quat ?? upright,
-    wirelessRemote: remote,
-    modeMachine: 5,
-  };
-}
+import { J, limits, lowstate } from '../helpers/g1RunnerEvents';
 
 function cmdOut(): MotorCommandOut {
   return {

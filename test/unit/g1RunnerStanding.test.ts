@@ -9,44 +9,20 @@ import {
   REMOTE_KEY_B,
   REMOTE_KEY_L2,
   STANDING_FALL_TILT_RAD,
-  type JointLimits,
-  type RunnerEvent,
   type RunnerState,
   type StandingControllerInfo,
 } from '../../src/domain/g1Runner/g1RunnerSafety';
-import { G1_NUM_JOINTS } from '../../src/domain/robot/g1Joints';
+import { J, limits, lowstate, zeros } from '../helpers/g1RunnerEvents';
 
 // The runner reducer's `standing_policy` after-clip: the standing controller, loaded at prepare,
 // takes over at the clip end with its own gains; the episode still ends `completed`; a fall (IMU
 // tilt), the remote stop, the console's silence and a stale link damp as in every mode.
 
-const J = G1_NUM_JOINTS;
-const limits: JointLimits = {
-  lowerRad: new Float64Array(J).fill(-2),
-  upperRad: new Float64Array(J).fill(2),
-  effortNm: new Float64Array(J).fill(50),
-};
-const zeros = new Float64Array(J);
 const STANDING: StandingControllerInfo = {
   id: 'unitree_rl_lab-velocity/v0',
   kp: new Array<number>(J).fill(77),
   kd: new Array<number>(J).fill(3.5),
 };
-
-function lowstate(nowMs: number, o: { quat?: number[]; keys?: number } = {}): RunnerEvent {
-  const remote = new Uint8Array(40);
-  remote[2] = (o.keys ?? 0) & 0xff;
-  remote[3] = (o.keys ?? 0) >> 8;
-  return {
-    type: 'lowstate',
-    nowMs,
-    q: zeros,
-    dq: zeros,
-    quatWxyz: o.quat ?? [1, 0, 0, 0],
-    wirelessRemote: remote,
-    modeMachine: 5,
-  };
-}
 
 function live(s: RunnerState, from: number, to: number, consolePresent = true): void {
   for (let t = from; t <= to; t += 50) {
