@@ -1,17 +1,14 @@
 import { defineConfig } from 'vitest/config';
 
-// Three projects. `npm test` (scripts/run-tests.mjs) runs `realtime` as a second vitest run beside
-// the other two when it may raise that run's priority; otherwise, and for `vitest run`, the groups
-// run one after the other (sequence.groupOrder):
-//   0 `unit`     — unit + integration tests, two files at a time (real MuJoCo/loopback where the
-//                  test says so);
+// Three projects, run one group after the other (sequence.groupOrder):
+//   0 `unit`     — unit + integration tests, files in parallel (real MuJoCo/loopback where the test
+//                  says so);
 //   1 `e2e`      — drives the real console in Debian Chromium through `npm run host`, one file at a time;
 //   2 `realtime` — tests that measure wall-clock behaviour of real processes: 500 Hz streams, trip
 //                  times within 100 ms, e-stops, the robot emulator and matched trials. They run one
 //                  file at a time on an otherwise idle machine, because a starved event loop (other
 //                  test files on a 2-core machine) is exactly what they detect: under load they
-//                  report real stalls as failures. Beside the other projects they run at a higher priority
-//                  (test/helpers/realtimePriority.ts), as the trial PC runs its robot processes.
+//                  report real stalls as failures.
 const REALTIME = [
   'test/integration/trialReliability.test.ts',
   'test/integration/trialResume.test.ts',
@@ -51,9 +48,6 @@ export default defineConfig({
           include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'],
           exclude: REALTIME,
           environment: 'node',
-          // vitest's default on 2 cores is one file at a time; most files wait on child processes
-          // and sockets, so two at a time use the machine.
-          maxWorkers: 2,
           testTimeout: 60_000,
           hookTimeout: 60_000,
           sequence: { groupOrder: 0 },
@@ -77,7 +71,6 @@ export default defineConfig({
           name: 'realtime',
           include: REALTIME,
           environment: 'node',
-          setupFiles: ['test/helpers/realtimePriority.ts'],
           testTimeout: 240_000,
           hookTimeout: 120_000,
           fileParallelism: false,
