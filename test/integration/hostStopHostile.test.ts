@@ -123,7 +123,10 @@ async function request(host: Host, method: string, params: unknown): Promise<Out
         clearTimeout(late);
         resolve(o);
       };
-      ws.once('message', (d) => done({ response: JSON.parse(String(d)) as WsResponse, ms: performance.now() - t0 }));
+      ws.on('message', (d) => {
+        const m = JSON.parse(String(d)) as WsResponse & { event?: unknown };
+        if (m.event === undefined) done({ response: m, ms: performance.now() - t0 });
+      });
       ws.once('error', (err) =>
         /Max payload size exceeded/.test(err.message) ? done({ large: true, ms: performance.now() - t0 }) : reject(err),
       );
@@ -160,11 +163,19 @@ async function stopsDuring<T>(host: Host, work: () => Promise<T>): Promise<StopR
   while (!settled) {
     const t0 = performance.now();
     const r = await new Promise<WsResponse | null>((resolve) => {
-      const late = setTimeout(() => resolve(null), STOP_GIVE_UP_MS);
-      stopper.once('message', (d) => {
+      const late = setTimeout(() => {
+        stopper.off('message', onMessage);
+        resolve(null);
+      }, STOP_GIVE_UP_MS);
+      // Pushes (safety.status, …) reach every client; the STOP's answer is the message with an id.
+      const onMessage = (d: unknown): void => {
+        const m = JSON.parse(String(d)) as WsResponse & { event?: unknown };
+        if (m.event !== undefined) return;
         clearTimeout(late);
-        resolve(JSON.parse(String(d)) as WsResponse);
-      });
+        stopper.off('message', onMessage);
+        resolve(m);
+      };
+      stopper.on('message', onMessage);
       stopper.send(JSON.stringify({ id: ++id, method: 'trial.stop', params: { all: true } }));
     });
     if (r === null) {
