@@ -119,7 +119,11 @@ describe('qualification resumes after an interruption', () => {
 
     const beforeRows = episodes(dir);
     const beforeAdm = admissions(dir);
-    expect(beforeRows.filter((r) => r.status === 'running')).toHaveLength(1);
+    // One worker plus the rollout prepared ahead (runQualification's ROLLOUTS_PREPARED_AHEAD): at
+    // most two episodes are open when the process dies, and every one of them is recovered.
+    const inFlight = beforeRows.filter((r) => r.status === 'running').length;
+    expect(inFlight).toBeGreaterThanOrEqual(1);
+    expect(inFlight).toBeLessThanOrEqual(2);
     expect(beforeAdm.length).toBeGreaterThanOrEqual(1);
     expect(beforeAdm.length).toBeLessThan(2);
 
@@ -131,24 +135,24 @@ describe('qualification resumes after an interruption', () => {
       pairs_skipped: beforeAdm.length,
       pairs_pending: 0,
       cancelled: false,
-      recovered_episodes: 1,
+      recovered_episodes: inFlight,
     });
     expect(doc.pairs_decided).toBe(2 - beforeAdm.length);
 
     const rows = episodes(dir);
     const interrupted = rows.filter((x) => x.status === 'interrupted');
-    expect(interrupted).toHaveLength(1);
-    expect(interrupted[0].outcome).toBe('infrastructure_error');
-    expect(interrupted[0].reason).toMatch(
-      /^interrupted: the recording process \(pid \d+ on .+\) stopped before the episode finished/,
-    );
+    expect(interrupted).toHaveLength(inFlight);
+    for (const i of interrupted) {
+      expect(i.outcome).toBe('infrastructure_error');
+      expect(i.reason).toMatch(
+        /^interrupted: the recording process \(pid \d+ on .+\) stopped before the episode finished/,
+      );
+      // Each interrupted rollout was rerun under the same pair and index; nothing else was repeated.
+      const redo = rows.filter((x) => x.parent_trace_id === i.parent_trace_id && x.rollout_index === i.rollout_index);
+      expect(redo.map((x) => x.status)).toEqual(['interrupted', 'finished']);
+    }
     expect(rows.filter((x) => x.status === 'running')).toHaveLength(0);
     expectOneSettledPerRollout(rows, 2);
-    // The interrupted rollout was rerun under the same pair and index; nothing else was repeated.
-    const redo = rows.filter(
-      (x) => x.parent_trace_id === interrupted[0].parent_trace_id && x.rollout_index === interrupted[0].rollout_index,
-    );
-    expect(redo.map((x) => x.status)).toEqual(['interrupted', 'finished']);
     const settledBefore = beforeRows.filter((x) => x.status === 'finished').map((x) => x.run_id);
     expect(rows.filter((x) => x.status === 'finished')).toHaveLength(6);
     expect(settledBefore.every((id) => rows.some((x) => x.run_id === id && x.status === 'finished'))).toBe(true);
