@@ -14,8 +14,8 @@
 //   renderer/    -> renderer/, src/api, src/domain, react, react-dom, three, @react-three/fiber, zustand, uplot
 //   test/, bench/ -> any source file but a *.test.* file, node built-ins, any package declared in
 //                   package.json (dependencies or devDependencies)
-//   scripts/     -> scripts/, node built-ins, declared packages
-//   bin/         -> src/cli, node built-ins, tsx
+//   scripts/     -> scripts/, node built-ins, declared packages, the entry loader
+//   bin/         -> the entry loader (src/services/entries/entryBundles.mjs), node built-ins
 //   ./*.config.* -> node built-ins, devDependencies
 //
 // Imports are read through TypeScript (tsPreCompilationDeps), so `import type`, `export ... from`,
@@ -35,6 +35,8 @@ const BENCH = '^bench/';
 const SCRIPTS = '^scripts/';
 const BIN = '^bin/';
 const ROOT_CONFIG = '^[^/]+\\.config\\.[cm]?[jt]s$';
+/** The plain-JavaScript loader of the TypeScript entries (bundle or tsx), shared by bin/ and scripts/. */
+const ENTRY_LOADER = '^src/services/entries/entryBundles\\.mjs$';
 
 /** A test file is a leaf: nothing imports it (shared test code lives in test/helpers or a non-test file). */
 const TEST_FILE = '\\.test\\.[cm]?[jt]sx?$';
@@ -236,16 +238,18 @@ module.exports = {
     // scripts/: development launchers.
     { comment: 'scripts -> scripts', from: { path: SCRIPTS }, to: { path: SCRIPTS } },
     { comment: 'scripts -> node built-ins', from: { path: SCRIPTS }, to: CORE },
+    // scripts/build-entries.mjs builds the bundles the entry loader names.
+    { comment: 'scripts -> the entry loader', from: { path: SCRIPTS }, to: { path: ENTRY_LOADER } },
     {
       comment: 'scripts -> declared packages',
       from: { path: SCRIPTS },
       to: { dependencyTypes: ['npm', 'npm-dev'] },
     },
 
-    // bin/: the motionbench entry runs the TypeScript CLI through tsx.
-    { comment: 'bin -> cli', from: { path: BIN }, to: { path: CLI } },
+    // bin/: the motionbench entry loads the TypeScript CLI (src/cli/main.ts) through the entry
+    // loader: its prebuilt bundle, or the source through tsx.
+    { comment: 'bin -> the entry loader', from: { path: BIN }, to: { path: ENTRY_LOADER } },
     { comment: 'bin -> node built-ins', from: { path: BIN }, to: CORE },
-    { comment: 'bin -> tsx', from: { path: BIN }, to: { path: packages('tsx'), dependencyTypes: RUNTIME } },
 
     // Tool configuration at the root (electron.vite.config.ts, vitest.config.ts, eslint.config.js).
     { comment: 'root config -> node built-ins', from: { path: ROOT_CONFIG }, to: CORE },

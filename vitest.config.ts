@@ -1,8 +1,10 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // Three projects, run one group after the other (sequence.groupOrder):
-//   0 `unit`     — unit + integration tests, files in parallel (real MuJoCo/loopback where the test
-//                  says so);
+//   0 `unit`     — unit + integration tests, two files at a time or more (real MuJoCo/loopback where
+//                  the test says so): vitest's default on 2 cores is one, which left a core idle while a
+//                  file waited on a child process or the disk;
 //   1 `e2e`      — drives the real console in Debian Chromium through `npm run host`, one file at a time;
 //   2 `realtime` — tests that measure wall-clock behaviour of real processes: 500 Hz streams, trip
 //                  times within 100 ms, e-stops, the robot emulator and matched trials. They run one
@@ -36,8 +38,13 @@ const REALTIME = [
   'test/integration/g1RunnerInterlockEstop.test.ts',
   'test/integration/g1RunnerMatchedPair.test.ts',
   'test/integration/g1RunnerStandingPolicy.test.ts',
+  'test/integration/g1RunnerMotionSwitcher.test.ts',
+  'test/integration/g1RunnerEmulatedG1.test.ts',
   'test/integration/hostRunnerInterlockEstop.test.ts',
 ];
+
+/** Each project first rebuilds the entry bundles whose sources changed (the processes and worker threads it starts run them). */
+const ENTRY_BUNDLES = 'test/helpers/entryBundlesSetup.ts';
 
 export default defineConfig({
   test: {
@@ -47,6 +54,8 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'],
           exclude: REALTIME,
+          globalSetup: [ENTRY_BUNDLES],
+          maxWorkers: Math.max(2, availableParallelism() - 1),
           environment: 'node',
           testTimeout: 60_000,
           hookTimeout: 60_000,
@@ -58,7 +67,7 @@ export default defineConfig({
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
           // The renderer built once, one browser for every file, the fixtures files share.
-          globalSetup: ['test/e2e/projectSetup.ts'],
+          globalSetup: [ENTRY_BUNDLES, 'test/e2e/projectSetup.ts'],
           environment: 'node',
           testTimeout: 180_000,
           hookTimeout: 180_000,
@@ -70,6 +79,7 @@ export default defineConfig({
         test: {
           name: 'realtime',
           include: REALTIME,
+          globalSetup: [ENTRY_BUNDLES],
           environment: 'node',
           testTimeout: 240_000,
           hookTimeout: 120_000,

@@ -15,6 +15,7 @@ import { makePtyPair, type TestPtyPair } from './ptyPair';
 import { MOTIONBENCH_BIN } from './runCli';
 import { REPO_ROOT } from './sharedData';
 import { startTogether } from './startTogether';
+import { nodeArgsFor } from './tsChild';
 
 // The console driving a G1 over DDS with real parts, each in its own process, for the tests and the
 // soak that go through the console's API exactly as the Trial runner panel does:
@@ -148,7 +149,7 @@ export class G1ConsoleRig {
     const args =
       this.o.host === 'command'
         ? [MOTIONBENCH_BIN, 'host', '--port', '0']
-        : ['--import', 'tsx', path.join(REPO_ROOT, 'test/helpers/hostChild.ts')];
+        : nodeArgsFor(path.join(REPO_ROOT, 'test/helpers/hostChild.ts'));
     this.host = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'], env });
     this.host.stderr!.on('data', (d: Buffer) => {
       this.hostErr = (this.hostErr + d.toString()).slice(-50_000);

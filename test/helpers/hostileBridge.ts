@@ -2,6 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import { REPO_ROOT } from './sharedData';
+import { nodeArgsFor } from './tsChild';
 
 // A robot-like g1-bridge/1 server in its own process — well-behaved until a test says otherwise (bench/robotLinkPublisher.ts: 500 Hz
 // lowstate, wbc_status heartbeat, acks) that a test can turn hostile or broken: malformed
@@ -42,7 +43,7 @@ export interface HostileBridge {
 export async function startHostileBridge(rateHz = 500): Promise<HostileBridge> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', path.join(REPO_ROOT, 'bench/robotLinkPublisher.ts'), '--rate', String(rateHz)],
+    [...nodeArgsFor(path.join(REPO_ROOT, 'bench/robotLinkPublisher.ts')), '--rate', String(rateHz)],
     { cwd: REPO_ROOT },
   );
   const commands: ReceivedCommand[] = [];

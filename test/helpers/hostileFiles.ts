@@ -12,6 +12,7 @@ import { MAX_INPUT_BYTES } from '../../src/domain/motion/clipCommon';
 import { G1_NUM_JOINTS } from '../../src/domain/robot/g1Joints';
 import { npyBytes, zipEntries } from '../unit/motionTestHelpers';
 import { REPO_ROOT } from './sharedData';
+import { nodeArgsFor } from './tsChild';
 
 /** A character device that reads as an endless stream of zero bytes. */
 export const DEV_ZERO = '/dev/zero';
@@ -201,7 +202,7 @@ export function readInChild(reader: ChildReader, file: string, fps?: number): Pr
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', HOSTILE_LOAD_CHILD, reader, file, ...(fps !== undefined ? [String(fps)] : [])],
+      [...nodeArgsFor(HOSTILE_LOAD_CHILD), reader, file, ...(fps !== undefined ? [String(fps)] : [])],
       { cwd: REPO_ROOT },
     );
     let out = '';

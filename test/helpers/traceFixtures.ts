@@ -15,6 +15,7 @@ import { makeBuiltinBinding, rootAssistFromStiffness } from '../../src/domain/si
 import { DEFAULT_ADAPTER_VERSION } from '../../src/domain/trace/parentTrace';
 import type { ParentTraceInputs } from '../../src/services/trace';
 import { fileURLToPath } from 'node:url';
+import { nodeArgsFor } from './tsChild';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const TRACE_CHILD = path.join(REPO_ROOT, 'test/helpers/traceChild.ts');
@@ -131,7 +132,7 @@ export interface ChildOptions {
 
 /** Runs test/helpers/traceChild.ts with `args` in a child process (tsx). */
 export function runTraceChild(args: string[], o: ChildOptions = {}): Promise<ChildResult> {
-  const node = [process.execPath, '--import', 'tsx', TRACE_CHILD, ...args];
+  const node = [process.execPath, ...nodeArgsFor(TRACE_CHILD), ...args];
   const [cmd, argv] =
     o.fileSizeLimitBlocks !== undefined
       ? (['/bin/sh', ['-c', `ulimit -f ${o.fileSizeLimitBlocks} && exec "$@"`, 'sh', ...node]] as const)

@@ -21,6 +21,7 @@ import { loadWorkload } from '../../src/services/workload';
 import { startHostileBridge, type HostileBridge } from '../helpers/hostileBridge';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { REPO_ROOT } from '../helpers/sharedData';
+import { nodeArgsFor } from '../helpers/tsChild';
 
 // Typed errors through the real console API: the loopback host in its own process
 // (test/helpers/hostChild.ts) called over its WebSocket, and each reachable typed error made to
@@ -97,7 +98,7 @@ beforeAll(async () => {
   box = await startInterlockEmulator({ path: pty.devicePath });
   robot = await startHostileBridge(50);
 
-  host = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'test/helpers/hostChild.ts')], {
+  host = spawn(process.execPath, [...nodeArgsFor(path.join(REPO_ROOT, 'test/helpers/hostChild.ts'))], {
     cwd: REPO_ROOT,
   });
   host.stderr.on('data', (d: Buffer) => process.stderr.write(`host: ${d.toString()}`));

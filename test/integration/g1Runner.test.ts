@@ -16,6 +16,7 @@ import { makeBuiltinBinding } from '../../src/domain/sim/builtinBinding';
 import { connectRobot, type BridgeClientBackend } from '../../src/services/bridge/bridgeClientBackend';
 import { startG1Runner, type G1Runner } from '../../src/services/g1Runner/g1Runner';
 import { setAutogroupNice } from '../../src/services/os/threadPriority';
+import { nodeArgsFor } from '../helpers/tsChild';
 
 const DOMAIN = 150 + (process.pid % 70);
 const FIX_STAND = [
@@ -353,7 +354,7 @@ describe('g1-runner over real Cyclone DDS (loopback)', () => {
     'runner process dies by %s',
     async (_name, how, damped) => {
       // The suite's runner stops first: the plant then hears only the child.
-      const child = spawn(process.execPath, ['--import', 'tsx', CRASH_CHILD, String(DOMAIN)], {
+      const child = spawn(process.execPath, [...nodeArgsFor(CRASH_CHILD), String(DOMAIN)], {
         stdio: ['pipe', 'pipe', 'inherit'],
       });
       try {

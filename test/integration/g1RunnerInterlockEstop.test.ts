@@ -25,6 +25,7 @@ import { setAutogroupNice } from '../../src/services/os/threadPriority';
 import { makePtyPair } from '../helpers/ptyPair';
 import { REPO_ROOT } from '../helpers/sharedData';
 import { startDdsG1Emulator, type DdsG1EmulatorProcess } from '../helpers/ddsG1EmulatorProcess';
+import { nodeArgsFor } from '../helpers/tsChild';
 
 const DOMAIN = 140 + (process.pid % 60);
 const CONSOLE_CHILD = fileURLToPath(new URL('./g1RunnerConsoleChild.ts', import.meta.url));
@@ -118,7 +119,7 @@ async function estopCase(tellKeeper: boolean, label: string): Promise<number | n
   try {
     child = spawn(
       process.execPath,
-      ['--import', 'tsx', CONSOLE_CHILD, pty.consolePath, runner.url, tellKeeper ? socket : '-'],
+      [...nodeArgsFor(CONSOLE_CHILD), pty.consolePath, runner.url, tellKeeper ? socket : '-'],
       { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     child.stderr!.on('data', (b: Buffer) => (childErr += b.toString()));

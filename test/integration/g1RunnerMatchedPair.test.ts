@@ -46,6 +46,7 @@ import { REPO_ROOT, sharedData } from '../helpers/sharedData';
 import { startDdsG1Emulator, type DdsG1EmulatorProcess } from '../helpers/ddsG1EmulatorProcess';
 import { spawnInOwnSession } from '../helpers/ownSession';
 import { startTogether } from '../helpers/startTogether';
+import { nodeArgsFor } from '../helpers/tsChild';
 
 const profile = loadRobotProfile();
 const DOMAIN = 20 + (process.pid % 60);
@@ -122,7 +123,7 @@ beforeAll(async () => {
   // begins): started together, each kept for afterAll even when another fails.
   runnerProc = spawnInOwnSession(
     process.execPath,
-    ['--import', 'tsx', RUNNER_CHILD, String(DOMAIN)],
+    [...nodeArgsFor(RUNNER_CHILD), String(DOMAIN)],
     { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'inherit'] },
     { sessionNice: -10 },
   );

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { RUNNER_RT_PRIORITY } from '../../src/services/os/threadPriority';
 import { REPO_ROOT } from '../helpers/sharedData';
 import { threadPolicies } from '../helpers/threadPolicies';
+import { nodeArgsFor } from '../helpers/tsChild';
 
 const RUNNER_CHILD = fileURLToPath(new URL('./g1RunnerChild.ts', import.meta.url));
 const DOMAIN = 80 + (process.pid % 60);
@@ -40,7 +41,7 @@ afterAll(async () => {
 
 describe.runIf(process.platform === 'linux' && privileged && hasChrt)('g1-runner: real-time scheduling', () => {
   it('the real-time thread and the DDS threads run SCHED_FIFO; the main thread, the onboard computer and the rest do not (controls)', async () => {
-    runner = spawn(process.execPath, ['--import', 'tsx', RUNNER_CHILD, String(DOMAIN)], {
+    runner = spawn(process.execPath, [...nodeArgsFor(RUNNER_CHILD), String(DOMAIN)], {
       cwd: REPO_ROOT,
       stdio: ['pipe', 'pipe', 'inherit'],
     });

@@ -30,6 +30,7 @@ import {
   tamperedCampaign,
 } from '../helpers/hostileStopInputs';
 import { REPO_ROOT } from '../helpers/sharedData';
+import { nodeArgsFor } from '../helpers/tsChild';
 
 /** Longest a STOP may take to be answered (the requirement: 50 ms on an unloaded machine). */
 const STOP_BOUND_MS = 250;
@@ -70,7 +71,7 @@ afterEach(async () => {
 });
 
 async function startHost(modelFile?: string): Promise<Host> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'test/helpers/hostChild.ts')], {
+  const proc = spawn(process.execPath, [...nodeArgsFor(path.join(REPO_ROOT, 'test/helpers/hostChild.ts'))], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...(modelFile && { MB_HOST_MODEL: modelFile }) },
   });
@@ -85,7 +86,7 @@ async function startHost(modelFile?: string): Promise<Host> {
 
 /** The hostile ROS 2 robot (c1 or c2) in its own process; its foxglove server's URL. */
 async function startHostileRobot(which: 'c1' | 'c2'): Promise<string> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', HOSTILE_STOP_INPUTS, 'ros2-robot', which], {
+  const proc = spawn(process.execPath, [...nodeArgsFor(HOSTILE_STOP_INPUTS), 'ros2-robot', which], {
     cwd: REPO_ROOT,
   });
   children.push(proc);

@@ -17,6 +17,7 @@ import WebSocket from 'ws';
 import type { WsResponse } from '../../src/api/contract';
 import { amplificationNpz, hostileDir, writeBigCsv } from '../helpers/hostileFiles';
 import { REPO_ROOT } from '../helpers/sharedData';
+import { nodeArgsFor } from '../helpers/tsChild';
 
 /** Longest a STOP may take to be answered here (the requirement: 50 ms on an unloaded machine). */
 const STOP_BOUND_MS = 250;
@@ -43,7 +44,7 @@ beforeAll(async () => {
   tmp = hostileDir('mb-stop-latency-');
   csv = path.join(tmp.dir, 'big.csv');
   csvFrames = writeBigCsv(csv, 200 * 1024 * 1024);
-  host = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'test/helpers/hostChild.ts')], {
+  host = spawn(process.execPath, [...nodeArgsFor(path.join(REPO_ROOT, 'test/helpers/hostChild.ts'))], {
     cwd: REPO_ROOT,
   });
   host.stderr.on('data', (d: Buffer) => process.stderr.write(`host: ${d.toString()}`));

@@ -12,6 +12,7 @@ import { setAutogroupNice, setRealtimeFifo, TIMEKEEPER_RT_PRIORITY } from '../..
 import { makePtyPair, sleep, waitFor, type TestPtyPair } from '../helpers/ptyPair';
 import { REPO_ROOT } from '../helpers/sharedData';
 import { threadPolicies } from '../helpers/threadPolicies';
+import { nodeArgsFor } from '../helpers/tsChild';
 
 // The interlock keeper — the console's serial link, heartbeats and monitor in a
 // process of their own, with a watchdog on the console's main loop — against real parts: a socat
@@ -72,9 +73,7 @@ async function armedConsoleProcess(mode: 'keeper' | 'in-process'): Promise<{ kee
   const child = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
-      path.join(REPO_ROOT, 'test/helpers/keeperConsoleChild.ts'),
+      ...nodeArgsFor(path.join(REPO_ROOT, 'test/helpers/keeperConsoleChild.ts')),
       p.consolePath,
       ...(mode === 'in-process' ? ['--in-process'] : []),
     ],

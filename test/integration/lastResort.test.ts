@@ -5,6 +5,7 @@ import { EXIT_FATAL } from '../../src/services/safety/lastResort';
 import { startHostileBridge, type HostileBridge } from '../helpers/hostileBridge';
 import { REPO_ROOT } from '../helpers/sharedData';
 import { sleep } from './bridgeTestClient';
+import { nodeArgsFor } from '../helpers/tsChild';
 
 // The contract: "the services have a last-resort handler that stops every robot before the
 // process exits". A console process (lastResortChild.ts) holds a robot link to a robot-like
@@ -21,7 +22,7 @@ afterEach(async () => {
 async function crashChild(url: string, args: string[] = []): Promise<{ code: number | null; stderr: string }> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', path.join(REPO_ROOT, 'test/integration/lastResortChild.ts'), url, ...args],
+    [...nodeArgsFor(path.join(REPO_ROOT, 'test/integration/lastResortChild.ts')), url, ...args],
     { cwd: REPO_ROOT },
   );
   let stderr = '';

@@ -1,8 +1,8 @@
 // Entry of the interlock's own processes — the console's keeper (interlockKeeper.ts) and the
-// emulated box (interlockEmulatorChild.ts): their code is TypeScript, so register tsx here before
-// importing the module named by argv[2] (as simWorkerBootstrap.mjs does for worker threads).
+// emulated box (interlockEmulatorChild.ts): their code is TypeScript, so the module named by
+// argv[2] is loaded here, from its prebuilt bundle or through tsx (../entries/entryBundles.mjs),
+// as simWorkerBootstrap.mjs does for worker threads.
 import process from 'node:process';
-import { register } from 'tsx/esm/api';
+import { importEntry } from '../entries/entryBundles.mjs';
 
-register();
-await import(process.argv[2]);
+await importEntry(process.argv[2]);

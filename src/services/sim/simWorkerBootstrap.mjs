@@ -1,17 +1,18 @@
-// Entry of a simulator worker thread. The worker's code is TypeScript; worker threads do not
-// inherit the tsx loader the main thread runs under (nor does `--import tsx` in a worker's
-// execArgv take effect on Node 20), so register it here before importing the worker module.
+// Entry of a simulator worker thread (and of the other worker threads that start the same way).
+// The worker's code is TypeScript; worker threads do not inherit the tsx loader the main thread
+// runs under (nor does `--import tsx` in a worker's execArgv take effect on Node 20), so it is
+// loaded here: its prebuilt bundle, or the source through tsx (../entries/entryBundles.mjs).
 //
 // `workerData.startNice` (optional): the nice this thread lowers itself to (never raises) before
 // anything else runs. A Linux
-// thread starts at its creator's nice, and register() starts the loader's hooks thread, which
-// compiles every module the worker imports: a worker created by a real-time thread (the
+// thread starts at its creator's nice, and loading the worker's modules is the costly part of its
+// start (tsx's hooks thread compiles each one when no fresh bundle exists): a worker created by a real-time thread (the
 // onboard computer, by the g1-runner's) would otherwise compile at the timekeepers' priority.
 // Linux only (the thread id from /proc/thread-self); elsewhere, or if refused, it keeps its nice.
 import fs from 'node:fs';
 import os from 'node:os';
 import { workerData } from 'node:worker_threads';
-import { register } from 'tsx/esm/api';
+import { importEntry } from '../entries/entryBundles.mjs';
 
 if (typeof workerData.startNice === 'number') {
   try {
@@ -21,5 +22,4 @@ if (typeof workerData.startNice === 'number') {
     // keeps its creator's nice
   }
 }
-register();
-await import(workerData.entry);
+await importEntry(workerData.entry);

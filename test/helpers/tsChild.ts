@@ -1,0 +1,32 @@
+// The tests' own child programs (TypeScript run in a `node` process of its own), declared once:
+// bundled before the tests with the product's entries (test/helpers/entryBundlesSetup.ts), so a
+// child starts from its bundle while its sources are unchanged, else through tsx.
+import path from 'node:path';
+import { bundlePathOf, bundleStaleness } from '../../src/services/entries/entryBundles.mjs';
+import { REPO_ROOT } from './sharedData';
+
+export const TEST_CHILD_ENTRIES = [
+  'test/helpers/hostChild.ts',
+  'test/helpers/traceChild.ts',
+  'test/helpers/hostileLoadChild.ts',
+  'test/helpers/hostileStopInputs.ts',
+  'test/helpers/keeperConsoleChild.ts',
+  'test/integration/lastResortChild.ts',
+  'test/integration/g1RunnerCrashChild.ts',
+  'test/integration/g1RunnerChild.ts',
+  'test/integration/g1RunnerConsoleChild.ts',
+  'bench/robotLinkPublisher.ts',
+] as const;
+
+/** `node` arguments that run the child program `file` (absolute, or relative to the repository). */
+export function nodeArgsFor(file: string): string[] {
+  const entry = path.relative(REPO_ROOT, path.resolve(REPO_ROOT, file)).split(path.sep).join('/');
+  if (
+    process.env.MOTIONBENCH_FROM_SOURCE !== '1' &&
+    (TEST_CHILD_ENTRIES as readonly string[]).includes(entry) &&
+    bundleStaleness(entry) === null
+  ) {
+    return [bundlePathOf(entry)];
+  }
+  return ['--import', 'tsx', path.resolve(REPO_ROOT, file)];
+}
