@@ -24,11 +24,12 @@ import {
 import { G1DdsController, G1DdsRobot } from '../../src/services/dds/g1DdsEndpoints';
 import { REPO_ROOT } from '../helpers/sharedData';
 import { sampleLowCmd, sampleLowState } from '../helpers/unitreeHgSamples';
+import { claimDdsDomains } from '../helpers/ddsDomain';
 
 // Real Eclipse Cyclone DDS 0.10 (libddsc) over loopback: two participants of ours, and a C peer
 // built in the test from the idlc-generated types of native/dds/unitree_hg.idl, in its own process.
 // The domain id is per test process so parallel runs do not see each other.
-const DOMAIN = 100 + (process.pid % 100);
+const DOMAIN = claimDdsDomains();
 const XML = cycloneConfigXml('lo');
 
 let dir = '';

@@ -20,11 +20,12 @@ import {
 import { MotionSwitcherClient } from '../../src/services/dds/motionSwitcherClient';
 import { MotionSwitcherService } from '../../src/services/robotEmulator/motionSwitcherService';
 import { REPO_ROOT } from '../helpers/sharedData';
+import { claimDdsDomains } from '../helpers/ddsDomain';
 
 // unitree_api Request_/Response_ over real Eclipse Cyclone DDS 0.10 (libddsc) on loopback: the
 // addon's string and octet-sequence marshalling, its bounds, and the motion switcher's CheckMode
 // between our client and the emulated robot's service. Domain per test process.
-const DOMAIN = 100 + ((process.pid + 37) % 100);
+const DOMAIN = claimDdsDomains();
 const XML = cycloneConfigXml('lo');
 const open: DdsParticipant[] = [];
 

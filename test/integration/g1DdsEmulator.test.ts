@@ -21,11 +21,12 @@ import { sendEmulatorControl } from '../../src/services/robotEmulator/emulatorCo
 import type { G1DdsEmulatorStats } from '../../src/services/robotEmulator/g1DdsEmulator';
 import { SimEngine } from '../../src/services/sim/simEngine';
 import { OUR_G1, REPO_ROOT, sharedData } from '../helpers/sharedData';
+import { claimDdsDomains } from '../helpers/ddsDomain';
 
 // The emulated G1 on real Cyclone DDS over loopback: `motionbench emulate-robot --dds` in its own
 // process, driven from this one through G1DdsController (LowCmd_ out, LowState_ in), its true
 // state read through the control channel's `status`.
-const DOMAIN = 150 + (process.pid % 70);
+const DOMAIN = claimDdsDomains();
 const J = 29;
 const KD_DAMP = DEFAULT_ROBOT_EMULATOR_PROFILE.dampKdNmsPerRad;
 

@@ -17,8 +17,9 @@ import { connectRobot, type BridgeClientBackend } from '../../src/services/bridg
 import { startG1Runner, type G1Runner } from '../../src/services/g1Runner/g1Runner';
 import { setAutogroupNice } from '../../src/services/os/threadPriority';
 import { nodeArgsFor } from '../helpers/tsChild';
+import { claimDdsDomains } from '../helpers/ddsDomain';
 
-const DOMAIN = 150 + (process.pid % 70);
+const DOMAIN = claimDdsDomains();
 const FIX_STAND = [
   -0.1, 0, 0, 0.3, -0.2, 0, -0.1, 0, 0, 0.3, -0.2, 0, 0, 0, 0, 0, 0.25, 0, 0.97, 0.15, 0, 0, 0, -0.25, 0, 0.97, -0.15,
   0, 0,
@@ -367,8 +368,12 @@ describe('g1-runner over real Cyclone DDS (loopback)', () => {
         clients.push(client);
         const lease = await client.acquire(`g1r-${how}`);
         const done = lease.run({ clip: clipOf(10), binding, seed: 0 });
-        done.catch(() => {});
+        done.then(
+          (r) => console.log('RUN END', JSON.stringify(r).slice(0, 600)),
+          (e) => console.log('RUN ERR', unixNow(), String(e)),
+        );
         const t0 = unixNow();
+        console.log('T0', t0);
         await until(() => plant.cmds.some((c) => c.atMs > t0 + 3500 && !c.damped), 15_000, 'the child runner holding');
         const exited = new Promise<void>((r) => child.once('exit', () => r()));
         const tDie = unixNow();

@@ -16,8 +16,9 @@ import { planPolicy } from '../../src/services/wbc/policyRun';
 import { sharedData } from '../helpers/sharedData';
 import { startDdsG1Emulator, type DdsG1EmulatorProcess } from '../helpers/ddsG1EmulatorProcess';
 import { RUNNER_RT_PRIORITY } from '../../src/services/os/threadPriority';
+import { claimDdsDomains } from '../helpers/ddsDomain';
 
-const DOMAIN = 80 + (process.pid % 60);
+const DOMAIN = claimDdsDomains();
 const FIX_STAND = [
   -0.1, 0, 0, 0.3, -0.2, 0, -0.1, 0, 0, 0.3, -0.2, 0, 0, 0, 0, 0, 0.25, 0, 0.97, 0.15, 0, 0, 0, -0.25, 0, 0.97, -0.15,
   0, 0,

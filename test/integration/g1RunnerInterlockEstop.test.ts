@@ -26,8 +26,9 @@ import { makePtyPair } from '../helpers/ptyPair';
 import { REPO_ROOT } from '../helpers/sharedData';
 import { startDdsG1Emulator, type DdsG1EmulatorProcess } from '../helpers/ddsG1EmulatorProcess';
 import { nodeArgsFor } from '../helpers/tsChild';
+import { claimDdsDomains } from '../helpers/ddsDomain';
 
-const DOMAIN = 140 + (process.pid % 60);
+const DOMAIN = claimDdsDomains();
 const CONSOLE_CHILD = fileURLToPath(new URL('./g1RunnerConsoleChild.ts', import.meta.url));
 /** Budget of the issue: interlock e-stop → damping on the wire. */
 const LIMIT_MS = 100;

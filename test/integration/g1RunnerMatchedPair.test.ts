@@ -47,9 +47,10 @@ import { startDdsG1Emulator, type DdsG1EmulatorProcess } from '../helpers/ddsG1E
 import { spawnInOwnSession } from '../helpers/ownSession';
 import { startTogether } from '../helpers/startTogether';
 import { nodeArgsFor } from '../helpers/tsChild';
+import { claimDdsDomains } from '../helpers/ddsDomain';
 
 const profile = loadRobotProfile();
-const DOMAIN = 20 + (process.pid % 60);
+const DOMAIN = claimDdsDomains();
 
 let emu: DdsG1EmulatorProcess;
 let controlUrl = '';

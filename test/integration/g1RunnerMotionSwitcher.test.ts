@@ -9,8 +9,9 @@ import { makeBuiltinBinding } from '../../src/domain/sim/builtinBinding';
 import { connectRobot } from '../../src/services/bridge/bridgeClientBackend';
 import { startG1Runner, type G1Runner } from '../../src/services/g1Runner/g1Runner';
 import { startDdsG1Emulator, type DdsG1EmulatorProcess } from '../helpers/ddsG1EmulatorProcess';
+import { claimDdsDomains } from '../helpers/ddsDomain';
 
-const BASE_DOMAIN = 150 + (process.pid % 25) * 3;
+const BASE_DOMAIN = claimDdsDomains(3);
 const FIX_STAND = [
   -0.1, 0, 0, 0.3, -0.2, 0, -0.1, 0, 0, 0.3, -0.2, 0, 0, 0, 0, 0, 0.25, 0, 0.97, 0.15, 0, 0, 0, -0.25, 0, 0.97, -0.15,
   0, 0,

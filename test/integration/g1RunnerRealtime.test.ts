@@ -11,9 +11,10 @@ import { RUNNER_RT_PRIORITY } from '../../src/services/os/threadPriority';
 import { REPO_ROOT } from '../helpers/sharedData';
 import { threadPolicies } from '../helpers/threadPolicies';
 import { nodeArgsFor } from '../helpers/tsChild';
+import { claimDdsDomains } from '../helpers/ddsDomain';
 
 const RUNNER_CHILD = fileURLToPath(new URL('./g1RunnerChild.ts', import.meta.url));
-const DOMAIN = 80 + (process.pid % 60);
+const DOMAIN = claimDdsDomains();
 const privileged = process.getuid?.() === 0;
 const hasChrt = spawnSync('chrt', ['--version'], { stdio: 'ignore' }).status === 0;
 /** Thread names (comm) of Cyclone DDS's own threads (ddsrt_thread_create's names in its sources). */

@@ -25,8 +25,9 @@ import { setAutogroupNice } from '../../src/services/os/threadPriority';
 import { sendEmulatorControl } from '../../src/services/robotEmulator/emulatorControlClient';
 import { startDdsG1Emulator, type DdsG1EmulatorProcess } from '../helpers/ddsG1EmulatorProcess';
 import { sharedData } from '../helpers/sharedData';
+import { claimDdsDomains } from '../helpers/ddsDomain';
 
-const DOMAIN = 20 + (process.pid % 50);
+const DOMAIN = claimDdsDomains();
 const STANDING_POLICY = sharedData('policies/unitree_rl_lab_g1_velocity_v0');
 /** unitree_rl_lab FixStand's pose (fsm_config.yaml qs[1]) = the velocity policy's default pose, SDK order. */
 const FIX_STAND = [

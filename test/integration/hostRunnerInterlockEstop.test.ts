@@ -30,8 +30,9 @@ import { setAutogroupNice } from '../../src/services/os/threadPriority';
 import { G1ConsoleRig, sleep } from '../helpers/g1ConsoleRig';
 import { motionbench } from '../helpers/runCli';
 import { sharedData } from '../helpers/sharedData';
+import { claimDdsDomains } from '../helpers/ddsDomain';
 
-const DOMAIN = 80 + (process.pid % 50);
+const DOMAIN = claimDdsDomains();
 /** The budget: interlock e-stop → damping on the wire. */
 const LIMIT_MS = 100;
 /** The services are stopped this long before the press (below the runner's 1 s console-silent hold). */
