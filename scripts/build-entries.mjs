@@ -2,8 +2,10 @@
 // (src/services/entries/entryBundles.mjs says what they are and how they are loaded). Run by
 // `npm install` (postinstall) and before the tests; `--if-stale` builds only the bundles whose
 // sources changed; further arguments name more entries (repository-relative: the tests' own
-// child programs), bundled and checked the same way. Each bundle is written beside a temporary name and renamed into place, so a
-// process starting meanwhile reads either the old complete bundle or the new one.
+// child programs), bundled and checked the same way. Each bundle is written under a temporary
+// name and renamed into place, so a process starting meanwhile reads a whole bundle, old or new.
+// The inputs are stat'ed after the build: a file saved during the build may be recorded with its
+// new mtime beside the old code (rebuild after editing during a build).
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';

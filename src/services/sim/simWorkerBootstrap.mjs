@@ -4,10 +4,10 @@
 // loaded here: its prebuilt bundle, or the source through tsx (../entries/entryBundles.mjs).
 //
 // `workerData.startNice` (optional): the nice this thread lowers itself to (never raises) before
-// anything else runs. A Linux
-// thread starts at its creator's nice, and loading the worker's modules is the costly part of its
-// start (tsx's hooks thread compiles each one when no fresh bundle exists): a worker created by a real-time thread (the
-// onboard computer, by the g1-runner's) would otherwise compile at the timekeepers' priority.
+// anything else runs. A Linux thread starts at its creator's nice, and loading the worker's
+// modules is the costly part of its start (tsx's hooks thread compiles each one when no fresh
+// bundle exists): a worker created by a real-time thread (the onboard computer, by the
+// g1-runner's) would otherwise load at the timekeepers' priority.
 // Linux only (the thread id from /proc/thread-self); elsewhere, or if refused, it keeps its nice.
 import fs from 'node:fs';
 import os from 'node:os';
