@@ -15,13 +15,10 @@
 //   a tampered campaign: a campaign.sqlite whose one workload snapshot record is a valid JSON
 //       document of tens of MB (every board read of the campaign parses it).
 //
-// Run as a script, it is the hostile ROS 2 robot in a process of its own:
-//   node --import tsx test/helpers/hostileStopInputs.ts ros2-robot c1|c2
-// prints {"url"} once listening and serves until SIGTERM.
+// The hostile ROS 2 robot runs in a process of its own: test/helpers/hostileRobotChild.ts.
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { MAX_MESH_FILE_BYTES } from '../../src/api/contract';
 import { openCampaign } from '../../src/services/trace';
@@ -29,7 +26,7 @@ import { pickleDict, torchZipBytes, type TensorSpec } from '../unit/peerMotionTe
 import { lowStateDefinitionText, startRos2LowStateBridge, UNITREE_MSG_DIR } from './ros2LowStateBridge';
 import { MENAGERIE_G1, REPO_ROOT, sharedData } from './sharedData';
 
-export const HOSTILE_STOP_INPUTS = path.join(REPO_ROOT, 'test/helpers/hostileStopInputs.ts');
+export const HOSTILE_ROBOT_CHILD = path.join(REPO_ROOT, 'test/helpers/hostileRobotChild.ts');
 
 // ---------------------------------------------------------------- ROS 2 definitions (C1, C2)
 
@@ -211,16 +208,11 @@ export async function tamperedCampaign(dir: string, numbers = TAMPERED_SNAPSHOT_
 
 // ---------------------------------------------------------------- the hostile robot, as a process
 
-async function serveHostileRobot(which: string): Promise<void> {
+export async function serveHostileRobot(which: string): Promise<void> {
   const definition = which === 'c1' ? c1Definition() : which === 'c2' ? c2Definition() : null;
   if (!definition) throw new Error(`ros2-robot c1|c2, not ${which}`);
   // Advertises the hostile definition; writes real LowState samples (the hostile part is the advertisement).
   const bridge = await startRos2LowStateBridge({ definition, writeDefinition: lowStateDefinitionText(), rateHz: 100 });
   process.stdout.write(`${JSON.stringify({ url: bridge.url })}\n`);
   process.once('SIGTERM', () => void bridge.stop().finally(() => process.exit(0)));
-}
-
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  if (process.argv[2] !== 'ros2-robot') throw new Error('usage: hostileStopInputs.ts ros2-robot c1|c2');
-  await serveHostileRobot(process.argv[3] ?? '');
 }

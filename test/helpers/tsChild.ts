@@ -9,7 +9,7 @@ export const TEST_CHILD_ENTRIES = [
   'test/helpers/hostChild.ts',
   'test/helpers/traceChild.ts',
   'test/helpers/hostileLoadChild.ts',
-  'test/helpers/hostileStopInputs.ts',
+  'test/helpers/hostileRobotChild.ts',
   'test/helpers/keeperConsoleChild.ts',
   'test/integration/lastResortChild.ts',
   'test/integration/g1RunnerCrashChild.ts',

@@ -343,6 +343,9 @@ describe('emulate-robot --dds: a G1 on the wire', () => {
     expect(Date.now() - t0).toBeGreaterThan(500);
 
     await control({ action: 'freeze', ms: 300 });
+    // The control answer can overtake the last lowstates the emulator sent before freezing (they
+    // are still on their way through DDS): the frozen window is read from 50 ms after it.
+    await sleep(50);
     from = received.length;
     await sleep(200);
     const frozen = received.slice(from);

@@ -25,10 +25,11 @@ const FIX_STAND = [
   0, 0,
 ];
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-async function until(pred: () => boolean, timeoutMs: number, what: string): Promise<void> {
+async function until(pred: () => boolean, timeoutMs: number, what: string | (() => string)): Promise<void> {
   const end = performance.now() + timeoutMs;
   while (!pred()) {
-    if (performance.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (performance.now() > end)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'string' ? what : what()}`);
     await sleep(2);
   }
 }
@@ -368,13 +369,19 @@ describe('g1-runner over real Cyclone DDS (loopback)', () => {
         clients.push(client);
         const lease = await client.acquire(`g1r-${how}`);
         const done = lease.run({ clip: clipOf(10), binding, seed: 0 });
+        // The run ends when the child dies; until then its state names why the child may not hold.
+        let run = 'still running';
         done.then(
-          (r) => console.log('RUN END', JSON.stringify(r).slice(0, 600)),
-          (e) => console.log('RUN ERR', unixNow(), String(e)),
+          (r) => (run = `ended ${JSON.stringify(r).slice(0, 300)}`),
+          (e: unknown) => (run = `failed: ${String(e)}`),
         );
         const t0 = unixNow();
-        console.log('T0', t0);
-        await until(() => plant.cmds.some((c) => c.atMs > t0 + 3500 && !c.damped), 15_000, 'the child runner holding');
+        await until(
+          () => plant.cmds.some((c) => c.atMs > t0 + 3500 && !c.damped),
+          15_000,
+          () =>
+            `the child runner holding (its run: ${run}; ${plant.cmds.filter((c) => c.atMs > t0).length} LowCmd since)`,
+        );
         const exited = new Promise<void>((r) => child.once('exit', () => r()));
         const tDie = unixNow();
         if (how === 'crash') child.stdin!.write('crash\n');

@@ -22,7 +22,7 @@ import type { ConnectionInfo, WsResponse } from '../../src/api/contract';
 import { hostileDir } from '../helpers/hostileFiles';
 import {
   c3Onnx,
-  HOSTILE_STOP_INPUTS,
+  HOSTILE_ROBOT_CHILD,
   HUGE_MESH_NAME,
   hugeMeshModel,
   m2Motion,
@@ -86,7 +86,7 @@ async function startHost(modelFile?: string): Promise<Host> {
 
 /** The hostile ROS 2 robot (c1 or c2) in its own process; its foxglove server's URL. */
 async function startHostileRobot(which: 'c1' | 'c2'): Promise<string> {
-  const proc = spawn(process.execPath, [...nodeArgsFor(HOSTILE_STOP_INPUTS), 'ros2-robot', which], {
+  const proc = spawn(process.execPath, [...nodeArgsFor(HOSTILE_ROBOT_CHILD), 'ros2-robot', which], {
     cwd: REPO_ROOT,
   });
   children.push(proc);

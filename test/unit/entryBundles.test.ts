@@ -140,6 +140,24 @@ describe('entry bundles', () => {
     ]);
   });
 
+  it('no bundled program asks whether it is the main module (in a bundle argv[1] is the bundle, not its source)', () => {
+    const asksMain = /process\.argv\[1\][^\n]*import\.meta\.url|import\.meta\.url[^\n]*process\.argv\[1\]/;
+    // Negative control: the form the check is for.
+    expect(
+      asksMain.test('if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {'),
+    ).toBe(true);
+    for (const entry of [...TYPESCRIPT_ENTRIES, ...TEST_CHILD_ENTRIES]) {
+      const inputs = (
+        JSON.parse(fs.readFileSync(inputsPathOf(bundlePathOf(entry)), 'utf8')) as { inputs: [string][] }
+      ).inputs.map(([rel]) => rel);
+      for (const rel of inputs) {
+        expect(asksMain.test(fs.readFileSync(path.join(REPO_ROOT, rel), 'utf8')), `${entry} bundles ${rel}`).toBe(
+          false,
+        );
+      }
+    }
+  });
+
   it('writes the bundles under out/ (not committed)', () => {
     expect(path.relative(REPO_ROOT, BUNDLE_DIR)).toBe(path.join('out', 'entries'));
   });
