@@ -6,16 +6,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  BUNDLE_DIR,
-  TYPESCRIPT_ENTRIES,
-  bundlePathOf,
-  bundleStaleness,
-  inputsPathOf,
-  resolveEntry,
-} from '../../src/services/entries/entryBundles.mjs';
+import * as entries from '../../src/services/entries/entryBundles.mjs';
 import { REPO_ROOT } from '../helpers/sharedData';
 import { TEST_CHILD_ENTRIES, nodeArgsFor } from '../helpers/tsChild';
+
+const { BUNDLE_DIR, TYPESCRIPT_ENTRIES, bundlePathOf, bundleStaleness, inputsPathOf, resolveEntry } = entries;
 
 const TS_CHILD = path.join(REPO_ROOT, 'test/helpers/tsChild.ts');
 const THIS_FILE = path.join(REPO_ROOT, 'test/unit/entryBundles.test.ts');
