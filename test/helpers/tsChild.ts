@@ -2,7 +2,7 @@
 // bundled before the tests with the product's entries (test/helpers/entryBundlesSetup.ts), so a
 // child starts from its bundle while its sources are unchanged, else through tsx.
 import path from 'node:path';
-import { bundlePathOf, bundleStaleness } from '../../src/services/entries/entryBundles.mjs';
+import { resolveEntry } from '../../src/services/entries/entryBundles.mjs';
 import { REPO_ROOT } from './sharedData';
 
 export const TEST_CHILD_ENTRIES = [
@@ -20,13 +20,6 @@ export const TEST_CHILD_ENTRIES = [
 
 /** `node` arguments that run the child program `file` (absolute, or relative to the repository). */
 export function nodeArgsFor(file: string): string[] {
-  const entry = path.relative(REPO_ROOT, path.resolve(REPO_ROOT, file)).split(path.sep).join('/');
-  if (
-    process.env.MOTIONBENCH_FROM_SOURCE !== '1' &&
-    (TEST_CHILD_ENTRIES as readonly string[]).includes(entry) &&
-    bundleStaleness(entry) === null
-  ) {
-    return [bundlePathOf(entry)];
-  }
-  return ['--import', 'tsx', path.resolve(REPO_ROOT, file)];
+  const { file: source, bundle } = resolveEntry(path.resolve(REPO_ROOT, file), { entries: TEST_CHILD_ENTRIES });
+  return bundle !== null ? [bundle] : ['--import', 'tsx', source];
 }

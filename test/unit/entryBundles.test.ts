@@ -74,7 +74,7 @@ describe('entry bundles', () => {
 
     it('control: the copied bundle and manifest are fresh', () => {
       expect(bundleStaleness(entry, dir)).toBeNull();
-      expect(resolveEntry(path.join(REPO_ROOT, entry), dir)).toMatchObject({ why: null });
+      expect(resolveEntry(path.join(REPO_ROOT, entry), { bundleDir: dir })).toMatchObject({ why: null });
     });
 
     it('one input whose mtime or size differs: the source runs, with the file named', () => {
@@ -86,7 +86,10 @@ describe('entry bundles', () => {
       manifest.inputs[i][2] -= 1;
       fs.writeFileSync(manifestFile, JSON.stringify(manifest));
       expect(bundleStaleness(entry, dir)).toBe(`${entry} changed`);
-      expect(resolveEntry(path.join(REPO_ROOT, entry), dir)).toMatchObject({ bundle: null, why: `${entry} changed` });
+      expect(resolveEntry(path.join(REPO_ROOT, entry), { bundleDir: dir })).toMatchObject({
+        bundle: null,
+        why: `${entry} changed`,
+      });
       manifest.inputs[i] = [...original.inputs[i]];
       manifest.inputs[i][1] += 1;
       fs.writeFileSync(manifestFile, JSON.stringify(manifest));

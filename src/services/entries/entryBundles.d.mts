@@ -13,5 +13,8 @@ export interface ResolvedEntry {
   /** Why the source runs (no bundle, a changed input, …), or null when the bundle runs. */
   why: string | null;
 }
-export declare function resolveEntry(entryUrl: URL | string, bundleDir?: string): ResolvedEntry;
-export declare function importEntry(entryUrl: URL | string, bundleDir?: string): Promise<Record<string, unknown>>;
+export declare function resolveEntry(
+  entryUrl: URL | string,
+  options?: { entries?: readonly string[]; bundleDir?: string },
+): ResolvedEntry;
+export declare function importEntry(entryUrl: URL | string): Promise<Record<string, unknown>>;

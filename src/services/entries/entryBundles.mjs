@@ -74,14 +74,15 @@ export function bundleStaleness(entry, bundleDir = BUNDLE_DIR) {
 
 /**
  * What importEntry() would load for `entryUrl` (a file: URL or path inside the repository): its
- * fresh bundle, or the TypeScript source (with the reason the bundle is not used).
+ * fresh bundle, or the TypeScript source (with the reason the bundle is not used). `entries`: the
+ * bundled entries it may be one of (the tests pass their own child programs).
  */
-export function resolveEntry(entryUrl, bundleDir = BUNDLE_DIR) {
+export function resolveEntry(entryUrl, { entries = TYPESCRIPT_ENTRIES, bundleDir = BUNDLE_DIR } = {}) {
   const file =
     entryUrl instanceof URL || String(entryUrl).startsWith('file:') ? fileURLToPath(entryUrl) : String(entryUrl);
   const entry = path.relative(REPO_ROOT, file).split(path.sep).join('/');
   if (process.env.MOTIONBENCH_FROM_SOURCE === '1') return { file, bundle: null, why: 'MOTIONBENCH_FROM_SOURCE=1' };
-  if (!TYPESCRIPT_ENTRIES.includes(entry)) return { file, bundle: null, why: `${entry} is not a bundled entry` };
+  if (!entries.includes(entry)) return { file, bundle: null, why: `${entry} is not a bundled entry` };
   const why = bundleStaleness(entry, bundleDir);
   return why === null ? { file, bundle: bundlePathOf(entry, bundleDir), why: null } : { file, bundle: null, why };
 }
@@ -90,8 +91,8 @@ export function resolveEntry(entryUrl, bundleDir = BUNDLE_DIR) {
  * Imports the TypeScript entry at `entryUrl`: its bundle when fresh, else the source through
  * tsx. Resolves to the module's namespace.
  */
-export async function importEntry(entryUrl, bundleDir = BUNDLE_DIR) {
-  const { file, bundle } = resolveEntry(entryUrl, bundleDir);
+export async function importEntry(entryUrl) {
+  const { file, bundle } = resolveEntry(entryUrl);
   if (bundle !== null) {
     // The bundle carries a linked source map: `node --enable-source-maps` names the TypeScript
     // lines in stack traces. Not turned on here: the first stack formatted would parse megabytes of
