@@ -22,6 +22,7 @@ const REALTIME = [
   'test/integration/ros2LowStateLink.test.ts',
   'test/integration/ros2HostileDefinitions.test.ts',
   'test/integration/hostileBridge.test.ts',
+  'test/integration/bridgeCommandDecoding.test.ts',
   'test/integration/robotLinkSoak.test.ts',
   'test/integration/robotEmulator.test.ts',
   'test/integration/robotEmulatorPolicyLoad.test.ts',

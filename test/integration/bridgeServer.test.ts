@@ -13,6 +13,7 @@ import { makeBuiltinBinding } from '../../src/domain/sim/builtinBinding';
 import { initialStateFromClipFrame } from '../../src/domain/sim/initialState';
 import type { RemoteBinding } from '../../src/domain/wbc/wbcBinding';
 import { startBridgeServer, type BridgeServer } from '../../src/services/bridge/bridgeServer';
+import type { CommandDecoderOptions } from '../../src/services/bridge/commandDecoder';
 import { StatusLevel } from '../../src/services/robotLink/foxgloveWs';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
 import { sharedData } from '../helpers/sharedData';
@@ -50,9 +51,9 @@ afterEach(async () => {
   server = null;
 });
 
-async function setup(opts: { speed?: number; globalRoot?: boolean } = {}) {
+async function setup(opts: { speed?: number; globalRoot?: boolean; decoder?: CommandDecoderOptions } = {}) {
   const backend = new FakeBackend({ globalRoot: opts.globalRoot ?? true });
-  server = await startBridgeServer({ backend, speed: opts.speed ?? 0, heartbeatHz: 5 });
+  server = await startBridgeServer({ backend, speed: opts.speed ?? 0, heartbeatHz: 5, decoder: opts.decoder });
   const c = await PlainClient.connect(server.url);
   clients.push(c);
   return { backend, c };
@@ -307,5 +308,74 @@ describe('bridge server: commands and streams', () => {
       reason: expect.stringMatching(/controlling client disconnected/),
     });
     expect(backend.leased).toBeNull();
+  });
+});
+
+// A prepare carries a whole clip (HANDS_UP: 589 KB), too large to decode on the thread that relays
+// state and hears STOP; stop, start and the like are decoded at once (commandDecoder.ts).
+describe('bridge server: large commands decoded off its thread', () => {
+  it('a start sent right behind a large prepare waits for it: both act, in arrival order', async () => {
+    const { backend, c } = await setup();
+    c.advertiseCommands();
+    const p = prepare(c, HANDS_UP);
+    const s = c.command({ command: 'start' });
+    expect(await c.ack(p)).toMatchObject({ ok: true, status: { state: 'ready' } });
+    expect(await c.ack(s)).toMatchObject({ ok: true, status: { state: 'tracking' } });
+    const acks = c.statusMsgs().filter((m) => m?.ack);
+    expect(acks.map((m) => m.ack.seq)).toEqual([p, s]);
+    expect(backend.calls).toContain(`run ${acks[1].run_id} ${HANDS_UP.id}`);
+    expect(server!.stats().commands).toMatchObject({ accepted: 2, decodedOffThread: 1 });
+  });
+
+  it('a stop sent right behind a large prepare acts first and cancels it; sent after its ack (negative control) it does not', async () => {
+    const { backend, c } = await setup();
+    c.advertiseCommands();
+    const p = prepare(c, HANDS_UP);
+    const stop = c.command({ command: 'stop', args: { reason: 'operator pressed stop' } });
+    expect(await c.ack(stop)).toMatchObject({ ok: true });
+    expect(await c.ack(p)).toMatchObject({
+      ok: false,
+      code: 'bad_state',
+      message: 'cancelled: a stop/damp/hold arrived after it',
+    });
+    const acks = c.statusMsgs().filter((m) => m?.ack);
+    expect(acks.map((m) => m.ack.seq)).toEqual([stop, p]);
+    expect(backend.calls.some((x) => x.startsWith('run '))).toBe(false);
+    const p2 = prepare(c, HANDS_UP);
+    expect(await c.ack(p2)).toMatchObject({ ok: true, status: { state: 'ready' } });
+    expect(await c.ack(c.command({ command: 'stop', args: { reason: 'after' } }))).toMatchObject({ ok: true });
+    expect(server!.stats().commands.decodedOffThread).toBe(2);
+  });
+
+  it('a command whose decoding misses its deadline is refused naming it; the server goes on with a fresh decoder', async () => {
+    const { c } = await setup({ decoder: { decodeMs: 1 } });
+    c.advertiseCommands();
+    prepare(c, HANDS_UP);
+    await c.until(() => c.statusMsgs().some((m) => m?.ack?.ok === false), 30_000, 'the refusal');
+    // The decoder did not finish: the refusal cannot name the command's seq.
+    expect(c.statusMsgs().find((m) => m?.ack)?.ack).toMatchObject({
+      seq: null,
+      ok: false,
+      code: 'oversized',
+      message: 'decoding it took longer than 1 ms',
+    });
+    expect(c.statuses.map((x) => x.message)).toContain(
+      'command refused (oversized): decoding it took longer than 1 ms',
+    );
+    expect(await c.ack(c.command({ command: 'hold' }))).toMatchObject({ ok: true });
+    expect(server!.stats().commands).toMatchObject({ malformed: 1, decodedOffThread: 1 });
+  });
+
+  it('a small command is decoded on the server thread (negative control: with no inline room, every command goes to the worker)', async () => {
+    const { c } = await setup({ decoder: { inlineMaxBytes: 0 } });
+    c.advertiseCommands();
+    expect(await c.ack(c.command({ command: 'hold' }))).toMatchObject({ ok: true });
+    expect(server!.stats().commands.decodedOffThread).toBe(1);
+    await server!.close();
+    server = null;
+    const { c: c2 } = await setup();
+    c2.advertiseCommands();
+    expect(await c2.ack(c2.command({ command: 'hold' }))).toMatchObject({ ok: true });
+    expect(server!.stats().commands.decodedOffThread).toBe(0);
   });
 });

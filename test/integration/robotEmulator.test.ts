@@ -40,6 +40,7 @@ import { RobotEmulatorCore, startRobotEmulator, type RobotEmulator } from '../..
 import { SimEngine } from '../../src/services/sim/simEngine';
 import { loadWorkload } from '../../src/services/workload';
 import type { FrameBatch } from '../../src/services/sim/simProtocol';
+import { watchLoopGaps } from '../helpers/loopGaps';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { OUR_G1, sharedData } from '../helpers/sharedData';
 import { PlainClient, sleep, waitFor } from './bridgeTestClient';
@@ -647,13 +648,7 @@ describe('robot emulator real-time loop behind real time (box on a real pty)', (
     await waitFor(() => link!.state === 'safe', 3000, 'the box answering heartbeats (SAFE)');
 
     // The event loop's longest gap, seen by a 2 ms timer in this (the emulator's) process.
-    let last = performance.now();
-    let maxGapMs = 0;
-    const probe = setInterval(() => {
-      const now = performance.now();
-      maxGapMs = Math.max(maxGapMs, now - last);
-      last = now;
-    }, 2);
+    const probe = watchLoopGaps(2);
 
     // 1 s of wall time during which every step costs 2.5 ms (> the 2 ms it stands for): the loop
     // falls further and further behind, then catches up when steps are cheap again.
@@ -670,7 +665,7 @@ describe('robot emulator real-time loop behind real time (box on a real pty)', (
     const behind = (): number => performance.now() - (t0 + e.stats().ticks * e.core.dtS * 1000);
     await waitFor(() => behind() < 20, 5000, 'the loop to catch up');
     await sleep(300);
-    clearInterval(probe);
+    const maxGapMs = probe.stop();
 
     const z = e.core.engine.liveQposQvel().qpos[2];
     console.log(

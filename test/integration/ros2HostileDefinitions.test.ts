@@ -15,6 +15,7 @@ import {
   startRos2LowStateBridge,
   type Ros2LowStateBridgeOptions,
 } from '../helpers/ros2LowStateBridge';
+import { watchLoopGaps } from '../helpers/loopGaps';
 import { sleep, waitFor } from './bridgeTestClient';
 
 // A hostile ROS 2 robot (a foxglove_bridge-like server on loopback, test/helpers/ros2LowStateBridge.ts)
@@ -37,17 +38,10 @@ afterEach(async () => {
 function watchLoop(): () => { maxGapMs: number; maxDelayMs: number } {
   const h = monitorEventLoopDelay({ resolution: 10 });
   h.enable();
-  let last = performance.now();
-  let maxGapMs = 0;
-  const t = setInterval(() => {
-    const now = performance.now();
-    maxGapMs = Math.max(maxGapMs, now - last);
-    last = now;
-  }, 50);
+  const gaps = watchLoopGaps(50);
   return () => {
-    clearInterval(t);
     h.disable();
-    maxGapMs = Math.max(maxGapMs, performance.now() - last);
+    const maxGapMs = gaps.stop();
     return { maxGapMs, maxDelayMs: h.max / 1e6 };
   };
 }

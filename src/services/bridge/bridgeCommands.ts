@@ -7,13 +7,14 @@ import {
   type CommandName,
 } from '../../domain/bridge/g1BridgeContract';
 import { canStart } from '../../domain/bridge/g1BridgeServerState';
-import { decodeCommand, type BridgeCommand } from '../../domain/bridge/g1BridgeValidate';
+import type { BridgeCommand, CommandValidation } from '../../domain/bridge/g1BridgeValidate';
 import { STATUS_ID, type BridgeClients, type ClientState, type CommandCounts } from './bridgeClients';
 import type { BridgeRuns } from './bridgeRuns';
+import type { CommandDecoder } from './commandDecoder';
 import type { RobotBridgeHooks } from './robotBridgeHooks';
 
 // The g1-bridge/1 server's commands on /console/command, from the controlling client only: each
-// is decoded, answered (an ack in wbc_status, and a Foxglove status naming its seq when refused)
+// is decoded (a large one off this thread: commandDecoder.ts), answered (an ack in wbc_status, and a Foxglove status naming its seq when refused)
 // and mapped onto the backend lease: reset → lease.reset, prepare + start → lease.run,
 // stop → lease.stop.
 //
@@ -24,12 +25,24 @@ import type { RobotBridgeHooks } from './robotBridgeHooks';
 type SafetyCommand = Extract<BridgeCommand, { command: 'stop' | 'damp' | 'hold' }>;
 type QueuedCommand = Exclude<BridgeCommand, { command: 'stop' | 'damp' | 'hold' }>;
 
+const isSafetyCommand = (cmd: BridgeCommand): cmd is SafetyCommand =>
+  cmd.command === 'stop' || cmd.command === 'damp' || cmd.command === 'hold';
+
+/** Who sent a command and what held when it arrived (decoding may finish later). */
+interface Arrival {
+  client: ClientState;
+  isController: boolean;
+  stopEpoch: number;
+}
+
 export interface BridgeCommandsOptions {
   backend: Backend;
   robot: RobotBridgeHooks | null;
   clients: BridgeClients;
   runs: BridgeRuns;
   counts: CommandCounts;
+  /** Decodes each command (the large ones off this thread). */
+  decoder: CommandDecoder;
   /** Publishes the status with `ack`. */
   ack: (ack: CommandAck) => void;
   log: (line: string) => void;
@@ -38,6 +51,10 @@ export interface BridgeCommandsOptions {
 export class BridgeCommands {
   /** Serialises reset/prepare/start; stop/damp/hold bypass it. */
   private chain: Promise<void> = Promise.resolve();
+  /** Hands commands decoded off this thread on in arrival order. */
+  private decoded: Promise<void> = Promise.resolve();
+  /** Commands whose decoding is under way (or waits behind one that is). */
+  private decoding = 0;
   /** Bumped by every stop/damp/hold: queued commands from before it are cancelled. */
   private stopEpoch = 0;
 
@@ -55,8 +72,30 @@ export class BridgeCommands {
       );
       return;
     }
-    const decoded = decodeCommand(data);
-    const isController = clients.controller === client || (clients.controller === null && clients.claimControl(client));
+    const arrival: Arrival = {
+      client,
+      isController: clients.controller === client || (clients.controller === null && clients.claimControl(client)),
+      stopEpoch: this.stopEpoch,
+    };
+    const decoded = this.o.decoder.decode(data);
+    // Commands act in arrival order, except that stop, damp and hold act the moment they are
+    // decoded, also ahead of a larger command still being decoded (which they cancel).
+    if (!(decoded instanceof Promise) && (this.decoding === 0 || (decoded.ok && isSafetyCommand(decoded.value)))) {
+      this.onDecoded(arrival, decoded);
+      return;
+    }
+    this.decoding++;
+    this.decoded = this.decoded
+      .then(() => decoded)
+      .then((d) => {
+        this.decoding--;
+        this.onDecoded(arrival, d);
+      });
+  }
+
+  private onDecoded(arrival: Arrival, decoded: CommandValidation): void {
+    const { clients, counts } = this.o;
+    const { client, isController } = arrival;
     if (!decoded.ok) {
       if (decoded.code === 'malformed' || decoded.code === 'oversized') counts.malformed++;
       else counts.refused++;
@@ -88,30 +127,25 @@ export class BridgeCommands {
       );
       return;
     }
-    this.dispatch(cmd, client);
+    this.dispatch(cmd, client, arrival.stopEpoch);
   }
 
-  private dispatch(cmd: BridgeCommand, client: ClientState): void {
-    switch (cmd.command) {
-      case 'stop':
-      case 'damp':
-      case 'hold':
-        this.stopEpoch++;
-        void this.execStop(cmd, client);
-        return;
-      default: {
-        const epoch = this.stopEpoch;
-        this.chain = this.chain.then(async () => {
-          if (epoch !== this.stopEpoch)
-            return this.refuse(client, cmd, 'bad_state', `cancelled: a stop/damp/hold arrived after it`);
-          try {
-            await this.execQueued(cmd, client);
-          } catch (err) {
-            this.refuse(client, cmd, 'backend_error', (err as Error)?.message ?? String(err));
-          }
-        });
-      }
+  /** Acts on a decoded command; a queued one is cancelled by any stop/damp/hold after `arrivalEpoch`. */
+  private dispatch(cmd: BridgeCommand, client: ClientState, arrivalEpoch: number): void {
+    if (isSafetyCommand(cmd)) {
+      this.stopEpoch++;
+      void this.execStop(cmd, client);
+      return;
     }
+    this.chain = this.chain.then(async () => {
+      if (arrivalEpoch !== this.stopEpoch)
+        return this.refuse(client, cmd, 'bad_state', `cancelled: a stop/damp/hold arrived after it`);
+      try {
+        await this.execQueued(cmd, client);
+      } catch (err) {
+        this.refuse(client, cmd, 'backend_error', (err as Error)?.message ?? String(err));
+      }
+    });
   }
 
   private accept(cmd: BridgeCommand, message: string): void {

@@ -12,6 +12,7 @@ import {
 import { FoxgloveServer, ServerCapability, type FoxgloveServerInstance } from '../robotLink/foxgloveWs';
 import { BridgeClients, type ClientChannelHandler, type CommandCounts } from './bridgeClients';
 import { BridgeCommands } from './bridgeCommands';
+import { CommandDecoder, type CommandDecoderOptions } from './commandDecoder';
 import { BridgeRuns } from './bridgeRuns';
 import { BridgeStream } from './bridgeStream';
 import type { RobotBridgeHooks } from './robotBridgeHooks';
@@ -74,6 +75,8 @@ export interface BridgeServerOptions {
   extraMetadata?: Readonly<Record<string, string>>;
   /** Called on every WebSocket ping and message from a client: the robot side's proof the console lives. */
   onClientActivity?: (client: string) => void;
+  /** Where commands are decoded (default: up to 4 KiB on this thread, larger ones in a worker; commandDecoder.ts). */
+  decoder?: CommandDecoderOptions;
 }
 
 export interface BridgeServerStats {
@@ -82,7 +85,8 @@ export interface BridgeServerStats {
   controller: string | null;
   state: WbcState;
   published: { lowstate: number; rootState: number; wbcStatus: number };
-  commands: { accepted: number; refused: number; malformed: number };
+  /** decodedOffThread: commands too large to decode on the server's thread (commandDecoder.ts). */
+  commands: { accepted: number; refused: number; malformed: number; decodedOffThread: number };
   /** Clients disconnected for not reading their stream. */
   slowClientsDropped: number;
 }
@@ -149,6 +153,7 @@ class BridgeSession implements BridgeServer {
   private readonly stream: BridgeStream;
   private readonly runs: BridgeRuns;
   private readonly commands: BridgeCommands;
+  private readonly decoder: CommandDecoder;
   private readonly commandCounts: CommandCounts = { accepted: 0, refused: 0, malformed: 0 };
   private heartbeat: NodeJS.Timeout | null = null;
   private closing = false;
@@ -200,12 +205,14 @@ class BridgeSession implements BridgeServer {
       publishStatus: (ack) => this.publishStatus(ack),
       log: this.log,
     });
+    this.decoder = new CommandDecoder(options.decoder);
     this.commands = new BridgeCommands({
       backend: this.backend,
       robot,
       clients: this.clients,
       runs: this.runs,
       counts: this.commandCounts,
+      decoder: this.decoder,
       ack: (ack) => this.publishStatus(ack),
       log: this.log,
     });
@@ -271,7 +278,7 @@ class BridgeSession implements BridgeServer {
       controller: this.clients.controller?.name ?? null,
       state: this.runs.state,
       published: { ...this.stream.published },
-      commands: { ...this.commandCounts },
+      commands: { ...this.commandCounts, decodedOffThread: this.decoder.decodedOffThread },
       slowClientsDropped: this.clients.slowClientsDropped,
     };
   }
@@ -300,6 +307,7 @@ class BridgeSession implements BridgeServer {
     this.closing = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     await this.runs.shutdown();
+    await this.decoder.close();
     this.backend.setListener(null);
     this.clients.closeAll(1001, 'server shutting down');
     await new Promise<void>((resolve) => {

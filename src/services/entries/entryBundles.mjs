@@ -32,6 +32,7 @@ export const TYPESCRIPT_ENTRIES = [
   'src/services/robotEmulator/onboardComputerWorker.ts',
   'src/services/console/fileWorker.ts',
   'src/services/robotLink/ros2DefinitionWorker.ts',
+  'src/services/bridge/commandDecodeWorker.ts',
   'src/services/interlock/interlockKeeper.ts',
   'src/services/interlock/interlockEmulatorChild.ts',
 ];

@@ -8,23 +8,20 @@
 // back as plain data; a refusal goes back as the error's type and fields.
 
 import { parse } from '@foxglove/rosmsg';
-import { parentPort } from 'node:worker_threads';
 import {
   checkRos2DefinitionBounds,
   Ros2DefinitionBoundsError,
   scanRos2DefinitionText,
 } from '../../domain/robotLink/ros2DefinitionBounds';
 import { checkUnitreeLowStateDefinition, UnitreeDefinitionError } from '../../domain/robotLink/unitreeLowState';
+import { serveTasks } from '../os/taskWorkerPort';
 import type { Ros2DefinitionReply, Ros2DefinitionTask } from './ros2DefinitionOffThread';
-
-if (!parentPort) throw new Error('ros2DefinitionWorker.ts must run in a worker thread');
-const port = parentPort;
 
 /** A parser's message is kept to this many characters (it may quote a whole line). */
 const PARSE_MESSAGE_CHARS = 200;
 
 function check(task: Ros2DefinitionTask): Ros2DefinitionReply {
-  const { id, rootType, schema } = task;
+  const { rootType, schema } = task;
   try {
     const index = scanRos2DefinitionText(schema, rootType);
     let definitions: ReturnType<typeof parse>;
@@ -39,15 +36,14 @@ function check(task: Ros2DefinitionTask): Ros2DefinitionReply {
     }
     const cost = checkRos2DefinitionBounds(definitions, rootType, index);
     checkUnitreeLowStateDefinition(definitions);
-    return { id, ok: true, checked: { definitions, cost } };
+    return { ok: true, checked: { definitions, cost } };
   } catch (err) {
     if (err instanceof Ros2DefinitionBoundsError)
-      return { id, ok: false, error: { type: 'bounds', location: err.location, reason: err.reason } };
+      return { ok: false, error: { type: 'bounds', location: err.location, reason: err.reason } };
     if (err instanceof UnitreeDefinitionError)
-      return { id, ok: false, error: { type: 'unitree', field: err.field, reason: err.reason } };
-    return { id, ok: false, error: { type: 'other', message: String((err as Error)?.message ?? err) } };
+      return { ok: false, error: { type: 'unitree', field: err.field, reason: err.reason } };
+    return { ok: false, error: { type: 'other', message: String((err as Error)?.message ?? err) } };
   }
 }
 
-port.on('message', (task: Ros2DefinitionTask) => port.postMessage(check(task)));
-port.postMessage({ ready: true });
+serveTasks('ros2DefinitionWorker.ts', (task: Ros2DefinitionTask) => ({ reply: check(task) }));
