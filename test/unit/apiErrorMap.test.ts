@@ -335,8 +335,12 @@ describe('API error map: completeness', () => {
     return names.sort();
   }
 
-  /** Errors that never reach the console API: thrown before it exists, or by the CLI only. */
-  const NOT_BEHIND_THE_API = ['RendererNotBuiltError', 'UsageError'];
+  /**
+   * Errors that never reach the console API: thrown before it exists, by the CLI only, or caught by
+   * their only callers and turned into their own errors or refusals (TaskWorkerError: the ROS 2
+   * definition checker's errors, a command decoder's refusal).
+   */
+  const NOT_BEHIND_THE_API = ['RendererNotBuiltError', 'TaskWorkerError', 'UsageError'];
 
   it('maps every exported error class of src/ by type, except the few that never reach the API', () => {
     const mappedNames = new Set(MAPPED_ERROR_TYPES.map((t) => t.name));
