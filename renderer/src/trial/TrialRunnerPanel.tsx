@@ -206,7 +206,7 @@ function LiveReadings({ job }: { job: TrialJobStatus }) {
         </span>
         <span title="RMS joint-angle error of the latest frame, rad">
           joint RMSE{' '}
-          <b className="mono" data-testid="trial-rmse">
+          <b className="mono" data-testid="trial-rmse" data-value={live.jointRmseRad ?? ''}>
             {live.jointRmseRad === null ? '—' : live.jointRmseRad.toFixed(3)}
           </b>{' '}
           rad
