@@ -39,16 +39,20 @@ import { loadWorkload } from '../src/services/workload';
 //       load and JIT are not throughput). Rounds alternate (order reversed every other round);
 //       the best round of each is reported (the machine is shared) with the spread of the rounds,
 //       the resident memory per worker, and the CPU other processes took meanwhile.
-//       Targets: ≥ 10 clip-s/s on 2 workers (full core-v1, 3 rollouts, in < 2.5 min) and a
-//       2-worker speed-up ≥ 1.3× (the main thread encodes every frame for the MCAP file, so on
-//       2 cores it competes with the workers; the bare simulator's own target is 1.7×).
+//       Targets: ≥ 10 clip-s/s on 2 workers (full core-v1, 3 rollouts, in < 2.5 min), a 2-worker
+//       speed-up ≥ 1.7× (the bare simulator's own target) and, on 2 workers, ≥ 0.85 of the bare
+//       simulator: what the pipeline adds to the physics (recording, metrics, the store) may take
+//       at most 15 % of the machine. Each is reported with its own verdict.
 //   (b) report time — a synthetic campaign of 1,000 episodes (10 bindings × 25 clips × 4
 //       rollouts, written through the trace store API: episode rows, tiny MCAP files, metrics,
 //       measures events, 250 admissions) reported as md, csv and json (open read-only + read +
 //       aggregate + format), beside the store's single report query (episodeResults) alone.
 //       Target: ≤ 1 s for each format.
 export const QUAL_THROUGHPUT_TARGET = 10;
-export const QUAL_SCALING_TARGET = 1.3;
+/** 2 workers ÷ 1 worker, whole pipeline (docs/QUALIFICATION.md "Benchmarks"). */
+export const QUAL_SCALING_TARGET = 1.7;
+/** Pipeline ÷ bare simulator on 2 workers: the share of the machine left to the physics. */
+export const QUAL_PIPELINE_SHARE_TARGET = 0.85;
 export const REPORT_TIME_TARGET_MS = 1000;
 
 const median = (xs: number[]): number => {
@@ -91,6 +95,7 @@ export async function benchQualificationThroughput(rounds = 3): Promise<{ pass: 
   );
   let otherCores = 0;
   let workerMiB = 0;
+  let rssGrowthMiB = 0;
   try {
     await Promise.all([...sims.values()].map((s) => s.ready()));
     let n = 0;
@@ -127,7 +132,8 @@ export async function benchQualificationThroughput(rounds = 3): Promise<{ pass: 
     };
     // Warm-up (worker JIT, page cache): the first episodes on a fresh worker run several times slower.
     for (const w of counts) await qualify(w);
-    workerMiB = (process.memoryUsage.rss() - rss0) / 2 ** 20 / counts.reduce((a, w) => a + w, 0);
+    rssGrowthMiB = (process.memoryUsage.rss() - rss0) / 2 ** 20;
+    workerMiB = rssGrowthMiB / counts.reduce((a, w) => a + w, 0);
     const m0 = machineBusyMs();
     const c0 = process.cpuUsage();
     const w0 = performance.now();
@@ -146,13 +152,21 @@ export async function benchQualificationThroughput(rounds = 3): Promise<{ pass: 
     await Promise.all([...sims.values()].map((s) => s.close()));
     fs.rmSync(root, { recursive: true, force: true });
   }
+  // The process's RSS also moves with the main thread's heap (a collection can shrink it by more
+  // than the workers added): a fall is reported as such, not as a negative size.
+  const memoryLine =
+    rssGrowthMiB > 0
+      ? `resident memory per worker measured ${workerMiB.toFixed(0)} MiB`
+      : `resident memory per worker not measured: the process's RSS fell by ${(-rssGrowthMiB).toFixed(0)} MiB while the workers started (the main thread's heap shrank)`;
   const best = (k: string) => Math.max(...results.get(k)!);
   const spread = (k: string) => `${Math.min(...results.get(k)!).toFixed(1)}–${best(k).toFixed(1)}`;
   const q1 = best('q1');
   const q2 = best('q2');
   const raw2 = best('raw2');
   const scaling = q2 / q1;
-  const ok = q2 >= QUAL_THROUGHPUT_TARGET && scaling >= QUAL_SCALING_TARGET;
+  const share = q2 / raw2;
+  const verdict = (pass: boolean): string => (pass ? 'PASS' : 'MISS');
+  const ok = q2 >= QUAL_THROUGHPUT_TARGET && scaling >= QUAL_SCALING_TARGET && share >= QUAL_PIPELINE_SHARE_TARGET;
   return {
     pass: ok,
     lines: [
@@ -162,9 +176,10 @@ export async function benchQualificationThroughput(rounds = 3): Promise<{ pass: 
         const b = best(`raw${w}`);
         return `  ${String(w).padStart(2)} worker${w === 1 ? ' ' : 's'}: pipeline ${q.toFixed(1)} clip-s/s [${spread(`q${w}`)}], bare simulator ${b.toFixed(1)} [${spread(`raw${w}`)}] — pipeline/bare ${(q / b).toFixed(2)}, ×${(q / q1).toFixed(2)} one worker's pipeline (bare ×${(b / best('raw1')).toFixed(2)})`;
       }),
-      `  ratio 2/1 workers ${scaling.toFixed(2)}x (target >= ${QUAL_SCALING_TARGET}x); pipeline/bare on 2 workers ${(q2 / raw2).toFixed(2)}`,
-      `  target >= ${QUAL_THROUGHPUT_TARGET} clip-s/s on 2 workers: ${ok ? 'PASS' : 'BELOW TARGET'} (full core-v1 × 3 rollouts ≈ ${(1511 / q2).toFixed(0)} s at this rate)`,
-      `  default workers here: ${budget.workers} (limited by ${budget.limitedBy}: ${os.availableParallelism()} cores, memory for ${budget.memoryWorkers}); resident memory per worker measured ${workerMiB.toFixed(0)} MiB`,
+      `  2 workers ÷ 1 worker, pipeline: ${scaling.toFixed(2)}x (target >= ${QUAL_SCALING_TARGET}x: ${verdict(scaling >= QUAL_SCALING_TARGET)}; the bare simulator's own: ${(raw2 / best('raw1')).toFixed(2)}x)`,
+      `  pipeline ÷ bare simulator on 2 workers: ${share.toFixed(2)} (target >= ${QUAL_PIPELINE_SHARE_TARGET}: ${verdict(share >= QUAL_PIPELINE_SHARE_TARGET)})`,
+      `  pipeline on 2 workers: ${q2.toFixed(1)} clip-s/s (target >= ${QUAL_THROUGHPUT_TARGET}: ${verdict(q2 >= QUAL_THROUGHPUT_TARGET)}; full core-v1 × 3 rollouts ≈ ${(1511 / q2).toFixed(0)} s at this rate)`,
+      `  default workers here: ${budget.workers} (limited by ${budget.limitedBy}: ${os.availableParallelism()} cores, memory for ${budget.memoryWorkers}); ${memoryLine}`,
       `  other processes used ${otherCores.toFixed(2)} of the machine's ${os.cpus().length} cores during the rounds${otherCores > 0.3 ? ' — figures disturbed, ratios uncertain' : ''}`,
     ],
   };

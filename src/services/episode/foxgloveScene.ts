@@ -2,8 +2,8 @@ import protobuf from 'protobufjs';
 // Installs Root.toDescriptor (imported for its effect; see episodeProto.ts).
 import 'protobufjs/ext/descriptor.js';
 import { foxgloveEnumSchemas, foxgloveMessageSchemas, generateProto } from '@foxglove/schemas/internal.js';
-import type { BodyFrameTree } from '../../domain/robot/bodyTransforms';
 import type { GeomSpec, RobotProfile } from '../../domain/robot/robotProfile';
+import { bodyFrameId, writeFrameTransforms } from './frameTransformsWire';
 
 // What Foxglove's and Lichtblick's 3D panel draws, in Foxglove's own schemas: `foxglove.FrameTransforms`
 // (one transform tree per robot) and `foxglove.SceneUpdate` (the robot's geometry, each body's
@@ -42,7 +42,8 @@ function foxgloveRoot(names: string[]): protobuf.Root {
 }
 
 const ROOT = foxgloveRoot(['FrameTransforms', 'SceneUpdate']);
-const FRAME_TRANSFORMS = ROOT.lookupType(FOXGLOVE_FRAME_TRANSFORMS);
+/** foxglove.FrameTransforms as protobufjs reads and writes it from Foxglove's schema. */
+export const FRAME_TRANSFORMS = ROOT.lookupType(FOXGLOVE_FRAME_TRANSFORMS);
 const SCENE_UPDATE = ROOT.lookupType(FOXGLOVE_SCENE_UPDATE);
 
 /** The binary FileDescriptorSet of the foxglove schemas episodes use (Schema record data). */
@@ -56,39 +57,15 @@ const timestamp = (timeNs: bigint) => ({
   nanos: Number(timeNs % 1_000_000_000n),
 });
 
-/** The frame id of body `name` in the tree `prefix` (e.g. "exec/pelvis"). */
-export const bodyFrameId = (prefix: string, name: string): string => `${prefix}/${name}`;
-
-/** An object of the non-zero entries only: proto3 leaves a zero out, and a reader reads it as 0. */
-function nonZero<T extends Record<string, number>>(o: T): Partial<T> {
-  const out: Partial<T> = {};
-  for (const k in o) if (o[k] !== 0) out[k] = o[k];
-  return out;
-}
+export { bodyFrameId };
 
 /**
  * One robot's transform tree at `timeNs` (BodyFrameTree: each frame in its parent's frame), the
  * frames named `<prefix>/<name>`, the root relative to `rootParent` (the fixed frame, or another
- * robot's root).
+ * robot's root). Written by frameTransformsWire.ts: the bytes FRAME_TRANSFORMS encodes for the
+ * same message, at a fraction of the cost.
  */
-export function encodeFrameTransforms(
-  tree: BodyFrameTree,
-  prefix: string,
-  rootParent: string,
-  timeNs: bigint,
-  posM: Float64Array,
-  quatWxyz: Float64Array,
-): Uint8Array {
-  const ts = timestamp(timeNs);
-  const transforms = tree.frames.map((f, i) => ({
-    timestamp: ts,
-    parent_frame_id: f.parent < 0 ? rootParent : bodyFrameId(prefix, tree.frames[f.parent].name),
-    child_frame_id: bodyFrameId(prefix, f.name),
-    translation: nonZero({ x: posM[3 * i], y: posM[3 * i + 1], z: posM[3 * i + 2] }),
-    rotation: nonZero({ x: quatWxyz[4 * i + 1], y: quatWxyz[4 * i + 2], z: quatWxyz[4 * i + 3], w: quatWxyz[4 * i] }),
-  }));
-  return FRAME_TRANSFORMS.encode({ transforms }).finish();
-}
+export const encodeFrameTransforms = writeFrameTransforms;
 
 const pose = (g: GeomSpec, zOffsetM = 0) => {
   const [w, x, y, z] = g.quatWxyz;
