@@ -14,9 +14,9 @@ import type { CommandDecoder } from './commandDecoder';
 import type { RobotBridgeHooks } from './robotBridgeHooks';
 
 // The g1-bridge/1 server's commands on /console/command, from the controlling client only: each
-// is decoded (a large one off this thread: commandDecoder.ts), answered (an ack in wbc_status, and a Foxglove status naming its seq when refused)
-// and mapped onto the backend lease: reset → lease.reset, prepare + start → lease.run,
-// stop → lease.stop.
+// is decoded (a large one off this thread: commandDecoder.ts), answered (an ack in wbc_status,
+// and a Foxglove status naming its seq when refused) and mapped onto the backend lease:
+// reset → lease.reset, prepare + start → lease.run, stop → lease.stop.
 //
 // reset, prepare and start run one after another in arrival order. stop, damp and hold bypass that
 // queue and act at once: damp damps the robot before any episode is stopped, hold holds it after;
