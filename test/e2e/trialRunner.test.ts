@@ -6,6 +6,7 @@ import { SERVICES_NICE } from '../../src/services/console/consoleApiHandlers';
 import { openCampaign } from '../../src/services/trace';
 import { loadWorkload } from '../../src/services/workload';
 import { G1_JOINT_NAMES } from '../../src/domain/robot/g1Joints';
+import type { EmulatorControlAction } from '../../src/domain/robotEmulator/emulatorControl';
 import { screenshot, SCREENSHOT_DIR } from '../helpers/browserHarness';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { startEmulatorProcess } from '../helpers/robotEmulatorProcess';
@@ -54,13 +55,18 @@ async function startRobot(interlockDevice: string, dir: string): Promise<RobotUn
     JSON.stringify({ format: 'motionbench-robot-emulator/1', encoderNoise: { qRad: 0.0005, dqRadS: 0.005 } }),
   );
   const emu = await startEmulatorProcess(['--interlock', interlockDevice, '--seed', '3', '--profile', profile]);
+  // Each action is applied (or refused, which fails the test) before its promise resolves.
+  const act = async (a: EmulatorControlAction): Promise<void> => {
+    const r = await emu.control(a);
+    if (!r.ok) throw new Error(`emulate-robot refused ${a.action}: ${r.message}`);
+  };
   return {
     url: emu.url,
-    humanReset: () => emu.control({ action: 'human_reset' }),
-    pressEstop: () => emu.control({ action: 'estop' }),
-    releaseEstop: () => emu.control({ action: 'release_estop' }),
-    dropLowstate: (ms) => emu.control({ action: 'drop', ms }),
-    place: (jointPosRad) => emu.control({ action: 'place', joint_pos_rad: jointPosRad, root_quat_wxyz: [1, 0, 0, 0] }),
+    humanReset: () => act({ action: 'human_reset' }),
+    pressEstop: () => act({ action: 'estop' }),
+    releaseEstop: () => act({ action: 'release_estop' }),
+    dropLowstate: (ms) => act({ action: 'drop', ms }),
+    place: (jointPosRad) => act({ action: 'place', joint_pos_rad: jointPosRad, root_quat_wxyz: [1, 0, 0, 0] }),
     stop: () => emu.stop(),
   };
 }

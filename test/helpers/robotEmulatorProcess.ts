@@ -3,6 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import WebSocket from 'ws';
 import {
   EMULATOR_CONTROL_SCHEMA_NAME,
+  EMULATOR_CONTROL_STATUS_ID,
   EMULATOR_CONTROL_TOPIC,
   type EmulatorControlAction,
 } from '../../src/domain/robotEmulator/emulatorControl';
@@ -20,12 +21,29 @@ export interface EmulatorProcess {
   readonly child: ChildProcess;
   /** Everything the emulator wrote on stderr so far. */
   stderr(): string;
-  /** Sends a control action (the human beside the robot, or a fault). */
-  control(action: EmulatorControlAction): Promise<void>;
+  /**
+   * Sends a control action (the human beside the robot, or a fault) and resolves with the
+   * emulator's answer, once it has applied (or refused) it: a reset the console checks right
+   * after is already in the robot's state.
+   */
+  control(action: EmulatorControlAction): Promise<ControlAnswer>;
   /** Resolves when the process has exited. */
   readonly exited: Promise<number | null>;
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
+
+export interface ControlAnswer {
+  ok: boolean;
+  message: string;
+}
+
+interface Waiter {
+  answer(a: ControlAnswer): void;
+  closed(): void;
+}
+
+/** How long an answer to a control action may take on a loaded machine. */
+const CONTROL_ANSWER_TIMEOUT_MS = 15_000;
 
 /** The robot's computer's priority here: the interlock keeper's (-10). */
 const ROBOT_COMPUTER_NICE = -10;
@@ -62,7 +80,13 @@ export async function startEmulatorProcess(args: string[] = []): Promise<Emulato
     void exited.then((code) => reject(new Error(`emulate-robot exited (${code}) before listening; stderr:\n${err}`)));
   });
 
-  let controlClient: { client: InstanceType<typeof FoxgloveClient>; channel: number; ws: WebSocket } | null = null;
+  // One connection for the test's control actions; the emulator answers each on it, in order.
+  let controlClient: {
+    client: InstanceType<typeof FoxgloveClient>;
+    channel: number;
+    ws: WebSocket;
+    waiting: Waiter[];
+  } | null = null;
   const connectControl = async () => {
     const ws = new WebSocket(url, [FOXGLOVE_SUBPROTOCOL]);
     const client = new FoxgloveClient({ ws: ws as never });
@@ -76,7 +100,16 @@ export async function startEmulatorProcess(args: string[] = []): Promise<Emulato
       encoding: 'json',
       schemaName: EMULATOR_CONTROL_SCHEMA_NAME,
     });
-    return { client, channel, ws };
+    const waiting: Waiter[] = [];
+    client.on('status', (s) => {
+      if (s.id !== EMULATOR_CONTROL_STATUS_ID.ok && s.id !== EMULATOR_CONTROL_STATUS_ID.refused) return;
+      waiting.shift()?.answer({ ok: s.id === EMULATOR_CONTROL_STATUS_ID.ok, message: s.message });
+    });
+    // kill_link closes this connection too, before its answer can be sent.
+    ws.once('close', () => {
+      for (const w of waiting.splice(0)) w.closed();
+    });
+    return { client, channel, ws, waiting };
   };
 
   return {
@@ -86,7 +119,26 @@ export async function startEmulatorProcess(args: string[] = []): Promise<Emulato
     stderr: () => err,
     async control(action) {
       if (!controlClient || controlClient.ws.readyState !== WebSocket.OPEN) controlClient = await connectControl();
-      controlClient.client.sendMessage(controlClient.channel, Buffer.from(JSON.stringify(action), 'utf8'));
+      const c = controlClient;
+      return await new Promise<ControlAnswer>((resolve, reject) => {
+        const w: Waiter = {
+          answer: (a) => {
+            clearTimeout(timer);
+            resolve(a);
+          },
+          closed: () => {
+            clearTimeout(timer);
+            reject(new Error(`emulate-robot: the control connection closed before ${action.action} was answered`));
+          },
+        };
+        const timer = setTimeout(() => {
+          const i = c.waiting.indexOf(w);
+          if (i >= 0) c.waiting.splice(i, 1);
+          reject(new Error(`emulate-robot: no answer to ${action.action} within ${CONTROL_ANSWER_TIMEOUT_MS} ms`));
+        }, CONTROL_ANSWER_TIMEOUT_MS);
+        c.waiting.push(w);
+        c.client.sendMessage(c.channel, Buffer.from(JSON.stringify(action), 'utf8'));
+      });
     },
     async stop(signal = 'SIGTERM') {
       controlClient?.ws.terminate();

@@ -75,7 +75,8 @@ function startTrialCli(onLine?: (line: string, run: CliRun) => void): CliRun {
     const lines = partial.split('\n');
     partial = lines.pop() ?? '';
     for (const line of lines) {
-      if (line.startsWith('[waiting_reset]')) void emu.control({ action: 'human_reset' });
+      if (line.startsWith('[waiting_reset]'))
+        void emu.control({ action: 'human_reset' }).catch((e: Error) => console.error(`human_reset: ${e.message}`));
       onLine?.(line, run);
     }
   });
