@@ -259,3 +259,80 @@ export function executedMotion(t: SimRunResult['trajectory']) {
     jointPosRad: Float64Array.from(t.jointPosRad),
   };
 }
+
+/** Input-to-frame latencies of clicks in the page, ms (see measureClickLatency). */
+export interface ClickLatencies {
+  /** Per click: from the pointerdown's timestamp to the first frame after its handlers ran. */
+  inputToFrameMs: number[];
+  /** Per click: how long the event waited in the renderer's queue before its handlers ran. */
+  queuedMs: number[];
+  /** The page's frame intervals over the clicks (requestAnimationFrame), ms: the floor of any response. */
+  frameIntervalMs: number[];
+  /** The same over 2 s before the clicks, the page left alone. */
+  idleFrameIntervalMs: number[];
+}
+
+/**
+ * Clicks the given tabs in turn `n` times as an operator does, each waiting for the tab to show as
+ * selected, and measures in the page what the operator feels: from the input event's own timestamp
+ * (when the browser received it) to the next animation frame after its handlers ran, the
+ * event-to-next-paint figure of the Event Timing API's INP, measured here without that API so it
+ * works in every Chromium build. A click Playwright could not deliver within `timeoutMs` rejects.
+ */
+export async function measureClickLatency(
+  page: Page,
+  tabTestIds: string[],
+  n: number,
+  timeoutMs = 5_000,
+): Promise<ClickLatencies> {
+  type Store = { frame: number[]; queued: number[]; intervals: number[]; on: boolean };
+  await page.evaluate(() => {
+    const w = window as unknown as { __clickLatency?: Store };
+    if (!w.__clickLatency) {
+      const s: Store = { frame: [], queued: [], intervals: [], on: false };
+      w.__clickLatency = s;
+      document.addEventListener(
+        'pointerdown',
+        (ev) => {
+          if (!s.on) return;
+          const t0 = ev.timeStamp;
+          s.queued.push(performance.now() - t0);
+          // after this event's handlers and React's update: the frame that shows it
+          setTimeout(() => requestAnimationFrame(() => s.frame.push(performance.now() - t0)), 0);
+        },
+        { capture: true },
+      );
+    }
+    const store = w.__clickLatency;
+    store.frame.length = 0;
+    store.queued.length = 0;
+    store.intervals.length = 0;
+    store.on = true;
+    let last = performance.now();
+    const tick = (t: number) => {
+      if (!store.on) return;
+      store.intervals.push(t - last);
+      last = t;
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  });
+  // first the page alone for a while: its frame cadence without the clicks' work
+  await page.waitForTimeout(2000);
+  const idle = await page.evaluate(() => {
+    const store = (window as unknown as { __clickLatency: Store }).__clickLatency;
+    return store.intervals.splice(0).slice(1);
+  });
+  for (let i = 0; i < n; i++) {
+    const id = tabTestIds[i % tabTestIds.length];
+    await page.locator(`[data-testid=${id}]`).click({ timeout: timeoutMs });
+    await page.locator(`[data-testid=${id}][aria-selected=true]`).waitFor({ timeout: timeoutMs });
+  }
+  await page.waitForTimeout(100); // the last click's frame
+  const r = await page.evaluate(() => {
+    const store = (window as unknown as { __clickLatency: Store }).__clickLatency;
+    store.on = false;
+    return store;
+  });
+  return { inputToFrameMs: r.frame, queuedMs: r.queued, frameIntervalMs: r.intervals, idleFrameIntervalMs: idle };
+}

@@ -3,7 +3,13 @@ import path from 'node:path';
 import { describe, expect, it, onTestFailed } from 'vitest';
 import { screenshot, SHARED_DATA } from '../helpers/browserHarness';
 import { withConsole, withTempDir } from './consoleSession';
-import { acceptCalibrationThroughVerdict, pressThroughTimingWarning, startHostCommand } from './e2eSupport';
+import {
+  acceptCalibrationThroughVerdict,
+  measureClickLatency,
+  pressThroughTimingWarning,
+  startHostCommand,
+  type ClickLatencies,
+} from './e2eSupport';
 import { withEmulatedRobot } from './emulatedRobot';
 
 // docs/FIRST_SESSION.md, followed through the console step by step as a newcomer would, at the
@@ -109,6 +115,19 @@ for (const size of SIZES) {
             liveShot = true;
             await page.waitForTimeout(300); // the first live readings
             await shot('6-live-trial');
+            // While the trial streams (500 Hz lowstate, 50 Hz readings): the operator's clicks on
+            // the bottom dock's tabs, each timed from the input to the frame that shows it.
+            if (!clicks && (await attr('trial-job', 'data-phase')) === 'running') {
+              clicks = await measureClickLatency(page, ['dock-tab-gap', 'dock-tab-qualification'], 10);
+              // a quantile, in whole ms ('none' when no frame came at all)
+              const q = (xs: number[], p: number) =>
+                xs.length === 0 ? 'none' : [...xs].sort((a, b) => a - b)[Math.ceil(p * xs.length) - 1].toFixed(0);
+              console.log(
+                `e2e input while a trial streams: ${clicks.inputToFrameMs.length} clicks, input → next frame p50 ${q(clicks.inputToFrameMs, 0.5)} ms, p90 ${q(clicks.inputToFrameMs, 0.9)} ms, max ${Math.max(...clicks.inputToFrameMs).toFixed(0)} ms; queued before handling max ${Math.max(...clicks.queuedMs).toFixed(0)} ms; the page's frame interval meanwhile p50 ${q(clicks.frameIntervalMs, 0.5)} ms, p90 ${q(clicks.frameIntervalMs, 0.9)} ms (${clicks.frameIntervalMs.length} frames); before the clicks p50 ${q(clicks.idleFrameIntervalMs, 0.5)} ms, p90 ${q(clicks.idleFrameIntervalMs, 0.9)} ms (${clicks.idleFrameIntervalMs.length} frames in 2 s)`,
+              );
+              // every click landed (each waited for its tab to show selected)
+              expect(clicks.inputToFrameMs).toHaveLength(10);
+            }
           } else await page.waitForTimeout(200);
         }
       }
@@ -118,6 +137,7 @@ for (const size of SIZES) {
 
     let liveShot = false;
     let confirmShot = false;
+    let clicks: ClickLatencies | null = null;
     /** Answers the runner's prompt: a human reset (the emulator's human puts the robot back), or a trial's confirmation. */
     async function answerPrompt(): Promise<void> {
       if ((await attr('trial-prompt', 'data-kind')) === 'confirm_reset') {

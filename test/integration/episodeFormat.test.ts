@@ -20,7 +20,11 @@ import type { RobotProfile } from '../../src/domain/robot/robotProfile';
 import { roundToFloat32 } from '../../src/domain/robotEmulator/sensorModel';
 import { makeBuiltinBinding, rootAssistFromStiffness } from '../../src/domain/sim/builtinBinding';
 import { clipHead } from '../../src/domain/sim/clipWindow';
-import { readEpisodeFile } from '../../src/services/episode/episodeReader';
+import {
+  executedStateFrames,
+  readEpisodeFile,
+  trajectorySha256OfEpisode,
+} from '../../src/services/episode/episodeReader';
 import { TOPICS } from '../../src/services/episode/episodeSchemas';
 import { EpisodeWriter } from '../../src/services/episode/episodeWriter';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
@@ -404,5 +408,47 @@ describe('motionbench-episode/2, read back from the file alone', () => {
     // issue's target there is 50 %); without the 3D tracks 25–27 %. With the trees in full double
     // precision this clip took 65.5 %: the bound below holds the saving of the stated precision.
     expect(ratio).toBeLessThan(0.56);
+  });
+
+  it('the robot after the clip: its own channel, read back apart; the clip’s frames and trajectory hash untouched', async () => {
+    const clipFrames = result.frames.slice(0, 100);
+    const clipEndS = clipFrames.at(-1)!.timeS;
+    // the robot after the clip: the last pose, tipping about x, timed after the clip's end
+    const afterFrames = result.frames.slice(100, 140).map((f, k) => ({
+      ...f,
+      timeS: clipEndS + (k + 1) * 0.02,
+      referenceFrame: null,
+      imu: { ...f.imu, quatWxyz: Float64Array.of(Math.cos(k * 0.02), Math.sin(k * 0.02), 0, 0) },
+    }));
+    const write = async (encoding: 'json' | 'protobuf', name: string, after: boolean) => {
+      const out = path.join(dir, name);
+      const w = await EpisodeWriter.create(out, { episode: {}, encoding, robot: profile, startMs: 1e12 });
+      await w.writeFrames(clipFrames, result.extras.slice(0, 100));
+      if (after) await w.writeAfterClipFrames(afterFrames);
+      await w.close({ outcome: 'completed' });
+      return out;
+    };
+    const without = await readEpisodeFile(await write('protobuf', 'no-after.mcap', false));
+    expect(without.afterClip).toEqual([]);
+    expect(without.channels.map((c) => c.topic)).not.toContain(TOPICS.afterClip);
+    for (const encoding of ['protobuf', 'json'] as const) {
+      const out = await write(encoding, `after-${encoding}.mcap`, true);
+      const ep = await readEpisodeFile(out);
+      expect(ep.executed).toEqual(without.executed);
+      expect(trajectorySha256OfEpisode(ep)).toBe(trajectorySha256OfEpisode(without));
+      expect(ep.afterClip.map((m) => m.timeS)).toEqual(afterFrames.map((f) => f.timeS));
+      expect(ep.afterClip.map((m) => m.imu.quatWxyz)).toEqual(afterFrames.map((f) => Array.from(f.imu.quatWxyz)));
+      expect(executedStateFrames(ep, 'afterClip').map((f) => f.tick)).toEqual(afterFrames.map((f) => f.tick));
+      // the after-clip channel carries the message type of /executed/state
+      const channels = await messagesOf(out, TOPICS.afterClip);
+      const executed = await messagesOf(out, TOPICS.executed);
+      expect(new Set(channels.map((m) => m.schema))).toEqual(new Set(executed.map((m) => m.schema)));
+      if (encoding === 'protobuf') {
+        // the 3D track goes on after the clip: one tree per after-clip frame (50 Hz here)
+        const trees = await messagesOf(out, TOPICS.execTransforms);
+        const withoutTrees = await messagesOf(path.join(dir, 'no-after.mcap'), TOPICS.execTransforms);
+        expect(trees.length - withoutTrees.length).toBe(afterFrames.length);
+      }
+    }
   });
 });

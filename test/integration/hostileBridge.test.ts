@@ -41,7 +41,7 @@ async function rig(): Promise<{
   return { bridge, backend, problems, link };
 }
 
-describe('a hostile or broken g1-bridge/1 server (issue 10 items 1–3)', () => {
+describe('a hostile or broken g1-bridge/1 server', () => {
   it('item 2: every malformed protocol message is a counted problem on the link; the process lives and the link stays present', async () => {
     const { bridge, backend, problems } = await rig();
     const before = backend.stats().accepted;

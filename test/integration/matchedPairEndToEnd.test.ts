@@ -15,6 +15,7 @@ import { openInterlockFeed, type InterlockFeed } from '../../src/services/trial/
 import { openTrialRobot } from '../../src/services/trial/openTrialRobot';
 import { loadWorkload } from '../../src/services/workload';
 import { CampaignTemplate } from '../helpers/campaignTemplate';
+import { checkAfterClip } from '../helpers/afterClipEvidence';
 import { messagesOf, treeError } from '../helpers/episodeReadBack';
 import { runPairOnEmulator } from '../helpers/matchedPairOnRig';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
@@ -157,13 +158,18 @@ describe.each(CASES)('matched pair end to end (emulator --profile $profile + int
         for (const { msg, logTime } of trees) {
           // the executed frame at the tree's time (log times are the episode clock, in ns)
           const tS = Number(logTime - ours.startNs!) / 1e9;
-          const f = ours.executed.find((m) => Math.abs(m.timeS - tS) < 1e-6)!;
+          // (after the clip's end, the tree follows the robot's after-clip state)
+          const f = [...ours.executed, ...ours.afterClip].find((m) => Math.abs(m.timeS - tS) < 1e-6)!;
           fk.compute(f.rootPosM!, f.rootQuatWxyz!, f.jointPosRad, fkPos, fkQuat);
           worst = Math.max(worst, treeError(msg, profile, 'exec', 'world', fkPos, fkQuat).posM);
         }
         // drawing needs no more (docs/EPISODE_FORMAT.md §3); the joint state above is exact
         expect(worst).toBeLessThan(TRACK_WORLD_POSITION_BOUND_M);
         expect((await messagesOf(file, '/ref/scene')).length).toBe(1);
+        const after = await checkAfterClip(store, t);
+        console.log(
+          `e2e real trial ${t.trialIndex + 1} after the clip: ${after.verdict}, ${after.samples} samples over ${after.lastS.toFixed(2)} s, tilt at most ${after.maxTiltDeg.toFixed(1)}°`,
+        );
         const bytes = store.getEpisode(t.runId)!.mcapBytes!;
         console.log(
           `e2e real episode (${c.profile}): ${executed.length} frames, ${bytes} B = ${(bytes / executed.length).toFixed(0)} B per 500 Hz frame, 3D tracks and reference included`,

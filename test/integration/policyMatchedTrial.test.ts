@@ -13,6 +13,7 @@ import { openInterlockFeed, type InterlockFeed } from '../../src/services/trial/
 import { openTrialRobot } from '../../src/services/trial/openTrialRobot';
 import { planPolicy } from '../../src/services/wbc/policyRun';
 import { policyMotionsWorkload } from '../../src/services/workload/policyWorkload';
+import { checkAfterClip } from '../helpers/afterClipEvidence';
 import { runPairOnEmulator } from '../helpers/matchedPairOnRig';
 import { makePtyPair, type TestPtyPair } from '../helpers/ptyPair';
 import { startEmulatorProcess, type EmulatorProcess } from '../helpers/robotEmulatorProcess';
@@ -92,6 +93,14 @@ describe('a released policy as a matched pair (emulator running it onboard + int
       for (const t of r.real) expect(['completed', 'hard_failure']).toContain(t.outcome);
       // 500 Hz recording of a 3.3 s motion: ~1,640 frames per trial.
       for (const t of r.real) expect(t.frames).toBeGreaterThan(1500);
+      // After the clip the emulated robot holds its last pose: the console watched it, and the
+      // outcome agrees with the tilts in the episode file (a fall is a hard_failure).
+      for (const t of r.real) {
+        const after = await checkAfterClip(store, t);
+        console.log(
+          `policy e2e trial ${t.trialIndex + 1} after the clip: ${after.verdict}, ${after.samples} samples over ${after.lastS.toFixed(2)} s, tilt at most ${after.maxTiltDeg.toFixed(1)}° (${t.outcome}: ${t.reason})`,
+        );
+      }
 
       // Table 11 of a real policy: every tracking row has a sim and a real value and a gap.
       const gap = buildGapSection(store, { contract: MB_METRICS_1.id });

@@ -497,7 +497,7 @@ describe('motionbench report (CLI)', () => {
   });
 });
 
-describe('motionbench analyze on the same campaign (issue 14 item 1)', () => {
+describe('motionbench analyze on the same campaign', () => {
   it('every binding row’s estimates are Table 11’s; the intervals contain them; per-clip cells resample episodes', async () => {
     let out = '';
     let err = '';

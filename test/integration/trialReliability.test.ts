@@ -211,7 +211,7 @@ describe('trial reliability (real processes)', () => {
     expect(later).toEqual([]);
     await w!.close();
   }, 150_000);
-  it('issue 10 item 1, the attack: the event loop held 400 ms while the episode is opened (SQLite write lock) → the interlock trips, and no start ever reaches the robot', async () => {
+  it('the attack: the event loop held 400 ms while the episode is opened (SQLite write lock) → the interlock trips, and no start ever reaches the robot', async () => {
     const { dir, pairId } = await qualifiedCampaign();
     rig = await startRig(dir);
     const r = rig;

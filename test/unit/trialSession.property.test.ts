@@ -228,6 +228,8 @@ describe('trial session properties (fast-check, numRuns ' + NUM_RUNS + ')', () =
             if (fx.type === 'progress' && fx.event.type === 'phase' && fx.event.phase === 'stopped')
               bump(`stopped:${fx.event.message.replace(/[0-9]+/g, 'N').slice(0, 60)}`);
             if (fx.type === 'refuse_session') bump(`refused:${fx.message.slice(0, 25)}`);
+            if (fx.type === 'end_episode' && fx.reason.startsWith('hard failure after the clip'))
+              bump('end:a fall after the clip');
           }
         }
       }
@@ -238,6 +240,7 @@ describe('trial session properties (fast-check, numRuns ' + NUM_RUNS + ')', () =
       'fx:record_stop_requested',
       'fx:reset_gate',
       'fx:fail',
+      'end:a fall after the clip',
       'trip:estop:estop',
       'trip:link_lost:link_lost',
       'trip:interlock_lost:link_lost',
@@ -538,6 +541,7 @@ describe('the checks reject histories that break them', () => {
             runId: 'real-0-1',
             result: { kind: 'ended', outcome: 'completed', reason: 'end' },
             hardFailure: null,
+            afterClip: null,
             recordError: null,
           },
           [{ type: 'end_episode', runId: 'real-0-1', outcome: 'completed', reason: 'end' }],

@@ -594,6 +594,38 @@ describe('outcomes, trips and the operator stop', () => {
     expect(count(r, 'record_stop_requested')).toBe(0);
   });
 
+  it('a robot that falls after a completed clip is a hard_failure, never completed; upright, the reason says so', () => {
+    const fell = { kind: 'fell' as const, atS: 1.234, tiltRad: 1.66, watchedS: 1.234, frames: 617 };
+    const r = play(script({ attempts: [[attempt({ afterClip: fell })]] }, 1));
+    expect(r.result?.real[0]).toMatchObject({
+      outcome: 'hard_failure',
+      reason: 'hard failure after the clip: fell 1.23 s after the clip ended: tilt 95° (limit 30°)',
+    });
+    // negative control: the robot standing after the same clip
+    const up = { kind: 'upright' as const, watchedS: 1.5, maxTiltRad: 0.05, still: true, frames: 750 };
+    const ok = play(script({ attempts: [[attempt({ afterClip: up })]] }, 1));
+    expect(ok.result?.real[0]).toMatchObject({
+      outcome: 'completed',
+      reason: 'robot ended completed; standing still 1.5 s after the clip (tilt at most 3°)',
+    });
+    // a fall the watch could not see (no lowstate) leaves the robot's end, with why it is not known
+    const unknown = {
+      kind: 'unknown' as const,
+      reason: 'the link went quiet',
+      watchedS: 0,
+      maxTiltRad: null,
+      frames: 0,
+    };
+    const u = play(script({ attempts: [[attempt({ afterClip: unknown })]] }, 1));
+    expect(u.result?.real[0].reason).toBe('robot ended completed; after the clip: not known (the link went quiet)');
+  });
+
+  it('a trip during the after-clip watch decides the outcome, not the fall', () => {
+    const fell = { kind: 'fell' as const, atS: 0.8, tiltRad: 1.2, watchedS: 0.8, frames: 400 };
+    const r = play(script({ attempts: [[attempt({ tripDuringRun: 'estop', afterClip: fell })]] }, 1));
+    expect(r.result?.real[0].outcome).toBe('estop');
+  });
+
   it('a trip while the clip runs ends the trial with the trip outcome, stop_requested on the episode', () => {
     const r = play(script({ attempts: [[attempt({ tripDuringRun: 'interlock_lost', hardFailure: true })]] }, 1));
     const trip = r.trips[0];

@@ -10,6 +10,7 @@
 import fc from 'fast-check';
 import type { EpisodeOutcome } from '../../src/domain/backend/backend';
 import { EPISODE_OUTCOMES } from '../../src/domain/episode/episodeOutcome';
+import type { AfterClipVerdict } from '../../src/domain/trial/afterClipWatch';
 import type { StartResiduals } from '../../src/domain/calibration/residuals';
 import type { GateTrip, Refusal, TripCause } from '../../src/domain/safety';
 import {
@@ -66,6 +67,8 @@ export interface AttemptScript {
   /** The robot's end of the run when nothing tripped. */
   end: EpisodeOutcome;
   hardFailure: boolean;
+  /** What the robot did after a completed clip (null: not watched). */
+  afterClip: AfterClipVerdict | null;
   recordError: boolean;
   frames: number;
 }
@@ -121,6 +124,7 @@ const GOOD_ATTEMPT: AttemptScript = {
   tripDuringRun: null,
   end: 'completed',
   hardFailure: false,
+  afterClip: null,
   recordError: false,
   frames: 200,
 };
@@ -164,6 +168,31 @@ const mostly = (p = 0.85): fc.Arbitrary<boolean> =>
     { weight: 100 - Math.round(p * 100), arbitrary: fc.constant(false) },
   );
 
+/** What the robot did after a completed clip: fell, stood, or not known. */
+export const afterClipArb: fc.Arbitrary<AfterClipVerdict> = fc.oneof(
+  fc.record({
+    kind: fc.constant('fell' as const),
+    atS: fc.double({ min: 0, max: 3, noNaN: true }),
+    tiltRad: fc.double({ min: 0.6, max: 3.1, noNaN: true }),
+    watchedS: fc.constant(1),
+    frames: fc.integer({ min: 1, max: 1500 }),
+  }),
+  fc.record({
+    kind: fc.constant('upright' as const),
+    watchedS: fc.double({ min: 1, max: 3, noNaN: true }),
+    maxTiltRad: fc.double({ min: 0, max: 0.5, noNaN: true }),
+    still: fc.boolean(),
+    frames: fc.integer({ min: 1, max: 1500 }),
+  }),
+  fc.record({
+    kind: fc.constant('unknown' as const),
+    reason: fc.constant('the lowstate stopped before the watch could decide'),
+    watchedS: fc.double({ min: 0, max: 3, noNaN: true }),
+    maxTiltRad: fc.constant(null),
+    frames: fc.integer({ min: 0, max: 10 }),
+  }),
+);
+
 export const attemptArb: fc.Arbitrary<AttemptScript> = fc.record({
   startPose: fc.constantFrom<AttemptScript['startPose']>('ok', 'ok', 'ok', 'ok', 'ok', 'not_still', 'far'),
   confirm: mostly(0.92),
@@ -178,6 +207,7 @@ export const attemptArb: fc.Arbitrary<AttemptScript> = fc.record({
   tripDuringRun: maybe(tripKindArb, 0.2),
   end: fc.constantFrom<EpisodeOutcome>(...EPISODE_OUTCOMES, 'completed', 'completed', 'completed'),
   hardFailure: mostly(0.15),
+  afterClip: maybe(afterClipArb, 0.2),
   recordError: mostly(0.04),
   frames: fc.integer({ min: 0, max: 600 }),
 });
@@ -253,6 +283,7 @@ export const resumableWorldArb: fc.Arbitrary<WorldScript> = fc.integer({ min: 1,
   const countingAttempt = fc.record({
     end: fc.constantFrom<EpisodeOutcome>('completed', 'completed', 'hard_failure', 'estop', 'intervention'),
     hardFailure: mostly(0.2),
+    afterClip: maybe(afterClipArb, 0.2),
     tripDuringRun: maybe(fc.constantFrom<InterjectionKind>(...TRIP_KINDS), 0.3),
     frames: fc.integer({ min: 2, max: 600 }),
   });
@@ -517,6 +548,7 @@ export function play(
               runId: c.runId,
               result: { kind: 'threw', message: `start refused: ${fx.answer}` },
               hardFailure: null,
+              afterClip: null,
               recordError: null,
             });
           }
@@ -531,6 +563,7 @@ export function play(
             runId: c.runId,
             result: { kind: 'ended', outcome: c.script.end, reason: `robot ended ${c.script.end}` },
             hardFailure: c.script.hardFailure ? 'pelvis below 0.3 m' : null,
+            afterClip: c.script.end === 'completed' ? c.script.afterClip : null,
             recordError: c.script.recordError ? 'disk full' : null,
           });
           return;
@@ -543,6 +576,7 @@ export function play(
             runId: c.runId,
             result: { kind: 'ended', outcome: 'aborted_by_operator', reason: `start not sent: ${fx.message}` },
             hardFailure: null,
+            afterClip: null,
             recordError: null,
           });
           return;
@@ -689,6 +723,7 @@ export function play(
             runId: c.runId,
             result: { kind: 'threw', message: 'prepare refused by the robot' },
             hardFailure: null,
+            afterClip: null,
             recordError: null,
           });
           return;
@@ -699,6 +734,7 @@ export function play(
             runId: c.runId,
             result: { kind: 'ended', outcome: 'infrastructure_error', reason: 'controller fault while preparing' },
             hardFailure: null,
+            afterClip: null,
             recordError: null,
           });
           return;
@@ -755,6 +791,7 @@ export function play(
           runId,
           result: { kind: 'ended', outcome: 'completed', reason: 'early' },
           hardFailure: null,
+          afterClip: null,
           recordError: null,
         };
       case 'foreign_run':

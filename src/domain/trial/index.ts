@@ -6,3 +6,4 @@ export * from './trialSessionTypes';
 export * from './trialSession';
 export * from './sessionBadge';
 export * from './trialNumber';
+export * from './afterClipWatch';

@@ -47,6 +47,7 @@ import type {
   TrialStep,
 } from './trialSessionTypes';
 import { trialNumber } from './trialNumber';
+import { describeAfterClip, type AfterClipVerdict } from './afterClipWatch';
 
 export function initialTrialSession(trials: number): TrialSessionState {
   return { phase: 'resolving_pair', trials: checkTrialCount(trials), abort: null, gateTrip: null };
@@ -566,6 +567,14 @@ function endUnstarted(t: OpenTrial, reason: string): TrialSessionEffect {
   return { type: 'end_episode', runId: t.runId, ...end };
 }
 
+/** The end's reason with what the robot did after the clip, when it was watched. */
+function withAfterClip(
+  end: { outcome: EpisodeOutcome; reason: string },
+  after: AfterClipVerdict | null,
+): { outcome: EpisodeOutcome; reason: string } {
+  return after ? { ...end, reason: `${end.reason}; ${describeAfterClip(after)}` } : end;
+}
+
 function runEndReason(r: Extract<TrialSessionEvent, { type: 'run_ended' }>['result']): {
   outcome: EpisodeOutcome;
   reason: string;
@@ -944,12 +953,16 @@ function onRunEnded(
   }
 
   // The recorded trial: a trip that named it decides its outcome; else a hard failure the live
-  // metrics saw turns a completed run into hard_failure; else the robot's end.
+  // metrics saw, or a fall after the clip's end, turns a completed run into hard_failure; else
+  // the robot's end, with what the robot did after the clip.
+  const completed = e.result.kind === 'ended' && e.result.outcome === 'completed';
   const end = t.trip
     ? tripEnd(t.trip)
-    : e.result.kind === 'ended' && e.result.outcome === 'completed' && e.hardFailure !== null
+    : completed && e.hardFailure !== null
       ? { outcome: 'hard_failure' as const, reason: `hard failure: ${e.hardFailure}` }
-      : runEndReason(e.result);
+      : completed && e.afterClip?.kind === 'fell'
+        ? { outcome: 'hard_failure' as const, reason: `hard failure after the clip: ${describeAfterClip(e.afterClip)}` }
+        : withAfterClip(runEndReason(e.result), completed ? e.afterClip : null);
   const effects: TrialSessionEffect[] = [{ type: 'end_episode', runId: t.runId, ...end }];
   if (isSafetyStop(end.outcome))
     effects.push({

@@ -10,6 +10,7 @@
 // once. The state is a discriminated union by `phase` (and by `step` inside the real trials).
 
 import type { EpisodeOutcome } from '../backend/backend';
+import type { AfterClipVerdict } from './afterClipWatch';
 import type { StartResiduals } from '../calibration/residuals';
 import type { GateTrip, Refusal } from '../safety/safetyTypes';
 import type { NewTraceEvent } from '../trace/records';
@@ -142,13 +143,15 @@ export type TrialSessionEvent =
   | { type: 'transmit_decided'; runId: string; allowed: boolean; reasons: Refusal[] }
   /**
    * The robot's run ended. `hardFailure`: the live metrics' first hard failure (text), if any;
-   * `recordError`: the recording failed while frames came in.
+   * `afterClip`: what the robot did after a completed clip (afterClipWatch.ts), null when not
+   * watched; `recordError`: the recording failed while frames came in.
    */
   | {
       type: 'run_ended';
       runId: string;
       result: RunResult;
       hardFailure: string | null;
+      afterClip: AfterClipVerdict | null;
       recordError: string | null;
     }
   | { type: 'episode_finished'; runId: string; frames: number }

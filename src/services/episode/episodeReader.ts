@@ -36,6 +36,8 @@ export interface EpisodeFile {
   channels: EpisodeChannelInfo[];
   reference: ReferenceMessage[];
   executed: ExecutedMessage[];
+  /** The robot's state after the clip's end (/executed/after_clip; real trials), by time. */
+  afterClip: ExecutedMessage[];
   commands: CommandMessage[];
   events: EventMessage[];
   metrics: MetricsMessage[];
@@ -48,6 +50,7 @@ export interface EpisodeFile {
 const READ_TOPICS: ReadonlySet<string> = new Set([
   TOPICS.reference,
   TOPICS.executed,
+  TOPICS.afterClip,
   TOPICS.commands,
   TOPICS.events,
   TOPICS.metrics,
@@ -77,6 +80,7 @@ export async function readEpisodeFile(file: string): Promise<EpisodeFile> {
     channels: [],
     reference: [],
     executed: [],
+    afterClip: [],
     commands: [],
     events: [],
     metrics: [],
@@ -136,6 +140,9 @@ export async function readEpisodeFile(file: string): Promise<EpisodeFile> {
             case TOPICS.executed:
               out.executed.push(msg as ExecutedMessage);
               break;
+            case TOPICS.afterClip:
+              out.afterClip.push(msg as ExecutedMessage);
+              break;
             case TOPICS.commands:
               out.commands.push(msg as CommandMessage);
               break;
@@ -164,12 +171,13 @@ export async function readEpisodeFile(file: string): Promise<EpisodeFile> {
   const byTime = (a: { timeS: number }, b: { timeS: number }) => a.timeS - b.timeS;
   out.reference.sort(byTime);
   out.executed.sort(byTime);
+  out.afterClip.sort(byTime);
   return out;
 }
 
-/** The executed frames as StateFrames. */
-export function executedStateFrames(ep: EpisodeFile): StateFrame[] {
-  return ep.executed.map((m) => {
+/** The executed frames as StateFrames (`afterClip`: the frames after the clip's end instead). */
+export function executedStateFrames(ep: EpisodeFile, which: 'clip' | 'afterClip' = 'clip'): StateFrame[] {
+  return (which === 'clip' ? ep.executed : ep.afterClip).map((m) => {
     const f = createStateFrame(m.rootPosM !== null);
     f.timeS = m.timeS;
     f.tick = m.tick;

@@ -43,6 +43,8 @@ export const EPISODE_EVENT_TYPES = TRACE_EVENT_KINDS;
 export const TOPICS = {
   reference: '/reference',
   executed: '/executed/state',
+  /** The robot's state after the clip's end, while the console watches whether it stays up (real trials). */
+  afterClip: '/executed/after_clip',
   commands: '/commands',
   events: '/events',
   metrics: '/metrics',
@@ -58,6 +60,7 @@ export type EpisodeTopic = (typeof TOPICS)[keyof typeof TOPICS];
 export type JsonEpisodeTopic =
   | typeof TOPICS.reference
   | typeof TOPICS.executed
+  | typeof TOPICS.afterClip
   | typeof TOPICS.commands
   | typeof TOPICS.events
   | typeof TOPICS.metrics;
@@ -88,6 +91,39 @@ const obj = (title: string, properties: Record<string, unknown>, required: strin
   required,
 });
 
+const EXECUTED_STATE_SCHEMA = {
+  name: 'motionbench.StateFrame',
+  schema: obj(
+    'Executed state (StateFrame) at 50 Hz',
+    {
+      timeS: num,
+      tick: { type: 'integer' },
+      referenceFrame: { type: ['integer', 'null'] },
+      rootPosM: vecOrNull(3, 'world, m; null without a global position'),
+      rootQuatWxyz: vecOrNull(4),
+      jointPosRad: vec(J),
+      jointVelRadS: vec(J),
+      jointTauNm: vec(J),
+      imu: {
+        type: 'object',
+        properties: { quatWxyz: vec(4), gyroRadS: vec(3), accelMS2: vec(3) },
+        required: ['quatWxyz', 'gyroRadS', 'accelMS2'],
+      },
+      contacts: {
+        type: ['array', 'null'],
+        items: {
+          type: 'object',
+          properties: { body: { type: 'string' }, other: { type: 'string' }, forceN: num },
+          required: ['body', 'other', 'forceN'],
+        },
+      },
+      rootLinVelMps: vecOrNull(3, 'free-joint qvel[0..3], world frame'),
+      rootAngVelRadS: vecOrNull(3, 'free-joint qvel[3..6], pelvis frame'),
+    },
+    ['timeS', 'tick', 'jointPosRad', 'jointVelRadS', 'jointTauNm', 'imu'],
+  ),
+};
+
 /** The JSON Schemas of `motionbench-episode/1`'s channels, and of /2's JSON channels (events, final metrics). */
 export const SCHEMAS: Record<JsonEpisodeTopic, { name: string; schema: object }> = {
   [TOPICS.reference]: {
@@ -104,38 +140,9 @@ export const SCHEMAS: Record<JsonEpisodeTopic, { name: string; schema: object }>
       ['timeS', 'frame', 'rootPosM', 'rootQuatWxyz', 'jointPosRad'],
     ),
   },
-  [TOPICS.executed]: {
-    name: 'motionbench.StateFrame',
-    schema: obj(
-      'Executed state (StateFrame) at 50 Hz',
-      {
-        timeS: num,
-        tick: { type: 'integer' },
-        referenceFrame: { type: ['integer', 'null'] },
-        rootPosM: vecOrNull(3, 'world, m; null without a global position'),
-        rootQuatWxyz: vecOrNull(4),
-        jointPosRad: vec(J),
-        jointVelRadS: vec(J),
-        jointTauNm: vec(J),
-        imu: {
-          type: 'object',
-          properties: { quatWxyz: vec(4), gyroRadS: vec(3), accelMS2: vec(3) },
-          required: ['quatWxyz', 'gyroRadS', 'accelMS2'],
-        },
-        contacts: {
-          type: ['array', 'null'],
-          items: {
-            type: 'object',
-            properties: { body: { type: 'string' }, other: { type: 'string' }, forceN: num },
-            required: ['body', 'other', 'forceN'],
-          },
-        },
-        rootLinVelMps: vecOrNull(3, 'free-joint qvel[0..3], world frame'),
-        rootAngVelRadS: vecOrNull(3, 'free-joint qvel[3..6], pelvis frame'),
-      },
-      ['timeS', 'tick', 'jointPosRad', 'jointVelRadS', 'jointTauNm', 'imu'],
-    ),
-  },
+  [TOPICS.executed]: EXECUTED_STATE_SCHEMA,
+  // the same message type after the clip's end
+  [TOPICS.afterClip]: EXECUTED_STATE_SCHEMA,
   [TOPICS.commands]: {
     name: 'motionbench.Command',
     schema: obj(

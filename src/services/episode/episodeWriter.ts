@@ -150,6 +150,7 @@ export interface EpisodeWriterOptions {
 interface Channel {
   id: number;
   json: boolean;
+  schemaId: number;
 }
 
 export class EpisodeWriter {
@@ -219,7 +220,7 @@ export class EpisodeWriter {
           data: encoder.encode(JSON.stringify(s.schema)),
         });
         const id = mcap.registerChannel({ schemaId, topic, messageEncoding: 'json', metadata: new Map() });
-        w.channels.set(topic, { id, json: true });
+        w.channels.set(topic, { id, json: true, schemaId });
         w.seq.set(topic, 0);
       };
       // One Schema record per message type, each with the whole FileDescriptorSet (Foxglove and
@@ -232,7 +233,7 @@ export class EpisodeWriter {
       ) => {
         const schemaId = mcap.registerSchema({ name: schemaName, encoding: 'protobuf', data: descriptorSet });
         const id = mcap.registerChannel({ schemaId, topic, messageEncoding: 'protobuf', metadata: new Map(metadata) });
-        w.channels.set(topic, { id, json: false });
+        w.channels.set(topic, { id, json: false, schemaId });
         w.seq.set(topic, 0);
       };
       if (encoding === 'json') {
@@ -426,6 +427,39 @@ export class EpisodeWriter {
         }),
       );
     if (x?.live) this.put(TOPICS.metricsLive, f.timeS, encodeLiveMetrics({ timeS: f.timeS, frame: k, ...x.live }));
+  }
+
+  /**
+   * The robot's state after the clip's end, timed on the episode's clock after the last executed
+   * frame: on /executed/after_clip (the message type of /executed/state, on a channel of its own
+   * so that nothing computed from the clip's frames — readings, trajectory hash, frame count —
+   * takes them) and, with 3D tracks, on /exec/transforms, so a fall after the clip is drawn. The
+   * channel is registered at the first such frame: a simulated episode has none.
+   */
+  async writeAfterClipFrames(frames: readonly StateFrame[]): Promise<void> {
+    if (frames.length === 0) return;
+    if (!this.channels.has(TOPICS.afterClip)) {
+      const executed = this.channels.get(TOPICS.executed)!;
+      const id = this.mcap.registerChannel({
+        schemaId: executed.schemaId,
+        topic: TOPICS.afterClip,
+        messageEncoding: executed.json ? 'json' : 'protobuf',
+        metadata: new Map(),
+      });
+      this.channels.set(TOPICS.afterClip, { ...executed, id });
+      this.seq.set(TOPICS.afterClip, 0);
+    }
+    for (const f of frames) {
+      if (!this.protobuf) {
+        this.put(TOPICS.afterClip, f.timeS, executedJsonMessage(f, null));
+        continue;
+      }
+      this.put(TOPICS.afterClip, f.timeS, encodeExecuted(f, this.precision, null, null).data);
+      const tf = this.scene?.executed(f, this.timeNs(f.timeS));
+      if (tf) this.put(TOPICS.execTransforms, f.timeS, tf);
+    }
+    this.flushIfDue();
+    await this.mcap.throttle(this.maxBacklog);
   }
 
   async writeEvent(

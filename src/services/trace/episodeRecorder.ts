@@ -118,6 +118,16 @@ export class EpisodeRecorder {
     }
   }
 
+  /** The robot's state after the clip's end, on the episode's clock (EpisodeWriter.writeAfterClipFrames). */
+  async afterClipFrames(frames: readonly StateFrame[]): Promise<void> {
+    this.assertRecording('record frames after the clip');
+    try {
+      await this.writer.writeAfterClipFrames(frames);
+    } catch (err) {
+      await this.fail(err, 'writing frames after the clip');
+    }
+  }
+
   /** An event: committed to campaign.sqlite at once and written to the file's /events channel. */
   async event(kind: TraceEventKind, o: EventOptions = {}): Promise<TraceEvent> {
     this.assertRecording('record an event');

@@ -34,6 +34,8 @@ export class LiveTrial {
   readonly problems: string[] = [];
   private ended = false;
   private endWaiters: (() => void)[] = [];
+  /** Frames without a run id that came after this run's end, in order, until taken. */
+  private afterEnd: StateFrame[] = [];
 
   constructor(private readonly o: LiveTrialOptions) {
     this.metrics = new LiveTrackingMetrics({
@@ -45,13 +47,27 @@ export class LiveTrial {
     });
   }
 
-  /** This run's frames of a batch, in order; pushes them into the live metrics. */
+  /**
+   * The robot's lowstate that came after this run's end (frames without a run id, after the
+   * episode_end in the stream's order), taken once: the after-clip watch's input.
+   */
+  takeAfterEnd(): StateFrame[] {
+    const out = this.afterEnd;
+    this.afterEnd = [];
+    return out;
+  }
+
+  /** This run's frames of a batch, in order; pushes them into the live metrics (frames after its end are kept for takeAfterEnd). */
   accept(events: readonly BackendEvent[]): StateFrame[] {
     const out: StateFrame[] = [];
     for (const e of events) {
       if (e.type === 'episode_end' && e.end.runId === this.o.runId) {
         this.ended = true;
         for (const w of this.endWaiters.splice(0)) w();
+      }
+      if (e.type === 'frames' && e.runId === '' && this.ended) {
+        for (const f of e.frames) this.afterEnd.push(f);
+        continue;
       }
       if (e.type !== 'frames' || e.runId !== this.o.runId || this.ended) continue;
       for (const f of e.frames) {

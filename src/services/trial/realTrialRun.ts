@@ -1,15 +1,24 @@
 import type { BackendEvent } from '../../domain/backend/backend';
 import { allReadingsUnavailable, MB_METRICS_1, type EpisodeMetrics } from '../../domain/metrics';
 import { resampleClip } from '../../domain/motion/resample';
-import type { RequestEffect, RunResult, TrialSessionEvent } from '../../domain/trial';
+import {
+  AFTER_CLIP_WINDOW_S,
+  describeAfterClip,
+  type AfterClipVerdict,
+  type RequestEffect,
+  type RunResult,
+  type TrialSessionEvent,
+} from '../../domain/trial';
+import { AfterClipRecording } from './afterClipRecording';
 import { referenceFramesOf } from '../episode/episodeWriter';
 import { LiveTrial } from './liveTrial';
 import { errorMessage, type RequestHandlers, type TrialIo, type TrialSessionContext } from './trialSessionContext';
 
 // A real trial's run and its recording: the robot runs the clip under its lease (its start check
 // and last check go back to the driver, which asks the gate and the reducer), a listener records
-// this run's frames and its first hard failure while the recording is open, and the episode is
-// finished with the outcome the reducer decided and the live mb-metrics/1 result.
+// this run's frames and its first hard failure while the recording is open; after a completed
+// clip the robot is watched and recorded until it is safe (afterClipRecording.ts), and the
+// episode is finished with the outcome the reducer decided and the live mb-metrics/1 result.
 
 async function runTrial(ctx: TrialSessionContext, runId: string, index: number): Promise<TrialSessionEvent> {
   const { link } = ctx.req;
@@ -17,21 +26,24 @@ async function runTrial(ctx: TrialSessionContext, runId: string, index: number):
   const lease = held.need('lease').lease;
   const io: TrialIo = { runId, recording: null, recordError: null, failureRecorded: false, end: null };
   held.io = io;
+  const after = new AfterClipRecording();
   const unsubscribe = link.subscribe(async (events: BackendEvent[]) => {
     const r = io.recording;
     if (!r) return;
     const accepted = r.live.accept(events);
-    if (accepted.length === 0 || io.recordError !== null) return;
-    try {
-      await r.rec.frames(accepted);
-      const f = r.live.failure();
-      if (f && !io.failureRecorded) {
-        io.failureRecorded = true;
-        await r.rec.event('hard_failure', { tS: f.timeS, reason: f.text, detail: { ...f.failure } });
+    after.push(r.live.takeAfterEnd());
+    if (accepted.length > 0 && io.recordError === null)
+      try {
+        await r.rec.frames(accepted);
+        const f = r.live.failure();
+        if (f && !io.failureRecorded) {
+          io.failureRecorded = true;
+          await r.rec.event('hard_failure', { tS: f.timeS, reason: f.text, detail: { ...f.failure } });
+        }
+      } catch (err) {
+        io.recordError = err;
       }
-    } catch (err) {
-      io.recordError = err;
-    }
+    await after.drain();
   });
   let result: RunResult;
   try {
@@ -63,14 +75,64 @@ async function runTrial(ctx: TrialSessionContext, runId: string, index: number):
   const opened = io.recording;
   // Frames already queued for the listener still arrive after the end: let them land.
   if (opened) await opened.live.drained(200);
-  unsubscribe();
+  const hardFailure = opened?.live.failure()?.text ?? null;
+  let afterClip: AfterClipVerdict | null = null;
+  if (
+    opened &&
+    result.kind === 'ended' &&
+    result.outcome === 'completed' &&
+    hardFailure === null &&
+    io.recordError === null
+  )
+    afterClip = await watchAfterClip(ctx, index, opened, after).finally(unsubscribe);
+  else {
+    after.cancel();
+    unsubscribe();
+  }
   return {
     type: 'run_ended',
     runId,
     result,
-    hardFailure: opened?.live.failure()?.text ?? null,
+    hardFailure,
+    afterClip,
     recordError: io.recordError !== null ? errorMessage(io.recordError) : null,
   };
+}
+
+/** A completed clip: the robot watched and recorded until it is safe (afterClipRecording.ts); a fall is a hard_failure event. */
+async function watchAfterClip(
+  ctx: TrialSessionContext,
+  index: number,
+  { rec, live }: NonNullable<TrialIo['recording']>,
+  after: AfterClipRecording,
+): Promise<AfterClipVerdict> {
+  const { held } = ctx;
+  const io = held.need('io');
+  const gate = held.need('gate');
+  ctx.progress({
+    type: 'phase',
+    phase: 'running',
+    trialIndex: index,
+    message: `the clip ended: watching the robot for up to ${AFTER_CLIP_WINDOW_S} s (it must stay up)`,
+  });
+  const r = await after.start({
+    rec,
+    clipEndS: live.lastTimeS,
+    stateRateHz: held.need('lease').caps.stateRateHz,
+    tripped: () => gate.gate.snapshot().tripped !== null,
+  });
+  if (r.recordError !== null) io.recordError = r.recordError;
+  else if (r.verdict.kind === 'fell')
+    try {
+      await rec.event('hard_failure', {
+        tS: live.lastTimeS + r.verdict.atS,
+        reason: describeAfterClip(r.verdict),
+        detail: { after_clip: true, after_s: r.verdict.atS, tilt_rad: r.verdict.tiltRad },
+      });
+    } catch (err) {
+      io.recordError = err;
+    }
+  return r.verdict;
 }
 
 async function openRecording(
