@@ -193,9 +193,15 @@ describe('qualification resumes after an interruption', () => {
     expect(s1.pairsPending).toBe(1);
     expect(seen[0].kind).toBe('plan');
     expect(seen.some((p) => p.kind === 'pair' && p.etaS !== null)).toBe(true);
-    // The rollout in flight finished and was recorded as usual; nothing else started.
+    // The rollouts in flight finished and were recorded as usual, and nothing started after the
+    // signal: the second pair's first, and its second when the worker had already taken it while
+    // the first was being recorded (the scheduler keeps a free worker busy), which a tick that
+    // comes late on a loaded machine sees.
     const rows1 = episodes(dir);
-    expect(rows1.map((r) => r.status)).toEqual(['finished', 'finished', 'finished', 'finished']);
+    console.log(`cancelled with ${rows1.length - 3} of the second pair's rollouts in flight`);
+    expect(rows1.every((r) => r.status === 'finished')).toBe(true);
+    expect(rows1.length).toBeGreaterThanOrEqual(4);
+    expect(rows1.length).toBeLessThanOrEqual(5);
     expect(admissions(dir)).toHaveLength(1);
 
     const s2 = await runQualification({ campaignDir: dir, workload, bindings: [binding], profile, clips, workers: 1 });
@@ -206,7 +212,7 @@ describe('qualification resumes after an interruption', () => {
       pairsPending: 0,
       recoveredEpisodes: 0,
     });
-    expect(s2.episodesRecorded).toBe(2);
+    expect(s2.episodesRecorded).toBe(6 - rows1.length);
     expectOneSettledPerRollout(episodes(dir), 2);
     expect(admissions(dir)).toHaveLength(2);
   }, 120_000);
