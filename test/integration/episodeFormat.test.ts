@@ -20,11 +20,7 @@ import type { RobotProfile } from '../../src/domain/robot/robotProfile';
 import { roundToFloat32 } from '../../src/domain/robotEmulator/sensorModel';
 import { makeBuiltinBinding, rootAssistFromStiffness } from '../../src/domain/sim/builtinBinding';
 import { clipHead } from '../../src/domain/sim/clipWindow';
-import {
-  executedStateFrames,
-  readEpisodeFile,
-  trajectorySha256OfEpisode,
-} from '../../src/services/episode/episodeReader';
+import { readEpisodeFile, trajectorySha256OfEpisode } from '../../src/services/episode/episodeReader';
 import { TOPICS } from '../../src/services/episode/episodeSchemas';
 import { EpisodeWriter } from '../../src/services/episode/episodeWriter';
 import { loadClipFile } from '../../src/services/motion/loadClipFile';
@@ -438,7 +434,7 @@ describe('motionbench-episode/2, read back from the file alone', () => {
       expect(trajectorySha256OfEpisode(ep)).toBe(trajectorySha256OfEpisode(without));
       expect(ep.afterClip.map((m) => m.timeS)).toEqual(afterFrames.map((f) => f.timeS));
       expect(ep.afterClip.map((m) => m.imu.quatWxyz)).toEqual(afterFrames.map((f) => Array.from(f.imu.quatWxyz)));
-      expect(executedStateFrames(ep, 'afterClip').map((f) => f.tick)).toEqual(afterFrames.map((f) => f.tick));
+      expect(ep.afterClip.map((m) => m.tick)).toEqual(afterFrames.map((f) => f.tick));
       // the after-clip channel carries the message type of /executed/state
       const channels = await messagesOf(out, TOPICS.afterClip);
       const executed = await messagesOf(out, TOPICS.executed);

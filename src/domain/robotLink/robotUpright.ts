@@ -46,7 +46,8 @@ export interface RobotUprightInput {
   wbcReason?: string | null;
 }
 
-const deg = (rad: number): string => `${Math.round((rad * 180) / Math.PI)}°`;
+/** An angle for the operator, whole degrees: "58°". */
+export const wholeDegrees = (rad: number): string => `${Math.round((rad * 180) / Math.PI)}°`;
 
 /**
  * The banner's alerts, most severe first: the robot is tilted past FALLEN_TILT_LIMIT_RAD, its
@@ -60,7 +61,7 @@ export function robotAlerts(input: RobotUprightInput): RobotAlert[] {
   if (input.tiltRad !== null && input.tiltRad > FALLEN_TILT_LIMIT_RAD)
     out.push({
       code: 'fallen',
-      message: `robot fallen: tilt ${deg(input.tiltRad)} (limit ${deg(FALLEN_TILT_LIMIT_RAD)})`,
+      message: `robot fallen: tilt ${wholeDegrees(input.tiltRad)} (limit ${wholeDegrees(FALLEN_TILT_LIMIT_RAD)})`,
     });
   if (input.wbcState === 'damping') out.push({ code: 'damping', message: `robot damped: motors limp${why}` });
   return out;

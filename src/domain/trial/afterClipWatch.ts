@@ -1,4 +1,4 @@
-import { FALLEN_TILT_LIMIT_RAD, tiltRadFromQuatWxyz } from '../robotLink/robotUpright';
+import { FALLEN_TILT_LIMIT_RAD, tiltRadFromQuatWxyz, wholeDegrees as deg } from '../robotLink/robotUpright';
 
 // After a real trial's clip: is the robot still up? The robot side ends the run at the clip's last
 // frame, and what keeps the robot up afterwards is whatever it runs then (a declared standing
@@ -36,8 +36,6 @@ export interface AfterClipSample {
   jointVelRadS: ArrayLike<number>;
   gyroRadS: ArrayLike<number>;
 }
-
-const deg = (rad: number): string => `${Math.round((rad * 180) / Math.PI)}°`;
 
 /** The watch of one trial's robot after its clip: samples in, a verdict out once it is known. */
 export class AfterClipWatch {

@@ -175,9 +175,9 @@ export async function readEpisodeFile(file: string): Promise<EpisodeFile> {
   return out;
 }
 
-/** The executed frames as StateFrames (`afterClip`: the frames after the clip's end instead). */
-export function executedStateFrames(ep: EpisodeFile, which: 'clip' | 'afterClip' = 'clip'): StateFrame[] {
-  return (which === 'clip' ? ep.executed : ep.afterClip).map((m) => {
+/** The executed frames as StateFrames. */
+export function executedStateFrames(ep: EpisodeFile): StateFrame[] {
+  return ep.executed.map((m) => {
     const f = createStateFrame(m.rootPosM !== null);
     f.timeS = m.timeS;
     f.tick = m.tick;
